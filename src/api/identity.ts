@@ -1,0 +1,78 @@
+/** Sessions for the UI, API tokens and workspaces (Settings → Workspace → API tokens). */
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../app";
+import { SESSION_COOKIE } from "../http/security";
+import { Data, IdParams, List } from "../schema/common";
+import { LoginBody, SetupBody, Token, TokenCreateBody, TokenCreated, Workspace, WorkspaceCreateBody } from "../schema/identity";
+
+const tags = ["Identity"];
+
+function sessionCookie(value: string, expiresAt: string, secure: boolean) {
+  return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Expires=${new Date(expiresAt).toUTCString()}${secure ? "; Secure" : ""}`;
+}
+
+export const identityApi = ({ identity, security, config }: AppDeps) => {
+  const secure = config.publicUrl.startsWith("https:");
+  return new Elysia({ name: "api-identity" })
+    .use(security)
+    .get("/api/auth/status", () => ({ data: { needsSetup: identity.needsSetup() } }), {
+      permission: "public",
+      detail: { tags, summary: "Whether the first owner account still has to be created" },
+      response: Data(t.Object({ needsSetup: t.Boolean() })),
+    })
+    .post("/api/auth/setup", async ({ body, set }) => {
+      const session = await identity.setupOwner(body);
+      set.headers["set-cookie"] = sessionCookie(session.sessionId, session.expiresAt, secure);
+      set.status = 201;
+      return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
+    }, {
+      permission: "public", body: SetupBody,
+      detail: { tags, summary: "Create the first owner account (only while no user exists)" },
+    })
+    .post("/api/auth/login", async ({ body, set }) => {
+      const session = await identity.login(body.email, body.password);
+      set.headers["set-cookie"] = sessionCookie(session.sessionId, session.expiresAt, secure);
+      return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
+    }, {
+      permission: "public", body: LoginBody,
+      detail: { tags, summary: "Log in with email and password; sets an HttpOnly session cookie" },
+    })
+    .post("/api/auth/logout", ({ request, set }) => {
+      const cookie = /(?:^|;\s*)weft_session=([^;]+)/.exec(request.headers.get("cookie") ?? "")?.[1];
+      if (cookie) identity.logout(decodeURIComponent(cookie));
+      set.headers["set-cookie"] = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
+      return { data: { loggedOut: true } };
+    }, { permission: "authenticated", detail: { tags, summary: "End the browser session" } })
+    .get("/api/auth/me", ({ auth }) => ({ data: identity.me(auth) }), {
+      permission: "authenticated",
+      detail: { tags, summary: "The caller: user, active workspace, scopes and (for sessions) the CSRF token" },
+    })
+    .post("/api/auth/workspace", ({ auth, body }) => ({ data: identity.switchWorkspace(auth, body.workspaceId) }), {
+      permission: "authenticated", body: t.Object({ workspaceId: t.String({ format: "uuid" }) }, { additionalProperties: false }),
+      detail: { tags, summary: "Switch the browser session's active workspace" },
+    })
+    .get("/api/tokens", ({ auth }) => {
+      const tokens = identity.listTokens(auth.workspaceId);
+      return { data: tokens, total: tokens.length };
+    }, { permission: "workspace:admin", response: List(Token), detail: { tags, summary: "List the workspace's API tokens (never their raw values)" } })
+    .post("/api/tokens", ({ auth, body, set }) => {
+      set.status = 201;
+      return {
+        data: identity.createToken({
+          orgId: auth.orgId, workspaceId: body.workspaceId ?? auth.workspaceId, name: body.name, scopes: body.scopes,
+          createdBy: auth.userId, grantable: auth.scopes,
+        }),
+      };
+    }, { permission: "workspace:admin", body: TokenCreateBody, response: { 201: Data(TokenCreated) }, detail: { tags, summary: "Mint an API token; the raw value is returned once" } })
+    .delete("/api/tokens/:id", ({ auth, params }) => ({ data: identity.revokeToken(auth.workspaceId, params.id) }), {
+      permission: "workspace:admin", params: IdParams, response: Data(Token), detail: { tags, summary: "Revoke an API token at once" },
+    })
+    .get("/api/workspaces", ({ auth }) => {
+      const workspaces = identity.listWorkspaces(auth.orgId);
+      return { data: workspaces, total: workspaces.length };
+    }, { permission: "workspace:admin", response: List(Workspace), detail: { tags, summary: "List the org's workspaces" } })
+    .post("/api/workspaces", ({ auth, body, set }) => {
+      set.status = 201;
+      return { data: identity.createWorkspace(auth.orgId, body.name) };
+    }, { permission: "workspace:admin", body: WorkspaceCreateBody, response: { 201: Data(Workspace) }, detail: { tags, summary: "Create a workspace in the caller's org" } });
+};

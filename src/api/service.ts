@@ -1,0 +1,18 @@
+/** Health, the OpenAPI contract, its docs page, and the UI shell — all served from inside the binary. */
+import { Elysia, t } from "elysia";
+import indexHtml from "../../public/index.html" with { type: "text" };
+import type { AppDeps } from "../app";
+
+const tags = ["Service"];
+const html = (body: string) => new Response(body, { headers: { "content-type": "text/html; charset=utf-8" } });
+
+export const serviceApi = ({ security, contract, db }: AppDeps) =>
+  new Elysia({ name: "api-service" })
+    .use(security)
+    .get("/healthz", () => {
+      db.query("SELECT 1").get();
+      return { data: { status: "ok" } };
+    }, { permission: "public", detail: { tags, summary: "Liveness and database check for load balancers" }, response: t.Object({ data: t.Object({ status: t.String() }) }) })
+    .get("/api/openapi.json", () => contract.document(), { permission: "public", detail: { tags, summary: "The OpenAPI 3.1 contract" } })
+    .get("/api/docs", () => html(contract.docsPage()), { permission: "public", detail: { tags, summary: "Human-readable API documentation" } })
+    .get("/", () => html(indexHtml), { permission: "public", detail: { tags, summary: "The builder UI" } });

@@ -1,0 +1,105 @@
+/**
+ * Every environment variable Weft reads, parsed and typed in one place.
+ * A bad value stops start-up with a message naming the variable and what it accepts.
+ */
+import { cpus } from "node:os";
+import { resolve } from "node:path";
+
+export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+export type Synchronous = "FULL" | "NORMAL";
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  publicUrl: string;
+  encryptionKey: string | undefined;
+  bootstrapToken: string | undefined;
+  workers: number;
+  logLevel: LogLevel;
+  /** SQLite `synchronous`: FULL survives power loss; NORMAL only a process crash. */
+  dbSynchronous: Synchronous;
+  /** Largest accepted request body, bytes. */
+  bodyLimit: number;
+  /** Per-credential token bucket: sustained requests per second and burst size. 0 disables. */
+  rateLimitPerSecond: number;
+  rateLimitBurst: number;
+  /** Per-address flood ceiling applied before authentication, requests per second. 0 disables. */
+  floodPerSecond: number;
+  piecesDir: string | undefined;
+  runRetentionDays: number;
+  runRetentionMax: number;
+  oauthAppsFile: string | undefined;
+  /** CIDRs outbound HTTP may reach although private (SSRF allow-list). */
+  allowedCidrs: string[];
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name}="${raw}" is not a whole number; use an integer from ${min} to ${max}`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name}=${value} is out of range; use an integer from ${min} to ${max}`);
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = raw.trim() as T;
+  const match = allowed.find((a) => a.toLowerCase() === value.toLowerCase());
+  if (!match) throw new ConfigError(`${name}="${raw}" is not allowed; use one of: ${allowed.join(", ")}`);
+  return match;
+}
+
+function url(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error();
+  } catch {
+    throw new ConfigError(`${name}="${raw}" is not an http(s) URL; use e.g. https://weft.example.com`);
+  }
+  return raw.replace(/\/+$/, "");
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, "WEFT_PORT", 8080, 0, 65535);
+  const encryptionKey = env.WEFT_ENCRYPTION_KEY || undefined;
+  if (encryptionKey !== undefined && encryptionKey.length < 32) {
+    throw new ConfigError("WEFT_ENCRYPTION_KEY is too short; use at least 32 characters (e.g. `openssl rand -base64 32`)");
+  }
+  const bootstrapToken = env.WEFT_BOOTSTRAP_TOKEN || undefined;
+  if (bootstrapToken !== undefined && bootstrapToken.length < 16) {
+    throw new ConfigError("WEFT_BOOTSTRAP_TOKEN is too short; use at least 16 characters");
+  }
+  const cidrs = (env.WEFT_ALLOW_CIDRS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  for (const cidr of cidrs) {
+    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(cidr)) throw new ConfigError(`WEFT_ALLOW_CIDRS entry "${cidr}" is not a CIDR; use e.g. 127.0.0.0/8,10.0.0.0/8`);
+  }
+  return {
+    host: env.WEFT_HOST || "127.0.0.1",
+    port,
+    dataDir: resolve(env.WEFT_DATA_DIR || "./weft-data"),
+    publicUrl: url(env, "WEFT_PUBLIC_URL", `http://localhost:${port}`),
+    encryptionKey,
+    bootstrapToken,
+    workers: integer(env, "WEFT_WORKERS", Math.max(1, cpus().length), 1, 256),
+    logLevel: oneOf(env, "WEFT_LOG_LEVEL", "info", ["debug", "info", "warn", "error", "silent"] as const),
+    dbSynchronous: oneOf(env, "WEFT_DB_SYNCHRONOUS", "FULL", ["FULL", "NORMAL"] as const),
+    bodyLimit: integer(env, "WEFT_BODY_LIMIT", 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    rateLimitPerSecond: integer(env, "WEFT_RATE_LIMIT", 50, 0, 1_000_000),
+    rateLimitBurst: integer(env, "WEFT_RATE_BURST", 200, 1, 10_000_000),
+    floodPerSecond: integer(env, "WEFT_FLOOD_LIMIT", 500, 0, 10_000_000),
+    piecesDir: env.WEFT_PIECES_DIR ? resolve(env.WEFT_PIECES_DIR) : undefined,
+    runRetentionDays: integer(env, "WEFT_RUN_RETENTION_DAYS", 30, 0, 36500),
+    runRetentionMax: integer(env, "WEFT_RUN_RETENTION_MAX", 100_000, 0, 1_000_000_000),
+    oauthAppsFile: env.WEFT_OAUTH_APPS || undefined,
+    allowedCidrs: cidrs,
+  };
+}

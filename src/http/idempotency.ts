@@ -1,0 +1,72 @@
+/**
+ * Idempotency-Key (spec 8): opt-in per route via the `idempotent` macro. Records are per credential,
+ * kept 24 h, fingerprinted over method + path + query + body. Replays carry `Idempotency-Replayed: true`;
+ * a key still running answers 409 after a short wait; a different fingerprint answers 422; 5xx answers
+ * are not stored. Write routes that do not opt in refuse the header.
+ */
+import { sha256 } from "../core/ids";
+import type { Principal } from "../core/identity";
+import type { IdempotencyStore } from "../store/idempotency";
+import { AppError } from "./errors";
+
+const MAX_KEY_LENGTH = 255;
+const WAIT_MS = 1000;
+const POLL_MS = 25;
+const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+interface Claimed { credential: string; key: string }
+type Ctx = { request: Request; body?: unknown; set: { status?: number | string; headers: Record<string, any> }; auth?: Principal; acceptsIdempotencyKey?: boolean; idempotency?: Claimed };
+
+export class Idempotency {
+  private sincePrune = 0;
+  constructor(private readonly store: IdempotencyStore) {}
+
+  /** Runs before the handler; returns a stored response to replay, or undefined to proceed. */
+  async before(ctx: Ctx): Promise<unknown> {
+    const key = ctx.request.headers.get("idempotency-key");
+    if (key === null || READ_METHODS.has(ctx.request.method)) return undefined;
+    const url = new URL(ctx.request.url);
+    if (!ctx.acceptsIdempotencyKey) {
+      throw new AppError("VALIDATION_FAILED", `${ctx.request.method} ${url.pathname} does not accept the Idempotency-Key header; remove it (operations marked x-idempotent in GET /api/openapi.json accept it)`);
+    }
+    if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
+      throw new AppError("VALIDATION_FAILED", `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters; got ${key.length}`);
+    }
+    const credential = ctx.auth?.credentialId ?? "anonymous";
+    const fingerprint = sha256(`${ctx.request.method}\n${url.pathname}\n${url.search}\n${ctx.body === undefined ? "" : JSON.stringify(ctx.body)}`);
+    if (++this.sincePrune >= 1000) {
+      this.sincePrune = 0;
+      this.store.prune();
+    }
+    const deadline = Date.now() + WAIT_MS;
+    for (;;) {
+      if (this.store.claim(credential, key, fingerprint)) {
+        ctx.idempotency = { credential, key };
+        return undefined;
+      }
+      const record = this.store.get(credential, key);
+      if (!record) continue; // expired between the two statements: claim again
+      if (record.fingerprint !== fingerprint) {
+        throw new AppError("IDEMPOTENCY_MISMATCH", "this Idempotency-Key was used with a different method, path, query or body; use a new key for a different request");
+      }
+      if (record.state === "done") {
+        ctx.set.status = record.status!;
+        ctx.set.headers["idempotency-replayed"] = "true";
+        return JSON.parse(record.body!);
+      }
+      if (Date.now() >= deadline) {
+        throw new AppError("IDEMPOTENCY_IN_PROGRESS", "the original request with this Idempotency-Key is still running; retry shortly to receive its result");
+      }
+      await Bun.sleep(POLL_MS);
+    }
+  }
+
+  /** Stores the answer of a claimed request; 5xx answers release the key instead. */
+  after(ctx: Ctx, status: number, body: unknown) {
+    const claimed = ctx.idempotency;
+    if (!claimed) return;
+    ctx.idempotency = undefined;
+    if (status >= 500) this.store.release(claimed.credential, claimed.key);
+    else this.store.finish(claimed.credential, claimed.key, status, JSON.stringify(body ?? null));
+  }
+}

@@ -1,0 +1,28 @@
+/** Structured logs: one JSON object per line on stdout (errors on stderr). */
+import type { LogLevel } from "../config";
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  enabled(level: LogLevel): boolean;
+}
+
+export function createLogger(level: LogLevel, sink: (line: string, isError: boolean) => void = defaultSink): Logger {
+  const threshold = ORDER[level];
+  const write = (lvl: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
+    if (ORDER[lvl] < threshold) return;
+    sink(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }), ORDER[lvl] >= ORDER.warn);
+  };
+  return {
+    debug: write("debug"), info: write("info"), warn: write("warn"), error: write("error"),
+    enabled: (lvl) => ORDER[lvl] >= threshold,
+  };
+}
+
+function defaultSink(line: string, isError: boolean) {
+  (isError ? process.stderr : process.stdout).write(line + "\n");
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bun
+/**
+ * CLI entry: `weft serve` (default), `weft token create`, `weft migrate`, `weft version`.
+ */
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { VERSION, createApp } from "./app";
+import { ConfigError, loadConfig, type Config } from "./config";
+import { Identity } from "./core/identity";
+import { createLogger } from "./http/logger";
+import { migrate, openDatabase, schemaVersion } from "./store/db";
+
+const HELP = `weft ${VERSION} — self-hosted workflow automation
+
+Usage:
+  weft [serve]                       start the server (default)
+  weft token create --name N --scopes a,b|all [--workspace W]
+                                     mint an API token and print it once
+  weft migrate                       apply database migrations and exit
+  weft version                       print the version
+  weft --help                        this text
+
+Environment (all optional): WEFT_HOST (127.0.0.1), WEFT_PORT (8080), WEFT_DATA_DIR (./weft-data),
+WEFT_PUBLIC_URL, WEFT_ENCRYPTION_KEY, WEFT_BOOTSTRAP_TOKEN, WEFT_WORKERS, WEFT_LOG_LEVEL,
+WEFT_DB_SYNCHRONOUS (FULL|NORMAL), WEFT_BODY_LIMIT, WEFT_RATE_LIMIT, WEFT_RATE_BURST, WEFT_FLOOD_LIMIT.
+See docs/configuration.md.`;
+
+export const databasePath = (config: Config) => join(config.dataDir, "weft.db");
+
+function fail(message: string): never {
+  process.stderr.write(`weft: ${message}\n`);
+  process.exit(2);
+}
+
+export async function serve(config: Config) {
+  const log = createLogger(config.logLevel);
+  const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous });
+  const { app, deps } = createApp({ config, db, log });
+  if (config.bootstrapToken && deps.identity.bootstrap(config.bootstrapToken)) {
+    log.info("bootstrap token created", { workspace: deps.identity.ensureOrg().workspaceId });
+  }
+  app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: config.bodyLimit + 1024 });
+  const server = app.server!;
+  log.info("weft listening", { url: `http://${server.hostname}:${server.port}`, publicUrl: config.publicUrl, version: VERSION, dataDir: config.dataDir });
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info("shutting down", { signal });
+    await server.stop(false); // stop accepting, let in-flight requests finish
+    db.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  return { app, server, db };
+}
+
+async function main(argv: string[]) {
+  const command = argv[0] && !argv[0].startsWith("-") ? argv[0] : "serve";
+  if (argv.includes("--help") || argv.includes("-h") || command === "help") {
+    console.log(HELP);
+    return;
+  }
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) fail(`configuration error: ${error.message}`);
+    throw error;
+  }
+  switch (command) {
+    case "serve":
+      await serve(config);
+      return;
+    case "version":
+      console.log(VERSION);
+      return;
+    case "migrate": {
+      const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous, migrate: false });
+      const applied = migrate(db);
+      console.log(applied.length ? `applied migrations ${applied.join(", ")}; schema version ${schemaVersion(db)}` : `up to date; schema version ${schemaVersion(db)}`);
+      db.close();
+      return;
+    }
+    case "token": {
+      if (argv[1] !== "create") fail("usage: weft token create --name N --scopes a,b|all [--workspace W]");
+      const { values } = parseArgs({ args: argv.slice(2), options: { name: { type: "string" }, scopes: { type: "string" }, workspace: { type: "string" } } });
+      if (!values.name) fail("--name is required");
+      if (!values.scopes) fail("--scopes is required: a comma-separated list or all");
+      const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous });
+      const identity = new Identity(db);
+      try {
+        const { orgId, workspaceId } = identity.ensureOrg();
+        const token = identity.createToken({ orgId, workspaceId: values.workspace ?? workspaceId, name: values.name, scopes: values.scopes, createdBy: null });
+        console.log(token.token);
+        process.stderr.write(`token "${token.name}" (${token.scopes.join(" ")}) for workspace ${token.workspaceId}; it is shown only once\n`);
+      } catch (error) {
+        fail((error as Error).message);
+      } finally {
+        db.close();
+      }
+      return;
+    }
+    default:
+      fail(`unknown command "${command}"; commands: serve, token create, migrate, version (see --help)`);
+  }
+}
+
+if (import.meta.main) await main(process.argv.slice(2));

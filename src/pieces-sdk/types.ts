@@ -1,0 +1,228 @@
+/**
+ * The contract between pieces, the registry ("the fleet"), the gate and the engine.
+ * Pieces are authored with the builders in ./index.ts; everything here is plain data + functions.
+ */
+
+// ---------- properties (spec 2.5 "property") ----------
+
+export type PropertyKind = "string" | "number" | "integer" | "boolean" | "object" | "array" | "json" | "code";
+
+export type DisplayOperator = "eq" | "neq" | "contains_any" | "exists" | "not_exists";
+
+export interface DisplayCondition {
+  field: string;
+  operator: DisplayOperator;
+  value?: unknown;
+  values?: unknown[];
+}
+
+export interface DynamicOptionsContext {
+  /** The step's current config as the editor holds it. */
+  config: Record<string, unknown>;
+  /** Resolved credentials of the step's connection, when it has one. */
+  auth?: ResolvedAuth;
+  fetch: GuardedFetch;
+  signal: AbortSignal;
+}
+
+export interface DynamicOptions {
+  options: Array<{ label: string; value: unknown }>;
+  placeholder?: string;
+}
+
+export interface PropertyDef {
+  type: PropertyKind;
+  displayName?: string;
+  description?: string;
+  default?: unknown;
+  enum?: unknown[];
+  enumLabels?: Record<string, string>;
+  format?: string;
+  properties?: Record<string, PropertyDef>;
+  items?: PropertyDef;
+  /** Editor hint: "short_text", "long_text", "dropdown", "static_dropdown", "checkbox", "json", "code", ... */
+  propertyType?: string;
+  required?: boolean;
+  minLength?: number;
+  maxLength?: number;
+  min?: number;
+  max?: number;
+  pattern?: string;
+  /** Properties whose change invalidates the dynamic options; "auth" means the connection. */
+  refreshers?: string[];
+  /** For code properties: the language, e.g. "javascript". */
+  language?: string;
+  displayConditions?: DisplayCondition[];
+  /** When present, legal values come from POST .../options/{propertyName}. */
+  options?: (ctx: DynamicOptionsContext) => Promise<DynamicOptions> | DynamicOptions;
+}
+
+// ---------- auth ----------
+
+export interface OAuth2AuthDef {
+  kind: "oauth2";
+  authorizeUrl: string;
+  tokenUrl: string;
+  scopes: string[];
+  /** Extra authorize-URL parameters, e.g. { prompt: "consent" }. */
+  extraAuthorizeParams?: Record<string, string>;
+  /** The generic `oauth2` piece takes URLs and scope from the connection's config instead. */
+  fromConnectionConfig?: boolean;
+  /** Grant types the piece supports; default ["authorization_code"]. */
+  grantTypes?: Array<"authorization_code" | "client_credentials">;
+}
+export interface ApiKeyAuthDef { kind: "api_key"; header?: string; description?: string }
+export interface BasicAuthDef { kind: "basic"; description?: string }
+export interface CustomAuthDef { kind: "custom"; props: Record<string, PropertyDef> }
+export type AuthDef = OAuth2AuthDef | ApiKeyAuthDef | BasicAuthDef | CustomAuthDef;
+
+/** What a step receives from its connection at run time (secrets decrypted, tokens fresh). */
+export type ResolvedAuth =
+  | { kind: "oauth2"; accessToken: string; tokenType?: string; scope?: string; data?: Record<string, unknown> }
+  | { kind: "api_key"; apiKey: string }
+  | { kind: "basic"; username: string; password: string }
+  | { kind: "custom"; values: Record<string, unknown> };
+
+// ---------- run-time context ----------
+
+export type GuardedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+export interface KeyValueStore {
+  get(key: string): unknown;
+  put(key: string, value: unknown): void;
+  delete(key: string): boolean;
+  /** Appends to the list at key (creating it); returns the new list length. */
+  append(key: string, value: unknown): number;
+}
+
+export interface RunInfo {
+  id: string;
+  workflowId: string;
+  workspaceId: string;
+  environment: "production" | "test";
+  stepName: string;
+  /** Nesting depth of sub-flow calls; 0 for a top-level run. */
+  depth: number;
+}
+
+/** Returned by an action to pause the run; the engine frees the worker and resumes later. */
+export interface PauseRequest {
+  readonly __pause: true;
+  mode: "time" | "webhook";
+  resumeAt?: string;
+  /** Data stored with the paused step and shown to the user (e.g. approval links). */
+  data?: Record<string, unknown>;
+}
+
+export interface ActionContext<C = Record<string, unknown>> {
+  /** The step's config with every `{{ }}` expression already evaluated. */
+  config: C;
+  auth?: ResolvedAuth;
+  run: RunInfo;
+  signal: AbortSignal;
+  /** Outbound HTTP through the SSRF guard. Pieces must use this, never the global fetch. */
+  fetch: GuardedFetch;
+  store: KeyValueStore;
+  log: (message: string, fields?: Record<string, unknown>) => void;
+  /** Pause the run: `return ctx.pause({ mode: "time", resumeAt })`. */
+  pause(request: Omit<PauseRequest, "__pause">): PauseRequest;
+  /** Links that resume a run paused with mode "webhook" (approval): one per decision. */
+  resumeUrls(decisions: string[]): Record<string, string>;
+  /** When resuming a paused step: the payload it was resumed with; undefined on first execution. */
+  resumePayload?: Record<string, unknown>;
+  /** Attach tags to the run (Tags piece). */
+  addTags(tags: string[]): void;
+  /** Synchronous webhook reply (webhook.respond). */
+  respond(reply: { status: number; headers?: Record<string, string>; body: unknown }): void;
+  /** Start another workflow as a sub-flow (triggerType "subflow"); with wait, resolves with its return_response value. */
+  callWorkflow(input: { workflowId: string; payload: Record<string, unknown>; wait: boolean }): Promise<{ runId: string; status: string; response?: unknown }>;
+  /** Set the value a callable workflow returns to its caller (subflows.return_response). */
+  returnResponse(value: unknown): void;
+}
+
+export interface RetryPolicy {
+  /** Total attempts including the first; 1 means no retry. */
+  maxAttempts: number;
+  /** First backoff; doubled on each further attempt. */
+  backoffMs: number;
+}
+
+export type SideEffects = "pure" | "read" | "write" | "external";
+
+export interface ActionDef<C = any> {
+  id: string;
+  name: string;
+  description: string;
+  sideEffects: SideEffects;
+  props: Record<string, PropertyDef>;
+  outputSchema?: PropertyDef;
+  sampleData?: unknown;
+  retry?: RetryPolicy;
+  /** Does this action need a connection (piece auth) to run? Default: true when the piece declares auth. */
+  requiresAuth?: boolean;
+  run(ctx: ActionContext<C>): Promise<unknown> | unknown;
+}
+
+// ---------- triggers ----------
+
+export type TriggerKind = "webhook" | "cron" | "poll" | "error" | "run_finished" | "callable";
+
+export interface TriggerLifecycleContext {
+  config: Record<string, unknown>;
+  auth?: ResolvedAuth;
+  /** The public URL the provider should call. */
+  webhookUrl: string;
+  workflowId: string;
+  fetch: GuardedFetch;
+  /** Durable per-workflow state for the trigger (e.g. the provider's webhook id). */
+  state: { get(): Record<string, unknown> | undefined; set(value: Record<string, unknown> | undefined): void };
+}
+
+export interface PollContext {
+  config: Record<string, unknown>;
+  auth?: ResolvedAuth;
+  fetch: GuardedFetch;
+  /** Time of the previous successful poll (ISO), undefined on the first poll. */
+  lastPollAt?: string;
+}
+
+export interface PollDedupe {
+  /** "id": items with an id already seen are dropped; "time": items older than the last poll are dropped. */
+  strategy: "id" | "time";
+  /** For "id": the item's identity. For "time": the item's timestamp (ISO or epoch ms). */
+  key(item: any, config: Record<string, unknown>): string | number;
+}
+
+export interface TriggerDef {
+  id: string;
+  name: string;
+  description: string;
+  type: TriggerKind;
+  props: Record<string, PropertyDef>;
+  /** The declared example payload (generic for configuration-dependent triggers). */
+  sampleData?: unknown;
+  /** Derived sample from a supplied config (Form, Schedule, Callable). */
+  sample?(config: Record<string, unknown>): unknown;
+  onEnable?(ctx: TriggerLifecycleContext): Promise<void> | void;
+  onDisable?(ctx: TriggerLifecycleContext): Promise<void> | void;
+  /** For type "poll": returns the current items; the engine dedupes them with `dedupe`. */
+  poll?(ctx: PollContext): Promise<unknown[]>;
+  dedupe?: PollDedupe;
+  /** For type "cron": the cron expression and timezone that the config describes. */
+  schedule?(config: Record<string, unknown>): { cron: string; timezone?: string } | { everySeconds: number };
+}
+
+// ---------- pieces ----------
+
+export interface PieceDef {
+  id: string;
+  name: string;
+  /** Semver, e.g. "1.2.0". */
+  version: string;
+  description: string;
+  auth?: AuthDef;
+  /** Optional connection check used by POST /api/connections/{id}/test. */
+  checkConnection?(ctx: { auth: ResolvedAuth; fetch: GuardedFetch; signal: AbortSignal }): Promise<{ ok: boolean; message?: string }>;
+  actions: Record<string, ActionDef>;
+  triggers: Record<string, TriggerDef>;
+}

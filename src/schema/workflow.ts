@@ -1,0 +1,105 @@
+/**
+ * FlowVersion (spec 2.3): the definition tree. Strict everywhere — an unknown key on any node,
+ * branch, condition or settings object is refused — except `config`, `variables`, `pinnedData`
+ * and `annotations`, whose contents belong to pieces and users.
+ * Structural only: legal node types, operators, piece ids and step-name rules are checked by the
+ * gate (src/core/workflows/validate.ts), which names the admissible values.
+ */
+import { t, type Static } from "elysia";
+
+const strict = { additionalProperties: false } as const;
+
+export const Config = t.Record(t.String(), t.Any(), { description: "the step's configuration; property names come from the piece's schema" });
+
+export const Condition = t.Object(
+  {
+    field: t.Any({ description: "usually an expression such as {{fetch.output.body.count}}" }),
+    operator: t.String({ description: "e.g. text_eq, number_lt; the full list is in docs/api.md" }),
+    value: t.Optional(t.Any()),
+  },
+  { ...strict, $id: "Condition" },
+);
+
+const nodeFields = {
+  name: t.String({ minLength: 1, maxLength: 100, description: "unique in the tree; later steps refer to it in expressions" }),
+  displayName: t.Optional(t.String({ maxLength: 200 })),
+  type: t.String({ description: "action: PIECE, ROUTER or LOOP_ON_ITEMS; trigger: manual, webhook, cron, poll, error, run_finished, callable" }),
+  pieceId: t.Optional(t.String({ maxLength: 200 })),
+  pieceVersion: t.Optional(t.String({ maxLength: 50, description: "pin; blank is filled with the fleet's version" })),
+  actionId: t.Optional(t.String({ maxLength: 200 })),
+  config: t.Optional(Config),
+  connectionId: t.Optional(t.String({ maxLength: 100 })),
+  valid: t.Optional(t.Boolean()),
+};
+
+export const ActionNode = t.Recursive(
+  (Self) =>
+    t.Object(
+      {
+        ...nodeFields,
+        skip: t.Optional(t.Boolean()),
+        nextAction: t.Optional(Self),
+        branches: t.Optional(
+          t.Array(
+            t.Object(
+              {
+                name: t.String({ minLength: 1, maxLength: 100 }),
+                conditions: t.Array(t.Array(Condition), { description: "OR over groups, AND inside a group; [] is the fallback branch" }),
+                firstAction: t.Optional(Self),
+              },
+              strict,
+            ),
+          ),
+        ),
+        firstLoopAction: t.Optional(Self),
+        onErrorAction: t.Optional(Self),
+      },
+      strict,
+    ),
+  { $id: "ActionNode" },
+);
+
+export const TriggerNode = t.Object({ ...nodeFields, nextAction: t.Optional(ActionNode) }, { ...strict, $id: "TriggerNode" });
+
+export const Settings = t.Object(
+  {
+    timeoutSeconds: t.Optional(t.Integer({ minimum: 1, maximum: 86_400 })),
+    errorWorkflowId: t.Optional(t.String({ format: "uuid" })),
+    concurrencyLimit: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+    maintenanceMode: t.Optional(t.Boolean()),
+    autoPublishFixes: t.Optional(t.Boolean()),
+  },
+  { ...strict, $id: "Settings" },
+);
+
+export const FlowVersion = t.Object(
+  {
+    schemaVersion: t.Literal(2),
+    trigger: TriggerNode,
+    settings: t.Optional(Settings),
+    variables: t.Optional(t.Record(t.String(), t.Any())),
+    annotations: t.Optional(t.Union([t.Null(), t.Any()])),
+    pinnedData: t.Optional(t.Record(t.String(), t.Any())),
+  },
+  { ...strict, $id: "FlowVersion" },
+);
+
+export type ConditionT = Static<typeof Condition>;
+export type ActionNodeT = Static<typeof ActionNode>;
+export type TriggerNodeT = Static<typeof TriggerNode>;
+export type SettingsT = Static<typeof Settings>;
+export type FlowVersionT = Static<typeof FlowVersion>;
+export type BranchT = NonNullable<ActionNodeT["branches"]>[number];
+
+export const ACTION_TYPES = ["PIECE", "ROUTER", "LOOP_ON_ITEMS"] as const;
+export const TRIGGER_TYPES = ["manual", "webhook", "cron", "poll", "error", "run_finished", "callable"] as const;
+
+/** The empty default tree: an unconfigured manual trigger (spec 4.1 rule 1). */
+export const emptyDefinition = (): FlowVersionT => ({
+  schemaVersion: 2,
+  trigger: { name: "trigger", displayName: "Manual trigger", type: "manual", config: {}, valid: false },
+  settings: {},
+  variables: {},
+  annotations: null,
+  pinnedData: {},
+});

@@ -1,0 +1,54 @@
+/**
+ * Opens the embedded SQLite database with the pragmas Weft relies on and applies migrations.
+ * One connection per process does the writing; bun:sqlite calls are synchronous, so the
+ * process itself is the single writer.
+ */
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type { Synchronous } from "../config";
+import { migrations } from "./migrations";
+
+export type Db = Database;
+
+export interface OpenOptions {
+  synchronous?: Synchronous;
+  /** Apply pending migrations (default true). `weft migrate` applies them explicitly. */
+  migrate?: boolean;
+}
+
+export function openDatabase(path: string, options: OpenOptions = {}): Db {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { create: true, strict: true });
+  // busy_timeout first so that every later pragma waits instead of failing on a lock.
+  db.run("PRAGMA busy_timeout = 5000");
+  db.run("PRAGMA journal_mode = WAL");
+  db.run(`PRAGMA synchronous = ${options.synchronous ?? "FULL"}`);
+  db.run("PRAGMA journal_size_limit = 67108864");
+  db.run("PRAGMA foreign_keys = ON");
+  db.run("PRAGMA temp_store = MEMORY");
+  db.run("PRAGMA cache_size = -16000");
+  if (options.migrate !== false) migrate(db);
+  return db;
+}
+
+/** Applies every migration newer than the database's `user_version`, each in its own transaction. */
+export function migrate(db: Db): number[] {
+  const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+  const applied: number[] = [];
+  for (const migration of migrations) {
+    if (migration.version <= current) continue;
+    db.transaction(() => {
+      db.run(migration.sql);
+      db.run(`PRAGMA user_version = ${migration.version}`);
+    }).immediate();
+    applied.push(migration.version);
+  }
+  return applied;
+}
+
+export function schemaVersion(db: Db): number {
+  return (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+}
+
+export const nowIso = () => new Date().toISOString();

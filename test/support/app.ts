@@ -1,0 +1,73 @@
+/**
+ * In-process test app: a fresh in-memory database, the bootstrap token, and a small request helper.
+ *   const t = await testApp();
+ *   const res = await t.req("POST", "/api/workflows", { body: { name: "x" } });
+ *   expect(res.status).toBe(201); expect(res.body.data.name).toBe("x");
+ */
+import { createApp } from "../../src/app";
+import { loadConfig, type Config } from "../../src/config";
+import { createLogger } from "../../src/http/logger";
+import { openDatabase } from "../../src/store/db";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const ROOT_TOKEN = "weft_test_root_token_0123456789";
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export interface ReqOptions {
+  body?: unknown;
+  /** Raw body text (sent as-is with the given or JSON content type). */
+  raw?: string;
+  /** Bearer token; null sends none. Default: the root token. */
+  token?: string | null;
+  headers?: Record<string, string>;
+}
+
+export async function testApp(env: Record<string, string> = {}) {
+  const dataDir = mkdtempSync(join(tmpdir(), "weft-test-"));
+  const config: Config = loadConfig({ WEFT_DATA_DIR: dataDir, WEFT_LOG_LEVEL: "silent", WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0", WEFT_WORKERS: "1", ...env });
+  const db = openDatabase(join(dataDir, "weft.db"), { synchronous: "NORMAL" });
+  const lines: string[] = [];
+  const log = createLogger(config.logLevel === "silent" ? "debug" : config.logLevel, (line) => lines.push(line));
+  const created = createApp({ config, db, log });
+  created.deps.identity.bootstrap(ROOT_TOKEN);
+
+  async function req(method: string, path: string, options: ReqOptions = {}): Promise<TestResponse> {
+    const headers: Record<string, string> = { ...options.headers };
+    const token = options.token === undefined ? ROOT_TOKEN : options.token;
+    if (token !== null) headers.authorization = `Bearer ${token}`;
+    let body: string | undefined;
+    if (options.raw !== undefined) body = options.raw;
+    else if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["content-type"] = "application/json";
+    const response = await created.app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+    const text = await response.text();
+    let parsed: any = undefined;
+    try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+    return { status: response.status, headers: response.headers, body: parsed, text };
+  }
+
+  /** Mints a token with the given scopes in the root workspace (or another one). */
+  async function token(scopes: string[] | "all", workspaceId?: string): Promise<string> {
+    const res = await req("POST", "/api/tokens", { body: { name: "test", scopes, ...(workspaceId ? { workspaceId } : {}) } });
+    if (res.status !== 201) throw new Error(`token mint failed: ${res.text}`);
+    return res.body.data.token;
+  }
+
+  /** Creates a second workspace and an all-scopes token in it. */
+  async function otherWorkspace(): Promise<{ workspaceId: string; token: string }> {
+    const ws = await req("POST", "/api/workspaces", { body: { name: "other" } });
+    return { workspaceId: ws.body.data.id, token: await token("all", ws.body.data.id) };
+  }
+
+  return { ...created, config, db, dataDir, logLines: lines, req, token, otherWorkspace };
+}
+
+export type TestApp = Awaited<ReturnType<typeof testApp>>;
