@@ -8,6 +8,7 @@ import { identityApi } from "./api/identity";
 import { serviceApi } from "./api/service";
 import type { Config } from "./config";
 import { Identity } from "./core/identity";
+import { builtinRegistry, type PieceRegistry } from "./core/pieces/registry";
 import { parseJsonBody, assertBodySize } from "./http/body";
 import { toErrorResponse } from "./http/error-handler";
 import { Idempotency } from "./http/idempotency";
@@ -27,12 +28,16 @@ export interface AppDeps {
   identity: Identity;
   security: Security;
   contract: { document(): unknown; docsPage(): string };
+  /** The fleet: every piece the workers load (built-ins + WEFT_PIECES_DIR). */
+  pieces: PieceRegistry;
 }
 
 export interface CreateAppOptions {
   config: Config;
   db: Db;
   log?: Logger;
+  /** Defaults to the built-ins; `serve` passes `await loadRegistry(config)`. */
+  pieces?: PieceRegistry;
 }
 
 export function createApp(options: CreateAppOptions) {
@@ -49,7 +54,8 @@ export function createApp(options: CreateAppOptions) {
     document: () => (document ??= buildOpenApi(app, { version: VERSION, serverUrl: config.publicUrl })),
     docsPage: () => (docsPage ??= renderDocsPage(contract.document())),
   };
-  const deps: AppDeps = { config, db, log, identity, security, contract };
+  const pieces = options.pieces ?? builtinRegistry();
+  const deps: AppDeps = { config, db, log, identity, security, contract, pieces };
 
   const app = new Elysia({ normalize: false })
     .onRequest(({ request, set, server }) => {

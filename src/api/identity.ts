@@ -74,5 +74,5 @@ export const identityApi = ({ identity, security, config }: AppDeps) => {
     .post("/api/workspaces", ({ auth, body, set }) => {
       set.status = 201;
       return { data: identity.createWorkspace(auth.orgId, body.name) };
-    }, { permission: "workspace:admin", body: WorkspaceCreateBody, response: { 201: Data(Workspace) }, detail: { tags, summary: "Create a workspace in the caller's org" } });
+    }, { permission: "workspace:admin", idempotent: true, body: WorkspaceCreateBody, response: { 201: Data(Workspace) }, detail: { tags, summary: "Create a workspace in the caller's org (accepts Idempotency-Key)" } });
 };

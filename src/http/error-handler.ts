@@ -25,6 +25,7 @@ export function describeExpected(schema: any): string {
   if (schema.enum) return `one of ${schema.enum.map((v: unknown) => JSON.stringify(v)).join(", ")}`;
   if (schema.const !== undefined) return JSON.stringify(schema.const);
   if (schema.anyOf) return schema.anyOf.map(describeExpected).join(" or ");
+  if (schema.type === "array" && schema.items) return `array of ${describeExpected(schema.items)}`;
   const parts = [schema.format ? `${schema.type} (${schema.format})` : String(schema.type ?? "a value")];
   if (schema.minLength !== undefined) parts.push(`at least ${schema.minLength} characters`);
   if (schema.maxLength !== undefined) parts.push(`at most ${schema.maxLength} characters`);

@@ -27,13 +27,13 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startServer(options: { env?: Record<string, string>; dataDir?: string; command?: string[]; timeoutMs?: number } = {}): Promise<ServerHandle> {
+export async function startServer(options: { env?: Record<string, string>; dataDir?: string; command?: string[]; cwd?: string; timeoutMs?: number } = {}): Promise<ServerHandle> {
   const port = await freePort();
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "weft-srv-"));
   const command = options.command ?? [process.execPath, join(ROOT, "src/main.ts"), "serve"];
   let out = "";
   const proc = Bun.spawn(command, {
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     env: { ...process.env, WEFT_PORT: String(port), WEFT_HOST: "127.0.0.1", WEFT_DATA_DIR: dataDir, WEFT_BOOTSTRAP_TOKEN: ROOT_TOKEN, WEFT_LOG_LEVEL: "info", WEFT_PUBLIC_URL: `http://127.0.0.1:${port}`, ...options.env },
     stdout: "pipe",
     stderr: "pipe",

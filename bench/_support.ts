@@ -1,0 +1,82 @@
+/** Shared by benchmarks: start a server, drive load with wrk when present, read RSS. */
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir, cpus } from "node:os";
+import { join, resolve } from "node:path";
+
+export const ROOT = resolve(import.meta.dir, "..");
+export const BENCH_TOKEN = "weft_bench_token_0123456789abcdef";
+
+export function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+export function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmHWM:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+export async function freePort(): Promise<number> {
+  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
+
+export async function startBenchServer(command: string[], env: Record<string, string> = {}) {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), "weft-bench-"));
+  const started = performance.now();
+  const proc = Bun.spawn(command, {
+    cwd: ROOT,
+    env: { ...process.env, WEFT_PORT: String(port), WEFT_DATA_DIR: dataDir, WEFT_BOOTSTRAP_TOKEN: BENCH_TOKEN, WEFT_LOG_LEVEL: "warn", WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0", ...env },
+    stdout: "ignore", stderr: "inherit",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {}
+    if (performance.now() - started > 20_000) throw new Error("server did not start");
+    await Bun.sleep(1);
+  }
+  return { url, port, proc, dataDir, coldStartMs: performance.now() - started, stop: async () => { proc.kill("SIGTERM"); await proc.exited; } };
+}
+
+export interface LoadResult { requestsPerSecond: number; p50Ms: number; p99Ms: number; errors: number; tool: string }
+
+/** Drives `connections` concurrent clients for `seconds` with wrk (apt install wrk), else a Bun client. */
+export async function load(url: string, options: { connections: number; seconds: number; method?: string; headers?: Record<string, string>; body?: string }): Promise<LoadResult> {
+  const wrk = Bun.which("wrk");
+  if (wrk) {
+    const script = join(mkdtempSync(join(tmpdir(), "wrk-")), "req.lua");
+    const headerLines = Object.entries(options.headers ?? {}).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join("\n");
+    await Bun.write(script, `wrk.method = ${JSON.stringify(options.method ?? "GET")}\n${headerLines}\n${options.body ? `wrk.body = ${JSON.stringify(options.body)}` : ""}\n`);
+    const out = Bun.spawnSync([wrk, "-t2", `-c${options.connections}`, `-d${options.seconds}s`, "--latency", "-s", script, url]).stdout.toString();
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
+    const ms = (label: string) => {
+      const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);
+      if (!m) return NaN;
+      const v = Number(m[1]);
+      return m[2] === "us" ? v / 1000 : m[2] === "s" ? v * 1000 : v;
+    };
+    const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+    return { requestsPerSecond: rps, p50Ms: ms("50%"), p99Ms: ms("99%"), errors: non2xx, tool: "wrk" };
+  }
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + options.seconds * 1000;
+  await Promise.all(Array.from({ length: options.connections }, async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      const res = await fetch(url, { method: options.method ?? "GET", headers: options.headers, body: options.body });
+      await res.arrayBuffer();
+      if (!res.ok) errors++;
+      latencies.push(performance.now() - t0);
+    }
+  }));
+  latencies.sort((a, b) => a - b);
+  return { requestsPerSecond: latencies.length / options.seconds, p50Ms: latencies[Math.floor(latencies.length * 0.5)]!, p99Ms: latencies[Math.floor(latencies.length * 0.99)]!, errors, tool: "bun fetch (install wrk for accurate figures)" };
+}
+
+export const machine = () => `nproc=${cpus().length}`;

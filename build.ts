@@ -1,0 +1,28 @@
+/**
+ * `npm run build` → dist/weft: one executable with the server, the UI, the built-in pieces and the
+ * worker entry embedded. Worker-thread entry files must be listed as extra entrypoints so that
+ * `new Worker(...)` finds them inside the binary.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+
+/** Extra entrypoints loaded at run time by path (worker threads, sandbox processes). */
+const EXTRA_ENTRYPOINTS = ["src/engine/worker.ts", "src/engine/sandbox/child.ts"].filter((file) => existsSync(file));
+
+export async function build(outfile = "dist/weft"): Promise<string> {
+  mkdirSync("dist", { recursive: true });
+  if (existsSync("public/build.ts")) {
+    const ui = Bun.spawnSync([process.execPath, "public/build.ts"], { stdout: "inherit", stderr: "inherit" });
+    if (ui.exitCode !== 0) throw new Error("UI build failed");
+  }
+  const args = [process.execPath, "build", "--compile", "--minify", "src/main.ts", ...EXTRA_ENTRYPOINTS, "--outfile", outfile];
+  const result = Bun.spawnSync(args, { stdout: "inherit", stderr: "inherit" });
+  if (result.exitCode !== 0) throw new Error(`bun build failed with exit code ${result.exitCode}`);
+  return outfile;
+}
+
+if (import.meta.main) {
+  const started = performance.now();
+  const outfile = await build(process.argv[2]);
+  const size = Bun.file(outfile).size;
+  console.log(`built ${outfile}: ${(size / 1024 / 1024).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}

@@ -1,0 +1,286 @@
+/**
+ * Expressions (DESIGN.md §3): `{{ expr }}` inside any string of a step's `config` holds a JSONata
+ * expression evaluated against the run context — never JavaScript.
+ *
+ * - `findExpressions` / `checkExpressionSyntax` / `expressionRoots` serve the publish gate.
+ * - `resolveValue` / `evaluateExpression` serve the executor: each expression is compiled once and
+ *   cached; a bare path (`fetch.output.items[0].id`) is read without JSONata (the common, fast case);
+ *   a string that is exactly one `{{ }}` keeps the value's type, otherwise results are interpolated as text.
+ */
+import jsonata from "jsonata";
+import { LRUCache } from "lru-cache";
+
+export interface FoundExpression {
+  /** The expression between the braces, trimmed. */
+  source: string;
+  /** Index in the scanned text of the first character of `source` (so `start + position` of a syntax error is absolute). */
+  start: number;
+}
+
+/**
+ * Every `{{ ... }}` in a string. Braces inside the expression (JSONata object constructors) and
+ * inside its string literals are balanced, so `{{ {"a": {"b": 1}} }}` is one expression.
+ * An unterminated `{{` is literal text.
+ */
+export function findExpressions(text: string): FoundExpression[] {
+  return scan(text).map(({ source, start }) => ({ source, start }));
+}
+
+interface Span extends FoundExpression {
+  /** Index of `{{` and the index just past `}}`. */
+  open: number;
+  end: number;
+}
+
+function scan(text: string): Span[] {
+  const found: Span[] = [];
+  let from = 0;
+  for (;;) {
+    const open = text.indexOf("{{", from);
+    if (open < 0) return found;
+    const close = closingBraces(text, open + 2);
+    if (close < 0) return found;
+    const raw = text.slice(open + 2, close);
+    const lead = raw.length - raw.trimStart().length;
+    found.push({ source: raw.trim(), start: open + 2 + lead, open, end: close + 2 });
+    from = close + 2;
+  }
+}
+
+/** Index of the `}}` that closes an expression whose body starts at `i`, or -1. */
+function closingBraces(text: string, i: number): number {
+  let depth = 0;
+  let quote = "";
+  for (; i < text.length; i++) {
+    const c = text[i];
+    if (quote) {
+      if (c === "\\" && quote !== "`") i++;
+      else if (c === quote) quote = "";
+      continue;
+    }
+    if (c === '"' || c === "'" || c === "`") quote = c;
+    else if (c === "{") depth++;
+    else if (c === "}") {
+      if (depth === 0) return text[i + 1] === "}" ? i : -1;
+      depth--;
+    }
+  }
+  return -1;
+}
+
+export interface SyntaxProblem {
+  message: string;
+  /** Offset inside `source` where the parser stopped. */
+  position: number;
+}
+
+/** JSONata parse of one expression; null when it parses. */
+export function checkExpressionSyntax(source: string): SyntaxProblem | null {
+  if (source.trim() === "") return { message: "empty expression: write a path such as trigger.body.name between {{ and }}", position: 0 };
+  try {
+    jsonata(source);
+    return null;
+  } catch (error) {
+    const e = error as { message?: string; position?: number; token?: string };
+    // JSONata reports the offset just past the offending token; point at its first character instead.
+    const tokenLength = e.token && e.token !== "(end)" ? String(e.token).length : 0;
+    const position = typeof e.position === "number" ? Math.max(0, Math.min(source.length, e.position - tokenLength)) : 0;
+    return { message: e.message ?? String(error), position };
+  }
+}
+
+type AstNode = { type?: string; value?: unknown; steps?: AstNode[]; [key: string]: unknown };
+
+/**
+ * The first path segment of each path that reads the run context: `fetch` for `fetch.output.body`,
+ * `trigger`, `variables`, `run`, loop names. `$functions`, `$variables` and names that are relative
+ * to an inner context (predicates, later path steps) are not roots. `$$.x` counts `x`.
+ * An expression that does not parse has no roots.
+ */
+export function expressionRoots(source: string): string[] {
+  const bare = parseBarePath(source);
+  if (bare) return [bare[0] as string];
+  let ast: AstNode;
+  try {
+    ast = jsonata(source).ast() as AstNode;
+  } catch {
+    return [];
+  }
+  const roots = new Set<string>();
+  collectRoots(ast, roots);
+  return [...roots];
+}
+
+function collectRoots(node: unknown, roots: Set<string>): void {
+  if (!node || typeof node !== "object") return;
+  if (Array.isArray(node)) {
+    for (const child of node) collectRoots(child, roots);
+    return;
+  }
+  const n = node as AstNode;
+  if (n.type === "path" && Array.isArray(n.steps) && n.steps.length > 0) {
+    // Only the first step reads the context the expression started with; later steps are relative.
+    const [first, second] = n.steps;
+    if (first!.type === "name") roots.add(String(first!.value));
+    else if (first!.type === "variable" && first!.value === "$" && second?.type === "name") roots.add(String(second.value));
+    else collectRoots(first, roots);
+    return;
+  }
+  if (n.type === "name") {
+    roots.add(String(n.value));
+    return;
+  }
+  for (const key of Object.keys(n)) {
+    if (key === "value" && (n.type === "string" || n.type === "number" || n.type === "value" || n.type === "regexp")) continue;
+    collectRoots(n[key], roots);
+  }
+}
+
+// ---------------------------------------------------------------- evaluation
+
+/** A failed evaluation: names the expression and JSONata's message. */
+export class ExpressionError extends Error {
+  constructor(readonly expression: string, readonly reason: string) {
+    super(`expression {{${expression}}} failed: ${reason}`);
+  }
+}
+
+/** Limits applied to every JSONata evaluation (a worker's step time limit is the outer guard). */
+export const EXPRESSION_LIMITS = { timeoutMs: 5_000, stackDepth: 500, sequenceLength: 1_000_000 };
+
+type Segment = string | number;
+/** `path` also gets a JSONata form, made on first need, for paths that map over arrays. */
+type Compiled =
+  | { kind: "path"; path: Segment[]; expr?: jsonata.Expression }
+  | { kind: "jsonata"; expr: jsonata.Expression }
+  | { kind: "invalid"; reason: string };
+
+const compiledCache = new LRUCache<string, Compiled>({ max: 10_000 });
+
+const BARE_PATH = /^[A-Za-z_][A-Za-z0-9_]*(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*|\s*\[\s*\d+\s*\])*$/;
+
+/** Segments of a bare path (`a.b[0].c` → ["a","b",0,"c"]), or null for anything else. */
+function parseBarePath(source: string): Segment[] | null {
+  const s = source.trim();
+  if (!BARE_PATH.test(s)) return null;
+  // JSONata keywords are operators/literals, not paths.
+  if (/^(true|false|null|and|or|in|function)$/.test(s)) return null;
+  const path: Segment[] = [];
+  for (const m of s.matchAll(/([A-Za-z_][A-Za-z0-9_]*)|\[\s*(\d+)\s*\]/g)) path.push(m[1] !== undefined ? m[1] : Number(m[2]));
+  return path;
+}
+
+function compileJsonata(source: string): jsonata.Expression {
+  return jsonata(source, { timeout: EXPRESSION_LIMITS.timeoutMs, stack: EXPRESSION_LIMITS.stackDepth, sequence: EXPRESSION_LIMITS.sequenceLength });
+}
+
+function compile(source: string): Compiled {
+  let compiled = compiledCache.get(source);
+  if (compiled) return compiled;
+  const path = parseBarePath(source);
+  if (path) compiled = { kind: "path", path };
+  else {
+    try {
+      compiled = { kind: "jsonata", expr: compileJsonata(source) };
+    } catch (error) {
+      compiled = { kind: "invalid", reason: (error as Error).message ?? String(error) };
+    }
+  }
+  compiledCache.set(source, compiled);
+  return compiled;
+}
+
+const MISS = Symbol("needs-jsonata");
+
+/** Reads a bare path; own properties only (no prototype walks). MISS when JSONata semantics are needed (mapping over an array). */
+function readPath(context: unknown, path: Segment[]): unknown {
+  let value: unknown = context;
+  for (const segment of path) {
+    if (value === null || value === undefined) return undefined;
+    if (typeof segment === "number") {
+      if (!Array.isArray(value)) return MISS;
+      value = value[segment];
+    } else {
+      if (Array.isArray(value)) return MISS;
+      if (typeof value !== "object") return undefined;
+      value = Object.hasOwn(value, segment) ? (value as Record<string, unknown>)[segment] : undefined;
+    }
+  }
+  return value;
+}
+
+/** Strips JSONata's internal sequence markers so results serialise and compare like plain JSON. */
+function plain(value: unknown): unknown {
+  if (Array.isArray(value) && (value as { sequence?: boolean }).sequence) return Array.from(value);
+  return value;
+}
+
+/** True when `source` is a bare path, read without JSONata. */
+export function isBarePath(source: string): boolean {
+  return compile(source.trim()).kind === "path";
+}
+
+/** Evaluates one expression (the text between the braces) against the run context. */
+export async function evaluateExpression(source: string, context: Record<string, unknown>): Promise<unknown> {
+  const trimmed = source.trim();
+  const compiled = compile(trimmed);
+  if (compiled.kind === "invalid") throw new ExpressionError(trimmed, compiled.reason);
+  if (compiled.kind === "path") {
+    const value = readPath(context, compiled.path);
+    if (value !== MISS) return value;
+    compiled.expr ??= compileJsonata(trimmed);
+  }
+  try {
+    return plain(await compiled.expr!.evaluate(context));
+  } catch (error) {
+    throw new ExpressionError(trimmed, (error as { message?: string }).message ?? String(error));
+  }
+}
+
+/** Text form of a value interpolated into a longer string. */
+function asText(value: unknown): string {
+  if (value === undefined || value === null) return "";
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
+  return JSON.stringify(value);
+}
+
+/** Resolves every `{{ }}` in one string. */
+export async function resolveString(text: string, context: Record<string, unknown>): Promise<unknown> {
+  if (!text.includes("{{")) return text;
+  const spans = scan(text);
+  if (spans.length === 0) return text;
+  // Exactly one expression and nothing else: keep the value's type.
+  if (spans.length === 1 && spans[0]!.open === 0 && spans[0]!.end === text.length) return evaluateExpression(spans[0]!.source, context);
+  let out = "";
+  let cursor = 0;
+  for (const span of spans) {
+    out += text.slice(cursor, span.open) + asText(await evaluateExpression(span.source, context));
+    cursor = span.end;
+  }
+  return out + text.slice(cursor);
+}
+
+/** Resolves expressions in every string of a config value (objects and arrays walked deeply). */
+export async function resolveValue(value: unknown, context: Record<string, unknown>): Promise<unknown> {
+  if (typeof value === "string") return resolveString(value, context);
+  if (Array.isArray(value)) {
+    const out = new Array(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = await resolveValue(value[i], context);
+    return out;
+  }
+  if (value && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) out[key] = await resolveValue((value as Record<string, unknown>)[key], context);
+    return out;
+  }
+  return value;
+}
+
+/** True when a value holds any `{{ }}` (so a step with none can skip resolution entirely). */
+export function containsExpression(value: unknown): boolean {
+  if (typeof value === "string") return value.includes("{{") && findExpressions(value).length > 0;
+  if (Array.isArray(value)) return value.some(containsExpression);
+  if (value && typeof value === "object") return Object.values(value).some(containsExpression);
+  return false;
+}

@@ -1,0 +1,53 @@
+/** The single executable: built once, copied alone into an empty folder, started with a fresh data dir. */
+import { describe, expect, test, beforeAll, afterAll } from "bun:test";
+import { copyFileSync, mkdtempSync, chmodSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startServer, type ServerHandle } from "../support/server";
+
+const ROOT = resolve(import.meta.dir, "../..");
+let server: ServerHandle;
+let binary: string;
+
+beforeAll(async () => {
+  const dir = mkdtempSync(join(tmpdir(), "weft-bin-"));
+  const built = join(dir, "built");
+  const result = Bun.spawnSync([process.execPath, "build.ts", join(built, "weft")], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  if (result.exitCode !== 0) throw new Error(`build failed: ${result.stderr.toString()}`);
+  const alone = mkdtempSync(join(tmpdir(), "weft-alone-"));
+  binary = join(alone, "weft");
+  copyFileSync(join(built, "weft"), binary);
+  chmodSync(binary, 0o755);
+  server = await startServer({ command: [binary, "serve"], cwd: alone });
+}, 120_000);
+
+afterAll(async () => { await server?.stop(); });
+
+describe("compiled binary", () => {
+  test("answers /healthz", async () => {
+    const res = await server.fetch("/healthz", { token: null });
+    expect(res.status).toBe(200);
+    expect((await res.json()).data.status).toBe("ok");
+  });
+
+  test("serves an authenticated API call", async () => {
+    const res = await server.fetch("/api/auth/me");
+    expect(res.status).toBe(200);
+    expect((await res.json()).data.scopes).toContain("workflow:write");
+    expect((await server.fetch("/api/auth/me", { token: null })).status).toBe(401);
+  });
+
+  test("serves the UI page from inside the binary", async () => {
+    const res = await server.fetch("/", { token: null });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    expect(await res.text()).toContain("data-weft-ui");
+  });
+
+  test("prints its version and help", () => {
+    const version = Bun.spawnSync([binary, "version"]);
+    expect(version.stdout.toString().trim()).toMatch(/^\d+\.\d+\.\d+/);
+    const help = Bun.spawnSync([binary, "--help"]);
+    expect(help.stdout.toString()).toContain("token create");
+  });
+});
