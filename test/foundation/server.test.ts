@@ -1,0 +1,73 @@
+/** The real server process: CLI commands, configuration errors, structured logs, graceful shutdown. */
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startServer } from "../support/server";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const weft = (args: string[], env: Record<string, string> = {}) =>
+  Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), ...args], { cwd: ROOT, env: { ...process.env, WEFT_LOG_LEVEL: "warn", ...env } });
+
+describe("CLI", () => {
+  test("token create prints a raw token once that then authenticates against the server", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "weft-cli-"));
+    const made = weft(["token", "create", "--name", "ci", "--scopes", "run:read,workspace:admin"], { WEFT_DATA_DIR: dataDir });
+    expect(made.exitCode).toBe(0);
+    const raw = made.stdout.toString().trim();
+    expect(raw).toStartWith("weft_");
+    const server = await startServer({ dataDir });
+    try {
+      const res = await server.fetch("/api/auth/me", { token: raw });
+      expect(res.status).toBe(200);
+      expect((await res.json()).data.scopes.sort()).toEqual(["run:read", "workspace:admin"]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("token create refuses unknown scopes naming the legal ones", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "weft-cli-"));
+    const made = weft(["token", "create", "--name", "x", "--scopes", "workflow:fly"], { WEFT_DATA_DIR: dataDir });
+    expect(made.exitCode).toBe(2);
+    expect(made.stderr.toString()).toContain("workflow:read");
+  });
+
+  test("migrate applies migrations and reports the schema version; a second run is up to date", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "weft-cli-"));
+    const first = weft(["migrate"], { WEFT_DATA_DIR: dataDir });
+    expect(first.exitCode).toBe(0);
+    expect(first.stdout.toString()).toContain("applied migrations");
+    const second = weft(["migrate"], { WEFT_DATA_DIR: dataDir });
+    expect(second.stdout.toString()).toContain("up to date");
+  });
+
+  test("a bad configuration value stops start-up with a message naming the variable and the legal values", () => {
+    const res = weft(["serve"], { WEFT_PORT: "eighty" });
+    expect(res.exitCode).toBe(2);
+    expect(res.stderr.toString()).toContain("WEFT_PORT");
+    expect(res.stderr.toString()).toContain("0 to 65535");
+    const level = weft(["serve"], { WEFT_LOG_LEVEL: "loud" });
+    expect(level.stderr.toString()).toContain("debug, info, warn, error, silent");
+  });
+
+  test("unknown commands are refused with the list of commands", () => {
+    const res = weft(["frobnicate"]);
+    expect(res.exitCode).toBe(2);
+    expect(res.stderr.toString()).toContain("serve, token create, migrate, version");
+  });
+});
+
+describe("server process", () => {
+  test("logs JSON lines and shuts down gracefully on SIGTERM, finishing in-flight requests", async () => {
+    const server = await startServer();
+    const inflight = server.fetch("/api/auth/me");
+    const code = await server.stop("SIGTERM");
+    expect((await inflight).status).toBe(200);
+    expect(code).toBe(0);
+    const lines = server.output().trim().split("\n").filter((l) => l.startsWith("{"));
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(lines.some((l) => JSON.parse(l).msg === "shutting down")).toBe(true);
+  });
+});
