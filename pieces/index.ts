@@ -3,11 +3,22 @@
  * A factory, so every registry gets its own list (tests may register extra pieces freely).
  */
 import type { PieceDef } from "../src/pieces-sdk/types";
+import approval from "./approval";
+import code from "./code";
 import data from "./data";
+import delay from "./delay";
+import form from "./form";
+import github from "./github";
+import http from "./http";
+import oauth2 from "./oauth2";
+import runs from "./runs";
 import schedule from "./schedule";
+import store from "./store";
+import subflows from "./subflows";
+import tags from "./tags";
 import text from "./text";
 import webhook from "./webhook";
 
 export function builtinPieces(): PieceDef[] {
-  return [data, schedule, text, webhook];
+  return [approval, code, data, delay, form, github, http, oauth2, runs, schedule, store, subflows, tags, text, webhook];
 }

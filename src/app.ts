@@ -4,11 +4,39 @@
  */
 import { Elysia } from "elysia";
 import packageJson from "../package.json" with { type: "json" };
+import { connectionsApi } from "./api/connections";
+import { editorApi } from "./api/editor";
+import { foldersApi } from "./api/folders";
 import { identityApi } from "./api/identity";
+import { lifecycleApi } from "./api/lifecycle";
+import { mcpApi } from "./api/mcp";
+import { piecesApi } from "./api/pieces";
+import { oauth2CallbackApi } from "./api/oauth2-callback";
 import { serviceApi } from "./api/service";
+import { templatesApi } from "./api/templates";
+import { uiApi } from "./api/ui";
+import { webhooksApi } from "./api/webhooks";
+import { runsApi } from "./api/runs";
+import { workflowsApi } from "./api/workflows";
 import type { Config } from "./config";
+import { Connections, ManagedApps, stateKeyFrom } from "./core/connections";
+import { keyringOptions } from "./core/connections/key-rotation";
+import { secretBox, type SecretBox } from "./core/crypto";
 import { Identity } from "./core/identity";
 import { builtinRegistry, type PieceRegistry } from "./core/pieces/registry";
+import { Templates } from "./core/templates/templates";
+import type { Clock } from "./core/triggers/clock";
+import { engineRuns } from "./core/triggers/engine-runs";
+import { Runs } from "./core/runs/runs";
+import { Engine } from "./engine/engine";
+import { FollowUps } from "./engine/follow-ups";
+import { workflowSourceFrom } from "./engine/workflow-source";
+import { createTriggers, type Triggers } from "./core/triggers/service";
+import { Folders } from "./core/workflows/folders";
+import type { LifecycleHooks } from "./core/workflows/hooks";
+import { Transfer } from "./core/workflows/transfer";
+import { Workflows } from "./core/workflows/workflows";
+import type { GuardedFetch, ResolvedAuth } from "./pieces-sdk/types";
 import { parseJsonBody, assertBodySize } from "./http/body";
 import { toErrorResponse } from "./http/error-handler";
 import { Idempotency } from "./http/idempotency";
@@ -30,6 +58,27 @@ export interface AppDeps {
   contract: { document(): unknown; docsPage(): string };
   /** The fleet: every piece the workers load (built-ins + WEFT_PIECES_DIR). */
   pieces: PieceRegistry;
+  /** Outbound fetch through the SSRF guard, for piece code run by the API (dynamic options); global fetch until set. */
+  guardedFetch?: GuardedFetch;
+  /** Resolves a workspace's connection to fresh credentials for piece code run by the API (set by connections). */
+  resolveConnectionAuth?: (input: { workspaceId: string; connectionId: string; pieceId: string }) => Promise<ResolvedAuth>;
+  /** Encryption at rest (AES-256-GCM) with the current key and any keys being rotated out; share it, do not build another. */
+  secrets: SecretBox;
+  /** Connections and OAuth2; `connections.resolveConnectionAuth` and `connections.connectionExists` serve the engine and the gate. */
+  connections: Connections;
+  /** Workflows: drafts, the gate, publish/unpublish, versions, `definitionForRun` for the engine (set*Provider seams). */
+  workflows: Workflows;
+  folders: Folders;
+  templates: Templates;
+  workflowTransfer: Transfer;
+  /** Publish/unpublish/rotate listeners (triggers): `deps.lifecycleHooks.push({ onPublish, onUnpublish })`. */
+  lifecycleHooks: LifecycleHooks[];
+  /** The execution engine: `engine.startRun`/`enqueue` start runs, `waitFor`/`waitForReply` wait; `serve` calls `engine.start()`. */
+  engine: Engine;
+  /** The Runs API's core (list, read, cancel, retry, run a workflow). */
+  runs: Runs;
+  /** Webhook intake, scheduler, poller, provider registrations (src/core/triggers); `serve` calls `triggers.start()`. */
+  triggers: Triggers;
 }
 
 export interface CreateAppOptions {
@@ -38,6 +87,10 @@ export interface CreateAppOptions {
   log?: Logger;
   /** Defaults to the built-ins; `serve` passes `await loadRegistry(config)`. */
   pieces?: PieceRegistry;
+  /** Test hooks for connections: refresh margin, clock. */
+  connections?: { refreshMarginMs?: number; now?: () => number };
+  /** Test hook for schedules and polling: a fake clock (tests call `triggers.scheduler.tick()`). */
+  triggerClock?: Clock;
 }
 
 export function createApp(options: CreateAppOptions) {
@@ -55,7 +108,51 @@ export function createApp(options: CreateAppOptions) {
     docsPage: () => (docsPage ??= renderDocsPage(contract.document())),
   };
   const pieces = options.pieces ?? builtinRegistry();
-  const deps: AppDeps = { config, db, log, identity, security, contract, pieces };
+  const secrets = secretBox(keyringOptions(config));
+  const deps = { config, db, log, identity, security, contract, pieces, secrets } as AppDeps;
+  deps.connections = new Connections({
+    db, box: secrets, stateKey: stateKeyFrom(config), pieces, log, publicUrl: config.publicUrl,
+    managedApps: ManagedApps.load(config.oauthAppsFile),
+    // Resolved per call: the SSRF guard may be installed on deps after this point.
+    fetch: (url, init) => (deps.guardedFetch ?? fetch)(url, init),
+    ...options.connections,
+  });
+  deps.resolveConnectionAuth = deps.connections.resolveConnectionAuth;
+  deps.lifecycleHooks = [];
+  deps.workflows = new Workflows({ db, log, fleet: () => deps.pieces, secrets, publicUrl: config.publicUrl, hooks: deps.lifecycleHooks });
+  deps.workflows.setConnectionDirectory(deps.connections.directory);
+  deps.folders = new Folders(deps.workflows);
+  deps.templates = new Templates(deps.workflows);
+  deps.workflowTransfer = new Transfer(deps.workflows);
+  const workflowSource = workflowSourceFrom(deps.workflows);
+  deps.engine = new Engine({
+    db, config, log, pieces,
+    workflows: () => workflowSource,
+    resolveAuth: () => deps.resolveConnectionAuth,
+    fetch: () => deps.guardedFetch,
+    dbPath: db.filename && db.filename !== ":memory:" ? db.filename : null,
+  });
+  deps.runs = new Runs(deps.engine);
+  deps.workflows.setLastRunProvider((ids) => deps.engine.store.lastRuns(ids));
+  const followUps = new FollowUps(deps.engine, () => workflowSource, pieces, log);
+  deps.lifecycleHooks.push({
+    onPublish: (workflow, version) => {
+      deps.engine.settingsChanged(workflow.id, "production", version.definition.settings);
+      followUps.invalidate();
+    },
+    onUnpublish: () => followUps.invalidate(),
+  });
+  deps.triggers = createTriggers({
+    db, log, config, pieces, workflows: deps.workflows, clock: options.triggerClock,
+    runs: engineRuns(() => {
+      const engine = deps.engine as Engine | undefined;
+      if (!engine) throw new Error("the engine is not available");
+      return engine;
+    }),
+    fetch: () => deps.guardedFetch ?? fetch,
+    resolveConnectionAuth: () => deps.resolveConnectionAuth,
+  });
+  deps.lifecycleHooks.push(deps.triggers.lifecycle);
 
   const app = new Elysia({ normalize: false })
     .onRequest(({ request, set, server }) => {
@@ -91,7 +188,19 @@ export function createApp(options: CreateAppOptions) {
       return answer.body;
     })
     .use(serviceApi(deps))
-    .use(identityApi(deps));
+    .use(uiApi(deps))
+    .use(identityApi(deps))
+    .use(workflowsApi(deps))
+    .use(lifecycleApi(deps))
+    .use(foldersApi(deps))
+    .use(templatesApi(deps))
+    .use(editorApi(deps))
+    .use(piecesApi(deps))
+    .use(connectionsApi(deps))
+    .use(oauth2CallbackApi(deps))
+    .use(runsApi(deps))
+    .use(mcpApi(deps))
+    .use(webhooksApi(deps));
 
   return { app, deps };
 }

@@ -29,9 +29,36 @@ export interface Config {
   piecesDir: string | undefined;
   runRetentionDays: number;
   runRetentionMax: number;
+  /** A run's time limit when its settings.timeoutSeconds is unset, seconds. */
+  runTimeoutSeconds: number;
+  /** Largest step input/output stored on a step row, characters of JSON; larger ones keep a truncation marker. */
+  stepOutputLimit: number;
+  /** Per-run memory budget for step outputs and loop results, MB; exceeding it fails that run only. */
+  runMemoryMb: number;
   oauthAppsFile: string | undefined;
   /** CIDRs outbound HTTP may reach although private (SSRF allow-list). */
   allowedCidrs: string[];
+  /** Limits of the `code` piece's sandbox (docs/security.md). */
+  sandbox: SandboxConfig;
+  /** Webhooks, schedules and polling (docs/triggers.md). */
+  triggers: TriggersConfig;
+}
+
+export interface TriggersConfig {
+  /** Longest wait for a synchronous webhook reply (webhook.respond) before 504, ms. */
+  webhookReplyTimeoutMs: number;
+  /** Shortest gap a schedule may fire at, seconds. */
+  scheduleMinIntervalSeconds: number;
+  /** Poll interval when the trigger's config sets none (`poll_interval_seconds`), and its minimum, seconds. */
+  pollIntervalSeconds: number;
+  pollMinIntervalSeconds: number;
+}
+
+export interface SandboxConfig {
+  timeoutMs: number;
+  memoryBytes: number;
+  isolation: "process" | "inline";
+  processes: number;
 }
 
 export class ConfigError extends Error {}
@@ -68,6 +95,16 @@ function url(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, "");
 }
 
+/** The sandbox's part of the config; also read on its own by Worker threads (src/engine/sandbox/limits.ts). */
+export function loadSandboxConfig(env: Env = process.env): SandboxConfig {
+  return {
+    timeoutMs: integer(env, "WEFT_SANDBOX_TIMEOUT_MS", 5_000, 10, 600_000),
+    memoryBytes: integer(env, "WEFT_SANDBOX_MEMORY_MB", 64, 8, 4_000) * 1024 * 1024,
+    isolation: oneOf(env, "WEFT_SANDBOX_ISOLATION", "inline", ["inline", "process"] as const),
+    processes: integer(env, "WEFT_SANDBOX_PROCESSES", 1, 1, 64),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, "WEFT_PORT", 8080, 0, 65535);
   const encryptionKey = env.WEFT_ENCRYPTION_KEY || undefined;
@@ -99,7 +136,17 @@ export function loadConfig(env: Env = process.env): Config {
     piecesDir: env.WEFT_PIECES_DIR ? resolve(env.WEFT_PIECES_DIR) : undefined,
     runRetentionDays: integer(env, "WEFT_RUN_RETENTION_DAYS", 30, 0, 36500),
     runRetentionMax: integer(env, "WEFT_RUN_RETENTION_MAX", 100_000, 0, 1_000_000_000),
+    runTimeoutSeconds: integer(env, "WEFT_RUN_TIMEOUT_SECONDS", 3600, 1, 86_400 * 7),
+    stepOutputLimit: integer(env, "WEFT_STEP_OUTPUT_LIMIT", 256 * 1024, 1024, 64 * 1024 * 1024),
+    runMemoryMb: integer(env, "WEFT_RUN_MEMORY_MB", 64, 1, 16_384),
     oauthAppsFile: env.WEFT_OAUTH_APPS || undefined,
     allowedCidrs: cidrs,
+    sandbox: loadSandboxConfig(env),
+    triggers: {
+      webhookReplyTimeoutMs: integer(env, "WEFT_WEBHOOK_REPLY_TIMEOUT", 30, 1, 3600) * 1000,
+      scheduleMinIntervalSeconds: integer(env, "WEFT_SCHEDULE_MIN_INTERVAL", 60, 1, 86_400),
+      pollIntervalSeconds: integer(env, "WEFT_POLL_INTERVAL", 300, 1, 86_400),
+      pollMinIntervalSeconds: integer(env, "WEFT_POLL_MIN_INTERVAL", 60, 1, 86_400),
+    },
   };
 }

@@ -1,13 +1,17 @@
 #!/usr/bin/env bun
 /**
- * CLI entry: `weft serve` (default), `weft token create`, `weft migrate`, `weft version`.
+ * CLI entry: `weft serve` (default), `weft token create`, `weft migrate`, `weft mcp`, `weft version`.
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { VERSION, createApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
+import { rotateKeys } from "./core/connections/key-rotation";
 import { Identity } from "./core/identity";
+import { PieceLoadError } from "./core/pieces/loader";
+import { loadRegistry } from "./core/pieces/registry";
 import { createLogger } from "./http/logger";
+import { serveMcpStdio } from "./mcp/stdio";
 import { migrate, openDatabase, schemaVersion } from "./store/db";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
@@ -17,12 +21,17 @@ Usage:
   weft token create --name N --scopes a,b|all [--workspace W]
                                      mint an API token and print it once
   weft migrate                       apply database migrations and exit
+  weft keys rotate                   re-encrypt every stored secret under a new key (stop the server
+                                     first; see docs/connections.md)
+  weft mcp                           serve the MCP tools over stdio for a desktop agent,
+                                     acting as the API token in WEFT_TOKEN (see docs/mcp.md)
   weft version                       print the version
   weft --help                        this text
 
 Environment (all optional): WEFT_HOST (127.0.0.1), WEFT_PORT (8080), WEFT_DATA_DIR (./weft-data),
 WEFT_PUBLIC_URL, WEFT_ENCRYPTION_KEY, WEFT_BOOTSTRAP_TOKEN, WEFT_WORKERS, WEFT_LOG_LEVEL,
-WEFT_DB_SYNCHRONOUS (FULL|NORMAL), WEFT_BODY_LIMIT, WEFT_RATE_LIMIT, WEFT_RATE_BURST, WEFT_FLOOD_LIMIT.
+WEFT_DB_SYNCHRONOUS (FULL|NORMAL), WEFT_BODY_LIMIT, WEFT_RATE_LIMIT, WEFT_RATE_BURST, WEFT_FLOOD_LIMIT,
+WEFT_OAUTH_APPS, WEFT_ENCRYPTION_KEY_PREVIOUS.
 See docs/configuration.md.`;
 
 export const databasePath = (config: Config) => join(config.dataDir, "weft.db");
@@ -34,8 +43,13 @@ function fail(message: string): never {
 
 export async function serve(config: Config) {
   const log = createLogger(config.logLevel);
+  // Pieces load before the database opens: a broken user piece stops start-up with its file and reason.
+  const pieces = await loadRegistry(config).catch((error) => {
+    if (error instanceof PieceLoadError) fail(`pieces: ${error.message}`);
+    throw error;
+  });
   const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous });
-  const { app, deps } = createApp({ config, db, log });
+  const { app, deps } = createApp({ config, db, log, pieces });
   if (config.bootstrapToken && deps.identity.bootstrap(config.bootstrapToken)) {
     log.info("bootstrap token created", { workspace: deps.identity.ensureOrg().workspaceId });
   }
@@ -56,7 +70,29 @@ export async function serve(config: Config) {
   return { app, server, db };
 }
 
+/** `weft mcp`: the data directory opened like `serve`, the MCP tools on stdin/stdout, logs on stderr. */
+async function mcp(config: Config) {
+  const token = process.env.WEFT_TOKEN;
+  if (!token) fail("WEFT_TOKEN is not set; set it to an API token of the workspace the agent may use (weft token create --name agent --scopes all)");
+  // stdout carries JSON-RPC, so every log line goes to stderr.
+  const log = createLogger(config.logLevel, (line) => process.stderr.write(line + "\n"));
+  const pieces = await loadRegistry(config).catch((error) => {
+    if (error instanceof PieceLoadError) fail(`pieces: ${error.message}`);
+    throw error;
+  });
+  const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous });
+  const { deps } = createApp({ config, db, log, pieces });
+  if (config.bootstrapToken) deps.identity.bootstrap(config.bootstrapToken);
+  const auth = deps.identity.authenticateToken(token);
+  if (!auth) fail(`WEFT_TOKEN is not a valid API token for the database in ${config.dataDir} (unknown or revoked); mint one with weft token create`);
+  await serveMcpStdio(deps, auth, VERSION);
+  db.close();
+  process.exit(0);
+}
+
 async function main(argv: string[]) {
+  // The code sandbox re-executes this program (docs/security.md); it needs no config and must print nothing else.
+  if (argv[0] === "__sandbox") return (await import("./engine/sandbox/child")).runSandboxChild();
   const command = argv[0] && !argv[0].startsWith("-") ? argv[0] : "serve";
   if (argv.includes("--help") || argv.includes("-h") || command === "help") {
     console.log(HELP);
@@ -71,7 +107,14 @@ async function main(argv: string[]) {
   }
   switch (command) {
     case "serve":
-      await serve(config);
+      // A configuration fault found while building the app (e.g. the WEFT_OAUTH_APPS file) stops start-up plainly.
+      await serve(config).catch((error) => {
+        if (error instanceof ConfigError) fail(`configuration error: ${error.message}`);
+        throw error;
+      });
+      return;
+    case "mcp":
+      await mcp(config);
       return;
     case "version":
       console.log(VERSION);
@@ -102,8 +145,23 @@ async function main(argv: string[]) {
       }
       return;
     }
+    case "keys": {
+      if (argv[1] !== "rotate") fail("usage: weft keys rotate");
+      const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous });
+      try {
+        const report = rotateKeys(db, config);
+        console.log(`re-encrypted ${report.rewritten} value(s) in ${report.rows} row(s) under key ${report.keyId} (${report.keySource})`);
+        if (report.unreadable > 0) process.stderr.write(`${report.unreadable} value(s) could not be decrypted with any held key and were left as they were${config.encryptionKey ? "; set WEFT_ENCRYPTION_KEY_PREVIOUS to the old key and run this again" : ""}\n`);
+        process.stderr.write("OAuth2 authorizations in progress were cancelled; start them again\n");
+      } catch (error) {
+        fail(`key rotation failed, nothing was changed in the database: ${(error as Error).message}`);
+      } finally {
+        db.close();
+      }
+      return;
+    }
     default:
-      fail(`unknown command "${command}"; commands: serve, token create, migrate, version (see --help)`);
+      fail(`unknown command "${command}"; commands: serve, token create, migrate, version, keys rotate, mcp (see --help)`);
   }
 }
 

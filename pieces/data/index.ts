@@ -109,7 +109,7 @@ export default definePiece({
       sampleData: { id: 1, customer: { email: "ada@example.com" } },
       run: ({ config }) => {
         const source = asObject(config.object, "object");
-        const paths = typeof config.paths === "string" ? config.paths.split(",").map((s) => s.trim()) : (config.paths as string[]) ?? [];
+        const paths = typeof config.paths === "string" ? config.paths.split(",").map((s: string) => s.trim()) : (config.paths as string[]) ?? [];
         const out: Record<string, unknown> = {};
         for (const path of paths) {
           const value = readPath(source, String(path));

@@ -55,7 +55,7 @@ export default definePiece({
         } else if (type === "text") {
           body = String(config.body_text ?? "");
           headers["content-type"] ??= "text/plain; charset=utf-8";
-        }
+        } else if (type !== "none") throw new Error(`body_type "${type}" is unknown; use json, text or none`);
         ctx.respond({ status, headers, body });
         return { status };
       },

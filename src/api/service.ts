@@ -1,6 +1,5 @@
-/** Health, the OpenAPI contract, its docs page, and the UI shell — all served from inside the binary. */
+/** Health, the OpenAPI contract and its docs page — served from inside the binary (the UI is ./ui.ts). */
 import { Elysia, t } from "elysia";
-import indexHtml from "../../public/index.html" with { type: "text" };
 import type { AppDeps } from "../app";
 
 const tags = ["Service"];
@@ -14,5 +13,4 @@ export const serviceApi = ({ security, contract, db }: AppDeps) =>
       return { data: { status: "ok" } };
     }, { permission: "public", detail: { tags, summary: "Liveness and database check for load balancers" }, response: t.Object({ data: t.Object({ status: t.String() }) }) })
     .get("/api/openapi.json", () => contract.document(), { permission: "public", detail: { tags, summary: "The OpenAPI 3.1 contract" } })
-    .get("/api/docs", () => html(contract.docsPage()), { permission: "public", detail: { tags, summary: "Human-readable API documentation" } })
-    .get("/", () => html(indexHtml), { permission: "public", detail: { tags, summary: "The builder UI" } });
+    .get("/api/docs", () => html(contract.docsPage()), { permission: "public", detail: { tags, summary: "Human-readable API documentation" } });

@@ -5,28 +5,49 @@
 import { AppError } from "./errors";
 
 export const MAX_JSON_DEPTH = 64;
+/**
+ * A workflow's step chain is a sequence written as nesting (`nextAction` inside `nextAction`), so
+ * following a `nextAction` key adds no level. Chains get their own, much larger bound that keeps
+ * the recursive validators downstream safe; the gate itself allows at most 500 steps.
+ */
+export const MAX_CHAIN_LENGTH = 2_000;
+const CHAIN_KEY = "nextAction";
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
-/** Throws VALIDATION_FAILED when `value` nests deeper than `maxDepth` or holds a forbidden key. */
+/**
+ * Throws VALIDATION_FAILED when `value` nests deeper than `maxDepth` or holds a forbidden key.
+ * A `nextAction` key does not add a level (see MAX_CHAIN_LENGTH); a chain longer than that is refused.
+ */
 export function assertSafeJson(value: unknown, maxDepth = MAX_JSON_DEPTH): void {
-  const stack: Array<[unknown, number, string]> = [[value, 1, ""]];
+  // [node, depth, chain length, path]; paths are built only when reporting (chains make them long).
+  const stack: Array<[unknown, number, number, () => string]> = [[value, 1, 0, () => ""]];
   while (stack.length > 0) {
-    const [node, depth, path] = stack.pop()!;
+    const [node, depth, chain, pathOf] = stack.pop()!;
     if (node === null || typeof node !== "object") continue;
     if (depth > maxDepth) {
-      throw new AppError("VALIDATION_FAILED", `JSON nests deeper than ${maxDepth} levels at ${path || "/"}; flatten the document`);
+      throw new AppError("VALIDATION_FAILED", `JSON nests deeper than ${maxDepth} levels at ${shorten(pathOf()) || "/"}; flatten the document`);
+    }
+    if (chain > MAX_CHAIN_LENGTH) {
+      throw new AppError("VALIDATION_FAILED", `a chain of more than ${MAX_CHAIN_LENGTH} nested "${CHAIN_KEY}" objects at ${shorten(pathOf())}; a workflow holds at most 500 steps`);
     }
     if (Array.isArray(node)) {
-      for (let i = 0; i < node.length; i++) stack.push([node[i], depth + 1, `${path}/${i}`]);
+      for (let i = 0; i < node.length; i++) stack.push([node[i], depth + 1, chain, () => `${pathOf()}/${i}`]);
       continue;
     }
     for (const key of Object.keys(node)) {
       if (FORBIDDEN_KEYS.has(key)) {
-        throw new AppError("VALIDATION_FAILED", `key "${key}" at ${path || "/"} is not allowed; the keys __proto__, constructor and prototype are refused everywhere`);
+        throw new AppError("VALIDATION_FAILED", `key "${key}" at ${shorten(pathOf()) || "/"} is not allowed; the keys __proto__, constructor and prototype are refused everywhere`);
       }
-      stack.push([(node as Record<string, unknown>)[key], depth + 1, `${path}/${key}`]);
+      const child = (node as Record<string, unknown>)[key];
+      if (key === CHAIN_KEY) stack.push([child, depth, chain + 1, () => `${pathOf()}/${key}`]);
+      else stack.push([child, depth + 1, chain, () => `${pathOf()}/${key}`]);
     }
   }
+}
+
+/** Long chain paths are summarised: `/trigger/nextAction×480/config`. */
+function shorten(path: string): string {
+  return path.replace(/(\/nextAction){4,}/g, (run) => `/nextAction×${run.length / "/nextAction".length}`);
 }
 
 export function assertBodySize(request: Request, limit: number): void {

@@ -70,6 +70,8 @@ export interface OAuth2AuthDef {
   fromConnectionConfig?: boolean;
   /** Grant types the piece supports; default ["authorization_code"]. */
   grantTypes?: Array<"authorization_code" | "client_credentials">;
+  /** Fields a connection's `config` holds for this piece (the generic piece: authUrl, tokenUrl, scope). */
+  connectionConfig?: Record<string, PropertyDef>;
 }
 export interface ApiKeyAuthDef { kind: "api_key"; header?: string; description?: string }
 export interface BasicAuthDef { kind: "basic"; description?: string }
@@ -208,6 +210,10 @@ export interface TriggerDef {
   /** For type "poll": returns the current items; the engine dedupes them with `dedupe`. */
   poll?(ctx: PollContext): Promise<unknown[]>;
   dedupe?: PollDedupe;
+  /** For types "error" and "run_finished": does this trigger's config accept the finished run (e.g. filtered by workflows/statuses)? Absent = accepts all. */
+  matches?(config: Record<string, unknown>, event: { workflowId: string; status: string; [key: string]: unknown }): boolean;
+  /** For hosted-form webhook triggers: the HTML page served on GET of the public URL; it posts to `submitUrl`. */
+  page?(ctx: { config: Record<string, unknown>; submitUrl: string }): string;
   /** For type "cron": the cron expression and timezone that the config describes. */
   schedule?(config: Record<string, unknown>): { cron: string; timezone?: string } | { everySeconds: number };
 }

@@ -30,6 +30,7 @@ const nodeFields = {
   config: t.Optional(Config),
   connectionId: t.Optional(t.String({ maxLength: 100 })),
   valid: t.Optional(t.Boolean()),
+  webhookToken: t.Optional(t.Any({ description: "server-owned; accepted only to be stripped (spec 4.1 rule 3)" })),
 };
 
 export const ActionNode = t.Recursive(
@@ -79,7 +80,8 @@ export const FlowVersion = t.Object(
     settings: t.Optional(Settings),
     variables: t.Optional(t.Record(t.String(), t.Any())),
     annotations: t.Optional(t.Union([t.Null(), t.Any()])),
-    pinnedData: t.Optional(t.Record(t.String(), t.Any())),
+    pinnedData: t.Optional(t.Record(t.String(), t.Any(), { description: "moved into the workflow's pinned data (stored outside the definition) on save" })),
+    webhookToken: t.Optional(t.Any({ description: "server-owned; accepted only to be stripped (spec 4.1 rule 3)" })),
   },
   { ...strict, $id: "FlowVersion" },
 );
@@ -93,11 +95,23 @@ export type BranchT = NonNullable<ActionNodeT["branches"]>[number];
 
 export const ACTION_TYPES = ["PIECE", "ROUTER", "LOOP_ON_ITEMS"] as const;
 export const TRIGGER_TYPES = ["manual", "webhook", "cron", "poll", "error", "run_finished", "callable"] as const;
+export type TriggerType = (typeof TRIGGER_TYPES)[number];
+
+/** Condition operators (DESIGN.md §3). */
+export const CONDITION_OPERATORS = [
+  "text_eq", "text_neq", "text_contains", "text_not_contains", "text_starts_with", "text_ends_with", "text_regex",
+  "number_eq", "number_neq", "number_gt", "number_gte", "number_lt", "number_lte",
+  "boolean_true", "boolean_false", "exists", "not_exists",
+  "list_contains", "list_empty", "list_not_empty", "date_before", "date_after",
+] as const;
+/** Operators that read no `value`. */
+export const UNARY_OPERATORS = ["boolean_true", "boolean_false", "exists", "not_exists", "list_empty", "list_not_empty"] as const;
 
 /** The empty default tree: an unconfigured manual trigger (spec 4.1 rule 1). */
 export const emptyDefinition = (): FlowVersionT => ({
   schemaVersion: 2,
-  trigger: { name: "trigger", displayName: "Manual trigger", type: "manual", config: {}, valid: false },
+  // A manual trigger has nothing to configure, so the empty tree passes the gate as it is.
+  trigger: { name: "trigger", displayName: "Manual trigger", type: "manual", config: {}, valid: true },
   settings: {},
   variables: {},
   annotations: null,

@@ -61,9 +61,22 @@ describe("CLI", () => {
 describe("server process", () => {
   test("logs JSON lines and shuts down gracefully on SIGTERM, finishing in-flight requests", async () => {
     const server = await startServer();
-    const inflight = server.fetch("/api/auth/me");
-    const code = await server.stop("SIGTERM");
-    expect((await inflight).status).toBe(200);
+    // A request whose body is still arriving when SIGTERM lands is in flight for certain.
+    let sendRest!: () => void;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"name":'));
+        sendRest = () => { controller.enqueue(new TextEncoder().encode('"late"}')); controller.close(); };
+      },
+    });
+    const inflight = server.fetch("/api/workspaces", { method: "POST", headers: { "content-type": "application/json" }, body, duplex: "half" } as RequestInit);
+    await Bun.sleep(200);
+    server.proc.kill("SIGTERM");
+    await Bun.sleep(200);
+    sendRest();
+    const res = await inflight;
+    expect(res.status).toBe(201);
+    const code = await server.proc.exited;
     expect(code).toBe(0);
     const lines = server.output().trim().split("\n").filter((l) => l.startsWith("{"));
     expect(lines.length).toBeGreaterThan(0);

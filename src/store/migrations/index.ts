@@ -1,5 +1,10 @@
 /** Numbered migrations, applied in order. Add a file and one line here; never edit a shipped one. */
 import identity from "./001-identity";
+import workflows from "./002-workflows";
+import kvStore from "./003-kv-store";
+import runs from "./004-runs";
+import connections from "./005-connections";
+import triggers from "./006-triggers";
 
 export interface Migration {
   version: number;
@@ -7,4 +12,4 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: Migration[] = [identity].sort((a, b) => a.version - b.version);
+export const migrations: Migration[] = [identity, workflows, kvStore, runs, connections, triggers].sort((a, b) => a.version - b.version);

@@ -1,0 +1,19 @@
+/** Small display formats shared by the screens. */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return "—";
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+export const TERMINAL_RUN_STATUSES = new Set(["completed", "failed", "cancelled"]);
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span class={`badge status-${status}`}>{status}</span>;
+}

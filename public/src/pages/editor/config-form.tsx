@@ -1,0 +1,229 @@
+/**
+ * The configuration form of one step, generated from the projection endpoint (spec 4.8/4.9): the
+ * form is narrowed as gate values are picked (the step's scalar values are sent as gate query
+ * parameters), dynamic dropdowns come from the options endpoint, and text fields take `{{ }}`
+ * expressions with a picker of earlier steps' output paths.
+ */
+import { useSignal } from "@preact/signals";
+import { useEffect } from "preact/hooks";
+import { api } from "../../api";
+import { projection } from "../../catalog";
+import { ErrorNote } from "../../components/error-note";
+import type { Projection, Property } from "../../types";
+
+export interface DataPath { label: string; expression: string }
+
+export interface ConfigFormProps {
+  kind: "actions" | "triggers";
+  pieceId: string;
+  actionId: string;
+  stepName: string;
+  config: Record<string, unknown>;
+  connectionId?: string;
+  paths: DataPath[];
+  /** Filled from the projection: properties whose choices come from the options endpoint. */
+  dynamicFields?: string[];
+  onChange(config: Record<string, unknown>): void;
+}
+
+const isExpression = (value: unknown) => typeof value === "string" && value.includes("{{");
+const fieldId = (step: string, name: string) => `cfg-${step}-${name}`.replace(/[^A-Za-z0-9_-]/g, "_");
+
+function ExpressionPicker({ paths, onInsert, label }: { paths: DataPath[]; onInsert(expression: string): void; label: string }) {
+  if (paths.length === 0) return null;
+  return (
+    <select class="expr-picker" aria-label={`Insert data into ${label}`} value="" onChange={(e) => {
+      const value = (e.target as HTMLSelectElement).value;
+      if (value) onInsert(`{{${value}}}`);
+      (e.target as HTMLSelectElement).value = "";
+    }}>
+      <option value="">Insert data…</option>
+      {paths.map((path) => <option key={path.expression} value={path.expression}>{path.label}</option>)}
+    </select>
+  );
+}
+
+function JsonField({ id, value, onChange, describedBy, required }: { id: string; value: unknown; onChange(value: unknown): void; describedBy?: string; required?: boolean }) {
+  const text = useSignal(value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value, null, 2));
+  const error = useSignal<string | null>(null);
+  return (
+    <>
+      <textarea id={id} class="mono" rows={5} value={text.value} aria-describedby={describedBy} aria-invalid={error.value ? "true" : undefined} required={required}
+        onInput={(e) => { text.value = (e.target as HTMLTextAreaElement).value; }}
+        onBlur={() => {
+          const raw = text.value.trim();
+          if (raw === "") { error.value = null; onChange(undefined); return; }
+          if (isExpression(raw) && !raw.startsWith("{") && !raw.startsWith("[")) { error.value = null; onChange(raw); return; }
+          try { onChange(JSON.parse(raw)); error.value = null; } catch (e) { error.value = `not valid JSON: ${(e as Error).message}`; }
+        }} />
+      {error.value && <span class="field-error" role="alert">{error.value}</span>}
+    </>
+  );
+}
+
+/** A free-form object (e.g. data.set_fields' fields): rows of name and value. */
+function KeyValueField({ id, value, onChange, paths, label }: { id: string; value: unknown; onChange(value: Record<string, unknown>): void; paths: DataPath[]; label: string }) {
+  const rows = Object.entries((value && typeof value === "object" && !Array.isArray(value) ? value : {}) as Record<string, unknown>);
+  const write = (next: Array<[string, unknown]>) => onChange(Object.fromEntries(next));
+  return (
+    <div class="kv" id={id} role="group" aria-label={label}>
+      {rows.map(([key, val], index) => (
+        <div class="kv-row" key={index}>
+          <input aria-label={`${label}: name ${index + 1}`} value={key} onChange={(e) => {
+            const next = [...rows];
+            next[index] = [(e.target as HTMLInputElement).value, val];
+            write(next);
+          }} />
+          <input aria-label={`${label}: value of ${key || index + 1}`} value={typeof val === "string" ? val : JSON.stringify(val)} onChange={(e) => {
+            const next = [...rows];
+            next[index] = [key, (e.target as HTMLInputElement).value];
+            write(next);
+          }} />
+          <ExpressionPicker paths={paths} label={`${label} ${key}`} onInsert={(expr) => {
+            const next = [...rows];
+            next[index] = [key, `${typeof val === "string" ? val : ""}${expr}`];
+            write(next);
+          }} />
+          <button type="button" class="link" aria-label={`Remove ${key || `row ${index + 1}`}`} onClick={() => write(rows.filter((_, i) => i !== index))}>×</button>
+        </div>
+      ))}
+      <button type="button" class="small" onClick={() => {
+        let n = rows.length + 1;
+        while (rows.some(([k]) => k === `field${n}`)) n++;
+        write([...rows, [`field${n}`, ""]]);
+      }}>Add field</button>
+    </div>
+  );
+}
+
+function DynamicSelect({ id, props, name, value, onChange }: { id: string; props: ConfigFormProps; name: string; value: unknown; onChange(value: unknown): void }) {
+  const options = useSignal<Array<{ label: string; value: unknown }> | null>(null);
+  const placeholder = useSignal<string | undefined>(undefined);
+  const error = useSignal<unknown>(null);
+  const load = async () => {
+    error.value = null;
+    try {
+      const res = await api.post<{ options: Array<{ label: string; value: unknown }>; placeholder?: string }>(
+        `/api/pieces/${encodeURIComponent(props.pieceId)}/actions/${encodeURIComponent(props.actionId)}/options/${encodeURIComponent(name)}`,
+        { config: props.config, ...(props.connectionId ? { connectionId: props.connectionId } : {}) },
+      );
+      options.value = res.data.options;
+      placeholder.value = res.data.placeholder;
+    } catch (e) { error.value = e; }
+  };
+  useEffect(() => { void load(); }, [props.connectionId]);
+  return (
+    <>
+      <div class="row">
+        <select id={id} value={JSON.stringify(value ?? null)} onChange={(e) => onChange(JSON.parse((e.target as HTMLSelectElement).value))}>
+          <option value="null">{placeholder.value ?? (options.value ? "— choose —" : "Loading…")}</option>
+          {value !== undefined && !options.value?.some((o) => JSON.stringify(o.value) === JSON.stringify(value)) && <option value={JSON.stringify(value)}>{String(value)}</option>}
+          {(options.value ?? []).map((o) => <option key={JSON.stringify(o.value)} value={JSON.stringify(o.value)}>{o.label}</option>)}
+        </select>
+        <button type="button" class="small" onClick={load} aria-label={`Refresh the choices of ${name}`}>Refresh</button>
+      </div>
+      <ErrorNote error={error.value} />
+    </>
+  );
+}
+
+function Field({ name, property, required, props }: { name: string; property: Property; required: boolean; props: ConfigFormProps }) {
+  const id = fieldId(props.stepName, name);
+  const helpId = property.description ? `${id}-help` : undefined;
+  const value = props.config[name];
+  const label = property.displayName ?? name;
+  const set = (next: unknown) => {
+    const config = { ...props.config };
+    if (next === undefined || next === "") delete config[name];
+    else config[name] = next;
+    props.onChange(config);
+  };
+  let control;
+  if (props.kind === "actions" && props.dynamicFields?.includes(name)) {
+    control = <DynamicSelect id={id} props={props} name={name} value={value} onChange={set} />;
+  } else if (property.enum && !isExpression(value)) {
+    control = (
+      <select id={id} aria-describedby={helpId} required={required} value={value === undefined ? "" : JSON.stringify(value)}
+        onChange={(e) => { const raw = (e.target as HTMLSelectElement).value; set(raw === "" ? undefined : JSON.parse(raw)); }}>
+        <option value="">{required ? "— choose —" : "— none —"}</option>
+        {property.enum.map((option) => (
+          <option key={String(option)} value={JSON.stringify(option)}>{property.enumLabels?.[String(option)] ?? String(option)}</option>
+        ))}
+      </select>
+    );
+  } else if (property.type === "boolean" && !isExpression(value)) {
+    control = <input id={id} type="checkbox" aria-describedby={helpId} checked={value === true || (value === undefined && property.default === true)} onChange={(e) => set((e.target as HTMLInputElement).checked)} />;
+  } else if (property.type === "object" && !property.properties && !isExpression(value)) {
+    control = <KeyValueField id={id} value={value} onChange={set} paths={props.paths} label={label} />;
+  } else if (property.type === "object" || property.type === "array" || property.type === "json") {
+    control = <JsonField key={`${id}-${JSON.stringify(value)}`} id={id} value={value} onChange={set} describedBy={helpId} required={required} />;
+  } else {
+    const long = property.type === "code" || property.propertyType === "long_text" || property.propertyType === "code" || !!property.language;
+    const numeric = property.type === "number" || property.type === "integer";
+    const text = value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
+    const commit = (raw: string) => {
+      if (numeric && raw.trim() !== "" && !isExpression(raw) && Number.isFinite(Number(raw))) set(Number(raw));
+      else set(raw);
+    };
+    control = long
+      ? <textarea id={id} class="mono" rows={6} aria-describedby={helpId} required={required} value={text} placeholder={property.default !== undefined ? String(property.default) : undefined} onChange={(e) => commit((e.target as HTMLTextAreaElement).value)} />
+      : <input id={id} type="text" inputMode={numeric ? "decimal" : undefined} aria-describedby={helpId} required={required} value={text} placeholder={property.default !== undefined ? String(property.default) : undefined} onChange={(e) => commit((e.target as HTMLInputElement).value)} />;
+  }
+  const insertable = property.type !== "boolean" && !(property.type === "object" && !property.properties) && !props.dynamicFields?.includes(name);
+  return (
+    <div class="field">
+      <label for={id}>{label}{required && <span class="required" aria-hidden="true"> *</span>}{required && <span class="sr-only"> (required)</span>}</label>
+      {control}
+      {insertable && <ExpressionPicker paths={props.paths} label={label} onInsert={(expr) => set(`${typeof value === "string" ? value : ""}${expr}`)} />}
+      {property.description && <span class="help" id={helpId}>{property.description}</span>}
+    </div>
+  );
+}
+
+export function ConfigForm(props: ConfigFormProps) {
+  const schema = useSignal<Projection | null>(null);
+  const error = useSignal<unknown>(null);
+  const gateKey = JSON.stringify(Object.entries(props.config).filter(([, v]) => typeof v !== "object"));
+  useEffect(() => {
+    let current = true;
+    projection(props.kind, props.pieceId, props.actionId, props.config)
+      .then((p) => { if (current) { schema.value = p; error.value = null; } })
+      .catch((e) => { if (current) error.value = e; });
+    return () => { current = false; };
+  }, [props.kind, props.pieceId, props.actionId, gateKey]);
+  if (error.value) return <ErrorNote error={error.value} />;
+  const p = schema.value;
+  if (!p) return <p class="muted">Loading the form…</p>;
+  const entries = Object.entries(p.inputSchema.properties);
+  if (entries.length === 0) return <p class="muted">Nothing to configure.</p>;
+  return (
+    <div class="config-form">
+      {entries.map(([name, property]) => (
+        <Field key={name} name={name} property={property} required={p.inputSchema.required.includes(name)} props={{ ...props, dynamicFields: p.dynamicFields }} />
+      ))}
+      {p.unresolved.length > 0 && <p class="help">More fields may appear once you choose: {p.unresolved.join(", ")}.</p>}
+    </div>
+  );
+}
+
+/** Paths into a sample value, as expressions rooted at `root` (e.g. `greet.output.text`). */
+export function dataPaths(root: string, value: unknown, depth = 3): DataPath[] {
+  const out: DataPath[] = [{ label: root, expression: root }];
+  const visit = (prefix: string, v: unknown, level: number) => {
+    if (level >= depth || v === null || typeof v !== "object") return;
+    if (Array.isArray(v)) {
+      if (v.length > 0) {
+        out.push({ label: `${prefix}[0]`, expression: `${prefix}[0]` });
+        visit(`${prefix}[0]`, v[0], level + 1);
+      }
+      return;
+    }
+    for (const [key, child] of Object.entries(v).slice(0, 50)) {
+      const path = /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${prefix}.${key}` : `${prefix}.\`${key}\``;
+      out.push({ label: path, expression: path });
+      visit(path, child, level + 1);
+    }
+  };
+  visit(root, value, 0);
+  return out;
+}

@@ -1,0 +1,236 @@
+/**
+ * One open workflow in the editor: the draft definition, autosave with `expectedRev` (a conflict
+ * stops saving and is shown; nothing is overwritten silently), live diagnostics from the one gate,
+ * publish/unpublish, restore, and test runs whose step results are drawn on the tree.
+ */
+import { batch, computed, signal } from "@preact/signals";
+import { ApiError, api } from "../../api";
+import { TERMINAL_RUN_STATUSES } from "../../format";
+import { watchRun } from "../../run-stream";
+import type { Definition, Diagnostics, Run, RunStep, Workflow } from "../../types";
+import { stepForPath } from "./tree";
+
+export const AUTOSAVE_DELAY_MS = 600;
+
+export type SaveState = "saved" | "pending" | "saving" | "error" | "conflict";
+
+export function createEditorStore(id: string) {
+  const workflow = signal<Workflow | null>(null);
+  const definition = signal<Definition | null>(null);
+  const selected = signal<string | null>(null);
+  const saveState = signal<SaveState>("saved");
+  const saveError = signal<unknown>(null);
+  const loadError = signal<unknown>(null);
+  const actionError = signal<unknown>(null);
+  const diagnostics = signal<Diagnostics | null>(null);
+  const testRun = signal<Run | null>(null);
+  const busy = signal<string | null>(null);
+  /** Bumped by restore/reload so open forms re-read the definition. */
+  const generation = signal(0);
+
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let saving: Promise<void> | undefined;
+  let dirty = false;
+  let watcher: { stop(): void } | undefined;
+
+  const stepResults = computed(() => {
+    const map = new Map<string, RunStep>();
+    for (const step of testRun.value?.steps ?? []) map.set(step.nodeId, step);
+    return map;
+  });
+
+  /** Diagnostics grouped by the step their path points into ("" for the whole workflow). */
+  const diagnosticsByStep = computed(() => {
+    const map = new Map<string, Array<{ severity: "error" | "warning"; message: string; path: string; allowed?: unknown[] }>>();
+    const def = definition.value;
+    const d = diagnostics.value;
+    if (!def || !d) return map;
+    const add = (severity: "error" | "warning") => (item: Diagnostics["errors"][number]) => {
+      const step = stepForPath(def, item.path) ?? "";
+      map.set(step, [...(map.get(step) ?? []), { severity, message: item.message, path: item.path, allowed: item.allowed }]);
+    };
+    d.errors.forEach(add("error"));
+    d.warnings.forEach(add("warning"));
+    return map;
+  });
+
+  async function load() {
+    try {
+      const res = await api.get<Workflow>(`/api/workflows/${id}`);
+      batch(() => {
+        workflow.value = res.data;
+        definition.value = res.data.definition;
+        saveState.value = "saved";
+        saveError.value = null;
+        loadError.value = null;
+        generation.value++;
+      });
+      void validate();
+    } catch (error) {
+      loadError.value = error;
+    }
+  }
+
+  async function validate() {
+    const def = definition.value;
+    if (!def) return;
+    try {
+      const res = await api.post<Diagnostics>("/api/workflows/validate", def, { workflowId: id });
+      if (definition.value === def) diagnostics.value = res.data;
+    } catch (error) {
+      // A refusal before the gate (e.g. an unknown key) is itself a diagnostic of the whole workflow.
+      if (error instanceof ApiError && error.status === 400) diagnostics.value = { valid: false, errors: [{ path: "", code: error.code, message: error.message }], warnings: [] };
+    }
+  }
+
+  function change(next: Definition) {
+    if (saveState.value === "conflict") return; // editing stops until the conflict is resolved
+    definition.value = next;
+    dirty = true;
+    saveState.value = "pending";
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => void save(), AUTOSAVE_DELAY_MS);
+  }
+
+  async function runSave() {
+    while (dirty && saveState.value !== "conflict") {
+      dirty = false;
+      const def = definition.value!;
+      saveState.value = "saving";
+      try {
+        const res = await api.put<Workflow>(`/api/workflows/${id}`, { definition: def, expectedRev: workflow.value!.definitionRev });
+        workflow.value = res.data;
+        if (!dirty) {
+          // Keep what the server normalised (filled pins) unless the user typed on meanwhile.
+          definition.value = res.data.definition ?? def;
+          saveState.value = "saved";
+          saveError.value = null;
+        }
+      } catch (error) {
+        if (error instanceof ApiError && error.code === "REVISION_CONFLICT") {
+          saveState.value = "conflict";
+          saveError.value = error;
+          return;
+        }
+        saveState.value = "error";
+        saveError.value = error;
+        dirty = false;
+        return;
+      }
+    }
+    void validate();
+  }
+
+  function save(): Promise<void> {
+    if (timer) { clearTimeout(timer); timer = undefined; }
+    if (!saving) saving = runSave().finally(() => { saving = undefined; });
+    return saving;
+  }
+
+  /** Saves what is pending now; throws when the draft could not be saved. */
+  async function flush() {
+    if (saveState.value === "pending" || dirty) { dirty = true; await save(); }
+    else if (saving) await saving;
+    if (saveState.value === "conflict" || saveState.value === "error") throw saveError.value;
+  }
+
+  /** Conflict resolution: drop local edits and take the server's draft. */
+  const reload = () => load();
+
+  /** Conflict resolution: write the local draft over the newer one, knowingly. */
+  async function overwrite() {
+    const mine = definition.value!;
+    const res = await api.get<Workflow>(`/api/workflows/${id}`);
+    workflow.value = res.data;
+    saveState.value = "pending";
+    saveError.value = null;
+    definition.value = mine;
+    dirty = true;
+    await save();
+  }
+
+  async function act(label: string, fn: () => Promise<void>) {
+    busy.value = label;
+    actionError.value = null;
+    try { await fn(); } catch (error) { actionError.value = error; } finally { busy.value = null; }
+  }
+
+  const publish = () => act("publish", async () => {
+    await flush();
+    try {
+      const res = await api.post<Workflow>(`/api/workflows/${id}/publish`);
+      workflow.value = res.data;
+    } catch (error) {
+      // The gate's refusal carries its diagnostics: draw them on the steps they name.
+      const details = error instanceof ApiError ? (error.details as Partial<Diagnostics> | undefined) : undefined;
+      if (details && Array.isArray(details.errors)) diagnostics.value = { valid: false, errors: details.errors, warnings: details.warnings ?? [] };
+      throw error;
+    }
+  });
+
+  const unpublish = () => act("unpublish", async () => {
+    const res = await api.post<Workflow>(`/api/workflows/${id}/unpublish`);
+    workflow.value = res.data;
+  });
+
+  const rename = (name: string) => act("rename", async () => {
+    const res = await api.put<Workflow>(`/api/workflows/${id}`, { name });
+    workflow.value = { ...res.data, definitionRev: res.data.definitionRev };
+  });
+
+  const restore = (versionId: string) => act("restore", async () => {
+    await flush().catch(() => undefined);
+    const res = await api.post<Workflow>(`/api/workflows/${id}/versions/${versionId}/restore`, { expectedRev: workflow.value!.definitionRev });
+    batch(() => {
+      workflow.value = res.data;
+      definition.value = res.data.definition;
+      saveState.value = "saved";
+      generation.value++;
+    });
+    void validate();
+  });
+
+  /** Runs the draft as a test run with `payload` and follows it until it ends. */
+  const runTest = (payload: unknown) => act("test", async () => {
+    await flush();
+    watcher?.stop();
+    const res = await api.post<Run>(`/api/workflows/${id}/run`, payload ?? {}, { environment: "test", wait: 30 });
+    testRun.value = res.data;
+    if (!res.data.steps || !TERMINAL_RUN_STATUSES.has(res.data.status)) await follow(res.data.id);
+    else if (!res.data.steps) await refreshRun(res.data.id);
+  });
+
+  async function refreshRun(runId: string) {
+    const res = await api.get<Run>(`/api/runs/${runId}`);
+    testRun.value = res.data;
+  }
+
+  function follow(runId: string): Promise<void> {
+    return new Promise((resolve) => {
+      watcher = watchRun(runId, {
+        run: (run) => { testRun.value = { ...testRun.value!, ...run, steps: testRun.value?.steps }; },
+        step: (step) => {
+          const steps = [...(testRun.value?.steps ?? [])];
+          const at = steps.findIndex((s) => s.id === step.id || s.nodeId === step.nodeId);
+          if (at >= 0) steps[at] = { ...steps[at], ...step };
+          else steps.push(step);
+          testRun.value = { ...testRun.value!, steps };
+        },
+        end: () => { void refreshRun(runId).catch(() => undefined).finally(resolve); },
+      });
+    });
+  }
+
+  function dispose() {
+    if (timer) { clearTimeout(timer); void save(); }
+    watcher?.stop();
+  }
+
+  return {
+    id, workflow, definition, selected, saveState, saveError, loadError, actionError, diagnostics, diagnosticsByStep,
+    testRun, stepResults, busy, generation,
+    load, validate, change, save, flush, reload, overwrite, publish, unpublish, rename, restore, runTest, refreshRun, dispose,
+  };
+}
+
+export type EditorStore = ReturnType<typeof createEditorStore>;

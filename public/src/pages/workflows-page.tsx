@@ -1,0 +1,216 @@
+/**
+ * Workflows: folders, tags, search, status, last run; create (blank or from a template), duplicate,
+ * import/export and move to a folder.
+ */
+import { useSignal } from "@preact/signals";
+import { useEffect } from "preact/hooks";
+import { api } from "../api";
+import { Dialog } from "../components/dialog";
+import { ErrorNote } from "../components/error-note";
+import { downloadJson } from "../download";
+import { StatusBadge, when } from "../format";
+import { href, navigate } from "../router";
+import type { Workflow } from "../types";
+
+interface Folder { id: string; name: string; workflowCount?: number }
+interface Template { id: string; name: string; description?: string; category?: string }
+
+const PAGE_SIZE = 25;
+
+function NewWorkflowDialog({ onClose, folderId }: { onClose(): void; folderId: string | null }) {
+  const name = useSignal("");
+  const templateId = useSignal("");
+  const templates = useSignal<Template[]>([]);
+  const error = useSignal<unknown>(null);
+  const busy = useSignal(false);
+  useEffect(() => {
+    api.get<Template[]>("/api/templates", { limit: 100 }).then((res) => { templates.value = res.data; }).catch(() => undefined);
+  }, []);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    busy.value = true;
+    error.value = null;
+    try {
+      const body = { name: name.value.trim() || "Untitled workflow", ...(folderId ? { folderId } : {}) };
+      const res = templateId.value
+        ? await api.post<Workflow>(`/api/templates/${templateId.value}/use`, body)
+        : await api.post<Workflow>("/api/workflows", body);
+      onClose();
+      navigate(href.editor(res.data.id));
+    } catch (e) { error.value = e; } finally { busy.value = false; }
+  };
+  return (
+    <Dialog title="New workflow" onClose={onClose}>
+      <form class="stack" onSubmit={submit}>
+        <label class="field"><span>Name</span><input name="name" required value={name.value} onInput={(e) => { name.value = (e.target as HTMLInputElement).value; }} /></label>
+        <label class="field"><span>Start from</span>
+          <select value={templateId.value} onChange={(e) => { templateId.value = (e.target as HTMLSelectElement).value; }}>
+            <option value="">A blank workflow (manual trigger)</option>
+            {templates.value.map((t) => <option key={t.id} value={t.id}>Template: {t.name}</option>)}
+          </select>
+        </label>
+        {templateId.value && <p class="help">{templates.value.find((t) => t.id === templateId.value)?.description}</p>}
+        <ErrorNote error={error.value} />
+        <div class="row"><button type="submit" class="primary" disabled={busy.value}>Create</button></div>
+      </form>
+    </Dialog>
+  );
+}
+
+function ImportDialog({ onClose }: { onClose(): void }) {
+  const text = useSignal("");
+  const error = useSignal<unknown>(null);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    error.value = null;
+    try {
+      const doc = JSON.parse(text.value);
+      const res = await api.post<Workflow>("/api/workflows/import", doc);
+      onClose();
+      navigate(href.editor(res.data.id));
+    } catch (e) { error.value = e; }
+  };
+  return (
+    <Dialog title="Import a workflow" onClose={onClose}>
+      <form class="stack" onSubmit={submit}>
+        <label class="field"><span>Export file</span>
+          <input type="file" accept="application/json,.json" onChange={async (e) => {
+            const file = (e.target as HTMLInputElement).files?.[0];
+            if (file) text.value = await file.text();
+          }} /></label>
+        <label class="field"><span>…or paste its JSON</span>
+          <textarea class="mono" rows={8} value={text.value} onInput={(e) => { text.value = (e.target as HTMLTextAreaElement).value; }} /></label>
+        <ErrorNote error={error.value} />
+        <div class="row"><button type="submit" class="primary" disabled={!text.value.trim()}>Import</button></div>
+      </form>
+    </Dialog>
+  );
+}
+
+export function WorkflowsPage() {
+  const q = useSignal("");
+  const status = useSignal("");
+  const tag = useSignal("");
+  const folderId = useSignal<string | null>(null);
+  const page = useSignal(1);
+  const rows = useSignal<Workflow[] | null>(null);
+  const total = useSignal(0);
+  const folders = useSignal<Folder[]>([]);
+  const error = useSignal<unknown>(null);
+  const dialog = useSignal<"new" | "import" | null>(null);
+
+  const loadFolders = () => api.get<Folder[]>("/api/folders").then((res) => { folders.value = res.data; }).catch(() => undefined);
+  const load = async () => {
+    try {
+      const res = await api.get<Workflow[]>("/api/workflows", { q: q.value, status: status.value, tag: tag.value, folderId: folderId.value, page: page.value, limit: PAGE_SIZE });
+      rows.value = res.data;
+      total.value = res.total ?? res.data.length;
+      error.value = null;
+    } catch (e) { error.value = e; }
+  };
+  useEffect(() => { void loadFolders(); }, []);
+  useEffect(() => {
+    const timer = setTimeout(load, 150); // debounce typing in the search box
+    return () => clearTimeout(timer);
+  }, [q.value, status.value, tag.value, folderId.value, page.value]);
+
+  const act = async (fn: () => Promise<unknown>) => {
+    try { await fn(); await load(); await loadFolders(); } catch (e) { error.value = e; }
+  };
+  const duplicate = (wf: Workflow) => act(async () => {
+    const exported = await api.get<Record<string, unknown>>(`/api/workflows/${wf.id}/export`);
+    await api.post("/api/workflows/import", { ...exported.data, name: `Copy of ${wf.name}`, ...(wf.folderId ? { folderId: wf.folderId } : {}) });
+  });
+  const exportOne = (wf: Workflow) => act(async () => {
+    const exported = await api.get(`/api/workflows/${wf.id}/export`);
+    downloadJson(`${wf.name.replace(/[^\w.-]+/g, "-")}.weft.json`, exported.data);
+  });
+  const pages = Math.max(1, Math.ceil(total.value / PAGE_SIZE));
+
+  return (
+    <main class="page with-sidebar">
+      <nav class="sidebar" aria-label="Folders">
+        <h2>Folders</h2>
+        <ul class="folder-list">
+          <li><button type="button" class={`link${folderId.value === null ? " current" : ""}`} aria-current={folderId.value === null ? "true" : undefined} onClick={() => { folderId.value = null; page.value = 1; }}>All workflows</button></li>
+          <li><button type="button" class={`link${folderId.value === "none" ? " current" : ""}`} aria-current={folderId.value === "none" ? "true" : undefined} onClick={() => { folderId.value = "none"; page.value = 1; }}>Not in a folder</button></li>
+          {folders.value.map((f) => (
+            <li key={f.id}>
+              <button type="button" class={`link${folderId.value === f.id ? " current" : ""}`} aria-current={folderId.value === f.id ? "true" : undefined} onClick={() => { folderId.value = f.id; page.value = 1; }}>
+                {f.name}{f.workflowCount !== undefined ? ` (${f.workflowCount})` : ""}
+              </button>
+            </li>
+          ))}
+        </ul>
+        <button type="button" class="small" onClick={() => {
+          const name = prompt("Folder name");
+          if (name?.trim()) void act(() => api.post("/api/folders", { name: name.trim() }));
+        }}>New folder</button>
+        {folderId.value && folderId.value !== "none" && (
+          <button type="button" class="small danger" onClick={() => {
+            if (confirm("Delete this folder? Workflows in it must be moved first.")) void act(async () => { await api.del(`/api/folders/${folderId.value}`); folderId.value = null; });
+          }}>Delete folder</button>
+        )}
+      </nav>
+      <section class="content">
+        <header class="page-head">
+          <h1>Workflows</h1>
+          <span class="spacer" />
+          <button type="button" onClick={() => { dialog.value = "import"; }}>Import</button>
+          <button type="button" class="primary" onClick={() => { dialog.value = "new"; }}>New workflow</button>
+        </header>
+        <div class="filters" role="search">
+          <label class="field inline"><span>Search</span><input type="search" value={q.value} onInput={(e) => { q.value = (e.target as HTMLInputElement).value; page.value = 1; }} /></label>
+          <label class="field inline"><span>Status</span>
+            <select value={status.value} onChange={(e) => { status.value = (e.target as HTMLSelectElement).value; page.value = 1; }}>
+              <option value="">Any</option><option value="draft">Draft</option><option value="active">Active</option><option value="paused">Paused</option>
+            </select></label>
+          <label class="field inline"><span>Tag</span><input value={tag.value} onChange={(e) => { tag.value = (e.target as HTMLInputElement).value.trim(); page.value = 1; }} /></label>
+        </div>
+        <ErrorNote error={error.value} onDismiss={() => { error.value = null; }} />
+        {rows.value === null && !error.value && <p class="muted">Loading…</p>}
+        {rows.value?.length === 0 && <p class="empty">No workflows here yet. Create one with “New workflow”.</p>}
+        {rows.value && rows.value.length > 0 && (
+          <table class="table">
+            <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Trigger</th><th scope="col">Tags</th><th scope="col">Last run</th><th scope="col">Updated</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+            <tbody>
+              {rows.value.map((wf) => (
+                <tr key={wf.id}>
+                  <td><a href={href.editor(wf.id)}>{wf.name}</a>{wf.description && <div class="muted small-text">{wf.description}</div>}</td>
+                  <td><StatusBadge status={wf.status} />{wf.hasUnpublishedChanges && wf.latestVersionId && <span class="muted small-text"> edited</span>}</td>
+                  <td>{wf.triggerType}</td>
+                  <td>{wf.tags.map((t) => <button type="button" class="tag" key={t} onClick={() => { tag.value = t; }} aria-label={`Filter by tag ${t}`}>{t}</button>)}</td>
+                  <td>{wf.lastRun ? <><StatusBadge status={wf.lastRun.status} /> <span class="muted small-text">{when(wf.lastRun.startedAt)}</span></> : <span class="muted">never</span>}</td>
+                  <td class="muted small-text">{when(wf.updatedAt)}</td>
+                  <td class="actions">
+                    <select aria-label={`Move ${wf.name} to a folder`} value={wf.folderId ?? ""} onChange={(e) => {
+                      const target = (e.target as HTMLSelectElement).value || null;
+                      void act(() => api.put(`/api/workflows/${wf.id}`, { folderId: target }));
+                    }}>
+                      <option value="">No folder</option>
+                      {folders.value.map((f) => <option key={f.id} value={f.id}>{f.name}</option>)}
+                    </select>
+                    <button type="button" class="small" onClick={() => duplicate(wf)} aria-label={`Duplicate ${wf.name}`}>Duplicate</button>
+                    <button type="button" class="small" onClick={() => exportOne(wf)} aria-label={`Export ${wf.name}`}>Export</button>
+                    <button type="button" class="small danger" aria-label={`Delete ${wf.name}`} onClick={() => {
+                      if (confirm(`Delete ${wf.name}? Its versions and runs go with it.`)) void act(() => api.del(`/api/workflows/${wf.id}`));
+                    }}>Delete</button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {pages > 1 && (
+          <nav class="pager" aria-label="Pages">
+            <button type="button" disabled={page.value <= 1} onClick={() => { page.value--; }}>Previous</button>
+            <span>Page {page.value} of {pages}</span>
+            <button type="button" disabled={page.value >= pages} onClick={() => { page.value++; }}>Next</button>
+          </nav>
+        )}
+      </section>
+      {dialog.value === "new" && <NewWorkflowDialog folderId={folderId.value && folderId.value !== "none" ? folderId.value : null} onClose={() => { dialog.value = null; }} />}
+      {dialog.value === "import" && <ImportDialog onClose={() => { dialog.value = null; }} />}
+    </main>
+  );
+}

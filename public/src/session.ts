@@ -1,0 +1,53 @@
+/** Who is logged in: first-start setup, login, logout, and the CSRF token writes must carry. */
+import { signal } from "@preact/signals";
+import { api, sessionExpired, setCsrfToken } from "./api";
+
+export interface Me {
+  kind: "session" | "token";
+  user: { id: string; email: string; name: string; role: string; orgId: string } | null;
+  workspace: { id: string; orgId: string; name: string; createdAt: string };
+  scopes: string[];
+  csrfToken?: string;
+}
+
+/** "loading" until the first answer; "setup" while no owner exists; "login" without a session. */
+export const authState = signal<"loading" | "setup" | "login" | "ready">("loading");
+export const me = signal<Me | null>(null);
+
+export async function loadSession(): Promise<void> {
+  try {
+    const res = await api.get<Me>("/api/auth/me");
+    setCsrfToken(res.data.csrfToken);
+    me.value = res.data;
+    sessionExpired.value = false;
+    authState.value = "ready";
+  } catch {
+    const status = await api.get<{ needsSetup: boolean }>("/api/auth/status");
+    authState.value = status.data.needsSetup ? "setup" : "login";
+  }
+}
+
+export async function setupOwner(input: { email: string; password: string; name?: string }) {
+  const res = await api.post<{ csrfToken: string }>("/api/auth/setup", input);
+  setCsrfToken(res.data.csrfToken);
+  await loadSession();
+}
+
+export async function login(email: string, password: string) {
+  const res = await api.post<{ csrfToken: string }>("/api/auth/login", { email, password });
+  setCsrfToken(res.data.csrfToken);
+  await loadSession();
+}
+
+export async function logout() {
+  try { await api.post("/api/auth/logout"); } finally {
+    setCsrfToken(undefined);
+    me.value = null;
+    authState.value = "login";
+  }
+}
+
+export async function switchWorkspace(workspaceId: string) {
+  await api.post("/api/auth/workspace", { workspaceId });
+  await loadSession();
+}

@@ -1,0 +1,127 @@
+/** Pieces: the catalog, piece detail and summary, schema projections, dynamic options, derived trigger samples. */
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "../app";
+import {
+  dynamicOptions,
+  findPiece,
+  listPieces,
+  pieceDetail,
+  pieceSummary,
+  ProjectionCache,
+  triggerSample,
+} from "../core/pieces/catalog";
+import type { QueryValues } from "../core/pieces/projection";
+import { AppError } from "../http/errors";
+import { Data, List, PageQuery, pageOf } from "../schema/common";
+
+const tags = ["Pieces"];
+const permission = "piece:read" as const;
+
+const PieceParams = t.Object({ id: t.String({ description: "Piece id, e.g. http" }) });
+const ActionParams = t.Object({ id: t.String({ description: "Piece id" }), actionId: t.String({ description: "Action id" }) });
+const TriggerParams = t.Object({ id: t.String({ description: "Piece id" }), triggerId: t.String({ description: "Trigger id" }) });
+const OptionsParams = t.Object({ id: t.String(), actionId: t.String(), propertyName: t.String({ description: "A property whose values are dynamic (listed in dynamicFields)" }) });
+
+const Discriminators = t.Record(t.String(), t.Array(t.Unknown()), { description: "gate field → its legal values" });
+const SpecProperty = t.Record(t.String(), t.Unknown(), { description: "spec 2.5 property: type, description, default, enum, enumLabels, format, properties, items, propertyType, required, minLength, maxLength, min, max, pattern, refreshers, language, displayConditions" });
+const ObjectSchema = t.Object({ type: t.String(), properties: t.Record(t.String(), SpecProperty), required: t.Array(t.String()) });
+
+const PieceListItem = t.Object({
+  id: t.String(), name: t.String(), version: t.String(), description: t.String(),
+  auth: t.Union([t.String(), t.Null()], { description: "oauth2, api_key, basic, custom or null" }),
+  actions: t.Array(t.String()), triggers: t.Array(t.String()),
+});
+
+const Projection = t.Object({
+  pieceId: t.String(), pieceVersion: t.String(), id: t.String(), name: t.String(), description: t.String(),
+  sideEffects: t.String({ description: "pure, read, write or external; always empty for triggers" }),
+  inputSchema: ObjectSchema, outputSchema: ObjectSchema, sampleData: t.Unknown(),
+  filteredBy: t.Record(t.String(), t.String()), ignored: t.Array(t.String()), unresolved: t.Array(t.String()),
+  conditionalFields: t.Array(t.String()), dynamicFields: t.Array(t.String()),
+});
+
+const ProjectionQuery = t.Object(
+  { view: t.Optional(t.String({ description: "Reserved; selects nothing" })), gateValues: t.Optional(t.String({ description: "Reserved; never sent literally" })) },
+  { additionalProperties: true, description: "Any number of <property_name>=<text value> gate values" },
+);
+
+const OptionsBody = t.Object({
+  config: t.Optional(t.Record(t.String(), t.Unknown(), { description: "The step's current config" })),
+  connectionId: t.Optional(t.String({ format: "uuid", description: "The step's connection, for properties refreshed by auth" })),
+}, { additionalProperties: false });
+
+const SampleBody = t.Object({
+  config: t.Optional(t.Record(t.String(), t.Unknown(), { description: "The trigger's config" })),
+}, { additionalProperties: false });
+
+/** Raw query pairs, keeping repeated keys (a contains_any gate may be sent as a=x&a=y or a=x,y). */
+function rawQuery(url: string): QueryValues {
+  const at = url.indexOf("?");
+  const out: QueryValues = {};
+  if (at < 0) return out;
+  for (const [key, value] of new URLSearchParams(url.slice(at + 1))) {
+    const existing = out[key];
+    out[key] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
+  }
+  return out;
+}
+
+const json = (body: string) => new Response(body, { headers: { "content-type": "application/json" } });
+
+export const piecesApi = (deps: AppDeps) => {
+  const { security, pieces } = deps;
+  const projections = new ProjectionCache(pieces);
+  return new Elysia({ name: "api-pieces" })
+    .use(security)
+    .get("/api/pieces", ({ query }) => {
+      const { offset, limit } = pageOf(query);
+      return listPieces(pieces, { q: query.q, offset, limit });
+    }, {
+      permission,
+      query: t.Object({ q: t.Optional(t.String({ description: "Text to find in ids, names and descriptions of pieces, actions and triggers" })), ...PageQuery }, { additionalProperties: true }),
+      response: List(PieceListItem),
+      detail: { tags, summary: "List the pieces the fleet serves, with their versions" },
+    })
+    .get("/api/pieces/:id", ({ params, query }) => {
+      const piece = findPiece(pieces, params.id);
+      if (query.view === undefined || query.view === "") return { data: pieceDetail(piece) };
+      if (query.view === "summary") return { data: pieceSummary(piece) };
+      throw new AppError("VALIDATION_FAILED", `view "${query.view}" is unknown; use view=summary or omit it`);
+    }, {
+      permission, params: PieceParams,
+      query: t.Object({ view: t.Optional(t.String({ description: "summary: ids, names, auth kind and discriminators only" })) }, { additionalProperties: true }),
+      detail: { tags, summary: "Piece detail (auth incl. auth.oauth2, actions, triggers with their lowercase type); ?view=summary returns discriminators" },
+    })
+    .get("/api/pieces/:id/actions/:actionId", ({ params, request }) => json(projections.actionJson(params.id, params.actionId, rawQuery(request.url))), {
+      permission, params: ActionParams, query: ProjectionQuery,
+      response: { 200: Data(Projection) },
+      detail: { tags, summary: "Schema projection of an action, narrowed by <property>=<value> gate values (spec 4.8)" },
+    })
+    .get("/api/pieces/:id/triggers/:triggerId", ({ params, request }) => json(projections.triggerJson(params.id, params.triggerId, rawQuery(request.url))), {
+      permission, params: TriggerParams, query: ProjectionQuery,
+      response: { 200: Data(Projection) },
+      detail: { tags, summary: "Schema projection of a trigger, narrowed by <property>=<value> gate values (spec 4.9)" },
+    })
+    .post("/api/pieces/:id/actions/:actionId/options/:propertyName", async ({ params, body, auth }) => {
+      const data = await dynamicOptions(pieces, { fetch: deps.guardedFetch ?? fetch, resolveAuth: deps.resolveConnectionAuth }, {
+        workspaceId: auth!.workspaceId,
+        pieceId: params.id,
+        actionId: params.actionId,
+        propertyName: params.propertyName,
+        config: body?.config,
+        connectionId: body?.connectionId,
+      });
+      return { data };
+    }, {
+      permission, params: OptionsParams, body: t.Optional(OptionsBody),
+      response: { 200: Data(t.Object({ options: t.Array(t.Object({ label: t.String(), value: t.Unknown() })), placeholder: t.Optional(t.String()) })) },
+      detail: { tags, summary: "Dynamic option values of a property, given the step's current config and connection" },
+    })
+    .post("/api/pieces/:id/triggers/:triggerId/sample", async ({ params, body }) => ({
+      data: await triggerSample(pieces, { pieceId: params.id, triggerId: params.triggerId, config: body?.config }),
+    }), {
+      permission, params: TriggerParams, body: t.Optional(SampleBody),
+      response: { 200: Data(t.Object({ sampleData: t.Unknown(), derived: t.Boolean({ description: "true when computed from the supplied config" }) })) },
+      detail: { tags, summary: "Sample output of a trigger derived from the supplied config (Form, Schedule, Callable); else the declared example" },
+    });
+};

@@ -1,0 +1,260 @@
+/**
+ * Connections: credentials a workspace holds for a piece (spec 2.6). Statuses: `pending` (an OAuth2
+ * authorization-code connection awaiting authorization), `active` (usable), `error` (with `statusMessage`,
+ * e.g. the provider rejected the refresh token: reconnect). Every read and write is bounded by workspace.
+ *
+ *   const connections = new Connections({ db, box, stateKey, pieces, managedApps, publicUrl, log, fetch });
+ *   const auth = await connections.resolveConnectionAuth({ workspaceId, connectionId, pieceId }); // for the engine
+ */
+import { AppError } from "../../http/errors";
+import type { Logger } from "../../http/logger";
+import type { GuardedFetch, ResolvedAuth } from "../../pieces-sdk/types";
+import { pageOf } from "../../schema/common";
+import { ConnectionStore, type ConnectionRow, type ConnectionStatus } from "../../store/connections";
+import { nowIso, type Db } from "../../store/db";
+import type { SecretBox } from "../crypto";
+import { newId } from "../ids";
+import type { PieceRegistry } from "../pieces/registry";
+import { AuthResolver, type ConnectionRef } from "./auth-resolver";
+import type { CallbackOutcome } from "./callback-page";
+import { decryptJson, describe, encryptJson, pieceOf, piecesWithAuth, preparedOf, type ConnectionsContext, type StoredTokens } from "./context";
+import { authOf, mergeInput, prepareCredentials, toInput, type CredentialInput, type PreparedCredentials, type SecretValues } from "./credentials";
+import { ManagedApps } from "./managed-apps";
+import { completeAuthorization, startAuthorization, type CallbackQuery } from "./oauth2-flow";
+import { StateSigner } from "./oauth2-state";
+import { connectionView, type ConnectionView } from "./view";
+import { usesConnection } from "./workflow-usage";
+
+export const CONNECTION_STATUSES = ["pending", "active", "error"] as const;
+
+export interface ConnectionsOptions {
+  db: Db;
+  box: SecretBox;
+  /** HMAC key for OAuth2 state (≥ 32 bytes), derived from the encryption key. */
+  stateKey: Buffer;
+  pieces: PieceRegistry;
+  managedApps?: ManagedApps;
+  publicUrl: string;
+  log: Logger;
+  /** The SSRF-guarded fetch; token URLs of the generic piece are user-supplied. */
+  fetch?: GuardedFetch;
+  refreshMarginMs?: number;
+  now?: () => number;
+}
+
+export interface CreateInput extends CredentialInput {
+  pieceId: string;
+  name: string;
+}
+
+export interface UpdateInput extends CredentialInput {
+  name?: string;
+}
+
+export interface Actor {
+  orgId: string;
+  workspaceId: string;
+  userId: string | null;
+}
+
+const CHECK_TIMEOUT_MS = 15_000;
+
+export class Connections {
+  readonly ctx: ConnectionsContext;
+  readonly resolver: AuthResolver;
+
+  constructor(options: ConnectionsOptions) {
+    const publicUrl = options.publicUrl.replace(/\/+$/, "");
+    this.ctx = {
+      store: new ConnectionStore(options.db),
+      box: options.box,
+      pieces: options.pieces,
+      managedApps: options.managedApps ?? new ManagedApps(),
+      signer: new StateSigner(options.stateKey),
+      fetch: options.fetch ?? ((url, init) => fetch(url, init)),
+      log: options.log,
+      publicUrl,
+      redirectUri: `${publicUrl}/api/oauth2/callback`,
+      refreshMarginMs: options.refreshMarginMs ?? 120_000,
+      now: options.now ?? Date.now,
+    };
+    this.resolver = new AuthResolver(this.ctx);
+  }
+
+  // ---- the engine's and the gate's entry points ----
+
+  /** Fresh credentials for a step; refuses a connection of another workspace or piece. Throws AppError. */
+  resolveConnectionAuth = (ref: ConnectionRef): Promise<ResolvedAuth> => this.resolver.resolve(ref);
+
+  /** True when the workspace holds connection `id` and it belongs to `pieceId` (the publish gate's check). */
+  connectionExists = (workspaceId: string, id: string, pieceId: string): boolean => this.ctx.store.pieceOf(workspaceId, id) === pieceId;
+
+  /** The workspace's connections of a piece: the publish gate's connection directory (`workflows.setConnectionDirectory`). */
+  directory = (workspaceId: string, pieceId: string): Array<{ id: string; name: string }> => this.ctx.store.choices(workspaceId, pieceId);
+
+  // ---- CRUD ----
+
+  view(row: ConnectionRow): ConnectionView {
+    const secrets = decryptJson<SecretValues>(this.ctx, row.secrets, {});
+    const tokens = decryptJson<StoredTokens | null>(this.ctx, row.tokens, null);
+    return connectionView(row, {
+      secrets: (["clientSecret", "apiKey", "password"] as const).filter((k) => secrets[k] !== undefined),
+      secretValues: Object.keys(secrets.values ?? {}),
+      tokens: tokens ? ["accessToken", ...(tokens.refreshToken ? ["refreshToken"] : [])] : [],
+    });
+  }
+
+  private row(workspaceId: string, id: string): ConnectionRow {
+    const row = this.ctx.store.get(workspaceId, id);
+    if (!row) throw new AppError("NOT_FOUND", `connection ${id} not found in this workspace; GET /api/connections lists them`);
+    return row;
+  }
+
+  get(workspaceId: string, id: string): ConnectionView {
+    return this.view(this.row(workspaceId, id));
+  }
+
+  list(workspaceId: string, query: { pieceId?: string; status?: string; page?: string; limit?: string }) {
+    const { limit, offset } = pageOf(query);
+    // Like the run list (spec 4.6), an unknown status filter is dropped rather than refused.
+    const status = (CONNECTION_STATUSES as readonly string[]).includes(query.status ?? "") ? (query.status as ConnectionStatus) : undefined;
+    const { rows, total } = this.ctx.store.list(workspaceId, { pieceId: query.pieceId || undefined, status }, limit, offset);
+    return { data: rows.map((row) => this.view(row)), total };
+  }
+
+  private assertNameFree(workspaceId: string, name: string, except?: string) {
+    const clash = this.ctx.store.byName(workspaceId, name);
+    if (clash && clash.id !== except) throw new AppError("CONFLICT", `a connection named "${name}" already exists in this workspace (${clash.id}); choose another name`);
+  }
+
+  async create(actor: Actor, input: CreateInput): Promise<ConnectionView> {
+    const { pieceId, name, ...credentials } = input;
+    const piece = this.ctx.pieces.get(pieceId);
+    if (!piece) throw new AppError("VALIDATION_FAILED", `unknown piece "${pieceId}"; pieces that take connections: ${piecesWithAuth(this.ctx)().join(", ") || "none"}`);
+    const auth = authOf(piece, piecesWithAuth(this.ctx));
+    const prepared = prepareCredentials(piece, auth, credentials, this.ctx.managedApps);
+    this.assertNameFree(actor.workspaceId, name);
+    const at = nowIso();
+    const row: ConnectionRow = {
+      id: newId(), org_id: actor.orgId, workspace_id: actor.workspaceId, piece_id: piece.id, name,
+      ...this.columns(prepared),
+      status: prepared.authKind === "oauth2" ? "pending" : "active",
+      status_message: null, tokens: null, token_expires_at: null, refresh_lease: null, refresh_lease_until: null,
+      created_by: actor.userId, created_at: at, updated_at: at,
+    };
+    try {
+      this.ctx.store.insert(row);
+    } catch (error) {
+      if (/UNIQUE/i.test(String((error as Error).message))) this.assertNameFree(actor.workspaceId, name);
+      throw error;
+    }
+    this.ctx.log.info("connection created", { connectionId: row.id, pieceId: row.piece_id, authKind: row.auth_kind, managedApp: row.managed_app === 1 });
+    if (prepared.grantType === "client_credentials") await this.obtainClientCredentialsToken(row);
+    return this.get(actor.workspaceId, row.id);
+  }
+
+  private columns(prepared: PreparedCredentials) {
+    return {
+      auth_kind: prepared.authKind,
+      grant_type: prepared.grantType,
+      config: JSON.stringify(prepared.config),
+      client_id: prepared.clientId,
+      managed_app: prepared.managedApp ? 1 : 0,
+      public_values: JSON.stringify(prepared.publicValues),
+      secrets: encryptJson(this.ctx, prepared.secrets),
+    };
+  }
+
+  /** Client-credentials connections get their first token at once, so wrong credentials show up on create. */
+  private async obtainClientCredentialsToken(row: ConnectionRow) {
+    try {
+      await this.resolver.resolve({ workspaceId: row.workspace_id, connectionId: row.id, pieceId: row.piece_id });
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      const message = error.message;
+      // The resolver already recorded refusals; record outages too so the status tells the user.
+      if (this.ctx.store.getById(row.id)?.status !== "error") this.ctx.store.setError(row.id, message, false, nowIso());
+    }
+  }
+
+  async update(workspaceId: string, id: string, patch: UpdateInput): Promise<ConnectionView> {
+    const row = this.row(workspaceId, id);
+    const { name, ...credentials } = patch;
+    const piece = pieceOf(this.ctx, row);
+    const auth = authOf(piece, piecesWithAuth(this.ctx));
+    const before = preparedOf(this.ctx, row);
+    const changesCredentials = Object.values(credentials).some((v) => v !== undefined);
+    const prepared = changesCredentials ? prepareCredentials(piece, auth, mergeInput(toInput(before), credentials), this.ctx.managedApps) : before;
+    if (name !== undefined) this.assertNameFree(workspaceId, name, row.id);
+    const next: ConnectionRow = { ...row, ...this.columns(prepared), name: name ?? row.name, updated_at: nowIso() };
+    if (changesCredentials) {
+      // A different client, grant or URL makes the stored tokens meaningless: authorize again.
+      const reauthorize = prepared.authKind === "oauth2" && (prepared.clientId !== before.clientId || prepared.managedApp !== before.managedApp
+        || JSON.stringify(prepared.config) !== JSON.stringify(before.config));
+      if (reauthorize) {
+        next.tokens = null;
+        next.token_expires_at = null;
+      }
+      next.status = prepared.grantType === "authorization_code" && !next.tokens ? "pending" : "active";
+      next.status_message = null;
+    }
+    this.ctx.store.db.transaction(() => {
+      if (changesCredentials) this.ctx.store.dropStatesOf(row.id);
+      this.ctx.store.update(next);
+    }).immediate();
+    this.ctx.log.info("connection updated", { connectionId: row.id, fields: Object.keys(patch).filter((k) => (patch as any)[k] !== undefined) });
+    if (changesCredentials && prepared.grantType === "client_credentials") await this.obtainClientCredentialsToken(next);
+    return this.get(workspaceId, row.id);
+  }
+
+  /** Refused while a live workflow uses the connection; the refusal names those workflows. */
+  delete(workspaceId: string, id: string): ConnectionView {
+    const row = this.row(workspaceId, id);
+    const users = this.ctx.store.liveWorkflowsMentioning(workspaceId, id).filter((w) => usesConnection(w.draft, id) || usesConnection(w.live, id));
+    if (users.length > 0) {
+      throw new AppError(
+        "CONFLICT",
+        `${describe(row)} is used by ${users.length === 1 ? "a live workflow" : `${users.length} live workflows`}: ${users.map((w) => `"${w.name}" (${w.id})`).join(", ")}; unpublish ${users.length === 1 ? "it" : "them"} or switch ${users.length === 1 ? "its" : "their"} steps to another connection first`,
+        { workflows: users.map((w) => ({ id: w.id, name: w.name })) },
+      );
+    }
+    const view = this.view(row);
+    this.ctx.store.delete(workspaceId, id);
+    this.ctx.log.info("connection deleted", { connectionId: id, pieceId: row.piece_id });
+    return view;
+  }
+
+  // ---- OAuth2 ----
+
+  startOAuth2(workspaceId: string, id: string): { authorizeUrl: string; redirectUri: string } {
+    return startAuthorization(this.ctx, workspaceId, id);
+  }
+
+  completeOAuth2(query: CallbackQuery): Promise<CallbackOutcome & { status: number }> {
+    return completeAuthorization(this.ctx, query);
+  }
+
+  // ---- connection test ----
+
+  /** Runs the piece's declared check with fresh credentials; reports instead of throwing when the check fails. */
+  async test(workspaceId: string, id: string): Promise<{ ok: boolean; message: string }> {
+    const row = this.row(workspaceId, id);
+    const piece = pieceOf(this.ctx, row);
+    if (!piece.checkConnection) {
+      throw new AppError("UNPROCESSABLE", `piece "${piece.id}" declares no connection check, so ${describe(row)} cannot be tested; it is checked when a step uses it`);
+    }
+    let auth: ResolvedAuth;
+    try {
+      auth = await this.resolver.resolve({ workspaceId, connectionId: id, pieceId: row.piece_id });
+    } catch (error) {
+      if (error instanceof AppError) return { ok: false, message: error.message };
+      throw error;
+    }
+    try {
+      const result = await piece.checkConnection({ auth, fetch: this.ctx.fetch, signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
+      return { ok: result.ok === true, message: result.message ?? (result.ok ? `${describe(row)} works` : `${describe(row)} was refused by the provider`) };
+    } catch (error) {
+      return { ok: false, message: `the check of piece "${piece.id}" failed: ${(error as Error)?.message ?? String(error)}` };
+    }
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The events of one run for `GET /api/runs/{id}/stream`: first its history from the database (step rows
+ * after `Last-Event-ID`, then the run as it stands), then live events until `end`. Every event has an id
+ * from one counter per run, so a client that reconnects with Last-Event-ID misses nothing and sees nothing twice.
+ */
+import type { Engine } from "../../engine/engine";
+import type { RunEvent } from "../../engine/run-events";
+import { notFound } from "../../http/errors";
+import { runFromRow, stepFromRow } from "../../store/runs";
+
+const FINISHED = new Set(["completed", "failed", "cancelled"]);
+
+/** Checks the run exists in the workspace (404 otherwise) and returns its event sequence. */
+export function openRunStream(engine: Engine, workspaceId: string, runId: string, lastEventId: number, signal: AbortSignal): AsyncGenerator<RunEvent> {
+  const buffered: RunEvent[] = [];
+  let wake: (() => void) | undefined;
+  // Subscribe before reading the history so that nothing emitted in between is lost.
+  const unsubscribe = engine.events.subscribe(runId, (event) => {
+    buffered.push(event);
+    wake?.();
+  });
+  engine.batcher.flush();
+  const row = engine.store.get(workspaceId, runId);
+  if (!row) {
+    unsubscribe();
+    throw notFound(`run ${runId}`);
+  }
+  return (async function* () {
+    try {
+      let last = lastEventId;
+      for (const step of engine.store.steps(runId)) {
+        if (step.seq <= last) continue;
+        last = step.seq;
+        yield { type: "step", id: step.seq, step: stepFromRow(step) } as RunEvent;
+      }
+      const current = engine.store.getRow(runId) ?? row;
+      if (current.event_seq > last || lastEventId === 0) {
+        last = Math.max(last, current.event_seq);
+        yield { type: "run", id: current.event_seq, run: runFromRow(current) } as RunEvent;
+      }
+      if (FINISHED.has(current.status)) {
+        yield { type: "end", id: current.event_seq + 1, run: runFromRow(current) } as RunEvent;
+        return;
+      }
+      while (!signal.aborted) {
+        if (buffered.length === 0) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            signal.addEventListener("abort", () => resolve(), { once: true });
+          });
+          wake = undefined;
+          continue;
+        }
+        const event = buffered.shift()!;
+        if (event.id <= last && event.type !== "end") continue;
+        last = Math.max(last, event.id);
+        yield event;
+        if (event.type === "end") return;
+      }
+    } finally {
+      unsubscribe();
+    }
+  })();
+}

@@ -1,0 +1,86 @@
+/**
+ * The Runs API's core (spec 4.3, 4.6, 4.10; DESIGN.md §3 "Runs"): starting a workflow run, listing and
+ * reading runs, cancel, retry and resume links. Everything is bounded by the caller's workspace; another
+ * workspace's run ids answer 404.
+ */
+import type { Engine } from "../../engine/engine";
+import { AppError, notFound } from "../../http/errors";
+import type { Environment, RunT } from "../../schema/run";
+import { runFromRow, stepFromRow } from "../../store/runs";
+import { runListFilter, type RawQuery } from "./list-query";
+
+export const MAX_WAIT_SECONDS = 30;
+const FINISHED = new Set(["completed", "failed", "cancelled"]);
+
+export interface RunWorkflowResult {
+  /** 200 when the reply carries the finished run, 202 when the run is still pending or running. */
+  status: 200 | 202;
+  run: RunT;
+}
+
+/** `environment=production` is production; anything else, or nothing, is a test run (never production by omission). */
+export function runEnvironment(value: unknown): Environment {
+  return value === "production" ? "production" : "test";
+}
+
+/** `wait` is an integer 0–30 (seconds); absent means answer at once with 202. */
+export function parseWait(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const text = typeof value === "string" ? value.trim() : "";
+  if (!/^\d+$/.test(text) || Number(text) > MAX_WAIT_SECONDS) {
+    throw new AppError("VALIDATION_FAILED", `wait=${JSON.stringify(value)} is not allowed; use a whole number of seconds from 0 to ${MAX_WAIT_SECONDS}, or leave it out to get 202 at once`);
+  }
+  return Number(text);
+}
+
+export class Runs {
+  constructor(private readonly engine: Engine) {}
+
+  /** POST /api/workflows/{id}/run: triggerType `api`; production = published snapshot, test = draft. */
+  async runWorkflow(workspaceId: string, workflowId: string, query: RawQuery, body: unknown): Promise<RunWorkflowResult> {
+    const environment = runEnvironment(query.environment);
+    const wait = parseWait(query.wait);
+    if (body !== undefined && body !== null && (typeof body !== "object" || Array.isArray(body))) {
+      throw new AppError("VALIDATION_FAILED", `the body must be a JSON object (it becomes trigger.body); got ${Array.isArray(body) ? "an array" : typeof body}`);
+    }
+    const run = await this.engine.startRun({ workspaceId, workflowId, environment, triggerType: "api", input: body ?? {} });
+    if (wait === undefined) return { status: 202, run };
+    const current = await this.engine.waitFor(run.id, wait * 1000);
+    if (current && FINISHED.has(current.status)) return { status: 200, run: this.get(workspaceId, run.id) };
+    return { status: 202, run: current ?? run };
+  }
+
+  list(workspaceId: string, query: RawQuery) {
+    const filter = runListFilter(workspaceId, query);
+    this.engine.batcher.flush();
+    const { rows, total } = this.engine.store.list(filter);
+    return {
+      data: rows.map(runFromRow),
+      pagination: { page: filter.page, limit: filter.limit, total, totalPages: Math.ceil(total / filter.limit) },
+    };
+  }
+
+  /** One run with its steps in execution order. */
+  get(workspaceId: string, runId: string): RunT {
+    this.engine.batcher.flush();
+    const row = this.engine.store.get(workspaceId, runId);
+    if (!row) throw notFound(`run ${runId}`);
+    return { ...runFromRow(row), steps: this.engine.store.steps(runId).map(stepFromRow) };
+  }
+
+  cancel(workspaceId: string, runId: string): Promise<RunT> {
+    return this.engine.cancel(workspaceId, runId);
+  }
+
+  retry(workspaceId: string, runId: string, body: { from?: "failed_step" | "start"; version?: "original" | "latest" } | undefined): Promise<RunT> {
+    return this.engine.retry(workspaceId, runId, body ?? {});
+  }
+
+  /** A resume link of a paused run (approval): GET or POST, no bearer token; the query and a JSON body form the payload. */
+  resume(runId: string, token: string, query: RawQuery, body: unknown): Promise<RunT> {
+    const payload: Record<string, unknown> = {};
+    if (body && typeof body === "object" && !Array.isArray(body)) Object.assign(payload, body);
+    for (const [key, value] of Object.entries(query)) if (typeof value === "string") payload[key] = value;
+    return this.engine.resumeByToken(runId, token, payload);
+  }
+}

@@ -1,0 +1,17 @@
+/** The built-in template catalog, shipped in the binary. Add a template: one file here, one import below. */
+import approvalFlow from "./approval-flow";
+import callableSubflow from "./callable-subflow";
+import dailyCheckBranch from "./daily-check-branch";
+import errorNotification from "./error-notification";
+import formToStore from "./form-to-store";
+import orderLinesLoop from "./order-lines-loop";
+import pollJsonStore from "./poll-json-store";
+import scheduledDedupe from "./scheduled-dedupe";
+import webhookTransformRespond from "./webhook-transform-respond";
+import type { BuiltinTemplate } from "./types";
+
+export type { BuiltinTemplate };
+
+export const BUILTIN_TEMPLATES: readonly BuiltinTemplate[] = [
+  webhookTransformRespond, dailyCheckBranch, errorNotification, approvalFlow, pollJsonStore, scheduledDedupe, formToStore, callableSubflow, orderLinesLoop,
+];

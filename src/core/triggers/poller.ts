@@ -1,0 +1,244 @@
+/**
+ * The poller: `poll`-type triggers of live workflows, each on its interval.
+ *
+ * A poll row holds the durable baseline: the ids already seen ("id" dedupe) or the newest item
+ * time ("time" dedupe). The first poll after the first enable only takes the baseline, so historic
+ * items never fire. Later polls start one run per new item and store the new baseline in the same
+ * transaction as those runs, so a crash neither loses nor repeats an item. Republishing a live
+ * workflow keeps the row (and the baseline); unpublish deletes it, so the next publish starts over
+ * with a fresh baseline (spec 3.1). A failing poll is recorded (`failures`, `lastError`) and retried
+ * with exponential backoff: interval × 2^failures, at most WEFT_POLL_MAX_BACKOFF (1 h).
+ */
+import type { Logger } from "../../http/logger";
+import type { PollDedupe, TriggerDef } from "../../pieces-sdk/types";
+import type { Db } from "../../store/db";
+import type { PollRow, TriggerStore } from "../../store/triggers";
+import type { PieceRegistry } from "../pieces/registry";
+import type { Clock } from "./clock";
+import type { TriggerRunStarter, TriggerRuntime, TriggerWorkflows } from "./ports";
+
+/** How many seen ids a baseline keeps (newest first); older ids fall out. */
+export const MAX_SEEN_IDS = 2000;
+const BATCH = 50;
+
+export type Baseline = { strategy: "id"; ids: Array<string | number> } | { strategy: "time"; time: number | null };
+
+export interface PollerOptions {
+  db: Db;
+  store: TriggerStore;
+  clock: Clock;
+  workflows: TriggerWorkflows;
+  runs: TriggerRunStarter;
+  pieces: PieceRegistry;
+  log: Logger;
+  runtime: TriggerRuntime;
+  maxBackoffMs?: number;
+  pollTimeoutMs?: number;
+}
+
+export interface PollOutcome {
+  workflowId: string;
+  /** "baseline": the first poll, nothing fired; "fired": runs started for new items; "failed". */
+  result: "baseline" | "fired" | "failed" | "skipped";
+  runIds: string[];
+  error?: string;
+}
+
+const DEFAULT_DEDUPE: PollDedupe = {
+  strategy: "id",
+  key: (item) => (item && typeof item === "object" && "id" in item ? (item as any).id : JSON.stringify(item)),
+};
+
+export class Poller {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private running = false;
+  private inFlight: Promise<unknown> | undefined;
+
+  constructor(private readonly o: PollerOptions) {}
+
+  /**
+   * Publish: start polling a live version. An existing row keeps its baseline (republish); the
+   * interval and version follow the new version.
+   */
+  enable(workflowId: string, workspaceId: string, versionId: string, pieceId: string, triggerId: string, intervalSeconds: number): void {
+    const now = this.o.clock.now();
+    const existing = this.o.store.poll(workflowId);
+    if (existing && existing.piece_id === pieceId && existing.trigger_id === triggerId) {
+      const intervalChanged = existing.interval_seconds !== intervalSeconds;
+      this.o.store.putPoll({
+        ...existing, workspace_id: workspaceId, version_id: versionId, interval_seconds: intervalSeconds,
+        next_poll_at: intervalChanged ? Math.min(existing.next_poll_at, now + intervalSeconds * 1000) : existing.next_poll_at, updated_at: now,
+      });
+      return;
+    }
+    this.o.store.putPoll({
+      workflow_id: workflowId, workspace_id: workspaceId, version_id: versionId, piece_id: pieceId, trigger_id: triggerId,
+      interval_seconds: intervalSeconds, next_poll_at: now, baseline: null, last_poll_at: null, last_success_at: null,
+      failures: 0, last_error: null, updated_at: now,
+    });
+  }
+
+  /** Unpublish: stop polling and forget the baseline. */
+  disable(workflowId: string): void {
+    this.o.store.deletePoll(workflowId);
+  }
+
+  status(workflowId: string) {
+    const row = this.o.store.poll(workflowId);
+    if (!row) return null;
+    const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+    return {
+      intervalSeconds: row.interval_seconds,
+      nextPollAt: iso(row.next_poll_at),
+      lastPollAt: iso(row.last_poll_at),
+      lastSuccessAt: iso(row.last_success_at),
+      hasBaseline: row.baseline !== null,
+      failures: row.failures,
+      lastError: row.last_error,
+    };
+  }
+
+  /** Polls every due row once. Tests call it after moving a fake clock. */
+  async tick(): Promise<PollOutcome[]> {
+    const outcomes: PollOutcome[] = [];
+    const due = this.o.store.duePolls(this.o.clock.now(), BATCH);
+    // Polls of different workflows are independent network calls: run them side by side.
+    const results = await Promise.all(due.map((row) => this.pollOne(row)));
+    outcomes.push(...results);
+    return outcomes;
+  }
+
+  private async pollOne(row: PollRow): Promise<PollOutcome> {
+    const started = this.o.clock.now();
+    const live = this.o.workflows.live(row.workflow_id);
+    const definition = live ? this.o.workflows.versionDefinition(live.versionId) : null;
+    const trigger = definition?.trigger;
+    const def = trigger?.pieceId && trigger.actionId ? this.o.pieces.trigger(trigger.pieceId, trigger.actionId) : undefined;
+    if (!live || !trigger || trigger.type !== "poll") {
+      this.o.store.deletePoll(row.workflow_id);
+      return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
+    }
+    let items: unknown[];
+    try {
+      if (!def?.poll) throw new Error(`piece trigger ${trigger.pieceId}.${trigger.actionId} is not in the fleet or has no poll function`);
+      const auth = trigger.connectionId ? await this.o.runtime.auth({ workspaceId: live.workspaceId, connectionId: trigger.connectionId, pieceId: trigger.pieceId! }) : undefined;
+      items = await withTimeout(def.poll({
+        config: trigger.config ?? {}, auth, fetch: this.o.runtime.fetch,
+        lastPollAt: row.last_success_at === null ? undefined : new Date(row.last_success_at).toISOString(),
+      }), this.o.pollTimeoutMs ?? 60_000);
+      if (!Array.isArray(items)) throw new Error(`poll returned ${typeof items}, not an array of items`);
+    } catch (error) {
+      return this.recordFailure(row, started, (error as Error).message ?? String(error));
+    }
+    return this.accept(row, def, trigger.config ?? {}, items, started);
+  }
+
+  private accept(row: PollRow, def: TriggerDef, config: Record<string, unknown>, items: unknown[], started: number): PollOutcome {
+    const dedupe = def.dedupe ?? DEFAULT_DEDUPE;
+    return this.o.db.transaction((): PollOutcome => {
+      // Re-read inside the write transaction: an unpublish during the network call wins.
+      const current = this.o.store.poll(row.workflow_id);
+      if (!current) return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
+      const previous = current.baseline === null ? null : (JSON.parse(current.baseline) as Baseline);
+      const { fresh, baseline } = diff(previous, items, dedupe, config);
+      const runIds: string[] = [];
+      if (previous !== null) {
+        const polledAt = new Date(started).toISOString();
+        for (const item of fresh) {
+          runIds.push(this.o.runs.start({ workspaceId: current.workspace_id, workflowId: current.workflow_id, environment: "production", triggerType: "poll", triggerData: { body: item, polledAt } }));
+        }
+      }
+      const now = this.o.clock.now();
+      this.o.store.putPoll({
+        ...current, baseline: JSON.stringify(baseline), last_poll_at: started, last_success_at: started, failures: 0, last_error: null,
+        next_poll_at: started + current.interval_seconds * 1000, updated_at: now,
+      });
+      return { workflowId: row.workflow_id, result: previous === null ? "baseline" : "fired", runIds };
+    }).immediate();
+  }
+
+  private recordFailure(row: PollRow, started: number, message: string): PollOutcome {
+    const current = this.o.store.poll(row.workflow_id);
+    if (!current) return { workflowId: row.workflow_id, result: "skipped", runIds: [], error: message };
+    const failures = current.failures + 1;
+    const backoff = Math.min(this.o.maxBackoffMs ?? 3_600_000, current.interval_seconds * 1000 * 2 ** Math.min(failures, 20));
+    this.o.store.putPoll({ ...current, failures, last_error: message.slice(0, 2000), last_poll_at: started, next_poll_at: started + Math.max(backoff, current.interval_seconds * 1000), updated_at: this.o.clock.now() });
+    this.o.log.warn("poll failed", { workflowId: row.workflow_id, failures, error: message });
+    return { workflowId: row.workflow_id, result: "failed", runIds: [], error: message };
+  }
+
+  /** Polls on a timer until `stop()`. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const loop = async () => {
+      if (!this.running) return;
+      try {
+        this.inFlight = this.tick();
+        await this.inFlight;
+      } catch (error) {
+        this.o.log.error("poller tick failed", { error: (error as Error).message });
+      } finally {
+        this.inFlight = undefined;
+      }
+      if (!this.running) return;
+      const next = this.o.store.nextPollAt();
+      const sleep = next === null ? 1000 : Math.max(10, Math.min(1000, next - this.o.clock.now()));
+      this.timer = setTimeout(loop, sleep);
+    };
+    void loop();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.inFlight?.catch(() => undefined);
+  }
+}
+
+/** New items relative to a baseline, and the baseline after them. */
+export function diff(previous: Baseline | null, items: unknown[], dedupe: PollDedupe, config: Record<string, unknown>): { fresh: unknown[]; baseline: Baseline } {
+  if (dedupe.strategy === "time") {
+    const since = previous?.strategy === "time" ? previous.time : null;
+    let newest = since;
+    const fresh: unknown[] = [];
+    for (const item of items) {
+      const time = toMillis(dedupe.key(item, config));
+      if (time === null) continue;
+      if (since === null || time > since) fresh.push(item);
+      if (newest === null || time > newest) newest = time;
+    }
+    return { fresh, baseline: { strategy: "time", time: newest } };
+  }
+  const seen = new Set(previous?.strategy === "id" ? previous.ids : []);
+  const fresh: unknown[] = [];
+  const current: Array<string | number> = [];
+  for (const item of items) {
+    const key = dedupe.key(item, config);
+    current.push(key);
+    if (!seen.has(key)) {
+      fresh.push(item);
+      seen.add(key);
+    }
+  }
+  // Keep the ids of this response first: they are the ones the next response is most likely to repeat.
+  const kept = [...new Set([...current, ...(previous?.strategy === "id" ? previous.ids : [])])].slice(0, MAX_SEEN_IDS);
+  return { fresh, baseline: { strategy: "id", ids: kept } };
+}
+
+function toMillis(value: string | number): number | null {
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  const parsed = Date.parse(value);
+  return Number.isNaN(parsed) ? null : parsed;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout>;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`poll did not answer within ${ms / 1000} s`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,79 @@
+/**
+ * What the trigger core needs from workflows and from the engine, as narrow interfaces.
+ * `createTriggers` (./service.ts) adapts the real workflow store and engine to them; tests may
+ * pass fakes. Keeping them narrow is what lets the scheduler run without HTTP or worker threads.
+ */
+import type { GuardedFetch, ResolvedAuth } from "../../pieces-sdk/types";
+import type { FlowVersionT } from "../../schema/workflow";
+
+export type TriggerRunType = "webhook" | "cron" | "poll" | "error" | "run_finished";
+
+export interface TriggerRunInput {
+  workspaceId: string;
+  workflowId: string;
+  environment: "production" | "test";
+  triggerType: TriggerRunType;
+  triggerData: unknown;
+}
+
+export interface TriggerRunStarter {
+  /**
+   * Inserts the pending run and returns its id. Synchronous: called inside the trigger's own
+   * transaction, so "this instant fired" / "this item was seen" commit together with the run.
+   */
+  start(input: TriggerRunInput): string;
+}
+
+export interface LiveWorkflow {
+  id: string;
+  workspaceId: string;
+  versionId: string;
+}
+
+export interface TriggerWorkflows {
+  /** The workflow when it is live (status active with a published version), else null. */
+  live(workflowId: string): LiveWorkflow | null;
+  /** The published snapshot of a version (immutable, so callers may cache it). */
+  versionDefinition(versionId: string): FlowVersionT | null;
+}
+
+/** What piece code run by triggers (poll, onEnable, onDisable) gets: credentials and guarded fetch. */
+export interface TriggerRuntime {
+  auth(input: { workspaceId: string; connectionId: string; pieceId: string }): Promise<ResolvedAuth | undefined>;
+  fetch: GuardedFetch;
+}
+
+/** How a run answered the call that started it (webhook.respond), or why it did not. */
+export type RunReply =
+  | { kind: "reply"; status: number; headers: Record<string, string>; body: unknown }
+  | { kind: "failed"; errorMessage: string | null }
+  | { kind: "finished"; status: string }
+  | { kind: "paused" }
+  | { kind: "timeout" };
+
+export interface WebhookRunStarter {
+  /**
+   * Queues the run with group commit and resolves once it is durable. With `awaitReply`, `reply`
+   * settles with the run's webhook.respond reply (or its end) — registered before the run can
+   * start, so a fast run cannot answer before anyone listens.
+   */
+  enqueue(input: TriggerRunInput & { versionId?: string }, options: { awaitReply: boolean; timeoutMs: number }): Promise<{ runId: string; reply?: Promise<RunReply> }>;
+}
+
+/** A workflow as the public webhook URL sees it. */
+export interface WebhookTarget {
+  id: string;
+  workspaceId: string;
+  status: string;
+  latestVersionId: string | null;
+  webhookToken: string;
+}
+
+export interface WebhookWorkflows {
+  /** Looks the token up by its hash and confirms it in constant time; null when no workflow holds it. */
+  byToken(token: string): WebhookTarget | null;
+  versionDefinition(versionId: string): FlowVersionT | null;
+  draftDefinition(workflowId: string, workspaceId: string): FlowVersionT | null;
+  /** Records an inbound test call as the workflow's test payload (the editor's "listen for a test event"). */
+  recordTestPayload(workflowId: string, workspaceId: string, triggerName: string, payload: unknown): void;
+}

@@ -1,0 +1,134 @@
+/**
+ * Self-registering webhooks: piece triggers with onEnable/onDisable that tell a provider to call
+ * the workflow's public URL. Publish calls onEnable (once per distinct trigger config: an
+ * unchanged republish does not register twice); unpublish calls onDisable best-effort — a provider
+ * error is logged and recorded, never returned (spec 3.1). The piece's durable state (e.g. the
+ * provider's webhook id) lives in trigger_registrations and is handed back to onDisable.
+ */
+import type { Logger } from "../../http/logger";
+import type { TriggerDef, TriggerLifecycleContext } from "../../pieces-sdk/types";
+import type { TriggerNodeT } from "../../schema/workflow";
+import type { RegistrationRow, TriggerStore } from "../../store/triggers";
+import { sha256 } from "../ids";
+import type { PieceRegistry } from "../pieces/registry";
+import type { Clock } from "./clock";
+import type { TriggerRuntime, TriggerWorkflows } from "./ports";
+
+export interface RegistrationsOptions {
+  store: TriggerStore;
+  pieces: PieceRegistry;
+  runtime: TriggerRuntime;
+  workflows: TriggerWorkflows;
+  clock: Clock;
+  log: Logger;
+  /** `{PUBLIC_URL}/webhook/{token}` for a workflow. */
+  webhookUrl(token: string): string;
+}
+
+export interface EnableInput {
+  workflowId: string;
+  workspaceId: string;
+  versionId: string;
+  webhookToken: string | null;
+  trigger: TriggerNodeT;
+}
+
+export class Registrations {
+  constructor(private readonly o: RegistrationsOptions) {}
+
+  private def(pieceId: string | undefined, triggerId: string | undefined): TriggerDef | undefined {
+    return pieceId && triggerId ? this.o.pieces.trigger(pieceId, triggerId) : undefined;
+  }
+
+  /**
+   * Publish: registers the trigger with its provider when it declares onEnable. An error from the
+   * provider is thrown (the caller of publish learns the workflow is live but not registered).
+   */
+  async enable(input: EnableInput): Promise<void> {
+    const { trigger } = input;
+    const def = this.def(trigger.pieceId, trigger.actionId);
+    const hash = sha256(JSON.stringify([trigger.pieceId, trigger.actionId, trigger.config ?? {}, trigger.connectionId ?? null, input.webhookToken]));
+    const existing = this.o.store.registration(input.workflowId);
+    if (existing && existing.enabled && existing.config_hash === hash) {
+      this.o.store.putRegistration({ ...existing, version_id: input.versionId, updated_at: this.o.clock.now() });
+      return;
+    }
+    // A different trigger or config than the one registered: take the old registration down first.
+    if (existing) await this.disable(input.workflowId, input.webhookToken);
+    if (!def?.onEnable && !def?.onDisable) return;
+    const now = this.o.clock.now();
+    const row: RegistrationRow = {
+      workflow_id: input.workflowId, workspace_id: input.workspaceId, piece_id: trigger.pieceId!, trigger_id: trigger.actionId!,
+      version_id: input.versionId, config_hash: hash, state: null, enabled: 0, last_error: null, updated_at: now,
+    };
+    this.o.store.putRegistration(row);
+    const ctx = await this.context(row, trigger, input.webhookToken);
+    try {
+      await def.onEnable?.(ctx);
+    } catch (error) {
+      const message = (error as Error).message ?? String(error);
+      this.o.store.putRegistration({ ...this.o.store.registration(input.workflowId)!, last_error: message.slice(0, 2000), updated_at: this.o.clock.now() });
+      this.o.log.warn("webhook registration failed", { workflowId: input.workflowId, piece: trigger.pieceId, trigger: trigger.actionId, error: message });
+      throw new Error(`the ${trigger.pieceId} provider refused to register the webhook: ${message}`);
+    }
+    this.o.store.putRegistration({ ...this.o.store.registration(input.workflowId)!, enabled: 1, last_error: null, updated_at: this.o.clock.now() });
+  }
+
+  /** Registers the trigger of a stored version (after a rotate). */
+  async enableFromVersion(workflowId: string, workspaceId: string, versionId: string | null, webhookToken: string | null): Promise<void> {
+    const trigger = versionId ? this.o.workflows.versionDefinition(versionId)?.trigger : undefined;
+    if (!trigger || !versionId) return;
+    await this.enable({ workflowId, workspaceId, versionId, webhookToken, trigger });
+  }
+
+  /** Unpublish: de-registers best-effort. Never throws; a provider error is logged. */
+  async disable(workflowId: string, webhookToken: string | null): Promise<void> {
+    const row = this.o.store.registration(workflowId);
+    if (!row) return;
+    const def = this.def(row.piece_id, row.trigger_id);
+    try {
+      if (def?.onDisable) {
+        // onDisable sees the config it was registered with: the trigger of the registered version.
+        const registered = this.o.workflows.versionDefinition(row.version_id)?.trigger;
+        const node: TriggerNodeT = registered && registered.pieceId === row.piece_id && registered.actionId === row.trigger_id
+          ? registered
+          : { name: "trigger", type: def.type, pieceId: row.piece_id, actionId: row.trigger_id, config: {} };
+        await def.onDisable(await this.context(row, node, webhookToken));
+      }
+    } catch (error) {
+      this.o.log.warn("webhook de-registration failed; the provider may still call the URL (it answers 404 while paused)", {
+        workflowId, piece: row.piece_id, trigger: row.trigger_id, error: (error as Error).message ?? String(error),
+      });
+    } finally {
+      this.o.store.deleteRegistration(workflowId);
+    }
+  }
+
+  status(workflowId: string) {
+    const row = this.o.store.registration(workflowId);
+    if (!row) return null;
+    return { pieceId: row.piece_id, triggerId: row.trigger_id, registered: row.enabled === 1, lastError: row.last_error, updatedAt: new Date(row.updated_at).toISOString() };
+  }
+
+  private async context(row: RegistrationRow, trigger: TriggerNodeT, webhookToken: string | null): Promise<TriggerLifecycleContext> {
+    const auth = trigger.connectionId
+      ? await this.o.runtime.auth({ workspaceId: row.workspace_id, connectionId: trigger.connectionId, pieceId: row.piece_id })
+      : undefined;
+    const store = this.o.store;
+    const clock = this.o.clock;
+    return {
+      config: trigger.config ?? {},
+      auth,
+      webhookUrl: webhookToken ? this.o.webhookUrl(webhookToken) : "",
+      workflowId: row.workflow_id,
+      fetch: this.o.runtime.fetch,
+      state: {
+        get: () => {
+          const text = store.registration(row.workflow_id)?.state;
+          return text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+        },
+        set: (value) => store.setRegistrationState(row.workflow_id, value === undefined ? null : JSON.stringify(value), clock.now()),
+      },
+    };
+  }
+}

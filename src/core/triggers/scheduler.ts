@@ -1,0 +1,159 @@
+/**
+ * The scheduler: cron and fixed-interval triggers of live workflows.
+ *
+ * Each live schedule is one row holding its next scheduled instant (epoch ms). A tick finds the due
+ * rows and, for each, moves the row past the instant it held AND inserts the run in one
+ * transaction. So an instant is fired exactly once: a crash before the commit fires it after the
+ * restart, a crash after the commit never fires it again. Republishing an unchanged schedule keeps
+ * the stored instant (no second run for an instant already fired); unpublish deletes the row, so a
+ * paused workflow is skipped from that moment. Instants missed while the server was down are
+ * coalesced into one run at start-up (`missedInstants` tells how many were skipped for `every`).
+ */
+import type { Logger } from "../../http/logger";
+import type { Db } from "../../store/db";
+import type { ScheduleRow, TriggerStore } from "../../store/triggers";
+import type { Clock } from "./clock";
+import { nextFireAfter, specFromKey, type ScheduleSpec } from "./schedule-spec";
+import type { TriggerRunStarter, TriggerWorkflows } from "./ports";
+
+export interface FiredSchedule {
+  workflowId: string;
+  runId: string;
+  scheduledAt: string;
+}
+
+export interface SchedulerOptions {
+  db: Db;
+  store: TriggerStore;
+  clock: Clock;
+  workflows: TriggerWorkflows;
+  runs: TriggerRunStarter;
+  log: Logger;
+  /** Longest sleep between two checks of the due rows (a publish may add an earlier instant). */
+  maxSleepMs?: number;
+}
+
+const BATCH = 200;
+
+export class Scheduler {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private running = false;
+
+  constructor(private readonly o: SchedulerOptions) {}
+
+  /** Publish: start (or keep) the schedule of a live version. */
+  enable(workflowId: string, workspaceId: string, versionId: string, spec: ScheduleSpec): void {
+    const now = this.o.clock.now();
+    const existing = this.o.store.schedule(workflowId);
+    // Same schedule republished: keep the stored instant so an instant already fired is not fired again.
+    if (existing && existing.spec === spec.key) {
+      this.o.store.putSchedule({ ...existing, version_id: versionId, workspace_id: workspaceId, updated_at: now });
+      return;
+    }
+    const next = nextFireAfter(spec, now);
+    if (next === null) {
+      this.o.store.deleteSchedule(workflowId);
+      return;
+    }
+    this.o.store.putSchedule({
+      workflow_id: workflowId, workspace_id: workspaceId, version_id: versionId, spec: spec.key,
+      next_fire_at: next, last_fired_at: existing?.last_fired_at ?? null, last_run_id: existing?.last_run_id ?? null, updated_at: now,
+    });
+  }
+
+  /** Unpublish (or a live version that is no longer a schedule): nothing fires from now on. */
+  disable(workflowId: string): void {
+    this.o.store.deleteSchedule(workflowId);
+  }
+
+  status(workflowId: string): { nextFireAt: string; lastFiredAt: string | null; lastRunId: string | null; schedule: string } | null {
+    const row = this.o.store.schedule(workflowId);
+    if (!row) return null;
+    return { nextFireAt: iso(row.next_fire_at), lastFiredAt: row.last_fired_at === null ? null : iso(row.last_fired_at), lastRunId: row.last_run_id, schedule: row.spec };
+  }
+
+  /** Fires every due schedule once. Tests call it after moving a fake clock. */
+  tick(): FiredSchedule[] {
+    const fired: FiredSchedule[] = [];
+    for (;;) {
+      const now = this.o.clock.now();
+      const due = this.o.store.dueSchedules(now, BATCH);
+      for (const row of due) {
+        try {
+          const result = this.fire(row, now);
+          if (result) fired.push(result);
+        } catch (error) {
+          // One broken schedule must not stop the others; it is retried on the next tick.
+          // Its instant is skipped (never retried every second): the next instant fires as usual.
+          this.o.log.error("schedule could not start a run; the instant is skipped", { workflowId: row.workflow_id, scheduledAt: iso(row.next_fire_at), error: (error as Error).message });
+          const next = nextInstantAfter(specFromKey(row.spec), row.next_fire_at, now);
+          if (next === null) this.o.store.deleteSchedule(row.workflow_id);
+          else this.o.store.advanceSchedule(row.workflow_id, row.next_fire_at, next, now, null);
+        }
+      }
+      if (due.length < BATCH) return fired;
+    }
+  }
+
+  private fire(row: ScheduleRow, now: number): FiredSchedule | null {
+    const spec = specFromKey(row.spec);
+    const instant = row.next_fire_at;
+    const next = nextInstantAfter(spec, instant, now);
+    return this.o.db.transaction((): FiredSchedule | null => {
+      const live = this.o.workflows.live(row.workflow_id);
+      if (!live) {
+        // Not live any more (unpublished or deleted without the hook): nothing fires.
+        this.o.store.deleteSchedule(row.workflow_id);
+        return null;
+      }
+      if (next === null) this.o.store.deleteSchedule(row.workflow_id);
+      else if (!this.o.store.advanceSchedule(row.workflow_id, instant, next, now, null)) return null;
+      const triggerData: Record<string, unknown> = { body: {}, scheduledAt: iso(instant), firedAt: iso(now) };
+      if (spec.kind === "cron") Object.assign(triggerData, { expression: spec.pattern, timezone: spec.timezone });
+      else {
+        Object.assign(triggerData, { everySeconds: spec.everySeconds });
+        const missed = Math.floor((now - instant) / (spec.everySeconds * 1000));
+        if (missed > 0) triggerData.missedInstants = missed;
+      }
+      const runId = this.o.runs.start({ workspaceId: live.workspaceId, workflowId: row.workflow_id, environment: "production", triggerType: "cron", triggerData });
+      if (next !== null) this.o.store.setScheduleRun(row.workflow_id, runId);
+      return { workflowId: row.workflow_id, runId, scheduledAt: iso(instant) };
+    }).immediate();
+  }
+
+  /** Runs `tick` on a timer until `stop()`. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const loop = () => {
+      if (!this.running) return;
+      try {
+        this.tick();
+      } catch (error) {
+        this.o.log.error("scheduler tick failed", { error: (error as Error).message });
+      }
+      const next = this.o.store.nextScheduleAt();
+      const max = this.o.maxSleepMs ?? 1000;
+      const sleep = next === null ? max : Math.max(10, Math.min(max, next - this.o.clock.now()));
+      this.timer = setTimeout(loop, sleep);
+    };
+    loop();
+  }
+
+  stop(): void {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+/** The first instant after `now` that follows `instant` (missed instants are skipped). */
+function nextInstantAfter(spec: ScheduleSpec, instant: number, now: number): number | null {
+  if (spec.kind === "every") {
+    const step = spec.everySeconds * 1000;
+    return instant + step * (Math.floor(Math.max(0, now - instant) / step) + 1);
+  }
+  return nextFireAfter(spec, Math.max(instant, now));
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();

@@ -1,0 +1,155 @@
+/**
+ * Composition of the trigger side: webhook intake, scheduler, poller, provider registrations and
+ * the lifecycle hooks that keep them in step with publish / unpublish / rotate.
+ *
+ *   const triggers = createTriggers({ ... });
+ *   workflows hooks.push(triggers.lifecycle);   // publish → schedule/poll/register
+ *   triggers.start();                           // `weft serve`: timers; tests call tick() instead
+ */
+import type { TriggersConfig } from "../../config";
+import type { Logger } from "../../http/logger";
+import type { GuardedFetch, ResolvedAuth } from "../../pieces-sdk/types";
+import type { FlowVersionT } from "../../schema/workflow";
+import type { Db } from "../../store/db";
+import { TriggerStore } from "../../store/triggers";
+import { safeEqual, sha256 } from "../ids";
+import type { PieceRegistry } from "../pieces/registry";
+import type { Workflows } from "../workflows/workflows";
+import { systemClock, type Clock } from "./clock";
+import { TriggerLifecycle } from "./lifecycle";
+import { Poller } from "./poller";
+import type { TriggerRunStarter, TriggerWorkflows, WebhookRunStarter, WebhookWorkflows } from "./ports";
+import { Registrations } from "./registrations";
+import { Scheduler } from "./scheduler";
+import { WebhookIntake } from "./webhook-intake";
+
+export interface TriggersDeps {
+  db: Db;
+  log: Logger;
+  config: { publicUrl: string; triggers: TriggersConfig };
+  pieces: PieceRegistry;
+  workflows: Workflows;
+  /** The engine, seen through the two narrow starters the trigger code needs. */
+  runs: TriggerRunStarter & WebhookRunStarter;
+  fetch?: () => GuardedFetch;
+  resolveConnectionAuth?: () => ((input: { workspaceId: string; connectionId: string; pieceId: string }) => Promise<ResolvedAuth>) | undefined;
+  clock?: Clock;
+}
+
+export type Triggers = ReturnType<typeof createTriggers>;
+
+/** Longest accepted token: anything longer cannot be one of ours and is not even hashed. */
+const MAX_TOKEN_LENGTH = 200;
+
+export function createTriggers(deps: TriggersDeps) {
+  const clock = deps.clock ?? systemClock;
+  const store = new TriggerStore(deps.db);
+  const { workflows } = deps;
+
+  const versionDefinition = (versionId: string): FlowVersionT | null => {
+    const row = workflows.store.versionById(versionId);
+    return row ? workflows.snapshot(row) : null;
+  };
+
+  const triggerWorkflows: TriggerWorkflows = {
+    live: (workflowId) => {
+      const row = store.liveWorkflow(workflowId);
+      return row ? { id: row.id, workspaceId: row.workspace_id, versionId: row.latest_version_id } : null;
+    },
+    versionDefinition,
+  };
+
+  const webhookWorkflows: WebhookWorkflows = {
+    byToken: (token) => {
+      if (!token || token.length > MAX_TOKEN_LENGTH) return null;
+      const row = store.webhookTarget(sha256(token));
+      // The index lookup is by hash; the token itself is only ever compared in constant time.
+      if (!row || !row.webhook_token || !safeEqual(row.webhook_token, token)) return null;
+      return { id: row.id, workspaceId: row.workspace_id, status: row.status, latestVersionId: row.latest_version_id, webhookToken: row.webhook_token };
+    },
+    versionDefinition,
+    draftDefinition: (workflowId, workspaceId) => {
+      const row = workflows.store.get(workspaceId, workflowId);
+      return row ? workflows.draft(row) : null;
+    },
+    recordTestPayload: (workflowId, _workspaceId, name, payload) => workflows.editor.recordTestPayload(workflowId, name, payload),
+  };
+
+  const runtime = {
+    auth: async (input: { workspaceId: string; connectionId: string; pieceId: string }) => {
+      const resolve = deps.resolveConnectionAuth?.();
+      if (!resolve) throw new Error(`connection ${input.connectionId} cannot be resolved: connections are not available`);
+      return resolve(input);
+    },
+    fetch: ((url, init) => (deps.fetch?.() ?? fetch)(url, init)) as GuardedFetch,
+  };
+
+  const webhookUrl = (token: string) => `${deps.config.publicUrl}/webhook/${token}`;
+  const scheduler = new Scheduler({ db: deps.db, store, clock, workflows: triggerWorkflows, runs: deps.runs, log: deps.log });
+  const poller = new Poller({ db: deps.db, store, clock, workflows: triggerWorkflows, runs: deps.runs, pieces: deps.pieces, log: deps.log, runtime });
+  const registrations = new Registrations({ store, pieces: deps.pieces, runtime, workflows: triggerWorkflows, clock, log: deps.log, webhookUrl });
+  const lifecycle = new TriggerLifecycle({
+    scheduler, poller, registrations, pieces: deps.pieces, log: deps.log,
+    scheduleMinIntervalSeconds: deps.config.triggers.scheduleMinIntervalSeconds,
+    pollIntervalSeconds: deps.config.triggers.pollIntervalSeconds,
+    pollMinIntervalSeconds: deps.config.triggers.pollMinIntervalSeconds,
+  });
+  const intake = new WebhookIntake({
+    workflows: webhookWorkflows, runs: deps.runs, pieces: deps.pieces,
+    replyTimeoutMs: deps.config.triggers.webhookReplyTimeoutMs, publicUrl: deps.config.publicUrl,
+  });
+
+  /**
+   * Start-up repair: every live workflow has the schedule / poll row its version needs (existing rows
+   * and their stored instants and baselines are kept), and no row outlives its workflow's liveness.
+   */
+  function reconcile(): void {
+    const live = new Set<string>();
+    for (const { workflow, version } of workflows.liveWorkflows()) {
+      live.add(workflow.id);
+      try {
+        lifecycle.syncRows(workflow, version.id, version.definition);
+      } catch (error) {
+        deps.log.warn("live workflow's trigger cannot run", { workflowId: workflow.id, error: (error as Error).message });
+      }
+    }
+    for (const table of ["trigger_schedules", "trigger_polls"]) {
+      const rows = deps.db.query<{ workflow_id: string }, []>(`SELECT workflow_id FROM ${table}`).all();
+      for (const { workflow_id } of rows) {
+        if (!live.has(workflow_id)) deps.db.query(`DELETE FROM ${table} WHERE workflow_id = ?`).run(workflow_id);
+      }
+    }
+  }
+
+  /** What the live trigger of a workflow is doing (GET /api/workflows/{id}/trigger). */
+  function status(workspaceId: string, workflowId: string) {
+    const row = workflows.row(workspaceId, workflowId);
+    return {
+      workflowId: row.id,
+      status: row.status,
+      triggerType: row.trigger_type,
+      webhook: row.webhook_token ? { url: webhookUrl(row.webhook_token), testUrl: `${webhookUrl(row.webhook_token)}/test`, live: row.status === "active" } : null,
+      schedule: scheduler.status(row.id),
+      poll: poller.status(row.id),
+      registration: registrations.status(row.id),
+    };
+  }
+
+  let started = false;
+  return {
+    store, scheduler, poller, registrations, lifecycle, intake, clock, reconcile, status,
+    /** `weft serve`: repair rows, then run the scheduler and the poller on timers. */
+    start() {
+      if (started) return;
+      started = true;
+      reconcile();
+      scheduler.start();
+      poller.start();
+    },
+    async stop() {
+      started = false;
+      scheduler.stop();
+      await poller.stop();
+    },
+  };
+}

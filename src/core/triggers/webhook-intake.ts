@@ -1,0 +1,173 @@
+/**
+ * Public webhooks: `{PUBLIC_URL}/webhook/{token}` starts a production run of the live version,
+ * `{PUBLIC_URL}/webhook/{token}/test` a test run of the draft (and records the call as the
+ * workflow's test payload).
+ *
+ * - The token is found by its SHA-256 (an index lookup on a hash reveals nothing usable about the
+ *   token) and then compared with the stored token in constant time (`safeEqual`).
+ * - Unknown token, paused workflow, or a live version that is not a webhook trigger: 404 in the
+ *   envelope (the same answer for all three, so a probe learns nothing). Re-publishing makes the
+ *   same URL work again; only rotate changes it.
+ * - Asynchronous: 202 `{"data": {"runId", "status": "pending"}}` once the run is durably queued.
+ * - Synchronous when the version contains a `webhook.respond` step: the step's status, headers and
+ *   body; 504 with the run id when no reply came within the timeout (WEFT_WEBHOOK_REPLY_TIMEOUT or
+ *   the workflow's settings.timeoutSeconds, whichever is smaller); 500 with the run id when the run
+ *   failed first; 200 with the run id when it finished without replying; 202 when it paused.
+ */
+import { AppError } from "../../http/errors";
+import type { TriggerDef } from "../../pieces-sdk/types";
+import type { FlowVersionT } from "../../schema/workflow";
+import type { PieceRegistry } from "../pieces/registry";
+import { walk } from "../workflows/tree";
+import type { RunReply, WebhookRunStarter, WebhookTarget, WebhookWorkflows } from "./ports";
+import type { WebhookTriggerData } from "./webhook-request";
+
+export interface WebhookAnswer {
+  status: number;
+  headers: Record<string, string>;
+  /** JSON value (sent as JSON), a string (sent as is) or bytes. */
+  body: unknown;
+}
+
+export interface WebhookIntakeOptions {
+  workflows: WebhookWorkflows;
+  runs: WebhookRunStarter;
+  pieces: PieceRegistry;
+  /** Default and ceiling of the synchronous reply wait, ms. */
+  replyTimeoutMs: number;
+  publicUrl: string;
+}
+
+/** What the intake needs to know about a definition, computed once per immutable version. */
+interface Plan {
+  isWebhook: boolean;
+  triggerName: string;
+  triggerDef: TriggerDef | undefined;
+  config: Record<string, unknown>;
+  replies: boolean;
+  timeoutMs: number;
+}
+
+const NOT_FOUND_MESSAGE = "no live workflow answers at this webhook URL; check the URL (GET /api/workflows/{id} shows webhookUrl), publish the workflow, or use the URL's /test variant to run the draft";
+const DROPPED_REPLY_HEADERS = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade"]);
+
+export class WebhookIntake {
+  private readonly plans = new Map<string, Plan>();
+
+  constructor(private readonly o: WebhookIntakeOptions) {}
+
+  /** Drops cached plans (tests that replace pieces; versions themselves are immutable). */
+  clear(): void {
+    this.plans.clear();
+  }
+
+  resolve(token: string, test: boolean): { target: WebhookTarget; plan: Plan; versionId?: string } {
+    const target = this.o.workflows.byToken(token);
+    if (!target) throw new AppError("NOT_FOUND", NOT_FOUND_MESSAGE);
+    if (test) {
+      const definition = this.o.workflows.draftDefinition(target.id, target.workspaceId);
+      const plan = definition ? this.planOf(definition) : undefined;
+      if (!plan?.isWebhook) throw new AppError("NOT_FOUND", NOT_FOUND_MESSAGE);
+      return { target, plan };
+    }
+    if (target.status !== "active" || !target.latestVersionId) throw new AppError("NOT_FOUND", NOT_FOUND_MESSAGE);
+    const versionId = target.latestVersionId;
+    let plan = this.plans.get(versionId);
+    if (!plan) {
+      const definition = this.o.workflows.versionDefinition(versionId);
+      if (!definition) throw new AppError("NOT_FOUND", NOT_FOUND_MESSAGE);
+      plan = this.planOf(definition);
+      if (this.plans.size > 5000) this.plans.clear();
+      this.plans.set(versionId, plan);
+    }
+    if (!plan.isWebhook) throw new AppError("NOT_FOUND", NOT_FOUND_MESSAGE);
+    return { target, plan, versionId };
+  }
+
+  /** The hosted page of a form-like trigger (GET on its URL), or null when the trigger has none. */
+  page(token: string, test: boolean): string | null {
+    const { plan } = this.resolve(token, test);
+    if (!plan.triggerDef?.page) return null;
+    return plan.triggerDef.page({ config: plan.config, submitUrl: `${this.o.publicUrl}/webhook/${encodeURIComponent(token)}${test ? "/test" : ""}` });
+  }
+
+  async receive(token: string, data: WebhookTriggerData, test: boolean, acceptsHtml = false): Promise<WebhookAnswer> {
+    const { target, plan, versionId } = this.resolve(token, test);
+    const allowed = String(plan.config.method ?? "ANY").toUpperCase();
+    if (allowed !== "ANY" && allowed !== data.method) {
+      throw new AppError("VALIDATION_FAILED", `this webhook accepts only ${allowed} requests, not ${data.method}; send ${allowed} or set the trigger's method to ANY`, undefined, 405, { allow: allowed });
+    }
+    if (test) this.o.workflows.recordTestPayload(target.id, target.workspaceId, plan.triggerName, data);
+    const { runId, reply } = await this.o.runs.enqueue(
+      { workspaceId: target.workspaceId, workflowId: target.id, environment: test ? "test" : "production", triggerType: "webhook", triggerData: data, versionId },
+      { awaitReply: plan.replies, timeoutMs: plan.timeoutMs },
+    );
+    const runHeader = { "x-weft-run-id": runId };
+    if (!reply) {
+      if (acceptsHtml && plan.triggerDef?.page) return { status: 200, headers: { ...runHeader, "content-type": "text/html; charset=utf-8" }, body: thanksPage(plan.config) };
+      return { status: 202, headers: runHeader, body: { data: { runId, status: "pending", environment: test ? "test" : "production" } } };
+    }
+    return answerOf(await reply, runId, plan.timeoutMs);
+  }
+
+  private planOf(definition: FlowVersionT): Plan {
+    const trigger = definition.trigger;
+    let replies = trigger.config?.reply === "respond_action";
+    if (!replies) {
+      for (const { node, isTrigger } of walk(definition)) {
+        if (!isTrigger && node.pieceId === "webhook" && node.actionId === "respond") {
+          replies = true;
+          break;
+        }
+      }
+    }
+    const settingsTimeout = definition.settings?.timeoutSeconds;
+    const timeoutMs = settingsTimeout ? Math.min(this.o.replyTimeoutMs, settingsTimeout * 1000) : this.o.replyTimeoutMs;
+    return {
+      isWebhook: trigger.type === "webhook",
+      triggerName: trigger.name,
+      triggerDef: trigger.pieceId && trigger.actionId ? this.o.pieces.trigger(trigger.pieceId, trigger.actionId) : undefined,
+      config: trigger.config ?? {},
+      replies,
+      timeoutMs,
+    };
+  }
+}
+
+export function answerOf(reply: RunReply, runId: string, timeoutMs: number): WebhookAnswer {
+  const runHeader = { "x-weft-run-id": runId };
+  switch (reply.kind) {
+    case "reply": {
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(reply.headers ?? {})) {
+        const key = name.toLowerCase();
+        if (!DROPPED_REPLY_HEADERS.has(key)) headers[key] = String(value);
+      }
+      Object.assign(headers, runHeader);
+      let body = reply.body;
+      if (body === null || body === undefined) body = "";
+      else if (typeof body !== "string" && !(body instanceof Uint8Array)) {
+        headers["content-type"] ??= "application/json";
+        body = JSON.stringify(body);
+      } else if (typeof body === "string") headers["content-type"] ??= "text/plain; charset=utf-8";
+      return { status: reply.status, headers, body };
+    }
+    case "timeout":
+      return envelope(504, "GATEWAY_TIMEOUT", `the workflow did not reply within ${timeoutMs / 1000} s; it keeps running as run ${runId} (GET /api/runs/${runId})`, runId);
+    case "failed":
+      return envelope(500, "RUN_FAILED", `the run failed before it replied; see run ${runId} (GET /api/runs/${runId}) for the failing step`, runId);
+    case "paused":
+      return { status: 202, headers: runHeader, body: { data: { runId, status: "paused" } } };
+    case "finished":
+      return { status: 200, headers: runHeader, body: { data: { runId, status: reply.status } } };
+  }
+}
+
+function envelope(status: number, code: string, message: string, runId: string): WebhookAnswer {
+  return { status, headers: { "x-weft-run-id": runId, "content-type": "application/json" }, body: { error: { code, message, details: { runId } } } };
+}
+
+function thanksPage(config: Record<string, unknown>): string {
+  const text = String(config.success_message || "Thank you!").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${text}</title></head><body style="font:16px system-ui,sans-serif;max-width:36rem;margin:2rem auto"><p>${text}</p></body></html>`;
+}

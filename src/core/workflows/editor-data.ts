@@ -1,0 +1,181 @@
+/**
+ * What the editor keeps beside a workflow, outside its definition (spec 2.2): test payloads, pinned
+ * step outputs (stamped with the step's configuration so that reads report `stale` once the step
+ * changed), and workflow variables (`{{variables.x}}`; secret values encrypted at rest, masked on read).
+ */
+import { AppError, notFound } from "../../http/errors";
+import { nowIso } from "../../store/db";
+import type { VariableRow, WorkflowRow } from "../../store/workflows";
+import type { FlowVersionT } from "../../schema/workflow";
+import type { SecretBox } from "../crypto";
+import { stepStamp, stepsByName, type AnyNode } from "./tree";
+import type { Actor, Workflows } from "./workflows";
+
+export interface PinnedEntry { data: unknown; pinnedAt: string; stale: boolean }
+export interface VariableView { name: string; value: unknown; secret: boolean; description: string; updatedAt: string }
+export interface VariableInput { name: string; value?: unknown; secret?: boolean; description?: string }
+
+export class EditorData {
+  constructor(private readonly workflows: Workflows, private readonly secrets: SecretBox) {}
+
+  // ------------------------------------------------------------------ pinned data
+
+  /** Every pin with its staleness judged against `definition` (the current draft). */
+  pinnedView(workflowId: string, definition: FlowVersionT): Record<string, PinnedEntry> {
+    const rows = this.workflows.store.pins(workflowId);
+    if (rows.length === 0) return {};
+    const byName = stepsByName(definition);
+    const view: Record<string, PinnedEntry> = {};
+    for (const pin of rows) {
+      const node = byName.get(pin.step_name);
+      view[pin.step_name] = { data: JSON.parse(pin.data), pinnedAt: pin.pinned_at, stale: !node || stepStamp(node) !== pin.stamp };
+    }
+    return view;
+  }
+
+  /** Pins a test run may use instead of running the step: only those still matching the step. */
+  freshPins(workflowId: string, definition: FlowVersionT): Record<string, unknown> {
+    const fresh: Record<string, unknown> = {};
+    for (const [name, entry] of Object.entries(this.pinnedView(workflowId, definition))) if (!entry.stale) fresh[name] = entry.data;
+    return fresh;
+  }
+
+  /**
+   * Pins supplied with a definition or a create/update body. A value shaped like an entry read back
+   * from GET (`{data, pinnedAt, stale}`) is left as stored, so a read-modify-write never refreshes a
+   * stale pin; any other value is pinned now against the step's current configuration.
+   */
+  storePins(row: WorkflowRow, definition: FlowVersionT, pins: Record<string, unknown>) {
+    const names = Object.keys(pins);
+    if (names.length === 0) return;
+    const byName = stepsByName(definition);
+    const at = nowIso();
+    for (const name of names) {
+      const value = pins[name];
+      if (isEntryAsRead(value)) continue;
+      const node = byName.get(name);
+      if (!node) throw unknownStep(name, byName);
+      this.workflows.store.putPin({ workflow_id: row.id, step_name: name, data: JSON.stringify(value ?? null), stamp: stepStamp(node), pinned_at: at });
+    }
+  }
+
+  pin(actor: Actor, workflowId: string, stepName: string, data: unknown): PinnedEntry & { stepName: string } {
+    const row = this.workflows.row(actor.workspaceId, workflowId);
+    const byName = stepsByName(this.workflows.draft(row));
+    const node = byName.get(stepName);
+    if (!node) throw unknownStep(stepName, byName);
+    const pinnedAt = nowIso();
+    this.workflows.store.putPin({ workflow_id: row.id, step_name: stepName, data: JSON.stringify(data ?? null), stamp: stepStamp(node), pinned_at: pinnedAt });
+    return { stepName, data: data ?? null, pinnedAt, stale: false };
+  }
+
+  unpin(actor: Actor, workflowId: string, stepName: string): { stepName: string; deleted: true } {
+    const row = this.workflows.row(actor.workspaceId, workflowId);
+    if (!this.workflows.store.deletePin(row.id, stepName)) {
+      const pinned = this.workflows.store.pins(row.id).map((p) => p.step_name);
+      throw notFound(`pinned data of step "${stepName}" (pinned steps: ${pinned.join(", ") || "none"})`);
+    }
+    return { stepName, deleted: true };
+  }
+
+  // ------------------------------------------------------------------ test payloads
+
+  testPayloads(workspaceId: string, workflowId: string): Record<string, unknown> {
+    return JSON.parse(this.workflows.row(workspaceId, workflowId).test_payloads);
+  }
+
+  setTestPayloads(actor: Actor, workflowId: string, payloads: Record<string, unknown>): Record<string, unknown> {
+    const row = this.workflows.row(actor.workspaceId, workflowId);
+    this.workflows.db.query("UPDATE workflows SET test_payloads = ? WHERE id = ? AND workspace_id = ?").run(JSON.stringify(payloads), row.id, row.workspace_id);
+    return payloads;
+  }
+
+  /** Records one named test payload (the test webhook URL's "listen for a test event"). */
+  recordTestPayload(workflowId: string, name: string, payload: unknown) {
+    const row = this.workflows.store.getAnyWorkspace(workflowId);
+    if (!row) return;
+    const payloads = JSON.parse(row.test_payloads) as Record<string, unknown>;
+    payloads[name] = payload;
+    this.workflows.db.query("UPDATE workflows SET test_payloads = ? WHERE id = ?").run(JSON.stringify(payloads), row.id);
+  }
+
+  // ------------------------------------------------------------------ variables
+
+  variables(workspaceId: string, workflowId: string): VariableView[] {
+    const row = this.workflows.row(workspaceId, workflowId);
+    return this.workflows.store.variables(row.id).map(variableView);
+  }
+
+  /**
+   * Replaces the workflow's variables. A secret sent without a value (or with null) keeps its stored
+   * value, so a list read with GET (secrets masked as null) can be sent back unchanged.
+   */
+  setVariables(actor: Actor, workflowId: string, input: VariableInput[]): VariableView[] {
+    const row = this.workflows.row(actor.workspaceId, workflowId);
+    const seen = new Set<string>();
+    for (const v of input) {
+      if (seen.has(v.name)) throw new AppError("VALIDATION_FAILED", `variable "${v.name}" appears twice; names are unique`);
+      seen.add(v.name);
+    }
+    const current = new Map(this.workflows.store.variables(row.id).map((r) => [r.name, r]));
+    const at = nowIso();
+    const rows: VariableRow[] = input.map((v) => {
+      const secret = v.secret === true;
+      const before = current.get(v.name);
+      let value: string;
+      if (secret && (v.value === undefined || v.value === null)) {
+        if (before?.secret) value = before.value;
+        else if (before) value = this.secrets.encrypt(before.value);
+        else throw new AppError("VALIDATION_FAILED", `secret variable "${v.name}" is new and needs a value`);
+      } else if (v.value === undefined) {
+        throw new AppError("VALIDATION_FAILED", `variable "${v.name}" needs a value (only a stored secret may leave it out)`);
+      } else {
+        const text = JSON.stringify(v.value);
+        value = secret ? this.secrets.encrypt(text) : text;
+      }
+      const unchanged = before && before.value === value && before.secret === (secret ? 1 : 0) && before.description === (v.description ?? before.description);
+      return { workflow_id: row.id, name: v.name, value, secret: secret ? 1 : 0, description: v.description ?? before?.description ?? "", updated_at: unchanged ? before.updated_at : at };
+    });
+    this.workflows.db.transaction(() => this.workflows.store.replaceVariables(row.id, rows)).immediate();
+    return rows.map(variableView);
+  }
+
+  variableNames(workflowId: string): string[] {
+    return this.workflows.store.variables(workflowId).map((v) => v.name);
+  }
+
+  /** definition.variables overlaid with the stored variables, secrets decrypted: what `{{variables.x}}` reads. */
+  runVariables(workflowId: string, definition: FlowVersionT): Record<string, unknown> {
+    const values: Record<string, unknown> = { ...(definition.variables ?? {}) };
+    for (const v of this.workflows.store.variables(workflowId)) values[v.name] = JSON.parse(v.secret ? this.secrets.decrypt(v.value) : v.value);
+    return values;
+  }
+
+  /** Stored variables for export: secret values removed. */
+  exportVariables(workflowId: string) {
+    return this.workflows.store.variables(workflowId).map((v) => ({ name: v.name, value: v.secret ? null : JSON.parse(v.value), secret: v.secret === 1, description: v.description }));
+  }
+
+  /** Imported variables: secrets arrive without values and are stored empty, to be filled in. */
+  importVariables(workflowId: string, input: Array<{ name: string; value: unknown; secret: boolean; description?: string }>) {
+    const at = nowIso();
+    this.workflows.store.replaceVariables(workflowId, input.map((v) => ({
+      workflow_id: workflowId, name: v.name, secret: v.secret ? 1 : 0, description: v.description ?? "", updated_at: at,
+      value: v.secret ? this.secrets.encrypt(JSON.stringify(v.value ?? "")) : JSON.stringify(v.value ?? null),
+    })));
+  }
+}
+
+function variableView(r: VariableRow): VariableView {
+  return { name: r.name, value: r.secret ? null : JSON.parse(r.value), secret: r.secret === 1, description: r.description, updatedAt: r.updated_at };
+}
+
+function isEntryAsRead(value: unknown): boolean {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  return keys.includes("data") && keys.includes("pinnedAt") && keys.every((k) => k === "data" || k === "pinnedAt" || k === "stale");
+}
+
+function unknownStep(name: string, byName: Map<string, AnyNode>) {
+  return new AppError("NOT_FOUND", `the draft has no step named "${name}"; steps: ${[...byName.keys()].join(", ")}`);
+}

@@ -1,0 +1,526 @@
+/**
+ * Workflows: the draft and its record (spec 2.2, 4.1, 4.10), publish/unpublish (3.1), versions and
+ * restore (4.5), webhook tokens, and what a run executes. Pinned data, test payloads and variables
+ * live in ./editor-data.ts; export/import in ./transfer.ts; folders in ./folders.ts.
+ */
+import { LRUCache } from "lru-cache";
+import type { Principal } from "../identity";
+import { AppError, notFound } from "../../http/errors";
+import type { Logger } from "../../http/logger";
+import { nowIso, type Db } from "../../store/db";
+import { FolderStore } from "../../store/folders";
+import { WorkflowStore, type VersionRow, type WorkflowListRow, type WorkflowRow } from "../../store/workflows";
+import { emptyDefinition, type FlowVersionT } from "../../schema/workflow";
+import { WORKFLOW_STATUSES, type DiagnosticsT, type WorkflowCreateBodyT, type WorkflowT, type WorkflowUpdateBodyT } from "../../schema/workflow-record";
+import type { SecretBox } from "../crypto";
+import { isUuid, newId, newSecret, safeEqual, sha256 } from "../ids";
+import { EditorData } from "./editor-data";
+import type { LifecycleHooks, PublishedVersion } from "./hooks";
+import { assertWithinLimits, cronExpressionOf, definitionHash, normalizeDefinition, shapeOf } from "./tree";
+import { FLEET_CODES, markValidity, publicDiagnostics, validateDefinition, type ConnectionChoice, type GateFleet, type GateResult } from "./validate";
+
+export type Actor = Pick<Principal, "workspaceId" | "orgId" | "userId" | "credentialId">;
+export type Environment = "production" | "test";
+export type LastRun = { status: string; startedAt: string };
+/** Batch lookup of each workflow's most recent run (the engine serves it; see setLastRunProvider). */
+export type LastRunProvider = (workflowIds: string[]) => Map<string, LastRun>;
+/** The workspace's connections of a piece, for the gate (the connections code serves it). */
+export type ConnectionDirectory = (workspaceId: string, pieceId: string) => ConnectionChoice[] | undefined;
+
+export interface WorkflowsOptions {
+  db: Db;
+  log: Logger;
+  /** The piece registry; a function because it may be built after this service. */
+  fleet: () => GateFleet;
+  secrets: SecretBox;
+  publicUrl: string;
+  hooks: LifecycleHooks[];
+}
+
+export interface RunDefinition {
+  workflow: WorkflowT;
+  definition: FlowVersionT;
+  /** The executed published version (production); for test runs the live version id, or null. */
+  versionId: string | null;
+  versionNumber: number | null;
+  environment: Environment;
+  /** definition.variables overlaid with the stored variables (secrets decrypted). */
+  variables: Record<string, unknown>;
+  /** Step name → pinned output, for test runs (fresh pins only); {} in production. */
+  pinnedData: Record<string, unknown>;
+}
+
+const HOOK_TIMEOUT_MS = 10_000;
+
+export class Workflows {
+  readonly store: WorkflowStore;
+  readonly folders: FolderStore;
+  readonly db: Db;
+  private lastRunProvider: LastRunProvider;
+  private connectionDirectory: ConnectionDirectory | undefined;
+  /** Parsed definitions: published snapshots never change; drafts are keyed by their hash. */
+  private readonly parsed = new LRUCache<string, FlowVersionT>({ max: 2_000 });
+  /** Test payloads, pinned data and variables: stored outside the definition. */
+  readonly editor: EditorData;
+
+  constructor(private readonly options: WorkflowsOptions) {
+    this.db = options.db;
+    this.store = new WorkflowStore(options.db);
+    this.folders = new FolderStore(options.db);
+    this.lastRunProvider = defaultLastRunProvider(options.db);
+    this.editor = new EditorData(this, options.secrets);
+  }
+
+  /** The engine plugs in its runs table: `workflows.setLastRunProvider((ids) => map)`. */
+  setLastRunProvider(provider: LastRunProvider) {
+    this.lastRunProvider = provider;
+  }
+
+  /** The connections code plugs in its directory so the gate can name the legal connection ids. */
+  setConnectionDirectory(directory: ConnectionDirectory) {
+    this.connectionDirectory = directory;
+  }
+
+  get fleet(): GateFleet {
+    return this.options.fleet();
+  }
+
+  // ------------------------------------------------------------------ records
+
+  /** The row of a workflow of this workspace, or 404 (another workspace's ids are simply not found). */
+  row(workspaceId: string, id: string): WorkflowRow {
+    const row = this.store.get(workspaceId, id);
+    if (!row) throw notFound(`workflow ${id}`);
+    return row;
+  }
+
+  draft(row: WorkflowRow): FlowVersionT {
+    const key = `d:${row.id}:${row.draft_hash}:${row.definition_rev}`;
+    let definition = this.parsed.get(key);
+    if (!definition) {
+      definition = JSON.parse(row.definition) as FlowVersionT;
+      this.parsed.set(key, definition);
+    }
+    return definition;
+  }
+
+  snapshot(version: Pick<VersionRow, "id" | "definition">): FlowVersionT {
+    const key = `v:${version.id}`;
+    let definition = this.parsed.get(key);
+    if (!definition) {
+      definition = JSON.parse(version.definition) as FlowVersionT;
+      this.parsed.set(key, definition);
+    }
+    return definition;
+  }
+
+  /** The full record (spec 2.2): definition, test payloads, pinned data and lastRun included. */
+  record(row: WorkflowRow): WorkflowT {
+    const definition = this.draft(row);
+    const live = this.store.liveVersionHash(row.latest_version_id);
+    const lastRun = this.lastRuns([row.id]).get(row.id) ?? null;
+    const { id, name, description, ...rest } = this.summary({ ...row, live_hash: live?.hash ?? null, live_number: live?.number ?? null }, lastRun);
+    const { lastRun: last, ...fields } = rest;
+    // Field order follows spec 2.2 so a person reading the JSON finds what the table lists.
+    return {
+      id, name, description, definition: structuredClone(definition), ...fields,
+      testPayloads: JSON.parse(row.test_payloads), pinnedData: this.editor.pinnedView(row.id, definition), lastRun: last,
+    };
+  }
+
+  /** The record without definition, test payloads and pinned data (what lists show). */
+  summary(row: WorkflowListRow, lastRun: LastRun | null): WorkflowT {
+    return {
+      id: row.id,
+      name: row.name,
+      description: row.description,
+      status: row.status as WorkflowT["status"],
+      triggerType: row.trigger_type,
+      cronExpression: row.cron_expression,
+      webhookToken: row.webhook_token,
+      webhookUrl: row.webhook_token ? `${this.options.publicUrl}/webhook/${row.webhook_token}` : null,
+      latestVersionId: row.latest_version_id,
+      latestVersionNumber: row.live_number,
+      definitionRev: row.definition_rev,
+      hasUnpublishedChanges: row.draft_hash !== row.live_hash,
+      folderId: row.folder_id,
+      tags: JSON.parse(row.tags),
+      workspaceId: row.workspace_id,
+      orgId: row.org_id,
+      createdBy: row.created_by,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      lastRun,
+    };
+  }
+
+  private lastRuns(ids: string[]): Map<string, LastRun> {
+    try {
+      return this.lastRunProvider(ids);
+    } catch (error) {
+      this.options.log.warn("lastRun lookup failed", { error: String(error) });
+      return new Map();
+    }
+  }
+
+  get(workspaceId: string, id: string): WorkflowT {
+    return this.record(this.row(workspaceId, id));
+  }
+
+  list(workspaceId: string, query: { page: number; limit: number; offset: number; folderId?: string; status?: string; tag?: string; q?: string }) {
+    const folderId = query.folderId === "none" ? null : isUuid(query.folderId) ? query.folderId : undefined;
+    const status = (WORKFLOW_STATUSES as readonly string[]).includes(query.status ?? "") ? query.status : undefined;
+    const { rows, total } = this.store.list(workspaceId, { folderId, status, tag: query.tag || undefined, q: query.q?.trim() || undefined }, query.limit, query.offset);
+    const lastRuns = this.lastRuns(rows.map((r) => r.id));
+    return { data: rows.map((r) => this.summary(r, lastRuns.get(r.id) ?? null)), total };
+  }
+
+  // ------------------------------------------------------------------ the gate
+
+  /** The gate with this workspace's context (connections, workflows, stored variables). */
+  gate(workspaceId: string, definition: unknown, workflowId?: string): GateResult {
+    const directory = this.connectionDirectory;
+    return validateDefinition(definition, {
+      fleet: this.fleet,
+      connections: directory ? (pieceId) => directory(workspaceId, pieceId) : undefined,
+      workflowExists: (id) => this.store.exists(workspaceId, id),
+      workflowId,
+      storedVariables: workflowId ? this.editor.variableNames(workflowId) : [],
+    });
+  }
+
+  /** POST /api/workflows/validate: the gate's diagnostics; writes nothing. */
+  validate(workspaceId: string, definition: unknown, workflowId?: string): DiagnosticsT {
+    if (workflowId !== undefined && !(isUuid(workflowId) && this.store.exists(workspaceId, workflowId))) workflowId = undefined;
+    return publicDiagnostics(this.gate(workspaceId, definition, workflowId));
+  }
+
+  /**
+   * The editor-save gate (spec 4.5 rule 1): structure (already checked by the schema), limits, and —
+   * for an ACTIVE workflow — every piece runnable by the live fleet; 422 PIECE_UNAVAILABLE otherwise.
+   * Returns the full gate result so the caller can set each node's `valid` flag.
+   */
+  private saveGate(workspaceId: string, definition: FlowVersionT, workflowId: string | undefined, active: boolean): GateResult {
+    assertWithinLimits(shapeOf(definition));
+    const result = this.gate(workspaceId, definition, workflowId);
+    if (active) {
+      const blocking = result.errors.filter((e) => FLEET_CODES.has(e.code));
+      if (blocking.length > 0) {
+        throw new AppError("PIECE_UNAVAILABLE", `the workflow is live and the fleet cannot run: ${blocking.map((e) => e.message).join("; ")}`, { errors: blocking });
+      }
+    }
+    markValidity(definition, result);
+    return result;
+  }
+
+  // ------------------------------------------------------------------ create, update, delete
+
+  create(actor: Actor, body: WorkflowCreateBodyT): WorkflowT {
+    const fleet = this.fleet;
+    let definition: FlowVersionT;
+    let pins: Record<string, unknown> = {};
+    if (body.definition) {
+      ({ definition, pinnedData: pins } = normalizeDefinition(body.definition, fleet));
+      assertTriggerType(body.triggerType, definition);
+    } else {
+      definition = emptyDefinition();
+      if (body.triggerType && body.triggerType !== "manual") {
+        definition.trigger = { name: "trigger", displayName: `${body.triggerType} trigger`, type: body.triggerType, config: {} };
+      }
+    }
+    if (body.folderId) this.assertFolder(actor.workspaceId, body.folderId);
+    this.saveGate(actor.workspaceId, definition, undefined, false);
+    const at = nowIso();
+    const text = JSON.stringify(definition);
+    const row: WorkflowRow = {
+      id: newId(), workspace_id: actor.workspaceId, org_id: actor.orgId, name: body.name, description: body.description ?? "",
+      definition: text, draft_hash: definitionHash(definition), definition_rev: 1, status: "draft",
+      trigger_type: definition.trigger.type, cron_expression: cronExpressionOf(definition),
+      webhook_token: null, webhook_token_hash: null, latest_version_id: null, folder_id: body.folderId ?? null,
+      tags: JSON.stringify(body.tags ?? []), test_payloads: JSON.stringify(body.testPayloads ?? {}),
+      created_by: actor.userId ?? actor.credentialId, created_at: at, updated_at: at,
+    };
+    ensureWebhookToken(row);
+    this.db.transaction(() => {
+      this.store.insert(row);
+      this.editor.storePins(row, definition, { ...pins, ...(body.pinnedData ?? {}) });
+    }).immediate();
+    return this.record(row);
+  }
+
+  async update(actor: Actor, id: string, body: WorkflowUpdateBodyT): Promise<WorkflowT> {
+    let autoPublish = false;
+    const row = this.db.transaction(() => {
+      const row = this.row(actor.workspaceId, id);
+      assertRevision(row, body.expectedRev);
+      const next: WorkflowRow = { ...row, updated_at: nowIso(), definition_rev: row.definition_rev + 1 };
+      if (body.name !== undefined) next.name = body.name;
+      if (body.description !== undefined) next.description = body.description;
+      if (body.tags !== undefined) next.tags = JSON.stringify(body.tags);
+      if (body.testPayloads !== undefined) next.test_payloads = JSON.stringify(body.testPayloads);
+      if (body.folderId !== undefined) {
+        if (body.folderId !== null) this.assertFolder(actor.workspaceId, body.folderId);
+        next.folder_id = body.folderId;
+      }
+      let definition = this.draft(row);
+      let pins: Record<string, unknown> = {};
+      if (body.definition !== undefined) {
+        ({ definition, pinnedData: pins } = normalizeDefinition(body.definition, this.fleet));
+        assertTriggerType(body.triggerType, definition);
+        const result = this.saveGate(actor.workspaceId, definition, row.id, row.status === "active");
+        this.setDraft(next, definition);
+        autoPublish = row.status === "active" && definition.settings?.autoPublishFixes === true && result.valid && next.draft_hash !== row.draft_hash;
+      } else if (body.triggerType !== undefined) {
+        assertTriggerType(body.triggerType, definition);
+      }
+      this.store.update(next);
+      this.editor.storePins(next, definition, { ...pins, ...(body.pinnedData ?? {}) });
+      return next;
+    }).immediate();
+    // autoPublishFixes: a fix saved to a live workflow goes live at once when it passes the gate.
+    if (autoPublish) return this.publish(actor, row.id);
+    return this.record(row);
+  }
+
+  async delete(actor: Actor, id: string): Promise<{ id: string; deleted: true }> {
+    const row = this.row(actor.workspaceId, id);
+    const record = row.status === "active" ? this.record(row) : undefined;
+    this.store.delete(actor.workspaceId, id);
+    if (record) await this.runUnpublishHooks(record);
+    return { id, deleted: true };
+  }
+
+  private setDraft(row: WorkflowRow, definition: FlowVersionT) {
+    row.definition = JSON.stringify(definition);
+    row.draft_hash = definitionHash(definition);
+    row.trigger_type = definition.trigger.type;
+    row.cron_expression = cronExpressionOf(definition);
+    ensureWebhookToken(row);
+  }
+
+  assertFolder(workspaceId: string, folderId: string) {
+    if (!this.folders.get(workspaceId, folderId)) {
+      const folders = this.folders.list(workspaceId);
+      throw new AppError("VALIDATION_FAILED", `folderId ${folderId} names no folder of this workspace; folders: ${folders.map((f) => `${f.id} (${f.name})`).join(", ") || "none (create one with POST /api/folders)"}`);
+    }
+  }
+
+  // ------------------------------------------------------------------ lifecycle (spec 3.1)
+
+  /** Publish: gate → immutable version (unless the draft equals the live one) → live. */
+  async publish(actor: Actor, id: string): Promise<WorkflowT> {
+    const row = this.row(actor.workspaceId, id);
+    const definition = this.draft(row);
+    const result = this.gate(actor.workspaceId, definition, row.id);
+    if (!result.valid) {
+      const first = result.errors.slice(0, 3).map((e) => `${e.path}: ${e.message}`).join("; ");
+      throw new AppError("NOT_PUBLISHABLE", `the draft does not pass the publish gate (${result.errors.length} error${result.errors.length === 1 ? "" : "s"}): ${first}. The diagnostics are in error.details; POST /api/workflows/validate shows the same`, publicDiagnostics(result));
+    }
+    const { next, version } = this.db.transaction(() => {
+      const current = this.row(actor.workspaceId, id);
+      let version = current.latest_version_id ? this.store.version(actor.workspaceId, id, current.latest_version_id) : null;
+      if (!version || version.hash !== current.draft_hash) {
+        version = {
+          id: newId(), workflow_id: id, workspace_id: actor.workspaceId, number: this.store.nextVersionNumber(id),
+          definition: current.definition, hash: current.draft_hash, trigger_type: current.trigger_type,
+          created_by: actor.userId ?? actor.credentialId, created_at: nowIso(),
+        };
+        this.store.insertVersion(version);
+      }
+      const next: WorkflowRow = { ...current, status: "active", latest_version_id: version.id, updated_at: nowIso() };
+      ensureWebhookToken(next);
+      this.store.update(next);
+      return { next, version };
+    }).immediate();
+    const record = this.record(next);
+    const published: PublishedVersion = { id: version.id, number: version.number, definition: structuredClone(this.snapshot(version)) };
+    for (const hook of this.options.hooks) await hook.onPublish?.(record, published);
+    return record;
+  }
+
+  /** Unpublish: live → paused (hooks best-effort); paused stays paused; a draft stays a draft. */
+  async unpublish(actor: Actor, id: string): Promise<WorkflowT> {
+    const row = this.row(actor.workspaceId, id);
+    if (row.status !== "active") return this.record(row);
+    const next: WorkflowRow = { ...row, status: "paused", updated_at: nowIso() };
+    this.store.update(next);
+    const record = this.record(next);
+    await this.runUnpublishHooks(record);
+    return record;
+  }
+
+  private async runUnpublishHooks(record: WorkflowT) {
+    for (const hook of this.options.hooks) {
+      if (!hook.onUnpublish) continue;
+      try {
+        await withTimeout(Promise.resolve(hook.onUnpublish(record)), HOOK_TIMEOUT_MS);
+      } catch (error) {
+        this.options.log.warn("unpublish hook failed (ignored: de-registration is best-effort)", { workflowId: record.id, error: (error as Error)?.message ?? String(error) });
+      }
+    }
+  }
+
+  /** The only operation that revokes a webhook token: a new one replaces it at once. */
+  async rotateWebhook(actor: Actor, id: string): Promise<WorkflowT> {
+    const row = this.row(actor.workspaceId, id);
+    if (row.trigger_type !== "webhook") {
+      throw new AppError("UNPROCESSABLE", `workflow ${id} has a ${row.trigger_type} trigger; only webhook triggers have a URL token to rotate`);
+    }
+    const previous = row.webhook_token;
+    const next: WorkflowRow = { ...row, webhook_token: null, webhook_token_hash: null, updated_at: nowIso() };
+    ensureWebhookToken(next);
+    this.store.update(next);
+    const record = this.record(next);
+    for (const hook of this.options.hooks) await hook.onWebhookRotated?.(record, previous);
+    return record;
+  }
+
+  // ------------------------------------------------------------------ versions (spec 4.5)
+
+  versions(workspaceId: string, id: string) {
+    const row = this.row(workspaceId, id);
+    const rows = this.store.versions(workspaceId, id);
+    return { data: rows.map((v) => versionSummary(v, row.latest_version_id)), total: rows.length };
+  }
+
+  version(workspaceId: string, id: string, versionId: string) {
+    const row = this.row(workspaceId, id);
+    const version = this.versionRow(workspaceId, id, versionId);
+    return { ...versionSummary(version, row.latest_version_id), definition: structuredClone(this.snapshot(version)) };
+  }
+
+  private versionRow(workspaceId: string, id: string, versionId: string): VersionRow {
+    const version = this.store.version(workspaceId, id, versionId);
+    if (!version) throw notFound(`version ${versionId} of workflow ${id} (GET /api/workflows/${id}/versions lists its versions)`);
+    return version;
+  }
+
+  /** Copies a version's snapshot over the draft; production is untouched (spec 3.1, 4.5). */
+  restore(actor: Actor, id: string, versionId: string, expectedRev?: number): WorkflowT {
+    const next = this.db.transaction(() => {
+      const row = this.row(actor.workspaceId, id);
+      const version = this.versionRow(actor.workspaceId, id, versionId);
+      assertRevision(row, expectedRev);
+      const { definition } = normalizeDefinition(this.snapshot(version), this.fleet);
+      this.saveGate(actor.workspaceId, definition, row.id, row.status === "active");
+      const next: WorkflowRow = { ...row, definition_rev: row.definition_rev + 1, updated_at: nowIso() };
+      // Also mints a webhook token when the restored trigger is a webhook and the workflow has none.
+      this.setDraft(next, definition);
+      this.store.update(next);
+      return next;
+    }).immediate();
+    // Pinned data keeps its stamps; staleness is judged against the restored draft on every read.
+    return this.record(next);
+  }
+
+  // ------------------------------------------------------------------ for the engine and triggers
+
+  /** What a run executes (spec 4.3 rule 1): production = the published snapshot, test = the draft. */
+  definitionForRun(workspaceId: string, workflowId: string, environment: Environment): RunDefinition {
+    const row = this.row(workspaceId, workflowId);
+    return this.runDefinitionOf(row, environment);
+  }
+
+  /** As definitionForRun, for system callers that hold only a workflow id (schedulers, error workflows). */
+  definitionForRunAnyWorkspace(workflowId: string, environment: Environment): RunDefinition {
+    const row = this.store.getAnyWorkspace(workflowId);
+    if (!row) throw notFound(`workflow ${workflowId}`);
+    return this.runDefinitionOf(row, environment);
+  }
+
+  private runDefinitionOf(row: WorkflowRow, environment: Environment): RunDefinition {
+    const live = row.latest_version_id ? this.store.versionById(row.latest_version_id) : null;
+    const workflow = this.summary({ ...row, live_hash: live?.hash ?? null, live_number: live?.number ?? null }, null);
+    if (environment === "production") {
+      if (!live) {
+        throw new AppError("NOT_PUBLISHED", `workflow ${row.id} has never been published, so there is nothing to run in production; publish it (POST /api/workflows/${row.id}/publish) or run the draft with environment=test`);
+      }
+      const definition = this.snapshot(live);
+      return { workflow, definition, versionId: live.id, versionNumber: live.number, environment, variables: this.editor.runVariables(row.id, definition), pinnedData: {} };
+    }
+    const definition = this.draft(row);
+    return {
+      workflow, definition, versionId: live?.id ?? null, versionNumber: live?.number ?? null, environment,
+      variables: this.editor.runVariables(row.id, definition), pinnedData: this.editor.freshPins(row.id, definition),
+    };
+  }
+
+  /** The workflow a public webhook URL names (token compared by hash, then in constant time), or null. */
+  findByWebhookToken(token: string): WorkflowT | null {
+    if (!token || token.length > 200) return null;
+    const row = this.store.byWebhookTokenHash(sha256(token));
+    if (!row || !row.webhook_token || !safeEqual(row.webhook_token, token)) return null;
+    return this.record(row);
+  }
+
+  /** Every live workflow with its published snapshot (schedulers load these at start). */
+  liveWorkflows(): Array<{ workflow: WorkflowT; version: PublishedVersion }> {
+    return this.store.live().flatMap((row) => {
+      const version = row.latest_version_id ? this.store.versionById(row.latest_version_id) : null;
+      if (!version) return [];
+      const workflow = this.summary({ ...row, live_hash: version.hash, live_number: version.number }, null);
+      return [{ workflow, version: { id: version.id, number: version.number, definition: this.snapshot(version) } }];
+    });
+  }
+}
+
+function versionSummary(v: Omit<VersionRow, "definition">, liveId: string | null) {
+  return { id: v.id, workflowId: v.workflow_id, number: v.number, triggerType: v.trigger_type, live: v.id === liveId, createdAt: v.created_at, createdBy: v.created_by };
+}
+
+function assertRevision(row: WorkflowRow, expectedRev: number | undefined) {
+  if (expectedRev !== undefined && expectedRev > 0 && expectedRev !== row.definition_rev) {
+    throw new AppError(
+      "REVISION_CONFLICT",
+      `the draft is at definitionRev ${row.definition_rev}, not ${expectedRev}: someone saved in between. Nothing was written; read the workflow again (GET /api/workflows/${row.id}), re-apply your change and send expectedRev ${row.definition_rev}`,
+      { currentRev: row.definition_rev, expectedRev },
+    );
+  }
+}
+
+function assertTriggerType(triggerType: string | undefined, definition: FlowVersionT) {
+  if (triggerType !== undefined && triggerType !== definition.trigger.type) {
+    throw new AppError("VALIDATION_FAILED", `triggerType "${triggerType}" contradicts definition.trigger.type "${definition.trigger.type}"; leave triggerType out (it follows the definition) or send "${definition.trigger.type}"`);
+  }
+}
+
+/** Webhook workflows always hold a token; it survives unpublish and trigger changes until rotated. */
+function ensureWebhookToken(row: WorkflowRow) {
+  if (row.trigger_type === "webhook" && !row.webhook_token) {
+    row.webhook_token = newSecret("wh_", 24);
+    row.webhook_token_hash = sha256(row.webhook_token);
+  }
+}
+
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([promise, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`hook did not finish within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Until the engine plugs in its own provider: the newest row of a `runs` table, when one with
+ * workflow_id, status and started_at columns exists; otherwise no workflow has run.
+ */
+function defaultLastRunProvider(db: Db): LastRunProvider {
+  let query: ReturnType<Db["query"]> | null | undefined;
+  return (ids) => {
+    const result = new Map<string, LastRun>();
+    if (query === undefined) {
+      const columns = new Set((db.query("SELECT name FROM pragma_table_info('runs')").all() as Array<{ name: string }>).map((c) => c.name));
+      query = columns.has("workflow_id") && columns.has("status") && columns.has("started_at")
+        ? db.query(`SELECT status, ${columns.has("created_at") ? "COALESCE(started_at, created_at)" : "started_at"} AS started_at FROM runs WHERE workflow_id = ? ORDER BY started_at DESC LIMIT 1`)
+        : null;
+    }
+    if (!query) return result;
+    for (const id of ids) {
+      const run = query.get(id) as { status: string; started_at: string | null } | null;
+      if (run?.started_at) result.set(id, { status: run.status, startedAt: run.started_at });
+    }
+    return result;
+  };
+}

@@ -1,0 +1,931 @@
+/**
+ * The engine (DESIGN.md §4): a run is a row first. Every start inserts a `pending` run (group-committed
+ * before the caller answers), the dispatcher hands runs to execution in order under each workflow's
+ * concurrencyLimit and maintenanceMode, the executor walks the tree — pure steps on this thread,
+ * others on the worker pool — and step rows are written as they finish, in batched commits.
+ * Pauses free the run's slot and resume on a timer or a resume link, also after a restart; runs left
+ * `running` by a crash are resumed from their recorded steps or failed with a clear message.
+ *
+ * Other parts of Weft start runs through `startRun` (async, batched) or `enqueue` (synchronous, inside the
+ * caller's own transaction), and wait with `waitFor` / `waitForReply`.
+ */
+import { LRUCache } from "lru-cache";
+import type { Config } from "../config";
+import { newId, safeEqual, sha256 } from "../core/ids";
+import type { PieceRegistry } from "../core/pieces/registry";
+import { KvStore } from "../core/pieces/kv-store";
+import { AppError, notFound } from "../http/errors";
+import type { Logger } from "../http/logger";
+import type { ActionDef, GuardedFetch, KeyValueStore, ResolvedAuth } from "../pieces-sdk/types";
+import type { Environment, RunT, RunTriggerType } from "../schema/run";
+import type { FlowVersionT, SettingsT } from "../schema/workflow";
+import type { Db } from "../store/db";
+import { RunStore, runFromRow, stepFromRow, type RunRow, type StepRow } from "../store/runs";
+import { Dispatcher } from "./dispatcher";
+import { Executor, type ExecutorHost, type RunOutcome, type StepCall } from "./executor";
+import { errorMessage, invokeAction, type ActionOutcome } from "./invoke-action";
+import { WorkerPool } from "./pool";
+import { Retention } from "./retention";
+import { RunEvents } from "./run-events";
+import { RunExecution, type ReplayEntry } from "./run-execution";
+import type { StepEffects, SubflowCall, SubflowResult, WebhookReply } from "./step-context";
+import type { WorkflowSource } from "./workflow-source";
+import { WriteBatcher } from "./write-batcher";
+
+export const MAX_SUBFLOW_DEPTH = 10;
+const FINISHED = new Set(["completed", "failed", "cancelled"]);
+/** Built-in actions that only ask the engine for something (a reply, tags, a response): cheap and trusted, so no worker hop. */
+const ENGINE_EFFECT_ACTIONS = new Set(["webhook.respond", "tags.add_tags", "subflows.return_response"]);
+
+export interface StartRunInput {
+  /** The workspace the caller acts in; null for system callers holding only a workflow id (schedulers). */
+  workspaceId: string | null;
+  workflowId: string;
+  environment: Environment;
+  triggerType: RunTriggerType;
+  /**
+   * The trigger's full output when the caller has one (webhooks: method, headers, query, body).
+   * Otherwise `input` becomes `trigger.body` with empty headers and query (DESIGN.md §3).
+   */
+  triggerData?: Record<string, unknown>;
+  input?: unknown;
+  /** Set by sub-flow calls. */
+  parent?: { runId: string; depth: number };
+}
+
+interface PendingRun {
+  id: string;
+  workflowId: string;
+  environment: Environment;
+  row: RunRow;
+  definition: FlowVersionT;
+  variables: Record<string, unknown>;
+  secrets: string[];
+  pinned: Record<string, unknown>;
+  triggerOutput: unknown;
+  replay?: ReplayEntry[];
+  resume?: { payload: Record<string, unknown> };
+  activeMsBefore?: number;
+  /** Inserted by `enqueue` inside someone else's transaction: check the row exists before running. */
+  verify?: boolean;
+}
+
+interface PauseState {
+  log: ReplayEntry[];
+  activeMs: number;
+  payload?: Record<string, unknown>;
+}
+
+export interface EngineOptions {
+  db: Db;
+  config: Config;
+  log: Logger;
+  pieces: PieceRegistry;
+  /** Resolved lazily: the workflows core may be built after the engine. */
+  workflows: () => WorkflowSource | undefined;
+  resolveAuth?: () => ((ref: { workspaceId: string; connectionId: string; pieceId: string }) => Promise<ResolvedAuth>) | undefined;
+  fetch?: () => GuardedFetch | undefined;
+  /** Worker threads; 0 runs every step on the main thread. Default config.workers. */
+  workers?: number;
+  /** The database file for workers' key-value store access; null when in memory. */
+  dbPath?: string | null;
+  /** Runs executing at once, across workflows. */
+  maxActiveRuns?: number;
+}
+
+export class Engine {
+  readonly store: RunStore;
+  readonly events = new RunEvents();
+  readonly batcher: WriteBatcher;
+  readonly dispatcher: Dispatcher<PendingRun>;
+  readonly retention: Retention;
+  private readonly executor: Executor;
+  private pool: WorkerPool | undefined;
+  private readonly active = new Map<string, RunExecution>();
+  private readonly pendingById = new Map<string, PendingRun>();
+  private readonly endWaiters = new Map<string, Set<(row: RunRow) => void>>();
+  private readonly replyWaiters = new Map<string, Set<(reply: WebhookReply) => void>>();
+  /** Replies given before anyone waited for them (a fast run answers before the caller subscribes). */
+  private readonly replies = new Map<string, WebhookReply>();
+  private readonly resumeTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly definitionTexts = new LRUCache<string, string>({ max: 500 });
+  private readonly hashByVersion = new Map<string, string>();
+  private readonly hashByObject = new WeakMap<object, string>();
+  private kv: KvStore | undefined;
+  private sweeper: ReturnType<typeof setInterval> | undefined;
+  private startPromise: Promise<void> | undefined;
+  private stopping = false;
+  private readonly finishedListeners: Array<(run: RunRow) => void> = [];
+  private readonly replyListeners: Array<(runId: string, reply: WebhookReply) => void> = [];
+  readonly limits: { outputLimit: number; memoryBudget: number; timeoutMs: number };
+  stats = { started: 0, finished: 0, workerSteps: 0, inlineSteps: 0 };
+
+  constructor(private readonly o: EngineOptions) {
+    this.store = new RunStore(o.db);
+    this.batcher = new WriteBatcher(o.db, (error) => o.log.error("run write failed", { error: errorMessage(error) }));
+    this.retention = new Retention({ db: o.db, store: this.store, log: o.log, retentionDays: o.config.runRetentionDays, retentionMax: o.config.runRetentionMax });
+    this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.execute(p));
+    this.limits = {
+      outputLimit: o.config.stepOutputLimit,
+      memoryBudget: o.config.runMemoryMb * 1024 * 1024,
+      timeoutMs: o.config.runTimeoutSeconds * 1000,
+    };
+    const engine = this;
+    const host: ExecutorHost = {
+      pieces: o.pieces,
+      outputLimit: this.limits.outputLimit,
+      memoryBudget: this.limits.memoryBudget,
+      needsWorker: (call) => this.needsWorker(call.node.pieceId ?? "", call.action),
+      invoke: (run, call) => engine.invoke(run, call),
+      writeStep: (run, row, update) => engine.writeStep(run, row, update),
+      applyEffects: (run, effects) => engine.applyEffects(run, effects),
+      pinned: (run, stepName) => engine.pendingPinned(run, stepName),
+    };
+    this.executor = new Executor(host);
+  }
+
+  private get source(): WorkflowSource {
+    const source = this.o.workflows();
+    if (!source) throw new AppError("SERVICE_UNAVAILABLE", "workflows are not available yet; retry shortly");
+    return source;
+  }
+
+  // ------------------------------------------------------------------ lifecycle
+
+  /**
+   * Recovers unfinished runs, starts the timers and the worker pool. Idempotent; also called by the first
+   * run start, so an app that never runs a workflow (most tests) never spawns threads.
+   */
+  start(): Promise<void> {
+    if (this.startPromise) return this.startPromise;
+    // Recovery runs first and synchronously: nothing new can be queued before it, so no run is queued twice.
+    this.recover();
+    try {
+      if (!this.o.db.inTransaction) this.retention.ensureIncrementalVacuum();
+    } catch (error) {
+      this.o.log.warn("could not switch the database to incremental vacuum", { error: errorMessage(error) });
+    }
+    this.retention.start();
+    this.sweeper = setInterval(() => this.sweep(), 200);
+    (this.sweeper as { unref?: () => void }).unref?.();
+    const workers = this.o.workers ?? this.o.config.workers;
+    if (workers <= 0) return (this.startPromise = Promise.resolve());
+    const pool = new WorkerPool({
+      size: workers,
+      log: this.o.log,
+      init: { t: "init", piecesDir: this.o.config.piecesDir, dbPath: this.o.dbPath ?? null, dbSynchronous: this.o.config.dbSynchronous },
+    });
+    this.pool = pool;
+    this.startPromise = pool.start().catch(async (error) => {
+      this.o.log.error("worker pool failed to start; steps run on the main thread", { error: errorMessage(error) });
+      this.pool = undefined;
+      await pool.stop();
+    });
+    return this.startPromise;
+  }
+
+  private ensureStarted() {
+    if (!this.startPromise) void this.start();
+  }
+
+  /** Stops taking runs, lets executing ones finish (up to `graceMs`), flushes writes and stops the pool. */
+  async stop(graceMs = 5_000): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.dispatcher.pause();
+    const deadline = Date.now() + graceMs;
+    while (this.active.size > 0 && Date.now() < deadline) await Bun.sleep(20);
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.retention.stop();
+    for (const timer of this.resumeTimers.values()) clearTimeout(timer);
+    this.resumeTimers.clear();
+    this.batcher.flush();
+    await this.pool?.stop();
+  }
+
+  get workerPool(): WorkerPool | undefined {
+    return this.pool;
+  }
+
+  /** Runs executing or waiting in memory (for tests and the bench). */
+  get load() {
+    return { active: this.active.size, pending: this.dispatcher.pendingCount };
+  }
+
+  /** Called when a run ends: error workflows and run_finished triggers hang here. */
+  onFinished(listener: (run: RunRow) => void) {
+    this.finishedListeners.push(listener);
+  }
+
+  /** Called when a step replies to the webhook that started its run (webhook.respond). */
+  onReply(listener: (runId: string, reply: WebhookReply) => void) {
+    this.replyListeners.push(listener);
+  }
+
+  // ------------------------------------------------------------------ starting runs
+
+  /** Content hash of a definition and its JSON, cached per published version and per parsed object. */
+  private definitionHash(definition: FlowVersionT, versionId: string | null): { hash: string; text: string } {
+    let hash = versionId ? this.hashByVersion.get(versionId) : undefined;
+    hash ??= this.hashByObject.get(definition);
+    let text = hash ? this.definitionTexts.get(hash) : undefined;
+    if (!hash || text === undefined) {
+      text = JSON.stringify(definition);
+      hash = sha256(text);
+      this.hashByObject.set(definition, hash);
+      if (versionId) this.hashByVersion.set(versionId, hash);
+      this.definitionTexts.set(hash, text);
+    }
+    return { hash, text };
+  }
+
+  private prepare(input: StartRunInput, overrides: Partial<RunRow> = {}): { pending: PendingRun; definitionText: string } {
+    const rw = this.source.forRun(input.workspaceId, input.workflowId, input.environment);
+    const depth = input.parent ? input.parent.depth + 1 : 0;
+    if (depth > MAX_SUBFLOW_DEPTH) {
+      throw new AppError("VALIDATION_FAILED", `sub-flow calls nest deeper than ${MAX_SUBFLOW_DEPTH} levels (workflow ${input.workflowId} would run at depth ${depth}); a workflow that calls itself needs a condition that stops the recursion`);
+    }
+    const triggerOutput = normalizeTrigger(input);
+    // Stored with every insert (INSERT OR IGNORE: one primary-key probe) so no run can point at a pruned definition.
+    const { hash, text: definitionText } = this.definitionHash(rw.definition, rw.executedVersionId);
+    const row: RunRow = {
+      id: newId(),
+      workspace_id: rw.workspaceId,
+      org_id: rw.orgId,
+      workflow_id: rw.workflowId,
+      workflow_name: rw.name,
+      workflow_trigger_type: rw.triggerType ?? rw.definition.trigger.type ?? null,
+      status: "pending",
+      trigger_type: input.triggerType,
+      trigger_data: JSON.stringify(triggerOutput),
+      environment: input.environment,
+      version_id: rw.versionId,
+      version_number: rw.versionNumber,
+      executed_version_id: rw.executedVersionId,
+      executed_version_number: rw.executedVersionNumber,
+      definition_hash: hash,
+      started_at: new Date().toISOString(),
+      finished_at: null,
+      duration_ms: null,
+      error_message: null,
+      tags: "[]",
+      started_from_step: null,
+      retry_of_run_id: null,
+      retried_by_run_id: null,
+      step_total: 0,
+      step_failed: 0,
+      wait_step: null,
+      resume_mode: null,
+      resume_at: null,
+      resume_token_hash: null,
+      parent_run_id: input.parent?.runId ?? null,
+      depth,
+      state: null,
+      response: null,
+      event_seq: 0,
+      ...overrides,
+    };
+    const pending: PendingRun = {
+      id: row.id,
+      workflowId: row.workflow_id,
+      environment: row.environment,
+      row,
+      definition: rw.definition,
+      variables: rw.variables,
+      secrets: rw.secrets,
+      pinned: rw.pinnedData,
+      triggerOutput,
+    };
+    return { pending, definitionText };
+  }
+
+  private insert(p: PendingRun, definitionText: string | null) {
+    if (definitionText !== null) this.store.putDefinition(p.row.definition_hash, definitionText);
+    this.store.insertRun(p.row);
+  }
+
+  /**
+   * Starts a run: the pending row is committed (group commit) before this resolves, then it is queued.
+   * Throws AppError NOT_FOUND / NOT_PUBLISHED before writing anything.
+   */
+  async startRun(input: StartRunInput): Promise<RunT> {
+    if (this.stopping) throw new AppError("SERVICE_UNAVAILABLE", "the server is shutting down; retry shortly", undefined, undefined, { "retry-after": "1" });
+    this.ensureStarted();
+    const { pending, definitionText } = this.prepare(input);
+    await this.batcher.write(() => this.insert(pending, definitionText));
+    this.queue(pending);
+    this.stats.started++;
+    return runFromRow(pending.row);
+  }
+
+  /**
+   * Inserts the pending run synchronously, inside the caller's transaction when there is one (so a trigger's
+   * own bookkeeping commits together with the run); it is queued once the current task ends.
+   */
+  enqueue(input: StartRunInput): RunT {
+    this.ensureStarted();
+    const { pending, definitionText } = this.prepare(input);
+    this.insert(pending, definitionText);
+    pending.verify = true;
+    setImmediate(() => {
+      if (!this.store.getRow(pending.id)) return; // the caller's transaction rolled back
+      this.queue(pending);
+    });
+    this.stats.started++;
+    return runFromRow(pending.row);
+  }
+
+  private queue(p: PendingRun) {
+    this.pendingById.set(p.id, p);
+    this.dispatcher.add(p, p.definition.settings ?? {});
+  }
+
+  /** A workflow's settings changed (publish, draft save): lanes re-read concurrencyLimit and maintenanceMode. */
+  settingsChanged(workflowId: string, environment: Environment, settings: SettingsT | undefined) {
+    this.dispatcher.setSettings(workflowId, environment, settings ?? {});
+  }
+
+  // ------------------------------------------------------------------ executing
+
+  private async execute(p: PendingRun): Promise<void> {
+    // Only the first runs after start-up wait: which pieces the workers serve is known once they are ready.
+    if (this.pool && !this.pool.fleetKnown) await this.startPromise;
+    this.pendingById.delete(p.id);
+    const row = p.row;
+    if (row.status === "cancelled") {
+      this.dispatcher.release(p);
+      return;
+    }
+    row.status = "running";
+    row.event_seq++;
+    const seq = row.event_seq;
+    this.batcher.fire(() => this.store.patchRun(row.id, { status: "running", event_seq: seq, wait_step: null, resume_mode: null, resume_at: null, resume_token_hash: null }));
+    this.emitRun(row);
+    const exec = new RunExecution(row, p.definition, {
+      timeoutMs: p.definition.settings?.timeoutSeconds ? p.definition.settings.timeoutSeconds * 1000 : this.limits.timeoutMs,
+      activeMsBefore: p.activeMsBefore,
+      replay: p.replay,
+      resume: p.resume,
+      secrets: p.secrets,
+      triggerOutput: p.triggerOutput,
+    });
+    exec.context.variables = p.variables;
+    (exec as RunExecution & { pinned?: Record<string, unknown> }).pinned = p.pinned;
+    this.active.set(row.id, exec);
+    let outcome: RunOutcome;
+    try {
+      outcome = await this.executor.execute(exec);
+    } catch (error) {
+      outcome = { kind: "failed", message: `internal error: ${errorMessage(error)}` };
+    }
+    this.active.delete(row.id);
+    try {
+      if (outcome.kind === "paused") await this.pause(exec, outcome);
+      else await this.finish(row, outcome);
+    } catch (error) {
+      this.o.log.error("could not record the end of a run", { runId: row.id, error: errorMessage(error) });
+    } finally {
+      this.dispatcher.release(p);
+    }
+  }
+
+  private emitRun(row: RunRow) {
+    this.events.emit(row.id, () => ({ type: "run", id: row.event_seq, run: runFromRow(row) }));
+  }
+
+  private async finish(row: RunRow, outcome: Exclude<RunOutcome, { kind: "paused" }>) {
+    const now = new Date();
+    row.status = outcome.kind;
+    row.finished_at = now.toISOString();
+    row.duration_ms = Math.max(0, now.getTime() - Date.parse(row.started_at));
+    row.error_message = outcome.kind === "failed" ? outcome.message : outcome.kind === "cancelled" ? (row.error_message ?? "cancelled") : null;
+    row.event_seq++;
+    row.state = null;
+    row.wait_step = null;
+    row.resume_mode = null;
+    row.resume_at = null;
+    row.resume_token_hash = null;
+    const patch = {
+      status: row.status, finished_at: row.finished_at, duration_ms: row.duration_ms, error_message: row.error_message, tags: row.tags,
+      step_total: row.step_total, step_failed: row.step_failed, event_seq: row.event_seq, state: null, response: row.response,
+      wait_step: null, resume_mode: null, resume_at: null, resume_token_hash: null,
+    };
+    await this.batcher.write(() => this.store.patchRun(row.id, patch));
+    this.ended(row);
+  }
+
+  /** After the final write committed: streams, waiters and follow-up listeners learn the run ended. */
+  private ended(row: RunRow) {
+    this.stats.finished++;
+    this.emitRun(row);
+    this.events.emit(row.id, () => ({ type: "end", id: row.event_seq + 1, run: runFromRow(row) }));
+    const waiters = this.endWaiters.get(row.id);
+    if (waiters) {
+      this.endWaiters.delete(row.id);
+      for (const waiter of waiters) waiter(row);
+    }
+    // Replies nobody collected are dropped shortly after the run ends.
+    if (this.replies.has(row.id)) setTimeout(() => this.replies.delete(row.id), 30_000).unref?.();
+    for (const listener of this.finishedListeners) {
+      try {
+        listener(row);
+      } catch (error) {
+        this.o.log.warn("run-finished listener failed", { runId: row.id, error: errorMessage(error) });
+      }
+    }
+  }
+
+  private async pause(exec: RunExecution, outcome: Extract<RunOutcome, { kind: "paused" }>) {
+    const row = exec.row;
+    row.status = "paused";
+    row.wait_step = outcome.stepName;
+    row.resume_mode = outcome.mode;
+    row.resume_at = outcome.resumeAt;
+    row.resume_token_hash = outcome.resumeToken ? sha256(outcome.resumeToken) : null;
+    const state: PauseState = { log: exec.log, activeMs: exec.activeMs() };
+    row.state = JSON.stringify(state);
+    row.event_seq++;
+    const patch = {
+      status: row.status, wait_step: row.wait_step, resume_mode: row.resume_mode, resume_at: row.resume_at,
+      resume_token_hash: row.resume_token_hash, state: row.state, tags: row.tags, response: row.response,
+      step_total: row.step_total, step_failed: row.step_failed, event_seq: row.event_seq,
+    };
+    await this.batcher.write(() => this.store.patchRun(row.id, patch));
+    this.emitRun(row);
+    if (row.resume_at) this.scheduleResume(row.id, row.resume_at);
+  }
+
+  // ------------------------------------------------------------------ the executor's host
+
+  private needsWorker(pieceId: string, action: ActionDef): boolean {
+    if (!this.pool) return false;
+    if (action.sideEffects === "pure" || ENGINE_EFFECT_ACTIONS.has(`${pieceId}.${action.id}`)) return false;
+    const version = this.o.pieces.get(pieceId)?.version;
+    // A piece registered in this process only (not loadable by workers) runs here.
+    return version !== undefined && this.pool.serves(pieceId, version);
+  }
+
+  private pendingPinned(run: RunExecution, stepName: string): { found: boolean; output?: unknown } {
+    const pinned = (run as RunExecution & { pinned?: Record<string, unknown> }).pinned;
+    if (!pinned || run.row.environment !== "test" || !Object.hasOwn(pinned, stepName)) return { found: false };
+    return { found: true, output: pinned[stepName] };
+  }
+
+  private async invoke(run: RunExecution, call: StepCall): Promise<ActionOutcome> {
+    const row = run.row;
+    let auth: ResolvedAuth | undefined;
+    if (call.node.connectionId) {
+      const resolve = this.o.resolveAuth?.();
+      if (!resolve) return { kind: "error", message: "connections are not available in this server", effects: { tags: [] } };
+      try {
+        auth = await resolve({ workspaceId: row.workspace_id, connectionId: call.node.connectionId, pieceId: call.node.pieceId ?? "" });
+        for (const secret of secretsOf(auth)) if (!run.secrets.includes(secret)) run.secrets.push(secret);
+      } catch (error) {
+        return { kind: "error", message: errorMessage(error), effects: { tags: [] } };
+      }
+    }
+    const runInfo = { id: row.id, workflowId: row.workflow_id, workspaceId: row.workspace_id, environment: row.environment, stepName: call.node.name, depth: row.depth };
+    const onReply = (reply: WebhookReply) => this.reply(row.id, reply);
+    const callWorkflow = (sub: SubflowCall) => this.callWorkflow(run, sub);
+    const pieceId = call.node.pieceId ?? "";
+    if (this.needsWorker(pieceId, call.action)) {
+      this.stats.workerSteps++;
+      return this.pool!.run(
+        { pieceId, actionId: call.action.id, config: call.config, auth, run: runInfo, resumePayload: call.resumePayload, publicUrl: this.o.config.publicUrl },
+        run.abort.signal,
+        { onReply, onCall: callWorkflow, onLog: (message, fields) => this.o.log.debug(message, { runId: row.id, step: call.node.name, ...fields }) },
+      );
+    }
+    this.stats.inlineSteps++;
+    const result = invokeAction(call.action, {
+      config: call.config,
+      auth,
+      run: runInfo,
+      signal: run.abort.signal,
+      fetch: this.o.fetch?.() ?? fetch,
+      store: () => this.storeFor(row.workspace_id),
+      log: (message, fields) => this.o.log.debug(message, { runId: row.id, step: call.node.name, ...fields }),
+      resumePayload: call.resumePayload,
+      publicUrl: this.o.config.publicUrl,
+      callWorkflow,
+      onReply,
+    });
+    return Promise.race([result, run.stopped]);
+  }
+
+  private storeFor(workspaceId: string): KeyValueStore {
+    this.kv ??= new KvStore(this.o.db);
+    return this.kv.forWorkspace(workspaceId);
+  }
+
+  private writeStep(run: RunExecution, row: StepRow, update: boolean) {
+    const runRow = run.row;
+    const total = runRow.step_total;
+    const failed = runRow.step_failed;
+    const seq = runRow.event_seq;
+    this.batcher.fire(() => {
+      if (update) this.store.updateStep(row);
+      else this.store.insertStep(row);
+      this.store.progress(runRow.id, total, failed, seq);
+    });
+    this.events.emit(runRow.id, () => ({ type: "step", id: row.seq, step: stepFromRow(row) }));
+  }
+
+  private applyEffects(run: RunExecution, effects: StepEffects) {
+    if (effects.tags.length > 0) {
+      const tags = JSON.parse(run.row.tags) as string[];
+      for (const tag of effects.tags) if (!tags.includes(tag)) tags.push(tag);
+      run.row.tags = JSON.stringify(tags.slice(0, 100));
+    }
+    if (effects.response) run.row.response = JSON.stringify(effects.response.value ?? null);
+  }
+
+  private reply(runId: string, reply: WebhookReply) {
+    const waiters = this.replyWaiters.get(runId);
+    if (waiters) {
+      this.replyWaiters.delete(runId);
+      for (const waiter of waiters) waiter(reply);
+    } else if (!this.replies.has(runId)) {
+      this.replies.set(runId, reply);
+      if (this.replies.size > 10_000) this.replies.delete(this.replies.keys().next().value!);
+    }
+    for (const listener of this.replyListeners) listener(runId, reply);
+  }
+
+  private async callWorkflow(parent: RunExecution, call: SubflowCall): Promise<SubflowResult> {
+    const row = parent.row;
+    if (row.depth + 1 > MAX_SUBFLOW_DEPTH) {
+      throw new Error(`sub-flow depth limit reached: this run is already ${row.depth} levels deep and the limit is ${MAX_SUBFLOW_DEPTH}; a workflow that calls itself needs a condition that ends the recursion`);
+    }
+    let child: RunT;
+    try {
+      child = await this.startRun({
+        workspaceId: row.workspace_id,
+        workflowId: call.workflowId,
+        environment: row.environment,
+        triggerType: "subflow",
+        input: call.payload,
+        parent: { runId: row.id, depth: row.depth },
+      });
+    } catch (error) {
+      throw new Error(`could not start workflow ${call.workflowId}: ${errorMessage(error)}`);
+    }
+    if (!call.wait) return { runId: child.id, status: child.status };
+    const finished = await this.waitForRow(child.id, Math.max(0, parent.deadline - Date.now()), parent.abort.signal);
+    if (!finished || !FINISHED.has(finished.status)) {
+      return { runId: child.id, status: finished?.status ?? "pending" };
+    }
+    return { runId: child.id, status: finished.status, response: finished.response === null ? undefined : JSON.parse(finished.response) };
+  }
+
+  // ------------------------------------------------------------------ waiting
+
+  /** The run's row when it finished within `ms`, else its row as it stands (null when unknown). */
+  private waitForRow(runId: string, ms: number, signal?: AbortSignal): Promise<RunRow | null> {
+    const row = this.rowNow(runId);
+    if (!row || FINISHED.has(row.status) || ms <= 0) return Promise.resolve(row);
+    return new Promise((resolve) => {
+      let set = this.endWaiters.get(runId);
+      if (!set) {
+        set = new Set();
+        this.endWaiters.set(runId, set);
+      }
+      const done = (finished: RunRow | null) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        set!.delete(waiter);
+        if (set!.size === 0 && this.endWaiters.get(runId) === set) this.endWaiters.delete(runId);
+        resolve(finished ?? this.rowNow(runId));
+      };
+      const waiter = (finished: RunRow) => done(finished);
+      const onAbort = () => done(null);
+      const timer = setTimeout(() => done(null), ms);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      set.add(waiter);
+    });
+  }
+
+  /** The freshest row: the executing run's in-memory row, else the database (after pending writes). */
+  private rowNow(runId: string): RunRow | null {
+    const live = this.active.get(runId)?.row ?? this.pendingById.get(runId)?.row;
+    if (live) return live;
+    if (this.batcher.pending > 0) this.batcher.flush();
+    return this.store.getRow(runId);
+  }
+
+  /** Waits up to `ms` for the run to finish; returns it finished, or as it stands. */
+  async waitFor(runId: string, ms: number): Promise<RunT | null> {
+    const row = await this.waitForRow(runId, ms);
+    return row ? runFromRow(row) : null;
+  }
+
+  /**
+   * For synchronous webhooks: resolves with the first `webhook.respond` reply, or with the run when it
+   * ends without one, or with `timedOut` after `ms`.
+   */
+  waitForReply(runId: string, ms: number): Promise<{ reply?: WebhookReply; run: RunT | null; timedOut: boolean }> {
+    const early = this.replies.get(runId);
+    if (early) {
+      this.replies.delete(runId);
+      return Promise.resolve({ reply: early, run: this.current(runId), timedOut: false });
+    }
+    const row = this.rowNow(runId);
+    if (!row || FINISHED.has(row.status)) return Promise.resolve({ run: row ? runFromRow(row) : null, timedOut: false });
+    return new Promise((resolve) => {
+      let replySet = this.replyWaiters.get(runId);
+      if (!replySet) {
+        replySet = new Set();
+        this.replyWaiters.set(runId, replySet);
+      }
+      let endSet = this.endWaiters.get(runId);
+      if (!endSet) {
+        endSet = new Set();
+        this.endWaiters.set(runId, endSet);
+      }
+      const cleanup = () => {
+        clearTimeout(timer);
+        replySet!.delete(onReply);
+        endSet!.delete(onEnd);
+        if (replySet!.size === 0 && this.replyWaiters.get(runId) === replySet) this.replyWaiters.delete(runId);
+        if (endSet!.size === 0 && this.endWaiters.get(runId) === endSet) this.endWaiters.delete(runId);
+      };
+      const onReply = (reply: WebhookReply) => {
+        cleanup();
+        resolve({ reply, run: this.current(runId), timedOut: false });
+      };
+      const onEnd = (finished: RunRow) => {
+        cleanup();
+        resolve({ run: runFromRow(finished), timedOut: false });
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        resolve({ run: this.current(runId), timedOut: true });
+      }, ms);
+      replySet.add(onReply);
+      endSet.add(onEnd);
+    });
+  }
+
+  /** The run as it stands now (in-memory when executing). */
+  current(runId: string): RunT | null {
+    const row = this.rowNow(runId);
+    return row ? runFromRow(row) : null;
+  }
+
+  // ------------------------------------------------------------------ cancel, resume, retry
+
+  /** Cancels a pending, running or paused run; a finished run is refused (409) unless already cancelled. */
+  async cancel(workspaceId: string, runId: string): Promise<RunT> {
+    const row = this.rowNow(runId);
+    if (!row || row.workspace_id !== workspaceId) throw notFound(`run ${runId}`);
+    if (row.status === "cancelled") return runFromRow(row);
+    if (FINISHED.has(row.status)) {
+      throw new AppError("CONFLICT", `run ${runId} already ${row.status}; only pending, running or paused runs can be cancelled (retry it with POST /api/runs/${runId}/retry)`);
+    }
+    const exec = this.active.get(runId);
+    if (exec) {
+      exec.stop("cancelled");
+      const finished = await this.waitForRow(runId, 10_000);
+      return runFromRow(finished ?? row);
+    }
+    const pending = this.pendingById.get(runId);
+    if (pending) {
+      this.dispatcher.remove(pending);
+      this.pendingById.delete(runId);
+      pending.row.status = "cancelled";
+    }
+    this.clearResume(runId);
+    const target = pending?.row ?? row;
+    target.error_message = "cancelled";
+    await this.finish(target, { kind: "cancelled" });
+    return runFromRow(target);
+  }
+
+  private scheduleResume(runId: string, resumeAt: string) {
+    this.clearResume(runId);
+    const delay = Math.max(0, Date.parse(resumeAt) - Date.now());
+    // setTimeout holds at most ~24.8 days; longer waits re-arm when the first timer fires.
+    const timer = setTimeout(() => {
+      this.resumeTimers.delete(runId);
+      if (Date.parse(resumeAt) > Date.now() + 1000) return this.scheduleResume(runId, resumeAt);
+      void this.resumeByTimer(runId).catch((error) => this.o.log.error("resume failed", { runId, error: errorMessage(error) }));
+    }, Math.min(delay, 2_000_000_000));
+    (timer as { unref?: () => void }).unref?.();
+    this.resumeTimers.set(runId, timer);
+  }
+
+  private clearResume(runId: string) {
+    const timer = this.resumeTimers.get(runId);
+    if (timer) clearTimeout(timer);
+    this.resumeTimers.delete(runId);
+  }
+
+  private async resumeByTimer(runId: string) {
+    const row = this.store.getRow(runId);
+    if (!row || row.status !== "paused") return;
+    // A time pause continues; an approval that nobody decided in time continues as expired.
+    const payload = row.resume_mode === "webhook" ? { decision: "expired", expired: true } : { resumedBy: "timer" };
+    await this.resume(row, payload);
+  }
+
+  /** A resume link (approval) was opened: the token is the credential, compared in constant time. */
+  async resumeByToken(runId: string, token: string, payload: Record<string, unknown>): Promise<RunT> {
+    const row = this.rowNow(runId);
+    const valid = row && row.status === "paused" && row.resume_mode === "webhook" && row.resume_token_hash !== null && safeEqual(row.resume_token_hash, sha256(token));
+    if (!valid) throw new AppError("NOT_FOUND", "no paused run waits for this link: it was already used, expired, or the run was cancelled");
+    this.clearResume(runId);
+    await this.resume(row, payload);
+    return runFromRow(row);
+  }
+
+  /** Queues a paused run again: it replays its recorded steps and resumes the paused one with `payload`. */
+  private async resume(row: RunRow, payload: Record<string, unknown>) {
+    const state = row.state ? (JSON.parse(row.state) as PauseState) : { log: [], activeMs: 0 };
+    const definition = this.definitionOf(row);
+    const { variables, secrets } = this.variablesOf(row, definition);
+    row.status = "pending";
+    row.resume_token_hash = null;
+    row.event_seq++;
+    const seq = row.event_seq;
+    await this.batcher.write(() => this.store.patchRun(row.id, { status: "pending", resume_token_hash: null, event_seq: seq }));
+    this.emitRun(row);
+    this.queue({
+      id: row.id, workflowId: row.workflow_id, environment: row.environment, row, definition, variables, secrets, pinned: {},
+      triggerOutput: JSON.parse(row.trigger_data), replay: state.log, resume: { payload }, activeMsBefore: state.activeMs,
+    });
+  }
+
+  private definitionOf(row: RunRow): FlowVersionT {
+    const text = this.store.definition(row.definition_hash);
+    if (!text) throw new AppError("INTERNAL", `the definition run ${row.id} executed (${row.definition_hash}) is missing`);
+    return JSON.parse(text) as FlowVersionT;
+  }
+
+  private variablesOf(row: RunRow, definition: FlowVersionT): { variables: Record<string, unknown>; secrets: string[] } {
+    try {
+      return this.source.variablesFor(row.workflow_id, definition);
+    } catch {
+      return { variables: definition.variables ?? {}, secrets: [] };
+    }
+  }
+
+  /**
+   * Retries a finished run as a new run. `from: failed_step` reuses the recorded outputs of the steps
+   * before the failure (copied into the new run) and executes from the failed step on; `start` runs all.
+   * `version: original` executes the same definition; `latest` the live version (production) or the draft (test).
+   */
+  async retry(workspaceId: string, runId: string, options: { from?: "failed_step" | "start"; version?: "original" | "latest" }): Promise<RunT> {
+    const from = options.from ?? "failed_step";
+    const version = options.version ?? "original";
+    const original = this.rowNow(runId);
+    if (!original || original.workspace_id !== workspaceId) throw notFound(`run ${runId}`);
+    if (!FINISHED.has(original.status)) {
+      throw new AppError("CONFLICT", `run ${runId} is ${original.status}; only a finished run (completed, failed or cancelled) can be retried — cancel it first (POST /api/runs/${runId}/cancel)`);
+    }
+    if (from === "failed_step" && original.status !== "failed") {
+      throw new AppError("VALIDATION_FAILED", `run ${runId} ${original.status === "completed" ? "completed" : "was cancelled"}, so it has no failed step to retry from; use "from": "start" (allowed: failed_step, start)`);
+    }
+    let replay: ReplayEntry[] = [];
+    let copied: StepRow[] = [];
+    let startedFromStep: string | null = null;
+    if (from === "failed_step") {
+      const rows = this.store.steps(runId);
+      let failAt = -1;
+      for (let i = rows.length - 1; i >= 0; i--) if (rows[i]!.status === "failed") { failAt = i; break; }
+      if (failAt < 0) failAt = rows.length - 1;
+      startedFromStep = failAt >= 0 ? rows[failAt]!.node_id : null;
+      const before = rows.slice(0, Math.max(0, failAt)).filter((r) => r.status === "completed" || r.status === "skipped" || r.status === "failed");
+      const truncated = before.find((r) => r.output_truncated);
+      if (truncated) {
+        throw new AppError("VALIDATION_FAILED", `step "${truncated.node_id}" of run ${runId} stored only a truncated output (over WEFT_STEP_OUTPUT_LIMIT), so its result cannot be reused; retry with "from": "start"`);
+      }
+      copied = before;
+      replay = before.map((r) => ({ nodeId: r.node_id, stepId: r.id, status: r.status, output: r.output_data === null ? null : JSON.parse(r.output_data), error: r.error_message }));
+    }
+    const input: StartRunInput = {
+      workspaceId,
+      workflowId: original.workflow_id,
+      environment: original.environment,
+      triggerType: original.trigger_type as RunTriggerType,
+      triggerData: JSON.parse(original.trigger_data),
+      parent: original.parent_run_id ? { runId: original.parent_run_id, depth: original.depth - 1 } : undefined,
+    };
+    let prepared: { pending: PendingRun; definitionText: string | null };
+    if (version === "latest") {
+      prepared = this.prepare(input, { retry_of_run_id: runId, started_from_step: startedFromStep });
+    } else {
+      const definition = this.definitionOf(original);
+      const { variables, secrets } = this.variablesOf(original, definition);
+      const row: RunRow = {
+        ...original, id: newId(), status: "pending", started_at: new Date().toISOString(), finished_at: null, duration_ms: null,
+        error_message: null, tags: "[]", started_from_step: startedFromStep, retry_of_run_id: runId, retried_by_run_id: null,
+        step_total: 0, step_failed: 0, wait_step: null, resume_mode: null, resume_at: null, resume_token_hash: null, state: null,
+        response: null, event_seq: 0,
+      };
+      prepared = {
+        pending: { id: row.id, workflowId: row.workflow_id, environment: row.environment, row, definition, variables, secrets, pinned: {}, triggerOutput: JSON.parse(row.trigger_data) },
+        definitionText: this.store.definition(original.definition_hash),
+      };
+    }
+    const { pending, definitionText } = prepared;
+    const newRow = pending.row;
+    const copies = copied.map((r, i) => ({ ...r, id: newId(), run_id: newRow.id, seq: i + 1 }));
+    replay = replay.map((entry, i) => ({ ...entry, stepId: copies[i]!.id }));
+    newRow.step_total = copies.length;
+    newRow.step_failed = copies.filter((r) => r.status === "failed").length;
+    newRow.event_seq = copies.length;
+    pending.replay = replay;
+    await this.batcher.write(() => {
+      this.insert(pending, definitionText);
+      for (const copy of copies) this.store.insertStep(copy);
+      this.store.patchRun(runId, { retried_by_run_id: newRow.id });
+    });
+    original.retried_by_run_id = newRow.id;
+    this.queue(pending);
+    return runFromRow(newRow);
+  }
+
+  // ------------------------------------------------------------------ recovery and timers
+
+  /** Start-up: pending runs are queued again in order, paused ones get their timers, running ones resume or fail. */
+  private recover() {
+    for (const row of this.store.unfinished()) {
+      try {
+        if (row.status === "paused") {
+          if (row.resume_at) this.scheduleResume(row.id, row.resume_at);
+          continue;
+        }
+        const definition = this.definitionOf(row);
+        const { variables, secrets } = this.variablesOf(row, definition);
+        const base = { id: row.id, workflowId: row.workflow_id, environment: row.environment, row, definition, variables, secrets, pinned: {}, triggerOutput: JSON.parse(row.trigger_data) };
+        if (row.status === "pending") {
+          const state = row.state ? (JSON.parse(row.state) as PauseState & { payload?: Record<string, unknown> }) : undefined;
+          this.queue(state ? { ...base, replay: state.log, resume: { payload: state.payload ?? { resumedBy: "restart" } }, activeMsBefore: state.activeMs } : base);
+          continue;
+        }
+        this.recoverRunning(row, base);
+      } catch (error) {
+        this.o.log.error("could not recover run", { runId: row.id, error: errorMessage(error) });
+        row.error_message = `interrupted by restart and could not be resumed: ${errorMessage(error)}`;
+        void this.finish(row, { kind: "failed", message: row.error_message });
+      }
+    }
+  }
+
+  private recoverRunning(row: RunRow, base: PendingRun) {
+    const steps = this.store.steps(row.id);
+    const interrupted = steps.find((s) => s.status === "running");
+    const truncated = steps.find((s) => s.output_truncated && s.status !== "running");
+    if (interrupted || truncated) {
+      const message = interrupted
+        ? `interrupted by restart while step "${interrupted.node_id}" was running; it may have partly happened, so it is not repeated automatically — retry the run (POST /api/runs/${row.id}/retry)`
+        : `interrupted by restart; step "${truncated!.node_id}" stored only a truncated output, so the run cannot resume — retry it (POST /api/runs/${row.id}/retry with "from": "start")`;
+      if (interrupted) {
+        const failed: StepRow = { ...interrupted, status: "failed", error_message: "interrupted by restart", finished_at: new Date().toISOString() };
+        this.batcher.fire(() => this.store.updateStep(failed));
+      }
+      row.step_total = steps.length;
+      row.step_failed = steps.filter((s) => s.status === "failed").length + (interrupted ? 1 : 0);
+      row.event_seq = Math.max(row.event_seq, ...steps.map((s) => s.seq));
+      void this.finish(row, { kind: "failed", message });
+      return;
+    }
+    // Every recorded step finished: replay them and continue with the next one (nothing runs twice).
+    row.step_total = steps.length;
+    row.step_failed = steps.filter((s) => s.status === "failed").length;
+    row.event_seq = Math.max(row.event_seq, ...steps.map((s) => s.seq), 0);
+    row.status = "pending";
+    this.batcher.fire(() => this.store.patchRun(row.id, { status: "pending", step_total: row.step_total, step_failed: row.step_failed, event_seq: row.event_seq }));
+    const state = row.state ? (JSON.parse(row.state) as PauseState) : undefined;
+    this.queue({
+      ...base,
+      replay: steps.map((s) => ({ nodeId: s.node_id, stepId: s.id, status: s.status, output: s.output_data === null ? null : JSON.parse(s.output_data), error: s.error_message })),
+      activeMsBefore: state?.activeMs,
+    });
+  }
+
+  /** Enforces run time limits (the executor also checks between steps). */
+  private sweep() {
+    const now = Date.now();
+    for (const exec of this.active.values()) if (!exec.stopReason && now > exec.deadline) exec.stop("timeout");
+  }
+}
+
+/** The trigger's output always has `body` (DESIGN.md §3). */
+function normalizeTrigger(input: StartRunInput): Record<string, unknown> {
+  const data = input.triggerData;
+  if (data && typeof data === "object" && !Array.isArray(data) && "body" in data) {
+    return { ...data, headers: data.headers ?? {}, query: data.query ?? {} };
+  }
+  const body = input.input !== undefined ? input.input : (data ?? {});
+  return { body: body ?? {}, headers: {}, query: {} };
+}
+
+function secretsOf(auth: ResolvedAuth): string[] {
+  switch (auth.kind) {
+    case "oauth2": return [auth.accessToken];
+    case "api_key": return [auth.apiKey];
+    case "basic": return [auth.password];
+    case "custom": return Object.values(auth.values).filter((v): v is string => typeof v === "string" && v.length >= 8);
+  }
+}

@@ -1,0 +1,390 @@
+/**
+ * Walks a definition tree for one run (DESIGN.md §3 "Errors in a run", §4):
+ * PIECE steps (with the piece's retry policy), ROUTER (first branch whose conditions hold, else the
+ * fallback branch, then nextAction), LOOP_ON_ITEMS (body once per item, iteration outputs collected),
+ * `skip`, `onErrorAction`, the run's time limit, cancellation, the per-run memory budget and pauses.
+ *
+ * Resuming (after a pause, a restart, or a retry from the failed step) walks the same tree again and
+ * takes each already-finished step's result from the replay log instead of running it.
+ */
+import { newId } from "../core/ids";
+import type { PieceRegistry } from "../core/pieces/registry";
+import type { ActionDef, PauseRequest } from "../pieces-sdk/types";
+import type { ActionNodeT, BranchT } from "../schema/workflow";
+import type { StepRow } from "../store/runs";
+import { ConditionError, conditionHolds, type ResolvedCondition } from "./conditions";
+import { ExpressionError, resolveValue } from "./expressions";
+import type { ActionOutcome } from "./invoke-action";
+import type { ReplayEntry, RunExecution } from "./run-execution";
+import { maskSecrets, serializeCapped } from "./step-data";
+import type { StepEffects } from "./step-context";
+
+export interface StepCall {
+  node: ActionNodeT;
+  action: ActionDef;
+  config: Record<string, unknown>;
+  stepId: string;
+  resumePayload?: Record<string, unknown>;
+}
+
+export type RunOutcome =
+  | { kind: "completed" }
+  | { kind: "failed"; message: string }
+  | { kind: "cancelled" }
+  | { kind: "paused"; stepName: string; stepId: string; mode: "time" | "webhook"; resumeAt: string | null; resumeToken: string | null };
+
+export interface ExecutorHost {
+  readonly pieces: PieceRegistry;
+  /** Largest stored step input/output, characters of JSON. */
+  readonly outputLimit: number;
+  /** Largest total of step outputs one run may hold, characters of JSON. */
+  readonly memoryBudget: number;
+  /** Will this step run on a worker thread? Such steps get a `running` row first, so a crash mid-step is visible. */
+  needsWorker(call: StepCall): boolean;
+  /** Pinned output of a step (test runs): the step is not executed. */
+  pinned(run: RunExecution, stepName: string): { found: boolean; output?: unknown };
+  /** Runs one action: inline for pure steps, else in a worker. Resolves (never rejects) once it ends or the run stops. */
+  invoke(run: RunExecution, call: StepCall): Promise<ActionOutcome>;
+  /** Persists a step row (batched) and announces it; `update` completes a row written when the step paused. */
+  writeStep(run: RunExecution, row: StepRow, update: boolean): void;
+  /** Tags, the sub-flow response: applied to the run as soon as a step produced them. */
+  applyEffects(run: RunExecution, effects: StepEffects): void;
+}
+
+/** Ends the walk: the run failed, paused or was cancelled. */
+class RunStop extends Error {
+  constructor(readonly outcome: RunOutcome) {
+    super(outcome.kind);
+  }
+}
+
+/** A step failed (its row is written); the node's onErrorAction may handle it. */
+class StepFailed extends Error {}
+
+const MB = 1024 * 1024;
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return "nothing (undefined)";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return `a string (${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)})`;
+  return `a ${typeof value}`;
+}
+
+export class Executor {
+  constructor(private readonly host: ExecutorHost) {}
+
+  async execute(run: RunExecution): Promise<RunOutcome> {
+    try {
+      await this.chain(run, run.definition.trigger.nextAction);
+      this.checkAlive(run);
+      return { kind: "completed" };
+    } catch (error) {
+      if (error instanceof RunStop) return error.outcome;
+      if (error instanceof StepFailed) return { kind: "failed", message: error.message };
+      return { kind: "failed", message: `internal error while executing the run: ${(error as Error)?.message ?? error}` };
+    }
+  }
+
+  private checkAlive(run: RunExecution) {
+    if (!run.stopReason && Date.now() > run.deadline) run.stop("timeout");
+    if (run.stopReason) throw new RunStop(this.stopOutcome(run));
+  }
+
+  private stopOutcome(run: RunExecution): RunOutcome {
+    if (run.stopReason === "cancelled") return { kind: "cancelled" };
+    const limit = Math.round((run.definition.settings?.timeoutSeconds ? run.definition.settings.timeoutSeconds * 1000 : run.deadline - run.segmentStartedAt + run.activeMsBefore) / 1000);
+    const where = run.currentStep ? ` while step "${run.currentStep}" was running` : "";
+    return {
+      kind: "failed",
+      message: `run exceeded its time limit of ${limit} s${where}; raise settings.timeoutSeconds (1–86400) or make the steps faster`,
+    };
+  }
+
+  private async chain(run: RunExecution, first: ActionNodeT | undefined): Promise<void> {
+    for (let node = first; node; node = node.nextAction) {
+      this.checkAlive(run);
+      await this.node(run, node);
+    }
+  }
+
+  private async node(run: RunExecution, node: ActionNodeT): Promise<void> {
+    if (node.skip) return this.skipped(run, node);
+    try {
+      if (node.type === "PIECE") await this.piece(run, node);
+      else if (node.type === "ROUTER") await this.router(run, node);
+      else if (node.type === "LOOP_ON_ITEMS") await this.loop(run, node);
+      else this.fail(run, node, Date.now(), `step type "${node.type}" is unknown; use PIECE, ROUTER or LOOP_ON_ITEMS`, null);
+    } catch (error) {
+      if (!(error instanceof StepFailed)) throw error;
+      if (!node.onErrorAction) throw new RunStop({ kind: "failed", message: error.message });
+      // Handled: the error chain runs, then the run continues with the failed step's nextAction.
+      await this.chain(run, node.onErrorAction);
+    }
+  }
+
+  // ------------------------------------------------------------ recording
+
+  /** Writes the step row and updates the context, the loop collector and the replay log. */
+  private record(
+    run: RunExecution,
+    node: ActionNodeT,
+    fields: { id?: string; status: string; input: unknown; output: unknown; error: string | null; retryCount?: number; startedAt: number; update?: boolean },
+  ): void {
+    const finishedAt = Date.now();
+    const output = fields.output === undefined ? null : fields.output;
+    const input = serializeCapped(maskSecrets(fields.input ?? {}, run.secrets), this.host.outputLimit);
+    const stored = serializeCapped(run.secrets.length ? maskSecrets(output, run.secrets, false) : output, this.host.outputLimit);
+    const id = fields.id ?? newId();
+    const row: StepRow = {
+      id,
+      run_id: run.row.id,
+      seq: ++run.row.event_seq,
+      node_id: node.name,
+      node_type: node.type,
+      piece_id: node.pieceId ?? null,
+      action_id: node.actionId ?? null,
+      display_name: node.displayName ?? null,
+      status: fields.status,
+      input_data: input.text,
+      output_data: stored.text,
+      output_truncated: stored.truncated ? 1 : 0,
+      error_message: fields.error,
+      retry_count: fields.retryCount ?? 0,
+      started_at: new Date(fields.startedAt).toISOString(),
+      finished_at: fields.status === "paused" ? null : new Date(finishedAt).toISOString(),
+      duration_ms: fields.status === "paused" ? null : finishedAt - fields.startedAt,
+    };
+    if (!fields.update) run.row.step_total++;
+    if (fields.status === "failed") run.row.step_failed++;
+    this.host.writeStep(run, row, fields.update === true);
+    this.remember(run, { nodeId: node.name, stepId: id, status: fields.status, output, error: fields.error });
+    if (fields.status === "paused") return;
+    run.memoryUsed += stored.size;
+    if (run.memoryUsed > this.host.memoryBudget) {
+      throw new RunStop({
+        kind: "failed",
+        message: `run exceeded its memory budget of ${Math.round(this.host.memoryBudget / MB)} MB (step outputs and loop results held ${(run.memoryUsed / MB).toFixed(1)} MB after step "${node.name}"); process fewer items per run or raise WEFT_RUN_MEMORY_MB`,
+      });
+    }
+  }
+
+  /** Context entry, loop iteration and replay log for a finished (or replayed) step. */
+  private remember(run: RunExecution, entry: ReplayEntry): void {
+    const value = { output: entry.output, status: entry.status, error: entry.error === null ? null : { message: entry.error } };
+    run.context[entry.nodeId] = value;
+    const loop = run.loops[run.loops.length - 1];
+    if (loop && entry.status !== "paused") loop.current[entry.nodeId] = entry.output;
+    run.log.push(entry);
+  }
+
+  private replayed(run: RunExecution, node: ActionNodeT): ReplayEntry | "resume" | undefined {
+    const entry = run.takeReplay(node.name);
+    if (!entry) return undefined;
+    if (entry.status === "paused") {
+      run.log.push(entry);
+      return "resume";
+    }
+    this.remember(run, entry);
+    if (entry.status === "failed") throw new StepFailed(`step "${node.name}" failed: ${entry.error ?? "error"}`);
+    return entry;
+  }
+
+  private fail(run: RunExecution, node: ActionNodeT, startedAt: number, message: string, input: unknown, extra: { id?: string; retryCount?: number; update?: boolean } = {}): never {
+    this.record(run, node, { ...extra, status: "failed", input, output: null, error: message, startedAt });
+    throw new StepFailed(`step "${node.name}" failed: ${message}`);
+  }
+
+  /** A `running` row for a step that leaves this thread; completed later by an update of the same row. */
+  private writeRunning(run: RunExecution, node: ActionNodeT, id: string, startedAt: number, config: unknown): void {
+    const input = serializeCapped(maskSecrets(config ?? {}, run.secrets), this.host.outputLimit);
+    run.row.step_total++;
+    this.host.writeStep(run, {
+      id, run_id: run.row.id, seq: ++run.row.event_seq, node_id: node.name, node_type: node.type, piece_id: node.pieceId ?? null,
+      action_id: node.actionId ?? null, display_name: node.displayName ?? null, status: "running", input_data: input.text, output_data: null,
+      output_truncated: 0, error_message: null, retry_count: 0, started_at: new Date(startedAt).toISOString(), finished_at: null, duration_ms: null,
+    }, false);
+  }
+
+  private skipped(run: RunExecution, node: ActionNodeT): void {
+    if (this.replayed(run, node)) return;
+    this.record(run, node, { status: "skipped", input: {}, output: null, error: null, startedAt: Date.now() });
+  }
+
+  // ------------------------------------------------------------ PIECE
+
+  private async piece(run: RunExecution, node: ActionNodeT): Promise<void> {
+    const replay = this.replayed(run, node);
+    if (replay && replay !== "resume") return;
+    const resuming = replay === "resume" ? run.log[run.log.length - 1]! : undefined;
+    if (resuming) run.log.pop(); // the paused entry is replaced by the step's real result below
+    const startedAt = Date.now();
+    const ids = resuming ? { id: resuming.stepId, update: true } : {};
+    run.currentStep = node.name;
+    const pieceId = node.pieceId ?? "";
+    const actionId = node.actionId ?? "";
+    const piece = this.host.pieces.get(pieceId);
+    if (!piece) this.fail(run, node, startedAt, `piece "${pieceId}" is not in the fleet; available pieces: ${this.fleetIds()}`, node.config ?? {}, ids);
+    const action = this.host.pieces.action(pieceId, actionId);
+    if (!action) this.fail(run, node, startedAt, `piece "${pieceId}" has no action "${actionId}"; its actions: ${Object.keys(piece!.actions).join(", ") || "none"}`, node.config ?? {}, ids);
+
+    let config: Record<string, unknown>;
+    try {
+      config = (await resolveValue(node.config ?? {}, run.context)) as Record<string, unknown>;
+    } catch (error) {
+      if (error instanceof ExpressionError) this.fail(run, node, startedAt, error.message, node.config ?? {}, ids);
+      throw error;
+    }
+
+    const pinned = this.host.pinned(run, node.name);
+    if (pinned.found) {
+      this.record(run, node, { ...ids, status: "completed", input: { pinned: true }, output: pinned.output, error: null, startedAt });
+      run.currentStep = undefined;
+      return;
+    }
+
+    const maxAttempts = Math.max(1, Math.min(10, action!.retry?.maxAttempts ?? 1));
+    const backoffMs = Math.max(0, action!.retry?.backoffMs ?? 0);
+    const stepId = resuming?.stepId ?? newId();
+    let rowWritten = resuming !== undefined;
+    if (!rowWritten && this.host.needsWorker({ node, action: action!, config, stepId })) {
+      this.writeRunning(run, node, stepId, startedAt, config);
+      rowWritten = true;
+    }
+    let attempt = 0;
+    let outcome: ActionOutcome;
+    for (;;) {
+      attempt++;
+      outcome = await this.host.invoke(run, { node, action: action!, config, stepId, resumePayload: resuming ? run.resume?.payload ?? {} : undefined });
+      this.host.applyEffects(run, outcome.effects);
+      if (outcome.kind !== "error" || attempt >= maxAttempts || run.stopReason) break;
+      const wait = backoffMs * 2 ** (attempt - 1);
+      if (Date.now() + wait > run.deadline) break;
+      await this.sleep(run, wait);
+      if (run.stopReason) break;
+    }
+    const retryCount = attempt - 1;
+    const record = { id: stepId, update: rowWritten, retryCount, startedAt, input: config };
+
+    if (run.stopReason) {
+      const stop = this.stopOutcome(run);
+      this.record(run, node, { ...record, status: run.stopReason === "cancelled" ? "cancelled" : "failed", output: null, error: stop.kind === "failed" ? stop.message : "run cancelled" });
+      throw new RunStop(stop);
+    }
+    if (outcome.kind === "error") this.fail(run, node, startedAt, outcome.message, config, record);
+    if (outcome.kind === "pause") return this.pause(run, node, outcome.pause, outcome.effects.resumeToken ?? null, record);
+    this.record(run, node, { ...record, status: "completed", output: outcome.output, error: null });
+    run.currentStep = undefined;
+  }
+
+  private pause(run: RunExecution, node: ActionNodeT, pause: PauseRequest, resumeToken: string | null, record: { id: string; update: boolean; retryCount: number; startedAt: number; input: unknown }): never {
+    if (pause.mode === "webhook" && !resumeToken) {
+      this.fail(run, node, record.startedAt, "the step paused for a webhook but created no resume links; call ctx.resumeUrls() before ctx.pause({ mode: \"webhook\" })", record.input, record);
+    }
+    this.record(run, node, { ...record, status: "paused", output: pause.data ?? {}, error: null });
+    throw new RunStop({ kind: "paused", stepName: node.name, stepId: record.id, mode: pause.mode, resumeAt: pause.resumeAt ?? null, resumeToken });
+  }
+
+  private sleep(run: RunExecution, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        run.abort.signal.removeEventListener("abort", done);
+        resolve();
+      }
+      run.abort.signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  private fleetIds(): string {
+    const ids = (this.host.pieces as { ids?: () => string[] }).ids?.() ?? [];
+    return ids.join(", ") || "none";
+  }
+
+  // ------------------------------------------------------------ ROUTER
+
+  private async router(run: RunExecution, node: ActionNodeT): Promise<void> {
+    const branches = node.branches ?? [];
+    const replay = this.replayed(run, node);
+    let chosen: BranchT | undefined;
+    if (replay && replay !== "resume") {
+      const name = (replay.output as { branch?: string } | null)?.branch;
+      chosen = branches.find((b) => b.name === name);
+    } else {
+      const startedAt = Date.now();
+      const evaluated: Array<{ branch: string; conditions: Array<Array<ResolvedCondition & { holds: boolean }>> }> = [];
+      try {
+        for (const branch of branches) {
+          if (branch.conditions.length === 0) continue;
+          const groups: Array<Array<ResolvedCondition & { holds: boolean }>> = [];
+          for (const group of branch.conditions) {
+            const resolved: Array<ResolvedCondition & { holds: boolean }> = [];
+            for (const condition of group) {
+              const c: ResolvedCondition = {
+                field: await resolveValue(condition.field, run.context),
+                operator: condition.operator,
+                value: await resolveValue(condition.value, run.context),
+              };
+              resolved.push({ ...c, holds: conditionHolds(c) });
+            }
+            groups.push(resolved);
+          }
+          // OR over groups, AND inside a group.
+          const holds = groups.some((group) => group.every((c) => c.holds));
+          evaluated.push({ branch: branch.name, conditions: groups });
+          if (holds) {
+            chosen = branch;
+            break;
+          }
+        }
+      } catch (error) {
+        if (error instanceof ExpressionError || error instanceof ConditionError) this.fail(run, node, startedAt, error.message, { evaluated });
+        throw error;
+      }
+      chosen ??= branches.find((b) => b.conditions.length === 0);
+      this.record(run, node, { status: "completed", input: { evaluated }, output: { branch: chosen?.name ?? null }, error: null, startedAt });
+    }
+    if (chosen?.firstAction) await this.chain(run, chosen.firstAction);
+  }
+
+  // ------------------------------------------------------------ LOOP_ON_ITEMS
+
+  private async loop(run: RunExecution, node: ActionNodeT): Promise<void> {
+    // A loop that failed before iterating (handled by its onErrorAction) replays as that failure.
+    if (run.peekReplay(node.name)?.status === "failed") this.replayed(run, node);
+    const startedAt = Date.now();
+    const source = node.config?.items;
+    let items: unknown;
+    try {
+      items = await resolveValue(source, run.context);
+    } catch (error) {
+      if (error instanceof ExpressionError) this.fail(run, node, startedAt, error.message, { items: source });
+      throw error;
+    }
+    if (!Array.isArray(items)) {
+      this.fail(run, node, startedAt, `config.items must resolve to an array; ${JSON.stringify(source)} gave ${describeValue(items)}`, { items: source });
+    }
+    const list = items as unknown[];
+    const iterations: Record<string, unknown>[] = [];
+    const collector = { current: {} as Record<string, unknown> };
+    run.loops.push(collector);
+    try {
+      for (let index = 0; index < list.length; index++) {
+        this.checkAlive(run);
+        run.context[node.name] = { item: list[index], index, output: null, status: "running", error: null };
+        collector.current = {};
+        await this.chain(run, node.firstLoopAction);
+        iterations.push(collector.current);
+      }
+    } finally {
+      run.loops.pop();
+    }
+    if (this.replayed(run, node)) return;
+    const last = list.length - 1;
+    this.record(run, node, { status: "completed", input: { items: source, count: list.length }, output: { iterations }, error: null, startedAt });
+    const entry = run.context[node.name] as Record<string, unknown>;
+    entry.item = last >= 0 ? list[last] : null;
+    entry.index = last;
+  }
+}

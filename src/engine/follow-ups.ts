@@ -1,0 +1,113 @@
+/**
+ * What a finished production run starts (DESIGN.md §3, issue 5 item 3):
+ * - a failed run starts its workflow's `settings.errorWorkflowId` with triggerType `error`;
+ * - live workflows whose trigger is `runs.on_error` (type error) or `runs.on_run_finished` (type run_finished)
+ *   start when their trigger's filter accepts the run (the piece's `matches`).
+ * The trigger input (`trigger.body`) is `{ run: <summary> }`. Runs started this way never start further
+ * follow-ups, and a workflow never reacts to its own runs, so no chain can loop.
+ */
+import type { Logger } from "../http/logger";
+import type { PieceRegistry } from "../core/pieces/registry";
+import type { RunTriggerType } from "../schema/run";
+import type { FlowVersionT } from "../schema/workflow";
+import type { RunRow } from "../store/runs";
+import type { Engine } from "./engine";
+import { errorMessage } from "./invoke-action";
+import type { LiveTriggerWorkflow, WorkflowSource } from "./workflow-source";
+
+const EVENT_TRIGGERS: Record<string, RunTriggerType> = { error: "error", run_finished: "run_finished" };
+const CACHE_MS = 5_000;
+
+export function runSummary(row: RunRow) {
+  return {
+    id: row.id,
+    workflowId: row.workflow_id,
+    workflowName: row.workflow_name,
+    status: row.status,
+    triggerType: row.trigger_type,
+    environment: row.environment,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    durationMs: row.duration_ms,
+    errorMessage: row.error_message ?? undefined,
+    tags: JSON.parse(row.tags) as string[],
+  };
+}
+
+export class FollowUps {
+  private live: LiveTriggerWorkflow[] | undefined;
+  private loadedAt = 0;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly source: () => WorkflowSource | undefined,
+    private readonly pieces: PieceRegistry,
+    private readonly log: Logger,
+  ) {
+    engine.onFinished((row) => this.finished(row));
+  }
+
+  /** Publish or unpublish happened: the set of live event-triggered workflows may have changed. */
+  invalidate() {
+    this.live = undefined;
+  }
+
+  private liveEventWorkflows(): LiveTriggerWorkflow[] {
+    if (!this.live || Date.now() - this.loadedAt > CACHE_MS) {
+      this.live = this.source()?.liveWithTriggerTypes(Object.keys(EVENT_TRIGGERS)) ?? [];
+      this.loadedAt = Date.now();
+    }
+    return this.live;
+  }
+
+  private finished(row: RunRow) {
+    if (row.environment !== "production" || row.trigger_type === "error" || row.trigger_type === "run_finished") return;
+    const summary = runSummary(row);
+    const started = new Set<string>();
+    const start = (workflowId: string, triggerType: RunTriggerType) => {
+      if (started.has(`${workflowId}|${triggerType}`) || workflowId === row.workflow_id) return;
+      started.add(`${workflowId}|${triggerType}`);
+      this.engine
+        .startRun({ workspaceId: row.workspace_id, workflowId, environment: "production", triggerType, input: { run: summary } })
+        .catch((error) => this.log.warn("follow-up workflow could not start", { runId: row.id, workflowId, triggerType, error: errorMessage(error) }));
+    };
+    if (row.status === "failed") {
+      const errorWorkflowId = this.errorWorkflowOf(row);
+      if (errorWorkflowId) start(errorWorkflowId, "error");
+    }
+    let candidates: LiveTriggerWorkflow[];
+    try {
+      candidates = this.liveEventWorkflows();
+    } catch (error) {
+      this.log.warn("could not list event-triggered workflows", { error: errorMessage(error) });
+      return;
+    }
+    for (const candidate of candidates) {
+      if (candidate.workspaceId !== row.workspace_id) continue;
+      const triggerType = EVENT_TRIGGERS[candidate.trigger.type];
+      if (!triggerType) continue;
+      const trigger = candidate.trigger.pieceId && candidate.trigger.actionId ? this.pieces.trigger(candidate.trigger.pieceId, candidate.trigger.actionId) : undefined;
+      const event = { ...summary, workflowId: row.workflow_id, status: row.status };
+      let accepts: boolean;
+      try {
+        accepts = trigger?.matches ? trigger.matches(candidate.trigger.config ?? {}, event) : triggerType === "error" ? row.status === "failed" : true;
+      } catch {
+        accepts = false;
+      }
+      if (accepts) start(candidate.workflowId, triggerType);
+    }
+  }
+
+  private readonly errorWorkflowByDefinition = new Map<string, string | null>();
+
+  private errorWorkflowOf(row: RunRow): string | undefined {
+    let id = this.errorWorkflowByDefinition.get(row.definition_hash);
+    if (id === undefined) {
+      const text = this.engine.store.definition(row.definition_hash);
+      id = text ? ((JSON.parse(text) as FlowVersionT).settings?.errorWorkflowId ?? null) : null;
+      if (this.errorWorkflowByDefinition.size > 1000) this.errorWorkflowByDefinition.clear();
+      this.errorWorkflowByDefinition.set(row.definition_hash, id);
+    }
+    return id ?? undefined;
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Keeps the database from growing without bound (n8n users report SQLite and WAL files that never
+ * shrink): finished runs older than WEFT_RUN_RETENTION_DAYS, and the oldest beyond WEFT_RUN_RETENTION_MAX,
+ * are deleted with their steps in small batches (the event loop breathes between them); freed pages go
+ * back to the file system with incremental vacuum; the WAL is checkpointed and truncated.
+ */
+import type { Logger } from "../http/logger";
+import type { Db } from "../store/db";
+import type { RunStore } from "../store/runs";
+
+export interface RetentionOptions {
+  db: Db;
+  store: RunStore;
+  log: Logger;
+  /** 0 keeps runs of any age. */
+  retentionDays: number;
+  /** 0 keeps any number of runs. */
+  retentionMax: number;
+  /** Runs deleted per transaction. */
+  batchSize?: number;
+  /** How often a sweep runs. */
+  intervalMs?: number;
+}
+
+export interface SweepResult {
+  deletedRuns: number;
+  freedPages: number;
+  walCheckpointed: boolean;
+}
+
+const DAY_MS = 86_400_000;
+
+export class Retention {
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private running = false;
+
+  constructor(private readonly o: RetentionOptions) {}
+
+  /**
+   * Switches the database to incremental auto-vacuum once (needs a VACUUM; quick on a young database).
+   * A large database that predates it is left alone with a hint in the log, since VACUUM would stall it.
+   */
+  ensureIncrementalVacuum(maxBytes = 256 * 1024 * 1024): boolean {
+    const mode = (this.o.db.query("PRAGMA auto_vacuum").get() as { auto_vacuum: number }).auto_vacuum;
+    if (mode === 2) return true;
+    const pages = (this.o.db.query("PRAGMA page_count").get() as { page_count: number }).page_count;
+    const size = (this.o.db.query("PRAGMA page_size").get() as { page_size: number }).page_size;
+    if (pages * size > maxBytes) {
+      this.o.log.warn("database is not in incremental auto-vacuum mode; run `PRAGMA auto_vacuum = INCREMENTAL; VACUUM;` during maintenance to let it shrink", { bytes: pages * size });
+      return false;
+    }
+    this.o.db.run("PRAGMA auto_vacuum = INCREMENTAL");
+    this.o.db.run("VACUUM");
+    return true;
+  }
+
+  start() {
+    const interval = this.o.intervalMs ?? 10 * 60_000;
+    this.timer = setInterval(() => void this.sweep().catch((error) => this.o.log.error("run retention failed", { error: String(error) })), interval);
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  stop() {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Deletes expired runs in batches, then returns free pages and truncates the WAL. */
+  async sweep(now = Date.now()): Promise<SweepResult> {
+    if (this.running) return { deletedRuns: 0, freedPages: 0, walCheckpointed: false };
+    this.running = true;
+    try {
+      const batch = this.o.batchSize ?? 500;
+      let deleted = 0;
+      if (this.o.retentionDays > 0) {
+        const cutoff = new Date(now - this.o.retentionDays * DAY_MS).toISOString();
+        for (;;) {
+          const ids = this.o.store.expired(cutoff, batch);
+          if (ids.length === 0) break;
+          this.o.store.deleteRuns(ids);
+          deleted += ids.length;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+      if (this.o.retentionMax > 0) {
+        for (;;) {
+          const ids = this.o.store.overflow(this.o.retentionMax, batch);
+          if (ids.length === 0) break;
+          this.o.store.deleteRuns(ids);
+          deleted += ids.length;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+      while (this.o.store.deleteOrphanDefinitions() > 0) await new Promise((resolve) => setImmediate(resolve));
+      const free = (this.o.db.query("PRAGMA freelist_count").get() as { freelist_count: number }).freelist_count;
+      if (free > 0) this.o.db.run("PRAGMA incremental_vacuum");
+      let walCheckpointed = false;
+      try {
+        this.o.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+        walCheckpointed = true;
+      } catch {
+        // A reader holds the WAL (busy): the next sweep truncates it.
+      }
+      if (deleted > 0) this.o.log.info("run retention", { deletedRuns: deleted, freedPages: free });
+      return { deletedRuns: deleted, freedPages: free, walCheckpointed };
+    } finally {
+      this.running = false;
+    }
+  }
+}

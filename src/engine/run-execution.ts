@@ -1,0 +1,113 @@
+/**
+ * The in-memory state of one run while it executes: its row (mirrored, written back by the engine),
+ * the expression context, the replay log that resumes it, and the budgets it runs under.
+ */
+import type { FlowVersionT } from "../schema/workflow";
+import type { ActionOutcome } from "./invoke-action";
+import type { RunRow } from "../store/runs";
+
+/** One finished step as the replay log keeps it: enough to rebuild the context without running it again. */
+export interface ReplayEntry {
+  nodeId: string;
+  stepId: string;
+  status: string;
+  output: unknown;
+  error: string | null;
+}
+
+export interface ResumeRequest {
+  /** The payload the paused step is resumed with (approval decision, timer). */
+  payload: Record<string, unknown>;
+}
+
+export type StopReason = "cancelled" | "timeout";
+
+export class RunExecution {
+  readonly context: Record<string, unknown>;
+  readonly abort = new AbortController();
+  /** Resolves when the run is stopped (cancel, timeout): a step still running on this thread is raced against it. */
+  readonly stopped: Promise<ActionOutcome>;
+  stopReason: StopReason | undefined;
+  /** Wall-clock deadline (ms since epoch) from settings.timeoutSeconds minus time already spent. */
+  deadline: number;
+  memoryUsed = 0;
+  /** Steps recorded in this execution and replayed ones, in order: persisted as `state` when the run pauses. */
+  readonly log: ReplayEntry[] = [];
+  /** Loop bodies being executed, innermost last: each collects the step outputs of its current iteration. */
+  readonly loops: Array<{ current: Record<string, unknown> }> = [];
+  /** Secret values to mask in step input and output (decrypted variables, credentials). */
+  readonly secrets: string[];
+  /** Name of the step now running (for timeout messages). */
+  currentStep: string | undefined;
+  private readonly replay = new Map<string, ReplayEntry[]>();
+  /** Time spent executing before this segment (runs that paused), for the timeout. */
+  readonly activeMsBefore: number;
+  readonly segmentStartedAt = Date.now();
+
+  constructor(
+    readonly row: RunRow,
+    readonly definition: FlowVersionT,
+    options: {
+      timeoutMs: number;
+      activeMsBefore?: number;
+      replay?: ReplayEntry[];
+      resume?: ResumeRequest;
+      secrets?: string[];
+      triggerOutput: unknown;
+    },
+  ) {
+    this.stopped = new Promise((resolve) => {
+      this.abort.signal.addEventListener("abort", () => resolve({ kind: "error", message: String(this.stopReason ?? "stopped"), effects: { tags: [] } }), { once: true });
+    });
+    this.activeMsBefore = options.activeMsBefore ?? 0;
+    this.deadline = this.segmentStartedAt + Math.max(0, options.timeoutMs - this.activeMsBefore);
+    this.secrets = options.secrets ?? [];
+    this.resume = options.resume;
+    for (const entry of options.replay ?? []) {
+      const queue = this.replay.get(entry.nodeId);
+      if (queue) queue.push(entry);
+      else this.replay.set(entry.nodeId, [entry]);
+    }
+    this.context = {
+      trigger: options.triggerOutput,
+      variables: definition.variables ?? {},
+      run: {
+        id: row.id,
+        environment: row.environment,
+        workflowId: row.workflow_id,
+        workflowName: row.workflow_name,
+        triggerType: row.trigger_type,
+        startedAt: row.started_at,
+      },
+    };
+  }
+
+  readonly resume: ResumeRequest | undefined;
+
+  /** The next recorded result of `nodeId`, consumed; undefined when the step must really run. */
+  takeReplay(nodeId: string): ReplayEntry | undefined {
+    const queue = this.replay.get(nodeId);
+    if (!queue || queue.length === 0) return undefined;
+    return queue.shift();
+  }
+
+  peekReplay(nodeId: string): ReplayEntry | undefined {
+    return this.replay.get(nodeId)?.[0];
+  }
+
+  get replaying(): boolean {
+    for (const queue of this.replay.values()) if (queue.length > 0) return true;
+    return false;
+  }
+
+  /** Total time spent executing, including earlier segments. */
+  activeMs(): number {
+    return this.activeMsBefore + (Date.now() - this.segmentStartedAt);
+  }
+
+  stop(reason: StopReason) {
+    if (this.stopReason) return;
+    this.stopReason = reason;
+    this.abort.abort(reason);
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * The hard backstop: calls run in `weft __sandbox` child processes (./child.ts), one call at a time
+ * per process, and a process whose call overruns its time limit by KILL_GRACE_MS is SIGKILLed and
+ * replaced. This stops what the interrupt handler cannot (a single built-in that loops for minutes)
+ * and never blocks the calling thread. Each calling thread (the server, each engine worker) keeps its
+ * own small pool; processes start on first use and carry no secrets (a minimal environment).
+ */
+import { fileURLToPath } from "node:url";
+import { inputToJson } from "./input-json";
+import { KILL_GRACE_MS } from "./limits";
+import type { InlineRequest } from "./quickjs-runner";
+import { failure, killedFailure, type SandboxResult } from "./result";
+
+interface Call {
+  request: InlineRequest;
+  inputJson: string;
+  resolve: (result: SandboxResult) => void;
+}
+
+/** Time a new process gets to load QuickJS and say it is ready. */
+const START_TIMEOUT_MS = 30_000;
+
+/** The command that re-executes this program in sandbox mode. */
+function sandboxCommand(): string[] {
+  const main = new URL("../../main.ts", import.meta.url);
+  // Inside a `bun build --compile` binary the sources live in an embedded file system: run the binary itself.
+  if (main.href.includes("$bunfs") || main.href.includes("~BUN")) return [process.execPath, "__sandbox"];
+  return [process.execPath, fileURLToPath(main), "__sandbox"];
+}
+
+interface Sent {
+  id: number;
+  call: Call;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+class SandboxProcess {
+  private readonly proc: ReturnType<typeof Bun.spawn>;
+  private ready = false;
+  /**
+   * Calls sent (or waiting for the process to start), in order. The child runs them one at a time,
+   * so only the head is running; its kill timer starts when it becomes the head.
+   */
+  private readonly sent: Sent[] = [];
+  private nextId = 1;
+  private flushQueued = false;
+  private readonly startTimer: ReturnType<typeof setTimeout>;
+  dead = false;
+
+  constructor(memoryBytes: number, private readonly pool: Pool) {
+    this.proc = Bun.spawn(sandboxCommand(), {
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "ignore",
+      // Nothing of the server's environment (keys, tokens) reaches the sandbox process.
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", WEFT_SANDBOX_WARM_BYTES: String(memoryBytes) },
+      onExit: (_proc, exitCode, signalCode) => this.exited(exitCode, signalCode),
+    });
+    // An idle sandbox process must not keep the server alive; a call in flight holds its timer.
+    this.proc.unref();
+    this.startTimer = setTimeout(() => this.kill(), START_TIMEOUT_MS);
+    this.startTimer.unref();
+    void this.read();
+  }
+
+  get load(): number {
+    return this.sent.length;
+  }
+
+  /** Queues the call in the child (written now, or when the process has started). */
+  assign(call: Call) {
+    const sent: Sent = { id: this.nextId++, call };
+    this.sent.push(sent);
+    if (!this.ready) return;
+    this.write(sent);
+    if (this.sent.length === 1) this.arm();
+  }
+
+  private write(sent: Sent) {
+    const { code, timeoutMs, memoryBytes } = sent.call.request;
+    const stdin = this.proc.stdin as import("bun").FileSink;
+    try {
+      stdin.write(`{"id":${sent.id},"timeoutMs":${timeoutMs},"memoryBytes":${memoryBytes},"code":${JSON.stringify(code)},"input":${sent.call.inputJson}}\n`);
+    } catch {
+      this.kill();
+      return;
+    }
+    // One flush per tick carries every call queued in it.
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      try {
+        stdin.flush();
+      } catch {
+        this.kill();
+      }
+    });
+  }
+
+  /** Starts the kill timer of the call now running (the head). */
+  private arm() {
+    const head = this.sent[0];
+    if (!head || head.timer) return;
+    const { timeoutMs } = head.call.request;
+    head.timer = setTimeout(() => {
+      if (this.sent[0] !== head) return;
+      this.sent.shift();
+      head.call.resolve(killedFailure(timeoutMs));
+      this.kill();
+    }, timeoutMs + KILL_GRACE_MS);
+  }
+
+  kill() {
+    if (this.dead) return;
+    this.dead = true;
+    try {
+      this.proc.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+
+  private exited(exitCode: number | null, signalCode: string | null) {
+    this.dead = true;
+    clearTimeout(this.startTimer);
+    const [head, ...rest] = this.sent.splice(0);
+    if (head?.timer) clearTimeout(head.timer);
+    if (head && this.ready) {
+      head.call.resolve(failure("internal", `the sandbox process ended during the call (${signalCode ?? `exit code ${exitCode}`}) and was replaced; run the step again`));
+    } else if (head) {
+      rest.unshift(head);
+    }
+    // Calls that had not started go to another process; a process that never started fails them instead of looping.
+    this.pool.requeue(rest.map((sent) => sent.call), this.ready);
+  }
+
+  private async read() {
+    const decoder = new TextDecoder();
+    let buffer = "";
+    try {
+      for await (const chunk of this.proc.stdout as ReadableStream<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let newline: number;
+        while ((newline = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, newline);
+          buffer = buffer.slice(newline + 1);
+          if (line) this.receive(line);
+        }
+      }
+    } catch {
+      // The process died; onExit reports it.
+    }
+  }
+
+  private receive(line: string) {
+    let message: { ready?: boolean; id?: number; result?: SandboxResult };
+    try {
+      message = JSON.parse(line);
+    } catch {
+      this.kill();
+      return;
+    }
+    if (message.ready) {
+      this.ready = true;
+      clearTimeout(this.startTimer);
+      for (const sent of this.sent) this.write(sent);
+      this.arm();
+      return;
+    }
+    const head = this.sent[0];
+    if (!head || message.id !== head.id || !message.result) return;
+    clearTimeout(head.timer);
+    this.sent.shift();
+    head.call.resolve(message.result);
+    this.arm();
+    this.pool.dispatch();
+  }
+}
+
+/** Calls one process may have queued; beyond it a call waits in the pool (or a new process starts). */
+const MAX_QUEUED_PER_PROCESS = 32;
+
+class Pool {
+  private readonly processes: SandboxProcess[] = [];
+  private readonly waiting: Call[] = [];
+  size = 1;
+
+  submit(call: Call, size: number) {
+    this.size = size;
+    this.waiting.push(call);
+    this.dispatch();
+  }
+
+  dispatch() {
+    for (let i = this.processes.length - 1; i >= 0; i--) if (this.processes[i]!.dead) this.processes.splice(i, 1);
+    while (this.waiting.length) {
+      let target: SandboxProcess | undefined;
+      for (const candidate of this.processes) if (!target || candidate.load < target.load) target = candidate;
+      // A new process only when every process is already working: the common case stays on one warm process.
+      if ((!target || target.load > 0) && this.processes.length < this.size) {
+        target = new SandboxProcess(this.waiting[0]!.request.memoryBytes, this);
+        this.processes.push(target);
+      }
+      if (!target || target.load >= MAX_QUEUED_PER_PROCESS) return;
+      target.assign(this.waiting.shift()!);
+    }
+  }
+
+  requeue(calls: Call[], processHadStarted: boolean) {
+    if (!processHadStarted) {
+      for (const call of calls) call.resolve(failure("internal", "the sandbox process could not start; check that the server's executable can run `__sandbox`, or set WEFT_SANDBOX_ISOLATION=inline"));
+    } else {
+      this.waiting.unshift(...calls);
+    }
+    this.dispatch();
+  }
+
+  stop() {
+    for (const process of this.processes.splice(0)) process.kill();
+  }
+}
+
+const pool = new Pool();
+
+export function runInProcess(request: InlineRequest, size: number): Promise<SandboxResult> {
+  const input = inputToJson(request.input);
+  if (!input.ok) return Promise.resolve(failure("input", input.error));
+  return new Promise((resolve) => pool.submit({ request, inputJson: input.json, resolve }, size));
+}
+
+/** Kills every sandbox process of this thread (shutdown, tests). Calls in flight fail. */
+export function stopSandboxProcesses() {
+  pool.stop();
+}

@@ -1,0 +1,91 @@
+/**
+ * What the engine needs from workflows, as one narrow interface: the definition a run executes
+ * (production = published snapshot, test = draft; spec 4.3), its variables and which of them are
+ * secret, and the live workflows with event triggers (error, run_finished).
+ * `workflowSourceFrom` adapts the workflows core (src/core/workflows/workflows.ts); tests may pass fakes.
+ */
+import type { Workflows } from "../core/workflows/workflows";
+import type { FlowVersionT, TriggerNodeT } from "../schema/workflow";
+
+export type Environment = "production" | "test";
+
+export interface RunnableWorkflow {
+  workflowId: string;
+  workspaceId: string;
+  orgId: string;
+  name: string;
+  triggerType: string;
+  definition: FlowVersionT;
+  /** The workflow's live version when the run was asked for (null when never published). */
+  versionId: string | null;
+  versionNumber: number | null;
+  /** The version that executes: the published one in production, null for a draft (test). */
+  executedVersionId: string | null;
+  executedVersionNumber: number | null;
+  variables: Record<string, unknown>;
+  /** Values of secret variables: masked wherever a step shows them. */
+  secrets: string[];
+  /** Step name → pinned output (test runs only). */
+  pinnedData: Record<string, unknown>;
+}
+
+export interface LiveTriggerWorkflow {
+  workflowId: string;
+  workspaceId: string;
+  trigger: TriggerNodeT;
+}
+
+export interface WorkflowSource {
+  /** Throws AppError NOT_FOUND (unknown, or another workspace's) or NOT_PUBLISHED (production, never published). */
+  forRun(workspaceId: string | null, workflowId: string, environment: Environment): RunnableWorkflow;
+  /** Variables and secret values for a definition the engine already holds (resumes, retries). */
+  variablesFor(workflowId: string, definition: FlowVersionT): { variables: Record<string, unknown>; secrets: string[] };
+  /** Every live workflow whose trigger type is one of `types`. */
+  liveWithTriggerTypes(types: string[]): LiveTriggerWorkflow[];
+}
+
+export function workflowSourceFrom(workflows: Workflows): WorkflowSource {
+  const secretValues = (workflowId: string, variables: Record<string, unknown>): string[] => {
+    const out: string[] = [];
+    for (const row of workflows.store.variables(workflowId)) {
+      if (!row.secret) continue;
+      const value = variables[row.name];
+      if (typeof value === "string" && value !== "") out.push(value);
+      else if (value !== undefined && value !== null && typeof value !== "object") out.push(String(value));
+    }
+    return out;
+  };
+  return {
+    forRun(workspaceId, workflowId, environment) {
+      const rd = workspaceId === null ? workflows.definitionForRunAnyWorkspace(workflowId, environment) : workflows.definitionForRun(workspaceId, workflowId, environment);
+      const production = environment === "production";
+      return {
+        workflowId: rd.workflow.id,
+        workspaceId: rd.workflow.workspaceId,
+        orgId: rd.workflow.orgId,
+        name: rd.workflow.name,
+        triggerType: rd.workflow.triggerType,
+        definition: rd.definition,
+        versionId: rd.versionId,
+        versionNumber: rd.versionNumber,
+        executedVersionId: production ? rd.versionId : null,
+        executedVersionNumber: production ? rd.versionNumber : null,
+        variables: rd.variables ?? rd.definition.variables ?? {},
+        secrets: secretValues(rd.workflow.id, rd.variables ?? {}),
+        pinnedData: production ? {} : (rd.pinnedData ?? {}),
+      };
+    },
+    variablesFor(workflowId, definition) {
+      const editor = (workflows as unknown as { editor?: { runVariables?: (id: string, d: FlowVersionT) => Record<string, unknown> } }).editor;
+      const variables = editor?.runVariables ? editor.runVariables(workflowId, definition) : (definition.variables ?? {});
+      return { variables, secrets: secretValues(workflowId, variables) };
+    },
+    liveWithTriggerTypes(types) {
+      const wanted = new Set(types);
+      return workflows
+        .liveWorkflows()
+        .filter(({ version }) => wanted.has(version.definition.trigger.type))
+        .map(({ workflow, version }) => ({ workflowId: workflow.id, workspaceId: workflow.workspaceId, trigger: version.definition.trigger }));
+    },
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * `weft mcp`: the same tools over stdio for desktop agents. The process opens the data directory like
+ * `weft serve` (without listening), acts as the API token in WEFT_TOKEN, and keeps stdout for JSON-RPC:
+ * every log line goes to stderr.
+ */
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { AppDeps } from "../app";
+import type { Principal } from "../core/identity";
+import { createMcpServer, toolsFor } from "./server";
+
+/** How often a stdio session looks for callable workflows that went live or were unpublished. */
+const TOOL_LIST_POLL_MS = 1_000;
+
+const signatureOf = (deps: AppDeps, auth: Principal) =>
+  toolsFor(deps, auth).map((tool) => `${tool.name}\u0000${JSON.stringify(tool.input)}`).join("\u0001");
+
+/** Serves MCP on stdin/stdout until stdin closes; resolves then. */
+export async function serveMcpStdio(deps: AppDeps, auth: Principal, version: string): Promise<void> {
+  const server = createMcpServer(deps, auth, { version, listChanged: true });
+  const transport = new StdioServerTransport();
+  // A stdio session is long-lived, so it can tell the agent when the callable-workflow tools change.
+  let signature = signatureOf(deps, auth);
+  const poll = setInterval(() => {
+    try {
+      const next = signatureOf(deps, auth);
+      if (next === signature) return;
+      signature = next;
+      void server.sendToolListChanged().catch(() => {});
+    } catch (error) {
+      deps.log.warn("mcp: tool list check failed", { error: (error as Error).message });
+    }
+  }, TOOL_LIST_POLL_MS);
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+    process.stdin.once("end", () => resolve());
+  });
+  await server.connect(transport);
+  await closed;
+  clearInterval(poll);
+  await server.close().catch(() => {});
+}

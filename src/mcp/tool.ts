@@ -1,0 +1,30 @@
+/**
+ * What an MCP tool is here: a name, the scope of the HTTP route it mirrors, an input schema built
+ * from that route's own TypeBox schemas, and a function that calls the route's core function.
+ * A tool returns what the route would put in its body (`{data}`, `{data,total}`, `{data,pagination}`),
+ * so an agent reads the same shapes a script reads.
+ */
+import type { TObject } from "@sinclair/typebox";
+import type { AppDeps } from "../app";
+import type { Principal } from "../core/identity";
+import type { Permission } from "../core/scopes";
+
+export interface McpContext {
+  deps: AppDeps;
+  auth: Principal;
+  /** Aborted when the client cancels the call or goes away. */
+  signal: AbortSignal;
+}
+
+export interface McpTool<A = any> {
+  name: string;
+  description: string;
+  /** The scope of the HTTP route this tool mirrors (its `permission`). */
+  scope: Permission;
+  input: TObject;
+  /** Read-only tools are marked so agents may call them without asking. */
+  readOnly?: boolean;
+  run(ctx: McpContext, args: A): Promise<Record<string, unknown>> | Record<string, unknown>;
+}
+
+export const defineTool = <A>(tool: McpTool<A>): McpTool<A> => tool;

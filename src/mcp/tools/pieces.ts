@@ -1,0 +1,97 @@
+/**
+ * Pieces tools: the catalog, a piece's summary (discriminators), schema projections narrowed by gate
+ * values, and dynamic options — the same core functions as src/api/pieces.ts, scope `piece:read`.
+ */
+import { t } from "elysia";
+import { dynamicOptions, findPiece, listPieces, pieceSummary, projectAction, projectTrigger } from "../../core/pieces/catalog";
+import type { QueryValues } from "../../core/pieces/projection";
+import { pageOf, PageQuery } from "../../schema/common";
+import { defineTool } from "../tool";
+
+const scope = "piece:read" as const;
+const strict = { additionalProperties: false } as const;
+
+const GateValue = t.Union([t.String(), t.Number(), t.Boolean(), t.Array(t.String())]);
+const GateValues = t.Optional(
+  t.Record(t.String(), GateValue, {
+    description:
+      "gate values: property name → the value you chose (text; numbers and booleans are coerced; a list for contains_any gates). " +
+      "Fields that value rules out are dropped. Legal gates come from get_piece_summary (discriminators) or from `unresolved`.",
+  }),
+);
+
+/** Gate values travel as query text on the HTTP route; the projection reads them the same way here. */
+function asQuery(values: Record<string, unknown> | undefined): QueryValues {
+  const query: QueryValues = {};
+  for (const [key, value] of Object.entries(values ?? {})) query[key] = Array.isArray(value) ? value.map(String) : String(value);
+  return query;
+}
+
+export const pieceTools = [
+  defineTool<{ q?: string; page?: string; limit?: string }>({
+    name: "list_pieces",
+    description: "List the pieces this server runs (id, version, auth kind, action and trigger ids). Filter with q (text in ids, names, descriptions).",
+    scope,
+    readOnly: true,
+    input: t.Object({ q: t.Optional(t.String({ description: "text to find in ids, names and descriptions of pieces, actions and triggers" })), ...PageQuery }, strict),
+    run: ({ deps }, args) => {
+      const { offset, limit } = pageOf(args);
+      return listPieces(deps.pieces, { q: args.q, offset, limit });
+    },
+  }),
+  defineTool<{ pieceId: string }>({
+    name: "get_piece_summary",
+    description:
+      "A piece's actions and triggers (with each trigger's lowercase type) and their discriminators: the top-level properties that gate others, with their legal values. " +
+      "Pass discriminator values to get_action_schema / get_trigger_schema to get only the fields that apply.",
+    scope,
+    readOnly: true,
+    input: t.Object({ pieceId: t.String({ description: "piece id, e.g. http" }) }, strict),
+    run: ({ deps }, args) => ({ data: pieceSummary(findPiece(deps.pieces, args.pieceId)) }),
+  }),
+  defineTool<{ pieceId: string; actionId: string; values?: Record<string, unknown> }>({
+    name: "get_action_schema",
+    description:
+      "The input schema (config properties), output schema and sample of one action, narrowed by gate values. " +
+      "The reply lists filteredBy (gates applied), ignored (keys that gate nothing), unresolved (gates still open), conditionalFields and dynamicFields (use resolve_dynamic_options).",
+    scope,
+    readOnly: true,
+    input: t.Object({ pieceId: t.String({ description: "piece id" }), actionId: t.String({ description: "action id" }), values: GateValues }, strict),
+    run: ({ deps }, args) => ({ data: projectAction(deps.pieces, args.pieceId, args.actionId, asQuery(args.values)) }),
+  }),
+  defineTool<{ pieceId: string; triggerId: string; values?: Record<string, unknown> }>({
+    name: "get_trigger_schema",
+    description: "The config schema, output schema and declared sample of one trigger, narrowed by gate values (same rules as get_action_schema). The trigger's type is in get_piece_summary.",
+    scope,
+    readOnly: true,
+    input: t.Object({ pieceId: t.String({ description: "piece id" }), triggerId: t.String({ description: "trigger id" }), values: GateValues }, strict),
+    run: ({ deps }, args) => ({ data: projectTrigger(deps.pieces, args.pieceId, args.triggerId, asQuery(args.values)) }),
+  }),
+  defineTool<{ pieceId: string; actionId: string; propertyName: string; config?: Record<string, unknown>; connectionId?: string }>({
+    name: "resolve_dynamic_options",
+    description: "The legal values of a dynamic property (one listed in dynamicFields), given the step's current config and connection.",
+    scope,
+    readOnly: true,
+    input: t.Object(
+      {
+        pieceId: t.String({ description: "piece id" }),
+        actionId: t.String({ description: "action id" }),
+        propertyName: t.String({ description: "a property listed in dynamicFields" }),
+        config: t.Optional(t.Record(t.String(), t.Unknown(), { description: "the step's current config" })),
+        connectionId: t.Optional(t.String({ format: "uuid", description: "the step's connection, for properties refreshed by auth" })),
+      },
+      strict,
+    ),
+    run: async ({ deps, auth }, args) => {
+      const data = await dynamicOptions(deps.pieces, { fetch: deps.guardedFetch ?? fetch, resolveAuth: deps.resolveConnectionAuth }, {
+        workspaceId: auth.workspaceId,
+        pieceId: args.pieceId,
+        actionId: args.actionId,
+        propertyName: args.propertyName,
+        config: args.config,
+        connectionId: args.connectionId,
+      });
+      return { data };
+    },
+  }),
+];

@@ -1,0 +1,63 @@
+/**
+ * Workflow tools: list, read, create and update — the core calls of src/api/workflows.ts with the
+ * same bodies and scopes. Server-owned fields, which the routes accept only to ignore, are left out
+ * of the tool schemas so an agent is not invited to send them.
+ */
+import { t } from "elysia";
+import { Uuid } from "../../schema/common";
+import { WorkflowCreateBody, WorkflowListQuery, WorkflowUpdateBody, type WorkflowCreateBodyT, type WorkflowUpdateBodyT } from "../../schema/workflow-record";
+import { pageOfArgs, PageArgs, type PageArgsT } from "../page-args";
+import { defineTool } from "../tool";
+
+const strict = { additionalProperties: false } as const;
+
+const SERVER_OWNED = [
+  "id", "status", "webhookToken", "webhookUrl", "latestVersionId", "latestVersionNumber", "definitionRev",
+  "hasUnpublishedChanges", "cronExpression", "workspaceId", "orgId", "createdBy", "createdAt", "updatedAt", "lastRun",
+] as const;
+
+const CreateArgs = t.Omit(WorkflowCreateBody, [...SERVER_OWNED], {
+  ...strict,
+  description: "definition is a FlowVersion (schemaVersion 2, trigger, nextAction chain); omit it for an empty draft with a manual trigger",
+});
+const UpdateArgs = t.Composite([t.Object({ id: Uuid }), t.Omit(WorkflowUpdateBody, [...SERVER_OWNED])], {
+  ...strict,
+  description: "fields left out keep their values; send expectedRev (the definitionRev you read) to refuse a stale overwrite",
+});
+
+const { folderId, status, tag, q } = WorkflowListQuery.properties;
+
+export const workflowTools = [
+  defineTool<PageArgsT & { folderId?: string; status?: string; tag?: string; q?: string }>({
+    name: "list_workflows",
+    description: "List the workspace's workflows (without definitions), newest first; filter by status (draft, active, paused), folderId, tag or q.",
+    scope: "workflow:read",
+    readOnly: true,
+    input: t.Object({ ...PageArgs, folderId, status, tag, q }, strict),
+    run: ({ deps, auth }, args) => deps.workflows.list(auth.workspaceId, { ...pageOfArgs(args), folderId: args.folderId, status: args.status, tag: args.tag, q: args.q }),
+  }),
+  defineTool<{ id: string }>({
+    name: "get_workflow",
+    description: "Read a workflow with its draft definition, definitionRev, status, latestVersionId and last run.",
+    scope: "workflow:read",
+    readOnly: true,
+    input: t.Object({ id: Uuid }, strict),
+    run: ({ deps, auth }, args) => ({ data: deps.workflows.get(auth.workspaceId, args.id) }),
+  }),
+  defineTool<WorkflowCreateBodyT>({
+    name: "create_workflow",
+    description:
+      "Create a draft workflow. Build config from get_action_schema / get_trigger_schema; refer to earlier output with {{trigger.body.x}} or {{stepName.output.y}}. " +
+      "Then call validate_workflow and publish_workflow.",
+    scope: "workflow:write",
+    input: CreateArgs,
+    run: ({ deps, auth }, args) => ({ data: deps.workflows.create(auth, args) }),
+  }),
+  defineTool<WorkflowUpdateBodyT & { id: string }>({
+    name: "update_workflow",
+    description: "Replace a workflow's draft and fields. A stale expectedRev is refused with REVISION_CONFLICT naming the current definitionRev; nothing is written then.",
+    scope: "workflow:write",
+    input: UpdateArgs,
+    run: async ({ deps, auth }, { id, ...body }) => ({ data: await deps.workflows.update(auth, id, body) }),
+  }),
+];

@@ -1,0 +1,145 @@
+/**
+ * The SSRF guard: a fetch for pieces that refuses loopback, private, link-local, CGNAT, metadata,
+ * unspecified and multicast addresses (./address-policy.ts) — checked on the address actually
+ * connected to and on every redirect hop.
+ *
+ * How: the host name is resolved here, every resolved address is checked, and the request goes to
+ * the checked IP itself with the original name in the Host header and as the TLS server name (SNI
+ * and certificate check). So DNS rebinding between check and connect cannot happen, and a name
+ * resolving to several addresses is refused if any of them is refused. (Bun's fetch ignores an
+ * `agent`, so a filtering agent cannot do this.) Redirects are followed by hand, at most 5.
+ *
+ *   const fetch = createGuardedFetch({ allowCidrs: config.allowedCidrs });
+ *   await fetch("http://169.254.169.254/latest/meta-data/"); // throws SsrfBlockedError
+ */
+import { lookup } from "node:dns/promises";
+import type { GuardedFetch } from "../pieces-sdk/types";
+import { AddressPolicy, isMetadataName, parseAddress } from "./address-policy";
+
+export const MAX_REDIRECTS = 5;
+
+/** A refused destination. A TypeError, as fetch's own network failures are. */
+export class SsrfBlockedError extends TypeError {
+  readonly code = "SSRF_BLOCKED";
+}
+
+export interface GuardedFetchOptions {
+  /** CIDRs that may be reached although not public (config.allowedCidrs, WEFT_ALLOW_CIDRS). */
+  allowCidrs?: readonly string[];
+  /** Resolves a host name to its addresses; the system resolver by default (tests replace it). */
+  resolve?: (hostname: string) => Promise<string[]>;
+  /** The fetch that makes the pinned connection; the global one by default. */
+  fetch?: typeof fetch;
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Request headers that must not follow a redirect to another origin (as the fetch standard does for Authorization). */
+const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
+
+async function systemResolve(hostname: string): Promise<string[]> {
+  const records = await lookup(hostname, { all: true, verbatim: true });
+  return records.map((record) => record.address);
+}
+
+export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFetch {
+  const policy = new AddressPolicy(options.allowCidrs ?? []);
+  const resolve = options.resolve ?? systemResolve;
+  const connect = options.fetch ?? fetch;
+  const hint = "an operator can allow a range with WEFT_ALLOW_CIDRS (e.g. WEFT_ALLOW_CIDRS=10.0.0.0/8)";
+
+  /** The address to connect to for `url`, or a refusal. */
+  async function destination(url: URL): Promise<string> {
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new SsrfBlockedError(`refused ${url.protocol} URL ${url.href}: pieces may only make http: and https: requests`);
+    }
+    const host = url.hostname;
+    const literal = parseAddress(host);
+    if (!literal && isMetadataName(host)) {
+      throw new SsrfBlockedError(`refused to connect to ${host}: it names a cloud metadata service, which pieces may never reach`);
+    }
+    let addresses: string[];
+    if (literal) addresses = [host];
+    else {
+      try {
+        addresses = await resolve(host);
+      } catch (error) {
+        throw new TypeError(`could not resolve ${host}: ${(error as Error).message}`);
+      }
+      if (!addresses.length) throw new TypeError(`could not resolve ${host}: no addresses`);
+    }
+    for (const address of addresses) {
+      const verdict = policy.check(address);
+      if (!verdict.allowed) {
+        const via = literal ? "" : ` (${host} resolves to it)`;
+        throw new SsrfBlockedError(`refused to connect to ${verdict.address}${via}, a ${verdict.range} address: pieces may not reach loopback, private, link-local, CGNAT, metadata or multicast addresses; ${hint}`);
+      }
+    }
+    return addresses[0]!;
+  }
+
+  /** One request to an address that passed the policy, carrying the original host name. */
+  async function pinned(url: URL, init: RequestInit & Record<string, unknown>): Promise<Response> {
+    const address = await destination(url);
+    const target = new URL(url.href);
+    const ip = parseAddress(address)!;
+    target.hostname = ip.kind() === "ipv6" ? `[${ip.toString()}]` : ip.toString();
+    const headers = new Headers(init.headers as HeadersInit | undefined);
+    headers.set("host", url.host);
+    const request: Record<string, unknown> = { ...init, headers, redirect: "manual" };
+    if (url.protocol === "https:" && !parseAddress(url.hostname)) {
+      // SNI and the certificate check use the name, not the IP we connect to.
+      request.tls = { ...(init.tls as object | undefined), serverName: url.hostname };
+    }
+    return connect(target, request as RequestInit);
+  }
+
+  return async function guardedFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+    let url: URL;
+    let request: RequestInit & Record<string, unknown> = { ...init };
+    if (input instanceof Request) {
+      url = new URL(input.url);
+      request = {
+        method: input.method,
+        headers: input.headers,
+        body: input.body ? await input.arrayBuffer() : undefined,
+        signal: input.signal,
+        redirect: input.redirect,
+        ...init,
+      };
+    } else {
+      url = new URL(String(input));
+    }
+    // Options that would bypass the pinned connection.
+    delete request.unix;
+    delete request.proxy;
+    delete request.s3;
+    const mode = request.redirect ?? "follow";
+    let method = (request.method ?? "GET").toUpperCase();
+    let body = request.body;
+    const headers = new Headers(request.headers);
+    for (let hop = 0; ; hop++) {
+      const response = await pinned(url, { ...request, method, body, headers });
+      const location = response.headers.get("location");
+      if (!REDIRECT_STATUSES.has(response.status) || !location || mode === "manual") return present(response, url, hop > 0);
+      await response.body?.cancel().catch(() => {});
+      if (mode === "error") throw new TypeError(`${url.href} redirected to ${location} and the request asked for redirect: "error"`);
+      if (hop >= MAX_REDIRECTS) throw new SsrfBlockedError(`${url.href} redirected more than ${MAX_REDIRECTS} times; refused to follow further`);
+      const next = new URL(location, url);
+      const becomesGet = ((response.status === 301 || response.status === 302) && method === "POST") || (response.status === 303 && method !== "GET" && method !== "HEAD");
+      if (becomesGet) {
+        method = "GET";
+        body = undefined;
+        for (const name of ["content-type", "content-length", "content-encoding", "content-language", "content-location"]) headers.delete(name);
+      }
+      if (next.origin !== url.origin) for (const name of CREDENTIAL_HEADERS) headers.delete(name);
+      url = next;
+    }
+  };
+}
+
+/** The response as the caller expects it: its url is the name-based URL, not the pinned IP. */
+function present(response: Response, url: URL, redirected: boolean): Response {
+  Object.defineProperty(response, "url", { value: url.href });
+  if (redirected) Object.defineProperty(response, "redirected", { value: true });
+  return response;
+}

@@ -1,0 +1,198 @@
+/**
+ * The Workflow record (spec 2.2), its versions, the gate's diagnostics and the request bodies of the
+ * workflow API. The definition itself is FlowVersion (./workflow.ts).
+ */
+import { t, type Static } from "elysia";
+import { DateTime, PageQuery, Uuid } from "./common";
+import { FlowVersion } from "./workflow";
+
+const strict = { additionalProperties: false } as const;
+const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()]);
+
+export const WORKFLOW_STATUSES = ["draft", "active", "paused"] as const;
+export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
+
+export const LastRun = t.Object({ status: t.String(), startedAt: DateTime }, { description: "the most recent run of any environment" });
+
+export const PinnedEntry = t.Object({
+  data: t.Any({ description: "the pinned output of the step" }),
+  pinnedAt: DateTime,
+  stale: t.Boolean({ description: "true when the step's configuration changed since the data was pinned, or the step is gone" }),
+});
+
+export const Tag = t.String({ minLength: 1, maxLength: 50 });
+export const Tags = t.Array(Tag, { maxItems: 50, uniqueItems: true });
+
+export const Workflow = t.Object(
+  {
+    id: Uuid,
+    name: t.String(),
+    description: t.String(),
+    definition: t.Optional(FlowVersion),
+    status: t.Union([t.Literal("draft"), t.Literal("active"), t.Literal("paused")], { description: "draft (initial), active (live) or paused" }),
+    triggerType: t.String({ description: "follows definition.trigger.type" }),
+    cronExpression: Nullable(t.String({ description: "the cron trigger's expression; null for other triggers" })),
+    webhookToken: Nullable(t.String({ description: "server-owned; present for webhook triggers; revoked only by webhook/rotate" })),
+    webhookUrl: Nullable(t.String({ description: "{PUBLIC_URL}/webhook/{webhookToken}" })),
+    latestVersionId: Nullable(Uuid),
+    latestVersionNumber: Nullable(t.Integer()),
+    definitionRev: t.Integer({ description: "revision counter of the draft; send it back as expectedRev" }),
+    hasUnpublishedChanges: t.Boolean(),
+    folderId: Nullable(Uuid),
+    tags: t.Array(t.String()),
+    testPayloads: t.Optional(t.Record(t.String(), t.Any())),
+    pinnedData: t.Optional(t.Record(t.String(), PinnedEntry)),
+    workspaceId: Uuid,
+    orgId: Uuid,
+    createdBy: Nullable(t.String()),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+    lastRun: Nullable(LastRun),
+  },
+  { $id: "Workflow" },
+);
+export type WorkflowT = Static<typeof Workflow>;
+
+const ignored = (what: string) => t.Optional(t.Any({ description: `server-owned (${what}); ignored when sent` }));
+
+/** Fields a client may read back and send again unchanged: the server ignores them. */
+const serverOwned = {
+  id: ignored("id"),
+  status: ignored("status; always draft on create"),
+  webhookToken: ignored("never accepted from clients"),
+  webhookUrl: ignored("derived"),
+  latestVersionId: ignored("set by publish"),
+  latestVersionNumber: ignored("set by publish"),
+  definitionRev: ignored("revision counter"),
+  hasUnpublishedChanges: ignored("derived"),
+  cronExpression: ignored("derived from the trigger's config.expression"),
+  workspaceId: ignored("the token's workspace"),
+  orgId: ignored("the token's org"),
+  createdBy: ignored("the caller"),
+  createdAt: ignored("timestamp"),
+  updatedAt: ignored("timestamp"),
+  lastRun: ignored("derived from runs"),
+};
+
+const editable = {
+  description: t.Optional(t.String({ maxLength: 5000 })),
+  definition: t.Optional(FlowVersion),
+  triggerType: t.Optional(t.Union([t.Literal("manual"), t.Literal("webhook"), t.Literal("cron"), t.Literal("poll"), t.Literal("error"), t.Literal("run_finished"), t.Literal("callable")], { description: "should be left out: it follows definition.trigger.type. Without a definition it picks the kind of the empty trigger" })),
+  folderId: t.Optional(Nullable(Uuid)),
+  tags: t.Optional(Tags),
+  testPayloads: t.Optional(t.Record(t.String(), t.Any(), { description: "stored outside the definition" })),
+  pinnedData: t.Optional(t.Record(t.String(), t.Any(), { description: "step name → output to pin (or a pinned entry as read); stored outside the definition" })),
+};
+
+export const WorkflowCreateBody = t.Object(
+  { name: t.String({ minLength: 1, maxLength: 200 }), ...editable, ...serverOwned },
+  { ...strict, description: "server-owned fields are accepted and ignored, so a record read with GET can be posted back" },
+);
+export type WorkflowCreateBodyT = Static<typeof WorkflowCreateBody>;
+
+export const WorkflowUpdateBody = t.Object(
+  {
+    name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    ...editable,
+    expectedRev: t.Optional(t.Integer({ description: "the definitionRev you read; a stale value answers 409 REVISION_CONFLICT and nothing is written. 0 or omitted: unconditional" })),
+    ...serverOwned,
+  },
+  { ...strict, description: "fields left out keep their values" },
+);
+export type WorkflowUpdateBodyT = Static<typeof WorkflowUpdateBody>;
+
+export const WorkflowListQuery = t.Object(
+  {
+    ...PageQuery,
+    folderId: t.Optional(t.String({ description: "a folder id, or `none` for workflows outside any folder; other values are ignored" })),
+    status: t.Optional(t.String({ description: "draft, active or paused; other values are ignored" })),
+    tag: t.Optional(t.String({ description: "exact tag match" })),
+    q: t.Optional(t.String({ description: "case-insensitive substring of name or description" })),
+  },
+  { additionalProperties: true },
+);
+
+export const RestoreBody = t.Object(
+  { expectedRev: t.Optional(t.Integer({ description: "0, negative or omitted: unconditional restore" })) },
+  strict,
+);
+
+export const Diagnostic = t.Object({
+  path: t.String({ description: "where the fault is, e.g. trigger.nextAction.config.url" }),
+  code: t.String(),
+  message: t.String(),
+  allowed: t.Optional(t.Array(t.Any(), { description: "the admissible values" })),
+});
+export type DiagnosticT = Static<typeof Diagnostic>;
+
+export const Diagnostics = t.Object({ valid: t.Boolean(), errors: t.Array(Diagnostic), warnings: t.Array(Diagnostic) }, { $id: "Diagnostics" });
+export type DiagnosticsT = Static<typeof Diagnostics>;
+
+export const ValidateQuery = t.Object(
+  { workflowId: t.Optional(t.String({ description: "validate in the context of this workflow (its variables; errorWorkflowId may not name it)" })) },
+  { additionalProperties: true },
+);
+
+export const VersionSummary = t.Object({
+  id: Uuid,
+  workflowId: Uuid,
+  number: t.Integer(),
+  triggerType: t.String(),
+  live: t.Boolean({ description: "true for the version latestVersionId names" }),
+  createdAt: DateTime,
+  createdBy: Nullable(t.String()),
+});
+export const Version = t.Composite([VersionSummary, t.Object({ definition: FlowVersion })], { $id: "WorkflowVersion" });
+
+export const Variable = t.Object({
+  name: t.String(),
+  value: t.Any({ description: "null when secret (masked)" }),
+  secret: t.Boolean(),
+  description: t.String(),
+  updatedAt: DateTime,
+});
+export const VariablesBody = t.Object(
+  {
+    variables: t.Array(
+      t.Object(
+        {
+          name: t.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$", description: "usable as {{variables.<name>}}" }),
+          value: t.Optional(t.Any({ description: "omit (or send null) for a secret to keep its stored value" })),
+          secret: t.Optional(t.Boolean({ description: "encrypted at rest and masked on read" })),
+          description: t.Optional(t.String({ maxLength: 500 })),
+        },
+        strict,
+      ),
+      { maxItems: 200 },
+    ),
+  },
+  { ...strict, description: "replaces the workflow's variables" },
+);
+
+export const TestPayloadsBody = t.Record(t.String({ maxLength: 100 }), t.Any(), { description: "name → trigger input; replaces the stored payloads" });
+export const PinBody = t.Object({ data: t.Any({ description: "the output the step should be shown (and test runs use) instead of running" }) }, strict);
+export const StepNameParams = t.Object({ id: Uuid, stepName: t.String({ minLength: 1, maxLength: 100 }) });
+
+export const MoveBody = t.Object(
+  { workflowIds: t.Array(Uuid, { minItems: 1, maxItems: 500 }), folderId: Nullable(Uuid) },
+  { ...strict, description: "folderId null moves the workflows out of any folder" },
+);
+
+export const WorkflowExport = t.Object(
+  {
+    weftExport: t.Literal(1),
+    name: t.String(),
+    description: t.Optional(t.String()),
+    tags: t.Optional(Tags),
+    definition: FlowVersion,
+    variables: t.Optional(t.Array(t.Object({ name: t.String(), value: t.Any(), secret: t.Boolean(), description: t.Optional(t.String()) }, strict))),
+    exportedAt: t.Optional(DateTime),
+  },
+  { ...strict, $id: "WorkflowExport", description: "connection ids and secret values are removed on export" },
+);
+export type WorkflowExportT = Static<typeof WorkflowExport>;
+
+export const ImportBody = t.Composite(
+  [t.Omit(WorkflowExport, ["name", "weftExport"]), t.Object({ weftExport: t.Optional(t.Literal(1)), name: t.Optional(t.String({ minLength: 1, maxLength: 200 })), folderId: t.Optional(Nullable(Uuid)) })],
+  { ...strict, description: "an export document; name and folderId may be overridden" },
+);

@@ -1,0 +1,363 @@
+/**
+ * Repository for runs, step rows and run definitions. Prepared statements are created once; the engine's
+ * write batcher calls the write methods inside its group-commit transaction.
+ */
+import type { Statement } from "bun:sqlite";
+import type { Db } from "./db";
+import type { Environment, RunStatus, RunT, StepT } from "../schema/run";
+
+export interface RunRow {
+  id: string;
+  workspace_id: string;
+  org_id: string;
+  workflow_id: string;
+  workflow_name: string;
+  workflow_trigger_type: string | null;
+  status: RunStatus;
+  trigger_type: string;
+  trigger_data: string;
+  environment: Environment;
+  version_id: string | null;
+  version_number: number | null;
+  executed_version_id: string | null;
+  executed_version_number: number | null;
+  definition_hash: string;
+  started_at: string;
+  finished_at: string | null;
+  duration_ms: number | null;
+  error_message: string | null;
+  tags: string;
+  started_from_step: string | null;
+  retry_of_run_id: string | null;
+  retried_by_run_id: string | null;
+  step_total: number;
+  step_failed: number;
+  wait_step: string | null;
+  resume_mode: string | null;
+  resume_at: string | null;
+  resume_token_hash: string | null;
+  parent_run_id: string | null;
+  depth: number;
+  state: string | null;
+  response: string | null;
+  event_seq: number;
+}
+
+export interface StepRow {
+  id: string;
+  run_id: string;
+  seq: number;
+  node_id: string;
+  node_type: string;
+  piece_id: string | null;
+  action_id: string | null;
+  display_name: string | null;
+  status: string;
+  input_data: string | null;
+  output_data: string | null;
+  output_truncated: number;
+  error_message: string | null;
+  retry_count: number;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+}
+
+const RUN_COLUMNS = [
+  "id", "workspace_id", "org_id", "workflow_id", "workflow_name", "workflow_trigger_type", "status", "trigger_type", "trigger_data",
+  "environment", "version_id", "version_number", "executed_version_id", "executed_version_number", "definition_hash", "started_at",
+  "finished_at", "duration_ms", "error_message", "tags", "started_from_step", "retry_of_run_id", "retried_by_run_id", "step_total",
+  "step_failed", "wait_step", "resume_mode", "resume_at", "resume_token_hash", "parent_run_id", "depth", "state", "response", "event_seq",
+] as const;
+
+const STEP_COLUMNS = [
+  "id", "run_id", "seq", "node_id", "node_type", "piece_id", "action_id", "display_name", "status", "input_data", "output_data",
+  "output_truncated", "error_message", "retry_count", "started_at", "finished_at", "duration_ms",
+] as const;
+
+/** Columns of the list view: everything but the large, internal ones. */
+const LIST_COLUMNS = RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash").join(", ");
+
+const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
+
+export function runFromRow(row: RunRow): RunT {
+  return {
+    id: row.id,
+    workflowId: row.workflow_id,
+    workspaceId: row.workspace_id,
+    orgId: row.org_id,
+    status: row.status,
+    triggerType: row.trigger_type,
+    triggerData: parse(row.trigger_data),
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    durationMs: row.duration_ms,
+    errorMessage: row.error_message,
+    tags: JSON.parse(row.tags),
+    environment: row.environment,
+    versionId: row.version_id,
+    executedVersionId: row.executed_version_id,
+    versionNumber: row.version_number,
+    executedVersionNumber: row.executed_version_number,
+    startedFromStep: row.started_from_step,
+    retryOfRunId: row.retry_of_run_id,
+    retriedByRunId: row.retried_by_run_id,
+    parentRunId: row.parent_run_id,
+    workflowName: row.workflow_name,
+    workflowTriggerType: row.workflow_trigger_type,
+    stepTotal: row.step_total,
+    stepFailed: row.step_failed,
+    waitStep: row.wait_step,
+    resumeMode: row.resume_mode,
+    resumeAt: row.resume_at,
+  };
+}
+
+export function stepFromRow(row: StepRow): StepT {
+  return {
+    id: row.id,
+    runId: row.run_id,
+    nodeId: row.node_id,
+    pieceId: row.piece_id,
+    actionId: row.action_id,
+    displayName: row.display_name,
+    status: row.status,
+    inputData: parse(row.input_data) ?? {},
+    outputData: parse(row.output_data),
+    errorMessage: row.error_message,
+    retryCount: row.retry_count,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    durationMs: row.duration_ms,
+  };
+}
+
+export interface RunListFilter {
+  workspaceId: string;
+  environments: Environment[];
+  status?: RunStatus;
+  triggerType?: string;
+  workflowId?: string;
+  tag?: string;
+  sort: "newest" | "oldest" | "duration";
+  limit: number;
+  offset: number;
+}
+
+/** Fields the engine changes as a run progresses (all optional; absent = unchanged). */
+export interface RunPatch {
+  status?: RunStatus;
+  finished_at?: string | null;
+  duration_ms?: number | null;
+  error_message?: string | null;
+  tags?: string;
+  step_total?: number;
+  step_failed?: number;
+  wait_step?: string | null;
+  resume_mode?: string | null;
+  resume_at?: string | null;
+  resume_token_hash?: string | null;
+  state?: string | null;
+  response?: string | null;
+  event_seq?: number;
+  retried_by_run_id?: string | null;
+  executed_version_id?: string | null;
+  executed_version_number?: number | null;
+}
+
+export class RunStore {
+  private readonly insertRunStmt: Statement;
+  private readonly insertStepStmt: Statement;
+  private readonly updateStepStmt: Statement;
+  private readonly getRunStmt: Statement<RunRow>;
+  private readonly getStepsStmt: Statement<StepRow>;
+  private readonly insertDefinitionStmt: Statement;
+  private readonly getDefinitionStmt: Statement<{ definition: string }>;
+  private readonly progressStmt: Statement;
+  private readonly unfinishedStmt: Statement<RunRow>;
+  private readonly lastRunStmt: Statement<{ status: string; started_at: string }>;
+  private readonly listStatements = new Map<string, { rows: Statement<RunRow>; count: Statement<{ n: number }> }>();
+  private readonly patchStatements = new Map<string, Statement>();
+
+  constructor(readonly db: Db) {
+    this.insertRunStmt = db.prepare(`INSERT INTO runs (${RUN_COLUMNS.join(", ")}) VALUES (${RUN_COLUMNS.map((c) => `$${c}`).join(", ")})`);
+    this.insertStepStmt = db.prepare(`INSERT INTO run_steps (${STEP_COLUMNS.join(", ")}) VALUES (${STEP_COLUMNS.map((c) => `$${c}`).join(", ")})`);
+    this.updateStepStmt = db.prepare(
+      `UPDATE run_steps SET seq = $seq, status = $status, input_data = $input_data, output_data = $output_data, output_truncated = $output_truncated,
+       error_message = $error_message, retry_count = $retry_count, finished_at = $finished_at, duration_ms = $duration_ms WHERE id = $id`,
+    );
+    this.getRunStmt = db.prepare(`SELECT * FROM runs WHERE id = ?`);
+    this.getStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid`);
+    this.insertDefinitionStmt = db.prepare(`INSERT OR IGNORE INTO run_definitions (hash, definition, created_at) VALUES (?, ?, ?)`);
+    this.getDefinitionStmt = db.prepare(`SELECT definition FROM run_definitions WHERE hash = ?`);
+    this.progressStmt = db.prepare(`UPDATE runs SET step_total = ?, step_failed = ?, event_seq = ? WHERE id = ?`);
+    this.unfinishedStmt = db.prepare(`SELECT * FROM runs WHERE status IN ('pending', 'running', 'paused') ORDER BY id`);
+    this.lastRunStmt = db.prepare(`SELECT status, started_at FROM runs WHERE workflow_id = ? ORDER BY started_at DESC, id DESC LIMIT 1`);
+  }
+
+  insertRun(row: RunRow): void {
+    const params: Record<string, unknown> = {};
+    for (const c of RUN_COLUMNS) params[c] = row[c];
+    this.insertRunStmt.run(params as any);
+  }
+
+  insertStep(row: StepRow): void {
+    const params: Record<string, unknown> = {};
+    for (const c of STEP_COLUMNS) params[c] = row[c];
+    this.insertStepStmt.run(params as any);
+  }
+
+  /** Completes a step row written earlier (a paused step that resumed). */
+  updateStep(row: StepRow): void {
+    this.updateStepStmt.run({
+      id: row.id, seq: row.seq, status: row.status, input_data: row.input_data, output_data: row.output_data,
+      output_truncated: row.output_truncated, error_message: row.error_message, retry_count: row.retry_count,
+      finished_at: row.finished_at, duration_ms: row.duration_ms,
+    } as any);
+  }
+
+  patchRun(id: string, patch: RunPatch): void {
+    const keys = Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined).sort();
+    if (keys.length === 0) return;
+    const sig = keys.join(",");
+    let stmt = this.patchStatements.get(sig);
+    if (!stmt) {
+      stmt = this.db.prepare(`UPDATE runs SET ${keys.map((k) => `${k} = $${k}`).join(", ")} WHERE id = $id`);
+      this.patchStatements.set(sig, stmt);
+    }
+    const params: Record<string, unknown> = { id };
+    for (const k of keys) params[k] = (patch as Record<string, unknown>)[k];
+    stmt.run(params as any);
+  }
+
+  progress(id: string, stepTotal: number, stepFailed: number, eventSeq: number): void {
+    this.progressStmt.run(stepTotal, stepFailed, eventSeq, id);
+  }
+
+  getRow(id: string): RunRow | null {
+    return this.getRunStmt.get(id) ?? null;
+  }
+
+  /** One run of a workspace (another workspace's id reads as absent). */
+  get(workspaceId: string, id: string): RunRow | null {
+    const row = this.getRunStmt.get(id);
+    return row && row.workspace_id === workspaceId ? row : null;
+  }
+
+  steps(runId: string): StepRow[] {
+    return this.getStepsStmt.all(runId);
+  }
+
+  putDefinition(hash: string, definition: string): void {
+    this.insertDefinitionStmt.run(hash, definition, new Date().toISOString());
+  }
+
+  definition(hash: string): string | null {
+    return this.getDefinitionStmt.get(hash)?.definition ?? null;
+  }
+
+  unfinished(): RunRow[] {
+    return this.unfinishedStmt.all();
+  }
+
+  /** `{status, startedAt}` of a workflow's newest run, or null (the workflow record's `lastRun`). */
+  lastRun(workflowId: string): { status: string; startedAt: string } | null {
+    const row = this.lastRunStmt.get(workflowId);
+    return row ? { status: row.status, startedAt: row.started_at } : null;
+  }
+
+  /** `lastRun` of several workflows at once (workflow list pages). */
+  lastRuns(workflowIds: string[]): Map<string, { status: string; startedAt: string }> {
+    const out = new Map<string, { status: string; startedAt: string }>();
+    for (const id of workflowIds) {
+      const last = this.lastRun(id);
+      if (last) out.set(id, last);
+    }
+    return out;
+  }
+
+  list(filter: RunListFilter): { rows: RunRow[]; total: number } {
+    const where: string[] = ["workspace_id = $workspaceId"];
+    const params: Record<string, unknown> = { workspaceId: filter.workspaceId };
+    if (filter.environments.length === 1) {
+      where.push("environment = $environment");
+      params.environment = filter.environments[0];
+    }
+    if (filter.status) {
+      where.push("status = $status");
+      params.status = filter.status;
+    }
+    if (filter.triggerType) {
+      where.push("trigger_type = $triggerType");
+      params.triggerType = filter.triggerType;
+    }
+    if (filter.workflowId) {
+      where.push("workflow_id = $workflowId");
+      params.workflowId = filter.workflowId;
+    }
+    if (filter.tag !== undefined) {
+      where.push("EXISTS (SELECT 1 FROM json_each(runs.tags) WHERE json_each.value = $tag)");
+      params.tag = filter.tag;
+    }
+    const order =
+      filter.sort === "oldest"
+        ? "started_at ASC, id ASC"
+        : filter.sort === "duration"
+          ? "duration_ms IS NULL, duration_ms DESC, started_at DESC, id DESC"
+          : "started_at DESC, id DESC";
+    const sql = `FROM runs WHERE ${where.join(" AND ")}`;
+    let stmts = this.listStatements.get(sql + order);
+    if (!stmts) {
+      stmts = {
+        rows: this.db.prepare(`SELECT ${LIST_COLUMNS} ${sql} ORDER BY ${order} LIMIT $limit OFFSET $offset`),
+        count: this.db.prepare(`SELECT COUNT(*) AS n ${sql}`),
+      };
+      this.listStatements.set(sql + order, stmts);
+    }
+    const total = stmts.count.get(params as any)!.n;
+    const rows = total === 0 ? [] : stmts.rows.all({ ...params, limit: filter.limit, offset: filter.offset } as any);
+    return { rows, total };
+  }
+
+  // ------------------------------------------------------------ retention
+
+  /** Ids of finished runs started before `cutoff`, oldest first. */
+  private expiredStmt?: Statement<{ id: string }>;
+  expired(cutoffIso: string, limit: number): string[] {
+    this.expiredStmt ??= this.db.prepare(
+      `SELECT id FROM runs INDEXED BY runs_started WHERE started_at < ? AND status NOT IN ('pending', 'running', 'paused') ORDER BY started_at LIMIT ?`,
+    );
+    return this.expiredStmt.all(cutoffIso, limit).map((r) => r.id);
+  }
+
+  /** Ids of the oldest finished runs beyond the newest `keep`. */
+  private overflowStmt?: Statement<{ id: string }>;
+  private countStmt?: Statement<{ n: number }>;
+  overflow(keep: number, limit: number): string[] {
+    this.countStmt ??= this.db.prepare(`SELECT COUNT(*) AS n FROM runs`);
+    const total = this.countStmt.get()!.n;
+    if (total <= keep) return [];
+    this.overflowStmt ??= this.db.prepare(
+      `SELECT id FROM runs INDEXED BY runs_started WHERE status NOT IN ('pending', 'running', 'paused') ORDER BY started_at LIMIT ?`,
+    );
+    return this.overflowStmt.all(Math.min(limit, total - keep)).map((r) => r.id);
+  }
+
+  /** Deletes runs and their steps; then drops definitions no run uses any more. */
+  deleteRuns(ids: string[]): void {
+    if (ids.length === 0) return;
+    const marks = ids.map(() => "?").join(",");
+    this.db.transaction(() => {
+      this.db.prepare(`DELETE FROM run_steps WHERE run_id IN (${marks})`).run(...ids);
+      this.db.prepare(`DELETE FROM runs WHERE id IN (${marks})`).run(...ids);
+    }).immediate();
+  }
+
+  private orphanStmt?: Statement;
+  deleteOrphanDefinitions(): number {
+    this.orphanStmt ??= this.db.prepare(
+      `DELETE FROM run_definitions WHERE hash IN (SELECT d.hash FROM run_definitions d WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.definition_hash = d.hash) LIMIT 500)`,
+    );
+    return this.orphanStmt.run().changes;
+  }
+}

@@ -1,0 +1,48 @@
+/** Schedules: croner patterns (5 or 6 fields), time zones, the minimum interval, fixed intervals. */
+import { describe, expect, test } from "bun:test";
+import { builtinRegistry } from "../../src/core/pieces/registry";
+import { nextFireAfter, scheduleOf, specFromKey } from "../../src/core/triggers/schedule-spec";
+
+const registry = builtinRegistry();
+const cron = (config: Record<string, unknown>) => ({ type: "cron", pieceId: "schedule", actionId: "cron", config });
+const every = (config: Record<string, unknown>) => ({ type: "cron", pieceId: "schedule", actionId: "every", config });
+
+describe("schedule spec", () => {
+  test("a 5-field expression in a time zone fires at local wall-clock times", () => {
+    const spec = scheduleOf(cron({ expression: "0 9 * * *", timezone: "Europe/Berlin" }), registry, 60);
+    expect(spec.key).toBe("cron:0 9 * * *@Europe/Berlin");
+    // 09:00 in Berlin in January is 08:00 UTC.
+    expect(new Date(nextFireAfter(spec, Date.parse("2025-01-06T07:00:00Z"))!).toISOString()).toBe("2025-01-06T08:00:00.000Z");
+    // Strictly after: an instant is never its own successor.
+    expect(new Date(nextFireAfter(spec, Date.parse("2025-01-06T08:00:00Z"))!).toISOString()).toBe("2025-01-07T08:00:00.000Z");
+  });
+
+  test("a 6-field expression (seconds first) is accepted when it respects the minimum interval", () => {
+    const spec = scheduleOf(cron({ expression: "30 */5 * * * *" }), registry, 60);
+    expect(new Date(nextFireAfter(spec, Date.parse("2025-01-06T08:01:00Z"))!).toISOString()).toBe("2025-01-06T08:05:30.000Z");
+  });
+
+  test("too frequent schedules are refused naming the minimum", () => {
+    expect(() => scheduleOf(cron({ expression: "* * * * * *" }), registry, 60)).toThrow(/every 1 s.*minimum of 60 s/);
+    expect(() => scheduleOf(cron({ expression: "*/30 * * * * *" }), registry, 60)).toThrow(/minimum of 60 s/);
+    expect(() => scheduleOf(every({ interval: 30, unit: "seconds" }), registry, 60)).toThrow(/minimum of 60 s/);
+    // Configurable: a lower minimum admits it.
+    expect(scheduleOf(cron({ expression: "*/30 * * * * *" }), registry, 10).kind).toBe("cron");
+  });
+
+  test("invalid expressions and time zones get a clear diagnostic", () => {
+    expect(() => scheduleOf(cron({ expression: "61 * * * *" }), registry, 60)).toThrow(/not a valid cron expression|not valid/);
+    expect(() => scheduleOf(cron({ expression: "* * *" }), registry, 60)).toThrow(/5 or 6 fields/);
+    expect(() => scheduleOf(cron({ expression: "0 9 * * *", timezone: "Mars/Olympus" }), registry, 60)).toThrow(/IANA time zone/);
+    expect(() => scheduleOf(cron({}), registry, 60)).toThrow(/expression is required/);
+  });
+
+  test("schedule.every is a fixed interval from the previous instant", () => {
+    const spec = scheduleOf(every({ interval: 5, unit: "minutes" }), registry, 60);
+    expect(spec).toEqual({ kind: "every", everySeconds: 300, key: "every:300" });
+    expect(nextFireAfter(spec, 1_000)).toBe(301_000);
+    expect(specFromKey(spec.key)).toEqual(spec);
+    const c = scheduleOf(cron({ expression: "0 9 * * 1-5", timezone: "America/New_York" }), registry, 60);
+    expect(specFromKey(c.key)).toEqual(c);
+  });
+});

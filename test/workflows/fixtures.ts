@@ -1,0 +1,47 @@
+/** Definitions the workflow tests share: the three examples and generated long chains. */
+import greet from "../../../shared/examples/webhook-greet-respond.json" with { type: "json" };
+import loop from "../../../shared/examples/loop-orders.json" with { type: "json" };
+import stock from "../../../shared/examples/schedule-fetch-route.json" with { type: "json" };
+import type { TestApp } from "../support/app";
+
+const clone = <T>(v: T): T => structuredClone(v);
+
+/** Webhook → data.set_fields → webhook.respond, adjusted to the built-in pieces' property names. */
+export function greetDefinition(): any {
+  const d = clone(greet.definition) as any;
+  d.trigger.nextAction.nextAction.config = { status: 200, body_type: "json", body_json: "{{greet.output}}" };
+  return d;
+}
+
+/** Manual → loop → text.template, then a skipped delay and data.set_fields. */
+export function loopDefinition(): any {
+  const d = clone(loop.definition) as any;
+  d.trigger.nextAction.firstLoopAction.config = { template: "line {i}: {sku}", values: { i: "{{eachLine.index}}", sku: "{{eachLine.item.sku}}" } };
+  d.trigger.nextAction.nextAction.config = { amount: 5, unit: "seconds" };
+  return d;
+}
+
+/** Cron → http → router with an error branch; errorWorkflowId removed (it names no workflow here). */
+export function stockDefinition(): any {
+  const d = clone(stock.definition) as any;
+  delete d.settings.errorWorkflowId;
+  return d;
+}
+
+/** A manual trigger followed by `steps` data.set_fields steps, each reading the one before. */
+export function chainDefinition(steps: number): any {
+  const trigger: any = { name: "trigger", displayName: "Start", type: "manual", config: {} };
+  let tail = trigger;
+  for (let i = 1; i <= steps; i++) {
+    const node = { name: `s${i}`, type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { n: i === 1 ? "{{trigger.body.n}}" : `{{s${i - 1}.output.n}}` } } };
+    tail.nextAction = node;
+    tail = node;
+  }
+  return { schemaVersion: 2, trigger, settings: {}, variables: {}, annotations: null, pinnedData: {} };
+}
+
+export async function createWorkflow(t: TestApp, body: Record<string, unknown> = {}, token?: string) {
+  const res = await t.req("POST", "/api/workflows", { body: { name: "wf", ...body }, token });
+  if (res.status !== 201) throw new Error(`create failed: ${res.status} ${res.text}`);
+  return res.body.data;
+}
