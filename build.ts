@@ -5,8 +5,11 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 
-/** Extra entrypoints loaded at run time by path (worker threads, sandbox processes). */
-const EXTRA_ENTRYPOINTS = ["src/engine/worker.ts", "src/engine/sandbox/child.ts"].filter((file) => existsSync(file));
+/**
+ * Extra entrypoints loaded at run time by path (worker threads, sandbox processes). Inside the binary
+ * they live relative to the entrypoints' common root, src/ — src/engine/pool.ts relies on that.
+ */
+const EXTRA_ENTRYPOINTS = ["src/engine/worker.ts", "src/engine/writer-thread.ts", "src/engine/sandbox/child.ts"].filter((file) => existsSync(file));
 
 export async function build(outfile = "dist/weft"): Promise<string> {
   mkdirSync("dist", { recursive: true });

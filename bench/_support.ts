@@ -43,7 +43,7 @@ export async function startBenchServer(command: string[], env: Record<string, st
   return { url, port, proc, dataDir, coldStartMs: performance.now() - started, stop: async () => { proc.kill("SIGTERM"); await proc.exited; } };
 }
 
-export interface LoadResult { requestsPerSecond: number; p50Ms: number; p99Ms: number; errors: number; tool: string }
+export interface LoadResult { requestsPerSecond: number; p50Ms: number; p99Ms: number; errors: number; tool: string; /** Completed requests. */ requests: number }
 
 /** Drives `connections` concurrent clients for `seconds` with wrk (apt install wrk), else a Bun client. */
 export async function load(url: string, options: { connections: number; seconds: number; method?: string; headers?: Record<string, string>; body?: string }): Promise<LoadResult> {
@@ -61,7 +61,8 @@ export async function load(url: string, options: { connections: number; seconds:
       return m[2] === "us" ? v / 1000 : m[2] === "s" ? v * 1000 : v;
     };
     const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-    return { requestsPerSecond: rps, p50Ms: ms("50%"), p99Ms: ms("99%"), errors: non2xx, tool: "wrk" };
+    const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+    return { requestsPerSecond: rps, p50Ms: ms("50%"), p99Ms: ms("99%"), errors: non2xx, tool: "wrk", requests };
   }
   const latencies: number[] = [];
   let errors = 0;
@@ -76,7 +77,7 @@ export async function load(url: string, options: { connections: number; seconds:
     }
   }));
   latencies.sort((a, b) => a - b);
-  return { requestsPerSecond: latencies.length / options.seconds, p50Ms: latencies[Math.floor(latencies.length * 0.5)]!, p99Ms: latencies[Math.floor(latencies.length * 0.99)]!, errors, tool: "bun fetch (install wrk for accurate figures)" };
+  return { requestsPerSecond: latencies.length / options.seconds, p50Ms: latencies[Math.floor(latencies.length * 0.5)]!, p99Ms: latencies[Math.floor(latencies.length * 0.99)]!, errors, tool: "bun fetch (install wrk for accurate figures)", requests: latencies.length };
 }
 
 export const machine = () => `nproc=${cpus().length}`;

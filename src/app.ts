@@ -119,7 +119,7 @@ export function createApp(options: CreateAppOptions) {
   });
   deps.resolveConnectionAuth = deps.connections.resolveConnectionAuth;
   deps.lifecycleHooks = [];
-  deps.workflows = new Workflows({ db, log, fleet: () => deps.pieces, secrets, publicUrl: config.publicUrl, hooks: deps.lifecycleHooks });
+  deps.workflows = new Workflows({ db, log, fleet: () => deps.pieces, secrets, publicUrl: config.publicUrl, hooks: deps.lifecycleHooks, scheduleMinIntervalSeconds: config.triggers.scheduleMinIntervalSeconds });
   deps.workflows.setConnectionDirectory(deps.connections.directory);
   deps.folders = new Folders(deps.workflows);
   deps.templates = new Templates(deps.workflows);
@@ -137,10 +137,14 @@ export function createApp(options: CreateAppOptions) {
   const followUps = new FollowUps(deps.engine, () => workflowSource, pieces, log);
   deps.lifecycleHooks.push({
     onPublish: (workflow, version) => {
+      workflowSource.invalidate(workflow.id);
       deps.engine.settingsChanged(workflow.id, "production", version.definition.settings);
       followUps.invalidate();
     },
-    onUnpublish: () => followUps.invalidate(),
+    onUnpublish: (workflow) => {
+      workflowSource.invalidate(workflow.id);
+      followUps.invalidate();
+    },
   });
   deps.triggers = createTriggers({
     db, log, config, pieces, workflows: deps.workflows, clock: options.triggerClock,

@@ -12,6 +12,7 @@ import { PieceLoadError } from "./core/pieces/loader";
 import { loadRegistry } from "./core/pieces/registry";
 import { createLogger } from "./http/logger";
 import { serveMcpStdio } from "./mcp/stdio";
+import { bridgeMcpStdio, runningServer } from "./mcp/stdio-bridge";
 import { migrate, openDatabase, schemaVersion } from "./store/db";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
@@ -23,8 +24,9 @@ Usage:
   weft migrate                       apply database migrations and exit
   weft keys rotate                   re-encrypt every stored secret under a new key (stop the server
                                      first; see docs/connections.md)
-  weft mcp                           serve the MCP tools over stdio for a desktop agent,
-                                     acting as the API token in WEFT_TOKEN (see docs/mcp.md)
+  weft mcp                           serve the MCP tools over stdio for a desktop agent, acting as
+                                     the API token in WEFT_TOKEN; relays to WEFT_URL (or a server
+                                     running at WEFT_HOST:WEFT_PORT) when there is one (docs/mcp.md)
   weft version                       print the version
   weft --help                        this text
 
@@ -53,6 +55,10 @@ export async function serve(config: Config) {
   if (config.bootstrapToken && deps.identity.bootstrap(config.bootstrapToken)) {
     log.info("bootstrap token created", { workspace: deps.identity.ensureOrg().workspaceId });
   }
+  // Runs left unfinished by the last process are recovered before anything new is accepted.
+  await deps.engine.start();
+  // Schedules and polls start once the engine can take runs; missed schedule instants fire now, once.
+  deps.triggers.start();
   app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: config.bodyLimit + 1024 });
   const server = app.server!;
   log.info("weft listening", { url: `http://${server.hostname}:${server.port}`, publicUrl: config.publicUrl, version: VERSION, dataDir: config.dataDir });
@@ -61,7 +67,10 @@ export async function serve(config: Config) {
     if (stopping) return;
     stopping = true;
     log.info("shutting down", { signal });
+    deps.engine.closeStreams(); // open run streams would hold the server open
     await server.stop(false); // stop accepting, let in-flight requests finish
+    await deps.triggers.stop(); // no new schedule or poll runs; an in-flight poll finishes and commits
+    await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
     db.close();
     process.exit(0);
   };
@@ -70,10 +79,21 @@ export async function serve(config: Config) {
   return { app, server, db };
 }
 
-/** `weft mcp`: the data directory opened like `serve`, the MCP tools on stdin/stdout, logs on stderr. */
+/**
+ * `weft mcp`: the MCP tools on stdin/stdout, logs on stderr. Relays to a running server (WEFT_URL, or one
+ * answering at WEFT_HOST:WEFT_PORT) so two processes never execute one data directory's runs; else opens
+ * the data directory itself and executes the runs the agent starts (schedules and webhooks need `serve`).
+ */
 async function mcp(config: Config) {
   const token = process.env.WEFT_TOKEN;
   if (!token) fail("WEFT_TOKEN is not set; set it to an API token of the workspace the agent may use (weft token create --name agent --scopes all)");
+  const url = process.env.WEFT_URL || (await runningServer(config));
+  if (url) {
+    if (!/^https?:\/\//.test(url)) fail(`WEFT_URL="${url}" is not an http(s) URL; use e.g. https://weft.example.com`);
+    process.stderr.write(`weft mcp: relaying to ${url}/mcp\n`);
+    await bridgeMcpStdio(url, token);
+    process.exit(0);
+  }
   // stdout carries JSON-RPC, so every log line goes to stderr.
   const log = createLogger(config.logLevel, (line) => process.stderr.write(line + "\n"));
   const pieces = await loadRegistry(config).catch((error) => {
@@ -85,7 +105,9 @@ async function mcp(config: Config) {
   if (config.bootstrapToken) deps.identity.bootstrap(config.bootstrapToken);
   const auth = deps.identity.authenticateToken(token);
   if (!auth) fail(`WEFT_TOKEN is not a valid API token for the database in ${config.dataDir} (unknown or revoked); mint one with weft token create`);
+  await deps.engine.start();
   await serveMcpStdio(deps, auth, VERSION);
+  await deps.engine.stop();
   db.close();
   process.exit(0);
 }

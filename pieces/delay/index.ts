@@ -2,8 +2,9 @@
 import { action, definePiece, Property } from "../../src/pieces-sdk";
 import type { ActionContext } from "../../src/pieces-sdk/types";
 
-const UNIT_MS: Record<string, number> = { seconds: 1000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 };
-const MAX_MS = 366 * 86_400_000;
+/** The longest wait either action accepts: 366 days (a yearly reminder fits; a forgotten run does not wait forever). */
+const MAX_SECONDS = 366 * 86_400;
+const MAX_MS = MAX_SECONDS * 1000;
 
 /** Pauses until `until` unless it has passed; on resume reports when the wait ended. */
 function waitUntil(ctx: ActionContext, until: () => Date) {
@@ -23,21 +24,20 @@ export default definePiece({
     action({
       id: "delay_for",
       name: "Delay for",
-      description: "Pause the run for an amount of seconds, minutes, hours or days (up to 366 days)",
+      description: `Pause the run for a number of seconds (0 to ${MAX_SECONDS}, i.e. 366 days; fractions allowed), e.g. 3600 for an hour`,
       sideEffects: "pure",
       props: {
-        amount: Property.number({ displayName: "Amount", required: true, min: 0 }),
-        unit: Property.staticDropdown({ displayName: "Unit", default: "seconds", options: Object.keys(UNIT_MS) }),
+        seconds: Property.number({ displayName: "Seconds", description: `How long to wait: 0–${MAX_SECONDS} seconds (366 days)`, required: true, min: 0, max: MAX_SECONDS }),
       },
       outputSchema: { type: "object", properties: { resumedAt: { type: "string", format: "date-time" } } },
       sampleData: { resumedAt: "2025-01-06T09:05:00.000Z" },
       run: (ctx) => {
-        const unit = String(ctx.config.unit ?? "seconds");
-        if (!(unit in UNIT_MS)) throw new Error(`unit "${unit}" is unknown; use one of ${Object.keys(UNIT_MS).join(", ")}`);
-        const amount = Number(ctx.config.amount);
-        if (!Number.isFinite(amount) || amount < 0) throw new Error(`amount ${JSON.stringify(ctx.config.amount)} must be a number ≥ 0`);
-        const ms = amount * UNIT_MS[unit];
-        if (ms > MAX_MS) throw new Error(`a delay of ${amount} ${unit} is longer than the 366-day maximum`);
+        const raw = ctx.config.seconds;
+        // Numbers, or numeric text from an expression; never null/true/"" read as 0 or 1.
+        const seconds = typeof raw === "number" ? raw : typeof raw === "string" && raw.trim() !== "" ? Number(raw) : Number.NaN;
+        if (!Number.isFinite(seconds) || seconds < 0) throw new Error(`seconds ${JSON.stringify(raw)} must be a number ≥ 0, e.g. 60 for a minute`);
+        if (seconds > MAX_SECONDS) throw new Error(`a delay of ${seconds} seconds is longer than the maximum of ${MAX_SECONDS} seconds (366 days); use delay_until for a date, or a shorter delay`);
+        const ms = seconds * 1000;
         return waitUntil(ctx, () => new Date(Date.now() + ms));
       },
     }),

@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { Data, IdParams, List, Uuid } from "../schema/common";
+import { FlowVersion } from "../schema/workflow";
 import { Diagnostics, RestoreBody, ValidateQuery, Variable, VariablesBody, Version, VersionSummary, Workflow } from "../schema/workflow-record";
 
 const tags = ["Lifecycle"];
@@ -19,7 +20,7 @@ export const lifecycleApi = ({ security, workflows }: AppDeps) =>
       detail: {
         tags, summary: "Validate a definition with the publish gate; writes nothing",
         description: "The body is a definition (FlowVersion). The same function decides publish, so a definition that validates also publishes. Each diagnostic names the fault (path, code, message) and, where there is one, the admissible set (`allowed`): action and trigger ids of a piece, operator names, enum values, required properties in force, step names an expression may read, the fleet's version of a piece, the workspace's connections of a piece. Structural faults (unknown keys, wrong types) come back as diagnostics too. ?workflowId= validates in the context of that workflow (its stored variables; settings.errorWorkflowId may not name it).",
-        requestBody: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/FlowVersion" } } } },
+        requestBody: { required: true, content: { "application/json": { schema: JSON.parse(JSON.stringify(FlowVersion)) } } },
       } as any,
     })
     .post("/api/workflows/:id/publish", async ({ auth, params }) => ({ data: await workflows.publish(auth, params.id) }), {

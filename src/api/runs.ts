@@ -66,7 +66,7 @@ export const runsApi = (deps: AppDeps) => {
           "Filters: status, environment (production by default; test or all show test runs), triggerType, workflowId, tag (exact match). sort: oldest, duration (longest first, runs without duration last), otherwise newest start first. Invalid filter values are ignored and out-of-range page/limit fall back to 1 and 20: the reply is still 200.",
       },
     })
-    .get("/api/runs/:id", ({ auth, params }) => ({ data: runs.get(auth.workspaceId, params.id) }), {
+    .get("/api/runs/:id", async ({ auth, params }) => ({ data: await runs.get(auth.workspaceId, params.id) }), {
       permission: "run:read",
       params: IdParams,
       response: Data(Run),
@@ -135,7 +135,7 @@ export const runsApi = (deps: AppDeps) => {
     .post(
       "/api/runs/:id/retry",
       async ({ auth, params, body, set }) => {
-        const run = await runs.retry(auth.workspaceId, params.id, body);
+        const run = await runs.retry(auth.workspaceId, params.id, body ?? undefined);
         set.status = 202;
         return { data: run };
       },

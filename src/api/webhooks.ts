@@ -9,6 +9,7 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import type { WebhookAnswer } from "../core/triggers/webhook-intake";
 import { headersOf, normaliseParsedJson, parseBody, queryOf, readBody } from "../core/triggers/webhook-request";
+import { sha256 } from "../core/ids";
 import { IdParams } from "../schema/common";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
@@ -22,7 +23,7 @@ const responses = {
   "413": { description: "Body larger than WEFT_BODY_LIMIT" },
   "500": { description: "Synchronous workflow failed before it replied; error.details.runId names the run" },
   "504": { description: "Synchronous workflow did not reply in time; error.details.runId names the run, which keeps running" },
-};
+} as const;
 
 export const webhooksApi = (deps: AppDeps) => {
   const triggers = () => deps.triggers;
@@ -52,14 +53,26 @@ export const webhooksApi = (deps: AppDeps) => {
   // Content-Type is parsed here, strictly by its type, so Elysia's own guessing never applies.
   const parse = async ({ request, contentType }: { request: Request; contentType: string }) => parseBody(await readBody(request, bodyLimit), contentType || null);
 
+  // Idempotency-Key records are per credential; a public URL has none, so each URL is its own scope
+  // (two providers that happen to send the same key to different URLs never collide).
+  // A macro, so that its transform runs after the `permission` macro's (which leaves a public route's auth empty).
+  const scopes = new Elysia({ name: "webhook-idempotency-scope" }).macro({
+    idempotencyPerUrl: (on: boolean) => ({
+      transform(ctx: any) {
+        if (on) ctx.auth = { credentialId: `webhook:${sha256(String(ctx.params?.token ?? ""))}` };
+      },
+    }),
+  });
+
   // Elysia registers routes on the instance itself, so one route per method can be added in a loop.
-  const api = new Elysia({ name: "api-webhooks" }).use(deps.security);
+  const api = new Elysia({ name: "api-webhooks" }).use(deps.security).use(scopes);
   for (const method of METHODS) {
     const name = `${method[0]}${method.slice(1).toLowerCase()}`;
     api.route(method, "/webhook/:token", handler(false), {
       permission: "public",
       idempotent: true,
       params: TokenParams,
+      idempotencyPerUrl: true,
       parse,
       detail: {
         tags: ["Triggers"],
@@ -74,6 +87,7 @@ export const webhooksApi = (deps: AppDeps) => {
       permission: "public",
       idempotent: true,
       params: TokenParams,
+      idempotencyPerUrl: true,
       parse,
       detail: {
         tags: ["Triggers"],

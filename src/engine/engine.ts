@@ -20,7 +20,7 @@ import type { ActionDef, GuardedFetch, KeyValueStore, ResolvedAuth } from "../pi
 import type { Environment, RunT, RunTriggerType } from "../schema/run";
 import type { FlowVersionT, SettingsT } from "../schema/workflow";
 import type { Db } from "../store/db";
-import { RunStore, runFromRow, stepFromRow, type RunRow, type StepRow } from "../store/runs";
+import { RunStore, runFromRow, stepFromRow, type RunPatch, type RunRow, type StepRow } from "../store/runs";
 import { Dispatcher } from "./dispatcher";
 import { Executor, type ExecutorHost, type RunOutcome, type StepCall } from "./executor";
 import { errorMessage, invokeAction, type ActionOutcome } from "./invoke-action";
@@ -30,7 +30,7 @@ import { RunEvents } from "./run-events";
 import { RunExecution, type ReplayEntry } from "./run-execution";
 import type { StepEffects, SubflowCall, SubflowResult, WebhookReply } from "./step-context";
 import type { WorkflowSource } from "./workflow-source";
-import { WriteBatcher } from "./write-batcher";
+import { InlineWriter, ThreadWriter, type RunWrites, type WriteOp } from "./run-writes";
 
 export const MAX_SUBFLOW_DEPTH = 10;
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
@@ -96,14 +96,17 @@ export interface EngineOptions {
 export class Engine {
   readonly store: RunStore;
   readonly events = new RunEvents();
-  readonly batcher: WriteBatcher;
+  /** Group-committed run and step writes (on a writer thread when the database is a file). */
+  readonly writes: RunWrites;
   readonly dispatcher: Dispatcher<PendingRun>;
   readonly retention: Retention;
   private readonly executor: Executor;
   private pool: WorkerPool | undefined;
   private readonly active = new Map<string, RunExecution>();
   private readonly pendingById = new Map<string, PendingRun>();
-  private readonly endWaiters = new Map<string, Set<(row: RunRow) => void>>();
+  /** Rows whose latest change is being committed (finish, pause, resume). */
+  private readonly settling = new Map<string, RunRow>();
+  private readonly endWaiters = new Map<string, Set<(row: RunRow, steps?: StepRow[]) => void>>();
   private readonly replyWaiters = new Map<string, Set<(reply: WebhookReply) => void>>();
   /** Replies given before anyone waited for them (a fast run answers before the caller subscribes). */
   private readonly replies = new Map<string, WebhookReply>();
@@ -122,7 +125,8 @@ export class Engine {
 
   constructor(private readonly o: EngineOptions) {
     this.store = new RunStore(o.db);
-    this.batcher = new WriteBatcher(o.db, (error) => o.log.error("run write failed", { error: errorMessage(error) }));
+    const onWriteError = (error: unknown) => o.log.error("run write failed", { error: errorMessage(error) });
+    this.writes = o.dbPath && o.config.runWriter === "thread" ? new ThreadWriter({ dbPath: o.dbPath, synchronous: o.config.dbSynchronous }, onWriteError) : new InlineWriter(o.db, onWriteError);
     this.retention = new Retention({ db: o.db, store: this.store, log: o.log, retentionDays: o.config.runRetentionDays, retentionMax: o.config.runRetentionMax });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.execute(p));
     this.limits = {
@@ -192,6 +196,7 @@ export class Engine {
   async stop(graceMs = 5_000): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    this.closing.abort();
     this.dispatcher.pause();
     const deadline = Date.now() + graceMs;
     while (this.active.size > 0 && Date.now() < deadline) await Bun.sleep(20);
@@ -199,8 +204,15 @@ export class Engine {
     this.retention.stop();
     for (const timer of this.resumeTimers.values()) clearTimeout(timer);
     this.resumeTimers.clear();
-    this.batcher.flush();
+    await this.writes.close();
     await this.pool?.stop();
+  }
+
+  /** Fires on shutdown: run event streams end so the HTTP server can stop. */
+  readonly closing = new AbortController();
+
+  closeStreams() {
+    this.closing.abort();
   }
 
   get workerPool(): WorkerPool | undefined {
@@ -299,9 +311,27 @@ export class Engine {
     return { pending, definitionText };
   }
 
+  /** Synchronous insert on this thread's connection (enqueue: inside the caller's transaction). */
   private insert(p: PendingRun, definitionText: string | null) {
     if (definitionText !== null) this.store.putDefinition(p.row.definition_hash, definitionText);
     this.store.insertRun(p.row);
+  }
+
+  private insertOps(p: PendingRun, definitionText: string | null): WriteOp[] {
+    const ops: WriteOp[] = [];
+    if (definitionText !== null) ops.push({ op: "putDefinition", hash: p.row.definition_hash, text: definitionText });
+    ops.push({ op: "insertRun", row: { ...p.row } });
+    return ops;
+  }
+
+  /** Writes a run's status change; until it is committed, readers get the row from memory. */
+  private async settle(row: RunRow, ops: WriteOp[]): Promise<void> {
+    this.settling.set(row.id, row);
+    try {
+      await this.writes.write(ops);
+    } finally {
+      if (this.settling.get(row.id) === row) this.settling.delete(row.id);
+    }
   }
 
   /**
@@ -312,7 +342,7 @@ export class Engine {
     if (this.stopping) throw new AppError("SERVICE_UNAVAILABLE", "the server is shutting down; retry shortly", undefined, undefined, { "retry-after": "1" });
     this.ensureStarted();
     const { pending, definitionText } = this.prepare(input);
-    await this.batcher.write(() => this.insert(pending, definitionText));
+    await this.writes.write(this.insertOps(pending, definitionText));
     this.queue(pending);
     this.stats.started++;
     return runFromRow(pending.row);
@@ -356,10 +386,17 @@ export class Engine {
       this.dispatcher.release(p);
       return;
     }
+    const resumed = row.wait_step !== null || row.resume_mode !== null;
     row.status = "running";
     row.event_seq++;
-    const seq = row.event_seq;
-    this.batcher.fire(() => this.store.patchRun(row.id, { status: "running", event_seq: seq, wait_step: null, resume_mode: null, resume_at: null, resume_token_hash: null }));
+    row.wait_step = null;
+    row.resume_mode = null;
+    row.resume_at = null;
+    // Evaluated at commit time: a run that already ended in the same batch needs no `running` write.
+    this.writes.fire(() => {
+      if (row.status !== "running") return null;
+      return { op: "patchRun", id: row.id, patch: resumed ? { status: "running", event_seq: row.event_seq, wait_step: null, resume_mode: null, resume_at: null } : { status: "running", event_seq: row.event_seq } };
+    });
     this.emitRun(row);
     const exec = new RunExecution(row, p.definition, {
       timeoutMs: p.definition.settings?.timeoutSeconds ? p.definition.settings.timeoutSeconds * 1000 : this.limits.timeoutMs,
@@ -381,7 +418,7 @@ export class Engine {
     this.active.delete(row.id);
     try {
       if (outcome.kind === "paused") await this.pause(exec, outcome);
-      else await this.finish(row, outcome);
+      else await this.finish(row, outcome, exec.stepsComplete ? exec.steps : undefined);
     } catch (error) {
       this.o.log.error("could not record the end of a run", { runId: row.id, error: errorMessage(error) });
     } finally {
@@ -393,36 +430,39 @@ export class Engine {
     this.events.emit(row.id, () => ({ type: "run", id: row.event_seq, run: runFromRow(row) }));
   }
 
-  private async finish(row: RunRow, outcome: Exclude<RunOutcome, { kind: "paused" }>) {
+  private async finish(row: RunRow, outcome: Exclude<RunOutcome, { kind: "paused" }>, steps?: StepRow[]) {
     const now = new Date();
+    const wasPaused = row.state !== null || row.resume_token_hash !== null || row.wait_step !== null;
     row.status = outcome.kind;
     row.finished_at = now.toISOString();
     row.duration_ms = Math.max(0, now.getTime() - Date.parse(row.started_at));
     row.error_message = outcome.kind === "failed" ? outcome.message : outcome.kind === "cancelled" ? (row.error_message ?? "cancelled") : null;
     row.event_seq++;
+    // Only what changed is written: the common case is five columns.
+    const patch: RunPatch = { status: row.status, finished_at: row.finished_at, duration_ms: row.duration_ms, step_total: row.step_total, event_seq: row.event_seq };
+    if (row.error_message !== null) patch.error_message = row.error_message;
+    if (row.step_failed > 0) patch.step_failed = row.step_failed;
+    if (row.tags !== "[]") patch.tags = row.tags;
+    if (row.response !== null) patch.response = row.response;
+    if (wasPaused) Object.assign(patch, { state: null, wait_step: null, resume_mode: null, resume_at: null, resume_token_hash: null });
     row.state = null;
     row.wait_step = null;
     row.resume_mode = null;
     row.resume_at = null;
     row.resume_token_hash = null;
-    const patch = {
-      status: row.status, finished_at: row.finished_at, duration_ms: row.duration_ms, error_message: row.error_message, tags: row.tags,
-      step_total: row.step_total, step_failed: row.step_failed, event_seq: row.event_seq, state: null, response: row.response,
-      wait_step: null, resume_mode: null, resume_at: null, resume_token_hash: null,
-    };
-    await this.batcher.write(() => this.store.patchRun(row.id, patch));
-    this.ended(row);
+    await this.settle(row, [{ op: "patchRun", id: row.id, patch }]);
+    this.ended(row, steps);
   }
 
   /** After the final write committed: streams, waiters and follow-up listeners learn the run ended. */
-  private ended(row: RunRow) {
+  private ended(row: RunRow, steps?: StepRow[]) {
     this.stats.finished++;
     this.emitRun(row);
     this.events.emit(row.id, () => ({ type: "end", id: row.event_seq + 1, run: runFromRow(row) }));
     const waiters = this.endWaiters.get(row.id);
     if (waiters) {
       this.endWaiters.delete(row.id);
-      for (const waiter of waiters) waiter(row);
+      for (const waiter of waiters) waiter(row, steps);
     }
     // Replies nobody collected are dropped shortly after the run ends.
     if (this.replies.has(row.id)) setTimeout(() => this.replies.delete(row.id), 30_000).unref?.();
@@ -450,7 +490,7 @@ export class Engine {
       resume_token_hash: row.resume_token_hash, state: row.state, tags: row.tags, response: row.response,
       step_total: row.step_total, step_failed: row.step_failed, event_seq: row.event_seq,
     };
-    await this.batcher.write(() => this.store.patchRun(row.id, patch));
+    await this.settle(row, [{ op: "patchRun", id: row.id, patch }]);
     this.emitRun(row);
     if (row.resume_at) this.scheduleResume(row.id, row.resume_at);
   }
@@ -471,19 +511,26 @@ export class Engine {
     return { found: true, output: pinned[stepName] };
   }
 
-  private async invoke(run: RunExecution, call: StepCall): Promise<ActionOutcome> {
+  private invoke(run: RunExecution, call: StepCall): ActionOutcome | Promise<ActionOutcome> {
+    return call.node.connectionId ? this.invokeWithAuth(run, call) : this.invokeResolved(run, call, undefined);
+  }
+
+  private async invokeWithAuth(run: RunExecution, call: StepCall): Promise<ActionOutcome> {
     const row = run.row;
-    let auth: ResolvedAuth | undefined;
-    if (call.node.connectionId) {
-      const resolve = this.o.resolveAuth?.();
-      if (!resolve) return { kind: "error", message: "connections are not available in this server", effects: { tags: [] } };
-      try {
-        auth = await resolve({ workspaceId: row.workspace_id, connectionId: call.node.connectionId, pieceId: call.node.pieceId ?? "" });
-        for (const secret of secretsOf(auth)) if (!run.secrets.includes(secret)) run.secrets.push(secret);
-      } catch (error) {
-        return { kind: "error", message: errorMessage(error), effects: { tags: [] } };
-      }
+    const resolve = this.o.resolveAuth?.();
+    if (!resolve) return { kind: "error", message: "connections are not available in this server", effects: { tags: [] } };
+    let auth: ResolvedAuth;
+    try {
+      auth = await resolve({ workspaceId: row.workspace_id, connectionId: call.node.connectionId!, pieceId: call.node.pieceId ?? "" });
+    } catch (error) {
+      return { kind: "error", message: errorMessage(error), effects: { tags: [] } };
     }
+    for (const secret of secretsOf(auth)) if (!run.secrets.includes(secret)) run.secrets.push(secret);
+    return this.invokeResolved(run, call, auth);
+  }
+
+  private invokeResolved(run: RunExecution, call: StepCall, auth: ResolvedAuth | undefined): ActionOutcome | Promise<ActionOutcome> {
+    const row = run.row;
     const runInfo = { id: row.id, workflowId: row.workflow_id, workspaceId: row.workspace_id, environment: row.environment, stepName: call.node.name, depth: row.depth };
     const onReply = (reply: WebhookReply) => this.reply(row.id, reply);
     const callWorkflow = (sub: SubflowCall) => this.callWorkflow(run, sub);
@@ -510,7 +557,7 @@ export class Engine {
       callWorkflow,
       onReply,
     });
-    return Promise.race([result, run.stopped]);
+    return result instanceof Promise ? Promise.race([result, run.stopped]) : result;
   }
 
   private storeFor(workspaceId: string): KeyValueStore {
@@ -518,17 +565,13 @@ export class Engine {
     return this.kv.forWorkspace(workspaceId);
   }
 
+  /** Step rows are written as they finish; the run's counters are written when it ends or pauses (readers of a running run get them from memory). */
   private writeStep(run: RunExecution, row: StepRow, update: boolean) {
-    const runRow = run.row;
-    const total = runRow.step_total;
-    const failed = runRow.step_failed;
-    const seq = runRow.event_seq;
-    this.batcher.fire(() => {
-      if (update) this.store.updateStep(row);
-      else this.store.insertStep(row);
-      this.store.progress(runRow.id, total, failed, seq);
-    });
-    this.events.emit(runRow.id, () => ({ type: "step", id: row.seq, step: stepFromRow(row) }));
+    this.writes.fire({ op: update ? "updateStep" : "insertStep", row });
+    const at = update ? run.steps.findIndex((s) => s.id === row.id) : -1;
+    if (at >= 0) run.steps.splice(at, 1);
+    run.steps.push(row);
+    this.events.emit(run.row.id, () => ({ type: "step", id: row.seq, step: stepFromRow(row) }));
   }
 
   private applyEffects(run: RunExecution, effects: StepEffects) {
@@ -575,29 +618,38 @@ export class Engine {
     if (!finished || !FINISHED.has(finished.status)) {
       return { runId: child.id, status: finished?.status ?? "pending" };
     }
+    // A waited-for sub-flow that failed fails the calling step, like a function that throws.
+    if (finished.status !== "completed") {
+      throw new Error(`sub-flow run ${child.id} (workflow "${finished.workflow_name}") ${finished.status}: ${finished.error_message ?? finished.status}`.slice(0, 2000));
+    }
     return { runId: child.id, status: finished.status, response: finished.response === null ? undefined : JSON.parse(finished.response) };
   }
 
   // ------------------------------------------------------------------ waiting
 
   /** The run's row when it finished within `ms`, else its row as it stands (null when unknown). */
-  private waitForRow(runId: string, ms: number, signal?: AbortSignal): Promise<RunRow | null> {
+  private async waitForRow(runId: string, ms: number, signal?: AbortSignal): Promise<RunRow | null> {
+    return (await this.waitForEnd(runId, ms, signal)).row;
+  }
+
+  /** Like waitForRow; when the run ended while waiting, also its step rows as held in memory. */
+  private waitForEnd(runId: string, ms: number, signal?: AbortSignal): Promise<{ row: RunRow | null; steps?: StepRow[] }> {
     const row = this.rowNow(runId);
-    if (!row || FINISHED.has(row.status) || ms <= 0) return Promise.resolve(row);
+    if (!row || FINISHED.has(row.status) || ms <= 0) return Promise.resolve({ row });
     return new Promise((resolve) => {
       let set = this.endWaiters.get(runId);
       if (!set) {
         set = new Set();
         this.endWaiters.set(runId, set);
       }
-      const done = (finished: RunRow | null) => {
+      const done = (finished: RunRow | null, steps?: StepRow[]) => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
         set!.delete(waiter);
         if (set!.size === 0 && this.endWaiters.get(runId) === set) this.endWaiters.delete(runId);
-        resolve(finished ?? this.rowNow(runId));
+        resolve({ row: finished ?? this.rowNow(runId), steps });
       };
-      const waiter = (finished: RunRow) => done(finished);
+      const waiter = (finished: RunRow, steps?: StepRow[]) => done(finished, steps);
       const onAbort = () => done(null);
       const timer = setTimeout(() => done(null), ms);
       signal?.addEventListener("abort", onAbort, { once: true });
@@ -605,18 +657,32 @@ export class Engine {
     });
   }
 
+  /** The freshest row of a run of `workspaceId` (in memory while it executes), or null. */
+  row(workspaceId: string, runId: string): RunRow | null {
+    const row = this.rowNow(runId);
+    return row && row.workspace_id === workspaceId ? row : null;
+  }
+
   /** The freshest row: the executing run's in-memory row, else the database (after pending writes). */
   private rowNow(runId: string): RunRow | null {
     const live = this.active.get(runId)?.row ?? this.pendingById.get(runId)?.row;
     if (live) return live;
-    if (this.batcher.pending > 0) this.batcher.flush();
-    return this.store.getRow(runId);
+    return this.settling.get(runId) ?? this.store.getRow(runId);
   }
 
   /** Waits up to `ms` for the run to finish; returns it finished, or as it stands. */
   async waitFor(runId: string, ms: number): Promise<RunT | null> {
     const row = await this.waitForRow(runId, ms);
     return row ? runFromRow(row) : null;
+  }
+
+  /** Waits up to `ms`; a run that finished comes with its steps in execution order. */
+  async waitForResult(workspaceId: string, runId: string, ms: number): Promise<RunT | null> {
+    const { row, steps } = await this.waitForEnd(runId, ms);
+    if (!row || row.workspace_id !== workspaceId) return null;
+    const run = runFromRow(row);
+    if (!FINISHED.has(row.status)) return run;
+    return { ...run, steps: (steps ?? this.store.steps(runId)).map(stepFromRow) };
   }
 
   /**
@@ -664,6 +730,12 @@ export class Engine {
       replySet.add(onReply);
       endSet.add(onEnd);
     });
+  }
+
+  /** The value a run's `subflows.return_response` step set (null when none), e.g. for callable tools. */
+  responseOf(runId: string): unknown {
+    const text = this.rowNow(runId)?.response;
+    return text === null || text === undefined ? null : JSON.parse(text);
   }
 
   /** The run as it stands now (in-memory when executing). */
@@ -747,7 +819,7 @@ export class Engine {
     row.resume_token_hash = null;
     row.event_seq++;
     const seq = row.event_seq;
-    await this.batcher.write(() => this.store.patchRun(row.id, { status: "pending", resume_token_hash: null, event_seq: seq }));
+    await this.settle(row, [{ op: "patchRun", id: row.id, patch: { status: "pending", resume_token_hash: null, event_seq: seq } }]);
     this.emitRun(row);
     this.queue({
       id: row.id, workflowId: row.workflow_id, environment: row.environment, row, definition, variables, secrets, pinned: {},
@@ -835,11 +907,11 @@ export class Engine {
     newRow.step_failed = copies.filter((r) => r.status === "failed").length;
     newRow.event_seq = copies.length;
     pending.replay = replay;
-    await this.batcher.write(() => {
-      this.insert(pending, definitionText);
-      for (const copy of copies) this.store.insertStep(copy);
-      this.store.patchRun(runId, { retried_by_run_id: newRow.id });
-    });
+    await this.writes.write([
+      ...this.insertOps(pending, definitionText),
+      ...copies.map((copy): WriteOp => ({ op: "insertStep", row: copy })),
+      { op: "patchRun", id: runId, patch: { retried_by_run_id: newRow.id } },
+    ]);
     original.retried_by_run_id = newRow.id;
     this.queue(pending);
     return runFromRow(newRow);
@@ -882,7 +954,7 @@ export class Engine {
         : `interrupted by restart; step "${truncated!.node_id}" stored only a truncated output, so the run cannot resume — retry it (POST /api/runs/${row.id}/retry with "from": "start")`;
       if (interrupted) {
         const failed: StepRow = { ...interrupted, status: "failed", error_message: "interrupted by restart", finished_at: new Date().toISOString() };
-        this.batcher.fire(() => this.store.updateStep(failed));
+        this.writes.fire({ op: "updateStep", row: failed });
       }
       row.step_total = steps.length;
       row.step_failed = steps.filter((s) => s.status === "failed").length + (interrupted ? 1 : 0);
@@ -895,7 +967,7 @@ export class Engine {
     row.step_failed = steps.filter((s) => s.status === "failed").length;
     row.event_seq = Math.max(row.event_seq, ...steps.map((s) => s.seq), 0);
     row.status = "pending";
-    this.batcher.fire(() => this.store.patchRun(row.id, { status: "pending", step_total: row.step_total, step_failed: row.step_failed, event_seq: row.event_seq }));
+    this.writes.fire({ op: "patchRun", id: row.id, patch: { status: "pending", step_total: row.step_total, step_failed: row.step_failed, event_seq: row.event_seq } });
     const state = row.state ? (JSON.parse(row.state) as PauseState) : undefined;
     this.queue({
       ...base,

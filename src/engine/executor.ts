@@ -13,7 +13,7 @@ import type { ActionDef, PauseRequest } from "../pieces-sdk/types";
 import type { ActionNodeT, BranchT } from "../schema/workflow";
 import type { StepRow } from "../store/runs";
 import { ConditionError, conditionHolds, type ResolvedCondition } from "./conditions";
-import { ExpressionError, resolveValue } from "./expressions";
+import { ExpressionError, resolveValueFast as resolveValue } from "./expressions";
 import type { ActionOutcome } from "./invoke-action";
 import type { ReplayEntry, RunExecution } from "./run-execution";
 import { maskSecrets, serializeCapped } from "./step-data";
@@ -44,7 +44,7 @@ export interface ExecutorHost {
   /** Pinned output of a step (test runs): the step is not executed. */
   pinned(run: RunExecution, stepName: string): { found: boolean; output?: unknown };
   /** Runs one action: inline for pure steps, else in a worker. Resolves (never rejects) once it ends or the run stops. */
-  invoke(run: RunExecution, call: StepCall): Promise<ActionOutcome>;
+  invoke(run: RunExecution, call: StepCall): ActionOutcome | Promise<ActionOutcome>;
   /** Persists a step row (batched) and announces it; `update` completes a row written when the step paused. */
   writeStep(run: RunExecution, row: StepRow, update: boolean): void;
   /** Tags, the sub-flow response: applied to the run as soon as a step produced them. */

@@ -261,6 +261,64 @@ export async function resolveString(text: string, context: Record<string, unknow
   return out + text.slice(cursor);
 }
 
+const NEEDS_ASYNC = Symbol("needs-async");
+
+/** A bare path read synchronously; NEEDS_ASYNC for anything JSONata must evaluate. */
+function evaluateSync(source: string, context: Record<string, unknown>): unknown {
+  const trimmed = source.trim();
+  const compiled = compile(trimmed);
+  if (compiled.kind === "invalid") throw new ExpressionError(trimmed, compiled.reason);
+  if (compiled.kind !== "path") return NEEDS_ASYNC;
+  const value = readPath(context, compiled.path);
+  return value === MISS ? NEEDS_ASYNC : value;
+}
+
+function resolveStringSync(text: string, context: Record<string, unknown>): unknown {
+  if (!text.includes("{{")) return text;
+  const spans = scan(text);
+  if (spans.length === 0) return text;
+  if (spans.length === 1 && spans[0]!.open === 0 && spans[0]!.end === text.length) return evaluateSync(spans[0]!.source, context);
+  let out = "";
+  let cursor = 0;
+  for (const span of spans) {
+    const value = evaluateSync(span.source, context);
+    if (value === NEEDS_ASYNC) return NEEDS_ASYNC;
+    out += text.slice(cursor, span.open) + asText(value);
+    cursor = span.end;
+  }
+  return out + text.slice(cursor);
+}
+
+function resolveValueSync(value: unknown, context: Record<string, unknown>, depth = 0): unknown {
+  if (typeof value === "string") return resolveStringSync(value, context);
+  if (value === null || typeof value !== "object" || depth > 64) return value;
+  if (Array.isArray(value)) {
+    const out = new Array(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const item = resolveValueSync(value[i], context, depth + 1);
+      if (item === NEEDS_ASYNC) return NEEDS_ASYNC;
+      out[i] = item;
+    }
+    return out;
+  }
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const item = resolveValueSync((value as Record<string, unknown>)[key], context, depth + 1);
+    if (item === NEEDS_ASYNC) return NEEDS_ASYNC;
+    out[key] = item;
+  }
+  return out;
+}
+
+/**
+ * As resolveValue, but synchronous when every expression in the value is a bare path (the common case):
+ * returns the resolved value, or a promise when JSONata has to evaluate something.
+ */
+export function resolveValueFast(value: unknown, context: Record<string, unknown>): unknown | Promise<unknown> {
+  const resolved = resolveValueSync(value, context);
+  return resolved === NEEDS_ASYNC ? resolveValue(value, context) : resolved;
+}
+
 /** Resolves expressions in every string of a config value (objects and arrays walked deeply). */
 export async function resolveValue(value: unknown, context: Record<string, unknown>): Promise<unknown> {
   if (typeof value === "string") return resolveString(value, context);

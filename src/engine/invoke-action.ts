@@ -16,16 +16,28 @@ export function errorMessage(error: unknown): string {
   return String(error);
 }
 
-export async function invokeAction(action: ActionDef, options: StepContextOptions): Promise<ActionOutcome> {
+/** Synchronous when the action is (most pure actions are): no promise, no extra turn of the event loop. */
+export function invokeAction(action: ActionDef, options: StepContextOptions): ActionOutcome | Promise<ActionOutcome> {
   const { ctx, effects } = createStepContext(options);
+  let result: unknown;
   try {
-    const output = await action.run(ctx);
-    if (isPauseRequest(output)) {
-      const { __pause, ...pause } = output;
-      return { kind: "pause", pause: { __pause, ...pause }, effects };
-    }
-    return { kind: "ok", output: output === undefined ? null : output, effects };
+    result = action.run(ctx);
   } catch (error) {
     return { kind: "error", message: errorMessage(error), effects };
   }
+  if (result !== null && typeof result === "object" && typeof (result as { then?: unknown }).then === "function") {
+    return (result as Promise<unknown>).then(
+      (output) => outcomeOf(output, effects),
+      (error) => ({ kind: "error", message: errorMessage(error), effects }) as ActionOutcome,
+    );
+  }
+  return outcomeOf(result, effects);
+}
+
+function outcomeOf(output: unknown, effects: StepEffects): ActionOutcome {
+  if (isPauseRequest(output)) {
+    const { __pause, ...pause } = output;
+    return { kind: "pause", pause: { __pause, ...pause }, effects };
+  }
+  return { kind: "ok", output: output === undefined ? null : output, effects };
 }

@@ -44,7 +44,9 @@ export interface PoolOptions {
   startTimeoutMs?: number;
 }
 
-const WORKER_URL = new URL("./worker.ts", import.meta.url);
+// Inside the compiled binary the worker is an extra entrypoint of build.ts, embedded at a path
+// relative to the entrypoints' common root (src/); from source it sits beside this file.
+const WORKER_URL = import.meta.url.includes("$bunfs") ? "./engine/worker.ts" : new URL("./worker.ts", import.meta.url).href;
 
 export class WorkerPool {
   private readonly slots: Slot[] = [];
@@ -80,7 +82,7 @@ export class WorkerPool {
   }
 
   private spawn(index: number): Slot {
-    const worker = new Worker(WORKER_URL.href, { smol: true } as WorkerOptions);
+    const worker = new Worker(WORKER_URL, { smol: true } as WorkerOptions);
     // The HTTP server keeps a serving process alive; idle workers must not keep a finished one (tests, CLI) alive.
     (worker as { unref?: () => void }).unref?.();
     let markReady!: () => void;

@@ -72,7 +72,7 @@ export class Retention {
       const batch = this.o.batchSize ?? 500;
       let deleted = 0;
       if (this.o.retentionDays > 0) {
-        const cutoff = new Date(now - this.o.retentionDays * DAY_MS).toISOString();
+        const cutoff = now - this.o.retentionDays * DAY_MS;
         for (;;) {
           const ids = this.o.store.expired(cutoff, batch);
           if (ids.length === 0) break;
@@ -90,7 +90,7 @@ export class Retention {
           await new Promise((resolve) => setImmediate(resolve));
         }
       }
-      while (this.o.store.deleteOrphanDefinitions() > 0) await new Promise((resolve) => setImmediate(resolve));
+      if (deleted > 0) this.o.store.deleteOrphanDefinitions();
       const free = (this.o.db.query("PRAGMA freelist_count").get() as { freelist_count: number }).freelist_count;
       if (free > 0) this.o.db.run("PRAGMA incremental_vacuum");
       let walCheckpointed = false;

@@ -37,6 +37,10 @@ export class RunExecution {
   readonly loops: Array<{ current: Record<string, unknown> }> = [];
   /** Secret values to mask in step input and output (decrypted variables, credentials). */
   readonly secrets: string[];
+  /** Step rows written by this execution, latest version of each (the finished run's reply needs no read). */
+  readonly steps: import("../store/runs").StepRow[] = [];
+  /** False when earlier steps were replayed: their rows are only in the database. */
+  readonly stepsComplete: boolean;
   /** Name of the step now running (for timeout messages). */
   currentStep: string | undefined;
   private readonly replay = new Map<string, ReplayEntry[]>();
@@ -60,6 +64,7 @@ export class RunExecution {
       this.abort.signal.addEventListener("abort", () => resolve({ kind: "error", message: String(this.stopReason ?? "stopped"), effects: { tags: [] } }), { once: true });
     });
     this.activeMsBefore = options.activeMsBefore ?? 0;
+    this.stepsComplete = !options.replay || options.replay.length === 0;
     this.deadline = this.segmentStartedAt + Math.max(0, options.timeoutMs - this.activeMsBefore);
     this.secrets = options.secrets ?? [];
     this.resume = options.resume;

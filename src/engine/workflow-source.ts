@@ -42,7 +42,15 @@ export interface WorkflowSource {
   variablesFor(workflowId: string, definition: FlowVersionT): { variables: Record<string, unknown>; secrets: string[] };
   /** Every live workflow whose trigger type is one of `types`. */
   liveWithTriggerTypes(types: string[]): LiveTriggerWorkflow[];
+  /** Forget what is cached about a workflow (it was published, unpublished or changed). */
+  invalidate(workflowId?: string): void;
 }
+
+/**
+ * How long a production run's workflow lookup is reused. Publish and unpublish invalidate at once; the
+ * TTL bounds how long a renamed workflow or changed variable may take to reach production runs.
+ */
+const PRODUCTION_CACHE_MS = 1_000;
 
 export function workflowSourceFrom(workflows: Workflows): WorkflowSource {
   const secretValues = (workflowId: string, variables: Record<string, unknown>): string[] => {
@@ -55,10 +63,27 @@ export function workflowSourceFrom(workflows: Workflows): WorkflowSource {
     }
     return out;
   };
-  return {
+  const production = new Map<string, { at: number; value: RunnableWorkflow }>();
+  const source: WorkflowSource & { load(workspaceId: string | null, workflowId: string, environment: Environment): RunnableWorkflow } = {
     forRun(workspaceId, workflowId, environment) {
+      if (environment === "production") {
+        const hit = production.get(workflowId);
+        if (hit && Date.now() - hit.at < PRODUCTION_CACHE_MS && (workspaceId === null || hit.value.workspaceId === workspaceId)) return hit.value;
+      }
+      const value = this.load(workspaceId, workflowId, environment);
+      if (environment === "production") {
+        if (production.size > 10_000) production.clear();
+        production.set(workflowId, { at: Date.now(), value });
+      }
+      return value;
+    },
+    invalidate(workflowId) {
+      if (workflowId === undefined) production.clear();
+      else production.delete(workflowId);
+    },
+    load(workspaceId: string | null, workflowId: string, environment: Environment): RunnableWorkflow {
       const rd = workspaceId === null ? workflows.definitionForRunAnyWorkspace(workflowId, environment) : workflows.definitionForRun(workspaceId, workflowId, environment);
-      const production = environment === "production";
+      const live = environment === "production";
       return {
         workflowId: rd.workflow.id,
         workspaceId: rd.workflow.workspaceId,
@@ -68,11 +93,11 @@ export function workflowSourceFrom(workflows: Workflows): WorkflowSource {
         definition: rd.definition,
         versionId: rd.versionId,
         versionNumber: rd.versionNumber,
-        executedVersionId: production ? rd.versionId : null,
-        executedVersionNumber: production ? rd.versionNumber : null,
+        executedVersionId: live ? rd.versionId : null,
+        executedVersionNumber: live ? rd.versionNumber : null,
         variables: rd.variables ?? rd.definition.variables ?? {},
         secrets: secretValues(rd.workflow.id, rd.variables ?? {}),
-        pinnedData: production ? {} : (rd.pinnedData ?? {}),
+        pinnedData: live ? {} : (rd.pinnedData ?? {}),
       };
     },
     variablesFor(workflowId, definition) {
@@ -88,4 +113,5 @@ export function workflowSourceFrom(workflows: Workflows): WorkflowSource {
         .map(({ workflow, version }) => ({ workflowId: workflow.id, workspaceId: workflow.workspaceId, trigger: version.definition.trigger }));
     },
   };
+  return source;
 }

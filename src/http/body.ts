@@ -19,30 +19,36 @@ const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
  * A `nextAction` key does not add a level (see MAX_CHAIN_LENGTH); a chain longer than that is refused.
  */
 export function assertSafeJson(value: unknown, maxDepth = MAX_JSON_DEPTH): void {
-  // [node, depth, chain length, path]; paths are built only when reporting (chains make them long).
-  const stack: Array<[unknown, number, number, () => string]> = [[value, 1, 0, () => ""]];
-  while (stack.length > 0) {
-    const [node, depth, chain, pathOf] = stack.pop()!;
-    if (node === null || typeof node !== "object") continue;
+  // Recursion is bounded by maxDepth + MAX_CHAIN_LENGTH; the path is built only when reporting.
+  const keys: string[] = [];
+  const pathOf = () => shorten(keys.map((k) => `/${k}`).join(""));
+  const visit = (node: unknown, depth: number, chain: number): void => {
+    if (node === null || typeof node !== "object") return;
     if (depth > maxDepth) {
-      throw new AppError("VALIDATION_FAILED", `JSON nests deeper than ${maxDepth} levels at ${shorten(pathOf()) || "/"}; flatten the document`);
+      throw new AppError("VALIDATION_FAILED", `JSON nests deeper than ${maxDepth} levels at ${pathOf() || "/"}; flatten the document`);
     }
     if (chain > MAX_CHAIN_LENGTH) {
-      throw new AppError("VALIDATION_FAILED", `a chain of more than ${MAX_CHAIN_LENGTH} nested "${CHAIN_KEY}" objects at ${shorten(pathOf())}; a workflow holds at most 500 steps`);
+      throw new AppError("VALIDATION_FAILED", `a chain of more than ${MAX_CHAIN_LENGTH} nested "${CHAIN_KEY}" objects at ${pathOf()}; a workflow holds at most 500 steps`);
     }
     if (Array.isArray(node)) {
-      for (let i = 0; i < node.length; i++) stack.push([node[i], depth + 1, chain, () => `${pathOf()}/${i}`]);
-      continue;
-    }
-    for (const key of Object.keys(node)) {
-      if (FORBIDDEN_KEYS.has(key)) {
-        throw new AppError("VALIDATION_FAILED", `key "${key}" at ${shorten(pathOf()) || "/"} is not allowed; the keys __proto__, constructor and prototype are refused everywhere`);
+      for (let i = 0; i < node.length; i++) {
+        keys.push(String(i));
+        visit(node[i], depth + 1, chain);
+        keys.pop();
       }
-      const child = (node as Record<string, unknown>)[key];
-      if (key === CHAIN_KEY) stack.push([child, depth, chain + 1, () => `${pathOf()}/${key}`]);
-      else stack.push([child, depth + 1, chain, () => `${pathOf()}/${key}`]);
+      return;
     }
-  }
+    for (const key in node) {
+      if (FORBIDDEN_KEYS.has(key)) {
+        throw new AppError("VALIDATION_FAILED", `key "${key}" at ${pathOf() || "/"} is not allowed; the keys __proto__, constructor and prototype are refused everywhere`);
+      }
+      keys.push(key);
+      if (key === CHAIN_KEY) visit((node as Record<string, unknown>)[key], depth, chain + 1);
+      else visit((node as Record<string, unknown>)[key], depth + 1, chain);
+      keys.pop();
+    }
+  };
+  visit(value, 1, 0);
 }
 
 /** Long chain paths are summarised: `/trigger/nextAction×480/config`. */

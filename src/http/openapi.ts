@@ -34,6 +34,15 @@ const ERROR_SCHEMA = {
 
 export function buildOpenApi(app: AnyElysia, info: { version: string; serverUrl: string }) {
   const { paths, components } = toOpenAPISchema(app, { staticFile: false }, undefined, undefined, "3.1.0") as any;
+  // Our global JSON parser is a function, which the generator cannot map to a content type, so it
+  // leaves request bodies without content; put each route's own body schema back as JSON.
+  for (const route of app.routes as Array<{ method: string; path: string; hooks?: { body?: unknown } }>) {
+    const body = route.hooks?.body;
+    const operation = paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")]?.[route.method.toLowerCase()];
+    if (!operation || !body || typeof body !== "object") continue;
+    operation.requestBody ??= { required: true };
+    if (Object.keys(operation.requestBody.content ?? {}).length === 0) operation.requestBody.content = { "application/json": { schema: JSON.parse(JSON.stringify(body)) } };
+  }
   for (const operations of Object.values<any>(paths)) {
     for (const operation of Object.values<any>(operations)) {
       // Elysia lists every content type a body could be parsed from; our bodies are JSON.

@@ -3,7 +3,8 @@
  * trigger's declared fields, its result the run's `return_response` value. The list is computed per call
  * from the workspace's live workflows, so it changes as soon as one is published or unpublished.
  */
-import { t, type TObject, type TSchema } from "elysia";
+import { Type, type TObject, type TSchema } from "@sinclair/typebox";
+import { t } from "elysia";
 import { LRUCache } from "lru-cache";
 import type { AppDeps } from "../app";
 import type { Principal } from "../core/identity";
@@ -21,7 +22,8 @@ const RUN_SCOPE = "workflow:run" as const;
 const FIELD_SCHEMAS: Record<string, (description?: string) => TSchema> = {
   string: (description) => t.String({ description }),
   number: (description) => t.Number({ description }),
-  integer: (description) => t.Integer({ description }),
+  // TypeBox's own Integer: Elysia's t.Integer also admits numeric strings (for query text).
+  integer: (description) => Type.Integer({ description }),
   boolean: (description) => t.Boolean({ description }),
   object: (description) => t.Record(t.String(), t.Unknown(), { description }),
   array: (description) => t.Array(t.Unknown(), { description }),
@@ -80,10 +82,7 @@ export function callableTools(deps: AppDeps, auth: Principal, taken: Set<string>
 
 /** The value the run's Return response step set (null when it set none). */
 function responseOf(engine: AppDeps["engine"], runId: string): unknown {
-  // The finished row may still sit in the engine's write batch; the batch is flushed before reading.
-  engine.batcher.flush();
-  const text = engine.store.getRow(runId)?.response;
-  return text === null || text === undefined ? null : JSON.parse(text);
+  return engine.responseOf(runId);
 }
 
 function callableTool(name: string, workflow: { id: string; name: string; description: string }, input: TObject): McpTool {

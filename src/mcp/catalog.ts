@@ -2,8 +2,9 @@
 import { connectionTools } from "./tools/connections";
 import { lifecycleTools } from "./tools/lifecycle";
 import { pieceTools } from "./tools/pieces";
+import { runTools } from "./tools/runs";
 import { templateTools } from "./tools/templates";
 import { workflowTools } from "./tools/workflows";
 import type { McpTool } from "./tool";
 
-export const STATIC_TOOLS: McpTool[] = [...pieceTools, ...templateTools, ...connectionTools, ...workflowTools, ...lifecycleTools];
+export const STATIC_TOOLS: McpTool[] = [...pieceTools, ...templateTools, ...connectionTools, ...workflowTools, ...lifecycleTools, ...runTools];

@@ -59,6 +59,8 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
     }
     let addresses: string[];
     if (literal) addresses = [host];
+    // RFC 6761: localhost names are loopback whatever a resolver says.
+    else if (/(^|\.)localhost\.?$/i.test(host)) addresses = ["127.0.0.1"];
     else {
       try {
         addresses = await resolve(host);

@@ -122,6 +122,7 @@ export const Diagnostic = t.Object({
   code: t.String(),
   message: t.String(),
   allowed: t.Optional(t.Array(t.Any(), { description: "the admissible values" })),
+  step: t.Optional(t.String({ description: "the name of the step the diagnostic concerns" })),
 });
 export type DiagnosticT = Static<typeof Diagnostic>;
 
@@ -185,7 +186,7 @@ export const WorkflowExport = t.Object(
     description: t.Optional(t.String()),
     tags: t.Optional(Tags),
     definition: FlowVersion,
-    variables: t.Optional(t.Array(t.Object({ name: t.String(), value: t.Any(), secret: t.Boolean(), description: t.Optional(t.String()) }, strict))),
+    variables: t.Optional(t.Array(t.Object({ name: t.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$" }), value: t.Any(), secret: t.Boolean(), description: t.Optional(t.String({ maxLength: 500 })) }, strict), { maxItems: 200 })),
     exportedAt: t.Optional(DateTime),
   },
   { ...strict, $id: "WorkflowExport", description: "connection ids and secret values are removed on export" },

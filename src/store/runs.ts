@@ -184,13 +184,14 @@ export class RunStore {
     this.insertStepStmt = db.prepare(`INSERT INTO run_steps (${STEP_COLUMNS.join(", ")}) VALUES (${STEP_COLUMNS.map((c) => `$${c}`).join(", ")})`);
     this.updateStepStmt = db.prepare(
       `UPDATE run_steps SET seq = $seq, status = $status, input_data = $input_data, output_data = $output_data, output_truncated = $output_truncated,
-       error_message = $error_message, retry_count = $retry_count, finished_at = $finished_at, duration_ms = $duration_ms WHERE id = $id`,
+       error_message = $error_message, retry_count = $retry_count, finished_at = $finished_at, duration_ms = $duration_ms WHERE run_id = $run_id AND id = $id`,
     );
     this.getRunStmt = db.prepare(`SELECT * FROM runs WHERE id = ?`);
     this.getStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid`);
     this.insertDefinitionStmt = db.prepare(`INSERT OR IGNORE INTO run_definitions (hash, definition, created_at) VALUES (?, ?, ?)`);
     this.getDefinitionStmt = db.prepare(`SELECT definition FROM run_definitions WHERE hash = ?`);
     this.progressStmt = db.prepare(`UPDATE runs SET step_total = ?, step_failed = ?, event_seq = ? WHERE id = ?`);
+    // Start-up only: one scan of the table instead of an index that every status change would have to maintain.
     this.unfinishedStmt = db.prepare(`SELECT * FROM runs WHERE status IN ('pending', 'running', 'paused') ORDER BY id`);
     this.lastRunStmt = db.prepare(`SELECT status, started_at FROM runs WHERE workflow_id = ? ORDER BY started_at DESC, id DESC LIMIT 1`);
   }
@@ -210,7 +211,7 @@ export class RunStore {
   /** Completes a step row written earlier (a paused step that resumed). */
   updateStep(row: StepRow): void {
     this.updateStepStmt.run({
-      id: row.id, seq: row.seq, status: row.status, input_data: row.input_data, output_data: row.output_data,
+      id: row.id, run_id: row.run_id, seq: row.seq, status: row.status, input_data: row.input_data, output_data: row.output_data,
       output_truncated: row.output_truncated, error_message: row.error_message, retry_count: row.retry_count,
       finished_at: row.finished_at, duration_ms: row.duration_ms,
     } as any);
@@ -321,13 +322,11 @@ export class RunStore {
 
   // ------------------------------------------------------------ retention
 
-  /** Ids of finished runs started before `cutoff`, oldest first. */
+  /** Ids of finished runs started before `cutoffMs`, oldest first (UUIDv7 ids sort by creation time). */
   private expiredStmt?: Statement<{ id: string }>;
-  expired(cutoffIso: string, limit: number): string[] {
-    this.expiredStmt ??= this.db.prepare(
-      `SELECT id FROM runs INDEXED BY runs_started WHERE started_at < ? AND status NOT IN ('pending', 'running', 'paused') ORDER BY started_at LIMIT ?`,
-    );
-    return this.expiredStmt.all(cutoffIso, limit).map((r) => r.id);
+  expired(cutoffMs: number, limit: number): string[] {
+    this.expiredStmt ??= this.db.prepare(`SELECT id FROM runs WHERE id < ? AND status NOT IN ('pending', 'running', 'paused') ORDER BY id LIMIT ?`);
+    return this.expiredStmt.all(uuidV7Floor(cutoffMs), limit).map((r) => r.id);
   }
 
   /** Ids of the oldest finished runs beyond the newest `keep`. */
@@ -337,27 +336,28 @@ export class RunStore {
     this.countStmt ??= this.db.prepare(`SELECT COUNT(*) AS n FROM runs`);
     const total = this.countStmt.get()!.n;
     if (total <= keep) return [];
-    this.overflowStmt ??= this.db.prepare(
-      `SELECT id FROM runs INDEXED BY runs_started WHERE status NOT IN ('pending', 'running', 'paused') ORDER BY started_at LIMIT ?`,
-    );
+    this.overflowStmt ??= this.db.prepare(`SELECT id FROM runs WHERE status NOT IN ('pending', 'running', 'paused') ORDER BY id LIMIT ?`);
     return this.overflowStmt.all(Math.min(limit, total - keep)).map((r) => r.id);
   }
 
-  /** Deletes runs and their steps; then drops definitions no run uses any more. */
+  /** Deletes runs and their steps in one transaction. */
   deleteRuns(ids: string[]): void {
     if (ids.length === 0) return;
     const marks = ids.map(() => "?").join(",");
     this.db.transaction(() => {
-      this.db.prepare(`DELETE FROM run_steps WHERE run_id IN (${marks})`).run(...ids);
-      this.db.prepare(`DELETE FROM runs WHERE id IN (${marks})`).run(...ids);
+      this.db.query(`DELETE FROM run_steps WHERE run_id IN (${marks})`).run(...ids);
+      this.db.query(`DELETE FROM runs WHERE id IN (${marks})`).run(...ids);
     }).immediate();
   }
 
-  private orphanStmt?: Statement;
+  /** Drops definitions no run uses any more (one scan of runs; called by the retention sweep). */
   deleteOrphanDefinitions(): number {
-    this.orphanStmt ??= this.db.prepare(
-      `DELETE FROM run_definitions WHERE hash IN (SELECT d.hash FROM run_definitions d WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.definition_hash = d.hash) LIMIT 500)`,
-    );
-    return this.orphanStmt.run().changes;
+    return this.db.query(`DELETE FROM run_definitions WHERE hash NOT IN (SELECT DISTINCT definition_hash FROM runs)`).run().changes;
   }
+}
+
+/** The smallest UUIDv7 of a millisecond: ids below it were created earlier. */
+export function uuidV7Floor(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
 }

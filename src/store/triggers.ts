@@ -41,6 +41,8 @@ export interface RegistrationRow {
   piece_id: string;
   trigger_id: string;
   version_id: string;
+  /** JSON of the registered trigger node (piece, config, connection): what onDisable is called with. */
+  trigger: string;
   config_hash: string;
   state: string | null;
   enabled: number;
@@ -93,11 +95,12 @@ export class TriggerStore {
       ),
 
       registration: db.query<RegistrationRow, [string]>("SELECT * FROM trigger_registrations WHERE workflow_id = ?"),
-      upsertRegistration: db.query(`INSERT INTO trigger_registrations (workflow_id, workspace_id, piece_id, trigger_id, version_id, config_hash, state, enabled, last_error, updated_at)
-        VALUES ($workflow_id, $workspace_id, $piece_id, $trigger_id, $version_id, $config_hash, $state, $enabled, $last_error, $updated_at)
+      upsertRegistration: db.query(`INSERT INTO trigger_registrations (workflow_id, workspace_id, piece_id, trigger_id, version_id, trigger, config_hash, state, enabled, last_error, updated_at)
+        VALUES ($workflow_id, $workspace_id, $piece_id, $trigger_id, $version_id, $trigger, $config_hash, $state, $enabled, $last_error, $updated_at)
         ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, piece_id = excluded.piece_id, trigger_id = excluded.trigger_id,
-          version_id = excluded.version_id, config_hash = excluded.config_hash, state = excluded.state, enabled = excluded.enabled,
-          last_error = excluded.last_error, updated_at = excluded.updated_at`),
+          version_id = excluded.version_id, trigger = excluded.trigger, config_hash = excluded.config_hash, state = excluded.state,
+          enabled = excluded.enabled, last_error = excluded.last_error, updated_at = excluded.updated_at`),
+      registrationIds: db.query<{ workflow_id: string }, []>("SELECT workflow_id FROM trigger_registrations"),
       setRegistrationState: db.query("UPDATE trigger_registrations SET state = ?, updated_at = ? WHERE workflow_id = ?"),
       deleteRegistration: db.query("DELETE FROM trigger_registrations WHERE workflow_id = ?"),
     };
@@ -157,6 +160,9 @@ export class TriggerStore {
   }
   putRegistration(row: RegistrationRow): void {
     this.q.upsertRegistration.run(row as any);
+  }
+  registrationWorkflowIds(): string[] {
+    return this.q.registrationIds.all().map((r) => r.workflow_id);
   }
   setRegistrationState(workflowId: string, state: string | null, at: number): void {
     this.q.setRegistrationState.run(state, at, workflowId);

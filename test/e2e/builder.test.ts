@@ -156,7 +156,7 @@ describe("builder, end to end", () => {
     await expectText(page.locator(".test-summary"), "completed", 20_000);
     await expectText(page.locator("[data-step=template] .badge"), "completed");
     await page.locator("[data-step=template]").click();
-    await expectText(page.getByRole("region", { name: "Test result of template" }).locator(".json"), "Hello Ada");
+    await expectText(page.getByRole("region", { name: "Test result of template" }).getByLabel("Output of template"), "Hello Ada");
   });
 
   flowStep("publishes, and the webhook URL is live with a copy button", ["POST /api/workflows/{id}/publish"], async () => {
@@ -179,7 +179,7 @@ describe("builder, end to end", () => {
     await row.filter({ hasText: "completed" }).first().waitFor({ timeout: 15_000 });
     await row.first().getByRole("link").first().click();
     await page.locator(".run-steps [data-step=set_fields]").waitFor();
-    await expectText(page.locator(".run-steps [data-step=set_fields] .json"), "Hello stranger");
+    await expectText(page.locator(".run-steps [data-step=set_fields]").getByLabel("Output of set_fields"), "Hello stranger");
     expect(await page.locator(".run-steps [data-step=template]").count()).toBe(0);
   }, 40_000);
 

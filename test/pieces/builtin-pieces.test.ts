@@ -64,14 +64,28 @@ describe("text", () => {
 
 describe("webhook", () => {
   test("respond sends the synchronous reply through ctx.respond", async () => {
-    const { ctx, output } = await runAction("webhook", "respond", { status: 201, body_type: "json", body_json: { ok: true }, headers: { "X-Id": "7" } });
+    const { ctx, output } = await runAction("webhook", "respond", { status: 201, body: { ok: true }, headers: { "X-Id": "7" } });
     expect(output).toEqual({ status: 201 });
     expect(ctx.replies).toEqual([{ status: 201, headers: { "x-id": "7", "content-type": "application/json" }, body: { ok: true } }]);
-    const text = await runAction("webhook", "respond", { body_type: "text", body_text: "hi" });
+    const text = await runAction("webhook", "respond", { body: "hi" });
     expect(text.ctx.replies[0]).toEqual({ status: 200, headers: { "content-type": "text/plain; charset=utf-8" }, body: "hi" });
-    expect((await runAction("webhook", "respond", { status: 204, body_type: "none" })).ctx.replies[0]).toEqual({ status: 204, headers: {}, body: null });
+    expect((await runAction("webhook", "respond", { status: 204 })).ctx.replies[0]).toEqual({ status: 204, headers: {}, body: null });
+    // Scalars and arrays are JSON values too.
+    expect((await runAction("webhook", "respond", { body: [1, 2] })).ctx.replies[0]).toEqual({ status: 200, headers: { "content-type": "application/json" }, body: [1, 2] });
+    expect((await runAction("webhook", "respond", { body: 0 })).ctx.replies[0]!.body).toBe(0);
     await expect(runAction("webhook", "respond", { status: 42 })).rejects.toThrow("100–599");
-    await expect(runAction("webhook", "respond", { body_type: "xml" })).rejects.toThrow("use json, text or none");
+    await expect(runAction("webhook", "respond", { headers: "x" })).rejects.toThrow("headers must be an object");
+  });
+  test("respond never parses text: a string that is valid JSON stays a string", async () => {
+    const { ctx } = await runAction("webhook", "respond", { body: '{"a":1}' });
+    expect(ctx.replies[0]).toEqual({ status: 200, headers: { "content-type": "text/plain; charset=utf-8" }, body: '{"a":1}' });
+    const typed = await runAction("webhook", "respond", { body: '{"a":1}', headers: { "Content-Type": "application/json" } });
+    expect(typed.ctx.replies[0]).toEqual({ status: 200, headers: { "content-type": "application/json" }, body: '{"a":1}' });
+  });
+  test("respond's properties are status, headers and body", () => {
+    const props = registry.action("webhook", "respond")!.props;
+    expect(Object.keys(props)).toEqual(["status", "headers", "body"]);
+    expect(props.status!.default).toBe(200);
   });
   test("catch_webhook is a webhook trigger", () => expect(registry.trigger("webhook", "catch_webhook")!.type).toBe("webhook"));
 });
@@ -215,18 +229,25 @@ describe("github", () => {
 });
 
 describe("delay", () => {
-  test("delay_for pauses until now + amount, and continues when resumed", async () => {
+  test("delay_for pauses until now + seconds, and continues when resumed", async () => {
     const before = Date.now();
-    const { output } = await runAction("delay", "delay_for", { amount: 2, unit: "minutes" });
+    const { output } = await runAction("delay", "delay_for", { seconds: 120 });
     expect(output.__pause).toBe(true);
     expect(output.mode).toBe("time");
     const at = new Date(output.resumeAt).getTime();
     expect(at).toBeGreaterThanOrEqual(before + 120_000);
     expect(at).toBeLessThan(before + 125_000);
-    expect((await runAction("delay", "delay_for", { amount: 2, unit: "minutes" }, { resumePayload: {} })).output.__pause).toBeUndefined();
-    expect((await runAction("delay", "delay_for", { amount: 0 })).output.__pause).toBeUndefined();
-    await expect(runAction("delay", "delay_for", { amount: 400, unit: "days" })).rejects.toThrow("366-day");
-    await expect(runAction("delay", "delay_for", { amount: 1, unit: "weeks" })).rejects.toThrow("use one of seconds");
+    expect((await runAction("delay", "delay_for", { seconds: 120 }, { resumePayload: {} })).output.__pause).toBeUndefined();
+    expect((await runAction("delay", "delay_for", { seconds: 0 })).output.__pause).toBeUndefined();
+    expect((await runAction("delay", "delay_for", { seconds: "90" })).output.__pause).toBe(true);
+    expect((await runAction("delay", "delay_for", { seconds: 366 * 86_400 })).output.__pause).toBe(true);
+    await expect(runAction("delay", "delay_for", { seconds: 366 * 86_400 + 1 })).rejects.toThrow("366 days");
+    for (const bad of [-1, "soon", null, "", true]) await expect(runAction("delay", "delay_for", { seconds: bad })).rejects.toThrow("must be a number ≥ 0");
+  });
+  test("delay_for declares one property, seconds, bounded 0–366 days", () => {
+    const props = registry.action("delay", "delay_for")!.props;
+    expect(Object.keys(props)).toEqual(["seconds"]);
+    expect(props.seconds).toMatchObject({ type: "number", required: true, min: 0, max: 366 * 86_400 });
   });
   test("delay_until pauses until the date, or continues if it has passed", async () => {
     const until = new Date(Date.now() + 3_600_000).toISOString();

@@ -6,18 +6,15 @@ import type { TestApp } from "../support/app";
 
 const clone = <T>(v: T): T => structuredClone(v);
 
-/** Webhook → data.set_fields → webhook.respond, adjusted to the built-in pieces' property names. */
+/** Webhook → data.set_fields → webhook.respond, exactly as the example has it. */
 export function greetDefinition(): any {
-  const d = clone(greet.definition) as any;
-  d.trigger.nextAction.nextAction.config = { status: 200, body_type: "json", body_json: "{{greet.output}}" };
-  return d;
+  return clone(greet.definition) as any;
 }
 
 /** Manual → loop → text.template, then a skipped delay and data.set_fields. */
 export function loopDefinition(): any {
   const d = clone(loop.definition) as any;
   d.trigger.nextAction.firstLoopAction.config = { template: "line {i}: {sku}", values: { i: "{{eachLine.index}}", sku: "{{eachLine.item.sku}}" } };
-  d.trigger.nextAction.nextAction.config = { amount: 5, unit: "seconds" };
   return d;
 }
 

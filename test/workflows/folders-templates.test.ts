@@ -80,6 +80,8 @@ describe("templates", () => {
       expect(`${template.slug}: ${used.status}`).toBe(`${template.slug}: 201`);
       const check = (await t.req("POST", `/api/workflows/validate?workflowId=${used.body.data.id}`, { body: used.body.data.definition })).body.data;
       expect(`${template.slug}: ${JSON.stringify(check.errors)}`).toBe(`${template.slug}: []`);
+      const ignored = check.warnings.filter((w: any) => w.code === "UNKNOWN_PROPERTY" || w.code === "INACTIVE_PROPERTY" || w.code === "UNKNOWN_VARIABLE");
+      expect(`${template.slug}: ${JSON.stringify(ignored)}`).toBe(`${template.slug}: []`);
       const published = await t.req("POST", `/api/workflows/${used.body.data.id}/publish`);
       expect(`${template.slug}: ${published.status}`).toBe(`${template.slug}: 200`);
     }

@@ -122,7 +122,7 @@ describe("POST /api/workflows/validate", () => {
     expect(later.allowed).toEqual(expect.arrayContaining(["trigger", "variables", "run"]));
     expect(later.allowed).not.toContain("reply");
     const typo = greetDefinition();
-    typo.trigger.nextAction.nextAction.config.body_json = "{{gret.output}}";
+    typo.trigger.nextAction.nextAction.config.body = "{{gret.output}}";
     const e = only(await validate(typo), "UNKNOWN_REFERENCE");
     expect(e.allowed).toEqual(expect.arrayContaining(["trigger", "greet"]));
   });
@@ -163,6 +163,17 @@ describe("POST /api/workflows/validate", () => {
     const zone = stockDefinition();
     zone.trigger.config.timezone = "Mars/Olympus";
     only(await validate(zone), "INVALID_TIMEZONE");
+  });
+
+  test("a schedule firing more often than the scheduler's minimum interval is refused, so validate ⇒ publish holds", async () => {
+    const d = stockDefinition();
+    d.trigger.config.expression = "* * * * * *"; // every second; the default minimum is 60 s
+    const e = only(await validate(d), "INVALID_SCHEDULE");
+    expect(e.message).toContain("minimum");
+    const created = await t.req("POST", "/api/workflows", { body: { name: "too often", definition: d } });
+    const publish = await t.req("POST", `/api/workflows/${created.body.data.id}/publish`);
+    expect(publish.status).toBe(422);
+    expect((await t.req("GET", `/api/workflows/${created.body.data.id}`)).body.data.status).toBe("draft");
   });
 
   test("missing connection for a piece with auth names how to get one; a connection of another piece is refused", async () => {
@@ -206,13 +217,17 @@ describe("POST /api/workflows/validate", () => {
     only(await validate(chainDefinition(501)), "TOO_MANY_STEPS");
   });
 
-  test("errorWorkflowId must name a workflow of the workspace", async () => {
+  test("errorWorkflowId naming no workflow of the workspace is a warning; naming one clears it", async () => {
     const d = greetDefinition();
     d.settings.errorWorkflowId = crypto.randomUUID();
-    only(await validate(d), "UNKNOWN_WORKFLOW");
+    const missing = await validate(d);
+    expect(missing.valid).toBe(true);
+    expect(missing.warnings.map((w) => [w.path, w.code])).toEqual([["settings.errorWorkflowId", "UNKNOWN_WORKFLOW"]]);
     const handler = await createWorkflow(t, { name: "errors" });
     d.settings.errorWorkflowId = handler.id;
-    expect((await validate(d)).valid).toBe(true);
+    const named = await validate(d);
+    expect(named.valid).toBe(true);
+    expect(named.warnings).toEqual([]);
   });
 
   test("warnings: unknown config keys, undefined variables, an unreachable branch", async () => {

@@ -11,7 +11,8 @@ import { runFromRow, stepFromRow } from "../../store/runs";
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
 
 /** Checks the run exists in the workspace (404 otherwise) and returns its event sequence. */
-export function openRunStream(engine: Engine, workspaceId: string, runId: string, lastEventId: number, signal: AbortSignal): AsyncGenerator<RunEvent> {
+export function openRunStream(engine: Engine, workspaceId: string, runId: string, lastEventId: number, clientSignal: AbortSignal): AsyncGenerator<RunEvent> {
+  const signal = AbortSignal.any([clientSignal, engine.closing.signal]);
   const buffered: RunEvent[] = [];
   let wake: (() => void) | undefined;
   // Subscribe before reading the history so that nothing emitted in between is lost.
@@ -19,8 +20,7 @@ export function openRunStream(engine: Engine, workspaceId: string, runId: string
     buffered.push(event);
     wake?.();
   });
-  engine.batcher.flush();
-  const row = engine.store.get(workspaceId, runId);
+  const row = engine.row(workspaceId, runId);
   if (!row) {
     unsubscribe();
     throw notFound(`run ${runId}`);
@@ -28,12 +28,13 @@ export function openRunStream(engine: Engine, workspaceId: string, runId: string
   return (async function* () {
     try {
       let last = lastEventId;
+      await engine.writes.drain();
       for (const step of engine.store.steps(runId)) {
         if (step.seq <= last) continue;
         last = step.seq;
         yield { type: "step", id: step.seq, step: stepFromRow(step) } as RunEvent;
       }
-      const current = engine.store.getRow(runId) ?? row;
+      const current = engine.row(workspaceId, runId) ?? row;
       if (current.event_seq > last || lastEventId === 0) {
         last = Math.max(last, current.event_seq);
         yield { type: "run", id: current.event_seq, run: runFromRow(current) } as RunEvent;

@@ -45,14 +45,14 @@ export class Runs {
     }
     const run = await this.engine.startRun({ workspaceId, workflowId, environment, triggerType: "api", input: body ?? {} });
     if (wait === undefined) return { status: 202, run };
-    const current = await this.engine.waitFor(run.id, wait * 1000);
-    if (current && FINISHED.has(current.status)) return { status: 200, run: this.get(workspaceId, run.id) };
+    const current = await this.engine.waitForResult(workspaceId, run.id, wait * 1000);
+    if (current && FINISHED.has(current.status)) return { status: 200, run: current };
     return { status: 202, run: current ?? run };
   }
 
-  list(workspaceId: string, query: RawQuery) {
+  async list(workspaceId: string, query: RawQuery) {
     const filter = runListFilter(workspaceId, query);
-    this.engine.batcher.flush();
+    await this.engine.writes.drain();
     const { rows, total } = this.engine.store.list(filter);
     return {
       data: rows.map(runFromRow),
@@ -60,10 +60,10 @@ export class Runs {
     };
   }
 
-  /** One run with its steps in execution order. */
-  get(workspaceId: string, runId: string): RunT {
-    this.engine.batcher.flush();
-    const row = this.engine.store.get(workspaceId, runId);
+  /** One run with its steps in execution order (pending writes are committed first, so the steps match the run). */
+  async get(workspaceId: string, runId: string): Promise<RunT> {
+    await this.engine.writes.drain();
+    const row = this.engine.row(workspaceId, runId);
     if (!row) throw notFound(`run ${runId}`);
     return { ...runFromRow(row), steps: this.engine.store.steps(runId).map(stepFromRow) };
   }

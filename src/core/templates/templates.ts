@@ -8,7 +8,7 @@ import type { WorkflowT } from "../../schema/workflow-record";
 import { nowIso } from "../../store/db";
 import { TemplateStore, type TemplateRow } from "../../store/templates";
 import { newId } from "../ids";
-import { withoutConnections } from "../workflows/tree";
+import { walk, withoutConnections } from "../workflows/tree";
 import type { Actor, Workflows } from "../workflows/workflows";
 import { BUILTIN_TEMPLATES, type BuiltinTemplate } from "./catalog";
 
@@ -82,17 +82,10 @@ export class Templates {
 function describe(definition: FlowVersionT) {
   const pieces = new Set<string>();
   let steps = 0;
-  const visit = (node: any) => {
-    for (; node; node = node.nextAction) {
-      steps++;
-      if (node.pieceId) pieces.add(node.pieceId);
-      for (const b of node.branches ?? []) visit(b.firstAction);
-      visit(node.firstLoopAction);
-      visit(node.onErrorAction);
-    }
-  };
-  if (definition.trigger.pieceId) pieces.add(definition.trigger.pieceId);
-  visit(definition.trigger.nextAction);
+  for (const { node, isTrigger } of walk(definition)) {
+    if (!isTrigger) steps++;
+    if (node.pieceId) pieces.add(node.pieceId);
+  }
   return { triggerType: definition.trigger.type, pieces: [...pieces].sort(), stepCount: steps };
 }
 

@@ -10,7 +10,10 @@ export const systemClock: Clock = { now: () => Date.now() };
 
 /** A clock that only moves when told to: `clock.advance(60_000)`. */
 export class FakeClock implements Clock {
-  constructor(private current = Date.parse("2025-01-06T08:59:30.000Z")) {}
+  private current: number;
+  constructor(start: string | number = "2025-01-06T08:59:30.000Z") {
+    this.current = typeof start === "number" ? start : Date.parse(start);
+  }
   now(): number {
     return this.current;
   }

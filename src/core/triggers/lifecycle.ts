@@ -28,6 +28,8 @@ export interface TriggerLifecycleOptions {
   scheduleMinIntervalSeconds: number;
   pollIntervalSeconds: number;
   pollMinIntervalSeconds: number;
+  /** Called first on every publish, unpublish and rotate: cached views of the workflow are stale. */
+  changed?(workflowId: string): void;
 }
 
 interface WorkflowLike {
@@ -51,6 +53,7 @@ export class TriggerLifecycle implements LifecycleHooks {
 
   /** Makes the trigger rows match a live version. Synchronous parts first, so a failing provider cannot leave a stale schedule. */
   async onPublish(workflow: WorkflowLike, version: PublishedVersion): Promise<void> {
+    this.o.changed?.(workflow.id);
     this.syncRows(workflow, version.id, version.definition);
     await this.o.registrations.enable({
       workflowId: workflow.id, workspaceId: workflow.workspaceId, versionId: version.id,
@@ -79,12 +82,14 @@ export class TriggerLifecycle implements LifecycleHooks {
   }
 
   async onUnpublish(workflow: WorkflowLike): Promise<void> {
+    this.o.changed?.(workflow.id);
     this.o.scheduler.disable(workflow.id);
     this.o.poller.disable(workflow.id);
     await this.o.registrations.disable(workflow.id, workflow.webhookToken ?? null);
   }
 
   async onWebhookRotated(workflow: WorkflowLike, previousToken: string | null): Promise<void> {
+    this.o.changed?.(workflow.id);
     const registered = this.o.registrations.status(workflow.id);
     if (!registered || workflow.status !== "active") return;
     // The provider still calls the old URL: take it down (with the old URL) and register the new one.

@@ -5,6 +5,7 @@
  * error is logged and recorded, never returned (spec 3.1). The piece's durable state (e.g. the
  * provider's webhook id) lives in trigger_registrations and is handed back to onDisable.
  */
+import { AppError } from "../../http/errors";
 import type { Logger } from "../../http/logger";
 import type { TriggerDef, TriggerLifecycleContext } from "../../pieces-sdk/types";
 import type { TriggerNodeT } from "../../schema/workflow";
@@ -59,7 +60,7 @@ export class Registrations {
     const now = this.o.clock.now();
     const row: RegistrationRow = {
       workflow_id: input.workflowId, workspace_id: input.workspaceId, piece_id: trigger.pieceId!, trigger_id: trigger.actionId!,
-      version_id: input.versionId, config_hash: hash, state: null, enabled: 0, last_error: null, updated_at: now,
+      version_id: input.versionId, trigger: JSON.stringify(trigger), config_hash: hash, state: null, enabled: 0, last_error: null, updated_at: now,
     };
     this.o.store.putRegistration(row);
     const ctx = await this.context(row, trigger, input.webhookToken);
@@ -69,7 +70,7 @@ export class Registrations {
       const message = (error as Error).message ?? String(error);
       this.o.store.putRegistration({ ...this.o.store.registration(input.workflowId)!, last_error: message.slice(0, 2000), updated_at: this.o.clock.now() });
       this.o.log.warn("webhook registration failed", { workflowId: input.workflowId, piece: trigger.pieceId, trigger: trigger.actionId, error: message });
-      throw new Error(`the ${trigger.pieceId} provider refused to register the webhook: ${message}`);
+      throw new AppError("UNPROCESSABLE", `the workflow is live, but the ${trigger.pieceId} provider refused to register its webhook: ${message}. Check the trigger's connection and config, then publish again (GET /api/workflows/${input.workflowId}/trigger shows the registration)`);
     }
     this.o.store.putRegistration({ ...this.o.store.registration(input.workflowId)!, enabled: 1, last_error: null, updated_at: this.o.clock.now() });
   }
@@ -88,12 +89,8 @@ export class Registrations {
     const def = this.def(row.piece_id, row.trigger_id);
     try {
       if (def?.onDisable) {
-        // onDisable sees the config it was registered with: the trigger of the registered version.
-        const registered = this.o.workflows.versionDefinition(row.version_id)?.trigger;
-        const node: TriggerNodeT = registered && registered.pieceId === row.piece_id && registered.actionId === row.trigger_id
-          ? registered
-          : { name: "trigger", type: def.type, pieceId: row.piece_id, actionId: row.trigger_id, config: {} };
-        await def.onDisable(await this.context(row, node, webhookToken));
+        // onDisable sees the trigger it was registered with (stored with the row: the workflow may be gone).
+        await def.onDisable(await this.context(row, JSON.parse(row.trigger) as TriggerNodeT, webhookToken));
       }
     } catch (error) {
       this.o.log.warn("webhook de-registration failed; the provider may still call the URL (it answers 404 while paused)", {

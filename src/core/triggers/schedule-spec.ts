@@ -48,7 +48,7 @@ export function compileCron(pattern: string, timezone: string): Cron {
  * Reads the schedule a trigger node describes. The piece's `schedule(config)` is the authority; a
  * cron node without a piece reads `config.expression` / `config.timezone` (or `config.everySeconds`).
  */
-export function scheduleOf(node: TriggerNodeLike, registry: PieceRegistry | undefined, minIntervalSeconds: number): ScheduleSpec {
+export function scheduleOf(node: TriggerNodeLike, registry: Pick<PieceRegistry, "trigger"> | undefined, minIntervalSeconds: number): ScheduleSpec {
   const config = node.config ?? {};
   let described: { cron: string; timezone?: string } | { everySeconds: number };
   const def = node.pieceId && node.actionId ? registry?.trigger(node.pieceId, node.actionId) : undefined;

@@ -6,6 +6,7 @@
  *   workflows hooks.push(triggers.lifecycle);   // publish → schedule/poll/register
  *   triggers.start();                           // `weft serve`: timers; tests call tick() instead
  */
+import { LRUCache } from "lru-cache";
 import type { TriggersConfig } from "../../config";
 import type { Logger } from "../../http/logger";
 import type { GuardedFetch, ResolvedAuth } from "../../pieces-sdk/types";
@@ -18,7 +19,7 @@ import type { Workflows } from "../workflows/workflows";
 import { systemClock, type Clock } from "./clock";
 import { TriggerLifecycle } from "./lifecycle";
 import { Poller } from "./poller";
-import type { TriggerRunStarter, TriggerWorkflows, WebhookRunStarter, WebhookWorkflows } from "./ports";
+import type { TriggerRunStarter, TriggerWorkflows, WebhookRunStarter, WebhookTarget, WebhookWorkflows } from "./ports";
 import { Registrations } from "./registrations";
 import { Scheduler } from "./scheduler";
 import { WebhookIntake } from "./webhook-intake";
@@ -59,13 +60,33 @@ export function createTriggers(deps: TriggersDeps) {
     versionDefinition,
   };
 
+  // Known tokens, by hash: the public URL is the hot path, and a read under heavy run writes costs more
+  // than the whole rest of the intake. Entries change only through publish, unpublish, rotate and
+  // delete, which all pass through the lifecycle hooks below and drop the workflow's entry. Unknown
+  // tokens are never cached (a probe cannot fill memory).
+  const targets = new LRUCache<string, WebhookTarget>({ max: 10_000 });
+  const hashByWorkflow = new Map<string, string>();
+  const forget = (workflowId: string) => {
+    const hash = hashByWorkflow.get(workflowId);
+    if (hash !== undefined) targets.delete(hash);
+    hashByWorkflow.delete(workflowId);
+  };
+
   const webhookWorkflows: WebhookWorkflows = {
     byToken: (token) => {
       if (!token || token.length > MAX_TOKEN_LENGTH) return null;
-      const row = store.webhookTarget(sha256(token));
-      // The index lookup is by hash; the token itself is only ever compared in constant time.
-      if (!row || !row.webhook_token || !safeEqual(row.webhook_token, token)) return null;
-      return { id: row.id, workspaceId: row.workspace_id, status: row.status, latestVersionId: row.latest_version_id, webhookToken: row.webhook_token };
+      const hash = sha256(token);
+      let target = targets.get(hash);
+      if (!target) {
+        const row = store.webhookTarget(hash);
+        if (!row || !row.webhook_token) return null;
+        target = { id: row.id, workspaceId: row.workspace_id, status: row.status, latestVersionId: row.latest_version_id, webhookToken: row.webhook_token };
+        forget(row.id);
+        targets.set(hash, target);
+        hashByWorkflow.set(row.id, hash);
+      }
+      // The lookup is by hash; the token itself is only ever compared in constant time.
+      return safeEqual(target.webhookToken, token) ? target : null;
     },
     versionDefinition,
     draftDefinition: (workflowId, workspaceId) => {
@@ -93,6 +114,7 @@ export function createTriggers(deps: TriggersDeps) {
     scheduleMinIntervalSeconds: deps.config.triggers.scheduleMinIntervalSeconds,
     pollIntervalSeconds: deps.config.triggers.pollIntervalSeconds,
     pollMinIntervalSeconds: deps.config.triggers.pollMinIntervalSeconds,
+    changed: forget,
   });
   const intake = new WebhookIntake({
     workflows: webhookWorkflows, runs: deps.runs, pieces: deps.pieces,
@@ -118,6 +140,10 @@ export function createTriggers(deps: TriggersDeps) {
       for (const { workflow_id } of rows) {
         if (!live.has(workflow_id)) deps.db.query(`DELETE FROM ${table} WHERE workflow_id = ?`).run(workflow_id);
       }
+    }
+    // A registration whose workflow is no longer live (its unpublish hook did not finish): de-register, best-effort.
+    for (const workflowId of store.registrationWorkflowIds()) {
+      if (!live.has(workflowId)) void registrations.disable(workflowId, null);
     }
   }
 

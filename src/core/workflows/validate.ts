@@ -7,7 +7,8 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Cron } from "croner";
-import { checkExpressionSyntax, expressionRoots, findExpressions } from "../../engine/expressions";
+import { scheduleOf } from "../triggers/schedule-spec";
+import { checkExpressionSyntax, expressionRoots, findExpressions, type SyntaxProblem } from "../../engine/expressions";
 import { describeExpected } from "../../http/error-handler";
 import type { PieceDef, PropertyDef, TriggerDef } from "../../pieces-sdk/types";
 import type { DiagnosticT, DiagnosticsT } from "../../schema/workflow-record";
@@ -24,6 +25,7 @@ export interface GateFleet {
   list(): PieceDef[];
   fleetVersion(id: string): string | undefined;
   isRunnable(id: string, pin?: string): boolean;
+  trigger(pieceId: string, triggerId: string): TriggerDef | undefined;
 }
 
 export interface ConnectionChoice { id: string; name: string }
@@ -38,6 +40,8 @@ export interface GateContext {
   workflowId?: string;
   /** Names of variables stored outside the definition (the variables API). */
   storedVariables?: Iterable<string>;
+  /** The scheduler's minimum interval (WEFT_SCHEDULE_MIN_INTERVAL): a schedule firing more often cannot publish. */
+  scheduleMinIntervalSeconds?: number;
 }
 
 export interface GateResult extends DiagnosticsT {
@@ -76,6 +80,7 @@ class Gate {
   private readonly scope = new Set<string>();
   private readonly names = new Map<string, string>();
   private readonly allNames = new Set<string>();
+  private readonly connectionCache = new Map<string, ConnectionChoice[] | undefined>();
   private variableNames = new Set<string>();
   private triggerName = "trigger";
   private steps = 0;
@@ -143,7 +148,9 @@ class Gate {
     if (this.ctx.workflowId && id === this.ctx.workflowId) {
       this.error("settings.errorWorkflowId", "INVALID_VALUE", "settings.errorWorkflowId names this workflow itself; name another workflow of the workspace (one with a runs.on_error trigger)");
     } else if (this.ctx.workflowExists && !this.ctx.workflowExists(id)) {
-      this.error("settings.errorWorkflowId", "UNKNOWN_WORKFLOW", `settings.errorWorkflowId ${id} names no workflow of this workspace`);
+      // A warning, not an error: an imported or example definition may name an error workflow that is
+      // created later; until then a failed run simply starts no error workflow (docs/examples.md).
+      this.warn("settings.errorWorkflowId", "UNKNOWN_WORKFLOW", `settings.errorWorkflowId ${id} names no workflow of this workspace, so a failed run starts no error workflow; create one (e.g. from the error-notification template) and put its id here, or remove the setting`);
     }
   }
 
@@ -251,7 +258,12 @@ class Gate {
       const schedule = def.schedule(config);
       const cron = "cron" in schedule ? schedule.cron : undefined;
       const problem = cron === undefined ? undefined : cronProblem(cron);
-      if (problem) this.error(`${path}.config`, "INVALID_CRON", `the schedule's cron expression "${cron}" is invalid: ${problem}`, undefined, path, node.name);
+      if (problem) {
+        this.error(`${path}.config`, "INVALID_CRON", `the schedule's cron expression "${cron}" is invalid: ${problem}`, undefined, path, node.name);
+        return;
+      }
+      // The scheduler refuses what fires too often; the gate must refuse it too, or validate ⇏ publish.
+      if (this.ctx.scheduleMinIntervalSeconds !== undefined) scheduleOf(node, this.ctx.fleet, this.ctx.scheduleMinIntervalSeconds);
     } catch (error) {
       this.error(`${path}.config`, "INVALID_SCHEDULE", `the schedule cannot be built from this config: ${(error as Error).message}`, undefined, path, node.name);
     }
@@ -314,8 +326,15 @@ class Gate {
     this.checkConnection(piece, needsConnection(action.requiresAuth ?? piece.auth !== undefined, node.config), node, path);
   }
 
+  /** The workspace's connections of a piece, read once per validation. */
+  private connectionChoices(pieceId: string): ConnectionChoice[] | undefined {
+    if (!this.connectionCache.has(pieceId)) this.connectionCache.set(pieceId, this.ctx.connections?.(pieceId));
+    return this.connectionCache.get(pieceId);
+  }
+
   private checkConnection(piece: PieceDef, needsAuth: boolean, node: AnyNode, path: string) {
-    const choices = this.ctx.connections?.(piece.id);
+    if (!node.connectionId && !(needsAuth && piece.auth)) return;
+    const choices = piece.auth ? this.connectionChoices(piece.id) : undefined;
     const allowed = choices?.map((c) => c.id);
     const listing = choices ? (choices.length ? `connections of ${piece.id}: ${choices.map((c) => `${c.id} (${c.name})`).join(", ")}` : `create one with POST /api/connections (pieceId "${piece.id}")`) : `create one with POST /api/connections (pieceId "${piece.id}")`;
     if (!node.connectionId) {
@@ -380,12 +399,12 @@ class Gate {
 
   private checkText(text: string, path: string, nodePath: string, step: string) {
     for (const { source, start } of findExpressions(text)) {
-      const problem = checkExpressionSyntax(source);
+      const { problem, roots } = expressionVerdict(source);
       if (problem) {
         this.error(path, "EXPRESSION_SYNTAX", `expression {{${source}}} does not parse at position ${start + problem.position}: ${problem.message}`, undefined, nodePath, step);
         continue;
       }
-      for (const root of expressionRoots(source)) {
+      for (const root of roots) {
         if (root === "trigger" || root === "variables" || root === "run" || this.scope.has(root)) continue;
         const unique = [...new Set([...ROOTS, ...this.scope])];
         const why = this.allNames.has(root) ? `step "${root}" does not run before this step` : `no step is named "${root}"`;
@@ -458,6 +477,32 @@ class Gate {
     if (!node.firstLoopAction) this.warn(`${path}.firstLoopAction`, "EMPTY_LOOP", "the loop has no body (firstLoopAction); it runs nothing", undefined, node.name);
     this.checkConfigExpressions(config, `${path}.config`, path, node.name);
   }
+}
+
+/**
+ * Parse verdicts per expression text. Compiling with JSONata costs ~0.2 ms however short the
+ * expression, and an editor revalidates mostly unchanged expressions on every save, so verdicts are
+ * kept. An expression with roots has parsed (unparseable ones have none), so the syntax check runs
+ * only for the rest; bare paths take the engine's fast path and never reach JSONata.
+ */
+const verdicts = new Map<string, { problem: SyntaxProblem | null; roots: string[] }>();
+const MAX_VERDICTS = 50_000;
+
+function expressionVerdict(source: string) {
+  let verdict = verdicts.get(source);
+  if (!verdict) {
+    const roots = expressionRoots(source);
+    verdict = { problem: roots.length > 0 ? null : checkExpressionSyntax(source), roots };
+    // A plain map emptied when full: cheaper per lookup than an LRU, and refilling costs one parse each.
+    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+    verdicts.set(source, verdict);
+  }
+  return verdict;
+}
+
+/** For benchmarks: forget every cached verdict (the first validation of new expressions). */
+export function clearExpressionVerdicts() {
+  verdicts.clear();
 }
 
 /** A step needs its connection when the piece says so, or when its config picks `auth_type: connection` (http). */

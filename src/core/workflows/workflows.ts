@@ -35,6 +35,8 @@ export interface WorkflowsOptions {
   secrets: SecretBox;
   publicUrl: string;
   hooks: LifecycleHooks[];
+  /** WEFT_SCHEDULE_MIN_INTERVAL, so the gate refuses what the scheduler would. */
+  scheduleMinIntervalSeconds?: number;
 }
 
 export interface RunDefinition {
@@ -186,6 +188,7 @@ export class Workflows {
       workflowExists: (id) => this.store.exists(workspaceId, id),
       workflowId,
       storedVariables: workflowId ? this.editor.variableNames(workflowId) : [],
+      scheduleMinIntervalSeconds: this.options.scheduleMinIntervalSeconds,
     });
   }
 

@@ -4,7 +4,6 @@
  * and writes one JSON reply per line on stdout. The parent SIGKILLs it when a call overruns; stdin
  * closing (the parent exited or was killed) ends it.
  */
-import { MAX_INPUT_DEPTH } from "./limits";
 import { runInline, warmInline } from "./quickjs-runner";
 
 export interface ChildRequest {
@@ -19,7 +18,7 @@ export async function runSandboxChild(): Promise<void> {
   const out = Bun.stdout.writer();
   const send = (message: unknown) => out.write(JSON.stringify(message) + "\n");
   await warmInline(Number(process.env.WEFT_SANDBOX_WARM_BYTES) || 64 * 1024 * 1024);
-  send({ ready: true, maxInputDepth: MAX_INPUT_DEPTH });
+  send({ ready: true });
   out.flush();
   const decoder = new TextDecoder();
   let buffer = "";

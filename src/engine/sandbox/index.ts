@@ -8,6 +8,7 @@
  * It never throws. Limits default to the operator's settings (./limits.ts) and a call may only
  * lower them. How the defences fit together: docs/security.md.
  */
+import { LRUCache } from "lru-cache";
 import { sandboxSettings, type SandboxIsolation } from "./limits";
 import { runInProcess } from "./process-pool";
 import { runInline } from "./quickjs-runner";
@@ -30,6 +31,19 @@ export interface UserCodeRequest {
   isolation?: SandboxIsolation;
 }
 
+/**
+ * Code that ran into its time limit inline is "heavy": its later runs go to a sandbox process, where
+ * the kill is exact. (Inline, the interrupt handler is consulted every few thousand operations, so a
+ * loop around an expensive built-in can overshoot the limit; once is enough to learn that.)
+ */
+const heavy = new LRUCache<number | bigint, true>({ max: 10_000 });
+
+/** Where the code would run now: the operator's choice, or "process" for code flagged heavy. */
+export function isolationFor(code: string, requested?: SandboxIsolation): SandboxIsolation {
+  if (sandboxSettings().isolation === "process" || requested === "process") return "process";
+  return heavy.has(Bun.hash(code)) ? "process" : "inline";
+}
+
 export async function runUserCode(request: UserCodeRequest): Promise<SandboxResult> {
   const settings = sandboxSettings();
   if (typeof request.code !== "string" || request.code.trim() === "") {
@@ -37,7 +51,9 @@ export async function runUserCode(request: UserCodeRequest): Promise<SandboxResu
   }
   const timeoutMs = Math.max(1, Math.min(request.timeoutMs ?? settings.timeoutMs, settings.timeoutMs));
   const memoryBytes = Math.max(1024 * 1024, Math.min(request.memoryBytes ?? settings.memoryBytes, settings.memoryBytes));
-  const isolation = settings.isolation === "process" || request.isolation === "process" ? "process" : "inline";
   const call = { code: request.code, input: request.input, timeoutMs, memoryBytes };
-  return isolation === "process" ? runInProcess(call, settings.processes) : runInline(call);
+  if (isolationFor(request.code, request.isolation) === "process") return runInProcess(call, settings.processes);
+  const result = await runInline(call);
+  if (!result.ok && result.reason === "timeout") heavy.set(Bun.hash(request.code), true);
+  return result;
 }

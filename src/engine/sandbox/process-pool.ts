@@ -18,14 +18,13 @@ interface Call {
 }
 
 /** Time a new process gets to load QuickJS and say it is ready. */
-const START_TIMEOUT_MS = 30_000;
+const START_TIMEOUT_MS = 15_000;
 
 /** The command that re-executes this program in sandbox mode. */
 function sandboxCommand(): string[] {
-  const main = new URL("../../main.ts", import.meta.url);
   // Inside a `bun build --compile` binary the sources live in an embedded file system: run the binary itself.
-  if (main.href.includes("$bunfs") || main.href.includes("~BUN")) return [process.execPath, "__sandbox"];
-  return [process.execPath, fileURLToPath(main), "__sandbox"];
+  if (import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN")) return [process.execPath, "__sandbox"];
+  return [process.execPath, fileURLToPath(new URL("../../main.ts", import.meta.url)), "__sandbox"];
 }
 
 interface Sent {
@@ -121,7 +120,7 @@ class SandboxProcess {
     }
   }
 
-  private exited(exitCode: number | null, signalCode: string | null) {
+  private exited(exitCode: number | null, signalCode: number | string | null) {
     this.dead = true;
     clearTimeout(this.startTimer);
     const [head, ...rest] = this.sent.splice(0);

@@ -29,12 +29,15 @@ CREATE TABLE trigger_polls (
   updated_at INTEGER NOT NULL
 );
 CREATE INDEX trigger_polls_due ON trigger_polls(next_poll_at);
+-- No foreign key: a registration must outlive a deleted workflow until onDisable has run with its
+-- trigger (kept here, since the workflow's versions go with it).
 CREATE TABLE trigger_registrations (
-  workflow_id TEXT PRIMARY KEY REFERENCES workflows(id) ON DELETE CASCADE,
+  workflow_id TEXT PRIMARY KEY,
   workspace_id TEXT NOT NULL,
   piece_id TEXT NOT NULL,
   trigger_id TEXT NOT NULL,
   version_id TEXT NOT NULL,
+  trigger TEXT NOT NULL,
   config_hash TEXT NOT NULL,
   state TEXT,
   enabled INTEGER NOT NULL DEFAULT 0,

@@ -14,7 +14,7 @@ export default {
       config: { fields: { name: "{{trigger.body.name}}", greeting: "{{ \"hello \" & trigger.body.name }}", receivedAt: "{{ $now() }}" } },
       nextAction: {
         name: "reply", displayName: "Reply", type: "PIECE", pieceId: "webhook", actionId: "respond",
-        config: { status: 200, body_type: "json", body_json: "{{greet.output}}" },
+        config: { status: 200, body: "{{greet.output}}" },
       },
     },
   }, { settings: { timeoutSeconds: 30 } }),

@@ -1,0 +1,178 @@
+/**
+ * Engine throughput (issue 5 item 6): a published workflow (API trigger → data.set_fields → router →
+ * text.template) is run N times by many concurrent HTTP clients against a real `weft serve` process
+ * (every run and step persisted). Prints completed runs/s, start-to-finish latency p50/p99 (the run's own
+ * durationMs, from the pending insert to the committed finish, and the client's round trip), peak RSS of
+ * the server, and the cost of the worker hop per step (in-process, a non-pure echo step vs a pure one).
+ *
+ *   bun bench/engine.ts [--runs 20000] [--clients 64] [--workers 2] [--sync NORMAL|FULL]
+ */
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { startServer } from "../test/support/server";
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    runs: { type: "string", default: "20000" },
+    clients: { type: "string", default: "64" },
+    workers: { type: "string", default: String(cpus().length) },
+    sync: { type: "string", default: "FULL" },
+    hop: { type: "string", default: "2000" },
+    /** Extra flags for the server's bun, e.g. "--smol" or "--cpu-prof-md --cpu-prof-dir=/tmp/prof". */
+    "server-flags": { type: "string", default: "" },
+    writer: { type: "string", default: "inline" },
+  },
+});
+const RUNS = Number(values.runs);
+const CLIENTS = Number(values.clients);
+
+const definition = {
+  schemaVersion: 2,
+  trigger: {
+    name: "trigger", type: "manual", config: {},
+    nextAction: {
+      name: "shape", type: "PIECE", pieceId: "data", actionId: "set_fields",
+      config: { fields: { name: "{{trigger.body.name}}", n: "{{trigger.body.n}}" } },
+      nextAction: {
+        name: "route", type: "ROUTER",
+        branches: [
+          { name: "big", conditions: [[{ field: "{{shape.output.n}}", operator: "number_gt", value: 10 }]],
+            firstAction: { name: "bigText", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "big {{shape.output.name}}" } } },
+          { name: "small", conditions: [],
+            firstAction: { name: "smallText", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "small {{shape.output.name}}" } } },
+        ],
+      },
+    },
+  },
+  settings: {}, variables: {}, annotations: null, pinnedData: {},
+};
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function rssPeakMb(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const match = /VmHWM:\s+(\d+) kB/.exec(status);
+    return match ? Number(match[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function rssNowMb(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const match = /VmRSS:\s+(\d+) kB/.exec(status);
+    return match ? Number(match[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function throughput() {
+  const flags = values["server-flags"]!.split(" ").filter(Boolean);
+  const server = await startServer({
+    command: [process.execPath, ...flags, join(import.meta.dir, "../src/main.ts"), "serve"],
+    env: { WEFT_WORKERS: values.workers!, WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0", WEFT_LOG_LEVEL: "warn", WEFT_DB_SYNCHRONOUS: values.sync!, WEFT_RUN_WRITER: values.writer! },
+  });
+  try {
+    const json = async (res: Response) => (await res.json()) as any;
+    const created = await json(await server.fetch("/api/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "bench", definition }) }));
+    const id = created.data.id;
+    const published = await server.fetch(`/api/workflows/${id}/publish`, { method: "POST" });
+    if (!published.ok) throw new Error(`publish failed: ${await published.text()}`);
+    const path = `/api/workflows/${id}/run?environment=production&wait=30`;
+    const headers = { "content-type": "application/json", authorization: `Bearer ${server.token}` };
+    const url = `${server.url}${path}`;
+    const idleRss = rssNowMb(server.proc.pid);
+
+    // Warm-up: JIT, statement caches, worker start.
+    for (let i = 0; i < 200; i++) await fetch(url, { method: "POST", headers, body: JSON.stringify({ name: `w${i}`, n: i }) });
+
+    const roundTrips: number[] = [];
+    const durations: number[] = [];
+    let next = 0;
+    let failed = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (next < RUNS) {
+          const i = next++;
+          const t0 = performance.now();
+          const res = await fetch(url, { method: "POST", headers, body: JSON.stringify({ name: `c${i}`, n: i % 20 }) });
+          const body = await json(res);
+          roundTrips.push(performance.now() - t0);
+          if (res.status !== 200 || body.data?.status !== "completed") failed++;
+          else durations.push(body.data.durationMs);
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    roundTrips.sort((a, b) => a - b);
+    durations.sort((a, b) => a - b);
+    const peak = rssPeakMb(server.proc.pid);
+
+    // Every run and step persisted: count them through the API.
+    const list = await json(await server.fetch(`/api/runs?workflowId=${id}&limit=1`));
+    const sample = await json(await server.fetch(`/api/runs/${list.data[0].id}`));
+    console.log(`engine throughput: ${RUNS} runs, ${CLIENTS} clients, ${values.workers} workers, synchronous=${values.sync}, writer=${values.writer}, ${cpus().length} cores`);
+    console.log(`  completed runs/s          ${(durations.length / seconds).toFixed(0)}  (${failed} not completed)`);
+    console.log(`  start-to-finish p50/p99   ${percentile(durations, 50).toFixed(1)} / ${percentile(durations, 99).toFixed(1)} ms  (run durationMs: pending insert → committed finish)`);
+    console.log(`  client round trip p50/p99 ${percentile(roundTrips, 50).toFixed(1)} / ${percentile(roundTrips, 99).toFixed(1)} ms  (POST …/run?wait=30 → finished run)`);
+    console.log(`  RSS idle / peak           ${idleRss.toFixed(0)} / ${peak.toFixed(0)} MB`);
+    console.log(`  persisted                 ${list.pagination.total} runs in the list; a run has ${sample.data.steps.length} step rows (stepTotal ${sample.data.stepTotal})`);
+  } finally {
+    await server.stop();
+  }
+}
+
+/** The worker hop: the same trivial step declared `read` (runs on a worker) and `pure` (runs on the main thread). */
+async function workerHop() {
+  const dir = mkdtempSync(join(tmpdir(), "weft-bench-pieces-"));
+  mkdirSync(dir, { recursive: true });
+  const piece = (id: string, sideEffects: string) => `export default (sdk) => sdk.definePiece({ id: "${id}", name: "${id}", version: "1.0.0", description: "bench",
+  actions: [sdk.action({ id: "echo", name: "Echo", description: "echo", sideEffects: "${sideEffects}", props: {}, run: (ctx) => ({ v: ctx.config.v }) })] });\n`;
+  writeFileSync(join(dir, "bench-hop.ts"), piece("bench_hop", "read"));
+  writeFileSync(join(dir, "bench-pure.ts"), piece("bench_pure", "pure"));
+  const { testApp } = await import("../test/support/app");
+  const { loadRegistry } = await import("../src/core/pieces/registry");
+  const t = await testApp({ WEFT_PIECES_DIR: dir, WEFT_WORKERS: "1" });
+  // The in-process app was built with the built-ins only: give it the same fleet the workers load.
+  for (const p of (await loadRegistry({ piecesDir: dir })).list()) t.deps.pieces.register(p);
+  const STEPS = 20;
+  const chain = (pieceId: string) => {
+    let node: any = undefined;
+    for (let i = STEPS; i >= 1; i--) node = { name: `s${i}`, type: "PIECE", pieceId, actionId: "echo", config: { v: i }, nextAction: node };
+    return { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {}, nextAction: node } };
+  };
+  const measure = async (pieceId: string) => {
+    const created = await t.req("POST", "/api/workflows", { body: { name: pieceId, definition: chain(pieceId) } });
+    const id = created.body.data.id;
+    await t.req("POST", `/api/workflows/${id}/run?environment=test&wait=30`, { body: {} });
+    const runs = Number(values.hop) / STEPS;
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: runs }, () => t.deps.engine.startRun({ workspaceId: created.body.data.workspaceId, workflowId: id, environment: "test", triggerType: "api", input: {} }).then((r) => t.deps.engine.waitFor(r.id, 60_000))));
+    const serial = performance.now();
+    const one = await t.deps.engine.startRun({ workspaceId: created.body.data.workspaceId, workflowId: id, environment: "test", triggerType: "api", input: {} });
+    const done = await t.deps.engine.waitFor(one.id, 60_000);
+    const latency = performance.now() - serial;
+    return { throughputUs: ((serial - t0) * 1000) / (runs * STEPS), latencyUs: (latency * 1000) / STEPS, status: done?.status };
+  };
+  const pure = await measure("bench_pure");
+  const hop = await measure("bench_hop");
+  console.log(`worker hop per step (${STEPS}-step chains, ${values.hop} steps):`);
+  console.log(`  pure step on the main thread   ${pure.latencyUs.toFixed(0)} µs latency, ${pure.throughputUs.toFixed(1)} µs/step under load`);
+  console.log(`  same step on a worker thread   ${hop.latencyUs.toFixed(0)} µs latency, ${hop.throughputUs.toFixed(1)} µs/step under load`);
+  console.log(`  cost of the hop                ${(hop.latencyUs - pure.latencyUs).toFixed(0)} µs latency, ${(hop.throughputUs - pure.throughputUs).toFixed(1)} µs/step under load (includes the running row)`);
+  await t.deps.engine.stop();
+}
+
+await throughput();
+await workerHop();
+process.exit(0);

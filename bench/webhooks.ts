@@ -1,0 +1,93 @@
+/**
+ * Webhook figures (issue 7), against a real `weft serve` (WEFT_DB_SYNCHRONOUS=FULL unless --sync):
+ * - asynchronous: POST {PUBLIC_URL}/webhook/{token} → 202 once the run is committed, 50 connections;
+ *   afterwards every accepted call must be a run row (counted through GET /api/runs).
+ * - synchronous: webhook → data.set_fields → webhook.respond, 50 connections; req/s and p99, then the
+ *   runs and their steps are checked to be persisted.
+ *
+ *   bun bench/webhooks.ts [--seconds 10] [--connections 50] [--sync FULL|NORMAL]
+ */
+import { parseArgs } from "node:util";
+import { BENCH_TOKEN, ROOT, load, machine, peakRssMiB, startBenchServer } from "./_support";
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    seconds: { type: "string", default: "10" },
+    connections: { type: "string", default: "50" },
+    sync: { type: "string", default: "FULL" },
+  },
+});
+const SECONDS = Number(values.seconds);
+const CONNECTIONS = Number(values.connections);
+
+const server = await startBenchServer([process.execPath, `${ROOT}/src/main.ts`, "serve"], { WEFT_DB_SYNCHRONOUS: String(values.sync) });
+const auth = { authorization: `Bearer ${BENCH_TOKEN}`, "content-type": "application/json" };
+
+async function api(method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${server.url}${path}`, { method, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) });
+  const json = (await res.json()) as any;
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+async function publish(name: string, nextAction: unknown): Promise<{ id: string; url: string }> {
+  const definition = { schemaVersion: 2, trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction }, settings: {}, variables: {}, annotations: null, pinnedData: {} };
+  const created = await api("POST", "/api/workflows", { name, definition });
+  const published = await api("POST", `/api/workflows/${created.data.id}/publish`);
+  return { id: published.data.id, url: published.data.webhookUrl.replace(/^https?:\/\/[^/]+/, server.url) };
+}
+
+async function runTotal(workflowId: string, status?: string): Promise<number> {
+  const json = await api("GET", `/api/runs?workflowId=${workflowId}&limit=1${status ? `&status=${status}` : ""}`);
+  return json.pagination.total;
+}
+
+async function drained(workflowId: string, expected: number, timeoutMs = 120_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const done = await runTotal(workflowId, "completed");
+    if (done >= expected || Date.now() > deadline) return done;
+    await Bun.sleep(250);
+  }
+}
+
+const shape = (next?: unknown) => ({
+  name: "greet", type: "PIECE", pieceId: "data", actionId: "set_fields",
+  config: { fields: { greeting: "hello {{trigger.body.name}}", doubled: "{{trigger.body.n * 2}}" } },
+  ...(next ? { nextAction: next } : {}),
+});
+const body = JSON.stringify({ name: "Ada", n: 21 });
+
+console.log(`machine: ${machine()}, synchronous=${values.sync}, ${CONNECTIONS} connections, ${SECONDS} s per phase`);
+
+// Asynchronous: 202 once the pending run row is committed.
+const asyncFlow = await publish("bench async", shape());
+await load(asyncFlow.url, { connections: CONNECTIONS, seconds: 2, method: "POST", headers: { "content-type": "application/json" }, body });
+const asyncBefore = await runTotal(asyncFlow.id);
+const asyncResult = await load(asyncFlow.url, { connections: CONNECTIONS, seconds: SECONDS, method: "POST", headers: { "content-type": "application/json" }, body });
+const accepted = asyncResult.requests - asyncResult.errors;
+const asyncRuns = (await runTotal(asyncFlow.id)) - asyncBefore;
+console.log(`async webhook 202, ${asyncResult.tool}: ${asyncResult.requestsPerSecond.toFixed(0)} req/s, p50 ${asyncResult.p50Ms.toFixed(2)} ms, p99 ${asyncResult.p99Ms.toFixed(2)} ms, non-2xx ${asyncResult.errors}`);
+console.log(`  accepted ${accepted} calls → ${asyncRuns} run rows in the database (${asyncRuns >= accepted ? "every accepted call is durably queued" : "MISSING RUNS"})`);
+const asyncTotal = await runTotal(asyncFlow.id);
+const t0 = performance.now();
+const asyncDone = await drained(asyncFlow.id, asyncTotal);
+console.log(`  the queue drained to ${asyncDone}/${asyncTotal} completed runs in ${((performance.now() - t0) / 1000).toFixed(1)} s after the load`);
+
+// Synchronous: webhook → set_fields → respond.
+const syncFlow = await publish("bench sync", shape({ name: "reply", type: "PIECE", pieceId: "webhook", actionId: "respond", config: { status: 200, body: "{{greet.output}}" } }));
+const probe = await fetch(syncFlow.url, { method: "POST", headers: { "content-type": "application/json" }, body });
+console.log(`  sync probe: ${probe.status} ${await probe.text()}`);
+await load(syncFlow.url, { connections: CONNECTIONS, seconds: 2, method: "POST", headers: { "content-type": "application/json" }, body });
+const syncBefore = await runTotal(syncFlow.id);
+const syncResult = await load(syncFlow.url, { connections: CONNECTIONS, seconds: SECONDS, method: "POST", headers: { "content-type": "application/json" }, body });
+const syncRuns = (await runTotal(syncFlow.id)) - syncBefore;
+console.log(`sync webhook → set_fields → respond, ${syncResult.tool}: ${syncResult.requestsPerSecond.toFixed(0)} req/s, p50 ${syncResult.p50Ms.toFixed(2)} ms, p99 ${syncResult.p99Ms.toFixed(2)} ms, non-2xx ${syncResult.errors}`);
+const syncTotal = await runTotal(syncFlow.id);
+const syncDone = await drained(syncFlow.id, syncTotal);
+const sample = (await api("GET", `/api/runs?workflowId=${syncFlow.id}&limit=1`)).data[0];
+const detail = await api("GET", `/api/runs/${sample.id}`);
+console.log(`  ${syncResult.requests} replies → ${syncRuns} runs persisted, ${syncDone}/${syncTotal} completed; a sample run has ${detail.data.steps.length} step rows (${detail.data.steps.map((s: any) => `${s.nodeId}:${s.status}`).join(", ")})`);
+console.log(`peak RSS of the server: ${peakRssMiB(server.proc.pid).toFixed(0)} MiB`);
+await server.stop();

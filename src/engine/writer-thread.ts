@@ -1,0 +1,28 @@
+/**
+ * Worker-thread entry of the run writer (./run-writes.ts): owns one database connection and commits each
+ * batch of run and step writes in one transaction, so SQLite work and fsync never block the main thread.
+ */
+import { openDatabase, type Db } from "../store/db";
+import { RunStore } from "../store/runs";
+import { applyBatch, type WriteOp } from "./run-writes";
+
+declare const self: Worker;
+
+let db: Db | undefined;
+let store: RunStore | undefined;
+
+self.onmessage = (event: MessageEvent) => {
+  const message = JSON.parse(event.data as string) as { t: "init"; dbPath: string; synchronous: "FULL" | "NORMAL" } | { t: "batch"; id: number; ops: WriteOp[][] };
+  if (message.t === "init") {
+    try {
+      db = openDatabase(message.dbPath, { synchronous: message.synchronous, migrate: false });
+      store = new RunStore(db);
+      self.postMessage(JSON.stringify({ t: "ready" }));
+    } catch (error) {
+      self.postMessage(JSON.stringify({ t: "init-failed", error: String((error as Error)?.message ?? error) }));
+    }
+    return;
+  }
+  const failures = applyBatch(db!, store!, message.ops);
+  self.postMessage(JSON.stringify({ t: "done", id: message.id, failures }));
+};

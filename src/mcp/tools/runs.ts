@@ -1,0 +1,70 @@
+/**
+ * Run tools: start a run (triggerType `mcp`) and wait for it, list runs, read one with its steps —
+ * the engine and runs core behind src/api/runs.ts, with the same scopes.
+ */
+import { Type } from "@sinclair/typebox";
+import { t } from "elysia";
+import { MAX_WAIT_SECONDS } from "../../core/runs/runs";
+import { Uuid } from "../../schema/common";
+import { RunListQuery } from "../../schema/run";
+import { PageArgs, pageText, type PageArgsT } from "../page-args";
+import { defineTool } from "../tool";
+
+const strict = { additionalProperties: false } as const;
+const FINISHED = new Set(["completed", "failed", "cancelled"]);
+/** Tool calls are synchronous for an agent, so a run is waited for unless it asks otherwise. */
+const DEFAULT_WAIT_SECONDS = MAX_WAIT_SECONDS;
+
+const { status, environment, triggerType, workflowId, tag, sort } = RunListQuery.properties;
+
+export const runTools = [
+  defineTool<{ id: string; environment: "test" | "production"; wait?: number; input?: Record<string, unknown> }>({
+    name: "run_workflow",
+    description:
+      "Run a workflow and wait for it: environment test runs the draft, production the published version (NOT_PUBLISHED if never published). " +
+      `input becomes {{trigger.body}}. Waits up to wait seconds (0–${MAX_WAIT_SECONDS}, default ${DEFAULT_WAIT_SECONDS}) and returns the finished run with its steps, or the run as it stands (pending/running/paused): read it later with get_run.`,
+    scope: "workflow:run",
+    input: t.Object(
+      {
+        id: Uuid,
+        environment: t.Union([t.Literal("test"), t.Literal("production")], { description: "required: a production run is never started by omission" }),
+        wait: t.Optional(Type.Integer({ minimum: 0, maximum: MAX_WAIT_SECONDS, description: `seconds to wait for the run to finish (default ${DEFAULT_WAIT_SECONDS})` })),
+        input: t.Optional(t.Record(t.String(), t.Unknown(), { description: "a JSON object: the trigger input, available as {{trigger.body}}" })),
+      },
+      strict,
+    ),
+    run: async ({ deps, auth, signal }, args) => {
+      const run = await deps.engine.startRun({ workspaceId: auth.workspaceId, workflowId: args.id, environment: args.environment, triggerType: "mcp", input: args.input ?? {} });
+      const wait = args.wait ?? DEFAULT_WAIT_SECONDS;
+      if (wait === 0) return { data: run };
+      const current = await Promise.race([deps.engine.waitFor(run.id, wait * 1000), aborted(signal)]);
+      if (current && FINISHED.has(current.status)) return { data: await deps.runs.get(auth.workspaceId, run.id) };
+      return { data: current ?? run };
+    },
+  }),
+  defineTool<PageArgsT & { status?: string; environment?: string; triggerType?: string; workflowId?: string; tag?: string; sort?: string }>({
+    name: "list_runs",
+    description:
+      "List the workspace's runs, newest first, without steps. Test runs are hidden unless environment is test or all. Filters: status, triggerType, workflowId, tag; sort oldest or duration.",
+    scope: "run:read",
+    readOnly: true,
+    input: t.Object({ ...PageArgs, status, environment, triggerType, workflowId, tag, sort }, strict),
+    run: ({ deps, auth }, args) => deps.runs.list(auth.workspaceId, { ...args, ...pageText(args) }),
+  }),
+  defineTool<{ id: string }>({
+    name: "get_run",
+    description: "One run with its steps in execution order: each step's status, inputData (resolved config), outputData, errorMessage, retries and timings.",
+    scope: "run:read",
+    readOnly: true,
+    input: t.Object({ id: Uuid }, strict),
+    run: async ({ deps, auth }, args) => ({ data: await deps.runs.get(auth.workspaceId, args.id) }),
+  }),
+];
+
+/** Resolves with null when the client cancels the call, so the tool stops waiting (the run goes on). */
+function aborted(signal: AbortSignal): Promise<null> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve(null);
+    else signal.addEventListener("abort", () => resolve(null), { once: true });
+  });
+}

@@ -1,0 +1,60 @@
+/**
+ * The dispatcher (issue 5 item 1): settings.concurrencyLimit makes excess runs wait as pending, in order;
+ * settings.maintenanceMode holds production runs while test runs proceed.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { TestApp } from "../support/app";
+import { createWorkflow, definition, engineApp, runAndWait, stopEngines, template, testPiece, until } from "./support";
+
+let t: TestApp;
+afterAll(stopEngines);
+beforeAll(async () => {
+  t = await engineApp();
+  t.deps.pieces.register(testPiece("hold", [{ id: "ms", run: ({ config }) => Bun.sleep(Number(config.ms)).then(() => ({ at: Date.now() })) }]));
+});
+
+const statuses = async (ids: string[]) => Promise.all(ids.map(async (id) => (await t.req("GET", `/api/runs/${id}`)).body.data.status as string));
+
+describe("concurrencyLimit", () => {
+  test("excess runs wait as pending and run one after another, in order", async () => {
+    const id = await createWorkflow(t, definition({ name: "work", type: "PIECE", pieceId: "hold", actionId: "ms", config: { ms: 150 } }, { settings: { concurrencyLimit: 1 } }));
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await t.req("POST", `/api/workflows/${id}/run?environment=test`, { body: { i } })).body.data.id);
+    let maxRunning = 0;
+    const seen = await until(async () => {
+      const now = await statuses(ids);
+      maxRunning = Math.max(maxRunning, now.filter((s) => s === "running").length);
+      if (now[0] === "running") expect(now.slice(1)).toEqual(["pending", "pending"]);
+      return now;
+    }, (now) => now.every((s) => s === "completed"), 5000);
+    expect(seen).toEqual(["completed", "completed", "completed"]);
+    expect(maxRunning).toBe(1);
+    const runs = await Promise.all(ids.map(async (runId) => (await t.req("GET", `/api/runs/${runId}`)).body.data));
+    for (let i = 1; i < runs.length; i++) expect(Date.parse(runs[i].finishedAt)).toBeGreaterThanOrEqual(Date.parse(runs[i - 1].finishedAt));
+    expect(runs[2].durationMs).toBeGreaterThanOrEqual(400); // it waited for the two before it
+  });
+
+  test("without a limit runs of one workflow execute side by side", async () => {
+    const id = await createWorkflow(t, definition({ name: "work", type: "PIECE", pieceId: "hold", actionId: "ms", config: { ms: 200 } }));
+    const started = Date.now();
+    const runs = await Promise.all([0, 1, 2].map(() => runAndWait(t, id)));
+    expect(runs.every((r) => r.status === "completed")).toBe(true);
+    expect(Date.now() - started).toBeLessThan(550);
+  });
+});
+
+describe("maintenanceMode", () => {
+  test("production runs wait while the live version is in maintenance; test runs proceed; publishing without it releases them", async () => {
+    const id = await createWorkflow(t, definition(template("a", "x"), { settings: { maintenanceMode: true } }), { publish: true });
+    const prod = await t.req("POST", `/api/workflows/${id}/run?environment=production&wait=1`, { body: {} });
+    expect(prod.status).toBe(202);
+    expect(prod.body.data.status).toBe("pending");
+    const testRun = await runAndWait(t, id, {}, "test");
+    expect(testRun.status).toBe("completed");
+    expect((await statuses([prod.body.data.id]))[0]).toBe("pending");
+    const current = (await t.req("GET", `/api/workflows/${id}`)).body.data;
+    await t.req("PUT", `/api/workflows/${id}`, { body: { name: "wf", definition: definition(template("a", "x"), { settings: { maintenanceMode: false } }), expectedRev: current.definitionRev } });
+    expect((await t.req("POST", `/api/workflows/${id}/publish`)).status).toBe(200);
+    await until(() => statuses([prod.body.data.id]), (s) => s[0] === "completed");
+  });
+});

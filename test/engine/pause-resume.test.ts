@@ -1,0 +1,162 @@
+/**
+ * Pause and resume (issue 5 item 3): `delay` pauses with resumeMode `time`, `approval` with `webhook`
+ * links; the run's slot is freed while it waits; a timer or a link resumes it — also after a restart.
+ * Runs left `running` by a crash resume from their recorded steps or fail with a clear message.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { createApp } from "../../src/app";
+import { newId } from "../../src/core/ids";
+import { createLogger } from "../../src/http/logger";
+import { openDatabase } from "../../src/store/db";
+import type { TestApp } from "../support/app";
+import { ROOT_TOKEN } from "../support/app";
+import { chain, createWorkflow, definition, engineApp, runAndWait, stepOf, stopEngines, template, until } from "./support";
+
+let t: TestApp;
+afterAll(stopEngines);
+beforeAll(async () => { t = await engineApp(); });
+
+const delay = (name: string, seconds: number) => ({ name, type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds } });
+const approval = (name: string) => ({ name, type: "PIECE", pieceId: "approval", actionId: "wait_for_approval", config: { message: "ship it?" } });
+const getRun = async (app: { req: TestApp["req"] }, id: string) => (await app.req("GET", `/api/runs/${id}`)).body.data;
+
+/** A second app on the same database file: what a restarted server sees. */
+function restarted(app: TestApp) {
+  const db = openDatabase(join(app.dataDir, "weft.db"), { synchronous: "NORMAL" });
+  const created = createApp({ config: app.config, db, log: createLogger("error", () => {}) });
+  const req = async (method: string, path: string, options: { body?: unknown } = {}) => {
+    const res = await created.app.handle(new Request(`http://localhost${path}`, { method, headers: { authorization: `Bearer ${ROOT_TOKEN}`, "content-type": "application/json" }, body: options.body === undefined ? undefined : JSON.stringify(options.body) }));
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined, text, headers: res.headers };
+  };
+  return { ...created, req };
+}
+
+describe("delay", () => {
+  test("pauses with resumeMode time and resumeAt, frees the slot, and a timer resumes the run", async () => {
+    const id = await createWorkflow(t, definition(chain(template("before", "a"), delay("wait", 1), template("after", "{{wait.output.resumedAt}}"))));
+    const run = await runAndWait(t, id, {}, "test", 0);
+    const paused = await until(() => getRun(t, run.id), (r) => r.status === "paused");
+    expect(paused.waitStep).toBe("wait");
+    expect(paused.resumeMode).toBe("time");
+    expect(Date.parse(paused.resumeAt)).toBeGreaterThan(Date.now() - 200);
+    expect(stepOf(paused, "wait").status).toBe("paused");
+    expect(stepOf(paused, "after")).toBeUndefined();
+    expect(t.deps.engine.load.active).toBe(0);
+    const done = await until(() => getRun(t, run.id), (r) => r.status === "completed", 5000);
+    expect(done.steps.map((s: any) => [s.nodeId, s.status])).toEqual([["before", "completed"], ["wait", "completed"], ["after", "completed"]]);
+    expect(stepOf(done, "after").outputData.text).toBe(stepOf(done, "wait").outputData.resumedAt);
+    expect(done.waitStep).toBeNull();
+    expect(done.resumeAt).toBeNull();
+    expect(done.stepTotal).toBe(3);
+    // `before` ran once: its row was not written twice.
+    expect(done.steps.filter((s: any) => s.nodeId === "before").length).toBe(1);
+  });
+
+  test("a paused run can be cancelled; its timer then does nothing", async () => {
+    const id = await createWorkflow(t, definition(chain(delay("wait", 1), template("after", "x"))));
+    const run = await runAndWait(t, id, {}, "test", 0);
+    await until(() => getRun(t, run.id), (r) => r.status === "paused");
+    expect((await t.req("POST", `/api/runs/${run.id}/cancel`)).body.data.status).toBe("cancelled");
+    await Bun.sleep(1300);
+    const after = await getRun(t, run.id);
+    expect(after.status).toBe("cancelled");
+    expect(stepOf(after, "after")).toBeUndefined();
+  });
+});
+
+describe("approval", () => {
+  test("pauses with resume links; opening one resumes the run with the decision; a link works once", async () => {
+    const id = await createWorkflow(t, definition(chain(approval("approve"), template("after", "decision={{approve.output.decision}}"))));
+    const run = await runAndWait(t, id, {}, "test", 0);
+    const paused = await until(() => getRun(t, run.id), (r) => r.status === "paused");
+    expect(paused.resumeMode).toBe("webhook");
+    expect(paused.waitStep).toBe("approve");
+    const links = stepOf(paused, "approve").outputData;
+    expect(links.approveUrl).toContain(`/api/runs/${run.id}/resume/`);
+    expect(links.rejectUrl).toContain("decision=reject");
+    const path = new URL(links.approveUrl).pathname + new URL(links.approveUrl).search;
+    const wrong = await t.req("GET", path.replace(/resume\/[^?]+/, "resume/not-the-real-token-000"), { token: null });
+    expect(wrong.status).toBe(404);
+    const opened = await t.req("GET", path, { token: null });
+    expect(opened.status).toBe(200);
+    expect(opened.body.data.runId).toBe(run.id);
+    const done = await until(() => getRun(t, run.id), (r) => r.status === "completed");
+    expect(stepOf(done, "approve").outputData.decision).toBe("approve");
+    expect(stepOf(done, "after").outputData.text).toBe("decision=approve");
+    const again = await t.req("GET", path, { token: null });
+    expect(again.status).toBe(404);
+    expect(again.body.error.message).toContain("already used");
+  });
+});
+
+describe("surviving a restart", () => {
+  test("a paused run resumes in the restarted server when its time comes", async () => {
+    const app = await engineApp();
+    const id = await createWorkflow(app, definition(chain(template("before", "a"), delay("wait", 1), template("after", "b"))));
+    const run = await runAndWait(app, id, {}, "test", 0);
+    await until(() => getRun(app, run.id), (r) => r.status === "paused");
+    await app.deps.engine.stop(100); // the first server goes away with the run paused
+    const next = restarted(app);
+    await next.deps.engine.start();
+    try {
+      const done = await until(() => getRun(next, run.id), (r) => r.status === "completed", 5000);
+      expect(done.steps.map((s: any) => [s.nodeId, s.status])).toEqual([["before", "completed"], ["wait", "completed"], ["after", "completed"]]);
+    } finally {
+      await next.deps.engine.stop(100);
+    }
+  });
+
+  test("a run left running with only finished steps resumes from them; one cut off in a worker step fails clearly", async () => {
+    const app = await engineApp();
+    const id = await createWorkflow(app, definition(chain(template("a", "one"), template("b", "two:{{a.output.text}}"))));
+    const first = await runAndWait(app, id);
+    await app.deps.engine.stop(100);
+    const store = app.deps.engine.store;
+    const original = store.getRow(first.id)!;
+    const [stepA] = store.steps(first.id);
+    // Simulate a crash after step a: the run row says running, only a's row exists.
+    const resumable = { ...original, id: newId(), status: "running" as const, finished_at: null, duration_ms: null, step_total: 1, event_seq: 2 };
+    store.insertRun(resumable);
+    store.insertStep({ ...stepA!, id: newId(), run_id: resumable.id, seq: 1 });
+    // And a crash while a worker step was running.
+    const cut = { ...original, id: newId(), status: "running" as const, finished_at: null, duration_ms: null, step_total: 1, event_seq: 1 };
+    store.insertRun(cut);
+    store.insertStep({ ...stepA!, id: newId(), run_id: cut.id, seq: 1, node_id: "a", piece_id: "http", action_id: "send_request", status: "running", output_data: null, finished_at: null });
+    const next = restarted(app);
+    await next.deps.engine.start();
+    try {
+      const resumed = await until(() => getRun(next, resumable.id), (r) => r.status === "completed");
+      expect(resumed.steps.map((s: any) => s.nodeId)).toEqual(["a", "b"]);
+      expect(stepOf(resumed, "b").outputData.text).toBe("two:one");
+      const failed = await until(() => getRun(next, cut.id), (r) => r.status === "failed");
+      expect(failed.errorMessage).toContain('interrupted by restart while step "a" was running');
+      expect(stepOf(failed, "a").status).toBe("failed");
+    } finally {
+      await next.deps.engine.stop(100);
+    }
+  });
+
+  test("pending runs are queued again in order after a restart", async () => {
+    const app = await engineApp();
+    const id = await createWorkflow(app, definition(template("a", "x")));
+    // Insert pending runs without executing them (the engine of this app never starts).
+    const store = app.deps.engine.store;
+    const template_ = await runAndWait(app, id);
+    await app.deps.engine.stop(100);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const row = { ...store.getRow(template_.id)!, id: newId(), status: "pending" as const, finished_at: null, duration_ms: null, step_total: 0, event_seq: 0, started_at: new Date().toISOString() };
+      store.insertRun(row);
+      ids.push(row.id);
+    }
+    const next = restarted(app);
+    await next.deps.engine.start();
+    try {
+      for (const runId of ids) expect((await until(() => getRun(next, runId), (r) => r.status === "completed")).steps.length).toBe(1);
+    } finally {
+      await next.deps.engine.stop(100);
+    }
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * GET /api/runs/{id}/stream (spec 6.1; DESIGN.md §3): `run`, `step` and `end` events with ids; a finished
+ * run streams its history then `end`; Last-Event-ID resumes without gaps or repeats.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ROOT_TOKEN, type TestApp } from "../support/app";
+import { startServer, type ServerHandle } from "../support/server";
+import { chain, createWorkflow, definition, engineApp, runAndWait, stopEngines, template, testPiece } from "../engine/support";
+
+let t: TestApp;
+afterAll(stopEngines);
+
+beforeAll(async () => {
+  t = await engineApp();
+  t.deps.pieces.register(testPiece("wait", [{ id: "ms", sideEffects: "external", run: ({ config }) => Bun.sleep(Number(config.ms)).then(() => ({ waited: config.ms })) }]));
+});
+
+interface Event { id: number; event: string; data: any }
+
+function parse(text: string): Event[] {
+  const events: Event[] = [];
+  for (const block of text.split("\n\n")) {
+    const fields: Record<string, string> = {};
+    for (const line of block.split("\n")) {
+      if (!line || line.startsWith(":")) continue;
+      const at = line.indexOf(": ");
+      fields[line.slice(0, at)] = line.slice(at + 2);
+    }
+    if (fields.event) events.push({ id: Number(fields.id), event: fields.event, data: JSON.parse(fields.data!) });
+  }
+  return events;
+}
+
+/** Reads the whole stream (it closes after `end`). */
+async function stream(runId: string, lastEventId?: number): Promise<{ status: number; type: string | null; events: Event[] }> {
+  const headers: Record<string, string> = { authorization: `Bearer ${ROOT_TOKEN}` };
+  if (lastEventId !== undefined) headers["last-event-id"] = String(lastEventId);
+  const res = await t.app.handle(new Request(`http://localhost/api/runs/${runId}/stream`, { headers }));
+  const text = await res.text();
+  return { status: res.status, type: res.headers.get("content-type"), events: res.status === 200 ? parse(text) : [] };
+}
+
+describe("run event stream", () => {
+  test("a finished run streams its step history, the run, then end; ids increase", async () => {
+    const id = await createWorkflow(t, definition(chain(template("a", "1"), template("b", "2"))));
+    const run = await runAndWait(t, id);
+    const { status, type, events } = await stream(run.id);
+    expect(status).toBe(200);
+    expect(type).toContain("text/event-stream");
+    expect(events.map((e) => e.event)).toEqual(["step", "step", "run", "end"]);
+    expect(events.map((e) => e.data.nodeId ?? e.data.status)).toEqual(["a", "b", "completed", "completed"]);
+    const ids = events.map((e) => e.id);
+    expect(ids).toEqual([...ids].sort((x, y) => x - y));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(events[3]!.data.id).toBe(run.id);
+  });
+
+  test("a live run streams status changes and steps as they happen, then end (in-process pieces run on the main thread: no running row)", async () => {
+    const id = await createWorkflow(t, definition(chain({ name: "pause1", type: "PIECE", pieceId: "wait", actionId: "ms", config: { ms: 150 } }, template("after", "done"))));
+    const started = await t.req("POST", `/api/workflows/${id}/run?environment=test`, { body: {} });
+    const { events } = await stream(started.body.data.id);
+    const kinds = events.map((e) => `${e.event}:${e.data.nodeId ?? e.data.status}:${e.event === "step" ? e.data.status : ""}`);
+    expect(kinds[kinds.length - 1]).toBe("end:completed:");
+    expect(kinds).toContain("step:pause1:completed");
+    expect(kinds).toContain("step:after:completed");
+    expect(kinds.indexOf("step:pause1:completed")).toBeLessThan(kinds.indexOf("step:after:completed"));
+    expect(events.some((e) => e.event === "run" && e.data.status === "running")).toBe(true);
+    const ids = events.map((e) => e.id);
+    expect(ids).toEqual([...ids].sort((x, y) => x - y));
+  });
+
+  test("Last-Event-ID resumes after the last event received: nothing missed, nothing repeated", async () => {
+    const id = await createWorkflow(t, definition(chain(template("a", "1"), template("b", "2"), template("c", "3"))));
+    const run = await runAndWait(t, id);
+    const all = (await stream(run.id)).events;
+    const firstStep = all.find((e) => e.event === "step")!;
+    const resumed = (await stream(run.id, firstStep.id)).events;
+    expect(resumed.map((e) => e.data.nodeId ?? e.event)).toEqual(["b", "c", "run", "end"]);
+    expect(resumed.every((e) => e.id > firstStep.id)).toBe(true);
+    const end = all[all.length - 1]!;
+    const afterRun = (await stream(run.id, end.id - 1)).events;
+    expect(afterRun.map((e) => e.event)).toEqual(["end"]);
+  });
+
+  test("another workspace's run is 404; reading needs run:read", async () => {
+    const run = await runAndWait(t, await createWorkflow(t, definition(template("a", "1"))));
+    const other = await t.otherWorkspace();
+    const res = await t.app.handle(new Request(`http://localhost/api/runs/${run.id}/stream`, { headers: { authorization: `Bearer ${other.token}` } }));
+    expect(res.status).toBe(404);
+    expect((await res.json()).error.code).toBe("NOT_FOUND");
+  });
+});
+
+describe("over a real socket", () => {
+  let server: ServerHandle;
+  beforeAll(async () => { server = await startServer({ env: { WEFT_WORKERS: "1", WEFT_LOG_LEVEL: "warn" } }); });
+  afterAll(() => server?.stop());
+
+  test("events arrive while the run executes, and the stream closes after end", async () => {
+    const def = definition(chain({ name: "d", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 1 } }, template("after", "x")));
+    const created = await (await server.fetch("/api/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "s", definition: def }) })).json() as any;
+    const started = await (await server.fetch(`/api/workflows/${created.data.id}/run?environment=test`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json() as any;
+    const res = await server.fetch(`/api/runs/${started.data.id}/stream`);
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    const seenAt: Record<string, number> = {};
+    const t0 = Date.now();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value);
+      for (const e of parse(text)) seenAt[`${e.event}:${e.data.status}`] ??= Date.now() - t0;
+    }
+    const events = parse(text);
+    expect(events[events.length - 1]!.event).toBe("end");
+    expect(events.some((e) => e.event === "run" && e.data.status === "paused")).toBe(true);
+    // The pause was streamed before the end arrived about a second later.
+    expect(seenAt["end:completed"]! - seenAt["run:paused"]!).toBeGreaterThan(500);
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * The hard backstop: sandbox processes (`weft __sandbox`) that are SIGKILLed when a call overruns,
+ * including the cases the interrupt handler cannot stop in time.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { configureSandbox, runUserCode, sandboxSettings, stopSandboxProcesses } from "../../src/engine/sandbox";
+
+const ROOT = resolve(import.meta.dir, "../..");
+let previous: ReturnType<typeof sandboxSettings>;
+
+beforeAll(() => {
+  previous = sandboxSettings();
+  configureSandbox({ processes: 2 });
+});
+afterAll(() => {
+  stopSandboxProcesses();
+  configureSandbox(previous);
+});
+
+const inProcess = (code: string, timeoutMs = 2_000, input?: unknown) => runUserCode({ code, input, isolation: "process", timeoutMs });
+
+describe("process isolation", () => {
+  test("runs code like inline isolation does", async () => {
+    expect(await inProcess("return input.a + 1", 2_000, { a: 1 })).toEqual({ ok: true, value: 2, logs: [] });
+    expect(await inProcess("export const code = async (inputs) => { console.log('x'); return inputs }", 2_000, [1])).toEqual({ ok: true, value: [1], logs: ["x"] });
+  });
+
+  test("a built-in that never reaches the interrupt handler is killed at the limit, and a concurrent call completes", async () => {
+    const started = performance.now();
+    // Array(2**32 - 1).join() walks four billion holes inside one built-in call: minutes without an interrupt check.
+    const stuck = inProcess("return Array(2 ** 32 - 1).join('').length", 300);
+    const quick = inProcess("return 'still served'");
+    expect(await quick).toEqual({ ok: true, value: "still served", logs: [] });
+    const result = await stuck;
+    expect(result).toMatchObject({ ok: false, reason: "killed" });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    // The killed process is replaced.
+    expect(await inProcess("return 2")).toEqual({ ok: true, value: 2, logs: [] });
+  });
+
+  test("an expensive built-in in a loop that catches out-of-memory stops at the limit", async () => {
+    const started = performance.now();
+    const result = await inProcess("const hoard = []; for (;;) { try { hoard.push(new Array(100000).fill(1)) } catch (e) {} }", 500);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(["timeout", "killed"]).toContain(result.reason);
+    expect(performance.now() - started).toBeLessThan(4_000);
+  });
+
+  for (const [name, code, reason] of [
+    ["infinite loop", "while (true) {}", "timeout"],
+    ["memory bomb", "const hoard = []; for (;;) hoard.push('y'.repeat(1 << 20) + hoard.length)", "memory"],
+    ["deep recursion", "function down() { return down() + 1 } return down()", "stack"],
+  ] as const) {
+    test(`${name} fails with reason ${reason}`, async () => {
+      expect(await inProcess(code, 3_000)).toMatchObject({ ok: false, reason });
+    });
+  }
+
+  test("100k-deep input is refused before it is sent", async () => {
+    let value: unknown = 1;
+    for (let i = 0; i < 100_000; i++) value = [value];
+    expect(await inProcess("return input", 2_000, value)).toMatchObject({ ok: false, reason: "input" });
+  });
+});
+
+describe("inside a compiled binary", () => {
+  test("QuickJS's wasm is embedded and `__sandbox` re-executes the binary", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-sandbox-bin-"));
+    const entry = join(dir, "entry.ts");
+    // A tiny program shaped like src/main.ts: `__sandbox` dispatches to the child, anything else runs one call of each kind.
+    await Bun.write(entry, `
+      import { runSandboxChild } from ${JSON.stringify(join(ROOT, "src/engine/sandbox/child.ts"))};
+      import { runUserCode, stopSandboxProcesses } from ${JSON.stringify(join(ROOT, "src/engine/sandbox/index.ts"))};
+      if (process.argv[2] === "__sandbox") await runSandboxChild();
+      // Anything else that is not the test's own start exits: a wrong re-exec must never recurse.
+      else if (process.env.WEFT_SANDBOX_CHECK !== "run") process.exit(3);
+      else {
+        const inline = await runUserCode({ code: "return input.a + 1", input: { a: 1 }, isolation: "inline" });
+        const child = await runUserCode({ code: "return typeof process", isolation: "process" });
+        console.log(JSON.stringify({ inline, child }));
+        stopSandboxProcesses();
+      }
+    `);
+    const binary = join(dir, "sandbox-check");
+    const build = Bun.spawnSync([process.execPath, "build", "--compile", entry, "--outfile", binary], { cwd: ROOT, stdout: "pipe", stderr: "pipe", timeout: 60_000 });
+    expect(build.stderr.toString()).not.toContain("error");
+    expect(build.exitCode).toBe(0);
+    // Run from elsewhere so nothing can be read from node_modules.
+    const run = Bun.spawnSync([binary], { cwd: tmpdir(), stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "", WEFT_SANDBOX_CHECK: "run" }, timeout: 30_000 });
+    expect(run.exitCode).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+    expect(JSON.parse(run.stdout.toString().trim())).toEqual({ inline: { ok: true, value: 2, logs: [] }, child: { ok: true, value: "undefined", logs: [] } });
+  }, 120_000);
+});
