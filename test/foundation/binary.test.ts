@@ -44,6 +44,28 @@ describe("compiled binary", () => {
     expect(await res.text()).toContain("data-weft-ui");
   });
 
+  test("executes a published workflow on its embedded worker threads and pieces", async () => {
+    const definition = {
+      schemaVersion: 2,
+      trigger: { name: "trigger", type: "manual", config: {}, nextAction: {
+        name: "greet", type: "PIECE", pieceId: "data", actionId: "set_fields",
+        config: { fields: { greeting: "hello {{trigger.body.name}}", doubled: "{{trigger.body.n * 2}}" } },
+        nextAction: { name: "shout", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "{{greet.output.greeting}}!" } },
+      } },
+    };
+    const json = { "content-type": "application/json" };
+    const created = await (await server.fetch("/api/workflows", { method: "POST", headers: json, body: JSON.stringify({ name: "in the binary", definition }) })).json();
+    const id = created.data.id;
+    expect((await server.fetch(`/api/workflows/${id}/publish`, { method: "POST" })).status).toBe(200);
+    const res = await server.fetch(`/api/workflows/${id}/run?environment=production&wait=20`, { method: "POST", headers: json, body: JSON.stringify({ name: "Ada", n: 21 }) });
+    expect(res.status).toBe(200);
+    const run = (await res.json()).data;
+    expect(run.status).toBe("completed");
+    const detail = (await (await server.fetch(`/api/runs/${run.id}`)).json()).data;
+    const greet = detail.steps.find((s: any) => s.nodeId === "greet");
+    expect(greet.outputData).toMatchObject({ greeting: "hello Ada", doubled: 42 });
+  });
+
   test("prints its version and help", () => {
     const version = Bun.spawnSync([binary, "version"]);
     expect(version.stdout.toString().trim()).toMatch(/^\d+\.\d+\.\d+/);
