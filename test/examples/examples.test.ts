@@ -4,12 +4,12 @@
  * adjusted here; when a piece and an example disagree, the piece is what changes (docs/examples.md).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUILTIN_TEMPLATES } from "../../src/core/templates/catalog";
 import { testApp, type TestApp } from "../support/app";
 
-const EXAMPLES_DIR = join(import.meta.dir, "../../../shared/examples");
+import { EXAMPLES_DIR, SHARED_EXAMPLES_DIR } from "../support/examples";
 const read = (file: string) => JSON.parse(readFileSync(join(EXAMPLES_DIR, file), "utf8"));
 
 /**
@@ -182,6 +182,17 @@ describe("built-in templates use the same property names as the pieces", () => {
       const result = (await t.req("POST", "/api/workflows/validate", { body: template.definition })).body.data;
       const ignored = result.warnings.filter((w: any) => ["UNKNOWN_PROPERTY", "INACTIVE_PROPERTY", "TYPE_MISMATCH"].includes(w.code));
       expect(`${template.slug}: ${JSON.stringify(ignored)}`).toBe(`${template.slug}: []`);
+    }
+  });
+});
+
+describe("the repository's copy of the examples", () => {
+  test("matches ../shared/examples file for file when that folder sits beside the checkout", () => {
+    if (!existsSync(SHARED_EXAMPLES_DIR)) return; // a fresh clone without shared/: the copy is all there is
+    const shared = readdirSync(SHARED_EXAMPLES_DIR).filter((f) => f.endsWith(".json")).sort();
+    expect(readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith(".json")).sort()).toEqual(shared);
+    for (const file of shared) {
+      expect(JSON.parse(readFileSync(join(EXAMPLES_DIR, file), "utf8"))).toEqual(JSON.parse(readFileSync(join(SHARED_EXAMPLES_DIR, file), "utf8")));
     }
   });
 });

@@ -1,7 +1,7 @@
 /** Definitions the workflow tests share: the three examples and generated long chains. */
-import greet from "../../../shared/examples/webhook-greet-respond.json" with { type: "json" };
-import loop from "../../../shared/examples/loop-orders.json" with { type: "json" };
-import stock from "../../../shared/examples/schedule-fetch-route.json" with { type: "json" };
+import greet from "../fixtures/examples/webhook-greet-respond.json" with { type: "json" };
+import loop from "../fixtures/examples/loop-orders.json" with { type: "json" };
+import stock from "../fixtures/examples/schedule-fetch-route.json" with { type: "json" };
 import type { TestApp } from "../support/app";
 
 const clone = <T>(v: T): T => structuredClone(v);
