@@ -1,23 +1,29 @@
 /**
  * Engine throughput (issue 5 item 6): a published workflow (API trigger → data.set_fields → router →
- * text.template) is run N times by many concurrent HTTP clients against a real `weft serve` process
- * (every run and step persisted). Prints completed runs/s, start-to-finish latency p50/p99 (the run's own
- * durationMs, from the pending insert to the committed finish, and the client's round trip), peak RSS of
- * the server, and the cost of the worker hop per step (in-process, a non-pure echo step vs a pure one).
+ * text.template) is run by 50 concurrent HTTP connections (wrk when installed, else N runs from a Bun
+ * client) against a real `weft serve` process (every run and step persisted, WEFT_DB_SYNCHRONOUS=FULL),
+ * each call `POST …/run?wait=30` answering with the finished run. Prints completed runs/s, start-to-finish
+ * latency p50/p99 (the run's own durationMs, from its start to its committed finish, read from the database
+ * afterwards, and the client's round trip), server CPU per run, idle and peak RSS of the server, the load
+ * average (other work on the machine skews every figure), and the cost of the worker hop per step
+ * (in-process, a non-pure echo step vs a pure one).
  *
- *   bun bench/engine.ts [--runs 20000] [--clients 64] [--workers 2] [--sync NORMAL|FULL]
+ *   bun bench/engine.ts [--seconds 10] [--clients 50] [--workers 2] [--sync NORMAL|FULL] [--runs 20000 (no wrk)]
  */
+import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startServer } from "../test/support/server";
+import { load } from "./_support";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
   options: {
     runs: { type: "string", default: "20000" },
-    clients: { type: "string", default: "64" },
+    seconds: { type: "string", default: "10" },
+    clients: { type: "string", default: "50" },
     workers: { type: "string", default: String(cpus().length) },
     sync: { type: "string", default: "FULL" },
     hop: { type: "string", default: "2000" },
@@ -27,7 +33,20 @@ const { values } = parseArgs({
   },
 });
 const RUNS = Number(values.runs);
+const SECONDS = Number(values.seconds);
 const CLIENTS = Number(values.clients);
+
+/** User+system CPU of a process, ms. */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+const loadAverage = () => loadavg().map((n) => n.toFixed(2)).join(" ");
 
 const definition = {
   schemaVersion: 2,
@@ -92,41 +111,69 @@ async function throughput() {
     const url = `${server.url}${path}`;
     const idleRss = rssNowMb(server.proc.pid);
 
-    // Warm-up: JIT, statement caches, worker start.
-    for (let i = 0; i < 200; i++) await fetch(url, { method: "POST", headers, body: JSON.stringify({ name: `w${i}`, n: i }) });
-
-    const roundTrips: number[] = [];
-    const durations: number[] = [];
-    let next = 0;
+    const loadBefore = loadAverage();
+    let seconds: number;
+    let requests: number;
     let failed = 0;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
-        while (next < RUNS) {
-          const i = next++;
-          const t0 = performance.now();
-          const res = await fetch(url, { method: "POST", headers, body: JSON.stringify({ name: `c${i}`, n: i % 20 }) });
-          const body = await json(res);
-          roundTrips.push(performance.now() - t0);
-          if (res.status !== 200 || body.data?.status !== "completed") failed++;
-          else durations.push(body.data.durationMs);
-        }
-      }),
-    );
-    const seconds = (performance.now() - started) / 1000;
-    roundTrips.sort((a, b) => a - b);
-    durations.sort((a, b) => a - b);
+    let roundTrip: { p50: number; p99: number };
+    let warmRuns = 0;
+    const cpuBefore = { ms: 0 };
+    if (Bun.which("wrk")) {
+      // Warm-up: JIT, statement caches.
+      await load(url, { connections: CLIENTS, seconds: 2, method: "POST", headers, body: JSON.stringify({ name: "warm", n: 15 }) });
+      warmRuns = (await json(await server.fetch(`/api/runs?workflowId=${id}&limit=1`))).pagination.total;
+      cpuBefore.ms = cpuMs(server.proc.pid);
+      const result = await load(url, { connections: CLIENTS, seconds: SECONDS, method: "POST", headers, body: JSON.stringify({ name: "Ada", n: 15 }) });
+      seconds = SECONDS;
+      requests = result.requests;
+      failed = result.errors;
+      roundTrip = { p50: result.p50Ms, p99: result.p99Ms };
+    } else {
+      for (let i = 0; i < 200; i++) await fetch(url, { method: "POST", headers, body: JSON.stringify({ name: `w${i}`, n: i }) });
+      warmRuns = 200;
+      cpuBefore.ms = cpuMs(server.proc.pid);
+      const roundTrips: number[] = [];
+      let next = 0;
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: CLIENTS }, async () => {
+          while (next < RUNS) {
+            const i = next++;
+            const t0 = performance.now();
+            const res = await fetch(url, { method: "POST", headers, body: JSON.stringify({ name: `c${i}`, n: i % 20 }) });
+            const body = await json(res);
+            roundTrips.push(performance.now() - t0);
+            if (res.status !== 200 || body.data?.status !== "completed") failed++;
+          }
+        }),
+      );
+      seconds = (performance.now() - started) / 1000;
+      requests = RUNS;
+      roundTrips.sort((a, b) => a - b);
+      roundTrip = { p50: percentile(roundTrips, 50), p99: percentile(roundTrips, 99) };
+    }
+    const cpu = cpuMs(server.proc.pid) - cpuBefore.ms;
     const peak = rssPeakMb(server.proc.pid);
+    const loadAfter = loadAverage();
 
-    // Every run and step persisted: count them through the API.
+    // Every run and step persisted: count them through the API, then read every run's durationMs from the database.
     const list = await json(await server.fetch(`/api/runs?workflowId=${id}&limit=1`));
     const sample = await json(await server.fetch(`/api/runs/${list.data[0].id}`));
-    console.log(`engine throughput: ${RUNS} runs, ${CLIENTS} clients, ${values.workers} workers, synchronous=${values.sync}, writer=${values.writer}, ${cpus().length} cores`);
-    console.log(`  completed runs/s          ${(durations.length / seconds).toFixed(0)}  (${failed} not completed)`);
-    console.log(`  start-to-finish p50/p99   ${percentile(durations, 50).toFixed(1)} / ${percentile(durations, 99).toFixed(1)} ms  (run durationMs: pending insert → committed finish)`);
-    console.log(`  client round trip p50/p99 ${percentile(roundTrips, 50).toFixed(1)} / ${percentile(roundTrips, 99).toFixed(1)} ms  (POST …/run?wait=30 → finished run)`);
+    await server.stop();
+    const db = new Database(join(server.dataDir, "weft.db"), { readonly: true });
+    const rows = db.query(`SELECT r.duration_ms AS d, r.status AS s, (SELECT count(*) FROM run_steps WHERE run_id = r.id) AS steps FROM runs r WHERE r.workflow_id = ? ORDER BY r.id`).all(id) as Array<{ d: number; s: string; steps: number }>;
+    db.close();
+    const measured = rows.slice(warmRuns);
+    const completed = measured.filter((r) => r.s === "completed");
+    const durations = completed.map((r) => r.d).sort((a, b) => a - b);
+    const incomplete = measured.filter((r) => r.steps !== 3).length;
+    console.log(`engine throughput: ${CLIENTS} connections${Bun.which("wrk") ? ` (wrk, ${SECONDS} s)` : ` (bun fetch, ${RUNS} runs)`}, ${values.workers} workers, synchronous=${values.sync}, writer=${values.writer}, ${cpus().length} cores; load average ${loadBefore} → ${loadAfter}`);
+    console.log(`  completed runs/s          ${(completed.length / seconds).toFixed(0)}  (${requests} answered, ${failed} not completed)`);
+    console.log(`  start-to-finish p50/p99   ${percentile(durations, 50).toFixed(1)} / ${percentile(durations, 99).toFixed(1)} ms  (run durationMs: start → committed finish, ${durations.length} runs)`);
+    console.log(`  client round trip p50/p99 ${roundTrip.p50.toFixed(1)} / ${roundTrip.p99.toFixed(1)} ms  (POST …/run?wait=30 → finished run)`);
+    console.log(`  server CPU per run        ${((cpu * 1000) / Math.max(1, completed.length)).toFixed(0)} µs (${((cpu / 10) / seconds).toFixed(0)}% of one core)`);
     console.log(`  RSS idle / peak           ${idleRss.toFixed(0)} / ${peak.toFixed(0)} MB`);
-    console.log(`  persisted                 ${list.pagination.total} runs in the list; a run has ${sample.data.steps.length} step rows (stepTotal ${sample.data.stepTotal})`);
+    console.log(`  persisted                 ${list.pagination.total} runs in the list; ${incomplete} of the measured runs lack step rows; a run has ${sample.data.steps.length} step rows (stepTotal ${sample.data.stepTotal})`);
   } finally {
     await server.stop();
   }

@@ -37,7 +37,7 @@ import type { LifecycleHooks } from "./core/workflows/hooks";
 import { Transfer } from "./core/workflows/transfer";
 import { Workflows } from "./core/workflows/workflows";
 import type { GuardedFetch, ResolvedAuth } from "./pieces-sdk/types";
-import { parseJsonBody, assertBodySize } from "./http/body";
+import { parseJsonBody, assertBodySize, BODYLESS_ROUTES } from "./http/body";
 import { toErrorResponse } from "./http/error-handler";
 import { Idempotency } from "./http/idempotency";
 import { createLogger, type Logger } from "./http/logger";
@@ -46,6 +46,7 @@ import { TokenBuckets } from "./http/rate-limit";
 import { createSecurity, type Security } from "./http/security";
 import type { Db } from "./store/db";
 import { IdempotencyStore } from "./store/idempotency";
+import { createGuardedFetch } from "./net/guarded-fetch";
 
 export const VERSION: string = packageJson.version;
 
@@ -58,8 +59,12 @@ export interface AppDeps {
   contract: { document(): unknown; docsPage(): string };
   /** The fleet: every piece the workers load (built-ins + WEFT_PIECES_DIR). */
   pieces: PieceRegistry;
-  /** Outbound fetch through the SSRF guard, for piece code run by the API (dynamic options); global fetch until set. */
-  guardedFetch?: GuardedFetch;
+  /**
+   * Outbound fetch through the SSRF guard (WEFT_ALLOW_CIDRS), for every piece call made on this thread:
+   * dynamic options, connection checks and token requests, polls, main-thread steps. Worker threads build
+   * their own from the same allow-list. Nothing that runs piece code may use the global fetch.
+   */
+  guardedFetch: GuardedFetch;
   /** Resolves a workspace's connection to fresh credentials for piece code run by the API (set by connections). */
   resolveConnectionAuth?: (input: { workspaceId: string; connectionId: string; pieceId: string }) => Promise<ResolvedAuth>;
   /** Encryption at rest (AES-256-GCM) with the current key and any keys being rotated out; share it, do not build another. */
@@ -98,7 +103,14 @@ export function createApp(options: CreateAppOptions) {
   const log = options.log ?? createLogger(config.logLevel);
   const identity = new Identity(db);
   const security = createSecurity({ identity, rateLimitPerSecond: config.rateLimitPerSecond, rateLimitBurst: config.rateLimitBurst });
-  const idempotency = new Idempotency(new IdempotencyStore(db));
+  const idempotencyStore = new IdempotencyStore(db);
+  // Keys a killed process had claimed but never answered (docs/security.md "Crashes").
+  try {
+    idempotencyStore.releaseAbandoned();
+  } catch (error) {
+    log.warn("could not release abandoned Idempotency-Key claims", { error: String((error as Error)?.message ?? error) });
+  }
+  const idempotency = new Idempotency(idempotencyStore);
   const flood = new TokenBuckets(config.floodPerSecond, config.floodPerSecond * 2);
 
   let document: ReturnType<typeof buildOpenApi> | undefined;
@@ -109,12 +121,13 @@ export function createApp(options: CreateAppOptions) {
   };
   const pieces = options.pieces ?? builtinRegistry();
   const secrets = secretBox(keyringOptions(config));
-  const deps = { config, db, log, identity, security, contract, pieces, secrets } as AppDeps;
+  const guardedFetch = createGuardedFetch({ allowCidrs: config.allowedCidrs });
+  const deps = { config, db, log, identity, security, contract, pieces, secrets, guardedFetch } as AppDeps;
   deps.connections = new Connections({
     db, box: secrets, stateKey: stateKeyFrom(config), pieces, log, publicUrl: config.publicUrl,
     managedApps: ManagedApps.load(config.oauthAppsFile),
-    // Resolved per call: the SSRF guard may be installed on deps after this point.
-    fetch: (url, init) => (deps.guardedFetch ?? fetch)(url, init),
+    // Resolved per call, so a test may swap deps.guardedFetch.
+    fetch: (url, init) => deps.guardedFetch(url, init),
     ...options.connections,
   });
   deps.resolveConnectionAuth = deps.connections.resolveConnectionAuth;
@@ -153,7 +166,7 @@ export function createApp(options: CreateAppOptions) {
       if (!engine) throw new Error("the engine is not available");
       return engine;
     }),
-    fetch: () => deps.guardedFetch ?? fetch,
+    fetch: () => deps.guardedFetch,
     resolveConnectionAuth: () => deps.resolveConnectionAuth,
   });
   deps.lifecycleHooks.push(deps.triggers.lifecycle);
@@ -171,8 +184,9 @@ export function createApp(options: CreateAppOptions) {
         }
       }
     })
-    .onParse(async ({ request, contentType }) => {
+    .onParse(async ({ request, contentType, route }) => {
       assertBodySize(request, config.bodyLimit);
+      if (BODYLESS_ROUTES.has(`${request.method} ${route}`)) return null;
       if (contentType?.startsWith("application/json")) return (await parseJsonBody(request, config.bodyLimit)) ?? null;
     })
     .onBeforeHandle((ctx) => idempotency.before(ctx as any))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bun
 /**
- * CLI entry: `weft serve` (default), `weft token create`, `weft migrate`, `weft mcp`, `weft version`.
+ * CLI entry: `weft serve` (default), `weft token create`, `weft migrate`, `weft backup`, `weft mcp`, `weft version`.
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { VERSION, createApp } from "./app";
@@ -13,6 +14,7 @@ import { loadRegistry } from "./core/pieces/registry";
 import { createLogger } from "./http/logger";
 import { serveMcpStdio } from "./mcp/stdio";
 import { bridgeMcpStdio, runningServer } from "./mcp/stdio-bridge";
+import { BackupError, backupDatabase } from "./store/backup";
 import { migrate, openDatabase, schemaVersion } from "./store/db";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
@@ -22,6 +24,8 @@ Usage:
   weft token create --name N --scopes a,b|all [--workspace W]
                                      mint an API token and print it once
   weft migrate                       apply database migrations and exit
+  weft backup FILE                   write a consistent copy of the database to FILE (safe while the
+                                     server runs; docs/operations.md)
   weft keys rotate                   re-encrypt every stored secret under a new key (stop the server
                                      first; see docs/connections.md)
   weft mcp                           serve the MCP tools over stdio for a desktop agent, acting as
@@ -148,6 +152,23 @@ async function main(argv: string[]) {
       db.close();
       return;
     }
+    case "backup": {
+      if (!argv[1]) fail("usage: weft backup FILE (a new file; the database is copied while the server may keep running)");
+      const source = databasePath(config);
+      if (!existsSync(source)) fail(`no database at ${source}; set WEFT_DATA_DIR to the data directory to back up`);
+      // migrate: false — a backup taken before an upgrade must keep the old schema.
+      const db = openDatabase(source, { synchronous: config.dbSynchronous, migrate: false });
+      try {
+        const { path, bytes } = backupDatabase(db, argv[1]);
+        console.log(`backed up ${source} to ${path} (${bytes} bytes, schema version ${schemaVersion(db)})`);
+        if (!config.encryptionKey) process.stderr.write(`secrets are encrypted with ${join(config.dataDir, "encryption.key")}; copy it too, a backup without it cannot decrypt them\n`);
+      } catch (error) {
+        fail(`backup failed: ${(error as Error).message}`);
+      } finally {
+        db.close();
+      }
+      return;
+    }
     case "token": {
       if (argv[1] !== "create") fail("usage: weft token create --name N --scopes a,b|all [--workspace W]");
       const { values } = parseArgs({ args: argv.slice(2), options: { name: { type: "string" }, scopes: { type: "string" }, workspace: { type: "string" } } });
@@ -183,7 +204,7 @@ async function main(argv: string[]) {
       return;
     }
     default:
-      fail(`unknown command "${command}"; commands: serve, token create, migrate, version, keys rotate, mcp (see --help)`);
+      fail(`unknown command "${command}"; commands: serve, token create, migrate, version, backup, keys rotate, mcp (see --help)`);
   }
 }
 

@@ -1,19 +1,13 @@
 /** Schedule: start runs on a cron expression or at a fixed interval. */
 import { Cron } from "croner";
 import { definePiece, Property, trigger } from "../../src/pieces-sdk";
-
-function checkTimezone(timezone: string) {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
-  } catch {
-    throw new Error(`timezone "${timezone}" is not an IANA time zone; use e.g. UTC, Europe/Berlin, America/New_York`);
-  }
-}
+import { timeZoneProblem } from "../../src/pieces-sdk/time-zone";
 
 /** Validates a cron expression with croner; returns the job (paused, never fires). */
 export function parseCron(expression: unknown, timezone: string): Cron {
   if (typeof expression !== "string" || expression.trim() === "") throw new Error('expression is required; use a cron expression such as "0 9 * * 1-5"');
-  checkTimezone(timezone);
+  const problem = timeZoneProblem(timezone);
+  if (problem) throw new Error(problem);
   try {
     return new Cron(expression.trim(), { timezone, paused: true });
   } catch (error) {

@@ -1,4 +1,5 @@
 /** The shapes the UI reads from the API (spec 2.2–2.6); only the fields the screens use. */
+import type { SpecProperty } from "../../src/core/pieces/projection";
 
 export interface Condition { field: unknown; operator: string; value?: unknown }
 export interface Branch { name: string; conditions: Condition[][]; firstAction?: ActionNode }
@@ -109,35 +110,9 @@ export interface PieceDetail {
   triggers: Array<{ id: string; name: string; description: string; type: string }>;
 }
 
-export interface Property {
-  type: string;
-  displayName?: string;
-  description?: string;
-  default?: unknown;
-  enum?: unknown[];
-  enumLabels?: Record<string, string>;
-  format?: string;
-  properties?: Record<string, Property>;
-  items?: Property;
-  propertyType?: string;
-  required?: boolean;
-  minLength?: number;
-  maxLength?: number;
-  min?: number;
-  max?: number;
-  pattern?: string;
-  refreshers?: string[];
-  language?: string;
-}
-
-export interface Projection {
-  pieceId: string; pieceVersion: string; id: string; name: string; description: string;
-  inputSchema: { type: string; properties: Record<string, Property>; required: string[] };
-  outputSchema: { type: string; properties: Record<string, Property>; required: string[] };
-  sampleData: unknown;
-  unresolved: string[];
-  conditionalFields: string[];
-  dynamicFields: string[];
-}
+/** The projection (spec 4.8) and its properties (spec 2.5) exactly as the server declares them. */
+export type { Projection } from "../../src/core/pieces/projection";
+/** The projection folds a property's displayName into its description; the editor still reads it when present. */
+export type Property = SpecProperty & { displayName?: string };
 
 export interface Connection { id: string; name?: string; pieceId?: string; status: string; tokenExpiresAt?: string | null; createdAt?: string; errorMessage?: string | null }

@@ -13,14 +13,17 @@ import {
 import type { QueryValues } from "../core/pieces/projection";
 import { AppError } from "../http/errors";
 import { Data, List, PageQuery, pageOf } from "../schema/common";
+import { ActionId, DynamicOptionsFields, DynamicPropertyName, PieceId, PieceSearch, TriggerId } from "../schema/piece";
 
 const tags = ["Pieces"];
 const permission = "piece:read" as const;
 
-const PieceParams = t.Object({ id: t.String({ description: "Piece id, e.g. http" }) });
-const ActionParams = t.Object({ id: t.String({ description: "Piece id" }), actionId: t.String({ description: "Action id" }) });
-const TriggerParams = t.Object({ id: t.String({ description: "Piece id" }), triggerId: t.String({ description: "Trigger id" }) });
-const OptionsParams = t.Object({ id: t.String(), actionId: t.String(), propertyName: t.String({ description: "A property whose values are dynamic (listed in dynamicFields)" }) });
+const PieceParams = t.Object({ id: PieceId });
+const ActionParams = t.Object({ id: PieceId, actionId: ActionId });
+const TriggerParams = t.Object({ id: PieceId, triggerId: TriggerId });
+const OptionsParams = t.Object({ id: PieceId, actionId: ActionId, propertyName: DynamicPropertyName });
+
+const TriggerOptionsParams = t.Object({ id: PieceId, triggerId: TriggerId, propertyName: t.String({ description: "A trigger property whose values are dynamic (listed in dynamicFields)" }) });
 
 const Discriminators = t.Record(t.String(), t.Array(t.Unknown()), { description: "gate field → its legal values" });
 const SpecProperty = t.Record(t.String(), t.Unknown(), { description: "spec 2.5 property: type, description, default, enum, enumLabels, format, properties, items, propertyType, required, minLength, maxLength, min, max, pattern, refreshers, language, displayConditions" });
@@ -45,10 +48,7 @@ const ProjectionQuery = t.Object(
   { additionalProperties: true, description: "Any number of <property_name>=<text value> gate values" },
 );
 
-const OptionsBody = t.Object({
-  config: t.Optional(t.Record(t.String(), t.Unknown(), { description: "The step's current config" })),
-  connectionId: t.Optional(t.String({ format: "uuid", description: "The step's connection, for properties refreshed by auth" })),
-}, { additionalProperties: false });
+const OptionsBody = t.Object(DynamicOptionsFields, { additionalProperties: false });
 
 const SampleBody = t.Object({
   config: t.Optional(t.Record(t.String(), t.Unknown(), { description: "The trigger's config" })),
@@ -78,7 +78,7 @@ export const piecesApi = (deps: AppDeps) => {
       return listPieces(pieces, { q: query.q, offset, limit });
     }, {
       permission,
-      query: t.Object({ q: t.Optional(t.String({ description: "Text to find in ids, names and descriptions of pieces, actions and triggers" })), ...PageQuery }, { additionalProperties: true }),
+      query: t.Object({ q: PieceSearch, ...PageQuery }, { additionalProperties: true }),
       response: List(PieceListItem),
       detail: { tags, summary: "List the pieces the fleet serves, with their versions" },
     })
@@ -103,7 +103,7 @@ export const piecesApi = (deps: AppDeps) => {
       detail: { tags, summary: "Schema projection of a trigger, narrowed by <property>=<value> gate values (spec 4.9)" },
     })
     .post("/api/pieces/:id/actions/:actionId/options/:propertyName", async ({ params, body, auth }) => {
-      const data = await dynamicOptions(pieces, { fetch: deps.guardedFetch ?? fetch, resolveAuth: deps.resolveConnectionAuth }, {
+      const data = await dynamicOptions(pieces, { fetch: deps.guardedFetch, resolveAuth: deps.resolveConnectionAuth }, {
         workspaceId: auth!.workspaceId,
         pieceId: params.id,
         actionId: params.actionId,
@@ -116,6 +116,22 @@ export const piecesApi = (deps: AppDeps) => {
       permission, params: OptionsParams, body: t.Optional(OptionsBody),
       response: { 200: Data(t.Object({ options: t.Array(t.Object({ label: t.String(), value: t.Unknown() })), placeholder: t.Optional(t.String()) })) },
       detail: { tags, summary: "Dynamic option values of a property, given the step's current config and connection" },
+    })
+    .post("/api/pieces/:id/triggers/:triggerId/options/:propertyName", async ({ params, body, auth }) => {
+      const data = await dynamicOptions(pieces, { fetch: deps.guardedFetch, resolveAuth: deps.resolveConnectionAuth }, {
+        workspaceId: auth!.workspaceId,
+        pieceId: params.id,
+        actionId: params.triggerId,
+        propertyName: params.propertyName,
+        config: body?.config,
+        connectionId: body?.connectionId,
+        kind: "trigger",
+      });
+      return { data };
+    }, {
+      permission, params: TriggerOptionsParams, body: t.Optional(OptionsBody),
+      response: { 200: Data(t.Object({ options: t.Array(t.Object({ label: t.String(), value: t.Unknown() })), placeholder: t.Optional(t.String()) })) },
+      detail: { tags, summary: "Dynamic option values of a trigger property, given the trigger's current config and connection" },
     })
     .post("/api/pieces/:id/triggers/:triggerId/sample", async ({ params, body }) => ({
       data: await triggerSample(pieces, { pieceId: params.id, triggerId: params.triggerId, config: body?.config }),

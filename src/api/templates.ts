@@ -3,11 +3,12 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { AppError } from "../http/errors";
 import { Data, DateTime, List, PageQuery, pageOf, Uuid } from "../schema/common";
+import { TemplateFilters, TemplateId, UseTemplateFields } from "../schema/template";
 import { FlowVersion } from "../schema/workflow";
 import { Workflow } from "../schema/workflow-record";
 
 const tags = ["Templates"];
-const TemplateParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100, description: "template id (uuid) or a built-in template's slug" }) });
+const TemplateParams = t.Object({ id: TemplateId });
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const TemplateSummary = t.Object({
   id: t.String(), slug: Nullable(t.String()), name: t.String(), description: t.String(), category: t.String(),
@@ -21,7 +22,7 @@ export const templatesApi = ({ security, templates }: AppDeps) =>
     .use(security)
     .get("/api/templates", ({ auth, query }) => templates.list(auth.workspaceId, { ...pageOf(query), q: query.q, category: query.category, source: query.source }), {
       permission: "template:read",
-      query: t.Object({ ...PageQuery, q: t.Optional(t.String()), category: t.Optional(t.String()), source: t.Optional(t.String({ description: "builtin or workspace; other values are ignored" })) }, { additionalProperties: true }),
+      query: t.Object({ ...PageQuery, ...TemplateFilters }, { additionalProperties: true }),
       response: List(TemplateSummary),
       detail: { tags, summary: "List templates: the built-in catalog and the workspace's own (filters q, category, source)" },
     })
@@ -49,7 +50,7 @@ export const templatesApi = ({ security, templates }: AppDeps) =>
       return { data: templates.use(auth, params.id, body ?? {}) };
     }, {
       permission: "workflow:write", idempotent: true, params: TemplateParams,
-      body: t.Optional(t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 200 })), folderId: t.Optional(t.Union([Uuid, t.Null()])) }, { additionalProperties: false })),
+      body: t.Optional(t.Object(UseTemplateFields, { additionalProperties: false })),
       response: { 201: Data(Workflow) },
       detail: { tags, summary: "Create a draft workflow from a template (needs template:read as well)" },
     });

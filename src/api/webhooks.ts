@@ -59,44 +59,43 @@ export const webhooksApi = (deps: AppDeps) => {
   const scopes = new Elysia({ name: "webhook-idempotency-scope" }).macro({
     idempotencyPerUrl: (on: boolean) => ({
       transform(ctx: any) {
-        if (on) ctx.auth = { credentialId: `webhook:${sha256(String(ctx.params?.token ?? ""))}` };
+        // Only a call that carries the header needs its scope (hashing every call costs a few µs each).
+        if (on && ctx.request.headers.has("idempotency-key")) ctx.auth = { credentialId: `webhook:${sha256(String(ctx.params?.token ?? ""))}` };
       },
     }),
   });
 
   // Elysia registers routes on the instance itself, so one route per method can be added in a loop.
   const api = new Elysia({ name: "api-webhooks" }).use(deps.security).use(scopes);
+  const variants = [
+    {
+      path: "/webhook/:token",
+      test: false,
+      operationId: "webhook",
+      summary: "Start a production run of the live workflow",
+      description:
+        "Public URL of a live webhook workflow; no bearer token. The token is compared in constant time. triggerData is {method, headers, query, body} with the body parsed by its Content-Type (JSON, form, multipart, text; anything else as base64). Answers 202 with the run id, or the workflow's webhook.respond reply when it has one. A paused or unknown token answers 404. A provider retry with the same Idempotency-Key replays the first answer and starts no second run.",
+    },
+    {
+      path: "/webhook/:token/test",
+      test: true,
+      operationId: "webhookTest",
+      summary: "Run the draft as a test run and record the call as its test payload",
+      description: "The editor's \"listen for a test event\": works for draft, live and paused workflows; the call is stored as the trigger's test payload (GET /api/workflows/{id}/test-payloads) and the draft runs with environment test.",
+    },
+  ];
   for (const method of METHODS) {
     const name = `${method[0]}${method.slice(1).toLowerCase()}`;
-    api.route(method, "/webhook/:token", handler(false), {
-      permission: "public",
-      idempotent: true,
-      params: TokenParams,
-      idempotencyPerUrl: true,
-      parse,
-      detail: {
-        tags: ["Triggers"],
-        summary: `Start a production run of the live workflow (${method})`,
-        description:
-          "Public URL of a live webhook workflow; no bearer token. The token is compared in constant time. triggerData is {method, headers, query, body} with the body parsed by its Content-Type (JSON, form, multipart, text; anything else as base64). Answers 202 with the run id, or the workflow's webhook.respond reply when it has one. A paused or unknown token answers 404. A provider retry with the same Idempotency-Key replays the first answer and starts no second run.",
-        operationId: `webhook${name}`,
-        responses,
-      },
-    });
-    api.route(method, "/webhook/:token/test", handler(true), {
-      permission: "public",
-      idempotent: true,
-      params: TokenParams,
-      idempotencyPerUrl: true,
-      parse,
-      detail: {
-        tags: ["Triggers"],
-        summary: `Run the draft as a test run and record the call as its test payload (${method})`,
-        description: "The editor's \"listen for a test event\": works for draft, live and paused workflows; the call is stored as the trigger's test payload (GET /api/workflows/{id}/test-payloads) and the draft runs with environment test.",
-        operationId: `webhookTest${name}`,
-        responses,
-      },
-    });
+    for (const variant of variants) {
+      api.route(method, variant.path, handler(variant.test), {
+        permission: "public",
+        idempotent: true,
+        params: TokenParams,
+        idempotencyPerUrl: true,
+        parse,
+        detail: { tags: ["Triggers"], summary: `${variant.summary} (${method})`, description: variant.description, operationId: `${variant.operationId}${name}`, responses },
+      });
+    }
   }
 
   return api.get("/api/workflows/:id/trigger", ({ auth, params }) => ({ data: triggers().status(auth.workspaceId, params.id) }), {

@@ -14,6 +14,7 @@ import type { Config } from "../config";
 import { newId, safeEqual, sha256 } from "../core/ids";
 import type { PieceRegistry } from "../core/pieces/registry";
 import { KvStore } from "../core/pieces/kv-store";
+import { createGuardedFetch } from "../net/guarded-fetch";
 import { AppError, notFound } from "../http/errors";
 import type { Logger } from "../http/logger";
 import type { ActionDef, GuardedFetch, KeyValueStore, ResolvedAuth } from "../pieces-sdk/types";
@@ -30,7 +31,7 @@ import { RunEvents } from "./run-events";
 import { RunExecution, type ReplayEntry } from "./run-execution";
 import type { StepEffects, SubflowCall, SubflowResult, WebhookReply } from "./step-context";
 import type { WorkflowSource } from "./workflow-source";
-import { InlineWriter, ThreadWriter, type RunWrites, type WriteOp } from "./run-writes";
+import { InlineWriter, ThreadWriter, type QueuedOp, type RunWrites, type WriteOp } from "./run-writes";
 
 export const MAX_SUBFLOW_DEPTH = 10;
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
@@ -84,6 +85,7 @@ export interface EngineOptions {
   /** Resolved lazily: the workflows core may be built after the engine. */
   workflows: () => WorkflowSource | undefined;
   resolveAuth?: () => ((ref: { workspaceId: string; connectionId: string; pieceId: string }) => Promise<ResolvedAuth>) | undefined;
+  /** The SSRF-guarded fetch for steps run on this thread; default: one built from config.allowedCidrs (never the global fetch). */
   fetch?: () => GuardedFetch | undefined;
   /** Worker threads; 0 runs every step on the main thread. Default config.workers. */
   workers?: number;
@@ -106,6 +108,12 @@ export class Engine {
   private readonly pendingById = new Map<string, PendingRun>();
   /** Rows whose latest change is being committed (finish, pause, resume). */
   private readonly settling = new Map<string, RunRow>();
+  /** Runs started by `startRun` whose insert is not committed yet: the commit they wait for. */
+  private readonly unacked = new Map<string, Promise<void>>();
+  /** Runs whose insert failed after they started executing: nothing more of them is written. */
+  private readonly lost = new Set<string>();
+  /** The row's event_seq when a lazy insert took it (see lazyInsertOps). */
+  private readonly insertedSeq = new WeakMap<RunRow, number>();
   private readonly endWaiters = new Map<string, Set<(row: RunRow, steps?: StepRow[]) => void>>();
   private readonly replyWaiters = new Map<string, Set<(reply: WebhookReply) => void>>();
   /** Replies given before anyone waited for them (a fast run answers before the caller subscribes). */
@@ -115,6 +123,7 @@ export class Engine {
   private readonly hashByVersion = new Map<string, string>();
   private readonly hashByObject = new WeakMap<object, string>();
   private kv: KvStore | undefined;
+  private ownFetch: GuardedFetch | undefined;
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private startPromise: Promise<void> | undefined;
   private stopping = false;
@@ -126,7 +135,7 @@ export class Engine {
   constructor(private readonly o: EngineOptions) {
     this.store = new RunStore(o.db);
     const onWriteError = (error: unknown) => o.log.error("run write failed", { error: errorMessage(error) });
-    this.writes = o.dbPath && o.config.runWriter === "thread" ? new ThreadWriter({ dbPath: o.dbPath, synchronous: o.config.dbSynchronous }, onWriteError) : new InlineWriter(o.db, onWriteError);
+    this.writes = o.dbPath && o.config.runWriter === "thread" ? new ThreadWriter({ dbPath: o.dbPath, synchronous: o.config.dbSynchronous }, onWriteError) : new InlineWriter(o.db, onWriteError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
     this.retention = new Retention({ db: o.db, store: this.store, log: o.log, retentionDays: o.config.runRetentionDays, retentionMax: o.config.runRetentionMax });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.execute(p));
     this.limits = {
@@ -139,9 +148,9 @@ export class Engine {
       pieces: o.pieces,
       outputLimit: this.limits.outputLimit,
       memoryBudget: this.limits.memoryBudget,
-      needsWorker: (call) => this.needsWorker(call.node.pieceId ?? "", call.action),
+      recordsStart: (call) => this.hasSideEffects(call.node.pieceId ?? "", call.action),
       invoke: (run, call) => engine.invoke(run, call),
-      writeStep: (run, row, update) => engine.writeStep(run, row, update),
+      writeStep: (run, row, update, durable) => engine.writeStep(run, row, update, durable),
       applyEffects: (run, effects) => engine.applyEffects(run, effects),
       pinned: (run, stepName) => engine.pendingPinned(run, stepName),
     };
@@ -177,7 +186,7 @@ export class Engine {
     const pool = new WorkerPool({
       size: workers,
       log: this.o.log,
-      init: { t: "init", piecesDir: this.o.config.piecesDir, dbPath: this.o.dbPath ?? null, dbSynchronous: this.o.config.dbSynchronous },
+      init: { t: "init", piecesDir: this.o.config.piecesDir, dbPath: this.o.dbPath ?? null, dbSynchronous: this.o.config.dbSynchronous, allowCidrs: this.o.config.allowedCidrs },
     });
     this.pool = pool;
     this.startPromise = pool.start().catch(async (error) => {
@@ -325,7 +334,7 @@ export class Engine {
   }
 
   /** Writes a run's status change; until it is committed, readers get the row from memory. */
-  private async settle(row: RunRow, ops: WriteOp[]): Promise<void> {
+  private async settle(row: RunRow, ops: QueuedOp[]): Promise<void> {
     this.settling.set(row.id, row);
     try {
       await this.writes.write(ops);
@@ -342,10 +351,53 @@ export class Engine {
     if (this.stopping) throw new AppError("SERVICE_UNAVAILABLE", "the server is shutting down; retry shortly", undefined, undefined, { "retry-after": "1" });
     this.ensureStarted();
     const { pending, definitionText } = this.prepare(input);
-    await this.writes.write(this.insertOps(pending, definitionText));
+    const row = pending.row;
+    const started = runFromRow(row);
+    // The run executes while its insert waits for the group commit: a run of main-thread steps usually
+    // ends before the batch is taken, and then its row is inserted once, finished, next to its step rows
+    // (no `running` or finish update). The caller still answers only after that commit; a worker step
+    // (side effects) waits for it too (invokeResolved).
+    const committed = this.writes.write(this.lazyInsertOps(pending, definitionText));
+    this.unacked.set(row.id, committed);
     this.queue(pending);
     this.stats.started++;
-    return runFromRow(pending.row);
+    try {
+      await committed;
+    } catch (error) {
+      this.insertFailed(pending);
+      throw error;
+    } finally {
+      this.unacked.delete(row.id);
+    }
+    return started;
+  }
+
+  /** The pending insert as an op built at commit time: it carries the row as it stands then. */
+  private lazyInsertOps(p: PendingRun, definitionText: string | null): QueuedOp[] {
+    const ops: QueuedOp[] = [];
+    if (definitionText !== null) ops.push({ op: "putDefinition", hash: p.row.definition_hash, text: definitionText });
+    const row = p.row;
+    // No copy: both writers bind or serialise the row in the same task that builds the batch.
+    ops.push(() => {
+      this.insertedSeq.set(row, row.event_seq);
+      return { op: "insertRun", row };
+    });
+    return ops;
+  }
+
+  /** True when an insert already carried the row at `seq` or later: a patch up to `seq` has nothing to add. */
+  private carried(row: RunRow, seq: number): boolean {
+    const at = this.insertedSeq.get(row);
+    return at !== undefined && at >= seq;
+  }
+
+  /** The insert of a run that had started executing failed: it stops, and nothing more of it is written. */
+  private insertFailed(p: PendingRun) {
+    const row = p.row;
+    this.lost.add(row.id);
+    this.active.get(row.id)?.stop("cancelled");
+    if (this.pendingById.delete(row.id)) this.dispatcher.remove(p);
+    setTimeout(() => this.lost.delete(row.id), 60_000).unref?.();
   }
 
   /**
@@ -393,8 +445,9 @@ export class Engine {
     row.resume_mode = null;
     row.resume_at = null;
     // Evaluated at commit time: a run that already ended in the same batch needs no `running` write.
+    const runningSeq = row.event_seq;
     this.writes.fire(() => {
-      if (row.status !== "running") return null;
+      if (row.status !== "running" || this.carried(row, runningSeq) || this.lost.has(row.id)) return null;
       return { op: "patchRun", id: row.id, patch: resumed ? { status: "running", event_seq: row.event_seq, wait_step: null, resume_mode: null, resume_at: null } : { status: "running", event_seq: row.event_seq } };
     });
     this.emitRun(row);
@@ -416,6 +469,10 @@ export class Engine {
       outcome = { kind: "failed", message: `internal error: ${errorMessage(error)}` };
     }
     this.active.delete(row.id);
+    if (this.lost.has(row.id)) {
+      this.dispatcher.release(p);
+      return;
+    }
     try {
       if (outcome.kind === "paused") await this.pause(exec, outcome);
       else await this.finish(row, outcome, exec.stepsComplete ? exec.steps : undefined);
@@ -450,7 +507,8 @@ export class Engine {
     row.resume_mode = null;
     row.resume_at = null;
     row.resume_token_hash = null;
-    await this.settle(row, [{ op: "patchRun", id: row.id, patch }]);
+    const seq = row.event_seq;
+    await this.settle(row, [() => (this.carried(row, seq) || this.lost.has(row.id) ? null : { op: "patchRun", id: row.id, patch })]);
     this.ended(row, steps);
   }
 
@@ -496,6 +554,15 @@ export class Engine {
   }
 
   // ------------------------------------------------------------------ the executor's host
+
+  /**
+   * Steps a restart must not repeat: every non-pure action, wherever it runs (a worker, or this thread for a
+   * piece only this process has). The engine-effect actions are exempt: replying, tagging and setting the
+   * response again are harmless, and they stay as cheap as pure steps.
+   */
+  private hasSideEffects(pieceId: string, action: ActionDef): boolean {
+    return action.sideEffects !== "pure" && !ENGINE_EFFECT_ACTIONS.has(`${pieceId}.${action.id}`);
+  }
 
   private needsWorker(pieceId: string, action: ActionDef): boolean {
     if (!this.pool) return false;
@@ -548,8 +615,8 @@ export class Engine {
       config: call.config,
       auth,
       run: runInfo,
-      signal: run.abort.signal,
-      fetch: this.o.fetch?.() ?? fetch,
+      signal: () => run.abort.signal,
+      fetch: this.o.fetch?.() ?? (this.ownFetch ??= createGuardedFetch({ allowCidrs: this.o.config.allowedCidrs })),
       store: () => this.storeFor(row.workspace_id),
       log: (message, fields) => this.o.log.debug(message, { runId: row.id, step: call.node.name, ...fields }),
       resumePayload: call.resumePayload,
@@ -566,12 +633,19 @@ export class Engine {
   }
 
   /** Step rows are written as they finish; the run's counters are written when it ends or pauses (readers of a running run get them from memory). */
-  private writeStep(run: RunExecution, row: StepRow, update: boolean) {
-    this.writes.fire({ op: update ? "updateStep" : "insertStep", row });
+  private writeStep(run: RunExecution, row: StepRow, update: boolean, durable = false): void | Promise<void> {
+    const op: WriteOp = { op: update ? "updateStep" : "insertStep", row };
+    const runId = run.row.id;
+    // Steps of a run whose insert is not committed yet are dropped if that insert fails (insertFailed).
+    const queued: QueuedOp = this.unacked.has(runId) ? () => (this.lost.has(runId) ? null : op) : op;
+    let committed: Promise<void> | undefined;
+    if (durable) committed = this.writes.write([queued]);
+    else this.writes.fire(queued);
     const at = update ? run.steps.findIndex((s) => s.id === row.id) : -1;
     if (at >= 0) run.steps.splice(at, 1);
     run.steps.push(row);
     this.events.emit(run.row.id, () => ({ type: "step", id: row.seq, step: stepFromRow(row) }));
+    return committed;
   }
 
   private applyEffects(run: RunExecution, effects: StepEffects) {
@@ -635,7 +709,8 @@ export class Engine {
   /** Like waitForRow; when the run ended while waiting, also its step rows as held in memory. */
   private waitForEnd(runId: string, ms: number, signal?: AbortSignal): Promise<{ row: RunRow | null; steps?: StepRow[] }> {
     const row = this.rowNow(runId);
-    if (!row || FINISHED.has(row.status) || ms <= 0) return Promise.resolve({ row });
+    // A run whose end is still being committed is waited for: its step rows are not all readable yet.
+    if (!row || (FINISHED.has(row.status) && !this.settling.has(runId)) || ms <= 0) return Promise.resolve({ row });
     return new Promise((resolve) => {
       let set = this.endWaiters.get(runId);
       if (!set) {
@@ -690,10 +765,15 @@ export class Engine {
    * ends without one, or with `timedOut` after `ms`.
    */
   waitForReply(runId: string, ms: number): Promise<{ reply?: WebhookReply; run: RunT | null; timedOut: boolean }> {
+    // With a reply the caller rarely needs the run: it is read (from the database, once the run ended) only when asked for.
+    const withReply = (reply: WebhookReply) => {
+      const engine = this;
+      return { reply, timedOut: false, get run() { return engine.current(runId); } };
+    };
     const early = this.replies.get(runId);
     if (early) {
       this.replies.delete(runId);
-      return Promise.resolve({ reply: early, run: this.current(runId), timedOut: false });
+      return Promise.resolve(withReply(early));
     }
     const row = this.rowNow(runId);
     if (!row || FINISHED.has(row.status)) return Promise.resolve({ run: row ? runFromRow(row) : null, timedOut: false });
@@ -717,7 +797,7 @@ export class Engine {
       };
       const onReply = (reply: WebhookReply) => {
         cleanup();
-        resolve({ reply, run: this.current(runId), timedOut: false });
+        resolve(withReply(reply));
       };
       const onEnd = (finished: RunRow) => {
         cleanup();
@@ -819,7 +899,10 @@ export class Engine {
     row.resume_token_hash = null;
     row.event_seq++;
     const seq = row.event_seq;
-    await this.settle(row, [{ op: "patchRun", id: row.id, patch: { status: "pending", resume_token_hash: null, event_seq: seq } }]);
+    // The payload (an approval's decision) is kept with the state: the link works once, so a restart before the
+    // resumed step finished must resume it with the same decision (recover reads state.payload).
+    row.state = JSON.stringify({ ...state, payload } satisfies PauseState);
+    await this.settle(row, [{ op: "patchRun", id: row.id, patch: { status: "pending", resume_token_hash: null, event_seq: seq, state: row.state } }]);
     this.emitRun(row);
     this.queue({
       id: row.id, workflowId: row.workflow_id, environment: row.environment, row, definition, variables, secrets, pinned: {},
@@ -969,10 +1052,13 @@ export class Engine {
     row.status = "pending";
     this.writes.fire({ op: "patchRun", id: row.id, patch: { status: "pending", step_total: row.step_total, step_failed: row.step_failed, event_seq: row.event_seq } });
     const state = row.state ? (JSON.parse(row.state) as PauseState) : undefined;
+    // A step still `paused` was being resumed when the process died: it is resumed again with the same payload.
+    const resumedStep = steps.some((s) => s.status === "paused");
     this.queue({
       ...base,
       replay: steps.map((s) => ({ nodeId: s.node_id, stepId: s.id, status: s.status, output: s.output_data === null ? null : JSON.parse(s.output_data), error: s.error_message })),
       activeMsBefore: state?.activeMs,
+      ...(resumedStep ? { resume: { payload: state?.payload ?? { resumedBy: "restart" } } } : {}),
     });
   }
 

@@ -39,14 +39,20 @@ export interface ExecutorHost {
   readonly outputLimit: number;
   /** Largest total of step outputs one run may hold, characters of JSON. */
   readonly memoryBudget: number;
-  /** Will this step run on a worker thread? Such steps get a `running` row first, so a crash mid-step is visible. */
-  needsWorker(call: StepCall): boolean;
+  /**
+   * Does this step have side effects (not `pure`)? Such steps get a committed `running` row before they
+   * start, so a restart knows they may have acted and never repeats them (wherever they run).
+   */
+  recordsStart(call: StepCall): boolean;
   /** Pinned output of a step (test runs): the step is not executed. */
   pinned(run: RunExecution, stepName: string): { found: boolean; output?: unknown };
   /** Runs one action: inline for pure steps, else in a worker. Resolves (never rejects) once it ends or the run stops. */
   invoke(run: RunExecution, call: StepCall): ActionOutcome | Promise<ActionOutcome>;
-  /** Persists a step row (batched) and announces it; `update` completes a row written when the step paused. */
-  writeStep(run: RunExecution, row: StepRow, update: boolean): void;
+  /**
+   * Persists a step row (batched) and announces it; `update` completes a row written when the step paused.
+   * `durable`: the returned promise settles once the row is committed (or its commit failed).
+   */
+  writeStep(run: RunExecution, row: StepRow, update: boolean, durable?: boolean): void | Promise<void>;
   /** Tags, the sub-flow response: applied to the run as soon as a step produced them. */
   applyEffects(run: RunExecution, effects: StepEffects): void;
 }
@@ -195,15 +201,26 @@ export class Executor {
     throw new StepFailed(`step "${node.name}" failed: ${message}`);
   }
 
-  /** A `running` row for a step that leaves this thread; completed later by an update of the same row. */
-  private writeRunning(run: RunExecution, node: ActionNodeT, id: string, startedAt: number, config: unknown): void {
+  /**
+   * A `running` row for a step with side effects; completed later by an update of the same row.
+   * Committed BEFORE the step is handed over (crash safety, docs/security.md): a restart that finds the row
+   * knows the step may have acted and fails the run instead of repeating it; a restart that does not find
+   * it knows the step never started. Resolves with the commit's error, if any.
+   */
+  private async writeRunning(run: RunExecution, node: ActionNodeT, id: string, startedAt: number, config: unknown): Promise<Error | undefined> {
     const input = serializeCapped(maskSecrets(config ?? {}, run.secrets), this.host.outputLimit);
     run.row.step_total++;
-    this.host.writeStep(run, {
+    const committed = this.host.writeStep(run, {
       id, run_id: run.row.id, seq: ++run.row.event_seq, node_id: node.name, node_type: node.type, piece_id: node.pieceId ?? null,
       action_id: node.actionId ?? null, display_name: node.displayName ?? null, status: "running", input_data: input.text, output_data: null,
       output_truncated: 0, error_message: null, retry_count: 0, started_at: new Date(startedAt).toISOString(), finished_at: null, duration_ms: null,
-    }, false);
+    }, false, true);
+    try {
+      await committed;
+      return undefined;
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
   }
 
   private skipped(run: RunExecution, node: ActionNodeT): void {
@@ -247,13 +264,17 @@ export class Executor {
     const backoffMs = Math.max(0, action!.retry?.backoffMs ?? 0);
     const stepId = resuming?.stepId ?? newId();
     let rowWritten = resuming !== undefined;
-    if (!rowWritten && this.host.needsWorker({ node, action: action!, config, stepId })) {
-      this.writeRunning(run, node, stepId, startedAt, config);
+    if (!rowWritten && this.host.recordsStart({ node, action: action!, config, stepId })) {
+      const notRecorded = await this.writeRunning(run, node, stepId, startedAt, config);
       rowWritten = true;
+      if (notRecorded) {
+        this.fail(run, node, startedAt, `could not record that the step started (${notRecorded.message}), so it was not run; retry the run once the database accepts writes again`, config, { id: stepId, update: true });
+      }
     }
     let attempt = 0;
-    let outcome: ActionOutcome;
-    for (;;) {
+    let outcome: ActionOutcome = { kind: "error", message: "stopped", effects: { tags: [] } };
+    // A run stopped while its running row was being committed does not start the step.
+    while (!run.stopReason) {
       attempt++;
       outcome = await this.host.invoke(run, { node, action: action!, config, stepId, resumePayload: resuming ? run.resume?.payload ?? {} : undefined });
       this.host.applyEffects(run, outcome.effects);
@@ -263,7 +284,7 @@ export class Executor {
       await this.sleep(run, wait);
       if (run.stopReason) break;
     }
-    const retryCount = attempt - 1;
+    const retryCount = Math.max(0, attempt - 1);
     const record = { id: stepId, update: rowWritten, retryCount, startedAt, input: config };
 
     if (run.stopReason) {

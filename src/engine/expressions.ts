@@ -152,6 +152,8 @@ type Segment = string | number;
 /** `path` also gets a JSONata form, made on first need, for paths that map over arrays. */
 type Compiled =
   | { kind: "path"; path: Segment[]; expr?: jsonata.Expression }
+  /** `path <op> number`: computed directly when the path holds a finite number, else by JSONata (its errors, its rules). */
+  | { kind: "arith"; path: Segment[]; op: string; operand: number; expr?: jsonata.Expression }
   | { kind: "jsonata"; expr: jsonata.Expression }
   | { kind: "invalid"; reason: string };
 
@@ -170,6 +172,30 @@ function parseBarePath(source: string): Segment[] | null {
   return path;
 }
 
+const ARITHMETIC = /^([A-Za-z_][A-Za-z0-9_]*(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*|\s*\[\s*\d+\s*\])*)\s*([-+*/%])\s*(\d+(?:\.\d+)?)$/;
+
+/** `a.b * 2`-style expressions: a bare path and a number literal (the commonest computed field). */
+function parseArithmetic(source: string): { path: Segment[]; op: string; operand: number } | null {
+  const m = ARITHMETIC.exec(source.trim());
+  if (!m) return null;
+  const path = parseBarePath(m[1]!);
+  return path ? { path, op: m[2]!, operand: Number(m[3]) } : null;
+}
+
+/** The operation as JSONata computes it on two numbers; NaN/Infinity are left to JSONata (which refuses them). */
+function arithmetic(value: unknown, op: string, operand: number): unknown {
+  if (typeof value !== "number") return MISS;
+  let result: number;
+  switch (op) {
+    case "+": result = value + operand; break;
+    case "-": result = value - operand; break;
+    case "*": result = value * operand; break;
+    case "/": result = value / operand; break;
+    default: result = value % operand;
+  }
+  return Number.isFinite(result) ? result : MISS;
+}
+
 function compileJsonata(source: string): jsonata.Expression {
   return jsonata(source, { timeout: EXPRESSION_LIMITS.timeoutMs, stack: EXPRESSION_LIMITS.stackDepth, sequence: EXPRESSION_LIMITS.sequenceLength });
 }
@@ -178,7 +204,9 @@ function compile(source: string): Compiled {
   let compiled = compiledCache.get(source);
   if (compiled) return compiled;
   const path = parseBarePath(source);
+  const arith = path ? null : parseArithmetic(source);
   if (path) compiled = { kind: "path", path };
+  else if (arith) compiled = { kind: "arith", ...arith };
   else {
     try {
       compiled = { kind: "jsonata", expr: compileJsonata(source) };
@@ -229,6 +257,10 @@ export async function evaluateExpression(source: string, context: Record<string,
     const value = readPath(context, compiled.path);
     if (value !== MISS) return value;
     compiled.expr ??= compileJsonata(trimmed);
+  } else if (compiled.kind === "arith") {
+    const value = arithmetic(readPath(context, compiled.path), compiled.op, compiled.operand);
+    if (value !== MISS) return value;
+    compiled.expr ??= compileJsonata(trimmed);
   }
   try {
     return plain(await compiled.expr!.evaluate(context));
@@ -268,6 +300,10 @@ function evaluateSync(source: string, context: Record<string, unknown>): unknown
   const trimmed = source.trim();
   const compiled = compile(trimmed);
   if (compiled.kind === "invalid") throw new ExpressionError(trimmed, compiled.reason);
+  if (compiled.kind === "arith") {
+    const value = arithmetic(readPath(context, compiled.path), compiled.op, compiled.operand);
+    return value === MISS ? NEEDS_ASYNC : value;
+  }
   if (compiled.kind !== "path") return NEEDS_ASYNC;
   const value = readPath(context, compiled.path);
   return value === MISS ? NEEDS_ASYNC : value;

@@ -120,7 +120,7 @@ export class WorkerPool {
     });
     worker.addEventListener("error", (event: ErrorEvent) => {
       this.o.log.error("worker thread error", { worker: index, error: event.message });
-      this.replace(slot, `worker thread crashed: ${event.message}`);
+      this.replace(slot, `worker thread crashed: ${crashReason(event)}`);
     });
     worker.addEventListener("close", () => {
       if (!slot.retiring && !this.stopping) this.replace(slot, "worker thread exited unexpectedly");
@@ -228,4 +228,14 @@ export class WorkerPool {
       }),
     );
   }
+}
+
+/**
+ * The reason a worker died, for the step's errorMessage: Bun's message for an uncaught error carries the
+ * source excerpt and stack ("4 | ...\nerror: boom\n at ..."); the run gets the "error:" line alone (the log keeps all).
+ */
+function crashReason(event: ErrorEvent): string {
+  const text = String(event.message ?? event.error?.message ?? "unknown error");
+  const line = /^(?:\w*error): (.+)$/im.exec(text)?.[1] ?? text.split("\n").find((l) => l.trim()) ?? text;
+  return line.trim().slice(0, 500);
 }

@@ -24,9 +24,8 @@ export type StopReason = "cancelled" | "timeout";
 
 export class RunExecution {
   readonly context: Record<string, unknown>;
-  readonly abort = new AbortController();
-  /** Resolves when the run is stopped (cancel, timeout): a step still running on this thread is raced against it. */
-  readonly stopped: Promise<ActionOutcome>;
+  private controller: AbortController | undefined;
+  private stoppedPromise: Promise<ActionOutcome> | undefined;
   stopReason: StopReason | undefined;
   /** Wall-clock deadline (ms since epoch) from settings.timeoutSeconds minus time already spent. */
   deadline: number;
@@ -60,9 +59,6 @@ export class RunExecution {
       triggerOutput: unknown;
     },
   ) {
-    this.stopped = new Promise((resolve) => {
-      this.abort.signal.addEventListener("abort", () => resolve({ kind: "error", message: String(this.stopReason ?? "stopped"), effects: { tags: [] } }), { once: true });
-    });
     this.activeMsBefore = options.activeMsBefore ?? 0;
     this.stepsComplete = !options.replay || options.replay.length === 0;
     this.deadline = this.segmentStartedAt + Math.max(0, options.timeoutMs - this.activeMsBefore);
@@ -110,9 +106,34 @@ export class RunExecution {
     return this.activeMsBefore + (Date.now() - this.segmentStartedAt);
   }
 
+  /**
+   * Aborted when the run stops. Created on first use: most runs never stop and many never hand a signal
+   * to anything that waits, so the controller and its listener are not paid for on every run.
+   */
+  get abort(): AbortController {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.stopReason) this.controller.abort(this.stopReason);
+    }
+    return this.controller;
+  }
+
+  /** Resolves when the run is stopped (cancel, timeout): a step still running on this thread is raced against it. */
+  get stopped(): Promise<ActionOutcome> {
+    if (!this.stoppedPromise) {
+      const signal = this.abort.signal;
+      this.stoppedPromise = new Promise((resolve) => {
+        const done = () => resolve({ kind: "error", message: String(this.stopReason ?? "stopped"), effects: { tags: [] } });
+        if (signal.aborted) done();
+        else signal.addEventListener("abort", done, { once: true });
+      });
+    }
+    return this.stoppedPromise;
+  }
+
   stop(reason: StopReason) {
     if (this.stopReason) return;
     this.stopReason = reason;
-    this.abort.abort(reason);
+    this.controller?.abort(reason);
   }
 }

@@ -8,8 +8,10 @@
  * never waits for SQLite or fsync); `InlineWriter` commits on the calling thread (in-memory databases, which
  * a second connection cannot share).
  */
+import type { Statement } from "bun:sqlite";
+import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
 import type { Db } from "../store/db";
-import { RunStore, type RunPatch, type RunRow, type StepRow } from "../store/runs";
+import { RunStore, knownDefinitions, type RunPatch, type RunRow, type StepRow } from "../store/runs";
 
 export type WriteOp =
   | { op: "insertRun"; row: RunRow }
@@ -21,7 +23,7 @@ export type WriteOp =
 export type QueuedOp = WriteOp | (() => WriteOp | null);
 
 export interface RunWrites {
-  write(ops: WriteOp[]): Promise<void>;
+  write(ops: QueuedOp[]): Promise<void>;
   fire(op: QueuedOp): void;
   /** Resolves once everything queued so far is committed. */
   drain(): Promise<void>;
@@ -49,6 +51,7 @@ export function applyBatch(db: Db, store: RunStore, ops: WriteOp[][]): Array<str
     }).immediate();
     return ops.map(() => null);
   } catch (batchError) {
+    knownDefinitions(db).clear();
     if (ops.length === 1) return [String((batchError as Error)?.message ?? batchError)];
     return ops.map((group) => {
       try {
@@ -57,6 +60,7 @@ export function applyBatch(db: Db, store: RunStore, ops: WriteOp[][]): Array<str
         }).immediate();
         return null;
       } catch (error) {
+        knownDefinitions(db).clear();
         return String((error as Error)?.message ?? error);
       }
     });
@@ -78,7 +82,7 @@ abstract class QueueingWriter implements RunWrites {
 
   constructor(protected readonly onError: (error: unknown) => void, protected readonly maxBatch = 4000) {}
 
-  write(ops: WriteOp[]): Promise<void> {
+  write(ops: QueuedOp[]): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ ops, resolve, reject });
       this.schedule();
@@ -149,28 +153,187 @@ abstract class QueueingWriter implements RunWrites {
   abstract close(): Promise<void>;
 }
 
+export interface InlineWriterOptions {
+  /**
+   * The WAL file of the database. When the connection uses synchronous=FULL, batches are then committed with
+   * synchronous=NORMAL (no fsync while the main thread waits) and the WAL is fdatasync'ed on the I/O
+   * thread pool; a batch's writers are answered only after the fsync that follows its commit returned.
+   * What is acknowledged is as durable as under FULL (WAL frames on disk before the answer), while the
+   * main thread keeps serving requests during the fsync and one fsync covers every batch committed
+   * while the previous one ran. Checkpoints still sync the WAL and the database file (SQLite does so
+   * under NORMAL), so an acknowledged write is never only in a WAL that a checkpoint could recycle.
+   */
+  syncWal?: string | null;
+}
+
+/** Frames in the WAL beyond which the writer finishes a checkpoint itself, so the WAL restarts from its start. */
+const WAL_RESTART_FRAMES = 4000;
+const CHECKPOINT_URL = new URL("./checkpoint-thread.ts", import.meta.url);
+
+interface Committed {
+  entries: Entry[];
+  failures: Array<string | null>;
+}
+
 export class InlineWriter extends QueueingWriter {
   private readonly store: RunStore;
+  private readonly setNormal: Statement | undefined;
+  private readonly setFull: Statement | undefined;
+  /** Committed, waiting for the next fsync. */
+  private unsynced: Committed[] = [];
+  private unsyncedEntries = 0;
+  /** Covered by the fsync now running. */
+  private syncing: Committed[] | undefined;
+  private syncingEntries = 0;
+  private walFd: number | undefined;
+  /** Copies WAL frames into the database file off this thread (see checkpoint-thread.ts). */
+  private checkpointer: Worker | undefined;
+  private walFrames = 0;
 
-  constructor(private readonly db: Db, onError: (error: unknown) => void) {
+  constructor(private readonly db: Db, onError: (error: unknown) => void, private readonly options: InlineWriterOptions = {}) {
     super(onError);
-    this.store = new RunStore(db);
+    // Shares the connection with the retention sweep, which forgets remembered definitions when it deletes any.
+    this.store = new RunStore(db, true);
+    // Only a connection that would fsync every commit (FULL) gains from moving the fsync off this thread.
+    const level = options.syncWal ? (db.query("PRAGMA synchronous").get() as { synchronous: number } | null)?.synchronous : undefined;
+    if (options.syncWal && level === 2) {
+      this.setNormal = db.prepare("PRAGMA synchronous = NORMAL");
+      this.setFull = db.prepare("PRAGMA synchronous = FULL");
+    }
   }
 
   protected get inFlight() {
-    return 0;
+    return this.unsyncedEntries + this.syncingEntries;
   }
 
   protected kick() {
+    // While an fsync runs, writes gather and are committed together when it returns: none of them could be
+    // acknowledged before the next fsync anyway, and one transaction of hundreds of runs writes each touched
+    // page once instead of once per small batch. Runs that end meanwhile are then inserted already finished.
+    if (this.syncing && this.queue.length < this.maxBatch) return;
     while (this.queue.length > 0) {
       const { entries, ops } = this.take();
-      this.settle(entries, applyBatch(this.db, this.store, ops));
+      if (!this.setNormal) {
+        this.settle(entries, applyBatch(this.db, this.store, ops));
+        continue;
+      }
+      this.setNormal.run();
+      let failures: Array<string | null>;
+      try {
+        failures = applyBatch(this.db, this.store, ops);
+      } finally {
+        this.setFull!.run();
+      }
+      this.unsynced.push({ entries, failures });
+      this.unsyncedEntries += entries.length;
     }
+    if (this.setNormal) {
+      this.checkpointer ??= this.startCheckpointer();
+      if (this.walFrames > WAL_RESTART_FRAMES) this.restartWal();
+    }
+    this.sync();
     this.settle([], []);
+  }
+
+  /**
+   * SQLite checkpoints the WAL itself after a commit once it holds 1,000 pages: on the committing thread,
+   * copying pages and fsyncing twice. A thread of its own does that here instead; this connection stops
+   * checkpointing once it runs (and resumes if it fails).
+   */
+  private startCheckpointer(): Worker | undefined {
+    try {
+      const worker = new Worker(CHECKPOINT_URL.href, { smol: true } as WorkerOptions);
+      (worker as { unref?: () => void }).unref?.();
+      worker.addEventListener("message", (event: MessageEvent) => {
+        const message = event.data as { t: "ready" } | { t: "init-failed"; error: string } | { t: "frames"; log: number };
+        if (message.t === "ready") this.db.run("PRAGMA wal_autocheckpoint = 0");
+        else if (message.t === "frames") this.walFrames = message.log;
+        else this.onError(new Error(`the WAL checkpointer could not start: ${message.error}`));
+      });
+      worker.addEventListener("error", (event: ErrorEvent) => {
+        this.db.run("PRAGMA wal_autocheckpoint = 1000");
+        this.onError(new Error(`the WAL checkpointer failed: ${event.message}`));
+      });
+      worker.postMessage({ t: "init", dbPath: this.db.filename, intervalMs: 100 });
+      return worker;
+    } catch (error) {
+      this.onError(error);
+      return undefined;
+    }
+  }
+
+  /**
+   * Under steady load the background checkpoint never catches the last frames, so the WAL would only grow:
+   * between two batches (no writer active) this connection copies what is left, and the next commit starts
+   * the WAL over from its beginning.
+   */
+  private restartWal() {
+    try {
+      const result = this.db.query("PRAGMA wal_checkpoint(PASSIVE)").get() as { busy: number; log: number; checkpointed: number } | null;
+      if (result && result.busy === 0 && result.checkpointed >= result.log) this.walFrames = 0;
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+
+  /** One fsync at a time; it covers every batch committed before it started. */
+  private sync() {
+    if (this.syncing || this.unsynced.length === 0) return;
+    const batches = this.unsynced;
+    this.syncing = batches;
+    this.syncingEntries = this.unsyncedEntries;
+    this.unsynced = [];
+    this.unsyncedEntries = 0;
+    const done = (error: Error | null) => {
+      this.syncing = undefined;
+      this.syncingEntries = 0;
+      for (const { entries, failures } of batches) {
+        this.settle(entries, error ? entries.map(() => `the run database could not be synced to disk: ${error.message}`) : failures);
+      }
+      this.kick();
+    };
+    const fd = this.wal();
+    if (fd === undefined) {
+      // No WAL file to open (not expected in WAL mode): a full checkpoint syncs the WAL and the database file.
+      try {
+        this.db.run("PRAGMA wal_checkpoint(FULL)");
+        done(null);
+      } catch (error) {
+        done(error as Error);
+      }
+      return;
+    }
+    fdatasync(fd, done);
+  }
+
+  /** The WAL's descriptor, reopened when the file was replaced (a closed and reopened database). */
+  private wal(): number | undefined {
+    try {
+      if (this.walFd !== undefined && fstatSync(this.walFd).nlink > 0) return this.walFd;
+      if (this.walFd !== undefined) closeSync(this.walFd);
+      this.walFd = undefined;
+      this.walFd = openSync(this.options.syncWal!, "r");
+      return this.walFd;
+    } catch {
+      return undefined;
+    }
   }
 
   async close() {
     this.kick();
+    await this.drain();
+    if (this.walFd !== undefined) closeSync(this.walFd);
+    this.walFd = undefined;
+    if (this.checkpointer) {
+      this.checkpointer.postMessage({ t: "stop" });
+      this.checkpointer.terminate();
+      this.checkpointer = undefined;
+      try {
+        this.db.run("PRAGMA wal_autocheckpoint = 1000");
+      } catch {
+        // Already closed.
+      }
+    }
   }
 }
 

@@ -36,7 +36,8 @@ export interface StepContextOptions {
   config: Record<string, unknown>;
   auth?: ResolvedAuth;
   run: RunInfo;
-  signal: AbortSignal;
+  /** The run's abort signal, or a function that creates it on first use (most steps never read it). */
+  signal: AbortSignal | (() => AbortSignal);
   fetch: GuardedFetch;
   /** Created on first use: most steps never touch the store. */
   store: () => KeyValueStore;
@@ -68,7 +69,9 @@ export function createStepContext(o: StepContextOptions): { ctx: ActionContext; 
     config: o.config,
     auth: o.auth,
     run: o.run,
-    signal: o.signal,
+    get signal() {
+      return typeof o.signal === "function" ? o.signal() : o.signal;
+    },
     fetch: o.fetch,
     get store() {
       return (store ??= o.store());

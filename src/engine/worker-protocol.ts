@@ -12,6 +12,8 @@ export interface WorkerInit {
   /** The database file, for the workspace key-value store (`ctx.store`); null for an in-memory database. */
   dbPath: string | null;
   dbSynchronous: "FULL" | "NORMAL";
+  /** WEFT_ALLOW_CIDRS: what the worker's SSRF-guarded fetch may reach although not public. */
+  allowCidrs: string[];
 }
 
 export interface StepRequest {

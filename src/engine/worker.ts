@@ -5,7 +5,8 @@
  */
 import { KvStore } from "../core/pieces/kv-store";
 import { loadRegistry, type PieceRegistry } from "../core/pieces/registry";
-import type { KeyValueStore } from "../pieces-sdk/types";
+import { createGuardedFetch } from "../net/guarded-fetch";
+import type { GuardedFetch, KeyValueStore } from "../pieces-sdk/types";
 import { openDatabase, type Db } from "../store/db";
 import { errorMessage, invokeAction } from "./invoke-action";
 import type { SubflowResult } from "./step-context";
@@ -19,6 +20,8 @@ let registry: PieceRegistry | undefined;
 let init: WorkerInit | undefined;
 let db: Db | undefined;
 let kv: KvStore | undefined;
+/** Pieces reach the network only through the SSRF guard (docs/security.md), built from the operator's allow-list. */
+let guardedFetch: GuardedFetch | undefined;
 const running = new Map<string, AbortController>();
 const calls = new Map<number, { resolve: (r: SubflowResult) => void; reject: (e: Error) => void }>();
 let nextCallId = 1;
@@ -44,7 +47,7 @@ async function runStep(request: StepRequest) {
       auth: request.auth,
       run: request.run,
       signal: controller.signal,
-      fetch: (url, requestInit) => fetch(url, { ...requestInit, signal: requestInit?.signal ?? controller.signal }),
+      fetch: (url, requestInit) => guardedFetch!(url, { ...requestInit, signal: requestInit?.signal ?? controller.signal }),
       store: () => storeFor(request.run.workspaceId),
       log: (message, fields) => post({ t: "log", id: request.id, message: String(message), fields }),
       resumePayload: request.resumePayload,
@@ -80,6 +83,10 @@ self.onmessage = (event: MessageEvent) => {
   switch (message.t) {
     case "init":
       init = message;
+      guardedFetch = createGuardedFetch({ allowCidrs: message.allowCidrs ?? [] });
+      // Defence in depth: a piece that calls the global fetch instead of ctx.fetch is guarded all the same
+      // (the guard captured the real fetch above; nothing else in this thread reaches the network).
+      globalThis.fetch = Object.assign(guardedFetch, { preconnect: fetch.preconnect }) as typeof fetch;
       loadRegistry({ piecesDir: message.piecesDir })
         .then((loaded) => {
           registry = loaded;

@@ -56,6 +56,12 @@ function shorten(path: string): string {
   return path.replace(/(\/nextAction){4,}/g, (run) => `/nextAction×${run.length / "/nextAction".length}`);
 }
 
+/**
+ * Operations the spec says read no body (4.4 unpublish, 4.7 oauth2/start): whatever is sent, even
+ * malformed JSON, is not parsed, so it cannot turn the call into a 400.
+ */
+export const BODYLESS_ROUTES: ReadonlySet<string> = new Set(["POST /api/workflows/:id/unpublish", "POST /api/connections/:id/oauth2/start"]);
+
 export function assertBodySize(request: Request, limit: number): void {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) {

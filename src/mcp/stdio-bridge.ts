@@ -30,20 +30,28 @@ export async function bridgeMcpStdio(baseUrl: string, token: string): Promise<vo
     requestInit: { headers: { authorization: `Bearer ${token}` } },
   });
   const local = new StdioServerTransport();
+  // Relays still in flight when stdin closes are awaited, so a client that writes its requests and
+  // closes its end (`printf … | weft mcp`) still gets every answer.
+  const inFlight = new Set<Promise<unknown>>();
+  const track = (promise: Promise<unknown>) => {
+    inFlight.add(promise);
+    void promise.finally(() => inFlight.delete(promise));
+  };
   local.onmessage = (message: JSONRPCMessage) => {
-    upstream.send(message).catch((error: Error) => {
+    track(upstream.send(message).catch((error: Error) => {
       // A request must get an answer even when the server cannot be reached or refuses the token.
       if ("id" in message && "method" in message) {
-        void local.send({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: `Weft at ${baseUrl}: ${error.message}` } });
+        return local.send({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: `Weft at ${baseUrl}: ${error.message}` } });
       }
-    });
+    }));
   };
-  upstream.onmessage = (message) => void local.send(message);
+  upstream.onmessage = (message) => track(local.send(message));
   upstream.onerror = (error) => process.stderr.write(`weft mcp: ${error.message}\n`);
   const closed = new Promise<void>((resolve) => process.stdin.once("end", () => resolve()));
   await upstream.start();
   await local.start();
   await closed;
+  while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
   await upstream.close().catch(() => {});
   await local.close().catch(() => {});
 }

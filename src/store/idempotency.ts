@@ -19,6 +19,7 @@ export class IdempotencyStore {
       finish: db.query("UPDATE idempotency_records SET state = 'done', status = ?, body = ? WHERE credential = ? AND key = ?"),
       release: db.query("DELETE FROM idempotency_records WHERE credential = ? AND key = ? AND state = 'running'"),
       prune: db.query("DELETE FROM idempotency_records WHERE created_at <= ?"),
+      releaseAbandoned: db.query("DELETE FROM idempotency_records WHERE state = 'running' AND created_at < ?"),
     };
   }
 
@@ -37,6 +38,14 @@ export class IdempotencyStore {
 
   release(credential: string, key: string) {
     this.q.release.run(credential, key);
+  }
+
+  /**
+   * Start-up: claims left `running` by a process that died can never finish; without this their keys would
+   * answer 409 for 24 h. Released, a retry with the key executes the request again.
+   */
+  releaseAbandoned(before = Date.now()): number {
+    return this.q.releaseAbandoned.run(before).changes;
   }
 
   prune(now = Date.now()) {

@@ -179,7 +179,7 @@ export class RunStore {
   private readonly listStatements = new Map<string, { rows: Statement<RunRow>; count: Statement<{ n: number }> }>();
   private readonly patchStatements = new Map<string, Statement>();
 
-  constructor(readonly db: Db) {
+  constructor(readonly db: Db, private readonly rememberDefinitions = false) {
     this.insertRunStmt = db.prepare(`INSERT INTO runs (${RUN_COLUMNS.join(", ")}) VALUES (${RUN_COLUMNS.map((c) => `$${c}`).join(", ")})`);
     this.insertStepStmt = db.prepare(`INSERT INTO run_steps (${STEP_COLUMNS.join(", ")}) VALUES (${STEP_COLUMNS.map((c) => `$${c}`).join(", ")})`);
     this.updateStepStmt = db.prepare(
@@ -249,8 +249,22 @@ export class RunStore {
     return this.getStepsStmt.all(runId);
   }
 
+  /**
+   * Stores a run's definition unless this connection already stored it. Every run insert carries one, and
+   * binding the definition's text each time costs more than the run row; the memory of what is stored is
+   * per connection and forgotten whenever orphaned definitions are deleted (deleteOrphanDefinitions), so
+   * only a store whose every transaction fails loudly (the engine's batch writer) may remember.
+   */
   putDefinition(hash: string, definition: string): void {
+    if (!this.rememberDefinitions) {
+      this.insertDefinitionStmt.run(hash, definition, new Date().toISOString());
+      return;
+    }
+    const known = knownDefinitions(this.db);
+    if (known.has(hash)) return;
     this.insertDefinitionStmt.run(hash, definition, new Date().toISOString());
+    if (known.size >= 10_000) known.clear();
+    known.add(hash);
   }
 
   definition(hash: string): string | null {
@@ -352,8 +366,25 @@ export class RunStore {
 
   /** Drops definitions no run uses any more (one scan of runs; called by the retention sweep). */
   deleteOrphanDefinitions(): number {
+    knownDefinitions(this.db).clear();
     return this.db.query(`DELETE FROM run_definitions WHERE hash NOT IN (SELECT DISTINCT definition_hash FROM runs)`).run().changes;
   }
+}
+
+const definitionsByDb = new WeakMap<Db, Set<string>>();
+
+/**
+ * Definition hashes inserted through a connection (its transactions are serial, so a hash seen here is in the
+ * table unless this connection deleted it). A rolled-back batch may leave a hash here that is not stored:
+ * applyBatch forgets them all when a transaction fails.
+ */
+export function knownDefinitions(db: Db): Set<string> {
+  let set = definitionsByDb.get(db);
+  if (!set) {
+    set = new Set();
+    definitionsByDb.set(db, set);
+  }
+  return set;
 }
 
 /** The smallest UUIDv7 of a millisecond: ids below it were created earlier. */

@@ -2,7 +2,10 @@
  * The builder in a real browser (Debian's chromium, headless, driven by playwright-core) against a
  * real server: first-start setup → a webhook workflow with a router and two branches built through
  * the UI → test run with step outputs → publish → a call to the webhook URL appears live on the runs
- * page → restore an older version. A failing step leaves a screenshot in test/artifacts/.
+ * page → restore an older version. Then: tags and variables, the conflict banner (a change made
+ * through the API while the editor is open is never overwritten), folders, the runs page filters, and
+ * an OAuth2 connection authorized in a popup against a loopback provider. A failing step leaves a
+ * screenshot in test/artifacts/.
  *
  * Steps whose API is not served yet are `test.todo` naming the missing route, and run by themselves
  * once the route exists (the list is read from the app's own OpenAPI contract).
@@ -14,6 +17,7 @@ import { join, resolve } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { testApp } from "../support/app";
 import { startServer, type ServerHandle } from "../support/server";
+import { startProvider, type Provider } from "../connections/support/oauth-provider";
 
 const CHROMIUM = process.env.WEFT_CHROMIUM ?? "/usr/bin/chromium";
 const ARTIFACTS = resolve(import.meta.dir, "../artifacts");
@@ -29,6 +33,7 @@ const served = await (async () => {
 })();
 
 let server: ServerHandle;
+let provider: Provider;
 let context: BrowserContext;
 let page: Page;
 let profile: string;
@@ -58,7 +63,9 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: install it with \`apt-get update && apt-get install -y chromium\` (or set WEFT_CHROMIUM)`);
   }
-  server = await startServer();
+  provider = await startProvider({ expiresIn: 3600 });
+  // The fake OAuth2 provider listens on loopback, which the SSRF guard refuses unless allowed.
+  server = await startServer({ env: { WEFT_ALLOW_CIDRS: "127.0.0.0/8" } });
   profile = mkdtempSync(join(tmpdir(), "weft-chromium-"));
   context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -73,11 +80,22 @@ beforeAll(async () => {
 afterAll(async () => {
   await context?.close().catch(() => undefined);
   await server?.stop();
+  provider?.stop();
   if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 async function saved() {
   await expectText(page.locator(".save-state"), "All changes saved");
+}
+
+/** Waits until `read()` equals `expected` (deeply), for lists that refresh on their own. */
+async function eventually<T>(read: () => Promise<T>, expected: T, timeout = 10_000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await read();
+    try { expect(value).toEqual(expected); return; } catch (error) { if (Date.now() > deadline) throw error; }
+    await Bun.sleep(100);
+  }
 }
 
 async function expectText(locator: ReturnType<Page["locator"]>, text: string | RegExp, timeout = 10_000) {
@@ -127,10 +145,10 @@ describe("builder, end to end", () => {
     await page.getByRole("button", { name: "Add a step in branch Otherwise of router" }).click();
     await page.locator('[data-pick="data.set_fields"]').click();
     await page.getByRole("button", { name: "Add field" }).click();
-    await page.getByLabel("fields: name 1").fill("greeting");
-    await page.getByLabel("fields: name 1").press("Tab");
-    await page.getByLabel("fields: value of greeting").fill("Hello stranger");
-    await page.getByLabel("fields: value of greeting").press("Tab");
+    await page.getByLabel("Fields: name 1").fill("greeting");
+    await page.getByLabel("Fields: name 1").press("Tab");
+    await page.getByLabel("Fields: value of greeting").fill("Hello stranger");
+    await page.getByLabel("Fields: value of greeting").press("Tab");
     await saved();
 
     // Branches side by side, each with its step; the gate finds nothing wrong.
@@ -199,5 +217,147 @@ describe("builder, end to end", () => {
     const stored = await (await server.fetch(`/api/workflows/${workflowId}`)).json();
     expect(stored.data.definition.trigger.nextAction.branches[0].firstAction.displayName).toBe(original);
     expect(stored.data.hasUnpublishedChanges).toBe(true);
+  });
+
+  flowStep("tags and variables are edited from the editor; secret values stay masked", ["PUT /api/workflows/{id}/variables", "GET /api/workflows/{id}/variables"], async () => {
+    await page.getByLabel("Add a tag").fill("greetings");
+    await page.getByLabel("Add a tag").press("Enter");
+    await page.getByRole("button", { name: "Remove tag greetings" }).waitFor();
+    await saved();
+    expect((await (await server.fetch(`/api/workflows/${workflowId}`)).json()).data.tags).toEqual(["greetings"]);
+
+    await page.getByRole("button", { name: "Variables" }).click();
+    const dialog = page.getByRole("dialog", { name: "Variables" });
+    await dialog.getByText("No variables yet").waitFor();
+    await dialog.getByRole("button", { name: "Add variable" }).click();
+    await dialog.getByLabel("Name of variable 1").fill("greeting_word");
+    await dialog.getByLabel("Value of greeting_word").fill("Hi");
+    await dialog.getByRole("button", { name: "Add variable" }).click();
+    await dialog.getByLabel("Name of variable 2").fill("api_key");
+    await dialog.getByLabel("api_key is secret").check();
+    await dialog.getByLabel("Value of api_key").fill("s3cret-value");
+    await dialog.getByRole("button", { name: "Save variables" }).click();
+    await dialog.getByText("Variables saved.").waitFor();
+    const read = async () => (await (await server.fetch(`/api/workflows/${workflowId}/variables`)).json()).data.map((v: any) => [v.name, v.value, v.secret]);
+    expect(await read()).toEqual([["api_key", null, true], ["greeting_word", "Hi", false]]);
+
+    // Reopened, the secret shows as stored (never its value); saving another change keeps it.
+    await dialog.getByRole("button", { name: "Close" }).click();
+    await page.getByRole("button", { name: "Variables" }).click();
+    expect(await dialog.getByLabel("Value of api_key").getAttribute("placeholder")).toContain("stored");
+    expect(await dialog.getByLabel("Value of api_key").inputValue()).toBe("");
+    expect(await page.content()).not.toContain("s3cret-value");
+    await dialog.getByLabel("Value of greeting_word").fill("Hello");
+    await dialog.getByRole("button", { name: "Save variables" }).click();
+    await dialog.getByText("Variables saved.").waitFor();
+    expect(await read()).toEqual([["api_key", null, true], ["greeting_word", "Hello", false]]);
+    // A bad name is refused in the dialog with the rule, before anything is sent.
+    await dialog.getByLabel("Name of variable 1").fill("2fast");
+    await dialog.getByRole("button", { name: "Save variables" }).click();
+    await expectText(dialog.getByRole("alert"), "not a usable name");
+    await dialog.getByRole("button", { name: "Close" }).click();
+    expect(await read()).toEqual([["api_key", null, true], ["greeting_word", "Hello", false]]);
+  });
+
+  flowStep("a change made elsewhere shows the conflict banner and is never overwritten", ["PUT /api/workflows/{id}"], async () => {
+    await page.locator("[data-step=set_fields]").click();
+    await saved();
+    // Someone else saves through the API while the editor is open.
+    const current = (await (await server.fetch(`/api/workflows/${workflowId}`)).json()).data;
+    const theirs = structuredClone(current.definition);
+    theirs.trigger.nextAction.branches[1].firstAction.displayName = "Changed through the API";
+    const put = await server.fetch(`/api/workflows/${workflowId}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ definition: theirs, expectedRev: current.definitionRev }) });
+    expect(put.status).toBe(200);
+
+    await page.getByLabel("Display name").fill("Changed in the browser");
+    await page.getByLabel("Display name").press("Tab");
+    await expectText(page.getByRole("alert"), "changed elsewhere");
+    await expectText(page.locator(".save-state"), "Not saved: conflict");
+    const stored = async () => (await (await server.fetch(`/api/workflows/${workflowId}`)).json()).data.definition.trigger.nextAction.branches[1].firstAction.displayName;
+    expect(await stored()).toBe("Changed through the API");
+    // Editing on does not sneak the change in either.
+    await page.getByLabel("Display name").fill("Still mine");
+    await page.getByLabel("Display name").press("Tab");
+    await page.waitForTimeout(1200);
+    expect(await stored()).toBe("Changed through the API");
+
+    await page.getByRole("button", { name: /Load the latest version/ }).click();
+    await expectText(page.locator("[data-step=set_fields] .node-title"), "Changed through the API");
+    await saved();
+    expect(await page.getByRole("alert").filter({ hasText: "changed elsewhere" }).count()).toBe(0);
+  });
+
+  flowStep("folders are created and renamed, and tags filter the list", ["POST /api/folders", "PUT /api/folders/{id}"], async () => {
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Workflows" }).click();
+    await page.getByRole("heading", { name: "Workflows" }).waitFor();
+    await page.getByRole("button", { name: "New folder" }).click();
+    await page.getByRole("dialog").getByLabel("Folder name").fill("Inbox");
+    await page.getByRole("dialog").getByRole("button", { name: "Create folder" }).click();
+    await page.getByRole("navigation", { name: "Folders" }).getByRole("button", { name: "Inbox (0)" }).waitFor();
+    await page.getByRole("button", { name: "Rename", exact: true }).click();
+    await page.getByRole("dialog").getByLabel("Folder name").fill("Support");
+    await page.getByRole("dialog").getByRole("button", { name: "Rename" }).click();
+    await page.getByRole("navigation", { name: "Folders" }).getByRole("button", { name: "Support (0)" }).waitFor();
+    const folders = (await (await server.fetch("/api/folders")).json()).data.map((f: any) => f.name);
+    expect(folders).toEqual(["Support"]);
+
+    await page.getByRole("button", { name: "All workflows" }).click();
+    await page.getByRole("button", { name: "Filter by tag greetings" }).click();
+    await eventually(() => page.getByLabel("Tag", { exact: true }).inputValue(), "greetings");
+    await page.getByRole("link", { name: "Greeter" }).waitFor();
+  });
+
+  flowStep("the runs page filters by environment, status and workflow", ["GET /api/runs"], async () => {
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Runs" }).click();
+    await page.getByRole("heading", { name: "Runs" }).waitFor();
+    const rows = page.locator("tr[data-run]");
+    const cells = (column: number) => rows.evaluateAll((trs, c) => trs.map((tr) => (tr as HTMLTableRowElement).cells[c]!.textContent!.trim()), column);
+    await rows.first().waitFor();
+    expect(new Set(await cells(3))).toEqual(new Set(["production"]));
+    const production = await rows.count();
+
+    const filter = (label: string) => page.getByRole("search", { name: "Filter runs" }).getByLabel(label);
+    await filter("Environment").selectOption("test");
+    await eventually(async () => [...new Set(await cells(3))], ["test"]);
+    const tests = await rows.count();
+    await filter("Environment").selectOption("all");
+    await eventually(() => rows.count(), production + tests);
+
+    await filter("Status").selectOption("failed");
+    await page.getByText("No runs match").waitFor();
+    await filter("Status").selectOption("completed");
+    await eventually(() => rows.count(), production + tests);
+    await filter("Trigger").selectOption("cron");
+    await page.getByText("No runs match").waitFor();
+    await filter("Trigger").selectOption("");
+    await filter("Workflow").selectOption({ label: "Greeter" });
+    await eventually(async () => [...new Set(await cells(1))], ["Greeter"]);
+  });
+
+  flowStep("an OAuth2 connection is authorized in a popup; the callback page tells the editor", ["POST /api/connections", "POST /api/connections/{id}/oauth2/start", "GET /api/oauth2/callback"], async () => {
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Settings" }).click();
+    await page.getByRole("link", { name: "Connections" }).click();
+    await page.getByText("No connections yet").waitFor();
+    await page.getByRole("button", { name: "New connection" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: /OAuth2 \(generic\)/ }).click();
+    const form = page.getByRole("form", { name: /New OAuth2/ });
+    await form.getByLabel(/^Client id/).fill(provider.clientId);
+    await form.getByLabel("Client secret").fill(provider.clientSecret);
+    await form.getByLabel("Authorize URL").fill(provider.authUrl);
+    await form.getByLabel("Token URL").fill(provider.tokenUrl);
+    // Catch the message the callback page posts to its opener (this page).
+    const message = page.evaluate(() => new Promise<any>((resolve) => window.addEventListener("message", (e) => { if (e.data?.type === "weft:oauth2") resolve({ data: e.data, origin: e.origin }); })));
+    const popup = page.waitForEvent("popup");
+    await form.getByRole("button", { name: "Connect" }).click();
+    const opened = await popup;
+    await opened.waitForURL(/\/api\/oauth2\/callback/);
+    expect(await opened.textContent("body")).toContain("You may close this window");
+    const posted = await message;
+    expect(posted.origin).toBe(server.url);
+    expect(posted.data.status).toBe("active");
+    await expectText(page.locator("tr").filter({ hasText: "oauth2" }), "active");
+    const stored = (await (await server.fetch("/api/connections")).json()).data;
+    expect(stored.map((c: any) => [c.pieceId, c.status])).toEqual([["oauth2", "active"]]);
+    await opened.close().catch(() => undefined);
   });
 });

@@ -1,3 +1,4 @@
+import jsonata from "jsonata";
 import { describe, expect, test } from "bun:test";
 import { checkExpressionSyntax, evaluateExpression, expressionRoots, findExpressions, resolveValue, resolveValueFast } from "../../src/engine/expressions";
 
@@ -92,6 +93,17 @@ describe("evaluation", () => {
     const pending = resolveValueFast({ x: "{{ greet.output.text & '!' }}" }, context);
     expect(pending).toBeInstanceOf(Promise);
     expect(await pending).toEqual({ x: "hello!" });
+  });
+
+  test("a path and a number (`n * 2`) are computed without JSONata, with JSONata's results and errors", async () => {
+    const ctx = { trigger: { body: { n: 21, s: "21", list: [1, 2], zero: 0 } } };
+    expect(resolveValueFast({ d: "{{ trigger.body.n * 2 }}", p: "{{trigger.body.n+0.5}}", m: "{{ trigger.body.n % 4 }}" }, ctx)).toEqual({ d: 42, p: 21.5, m: 1 });
+    for (const source of ["trigger.body.n * 2", "trigger.body.n - 30", "trigger.body.n / 4", "trigger.body.missing * 2", "trigger.body.n / 0"]) {
+      expect(await evaluateExpression(source, ctx)).toEqual(await jsonata(source).evaluate(ctx));
+    }
+    // Not a number, or a result JSONata refuses: JSONata decides (and names the problem).
+    await expect(evaluateExpression("trigger.body.s * 2", ctx)).rejects.toThrow(/trigger\.body\.s \* 2/);
+    await expect(evaluateExpression("trigger.body.list * 2", ctx)).rejects.toThrow(/must evaluate to a number/);
   });
 
   test("bare paths read own properties only: no prototype escapes", async () => {

@@ -138,6 +138,26 @@ describe("surviving a restart", () => {
     }
   });
 
+  test("an approval opened just before a crash continues after the restart with that decision", async () => {
+    const app = await engineApp();
+    const id = await createWorkflow(app, definition(chain(approval("approve"), template("after", "decision={{approve.output.decision}}"))));
+    const run = await runAndWait(app, id, {}, "test", 0);
+    const paused = await until(() => getRun(app, run.id), (r) => r.status === "paused");
+    const link = new URL(stepOf(paused, "approve").outputData.approveUrl);
+    app.deps.engine.dispatcher.pause(); // the process dies after the link was accepted, before the run went on
+    expect((await app.req("GET", link.pathname + link.search, { token: null })).status).toBe(200);
+    await app.deps.engine.stop(100);
+    const next = restarted(app);
+    await next.deps.engine.start();
+    try {
+      const done = await until(() => getRun(next, run.id), (r) => r.status === "completed");
+      expect(stepOf(done, "approve").outputData.decision).toBe("approve");
+      expect(stepOf(done, "after").outputData.text).toBe("decision=approve");
+    } finally {
+      await next.deps.engine.stop(100);
+    }
+  });
+
   test("pending runs are queued again in order after a restart", async () => {
     const app = await engineApp();
     const id = await createWorkflow(app, definition(template("a", "x")));

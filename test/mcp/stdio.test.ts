@@ -127,6 +127,23 @@ describe("weft mcp relaying to a running server (stdio → Streamable HTTP)", ()
     }
   });
 
+  test("a client that writes its requests and closes stdin still gets every answer", async () => {
+    const lines = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "pipe", version: "1" } } },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    ].map((m) => JSON.stringify(m) + "\n").join("");
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../../src/main.ts"), "mcp"], {
+      env: { ...process.env, WEFT_URL: server.url, WEFT_TOKEN: server.token, WEFT_LOG_LEVEL: "warn" },
+      stdin: new Blob([lines]), stdout: "pipe", stderr: "pipe",
+    });
+    const out = await new Response(proc.stdout).text();
+    expect(await proc.exited).toBe(0);
+    const answers = out.trim().split("\n").map((l) => JSON.parse(l));
+    expect(answers.map((a) => a.id).sort()).toEqual([1, 2]);
+    expect(answers.find((a) => a.id === 2).result.tools.map((t: { name: string }) => t.name)).toContain("run_workflow");
+  });
+
   test("a refused token surfaces as an error to the desktop client", async () => {
     await expect(stdioClient({ WEFT_URL: server.url, WEFT_TOKEN: "weft_wrong_token_value_000", WEFT_DATA_DIR: mkdtempSync(join(tmpdir(), "weft-unused-")) })).rejects.toThrow(/401|credential|Weft/);
   });

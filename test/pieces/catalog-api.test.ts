@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { testApp, type TestApp } from "../support/app";
 import { fixturePiece } from "./fixture-piece";
 import { loopback } from "./fake-context";
+import { createGuardedFetch } from "../../src/net/guarded-fetch";
 
 let t: TestApp;
 const BUILTINS = ["approval", "data", "delay", "form", "github", "http", "oauth2", "runs", "schedule", "store", "subflows", "tags", "text", "webhook"];
@@ -109,6 +110,7 @@ describe("GET /api/pieces/{id}", () => {
       id: "http",
       name: "HTTP",
       version: "1.0.0",
+      pieceVersion: "1.0.0",
       auth: "custom",
       actions: [{ id: "send_request", name: "Send HTTP request", discriminators: { body_type: ["none", "json", "form", "raw"], auth_type: ["none", "bearer", "basic", "connection"] } }],
       triggers: [{ id: "poll_json", name: "Poll a JSON endpoint", type: "poll", discriminators: { auth_type: ["none", "bearer", "basic"] } }],
@@ -186,7 +188,8 @@ describe("POST .../options/{propertyName}", () => {
       seen.push(`${pieceId}:${connectionId}`);
       return { kind: "oauth2", accessToken: "gho_test", data: { apiBaseUrl: api.url } };
     };
-    t.deps.guardedFetch = (url, init) => fetch(url, init);
+    // The loopback provider is reachable only because this guard allow-lists it, as WEFT_ALLOW_CIDRS would.
+    t.deps.guardedFetch = createGuardedFetch({ allowCidrs: ["127.0.0.0/8"] });
     try {
       const connectionId = crypto.randomUUID();
       const res = await options("repository", { config: {}, connectionId }, "github", "list_issues");

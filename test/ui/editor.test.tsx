@@ -8,7 +8,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { fakeApi, tick, until } from "./fake-api";
 
 beforeAll(() => GlobalRegistrator.register({ url: "http://weft.test/" }));
-afterAll(() => GlobalRegistrator.unregister());
+// Let Preact flush its queued effects first: a queue left pending on a closed window stalls the next file's effects.
+afterAll(async () => { await new Promise((resolve) => setTimeout(resolve, 150)); await GlobalRegistrator.unregister(); });
 
 let fake: ReturnType<typeof fakeApi> | undefined;
 afterEach(() => { fake?.restore(); document.body.innerHTML = ""; });
@@ -157,7 +158,7 @@ describe("editor screen", () => {
     expect(fake.calls.at(-1)!.query.get("body_type")).toBe("json");
 
     // The data picker inserts an expression into the field.
-    const picker = root.querySelector<HTMLSelectElement>('select[aria-label="Insert data into url"]')!;
+    const picker = root.querySelector<HTMLSelectElement>('select[aria-label="Insert data into Url"]')!;
     picker.value = "trigger.body";
     picker.dispatchEvent(new Event("change", { bubbles: true }));
     expect(config.url).toBe("{{trigger.body}}");

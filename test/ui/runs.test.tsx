@@ -4,7 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { fakeApi, until } from "./fake-api";
 
 beforeAll(() => GlobalRegistrator.register({ url: "http://weft.test/" }));
-afterAll(() => GlobalRegistrator.unregister());
+// Let Preact flush its queued effects first: a queue left pending on a closed window stalls the next file's effects.
+afterAll(async () => { await new Promise((resolve) => setTimeout(resolve, 150)); await GlobalRegistrator.unregister(); });
 
 let fake: ReturnType<typeof fakeApi> | undefined;
 afterEach(() => { fake?.restore(); document.body.innerHTML = ""; });

@@ -165,6 +165,16 @@ describe("POST /api/workflows/validate", () => {
     only(await validate(zone), "INVALID_TIMEZONE");
   });
 
+  test("a literal value outside the property's declared bounds is an error naming the allowed range", async () => {
+    const d = greetDefinition();
+    d.trigger.nextAction.nextAction.config.status = 9999;
+    const e = only(await validate(d), "OUT_OF_RANGE");
+    expect(e.path).toBe("trigger.nextAction.nextAction.config.status");
+    expect(e.message).toContain("100 to 599");
+    d.trigger.nextAction.nextAction.config.status = "{{trigger.body.code}}";
+    expect((await validate(d)).errors.filter((x) => x.code === "OUT_OF_RANGE")).toEqual([]);
+  });
+
   test("a schedule firing more often than the scheduler's minimum interval is refused, so validate ⇒ publish holds", async () => {
     const d = stockDefinition();
     d.trigger.config.expression = "* * * * * *"; // every second; the default minimum is 60 s

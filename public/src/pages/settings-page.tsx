@@ -23,6 +23,7 @@ function TokensTab() {
   const all = useSignal(true);
   const scopes = useSignal<string[]>(["workflow:read", "run:read"]);
   const created = useSignal<(Token & { token: string }) | null>(null);
+  const copied = useSignal(false);
   const error = useSignal<unknown>(null);
   const load = () => api.get<Token[]>("/api/tokens").then((res) => { tokens.value = res.data; }).catch((e) => { error.value = e; });
   useEffect(() => { void load(); }, []);
@@ -32,6 +33,7 @@ function TokensTab() {
     try {
       const res = await api.post<Token & { token: string }>("/api/tokens", { name: name.value.trim(), scopes: all.value ? "all" : scopes.value });
       created.value = res.data;
+      copied.value = false;
       name.value = "";
       await load();
     } catch (e) { error.value = e; }
@@ -45,8 +47,12 @@ function TokensTab() {
         <div class="note" role="status">
           <p>Token <strong>{created.value.name}</strong> created. Copy it now; it will not be shown again.</p>
           <div class="row">
-            <input readOnly aria-label="New token value" value={created.value.token} onFocus={(e) => (e.target as HTMLInputElement).select()} />
-            <button type="button" class="small" onClick={() => navigator.clipboard?.writeText(created.value!.token)}>Copy</button>
+            <input class="token-value mono" readOnly aria-label="New token value" value={created.value.token} onFocus={(e) => (e.target as HTMLInputElement).select()} />
+            <button type="button" class="small" onClick={async () => {
+              try { await navigator.clipboard.writeText(created.value!.token); copied.value = true; } catch {
+                (document.querySelector(".token-value") as HTMLInputElement | null)?.select();
+              }
+            }}>{copied.value ? "Copied" : "Copy"}</button>
             <button type="button" class="small" onClick={() => { created.value = null; }}>Done</button>
           </div>
         </div>

@@ -57,6 +57,30 @@ function NewWorkflowDialog({ onClose, folderId }: { onClose(): void; folderId: s
   );
 }
 
+/** Names a new folder, or renames one (PUT /api/folders/{id}); names are unique in a workspace, ignoring case. */
+function FolderDialog({ folder, onClose, onSaved }: { folder: Folder | null; onClose(): void; onSaved(folder: Folder): void }) {
+  const name = useSignal(folder?.name ?? "");
+  const error = useSignal<unknown>(null);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    error.value = null;
+    try {
+      const body = { name: name.value.trim() };
+      const res = folder ? await api.put<Folder>(`/api/folders/${folder.id}`, body) : await api.post<Folder>("/api/folders", body);
+      onSaved(res.data);
+    } catch (e) { error.value = e; }
+  };
+  return (
+    <Dialog title={folder ? `Rename folder ${folder.name}` : "New folder"} onClose={onClose}>
+      <form class="stack" onSubmit={submit}>
+        <label class="field"><span>Folder name</span><input required maxLength={100} value={name.value} onInput={(e) => { name.value = (e.target as HTMLInputElement).value; }} /></label>
+        <ErrorNote error={error.value} />
+        <div class="row"><button type="submit" class="primary" disabled={!name.value.trim()}>{folder ? "Rename" : "Create folder"}</button></div>
+      </form>
+    </Dialog>
+  );
+}
+
 function ImportDialog({ onClose }: { onClose(): void }) {
   const text = useSignal("");
   const error = useSignal<unknown>(null);
@@ -97,7 +121,7 @@ export function WorkflowsPage() {
   const total = useSignal(0);
   const folders = useSignal<Folder[]>([]);
   const error = useSignal<unknown>(null);
-  const dialog = useSignal<"new" | "import" | null>(null);
+  const dialog = useSignal<"new" | "import" | "folder" | "rename-folder" | null>(null);
 
   const loadFolders = () => api.get<Folder[]>("/api/folders").then((res) => { folders.value = res.data; }).catch(() => undefined);
   const load = async () => {
@@ -126,6 +150,7 @@ export function WorkflowsPage() {
     downloadJson(`${wf.name.replace(/[^\w.-]+/g, "-")}.weft.json`, exported.data);
   });
   const pages = Math.max(1, Math.ceil(total.value / PAGE_SIZE));
+  const currentFolder = folders.value.find((f) => f.id === folderId.value) ?? null;
 
   return (
     <main class="page with-sidebar">
@@ -142,19 +167,25 @@ export function WorkflowsPage() {
             </li>
           ))}
         </ul>
-        <button type="button" class="small" onClick={() => {
-          const name = prompt("Folder name");
-          if (name?.trim()) void act(() => api.post("/api/folders", { name: name.trim() }));
-        }}>New folder</button>
-        {folderId.value && folderId.value !== "none" && (
-          <button type="button" class="small danger" onClick={() => {
-            if (confirm("Delete this folder? Workflows in it must be moved first.")) void act(async () => { await api.del(`/api/folders/${folderId.value}`); folderId.value = null; });
-          }}>Delete folder</button>
-        )}
+        <div class="row">
+          <button type="button" class="small" onClick={() => { dialog.value = "folder"; }}>New folder</button>
+          {currentFolder && <button type="button" class="small" onClick={() => { dialog.value = "rename-folder"; }}>Rename</button>}
+          {currentFolder && (
+            <button type="button" class="small danger" onClick={() => {
+              const count = currentFolder.workflowCount ?? 0;
+              const question = count > 0
+                ? `Delete the folder ${currentFolder.name}? Its ${count} workflow${count > 1 ? "s" : ""} move to “Not in a folder”; nothing else is deleted.`
+                : `Delete the empty folder ${currentFolder.name}?`;
+              if (confirm(question)) void act(async () => { await api.del(`/api/folders/${currentFolder.id}`, count > 0 ? { moveTo: "root" } : undefined); folderId.value = null; });
+            }}>Delete</button>
+          )}
+        </div>
       </nav>
       <section class="content">
         <header class="page-head">
           <h1>Workflows</h1>
+          {currentFolder && <span class="muted">in {currentFolder.name}</span>}
+          {folderId.value === "none" && <span class="muted">not in a folder</span>}
           <span class="spacer" />
           <button type="button" onClick={() => { dialog.value = "import"; }}>Import</button>
           <button type="button" class="primary" onClick={() => { dialog.value = "new"; }}>New workflow</button>
@@ -211,6 +242,10 @@ export function WorkflowsPage() {
       </section>
       {dialog.value === "new" && <NewWorkflowDialog folderId={folderId.value && folderId.value !== "none" ? folderId.value : null} onClose={() => { dialog.value = null; }} />}
       {dialog.value === "import" && <ImportDialog onClose={() => { dialog.value = null; }} />}
+      {(dialog.value === "folder" || (dialog.value === "rename-folder" && currentFolder)) && (
+        <FolderDialog folder={dialog.value === "rename-folder" ? currentFolder : null} onClose={() => { dialog.value = null; }}
+          onSaved={(folder) => { dialog.value = null; folderId.value = folder.id; page.value = 1; void loadFolders(); }} />
+      )}
     </main>
   );
 }

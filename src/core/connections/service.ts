@@ -8,6 +8,7 @@
  */
 import { AppError } from "../../http/errors";
 import type { Logger } from "../../http/logger";
+import { createGuardedFetch } from "../../net/guarded-fetch";
 import type { GuardedFetch, ResolvedAuth } from "../../pieces-sdk/types";
 import { pageOf } from "../../schema/common";
 import { ConnectionStore, type ConnectionRow, type ConnectionStatus } from "../../store/connections";
@@ -71,7 +72,8 @@ export class Connections {
       pieces: options.pieces,
       managedApps: options.managedApps ?? new ManagedApps(),
       signer: new StateSigner(options.stateKey),
-      fetch: options.fetch ?? ((url, init) => fetch(url, init)),
+      // Never the global fetch: token URLs are user-supplied (a guard with no allow-list when none is given).
+      fetch: options.fetch ?? createGuardedFetch(),
       log: options.log,
       publicUrl,
       redirectUri: `${publicUrl}/api/oauth2/callback`,

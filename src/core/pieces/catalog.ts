@@ -93,6 +93,8 @@ export function pieceDetail(piece: PieceDef) {
     id: piece.id,
     name: piece.name,
     version: piece.version,
+    // Spec 9.3: piece detail reports pieceVersion (the fleet's version, what blank pins are filled with).
+    pieceVersion: piece.version,
     description: piece.description,
     auth: authDetail(piece.auth),
     actions: Object.values(piece.actions).map((a) => ({
@@ -119,6 +121,7 @@ export function pieceSummary(piece: PieceDef) {
     id: piece.id,
     name: piece.name,
     version: piece.version,
+    pieceVersion: piece.version,
     auth: piece.auth?.kind ?? null,
     actions: Object.values(piece.actions).map((a) => ({ id: a.id, name: a.name, discriminators: discriminators(a.props) })),
     triggers: Object.values(piece.triggers).map((t) => ({ id: t.id, name: t.name, type: t.type, discriminators: discriminators(t.props) })),
@@ -195,13 +198,16 @@ const describeError = (error: unknown) => (error instanceof Error ? error.messag
 export async function dynamicOptions(
   registry: PieceRegistry,
   runtime: OptionsRuntime,
-  input: { workspaceId: string; pieceId: string; actionId: string; propertyName: string; config?: Record<string, unknown>; connectionId?: string },
+  input: { workspaceId: string; pieceId: string; actionId: string; propertyName: string; config?: Record<string, unknown>; connectionId?: string; kind?: "action" | "trigger" },
 ): Promise<DynamicOptions> {
-  const { piece, action } = findAction(registry, input.pieceId, input.actionId);
+  // Trigger properties may list dynamic values too (e.g. a repository to watch); same rules as actions.
+  const { piece, action } = input.kind === "trigger"
+    ? (({ piece, trigger }) => ({ piece, action: trigger }))(findTrigger(registry, input.pieceId, input.actionId))
+    : findAction(registry, input.pieceId, input.actionId);
   const dynamic = Object.keys(action.props).filter((n) => typeof action.props[n].options === "function");
   const prop = Object.hasOwn(action.props, input.propertyName) ? action.props[input.propertyName] : undefined;
   if (!prop) {
-    throw new AppError("NOT_FOUND", `property "${input.propertyName}" not found in action "${piece.id}.${action.id}"; properties with dynamic options: ${quoteList(dynamic)}`);
+    throw new AppError("NOT_FOUND", `property "${input.propertyName}" not found in ${input.kind ?? "action"} "${piece.id}.${action.id}"; properties with dynamic options: ${quoteList(dynamic)}`);
   }
   if (typeof prop.options !== "function") {
     throw new AppError("VALIDATION_FAILED", `property "${input.propertyName}" of "${piece.id}.${action.id}" has no dynamic options${prop.enum ? " (its values are the enum in the projection)" : ""}; properties with dynamic options: ${quoteList(dynamic)}`);

@@ -5,7 +5,7 @@
  */
 import type { Engine } from "../../engine/engine";
 import { AppError, notFound } from "../../http/errors";
-import type { Environment, RunT } from "../../schema/run";
+import type { Environment, RunT, RunTriggerType } from "../../schema/run";
 import { runFromRow, stepFromRow } from "../../store/runs";
 import { runListFilter, type RawQuery } from "./list-query";
 
@@ -33,19 +33,27 @@ export function parseWait(value: unknown): number | undefined {
   return Number(text);
 }
 
+export interface RunWorkflowOptions {
+  /** What the run records as its triggerType: `api` for the HTTP route, `mcp` for the MCP tool. */
+  triggerType?: Extract<RunTriggerType, "api" | "mcp">;
+  /** Stops the wait (not the run) when the caller goes away, e.g. an MCP client cancelling its call. */
+  signal?: AbortSignal;
+}
+
 export class Runs {
   constructor(private readonly engine: Engine) {}
 
-  /** POST /api/workflows/{id}/run: triggerType `api`; production = published snapshot, test = draft. */
-  async runWorkflow(workspaceId: string, workflowId: string, query: RawQuery, body: unknown): Promise<RunWorkflowResult> {
+  /** POST /api/workflows/{id}/run (and the MCP `run_workflow` tool): production = published snapshot, test = draft. */
+  async runWorkflow(workspaceId: string, workflowId: string, query: RawQuery, body: unknown, options: RunWorkflowOptions = {}): Promise<RunWorkflowResult> {
     const environment = runEnvironment(query.environment);
     const wait = parseWait(query.wait);
     if (body !== undefined && body !== null && (typeof body !== "object" || Array.isArray(body))) {
       throw new AppError("VALIDATION_FAILED", `the body must be a JSON object (it becomes trigger.body); got ${Array.isArray(body) ? "an array" : typeof body}`);
     }
-    const run = await this.engine.startRun({ workspaceId, workflowId, environment, triggerType: "api", input: body ?? {} });
-    if (wait === undefined) return { status: 202, run };
-    const current = await this.engine.waitForResult(workspaceId, run.id, wait * 1000);
+    const run = await this.engine.startRun({ workspaceId, workflowId, environment, triggerType: options.triggerType ?? "api", input: body ?? {} });
+    if (wait === undefined || options.signal?.aborted) return { status: 202, run };
+    const waited = this.engine.waitForResult(workspaceId, run.id, wait * 1000);
+    const current = await (options.signal ? Promise.race([waited, aborted(options.signal)]) : waited);
     if (current && FINISHED.has(current.status)) return { status: 200, run: current };
     return { status: 202, run: current ?? run };
   }
@@ -83,4 +91,12 @@ export class Runs {
     for (const [key, value] of Object.entries(query)) if (typeof value === "string") payload[key] = value;
     return this.engine.resumeByToken(runId, token, payload);
   }
+}
+
+/** Resolves with null when the signal aborts, so a waiter stops waiting (the run goes on). */
+function aborted(signal: AbortSignal): Promise<null> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve(null);
+    else signal.addEventListener("abort", () => resolve(null), { once: true });
+  });
 }

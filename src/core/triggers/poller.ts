@@ -7,7 +7,7 @@
  * transaction as those runs, so a crash neither loses nor repeats an item. Republishing a live
  * workflow keeps the row (and the baseline); unpublish deletes it, so the next publish starts over
  * with a fresh baseline (spec 3.1). A failing poll is recorded (`failures`, `lastError`) and retried
- * with exponential backoff: interval × 2^failures, at most WEFT_POLL_MAX_BACKOFF (1 h).
+ * with exponential backoff: interval × 2^failures, at most 1 h.
  */
 import type { Logger } from "../../http/logger";
 import type { PollDedupe, TriggerDef } from "../../pieces-sdk/types";

@@ -5,6 +5,7 @@
  * default 60 s) is refused, naming the shortest gap it would produce.
  */
 import { Cron } from "croner";
+import { timeZoneProblem } from "../../pieces-sdk/time-zone";
 import type { PieceRegistry } from "../pieces/registry";
 
 export type ScheduleSpec =
@@ -23,16 +24,9 @@ interface TriggerNodeLike {
 /** Is this trigger node a schedule (a `cron` kind trigger)? */
 export const isScheduleTrigger = (node: TriggerNodeLike | undefined): boolean => node?.type === "cron";
 
-function checkTimezone(timezone: string) {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
-  } catch {
-    throw new ScheduleError(`timezone "${timezone}" is not an IANA time zone; use e.g. UTC, Europe/Berlin, America/New_York`);
-  }
-}
-
 export function compileCron(pattern: string, timezone: string): Cron {
-  checkTimezone(timezone);
+  const zoneProblem = timeZoneProblem(timezone);
+  if (zoneProblem) throw new ScheduleError(zoneProblem);
   const fields = pattern.trim().split(/\s+/).length;
   if (fields !== 5 && fields !== 6) {
     throw new ScheduleError(`cron expression "${pattern}" has ${fields} fields; use 5 (minute hour day month weekday) or 6 (second first), e.g. "*/15 * * * *"`);

@@ -9,6 +9,7 @@
 import { LRUCache } from "lru-cache";
 import type { TriggersConfig } from "../../config";
 import type { Logger } from "../../http/logger";
+import { createGuardedFetch } from "../../net/guarded-fetch";
 import type { GuardedFetch, ResolvedAuth } from "../../pieces-sdk/types";
 import type { FlowVersionT } from "../../schema/workflow";
 import type { Db } from "../../store/db";
@@ -96,13 +97,15 @@ export function createTriggers(deps: TriggersDeps) {
     recordTestPayload: (workflowId, _workspaceId, name, payload) => workflows.editor.recordTestPayload(workflowId, name, payload),
   };
 
+  let ownFetch: GuardedFetch | undefined;
   const runtime = {
     auth: async (input: { workspaceId: string; connectionId: string; pieceId: string }) => {
       const resolve = deps.resolveConnectionAuth?.();
       if (!resolve) throw new Error(`connection ${input.connectionId} cannot be resolved: connections are not available`);
       return resolve(input);
     },
-    fetch: ((url, init) => (deps.fetch?.() ?? fetch)(url, init)) as GuardedFetch,
+    // Never the global fetch: without the app's guard, a guard with no allow-list.
+    fetch: ((url, init) => (deps.fetch?.() ?? (ownFetch ??= createGuardedFetch()))(url, init)) as GuardedFetch,
   };
 
   const webhookUrl = (token: string) => `${deps.config.publicUrl}/webhook/${token}`;

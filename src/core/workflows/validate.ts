@@ -11,6 +11,7 @@ import { scheduleOf } from "../triggers/schedule-spec";
 import { checkExpressionSyntax, expressionRoots, findExpressions, type SyntaxProblem } from "../../engine/expressions";
 import { describeExpected } from "../../http/error-handler";
 import type { PieceDef, PropertyDef, TriggerDef } from "../../pieces-sdk/types";
+import { timeZoneProblem } from "../../pieces-sdk/time-zone";
 import type { DiagnosticT, DiagnosticsT } from "../../schema/workflow-record";
 import {
   ACTION_TYPES, CONDITION_OPERATORS, FlowVersion, TRIGGER_TYPES, UNARY_OPERATORS,
@@ -248,9 +249,10 @@ class Gate {
         this.error(`${path}.config.expression`, "INVALID_CRON", `cron expression "${config.expression}" is invalid: ${problem}. Use 5 fields (minute hour day-of-month month day-of-week, e.g. "0 * * * *") or 6 with seconds first`, undefined, path, node.name);
       }
     }
-    if (typeof config.timezone === "string" && config.timezone !== "" && !isExpression(config.timezone) && !isTimeZone(config.timezone)) {
+    const zoneProblem = typeof config.timezone === "string" && config.timezone !== "" && !isExpression(config.timezone) ? timeZoneProblem(config.timezone) : undefined;
+    if (zoneProblem) {
       refused = true;
-      this.error(`${path}.config.timezone`, "INVALID_TIMEZONE", `timezone "${config.timezone}" is not an IANA time zone; use e.g. UTC, Europe/Berlin, America/New_York`, undefined, path, node.name);
+      this.error(`${path}.config.timezone`, "INVALID_TIMEZONE", zoneProblem, undefined, path, node.name);
     }
     // A schedule built from expressions is only known at publish time by value; skip it then.
     if (refused || !def.schedule || Object.values(config).some(isExpression)) return;
@@ -379,6 +381,10 @@ class Gate {
       }
       const mismatch = typeMismatch(prop, value);
       if (mismatch) this.warn(`${path}.config.${name}`, "TYPE_MISMATCH", `property "${name}" expects ${mismatch}; got ${JSON.stringify(value)?.slice(0, 60)}`, undefined, step);
+      else {
+        const bound = boundProblem(prop, value);
+        if (bound) this.error(`${path}.config.${name}`, "OUT_OF_RANGE", `property "${name}" is ${JSON.stringify(value)?.slice(0, 60)}; ${bound}`, undefined, path, step);
+      }
     }
     this.checkConfigExpressions(config, `${path}.config`, path, step);
   }
@@ -541,6 +547,23 @@ function typeMismatch(prop: PropertyDef, value: unknown): string | undefined {
   }
 }
 
+/** The declared bounds a literal value breaks (min/max, minLength/maxLength, pattern), or undefined. */
+function boundProblem(prop: PropertyDef, value: unknown): string | undefined {
+  if (typeof value === "number" || (typeof value === "string" && (prop.type === "number" || prop.type === "integer") && value.trim() !== "" && Number.isFinite(Number(value)))) {
+    const n = Number(value);
+    if (prop.min !== undefined && n < prop.min) return `allowed: ${prop.min} to ${prop.max ?? "any larger number"}`;
+    if (prop.max !== undefined && n > prop.max) return `allowed: ${prop.min ?? "any smaller number"} to ${prop.max}`;
+    if (prop.type === "integer" && !Number.isInteger(n)) return "allowed: a whole number";
+    return undefined;
+  }
+  if (typeof value === "string" && prop.type === "string") {
+    if (prop.minLength !== undefined && value.length < prop.minLength) return `allowed: at least ${prop.minLength} characters`;
+    if (prop.maxLength !== undefined && value.length > prop.maxLength) return `allowed: at most ${prop.maxLength} characters`;
+    if (prop.pattern !== undefined && !value.includes("{{") && !new RegExp(prop.pattern).test(value)) return `allowed: text matching ${prop.pattern}`;
+  }
+  return undefined;
+}
+
 /** croner's own parser decides; we add the field-count rule of the schedule trigger (5 or 6 fields). */
 export function cronProblem(expression: string): string | undefined {
   const trimmed = expression.trim();
@@ -553,15 +576,6 @@ export function cronProblem(expression: string): string | undefined {
     return undefined;
   } catch (error) {
     return (error as Error).message.replace(/^CronPattern:\s*/, "");
-  }
-}
-
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -6,6 +6,7 @@ import { t } from "elysia";
 import { dynamicOptions, findPiece, listPieces, pieceSummary, projectAction, projectTrigger } from "../../core/pieces/catalog";
 import type { QueryValues } from "../../core/pieces/projection";
 import { pageOf, PageQuery } from "../../schema/common";
+import { ActionId, DynamicOptionsFields, DynamicPropertyName, PieceId, PieceSearch, TriggerId } from "../../schema/piece";
 import { defineTool } from "../tool";
 
 const scope = "piece:read" as const;
@@ -33,7 +34,7 @@ export const pieceTools = [
     description: "List the pieces this server runs (id, version, auth kind, action and trigger ids). Filter with q (text in ids, names, descriptions).",
     scope,
     readOnly: true,
-    input: t.Object({ q: t.Optional(t.String({ description: "text to find in ids, names and descriptions of pieces, actions and triggers" })), ...PageQuery }, strict),
+    input: t.Object({ q: PieceSearch, ...PageQuery }, strict),
     run: ({ deps }, args) => {
       const { offset, limit } = pageOf(args);
       return listPieces(deps.pieces, { q: args.q, offset, limit });
@@ -46,7 +47,7 @@ export const pieceTools = [
       "Pass discriminator values to get_action_schema / get_trigger_schema to get only the fields that apply.",
     scope,
     readOnly: true,
-    input: t.Object({ pieceId: t.String({ description: "piece id, e.g. http" }) }, strict),
+    input: t.Object({ pieceId: PieceId }, strict),
     run: ({ deps }, args) => ({ data: pieceSummary(findPiece(deps.pieces, args.pieceId)) }),
   }),
   defineTool<{ pieceId: string; actionId: string; values?: Record<string, unknown> }>({
@@ -56,7 +57,7 @@ export const pieceTools = [
       "The reply lists filteredBy (gates applied), ignored (keys that gate nothing), unresolved (gates still open), conditionalFields and dynamicFields (use resolve_dynamic_options).",
     scope,
     readOnly: true,
-    input: t.Object({ pieceId: t.String({ description: "piece id" }), actionId: t.String({ description: "action id" }), values: GateValues }, strict),
+    input: t.Object({ pieceId: PieceId, actionId: ActionId, values: GateValues }, strict),
     run: ({ deps }, args) => ({ data: projectAction(deps.pieces, args.pieceId, args.actionId, asQuery(args.values)) }),
   }),
   defineTool<{ pieceId: string; triggerId: string; values?: Record<string, unknown> }>({
@@ -64,7 +65,7 @@ export const pieceTools = [
     description: "The config schema, output schema and declared sample of one trigger, narrowed by gate values (same rules as get_action_schema). The trigger's type is in get_piece_summary.",
     scope,
     readOnly: true,
-    input: t.Object({ pieceId: t.String({ description: "piece id" }), triggerId: t.String({ description: "trigger id" }), values: GateValues }, strict),
+    input: t.Object({ pieceId: PieceId, triggerId: TriggerId, values: GateValues }, strict),
     run: ({ deps }, args) => ({ data: projectTrigger(deps.pieces, args.pieceId, args.triggerId, asQuery(args.values)) }),
   }),
   defineTool<{ pieceId: string; actionId: string; propertyName: string; config?: Record<string, unknown>; connectionId?: string }>({
@@ -72,18 +73,9 @@ export const pieceTools = [
     description: "The legal values of a dynamic property (one listed in dynamicFields), given the step's current config and connection.",
     scope,
     readOnly: true,
-    input: t.Object(
-      {
-        pieceId: t.String({ description: "piece id" }),
-        actionId: t.String({ description: "action id" }),
-        propertyName: t.String({ description: "a property listed in dynamicFields" }),
-        config: t.Optional(t.Record(t.String(), t.Unknown(), { description: "the step's current config" })),
-        connectionId: t.Optional(t.String({ format: "uuid", description: "the step's connection, for properties refreshed by auth" })),
-      },
-      strict,
-    ),
+    input: t.Object({ pieceId: PieceId, actionId: ActionId, propertyName: DynamicPropertyName, ...DynamicOptionsFields }, strict),
     run: async ({ deps, auth }, args) => {
-      const data = await dynamicOptions(deps.pieces, { fetch: deps.guardedFetch ?? fetch, resolveAuth: deps.resolveConnectionAuth }, {
+      const data = await dynamicOptions(deps.pieces, { fetch: deps.guardedFetch, resolveAuth: deps.resolveConnectionAuth }, {
         workspaceId: auth.workspaceId,
         pieceId: args.pieceId,
         actionId: args.actionId,

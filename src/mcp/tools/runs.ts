@@ -11,7 +11,6 @@ import { PageArgs, pageText, type PageArgsT } from "../page-args";
 import { defineTool } from "../tool";
 
 const strict = { additionalProperties: false } as const;
-const FINISHED = new Set(["completed", "failed", "cancelled"]);
 /** Tool calls are synchronous for an agent, so a run is waited for unless it asks otherwise. */
 const DEFAULT_WAIT_SECONDS = MAX_WAIT_SECONDS;
 
@@ -34,12 +33,10 @@ export const runTools = [
       strict,
     ),
     run: async ({ deps, auth, signal }, args) => {
-      const run = await deps.engine.startRun({ workspaceId: auth.workspaceId, workflowId: args.id, environment: args.environment, triggerType: "mcp", input: args.input ?? {} });
-      const wait = args.wait ?? DEFAULT_WAIT_SECONDS;
-      if (wait === 0) return { data: run };
-      const current = await Promise.race([deps.engine.waitFor(run.id, wait * 1000), aborted(signal)]);
-      if (current && FINISHED.has(current.status)) return { data: await deps.runs.get(auth.workspaceId, run.id) };
-      return { data: current ?? run };
+      // The same core as POST /api/workflows/{id}/run?environment=…&wait=…, with the query as the route receives it.
+      const query = { environment: args.environment, wait: String(args.wait ?? DEFAULT_WAIT_SECONDS) };
+      const result = await deps.runs.runWorkflow(auth.workspaceId, args.id, query, args.input ?? {}, { triggerType: "mcp", signal });
+      return { data: result.run };
     },
   }),
   defineTool<PageArgsT & { status?: string; environment?: string; triggerType?: string; workflowId?: string; tag?: string; sort?: string }>({
@@ -60,11 +57,3 @@ export const runTools = [
     run: async ({ deps, auth }, args) => ({ data: await deps.runs.get(auth.workspaceId, args.id) }),
   }),
 ];
-
-/** Resolves with null when the client cancels the call, so the tool stops waiting (the run goes on). */
-function aborted(signal: AbortSignal): Promise<null> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve(null);
-    else signal.addEventListener("abort", () => resolve(null), { once: true });
-  });
-}

@@ -2,7 +2,8 @@
  * A real OAuth2 authorization server on loopback for the connection tests (RFC 6749 + PKCE S256):
  *   GET  /authorize  checks the request and redirects to redirect_uri with a one-time code and the state
  *   POST /token      authorization_code (code + PKCE + redirect_uri + client auth), refresh_token, client_credentials
- *   GET  /me         answers 200 for a valid bearer access token
+ *   GET  /me         answers 200 for a valid bearer access token (and records the Authorization header it got)
+ *   GET  /echo       answers the request's headers, Authorization included
  * It counts every grant so tests can assert "exactly one refresh", and can revoke refresh tokens (invalid_grant).
  */
 import { createHash, randomBytes } from "node:crypto";
@@ -28,6 +29,8 @@ export async function startProvider(options: ProviderOptions = {}) {
   const accessTokens = new Set<string>();
   const counts = { authorize: 0, code: 0, refresh: 0, clientCredentials: 0, rejected: 0 };
   const issued: string[] = [];
+  /** The Authorization header of every call to the API (/me), in arrival order. */
+  const apiAuthorizations: string[] = [];
   let lastAuthorize: URLSearchParams | undefined;
   let lastTokenForm: URLSearchParams | undefined;
   const settings = { expiresIn: options.expiresIn ?? 3600, rotate: options.rotateRefreshTokens ?? true, tokenDelayMs: options.tokenDelayMs ?? 0 };
@@ -104,9 +107,12 @@ export async function startProvider(options: ProviderOptions = {}) {
         }
       }
       if (url.pathname === "/me") {
+        apiAuthorizations.push(request.headers.get("authorization") ?? "");
         const bearer = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
         return bearer && accessTokens.has(bearer) ? json(200, { id: "me" }) : json(401, { error: "invalid_token" });
       }
+      // Like httpbin's /headers: an API that echoes the request, token included (the engine must mask it in run steps).
+      if (url.pathname === "/echo") return json(200, { headers: Object.fromEntries(request.headers) });
       return json(404, { error: "not_found" });
     },
   });
@@ -120,6 +126,7 @@ export async function startProvider(options: ProviderOptions = {}) {
     counts,
     /** Every token value ever issued (to grep logs, answers and the database file for). */
     issued,
+    apiAuthorizations,
     settings,
     lastAuthorize: () => lastAuthorize,
     lastTokenForm: () => lastTokenForm,

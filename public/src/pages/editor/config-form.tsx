@@ -96,7 +96,8 @@ function KeyValueField({ id, value, onChange, paths, label }: { id: string; valu
   );
 }
 
-function DynamicSelect({ id, props, name, value, onChange }: { id: string; props: ConfigFormProps; name: string; value: unknown; onChange(value: unknown): void }) {
+/** Options come from POST .../{actions|triggers}/{id}/options/{name}; reloaded when a refresher (another field or the connection) changes. */
+function DynamicSelect({ id, props, name, value, refreshers, describedBy, onChange }: { id: string; props: ConfigFormProps; name: string; value: unknown; refreshers?: string[]; describedBy?: string; onChange(value: unknown): void }) {
   const options = useSignal<Array<{ label: string; value: unknown }> | null>(null);
   const placeholder = useSignal<string | undefined>(undefined);
   const error = useSignal<unknown>(null);
@@ -104,19 +105,20 @@ function DynamicSelect({ id, props, name, value, onChange }: { id: string; props
     error.value = null;
     try {
       const res = await api.post<{ options: Array<{ label: string; value: unknown }>; placeholder?: string }>(
-        `/api/pieces/${encodeURIComponent(props.pieceId)}/actions/${encodeURIComponent(props.actionId)}/options/${encodeURIComponent(name)}`,
+        `/api/pieces/${encodeURIComponent(props.pieceId)}/${props.kind}/${encodeURIComponent(props.actionId)}/options/${encodeURIComponent(name)}`,
         { config: props.config, ...(props.connectionId ? { connectionId: props.connectionId } : {}) },
       );
       options.value = res.data.options;
       placeholder.value = res.data.placeholder;
     } catch (e) { error.value = e; }
   };
-  useEffect(() => { void load(); }, [props.connectionId]);
+  const refreshKey = JSON.stringify((refreshers ?? []).filter((r) => r !== "auth").map((r) => props.config[r] ?? null));
+  useEffect(() => { void load(); }, [props.connectionId, refreshKey]);
   return (
     <>
       <div class="row">
-        <select id={id} value={JSON.stringify(value ?? null)} onChange={(e) => onChange(JSON.parse((e.target as HTMLSelectElement).value))}>
-          <option value="null">{placeholder.value ?? (options.value ? "— choose —" : "Loading…")}</option>
+        <select id={id} aria-describedby={describedBy} aria-busy={options.value === null && !error.value ? "true" : undefined} value={JSON.stringify(value ?? null)} onChange={(e) => onChange(JSON.parse((e.target as HTMLSelectElement).value))}>
+          <option value="null">{error.value ? "— the choices could not be loaded —" : placeholder.value ?? (options.value ? "— choose —" : "Loading choices…")}</option>
           {value !== undefined && !options.value?.some((o) => JSON.stringify(o.value) === JSON.stringify(value)) && <option value={JSON.stringify(value)}>{String(value)}</option>}
           {(options.value ?? []).map((o) => <option key={JSON.stringify(o.value)} value={JSON.stringify(o.value)}>{o.label}</option>)}
         </select>
@@ -131,7 +133,8 @@ function Field({ name, property, required, props }: { name: string; property: Pr
   const id = fieldId(props.stepName, name);
   const helpId = property.description ? `${id}-help` : undefined;
   const value = props.config[name];
-  const label = property.displayName ?? name;
+  // Without a display name the property's own name is shown, made readable (set_fields → Set fields).
+  const label = property.displayName ?? (name.charAt(0).toUpperCase() + name.slice(1)).replace(/_/g, " ");
   const set = (next: unknown) => {
     const config = { ...props.config };
     if (next === undefined || next === "") delete config[name];
@@ -139,8 +142,8 @@ function Field({ name, property, required, props }: { name: string; property: Pr
     props.onChange(config);
   };
   let control;
-  if (props.kind === "actions" && props.dynamicFields?.includes(name)) {
-    control = <DynamicSelect id={id} props={props} name={name} value={value} onChange={set} />;
+  if (props.dynamicFields?.includes(name) && !isExpression(value)) {
+    control = <DynamicSelect id={id} props={props} name={name} value={value} refreshers={property.refreshers} describedBy={helpId} onChange={set} />;
   } else if (property.enum && !isExpression(value)) {
     control = (
       <select id={id} aria-describedby={helpId} required={required} value={value === undefined ? "" : JSON.stringify(value)}

@@ -11,6 +11,8 @@ import { StepPanel } from "./step-panel";
 import { StepTree } from "./step-tree";
 import { TestRunDialog } from "./test-run-dialog";
 import { NEW_LOOP, NEW_ROUTER, findStep, insertStep, uniqueName, updateStep, type Slot } from "./tree";
+import { TagsEditor } from "./tags-editor";
+import { VariablesDialog } from "./variables-dialog";
 import { VersionsDialog } from "./versions-dialog";
 import { WebhookBox } from "./webhook-box";
 
@@ -29,7 +31,9 @@ function SaveStatus({ store }: { store: EditorStore }) {
   return <span class={`save-state save-${state}`} role="status" aria-live="polite">{text}</span>;
 }
 
-function Header({ store, open }: { store: EditorStore; open(dialog: "test" | "versions"): void }) {
+type EditorDialog = "test" | "versions" | "variables";
+
+function Header({ store, open }: { store: EditorStore; open(dialog: EditorDialog): void }) {
   const wf = store.workflow.value!;
   const errors = store.diagnostics.value?.errors.length ?? 0;
   return (
@@ -42,9 +46,11 @@ function Header({ store, open }: { store: EditorStore; open(dialog: "test" | "ve
       <StatusBadge status={wf.status} />
       {wf.hasUnpublishedChanges && wf.latestVersionId && <span class="badge">unpublished changes</span>}
       <SaveStatus store={store} />
+      <TagsEditor tags={wf.tags} onChange={(tags) => store.setTags(tags)} busy={store.saveState.value === "conflict"} />
       <span class="spacer" />
       <span class={`diag-count${errors ? " has-errors" : ""}`} aria-live="polite">{store.diagnostics.value ? (errors ? `${errors} problem${errors > 1 ? "s" : ""}` : "Valid") : ""}</span>
       <button type="button" onClick={() => open("test")} disabled={store.busy.value === "test"}>{store.busy.value === "test" ? "Testing…" : "Test run"}</button>
+      <button type="button" onClick={() => open("variables")}>Variables</button>
       <button type="button" onClick={() => open("versions")}>Versions</button>
       {wf.status === "active" && <button type="button" onClick={() => store.unpublish()} disabled={!!store.busy.value}>Unpublish</button>}
       <button type="button" class="primary" onClick={() => store.publish()} disabled={!!store.busy.value}>
@@ -69,7 +75,7 @@ function TestRunSummary({ store }: { store: EditorStore }) {
 export function EditorPage({ id }: { id: string }) {
   const store = useMemo(() => createEditorStore(id), [id]);
   const picker = useSignal<PickerState>(null);
-  const dialog = useSignal<"test" | "versions" | null>(null);
+  const dialog = useSignal<EditorDialog | null>(null);
   useEffect(() => {
     void store.load();
     const beforeUnload = (event: BeforeUnloadEvent) => {
@@ -120,7 +126,8 @@ export function EditorPage({ id }: { id: string }) {
       <Header store={store} open={(d) => { dialog.value = d; }} />
       {store.saveState.value === "conflict" && (
         <div class="note note-error conflict" role="alert">
-          <span>This workflow was changed elsewhere, so your last edits were <strong>not saved</strong>. {String((store.saveError.value as Error)?.message ?? "")}</span>
+          <span>This workflow was changed elsewhere (another tab, person or script) after you opened it, so your last edits were <strong>not saved</strong>. Editing is paused until you choose.</span>
+          <details class="small-text"><summary>What the server said</summary>{String((store.saveError.value as Error)?.message ?? "")}</details>
           <span class="row">
             <button type="button" onClick={() => store.reload()}>Load the latest version (drop my edits)</button>
             <button type="button" class="danger" onClick={() => store.overwrite()}>Overwrite with my version</button>
@@ -153,6 +160,7 @@ export function EditorPage({ id }: { id: string }) {
       )}
       {dialog.value === "test" && <TestRunDialog store={store} onClose={() => { dialog.value = null; }} />}
       {dialog.value === "versions" && <VersionsDialog store={store} onClose={() => { dialog.value = null; }} />}
+      {dialog.value === "variables" && <VariablesDialog workflowId={store.id} onClose={() => { dialog.value = null; }} />}
     </main>
   );
 }

@@ -31,6 +31,8 @@ export function createEditorStore(id: string) {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let saving: Promise<void> | undefined;
   let dirty = false;
+  /** Name and tags waiting to be saved; they go in the same PUT (and the same expectedRev chain) as the draft. */
+  let meta: { name?: string; tags?: string[] } = {};
   let watcher: { stop(): void } | undefined;
 
   const stepResults = computed(() => {
@@ -92,14 +94,20 @@ export function createEditorStore(id: string) {
     timer = setTimeout(() => void save(), AUTOSAVE_DELAY_MS);
   }
 
+  const hasMeta = () => meta.name !== undefined || meta.tags !== undefined;
+
   async function runSave() {
-    while (dirty && saveState.value !== "conflict") {
+    while ((dirty || hasMeta()) && saveState.value !== "conflict") {
+      const withDefinition = dirty;
       dirty = false;
       const def = definition.value!;
+      const sent = meta;
+      meta = {};
       saveState.value = "saving";
       try {
-        const res = await api.put<Workflow>(`/api/workflows/${id}`, { definition: def, expectedRev: workflow.value!.definitionRev });
-        workflow.value = res.data;
+        const res = await api.put<Workflow>(`/api/workflows/${id}`, { ...sent, ...(withDefinition ? { definition: def } : {}), expectedRev: workflow.value!.definitionRev });
+        // Name and tags typed while this save was in flight stay as typed until their own save.
+        workflow.value = { ...res.data, ...meta };
         if (!dirty) {
           // Keep what the server normalised (filled pins) unless the user typed on meanwhile.
           definition.value = res.data.definition ?? def;
@@ -107,6 +115,8 @@ export function createEditorStore(id: string) {
           saveError.value = null;
         }
       } catch (error) {
+        meta = { ...sent, ...meta };
+        if (withDefinition) dirty = true;
         if (error instanceof ApiError && error.code === "REVISION_CONFLICT") {
           saveState.value = "conflict";
           saveError.value = error;
@@ -115,6 +125,7 @@ export function createEditorStore(id: string) {
         saveState.value = "error";
         saveError.value = error;
         dirty = false;
+        meta = {};
         return;
       }
     }
@@ -135,13 +146,13 @@ export function createEditorStore(id: string) {
   }
 
   /** Conflict resolution: drop local edits and take the server's draft. */
-  const reload = () => load();
+  const reload = () => { dirty = false; meta = {}; return load(); };
 
   /** Conflict resolution: write the local draft over the newer one, knowingly. */
   async function overwrite() {
     const mine = definition.value!;
     const res = await api.get<Workflow>(`/api/workflows/${id}`);
-    workflow.value = res.data;
+    workflow.value = { ...res.data, ...meta };
     saveState.value = "pending";
     saveError.value = null;
     definition.value = mine;
@@ -173,10 +184,16 @@ export function createEditorStore(id: string) {
     workflow.value = res.data;
   });
 
-  const rename = (name: string) => act("rename", async () => {
-    const res = await api.put<Workflow>(`/api/workflows/${id}`, { name });
-    workflow.value = { ...res.data, definitionRev: res.data.definitionRev };
-  });
+  /** Name and tags save at once, queued with the draft so that our own saves never conflict with each other. */
+  function changeMeta(patch: { name?: string; tags?: string[] }) {
+    if (saveState.value === "conflict" || !workflow.value) return;
+    meta = { ...meta, ...patch };
+    workflow.value = { ...workflow.value, ...patch };
+    if (saveState.value === "saved" || saveState.value === "error") saveState.value = "pending";
+    void save();
+  }
+  const rename = (name: string) => changeMeta({ name });
+  const setTags = (tags: string[]) => changeMeta({ tags });
 
   const restore = (versionId: string) => act("restore", async () => {
     await flush().catch(() => undefined);
@@ -229,7 +246,7 @@ export function createEditorStore(id: string) {
   return {
     id, workflow, definition, selected, saveState, saveError, loadError, actionError, diagnostics, diagnosticsByStep,
     testRun, stepResults, busy, generation,
-    load, validate, change, save, flush, reload, overwrite, publish, unpublish, rename, restore, runTest, refreshRun, dispose,
+    load, validate, change, save, flush, reload, overwrite, publish, unpublish, rename, setTags, restore, runTest, refreshRun, dispose,
   };
 }
 

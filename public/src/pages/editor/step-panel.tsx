@@ -31,6 +31,11 @@ export function availablePaths(store: EditorStore, stepName: string, triggerSamp
   return out;
 }
 
+const KIND_TEXT: Record<string, string> = {
+  ROUTER: "Router: the run takes the first branch whose conditions hold",
+  LOOP_ON_ITEMS: "Loop: the steps inside run once per item",
+};
+
 export function StepPanel({ store, onChangeKind, onAddErrorHandler }: { store: EditorStore; onChangeKind(name: string): void; onAddErrorHandler(name: string): void }) {
   const def = store.definition.value!;
   const name = store.selected.value!;
@@ -74,7 +79,7 @@ export function StepPanel({ store, onChangeKind, onAddErrorHandler }: { store: E
     <section class="panel" aria-labelledby={`${idBase}-title`}>
       <header class="panel-head">
         <h2 id={`${idBase}-title`}>{node.displayName || node.name}</h2>
-        <p class="muted">{isTrigger ? `Trigger · ${node.type}` : node.type === "PIECE" ? `${node.pieceId} · ${node.actionId}` : node.type}</p>
+        <p class="muted">{isTrigger ? `Trigger · ${node.type}` : node.type === "PIECE" ? `${node.pieceId} · ${node.actionId}` : KIND_TEXT[node.type] ?? node.type}</p>
       </header>
 
       {diags.length > 0 && (
@@ -88,12 +93,13 @@ export function StepPanel({ store, onChangeKind, onAddErrorHandler }: { store: E
         </ul>
       )}
 
+      <div class="name-grid">
       <div class="field">
         <label for={`${idBase}-display`}>Display name</label>
         <input id={`${idBase}-display`} value={node.displayName ?? ""} onChange={(e) => patch((n) => { n.displayName = (e.target as HTMLInputElement).value; })} />
       </div>
       <div class="field">
-        <label for={`${idBase}-name`}>Step name (used in expressions)</label>
+        <label for={`${idBase}-name`}>Step name</label>
         <input id={`${idBase}-name`} value={node.name} aria-describedby={`${idBase}-name-help`} onChange={(e) => {
           const next = (e.target as HTMLInputElement).value.trim();
           if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(next)) { renameError.value = "use letters, digits and _ (not starting with a digit)"; return; }
@@ -103,17 +109,18 @@ export function StepPanel({ store, onChangeKind, onAddErrorHandler }: { store: E
             renameError.value = null;
           } catch (error) { renameError.value = (error as Error).message; }
         }} />
-        <span class="help" id={`${idBase}-name-help`}>Later steps refer to this step's output as {`{{${node.name}.output}}`}.</span>
         {renameError.value && <span class="field-error" role="alert">{renameError.value}</span>}
       </div>
+      </div>
+      <p class="help name-help" id={`${idBase}-name-help`}>Later steps read this step's output as <code>{`{{${node.name}.output}}`}</code>.</p>
 
-      <div class="row">
-        <button type="button" onClick={() => onChangeKind(node.name)}>{isTrigger ? "Change trigger" : node.type === "PIECE" ? "Change action" : "Replace step"}</button>
-        {!isTrigger && <button type="button" onClick={() => store.change(moveStep(def, node.name, "up"))} aria-label={`Move ${node.name} up`}>↑ Up</button>}
-        {!isTrigger && <button type="button" onClick={() => store.change(moveStep(def, node.name, "down"))} aria-label={`Move ${node.name} down`} disabled={!node.nextAction}>↓ Down</button>}
-        {!isTrigger && !node.onErrorAction && <button type="button" onClick={() => onAddErrorHandler(node.name)}>Add error handler</button>}
+      <div class="row step-actions">
+        <button type="button" class="small" onClick={() => onChangeKind(node.name)}>{isTrigger ? "Change trigger" : node.type === "PIECE" ? "Change action" : "Replace step"}</button>
+        {!isTrigger && <button type="button" class="small" onClick={() => store.change(moveStep(def, node.name, "up"))} aria-label={`Move ${node.name} up`}>↑ Up</button>}
+        {!isTrigger && <button type="button" class="small" onClick={() => store.change(moveStep(def, node.name, "down"))} aria-label={`Move ${node.name} down`} disabled={!node.nextAction}>↓ Down</button>}
+        {!isTrigger && !node.onErrorAction && <button type="button" class="small" onClick={() => onAddErrorHandler(node.name)}>Add error handler</button>}
         {!isTrigger && (
-          <button type="button" class="danger" onClick={() => {
+          <button type="button" class="small danger" onClick={() => {
             const nested = (node.branches ?? []).some((b) => b.firstAction) || node.firstLoopAction || node.onErrorAction;
             if (nested && !confirm(`Delete ${node.name} with the steps inside it?`)) return;
             store.selected.value = null;
@@ -125,7 +132,7 @@ export function StepPanel({ store, onChangeKind, onAddErrorHandler }: { store: E
       {!isTrigger && (
         <label class="check">
           <input type="checkbox" checked={!!node.skip} onChange={(e) => patch((n) => { if ((e.target as HTMLInputElement).checked) n.skip = true; else delete n.skip; })} />
-          Skip this step (recorded as skipped; the run moves on)
+          Skip this step (the run moves on without it)
         </label>
       )}
 

@@ -37,8 +37,8 @@ export function WebhookBox({ store }: { store: EditorStore }) {
   const live = wf.status === "active";
   return (
     <div class="webhook" role="group" aria-label="Webhook">
-      <label for="webhook-url">Webhook URL {live ? "(live)" : "(answers 404 until published)"}</label>
       <div class="row">
+        <label for="webhook-url">Webhook URL {live ? "(live)" : "(answers 404 until published)"}</label>
         <input id="webhook-url" readOnly value={url} onFocus={(e) => (e.target as HTMLInputElement).select()} />
         <button type="button" class="small" onClick={async () => {
           try { await navigator.clipboard.writeText(url); } catch {
