@@ -37,8 +37,9 @@ import type { LifecycleHooks } from "./core/workflows/hooks";
 import { Transfer } from "./core/workflows/transfer";
 import { Workflows } from "./core/workflows/workflows";
 import type { GuardedFetch, ResolvedAuth } from "./pieces-sdk/types";
-import { parseJsonBody, assertBodySize, BODYLESS_ROUTES } from "./http/body";
+import { parseJsonBody, readBodyBytes, assertBodySize, BODYLESS_ROUTES } from "./http/body";
 import { toErrorResponse } from "./http/error-handler";
+import { AppError } from "./http/errors";
 import { Idempotency } from "./http/idempotency";
 import { createLogger, type Logger } from "./http/logger";
 import { buildOpenApi, renderDocsPage } from "./http/openapi";
@@ -188,6 +189,11 @@ export function createApp(options: CreateAppOptions) {
       assertBodySize(request, config.bodyLimit);
       if (BODYLESS_ROUTES.has(`${request.method} ${route}`)) return null;
       if (contentType?.startsWith("application/json")) return (await parseJsonBody(request, config.bodyLimit)) ?? null;
+      // Public webhook URLs parse every other Content-Type themselves (bounded, strict by type).
+      if (route.startsWith("/webhook/")) return;
+      const bytes = await readBodyBytes(request, config.bodyLimit);
+      if (bytes.byteLength === 0) return null;
+      throw new AppError("VALIDATION_FAILED", `request bodies are JSON: send Content-Type: application/json (got ${contentType || "none"})`);
     })
     .onBeforeHandle((ctx) => idempotency.before(ctx as any))
     .onAfterHandle((ctx) => {

@@ -35,6 +35,8 @@ import { InlineWriter, ThreadWriter, type QueuedOp, type RunWrites, type WriteOp
 
 export const MAX_SUBFLOW_DEPTH = 10;
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
+/** Finished runs kept in memory for waiters that arrive right after the end (see Engine.recent). */
+const RECENT_RUNS = 1024;
 /** Built-in actions that only ask the engine for something (a reply, tags, a response): cheap and trusted, so no worker hop. */
 const ENGINE_EFFECT_ACTIONS = new Set(["webhook.respond", "tags.add_tags", "subflows.return_response"]);
 
@@ -110,6 +112,11 @@ export class Engine {
   private readonly settling = new Map<string, RunRow>();
   /** Runs started by `startRun` whose insert is not committed yet: the commit they wait for. */
   private readonly unacked = new Map<string, Promise<void>>();
+  /**
+   * Runs that ended lately, with their step rows when this process executed them all: whoever waits for a
+   * run (`?wait=`, a sub-flow call, a stream) asks right after it ended, and this spares the database reads.
+   */
+  private readonly recent = new Map<string, { row: RunRow; steps?: StepRow[] }>();
   /** Runs whose insert failed after they started executing: nothing more of them is written. */
   private readonly lost = new Set<string>();
   /** The row's event_seq when a lazy insert took it (see lazyInsertOps). */
@@ -136,7 +143,7 @@ export class Engine {
     this.store = new RunStore(o.db);
     const onWriteError = (error: unknown) => o.log.error("run write failed", { error: errorMessage(error) });
     this.writes = o.dbPath && o.config.runWriter === "thread" ? new ThreadWriter({ dbPath: o.dbPath, synchronous: o.config.dbSynchronous }, onWriteError) : new InlineWriter(o.db, onWriteError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
-    this.retention = new Retention({ db: o.db, store: this.store, log: o.log, retentionDays: o.config.runRetentionDays, retentionMax: o.config.runRetentionMax });
+    this.retention = new Retention({ db: o.db, store: this.store, log: o.log, onDeleted: (ids) => { for (const id of ids) this.recent.delete(id); }, retentionDays: o.config.runRetentionDays, retentionMax: o.config.runRetentionMax });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.execute(p));
     this.limits = {
       outputLimit: o.config.stepOutputLimit,
@@ -515,6 +522,8 @@ export class Engine {
   /** After the final write committed: streams, waiters and follow-up listeners learn the run ended. */
   private ended(row: RunRow, steps?: StepRow[]) {
     this.stats.finished++;
+    this.recent.set(row.id, { row, steps });
+    if (this.recent.size > RECENT_RUNS) this.recent.delete(this.recent.keys().next().value!);
     this.emitRun(row);
     this.events.emit(row.id, () => ({ type: "end", id: row.event_seq + 1, run: runFromRow(row) }));
     const waiters = this.endWaiters.get(row.id);
@@ -710,7 +719,10 @@ export class Engine {
   private waitForEnd(runId: string, ms: number, signal?: AbortSignal): Promise<{ row: RunRow | null; steps?: StepRow[] }> {
     const row = this.rowNow(runId);
     // A run whose end is still being committed is waited for: its step rows are not all readable yet.
-    if (!row || (FINISHED.has(row.status) && !this.settling.has(runId)) || ms <= 0) return Promise.resolve({ row });
+    if (!row || (FINISHED.has(row.status) && !this.settling.has(runId)) || ms <= 0) {
+      const recent = this.recent.get(runId);
+      return Promise.resolve({ row, steps: recent && recent.row === row ? recent.steps : undefined });
+    }
     return new Promise((resolve) => {
       let set = this.endWaiters.get(runId);
       if (!set) {
@@ -742,7 +754,7 @@ export class Engine {
   private rowNow(runId: string): RunRow | null {
     const live = this.active.get(runId)?.row ?? this.pendingById.get(runId)?.row;
     if (live) return live;
-    return this.settling.get(runId) ?? this.store.getRow(runId);
+    return this.settling.get(runId) ?? this.recent.get(runId)?.row ?? this.store.getRow(runId);
   }
 
   /** Waits up to `ms` for the run to finish; returns it finished, or as it stands. */

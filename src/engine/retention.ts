@@ -12,6 +12,8 @@ export interface RetentionOptions {
   db: Db;
   store: RunStore;
   log: Logger;
+  /** Told which runs were deleted (the engine forgets what it holds of them). */
+  onDeleted?: (ids: string[]) => void;
   /** 0 keeps runs of any age. */
   retentionDays: number;
   /** 0 keeps any number of runs. */
@@ -77,6 +79,7 @@ export class Retention {
           const ids = this.o.store.expired(cutoff, batch);
           if (ids.length === 0) break;
           this.o.store.deleteRuns(ids);
+          this.o.onDeleted?.(ids);
           deleted += ids.length;
           await new Promise((resolve) => setImmediate(resolve));
         }
@@ -86,6 +89,7 @@ export class Retention {
           const ids = this.o.store.overflow(this.o.retentionMax, batch);
           if (ids.length === 0) break;
           this.o.store.deleteRuns(ids);
+          this.o.onDeleted?.(ids);
           deleted += ids.length;
           await new Promise((resolve) => setImmediate(resolve));
         }

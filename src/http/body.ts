@@ -69,13 +69,27 @@ export function assertBodySize(request: Request, limit: number): void {
   }
 }
 
+/**
+ * The body's bytes, never more than `limit`: a declared Content-Length was checked already and frames
+ * the read; a chunked body is counted as it arrives and refused the moment it passes the limit.
+ */
+export async function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
+  assertBodySize(request, limit);
+  if (!request.body) return new Uint8Array(0);
+  if (request.headers.get("content-length") !== null) return new Uint8Array(await request.arrayBuffer());
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > limit) throw new AppError("PAYLOAD_TOO_LARGE", `request body exceeds the limit of ${limit} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
 /** Reads and parses a JSON body under the size limit. An empty body parses to undefined. */
 export async function parseJsonBody(request: Request, limit: number): Promise<unknown> {
-  assertBodySize(request, limit);
-  const text = await request.text();
-  if (text.length > limit && Buffer.byteLength(text) > limit) {
-    throw new AppError("PAYLOAD_TOO_LARGE", `request body exceeds the limit of ${limit} bytes`);
-  }
+  const text = new TextDecoder().decode(await readBodyBytes(request, limit));
   if (text.trim() === "") return undefined;
   let value: unknown;
   try {

@@ -87,3 +87,12 @@ describe("envelope and errors (spec 2.1, 7)", () => {
     expect(list.body.total).toBe(list.body.data.length);
   });
 });
+
+describe("request body content types", () => {
+  test("a non-JSON body on an API route is refused naming the Content-Type to send", async () => {
+    const res = await t.req("POST", "/api/workspaces", { raw: "name=x", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("VALIDATION_FAILED");
+    expect(res.body.error.message).toContain("application/json");
+  });
+});

@@ -84,3 +84,31 @@ describe("server process", () => {
     expect(lines.some((l) => JSON.parse(l).msg === "shutting down")).toBe(true);
   });
 });
+
+describe("request bodies over a real socket", () => {
+  test("a body over WEFT_BODY_LIMIT answers 413 PAYLOAD_TOO_LARGE in the envelope, declared or chunked", async () => {
+    const server = await startServer({ env: { WEFT_BODY_LIMIT: "4096" } });
+    try {
+      const json = { "content-type": "application/json" };
+      const declared = await server.fetch("/api/workspaces", { method: "POST", headers: json, body: JSON.stringify({ name: "x".repeat(200_000) }) });
+      expect(declared.status).toBe(413);
+      expect((await declared.json()).error.code).toBe("PAYLOAD_TOO_LARGE");
+      const huge = await server.fetch("/api/workspaces", { method: "POST", headers: json, body: "x".repeat(8 * 1024 * 1024) });
+      expect(huge.status).toBe(413);
+      expect((await huge.json()).error.code).toBe("PAYLOAD_TOO_LARGE");
+      const chunks = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let i = 0; i < 20; i++) controller.enqueue(new TextEncoder().encode("x".repeat(1024)));
+          controller.close();
+        },
+      });
+      const chunked = await server.fetch("/api/workspaces", { method: "POST", headers: json, body: chunks, duplex: "half" } as RequestInit);
+      expect(chunked.status).toBe(413);
+      expect((await chunked.json()).error.code).toBe("PAYLOAD_TOO_LARGE");
+      const fine = await server.fetch("/api/workspaces", { method: "POST", headers: json, body: JSON.stringify({ name: "ok" }) });
+      expect(fine.status).toBe(201);
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -10,8 +10,8 @@
  *   anything else with bytes (or no type)    → { encoding: "base64", contentType, size, data }
  *   no body                                  → {}
  */
+import { assertSafeJson, readBodyBytes } from "../../http/body";
 import { AppError } from "../../http/errors";
-import { assertSafeJson } from "../../http/body";
 
 export interface WebhookTriggerData {
   method: string;
@@ -38,12 +38,7 @@ export async function readBody(request: Request, limit: number): Promise<Uint8Ar
   if (declared !== null && Number(declared) > limit) {
     throw new AppError("PAYLOAD_TOO_LARGE", `webhook body of ${declared} bytes exceeds the limit of ${limit} bytes (WEFT_BODY_LIMIT)`);
   }
-  if (!request.body) return new Uint8Array(0);
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > limit) {
-    throw new AppError("PAYLOAD_TOO_LARGE", `webhook body exceeds the limit of ${limit} bytes (WEFT_BODY_LIMIT)`);
-  }
-  return bytes;
+  return readBodyBytes(request, limit);
 }
 
 /** Parses raw bytes according to the Content-Type. */
