@@ -169,8 +169,8 @@ async function throughput() {
     const incomplete = measured.filter((r) => r.steps !== 3).length;
     console.log(`engine throughput: ${CLIENTS} connections${Bun.which("wrk") ? ` (wrk, ${SECONDS} s)` : ` (bun fetch, ${RUNS} runs)`}, ${values.workers} workers, synchronous=${values.sync}, writer=${values.writer}, ${cpus().length} cores; load average ${loadBefore} → ${loadAfter}`);
     console.log(`  completed runs/s          ${(completed.length / seconds).toFixed(0)}  (${requests} answered, ${failed} not completed)`);
-    console.log(`  start-to-finish p50/p99   ${percentile(durations, 50).toFixed(1)} / ${percentile(durations, 99).toFixed(1)} ms  (run durationMs: start → committed finish, ${durations.length} runs)`);
-    console.log(`  client round trip p50/p99 ${roundTrip.p50.toFixed(1)} / ${roundTrip.p99.toFixed(1)} ms  (POST …/run?wait=30 → finished run)`);
+    console.log(`  run durationMs p50/p99    ${percentile(durations, 50).toFixed(1)} / ${percentile(durations, 99).toFixed(1)} ms  (start → end of the last step, ${durations.length} runs; the durable commit follows)`);
+    console.log(`  start-to-finish p50/p99   ${roundTrip.p50.toFixed(1)} / ${roundTrip.p99.toFixed(1)} ms  (client round trip: POST …/run?wait=30 → the finished run, answered after its commit reached the disk)`);
     console.log(`  server CPU per run        ${((cpu * 1000) / Math.max(1, completed.length)).toFixed(0)} µs (${((cpu / 10) / seconds).toFixed(0)}% of one core)`);
     console.log(`  RSS idle / peak           ${idleRss.toFixed(0)} / ${peak.toFixed(0)} MB`);
     console.log(`  persisted                 ${list.pagination.total} runs in the list; ${incomplete} of the measured runs lack step rows; a run has ${sample.data.steps.length} step rows (stepTotal ${sample.data.stepTotal})`);

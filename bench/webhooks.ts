@@ -7,6 +7,8 @@
  *
  *   bun bench/webhooks.ts [--seconds 10] [--connections 50] [--sync FULL|NORMAL]
  */
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { BENCH_TOKEN, ROOT, load, machine, peakRssMiB, startBenchServer } from "./_support";
 
@@ -59,16 +61,26 @@ const shape = (next?: unknown) => ({
 });
 const body = JSON.stringify({ name: "Ada", n: 21 });
 
-console.log(`machine: ${machine()}, synchronous=${values.sync}, ${CONNECTIONS} connections, ${SECONDS} s per phase`);
+/** User+system CPU of the server process, ms (all its threads). */
+function serverCpuMs(): number {
+  const fields = readFileSync(`/proc/${server.proc.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+const cpuPer = (ms: number, requests: number) => `server CPU ${((ms * 1000) / Math.max(1, requests)).toFixed(0)} µs/request`;
+const loadAverage = () => loadavg().map((n) => n.toFixed(2)).join(" ");
+
+console.log(`machine: ${machine()}, synchronous=${values.sync}, ${CONNECTIONS} connections, ${SECONDS} s per phase, load average ${loadAverage()}`);
 
 // Asynchronous: 202 once the pending run row is committed.
 const asyncFlow = await publish("bench async", shape());
 await load(asyncFlow.url, { connections: CONNECTIONS, seconds: 2, method: "POST", headers: { "content-type": "application/json" }, body });
 const asyncBefore = await runTotal(asyncFlow.id);
+const asyncCpu = serverCpuMs();
 const asyncResult = await load(asyncFlow.url, { connections: CONNECTIONS, seconds: SECONDS, method: "POST", headers: { "content-type": "application/json" }, body });
+const asyncCpuMs = serverCpuMs() - asyncCpu;
 const accepted = asyncResult.requests - asyncResult.errors;
 const asyncRuns = (await runTotal(asyncFlow.id)) - asyncBefore;
-console.log(`async webhook 202, ${asyncResult.tool}: ${asyncResult.requestsPerSecond.toFixed(0)} req/s, p50 ${asyncResult.p50Ms.toFixed(2)} ms, p99 ${asyncResult.p99Ms.toFixed(2)} ms, non-2xx ${asyncResult.errors}`);
+console.log(`async webhook 202, ${asyncResult.tool}: ${asyncResult.requestsPerSecond.toFixed(0)} req/s, p50 ${asyncResult.p50Ms.toFixed(2)} ms, p99 ${asyncResult.p99Ms.toFixed(2)} ms, non-2xx ${asyncResult.errors}, ${cpuPer(asyncCpuMs, asyncResult.requests)}`);
 console.log(`  accepted ${accepted} calls → ${asyncRuns} run rows in the database (${asyncRuns >= accepted ? "every accepted call is durably queued" : "MISSING RUNS"})`);
 const asyncTotal = await runTotal(asyncFlow.id);
 const t0 = performance.now();
@@ -81,13 +93,15 @@ const probe = await fetch(syncFlow.url, { method: "POST", headers: { "content-ty
 console.log(`  sync probe: ${probe.status} ${await probe.text()}`);
 await load(syncFlow.url, { connections: CONNECTIONS, seconds: 2, method: "POST", headers: { "content-type": "application/json" }, body });
 const syncBefore = await runTotal(syncFlow.id);
+const syncCpu = serverCpuMs();
 const syncResult = await load(syncFlow.url, { connections: CONNECTIONS, seconds: SECONDS, method: "POST", headers: { "content-type": "application/json" }, body });
+const syncCpuMs = serverCpuMs() - syncCpu;
 const syncRuns = (await runTotal(syncFlow.id)) - syncBefore;
-console.log(`sync webhook → set_fields → respond, ${syncResult.tool}: ${syncResult.requestsPerSecond.toFixed(0)} req/s, p50 ${syncResult.p50Ms.toFixed(2)} ms, p99 ${syncResult.p99Ms.toFixed(2)} ms, non-2xx ${syncResult.errors}`);
+console.log(`sync webhook → set_fields → respond, ${syncResult.tool}: ${syncResult.requestsPerSecond.toFixed(0)} req/s, p50 ${syncResult.p50Ms.toFixed(2)} ms, p99 ${syncResult.p99Ms.toFixed(2)} ms, non-2xx ${syncResult.errors}, ${cpuPer(syncCpuMs, syncResult.requests)}`);
 const syncTotal = await runTotal(syncFlow.id);
 const syncDone = await drained(syncFlow.id, syncTotal);
 const sample = (await api("GET", `/api/runs?workflowId=${syncFlow.id}&limit=1`)).data[0];
 const detail = await api("GET", `/api/runs/${sample.id}`);
 console.log(`  ${syncResult.requests} replies → ${syncRuns} runs persisted, ${syncDone}/${syncTotal} completed; a sample run has ${detail.data.steps.length} step rows (${detail.data.steps.map((s: any) => `${s.nodeId}:${s.status}`).join(", ")})`);
-console.log(`peak RSS of the server: ${peakRssMiB(server.proc.pid).toFixed(0)} MiB`);
+console.log(`peak RSS of the server: ${peakRssMiB(server.proc.pid).toFixed(0)} MiB; load average now ${loadAverage()}`);
 await server.stop();

@@ -27,6 +27,7 @@ import { Executor, type ExecutorHost, type RunOutcome, type StepCall } from "./e
 import { errorMessage, invokeAction, type ActionOutcome } from "./invoke-action";
 import { WorkerPool } from "./pool";
 import { Retention } from "./retention";
+import { isoTime } from "./iso-time";
 import { RunEvents } from "./run-events";
 import { RunExecution, type ReplayEntry } from "./run-execution";
 import type { StepEffects, SubflowCall, SubflowResult, WebhookReply } from "./step-context";
@@ -292,7 +293,7 @@ export class Engine {
       executed_version_id: rw.executedVersionId,
       executed_version_number: rw.executedVersionNumber,
       definition_hash: hash,
-      started_at: new Date().toISOString(),
+      started_at: isoTime(Date.now()),
       finished_at: null,
       duration_ms: null,
       error_message: null,
@@ -498,7 +499,7 @@ export class Engine {
     const now = new Date();
     const wasPaused = row.state !== null || row.resume_token_hash !== null || row.wait_step !== null;
     row.status = outcome.kind;
-    row.finished_at = now.toISOString();
+    row.finished_at = isoTime(now.getTime());
     row.duration_ms = Math.max(0, now.getTime() - Date.parse(row.started_at));
     row.error_message = outcome.kind === "failed" ? outcome.message : outcome.kind === "cancelled" ? (row.error_message ?? "cancelled") : null;
     row.event_seq++;
@@ -515,6 +516,9 @@ export class Engine {
     row.resume_at = null;
     row.resume_token_hash = null;
     const seq = row.event_seq;
+    // Remembered now, read only once the end is committed (until then `settling` answers for the run).
+    this.recent.set(row.id, { row, steps });
+    if (this.recent.size > RECENT_RUNS) this.recent.delete(this.recent.keys().next().value!);
     await this.settle(row, [() => (this.carried(row, seq) || this.lost.has(row.id) ? null : { op: "patchRun", id: row.id, patch })]);
     this.ended(row, steps);
   }
@@ -522,8 +526,6 @@ export class Engine {
   /** After the final write committed: streams, waiters and follow-up listeners learn the run ended. */
   private ended(row: RunRow, steps?: StepRow[]) {
     this.stats.finished++;
-    this.recent.set(row.id, { row, steps });
-    if (this.recent.size > RECENT_RUNS) this.recent.delete(this.recent.keys().next().value!);
     this.emitRun(row);
     this.events.emit(row.id, () => ({ type: "end", id: row.event_seq + 1, run: runFromRow(row) }));
     const waiters = this.endWaiters.get(row.id);

@@ -8,6 +8,7 @@
  * takes each already-finished step's result from the replay log instead of running it.
  */
 import { newId } from "../core/ids";
+import { isoTime } from "./iso-time";
 import type { PieceRegistry } from "../core/pieces/registry";
 import type { ActionDef, PauseRequest } from "../pieces-sdk/types";
 import type { ActionNodeT, BranchT } from "../schema/workflow";
@@ -16,7 +17,7 @@ import { ConditionError, conditionHolds, type ResolvedCondition } from "./condit
 import { ExpressionError, resolveValueFast as resolveValue } from "./expressions";
 import type { ActionOutcome } from "./invoke-action";
 import type { ReplayEntry, RunExecution } from "./run-execution";
-import { maskSecrets, serializeCapped } from "./step-data";
+import { maskSecrets, serializeCapped, serializeMasked } from "./step-data";
 import type { StepEffects } from "./step-context";
 
 export interface StepCall {
@@ -139,7 +140,7 @@ export class Executor {
   ): void {
     const finishedAt = Date.now();
     const output = fields.output === undefined ? null : fields.output;
-    const input = serializeCapped(maskSecrets(fields.input ?? {}, run.secrets), this.host.outputLimit);
+    const input = serializeMasked(fields.input ?? {}, run.secrets, this.host.outputLimit);
     const stored = serializeCapped(run.secrets.length ? maskSecrets(output, run.secrets, false) : output, this.host.outputLimit);
     const id = fields.id ?? newId();
     const row: StepRow = {
@@ -157,8 +158,8 @@ export class Executor {
       output_truncated: stored.truncated ? 1 : 0,
       error_message: fields.error,
       retry_count: fields.retryCount ?? 0,
-      started_at: new Date(fields.startedAt).toISOString(),
-      finished_at: fields.status === "paused" ? null : new Date(finishedAt).toISOString(),
+      started_at: isoTime(fields.startedAt),
+      finished_at: fields.status === "paused" ? null : isoTime(finishedAt),
       duration_ms: fields.status === "paused" ? null : finishedAt - fields.startedAt,
     };
     if (!fields.update) run.row.step_total++;
@@ -208,12 +209,12 @@ export class Executor {
    * it knows the step never started. Resolves with the commit's error, if any.
    */
   private async writeRunning(run: RunExecution, node: ActionNodeT, id: string, startedAt: number, config: unknown): Promise<Error | undefined> {
-    const input = serializeCapped(maskSecrets(config ?? {}, run.secrets), this.host.outputLimit);
+    const input = serializeMasked(config ?? {}, run.secrets, this.host.outputLimit);
     run.row.step_total++;
     const committed = this.host.writeStep(run, {
       id, run_id: run.row.id, seq: ++run.row.event_seq, node_id: node.name, node_type: node.type, piece_id: node.pieceId ?? null,
       action_id: node.actionId ?? null, display_name: node.displayName ?? null, status: "running", input_data: input.text, output_data: null,
-      output_truncated: 0, error_message: null, retry_count: 0, started_at: new Date(startedAt).toISOString(), finished_at: null, duration_ms: null,
+      output_truncated: 0, error_message: null, retry_count: 0, started_at: isoTime(startedAt), finished_at: null, duration_ms: null,
     }, false, true);
     try {
       await committed;

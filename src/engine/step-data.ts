@@ -57,3 +57,18 @@ export function serializeCapped(value: unknown, limit: number): Serialized {
   const marker = { truncated: true, sizeBytes: Buffer.byteLength(full), limitBytes: limit, preview: full.slice(0, PREVIEW_CHARS) };
   return { text: JSON.stringify(marker), size: full.length, truncated: true };
 }
+
+/** A property name ending like a secret one (SECRET_KEY), as it appears in JSON text: `"token":`, `"x_api_key":`. */
+const SECRET_KEY_IN_JSON = /["_-](pass(word)?|secret|token|api[_-]?key|apikey|authorization|cookie|private[_-]?key|client[_-]?secret|credentials?)":/i;
+
+/**
+ * maskSecrets(value, secrets) then serializeCapped, without walking the value when nothing can need a
+ * mask: no known secret values, and no property named like a secret in the serialised text.
+ */
+export function serializeMasked(value: unknown, secrets: readonly string[], limit: number): Serialized {
+  if (secrets.length === 0) {
+    const plain = serializeCapped(value, limit);
+    if (!plain.truncated && (plain.text === null || !SECRET_KEY_IN_JSON.test(plain.text))) return plain;
+  }
+  return serializeCapped(maskSecrets(value, secrets), limit);
+}
