@@ -7,9 +7,9 @@ import { existsSync, mkdirSync } from "node:fs";
 
 /**
  * Extra entrypoints loaded at run time by path (worker threads, sandbox processes). Inside the binary
- * they live relative to the entrypoints' common root, src/ — src/engine/pool.ts relies on that.
+ * they live relative to the entrypoints' common root, src/ — src/engine/thread-entry.ts relies on that.
  */
-const EXTRA_ENTRYPOINTS = ["src/engine/worker.ts", "src/engine/writer-thread.ts", "src/engine/sandbox/child.ts"].filter((file) => existsSync(file));
+const EXTRA_ENTRYPOINTS = ["src/engine/worker.ts", "src/engine/writer-thread.ts", "src/engine/checkpoint-thread.ts", "src/engine/sandbox/child.ts"].filter((file) => existsSync(file));
 
 export async function build(outfile = "dist/weft"): Promise<string> {
   mkdirSync("dist", { recursive: true });
@@ -17,7 +17,7 @@ export async function build(outfile = "dist/weft"): Promise<string> {
     const ui = Bun.spawnSync([process.execPath, "public/build.ts"], { stdout: "inherit", stderr: "inherit" });
     if (ui.exitCode !== 0) throw new Error("UI build failed");
   }
-  const args = [process.execPath, "build", "--compile", "--minify", "src/main.ts", ...EXTRA_ENTRYPOINTS, "--outfile", outfile];
+  const args = [process.execPath, "build", "--compile", "--minify-syntax", "src/main.ts", ...EXTRA_ENTRYPOINTS, "--outfile", outfile];
   const result = Bun.spawnSync(args, { stdout: "inherit", stderr: "inherit" });
   if (result.exitCode !== 0) throw new Error(`bun build failed with exit code ${result.exitCode}`);
   return outfile;

@@ -12,8 +12,6 @@ import { Identity } from "./core/identity";
 import { PieceLoadError } from "./core/pieces/loader";
 import { loadRegistry } from "./core/pieces/registry";
 import { createLogger } from "./http/logger";
-import { serveMcpStdio } from "./mcp/stdio";
-import { bridgeMcpStdio, runningServer } from "./mcp/stdio-bridge";
 import { BackupError, backupDatabase } from "./store/backup";
 import { migrate, openDatabase, schemaVersion } from "./store/db";
 
@@ -90,6 +88,9 @@ export async function serve(config: Config) {
  * the data directory itself and executes the runs the agent starts (schedules and webhooks need `serve`).
  */
 async function mcp(config: Config) {
+  // Loaded here, not at the top: the MCP SDK is heavy and `weft serve` loads it only on the first /mcp call.
+  const { serveMcpStdio } = await import("./mcp/stdio");
+  const { bridgeMcpStdio, runningServer } = await import("./mcp/stdio-bridge");
   const token = process.env.WEFT_TOKEN;
   if (!token) fail("WEFT_TOKEN is not set; set it to an API token of the workspace the agent may use (weft token create --name agent --scopes all)");
   const url = process.env.WEFT_URL || (await runningServer(config));

@@ -3,12 +3,18 @@
  * answers back as JSON. The bearer token authenticates here; each tool checks its own scope, the
  * one of the HTTP route it mirrors. There are no sessions, so no GET stream and no DELETE.
  */
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Elysia, t } from "elysia";
 import packageJson from "../../package.json" with { type: "json" };
 import type { AppDeps } from "../app";
 import { AppError } from "../http/errors";
-import { createMcpServer } from "../mcp/server";
+
+// The MCP SDK (with zod) weighs ~25 MB of RSS: load it with the first /mcp call, not at start-up.
+let runtime: Promise<{ createMcpServer: typeof import("../mcp/server").createMcpServer; Transport: typeof import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js").WebStandardStreamableHTTPServerTransport }> | undefined;
+const loadMcp = () =>
+  (runtime ??= Promise.all([import("../mcp/server"), import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js")]).then(([server, transport]) => ({
+    createMcpServer: server.createMcpServer,
+    Transport: transport.WebStandardStreamableHTTPServerTransport,
+  })));
 
 const tags = ["Service"];
 
@@ -24,8 +30,9 @@ export const mcpApi = (deps: AppDeps) =>
   new Elysia({ name: "api-mcp" })
     .use(deps.security)
     .post("/mcp", async ({ request, body, auth }) => {
+      const { createMcpServer, Transport } = await loadMcp();
       const server = createMcpServer(deps, auth, { version: packageJson.version });
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
       try {
         return await transport.handleRequest(request, { parsedBody: body });

@@ -134,6 +134,7 @@ export class Engine {
   private ownFetch: GuardedFetch | undefined;
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private startPromise: Promise<void> | undefined;
+  private poolPromise: Promise<void> | undefined;
   private stopping = false;
   private readonly finishedListeners: Array<(run: RunRow) => void> = [];
   private readonly replyListeners: Array<(runId: string, reply: WebhookReply) => void> = [];
@@ -174,8 +175,9 @@ export class Engine {
   // ------------------------------------------------------------------ lifecycle
 
   /**
-   * Recovers unfinished runs, starts the timers and the worker pool. Idempotent; also called by the first
-   * run start, so an app that never runs a workflow (most tests) never spawns threads.
+   * Recovers unfinished runs and starts the timers. Idempotent; also called by the first run start, so an
+   * app that never runs a workflow (most tests) never spawns threads. The worker pool starts with the first
+   * run that executes, so an idle server holds no worker threads (idle RSS).
    */
   start(): Promise<void> {
     if (this.startPromise) return this.startPromise;
@@ -189,20 +191,26 @@ export class Engine {
     this.retention.start();
     this.sweeper = setInterval(() => this.sweep(), 200);
     (this.sweeper as { unref?: () => void }).unref?.();
+    return (this.startPromise = Promise.resolve());
+  }
+
+  /** Spawns the worker pool once and resolves when its fleet is known (or it failed: steps then run here). */
+  private ensurePool(): Promise<void> {
+    if (this.poolPromise) return this.poolPromise;
     const workers = this.o.workers ?? this.o.config.workers;
-    if (workers <= 0) return (this.startPromise = Promise.resolve());
+    if (workers <= 0 || this.stopping) return (this.poolPromise = Promise.resolve());
     const pool = new WorkerPool({
       size: workers,
       log: this.o.log,
       init: { t: "init", piecesDir: this.o.config.piecesDir, dbPath: this.o.dbPath ?? null, dbSynchronous: this.o.config.dbSynchronous, allowCidrs: this.o.config.allowedCidrs },
     });
     this.pool = pool;
-    this.startPromise = pool.start().catch(async (error) => {
+    this.poolPromise = pool.start().catch(async (error) => {
       this.o.log.error("worker pool failed to start; steps run on the main thread", { error: errorMessage(error) });
       this.pool = undefined;
       await pool.stop();
     });
-    return this.startPromise;
+    return this.poolPromise;
   }
 
   private ensureStarted() {
@@ -439,7 +447,7 @@ export class Engine {
 
   private async execute(p: PendingRun): Promise<void> {
     // Only the first runs after start-up wait: which pieces the workers serve is known once they are ready.
-    if (this.pool && !this.pool.fleetKnown) await this.startPromise;
+    if (!this.pool?.fleetKnown) await this.ensurePool();
     this.pendingById.delete(p.id);
     const row = p.row;
     if (row.status === "cancelled") {

@@ -10,6 +10,7 @@ import type { Logger } from "../http/logger";
 import type { ActionOutcome } from "./invoke-action";
 import type { SubflowCall, SubflowResult, WebhookReply } from "./step-context";
 import type { FromWorker, StepRequest, ToWorker, WorkerInit } from "./worker-protocol";
+import { threadEntry } from "./thread-entry";
 
 export interface StepHandlers {
   onReply(reply: WebhookReply): void;
@@ -44,9 +45,7 @@ export interface PoolOptions {
   startTimeoutMs?: number;
 }
 
-// Inside the compiled binary the worker is an extra entrypoint of build.ts, embedded at a path
-// relative to the entrypoints' common root (src/); from source it sits beside this file.
-const WORKER_URL = import.meta.url.includes("$bunfs") ? "./engine/worker.ts" : new URL("./worker.ts", import.meta.url).href;
+const WORKER_URL = threadEntry("worker.ts");
 
 export class WorkerPool {
   private readonly slots: Slot[] = [];

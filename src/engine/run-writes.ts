@@ -12,6 +12,7 @@ import type { Statement } from "bun:sqlite";
 import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
 import type { Db } from "../store/db";
 import { RunStore, knownDefinitions, type RunPatch, type RunRow, type StepRow } from "../store/runs";
+import { threadEntry } from "./thread-entry";
 
 export type WriteOp =
   | { op: "insertRun"; row: RunRow }
@@ -168,7 +169,7 @@ export interface InlineWriterOptions {
 
 /** Frames in the WAL beyond which the writer finishes a checkpoint itself, so the WAL restarts from its start. */
 const WAL_RESTART_FRAMES = 4000;
-const CHECKPOINT_URL = new URL("./checkpoint-thread.ts", import.meta.url);
+const CHECKPOINT_URL = threadEntry("checkpoint-thread.ts");
 
 interface Committed {
   entries: Entry[];
@@ -242,7 +243,7 @@ export class InlineWriter extends QueueingWriter {
    */
   private startCheckpointer(): Worker | undefined {
     try {
-      const worker = new Worker(CHECKPOINT_URL.href, { smol: true } as WorkerOptions);
+      const worker = new Worker(CHECKPOINT_URL, { smol: true } as WorkerOptions);
       (worker as { unref?: () => void }).unref?.();
       worker.addEventListener("message", (event: MessageEvent) => {
         const message = event.data as { t: "ready" } | { t: "init-failed"; error: string } | { t: "frames"; log: number };
@@ -337,7 +338,7 @@ export class InlineWriter extends QueueingWriter {
   }
 }
 
-const WRITER_URL = new URL("./writer-thread.ts", import.meta.url);
+const WRITER_URL = threadEntry("writer-thread.ts");
 
 export interface WriterThreadInit {
   dbPath: string;
@@ -362,7 +363,7 @@ export class ThreadWriter extends QueueingWriter {
   }
 
   private spawn(): Promise<void> {
-    const worker = new Worker(WRITER_URL.href, { smol: true } as WorkerOptions);
+    const worker = new Worker(WRITER_URL, { smol: true } as WorkerOptions);
     (worker as { unref?: () => void }).unref?.();
     this.worker = worker;
     return new Promise<void>((resolve, reject) => {

@@ -66,6 +66,12 @@ describe("compiled binary", () => {
     expect(greet.outputData).toMatchObject({ greeting: "hello Ada", doubled: 42 });
   });
 
+  test("prints only JSON log lines (no framework warnings from the bundled code)", () => {
+    const lines = server.output().trim().split("\n").filter(Boolean);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+  });
+
   test("prints its version and help", () => {
     const version = Bun.spawnSync([binary, "version"]);
     expect(version.stdout.toString().trim()).toMatch(/^\d+\.\d+\.\d+/);
