@@ -5,6 +5,7 @@ import kvStore from "./003-kv-store";
 import runs from "./004-runs";
 import connections from "./005-connections";
 import triggers from "./006-triggers";
+import runListIndexes from "./007-run-list-indexes";
 
 export interface Migration {
   version: number;
@@ -12,4 +13,4 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: Migration[] = [identity, workflows, kvStore, runs, connections, triggers].sort((a, b) => a.version - b.version);
+export const migrations: Migration[] = [identity, workflows, kvStore, runs, connections, triggers, runListIndexes].sort((a, b) => a.version - b.version);
