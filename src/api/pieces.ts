@@ -68,9 +68,17 @@ function rawQuery(url: string): QueryValues {
 
 const json = (body: string) => new Response(body, { headers: { "content-type": "application/json" } });
 
+const OptionsAnswer = Data(t.Object({ options: t.Array(t.Object({ label: t.String(), value: t.Unknown() })), placeholder: t.Optional(t.String()) }));
+
 export const piecesApi = (deps: AppDeps) => {
   const { security, pieces } = deps;
   const projections = new ProjectionCache(pieces);
+  /** POST …/options/{propertyName} of an action or a trigger: the piece's own options function, run for this workspace. */
+  const options = async (workspaceId: string, pieceId: string, stepId: string, propertyName: string, body: { config?: Record<string, unknown>; connectionId?: string } | undefined, kind: "action" | "trigger") => ({
+    data: await dynamicOptions(pieces, { fetch: deps.guardedFetch, resolveAuth: deps.resolveConnectionAuth }, {
+      workspaceId, pieceId, actionId: stepId, propertyName, config: body?.config, connectionId: body?.connectionId, kind,
+    }),
+  });
   return new Elysia({ name: "api-pieces" })
     .use(security)
     .get("/api/pieces", ({ query }) => {
@@ -102,35 +110,12 @@ export const piecesApi = (deps: AppDeps) => {
       response: { 200: Data(Projection) },
       detail: { tags, summary: "Schema projection of a trigger, narrowed by <property>=<value> gate values (spec 4.9)" },
     })
-    .post("/api/pieces/:id/actions/:actionId/options/:propertyName", async ({ params, body, auth }) => {
-      const data = await dynamicOptions(pieces, { fetch: deps.guardedFetch, resolveAuth: deps.resolveConnectionAuth }, {
-        workspaceId: auth!.workspaceId,
-        pieceId: params.id,
-        actionId: params.actionId,
-        propertyName: params.propertyName,
-        config: body?.config,
-        connectionId: body?.connectionId,
-      });
-      return { data };
-    }, {
-      permission, params: OptionsParams, body: t.Optional(OptionsBody),
-      response: { 200: Data(t.Object({ options: t.Array(t.Object({ label: t.String(), value: t.Unknown() })), placeholder: t.Optional(t.String()) })) },
+    .post("/api/pieces/:id/actions/:actionId/options/:propertyName", ({ params, body, auth }) => options(auth!.workspaceId, params.id, params.actionId, params.propertyName, body, "action"), {
+      permission, params: OptionsParams, body: t.Optional(OptionsBody), response: { 200: OptionsAnswer },
       detail: { tags, summary: "Dynamic option values of a property, given the step's current config and connection" },
     })
-    .post("/api/pieces/:id/triggers/:triggerId/options/:propertyName", async ({ params, body, auth }) => {
-      const data = await dynamicOptions(pieces, { fetch: deps.guardedFetch, resolveAuth: deps.resolveConnectionAuth }, {
-        workspaceId: auth!.workspaceId,
-        pieceId: params.id,
-        actionId: params.triggerId,
-        propertyName: params.propertyName,
-        config: body?.config,
-        connectionId: body?.connectionId,
-        kind: "trigger",
-      });
-      return { data };
-    }, {
-      permission, params: TriggerOptionsParams, body: t.Optional(OptionsBody),
-      response: { 200: Data(t.Object({ options: t.Array(t.Object({ label: t.String(), value: t.Unknown() })), placeholder: t.Optional(t.String()) })) },
+    .post("/api/pieces/:id/triggers/:triggerId/options/:propertyName", ({ params, body, auth }) => options(auth!.workspaceId, params.id, params.triggerId, params.propertyName, body, "trigger"), {
+      permission, params: TriggerOptionsParams, body: t.Optional(OptionsBody), response: { 200: OptionsAnswer },
       detail: { tags, summary: "Dynamic option values of a trigger property, given the trigger's current config and connection" },
     })
     .post("/api/pieces/:id/triggers/:triggerId/sample", async ({ params, body }) => ({
