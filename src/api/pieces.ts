@@ -74,9 +74,9 @@ export const piecesApi = (deps: AppDeps) => {
   const { security, pieces } = deps;
   const projections = new ProjectionCache(pieces);
   /** POST …/options/{propertyName} of an action or a trigger: the piece's own options function, run for this workspace. */
-  const options = async (workspaceId: string, pieceId: string, stepId: string, propertyName: string, body: { config?: Record<string, unknown>; connectionId?: string } | undefined, kind: "action" | "trigger") => ({
+  const options = async (workspaceId: string, pieceId: string, stepId: string, propertyName: string, body: { config?: object; connectionId?: string } | null | undefined, kind: "action" | "trigger") => ({
     data: await dynamicOptions(pieces, { fetch: deps.guardedFetch, resolveAuth: deps.resolveConnectionAuth }, {
-      workspaceId, pieceId, actionId: stepId, propertyName, config: body?.config, connectionId: body?.connectionId, kind,
+      workspaceId, pieceId, actionId: stepId, propertyName, config: body?.config as Record<string, unknown> | undefined, connectionId: body?.connectionId, kind,
     }),
   });
   return new Elysia({ name: "api-pieces" })

@@ -9,27 +9,17 @@ import { conditionHolds, coerceToProperty } from "./conditions";
 /** Query keys that select nothing and never land in `ignored` (spec 4.8 `view`, 4.9 `gateValues`). */
 export const RESERVED_QUERY_KEYS = new Set(["view", "gateValues"]);
 
-/** Spec 2.5 "property": plain data, no functions, no editor-only labels. */
-export interface SpecProperty {
+/**
+ * Spec 2.5 "property": the SDK's PropertyDef as plain data — no functions, no editor-only labels,
+ * `required` always present.
+ */
+export type SpecProperty = Omit<PropertyDef, "type" | "displayName" | "options" | "properties" | "items" | "required" | "displayConditions"> & {
   type: string;
-  description?: string;
-  default?: unknown;
-  enum?: unknown[];
-  enumLabels?: Record<string, string>;
-  format?: string;
+  required: boolean;
   properties?: Record<string, SpecProperty>;
   items?: SpecProperty;
-  propertyType?: string;
-  required: boolean;
-  minLength?: number;
-  maxLength?: number;
-  min?: number;
-  max?: number;
-  pattern?: string;
-  refreshers?: string[];
-  language?: string;
   displayConditions?: Array<{ field: string; operator: string; value?: unknown; values?: unknown[] }>;
-}
+};
 
 export interface ObjectSchema {
   type: string;
