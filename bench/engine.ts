@@ -29,7 +29,7 @@ const { values } = parseArgs({
     hop: { type: "string", default: "2000" },
     /** Extra flags for the server's bun, e.g. "--smol" or "--cpu-prof-md --cpu-prof-dir=/tmp/prof". */
     "server-flags": { type: "string", default: "" },
-    writer: { type: "string", default: "inline" },
+    writer: { type: "string", default: "thread" },
   },
 });
 const RUNS = Number(values.runs);

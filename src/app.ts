@@ -195,16 +195,16 @@ export function createApp(options: CreateAppOptions) {
       if (bytes.byteLength === 0) return null;
       throw new AppError("VALIDATION_FAILED", `request bodies are JSON: send Content-Type: application/json (got ${contentType || "none"})`);
     })
-    .onBeforeHandle((ctx) => idempotency.before(ctx as any))
-    .onAfterHandle((ctx) => {
-      const status = typeof ctx.set.status === "number" ? ctx.set.status : 200;
-      idempotency.after(ctx as any, status, (ctx as any).responseValue ?? (ctx as any).response);
+    // Hooks destructure what they use: passing the whole context on would make Elysia parse cookies, the
+    // query and every header into objects for every route (see idempotency.ts).
+    .onBeforeHandle(({ request, body, set, auth, acceptsIdempotencyKey }: any) => idempotency.before({ request, body, set, auth, acceptsIdempotencyKey }))
+    .onAfterHandle(({ request, set, responseValue, response }: any) => {
+      idempotency.after(request, typeof set.status === "number" ? set.status : 200, responseValue ?? response);
     })
-    .onError((ctx) => {
-      const { code, error, set, request, path } = ctx;
+    .onError(({ code, error, set, request, path }) => {
       const requestId = String(set.headers["x-request-id"] ?? "");
       const answer = toErrorResponse(code, error, requestId, request.method, path);
-      idempotency.after(ctx as any, answer.status, answer.body);
+      idempotency.after(request, answer.status, answer.body);
       if (answer.internal) log.error("unhandled error", { requestId, method: request.method, path, error: (error as Error)?.stack ?? String(error) });
       set.status = answer.status;
       if (answer.headers) Object.assign(set.headers, answer.headers);

@@ -35,7 +35,7 @@ export interface Config {
   stepOutputLimit: number;
   /** Per-run memory budget for step outputs and loop results, MB; exceeding it fails that run only. */
   runMemoryMb: number;
-  /** Where run and step rows are committed: the main thread (default; least CPU) or a dedicated writer thread (keeps slow fsyncs off the main thread). */
+  /** Where run and step rows are committed: a dedicated writer thread (default; the main thread keeps serving requests) or the main thread (least CPU in total). */
   runWriter: "thread" | "inline";
   oauthAppsFile: string | undefined;
   /** CIDRs outbound HTTP may reach although private (SSRF allow-list). */
@@ -141,7 +141,7 @@ export function loadConfig(env: Env = process.env): Config {
     runTimeoutSeconds: integer(env, "WEFT_RUN_TIMEOUT_SECONDS", 3600, 1, 86_400 * 7),
     stepOutputLimit: integer(env, "WEFT_STEP_OUTPUT_LIMIT", 256 * 1024, 1024, 64 * 1024 * 1024),
     runMemoryMb: integer(env, "WEFT_RUN_MEMORY_MB", 64, 1, 16_384),
-    runWriter: oneOf(env, "WEFT_RUN_WRITER", "inline", ["thread", "inline"] as const),
+    runWriter: oneOf(env, "WEFT_RUN_WRITER", "thread", ["thread", "inline"] as const),
     oauthAppsFile: env.WEFT_OAUTH_APPS || undefined,
     allowedCidrs: cidrs,
     sandbox: loadSandboxConfig(env),

@@ -26,6 +26,7 @@ import { Dispatcher } from "./dispatcher";
 import { Executor, type ExecutorHost, type RunOutcome, type StepCall } from "./executor";
 import { errorMessage, invokeAction, type ActionOutcome } from "./invoke-action";
 import { WorkerPool } from "./pool";
+import { BoundedMap } from "../core/bounded-map";
 import { Retention } from "./retention";
 import { isoTime } from "./iso-time";
 import { RunEvents } from "./run-events";
@@ -117,7 +118,7 @@ export class Engine {
    * Runs that ended lately, with their step rows when this process executed them all: whoever waits for a
    * run (`?wait=`, a sub-flow call, a stream) asks right after it ended, and this spares the database reads.
    */
-  private readonly recent = new Map<string, { row: RunRow; steps?: StepRow[] }>();
+  private readonly recent = new BoundedMap<string, { row: RunRow; steps?: StepRow[] }>(RECENT_RUNS);
   /** Runs whose insert failed after they started executing: nothing more of them is written. */
   private readonly lost = new Set<string>();
   /** The row's event_seq when a lazy insert took it (see lazyInsertOps). */
@@ -125,7 +126,7 @@ export class Engine {
   private readonly endWaiters = new Map<string, Set<(row: RunRow, steps?: StepRow[]) => void>>();
   private readonly replyWaiters = new Map<string, Set<(reply: WebhookReply) => void>>();
   /** Replies given before anyone waited for them (a fast run answers before the caller subscribes). */
-  private readonly replies = new Map<string, WebhookReply>();
+  private readonly replies = new BoundedMap<string, WebhookReply>(10_000);
   private readonly resumeTimers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly definitionTexts = new LRUCache<string, string>({ max: 500 });
   private readonly hashByVersion = new Map<string, string>();
@@ -145,7 +146,7 @@ export class Engine {
     this.store = new RunStore(o.db);
     const onWriteError = (error: unknown) => o.log.error("run write failed", { error: errorMessage(error) });
     this.writes = o.dbPath && o.config.runWriter === "thread" ? new ThreadWriter({ dbPath: o.dbPath, synchronous: o.config.dbSynchronous }, onWriteError) : new InlineWriter(o.db, onWriteError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
-    this.retention = new Retention({ db: o.db, store: this.store, log: o.log, onDeleted: (ids) => { for (const id of ids) this.recent.delete(id); }, retentionDays: o.config.runRetentionDays, retentionMax: o.config.runRetentionMax });
+    this.retention = new Retention({ db: o.db, store: this.store, log: o.log, onDeleted: (ids) => { for (const id of ids) this.recent.delete(id); }, pruneDefinitions: () => this.writes.write([{ op: "pruneDefinitions" }]), retentionDays: o.config.runRetentionDays, retentionMax: o.config.runRetentionMax });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.execute(p));
     this.limits = {
       outputLimit: o.config.stepOutputLimit,
@@ -526,7 +527,6 @@ export class Engine {
     const seq = row.event_seq;
     // Remembered now, read only once the end is committed (until then `settling` answers for the run).
     this.recent.set(row.id, { row, steps });
-    if (this.recent.size > RECENT_RUNS) this.recent.delete(this.recent.keys().next().value!);
     await this.settle(row, [() => (this.carried(row, seq) || this.lost.has(row.id) ? null : { op: "patchRun", id: row.id, patch })]);
     this.ended(row, steps);
   }
@@ -683,7 +683,6 @@ export class Engine {
       for (const waiter of waiters) waiter(reply);
     } else if (!this.replies.has(runId)) {
       this.replies.set(runId, reply);
-      if (this.replies.size > 10_000) this.replies.delete(this.replies.keys().next().value!);
     }
     for (const listener of this.replyListeners) listener(runId, reply);
   }

@@ -18,6 +18,11 @@ export interface RetentionOptions {
   retentionDays: number;
   /** 0 keeps any number of runs. */
   retentionMax: number;
+  /**
+   * Deletes definitions no run refers to any more. The engine routes this through its run writer, so it is
+   * ordered with run inserts that count on a definition being stored; by default the store does it directly.
+   */
+  pruneDefinitions?: () => Promise<void>;
   /** Runs deleted per transaction. */
   batchSize?: number;
   /** How often a sweep runs. */
@@ -94,7 +99,10 @@ export class Retention {
           await new Promise((resolve) => setImmediate(resolve));
         }
       }
-      if (deleted > 0) this.o.store.deleteOrphanDefinitions();
+      if (deleted > 0) {
+        if (this.o.pruneDefinitions) await this.o.pruneDefinitions();
+        else this.o.store.deleteOrphanDefinitions();
+      }
       const free = (this.o.db.query("PRAGMA freelist_count").get() as { freelist_count: number }).freelist_count;
       if (free > 0) this.o.db.run("PRAGMA incremental_vacuum");
       let walCheckpointed = false;

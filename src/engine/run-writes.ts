@@ -11,7 +11,7 @@
 import type { Statement } from "bun:sqlite";
 import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
 import type { Db } from "../store/db";
-import { RunStore, knownDefinitions, type RunPatch, type RunRow, type StepRow } from "../store/runs";
+import { RunStore, knownDefinitions, runValues, stepValues, type RunPatch, type RunRow, type StepRow } from "../store/runs";
 import { threadEntry } from "./thread-entry";
 
 export type WriteOp =
@@ -19,7 +19,9 @@ export type WriteOp =
   | { op: "insertStep"; row: StepRow }
   | { op: "updateStep"; row: StepRow }
   | { op: "patchRun"; id: string; patch: RunPatch }
-  | { op: "putDefinition"; hash: string; text: string };
+  | { op: "putDefinition"; hash: string; text: string }
+  /** Deletes definitions no run refers to (retention), ordered with the writes around it. */
+  | { op: "pruneDefinitions" };
 
 export type QueuedOp = WriteOp | (() => WriteOp | null);
 
@@ -41,23 +43,67 @@ export function applyOp(store: RunStore, op: WriteOp): void {
     case "updateStep": return store.updateStep(op.row);
     case "patchRun": return store.patchRun(op.id, op.patch);
     case "putDefinition": return store.putDefinition(op.hash, op.text);
+    case "pruneDefinitions": {
+      store.deleteOrphanDefinitions();
+      return;
+    }
   }
 }
 
-/** Applies a batch in one transaction; if it fails, each op alone, so one bad op cannot sink the others. Returns the failures. */
-export function applyBatch(db: Db, store: RunStore, ops: WriteOp[][]): Array<string | null> {
+/**
+ * An op as the writer thread receives it: rows as arrays of column values (no repeated keys to serialise,
+ * parse or bind by name), tagged by a number.
+ */
+export type WireOp =
+  | [0, unknown[]]
+  | [1, unknown[]]
+  | [2, StepRow]
+  | [3, string, RunPatch]
+  | [4, string, string]
+  | [5];
+
+export function encodeOp(op: WriteOp): WireOp {
+  switch (op.op) {
+    case "insertRun": return [0, runValues(op.row)];
+    case "insertStep": return [1, stepValues(op.row)];
+    case "updateStep": return [2, op.row];
+    case "patchRun": return [3, op.id, op.patch];
+    case "putDefinition": return [4, op.hash, op.text];
+    case "pruneDefinitions": return [5];
+  }
+}
+
+export function applyWireOp(store: RunStore, op: WireOp): void {
+  switch (op[0]) {
+    case 0: return store.insertRunValues(op[1]);
+    case 1: return store.insertStepValues(op[1]);
+    case 2: return store.updateStep(op[1]);
+    case 3: return store.patchRun(op[1], op[2]);
+    case 4: return store.putDefinition(op[1], op[2]);
+    case 5: {
+      store.deleteOrphanDefinitions();
+      return;
+    }
+  }
+}
+
+/**
+ * Applies a batch (one group of ops per writer) in one transaction; if it fails, each group alone, so one bad
+ * op cannot sink the others. Returns the failures.
+ */
+export function applyBatch<Op>(db: Db, groups: Op[][], apply: (op: Op) => void): Array<string | null> {
   try {
     db.transaction(() => {
-      for (const group of ops) for (const op of group) applyOp(store, op);
+      for (const group of groups) for (const op of group) apply(op);
     }).immediate();
-    return ops.map(() => null);
+    return groups.map(() => null);
   } catch (batchError) {
     knownDefinitions(db).clear();
-    if (ops.length === 1) return [String((batchError as Error)?.message ?? batchError)];
-    return ops.map((group) => {
+    if (groups.length === 1) return [String((batchError as Error)?.message ?? batchError)];
+    return groups.map((group) => {
       try {
         db.transaction(() => {
-          for (const op of group) applyOp(store, op);
+          for (const op of group) apply(op);
         }).immediate();
         return null;
       } catch (error) {
@@ -190,6 +236,7 @@ export class InlineWriter extends QueueingWriter {
   /** Copies WAL frames into the database file off this thread (see checkpoint-thread.ts). */
   private checkpointer: Worker | undefined;
   private walFrames = 0;
+  private readonly apply = (op: WriteOp) => applyOp(this.store, op);
 
   constructor(private readonly db: Db, onError: (error: unknown) => void, private readonly options: InlineWriterOptions = {}) {
     super(onError);
@@ -215,13 +262,13 @@ export class InlineWriter extends QueueingWriter {
     while (this.queue.length > 0) {
       const { entries, ops } = this.take();
       if (!this.setNormal) {
-        this.settle(entries, applyBatch(this.db, this.store, ops));
+        this.settle(entries, applyBatch(this.db, ops, this.apply));
         continue;
       }
       this.setNormal.run();
       let failures: Array<string | null>;
       try {
-        failures = applyBatch(this.db, this.store, ops);
+        failures = applyBatch(this.db, ops, this.apply);
       } finally {
         this.setFull!.run();
       }
@@ -339,27 +386,50 @@ export class InlineWriter extends QueueingWriter {
 }
 
 const WRITER_URL = threadEntry("writer-thread.ts");
+/** Batches handed to the writer thread and not yet answered. */
+const MAX_FLIGHTS = 2;
 
 export interface WriterThreadInit {
   dbPath: string;
   synchronous: "FULL" | "NORMAL";
 }
 
-/** Commits on a dedicated thread; one batch in flight at a time, the next one gathers meanwhile. */
+/**
+ * Commits on a dedicated thread. Up to MAX_FLIGHTS batches are in flight (the thread commits them in order,
+ * each in its own transaction): the main thread never waits for the writer to answer before handing over
+ * what gathered meanwhile, so neither thread idles while the other works.
+ */
 export class ThreadWriter extends QueueingWriter {
   private worker: Worker | undefined;
   /** Spawned on the first batch, so start-up work (recovery, VACUUM) finishes before a second connection opens. */
   private ready: Promise<void> | undefined;
-  private flight: { id: number; entries: Entry[] } | undefined;
+  private readonly flights = new Map<number, Entry[]>();
+  private inFlightEntries = 0;
   private nextId = 0;
   private closed = false;
+  /**
+   * Definitions already sent in a batch that committed or is in flight: a run's definition text (often many
+   * kilobytes) is serialised once per thread instead of once per run. Forgotten when a batch fails, the thread
+   * is replaced, or definitions are pruned (the prune op is ordered before every later insert, which then
+   * carries its definition again).
+   */
+  private sentDefinitions = new Set<string>();
 
   constructor(private readonly init: WriterThreadInit, onError: (error: unknown) => void) {
     super(onError);
   }
 
   protected get inFlight() {
-    return this.flight ? this.flight.entries.length : 0;
+    return this.inFlightEntries;
+  }
+
+  /** Takes a batch off the in-flight list (once). */
+  private land(id: number): Entry[] | undefined {
+    const entries = this.flights.get(id);
+    if (!entries) return undefined;
+    this.flights.delete(id);
+    this.inFlightEntries -= entries.length;
+    return entries;
   }
 
   private spawn(): Promise<void> {
@@ -372,18 +442,18 @@ export class ThreadWriter extends QueueingWriter {
         const message = JSON.parse(event.data as string) as { t: "ready" } | { t: "init-failed"; error: string } | { t: "done"; id: number; failures: Array<string | null> };
         if (message.t === "ready") return resolve();
         if (message.t === "init-failed") return reject(new Error(message.error));
-        if (!this.flight || this.flight.id !== message.id) return;
-        const { entries } = this.flight;
-        this.flight = undefined;
+        const entries = this.land(message.id);
+        if (!entries) return;
+        if (message.failures.some((failure) => failure !== null)) this.sentDefinitions.clear();
         this.settle(entries, message.failures);
         if (this.queue.length > 0) this.kick();
       });
       worker.addEventListener("error", (event: ErrorEvent) => {
         this.onError(new Error(`run writer thread failed: ${event.message}`));
         // What it held is unknown: fail it (callers see an error, nothing is answered as durable) and start afresh.
-        if (this.flight) {
-          const { entries } = this.flight;
-          this.flight = undefined;
+        this.sentDefinitions.clear();
+        for (const id of [...this.flights.keys()]) {
+          const entries = this.land(id)!;
           this.settle(entries, entries.map(() => `the run writer thread failed: ${event.message}`));
         }
         if (!this.closed) {
@@ -395,16 +465,29 @@ export class ThreadWriter extends QueueingWriter {
   }
 
   protected kick() {
-    if (this.flight || this.queue.length === 0) return;
+    if (this.flights.size >= MAX_FLIGHTS || this.queue.length === 0) return;
     const { entries, ops } = this.take();
+    for (let i = 0; i < ops.length; i++) {
+      const group = ops[i]!;
+      if (!group.some((op) => op.op === "putDefinition" || op.op === "pruneDefinitions")) continue;
+      ops[i] = group.filter((op) => {
+        if (op.op === "pruneDefinitions") this.sentDefinitions.clear();
+        if (op.op !== "putDefinition") return true;
+        if (this.sentDefinitions.has(op.hash)) return false;
+        this.sentDefinitions.add(op.hash);
+        return true;
+      });
+    }
     const id = ++this.nextId;
-    this.flight = { id, entries };
-    const payload = JSON.stringify({ t: "batch", id, ops });
+    this.flights.set(id, entries);
+    this.inFlightEntries += entries.length;
+    const payload = JSON.stringify({ t: "batch", id, ops: ops.map((group) => group.map(encodeOp)) });
     this.ready ??= this.spawn();
     this.ready.then(
       () => this.worker!.postMessage(payload),
       (error) => {
-        this.flight = undefined;
+        this.land(id);
+        this.sentDefinitions.clear();
         this.settle(entries, entries.map(() => `the run writer thread could not start: ${(error as Error).message}`));
       },
     );

@@ -4,15 +4,16 @@
  */
 import { openDatabase, type Db } from "../store/db";
 import { RunStore } from "../store/runs";
-import { applyBatch, type WriteOp } from "./run-writes";
+import { applyBatch, applyWireOp, type WireOp } from "./run-writes";
 
 declare const self: Worker;
 
 let db: Db | undefined;
 let store: RunStore | undefined;
+const apply = (op: WireOp) => applyWireOp(store!, op);
 
 self.onmessage = (event: MessageEvent) => {
-  const message = JSON.parse(event.data as string) as { t: "init"; dbPath: string; synchronous: "FULL" | "NORMAL" } | { t: "batch"; id: number; ops: WriteOp[][] };
+  const message = JSON.parse(event.data as string) as { t: "init"; dbPath: string; synchronous: "FULL" | "NORMAL" } | { t: "batch"; id: number; ops: WireOp[][] };
   if (message.t === "init") {
     try {
       db = openDatabase(message.dbPath, { synchronous: message.synchronous, migrate: false });
@@ -23,6 +24,6 @@ self.onmessage = (event: MessageEvent) => {
     }
     return;
   }
-  const failures = applyBatch(db!, store!, message.ops);
+  const failures = applyBatch(db!, message.ops, apply);
   self.postMessage(JSON.stringify({ t: "done", id: message.id, failures }));
 };

@@ -15,10 +15,17 @@ const POLL_MS = 25;
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 interface Claimed { credential: string; key: string }
-type Ctx = { request: Request; body?: unknown; set: { status?: number | string; headers: Record<string, any> }; auth?: Principal; acceptsIdempotencyKey?: boolean; idempotency?: Claimed };
+/**
+ * What the hooks hand over, never the whole Elysia context: a hook that passes its context to a function makes
+ * Elysia assume the route reads everything (cookies, query, every header copied into an object) and compile
+ * that work into every route.
+ */
+type Ctx = { request: Request; body?: unknown; set: { status?: number | string; headers: Record<string, any> }; auth?: Principal; acceptsIdempotencyKey?: boolean };
 
 export class Idempotency {
   private sincePrune = 0;
+  /** Requests that claimed a key, until their answer is stored. */
+  private readonly claimed = new WeakMap<Request, Claimed>();
   constructor(private readonly store: IdempotencyStore) {}
 
   /** Runs before the handler; returns a stored response to replay, or undefined to proceed. */
@@ -41,7 +48,7 @@ export class Idempotency {
     const deadline = Date.now() + WAIT_MS;
     for (;;) {
       if (this.store.claim(credential, key, fingerprint)) {
-        ctx.idempotency = { credential, key };
+        this.claimed.set(ctx.request, { credential, key });
         return undefined;
       }
       const record = this.store.get(credential, key);
@@ -62,10 +69,10 @@ export class Idempotency {
   }
 
   /** Stores the answer of a claimed request; 5xx answers release the key instead. */
-  after(ctx: Ctx, status: number, body: unknown) {
-    const claimed = ctx.idempotency;
+  after(request: Request, status: number, body: unknown) {
+    const claimed = this.claimed.get(request);
     if (!claimed) return;
-    ctx.idempotency = undefined;
+    this.claimed.delete(request);
     if (status >= 500) this.store.release(claimed.credential, claimed.key);
     else this.store.finish(claimed.credential, claimed.key, status, JSON.stringify(body ?? null));
   }

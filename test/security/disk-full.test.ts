@@ -3,6 +3,9 @@
  * engine's group commits use it too): writes answer 503 SERVICE_UNAVAILABLE with Retry-After, never a
  * 2xx; a run start that could not be committed was never acknowledged and never runs; every start that
  * was acknowledged exists and finishes; service returns when space does.
+ *
+ * `max_page_count` is per connection, so this runs the engine's inline writer (the app's connection); the
+ * writer thread reports the same SQLite error through its batch answer (test/engine/run-writes.test.ts).
  */
 import { afterAll, expect, test } from "bun:test";
 import type { TestApp } from "../support/app";
@@ -37,7 +40,7 @@ const expect503 = (res: { status: number; headers: Headers; body: any; text: str
 };
 
 test("a full disk answers 503 with Retry-After, never a 2xx for a start it could not commit; service returns with space", async () => {
-  const t = await engineApp();
+  const t = await engineApp({ WEFT_RUN_WRITER: "inline" });
   const id = await createWorkflow(t, definition(template("a", "hello {{trigger.body.name}}")), { publish: true });
   const hook = await createWorkflow(t, { ...definition(template("a", "{{trigger.body.i}}")), trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction: template("a", "{{trigger.body.i}}") } }, { publish: true });
   const webhookPath = new URL((await t.req("GET", `/api/workflows/${hook}`)).body.data.webhookUrl).pathname;

@@ -1,0 +1,105 @@
+/**
+ * The run writer thread (src/engine/run-writes.ts, ThreadWriter), against a real database file: what a write
+ * resolves is committed and readable from another connection; a failing write is rejected with SQLite's
+ * message while the other writes of its batch commit; a definition is serialised once yet always stored,
+ * also after retention pruned it.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ThreadWriter } from "../../src/engine/run-writes";
+import { openDatabase, type Db } from "../../src/store/db";
+import type { RunRow, StepRow } from "../../src/store/runs";
+
+const open: Array<{ writer: ThreadWriter; db: Db }> = [];
+afterEach(async () => {
+  for (const { writer, db } of open.splice(0)) {
+    await writer.close();
+    db.close();
+  }
+});
+
+function setup() {
+  const path = join(mkdtempSync(join(tmpdir(), "weft-writer-")), "weft.db");
+  const db = openDatabase(path, { synchronous: "NORMAL" });
+  const errors: unknown[] = [];
+  const writer = new ThreadWriter({ dbPath: path, synchronous: "NORMAL" }, (error) => errors.push(error));
+  open.push({ writer, db });
+  return { db, writer, errors };
+}
+
+function run(id: string, hash = "h1"): RunRow {
+  return {
+    id, workspace_id: "ws", org_id: "org", workflow_id: "wf", workflow_name: "wf", workflow_trigger_type: "webhook", status: "completed",
+    trigger_type: "webhook", trigger_data: JSON.stringify({ body: { "quote\"d": "line\nbreak" } }), environment: "production",
+    version_id: "v", version_number: 1, executed_version_id: "v", executed_version_number: 1, definition_hash: hash,
+    started_at: "2026-11-22T00:00:00.000Z", finished_at: "2026-11-22T00:00:00.001Z", duration_ms: 1, error_message: null, tags: "[]",
+    started_from_step: null, retry_of_run_id: null, retried_by_run_id: null, step_total: 1, step_failed: 0, wait_step: null, resume_mode: null,
+    resume_at: null, resume_token_hash: null, parent_run_id: null, depth: 0, state: null, response: null, event_seq: 2,
+  };
+}
+
+function step(runId: string): StepRow {
+  return {
+    id: `${runId}-s`, run_id: runId, seq: 0, node_id: "a", node_type: "PIECE", piece_id: "data", action_id: "set_fields", display_name: "a",
+    status: "completed", input_data: "{}", output_data: JSON.stringify({ ok: true }), output_truncated: 0, error_message: null, retry_count: 0,
+    started_at: "2026-11-22T00:00:00.000Z", finished_at: "2026-11-22T00:00:00.001Z", duration_ms: 0,
+  };
+}
+
+const definitionOf = (db: Db, hash: string) => (db.query("SELECT definition FROM run_definitions WHERE hash = ?").get(hash) as { definition: string } | null)?.definition;
+
+test("a resolved write is committed: another connection reads the rows exactly as written", async () => {
+  const { db, writer } = setup();
+  await writer.write([{ op: "putDefinition", hash: "h1", text: '{"trigger":{}}' }, { op: "insertRun", row: run("r1") }, { op: "insertStep", row: step("r1") }]);
+  expect(db.query("SELECT * FROM runs WHERE id = 'r1'").get()).toEqual(run("r1"));
+  expect((db.query("SELECT output_data FROM run_steps WHERE run_id = 'r1'").get() as { output_data: string }).output_data).toBe('{"ok":true}');
+  expect(definitionOf(db, "h1")).toBe('{"trigger":{}}');
+});
+
+test("a write that fails is rejected with SQLite's reason; the other writes of its batch still commit", async () => {
+  const { db, writer } = setup();
+  await writer.write([{ op: "insertRun", row: run("r1") }]);
+  // Queued in the same turn: one batch. The duplicate id violates the primary key.
+  const results = await Promise.allSettled([
+    writer.write([{ op: "insertRun", row: run("r2") }]),
+    writer.write([{ op: "insertRun", row: run("r1") }]),
+    writer.write([{ op: "insertRun", row: run("r3") }]),
+  ]);
+  expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+  expect(String((results[1] as PromiseRejectedResult).reason.message)).toContain("UNIQUE constraint failed: runs.id");
+  expect((db.query("SELECT id FROM runs ORDER BY id").all() as Array<{ id: string }>).map((r) => r.id)).toEqual(["r1", "r2", "r3"]);
+});
+
+test("a definition is stored with the first run that needs it, and again after retention pruned it", async () => {
+  const { db, writer } = setup();
+  const text = JSON.stringify({ trigger: { name: "t", padding: "x".repeat(10_000) } });
+  await writer.write([{ op: "putDefinition", hash: "h1", text }, { op: "insertRun", row: run("r1") }]);
+  await writer.write([{ op: "putDefinition", hash: "h1", text }, { op: "insertRun", row: run("r2") }]);
+  expect(definitionOf(db, "h1")).toBe(text);
+
+  // Retention deleted every run of it, then pruned the orphaned definition.
+  db.run("DELETE FROM runs");
+  await writer.write([{ op: "pruneDefinitions" }]);
+  expect(definitionOf(db, "h1")).toBeUndefined();
+
+  // The writer must not assume the definition is still stored.
+  await writer.write([{ op: "putDefinition", hash: "h1", text }, { op: "insertRun", row: run("r3") }]);
+  expect(definitionOf(db, "h1")).toBe(text);
+});
+
+test("many writers in flight: every write resolves once and every row is stored", async () => {
+  const { db, writer } = setup();
+  const ids = Array.from({ length: 2000 }, (_, i) => `r${String(i).padStart(5, "0")}`);
+  let resolved = 0;
+  await Promise.all(ids.map(async (id, i) => {
+    if (i % 100 === 0) await Bun.sleep(1); // several batches, some while others are in flight
+    await writer.write([{ op: "insertRun", row: run(id) }, { op: "insertStep", row: step(id) }]);
+    resolved++;
+  }));
+  expect(resolved).toBe(ids.length);
+  expect((db.query("SELECT count(*) AS n FROM runs").get() as { n: number }).n).toBe(ids.length);
+  expect((db.query("SELECT count(*) AS n FROM run_steps").get() as { n: number }).n).toBe(ids.length);
+  expect(writer.stats.batches).toBeGreaterThan(1);
+});
