@@ -11,6 +11,7 @@ import { rotateKeys } from "./core/connections/key-rotation";
 import { Identity } from "./core/identity";
 import { PieceLoadError } from "./core/pieces/loader";
 import { loadRegistry } from "./core/pieces/registry";
+import { execWithHeapTuning } from "./heap-tuning";
 import { createLogger } from "./http/logger";
 import { BackupError, backupDatabase } from "./store/backup";
 import { migrate, openDatabase, schemaVersion } from "./store/db";
@@ -126,6 +127,8 @@ async function main(argv: string[]) {
     console.log(HELP);
     return;
   }
+  // Long-running commands restart once in place with the collector tuned for a server (src/heap-tuning.ts).
+  if (command === "serve" || command === "mcp") execWithHeapTuning();
   let config: Config;
   try {
     config = loadConfig();

@@ -108,6 +108,8 @@ export class Engine {
   readonly retention: Retention;
   private readonly executor: Executor;
   private pool: WorkerPool | undefined;
+  /** The pool started (or could not): steps can be placed. */
+  private poolSettled = false;
   private readonly active = new Map<string, RunExecution>();
   private readonly pendingById = new Map<string, PendingRun>();
   /** Rows whose latest change is being committed (finish, pause, resume). */
@@ -199,7 +201,10 @@ export class Engine {
   private ensurePool(): Promise<void> {
     if (this.poolPromise) return this.poolPromise;
     const workers = this.o.workers ?? this.o.config.workers;
-    if (workers <= 0 || this.stopping) return (this.poolPromise = Promise.resolve());
+    if (workers <= 0 || this.stopping) {
+      this.poolSettled = true;
+      return (this.poolPromise = Promise.resolve());
+    }
     const pool = new WorkerPool({
       size: workers,
       log: this.o.log,
@@ -210,6 +215,8 @@ export class Engine {
       this.o.log.error("worker pool failed to start; steps run on the main thread", { error: errorMessage(error) });
       this.pool = undefined;
       await pool.stop();
+    }).finally(() => {
+      this.poolSettled = true;
     });
     return this.poolPromise;
   }
@@ -365,11 +372,20 @@ export class Engine {
    * Throws AppError NOT_FOUND / NOT_PUBLISHED before writing anything.
    */
   async startRun(input: StartRunInput): Promise<RunT> {
+    return (await this.begin(input, true)).run!;
+  }
+
+  /** startRun for callers that need only the new run's id (webhooks): no RunT snapshot is built. */
+  async startRunId(input: StartRunInput): Promise<string> {
+    return (await this.begin(input, false)).id;
+  }
+
+  private async begin(input: StartRunInput, snapshot: boolean): Promise<{ id: string; run?: RunT }> {
     if (this.stopping) throw new AppError("SERVICE_UNAVAILABLE", "the server is shutting down; retry shortly", undefined, undefined, { "retry-after": "1" });
     this.ensureStarted();
     const { pending, definitionText } = this.prepare(input);
     const row = pending.row;
-    const started = runFromRow(row);
+    const started = snapshot ? runFromRow(row) : undefined;
     // The run executes while its insert waits for the group commit: a run of main-thread steps usually
     // ends before the batch is taken, and then its row is inserted once, finished, next to its step rows
     // (no `running` or finish update). The caller still answers only after that commit; a worker step
@@ -386,7 +402,7 @@ export class Engine {
     } finally {
       this.unacked.delete(row.id);
     }
-    return started;
+    return { id: row.id, run: started };
   }
 
   /** The pending insert as an op built at commit time: it carries the row as it stands then. */
@@ -447,8 +463,6 @@ export class Engine {
   // ------------------------------------------------------------------ executing
 
   private async execute(p: PendingRun): Promise<void> {
-    // Only the first runs after start-up wait: which pieces the workers serve is known once they are ready.
-    if (!this.pool?.fleetKnown) await this.ensurePool();
     this.pendingById.delete(p.id);
     const row = p.row;
     if (row.status === "cancelled") {
@@ -583,9 +597,13 @@ export class Engine {
     return action.sideEffects !== "pure" && !ENGINE_EFFECT_ACTIONS.has(`${pieceId}.${action.id}`);
   }
 
+  /** Pure and engine-effect steps always run here; any other step may run on a worker. */
+  private mayNeedWorker(pieceId: string, action: ActionDef): boolean {
+    return action.sideEffects !== "pure" && !ENGINE_EFFECT_ACTIONS.has(`${pieceId}.${action.id}`);
+  }
+
   private needsWorker(pieceId: string, action: ActionDef): boolean {
-    if (!this.pool) return false;
-    if (action.sideEffects === "pure" || ENGINE_EFFECT_ACTIONS.has(`${pieceId}.${action.id}`)) return false;
+    if (!this.pool || !this.mayNeedWorker(pieceId, action)) return false;
     const version = this.o.pieces.get(pieceId)?.version;
     // A piece registered in this process only (not loadable by workers) runs here.
     return version !== undefined && this.pool.serves(pieceId, version);
@@ -616,6 +634,11 @@ export class Engine {
   }
 
   private invokeResolved(run: RunExecution, call: StepCall, auth: ResolvedAuth | undefined): ActionOutcome | Promise<ActionOutcome> {
+    // The worker pool starts with the first step that may need it (a server running only pure steps never
+    // spawns worker threads); which pieces the workers serve is known once it is ready.
+    if (!this.poolSettled && this.mayNeedWorker(call.node.pieceId ?? "", call.action)) {
+      return this.ensurePool().then(() => this.invokeResolved(run, call, auth));
+    }
     const row = run.row;
     const runInfo = { id: row.id, workflowId: row.workflow_id, workspaceId: row.workspace_id, environment: row.environment, stepName: call.node.name, depth: row.depth };
     const onReply = (reply: WebhookReply) => this.reply(row.id, reply);

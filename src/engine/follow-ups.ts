@@ -62,13 +62,15 @@ export class FollowUps {
 
   private finished(row: RunRow) {
     if (row.environment !== "production" || row.trigger_type === "error" || row.trigger_type === "run_finished") return;
-    const summary = runSummary(row);
+    // Built only when something follows up (most finished runs start nothing).
+    let summary: ReturnType<typeof runSummary> | undefined;
+    const summaryOf = () => (summary ??= runSummary(row));
     const started = new Set<string>();
     const start = (workflowId: string, triggerType: RunTriggerType) => {
       if (started.has(`${workflowId}|${triggerType}`) || workflowId === row.workflow_id) return;
       started.add(`${workflowId}|${triggerType}`);
       this.engine
-        .startRun({ workspaceId: row.workspace_id, workflowId, environment: "production", triggerType, input: { run: summary } })
+        .startRun({ workspaceId: row.workspace_id, workflowId, environment: "production", triggerType, input: { run: summaryOf() } })
         .catch((error) => this.log.warn("follow-up workflow could not start", { runId: row.id, workflowId, triggerType, error: errorMessage(error) }));
     };
     if (row.status === "failed") {
@@ -87,7 +89,7 @@ export class FollowUps {
       const triggerType = EVENT_TRIGGERS[candidate.trigger.type];
       if (!triggerType) continue;
       const trigger = candidate.trigger.pieceId && candidate.trigger.actionId ? this.pieces.trigger(candidate.trigger.pieceId, candidate.trigger.actionId) : undefined;
-      const event = { ...summary, workflowId: row.workflow_id, status: row.status };
+      const event = { ...summaryOf(), workflowId: row.workflow_id, status: row.status };
       let accepts: boolean;
       try {
         accepts = trigger?.matches ? trigger.matches(candidate.trigger.config ?? {}, event) : triggerType === "error" ? row.status === "failed" : true;

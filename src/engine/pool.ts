@@ -71,10 +71,6 @@ export class WorkerPool {
     return this.slots.reduce((n, s) => n + s.pending.size, 0);
   }
 
-  get fleetKnown(): boolean {
-    return Object.keys(this.fleet).length > 0;
-  }
-
   /** Does the workers' fleet run this piece at this version? Else the engine runs the step itself. */
   serves(pieceId: string, version: string): boolean {
     return this.fleet[pieceId] === version;

@@ -15,6 +15,8 @@ export interface OpenOptions {
   synchronous?: Synchronous;
   /** Apply pending migrations (default true). `weft migrate` applies them explicitly. */
   migrate?: boolean;
+  /** Page cache of this connection, KiB (default 16,000). */
+  cacheKiB?: number;
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
@@ -27,7 +29,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
   db.run("PRAGMA journal_size_limit = 67108864");
   db.run("PRAGMA foreign_keys = ON");
   db.run("PRAGMA temp_store = MEMORY");
-  db.run("PRAGMA cache_size = -16000");
+  db.run(`PRAGMA cache_size = -${options.cacheKiB ?? 16_000}`);
   if (options.migrate !== false) migrate(db);
   return db;
 }

@@ -35,6 +35,15 @@ beforeAll(async () => {
 const step = (name: string, actionId: string) => ({ name, type: "PIECE", pieceId: "threads", actionId, config: {} });
 
 describe("worker pool", () => {
+  test("runs of pure steps start no worker thread; the first step that may need one starts the pool", async () => {
+    const pure = await runAndWait(t, await createWorkflow(t, definition(chain(step("pure", "where_pure")))));
+    expect(pure.status).toBe("completed");
+    expect(t.deps.engine.workerPool).toBeUndefined();
+    const io = await runAndWait(t, await createWorkflow(t, definition(chain(step("io", "where_io")))));
+    expect(stepOf(io, "io").outputData).toEqual({ mainThread: false });
+    expect(t.deps.engine.workerPool).toBeDefined();
+  });
+
   test("a non-pure step runs on a worker thread, a pure one on the main thread", async () => {
     const run = await runAndWait(t, await createWorkflow(t, definition(chain(step("io", "where_io"), step("pure", "where_pure")))));
     expect(run.status).toBe("completed");

@@ -1,9 +1,10 @@
 /** The single executable: built once, copied alone into an empty folder, started with a fresh data dir. */
 import { describe, expect, test, beforeAll, afterAll } from "bun:test";
-import { copyFileSync, mkdtempSync, chmodSync } from "node:fs";
+import { copyFileSync, mkdtempSync, chmodSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startServer, type ServerHandle } from "../support/server";
+import { HEAP_RAM_SIZE } from "../../src/heap-tuning";
 
 const ROOT = resolve(import.meta.dir, "../..");
 let server: ServerHandle;
@@ -50,7 +51,9 @@ describe("compiled binary", () => {
       trigger: { name: "trigger", type: "manual", config: {}, nextAction: {
         name: "greet", type: "PIECE", pieceId: "data", actionId: "set_fields",
         config: { fields: { greeting: "hello {{trigger.body.name}}", doubled: "{{trigger.body.n * 2}}" } },
-        nextAction: { name: "shout", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "{{greet.output.greeting}}!" } },
+        nextAction: { name: "shout", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "{{greet.output.greeting}}!" },
+          // Not pure: runs on a worker thread, whose entry must resolve inside the binary.
+          nextAction: { name: "remember", type: "PIECE", pieceId: "store", actionId: "put", config: { key: "last", value: "{{greet.output.doubled}}" } } },
       } },
     };
     const json = { "content-type": "application/json" };
@@ -64,6 +67,12 @@ describe("compiled binary", () => {
     const detail = (await (await server.fetch(`/api/runs/${run.id}`)).json()).data;
     const greet = detail.steps.find((s: any) => s.nodeId === "greet");
     expect(greet.outputData).toMatchObject({ greeting: "hello Ada", doubled: 42 });
+    expect(detail.steps.find((s: any) => s.nodeId === "remember")).toMatchObject({ status: "completed", outputData: { key: "last", value: 42 } });
+  });
+
+  test("restarted itself in place with the collector tuned for a server (same pid, src/heap-tuning.ts)", () => {
+    const environ = readFileSync(`/proc/${server.proc.pid}/environ`, "utf8").split("\0");
+    expect(environ).toContain(`BUN_JSC_forceRAMSize=${HEAP_RAM_SIZE}`);
   });
 
   test("prints only JSON log lines (no framework warnings from the bundled code)", () => {

@@ -1,9 +1,10 @@
 /** The real server process: CLI commands, configuration errors, structured logs, graceful shutdown. */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startServer } from "../support/server";
+import { HEAP_RAM_SIZE } from "../../src/heap-tuning";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const weft = (args: string[], env: Record<string, string> = {}) =>
@@ -109,6 +110,28 @@ describe("request bodies over a real socket", () => {
       expect(fine.status).toBe(201);
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe("collector tuning (src/heap-tuning.ts)", () => {
+  const environOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter((v) => v.startsWith("BUN_JSC_forceRAMSize="));
+
+  test("serve restarts itself in place once with the server's heap setting; an operator's value or WEFT_HEAP_TUNING=off is respected", async () => {
+    const { BUN_JSC_forceRAMSize: _inherited, ...env } = process.env;
+    const cases: Array<[Record<string, string>, string[]]> = [
+      [{}, [`BUN_JSC_forceRAMSize=${HEAP_RAM_SIZE}`]],
+      [{ BUN_JSC_forceRAMSize: "536870912" }, ["BUN_JSC_forceRAMSize=536870912"]],
+      [{ WEFT_HEAP_TUNING: "off" }, []],
+    ];
+    for (const [extra, expected] of cases) {
+      const server = await startServer({ env: { ...(env as Record<string, string>), ...extra } });
+      try {
+        expect((await server.fetch("/healthz", { token: null })).status).toBe(200);
+        expect(environOf(server.proc.pid)).toEqual(expected);
+      } finally {
+        await server.stop();
+      }
     }
   });
 });

@@ -2,34 +2,49 @@ import { describe, expect, test } from "bun:test";
 import { BoundedMap } from "../../src/core/bounded-map";
 
 describe("BoundedMap", () => {
-  test("keeps at most its capacity, forgetting the oldest insertion first", () => {
-    const map = new BoundedMap<string, number>(3);
-    for (const [i, key] of ["a", "b", "c", "d", "e"].entries()) map.set(key, i);
-    expect(map.size).toBe(3);
-    expect(map.has("a")).toBe(false);
-    expect(map.has("b")).toBe(false);
-    expect([map.get("c"), map.get("d"), map.get("e")]).toEqual([2, 3, 4]);
+  test("keeps between half its capacity and its capacity, always the most recent insertions", () => {
+    const map = new BoundedMap<number, number>(10);
+    for (let i = 0; i < 1000; i++) {
+      map.set(i, i * 2);
+      expect(map.size).toBeLessThanOrEqual(10);
+      // The newest five are always there, with their values.
+      for (let j = Math.max(0, i - 4); j <= i; j++) expect(map.get(j)).toBe(j * 2);
+    }
+    expect(map.size).toBeGreaterThanOrEqual(5);
+    expect(map.has(0)).toBe(false);
+    expect(map.get(500)).toBeUndefined();
   });
 
-  test("a key set again is not evicted by its older insertion", () => {
-    const map = new BoundedMap<string, number>(2);
+  test("setting a key again keeps one entry with the newest value", () => {
+    const map = new BoundedMap<string, number>(4);
     map.set("a", 1);
-    map.set("b", 2);
-    map.set("a", 3); // the oldest slot is "a" itself: it is replaced, "b" stays
-    expect(map.get("a")).toBe(3);
-    map.set("c", 4); // evicts "b"
-    expect(map.has("b")).toBe(false);
+    map.set("b", 2); // generation turns over on the next insert
+    map.set("a", 3);
     expect(map.get("a")).toBe(3);
     expect(map.size).toBe(2);
+    map.set("c", 4);
+    map.set("d", 5);
+    expect(map.get("a")).toBe(3);
+    expect(map.has("b")).toBe(false);
   });
 
-  test("deleted keys free their place without disturbing later ones", () => {
-    const map = new BoundedMap<string, number>(2);
+  test("delete removes a key from either generation; clear empties it", () => {
+    const map = new BoundedMap<string, number>(4);
     map.set("a", 1);
-    map.delete("a");
     map.set("b", 2);
     map.set("c", 3);
-    expect(map.size).toBe(2);
-    expect([map.get("b"), map.get("c")]).toEqual([2, 3]);
+    expect(map.delete("a")).toBe(true);
+    expect(map.delete("c")).toBe(true);
+    expect(map.delete("zzz")).toBe(false);
+    expect([map.has("a"), map.has("b"), map.has("c")]).toEqual([false, true, false]);
+    map.clear();
+    expect(map.size).toBe(0);
+    expect(map.get("b")).toBeUndefined();
+  });
+
+  test("an undefined value is stored and read back as present", () => {
+    const map = new BoundedMap<string, undefined | number>(4);
+    map.set("a", undefined);
+    expect(map.has("a")).toBe(true);
   });
 });

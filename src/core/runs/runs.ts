@@ -50,12 +50,14 @@ export class Runs {
     if (body !== undefined && body !== null && (typeof body !== "object" || Array.isArray(body))) {
       throw new AppError("VALIDATION_FAILED", `the body must be a JSON object (it becomes trigger.body); got ${Array.isArray(body) ? "an array" : typeof body}`);
     }
-    const run = await this.engine.startRun({ workspaceId, workflowId, environment, triggerType: options.triggerType ?? "api", input: body ?? {} });
-    if (wait === undefined || options.signal?.aborted) return { status: 202, run };
-    const waited = this.engine.waitForResult(workspaceId, run.id, wait * 1000);
+    const input = { workspaceId, workflowId, environment, triggerType: options.triggerType ?? "api", input: body ?? {} } as const;
+    if (wait === undefined) return { status: 202, run: await this.engine.startRun(input) };
+    // Waiting callers usually get the finished run: no snapshot of the started one is built for them.
+    const runId = await this.engine.startRunId(input);
+    const waited = options.signal?.aborted ? Promise.resolve(null) : this.engine.waitForResult(workspaceId, runId, wait * 1000);
     const current = await (options.signal ? Promise.race([waited, aborted(options.signal)]) : waited);
     if (current && FINISHED.has(current.status)) return { status: 200, run: current };
-    return { status: 202, run: current ?? run };
+    return { status: 202, run: current ?? this.engine.current(runId)! };
   }
 
   async list(workspaceId: string, query: RawQuery) {

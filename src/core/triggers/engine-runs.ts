@@ -18,9 +18,9 @@ export function engineRuns(engine: () => Engine): TriggerRunStarter & WebhookRun
   return {
     start: (input) => engine().enqueue(inputOf(input)).id,
     async enqueue(input, options) {
-      const run = await engine().startRun(inputOf(input));
-      if (!options.awaitReply) return { runId: run.id };
-      return { runId: run.id, reply: replyOf(engine(), run.id, options.timeoutMs) };
+      const runId = await engine().startRunId(inputOf(input));
+      if (!options.awaitReply) return { runId };
+      return { runId, reply: replyOf(engine(), runId, options.timeoutMs) };
     },
   };
 }
