@@ -128,7 +128,13 @@ export class Engine {
   private readonly endWaiters = new Map<string, Set<(row: RunRow, steps?: StepRow[]) => void>>();
   private readonly replyWaiters = new Map<string, Set<(reply: WebhookReply) => void>>();
   /** Replies given before anyone waited for them (a fast run answers before the caller subscribes). */
-  private readonly replies = new BoundedMap<string, WebhookReply>(10_000);
+  /**
+   * Replies of runs whose starter will ask for them (a synchronous webhook), kept from the moment the step
+   * replies until the starter collects them: a fast run replies before its start is even committed. Nobody
+   * else's reply is kept.
+   */
+  private readonly replies = new Map<string, WebhookReply>();
+  private readonly awaitingReply = new Set<string>();
   private readonly resumeTimers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly definitionTexts = new LRUCache<string, string>({ max: 500 });
   private readonly hashByVersion = new Map<string, string>();
@@ -375,17 +381,21 @@ export class Engine {
     return (await this.begin(input, true)).run!;
   }
 
-  /** startRun for callers that need only the new run's id (webhooks): no RunT snapshot is built. */
-  async startRunId(input: StartRunInput): Promise<string> {
-    return (await this.begin(input, false)).id;
+  /**
+   * startRun for callers that need only the new run's id (webhooks): no RunT snapshot is built. With
+   * `keepReply`, a webhook.respond reply that comes before the caller's waitForReply is kept for it.
+   */
+  async startRunId(input: StartRunInput, options: { keepReply?: boolean } = {}): Promise<string> {
+    return (await this.begin(input, false, options.keepReply === true)).id;
   }
 
-  private async begin(input: StartRunInput, snapshot: boolean): Promise<{ id: string; run?: RunT }> {
+  private async begin(input: StartRunInput, snapshot: boolean, keepReply = false): Promise<{ id: string; run?: RunT }> {
     if (this.stopping) throw new AppError("SERVICE_UNAVAILABLE", "the server is shutting down; retry shortly", undefined, undefined, { "retry-after": "1" });
     this.ensureStarted();
     const { pending, definitionText } = this.prepare(input);
     const row = pending.row;
     const started = snapshot ? runFromRow(row) : undefined;
+    if (keepReply) this.awaitingReply.add(row.id);
     // The run executes while its insert waits for the group commit: a run of main-thread steps usually
     // ends before the batch is taken, and then its row is inserted once, finished, next to its step rows
     // (no `running` or finish update). The caller still answers only after that commit; a worker step
@@ -398,6 +408,8 @@ export class Engine {
       await committed;
     } catch (error) {
       this.insertFailed(pending);
+      this.awaitingReply.delete(row.id);
+      this.replies.delete(row.id);
       throw error;
     } finally {
       this.unacked.delete(row.id);
@@ -556,7 +568,6 @@ export class Engine {
       for (const waiter of waiters) waiter(row, steps);
     }
     // Replies nobody collected are dropped shortly after the run ends.
-    if (this.replies.has(row.id)) setTimeout(() => this.replies.delete(row.id), 30_000).unref?.();
     for (const listener of this.finishedListeners) {
       try {
         listener(row);
@@ -704,7 +715,7 @@ export class Engine {
     if (waiters) {
       this.replyWaiters.delete(runId);
       for (const waiter of waiters) waiter(reply);
-    } else if (!this.replies.has(runId)) {
+    } else if (this.awaitingReply.has(runId) && !this.replies.has(runId)) {
       this.replies.set(runId, reply);
     }
     for (const listener of this.replyListeners) listener(runId, reply);
@@ -814,6 +825,7 @@ export class Engine {
       const engine = this;
       return { reply, timedOut: false, get run() { return engine.current(runId); } };
     };
+    this.awaitingReply.delete(runId);
     const early = this.replies.get(runId);
     if (early) {
       this.replies.delete(runId);

@@ -18,32 +18,33 @@ export function engineRuns(engine: () => Engine): TriggerRunStarter & WebhookRun
   return {
     start: (input) => engine().enqueue(inputOf(input)).id,
     async enqueue(input, options) {
-      const runId = await engine().startRunId(inputOf(input));
+      const runId = await engine().startRunId(inputOf(input), { keepReply: options.awaitReply });
       if (!options.awaitReply) return { runId };
       return { runId, reply: replyOf(engine(), runId, options.timeoutMs) };
     },
   };
 }
 
-/** How often a synchronous webhook still waiting checks whether its run paused. */
+/** How often synchronous webhooks still waiting check whether their run paused. */
 const PAUSE_CHECK_MS = 200;
 
-/** The first of: the respond step's reply, the run's end, the run pausing, the timeout. */
+/**
+ * The first of: the respond step's reply, the run's end, the run pausing, the timeout.
+ * A paused run (delay, approval) may wait for days: the caller is answered 202 rather than held. That is
+ * checked on one slow timer for all waiting callers instead of subscribing to each run's events (which would
+ * make the engine build an event for every step of every synchronous run) or a timer per call; fast runs
+ * are answered before the first check.
+ */
 function replyOf(engine: Engine, runId: string, timeoutMs: number): Promise<RunReply> {
   return new Promise<RunReply>((resolve) => {
     let settled = false;
     const settle = (reply: RunReply) => {
       if (settled) return;
       settled = true;
-      clearInterval(pauseCheck);
+      pauseWatch.remove(engine, runId, settle);
       resolve(reply);
     };
-    // A paused run (delay, approval) may wait for days: answer 202 rather than hold the connection.
-    // Checked on a slow timer instead of subscribing to the run's events, which would make the engine
-    // build an event for every step of every synchronous run; fast runs never reach the first check.
-    const pauseCheck = setInterval(() => {
-      if (engine.current(runId)?.status === "paused") settle({ kind: "paused" });
-    }, PAUSE_CHECK_MS);
+    pauseWatch.add(engine, runId, settle);
     engine.waitForReply(runId, timeoutMs).then((result) => {
       if (result.reply) return settle({ kind: "reply", status: result.reply.status, headers: result.reply.headers ?? {}, body: result.reply.body });
       const status = result.run?.status;
@@ -54,3 +55,27 @@ function replyOf(engine: Engine, runId: string, timeoutMs: number): Promise<RunR
     }, () => settle({ kind: "failed", errorMessage: null }));
   });
 }
+
+type Waiter = (reply: RunReply) => void;
+
+/** One timer for every synchronous caller waiting on a run: it runs only while someone waits. */
+const pauseWatch = {
+  waiting: new Map<Waiter, { engine: Engine; runId: string }>(),
+  timer: undefined as ReturnType<typeof setInterval> | undefined,
+  add(engine: Engine, runId: string, waiter: Waiter) {
+    this.waiting.set(waiter, { engine, runId });
+    this.timer ??= setInterval(() => this.check(), PAUSE_CHECK_MS);
+  },
+  remove(_engine: Engine, _runId: string, waiter: Waiter) {
+    this.waiting.delete(waiter);
+    if (this.waiting.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  },
+  check() {
+    for (const [waiter, { engine, runId }] of [...this.waiting]) {
+      if (engine.current(runId)?.status === "paused") waiter({ kind: "paused" });
+    }
+  },
+};
