@@ -89,7 +89,7 @@ async function saved() {
 }
 
 /** Waits until `read()` equals `expected` (deeply), for lists that refresh on their own. */
-async function eventually<T>(read: () => Promise<T>, expected: T, timeout = 10_000) {
+async function eventually<T>(read: () => Promise<T>, expected: Awaited<T>, timeout = 10_000) {
   const deadline = Date.now() + timeout;
   for (;;) {
     const value = await read();

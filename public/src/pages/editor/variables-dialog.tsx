@@ -86,7 +86,7 @@ export function VariablesDialog({ workflowId, onClose }: { workflowId: string; o
                   <tr key={r.key}>
                     <td><input aria-label={`Name of variable ${i + 1}`} value={r.name} required onInput={(e) => update(r.key, { name: (e.target as HTMLInputElement).value.trim() })} /></td>
                     <td>
-                      <input aria-label={`Value of ${r.name || `variable ${i + 1}`}`} type={r.secret ? "password" : "text"} autoComplete="off" value={r.stored ? "" : r.text}
+                      <input aria-label={`Value of ${r.name || `variable ${i + 1}`}`} {...inputType(r.secret ? "password" : "text")} autoComplete="off" value={r.stored ? "" : r.text}
                         placeholder={r.stored ? "stored — type to replace" : ""}
                         onInput={(e) => update(r.key, { text: (e.target as HTMLInputElement).value, stored: false })} />
                     </td>
@@ -117,4 +117,9 @@ export function VariablesDialog({ workflowId, onClose }: { workflowId: string; o
       {!rows.value && <ErrorNote error={error.value} />}
     </Dialog>
   );
+}
+
+/** A text input that masks its value or not (Preact's types model password and text inputs as separate kinds). */
+function inputType(type: "password" | "text"): { type: "text" } {
+  return { type } as { type: "text" };
 }
