@@ -741,6 +741,11 @@ export class Engine {
     }
     if (!call.wait) return { runId: child.id, status: child.status };
     const finished = await this.waitForRow(child.id, Math.max(0, parent.deadline - Date.now()), parent.abort.signal);
+    if (parent.abort.signal.aborted && (!finished || !FINISHED.has(finished.status))) {
+      // The caller was cancelled or timed out while waiting: nobody will take the sub-flow's result, so it
+      // is cancelled too (and its own waited-for sub-flows with it). A sub-flow started without wait runs on.
+      void this.cancel(row.workspace_id, child.id).catch((error) => this.o.log.warn("could not cancel a sub-flow run", { runId: child.id, error: errorMessage(error) }));
+    }
     if (!finished || !FINISHED.has(finished.status)) {
       return { runId: child.id, status: finished?.status ?? "pending" };
     }

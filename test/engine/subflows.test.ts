@@ -44,6 +44,28 @@ describe("call_workflow", () => {
     await until(() => t.req("GET", `/api/runs/${sub.runId}`), (r) => r.body.data.status === "completed", 5000);
   });
 
+  test("cancelling a run that waits for a sub-flow cancels the sub-flow too; one started without wait runs on", async () => {
+    const child = await createWorkflow(t, callable({ name: "slow", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 30 } }), { name: "slow child" });
+    const waits = await createWorkflow(t, definition(call("sub", child, {})));
+    const started = await t.req("POST", `/api/workflows/${waits}/run`, { body: {} });
+    expect(started.status).toBe(202);
+    const parentId = started.body.data.id;
+    const childRun = await until(async () => (await t.req("GET", `/api/runs?workflowId=${child}&environment=test`)).body.data.find((r: any) => r.parentRunId === parentId), (r) => r?.status === "paused", 5000);
+    const cancelled = await t.req("POST", `/api/runs/${parentId}/cancel`);
+    expect(cancelled.body.data.status).toBe("cancelled");
+    const after = await until(async () => (await t.req("GET", `/api/runs/${childRun.id}`)).body.data, (r) => r.status === "cancelled", 5000);
+    expect(after.status).toBe("cancelled");
+
+    const fireAndForget = await createWorkflow(t, definition(chain(call("sub", child, {}, false), { name: "hold", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 30 } })));
+    const second = (await t.req("POST", `/api/workflows/${fireAndForget}/run`, { body: {} })).body.data.id;
+    const loose = await until(async () => (await t.req("GET", `/api/runs?workflowId=${child}&environment=test`)).body.data.find((r: any) => r.parentRunId === second), (r) => r?.status === "paused", 5000);
+    await until(async () => (await t.req("GET", `/api/runs/${second}`)).body.data, (r) => r.status === "paused", 5000);
+    expect((await t.req("POST", `/api/runs/${second}/cancel`)).body.data.status).toBe("cancelled");
+    await Bun.sleep(100);
+    expect((await t.req("GET", `/api/runs/${loose.id}`)).body.data.status).toBe("paused");
+    await t.req("POST", `/api/runs/${loose.id}/cancel`);
+  });
+
   test("a workflow that calls itself fails clearly once sub-flows nest deeper than 10", async () => {
     const id = await createWorkflow(t, definition(undefined), { name: "recursive" });
     const def = definition(call("again", id, { depth: "{{trigger.body.depth + 1}}" }));
