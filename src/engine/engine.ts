@@ -567,7 +567,6 @@ export class Engine {
       this.endWaiters.delete(row.id);
       for (const waiter of waiters) waiter(row, steps);
     }
-    // Replies nobody collected are dropped shortly after the run ends.
     for (const listener of this.finishedListeners) {
       try {
         listener(row);
