@@ -127,7 +127,6 @@ export class Engine {
   private readonly insertedSeq = new WeakMap<RunRow, number>();
   private readonly endWaiters = new Map<string, Set<(row: RunRow, steps?: StepRow[]) => void>>();
   private readonly replyWaiters = new Map<string, Set<(reply: WebhookReply) => void>>();
-  /** Replies given before anyone waited for them (a fast run answers before the caller subscribes). */
   /**
    * Replies of runs whose starter will ask for them (a synchronous webhook), kept from the moment the step
    * replies until the starter collects them: a fast run replies before its start is even committed. Nobody
@@ -607,13 +606,9 @@ export class Engine {
     return action.sideEffects !== "pure" && !ENGINE_EFFECT_ACTIONS.has(`${pieceId}.${action.id}`);
   }
 
-  /** Pure and engine-effect steps always run here; any other step may run on a worker. */
-  private mayNeedWorker(pieceId: string, action: ActionDef): boolean {
-    return action.sideEffects !== "pure" && !ENGINE_EFFECT_ACTIONS.has(`${pieceId}.${action.id}`);
-  }
-
   private needsWorker(pieceId: string, action: ActionDef): boolean {
-    if (!this.pool || !this.mayNeedWorker(pieceId, action)) return false;
+    // Pure and engine-effect steps always run here; any other step may run on a worker.
+    if (!this.pool || !this.hasSideEffects(pieceId, action)) return false;
     const version = this.o.pieces.get(pieceId)?.version;
     // A piece registered in this process only (not loadable by workers) runs here.
     return version !== undefined && this.pool.serves(pieceId, version);
@@ -646,7 +641,7 @@ export class Engine {
   private invokeResolved(run: RunExecution, call: StepCall, auth: ResolvedAuth | undefined): ActionOutcome | Promise<ActionOutcome> {
     // The worker pool starts with the first step that may need it (a server running only pure steps never
     // spawns worker threads); which pieces the workers serve is known once it is ready.
-    if (!this.poolSettled && this.mayNeedWorker(call.node.pieceId ?? "", call.action)) {
+    if (!this.poolSettled && this.hasSideEffects(call.node.pieceId ?? "", call.action)) {
       return this.ensurePool().then(() => this.invokeResolved(run, call, auth));
     }
     const row = run.row;

@@ -36,23 +36,9 @@ export interface RunWrites {
   stats: { batches: number; ops: number };
 }
 
-export function applyOp(store: RunStore, op: WriteOp): void {
-  switch (op.op) {
-    case "insertRun": return store.insertRun(op.row);
-    case "insertStep": return store.insertStep(op.row);
-    case "updateStep": return store.updateStep(op.row);
-    case "patchRun": return store.patchRun(op.id, op.patch);
-    case "putDefinition": return store.putDefinition(op.hash, op.text);
-    case "pruneDefinitions": {
-      store.deleteOrphanDefinitions();
-      return;
-    }
-  }
-}
-
 /**
- * An op as the writer thread receives it: rows as arrays of column values (no repeated keys to serialise,
- * parse or bind by name), tagged by a number.
+ * An op as the store applies it, on either writer: rows as arrays of column values (no repeated keys to
+ * serialise, parse or bind by name; the writer thread receives exactly this), tagged by a number.
  */
 export type WireOp =
   | [0, unknown[]]
@@ -236,7 +222,7 @@ export class InlineWriter extends QueueingWriter {
   /** Copies WAL frames into the database file off this thread (see checkpoint-thread.ts). */
   private checkpointer: Worker | undefined;
   private walFrames = 0;
-  private readonly apply = (op: WriteOp) => applyOp(this.store, op);
+  private readonly apply = (op: WriteOp) => applyWireOp(this.store, encodeOp(op));
 
   constructor(private readonly db: Db, onError: (error: unknown) => void, private readonly options: InlineWriterOptions = {}) {
     super(onError);

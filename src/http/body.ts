@@ -89,11 +89,16 @@ export async function readBodyBytes(request: Request, limit: number): Promise<Ui
 
 const utf8 = new TextDecoder();
 
+/** The body as text under the same bound as readBodyBytes; a declared length is read and decoded in one native step. */
+async function readBodyText(request: Request, limit: number): Promise<string> {
+  if (request.headers.get("content-length") === null) return utf8.decode(await readBodyBytes(request, limit));
+  assertBodySize(request, limit);
+  return request.text();
+}
+
 /** Reads and parses a JSON body under the size limit. An empty body parses to undefined. */
 export async function parseJsonBody(request: Request, limit: number): Promise<unknown> {
-  // A declared length was checked against the limit: the runtime reads and decodes it in one native step.
-  assertBodySize(request, limit);
-  const text = request.headers.get("content-length") !== null ? await request.text() : utf8.decode(await readBodyBytes(request, limit));
+  const text = await readBodyText(request, limit);
   if (text.trim() === "") return undefined;
   let value: unknown;
   try {

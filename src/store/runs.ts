@@ -63,14 +63,14 @@ export interface StepRow {
   duration_ms: number | null;
 }
 
-export const RUN_COLUMNS = [
+const RUN_COLUMNS = [
   "id", "workspace_id", "org_id", "workflow_id", "workflow_name", "workflow_trigger_type", "status", "trigger_type", "trigger_data",
   "environment", "version_id", "version_number", "executed_version_id", "executed_version_number", "definition_hash", "started_at",
   "finished_at", "duration_ms", "error_message", "tags", "started_from_step", "retry_of_run_id", "retried_by_run_id", "step_total",
   "step_failed", "wait_step", "resume_mode", "resume_at", "resume_token_hash", "parent_run_id", "depth", "state", "response", "event_seq",
 ] as const;
 
-export const STEP_COLUMNS = [
+const STEP_COLUMNS = [
   "id", "run_id", "seq", "node_id", "node_type", "piece_id", "action_id", "display_name", "status", "input_data", "output_data",
   "output_truncated", "error_message", "retry_count", "started_at", "finished_at", "duration_ms",
 ] as const;
@@ -80,17 +80,15 @@ const LIST_COLUMNS = RUN_COLUMNS.filter((c) => c !== "state" && c !== "response"
 
 const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
 
-export function runValues(row: RunRow): unknown[] {
-  const values = new Array(RUN_COLUMNS.length);
-  for (let i = 0; i < RUN_COLUMNS.length; i++) values[i] = row[RUN_COLUMNS[i]!];
+/** A row's values in the order of its insert statement's columns. */
+function valuesOf<Row>(row: Row, columns: readonly (keyof Row)[]): unknown[] {
+  const values = new Array(columns.length);
+  for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]!];
   return values;
 }
 
-export function stepValues(row: StepRow): unknown[] {
-  const values = new Array(STEP_COLUMNS.length);
-  for (let i = 0; i < STEP_COLUMNS.length; i++) values[i] = row[STEP_COLUMNS[i]!];
-  return values;
-}
+export const runValues = (row: RunRow): unknown[] => valuesOf(row, RUN_COLUMNS);
+export const stepValues = (row: StepRow): unknown[] => valuesOf(row, STEP_COLUMNS);
 
 export function runFromRow(row: RunRow): RunT {
   return {

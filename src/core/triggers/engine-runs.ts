@@ -41,7 +41,7 @@ function replyOf(engine: Engine, runId: string, timeoutMs: number): Promise<RunR
     const settle = (reply: RunReply) => {
       if (settled) return;
       settled = true;
-      pauseWatch.remove(engine, runId, settle);
+      pauseWatch.remove(settle);
       resolve(reply);
     };
     pauseWatch.add(engine, runId, settle);
@@ -66,7 +66,7 @@ const pauseWatch = {
     this.waiting.set(waiter, { engine, runId });
     this.timer ??= setInterval(() => this.check(), PAUSE_CHECK_MS);
   },
-  remove(_engine: Engine, _runId: string, waiter: Waiter) {
+  remove(waiter: Waiter) {
     this.waiting.delete(waiter);
     if (this.waiting.size === 0 && this.timer) {
       clearInterval(this.timer);
