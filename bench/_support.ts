@@ -1,7 +1,13 @@
 /** Shared by benchmarks: start a server, drive load with wrk when present, read RSS. */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir, cpus } from "node:os";
 import { join, resolve } from "node:path";
+
+// A benchmark's data directories, wrk scripts and spawned servers' files go into one temporary directory,
+// removed when it exits (a bench run writes hundreds of megabytes of runs).
+const scratch = mkdtempSync(join(tmpdir(), "weft-bench-"));
+process.env.TMPDIR = scratch;
+process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const BENCH_TOKEN = "weft_bench_token_0123456789abcdef";
