@@ -25,6 +25,18 @@ export class BoundedMap<K, V> {
     return value !== undefined || this.young.has(key) ? value : this.old.get(key);
   }
 
+  /**
+   * `get` for caches: an entry found in the older generation moves to the young one, so what is used keeps
+   * surviving rotations (an LRU's promise at the cost of one Map lookup per hit).
+   */
+  recall(key: K): V | undefined {
+    const value = this.young.get(key);
+    if (value !== undefined) return value;
+    const old = this.old.get(key);
+    if (old !== undefined) this.set(key, old);
+    return old;
+  }
+
   has(key: K): boolean {
     return this.young.has(key) || this.old.has(key);
   }

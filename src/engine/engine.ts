@@ -9,7 +9,6 @@
  * Other parts of Weft start runs through `startRun` (async, batched) or `enqueue` (synchronous, inside the
  * caller's own transaction), and wait with `waitFor` / `waitForReply`.
  */
-import { LRUCache } from "lru-cache";
 import type { Config } from "../config";
 import { newId, safeEqual, sha256 } from "../core/ids";
 import type { PieceRegistry } from "../core/pieces/registry";
@@ -125,6 +124,11 @@ export class Engine {
   private readonly lost = new Set<string>();
   /** The row's event_seq when a lazy insert took it (see lazyInsertOps). */
   private readonly insertedSeq = new WeakMap<RunRow, number>();
+  /**
+   * Runs whose lazy insert is queued and not yet taken into a batch, with the ops of that insert: the run's
+   * step rows join them, and a status change needs no write of its own (the insert will carry it).
+   */
+  private readonly untaken = new Map<string, QueuedOp[]>();
   private readonly endWaiters = new Map<string, Set<(row: RunRow, steps?: StepRow[]) => void>>();
   private readonly replyWaiters = new Map<string, Set<(reply: WebhookReply) => void>>();
   /**
@@ -135,7 +139,7 @@ export class Engine {
   private readonly replies = new Map<string, WebhookReply>();
   private readonly awaitingReply = new Set<string>();
   private readonly resumeTimers = new Map<string, ReturnType<typeof setTimeout>>();
-  private readonly definitionTexts = new LRUCache<string, string>({ max: 500 });
+  private readonly definitionTexts = new BoundedMap<string, string>(500);
   private readonly hashByVersion = new Map<string, string>();
   private readonly hashByObject = new WeakMap<object, string>();
   private kv: KvStore | undefined;
@@ -278,7 +282,7 @@ export class Engine {
   private definitionHash(definition: FlowVersionT, versionId: string | null): { hash: string; text: string } {
     let hash = versionId ? this.hashByVersion.get(versionId) : undefined;
     hash ??= this.hashByObject.get(definition);
-    let text = hash ? this.definitionTexts.get(hash) : undefined;
+    let text = hash ? this.definitionTexts.recall(hash) : undefined;
     if (!hash || text === undefined) {
       text = JSON.stringify(definition);
       hash = sha256(text);
@@ -362,11 +366,11 @@ export class Engine {
     return ops;
   }
 
-  /** Writes a run's status change; until it is committed, readers get the row from memory. */
-  private async settle(row: RunRow, ops: QueuedOp[]): Promise<void> {
+  /** Writes a run's status change (or waits for a write that carries it); until it is committed, readers get the row from memory. */
+  private async settle(row: RunRow, ops: QueuedOp[] | Promise<void>): Promise<void> {
     this.settling.set(row.id, row);
     try {
-      await this.writes.write(ops);
+      await (Array.isArray(ops) ? this.writes.write(ops) : ops);
     } finally {
       if (this.settling.get(row.id) === row) this.settling.delete(row.id);
     }
@@ -423,9 +427,11 @@ export class Engine {
     const row = p.row;
     // No copy: both writers bind or serialise the row in the same task that builds the batch.
     ops.push(() => {
+      this.untaken.delete(row.id);
       this.insertedSeq.set(row, row.event_seq);
       return { op: "insertRun", row };
     });
+    this.untaken.set(row.id, ops);
     return ops;
   }
 
@@ -488,7 +494,7 @@ export class Engine {
     row.resume_at = null;
     // Evaluated at commit time: a run that already ended in the same batch needs no `running` write.
     const runningSeq = row.event_seq;
-    this.writes.fire(() => {
+    if (!this.untaken.has(row.id)) this.writes.fire(() => {
       if (row.status !== "running" || this.carried(row, runningSeq) || this.lost.has(row.id)) return null;
       return { op: "patchRun", id: row.id, patch: resumed ? { status: "running", event_seq: row.event_seq, wait_step: null, resume_mode: null, resume_at: null } : { status: "running", event_seq: row.event_seq } };
     });
@@ -552,7 +558,10 @@ export class Engine {
     const seq = row.event_seq;
     // Remembered now, read only once the end is committed (until then `settling` answers for the run).
     this.recent.set(row.id, { row, steps });
-    await this.settle(row, [() => (this.carried(row, seq) || this.lost.has(row.id) ? null : { op: "patchRun", id: row.id, patch })]);
+    // Not inserted yet: the insert carries the ended row, and its commit is the one to wait for (a failed
+    // insert is the starter's error; the run was stopped and nothing more of it is written).
+    const insert = this.untaken.has(row.id) ? this.unacked.get(row.id) : undefined;
+    await this.settle(row, insert ? insert.catch(() => {}) : [() => (this.carried(row, seq) || this.lost.has(row.id) ? null : { op: "patchRun", id: row.id, patch })]);
     this.ended(row, steps);
   }
 
@@ -686,7 +695,9 @@ export class Engine {
     // Steps of a run whose insert is not committed yet are dropped if that insert fails (insertFailed).
     const queued: QueuedOp = this.unacked.has(runId) ? () => (this.lost.has(runId) ? null : op) : op;
     let committed: Promise<void> | undefined;
+    const insert = durable ? undefined : this.untaken.get(runId);
     if (durable) committed = this.writes.write([queued]);
+    else if (insert) insert.push(op); // committed with the run's insert, and fails with it
     else this.writes.fire(queued);
     const at = update ? run.steps.findIndex((s) => s.id === row.id) : -1;
     if (at >= 0) run.steps.splice(at, 1);

@@ -8,7 +8,7 @@
  *   a string that is exactly one `{{ }}` keeps the value's type, otherwise results are interpolated as text.
  */
 import jsonata from "jsonata";
-import { LRUCache } from "lru-cache";
+import { BoundedMap } from "../core/bounded-map";
 
 export interface FoundExpression {
   /** The expression between the braces, trimmed. */
@@ -157,7 +157,7 @@ type Compiled =
   | { kind: "jsonata"; expr: jsonata.Expression }
   | { kind: "invalid"; reason: string };
 
-const compiledCache = new LRUCache<string, Compiled>({ max: 10_000 });
+const compiledCache = new BoundedMap<string, Compiled>(10_000);
 
 const BARE_PATH = /^[A-Za-z_][A-Za-z0-9_]*(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*|\s*\[\s*\d+\s*\])*$/;
 
@@ -201,7 +201,7 @@ function compileJsonata(source: string): jsonata.Expression {
 }
 
 function compile(source: string): Compiled {
-  let compiled = compiledCache.get(source);
+  let compiled = compiledCache.recall(source);
   if (compiled) return compiled;
   const path = parseBarePath(source);
   const arith = path ? null : parseArithmetic(source);

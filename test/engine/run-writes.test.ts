@@ -103,3 +103,27 @@ test("many writers in flight: every write resolves once and every row is stored"
   expect((db.query("SELECT count(*) AS n FROM run_steps").get() as { n: number }).n).toBe(ids.length);
   expect(writer.stats.batches).toBeGreaterThan(1);
 });
+
+test("a webhook run of main-thread steps is committed in one write: its row inserted finished, with its step rows", async () => {
+  const { engineApp, stopEngines, createWorkflow, set } = await import("./support");
+  const t = await engineApp();
+  try {
+    const def = { schemaVersion: 2, trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction: { ...set("a", { x: "{{trigger.body.n}}" }), nextAction: set("b", { y: "{{a.output.x}}" }) } }, settings: {}, variables: {}, annotations: null, pinnedData: {} };
+    const id = await createWorkflow(t, def, { publish: true });
+    const token = (await t.req("GET", `/api/workflows/${id}`)).body.data.webhookUrl.split("/webhook/")[1];
+    await t.deps.engine.writes.drain();
+    const before = t.deps.engine.writes.stats.ops;
+    const res = await t.app.handle(new Request(`http://localhost/webhook/${token}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"n":7}' }));
+    expect(res.status).toBe(202);
+    const runId = (await res.json()).data.runId;
+    await t.deps.engine.writes.drain();
+    // One queued write for the whole run (no `running` update, no finish update, no write per step).
+    expect(t.deps.engine.writes.stats.ops - before).toBe(1);
+    const stored = t.db.query("SELECT status, step_total FROM runs WHERE id = ?").get(runId);
+    expect(stored).toEqual({ status: "completed", step_total: 2 });
+    const steps = t.db.query("SELECT node_id, status, output_data FROM run_steps WHERE run_id = ? ORDER BY seq").all(runId);
+    expect(steps).toEqual([{ node_id: "a", status: "completed", output_data: '{"x":7}' }, { node_id: "b", status: "completed", output_data: '{"y":7}' }]);
+  } finally {
+    await stopEngines();
+  }
+});

@@ -47,4 +47,18 @@ describe("BoundedMap", () => {
     map.set("a", undefined);
     expect(map.has("a")).toBe(true);
   });
+
+  test("recall keeps a used entry through rotations (a cache's hot entry), get does not", () => {
+    const cache = new BoundedMap<string, number>(4);
+    cache.set("hot", 1);
+    cache.set("cold", 2);
+    for (let i = 0; i < 20; i++) {
+      cache.set(`filler-${i}`, i);
+      expect(cache.recall("hot")).toBe(1);
+    }
+    expect(cache.get("hot")).toBe(1);
+    expect(cache.get("cold")).toBeUndefined();
+    expect(cache.size).toBeLessThanOrEqual(4);
+    expect(cache.recall("missing")).toBeUndefined();
+  });
 });

@@ -6,7 +6,7 @@
  *   workflows hooks.push(triggers.lifecycle);   // publish → schedule/poll/register
  *   triggers.start();                           // `weft serve`: timers; tests call tick() instead
  */
-import { LRUCache } from "lru-cache";
+import { BoundedMap } from "../bounded-map";
 import type { TriggersConfig } from "../../config";
 import type { Logger } from "../../http/logger";
 import { createGuardedFetch } from "../../net/guarded-fetch";
@@ -65,7 +65,7 @@ export function createTriggers(deps: TriggersDeps) {
   // than the whole rest of the intake. Entries change only through publish, unpublish, rotate and
   // delete, which all pass through the lifecycle hooks below and drop the workflow's entry. Unknown
   // tokens are never cached (a probe cannot fill memory).
-  const targets = new LRUCache<string, WebhookTarget>({ max: 10_000 });
+  const targets = new BoundedMap<string, WebhookTarget>(10_000);
   const hashByWorkflow = new Map<string, string>();
   const forget = (workflowId: string) => {
     const hash = hashByWorkflow.get(workflowId);
@@ -77,7 +77,7 @@ export function createTriggers(deps: TriggersDeps) {
     byToken: (token) => {
       if (!token || token.length > MAX_TOKEN_LENGTH) return null;
       const hash = sha256(token);
-      let target = targets.get(hash);
+      let target = targets.recall(hash);
       if (!target) {
         const row = store.webhookTarget(hash);
         if (!row || !row.webhook_token) return null;
