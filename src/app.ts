@@ -15,7 +15,7 @@ import { oauth2CallbackApi } from "./api/oauth2-callback";
 import { serviceApi } from "./api/service";
 import { templatesApi } from "./api/templates";
 import { uiApi } from "./api/ui";
-import { webhooksApi } from "./api/webhooks";
+import { webhookServerRoutes, webhooksApi, type RequestBasics } from "./api/webhooks";
 import { runsApi } from "./api/runs";
 import { workflowsApi } from "./api/workflows";
 import type { Config } from "./config";
@@ -172,17 +172,42 @@ export function createApp(options: CreateAppOptions) {
   });
   deps.lifecycleHooks.push(deps.triggers.lifecycle);
 
-  const app = new Elysia({ normalize: false })
+  const basics: RequestBasics = {
+    requestId: (request) => request.headers.get("x-request-id")?.slice(0, 100) || crypto.randomUUID(),
+    flooded(request, server) {
+      if (!flood.enabled) return undefined;
+      const address = server?.requestIP(request)?.address ?? "in-process";
+      const state = flood.take(address);
+      if (state.allowed) return undefined;
+      return {
+        status: 429,
+        headers: { "retry-after": String(state.retryAfterSeconds) },
+        body: { error: { code: "RATE_LIMITED", message: `too many requests from this address; retry after ${state.retryAfterSeconds} s` } },
+      };
+    },
+    // As the onError hook below answers an error thrown while parsing (Elysia wraps it) or while handling.
+    error(phase, error, requestId, request) {
+      const thrown = phase === "parse" ? { cause: error, message: (error as Error)?.message ?? String(error) } : error;
+      return errorAnswer(phase === "parse" ? "PARSE" : "UNKNOWN", thrown, requestId, request, new URL(request.url).pathname);
+    },
+    app: (request) => app.fetch(request),
+  };
+  const errorAnswer = (code: string | number, error: unknown, requestId: string, request: Request, path: string) => {
+    const answer = toErrorResponse(code, error, requestId, request.method, path);
+    idempotency.after(request, answer.status, answer.body);
+    if (answer.internal) log.error("unhandled error", { requestId, method: request.method, path, error: (error as Error)?.stack ?? String(error) });
+    return { status: answer.status, headers: { ...answer.headers, "content-type": "application/json" }, body: answer.body };
+  };
+
+  // `serve.routes` are routes of the server itself (used by `listen`, never by `app.handle`): see webhookServerRoutes.
+  const app = new Elysia({ normalize: false, serve: { routes: webhookServerRoutes(deps, basics) } as never })
     .onRequest(({ request, set, server }) => {
-      set.headers["x-request-id"] = request.headers.get("x-request-id")?.slice(0, 100) || crypto.randomUUID();
-      if (flood.enabled) {
-        const address = server?.requestIP(request)?.address ?? "in-process";
-        const state = flood.take(address);
-        if (!state.allowed) {
-          set.status = 429;
-          set.headers["retry-after"] = String(state.retryAfterSeconds);
-          return { error: { code: "RATE_LIMITED", message: `too many requests from this address; retry after ${state.retryAfterSeconds} s` } };
-        }
+      set.headers["x-request-id"] = basics.requestId(request);
+      const flooded = basics.flooded(request, server);
+      if (flooded) {
+        set.status = flooded.status;
+        Object.assign(set.headers, flooded.headers);
+        return flooded.body;
       }
     })
     .onParse(async ({ request, contentType, route }) => {
@@ -202,13 +227,9 @@ export function createApp(options: CreateAppOptions) {
       idempotency.after(request, typeof set.status === "number" ? set.status : 200, responseValue ?? response);
     })
     .onError(({ code, error, set, request, path }) => {
-      const requestId = String(set.headers["x-request-id"] ?? "");
-      const answer = toErrorResponse(code, error, requestId, request.method, path);
-      idempotency.after(request, answer.status, answer.body);
-      if (answer.internal) log.error("unhandled error", { requestId, method: request.method, path, error: (error as Error)?.stack ?? String(error) });
+      const answer = errorAnswer(code, error, String(set.headers["x-request-id"] ?? ""), request, path);
       set.status = answer.status;
-      if (answer.headers) Object.assign(set.headers, answer.headers);
-      set.headers["content-type"] = "application/json";
+      Object.assign(set.headers, answer.headers);
       return answer.body;
     })
     .use(serviceApi(deps))
