@@ -2,7 +2,7 @@
  * Connections hot path: what a step pays to get its credentials (row read + AES-256-GCM decrypt), and
  * how long 100 concurrent runs wait when their shared token must be refreshed first (one refresh).
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../src/app";
@@ -53,3 +53,4 @@ for (let r = 0; r < rounds; r++) {
 console.log(`100 concurrent runs, token due for refresh: ${(waited / rounds).toFixed(1)} ms until all hold the new token; provider refreshes: ${refreshes} for ${rounds} rounds (1 per round expected)`);
 provider.stop(true);
 db.close();
+rmSync(dataDir, { recursive: true, force: true });
