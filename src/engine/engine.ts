@@ -38,8 +38,11 @@ export const MAX_SUBFLOW_DEPTH = 10;
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
 /** Finished runs kept in memory for waiters that arrive right after the end (see Engine.recent). */
 const RECENT_RUNS = 1024;
-/** Built-in actions that only ask the engine for something (a reply, tags, a response): cheap and trusted, so no worker hop. */
-const ENGINE_EFFECT_ACTIONS = new Set(["webhook.respond", "tags.add_tags", "subflows.return_response"]);
+/**
+ * Built-in actions that only ask the engine for something (a reply, tags, a response): cheap and trusted, so no
+ * worker hop. Keyed by action id, valued by piece (webhook.respond, tags.add_tags, subflows.return_response).
+ */
+const ENGINE_EFFECT_ACTIONS = new Map([["respond", "webhook"], ["add_tags", "tags"], ["return_response", "subflows"]]);
 
 export interface StartRunInput {
   /** The workspace the caller acts in; null for system callers holding only a workflow id (schedulers). */
@@ -612,7 +615,7 @@ export class Engine {
    * response again are harmless, and they stay as cheap as pure steps.
    */
   private hasSideEffects(pieceId: string, action: ActionDef): boolean {
-    return action.sideEffects !== "pure" && !ENGINE_EFFECT_ACTIONS.has(`${pieceId}.${action.id}`);
+    return action.sideEffects !== "pure" && ENGINE_EFFECT_ACTIONS.get(action.id) !== pieceId;
   }
 
   private needsWorker(pieceId: string, action: ActionDef): boolean {

@@ -75,6 +75,7 @@ test("an accepted call: 202 with the run id, the same headers and body", async (
   const { fromServer, fromApp } = await both(definition({}, greet), json({ name: "Ada" }));
   expect(fromServer.status).toBe(202);
   expect(fromServer.headers["x-weft-run-id"]).toBe("<id>");
+  expect(fromServer.headers["x-request-id"]).toBe("<id>");
   expect(fromServer).toEqual(fromApp);
 });
 
