@@ -30,14 +30,17 @@ const responses = {
 const triggerData = (request: Request, body: unknown) => ({ method: request.method, headers: headersOf(request), query: queryOf(request.url), body: normaliseParsedJson(body) });
 const acceptsHtml = (request: Request) => (request.headers.get("accept") ?? "").includes("text/html");
 
+/** An answer before it becomes a Response: the handler's value, status and headers. */
+type Answer = { status: number; headers: Record<string, string>; body: unknown };
+
 /** What the app's global hooks do for every request, for the server route below (src/app.ts owns them). */
 export interface RequestBasics {
   /** The X-Request-Id every answer carries. */
   requestId(request: Request): string;
   /** The flood limiter's 429 answer for this caller, if it is over its budget. */
-  flooded(request: Request, server: Server<unknown> | null): { status: number; headers: Record<string, string>; body: unknown } | undefined;
+  flooded(request: Request, server: Server<unknown> | null): Answer | undefined;
   /** The error envelope, as the app's error hook builds it (status, headers, body; logs internal errors). */
-  error(phase: "parse" | "handle", error: unknown, requestId: string, request: Request): { status: number; headers: Record<string, string>; body: unknown };
+  error(phase: "parse" | "handle", error: unknown, requestId: string, request: Request): Answer;
   /** Answers through the app itself (Elysia). */
   app(request: Request): Response | Promise<Response>;
 }
@@ -54,8 +57,9 @@ const TOKEN_CHARS = /^[A-Za-z0-9_-]{1,300}$/;
  */
 export function webhookServerRoutes(deps: AppDeps, basics: RequestBasics) {
   const limit = deps.config.bodyLimit;
-  const respond = (status: number, headers: Record<string, string>, body: unknown): Response => {
-    const init = { status, headers };
+  /** As the app maps a handler's value: objects as JSON, strings and bytes as they are, nothing as "". */
+  const respond = (requestId: string, { status, headers, body }: Answer): Response => {
+    const init = { status, headers: { "x-request-id": requestId, ...headers } };
     if (body === null || body === undefined) return new Response("", init);
     if (typeof body === "string" || body instanceof Uint8Array) return new Response(body as BodyInit, init);
     return Response.json(body, init);
@@ -67,21 +71,18 @@ export function webhookServerRoutes(deps: AppDeps, basics: RequestBasics) {
     }
     const requestId = basics.requestId(request);
     const flooded = basics.flooded(request, server);
-    if (flooded) return respond(flooded.status, { "x-request-id": requestId, ...flooded.headers }, flooded.body);
+    if (flooded) return respond(requestId, flooded);
     let body: unknown;
     try {
       assertBodySize(request, limit);
       body = (await parseJsonBody(request, limit)) ?? null;
     } catch (error) {
-      const answer = basics.error("parse", error, requestId, request);
-      return respond(answer.status, { "x-request-id": requestId, ...answer.headers }, answer.body);
+      return respond(requestId, basics.error("parse", error, requestId, request));
     }
     try {
-      const answer = await deps.triggers.intake.receive(token, triggerData(request, body), false, acceptsHtml(request));
-      return respond(answer.status, { "x-request-id": requestId, ...answer.headers }, answer.body);
+      return respond(requestId, await deps.triggers.intake.receive(token, triggerData(request, body), false, acceptsHtml(request)));
     } catch (error) {
-      const answer = basics.error("handle", error, requestId, request);
-      return respond(answer.status, { "x-request-id": requestId, ...answer.headers }, answer.body);
+      return respond(requestId, basics.error("handle", error, requestId, request));
     }
   };
   return { "/webhook/:token": { POST: handle, PUT: handle, PATCH: handle, DELETE: handle } };

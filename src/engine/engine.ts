@@ -695,13 +695,15 @@ export class Engine {
   private writeStep(run: RunExecution, row: StepRow, update: boolean, durable = false): void | Promise<void> {
     const op: WriteOp = { op: update ? "updateStep" : "insertStep", row };
     const runId = run.row.id;
-    // Steps of a run whose insert is not committed yet are dropped if that insert fails (insertFailed).
-    const queued: QueuedOp = this.unacked.has(runId) ? () => (this.lost.has(runId) ? null : op) : op;
     let committed: Promise<void> | undefined;
     const insert = durable ? undefined : this.untaken.get(runId);
-    if (durable) committed = this.writes.write([queued]);
-    else if (insert) insert.push(op); // committed with the run's insert, and fails with it
-    else this.writes.fire(queued);
+    if (insert) insert.push(op); // committed with the run's insert, and fails with it
+    else {
+      // Steps of a run whose insert is not committed yet are dropped if that insert fails (insertFailed).
+      const queued: QueuedOp = this.unacked.has(runId) ? () => (this.lost.has(runId) ? null : op) : op;
+      if (durable) committed = this.writes.write([queued]);
+      else this.writes.fire(queued);
+    }
     const at = update ? run.steps.findIndex((s) => s.id === row.id) : -1;
     if (at >= 0) run.steps.splice(at, 1);
     run.steps.push(row);
