@@ -47,7 +47,7 @@ import { TokenBuckets } from "./http/rate-limit";
 import { createSecurity, type Security } from "./http/security";
 import type { Db } from "./store/db";
 import { IdempotencyStore } from "./store/idempotency";
-import { createGuardedFetch } from "./net/guarded-fetch";
+import { createGuardedFetch, wrapGuardedFetch } from "./net/guarded-fetch";
 
 export const VERSION: string = packageJson.version;
 
@@ -128,7 +128,7 @@ export function createApp(options: CreateAppOptions) {
     db, box: secrets, stateKey: stateKeyFrom(config), pieces, log, publicUrl: config.publicUrl,
     managedApps: ManagedApps.load(config.oauthAppsFile),
     // Resolved per call, so a test may swap deps.guardedFetch.
-    fetch: (url, init) => deps.guardedFetch(url, init),
+    fetch: wrapGuardedFetch((url, init) => deps.guardedFetch(url, init), () => deps.guardedFetch),
     ...options.connections,
   });
   deps.resolveConnectionAuth = deps.connections.resolveConnectionAuth;

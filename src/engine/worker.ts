@@ -5,7 +5,7 @@
  */
 import { KvStore } from "../core/pieces/kv-store";
 import { loadRegistry, type PieceRegistry } from "../core/pieces/registry";
-import { createGuardedFetch } from "../net/guarded-fetch";
+import { createGuardedFetch, wrapGuardedFetch } from "../net/guarded-fetch";
 import type { GuardedFetch, KeyValueStore } from "../pieces-sdk/types";
 import { openDatabase, type Db } from "../store/db";
 import { errorMessage, invokeAction } from "./invoke-action";
@@ -47,7 +47,7 @@ async function runStep(request: StepRequest) {
       auth: request.auth,
       run: request.run,
       signal: controller.signal,
-      fetch: (url, requestInit) => guardedFetch!(url, { ...requestInit, signal: requestInit?.signal ?? controller.signal }),
+      fetch: wrapGuardedFetch((url, requestInit) => guardedFetch!(url, { ...requestInit, signal: requestInit?.signal ?? controller.signal }), () => guardedFetch!),
       store: () => storeFor(request.run.workspaceId),
       log: (message, fields) => post({ t: "log", id: request.id, message: String(message), fields }),
       resumePayload: request.resumePayload,

@@ -41,18 +41,20 @@ async function systemResolve(hostname: string): Promise<string[]> {
   return records.map((record) => record.address);
 }
 
-export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFetch {
+/**
+ * The same address policy for connections that are not HTTP (MQTT, IMAP, SMTP, SQL drivers): the
+ * host name is resolved and every address checked; the caller connects to the returned address
+ * (and passes the name as TLS server name), so DNS rebinding cannot slip in between.
+ *   const ip = await guard("broker.lan"); // throws SsrfBlockedError when refused
+ */
+export type HostGuard = (host: string) => Promise<string>;
+
+const ALLOW_HINT = "an operator can allow a range with WEFT_ALLOW_CIDRS (e.g. WEFT_ALLOW_CIDRS=10.0.0.0/8)";
+
+export function createHostGuard(options: Pick<GuardedFetchOptions, "allowCidrs" | "resolve"> = {}): HostGuard {
   const policy = new AddressPolicy(options.allowCidrs ?? []);
   const resolve = options.resolve ?? systemResolve;
-  const connect = options.fetch ?? fetch;
-  const hint = "an operator can allow a range with WEFT_ALLOW_CIDRS (e.g. WEFT_ALLOW_CIDRS=10.0.0.0/8)";
-
-  /** The address to connect to for `url`, or a refusal. */
-  async function destination(url: URL): Promise<string> {
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw new SsrfBlockedError(`refused ${url.protocol} URL ${url.href}: pieces may only make http: and https: requests`);
-    }
-    const host = url.hostname;
+  return async function resolveHost(host: string): Promise<string> {
     const literal = parseAddress(host);
     if (!literal && isMetadataName(host)) {
       throw new SsrfBlockedError(`refused to connect to ${host}: it names a cloud metadata service, which pieces may never reach`);
@@ -73,10 +75,24 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
       const verdict = policy.check(address);
       if (!verdict.allowed) {
         const via = literal ? "" : ` (${host} resolves to it)`;
-        throw new SsrfBlockedError(`refused to connect to ${verdict.address}${via}, a ${verdict.range} address: pieces may not reach loopback, private, link-local, CGNAT, metadata or multicast addresses; ${hint}`);
+        throw new SsrfBlockedError(`refused to connect to ${verdict.address}${via}, a ${verdict.range} address: pieces may not reach loopback, private, link-local, CGNAT, metadata or multicast addresses; ${ALLOW_HINT}`);
       }
     }
-    return addresses[0]!;
+    const first = parseAddress(addresses[0]!)!;
+    return first.toString();
+  };
+}
+
+export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFetch {
+  const resolveHost = createHostGuard(options);
+  const connect = options.fetch ?? fetch;
+
+  /** The address to connect to for `url`, or a refusal. */
+  async function destination(url: URL): Promise<string> {
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new SsrfBlockedError(`refused ${url.protocol} URL ${url.href}: pieces may only make http: and https: requests`);
+    }
+    return resolveHost(url.hostname);
   }
 
   /** One request to an address that passed the policy, carrying the original host name. */
@@ -95,7 +111,7 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
     return connect(target, request as RequestInit);
   }
 
-  return async function guardedFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+  const guardedFetch = async function guardedFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
     let url: URL;
     let request: RequestInit & Record<string, unknown> = { ...init };
     if (input instanceof Request) {
@@ -137,6 +153,12 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
       url = next;
     }
   };
+  return Object.assign(guardedFetch, { resolveHost });
+}
+
+/** `inner`'s host guard carried over to a wrapper around it (wrappers add a signal, or defer the choice of fetch). */
+export function wrapGuardedFetch(wrapper: (url: string | URL, init?: RequestInit) => Promise<Response>, inner: () => GuardedFetch): GuardedFetch {
+  return Object.assign(wrapper, { resolveHost: (host: string) => (inner().resolveHost ?? createHostGuard())(host) });
 }
 
 /** The response as the caller expects it: its url is the name-based URL, not the pinned IP. */

@@ -9,6 +9,7 @@ import type {
   DisplayCondition,
   DynamicOptions,
   DynamicOptionsContext,
+  GuardedFetch,
   OAuth2AuthDef,
   PieceDef,
   PropertyDef,
@@ -222,6 +223,20 @@ export function definePiece(input: PieceInput): PieceDef {
     actions,
     triggers,
   };
+}
+
+// ---------- connections that are not HTTP ----------
+
+/**
+ * The address a piece may open a raw connection to (MQTT, IMAP, SMTP, a database), under the same
+ * SSRF policy as `ctx.fetch`: connect to the returned IP and pass `host` as the TLS server name.
+ * Throws (an SsrfBlockedError naming WEFT_ALLOW_CIDRS) when the host is refused. A context whose
+ * fetch carries no policy gets none of the exceptions: loopback and private ranges are refused.
+ */
+export async function allowedAddress(fetch: GuardedFetch, host: string): Promise<string> {
+  if (fetch.resolveHost) return fetch.resolveHost(host);
+  const { createHostGuard } = await import("../net/guarded-fetch");
+  return createHostGuard()(host);
 }
 
 /** What a user piece factory receives: `export default (sdk) => sdk.definePiece({...})`. */

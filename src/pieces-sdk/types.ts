@@ -87,7 +87,15 @@ export type ResolvedAuth =
 
 // ---------- run-time context ----------
 
-export type GuardedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+/**
+ * Outbound HTTP through the SSRF guard. `resolveHost` applies the same address policy to connections
+ * that are not HTTP (MQTT, IMAP, SMTP, database drivers): it resolves a host name, refuses it when
+ * any address is blocked, and returns the address to connect to. Pieces call it through the SDK's
+ * `allowedAddress(ctx.fetch, host)`.
+ */
+export type GuardedFetch = ((url: string | URL, init?: RequestInit) => Promise<Response>) & {
+  resolveHost?: (host: string) => Promise<string>;
+};
 
 export interface KeyValueStore {
   get(key: string): unknown;

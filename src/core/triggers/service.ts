@@ -9,7 +9,7 @@
 import { BoundedMap } from "../bounded-map";
 import type { TriggersConfig } from "../../config";
 import type { Logger } from "../../http/logger";
-import { createGuardedFetch } from "../../net/guarded-fetch";
+import { createGuardedFetch, wrapGuardedFetch } from "../../net/guarded-fetch";
 import type { GuardedFetch, ResolvedAuth } from "../../pieces-sdk/types";
 import type { FlowVersionT } from "../../schema/workflow";
 import type { Db } from "../../store/db";
@@ -105,7 +105,7 @@ export function createTriggers(deps: TriggersDeps) {
       return resolve(input);
     },
     // Never the global fetch: without the app's guard, a guard with no allow-list.
-    fetch: ((url, init) => (deps.fetch?.() ?? (ownFetch ??= createGuardedFetch()))(url, init)) as GuardedFetch,
+    fetch: wrapGuardedFetch((url, init) => (deps.fetch?.() ?? (ownFetch ??= createGuardedFetch()))(url, init), () => deps.fetch?.() ?? (ownFetch ??= createGuardedFetch())),
   };
 
   const webhookUrl = (token: string) => `${deps.config.publicUrl}/webhook/${token}`;
