@@ -97,6 +97,7 @@ export const RetryBody = t.Object(
   },
   { additionalProperties: false },
 );
+export type RetryBodyT = Static<typeof RetryBody>;
 
 export const RunWorkflowQuery = t.Object(
   {

@@ -99,3 +99,54 @@ describe("workflow and lifecycle tools", () => {
     expect(answer.body).toEqual(http.body);
   });
 });
+
+describe("delete, cancel and retry tools", () => {
+  const failing = {
+    schemaVersion: 2,
+    trigger: {
+      name: "trigger", type: "manual", config: {},
+      nextAction: { name: "boom", type: "PIECE", pieceId: "code", actionId: "run_code", config: { code: "throw new Error('nope ' + 1)" } },
+    },
+  };
+  const waiting = {
+    schemaVersion: 2,
+    trigger: {
+      name: "trigger", type: "manual", config: {},
+      nextAction: { name: "later", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 3600 } },
+    },
+  };
+
+  test("retry_run starts a new run from the failed step with the API's answer; cancel_run cancels a waiting run", async () => {
+    const wf = (await mcp.call("create_workflow", { name: "Fails", definition: failing })).body.data;
+    const ran = await mcp.call("run_workflow", { id: wf.id, environment: "test", wait: 10 });
+    expect(ran.body.data.status).toBe("failed");
+    const retried = await mcp.call("retry_run", { id: ran.body.data.id, from: "start" });
+    expect(retried.isError).toBe(false);
+    expect(retried.body.data.retryOfRunId).toBe(ran.body.data.id);
+    const original = await t.req("GET", `/api/runs/${ran.body.data.id}`);
+    expect(original.body.data.retriedByRunId).toBe(retried.body.data.id);
+
+    const slow = (await mcp.call("create_workflow", { name: "Waits", definition: waiting })).body.data;
+    const paused = await mcp.call("run_workflow", { id: slow.id, environment: "test", wait: 2 });
+    expect(["paused", "running", "pending"]).toContain(paused.body.data.status);
+    const cancelled = await mcp.call("cancel_run", { id: paused.body.data.id });
+    expect(cancelled.body.data.status).toBe("cancelled");
+    expect((await t.req("GET", `/api/runs/${paused.body.data.id}`)).body.data.status).toBe("cancelled");
+    // A finished run is refused with the route's 409.
+    const again = await mcp.call("cancel_run", { id: ran.body.data.id });
+    expect(again.isError).toBe(true);
+    expect(again.body.error.code).toBeTruthy();
+  });
+
+  test("delete_workflow deletes, and needs workflow:write", async () => {
+    const wf = (await mcp.call("create_workflow", { name: "Doomed", definition: greet })).body.data;
+    const readOnly = await httpClient("http://localhost/mcp", await t.token(["workflow:read"]), (r) => t.app.handle(r));
+    const refused = await readOnly.call("delete_workflow", { id: wf.id });
+    expect(refused.isError).toBe(true);
+    expect(refused.body.error.code).toBe("FORBIDDEN");
+    await readOnly.close();
+    const deleted = await mcp.call("delete_workflow", { id: wf.id });
+    expect(deleted.body.data).toEqual({ id: wf.id, deleted: true });
+    expect((await t.req("GET", `/api/workflows/${wf.id}`)).status).toBe(404);
+  });
+});

@@ -6,7 +6,7 @@ import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { MAX_WAIT_SECONDS } from "../../core/runs/runs";
 import { Uuid } from "../../schema/common";
-import { RunListQuery } from "../../schema/run";
+import { RetryBody, RunListQuery, type RetryBodyT } from "../../schema/run";
 import { PageArgs, pageText, type PageArgsT } from "../page-args";
 import { defineTool } from "../tool";
 
@@ -55,5 +55,23 @@ export const runTools = [
     readOnly: true,
     input: t.Object({ id: Uuid }, strict),
     run: async ({ deps, auth }, args) => ({ data: await deps.runs.get(auth.workspaceId, args.id) }),
+  }),
+  defineTool<{ id: string }>({
+    name: "cancel_run",
+    description:
+      "Cancel a pending, running or paused run (POST /api/runs/{id}/cancel): a running step is asked to stop and the run ends cancelled, with the sub-flows it waits for. " +
+      "Cancelling a cancelled run changes nothing; a completed or failed run is refused (409).",
+    scope: "run:write",
+    input: t.Object({ id: Uuid }, strict),
+    run: async ({ deps, auth }, args) => ({ data: await deps.runs.cancel(auth.workspaceId, args.id) }),
+  }),
+  defineTool<{ id: string } & RetryBodyT>({
+    name: "retry_run",
+    description:
+      "Retry a finished run as a new run (POST /api/runs/{id}/retry). from: failed_step (default, failed runs only) reuses the outputs before the failure; start runs everything again. " +
+      "version: original (default) or latest. Returns the new run, queued: read it with get_run.",
+    scope: "run:write",
+    input: t.Object({ id: Uuid, ...RetryBody.properties }, strict),
+    run: async ({ deps, auth }, { id, ...body }) => ({ data: await deps.runs.retry(auth.workspaceId, id, body) }),
   }),
 ];

@@ -60,4 +60,11 @@ export const workflowTools = [
     input: UpdateArgs,
     run: async ({ deps, auth }, { id, ...body }) => ({ data: await deps.workflows.update(auth, id, body) }),
   }),
+  defineTool<{ id: string }>({
+    name: "delete_workflow",
+    description: "Delete a workflow with its versions (DELETE /api/workflows/{id}). Its runs stay readable in the run history. Irreversible: confirm with the user first.",
+    scope: "workflow:write",
+    input: t.Object({ id: Uuid }, strict),
+    run: async ({ deps, auth }, args) => ({ data: await deps.workflows.delete(auth, args.id) }),
+  }),
 ];
