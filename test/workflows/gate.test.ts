@@ -70,6 +70,9 @@ describe("POST /api/workflows/validate", () => {
     const kind = greetDefinition();
     kind.trigger.type = "sometimes";
     expect(only(await validate(kind), "INVALID_TRIGGER_TYPE").allowed).toContain("manual");
+    const pieceName = greetDefinition();
+    pieceName.trigger = { name: "trigger", type: "schedule", pieceId: "schedule", actionId: "every", config: { interval: 5, unit: "minutes" } };
+    expect(only(await validate(pieceName), "INVALID_TRIGGER_TYPE").message).toContain('use type "cron" with pieceId "schedule"');
     const bare = greetDefinition();
     bare.trigger = { name: "trigger", type: "cron", config: {} };
     const missing = only(await validate(bare), "MISSING_FIELD");

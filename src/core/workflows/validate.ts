@@ -204,11 +204,18 @@ class Gate {
     }
   }
 
+  /** Users write the piece's name as the trigger type ("schedule"): say which kind and pieceId they meant. */
+  private pieceNamedAsType(type: string): string {
+    const piece = typeof type === "string" ? this.ctx.fleet.get(type) : undefined;
+    const kinds = [...new Set(Object.values(piece?.triggers ?? {}).map((t) => t.type))];
+    return kinds.length === 1 ? `use type "${kinds[0]}" with pieceId "${type}"; ` : "";
+  }
+
   private checkTrigger(node: AnyNode) {
     const path = "trigger";
     const type = node.type;
     if (!(TRIGGER_TYPES as readonly string[]).includes(type)) {
-      this.error(`${path}.type`, "INVALID_TRIGGER_TYPE", `trigger type "${type}" is not a trigger kind; allowed: ${TRIGGER_TYPES.join(", ")}`, [...TRIGGER_TYPES], path, node.name);
+      this.error(`${path}.type`, "INVALID_TRIGGER_TYPE", `trigger type "${type}" is not a trigger kind; ${this.pieceNamedAsType(type)}allowed: ${TRIGGER_TYPES.join(", ")}`, [...TRIGGER_TYPES], path, node.name);
       return;
     }
     if (type === "manual") {
