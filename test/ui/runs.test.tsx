@@ -42,4 +42,39 @@ describe("runs", () => {
     await until(() => expect(fake!.calls.some((c) => c.path === "/api/runs" && c.query.get("status") === "failed" && c.query.get("environment") === "production")).toBe(true));
     render(null, root);
   });
+
+  test("the chart counts what the table lists: same filters, and a tooltip per day", async () => {
+    const { render, h } = await import("preact");
+    const { RunsPage } = await import("../../public/src/pages/runs-page");
+    const today = new Date().toISOString();
+    // The API answers by environment, as the server does: test runs only when asked for.
+    fake = fakeApi({
+      "GET /api/workflows": () => ({ body: { data: [], total: 0 } }),
+      "GET /api/runs": (call: any) => {
+        const env = call.query.get("environment");
+        const prod = [run("p1", "completed", today), run("p2", "completed", today), run("p3", "failed", today)];
+        const test = [run("t1", "completed", today, { environment: "test" })];
+        const data = env === "test" ? test : env === "all" ? [...prod, ...test] : prod;
+        return { body: { data, pagination: { page: 1, limit: 20, total: data.length, totalPages: 1 } } };
+      },
+    });
+    const root = document.createElement("div");
+    document.body.appendChild(root);
+    render(h(RunsPage, {}), root);
+    const todayBar = () => [...root.querySelectorAll(".chart-day")].at(-1)!;
+    await until(() => expect(todayBar().getAttribute("aria-label")).toContain("3 runs (2 completed, 1 failed)"));
+    expect(root.querySelectorAll("tr[data-run]").length).toBe(3);
+    const chartCalls = fake!.calls.filter((c) => c.path === "/api/runs" && c.query.get("limit") === "100");
+    expect(chartCalls.every((c) => c.query.get("environment") === "production")).toBe(true);
+
+    const environment = [...root.querySelectorAll("label")].find((l) => l.textContent?.startsWith("Environment"))!.querySelector("select")!;
+    environment.value = "all";
+    environment.dispatchEvent(new Event("change", { bubbles: true }));
+    await until(() => expect(todayBar().getAttribute("aria-label")).toContain("4 runs (3 completed, 1 failed)"));
+    await until(() => expect(root.querySelectorAll("tr[data-run]").length).toBe(4));
+
+    todayBar().dispatchEvent(new Event("mouseenter", { bubbles: false }));
+    await until(() => expect(root.querySelector('[role="tooltip"]')?.textContent).toContain("4 runs (3 completed, 1 failed)"));
+    render(null, root);
+  });
 });

@@ -1,4 +1,9 @@
-/** Runs per day by status for the workspace: a small stacked bar chart (SVG, no library). */
+/**
+ * Runs per day by status: a stacked bar chart drawn with HTML boxes (no library), so it fills the
+ * width of its box at any size. Each day's bar has a tooltip with its counts (hover or keyboard focus).
+ * The runs page feeds it the runs that match the table's filters.
+ */
+import { useSignal } from "@preact/signals";
 import type { Run } from "../types";
 
 const STATUSES = ["completed", "failed", "cancelled", "running", "paused", "pending"];
@@ -20,30 +25,38 @@ export function bucketByDay(runs: Run[], days: number, now = new Date()): Array<
   return out;
 }
 
-export function RunsChart({ runs, days = 14 }: { runs: Run[]; days?: number }) {
+/** "3 runs: 2 completed, 1 failed" — the words of a day's tooltip and of its accessible name. */
+export function describeDay(bucket: { day: string; counts: Record<string, number> }): string {
+  const total = Object.values(bucket.counts).reduce((a, n) => a + n, 0);
+  if (!total) return `${bucket.day}: no runs`;
+  const parts = STATUSES.filter((s) => bucket.counts[s]).map((s) => `${bucket.counts[s]} ${s}`);
+  return `${bucket.day}: ${total} run${total === 1 ? "" : "s"} (${parts.join(", ")})`;
+}
+
+export function RunsChart({ runs, days = 14, scope }: { runs: Run[]; days?: number; scope?: string }) {
   const buckets = bucketByDay(runs, days);
   const max = Math.max(1, ...buckets.map((b) => Object.values(b.counts).reduce((a, n) => a + n, 0)));
-  const width = 28;
-  const height = 80;
-  const summary = buckets.filter((b) => Object.keys(b.counts).length).map((b) => `${b.day}: ${Object.entries(b.counts).map(([s, n]) => `${n} ${s}`).join(", ")}`).join("; ");
+  const hovered = useSignal<number | null>(null);
   return (
-    <figure class="chart">
-      <svg viewBox={`0 0 ${days * width} ${height + 16}`} role="img" aria-label={`Runs per day by status, last ${days} days. ${summary || "No runs."}`}>
+    <figure class="chart" aria-label={`Runs per day by status, last ${days} days${scope ? `, ${scope}` : ""}`}>
+      <div class="chart-bars" role="list" onMouseLeave={() => { hovered.value = null; }}>
         {buckets.map((bucket, i) => {
-          let y = height;
+          const label = describeDay(bucket);
           return (
-            <g key={bucket.day}>
-              {STATUSES.filter((s) => bucket.counts[s]).map((status) => {
-                const h = (bucket.counts[status]! / max) * height;
-                y -= h;
-                return <rect key={status} class={`bar status-${status}`} x={i * width + 4} y={y} width={width - 8} height={h}><title>{`${bucket.day}: ${bucket.counts[status]} ${status}`}</title></rect>;
-              })}
-              {i % 2 === 0 && <text x={i * width + width / 2} y={height + 12} text-anchor="middle" class="axis">{bucket.day.slice(5)}</text>}
-            </g>
+            <div key={bucket.day} class="chart-day" role="listitem" tabIndex={0} aria-label={label}
+              onMouseEnter={() => { hovered.value = i; }} onFocus={() => { hovered.value = i; }} onBlur={() => { hovered.value = null; }}>
+              <div class="chart-stack">
+                {STATUSES.filter((s) => bucket.counts[s]).map((status) => (
+                  <div key={status} class={`bar status-${status}`} style={{ height: `${(bucket.counts[status]! / max) * 100}%` }} />
+                ))}
+              </div>
+              <span class="axis">{i % 2 === (days - 1) % 2 ? bucket.day.slice(5) : ""}</span>
+              {hovered.value === i && <div class="chart-tip" role="tooltip">{label}</div>}
+            </div>
           );
         })}
-      </svg>
-      <figcaption class="legend">{STATUSES.slice(0, 3).map((s) => <span key={s}><i class={`swatch status-${s}`} /> {s}</span>)}</figcaption>
+      </div>
+      <figcaption class="legend">{STATUSES.slice(0, 4).map((s) => <span key={s}><i class={`swatch status-${s}`} /> {s}</span>)}{scope ? <span class="chart-scope">{scope}</span> : null}</figcaption>
     </figure>
   );
 }

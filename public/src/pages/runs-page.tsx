@@ -12,6 +12,16 @@ const TRIGGER_TYPES = ["manual", "webhook", "cron", "poll", "error", "run_finish
 const STATUSES = ["pending", "running", "completed", "failed", "cancelled", "paused"];
 export const LIVE_INTERVAL_MS = 2000;
 
+/** The chart's caption: which runs it counts, in the words of the filters. */
+function chartScope(f: Record<string, string>): string {
+  const parts = [f.environment === "all" ? "all environments" : `${f.environment || "production"} runs`];
+  if (f.status) parts.push(`status ${f.status}`);
+  if (f.triggerType) parts.push(`trigger ${f.triggerType}`);
+  if (f.workflowId) parts.push("one workflow");
+  if (f.tag) parts.push(`tag ${f.tag}`);
+  return parts.join(", ");
+}
+
 export function RunsPage() {
   const filters = useSignal({ status: "", environment: "production", triggerType: "", workflowId: "", sort: "", tag: "" });
   const page = useSignal(1);
@@ -23,17 +33,23 @@ export function RunsPage() {
 
   useEffect(() => {
     api.get<Workflow[]>("/api/workflows", { limit: 100 }).then((res) => { workflows.value = res.data; }).catch(() => undefined);
-    // The chart reads up to 500 recent runs of every environment.
+  }, []);
+
+  // The chart counts what the table lists: the same filters, up to 500 of the newest matching runs.
+  useEffect(() => {
+    let stopped = false;
     (async () => {
       const all: Run[] = [];
+      const { sort: _sort, ...matching } = filters.value;
       for (let p = 1; p <= 5; p++) {
-        const res = await api.get<Run[]>("/api/runs", { environment: "all", limit: 100, page: p });
+        const res = await api.get<Run[]>("/api/runs", { ...matching, limit: 100, page: p });
         all.push(...res.data);
         if (!res.pagination || p >= res.pagination.totalPages) break;
       }
-      recent.value = all;
+      if (!stopped) recent.value = all;
     })().catch(() => undefined);
-  }, []);
+    return () => { stopped = true; };
+  }, [JSON.stringify(filters.value)]);
 
   useEffect(() => {
     let stopped = false;
@@ -62,7 +78,7 @@ export function RunsPage() {
   return (
     <main class="page">
       <header class="page-head"><h1>Runs</h1><span class="live-dot" title="refreshes every 2 seconds">live</span></header>
-      <RunsChart runs={recent.value} />
+      <RunsChart runs={recent.value} scope={chartScope(filters.value)} />
       <div class="filters" role="search" aria-label="Filter runs">
         <label class="field inline"><span>Status</span><select value={f.status} onChange={set("status")}><option value="">Any</option>{STATUSES.map((s) => <option key={s}>{s}</option>)}</select></label>
         <label class="field inline"><span>Environment</span><select value={f.environment} onChange={set("environment")}><option value="production">Production</option><option value="test">Test</option><option value="all">All</option></select></label>
