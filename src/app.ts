@@ -125,7 +125,7 @@ export function createApp(options: CreateAppOptions) {
   const guardedFetch = createGuardedFetch({ allowCidrs: config.allowedCidrs });
   const deps = { config, db, log, identity, security, contract, pieces, secrets, guardedFetch } as AppDeps;
   deps.connections = new Connections({
-    db, box: secrets, stateKey: stateKeyFrom(config), pieces, log, publicUrl: config.publicUrl,
+    db, box: secrets, stateKey: stateKeyFrom(config), stateLifetimeMs: config.oauthStateTtlSeconds * 1000, pieces, log, publicUrl: config.publicUrl,
     managedApps: ManagedApps.load(config.oauthAppsFile),
     // Resolved per call, so a test may swap deps.guardedFetch.
     fetch: wrapGuardedFetch((url, init) => deps.guardedFetch(url, init), () => deps.guardedFetch),

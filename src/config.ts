@@ -38,6 +38,8 @@ export interface Config {
   /** Where run and step rows are committed: a dedicated writer thread (default; the main thread keeps serving requests) or the main thread (least CPU in total). */
   runWriter: "thread" | "inline";
   oauthAppsFile: string | undefined;
+  /** How long an OAuth2 authorize URL (its signed state) stays valid, seconds. */
+  oauthStateTtlSeconds: number;
   /** CIDRs outbound HTTP may reach although private (SSRF allow-list). */
   allowedCidrs: string[];
   /** Limits of the `code` piece's sandbox (docs/security.md). */
@@ -143,6 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     runMemoryMb: integer(env, "WEFT_RUN_MEMORY_MB", 64, 1, 16_384),
     runWriter: oneOf(env, "WEFT_RUN_WRITER", "thread", ["thread", "inline"] as const),
     oauthAppsFile: env.WEFT_OAUTH_APPS || undefined,
+    oauthStateTtlSeconds: integer(env, "WEFT_OAUTH_STATE_TTL_SECONDS", 600, 1, 86_400),
     allowedCidrs: cidrs,
     sandbox: loadSandboxConfig(env),
     triggers: {

@@ -43,7 +43,7 @@ export const connectionsApi = ({ security, connections }: AppDeps) =>
       permission: "connection:write", idempotent: false, params: IdParams, response: Data(AuthorizeStart),
       detail: {
         tags, summary: "Start the OAuth2 authorization: returns the provider's authorize URL",
-        description: "No body; does not accept Idempotency-Key. The authorizeUrl carries response_type=code, client_id, redirect_uri, scope, access_type=offline, the piece's extra parameters, PKCE (S256) and a signed state bound to the connection that expires after 10 minutes and works once. A fresh URL is minted per call; do not cache it. Send a person's browser to it; the provider redirects to redirectUri, which completes the connection. Then poll GET /api/connections/{id} until status is active.",
+        description: "No body; does not accept Idempotency-Key. The authorizeUrl carries response_type=code, client_id, redirect_uri, scope, access_type=offline, the piece's extra parameters, PKCE (S256) and a signed state bound to the connection that expires after 10 minutes by default (WEFT_OAUTH_STATE_TTL_SECONDS) and works once. A fresh URL is minted per call; do not cache it. Send a person's browser to it; the provider redirects to redirectUri, which completes the connection. Then poll GET /api/connections/{id} until status is active.",
       },
     })
     .post("/api/connections/:id/test", async ({ auth, params }) => ({ data: await connections.test(auth.workspaceId, params.id) }), {

@@ -82,7 +82,7 @@ export const Connection = t.Object(
 );
 
 export const AuthorizeStart = t.Object({
-  authorizeUrl: t.String({ format: "uri", description: "open this in the person's browser; minted fresh per call, valid 10 minutes, single use" }),
+  authorizeUrl: t.String({ format: "uri", description: "open this in the person's browser; minted fresh per call, valid 10 minutes by default (WEFT_OAUTH_STATE_TTL_SECONDS), single use" }),
   redirectUri: t.String({ format: "uri", description: "{WEFT_PUBLIC_URL}/api/oauth2/callback; must match the provider's registered redirect URI" }),
 });
 

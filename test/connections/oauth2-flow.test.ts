@@ -177,6 +177,20 @@ describe("GET /api/oauth2/callback", () => {
     expect((await connection(c.id)).status).toBe("pending");
   });
 
+  test("WEFT_OAUTH_STATE_TTL_SECONDS shortens the link's life: a callback after it is refused, naming the lifetime", async () => {
+    const short = await testApp({ WEFT_ALLOW_CIDRS: "127.0.0.0/8", WEFT_PUBLIC_URL: PUBLIC_URL, WEFT_OAUTH_STATE_TTL_SECONDS: "1" });
+    registerTestPieces(short);
+    const late = await createGeneric(short, provider);
+    const start = await short.req("POST", `/api/connections/${late.id}/oauth2/start`);
+    const hop = await fetch(start.body.data.authorizeUrl, { redirect: "manual" });
+    const location = new URL(hop.headers.get("location")!);
+    await Bun.sleep(1100);
+    const res = await short.req("GET", location.pathname + location.search, { token: null });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain("older than 1 second");
+    expect((await short.req("GET", `/api/connections/${late.id}`)).body.data.status).toBe("pending");
+  });
+
   test("a correctly signed state Weft never stored (unknown) is refused", async () => {
     const c = await createGeneric(t, provider);
     const signer = new StateSigner(stateKeyFrom(t.config));

@@ -10,6 +10,7 @@ import type { CallbackOutcome } from "./callback-page";
 import { decryptJson, describe, encryptJson, oauth2AuthOf, parseJson, pieceOf, type ConnectionsContext } from "./context";
 import type { OAuth2Settings, SecretValues } from "./credentials";
 import { newPkce } from "./pkce";
+import { lifetimeText } from "./oauth2-state";
 import { bindingOf, providerOf } from "./provider";
 import { requestToken, TokenEndpointError } from "./token-client";
 
@@ -70,7 +71,7 @@ export async function completeAuthorization(ctx: ConnectionsContext, query: Call
     ctx.log.warn("oauth2 callback refused", { reason: check.reason });
     if (check.reason === "expired") {
       ctx.store.consumeState(check.payload!.nonce);
-      return { ...failure("Authorization expired", `This authorization link was older than 10 minutes. ${START_AGAIN}`, check.payload!.connectionId), status: 400 };
+      return { ...failure("Authorization expired", `This authorization link was older than ${lifetimeText(ctx.signer.lifetimeMs)}. ${START_AGAIN}`, check.payload!.connectionId), status: 400 };
     }
     const why = check.reason === "missing" ? "The provider sent no state parameter." : "The state parameter is not one Weft issued (it is malformed or its signature does not match).";
     return { ...failure("Authorization refused", `${why} Nothing was stored. ${START_AGAIN}`), status: 400 };

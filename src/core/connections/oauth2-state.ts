@@ -5,8 +5,16 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
-/** Spec 8: OAuth2 authorize state lifetime. */
+/** How long an authorize URL's state stays valid by default (WEFT_OAUTH_STATE_TTL_SECONDS). */
 export const STATE_LIFETIME_MS = 10 * 60 * 1000;
+
+/** "10 minutes", "90 seconds": a lifetime in the words of the expiry page. */
+export function lifetimeText(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  if (seconds % 3600 === 0) return `${seconds / 3600} hour${seconds === 3600 ? "" : "s"}`;
+  if (seconds % 60 === 0) return `${seconds / 60} minute${seconds === 60 ? "" : "s"}`;
+  return `${seconds} second${seconds === 1 ? "" : "s"}`;
+}
 
 export interface StatePayload {
   /** Random nonce; the primary key of the server-side row. */
@@ -21,12 +29,12 @@ export type StateCheck =
   | { ok: false; reason: "missing" | "malformed" | "bad_signature" | "expired"; payload?: StatePayload };
 
 export class StateSigner {
-  constructor(private readonly key: Buffer) {
+  constructor(private readonly key: Buffer, readonly lifetimeMs = STATE_LIFETIME_MS) {
     if (key.length < 32) throw new Error("the state signing key must be at least 32 bytes");
   }
 
   mint(connectionId: string, now = Date.now()): { state: string; payload: StatePayload } {
-    const payload: StatePayload = { nonce: randomBytes(18).toString("base64url"), connectionId, expiresAt: now + STATE_LIFETIME_MS };
+    const payload: StatePayload = { nonce: randomBytes(18).toString("base64url"), connectionId, expiresAt: now + this.lifetimeMs };
     const body = Buffer.from(JSON.stringify([payload.nonce, payload.connectionId, payload.expiresAt])).toString("base64url");
     return { state: `${body}.${this.sign(body)}`, payload };
   }

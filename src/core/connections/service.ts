@@ -40,6 +40,8 @@ export interface ConnectionsOptions {
   /** The SSRF-guarded fetch; token URLs of the generic piece are user-supplied. */
   fetch?: GuardedFetch;
   refreshMarginMs?: number;
+  /** Lifetime of an OAuth2 authorize state, ms (config.oauthStateTtlSeconds). */
+  stateLifetimeMs?: number;
   now?: () => number;
 }
 
@@ -71,7 +73,7 @@ export class Connections {
       box: options.box,
       pieces: options.pieces,
       managedApps: options.managedApps ?? new ManagedApps(),
-      signer: new StateSigner(options.stateKey),
+      signer: new StateSigner(options.stateKey, options.stateLifetimeMs),
       // Never the global fetch: token URLs are user-supplied (a guard with no allow-list when none is given).
       fetch: options.fetch ?? createGuardedFetch(),
       log: options.log,
