@@ -14,6 +14,7 @@ import { loadRegistry } from "./core/pieces/registry";
 import { execWithHeapTuning } from "./heap-tuning";
 import { createLogger } from "./http/logger";
 import { BackupError, backupDatabase } from "./store/backup";
+import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
 import { migrate, openDatabase, schemaVersion } from "./store/db";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
@@ -46,7 +47,37 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+/** Takes the data directory for this process, or stops with the pid that holds it (src/store/data-dir-lock.ts). */
+function lockDataDir(config: Config): DataDirLock {
+  try {
+    const lock = acquireDataDirLock(config.dataDir);
+    process.on("exit", () => lock.release());
+    return lock;
+  } catch (error) {
+    if (error instanceof DataDirLockedError) fail(error.message);
+    throw error;
+  }
+}
+
+/**
+ * Refuses a port another process listens on. Elysia asks the runtime for SO_REUSEPORT, with which a second
+ * server on the same port starts and takes half the connections: Weft listens without it, and checks first,
+ * before recovering any run, so a start that cannot serve changes nothing.
+ */
+function checkPortFree(config: Config) {
+  try {
+    const probe = Bun.serve({ hostname: config.host, port: config.port, reusePort: false, fetch: () => new Response(null, { status: 503 }) });
+    probe.stop(true);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === "EADDRINUSE" || /in use/i.test(String((error as Error).message)) ? "is already in use by another program (another weft?)" : `cannot be listened on: ${(error as Error).message}`;
+    fail(`port ${config.port} on ${config.host} ${reason}; stop that program or set WEFT_PORT to a free port`);
+  }
+}
+
 export async function serve(config: Config) {
+  const lock = lockDataDir(config);
+  if (config.port !== 0) checkPortFree(config);
   const log = createLogger(config.logLevel);
   // Pieces load before the database opens: a broken user piece stops start-up with its file and reason.
   const pieces = await loadRegistry(config).catch((error) => {
@@ -63,7 +94,7 @@ export async function serve(config: Config) {
   // Schedules and polls start once the engine can take runs; missed schedule instants fire now, once.
   deps.triggers.start();
   // Weft refuses oversized bodies itself (413 in the envelope, src/http/body.ts); Bun's own cap would answer without one.
-  app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER });
+  app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false });
   const server = app.server!;
   log.info("weft listening", { url: `http://${server.hostname}:${server.port}`, publicUrl: config.publicUrl, version: VERSION, dataDir: config.dataDir });
   let stopping = false;
@@ -76,6 +107,7 @@ export async function serve(config: Config) {
     await deps.triggers.stop(); // no new schedule or poll runs; an in-flight poll finishes and commits
     await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
     db.close();
+    lock.release();
     process.exit(0);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
@@ -101,6 +133,8 @@ async function mcp(config: Config) {
     await bridgeMcpStdio(url, token);
     process.exit(0);
   }
+  // This process executes runs itself, so it takes the data directory as `weft serve` does.
+  lockDataDir(config);
   // stdout carries JSON-RPC, so every log line goes to stderr.
   const log = createLogger(config.logLevel, (line) => process.stderr.write(line + "\n"));
   const pieces = await loadRegistry(config).catch((error) => {
