@@ -5,7 +5,7 @@
  */
 import { GlobalRegistrator } from "@happy-dom/global-registrator";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { fakeApi, until } from "./fake-api";
+import { fakeApi, tick, until } from "./fake-api";
 
 beforeAll(() => GlobalRegistrator.register({ url: "http://weft.test/" }));
 // Let Preact flush its queued effects first: a queue left pending on a closed window stalls the next file's effects.
@@ -129,5 +129,58 @@ describe("name and tags", () => {
     expect(puts[0]).toMatchObject({ tags: ["ops"], expectedRev: 3, definition: { trigger: { nextAction: { config: { template: "x" } } } } });
     expect(puts[1]).toEqual({ name: "Greeter", expectedRev: 4 });
     expect(store.workflow.value).toMatchObject({ name: "Greeter", tags: ["ops"], definitionRev: 5 });
+  });
+});
+
+describe("publish and restore", () => {
+  const definition = { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {} } };
+  const wf = (extra: Record<string, unknown>) => ({ id: ID, name: "W", status: "active", definition, definitionRev: 3, latestVersionId: "v2", latestVersionNumber: 2, tags: [], hasUnpublishedChanges: false, ...extra });
+
+  test("a restore clicked while a publish is in flight is not overwritten by the publish's answer", async () => {
+    const { createEditorStore } = await import("../../public/src/pages/editor/editor-store");
+    let releasePublish!: () => void;
+    const publishAnswered = new Promise<void>((resolve) => { releasePublish = resolve; });
+    fake = fakeApi({
+      [`GET ${WF}`]: () => ({ body: { data: wf({ hasUnpublishedChanges: true }) } }),
+      "POST /api/workflows/validate": () => ({ body: { data: { valid: true, errors: [], warnings: [] } } }),
+      [`POST ${WF}/publish`]: async () => { await publishAnswered; return { body: { data: wf({ hasUnpublishedChanges: false, definitionRev: 3 }) } }; },
+      [`POST ${WF}/versions/v1/restore`]: () => ({ body: { data: wf({ hasUnpublishedChanges: true, definitionRev: 4 }) } }),
+    });
+    const store = createEditorStore(ID);
+    await store.load();
+    const publishing = store.publish();
+    const restoring = store.restore("v1");
+    // The publish answers late, as a slow server's would (after the restore, had the restore not waited).
+    await tick(30);
+    releasePublish();
+    await Promise.all([publishing, restoring]);
+    // The restore ran after the publish, so what is shown is the restored draft with unpublished changes.
+    const order = fake.calls.filter((c) => c.method === "POST" && c.path.startsWith(WF)).map((c) => c.path.slice(WF.length));
+    expect(order).toEqual(["/publish", "/versions/v1/restore"]);
+    expect(store.workflow.value!.hasUnpublishedChanges).toBe(true);
+    expect(store.workflow.value!.definitionRev).toBe(4);
+    store.dispose();
+  });
+
+  test("the publish button says Published and is disabled when the live version is the draft", async () => {
+    const { render, h } = await import("preact");
+    const { EditorPage } = await import("../../public/src/pages/editor/editor-page");
+    let current = wf({ hasUnpublishedChanges: true });
+    fake = fakeApi({
+      [`GET ${WF}`]: () => ({ body: { data: current } }),
+      "POST /api/workflows/validate": () => ({ body: { data: { valid: true, errors: [], warnings: [] } } }),
+      [`POST ${WF}/publish`]: () => { current = wf({ hasUnpublishedChanges: false }); return { body: { data: current } }; },
+      "GET /api/pieces": () => ({ body: { data: [], total: 0 } }),
+    });
+    const root = document.createElement("div");
+    document.body.appendChild(root);
+    render(h(EditorPage, { id: ID }), root);
+    const publishButton = () => [...root.querySelectorAll("button")].find((b) => /^Publish|^Published/.test(b.textContent ?? ""));
+    await until(() => expect(publishButton()?.textContent).toBe("Publish changes"));
+    expect(publishButton()!.disabled).toBe(false);
+    publishButton()!.click();
+    await until(() => expect(publishButton()?.textContent).toBe("Published"));
+    expect(publishButton()!.disabled).toBe(true);
+    render(null, root);
   });
 });

@@ -53,10 +53,21 @@ function Header({ store, open }: { store: EditorStore; open(dialog: EditorDialog
       <button type="button" onClick={() => open("variables")}>Variables</button>
       <button type="button" onClick={() => open("versions")}>Versions</button>
       {wf.status === "active" && <button type="button" onClick={() => store.unpublish()} disabled={!!store.busy.value}>Unpublish</button>}
-      <button type="button" class="primary" onClick={() => store.publish()} disabled={!!store.busy.value}>
-        {store.busy.value === "publish" ? "Publishing…" : wf.status === "active" ? "Publish changes" : "Publish"}
-      </button>
+      <PublishButton store={store} />
     </header>
+  );
+}
+
+/** "Publish" for a workflow not live, "Publish changes" when the draft differs from the live version, else a disabled "Published". */
+function PublishButton({ store }: { store: EditorStore }) {
+  const wf = store.workflow.value!;
+  const upToDate = wf.status === "active" && !wf.hasUnpublishedChanges && store.saveState.value === "saved";
+  const label = store.busy.value === "publish" ? "Publishing…" : upToDate ? "Published" : wf.status === "active" ? "Publish changes" : "Publish";
+  return (
+    <button type="button" class={upToDate ? "published" : "primary"} onClick={() => store.publish()} disabled={!!store.busy.value || upToDate}
+      title={upToDate ? "The live version is this draft: nothing to publish" : undefined}>
+      {label}
+    </button>
   );
 }
 

@@ -160,10 +160,19 @@ export function createEditorStore(id: string) {
     await save();
   }
 
-  async function act(label: string, fn: () => Promise<void>) {
-    busy.value = label;
-    actionError.value = null;
-    try { await fn(); } catch (error) { actionError.value = error; } finally { busy.value = null; }
+  /**
+   * Publish, unpublish, restore and test runs take turns: each answer replaces the workflow shown, so a
+   * restore clicked while a publish is still in flight must not be overwritten by the publish's answer.
+   */
+  let actions: Promise<void> = Promise.resolve();
+  function act(label: string, fn: () => Promise<void>): Promise<void> {
+    const turn = actions.then(async () => {
+      busy.value = label;
+      actionError.value = null;
+      try { await fn(); } catch (error) { actionError.value = error; } finally { busy.value = null; }
+    });
+    actions = turn;
+    return turn;
   }
 
   const publish = () => act("publish", async () => {
