@@ -1,11 +1,12 @@
 /** Folders: organise workflows (workflow scopes). */
+import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "../app";
 import { Data, DateTime, IdParams, List, Uuid } from "../schema/common";
 import { MoveBody } from "../schema/workflow-record";
 
 const tags = ["Folders"];
-const Folder = t.Object({ id: Uuid, name: t.String(), workflowCount: t.Integer(), workspaceId: Uuid, createdAt: DateTime, updatedAt: DateTime });
+const Folder = t.Object({ id: Uuid, name: t.String(), workflowCount: Type.Integer(), workspaceId: Uuid, createdAt: DateTime, updatedAt: DateTime });
 const FolderBody = t.Object({ name: t.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
 
 export const foldersApi = ({ security, folders }: AppDeps) =>
@@ -33,10 +34,10 @@ export const foldersApi = ({ security, folders }: AppDeps) =>
     .delete("/api/folders/:id", ({ auth, params, query }) => ({ data: folders.delete(auth, params.id, query.moveTo) }), {
       permission: "workflow:write", params: IdParams,
       query: t.Object({ moveTo: t.Optional(t.String({ description: "a folder id, or root; required when the folder holds workflows" })) }, { additionalProperties: true }),
-      response: Data(t.Object({ id: Uuid, deleted: t.Boolean(), moved: t.Integer() })),
+      response: Data(t.Object({ id: Uuid, deleted: t.Boolean(), moved: Type.Integer() })),
       detail: { tags, summary: "Delete a folder; one holding workflows is refused (409, with the count) unless ?moveTo=<folderId> or ?moveTo=root" },
     })
     .post("/api/workflows/move", ({ auth, body }) => ({ data: folders.move(auth, body.workflowIds, body.folderId) }), {
-      permission: "workflow:write", body: MoveBody, response: Data(t.Object({ moved: t.Integer(), folderId: t.Union([Uuid, t.Null()]) })),
+      permission: "workflow:write", body: MoveBody, response: Data(t.Object({ moved: Type.Integer(), folderId: t.Union([Uuid, t.Null()]) })),
       detail: { tags, summary: "Move workflows into a folder (folderId null: out of every folder); all or nothing" },
     });

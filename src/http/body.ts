@@ -1,6 +1,6 @@
 /**
- * Strict JSON request bodies: size limit, nesting limit and prototype-polluting keys refused
- * before any handler sees the value.
+ * Strict JSON request bodies: size limit, nesting limit, prototype-polluting keys and text that cannot
+ * be stored as sent (lone UTF-16 surrogates) refused before any handler sees the value.
  */
 import { AppError } from "./errors";
 
@@ -15,15 +15,35 @@ const CHAIN_KEY = "nextAction";
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
 /**
- * Throws VALIDATION_FAILED when `value` nests deeper than `maxDepth` or holds a forbidden key.
+ * A JSON text that may hold a lone surrogate: one written as an escape (`\ud800`). Raw text decoded
+ * from UTF-8 cannot hold one, so bodies without such an escape skip the per-string check.
+ */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+export const mayHoldLoneSurrogate = (text: string): boolean => text.includes("\\u") && SURROGATE_ESCAPE.test(text);
+
+function loneSurrogateError(path: string): AppError {
+  return new AppError(
+    "VALIDATION_FAILED",
+    `text at ${path || "/"} holds a lone UTF-16 surrogate (an unpaired \\ud800–\\udfff escape), which is not a character and cannot be stored as sent; send well-formed Unicode (pair the surrogate, or remove it)`,
+    { path: path || "/", expected: "well-formed Unicode text" },
+  );
+}
+
+/**
+ * Throws VALIDATION_FAILED when `value` nests deeper than `maxDepth`, holds a forbidden key, or (with
+ * `checkText`) a string or key that is not well-formed Unicode — never stored altered (SQLite would keep
+ * U+FFFD in its place).
  * A `nextAction` key does not add a level (see MAX_CHAIN_LENGTH); a chain longer than that is refused.
  */
-export function assertSafeJson(value: unknown, maxDepth = MAX_JSON_DEPTH): void {
+export function assertSafeJson(value: unknown, maxDepth = MAX_JSON_DEPTH, checkText = false): void {
   // Recursion is bounded by maxDepth + MAX_CHAIN_LENGTH; the path is built only when reporting.
   const keys: string[] = [];
   const pathOf = () => shorten(keys.map((k) => `/${k}`).join(""));
   const visit = (node: unknown, depth: number, chain: number): void => {
-    if (node === null || typeof node !== "object") return;
+    if (node === null || typeof node !== "object") {
+      if (checkText && typeof node === "string" && !node.isWellFormed()) throw loneSurrogateError(pathOf());
+      return;
+    }
     if (depth > maxDepth) {
       throw new AppError("VALIDATION_FAILED", `JSON nests deeper than ${maxDepth} levels at ${pathOf() || "/"}; flatten the document`);
     }
@@ -43,6 +63,7 @@ export function assertSafeJson(value: unknown, maxDepth = MAX_JSON_DEPTH): void 
         throw new AppError("VALIDATION_FAILED", `key "${key}" at ${pathOf() || "/"} is not allowed; the keys __proto__, constructor and prototype are refused everywhere`);
       }
       keys.push(key);
+      if (checkText && !key.isWellFormed()) throw loneSurrogateError(pathOf());
       if (key === CHAIN_KEY) visit((node as Record<string, unknown>)[key], depth, chain + 1);
       else visit((node as Record<string, unknown>)[key], depth + 1, chain);
       keys.pop();
@@ -106,6 +127,6 @@ export async function parseJsonBody(request: Request, limit: number): Promise<un
   } catch (error) {
     throw new AppError("VALIDATION_FAILED", `request body is not valid JSON: ${(error as Error).message}`);
   }
-  assertSafeJson(value);
+  assertSafeJson(value, MAX_JSON_DEPTH, mayHoldLoneSurrogate(text));
   return value;
 }

@@ -1,12 +1,15 @@
 /** Schemas shared by every resource: ids, envelopes, pagination. */
+import { Type } from "@sinclair/typebox";
 import { t, type TSchema } from "elysia";
 
+// Integers are TypeBox's own Type.Integer everywhere: Elysia's t.Integer also admits numeric strings ("10"),
+// and a JSON body is never coerced (a string where an integer is declared is a 400).
 export const Uuid = t.String({ format: "uuid", description: "UUID" });
 export const IdParams = t.Object({ id: Uuid });
 export const DateTime = t.String({ format: "date-time" });
 
 export const Data = <T extends TSchema>(schema: T) => t.Object({ data: schema });
-export const List = <T extends TSchema>(schema: T) => t.Object({ data: t.Array(schema), total: t.Integer() });
+export const List = <T extends TSchema>(schema: T) => t.Object({ data: t.Array(schema), total: Type.Integer() });
 
 /** page/limit as query text; out-of-range or unparseable values fall back rather than fail. */
 export const PageQuery = {

@@ -1,8 +1,9 @@
 /** Run and step records (spec 2.4) and the Runs API's queries and bodies. */
+import { Type } from "@sinclair/typebox";
 import { t, type Static } from "elysia";
 
 const Nullable = <T extends ReturnType<typeof t.String>>(schema: T) => t.Union([schema, t.Null()]);
-const NullableInt = t.Union([t.Integer(), t.Null()]);
+const NullableInt = t.Union([Type.Integer(), t.Null()]);
 const NullableString = t.Union([t.String(), t.Null()]);
 
 export const RUN_STATUSES = ["pending", "running", "completed", "failed", "cancelled", "paused"] as const;
@@ -25,7 +26,7 @@ export const Step = t.Object(
     inputData: t.Any({ description: "the resolved config, secrets masked; capped in size" }),
     outputData: t.Any({ description: "the step's output; over the size cap it is replaced by {truncated: true, sizeBytes, limitBytes, preview}" }),
     errorMessage: NullableString,
-    retryCount: t.Integer(),
+    retryCount: Type.Integer(),
     startedAt: Nullable(t.String({ format: "date-time" })),
     finishedAt: Nullable(t.String({ format: "date-time" })),
     durationMs: NullableInt,
@@ -59,8 +60,8 @@ export const Run = t.Object(
     parentRunId: NullableString,
     workflowName: t.String(),
     workflowTriggerType: NullableString,
-    stepTotal: t.Integer(),
-    stepFailed: t.Integer(),
+    stepTotal: Type.Integer(),
+    stepFailed: Type.Integer(),
     waitStep: NullableString,
     resumeMode: NullableString,
     resumeAt: Nullable(t.String({ format: "date-time" })),
@@ -87,7 +88,7 @@ export const RunListQuery = t.Object(
 
 export const RunList = t.Object({
   data: t.Array(Run),
-  pagination: t.Object({ page: t.Integer(), limit: t.Integer(), total: t.Integer(), totalPages: t.Integer() }),
+  pagination: t.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer(), totalPages: Type.Integer() }),
 });
 
 export const RetryBody = t.Object(

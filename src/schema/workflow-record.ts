@@ -2,6 +2,7 @@
  * The Workflow record (spec 2.2), its versions, the gate's diagnostics and the request bodies of the
  * workflow API. The definition itself is FlowVersion (./workflow.ts).
  */
+import { Type } from "@sinclair/typebox";
 import { t, type Static } from "elysia";
 import { DateTime, PageQuery, Uuid } from "./common";
 import { FlowVersion } from "./workflow";
@@ -35,8 +36,8 @@ export const Workflow = t.Object(
     webhookToken: Nullable(t.String({ description: "server-owned; present for webhook triggers; revoked only by webhook/rotate" })),
     webhookUrl: Nullable(t.String({ description: "{PUBLIC_URL}/webhook/{webhookToken}" })),
     latestVersionId: Nullable(Uuid),
-    latestVersionNumber: Nullable(t.Integer()),
-    definitionRev: t.Integer({ description: "revision counter of the draft; send it back as expectedRev" }),
+    latestVersionNumber: Nullable(Type.Integer()),
+    definitionRev: Type.Integer({ description: "revision counter of the draft; send it back as expectedRev" }),
     hasUnpublishedChanges: t.Boolean(),
     folderId: Nullable(Uuid),
     tags: t.Array(t.String()),
@@ -94,7 +95,7 @@ export const WorkflowUpdateBody = t.Object(
   {
     name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     ...editable,
-    expectedRev: t.Optional(t.Integer({ description: "the definitionRev you read; a stale value answers 409 REVISION_CONFLICT and nothing is written. 0 or omitted: unconditional" })),
+    expectedRev: t.Optional(Type.Integer({ description: "the definitionRev you read; a stale value answers 409 REVISION_CONFLICT and nothing is written. 0 or omitted: unconditional" })),
     ...serverOwned,
   },
   { ...strict, description: "fields left out keep their values" },
@@ -113,7 +114,7 @@ export const WorkflowListQuery = t.Object(
 );
 
 export const RestoreBody = t.Object(
-  { expectedRev: t.Optional(t.Integer({ description: "0, negative or omitted: unconditional restore" })) },
+  { expectedRev: t.Optional(Type.Integer({ description: "0, negative or omitted: unconditional restore" })) },
   strict,
 );
 
@@ -137,7 +138,7 @@ export const ValidateQuery = t.Object(
 export const VersionSummary = t.Object({
   id: Uuid,
   workflowId: Uuid,
-  number: t.Integer(),
+  number: Type.Integer(),
   triggerType: t.String(),
   live: t.Boolean({ description: "true for the version latestVersionId names" }),
   createdAt: DateTime,

@@ -5,6 +5,7 @@
  * Structural only: legal node types, operators, piece ids and step-name rules are checked by the
  * gate (src/core/workflows/validate.ts), which names the admissible values.
  */
+import { Type } from "@sinclair/typebox";
 import { t, type Static } from "elysia";
 
 const strict = { additionalProperties: false } as const;
@@ -64,9 +65,9 @@ export const TriggerNode = t.Object({ ...nodeFields, nextAction: t.Optional(Acti
 
 export const Settings = t.Object(
   {
-    timeoutSeconds: t.Optional(t.Integer({ minimum: 1, maximum: 86_400 })),
+    timeoutSeconds: t.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
     errorWorkflowId: t.Optional(t.String({ format: "uuid" })),
-    concurrencyLimit: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+    concurrencyLimit: t.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     maintenanceMode: t.Optional(t.Boolean()),
     autoPublishFixes: t.Optional(t.Boolean()),
   },
