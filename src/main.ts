@@ -48,9 +48,9 @@ function fail(message: string): never {
 }
 
 /** Takes the data directory for this process, or stops with the pid that holds it (src/store/data-dir-lock.ts). */
-function lockDataDir(config: Config): DataDirLock {
+function lockDataDir(config: Config, waitMs = 0): DataDirLock {
   try {
-    const lock = acquireDataDirLock(config.dataDir);
+    const lock = acquireDataDirLock(config.dataDir, { waitMs });
     process.on("exit", () => lock.release());
     return lock;
   } catch (error) {
@@ -133,8 +133,9 @@ async function mcp(config: Config) {
     await bridgeMcpStdio(url, token);
     process.exit(0);
   }
-  // This process executes runs itself, so it takes the data directory as `weft serve` does.
-  lockDataDir(config);
+  // This process executes runs itself, so it takes the data directory as `weft serve` does; an agent
+  // restarting its MCP server may start the new process while the old one is still closing.
+  lockDataDir(config, 5_000);
   // stdout carries JSON-RPC, so every log line goes to stderr.
   const log = createLogger(config.logLevel, (line) => process.stderr.write(line + "\n"));
   const pieces = await loadRegistry(config).catch((error) => {

@@ -53,7 +53,24 @@ function holderOf(path: string): number | undefined {
   }
 }
 
-export function acquireDataDirLock(dataDir: string, pid = process.pid): DataDirLock {
+/**
+ * Takes the lock, or throws DataDirLockedError naming the holder. With `waitMs`, a live holder is given
+ * that long to exit first (a desktop agent restarting `weft mcp` starts the new process while the old one
+ * is still closing its database).
+ */
+export function acquireDataDirLock(dataDir: string, options: { pid?: number; waitMs?: number } = {}): DataDirLock {
+  const deadline = Date.now() + (options.waitMs ?? 0);
+  for (;;) {
+    try {
+      return tryAcquire(dataDir, options.pid ?? process.pid);
+    } catch (error) {
+      if (!(error instanceof DataDirLockedError) || Date.now() >= deadline) throw error;
+      Bun.sleepSync(50);
+    }
+  }
+}
+
+function tryAcquire(dataDir: string, pid: number): DataDirLock {
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, LOCK_FILE);
   for (let attempt = 0; attempt < 3; attempt++) {

@@ -71,6 +71,16 @@ describe("weft mcp on its own data directory (stdio)", () => {
     expect(answer.body.data).toBe(42);
   });
 
+  test("a second weft mcp on the same data directory, while the first still runs, refuses to start and names its pid", async () => {
+    const second = Bun.spawn([process.execPath, join(import.meta.dir, "../../src/main.ts"), "mcp"], {
+      env: { PATH: process.env.PATH ?? "", ...env, WEFT_TOKEN: ROOT_TOKEN }, stdin: "pipe", stdout: "pipe", stderr: "pipe",
+    });
+    expect(await second.exited).toBe(2);
+    expect(await new Response(second.stderr).text()).toMatch(/data directory .* is in use by another weft process \(pid \d+\)/);
+    // Two engines on one database would execute the same runs: the agents after this one get it in turn.
+    await mcp.close();
+  }, 20_000);
+
   test("a token without the scope gets the route's FORBIDDEN as a tool error", async () => {
     const limited = await stdioClient({ ...env, WEFT_TOKEN: reader });
     try {

@@ -151,4 +151,5 @@ test("the flood limit applies to the server route: 429 with Retry-After in the e
   } finally {
     await limited.stop();
   }
-});
+  // Two 2.1 s waits for the bucket, plus a server start: more than the runner's default 5 s.
+}, 30_000);
