@@ -63,6 +63,8 @@ export interface SandboxConfig {
   memoryBytes: number;
   isolation: "process" | "inline";
   processes: number;
+  /** Calls that may wait for a free sandbox process before new ones are refused. */
+  queue: number;
 }
 
 export class ConfigError extends Error {}
@@ -105,7 +107,8 @@ export function loadSandboxConfig(env: Env = process.env): SandboxConfig {
     timeoutMs: integer(env, "WEFT_SANDBOX_TIMEOUT_MS", 5_000, 10, 600_000),
     memoryBytes: integer(env, "WEFT_SANDBOX_MEMORY_MB", 64, 8, 4_000) * 1024 * 1024,
     isolation: oneOf(env, "WEFT_SANDBOX_ISOLATION", "inline", ["inline", "process"] as const),
-    processes: integer(env, "WEFT_SANDBOX_PROCESSES", 1, 1, 64),
+    processes: integer(env, "WEFT_SANDBOX_PROCESSES", Math.max(1, cpus().length), 1, 64),
+    queue: integer(env, "WEFT_SANDBOX_QUEUE", 1_000, 1, 1_000_000),
   };
 }
 

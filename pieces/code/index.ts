@@ -43,7 +43,10 @@ export default definePiece({
         if (typeof code !== "string") throw new Error("config.code must be text: a function body such as `return input.a + 1`");
         if (ctx.signal.aborted) throw new Error("the run was cancelled before the code started");
         // Inline QuickJS blocks its thread for up to the time limit: never the server's own thread.
-        const result = await runUserCode({ code, input: input ?? {}, isolation: isMainThread ? "process" : undefined });
+        const result = await runUserCode({
+          code, input: input ?? {}, isolation: isMainThread ? "process" : undefined,
+          onWait: (waiting) => ctx.waiting(waiting ? "a sandbox" : null),
+        });
         for (const line of result.logs) ctx.log(line);
         if (!result.ok) throw new Error(result.error);
         return result.value;

@@ -142,6 +142,8 @@ export class Engine {
   private readonly replies = new Map<string, WebhookReply>();
   private readonly awaitingReply = new Set<string>();
   private readonly resumeTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Running steps that say they wait for something they do not control (ctx.waiting), by run: shown live, never stored. */
+  private readonly waits = new Map<string, { step: string; reason: string; since: string }>();
   private readonly definitionTexts = new BoundedMap<string, string>(500);
   private readonly hashByVersion = new Map<string, string>();
   private readonly hashByObject = new WeakMap<object, string>();
@@ -535,7 +537,24 @@ export class Engine {
   }
 
   private emitRun(row: RunRow) {
-    this.events.emit(row.id, () => ({ type: "run", id: row.event_seq, run: runFromRow(row) }));
+    this.events.emit(row.id, () => ({ type: "run", id: row.event_seq, run: this.withWait(runFromRow(row)) }));
+  }
+
+  /** The run as shown, with the wait of its running step if it has one. */
+  withWait(run: RunT): RunT {
+    const wait = this.waits.get(run.id);
+    return wait && run.status === "running" ? { ...run, waiting: wait } : run;
+  }
+
+  /** A step says it waits (reason) or goes on (null): the run shows it, and its stream gets a run event (same id: nothing new is stored). */
+  private stepWaiting(run: RunExecution, step: string, reason: string | null) {
+    const id = run.row.id;
+    if (reason === null) {
+      if (!this.waits.delete(id)) return;
+    } else {
+      this.waits.set(id, { step, reason, since: new Date().toISOString() });
+    }
+    this.emitRun(run.row);
   }
 
   private async finish(row: RunRow, outcome: Exclude<RunOutcome, { kind: "paused" }>, steps?: StepRow[]) {
@@ -571,6 +590,7 @@ export class Engine {
   /** After the final write committed: streams, waiters and follow-up listeners learn the run ended. */
   private ended(row: RunRow, steps?: StepRow[]) {
     this.stats.finished++;
+    if (this.waits.size) this.waits.delete(row.id);
     this.emitRun(row);
     this.events.emit(row.id, () => ({ type: "end", id: row.event_seq + 1, run: runFromRow(row) }));
     const waiters = this.endWaiters.get(row.id);
@@ -682,6 +702,7 @@ export class Engine {
       publicUrl: this.o.config.publicUrl,
       callWorkflow,
       onReply,
+      onWaiting: (reason) => this.stepWaiting(run, call.node.name, reason),
     });
     return result instanceof Promise ? Promise.race([result, run.stopped]) : result;
   }

@@ -47,6 +47,8 @@ export interface StepContextOptions {
   callWorkflow: (call: SubflowCall) => Promise<SubflowResult>;
   /** Called as soon as the action replies, so a waiting webhook caller is answered before the run ends. */
   onReply: (reply: WebhookReply) => void;
+  /** The step waits for something it does not control (a reason), or goes on (null). */
+  onWaiting?: (reason: string | null) => void;
 }
 
 const TOKEN_BYTES = 24;
@@ -107,6 +109,9 @@ export function createStepContext(o: StepContextOptions): { ctx: ActionContext; 
     callWorkflow: (call) => o.callWorkflow({ workflowId: String(call.workflowId), payload: call.payload ?? {}, wait: call.wait !== false }),
     returnResponse(value) {
       effects.response = { value: value === undefined ? null : value };
+    },
+    waiting(reason) {
+      o.onWaiting?.(typeof reason === "string" && reason !== "" ? reason.slice(0, 200) : null);
     },
   };
   return { ctx, effects };

@@ -148,6 +148,11 @@ export interface ActionContext<C = Record<string, unknown>> {
   callWorkflow(input: { workflowId: string; payload: Record<string, unknown>; wait: boolean }): Promise<{ runId: string; status: string; response?: unknown }>;
   /** Set the value a callable workflow returns to its caller (subflows.return_response). */
   returnResponse(value: unknown): void;
+  /**
+   * Say the step is waiting for something it does not control ("a sandbox"), so the run shows it
+   * (`waiting` in run detail and its event stream); `null` when it goes on. Optional to call.
+   */
+  waiting(reason: string | null): void;
 }
 
 export interface RetryPolicy {

@@ -65,6 +65,12 @@ export const Run = t.Object(
     waitStep: NullableString,
     resumeMode: NullableString,
     resumeAt: Nullable(t.String({ format: "date-time" })),
+    waiting: t.Optional(
+      t.Object(
+        { step: t.String(), reason: t.String({ description: 'what the step waits for, e.g. "a sandbox"' }), since: t.String({ format: "date-time" }) },
+        { description: "present while a running step waits for something it does not control (a free sandbox process); shown live, not stored" },
+      ),
+    ),
   },
   { $id: "Run" },
 );

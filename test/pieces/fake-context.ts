@@ -52,6 +52,7 @@ export function fakeContext(config: Record<string, unknown>, options: { auth?: R
       return options.callResult ?? { runId: "00000000-0000-4000-8000-0000000000aa", status: "completed", response: { ok: true } };
     },
     returnResponse: (value) => void ctx.returned.push(value),
+    waiting: () => undefined,
   };
   return ctx;
 }

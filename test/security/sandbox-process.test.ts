@@ -66,6 +66,33 @@ describe("process isolation", () => {
   });
 });
 
+describe("fairness between calls", () => {
+  test("a call's time limit does not count its wait, and past the queue bound a call is refused naming the setting", async () => {
+    stopSandboxProcesses(); // an empty pool of one process
+    configureSandbox({ processes: 1, queue: 2 });
+    try {
+      // Four calls of 400 ms each on one process with a 1,000 ms limit: the last waits ~1.2 s, more than
+      // its limit, and still completes; a fifth finds two already waiting and is refused at once.
+      const busy = "const t = Date.now(); while (Date.now() - t < 400) {} return input.n";
+      const waits: boolean[][] = [];
+      const calls = [0, 1, 2].map((n) => {
+        const seen: boolean[] = [];
+        waits.push(seen);
+        return runUserCode({ code: busy, input: { n }, isolation: "process", timeoutMs: 1_000, onWait: (waiting) => seen.push(waiting) });
+      });
+      const refused = await runUserCode({ code: busy, input: { n: 3 }, isolation: "process", timeoutMs: 1_000 });
+      expect(refused).toMatchObject({ ok: false, reason: "busy" });
+      expect((refused as { error: string }).error).toContain("WEFT_SANDBOX_QUEUE");
+      const results = await Promise.all(calls);
+      expect(results.map((r) => (r.ok ? r.value : r.error))).toEqual([0, 1, 2]);
+      // The first ran at once; the others were told they waited, then that they started.
+      expect(waits).toEqual([[], [true, false], [true, false]]);
+    } finally {
+      configureSandbox({ processes: 2, queue: 1_000 });
+    }
+  }, 20_000);
+});
+
 describe("inside a compiled binary", () => {
   test("QuickJS's wasm is embedded and `__sandbox` re-executes the binary", async () => {
     const dir = mkdtempSync(join(tmpdir(), "weft-sandbox-bin-"));

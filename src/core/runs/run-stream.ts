@@ -37,7 +37,7 @@ export function openRunStream(engine: Engine, workspaceId: string, runId: string
       const current = engine.row(workspaceId, runId) ?? row;
       if (current.event_seq > last || lastEventId === 0) {
         last = Math.max(last, current.event_seq);
-        yield { type: "run", id: current.event_seq, run: runFromRow(current) } as RunEvent;
+        yield { type: "run", id: current.event_seq, run: engine.withWait(runFromRow(current)) } as RunEvent;
       }
       if (FINISHED.has(current.status)) {
         yield { type: "end", id: current.event_seq + 1, run: runFromRow(current) } as RunEvent;

@@ -75,7 +75,7 @@ export class Runs {
     await this.engine.writes.drain();
     const row = this.engine.row(workspaceId, runId);
     if (!row) throw notFound(`run ${runId}`);
-    return { ...runFromRow(row), steps: this.engine.store.steps(runId).map(stepFromRow) };
+    return { ...this.engine.withWait(runFromRow(row)), steps: this.engine.store.steps(runId).map(stepFromRow) };
   }
 
   cancel(workspaceId: string, runId: string): Promise<RunT> {

@@ -1,7 +1,7 @@
 /**
  * The sandbox process: `weft __sandbox` (src/main.ts dispatches here before loading any config).
  * It reads one JSON request per line on stdin, runs it in QuickJS exactly as inline isolation does,
- * and writes one JSON reply per line on stdout. The parent SIGKILLs it when a call overruns; stdin
+ * and writes one JSON reply per line on stdout, flushed as soon as the call ends. The parent SIGKILLs it when a call overruns; stdin
  * closing (the parent exited or was killed) ends it.
  */
 import { runInline, warmInline } from "./quickjs-runner";
@@ -32,9 +32,9 @@ export async function runSandboxChild(): Promise<void> {
       const request = JSON.parse(line) as ChildRequest;
       const result = await runInline(request);
       send({ id: request.id, result });
+      // At once: the parent's kill timer for this call runs until the reply arrives.
+      out.flush();
     }
-    // One flush for every reply of this chunk.
-    out.flush();
   }
   process.exit(0);
 }

@@ -29,6 +29,8 @@ export interface UserCodeRequest {
   memoryBytes?: number;
   /** Only "process" can be asked for when the operator chose "inline"; never the reverse. */
   isolation?: SandboxIsolation;
+  /** Told when the call waits for a free sandbox process (true) and when it starts (false). */
+  onWait?: (waiting: boolean) => void;
 }
 
 /**
@@ -52,7 +54,7 @@ export async function runUserCode(request: UserCodeRequest): Promise<SandboxResu
   const timeoutMs = Math.max(1, Math.min(request.timeoutMs ?? settings.timeoutMs, settings.timeoutMs));
   const memoryBytes = Math.max(1024 * 1024, Math.min(request.memoryBytes ?? settings.memoryBytes, settings.memoryBytes));
   const call = { code: request.code, input: request.input, timeoutMs, memoryBytes };
-  if (isolationFor(request.code, request.isolation) === "process") return runInProcess(call, settings.processes);
+  if (isolationFor(request.code, request.isolation) === "process") return runInProcess(call, settings.processes, settings.queue, request.onWait);
   const result = await runInline(call);
   if (!result.ok && result.reason === "timeout") heavy.set(Bun.hash(request.code), true);
   return result;

@@ -15,8 +15,10 @@ export interface SandboxSettings {
   /** Heap the code may use, enforced by the maximum size of the WebAssembly memory it runs in. */
   memoryBytes: number;
   isolation: SandboxIsolation;
-  /** Sandbox processes per calling thread (process isolation). */
+  /** Sandbox processes per calling thread (process isolation); each runs one call at a time. */
   processes: number;
+  /** Calls that may wait for a free sandbox process; one more is refused with a clear error. */
+  queue: number;
 }
 
 /**
@@ -37,6 +39,7 @@ export const DEFAULT_SETTINGS: SandboxSettings = {
   memoryBytes: 64 * 1024 * 1024,
   isolation: "inline",
   processes: 1,
+  queue: 1_000,
 };
 
 let current: SandboxSettings | undefined;

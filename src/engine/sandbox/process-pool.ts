@@ -1,9 +1,14 @@
 /**
- * The hard backstop: calls run in `weft __sandbox` child processes (./child.ts), one call at a time
- * per process, and a process whose call overruns its time limit by KILL_GRACE_MS is SIGKILLed and
- * replaced. This stops what the interrupt handler cannot (a single built-in that loops for minutes)
- * and never blocks the calling thread. Each calling thread (the server, each engine worker) keeps its
- * own small pool; processes start on first use and carry no secrets (a minimal environment).
+ * The hard backstop: calls run in `weft __sandbox` child processes (./child.ts), and a process whose
+ * call overruns its time limit by KILL_GRACE_MS is SIGKILLed and replaced. This stops what the
+ * interrupt handler cannot (a single built-in that loops for minutes) and never blocks the calling
+ * thread. Each calling thread (the server, each engine worker) keeps its own small pool; processes
+ * start on first use and carry no secrets (a minimal environment).
+ *
+ * Fairness: a process holds exactly one call at a time, so a call's time limit (its kill timer, armed
+ * when the call is written to a ready process) counts only its own execution, and killing an overrunning
+ * process fails that call alone. Calls beyond the free processes wait here, in arrival order, in a
+ * bounded queue: past `queue` waiting calls a new one is refused at once with a clear error.
  */
 import { fileURLToPath } from "node:url";
 import { inputToJson } from "./input-json";
@@ -15,6 +20,9 @@ interface Call {
   request: InlineRequest;
   inputJson: string;
   resolve: (result: SandboxResult) => void;
+  /** Told when the call has to wait for a free process (true) and when it starts (false). */
+  onWait?: (waiting: boolean) => void;
+  waited?: boolean;
 }
 
 /** Time a new process gets to load QuickJS and say it is ready. */
@@ -177,32 +185,39 @@ class SandboxProcess {
   }
 }
 
-/** Calls one process may have queued; beyond it a call waits in the pool (or a new process starts). */
-const MAX_QUEUED_PER_PROCESS = 32;
-
 class Pool {
   private readonly processes: SandboxProcess[] = [];
   private readonly waiting: Call[] = [];
   size = 1;
 
-  submit(call: Call, size: number) {
+  submit(call: Call, size: number, queueLimit: number) {
     this.size = size;
+    const busy = this.processes.every((process) => process.dead || process.load > 0) && this.processes.length >= size;
+    if (busy && this.waiting.length >= queueLimit) {
+      call.resolve(failure("busy", `every sandbox process is busy and ${this.waiting.length} code calls are already waiting (the limit); try again later, or ask the operator to raise WEFT_SANDBOX_PROCESSES or WEFT_SANDBOX_QUEUE`));
+      return;
+    }
     this.waiting.push(call);
     this.dispatch();
+    if (this.waiting.includes(call)) {
+      call.waited = true;
+      call.onWait?.(true);
+    }
   }
 
   dispatch() {
     for (let i = this.processes.length - 1; i >= 0; i--) if (this.processes[i]!.dead) this.processes.splice(i, 1);
     while (this.waiting.length) {
-      let target: SandboxProcess | undefined;
-      for (const candidate of this.processes) if (!target || candidate.load < target.load) target = candidate;
-      // A new process only when every process is already working: the common case stays on one warm process.
-      if ((!target || target.load > 0) && this.processes.length < this.size) {
+      // One call per process: an idle one (warm first), else a new one while the pool has room.
+      let target = this.processes.find((candidate) => candidate.load === 0);
+      if (!target && this.processes.length < this.size) {
         target = new SandboxProcess(this.waiting[0]!.request.memoryBytes, this);
         this.processes.push(target);
       }
-      if (!target || target.load >= MAX_QUEUED_PER_PROCESS) return;
-      target.assign(this.waiting.shift()!);
+      if (!target) return;
+      const call = this.waiting.shift()!;
+      if (call.waited) call.onWait?.(false);
+      target.assign(call);
     }
   }
 
@@ -222,10 +237,10 @@ class Pool {
 
 const pool = new Pool();
 
-export function runInProcess(request: InlineRequest, size: number): Promise<SandboxResult> {
+export function runInProcess(request: InlineRequest, size: number, queueLimit: number, onWait?: (waiting: boolean) => void): Promise<SandboxResult> {
   const input = inputToJson(request.input);
   if (!input.ok) return Promise.resolve(failure("input", input.error));
-  return new Promise((resolve) => pool.submit({ request, inputJson: input.json, resolve }, size));
+  return new Promise((resolve) => pool.submit({ request, inputJson: input.json, resolve, onWait }, size, queueLimit));
 }
 
 /** Kills every sandbox process of this thread (shutdown, tests). Calls in flight fail. */

@@ -19,7 +19,9 @@ export type SandboxFailureReason =
   /** The sandbox process overran and was killed (process isolation). */
   | "killed"
   /** The sandbox itself failed; it was replaced. */
-  | "internal";
+  | "internal"
+  /** Every sandbox process was busy and the queue of waiting calls was full (process isolation). */
+  | "busy";
 
 export type SandboxResult =
   | { ok: true; value: unknown; logs: string[] }
