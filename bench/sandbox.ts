@@ -7,7 +7,11 @@
  * 1. Calls in this process: p50/p99 latency of a call made alone, and µs per call when many are in
  *    flight — inline (QuickJS in the calling thread; engine workers) and through a sandbox process
  *    (the hard backstop; what a step on the server's main thread uses).
- * 2. The engine benchmark's workflow (manual → data.set_fields → router → text.template) against a
+ *    Then throughput and p99 at concurrency 1, 10 and 50 for both isolation modes (each sandbox process
+ *    runs one call at a time; WEFT_SANDBOX_PROCESSES of them, one per core by default).
+ * 2. Code steps on a real server at concurrency 1, 10 and 50 (a code step on the server's thread always
+ *    uses process isolation): runs/s and p99 of POST /run?wait.
+ * 3. The engine benchmark's workflow (manual → data.set_fields → router → text.template) against a
  *    real `weft serve`, without and with a run_code step after set_fields, and with a pure data step
  *    in its place (the cost of any extra step): completed runs/s of each.
  */
@@ -45,6 +49,58 @@ async function calls(isolation: SandboxIsolation) {
   await Promise.all(Array.from({ length: n }, (_, i) => call(i)));
   const perCall = ((performance.now() - t0) * 1000) / n;
   console.log(`  ${isolation.padEnd(8)} p50 ${(percentile(latencies, 50) * 1000).toFixed(0).padStart(5)} µs   p99 ${(percentile(latencies, 99) * 1000).toFixed(0).padStart(6)} µs   ${perCall.toFixed(0).padStart(4)} µs/call with ${n} in flight`);
+}
+
+/** `clients` callers each making calls back to back: calls/s and p99 latency. */
+async function atConcurrency(isolation: SandboxIsolation, clients: number, total: number) {
+  const latencies: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: clients }, async () => {
+    while (next < total) {
+      const i = next++;
+      const started = performance.now();
+      const result = await runUserCode({ code: "return input.a + 1", input: { a: i }, isolation });
+      latencies.push(performance.now() - started);
+      if (!result.ok) throw new Error(`call failed: ${result.error}`);
+    }
+  }));
+  const seconds = (performance.now() - t0) / 1000;
+  latencies.sort((a, b) => a - b);
+  console.log(`  ${isolation.padEnd(8)} concurrency ${String(clients).padStart(2)}: ${(total / seconds).toFixed(0).padStart(6)} calls/s   p99 ${percentile(latencies, 99).toFixed(2).padStart(7)} ms`);
+}
+
+/** A real server, manual → code step; `clients` callers of POST /run?wait=30: runs/s and p99. */
+async function codeStepsOnServer(clientsList: number[], total: number) {
+  const server = await startServer({ env: { WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0", WEFT_LOG_LEVEL: "warn" } });
+  try {
+    const definition = { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {}, nextAction: { name: "compute", type: "PIECE", pieceId: "code", actionId: "run_code", config: { input: { a: "{{trigger.body.a}}" }, code: "return input.a + 1" } } } };
+    const created = (await (await server.fetch("/api/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "code bench", definition }) })).json()) as any;
+    await server.fetch(`/api/workflows/${created.data.id}/publish`, { method: "POST" });
+    const url = `${server.url}/api/workflows/${created.data.id}/run?environment=production&wait=30`;
+    const headers = { "content-type": "application/json", authorization: `Bearer ${server.token}` };
+    for (let i = 0; i < 200; i++) await fetch(url, { method: "POST", headers, body: JSON.stringify({ a: i }) });
+    for (const clients of clientsList) {
+      const latencies: number[] = [];
+      let next = 0;
+      let failed = 0;
+      const t0 = performance.now();
+      await Promise.all(Array.from({ length: clients }, async () => {
+        while (next < total) {
+          next++;
+          const started = performance.now();
+          const body = (await (await fetch(url, { method: "POST", headers, body: JSON.stringify({ a: next }) })).json()) as any;
+          latencies.push(performance.now() - started);
+          if (body.data?.status !== "completed") failed++;
+        }
+      }));
+      const seconds = (performance.now() - t0) / 1000;
+      latencies.sort((a, b) => a - b);
+      console.log(`  server   concurrency ${String(clients).padStart(2)}: ${(total / seconds).toFixed(0).padStart(6)} runs/s    p99 ${percentile(latencies, 99).toFixed(2).padStart(7)} ms${failed ? `   (${failed} not completed)` : ""}`);
+    }
+  } finally {
+    await server.stop();
+  }
 }
 
 type Variant = "none" | "code" | "data";
@@ -108,7 +164,12 @@ console.log(`run_code overhead, \`return input.a + 1\`, ${cpus().length} cores:`
 configureSandbox({ timeoutMs: 5_000 });
 await calls("inline");
 await calls("process");
+console.log(`code calls at concurrency 1, 10, 50 (\`return input.a + 1\`, ${cpus().length} sandbox processes):`);
+configureSandbox({ processes: cpus().length });
+for (const isolation of ["inline", "process"] as const) for (const clients of [1, 10, 50]) await atConcurrency(isolation, clients, 4_000);
 stopSandboxProcesses();
+console.log("code steps on a real server (process isolation on the server's thread), POST /run?wait=30:");
+await codeStepsOnServer([1, 10, 50], 2_000);
 
 console.log(`engine benchmark workflow, ${values.runs} runs, ${values.clients} clients, ${values.workers} workers:`);
 const without = await engineRunsPerSecond("none");

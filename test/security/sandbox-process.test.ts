@@ -71,24 +71,39 @@ describe("fairness between calls", () => {
     stopSandboxProcesses(); // an empty pool of one process
     configureSandbox({ processes: 1, queue: 2 });
     try {
-      // Four calls of 400 ms each on one process with a 1,000 ms limit: the last waits ~1.2 s, more than
-      // its limit, and still completes; a fifth finds two already waiting and is refused at once.
-      const busy = "const t = Date.now(); while (Date.now() - t < 400) {} return input.n";
-      const waits: boolean[][] = [];
-      const calls = [0, 1, 2].map((n) => {
-        const seen: boolean[] = [];
-        waits.push(seen);
-        return runUserCode({ code: busy, input: { n }, isolation: "process", timeoutMs: 1_000, onWait: (waiting) => seen.push(waiting) });
-      });
-      const refused = await runUserCode({ code: busy, input: { n: 3 }, isolation: "process", timeoutMs: 1_000 });
+      // One process, a running call of 600 ms; two calls of 400 ms with a 500 ms limit wait behind it (a
+      // slow call has nothing pipelined behind it): the last waits ~1 s, past its limit, and still completes.
+      // A fourth finds two already waiting and is refused at once.
+      const busy = (ms: number) => `const t = Date.now(); while (Date.now() - t < ${ms}) {} return input.n`;
+      const waits: boolean[][] = [[], [], []];
+      await runUserCode({ code: "return 1", isolation: "process" }); // the process has started
+      const first = runUserCode({ code: busy(600), input: { n: 0 }, isolation: "process", timeoutMs: 2_000, onWait: (w) => waits[0]!.push(w) });
+      await Bun.sleep(150); // the first is running, and slow, by now
+      const next = [1, 2].map((n) => runUserCode({ code: busy(400), input: { n }, isolation: "process", timeoutMs: 500, onWait: (w) => waits[n]!.push(w) }));
+      const refused = await runUserCode({ code: busy(400), input: { n: 3 }, isolation: "process", timeoutMs: 500 });
       expect(refused).toMatchObject({ ok: false, reason: "busy" });
       expect((refused as { error: string }).error).toContain("WEFT_SANDBOX_QUEUE");
-      const results = await Promise.all(calls);
+      const results = await Promise.all([first, ...next]);
       expect(results.map((r) => (r.ok ? r.value : r.error))).toEqual([0, 1, 2]);
       // The first ran at once; the others were told they waited, then that they started.
       expect(waits).toEqual([[], [true, false], [true, false]]);
     } finally {
       configureSandbox({ processes: 2, queue: 1_000 });
+    }
+  }, 20_000);
+
+  test("a call killed for overrunning takes no other call with it: the calls behind it run elsewhere", async () => {
+    stopSandboxProcesses();
+    configureSandbox({ processes: 1 });
+    try {
+      // The stuck call holds the only process; three calls are pipelined behind it. When it is killed they
+      // had not started: they run on the replacement process instead of failing with it.
+      const stuck = runUserCode({ code: "return Array(2 ** 32 - 1).join('').length", isolation: "process", timeoutMs: 300 });
+      const behind = [1, 2, 3].map((n) => runUserCode({ code: "return input.n * 10", input: { n }, isolation: "process", timeoutMs: 2_000 }));
+      expect(await stuck).toMatchObject({ ok: false, reason: "killed" });
+      expect((await Promise.all(behind)).map((r) => (r.ok ? r.value : r.error))).toEqual([10, 20, 30]);
+    } finally {
+      configureSandbox({ processes: 2 });
     }
   }, 20_000);
 });

@@ -5,10 +5,15 @@
  * thread. Each calling thread (the server, each engine worker) keeps its own small pool; processes
  * start on first use and carry no secrets (a minimal environment).
  *
- * Fairness: a process holds exactly one call at a time, so a call's time limit (its kill timer, armed
- * when the call is written to a ready process) counts only its own execution, and killing an overrunning
- * process fails that call alone. Calls beyond the free processes wait here, in arrival order, in a
- * bounded queue: past `queue` waiting calls a new one is refused at once with a clear error.
+ * Fairness: a process runs one call at a time and replies the moment it ends. A call's kill timer is
+ * armed when it becomes the call the process runs (the head), so its time limit counts only its own
+ * execution, never its wait; and a process killed for an overrunning call fails that call alone — the
+ * calls queued behind it had not started and go to another process. A call goes to an idle process,
+ * else is pipelined (PIPELINE_DEPTH) behind a running call that is still quick (SLOW_CALL_MS): one warm
+ * process serves quick code best, the pipe's round trip is shared. When every running call is slow the
+ * pool grows, up to `size`; past that, calls wait here in arrival order, in a bounded queue: past
+ * `queue` waiting calls a new one is refused at once with a clear error. A call told it waits (onWait)
+ * learns when it starts.
  */
 import { fileURLToPath } from "node:url";
 import { inputToJson } from "./input-json";
@@ -52,6 +57,10 @@ class SandboxProcess {
   private nextId = 1;
   private flushQueued = false;
   private readonly startTimer: ReturnType<typeof setTimeout>;
+  /** Killed by us for an overrunning call: the calls behind it never started. */
+  private overran = false;
+  /** When the running call (the head) started; undefined while idle or starting. */
+  private headStartedAt: number | undefined;
   dead = false;
 
   constructor(memoryBytes: number, private readonly pool: Pool) {
@@ -74,9 +83,18 @@ class SandboxProcess {
     return this.sent.length;
   }
 
+  /** Is its running call slow (past SLOW_CALL_MS)? Calls are then not queued behind it but go to another process. */
+  slow(now: number): boolean {
+    return this.headStartedAt !== undefined && now - this.headStartedAt > SLOW_CALL_MS;
+  }
+
   /** Queues the call in the child (written now, or when the process has started). */
   assign(call: Call) {
     const sent: Sent = { id: this.nextId++, call };
+    if (this.sent.length > 0 && !call.waited) {
+      call.waited = true;
+      call.onWait?.(true);
+    }
     this.sent.push(sent);
     if (!this.ready) return;
     this.write(sent);
@@ -108,12 +126,16 @@ class SandboxProcess {
   /** Starts the kill timer of the call now running (the head). */
   private arm() {
     const head = this.sent[0];
+    if (!head) this.headStartedAt = undefined;
     if (!head || head.timer) return;
     const { timeoutMs } = head.call.request;
+    this.headStartedAt = performance.now();
+    if (head.call.waited) head.call.onWait?.(false);
     head.timer = setTimeout(() => {
       if (this.sent[0] !== head) return;
       this.sent.shift();
       head.call.resolve(killedFailure(timeoutMs));
+      this.overran = true;
       this.kill();
     }, timeoutMs + KILL_GRACE_MS);
   }
@@ -133,7 +155,7 @@ class SandboxProcess {
     clearTimeout(this.startTimer);
     const [head, ...rest] = this.sent.splice(0);
     if (head?.timer) clearTimeout(head.timer);
-    if (head && this.ready) {
+    if (head && this.ready && !this.overran) {
       head.call.resolve(failure("internal", `the sandbox process ended during the call (${signalCode ?? `exit code ${exitCode}`}) and was replaced; run the step again`));
     } else if (head) {
       rest.unshift(head);
@@ -185,14 +207,24 @@ class SandboxProcess {
   }
 }
 
+/** Calls queued in one busy process behind the running one; the rest wait in the pool. */
+const PIPELINE_DEPTH = 16;
+/**
+ * A running call older than this is slow: calls are no longer queued behind it, and the pool grows (up
+ * to WEFT_SANDBOX_PROCESSES) instead. Quick calls all share one warm process — a second process on a
+ * small machine would only compete with the server for its cores.
+ */
+const SLOW_CALL_MS = 30;
+
 class Pool {
   private readonly processes: SandboxProcess[] = [];
   private readonly waiting: Call[] = [];
+  private recheck: ReturnType<typeof setTimeout> | undefined;
   size = 1;
 
   submit(call: Call, size: number, queueLimit: number) {
     this.size = size;
-    const busy = this.processes.every((process) => process.dead || process.load > 0) && this.processes.length >= size;
+    const busy = this.processes.length >= size && this.processes.every((process) => process.dead || process.load > 0);
     if (busy && this.waiting.length >= queueLimit) {
       call.resolve(failure("busy", `every sandbox process is busy and ${this.waiting.length} code calls are already waiting (the limit); try again later, or ask the operator to raise WEFT_SANDBOX_PROCESSES or WEFT_SANDBOX_QUEUE`));
       return;
@@ -207,17 +239,32 @@ class Pool {
 
   dispatch() {
     for (let i = this.processes.length - 1; i >= 0; i--) if (this.processes[i]!.dead) this.processes.splice(i, 1);
+    const now = performance.now();
     while (this.waiting.length) {
-      // One call per process: an idle one (warm first), else a new one while the pool has room.
+      // An idle process; else the least loaded one whose running call is quick, with room in its pipeline;
+      // else a new process while the pool has room.
       let target = this.processes.find((candidate) => candidate.load === 0);
-      if (!target && this.processes.length < this.size) {
+      if (!target) {
+        for (const candidate of this.processes) {
+          if (candidate.load < PIPELINE_DEPTH && !candidate.slow(now) && (!target || candidate.load < target.load)) target = candidate;
+        }
+      }
+      if (!target && this.processes.length < this.size && this.processes.every((candidate) => candidate.slow(now) || candidate.load >= PIPELINE_DEPTH)) {
         target = new SandboxProcess(this.waiting[0]!.request.memoryBytes, this);
         this.processes.push(target);
       }
-      if (!target) return;
-      const call = this.waiting.shift()!;
-      if (call.waited) call.onWait?.(false);
-      target.assign(call);
+      if (!target) {
+        // Calls wait here; look again once running calls may have become slow (and the pool may grow).
+        if (this.processes.length < this.size && !this.recheck) {
+          this.recheck = setTimeout(() => {
+            this.recheck = undefined;
+            this.dispatch();
+          }, SLOW_CALL_MS + 1);
+          this.recheck.unref?.();
+        }
+        return;
+      }
+      target.assign(this.waiting.shift()!);
     }
   }
 
