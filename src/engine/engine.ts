@@ -1113,7 +1113,7 @@ export class Engine {
         this.recoverRunning(row, base);
       } catch (error) {
         this.o.log.error("could not recover run", { runId: row.id, error: errorMessage(error) });
-        row.error_message = `interrupted by restart and could not be resumed: ${errorMessage(error)}`;
+        row.error_message = `interrupted by a restart and could not be resumed: ${errorMessage(error)}`;
         void this.finish(row, { kind: "failed", message: row.error_message });
       }
     }
@@ -1125,10 +1125,10 @@ export class Engine {
     const truncated = steps.find((s) => s.output_truncated && s.status !== "running");
     if (interrupted || truncated) {
       const message = interrupted
-        ? `interrupted by restart while step "${interrupted.node_id}" was running; it may have partly happened, so it is not repeated automatically — retry the run (POST /api/runs/${row.id}/retry)`
-        : `interrupted by restart; step "${truncated!.node_id}" stored only a truncated output, so the run cannot resume — retry it (POST /api/runs/${row.id}/retry with "from": "start")`;
+        ? `interrupted by a restart while step "${interrupted.node_id}" was running; it may have partly happened, so it is not repeated automatically — retry the run (POST /api/runs/${row.id}/retry)`
+        : `interrupted by a restart; step "${truncated!.node_id}" stored only a truncated output, so the run cannot resume — retry it (POST /api/runs/${row.id}/retry with "from": "start")`;
       if (interrupted) {
-        const failed: StepRow = { ...interrupted, status: "failed", error_message: "interrupted by restart", finished_at: new Date().toISOString() };
+        const failed: StepRow = { ...interrupted, status: "failed", error_message: "interrupted by a restart", finished_at: new Date().toISOString() };
         this.writes.fire({ op: "updateStep", row: failed });
       }
       row.step_total = steps.length;

@@ -131,7 +131,7 @@ describe("surviving a restart", () => {
       expect(resumed.steps.map((s: any) => s.nodeId)).toEqual(["a", "b"]);
       expect(stepOf(resumed, "b").outputData.text).toBe("two:one");
       const failed = await until(() => getRun(next, cut.id), (r) => r.status === "failed");
-      expect(failed.errorMessage).toContain('interrupted by restart while step "a" was running');
+      expect(failed.errorMessage).toContain('interrupted by a restart while step "a" was running');
       expect(stepOf(failed, "a").status).toBe("failed");
     } finally {
       await next.deps.engine.stop(100);

@@ -2,7 +2,7 @@
  * Crash safety (issue 6 item 3) against a real `weft serve` child process killed with SIGKILL and started
  * again on the same data directory:
  * - runs mid-flight never stay `running`: a run cut off inside a step with side effects fails with
- *   "interrupted by restart" (the step is not repeated), a run cut off inside a pure step resumes from its
+ *   "interrupted by a restart" (the step is not repeated), a run cut off inside a pure step resumes from its
  *   recorded steps, and no completed step runs twice (side effects are counted at a loopback server);
  * - every start (webhook or API) that got a 2xx before the kill exists after the restart;
  * - a worker thread that dies fails its run with the reason and its slot serves the next run.
@@ -130,10 +130,10 @@ describe("SIGKILL mid-run", () => {
     const [cutRun, mixedRun, pureRun] = await Promise.all(Object.values(runs).map((id) => until(() => getRun(next, id), finished, `run ${id} finished`)));
 
     expect(cutRun.status).toBe("failed");
-    expect(cutRun.errorMessage).toStartWith("interrupted by restart");
+    expect(cutRun.errorMessage).toStartWith("interrupted by a restart");
     expect(cutRun.errorMessage).toContain('"hang"');
     expect(stepsOf(cutRun)).toEqual([["before", "completed"], ["hang", "failed"]]);
-    expect(cutRun.steps[1].errorMessage).toBe("interrupted by restart");
+    expect(cutRun.steps[1].errorMessage).toBe("interrupted by a restart");
 
     expect(mixedRun.status).toBe("completed");
     expect(stepsOf(mixedRun)).toEqual([["effect", "completed"], ["think", "completed"], ["after", "completed"]]);
