@@ -35,6 +35,12 @@ export interface Config {
   stepOutputLimit: number;
   /** Per-run memory budget for step outputs and loop results, MB; exceeding it fails that run only. */
   runMemoryMb: number;
+  /** Largest output one step may produce, MB of JSON; a larger one fails the step (and its run). */
+  stepMaxOutputMb: number;
+  /** Most items one LOOP_ON_ITEMS may iterate; a longer list fails the loop before it starts. */
+  loopMaxItems: number;
+  /** Most steps one run may execute (loop iterations count each step); the next one fails the run. */
+  runMaxSteps: number;
   /** Where run and step rows are committed: a dedicated writer thread (default; the main thread keeps serving requests) or the main thread (least CPU in total). */
   runWriter: "thread" | "inline";
   oauthAppsFile: string | undefined;
@@ -65,6 +71,8 @@ export interface SandboxConfig {
   processes: number;
   /** Calls that may wait for a free sandbox process before new ones are refused. */
   queue: number;
+  /** Largest result of a call, characters of JSON (the step output limit). */
+  maxOutputBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -109,6 +117,7 @@ export function loadSandboxConfig(env: Env = process.env): SandboxConfig {
     isolation: oneOf(env, "WEFT_SANDBOX_ISOLATION", "inline", ["inline", "process"] as const),
     processes: integer(env, "WEFT_SANDBOX_PROCESSES", Math.max(1, cpus().length), 1, 64),
     queue: integer(env, "WEFT_SANDBOX_QUEUE", 1_000, 1, 1_000_000),
+    maxOutputBytes: integer(env, "WEFT_STEP_MAX_OUTPUT_MB", 10, 1, 4_096) * 1024 * 1024,
   };
 }
 
@@ -146,6 +155,9 @@ export function loadConfig(env: Env = process.env): Config {
     runTimeoutSeconds: integer(env, "WEFT_RUN_TIMEOUT_SECONDS", 3600, 1, 86_400 * 7),
     stepOutputLimit: integer(env, "WEFT_STEP_OUTPUT_LIMIT", 256 * 1024, 1024, 64 * 1024 * 1024),
     runMemoryMb: integer(env, "WEFT_RUN_MEMORY_MB", 64, 1, 16_384),
+    stepMaxOutputMb: integer(env, "WEFT_STEP_MAX_OUTPUT_MB", 10, 1, 4_096),
+    loopMaxItems: integer(env, "WEFT_LOOP_MAX_ITEMS", 100_000, 1, 100_000_000),
+    runMaxSteps: integer(env, "WEFT_RUN_MAX_STEPS", 250_000, 1, 1_000_000_000),
     runWriter: oneOf(env, "WEFT_RUN_WRITER", "thread", ["thread", "inline"] as const),
     oauthAppsFile: env.WEFT_OAUTH_APPS || undefined,
     oauthStateTtlSeconds: integer(env, "WEFT_OAUTH_STATE_TTL_SECONDS", 600, 1, 86_400),

@@ -35,6 +35,8 @@ import type { WorkflowSource } from "./workflow-source";
 import { InlineWriter, ThreadWriter, type QueuedOp, type RunWrites, type WriteOp } from "./run-writes";
 
 export const MAX_SUBFLOW_DEPTH = 10;
+/** Step rows a running run keeps in memory for its waiters; past this many, they are read back from the database. */
+const MAX_KEPT_STEPS = 1_000;
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
 /** Finished runs kept in memory for waiters that arrive right after the end (see Engine.recent). */
 const RECENT_RUNS = 1024;
@@ -155,7 +157,7 @@ export class Engine {
   private stopping = false;
   private readonly finishedListeners: Array<(run: RunRow) => void> = [];
   private readonly replyListeners: Array<(runId: string, reply: WebhookReply) => void> = [];
-  readonly limits: { outputLimit: number; memoryBudget: number; timeoutMs: number };
+  readonly limits: { outputLimit: number; memoryBudget: number; timeoutMs: number; stepMaxOutput: number; loopMaxItems: number; runMaxSteps: number };
   stats = { started: 0, finished: 0, workerSteps: 0, inlineSteps: 0 };
 
   constructor(private readonly o: EngineOptions) {
@@ -168,12 +170,18 @@ export class Engine {
       outputLimit: o.config.stepOutputLimit,
       memoryBudget: o.config.runMemoryMb * 1024 * 1024,
       timeoutMs: o.config.runTimeoutSeconds * 1000,
+      stepMaxOutput: o.config.stepMaxOutputMb * 1024 * 1024,
+      loopMaxItems: o.config.loopMaxItems,
+      runMaxSteps: o.config.runMaxSteps,
     };
     const engine = this;
     const host: ExecutorHost = {
       pieces: o.pieces,
       outputLimit: this.limits.outputLimit,
       memoryBudget: this.limits.memoryBudget,
+      stepMaxOutput: this.limits.stepMaxOutput,
+      loopMaxItems: this.limits.loopMaxItems,
+      runMaxSteps: this.limits.runMaxSteps,
       recordsStart: (call) => this.hasSideEffects(call.node.pieceId ?? "", call.action),
       invoke: (run, call) => engine.invoke(run, call),
       writeStep: (run, row, update, durable) => engine.writeStep(run, row, update, durable),
@@ -725,9 +733,16 @@ export class Engine {
       if (durable) committed = this.writes.write([queued]);
       else this.writes.fire(queued);
     }
-    const at = update ? run.steps.findIndex((s) => s.id === row.id) : -1;
-    if (at >= 0) run.steps.splice(at, 1);
-    run.steps.push(row);
+    if (run.stepsComplete) {
+      const at = update ? run.steps.findIndex((s) => s.id === row.id) : -1;
+      if (at >= 0) run.steps.splice(at, 1);
+      run.steps.push(row);
+      // A long run (a big loop) keeps its rows in the database only: memory stays flat however many steps it runs.
+      if (run.steps.length > MAX_KEPT_STEPS) {
+        run.steps.length = 0;
+        run.stepsComplete = false;
+      }
+    }
     this.events.emit(run.row.id, () => ({ type: "step", id: row.seq, step: stepFromRow(row) }));
     return committed;
   }

@@ -34,12 +34,21 @@ export type RunOutcome =
   | { kind: "cancelled" }
   | { kind: "paused"; stepName: string; stepId: string; mode: "time" | "webhook"; resumeAt: string | null; resumeToken: string | null };
 
+/** Longest a loop iterates without yielding the thread, ms. */
+const LOOP_SLICE_MS = 10;
+
 export interface ExecutorHost {
   readonly pieces: PieceRegistry;
   /** Largest stored step input/output, characters of JSON. */
   readonly outputLimit: number;
   /** Largest total of step outputs one run may hold, characters of JSON. */
   readonly memoryBudget: number;
+  /** Largest output of one step, characters of JSON (WEFT_STEP_MAX_OUTPUT_MB). */
+  readonly stepMaxOutput: number;
+  /** Most items a loop iterates (WEFT_LOOP_MAX_ITEMS). */
+  readonly loopMaxItems: number;
+  /** Most steps a run executes (WEFT_RUN_MAX_STEPS). */
+  readonly runMaxSteps: number;
   /**
    * Does this step have side effects (not `pure`)? Such steps get a committed `running` row before they
    * start, so a restart knows they may have acted and never repeats them (wherever they run).
@@ -139,9 +148,22 @@ export class Executor {
     fields: { id?: string; status: string; input: unknown; output: unknown; error: string | null; retryCount?: number; startedAt: number; update?: boolean },
   ): void {
     const finishedAt = Date.now();
-    const output = fields.output === undefined ? null : fields.output;
+    if (!fields.update && run.row.step_total >= this.host.runMaxSteps) {
+      throw new RunStop({
+        kind: "failed",
+        message: `run reached its limit of ${this.host.runMaxSteps} executed steps at step "${node.name}" (loop iterations count each step); process fewer items per run or raise WEFT_RUN_MAX_STEPS`,
+      });
+    }
+    let output = fields.output === undefined ? null : fields.output;
     const input = serializeMasked(fields.input ?? {}, run.secrets, this.host.outputLimit);
-    const stored = serializeCapped(run.secrets.length ? maskSecrets(output, run.secrets, false) : output, this.host.outputLimit);
+    let stored = serializeCapped(run.secrets.length ? maskSecrets(output, run.secrets, false) : output, this.host.outputLimit);
+    const tooLarge = stored.size > this.host.stepMaxOutput && fields.status !== "failed";
+    if (tooLarge) {
+      // The step's output is not kept: the step fails, naming the limit (its onErrorAction may still handle it).
+      fields = { ...fields, status: "failed", error: `output of step "${node.name}" is ${(stored.size / MB).toFixed(1)} MB of JSON; the limit is ${Math.round(this.host.stepMaxOutput / MB)} MB per step — return less data, or raise WEFT_STEP_MAX_OUTPUT_MB` };
+      output = null;
+      stored = serializeCapped(null, this.host.outputLimit);
+    }
     const id = fields.id ?? newId();
     const row: StepRow = {
       id,
@@ -166,6 +188,7 @@ export class Executor {
     if (fields.status === "failed") run.row.step_failed++;
     this.host.writeStep(run, row, fields.update === true);
     this.remember(run, { nodeId: node.name, stepId: id, status: fields.status, output, error: fields.error });
+    if (tooLarge) throw new StepFailed(`step "${node.name}" failed: ${fields.error}`);
     if (fields.status === "paused") return;
     run.memoryUsed += stored.size;
     if (run.memoryUsed > this.host.memoryBudget) {
@@ -388,11 +411,21 @@ export class Executor {
       this.fail(run, node, startedAt, `config.items must resolve to an array; ${JSON.stringify(source)} gave ${describeValue(items)}`, { items: source });
     }
     const list = items as unknown[];
+    if (list.length > this.host.loopMaxItems) {
+      this.fail(run, node, startedAt, `config.items has ${list.length} items; a loop iterates at most ${this.host.loopMaxItems} — split the work into smaller runs, or raise WEFT_LOOP_MAX_ITEMS`, { items: source, count: list.length });
+    }
     const iterations: Record<string, unknown>[] = [];
     const collector = { current: {} as Record<string, unknown> };
     run.loops.push(collector);
+    let slice = performance.now();
     try {
       for (let index = 0; index < list.length; index++) {
+        // Pure steps run synchronously: a long loop hands the thread back every few milliseconds, so the
+        // server keeps answering (and other runs progress) while it iterates.
+        if (performance.now() - slice > LOOP_SLICE_MS) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          slice = performance.now();
+        }
         this.checkAlive(run);
         run.context[node.name] = { item: list[index], index, output: null, status: "running", error: null };
         collector.current = {};

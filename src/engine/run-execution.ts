@@ -38,8 +38,8 @@ export class RunExecution {
   readonly secrets: string[];
   /** Step rows written by this execution, latest version of each (the finished run's reply needs no read). */
   readonly steps: import("../store/runs").StepRow[] = [];
-  /** False when earlier steps were replayed: their rows are only in the database. */
-  readonly stepsComplete: boolean;
+  /** False when earlier steps were replayed, or a long run outgrew MAX_KEPT_STEPS: the rows are only in the database. */
+  stepsComplete: boolean;
   /** Name of the step now running (for timeout messages). */
   currentStep: string | undefined;
   private readonly replay = new Map<string, ReplayEntry[]>();

@@ -50,6 +50,7 @@ export const Run = t.Object(
     tags: t.Array(t.String()),
     environment: t.String({ description: "production or test" }),
     steps: t.Optional(t.Array(Step)),
+    stepsOmitted: t.Optional(Type.Integer({ description: "run detail of a run with more than 2,000 steps (a long loop): how many step rows between the first and the last 1,000 are left out" })),
     versionId: NullableString,
     executedVersionId: NullableString,
     versionNumber: NullableInt,

@@ -181,6 +181,9 @@ export class RunStore {
   private readonly updateStepStmt: Statement;
   private readonly getRunStmt: Statement<RunRow>;
   private readonly getStepsStmt: Statement<StepRow>;
+  private readonly stepCountStmt: Statement<{ n: number }>;
+  private readonly firstStepsStmt: Statement<StepRow>;
+  private readonly lastStepsStmt: Statement<StepRow>;
   private readonly insertDefinitionStmt: Statement;
   private readonly getDefinitionStmt: Statement<{ definition: string }>;
   private readonly progressStmt: Statement;
@@ -200,6 +203,9 @@ export class RunStore {
     );
     this.getRunStmt = db.prepare(`SELECT * FROM runs WHERE id = ?`);
     this.getStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid`);
+    this.stepCountStmt = db.prepare(`SELECT count(*) AS n FROM run_steps WHERE run_id = ?`);
+    this.firstStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid LIMIT ?`);
+    this.lastStepsStmt = db.prepare(`SELECT * FROM (SELECT rowid AS r, * FROM run_steps WHERE run_id = ? ORDER BY seq DESC, rowid DESC LIMIT ?) ORDER BY seq, r`);
     this.insertDefinitionStmt = db.prepare(`INSERT OR IGNORE INTO run_definitions (hash, definition, created_at) VALUES (?, ?, ?)`);
     this.getDefinitionStmt = db.prepare(`SELECT definition FROM run_definitions WHERE hash = ?`);
     this.progressStmt = db.prepare(`UPDATE runs SET step_total = ?, step_failed = ?, event_seq = ? WHERE id = ?`);
@@ -265,6 +271,19 @@ export class RunStore {
 
   steps(runId: string): StepRow[] {
     return this.getStepsStmt.all(runId);
+  }
+
+  /**
+   * A run's steps for its detail, bounded: all of them up to `max`, else the first and the last `max / 2`
+   * (a long loop's iterations are elided in the middle) with the number left out.
+   */
+  stepsBounded(runId: string, max: number): { steps: StepRow[]; omitted: number } {
+    const total = this.stepCountStmt.get(runId)?.n ?? 0;
+    if (total <= max) return { steps: this.getStepsStmt.all(runId), omitted: 0 };
+    const half = Math.floor(max / 2);
+    const head = this.firstStepsStmt.all(runId, half);
+    const tail = (this.lastStepsStmt.all(runId, max - half) as Array<StepRow & { r?: number }>).map(({ r: _r, ...row }) => row as StepRow);
+    return { steps: [...head, ...tail], omitted: total - head.length - tail.length };
   }
 
   /**

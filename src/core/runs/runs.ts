@@ -11,6 +11,20 @@ import { runListFilter, type RawQuery } from "./list-query";
 
 export const MAX_WAIT_SECONDS = 30;
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
+/**
+ * Reads follow the writes queued before them (a run just finished is listed finished), but never wait long
+ * for them: behind a backlog (a long loop queues thousands of step rows) a read answers after READ_WAIT_MS
+ * with what is committed, so the API stays responsive.
+ */
+const READ_WAIT_MS = 50;
+function settled(writes: { drain(): Promise<void>; readonly pending: number }): Promise<void> {
+  if (writes.pending === 0) return Promise.resolve();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([writes.drain(), new Promise<void>((resolve) => { timer = setTimeout(resolve, READ_WAIT_MS); })]).finally(() => clearTimeout(timer));
+}
+
+/** Step rows in one run detail: a run with more (a long loop) shows the first and last 1,000 and says how many are left out. */
+export const MAX_DETAIL_STEPS = 2_000;
 
 export interface RunWorkflowResult {
   /** 200 when the reply carries the finished run, 202 when the run is still pending or running. */
@@ -62,7 +76,7 @@ export class Runs {
 
   async list(workspaceId: string, query: RawQuery) {
     const filter = runListFilter(workspaceId, query);
-    await this.engine.writes.drain();
+    await settled(this.engine.writes);
     const { rows, total } = this.engine.store.list(filter);
     return {
       data: rows.map(runFromRow),
@@ -72,10 +86,12 @@ export class Runs {
 
   /** One run with its steps in execution order (pending writes are committed first, so the steps match the run). */
   async get(workspaceId: string, runId: string): Promise<RunT> {
-    await this.engine.writes.drain();
+    await settled(this.engine.writes);
     const row = this.engine.row(workspaceId, runId);
     if (!row) throw notFound(`run ${runId}`);
-    return { ...this.engine.withWait(runFromRow(row)), steps: this.engine.store.steps(runId).map(stepFromRow) };
+    const { steps, omitted } = this.engine.store.stepsBounded(runId, MAX_DETAIL_STEPS);
+    const run: RunT = { ...this.engine.withWait(runFromRow(row)), steps: steps.map(stepFromRow) };
+    return omitted > 0 ? { ...run, stepsOmitted: omitted } : run;
   }
 
   cancel(workspaceId: string, runId: string): Promise<RunT> {

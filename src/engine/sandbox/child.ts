@@ -12,6 +12,7 @@ export interface ChildRequest {
   input: unknown;
   timeoutMs: number;
   memoryBytes: number;
+  maxOutputBytes?: number;
 }
 
 /** Longest a finished call's reply is held back to share a write with the replies after it. */

@@ -19,6 +19,8 @@ export interface SandboxSettings {
   processes: number;
   /** Calls that may wait for a free sandbox process; one more is refused with a clear error. */
   queue: number;
+  /** Largest result of a call, characters of JSON (WEFT_STEP_MAX_OUTPUT_MB, a step's output limit). */
+  maxOutputBytes: number;
 }
 
 /**
@@ -40,6 +42,7 @@ export const DEFAULT_SETTINGS: SandboxSettings = {
   isolation: "inline",
   processes: 1,
   queue: 1_000,
+  maxOutputBytes: 10 * 1024 * 1024,
 };
 
 let current: SandboxSettings | undefined;

@@ -102,10 +102,10 @@ class SandboxProcess {
   }
 
   private write(sent: Sent) {
-    const { code, timeoutMs, memoryBytes } = sent.call.request;
+    const { code, timeoutMs, memoryBytes, maxOutputBytes } = sent.call.request;
     const stdin = this.proc.stdin as import("bun").FileSink;
     try {
-      stdin.write(`{"id":${sent.id},"timeoutMs":${timeoutMs},"memoryBytes":${memoryBytes},"code":${JSON.stringify(code)},"input":${sent.call.inputJson}}\n`);
+      stdin.write(`{"id":${sent.id},"timeoutMs":${timeoutMs},"memoryBytes":${memoryBytes},${maxOutputBytes ? `"maxOutputBytes":${maxOutputBytes},` : ""}"code":${JSON.stringify(code)},"input":${sent.call.inputJson}}\n`);
     } catch {
       this.kill();
       return;

@@ -28,7 +28,7 @@ import {
 } from "quickjs-emscripten-core";
 import { inputToJson } from "./input-json";
 import { MAX_LOG_LINE_CHARS, MAX_LOG_LINES, STACK_BYTES } from "./limits";
-import { failure, memoryFailure, stackFailure, timeoutFailure, type SandboxResult } from "./result";
+import { failure, memoryFailure, outputTooLarge, stackFailure, timeoutFailure, type SandboxResult } from "./result";
 import { codeShape, ENTRY_EXPORTS } from "./user-code";
 
 export interface InlineRequest {
@@ -36,6 +36,8 @@ export interface InlineRequest {
   input: unknown;
   timeoutMs: number;
   memoryBytes: number;
+  /** Largest result, characters of JSON (WEFT_STEP_MAX_OUTPUT_MB): a larger one is refused here, before it is copied out. */
+  maxOutputBytes?: number;
 }
 
 const PAGE = 64 * 1024;
@@ -225,7 +227,9 @@ function drive(instance: Instance, runtime: QuickJSRuntime, context: QuickJSCont
     const text = own(serialized.value);
     // undefined, functions and symbols have no JSON: the step's output is null.
     if (context.typeof(text) !== "string") return { result: { ok: true, value: null, logs }, reuseRuntime: true };
-    return { result: { ok: true, value: JSON.parse(context.getString(text)), logs }, reuseRuntime: true };
+    const resultJson = context.getString(text);
+    if (request.maxOutputBytes !== undefined && resultJson.length > request.maxOutputBytes) return { result: outputTooLarge(resultJson.length, request.maxOutputBytes, logs), reuseRuntime: true };
+    return { result: { ok: true, value: JSON.parse(resultJson), logs }, reuseRuntime: true };
   } finally {
     for (const handle of owned) if (handle.alive) handle.dispose();
   }
@@ -331,6 +335,8 @@ interface ErrorInfo {
 function readError(context: QuickJSContext, error: QuickJSHandle): ErrorInfo {
   try {
     if (context.typeof(error) !== "object") return { name: "Error", message: `code threw ${String(context.dump(error))}`, stack: "" };
+    // QuickJS throws null when it cannot even allocate the error: almost always the memory limit.
+    if (context.dump(error) === null) return { name: "Error", message: "code threw null — usually the sandbox's memory limit was reached while building a large value; build less data per run, or ask the operator to raise WEFT_SANDBOX_MEMORY_MB", stack: "" };
     const read = (key: string) => {
       const handle = context.getProp(error, key);
       const text = context.typeof(handle) === "string" ? context.getString(handle) : undefined;

@@ -45,6 +45,10 @@ export function stackFailure(logs: string[] = []): SandboxResult {
   return failure("stack", "code recursed too deeply (stack overflow) and was stopped; use a loop instead of deep recursion", logs);
 }
 
+export function outputTooLarge(size: number, limit: number, logs: string[] = []): SandboxResult {
+  return failure("output", `the code's result is ${(size / MIB).toFixed(1)} MB of JSON; a step's output is limited to ${Math.round(limit / MIB)} MB — return less data, or ask the operator to raise WEFT_STEP_MAX_OUTPUT_MB`, logs);
+}
+
 export function killedFailure(timeoutMs: number): SandboxResult {
   return failure("killed", `code did not stop at its time limit of ${timeoutMs} ms (stuck inside a built-in function), so its sandbox process was killed; do less work per run`);
 }
