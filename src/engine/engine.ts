@@ -1136,7 +1136,15 @@ export class Engine {
 
   private recoverRunning(row: RunRow, base: PendingRun) {
     const steps = this.store.steps(row.id);
-    const interrupted = steps.find((s) => s.status === "running");
+    let interrupted = steps.find((s) => s.status === "running");
+    // A step that only reads (sideEffects "read") is safe to repeat: it runs again, once. The mark of that
+    // retry (retry_count 1 on its running row) is committed first, so a second restart fails the run instead.
+    let retry: StepRow | undefined;
+    if (interrupted && interrupted.retry_count === 0 && this.o.pieces.action(interrupted.piece_id ?? "", interrupted.action_id ?? "")?.sideEffects === "read") {
+      retry = { ...interrupted, retry_count: 1 };
+      this.writes.fire({ op: "updateStep", row: retry });
+      interrupted = undefined;
+    }
     const truncated = steps.find((s) => s.output_truncated && s.status !== "running");
     if (interrupted || truncated) {
       const message = interrupted
@@ -1163,7 +1171,9 @@ export class Engine {
     const resumedStep = steps.some((s) => s.status === "paused");
     this.queue({
       ...base,
-      replay: steps.map((s) => ({ nodeId: s.node_id, stepId: s.id, status: s.status, output: s.output_data === null ? null : JSON.parse(s.output_data), error: s.error_message })),
+      replay: steps.map((s) => (s === retry || s.id === retry?.id
+        ? { nodeId: s.node_id, stepId: s.id, status: "retry", output: null, error: null }
+        : { nodeId: s.node_id, stepId: s.id, status: s.status, output: s.output_data === null ? null : JSON.parse(s.output_data), error: s.error_message })),
       activeMsBefore: state?.activeMs,
       ...(resumedStep ? { resume: { payload: state?.payload ?? { resumedBy: "restart" } } } : {}),
     });

@@ -255,12 +255,15 @@ export class Executor {
   // ------------------------------------------------------------ PIECE
 
   private async piece(run: RunExecution, node: ActionNodeT): Promise<void> {
-    const replay = this.replayed(run, node);
+    // A step safe to repeat that a restart interrupted runs again, once, on its own row (recovery rules, docs/engine.md).
+    const retrying = run.peekReplay(node.name)?.status === "retry" ? run.takeReplay(node.name) : undefined;
+    const replay = retrying ? undefined : this.replayed(run, node);
     if (replay && replay !== "resume") return;
     const resuming = replay === "resume" ? run.log[run.log.length - 1]! : undefined;
     if (resuming) run.log.pop(); // the paused entry is replaced by the step's real result below
     const startedAt = Date.now();
-    const ids = resuming ? { id: resuming.stepId, update: true } : {};
+    const reused = resuming ?? retrying;
+    const ids = reused ? { id: reused.stepId, update: true } : {};
     run.currentStep = node.name;
     const pieceId = node.pieceId ?? "";
     const actionId = node.actionId ?? "";
@@ -286,8 +289,8 @@ export class Executor {
 
     const maxAttempts = Math.max(1, Math.min(10, action!.retry?.maxAttempts ?? 1));
     const backoffMs = Math.max(0, action!.retry?.backoffMs ?? 0);
-    const stepId = resuming?.stepId ?? newId();
-    let rowWritten = resuming !== undefined;
+    const stepId = reused?.stepId ?? newId();
+    let rowWritten = reused !== undefined;
     if (!rowWritten && this.host.recordsStart({ node, action: action!, config, stepId })) {
       const notRecorded = await this.writeRunning(run, node, stepId, startedAt, config);
       rowWritten = true;
@@ -308,7 +311,7 @@ export class Executor {
       await this.sleep(run, wait);
       if (run.stopReason) break;
     }
-    const retryCount = Math.max(0, attempt - 1);
+    const retryCount = Math.max(0, attempt - 1) + (retrying ? 1 : 0);
     const record = { id: stepId, update: rowWritten, retryCount, startedAt, input: config };
 
     if (run.stopReason) {

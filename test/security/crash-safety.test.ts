@@ -19,6 +19,8 @@ const PIECE = `export default (sdk) => sdk.definePiece({
   actions: [
     sdk.action({ id: "sleep", name: "sleep", description: "a slow pure step", sideEffects: "pure", props: {},
       run: async (ctx) => { await Bun.sleep(Number(ctx.config.ms)); return { slept: Number(ctx.config.ms) }; } }),
+    sdk.action({ id: "read", name: "read", description: "a slow read: safe to repeat", sideEffects: "read", props: {},
+      run: async (ctx) => { const res = await ctx.fetch(String(ctx.config.url)); await Bun.sleep(Number(ctx.config.ms)); return { read: (await res.json()).path }; } }),
     sdk.action({ id: "exit", name: "exit", description: "ends its worker thread", sideEffects: "external", props: {},
       run: () => { process.exit(7); } }),
     sdk.action({ id: "throw_later", name: "throw later", description: "an uncaught error in its worker thread", sideEffects: "external", props: {},
@@ -149,6 +151,40 @@ describe("SIGKILL mid-run", () => {
     const stuck = await json(next.fetch("/api/runs?status=running"));
     expect(stuck.body.pagination.total).toBe(0);
   }, 40_000);
+});
+
+describe("SIGKILL inside a step that only reads", () => {
+  const read = (path: string) => ({ type: "PIECE", pieceId: "crashy", actionId: "read", config: { url: worldUrl(path), ms: 3000 } });
+
+  test("the step runs again once and the run completes; interrupted a second time, the run fails", async () => {
+    server ??= await startServer({ env });
+    let s = server;
+    const wf = await createWorkflow(s, "reads", manual(chain(["first", text("one")], ["look", read("/read/once")], ["after", text("{{look.output.read}}")])));
+    const runId = await startRun(s, wf);
+    await until(async () => hits.get("/read/once") ?? 0, (n) => n === 1, "the read started");
+    await Bun.sleep(300);
+    s = await crashAndRestart();
+    const done = await until(() => getRun(s, runId), finished, "run finished after one restart");
+    expect(done.status).toBe("completed");
+    expect(stepsOf(done)).toEqual([["first", "completed"], ["look", "completed"], ["after", "completed"]]);
+    expect(done.steps[1].retryCount).toBe(1);
+    expect(done.steps[2].outputData.text).toBe("/read/once");
+    expect(hits.get("/read/once")).toBe(2);
+
+    // Twice: the retry itself is cut off, so the run fails rather than looping.
+    const twice = await createWorkflow(s, "reads twice", manual(chain(["look", read("/read/twice")], ["after", text("never")])));
+    const second = await startRun(s, twice);
+    await until(async () => hits.get("/read/twice") ?? 0, (n) => n === 1, "the read started");
+    await Bun.sleep(300);
+    s = await crashAndRestart();
+    await until(async () => hits.get("/read/twice") ?? 0, (n) => n === 2, "the read retried");
+    await Bun.sleep(300);
+    s = await crashAndRestart();
+    const failed = await until(() => getRun(s, second), finished, "run finished after two restarts");
+    expect(failed.status).toBe("failed");
+    expect(failed.errorMessage).toContain('interrupted by a restart while step "look" was running');
+    expect(hits.get("/read/twice")).toBe(2);
+  }, 60_000);
 });
 
 describe("SIGKILL while starts are being accepted", () => {
