@@ -94,6 +94,16 @@ export class Dispatcher<T extends Dispatchable> {
     return false;
   }
 
+  /** Why a waiting run has not started, in words for the run's `waiting`; undefined when it is not held back. */
+  waitingReason(item: Dispatchable): string | undefined {
+    const lane = this.lanes.get(this.key(item.workflowId, item.environment));
+    if (!lane || !this.isWaiting(item)) return undefined;
+    if (lane.maintenance && lane.environment === "production") return "the workflow's maintenance mode to end";
+    if (lane.running >= lane.limit) return `a concurrency slot (the workflow's concurrencyLimit is ${lane.limit}, all in use)`;
+    if (this.active >= this.maxActive) return `an execution slot (${this.maxActive} runs are executing, the most at once)`;
+    return undefined;
+  }
+
   /** A run left execution (finished or paused): its slot is free. */
   release(item: Dispatchable) {
     const lane = this.lanes.get(this.key(item.workflowId, item.environment));

@@ -550,6 +550,11 @@ export class Engine {
 
   /** The run as shown, with the wait of its running step if it has one. */
   withWait(run: RunT): RunT {
+    if (run.status === "pending") {
+      // Held back by the dispatcher: a concurrency limit, maintenance mode or the engine's ceiling.
+      const reason = this.pendingById.has(run.id) ? this.dispatcher.waitingReason({ id: run.id, workflowId: run.workflowId, environment: run.environment as Environment }) : undefined;
+      return reason ? { ...run, waiting: { step: "", reason, since: run.startedAt } } : run;
+    }
     const wait = this.waits.get(run.id);
     return wait && run.status === "running" ? { ...run, waiting: wait } : run;
   }

@@ -20,6 +20,10 @@ describe("concurrencyLimit", () => {
     const id = await createWorkflow(t, definition({ name: "work", type: "PIECE", pieceId: "hold", actionId: "ms", config: { ms: 150 } }, { settings: { concurrencyLimit: 1 } }));
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await t.req("POST", `/api/workflows/${id}/run?environment=test`, { body: { i } })).body.data.id);
+    // A held-back run says what it waits for.
+    const held = await until(async () => (await t.req("GET", `/api/runs/${ids[2]}`)).body.data, (run) => run.status === "pending" && run.waiting !== undefined, 2000);
+    expect(held.waiting.reason).toContain("concurrency slot");
+    expect(held.waiting.reason).toContain("concurrencyLimit is 1");
     let maxRunning = 0;
     const seen = await until(async () => {
       const now = await statuses(ids);
@@ -52,6 +56,7 @@ describe("maintenanceMode", () => {
     const testRun = await runAndWait(t, id, {}, "test");
     expect(testRun.status).toBe("completed");
     expect((await statuses([prod.body.data.id]))[0]).toBe("pending");
+    expect((await t.req("GET", `/api/runs/${prod.body.data.id}`)).body.data.waiting.reason).toContain("maintenance mode");
     const current = (await t.req("GET", `/api/workflows/${id}`)).body.data;
     await t.req("PUT", `/api/workflows/${id}`, { body: { name: "wf", definition: definition(template("a", "x"), { settings: { maintenanceMode: false } }), expectedRev: current.definitionRev } });
     expect((await t.req("POST", `/api/workflows/${id}/publish`)).status).toBe(200);
