@@ -3,6 +3,7 @@ import approvalFlow from "./approval-flow";
 import callableSubflow from "./callable-subflow";
 import dailyCheckBranch from "./daily-check-branch";
 import errorNotification from "./error-notification";
+import failedRunToPhone from "./failed-run-to-phone";
 import formToStore from "./form-to-store";
 import orderLinesLoop from "./order-lines-loop";
 import pollJsonStore from "./poll-json-store";
@@ -13,5 +14,5 @@ import type { BuiltinTemplate } from "./types";
 export type { BuiltinTemplate };
 
 export const BUILTIN_TEMPLATES: readonly BuiltinTemplate[] = [
-  webhookTransformRespond, dailyCheckBranch, errorNotification, approvalFlow, pollJsonStore, scheduledDedupe, formToStore, callableSubflow, orderLinesLoop,
+  webhookTransformRespond, dailyCheckBranch, errorNotification, approvalFlow, pollJsonStore, scheduledDedupe, formToStore, callableSubflow, orderLinesLoop, failedRunToPhone,
 ];
