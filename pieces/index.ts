@@ -10,6 +10,7 @@ import delay from "./delay";
 import form from "./form";
 import github from "./github";
 import http from "./http";
+import llm from "./llm";
 import notify from "./notify";
 import oauth2 from "./oauth2";
 import runs from "./runs";
@@ -21,5 +22,5 @@ import text from "./text";
 import webhook from "./webhook";
 
 export function builtinPieces(): PieceDef[] {
-  return [approval, code, data, delay, form, github, http, notify, oauth2, runs, schedule, store, subflows, tags, text, webhook];
+  return [approval, code, data, delay, form, github, http, llm, notify, oauth2, runs, schedule, store, subflows, tags, text, webhook];
 }

@@ -7,7 +7,7 @@ export interface BuiltinTemplate {
   slug: string;
   name: string;
   description: string;
-  category: "webhooks" | "schedules" | "errors" | "approvals" | "polling" | "forms" | "sub-flows" | "data" | "notifications" | "ai";
+  category: "webhooks" | "schedules" | "errors" | "approvals" | "polling" | "forms" | "sub-flows" | "data" | "notifications";
   definition: FlowVersionT;
 }
 
