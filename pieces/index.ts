@@ -7,6 +7,7 @@ import approval from "./approval";
 import code from "./code";
 import data from "./data";
 import delay from "./delay";
+import feed from "./feed";
 import form from "./form";
 import github from "./github";
 import http from "./http";
@@ -22,5 +23,5 @@ import text from "./text";
 import webhook from "./webhook";
 
 export function builtinPieces(): PieceDef[] {
-  return [approval, code, data, delay, form, github, http, llm, notify, oauth2, runs, schedule, store, subflows, tags, text, webhook];
+  return [approval, code, data, delay, feed, form, github, http, llm, notify, oauth2, runs, schedule, store, subflows, tags, text, webhook];
 }

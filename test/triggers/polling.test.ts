@@ -10,7 +10,7 @@ import { definition, triggerApp, type TriggerApp } from "./harness";
 const feed = { items: [] as Array<Record<string, unknown>>, fail: null as string | null, polls: [] as Array<string | undefined> };
 
 const feedPiece = definePiece({
-  id: "feed",
+  id: "memfeed",
   name: "Feed",
   version: "1.0.0",
   description: "an in-memory feed for poll tests",
@@ -34,7 +34,7 @@ const feedPiece = definePiece({
 });
 
 const INTERVAL_MS = 120_000;
-const pollTrigger = (triggerId = "new_item") => ({ name: "trigger", displayName: "Poll", type: "poll", pieceId: "feed", actionId: triggerId, config: { poll_interval_seconds: INTERVAL_MS / 1000 } });
+const pollTrigger = (triggerId = "new_item") => ({ name: "trigger", displayName: "Poll", type: "poll", pieceId: "memfeed", actionId: triggerId, config: { poll_interval_seconds: INTERVAL_MS / 1000 } });
 const step = { name: "keep", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { title: "{{trigger.body.title}}" } } };
 
 let h: TriggerApp;

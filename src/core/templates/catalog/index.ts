@@ -4,6 +4,7 @@ import callableSubflow from "./callable-subflow";
 import dailyCheckBranch from "./daily-check-branch";
 import errorNotification from "./error-notification";
 import failedRunToPhone from "./failed-run-to-phone";
+import feedToPhone from "./feed-to-phone";
 import formToStore from "./form-to-store";
 import orderLinesLoop from "./order-lines-loop";
 import pollJsonStore from "./poll-json-store";
@@ -14,5 +15,5 @@ import type { BuiltinTemplate } from "./types";
 export type { BuiltinTemplate };
 
 export const BUILTIN_TEMPLATES: readonly BuiltinTemplate[] = [
-  webhookTransformRespond, dailyCheckBranch, errorNotification, approvalFlow, pollJsonStore, scheduledDedupe, formToStore, callableSubflow, orderLinesLoop, failedRunToPhone,
+  webhookTransformRespond, dailyCheckBranch, errorNotification, approvalFlow, pollJsonStore, scheduledDedupe, formToStore, callableSubflow, orderLinesLoop, failedRunToPhone, feedToPhone,
 ];
