@@ -16,6 +16,7 @@ import notify from "./notify";
 import oauth2 from "./oauth2";
 import runs from "./runs";
 import schedule from "./schedule";
+import sql from "./sql";
 import store from "./store";
 import subflows from "./subflows";
 import tags from "./tags";
@@ -23,5 +24,5 @@ import text from "./text";
 import webhook from "./webhook";
 
 export function builtinPieces(): PieceDef[] {
-  return [approval, code, data, delay, feed, form, github, http, llm, notify, oauth2, runs, schedule, store, subflows, tags, text, webhook];
+  return [approval, code, data, delay, feed, form, github, http, llm, notify, oauth2, runs, schedule, sql, store, subflows, tags, text, webhook];
 }

@@ -48,6 +48,8 @@ export interface Config {
   oauthStateTtlSeconds: number;
   /** CIDRs outbound HTTP may reach although private (SSRF allow-list). */
   allowedCidrs: string[];
+  /** Directories the `sql` piece may open SQLite files in (none: SQLite connections are refused). */
+  sqliteDirs: string[];
   /** Limits of the `code` piece's sandbox (docs/security.md). */
   sandbox: SandboxConfig;
   /** Webhooks, schedules and polling (docs/triggers.md). */
@@ -110,6 +112,11 @@ function url(env: Env, name: string, fallback: string): string {
 }
 
 /** The sandbox's part of the config; also read on its own by Worker threads (src/engine/sandbox/limits.ts). */
+/** WEFT_SQLITE_DIRS: comma-separated absolute directories (also read by the sql piece where it runs). */
+export function sqliteDirsFrom(env: Env = process.env): string[] {
+  return (env.WEFT_SQLITE_DIRS ?? "").split(",").map((s) => s.trim()).filter(Boolean).map((dir) => resolve(dir));
+}
+
 export function loadSandboxConfig(env: Env = process.env): SandboxConfig {
   return {
     timeoutMs: integer(env, "WEFT_SANDBOX_TIMEOUT_MS", 5_000, 10, 600_000),
@@ -162,6 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
     oauthAppsFile: env.WEFT_OAUTH_APPS || undefined,
     oauthStateTtlSeconds: integer(env, "WEFT_OAUTH_STATE_TTL_SECONDS", 600, 1, 86_400),
     allowedCidrs: cidrs,
+    sqliteDirs: sqliteDirsFrom(env),
     sandbox: loadSandboxConfig(env),
     triggers: {
       webhookReplyTimeoutMs: integer(env, "WEFT_WEBHOOK_REPLY_TIMEOUT", 30, 1, 3600) * 1000,

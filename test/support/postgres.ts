@@ -1,0 +1,60 @@
+/**
+ * A throwaway PostgreSQL for tests: Debian's `postgresql` binaries, initdb into a temp dir (as the
+ * `postgres` user when the tests run as root: initdb refuses root), listening on a free 127.0.0.1 port,
+ * with a password user `weft`. Skip the suite when `postgresBinaries()` is undefined.
+ *   const pg = await startPostgres(); ... await pg.stop();
+ */
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { DatabaseServer } from "./database-server";
+import { freePort } from "./server";
+
+export type PostgresHandle = DatabaseServer;
+
+/** The directory of initdb/pg_ctl (the newest installed major version), or undefined. */
+export function postgresBinaries(): string | undefined {
+  const root = "/usr/lib/postgresql";
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a));
+  return versions[0] ? join(root, versions[0], "bin") : undefined;
+}
+
+function asPostgres(command: string[]): string[] {
+  if (process.getuid?.() !== 0) return command;
+  return ["runuser", "-u", "postgres", "--", ...command];
+}
+
+async function run(command: string[], what: string) {
+  const proc = Bun.spawn(command, { stdout: "pipe", stderr: "pipe" });
+  const code = await proc.exited;
+  if (code !== 0) throw new Error(`${what} failed (${code}): ${await new Response(proc.stderr).text()}${await new Response(proc.stdout).text()}`);
+}
+
+export async function startPostgres(): Promise<PostgresHandle> {
+  const bin = postgresBinaries();
+  if (!bin) throw new Error("PostgreSQL is not installed (Debian package postgresql)");
+  const dir = mkdtempSync(join(tmpdir(), "weft-pg-"));
+  const data = join(dir, "data");
+  const password = "weft-test-password";
+  const pwfile = join(dir, "pw");
+  writeFileSync(pwfile, `${password}\n`);
+  if (process.getuid?.() === 0) {
+    const uid = Number((await Bun.$`id -u postgres`.text()).trim());
+    const gid = Number((await Bun.$`id -g postgres`.text()).trim());
+    chownSync(dir, uid, gid);
+    chownSync(pwfile, uid, gid);
+    // The per-run temp directory (test/support/preload.ts) is private to root: let postgres through it.
+    chmodSync(tmpdir(), 0o755);
+  }
+  await run(asPostgres([join(bin, "initdb"), "-D", data, "-U", "weft", "--pwfile", pwfile, "-A", "scram-sha-256", "--no-sync", "-E", "UTF8"]), "initdb");
+  const port = await freePort();
+  await run(asPostgres([join(bin, "pg_ctl"), "-D", data, "-l", join(dir, "log"), "-w", "-t", "30", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, "start"]), "pg_ctl start");
+  const url = `postgres://weft:${password}@127.0.0.1:${port}/postgres`;
+  return {
+    host: "127.0.0.1", port, user: "weft", password, database: "postgres", url,
+    async stop() {
+      await run(asPostgres([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]), "pg_ctl stop").catch(() => undefined);
+    },
+  };
+}
