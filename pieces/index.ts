@@ -12,6 +12,7 @@ import form from "./form";
 import github from "./github";
 import http from "./http";
 import llm from "./llm";
+import mqtt from "./mqtt";
 import notify from "./notify";
 import oauth2 from "./oauth2";
 import runs from "./runs";
@@ -24,5 +25,5 @@ import text from "./text";
 import webhook from "./webhook";
 
 export function builtinPieces(): PieceDef[] {
-  return [approval, code, data, delay, feed, form, github, http, llm, notify, oauth2, runs, schedule, sql, store, subflows, tags, text, webhook];
+  return [approval, code, data, delay, feed, form, github, http, llm, mqtt, notify, oauth2, runs, schedule, sql, store, subflows, tags, text, webhook];
 }

@@ -160,7 +160,7 @@ export interface PieceInput extends Omit<PieceDef, "actions" | "triggers"> {
 const PIECE_ID = /^[a-z][a-z0-9_-]{0,63}$/;
 const STEP_ID = /^[a-z][a-z0-9_]{0,63}$/;
 const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
-const TRIGGER_KINDS: TriggerKind[] = ["webhook", "cron", "poll", "error", "run_finished", "callable"];
+const TRIGGER_KINDS: TriggerKind[] = ["webhook", "cron", "poll", "error", "run_finished", "callable", "subscription"];
 const OPERATORS = ["eq", "neq", "contains_any", "exists", "not_exists"];
 const SIDE_EFFECTS = ["pure", "read", "write", "external"];
 

@@ -180,7 +180,35 @@ export interface ActionDef<C = any> {
 
 // ---------- triggers ----------
 
-export type TriggerKind = "webhook" | "cron" | "poll" | "error" | "run_finished" | "callable";
+export type TriggerKind = "webhook" | "cron" | "poll" | "error" | "run_finished" | "callable" | "subscription";
+
+/**
+ * What a long-lived subscription (type "subscription": MQTT, IMAP IDLE…) receives. Weft keeps one open per
+ * published workflow, closes it on unpublish and shutdown, and opens it again with back-off when it fails.
+ */
+export interface SubscriptionContext {
+  config: Record<string, unknown>;
+  auth?: ResolvedAuth;
+  fetch: GuardedFetch;
+  workflowId: string;
+  /**
+   * Starts a run with `payload` as its trigger output; resolves once the run is stored durably (so a broker
+   * may be acknowledged then), rejects when it could not be stored.
+   */
+  emit(payload: Record<string, unknown>): Promise<string>;
+  /**
+   * The payload of the newest run this trigger started (stored before this call), or null: a broker that
+   * redelivers the message in flight when Weft stopped can tell whether its run already exists.
+   */
+  lastEvent(): Promise<Record<string, unknown> | null>;
+  /** The subscription broke (connection lost for good, auth refused): Weft closes it and opens it again later. */
+  fail(error: Error): void;
+  log: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+export interface Subscription {
+  close(): Promise<void> | void;
+}
 
 export interface TriggerLifecycleContext {
   config: Record<string, unknown>;
@@ -227,6 +255,8 @@ export interface TriggerDef {
   matches?(config: Record<string, unknown>, event: { workflowId: string; status: string; [key: string]: unknown }): boolean;
   /** For hosted-form webhook triggers: the HTML page served on GET of the public URL; it posts to `submitUrl`. */
   page?(ctx: { config: Record<string, unknown>; submitUrl: string }): string;
+  /** For type "subscription": open the long-lived subscription (resolves once it is established). */
+  subscribe?(ctx: SubscriptionContext): Promise<Subscription>;
   /** For type "cron": the cron expression and timezone that the config describes. */
   schedule?(config: Record<string, unknown>): { cron: string; timezone?: string } | { everySeconds: number };
 }

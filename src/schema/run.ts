@@ -7,7 +7,7 @@ const NullableInt = t.Union([Type.Integer(), t.Null()]);
 const NullableString = t.Union([t.String(), t.Null()]);
 
 export const RUN_STATUSES = ["pending", "running", "completed", "failed", "cancelled", "paused"] as const;
-export const RUN_TRIGGER_TYPES = ["manual", "webhook", "cron", "poll", "error", "run_finished", "event", "api", "mcp", "subflow"] as const;
+export const RUN_TRIGGER_TYPES = ["manual", "webhook", "cron", "poll", "error", "run_finished", "event", "api", "mcp", "subflow", "subscription"] as const;
 export const STEP_STATUSES = ["pending", "running", "completed", "failed", "skipped", "paused", "cancelled"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export type RunTriggerType = (typeof RUN_TRIGGER_TYPES)[number];

@@ -78,7 +78,7 @@ const serverOwned = {
 const editable = {
   description: t.Optional(t.String({ maxLength: 5000 })),
   definition: t.Optional(FlowVersion),
-  triggerType: t.Optional(t.Union([t.Literal("manual"), t.Literal("webhook"), t.Literal("cron"), t.Literal("poll"), t.Literal("error"), t.Literal("run_finished"), t.Literal("callable")], { description: "should be left out: it follows definition.trigger.type. Without a definition it picks the kind of the empty trigger" })),
+  triggerType: t.Optional(t.Union([t.Literal("manual"), t.Literal("webhook"), t.Literal("cron"), t.Literal("poll"), t.Literal("error"), t.Literal("run_finished"), t.Literal("callable"), t.Literal("subscription")], { description: "should be left out: it follows definition.trigger.type. Without a definition it picks the kind of the empty trigger" })),
   folderId: t.Optional(Nullable(Uuid)),
   tags: t.Optional(Tags),
   testPayloads: t.Optional(t.Record(t.String(), t.Any(), { description: "stored outside the definition" })),

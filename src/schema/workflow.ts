@@ -95,7 +95,7 @@ export type FlowVersionT = Static<typeof FlowVersion>;
 export type BranchT = NonNullable<ActionNodeT["branches"]>[number];
 
 export const ACTION_TYPES = ["PIECE", "ROUTER", "LOOP_ON_ITEMS"] as const;
-export const TRIGGER_TYPES = ["manual", "webhook", "cron", "poll", "error", "run_finished", "callable"] as const;
+export const TRIGGER_TYPES = ["manual", "webhook", "cron", "poll", "error", "run_finished", "callable", "subscription"] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
 /** Condition operators (DESIGN.md §3). */

@@ -5,9 +5,9 @@
  * synchronous webhook comes from `engine.waitForReply` (and a slow check for a run that paused).
  */
 import type { Engine } from "../../engine/engine";
-import type { RunReply, TriggerRunInput, TriggerRunStarter, WebhookRunStarter } from "./ports";
+import type { RunReply, SubscriptionRuns, TriggerRunInput, TriggerRunStarter } from "./ports";
 
-export function engineRuns(engine: () => Engine): TriggerRunStarter & WebhookRunStarter {
+export function engineRuns(engine: () => Engine): TriggerRunStarter & SubscriptionRuns {
   const inputOf = (input: TriggerRunInput) => ({
     workspaceId: input.workspaceId,
     workflowId: input.workflowId,
@@ -21,6 +21,11 @@ export function engineRuns(engine: () => Engine): TriggerRunStarter & WebhookRun
       const runId = await engine().startRunId(inputOf(input), { keepReply: options.awaitReply });
       if (!options.awaitReply) return { runId };
       return { runId, reply: replyOf(engine(), runId, options.timeoutMs) };
+    },
+    async lastTriggerBody(workflowId) {
+      await engine().writes.drain();
+      const data = engine().store.lastTriggerData(workflowId, "subscription") as { body?: unknown } | null;
+      return data?.body ?? null;
     },
   };
 }

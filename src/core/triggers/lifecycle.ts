@@ -5,7 +5,8 @@
  *   (poll; an existing row keeps its baseline), a provider registration (onEnable). Whatever the
  *   previous live version needed and this one does not is removed. Webhook URLs need nothing:
  *   the intake answers for any live workflow holding the token.
- * - unpublish: the schedule and the poll row (baseline) are deleted at once; the provider
+ *   A subscription trigger (MQTT…) gets its long-lived subscription opened (./subscriptions.ts).
+ * - unpublish: the schedule and the poll row (baseline) are deleted at once, a subscription closed; the provider
  *   registration is removed best-effort (onDisable errors are logged inside Registrations).
  * - rotate: a registered provider is re-registered with the new URL.
  */
@@ -17,12 +18,14 @@ import type { LifecycleHooks, PublishedVersion } from "../workflows/hooks";
 import type { Poller } from "./poller";
 import type { Registrations } from "./registrations";
 import type { Scheduler } from "./scheduler";
+import type { Subscriptions } from "./subscriptions";
 import { ScheduleError, scheduleOf } from "./schedule-spec";
 
 export interface TriggerLifecycleOptions {
   scheduler: Scheduler;
   poller: Poller;
   registrations: Registrations;
+  subscriptions: Subscriptions;
   pieces: PieceRegistry;
   log: Logger;
   scheduleMinIntervalSeconds: number;
@@ -79,12 +82,17 @@ export class TriggerLifecycle implements LifecycleHooks {
     if (trigger.type === "poll" && trigger.pieceId && trigger.actionId) {
       this.o.poller.enable(workflow.id, workflow.workspaceId, versionId, trigger.pieceId, trigger.actionId, this.pollInterval(trigger.config));
     } else this.o.poller.disable(workflow.id);
+
+    if (trigger.type === "subscription" && trigger.pieceId && trigger.actionId) {
+      this.o.subscriptions.enable({ workflowId: workflow.id, workspaceId: workflow.workspaceId, versionId, trigger });
+    } else this.o.subscriptions.disable(workflow.id);
   }
 
   async onUnpublish(workflow: WorkflowLike): Promise<void> {
     this.o.changed?.(workflow.id);
     this.o.scheduler.disable(workflow.id);
     this.o.poller.disable(workflow.id);
+    this.o.subscriptions.disable(workflow.id);
     await this.o.registrations.disable(workflow.id, workflow.webhookToken ?? null);
   }
 

@@ -6,7 +6,7 @@
 import type { GuardedFetch, ResolvedAuth } from "../../pieces-sdk/types";
 import type { FlowVersionT } from "../../schema/workflow";
 
-export type TriggerRunType = "webhook" | "cron" | "poll" | "error" | "run_finished";
+export type TriggerRunType = "webhook" | "cron" | "poll" | "error" | "run_finished" | "subscription";
 
 export interface TriggerRunInput {
   workspaceId: string;
@@ -58,6 +58,11 @@ export interface WebhookRunStarter {
    * start, so a fast run cannot answer before anyone listens.
    */
   enqueue(input: TriggerRunInput & { versionId?: string }, options: { awaitReply: boolean; timeoutMs: number }): Promise<{ runId: string; reply?: Promise<RunReply> }>;
+}
+
+/** What subscriptions need besides starting runs: the newest event they started a run for (after pending writes). */
+export interface SubscriptionRuns extends WebhookRunStarter {
+  lastTriggerBody(workflowId: string): Promise<unknown>;
 }
 
 /** A workflow as the public webhook URL sees it. */

@@ -20,8 +20,9 @@ import type { Workflows } from "../workflows/workflows";
 import { systemClock, type Clock } from "./clock";
 import { TriggerLifecycle } from "./lifecycle";
 import { Poller } from "./poller";
-import type { TriggerRunStarter, TriggerWorkflows, WebhookRunStarter, WebhookTarget, WebhookWorkflows } from "./ports";
+import type { SubscriptionRuns, TriggerRunStarter, TriggerWorkflows, WebhookTarget, WebhookWorkflows } from "./ports";
 import { Registrations } from "./registrations";
+import { Subscriptions } from "./subscriptions";
 import { Scheduler } from "./scheduler";
 import { WebhookIntake } from "./webhook-intake";
 
@@ -32,7 +33,7 @@ export interface TriggersDeps {
   pieces: PieceRegistry;
   workflows: Workflows;
   /** The engine, seen through the two narrow starters the trigger code needs. */
-  runs: TriggerRunStarter & WebhookRunStarter;
+  runs: TriggerRunStarter & SubscriptionRuns;
   fetch?: () => GuardedFetch;
   resolveConnectionAuth?: () => ((input: { workspaceId: string; connectionId: string; pieceId: string }) => Promise<ResolvedAuth>) | undefined;
   clock?: Clock;
@@ -111,9 +112,10 @@ export function createTriggers(deps: TriggersDeps) {
   const webhookUrl = (token: string) => `${deps.config.publicUrl}/webhook/${token}`;
   const scheduler = new Scheduler({ db: deps.db, store, clock, workflows: triggerWorkflows, runs: deps.runs, log: deps.log });
   const poller = new Poller({ db: deps.db, store, clock, workflows: triggerWorkflows, runs: deps.runs, pieces: deps.pieces, log: deps.log, runtime });
+  const subscriptions = new Subscriptions({ pieces: deps.pieces, runs: deps.runs, runtime, log: deps.log });
   const registrations = new Registrations({ store, pieces: deps.pieces, runtime, workflows: triggerWorkflows, clock, log: deps.log, webhookUrl });
   const lifecycle = new TriggerLifecycle({
-    scheduler, poller, registrations, pieces: deps.pieces, log: deps.log,
+    scheduler, poller, registrations, subscriptions, pieces: deps.pieces, log: deps.log,
     scheduleMinIntervalSeconds: deps.config.triggers.scheduleMinIntervalSeconds,
     pollIntervalSeconds: deps.config.triggers.pollIntervalSeconds,
     pollMinIntervalSeconds: deps.config.triggers.pollMinIntervalSeconds,
@@ -161,12 +163,13 @@ export function createTriggers(deps: TriggersDeps) {
       schedule: scheduler.status(row.id),
       poll: poller.status(row.id),
       registration: registrations.status(row.id),
+      subscription: subscriptions.status(row.id),
     };
   }
 
   let started = false;
   return {
-    store, scheduler, poller, registrations, lifecycle, intake, clock, reconcile, status,
+    store, scheduler, poller, registrations, subscriptions, lifecycle, intake, clock, reconcile, status,
     /** `weft serve`: repair rows, then run the scheduler and the poller on timers. */
     start() {
       if (started) return;
@@ -174,11 +177,12 @@ export function createTriggers(deps: TriggersDeps) {
       reconcile();
       scheduler.start();
       poller.start();
+      subscriptions.start();
     },
     async stop() {
       started = false;
       scheduler.stop();
-      await poller.stop();
+      await Promise.all([poller.stop(), subscriptions.stop()]);
     },
   };
 }

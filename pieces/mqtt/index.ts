@@ -1,0 +1,181 @@
+/**
+ * MQTT (mqtt.js): publish a message, and start a run for every message on a topic filter. The trigger is a
+ * long-lived subscription (one per published workflow) with a persistent session — a fixed client id per
+ * workflow and clean: false — so messages sent while Weft is down are delivered when it is back; a QoS 1
+ * or 2 message is acknowledged only once its run is stored durably, so none acknowledged is lost. The
+ * broker's host passes the SSRF policy first (allowedAddress): a home-lab broker needs WEFT_ALLOW_CIDRS.
+ */
+import mqtt from "mqtt";
+import { action, allowedAddress, Auth, definePiece, Property, trigger } from "../../src/pieces-sdk";
+import type { GuardedFetch, ResolvedAuth, SubscriptionContext } from "../../src/pieces-sdk/types";
+
+const SCHEMES = new Set(["mqtt:", "mqtts:", "ws:", "wss:"]);
+
+/** Connection options for mqtt.js: the checked address in the URL, the name kept for TLS. */
+async function brokerOptions(fetch: GuardedFetch, auth: ResolvedAuth | undefined, clientId: string, extra: mqtt.IClientOptions = {}): Promise<{ url: string; options: mqtt.IClientOptions }> {
+  if (auth?.kind !== "custom") throw new Error("this step needs an MQTT connection (broker URL and credentials); set its connectionId");
+  const v = auth.values;
+  let url: URL;
+  try {
+    url = new URL(String(v.url ?? "").trim());
+  } catch {
+    throw new Error(`the broker URL "${v.url}" is not a URL; use e.g. mqtt://192.168.1.10:1883 or mqtts://broker.example.com:8883`);
+  }
+  if (!SCHEMES.has(url.protocol)) throw new Error(`the broker URL must start with mqtt://, mqtts://, ws:// or wss://; got ${url.protocol}`);
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const address = await allowedAddress(fetch, host);
+  const tls = url.protocol === "mqtts:" || url.protocol === "wss:";
+  url.hostname = address.includes(":") ? `[${address}]` : address;
+  const options: mqtt.IClientOptions = {
+    clientId,
+    username: v.username ? String(v.username) : undefined,
+    password: v.password ? String(v.password) : undefined,
+    connectTimeout: 10_000,
+    reconnectPeriod: 0, // Weft's subscription host reconnects with its own back-off
+    ...(tls ? { servername: host, rejectUnauthorized: v.reject_unauthorized !== false, ...(v.ca ? { ca: String(v.ca) } : {}) } : {}),
+    ...extra,
+  };
+  return { url: url.href, options };
+}
+
+function payloadOf(config: Record<string, unknown>): string {
+  const payload = config.payload;
+  if (config.payload_type === "json") return JSON.stringify(payload ?? null);
+  if (payload === undefined || payload === null) return "";
+  return typeof payload === "string" ? payload : JSON.stringify(payload);
+}
+
+/** A message as a run's trigger body: the text, and the parsed JSON when it is JSON. */
+function messageOf(topic: string, message: Buffer, packet: mqtt.IPublishPacket) {
+  const text = message.toString("utf8");
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // Not JSON: the text is the payload.
+  }
+  return { topic, payload: json ?? text, text, qos: packet.qos, retain: packet.retain, messageId: packet.messageId ?? null };
+}
+
+/**
+ * A redelivery (dup flag) of the message whose run was stored just before Weft stopped, its acknowledgement
+ * lost: the broker sends it again with the same packet id. Messages are taken one at a time, so only the
+ * newest stored event can be it.
+ */
+async function alreadyStored(ctx: SubscriptionContext, packet: mqtt.IPublishPacket, message: ReturnType<typeof messageOf>): Promise<boolean> {
+  if (!packet.dup || packet.qos === 0) return false;
+  const last = await ctx.lastEvent();
+  return last !== null && last.messageId === message.messageId && last.topic === message.topic && last.text === message.text;
+}
+
+const qosProp = (name: string) => Property.staticDropdown({ displayName: name, default: 1, options: [{ label: "0 — at most once", value: 0 }, { label: "1 — at least once", value: 1 }, { label: "2 — exactly once", value: 2 }] });
+
+async function subscribe(ctx: SubscriptionContext) {
+  const topic = String(ctx.config.topic ?? "").trim();
+  if (!topic) throw new Error("topic is required (a filter such as home/+/temperature or sensors/#)");
+  const qos = Number(ctx.config.qos ?? 1) as 0 | 1 | 2;
+  // One client id per workflow: the broker keeps the session (and queues QoS 1/2 messages) while Weft is away.
+  const { url, options } = await brokerOptions(ctx.fetch, ctx.auth, `weft-${ctx.workflowId.replaceAll("-", "").slice(0, 16)}`, { clean: false });
+  const client = mqtt.connect(url, options);
+  // A message is acknowledged when this callback is called: after its run is stored.
+  client.handleMessage = (packet, done) => {
+    const p = packet as mqtt.IPublishPacket;
+    const message = messageOf(p.topic, p.payload as Buffer, p);
+    alreadyStored(ctx, p, message)
+      .then((stored) => (stored ? undefined : ctx.emit(message)))
+      .then(() => done(), (error: Error) => {
+        ctx.log("mqtt message not stored; it will be delivered again", { error: error.message });
+        ctx.fail(error);
+      });
+  };
+  await new Promise<void>((resolve, reject) => {
+    client.once("connect", () => {
+      client.subscribe(topic, { qos }, (error, granted) => {
+        if (error) return reject(new Error(`subscribing to ${topic} failed: ${error.message}`));
+        if (granted?.some((g) => g.qos === 128)) return reject(new Error(`the broker refused the subscription to ${topic}`));
+        resolve();
+      });
+    });
+    client.once("error", (error) => reject(new Error(`MQTT: ${error.message}`)));
+  }).catch((error) => {
+    client.end(true);
+    throw error;
+  });
+  client.on("close", () => ctx.fail(new Error("the connection to the broker closed")));
+  client.on("error", (error) => ctx.fail(new Error(`MQTT: ${error.message}`)));
+  return {
+    close: () => new Promise<void>((resolve) => {
+      client.removeAllListeners("close");
+      client.removeAllListeners("error");
+      client.end(false, {}, () => resolve());
+    }),
+  };
+}
+
+export default definePiece({
+  id: "mqtt",
+  name: "MQTT",
+  version: "1.0.0",
+  description: "Publish to and subscribe on an MQTT broker (Mosquitto, EMQX, Home Assistant's broker…)",
+  auth: Auth.custom({
+    url: Property.shortText({ displayName: "Broker URL", required: true, description: "mqtt://host:1883, mqtts://host:8883, ws://host:9001 or wss://…" }),
+    username: Property.shortText({ displayName: "Username" }),
+    password: Property.secretText({ displayName: "Password" }),
+    ca: Property.longText({ displayName: "CA certificate (PEM)", description: "for a broker with a self-signed certificate" }),
+    reject_unauthorized: Property.checkbox({ displayName: "Verify the broker's certificate", default: true }),
+  }),
+  checkConnection: async ({ auth, fetch }) => {
+    try {
+      const { url, options } = await brokerOptions(fetch, auth, `weft-check-${crypto.randomUUID().slice(0, 8)}`);
+      const client = await mqtt.connectAsync(url, options);
+      await client.endAsync();
+      return { ok: true, message: "connected to the broker" };
+    } catch (error) {
+      return { ok: false, message: (error as Error).message };
+    }
+  },
+  actions: [
+    action({
+      id: "publish",
+      name: "Publish a message",
+      description: "Publish a text or JSON payload to a topic",
+      sideEffects: "external",
+      props: {
+        topic: Property.shortText({ displayName: "Topic", required: true, description: "e.g. home/livingroom/light/set (no wildcards)" }),
+        payload_type: Property.staticDropdown({ displayName: "Payload", default: "text", options: ["text", "json"] }),
+        payload: Property.json({ displayName: "Payload value", description: "text, or any JSON value when Payload is json" }),
+        qos: qosProp("QoS"),
+        retain: Property.checkbox({ displayName: "Retain", default: false }),
+      },
+      sampleData: { topic: "home/livingroom/light/set", bytes: 2, qos: 1, retain: false },
+      async run(ctx) {
+        const topic = String(ctx.config.topic ?? "").trim();
+        if (!topic || /[+#]/.test(topic)) throw new Error(`topic "${topic}" must be a plain topic without the wildcards + and #`);
+        const qos = Number(ctx.config.qos ?? 1) as 0 | 1 | 2;
+        const body = payloadOf(ctx.config);
+        const { url, options } = await brokerOptions(ctx.fetch, ctx.auth, `weft-pub-${crypto.randomUUID().slice(0, 12)}`);
+        const client = await mqtt.connectAsync(url, options).catch((error: Error) => { throw new Error(`could not connect to the broker: ${error.message}`); });
+        try {
+          await client.publishAsync(topic, body, { qos, retain: ctx.config.retain === true });
+        } finally {
+          await client.endAsync();
+        }
+        return { topic, bytes: Buffer.byteLength(body), qos, retain: ctx.config.retain === true };
+      },
+    }),
+  ],
+  triggers: [
+    trigger({
+      id: "message_received",
+      name: "Message received",
+      description: "A run for every message on a topic filter (wildcards + and #); QoS 1 and 2 messages are acknowledged once their run is stored",
+      type: "subscription",
+      props: {
+        topic: Property.shortText({ displayName: "Topic filter", required: true, description: "e.g. home/+/temperature or zigbee2mqtt/#" }),
+        qos: qosProp("QoS"),
+      },
+      sampleData: { topic: "home/kitchen/temperature", payload: { value: 21.5 }, text: "{\"value\":21.5}", qos: 1, retain: false },
+      subscribe,
+    }),
+  ],
+});
