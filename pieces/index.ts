@@ -7,6 +7,7 @@ import approval from "./approval";
 import code from "./code";
 import data from "./data";
 import delay from "./delay";
+import email from "./email";
 import feed from "./feed";
 import form from "./form";
 import github from "./github";
@@ -25,5 +26,5 @@ import text from "./text";
 import webhook from "./webhook";
 
 export function builtinPieces(): PieceDef[] {
-  return [approval, code, data, delay, feed, form, github, http, llm, mqtt, notify, oauth2, runs, schedule, sql, store, subflows, tags, text, webhook];
+  return [approval, code, data, delay, email, feed, form, github, http, llm, mqtt, notify, oauth2, runs, schedule, sql, store, subflows, tags, text, webhook];
 }
