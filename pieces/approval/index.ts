@@ -5,6 +5,7 @@ export default definePiece({
   id: "approval",
   name: "Approval",
   version: "1.0.0",
+  icon: "✋",
   description: "Pause a run until a person approves or rejects it",
   actions: [
     action({

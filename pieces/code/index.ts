@@ -16,6 +16,7 @@ export default definePiece({
   id: "code",
   name: "Code",
   version: "1.0.0",
+  icon: "⌨️",
   description: "Run JavaScript in a sandbox: JSON in, JSON out",
   actions: [
     action({

@@ -46,6 +46,7 @@ export default definePiece({
   id: "data",
   name: "Data",
   version: "1.0.0",
+  icon: "🗂️",
   description: "Set, parse, serialise, pick and merge JSON values",
   actions: [
     action({

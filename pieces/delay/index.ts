@@ -19,6 +19,7 @@ export default definePiece({
   id: "delay",
   name: "Delay",
   version: "1.0.0",
+  icon: "⏳",
   description: "Wait for a duration or until a date before continuing",
   actions: [
     action({

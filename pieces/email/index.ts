@@ -119,6 +119,7 @@ export default definePiece({
   id: "email",
   name: "Email",
   version: "1.0.0",
+  icon: "✉️",
   description: "Send email over SMTP; new messages in an IMAP folder; move and flag messages",
   auth: Auth.custom({
     user: Property.shortText({ displayName: "Login", required: true, description: "usually your address" }),

@@ -112,6 +112,7 @@ export default definePiece({
   id: "feed",
   name: "RSS / Atom feed",
   version: "1.0.0",
+  icon: "📰",
   description: "New items of RSS, Atom, RDF and JSON feeds",
   actions: [
     action({

@@ -59,6 +59,7 @@ export default definePiece({
   id: "form",
   name: "Form",
   version: "1.0.0",
+  icon: "📝",
   description: "A hosted web form; each submission starts a run",
   triggers: [
     trigger({

@@ -64,6 +64,7 @@ export default definePiece({
   id: "github",
   name: "GitHub",
   version: "1.0.0",
+  icon: "🐙",
   description: "Create and list issues in GitHub repositories",
   auth: Auth.oauth2({
     authorizeUrl: "https://github.com/login/oauth/authorize",

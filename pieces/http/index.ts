@@ -47,6 +47,7 @@ export default definePiece({
   id: "http",
   name: "HTTP",
   version: "1.0.0",
+  icon: "🌐",
   description: "Call any HTTP API, or poll a JSON endpoint for new items",
   // A connection holds one header (name + secret value) for auth_type "connection".
   auth: Auth.custom({

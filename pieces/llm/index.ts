@@ -127,6 +127,7 @@ export default definePiece({
   id: "llm",
   name: "LLM",
   version: "1.0.0",
+  icon: "🤖",
   description: "Chat, structured output and embeddings with any OpenAI-compatible API (OpenAI, Ollama, llama.cpp, vLLM)",
   auth: Auth.custom({
     base_url: Property.shortText({ displayName: "Base URL", required: true, default: "https://api.openai.com/v1", description: "e.g. http://127.0.0.1:11434/v1 for Ollama" }),

@@ -116,6 +116,7 @@ export default definePiece({
   id: "mqtt",
   name: "MQTT",
   version: "1.0.0",
+  icon: "📡",
   description: "Publish to and subscribe on an MQTT broker (Mosquitto, EMQX, Home Assistant's broker…)",
   auth: Auth.custom({
     url: Property.shortText({ displayName: "Broker URL", required: true, description: "mqtt://host:1883, mqtts://host:8883, ws://host:9001 or wss://…" }),

@@ -53,6 +53,7 @@ export default definePiece({
   id: "notify",
   name: "Notify",
   version: "1.0.0",
+  icon: "🔔",
   description: "Push notifications and chat messages: ntfy, Gotify, Telegram, Discord",
   actions: [
     action({

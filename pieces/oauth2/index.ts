@@ -6,6 +6,7 @@ export default definePiece({
   id: "oauth2",
   name: "OAuth2 (generic)",
   version: "1.0.0",
+  icon: "🔑",
   description: "Call any OAuth2-protected API with a connection's bearer token",
   auth: Auth.oauth2({
     // The URLs and scope come from each connection's config (spec 2.6, 4.7 rule 4).

@@ -25,6 +25,7 @@ export default definePiece({
   id: "runs",
   name: "Runs",
   version: "1.0.0",
+  icon: "🔁",
   description: "React to other runs: failures and completions",
   triggers: [
     trigger({

@@ -32,6 +32,7 @@ export default definePiece({
   id: "schedule",
   name: "Schedule",
   version: "1.0.0",
+  icon: "⏰",
   description: "Start runs on a cron schedule or at a fixed interval",
   triggers: [
     trigger({

@@ -159,6 +159,7 @@ export default definePiece({
   id: "sql",
   name: "SQL database",
   version: "1.0.0",
+  icon: "🗄️",
   description: "Query PostgreSQL, MySQL/MariaDB and SQLite databases with bound parameters",
   auth: Auth.custom({
     database_type: Property.staticDropdown({ displayName: "Database", required: true, options: [{ label: "PostgreSQL", value: "postgres" }, { label: "MySQL / MariaDB", value: "mysql" }, { label: "SQLite file", value: "sqlite" }] }),

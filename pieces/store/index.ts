@@ -7,6 +7,7 @@ export default definePiece({
   id: "store",
   name: "Store",
   version: "1.0.0",
+  icon: "📦",
   description: "Keep values between runs in a workspace key-value store",
   actions: [
     action({

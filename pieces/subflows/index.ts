@@ -44,6 +44,7 @@ export default definePiece({
   id: "subflows",
   name: "Sub-flows",
   version: "1.0.0",
+  icon: "🧩",
   description: "Call workflows from workflows",
   triggers: [
     trigger({

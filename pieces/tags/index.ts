@@ -19,6 +19,7 @@ export default definePiece({
   id: "tags",
   name: "Tags",
   version: "1.0.0",
+  icon: "🏷️",
   description: "Attach tags to the current run",
   actions: [
     action({

@@ -21,6 +21,7 @@ export default definePiece({
   id: "text",
   name: "Text",
   version: "1.0.0",
+  icon: "🔤",
   description: "Build and transform text",
   actions: [
     action({

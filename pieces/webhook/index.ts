@@ -7,6 +7,7 @@ export default definePiece({
   id: "webhook",
   name: "Webhook",
   version: "1.0.0",
+  icon: "🪝",
   description: "Receive HTTP calls at the workflow's public URL and answer them",
   triggers: [
     trigger({

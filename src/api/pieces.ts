@@ -31,6 +31,7 @@ const ObjectSchema = t.Object({ type: t.String(), properties: t.Record(t.String(
 
 const PieceListItem = t.Object({
   id: t.String(), name: t.String(), version: t.String(), description: t.String(),
+  icon: t.Union([t.String(), t.Null()], { description: "an emoji, or a data:image URL, shown beside the piece; null when it has none" }),
   auth: t.Union([t.String(), t.Null()], { description: "oauth2, api_key, basic, custom or null" }),
   actions: t.Array(t.String()), triggers: t.Array(t.String()),
 });

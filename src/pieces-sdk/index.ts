@@ -210,14 +210,19 @@ export function definePiece(input: PieceInput): PieceDef {
     tr.props ??= {};
     if (!TRIGGER_KINDS.includes(tr.type)) throw new PieceDefinitionError(`piece "${input.id}": trigger "${tr.id}" type "${tr.type}"; use one of ${TRIGGER_KINDS.join(", ")}`);
     if (tr.type === "poll" && typeof tr.poll !== "function") throw new PieceDefinitionError(`piece "${input.id}": poll trigger "${tr.id}" needs a poll(ctx) function`);
+    if (tr.type === "subscription" && typeof tr.subscribe !== "function") throw new PieceDefinitionError(`piece "${input.id}": subscription trigger "${tr.id}" needs a subscribe(ctx) function`);
     checkProps(`piece "${input.id}" trigger "${tr.id}"`, tr.props);
   }
   if (input.auth?.kind === "custom") checkProps(`piece "${input.id}" auth`, input.auth.props);
+  if (input.icon !== undefined && !(typeof input.icon === "string" && (/^data:image\/(svg\+xml|png);base64,[A-Za-z0-9+/=]+$/.test(input.icon) || [...input.icon].length <= 4))) {
+    throw new PieceDefinitionError(`piece "${input.id}": icon must be an emoji (a few characters) or a data:image/svg+xml or data:image/png base64 URL`);
+  }
   return {
     id: input.id,
     name: input.name,
     version: input.version,
     description: input.description ?? "",
+    ...(input.icon ? { icon: input.icon } : {}),
     ...(input.auth ? { auth: input.auth } : {}),
     ...(input.checkConnection ? { checkConnection: input.checkConnection } : {}),
     actions,

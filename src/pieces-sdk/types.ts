@@ -269,6 +269,8 @@ export interface PieceDef {
   /** Semver, e.g. "1.2.0". */
   version: string;
   description: string;
+  /** Shown beside the piece in the step picker: an emoji, or a data:image/svg+xml (or png) base64 URL. */
+  icon?: string;
   auth?: AuthDef;
   /** Optional connection check used by POST /api/connections/{id}/test. */
   checkConnection?(ctx: { auth: ResolvedAuth; fetch: GuardedFetch; signal: AbortSignal }): Promise<{ ok: boolean; message?: string }>;

@@ -6,7 +6,7 @@ import { loopback } from "./fake-context";
 import { createGuardedFetch } from "../../src/net/guarded-fetch";
 
 let t: TestApp;
-const BUILTINS = ["approval", "data", "delay", "form", "github", "http", "oauth2", "runs", "schedule", "store", "subflows", "tags", "text", "webhook"];
+const BUILTINS = ["approval", "data", "delay", "email", "feed", "form", "github", "http", "llm", "mqtt", "notify", "oauth2", "runs", "schedule", "sql", "store", "subflows", "tags", "text", "webhook"];
 beforeAll(async () => {
   t = await testApp();
 });
@@ -19,7 +19,10 @@ describe("GET /api/pieces", () => {
     for (const id of BUILTINS) expect(ids).toContain(id);
     expect(res.body.total).toBe(ids.length);
     const http = res.body.data.find((p: any) => p.id === "http");
-    expect(http).toEqual({ id: "http", name: "HTTP", version: "1.0.0", description: expect.any(String), auth: "custom", actions: ["send_request"], triggers: ["poll_json"] });
+    expect(http).toEqual({ id: "http", name: "HTTP", version: "1.0.0", description: expect.any(String), icon: "🌐", auth: "custom", actions: ["send_request"], triggers: ["poll_json"] });
+    // Every built-in piece has an icon for the step picker, in the list and in its detail.
+    for (const piece of res.body.data.filter((p: any) => BUILTINS.includes(p.id))) expect(`${piece.id}: ${typeof piece.icon}`).toBe(`${piece.id}: string`);
+    expect((await t.req("GET", "/api/pieces/mqtt")).body.data.icon).toBe("📡");
 
     const page = await t.req("GET", "/api/pieces?limit=2&page=2");
     expect(page.body.data.map((p: any) => p.id)).toEqual(ids.slice(2, 4));

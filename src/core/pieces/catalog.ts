@@ -37,6 +37,7 @@ export interface PieceListItem {
   name: string;
   version: string;
   description: string;
+  icon: string | null;
   auth: string | null;
   actions: string[];
   triggers: string[];
@@ -47,6 +48,7 @@ const listItem = (p: PieceDef): PieceListItem => ({
   name: p.name,
   version: p.version,
   description: p.description,
+  icon: p.icon ?? null,
   auth: p.auth?.kind ?? null,
   actions: Object.keys(p.actions),
   triggers: Object.keys(p.triggers),
@@ -96,6 +98,7 @@ export function pieceDetail(piece: PieceDef) {
     // Spec 9.3: piece detail reports pieceVersion (the fleet's version, what blank pins are filled with).
     pieceVersion: piece.version,
     description: piece.description,
+    icon: piece.icon ?? null,
     auth: authDetail(piece.auth),
     actions: Object.values(piece.actions).map((a) => ({
       id: a.id,

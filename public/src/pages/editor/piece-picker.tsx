@@ -15,6 +15,13 @@ export type Pick =
   | { kind: "loop" }
   | { kind: "manual" };
 
+/** A piece's icon: an emoji as text, or a data: image URL as an image (never markup). */
+export function PieceIcon({ icon }: { icon?: string | null }) {
+  if (!icon) return null;
+  if (icon.startsWith("data:image/")) return <img class="piece-icon" src={icon} alt="" width={18} height={18} />;
+  return <span class="piece-icon" aria-hidden="true">{icon}</span>;
+}
+
 export function PiecePicker({ mode, title, onPick, onClose }: { mode: "action" | "trigger"; title: string; onPick(pick: Pick): void; onClose(): void }) {
   const query = useSignal("");
   const pieces = useSignal<PieceDetail[] | null>(null);
@@ -56,7 +63,7 @@ export function PiecePicker({ mode, title, onPick, onClose }: { mode: "action" |
           if (shown.length === 0) return null;
           return (
             <section class="picker-group" role="listitem" key={piece.id}>
-              <h3>{piece.name} <span class="muted">{piece.id} {piece.version}</span></h3>
+              <h3><PieceIcon icon={(piece as { icon?: string | null }).icon} /> {piece.name} <span class="muted">{piece.id} {piece.version}</span></h3>
               {shown.map((entry) => (
                 <button type="button" class="pick" key={entry.id} data-pick={`${piece.id}.${entry.id}`}
                   onClick={() => onPick({ kind: "piece", piece, id: entry.id, name: entry.name, triggerType: entry.type })}>
