@@ -12,13 +12,16 @@ import { runListFilter, type RawQuery } from "./list-query";
 export const MAX_WAIT_SECONDS = 30;
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
 /**
- * Reads follow the writes queued before them (a run just finished is listed finished), but never wait long
- * for them: behind a backlog (a long loop queues thousands of step rows) a read answers after READ_WAIT_MS
- * with what is committed, so the API stays responsive.
+ * Reads follow the writes queued before them: a run just finished is listed finished, with all its steps.
+ * Only behind a backlog (more than BACKLOG queued writes: a long loop queues thousands of step rows) does a
+ * read of runs still in progress stop waiting after READ_WAIT_MS and answer with what is committed, so the
+ * API stays responsive. A finished run's detail always waits for its own rows.
  */
 const READ_WAIT_MS = 50;
-function settled(writes: { drain(): Promise<void>; readonly pending: number }): Promise<void> {
+const BACKLOG = 1_000;
+function settled(writes: { drain(): Promise<void>; readonly pending: number }, mayAnswerEarly = true): Promise<void> {
   if (writes.pending === 0) return Promise.resolve();
+  if (!mayAnswerEarly || writes.pending <= BACKLOG) return writes.drain();
   let timer: ReturnType<typeof setTimeout> | undefined;
   return Promise.race([writes.drain(), new Promise<void>((resolve) => { timer = setTimeout(resolve, READ_WAIT_MS); })]).finally(() => clearTimeout(timer));
 }
@@ -86,7 +89,8 @@ export class Runs {
 
   /** One run with its steps in execution order (pending writes are committed first, so the steps match the run). */
   async get(workspaceId: string, runId: string): Promise<RunT> {
-    await settled(this.engine.writes);
+    const live = this.engine.row(workspaceId, runId);
+    await settled(this.engine.writes, live !== null && !FINISHED.has(live.status));
     const row = this.engine.row(workspaceId, runId);
     if (!row) throw notFound(`run ${runId}`);
     const { steps, omitted } = this.engine.store.stepsBounded(runId, MAX_DETAIL_STEPS);
