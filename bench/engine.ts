@@ -188,7 +188,7 @@ async function workerHop() {
   writeFileSync(join(dir, "bench-hop.ts"), piece("bench_hop", "read"));
   writeFileSync(join(dir, "bench-pure.ts"), piece("bench_pure", "pure"));
   const { testApp } = await import("../test/support/app");
-  const { loadRegistry } = await import("../src/core/pieces/registry");
+  const { loadRegistry } = await import("../src/pieces-runtime/registry");
   const t = await testApp({ WEFT_PIECES_DIR: dir, WEFT_WORKERS: "1" });
   // The in-process app was built with the built-ins only: give it the same fleet the workers load.
   for (const p of (await loadRegistry({ piecesDir: dir })).list()) t.deps.pieces.register(p);

@@ -3,7 +3,7 @@
  * (target ≥ 15,000 req/s at 50 connections, with the compiled projection cached), plus the in-process
  * cost of a projection without the cache, for scale.
  */
-import { builtinRegistry } from "../src/core/pieces/registry";
+import { builtinRegistry } from "../src/pieces-runtime/registry";
 import { project } from "../src/core/pieces/projection";
 import { BENCH_TOKEN, load, machine, rssMiB, startBenchServer } from "./_support";
 

@@ -17,7 +17,7 @@
  */
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
-import { configureSandbox, runUserCode, stopSandboxProcesses, type SandboxIsolation } from "../src/engine/sandbox";
+import { configureSandbox, runUserCode, stopSandboxProcesses, type SandboxIsolation } from "../src/sandbox";
 import { startServer } from "../test/support/server";
 
 const { values } = parseArgs({

@@ -4,7 +4,7 @@
  * 500-step definition — in process (the gate alone) and over HTTP (parse, structure, gate, envelope).
  */
 import { join } from "node:path";
-import { builtinRegistry } from "../src/core/pieces/registry";
+import { builtinRegistry } from "../src/pieces-runtime/registry";
 import { clearExpressionVerdicts, validateDefinition } from "../src/core/workflows/validate";
 import { BENCH_TOKEN, ROOT, machine, startBenchServer } from "./_support";
 

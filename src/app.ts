@@ -18,19 +18,20 @@ import { uiApi } from "./api/ui";
 import { webhookServerRoutes, webhooksApi, type RequestBasics } from "./api/webhooks";
 import { runsApi } from "./api/runs";
 import { workflowsApi } from "./api/workflows";
+import type { AppDeps } from "./api/deps";
 import type { Config } from "./config";
 import { Connections, ManagedApps, stateKeyFrom } from "./core/connections";
 import { keyringOptions } from "./core/connections/key-rotation";
 import { secretBox, type SecretBox } from "./core/crypto";
 import { Identity } from "./core/identity";
-import { builtinRegistry, type PieceRegistry } from "./core/pieces/registry";
+import { builtinRegistry, type PieceRegistry } from "./pieces-runtime/registry";
 import { Templates } from "./core/templates/templates";
 import type { Clock } from "./core/triggers/clock";
 import { engineRuns } from "./core/triggers/engine-runs";
 import { Runs } from "./core/runs/runs";
 import { Engine } from "./engine/engine";
 import { FollowUps } from "./engine/follow-ups";
-import { workflowSourceFrom } from "./engine/workflow-source";
+import { workflowSourceFrom } from "./core/workflows/workflow-source";
 import { createTriggers, type Triggers } from "./core/triggers/service";
 import { Folders } from "./core/workflows/folders";
 import type { LifecycleHooks } from "./core/workflows/hooks";
@@ -40,52 +41,17 @@ import type { GuardedFetch, ResolvedAuth } from "./pieces-sdk/types";
 import { parseJsonBody, readBodyBytes, assertBodySize, BODYLESS_ROUTES } from "./http/body";
 import { toErrorResponse } from "./http/error-handler";
 import { AppError } from "./http/errors";
-import { Idempotency } from "./http/idempotency";
+import { Idempotency } from "./api/middleware/idempotency";
 import { createLogger, type Logger } from "./http/logger";
-import { buildOpenApi, renderDocsPage } from "./http/openapi";
-import { TokenBuckets } from "./http/rate-limit";
-import { createSecurity, type Security } from "./http/security";
+import { buildOpenApi, renderDocsPage } from "./api/middleware/openapi";
+import { TokenBuckets } from "./api/middleware/rate-limit";
+import { createSecurity, type Security } from "./api/middleware/security";
 import type { Db } from "./store/db";
 import { IdempotencyStore } from "./store/idempotency";
 import { createGuardedFetch, wrapGuardedFetch } from "./net/guarded-fetch";
 
 export const VERSION: string = packageJson.version;
-
-export interface AppDeps {
-  config: Config;
-  db: Db;
-  log: Logger;
-  identity: Identity;
-  security: Security;
-  contract: { document(): unknown; docsPage(): string };
-  /** The fleet: every piece the workers load (built-ins + WEFT_PIECES_DIR). */
-  pieces: PieceRegistry;
-  /**
-   * Outbound fetch through the SSRF guard (WEFT_ALLOW_CIDRS), for every piece call made on this thread:
-   * dynamic options, connection checks and token requests, polls, main-thread steps. Worker threads build
-   * their own from the same allow-list. Nothing that runs piece code may use the global fetch.
-   */
-  guardedFetch: GuardedFetch;
-  /** Resolves a workspace's connection to fresh credentials for piece code run by the API (set by connections). */
-  resolveConnectionAuth?: (input: { workspaceId: string; connectionId: string; pieceId: string }) => Promise<ResolvedAuth>;
-  /** Encryption at rest (AES-256-GCM) with the current key and any keys being rotated out; share it, do not build another. */
-  secrets: SecretBox;
-  /** Connections and OAuth2; `connections.resolveConnectionAuth` and `connections.connectionExists` serve the engine and the gate. */
-  connections: Connections;
-  /** Workflows: drafts, the gate, publish/unpublish, versions, `definitionForRun` for the engine (set*Provider seams). */
-  workflows: Workflows;
-  folders: Folders;
-  templates: Templates;
-  workflowTransfer: Transfer;
-  /** Publish/unpublish/rotate listeners (triggers): `deps.lifecycleHooks.push({ onPublish, onUnpublish })`. */
-  lifecycleHooks: LifecycleHooks[];
-  /** The execution engine: `engine.startRun`/`enqueue` start runs, `waitFor`/`waitForReply` wait; `serve` calls `engine.start()`. */
-  engine: Engine;
-  /** The Runs API's core (list, read, cancel, retry, run a workflow). */
-  runs: Runs;
-  /** Webhook intake, scheduler, poller, provider registrations (src/core/triggers); `serve` calls `triggers.start()`. */
-  triggers: Triggers;
-}
+export type { AppDeps };
 
 export interface CreateAppOptions {
   config: Config;

@@ -111,7 +111,7 @@ function url(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, "");
 }
 
-/** The sandbox's part of the config; also read on its own by Worker threads (src/engine/sandbox/limits.ts). */
+/** The sandbox's part of the config; also read on its own by Worker threads (src/sandbox/limits.ts). */
 /** WEFT_SQLITE_DIRS: comma-separated absolute directories (also read by the sql piece where it runs). */
 export function sqliteDirsFrom(env: Env = process.env): string[] {
   return (env.WEFT_SQLITE_DIRS ?? "").split(",").map((s) => s.trim()).filter(Boolean).map((dir) => resolve(dir));

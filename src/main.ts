@@ -9,8 +9,8 @@ import { VERSION, createApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
 import { rotateKeys } from "./core/connections/key-rotation";
 import { Identity } from "./core/identity";
-import { PieceLoadError } from "./core/pieces/loader";
-import { loadRegistry } from "./core/pieces/registry";
+import { PieceLoadError } from "./pieces-runtime/loader";
+import { loadRegistry } from "./pieces-runtime/registry";
 import { execWithHeapTuning } from "./heap-tuning";
 import { createLogger } from "./http/logger";
 import { BackupError, backupDatabase } from "./store/backup";
@@ -156,7 +156,7 @@ async function mcp(config: Config) {
 
 async function main(argv: string[]) {
   // The code sandbox re-executes this program (docs/security.md); it needs no config and must print nothing else.
-  if (argv[0] === "__sandbox") return (await import("./engine/sandbox/child")).runSandboxChild();
+  if (argv[0] === "__sandbox") return (await import("./sandbox/child")).runSandboxChild();
   const command = argv[0] && !argv[0].startsWith("-") ? argv[0] : "serve";
   if (argv.includes("--help") || argv.includes("-h") || command === "help") {
     console.log(HELP);

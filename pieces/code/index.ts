@@ -1,5 +1,5 @@
 /**
- * Code: run the user's JavaScript in the sandbox (src/engine/sandbox, docs/security.md).
+ * Code: run the user's JavaScript in the sandbox (src/sandbox, docs/security.md).
  *
  *   input: { "items": "{{ fetch.output.items }}" }
  *   code:  return { total: input.items.reduce((sum, item) => sum + item.price, 0) }
@@ -9,7 +9,7 @@
  * Activepieces, or `export default (input) => ...`. JSON in, JSON out; no network, files or timers.
  */
 import { isMainThread } from "node:worker_threads";
-import { runUserCode } from "../../src/engine/sandbox";
+import { runUserCode } from "../../src/sandbox";
 import { action, definePiece, Property } from "../../src/pieces-sdk";
 
 export default definePiece({

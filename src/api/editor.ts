@@ -1,6 +1,6 @@
 /** Editor internals (spec 2.2): test payloads and pinned step data, stored outside the definition. */
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "./deps";
 import { Data, IdParams } from "../schema/common";
 import { PinBody, PinnedEntry, StepNameParams, TestPayloadsBody } from "../schema/workflow-record";
 

@@ -1,7 +1,7 @@
 /** Folders: organise workflows (workflow scopes). */
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "./deps";
 import { Data, DateTime, IdParams, List, Uuid } from "../schema/common";
 import { MoveBody } from "../schema/workflow-record";
 

@@ -1,7 +1,7 @@
 /** Sessions for the UI, API tokens and workspaces (Settings → Workspace → API tokens). */
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../app";
-import { SESSION_COOKIE } from "../http/security";
+import type { AppDeps } from "./deps";
+import { SESSION_COOKIE } from "./middleware/security";
 import { Data, IdParams, List } from "../schema/common";
 import { LoginBody, SetupBody, Token, TokenCreateBody, TokenCreated, Workspace, WorkspaceCreateBody } from "../schema/identity";
 

@@ -1,6 +1,6 @@
 /** Lifecycle (spec 3.1, 4.2, 4.4, 4.5): validate, publish, unpublish, webhook rotation, versions, restore, variables. */
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "./deps";
 import { Data, IdParams, List, Uuid } from "../schema/common";
 import { FlowVersion } from "../schema/workflow";
 import { Diagnostics, RestoreBody, ValidateQuery, Variable, VariablesBody, Version, VersionSummary, Workflow } from "../schema/workflow-record";

@@ -5,7 +5,7 @@
  */
 import { Elysia, t } from "elysia";
 import packageJson from "../../package.json" with { type: "json" };
-import type { AppDeps } from "../app";
+import type { AppDeps } from "./deps";
 import { AppError } from "../http/errors";
 
 // The MCP SDK (with zod) weighs ~25 MB of RSS: load it with the first /mcp call, not at start-up.

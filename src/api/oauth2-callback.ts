@@ -3,7 +3,7 @@
  * A browser endpoint: it answers an HTML page, never the JSON envelope, whatever happens.
  */
 import { Elysia } from "elysia";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "./deps";
 import { callbackPageHeaders, renderCallbackPage } from "../core/connections/callback-page";
 import { CallbackQuery } from "../schema/connection";
 

@@ -1,6 +1,6 @@
 /** Pieces: the catalog, piece detail and summary, schema projections, dynamic options, derived trigger samples. */
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "./deps";
 import {
   dynamicOptions,
   findPiece,

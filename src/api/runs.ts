@@ -3,7 +3,7 @@
  * stream a run's events, cancel, retry, and the public resume links of paused runs.
  */
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "./deps";
 import type { RunEvent } from "../engine/run-events";
 import { openRunStream } from "../core/runs/run-stream";
 import { Data, IdParams, Uuid } from "../schema/common";

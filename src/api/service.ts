@@ -1,6 +1,6 @@
 /** Health, the OpenAPI contract and its docs page — served from inside the binary (the UI is ./ui.ts). */
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "./deps";
 
 const tags = ["Service"];
 const html = (body: string) => new Response(body, { headers: { "content-type": "text/html; charset=utf-8" } });

@@ -1,7 +1,7 @@
 /** Templates: the built-in catalog plus workspace templates; using one creates a draft workflow. */
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "./deps";
 import { AppError } from "../http/errors";
 import { Data, DateTime, List, PageQuery, pageOf, Uuid } from "../schema/common";
 import { TemplateFilters, TemplateId, UseTemplateFields } from "../schema/template";

@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "./deps";
 import { AppError } from "../http/errors";
 
 interface UiBundle {

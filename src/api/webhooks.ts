@@ -6,12 +6,12 @@
  * The body is parsed strictly by Content-Type (src/core/triggers/webhook-request.ts).
  */
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "./deps";
 import type { WebhookAnswer } from "../core/triggers/webhook-intake";
 import { headersOf, normaliseParsedJson, parseBody, queryOf, readBody } from "../core/triggers/webhook-request";
 import { assertBodySize, parseJsonBody } from "../http/body";
 import type { BunRequest, Server } from "bun";
-import { sha256 } from "../core/ids";
+import { sha256 } from "../lib/ids";
 import { IdParams } from "../schema/common";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;

@@ -1,6 +1,6 @@
 /** Workflows (spec 2.2, 4.1, 4.10): create, list, read, replace, delete, export and import. */
 import { Elysia, t } from "elysia";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "./deps";
 import { Data, IdParams, List, pageOf } from "../schema/common";
 import { ImportBody, Workflow, WorkflowCreateBody, WorkflowExport, WorkflowListQuery, WorkflowUpdateBody, type WorkflowCreateBodyT, type WorkflowUpdateBodyT } from "../schema/workflow-record";
 

@@ -6,8 +6,8 @@ import { LRUCache } from "lru-cache";
 import { AppError } from "../http/errors";
 import { nowIso, type Db } from "../store/db";
 import { IdentityStore, type TokenRow, type UserRow, type WorkspaceRow } from "../store/identity";
-import { newId, newSecret, sha256 } from "./ids";
-import { SCOPES, parseScopes, type Scope } from "./scopes";
+import { newId, newSecret, sha256 } from "../lib/ids";
+import { SCOPES, parseScopes, type Scope } from "../schema/scopes";
 
 export interface Principal {
   kind: "token" | "session";

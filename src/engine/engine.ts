@@ -10,9 +10,9 @@
  * caller's own transaction), and wait with `waitFor` / `waitForReply`.
  */
 import type { Config } from "../config";
-import { newId, safeEqual, sha256 } from "../core/ids";
-import type { PieceRegistry } from "../core/pieces/registry";
-import { KvStore } from "../core/pieces/kv-store";
+import { newId, safeEqual, sha256 } from "../lib/ids";
+import type { PieceRegistry } from "../pieces-runtime/registry";
+import { KvStore } from "../pieces-runtime/kv-store";
 import { createGuardedFetch } from "../net/guarded-fetch";
 import { AppError, notFound } from "../http/errors";
 import type { Logger } from "../http/logger";
@@ -25,7 +25,7 @@ import { Dispatcher } from "./dispatcher";
 import { Executor, type ExecutorHost, type RunOutcome, type StepCall } from "./executor";
 import { errorMessage, invokeAction, type ActionOutcome } from "./invoke-action";
 import { WorkerPool } from "./pool";
-import { BoundedMap } from "../core/bounded-map";
+import { BoundedMap } from "../lib/bounded-map";
 import { Retention } from "./retention";
 import { isoTime } from "./iso-time";
 import { RunEvents } from "./run-events";

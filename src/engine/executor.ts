@@ -7,9 +7,9 @@
  * Resuming (after a pause, a restart, or a retry from the failed step) walks the same tree again and
  * takes each already-finished step's result from the replay log instead of running it.
  */
-import { newId } from "../core/ids";
+import { newId } from "../lib/ids";
 import { isoTime } from "./iso-time";
-import type { PieceRegistry } from "../core/pieces/registry";
+import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { ActionDef, PauseRequest } from "../pieces-sdk/types";
 import type { ActionNodeT, BranchT } from "../schema/workflow";
 import type { StepRow } from "../store/runs";

@@ -8,7 +8,7 @@
  *   a string that is exactly one `{{ }}` keeps the value's type, otherwise results are interpolated as text.
  */
 import jsonata from "jsonata";
-import { BoundedMap } from "../core/bounded-map";
+import { BoundedMap } from "../lib/bounded-map";
 
 export interface FoundExpression {
   /** The expression between the braces, trimmed. */

@@ -7,7 +7,7 @@
  * follow-ups, and a workflow never reacts to its own runs, so no chain can loop.
  */
 import type { Logger } from "../http/logger";
-import type { PieceRegistry } from "../core/pieces/registry";
+import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { RunTriggerType } from "../schema/run";
 import type { FlowVersionT } from "../schema/workflow";
 import type { RunRow } from "../store/runs";

@@ -3,8 +3,8 @@
  * time (actions are mostly waiting on I/O). Cancellation is cooperative: the step's AbortSignal fires.
  * Sub-flow calls and webhook replies go back to the engine as messages.
  */
-import { KvStore } from "../core/pieces/kv-store";
-import { loadRegistry, type PieceRegistry } from "../core/pieces/registry";
+import { KvStore } from "../pieces-runtime/kv-store";
+import { loadRegistry, type PieceRegistry } from "../pieces-runtime/registry";
 import { createGuardedFetch, wrapGuardedFetch } from "../net/guarded-fetch";
 import type { GuardedFetch, KeyValueStore } from "../pieces-sdk/types";
 import { openDatabase, type Db } from "../store/db";

@@ -6,7 +6,7 @@
 import { Type, type TObject, type TSchema } from "@sinclair/typebox";
 import { t } from "elysia";
 import { LRUCache } from "lru-cache";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "../api/deps";
 import type { Principal } from "../core/identity";
 import { AppError } from "../http/errors";
 import { inputFields } from "../../pieces/subflows";

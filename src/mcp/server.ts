@@ -8,7 +8,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { TObject } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "../api/deps";
 import type { Principal } from "../core/identity";
 import { AppError } from "../http/errors";
 import { validationResponse } from "../http/error-handler";

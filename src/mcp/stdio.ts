@@ -4,7 +4,7 @@
  * every log line goes to stderr.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "../api/deps";
 import type { Principal } from "../core/identity";
 import { createMcpServer, toolsFor } from "./server";
 

@@ -5,9 +5,9 @@
  * so an agent reads the same shapes a script reads.
  */
 import type { TObject } from "@sinclair/typebox";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "../api/deps";
 import type { Principal } from "../core/identity";
-import type { Permission } from "../core/scopes";
+import type { Permission } from "../schema/scopes";
 
 export interface McpContext {
   deps: AppDeps;

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { SCOPES } from "../core/scopes";
+import { SCOPES } from "./scopes";
 import { DateTime, Uuid } from "./common";
 
 export const Email = t.String({ format: "email", maxLength: 254 });

@@ -5,7 +5,7 @@
  * shows the first and last ones and says how many are left out.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { runUserCode } from "../../src/engine/sandbox";
+import { runUserCode } from "../../src/sandbox";
 import { createWorkflow, definition, engineApp, runAndWait, set, stepOf, stopEngines } from "./support";
 
 afterAll(stopEngines);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createApp } from "../../src/app";
-import { newId } from "../../src/core/ids";
+import { newId } from "../../src/lib/ids";
 import { createLogger } from "../../src/http/logger";
 import { openDatabase } from "../../src/store/db";
 import type { TestApp } from "../support/app";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadRegistry } from "../../src/core/pieces/registry";
+import { loadRegistry } from "../../src/pieces-runtime/registry";
 import type { TestApp } from "../support/app";
 import { chain, createWorkflow, definition, engineApp, runAndWait, stepOf, stopEngines } from "./support";
 

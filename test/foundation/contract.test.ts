@@ -3,7 +3,7 @@
  * undocumented, or a documented route that is not served, fails the build.
  */
 import { describe, expect, test, beforeAll } from "bun:test";
-import { SCOPES } from "../../src/core/scopes";
+import { SCOPES } from "../../src/schema/scopes";
 import { testApp, type TestApp } from "../support/app";
 
 let t: TestApp;

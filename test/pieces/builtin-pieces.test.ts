@@ -1,6 +1,6 @@
 /** Each built-in piece on its own: a fake ActionContext, and a loopback HTTP server where the piece calls out. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { builtinRegistry } from "../../src/core/pieces/registry";
+import { builtinRegistry } from "../../src/pieces-runtime/registry";
 import type { PieceDef } from "../../src/pieces-sdk/types";
 import { normaliseSubmission, renderForm } from "../../pieces/form";
 import { checkPayload } from "../../pieces/subflows";

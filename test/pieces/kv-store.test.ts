@@ -1,7 +1,7 @@
 /** The SQLite key-value store behind ctx.store: workspace-scoped, JSON values, atomic append. */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { KvStore } from "../../src/core/pieces/kv-store";
-import { builtinRegistry } from "../../src/core/pieces/registry";
+import { KvStore } from "../../src/pieces-runtime/kv-store";
+import { builtinRegistry } from "../../src/pieces-runtime/registry";
 import { testApp, type TestApp } from "../support/app";
 import { fakeContext } from "./fake-context";
 

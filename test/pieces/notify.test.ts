@@ -4,7 +4,7 @@
  * reads, and that the SSRF guard stands between the piece and the network.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { builtinRegistry } from "../../src/core/pieces/registry";
+import { builtinRegistry } from "../../src/pieces-runtime/registry";
 import { createGuardedFetch } from "../../src/net/guarded-fetch";
 import { fakeContext, loopback } from "./fake-context";
 

@@ -2,8 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { activeProperties, missingRequired } from "../../src/core/pieces/conditions";
 import { dynamicOptions } from "../../src/core/pieces/catalog";
-import { builtinRegistry, PieceRegistry } from "../../src/core/pieces/registry";
-import { satisfiesPin } from "../../src/core/pieces/semver";
+import { builtinRegistry, PieceRegistry } from "../../src/pieces-runtime/registry";
+import { satisfiesPin } from "../../src/pieces-runtime/semver";
 import { action, definePiece, PieceDefinitionError, Property, Show } from "../../src/pieces-sdk";
 import { fixturePiece } from "./fixture-piece";
 

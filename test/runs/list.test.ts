@@ -4,7 +4,7 @@
  * starts, so nothing executes them.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { newId } from "../../src/core/ids";
+import { newId } from "../../src/lib/ids";
 import type { RunRow } from "../../src/store/runs";
 import { testApp, type TestApp } from "../support/app";
 

@@ -1,7 +1,7 @@
 /** The `code` piece: registered as code.run_code, runs in the sandbox, logs and fails like a step should. */
 import { afterAll, expect, test } from "bun:test";
-import { builtinRegistry } from "../../src/core/pieces/registry";
-import { stopSandboxProcesses } from "../../src/engine/sandbox";
+import { builtinRegistry } from "../../src/pieces-runtime/registry";
+import { stopSandboxProcesses } from "../../src/sandbox";
 import type { ActionContext } from "../../src/pieces-sdk/types";
 
 afterAll(() => stopSandboxProcesses());

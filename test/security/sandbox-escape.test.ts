@@ -1,6 +1,6 @@
 /** The escape corpus against run_code: no host object is ever reachable, in either isolation mode. */
 import { afterAll, describe, expect, test } from "bun:test";
-import { runUserCode, stopSandboxProcesses, type SandboxResult } from "../../src/engine/sandbox";
+import { runUserCode, stopSandboxProcesses, type SandboxResult } from "../../src/sandbox";
 import { HOST_GLOBALS, JS_ESCAPES } from "./escape-corpus";
 
 afterAll(() => stopSandboxProcesses());

@@ -3,7 +3,7 @@
  * memory bomb took goes back.
  */
 import { describe, expect, test } from "bun:test";
-import { isolationFor, runUserCode } from "../../src/engine/sandbox";
+import { isolationFor, runUserCode } from "../../src/sandbox";
 
 const deep = (levels: number) => {
   let value: unknown = { leaf: true };

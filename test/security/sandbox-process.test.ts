@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { configureSandbox, runUserCode, sandboxSettings, stopSandboxProcesses } from "../../src/engine/sandbox";
+import { configureSandbox, runUserCode, sandboxSettings, stopSandboxProcesses } from "../../src/sandbox";
 
 const ROOT = resolve(import.meta.dir, "../..");
 let previous: ReturnType<typeof sandboxSettings>;
@@ -114,8 +114,8 @@ describe("inside a compiled binary", () => {
     const entry = join(dir, "entry.ts");
     // A tiny program shaped like src/main.ts: `__sandbox` dispatches to the child, anything else runs one call of each kind.
     await Bun.write(entry, `
-      import { runSandboxChild } from ${JSON.stringify(join(ROOT, "src/engine/sandbox/child.ts"))};
-      import { runUserCode, stopSandboxProcesses } from ${JSON.stringify(join(ROOT, "src/engine/sandbox/index.ts"))};
+      import { runSandboxChild } from ${JSON.stringify(join(ROOT, "src/sandbox/child.ts"))};
+      import { runUserCode, stopSandboxProcesses } from ${JSON.stringify(join(ROOT, "src/sandbox/index.ts"))};
       if (process.argv[2] === "__sandbox") await runSandboxChild();
       // Anything else that is not the test's own start exits: a wrong re-exec must never recurse.
       else if (process.env.WEFT_SANDBOX_CHECK !== "run") process.exit(3);

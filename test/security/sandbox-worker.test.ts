@@ -6,7 +6,7 @@ import { expect, test } from "bun:test";
 
 test("limits fail cleanly inside a Worker thread, which keeps serving", async () => {
   const source = `
-    import { runUserCode } from ${JSON.stringify(new URL("../../src/engine/sandbox/index.ts", import.meta.url).pathname)};
+    import { runUserCode } from ${JSON.stringify(new URL("../../src/sandbox/index.ts", import.meta.url).pathname)};
     const cases = {
       recursion: "function down(n) { return down(n + 1) + 1 } return down(0)",
       mapRecursion: "function g(n) { return [1, 2].map(() => g(n + 1)) } return g(0)",

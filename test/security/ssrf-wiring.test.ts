@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadRegistry } from "../../src/core/pieces/registry";
+import { loadRegistry } from "../../src/pieces-runtime/registry";
 import { createGuardedFetch } from "../../src/net/guarded-fetch";
 import { createGeneric } from "../connections/support/flow";
 import { startProvider, type Provider } from "../connections/support/oauth-provider";

@@ -1,6 +1,6 @@
 /** Schedules: croner patterns (5 or 6 fields), time zones, the minimum interval, fixed intervals. */
 import { describe, expect, test } from "bun:test";
-import { builtinRegistry } from "../../src/core/pieces/registry";
+import { builtinRegistry } from "../../src/pieces-runtime/registry";
 import { nextFireAfter, scheduleOf, specFromKey } from "../../src/core/triggers/schedule-spec";
 
 const registry = builtinRegistry();

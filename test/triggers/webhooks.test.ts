@@ -1,6 +1,6 @@
 /** Public webhook URLs: runs from each body kind, synchronous replies, 404 rules, rotate, the test URL. */
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
-import * as ids from "../../src/core/ids";
+import * as ids from "../../src/lib/ids";
 import { definePiece, action } from "../../src/pieces-sdk";
 import { definition, triggerApp, webhookTrigger, type TriggerApp } from "./harness";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { BoundedMap } from "../../src/core/bounded-map";
+import { BoundedMap } from "../../src/lib/bounded-map";
 
 describe("BoundedMap", () => {
   test("keeps between half its capacity and its capacity, always the most recent insertions", () => {

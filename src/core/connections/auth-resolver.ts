@@ -13,7 +13,7 @@ import { AppError } from "../../http/errors";
 import type { ResolvedAuth } from "../../pieces-sdk/types";
 import type { ConnectionRow } from "../../store/connections";
 import { nowIso } from "../../store/db";
-import { newSecret } from "../ids";
+import { newSecret } from "../../lib/ids";
 import { decryptJson, describe, encryptJson, oauth2AuthOf, parseJson, pieceOf, type ConnectionsContext, type StoredTokens } from "./context";
 import type { OAuth2Settings, PublicValues, SecretValues } from "./credentials";
 import { providerOf } from "./provider";

@@ -7,7 +7,7 @@ import type { Logger } from "../../http/logger";
 import type { GuardedFetch, OAuth2AuthDef, PieceDef } from "../../pieces-sdk/types";
 import type { ConnectionRow, ConnectionStore } from "../../store/connections";
 import type { SecretBox } from "../crypto";
-import type { PieceRegistry } from "../pieces/registry";
+import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { OAuth2Settings, PreparedCredentials, PublicValues, SecretValues } from "./credentials";
 import type { ManagedApps } from "./managed-apps";
 import type { StateSigner } from "./oauth2-state";

@@ -6,7 +6,7 @@
 import { AppError } from "../../http/errors";
 import type { OAuth2AuthDef, PieceDef } from "../../pieces-sdk/types";
 import type { ConnectionRow } from "../../store/connections";
-import { sha256 } from "../ids";
+import { sha256 } from "../../lib/ids";
 import { describe, type ConnectionsContext } from "./context";
 import type { OAuth2Settings, SecretValues } from "./credentials";
 import type { ClientCredentials } from "./token-client";

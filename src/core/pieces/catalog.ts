@@ -6,7 +6,7 @@ import { LRUCache } from "lru-cache";
 import { AppError } from "../../http/errors";
 import type { ActionDef, AuthDef, DynamicOptions, GuardedFetch, PieceDef, ResolvedAuth, TriggerDef } from "../../pieces-sdk/types";
 import { discriminators, project, RESERVED_QUERY_KEYS, toSpecProperty, type Projection, type QueryValues } from "./projection";
-import type { PieceRegistry } from "./registry";
+import type { PieceRegistry } from "../../pieces-runtime/registry";
 
 const quoteList = (ids: string[]) => (ids.length ? ids.map((id) => `"${id}"`).join(", ") : "(none)");
 

@@ -3,7 +3,7 @@
  * (the reply is 200 with that filter not applied); page and limit fall back to 1 and 20; environment
  * falls back to production, so test runs are hidden unless asked for with `test` or `all`.
  */
-import { isUuid } from "../ids";
+import { isUuid } from "../../lib/ids";
 import { pageOf } from "../../schema/common";
 import { RUN_STATUSES, RUN_TRIGGER_TYPES, type Environment, type RunStatus } from "../../schema/run";
 import type { RunListFilter } from "../../store/runs";

@@ -7,7 +7,7 @@ import type { FlowVersionT } from "../../schema/workflow";
 import type { WorkflowT } from "../../schema/workflow-record";
 import { nowIso } from "../../store/db";
 import { TemplateStore, type TemplateRow } from "../../store/templates";
-import { newId } from "../ids";
+import { newId } from "../../lib/ids";
 import { walk, withoutConnections } from "../workflows/tree";
 import type { Actor, Workflows } from "../workflows/workflows";
 import { BUILTIN_TEMPLATES, type BuiltinTemplate } from "./catalog";

@@ -13,7 +13,7 @@
 import { AppError } from "../../http/errors";
 import type { Logger } from "../../http/logger";
 import type { FlowVersionT } from "../../schema/workflow";
-import type { PieceRegistry } from "../pieces/registry";
+import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { LifecycleHooks, PublishedVersion } from "../workflows/hooks";
 import type { Poller } from "./poller";
 import type { Registrations } from "./registrations";

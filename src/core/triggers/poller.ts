@@ -13,7 +13,7 @@ import type { Logger } from "../../http/logger";
 import type { PollDedupe, TriggerDef } from "../../pieces-sdk/types";
 import type { Db } from "../../store/db";
 import type { PollRow, TriggerStore } from "../../store/triggers";
-import type { PieceRegistry } from "../pieces/registry";
+import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Clock } from "./clock";
 import type { TriggerRunStarter, TriggerRuntime, TriggerWorkflows } from "./ports";
 

@@ -10,8 +10,8 @@ import type { Logger } from "../../http/logger";
 import type { TriggerDef, TriggerLifecycleContext } from "../../pieces-sdk/types";
 import type { TriggerNodeT } from "../../schema/workflow";
 import type { RegistrationRow, TriggerStore } from "../../store/triggers";
-import { sha256 } from "../ids";
-import type { PieceRegistry } from "../pieces/registry";
+import { sha256 } from "../../lib/ids";
+import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Clock } from "./clock";
 import type { TriggerRuntime, TriggerWorkflows } from "./ports";
 

@@ -6,7 +6,7 @@
  */
 import { Cron } from "croner";
 import { timeZoneProblem } from "../../pieces-sdk/time-zone";
-import type { PieceRegistry } from "../pieces/registry";
+import type { PieceRegistry } from "../../pieces-runtime/registry";
 
 export type ScheduleSpec =
   | { kind: "cron"; pattern: string; timezone: string; key: string }

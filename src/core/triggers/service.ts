@@ -6,7 +6,7 @@
  *   workflows hooks.push(triggers.lifecycle);   // publish → schedule/poll/register
  *   triggers.start();                           // `weft serve`: timers; tests call tick() instead
  */
-import { BoundedMap } from "../bounded-map";
+import { BoundedMap } from "../../lib/bounded-map";
 import type { TriggersConfig } from "../../config";
 import type { Logger } from "../../http/logger";
 import { createGuardedFetch, wrapGuardedFetch } from "../../net/guarded-fetch";
@@ -14,8 +14,8 @@ import type { GuardedFetch, ResolvedAuth } from "../../pieces-sdk/types";
 import type { FlowVersionT } from "../../schema/workflow";
 import type { Db } from "../../store/db";
 import { TriggerStore } from "../../store/triggers";
-import { safeEqual, sha256 } from "../ids";
-import type { PieceRegistry } from "../pieces/registry";
+import { safeEqual, sha256 } from "../../lib/ids";
+import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Workflows } from "../workflows/workflows";
 import { systemClock, type Clock } from "./clock";
 import { TriggerLifecycle } from "./lifecycle";

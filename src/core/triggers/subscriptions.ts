@@ -10,7 +10,7 @@
 import type { Logger } from "../../http/logger";
 import type { Subscription, TriggerDef } from "../../pieces-sdk/types";
 import type { TriggerNodeT } from "../../schema/workflow";
-import type { PieceRegistry } from "../pieces/registry";
+import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { SubscriptionRuns, TriggerRuntime } from "./ports";
 
 export interface SubscriptionsOptions {

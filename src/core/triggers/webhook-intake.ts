@@ -17,7 +17,7 @@
 import { AppError } from "../../http/errors";
 import type { TriggerDef } from "../../pieces-sdk/types";
 import type { FlowVersionT } from "../../schema/workflow";
-import type { PieceRegistry } from "../pieces/registry";
+import type { PieceRegistry } from "../../pieces-runtime/registry";
 import { walk } from "../workflows/tree";
 import type { RunReply, WebhookRunStarter, WebhookTarget, WebhookWorkflows } from "./ports";
 import type { WebhookTriggerData } from "./webhook-request";

@@ -5,18 +5,29 @@
  */
 import { AppError, notFound } from "../../http/errors";
 import { nowIso } from "../../store/db";
-import type { VariableRow, WorkflowRow } from "../../store/workflows";
+import type { Db } from "../../store/db";
+import type { VariableRow, WorkflowRow, WorkflowStore } from "../../store/workflows";
 import type { FlowVersionT } from "../../schema/workflow";
 import type { SecretBox } from "../crypto";
 import { stepStamp, stepsByName, type AnyNode } from "./tree";
-import type { Actor, Workflows } from "./workflows";
+
+/** The part of the workflows core this module reads: rows by workspace and their drafts (./workflows.ts serves it). */
+export interface WorkflowRows {
+  readonly store: WorkflowStore;
+  readonly db: Db;
+  row(workspaceId: string, id: string): WorkflowRow;
+  draft(row: WorkflowRow): FlowVersionT;
+}
+
+/** Who asks: the editor data is scoped to the caller's workspace. */
+type Actor = { workspaceId: string };
 
 export interface PinnedEntry { data: unknown; pinnedAt: string; stale: boolean }
 export interface VariableView { name: string; value: unknown; secret: boolean; description: string; updatedAt: string }
 export interface VariableInput { name: string; value?: unknown; secret?: boolean; description?: string }
 
 export class EditorData {
-  constructor(private readonly workflows: Workflows, private readonly secrets: SecretBox) {}
+  constructor(private readonly workflows: WorkflowRows, private readonly secrets: SecretBox) {}
 
   // ------------------------------------------------------------------ pinned data
 

@@ -2,7 +2,7 @@
 import { AppError, notFound } from "../../http/errors";
 import { nowIso } from "../../store/db";
 import type { FolderRow, FolderWithCount } from "../../store/folders";
-import { newId } from "../ids";
+import { newId } from "../../lib/ids";
 import type { Actor, Workflows } from "./workflows";
 
 export interface FolderView { id: string; name: string; workflowCount: number; workspaceId: string; createdAt: string; updatedAt: string }

@@ -6,7 +6,7 @@
  */
 import { AppError } from "../../http/errors";
 import type { ActionNodeT, FlowVersionT, TriggerNodeT } from "../../schema/workflow";
-import { sha256 } from "../ids";
+import { sha256 } from "../../lib/ids";
 
 export const LIMITS = {
   /** Action steps in one definition (the trigger not counted). */

@@ -20,7 +20,7 @@ import {
 import { isExpression, isPresent, resolveProperties } from "../pieces/conditions";
 import { LIMITS, walk, type AnyNode } from "./tree";
 
-/** The part of the piece registry (src/core/pieces/registry.ts) the gate reads. */
+/** The part of the piece registry (src/pieces-runtime/registry.ts) the gate reads. */
 export interface GateFleet {
   get(id: string): PieceDef | undefined;
   list(): PieceDef[];

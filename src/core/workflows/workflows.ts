@@ -13,7 +13,7 @@ import { WorkflowStore, type VersionRow, type WorkflowListRow, type WorkflowRow 
 import { emptyDefinition, type FlowVersionT } from "../../schema/workflow";
 import { WORKFLOW_STATUSES, type DiagnosticsT, type WorkflowCreateBodyT, type WorkflowT, type WorkflowUpdateBodyT } from "../../schema/workflow-record";
 import type { SecretBox } from "../crypto";
-import { isUuid, newId, newSecret, safeEqual, sha256 } from "../ids";
+import { isUuid, newId, newSecret, safeEqual, sha256 } from "../../lib/ids";
 import { EditorData } from "./editor-data";
 import type { LifecycleHooks, PublishedVersion } from "./hooks";
 import { assertWithinLimits, cronExpressionOf, definitionHash, normalizeDefinition, shapeOf } from "./tree";

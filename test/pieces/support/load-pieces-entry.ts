@@ -3,7 +3,7 @@
  * (including `import ... from "weft/sdk"`) inside a `bun build --compile` binary, where no source tree exists.
  * Prints the fleet's ids and one action's output as JSON.
  */
-import { loadRegistry } from "../../../src/core/pieces/registry";
+import { loadRegistry } from "../../../src/pieces-runtime/registry";
 
 const registry = await loadRegistry({ piecesDir: process.argv[2] });
 const greet = registry.action("greetings", "greet");

@@ -7,9 +7,9 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import * as sdkModule from "../../pieces-sdk";
-import { definePiece, PieceDefinitionError, sdk } from "../../pieces-sdk";
-import type { PieceDef } from "../../pieces-sdk/types";
+import * as sdkModule from "../pieces-sdk";
+import { definePiece, PieceDefinitionError, sdk } from "../pieces-sdk";
+import type { PieceDef } from "../pieces-sdk/types";
 
 export class PieceLoadError extends Error {}
 

@@ -6,9 +6,9 @@
  * Idempotency-Key (see ./idempotency.ts).
  */
 import { Elysia } from "elysia";
-import type { Identity, Principal } from "../core/identity";
-import type { Permission } from "../core/scopes";
-import { AppError } from "./errors";
+import type { Identity, Principal } from "../../core/identity";
+import type { Permission } from "../../schema/scopes";
+import { AppError } from "../../http/errors";
 import { TokenBuckets, rateLimitHeaders } from "./rate-limit";
 
 export const SESSION_COOKIE = "weft_session";

@@ -1,4 +1,4 @@
-import { loadSandboxConfig } from "../../config";
+import { loadSandboxConfig } from "../config";
 
 /**
  * The limits every user-code call runs under, and where their defaults come from.

@@ -2,9 +2,9 @@
  * The fleet: the one version of each piece that the running workers load — the built-ins plus user
  * pieces from WEFT_PIECES_DIR. Pins resolve against it (DESIGN.md §3: same major, fleet ≥ pin).
  */
-import type { Config } from "../../config";
-import type { ActionDef, PieceDef, TriggerDef } from "../../pieces-sdk/types";
-import { builtinPieces } from "../../../pieces";
+import type { Config } from "../config";
+import type { ActionDef, PieceDef, TriggerDef } from "../pieces-sdk/types";
+import { builtinPieces } from "../../pieces";
 import { loadPiecesDir } from "./loader";
 import { satisfiesPin } from "./semver";
 

@@ -4,10 +4,10 @@
  * a key still running answers 409 after a short wait; a different fingerprint answers 422; 5xx answers
  * are not stored. Write routes that do not opt in refuse the header.
  */
-import { sha256 } from "../core/ids";
-import type { Principal } from "../core/identity";
-import type { IdempotencyStore } from "../store/idempotency";
-import { AppError } from "./errors";
+import { sha256 } from "../../lib/ids";
+import type { Principal } from "../../core/identity";
+import type { IdempotencyStore } from "../../store/idempotency";
+import { AppError } from "../../http/errors";
 
 const MAX_KEY_LENGTH = 255;
 const WAIT_MS = 1000;

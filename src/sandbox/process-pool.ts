@@ -37,7 +37,7 @@ const START_TIMEOUT_MS = 15_000;
 function sandboxCommand(): string[] {
   // Inside a `bun build --compile` binary the sources live in an embedded file system: run the binary itself.
   if (import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN")) return [process.execPath, "__sandbox"];
-  return [process.execPath, fileURLToPath(new URL("../../main.ts", import.meta.url)), "__sandbox"];
+  return [process.execPath, fileURLToPath(new URL("../main.ts", import.meta.url)), "__sandbox"];
 }
 
 interface Sent {

@@ -3,7 +3,7 @@
  * (which the `permission` macro fills with `x-permission` and `security`).
  */
 import { toOpenAPISchema } from "@elysiajs/openapi";
-import "./string-formats";
+import "../../http/string-formats";
 import type { AnyElysia } from "elysia";
 
 /** Resource groups in the spec's order (spec §1), then the service's own groups. */

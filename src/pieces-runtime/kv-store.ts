@@ -2,8 +2,8 @@
  * The workspace key-value store behind `ctx.store` (the `store` piece). SQLite-backed, scoped to one
  * workspace per handle, values kept as JSON text. Synchronous like bun:sqlite itself.
  */
-import type { KeyValueStore } from "../../pieces-sdk/types";
-import { nowIso, type Db } from "../../store/db";
+import type { KeyValueStore } from "../pieces-sdk/types";
+import { nowIso, type Db } from "../store/db";
 
 export const MAX_KEY_LENGTH = 256;
 export const MAX_VALUE_BYTES = 1024 * 1024;

@@ -1,0 +1,89 @@
+/**
+ * The layers of src/ (docs/architecture.md): every import points down.
+ *
+ *   app.ts, main.ts                       composition root and command line
+ *   api/, mcp/                            HTTP routes and the MCP server
+ *   core/                                 what the product does (workflows, runs, triggers, connections)
+ *   engine/                               runs: dispatch, execution, recovery, writes
+ *   pieces-runtime/                       the piece registry, loader and the pieces' KV store
+ *   store/                                SQL, migrations, the data dir
+ *   sandbox/                              QuickJS for user code, in-thread or in sandbox processes
+ *   http/ lib/ net/ schema/ pieces-sdk/ config.ts   the ground floor, importing nothing above it
+ *
+ * `npm run lint:deps` checks it; type-only imports count (they tie the layers as much as values do).
+ */
+const upper = (layers) => `^src/(${layers.join("|")})(/|\\.ts$)`;
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycles",
+      severity: "error",
+      comment: "An import cycle ties two modules into one: break it by moving what both need one layer down.",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "ground-floor-imports-nothing-above",
+      severity: "error",
+      comment: "schema, pieces-sdk, config, lib, net and http are the ground floor: they import only each other.",
+      from: { path: "^src/(schema|pieces-sdk|lib|net|http)/|^src/config\\.ts$|^src/heap-tuning\\.ts$" },
+      to: { path: upper(["store", "pieces-runtime", "engine", "core", "api", "mcp", "app", "main"]) },
+    },
+    {
+      name: "sandbox-stands-alone",
+      severity: "error",
+      comment: "The sandbox runs user code with nothing but its input: it imports only the ground floor.",
+      from: { path: "^src/sandbox/" },
+      to: { path: upper(["store", "pieces-runtime", "engine", "core", "api", "mcp", "app", "main"]) },
+    },
+    {
+      name: "store-stays-below-the-engine",
+      severity: "error",
+      comment: "store says how things are stored; it knows nothing of pieces, runs or routes.",
+      from: { path: "^src/store/" },
+      to: { path: upper(["pieces-runtime", "engine", "core", "api", "mcp", "app", "main"]) },
+    },
+    {
+      name: "pieces-runtime-stays-below-the-engine",
+      severity: "error",
+      from: { path: "^src/pieces-runtime/" },
+      to: { path: upper(["engine", "core", "api", "mcp", "app", "main"]) },
+    },
+    {
+      name: "engine-imports-no-core",
+      severity: "error",
+      comment: "The engine runs what it is given; what it needs from above comes in through its constructor.",
+      from: { path: "^src/engine/" },
+      to: { path: upper(["core", "api", "mcp", "app", "main"]) },
+    },
+    {
+      name: "core-imports-no-routes",
+      severity: "error",
+      from: { path: "^src/core/" },
+      to: { path: upper(["api", "mcp", "app", "main"]) },
+    },
+    {
+      name: "routes-import-no-app",
+      severity: "error",
+      comment: "api/ and mcp/ take their dependencies from api/deps.ts, not from the composition root.",
+      from: { path: "^src/(api|mcp)/" },
+      to: { path: upper(["app", "main"]) },
+    },
+    {
+      name: "pieces-use-the-sdk-only",
+      severity: "error",
+      comment: "A built-in piece is written like an outside one: against src/pieces-sdk and the ground floor (the code piece also uses src/sandbox).",
+      from: { path: "^pieces/" },
+      to: { path: upper(["store", "pieces-runtime", "engine", "core", "api", "mcp", "app", "main"]) },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(node_modules|dist|public)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default"], extensions: [".ts", ".tsx", ".js", ".json"] },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};

@@ -1,0 +1,58 @@
+/**
+ * What every route module (src/api/*) and the MCP server (src/mcp/*) is given: the services built by the
+ * composition root (src/app.ts). It lives at the routes' level so that they never import the app that
+ * imports them (docs/architecture.md).
+ */
+import type { Config } from "../config";
+import type { Connections } from "../core/connections";
+import type { SecretBox } from "../core/crypto";
+import type { Identity } from "../core/identity";
+import type { Runs } from "../core/runs/runs";
+import type { Templates } from "../core/templates/templates";
+import type { Triggers } from "../core/triggers/service";
+import type { Folders } from "../core/workflows/folders";
+import type { LifecycleHooks } from "../core/workflows/hooks";
+import type { Transfer } from "../core/workflows/transfer";
+import type { Workflows } from "../core/workflows/workflows";
+import type { Engine } from "../engine/engine";
+import type { Logger } from "../http/logger";
+import type { PieceRegistry } from "../pieces-runtime/registry";
+import type { GuardedFetch, ResolvedAuth } from "../pieces-sdk/types";
+import type { Db } from "../store/db";
+import type { Security } from "./middleware/security";
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  log: Logger;
+  identity: Identity;
+  security: Security;
+  contract: { document(): unknown; docsPage(): string };
+  /** The fleet: every piece the workers load (built-ins + WEFT_PIECES_DIR). */
+  pieces: PieceRegistry;
+  /**
+   * Outbound fetch through the SSRF guard (WEFT_ALLOW_CIDRS), for every piece call made on this thread:
+   * dynamic options, connection checks and token requests, polls, main-thread steps. Worker threads build
+   * their own from the same allow-list. Nothing that runs piece code may use the global fetch.
+   */
+  guardedFetch: GuardedFetch;
+  /** Resolves a workspace's connection to fresh credentials for piece code run by the API (set by connections). */
+  resolveConnectionAuth?: (input: { workspaceId: string; connectionId: string; pieceId: string }) => Promise<ResolvedAuth>;
+  /** Encryption at rest (AES-256-GCM) with the current key and any keys being rotated out; share it, do not build another. */
+  secrets: SecretBox;
+  /** Connections and OAuth2; `connections.resolveConnectionAuth` and `connections.connectionExists` serve the engine and the gate. */
+  connections: Connections;
+  /** Workflows: drafts, the gate, publish/unpublish, versions, `definitionForRun` for the engine (set*Provider seams). */
+  workflows: Workflows;
+  folders: Folders;
+  templates: Templates;
+  workflowTransfer: Transfer;
+  /** Publish/unpublish/rotate listeners (triggers): `deps.lifecycleHooks.push({ onPublish, onUnpublish })`. */
+  lifecycleHooks: LifecycleHooks[];
+  /** The execution engine: `engine.startRun`/`enqueue` start runs, `waitFor`/`waitForReply` wait; `serve` calls `engine.start()`. */
+  engine: Engine;
+  /** The Runs API's core (list, read, cancel, retry, run a workflow). */
+  runs: Runs;
+  /** Webhook intake, scheduler, poller, provider registrations (src/core/triggers); `serve` calls `triggers.start()`. */
+  triggers: Triggers;
+}
