@@ -35,8 +35,18 @@ export async function startBenchServer(command: string[], env: Record<string, st
   const started = performance.now();
   const proc = Bun.spawn(command, {
     cwd: ROOT,
-    env: { ...process.env, WEFT_PORT: String(port), WEFT_DATA_DIR: dataDir, WEFT_BOOTSTRAP_TOKEN: BENCH_TOKEN, WEFT_LOG_LEVEL: "warn", WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0", ...env },
-    stdout: "ignore", stderr: "inherit",
+    env: {
+      ...process.env,
+      WEFT_PORT: String(port),
+      WEFT_DATA_DIR: dataDir,
+      WEFT_BOOTSTRAP_TOKEN: BENCH_TOKEN,
+      WEFT_LOG_LEVEL: "warn",
+      WEFT_RATE_LIMIT: "0",
+      WEFT_FLOOD_LIMIT: "0",
+      ...env,
+    },
+    stdout: "ignore",
+    stderr: "inherit",
   });
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
@@ -46,18 +56,43 @@ export async function startBenchServer(command: string[], env: Record<string, st
     if (performance.now() - started > 20_000) throw new Error("server did not start");
     await Bun.sleep(1);
   }
-  return { url, port, proc, dataDir, coldStartMs: performance.now() - started, stop: async () => { proc.kill("SIGTERM"); await proc.exited; } };
+  return {
+    url,
+    port,
+    proc,
+    dataDir,
+    coldStartMs: performance.now() - started,
+    stop: async () => {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
+  };
 }
 
-export interface LoadResult { requestsPerSecond: number; p50Ms: number; p99Ms: number; errors: number; tool: string; /** Completed requests. */ requests: number }
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  tool: string /** Completed requests. */;
+  requests: number;
+}
 
 /** Drives `connections` concurrent clients for `seconds` with wrk (apt install wrk), else a Bun client. */
-export async function load(url: string, options: { connections: number; seconds: number; method?: string; headers?: Record<string, string>; body?: string }): Promise<LoadResult> {
+export async function load(
+  url: string,
+  options: { connections: number; seconds: number; method?: string; headers?: Record<string, string>; body?: string },
+): Promise<LoadResult> {
   const wrk = Bun.which("wrk");
   if (wrk) {
     const script = join(mkdtempSync(join(tmpdir(), "wrk-")), "req.lua");
-    const headerLines = Object.entries(options.headers ?? {}).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join("\n");
-    await Bun.write(script, `wrk.method = ${JSON.stringify(options.method ?? "GET")}\n${headerLines}\n${options.body ? `wrk.body = ${JSON.stringify(options.body)}` : ""}\n`);
+    const headerLines = Object.entries(options.headers ?? {})
+      .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+      .join("\n");
+    await Bun.write(
+      script,
+      `wrk.method = ${JSON.stringify(options.method ?? "GET")}\n${headerLines}\n${options.body ? `wrk.body = ${JSON.stringify(options.body)}` : ""}\n`,
+    );
     const out = Bun.spawnSync([wrk, "-t2", `-c${options.connections}`, `-d${options.seconds}s`, "--latency", "-s", script, url]).stdout.toString();
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
     const ms = (label: string) => {
@@ -73,17 +108,26 @@ export async function load(url: string, options: { connections: number; seconds:
   const latencies: number[] = [];
   let errors = 0;
   const end = performance.now() + options.seconds * 1000;
-  await Promise.all(Array.from({ length: options.connections }, async () => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      const res = await fetch(url, { method: options.method ?? "GET", headers: options.headers, body: options.body });
-      await res.arrayBuffer();
-      if (!res.ok) errors++;
-      latencies.push(performance.now() - t0);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: options.connections }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        const res = await fetch(url, { method: options.method ?? "GET", headers: options.headers, body: options.body });
+        await res.arrayBuffer();
+        if (!res.ok) errors++;
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
   latencies.sort((a, b) => a - b);
-  return { requestsPerSecond: latencies.length / options.seconds, p50Ms: latencies[Math.floor(latencies.length * 0.5)]!, p99Ms: latencies[Math.floor(latencies.length * 0.99)]!, errors, tool: "bun fetch (install wrk for accurate figures)", requests: latencies.length };
+  return {
+    requestsPerSecond: latencies.length / options.seconds,
+    p50Ms: latencies[Math.floor(latencies.length * 0.5)]!,
+    p99Ms: latencies[Math.floor(latencies.length * 0.99)]!,
+    errors,
+    tool: "bun fetch (install wrk for accurate figures)",
+    requests: latencies.length,
+  };
 }
 
 export const machine = () => `nproc=${cpus().length}`;

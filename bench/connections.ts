@@ -19,7 +19,8 @@ const actor = { orgId, workspaceId, userId: null };
 
 let refreshes = 0;
 const provider = Bun.serve({
-  port: 0, hostname: "127.0.0.1",
+  port: 0,
+  hostname: "127.0.0.1",
   async fetch() {
     refreshes++;
     await Bun.sleep(20); // a provider's typical answer time, so callers overlap
@@ -28,10 +29,21 @@ const provider = Bun.serve({
 });
 const tokenUrl = `http://127.0.0.1:${provider.port}/token`;
 
-const conn = await deps.connections.create(actor, { pieceId: "oauth2", name: "bench", clientId: "c", clientSecret: "s", config: { authUrl: "https://idp.example.com/a", tokenUrl } });
+const conn = await deps.connections.create(actor, {
+  pieceId: "oauth2",
+  name: "bench",
+  clientId: "c",
+  clientSecret: "s",
+  config: { authUrl: "https://idp.example.com/a", tokenUrl },
+});
 const store = deps.connections.ctx.store;
 const setTokens = (expiresInMs: number) =>
-  store.setTokens(conn.id, deps.secrets.encrypt(JSON.stringify({ accessToken: "at_0", refreshToken: "rt_0", extra: {} })), new Date(Date.now() + expiresInMs).toISOString(), new Date().toISOString());
+  store.setTokens(
+    conn.id,
+    deps.secrets.encrypt(JSON.stringify({ accessToken: "at_0", refreshToken: "rt_0", extra: {} })),
+    new Date(Date.now() + expiresInMs).toISOString(),
+    new Date().toISOString(),
+  );
 const ref = { workspaceId, connectionId: conn.id, pieceId: "oauth2" };
 
 setTokens(3600_000);
@@ -40,7 +52,9 @@ const n = 50_000;
 let started = performance.now();
 for (let i = 0; i < n; i++) await deps.connections.resolveConnectionAuth(ref);
 const perCall = (performance.now() - started) / n;
-console.log(`resolveConnectionAuth, fresh OAuth2 token: ${(1000 / perCall).toFixed(0)} calls/s, ${(perCall * 1000).toFixed(1)} µs/call (${cpus().length} cores)`);
+console.log(
+  `resolveConnectionAuth, fresh OAuth2 token: ${(1000 / perCall).toFixed(0)} calls/s, ${(perCall * 1000).toFixed(1)} µs/call (${cpus().length} cores)`,
+);
 
 const rounds = 20;
 let waited = 0;
@@ -50,7 +64,9 @@ for (let r = 0; r < rounds; r++) {
   await Promise.all(Array.from({ length: 100 }, () => deps.connections.resolveConnectionAuth(ref)));
   waited += performance.now() - started;
 }
-console.log(`100 concurrent runs, token due for refresh: ${(waited / rounds).toFixed(1)} ms until all hold the new token; provider refreshes: ${refreshes} for ${rounds} rounds (1 per round expected)`);
+console.log(
+  `100 concurrent runs, token due for refresh: ${(waited / rounds).toFixed(1)} ms until all hold the new token; provider refreshes: ${refreshes} for ${rounds} rounds (1 per round expected)`,
+);
 provider.stop(true);
 db.close();
 rmSync(dataDir, { recursive: true, force: true });

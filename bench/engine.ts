@@ -46,27 +46,45 @@ function cpuMs(pid: number): number {
   }
 }
 
-const loadAverage = () => loadavg().map((n) => n.toFixed(2)).join(" ");
+const loadAverage = () =>
+  loadavg()
+    .map((n) => n.toFixed(2))
+    .join(" ");
 
 const definition = {
   schemaVersion: 2,
   trigger: {
-    name: "trigger", type: "manual", config: {},
+    name: "trigger",
+    type: "manual",
+    config: {},
     nextAction: {
-      name: "shape", type: "PIECE", pieceId: "data", actionId: "set_fields",
+      name: "shape",
+      type: "PIECE",
+      pieceId: "data",
+      actionId: "set_fields",
       config: { fields: { name: "{{trigger.body.name}}", n: "{{trigger.body.n}}" } },
       nextAction: {
-        name: "route", type: "ROUTER",
+        name: "route",
+        type: "ROUTER",
         branches: [
-          { name: "big", conditions: [[{ field: "{{shape.output.n}}", operator: "number_gt", value: 10 }]],
-            firstAction: { name: "bigText", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "big {{shape.output.name}}" } } },
-          { name: "small", conditions: [],
-            firstAction: { name: "smallText", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "small {{shape.output.name}}" } } },
+          {
+            name: "big",
+            conditions: [[{ field: "{{shape.output.n}}", operator: "number_gt", value: 10 }]],
+            firstAction: { name: "bigText", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "big {{shape.output.name}}" } },
+          },
+          {
+            name: "small",
+            conditions: [],
+            firstAction: { name: "smallText", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "small {{shape.output.name}}" } },
+          },
         ],
       },
     },
   },
-  settings: {}, variables: {}, annotations: null, pinnedData: {},
+  settings: {},
+  variables: {},
+  annotations: null,
+  pinnedData: {},
 };
 
 function percentile(sorted: number[], p: number): number {
@@ -98,11 +116,24 @@ async function throughput() {
   const flags = values["server-flags"]!.split(" ").filter(Boolean);
   const server = await startServer({
     command: [process.execPath, ...flags, join(import.meta.dir, "../src/main.ts"), "serve"],
-    env: { WEFT_WORKERS: values.workers!, WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0", WEFT_LOG_LEVEL: "warn", WEFT_DB_SYNCHRONOUS: values.sync!, WEFT_RUN_WRITER: values.writer! },
+    env: {
+      WEFT_WORKERS: values.workers!,
+      WEFT_RATE_LIMIT: "0",
+      WEFT_FLOOD_LIMIT: "0",
+      WEFT_LOG_LEVEL: "warn",
+      WEFT_DB_SYNCHRONOUS: values.sync!,
+      WEFT_RUN_WRITER: values.writer!,
+    },
   });
   try {
     const json = async (res: Response) => (await res.json()) as any;
-    const created = await json(await server.fetch("/api/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "bench", definition }) }));
+    const created = await json(
+      await server.fetch("/api/workflows", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "bench", definition }),
+      }),
+    );
     const id = created.data.id;
     const published = await server.fetch(`/api/workflows/${id}/publish`, { method: "POST" });
     if (!published.ok) throw new Error(`publish failed: ${await published.text()}`);
@@ -161,19 +192,33 @@ async function throughput() {
     const sample = await json(await server.fetch(`/api/runs/${list.data[0].id}`));
     await server.stop();
     const db = new Database(join(server.dataDir, "weft.db"), { readonly: true });
-    const rows = db.query(`SELECT r.duration_ms AS d, r.status AS s, (SELECT count(*) FROM run_steps WHERE run_id = r.id) AS steps FROM runs r WHERE r.workflow_id = ? ORDER BY r.id`).all(id) as Array<{ d: number; s: string; steps: number }>;
+    const rows = db
+      .query(
+        `SELECT r.duration_ms AS d, r.status AS s, (SELECT count(*) FROM run_steps WHERE run_id = r.id) AS steps FROM runs r WHERE r.workflow_id = ? ORDER BY r.id`,
+      )
+      .all(id) as Array<{ d: number; s: string; steps: number }>;
     db.close();
     const measured = rows.slice(warmRuns);
     const completed = measured.filter((r) => r.s === "completed");
     const durations = completed.map((r) => r.d).sort((a, b) => a - b);
     const incomplete = measured.filter((r) => r.steps !== 3).length;
-    console.log(`engine throughput: ${CLIENTS} connections${Bun.which("wrk") ? ` (wrk, ${SECONDS} s)` : ` (bun fetch, ${RUNS} runs)`}, ${values.workers} workers, synchronous=${values.sync}, writer=${values.writer}, ${cpus().length} cores; load average ${loadBefore} → ${loadAfter}`);
+    console.log(
+      `engine throughput: ${CLIENTS} connections${Bun.which("wrk") ? ` (wrk, ${SECONDS} s)` : ` (bun fetch, ${RUNS} runs)`}, ${values.workers} workers, synchronous=${values.sync}, writer=${values.writer}, ${cpus().length} cores; load average ${loadBefore} → ${loadAfter}`,
+    );
     console.log(`  completed runs/s          ${(completed.length / seconds).toFixed(0)}  (${requests} answered, ${failed} not completed)`);
-    console.log(`  run durationMs p50/p99    ${percentile(durations, 50).toFixed(1)} / ${percentile(durations, 99).toFixed(1)} ms  (start → end of the last step, ${durations.length} runs; the durable commit follows)`);
-    console.log(`  start-to-finish p50/p99   ${roundTrip.p50.toFixed(1)} / ${roundTrip.p99.toFixed(1)} ms  (client round trip: POST …/run?wait=30 → the finished run, answered after its commit reached the disk)`);
-    console.log(`  server CPU per run        ${((cpu * 1000) / Math.max(1, completed.length)).toFixed(0)} µs (${((cpu / 10) / seconds).toFixed(0)}% of one core)`);
+    console.log(
+      `  run durationMs p50/p99    ${percentile(durations, 50).toFixed(1)} / ${percentile(durations, 99).toFixed(1)} ms  (start → end of the last step, ${durations.length} runs; the durable commit follows)`,
+    );
+    console.log(
+      `  start-to-finish p50/p99   ${roundTrip.p50.toFixed(1)} / ${roundTrip.p99.toFixed(1)} ms  (client round trip: POST …/run?wait=30 → the finished run, answered after its commit reached the disk)`,
+    );
+    console.log(
+      `  server CPU per run        ${((cpu * 1000) / Math.max(1, completed.length)).toFixed(0)} µs (${(cpu / 10 / seconds).toFixed(0)}% of one core)`,
+    );
     console.log(`  RSS idle / peak           ${idleRss.toFixed(0)} / ${peak.toFixed(0)} MB`);
-    console.log(`  persisted                 ${list.pagination.total} runs in the list; ${incomplete} of the measured runs lack step rows; a run has ${sample.data.steps.length} step rows (stepTotal ${sample.data.stepTotal})`);
+    console.log(
+      `  persisted                 ${list.pagination.total} runs in the list; ${incomplete} of the measured runs lack step rows; a run has ${sample.data.steps.length} step rows (stepTotal ${sample.data.stepTotal})`,
+    );
   } finally {
     await server.stop();
   }
@@ -183,7 +228,10 @@ async function throughput() {
 async function workerHop() {
   const dir = mkdtempSync(join(tmpdir(), "weft-bench-pieces-"));
   mkdirSync(dir, { recursive: true });
-  const piece = (id: string, sideEffects: string) => `export default (sdk) => sdk.definePiece({ id: "${id}", name: "${id}", version: "1.0.0", description: "bench",
+  const piece = (
+    id: string,
+    sideEffects: string,
+  ) => `export default (sdk) => sdk.definePiece({ id: "${id}", name: "${id}", version: "1.0.0", description: "bench",
   actions: [sdk.action({ id: "echo", name: "Echo", description: "echo", sideEffects: "${sideEffects}", props: {}, run: (ctx) => ({ v: ctx.config.v }) })] });\n`;
   writeFileSync(join(dir, "bench-hop.ts"), piece("bench_hop", "read"));
   writeFileSync(join(dir, "bench-pure.ts"), piece("bench_pure", "pure"));
@@ -204,9 +252,21 @@ async function workerHop() {
     await t.req("POST", `/api/workflows/${id}/run?environment=test&wait=30`, { body: {} });
     const runs = Number(values.hop) / STEPS;
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: runs }, () => t.deps.engine.startRun({ workspaceId: created.body.data.workspaceId, workflowId: id, environment: "test", triggerType: "api", input: {} }).then((r) => t.deps.engine.waitFor(r.id, 60_000))));
+    await Promise.all(
+      Array.from({ length: runs }, () =>
+        t.deps.engine
+          .startRun({ workspaceId: created.body.data.workspaceId, workflowId: id, environment: "test", triggerType: "api", input: {} })
+          .then((r) => t.deps.engine.waitFor(r.id, 60_000)),
+      ),
+    );
     const serial = performance.now();
-    const one = await t.deps.engine.startRun({ workspaceId: created.body.data.workspaceId, workflowId: id, environment: "test", triggerType: "api", input: {} });
+    const one = await t.deps.engine.startRun({
+      workspaceId: created.body.data.workspaceId,
+      workflowId: id,
+      environment: "test",
+      triggerType: "api",
+      input: {},
+    });
     const done = await t.deps.engine.waitFor(one.id, 60_000);
     const latency = performance.now() - serial;
     return { throughputUs: ((serial - t0) * 1000) / (runs * STEPS), latencyUs: (latency * 1000) / STEPS, status: done?.status };
@@ -216,7 +276,9 @@ async function workerHop() {
   console.log(`worker hop per step (${STEPS}-step chains, ${values.hop} steps):`);
   console.log(`  pure step on the main thread   ${pure.latencyUs.toFixed(0)} µs latency, ${pure.throughputUs.toFixed(1)} µs/step under load`);
   console.log(`  same step on a worker thread   ${hop.latencyUs.toFixed(0)} µs latency, ${hop.throughputUs.toFixed(1)} µs/step under load`);
-  console.log(`  cost of the hop                ${(hop.latencyUs - pure.latencyUs).toFixed(0)} µs latency, ${(hop.throughputUs - pure.throughputUs).toFixed(1)} µs/step under load (includes the running row)`);
+  console.log(
+    `  cost of the hop                ${(hop.latencyUs - pure.latencyUs).toFixed(0)} µs latency, ${(hop.throughputUs - pure.throughputUs).toFixed(1)} µs/step under load (includes the running row)`,
+  );
   await t.deps.engine.stop();
 }
 

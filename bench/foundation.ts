@@ -31,6 +31,8 @@ const server = await startBenchServer([binary, "serve"]);
 const headers = { authorization: `Bearer ${BENCH_TOKEN}` };
 await load(`${server.url}/api/auth/me`, { connections: 50, seconds: 2, headers }); // warm-up
 const result = await load(`${server.url}/api/auth/me`, { connections: 50, seconds: 10, headers });
-console.log(`authenticated GET /api/auth/me (token + one workspace row), 50 connections, ${result.tool}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.errors}`);
+console.log(
+  `authenticated GET /api/auth/me (token + one workspace row), 50 connections, ${result.tool}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.errors}`,
+);
 console.log(`RSS after load: ${rssMiB(server.proc.pid).toFixed(1)} MiB`);
 await server.stop();

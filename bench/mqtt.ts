@@ -20,12 +20,20 @@ if (!hasMosquitto()) {
 const broker = await startMosquitto();
 const server = await startServer({ env: { WEFT_ALLOW_CIDRS: "127.0.0.0/8", WEFT_LOG_LEVEL: "warn", WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0" } });
 try {
-  const post = async (path: string, body?: unknown) => (await (await server.fetch(path, { method: "POST", headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) })).json()) as any;
+  const post = async (path: string, body?: unknown) =>
+    (await (
+      await server.fetch(path, { method: "POST", headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) })
+    ).json()) as any;
   const conn = (await post("/api/connections", { pieceId: "mqtt", name: "bench", values: { url: broker.url } })).data.id;
   const definition = {
     schemaVersion: 2,
     trigger: {
-      name: "trigger", type: "subscription", pieceId: "mqtt", actionId: "message_received", connectionId: conn, config: { topic: "bench/#", qos: 1 },
+      name: "trigger",
+      type: "subscription",
+      pieceId: "mqtt",
+      actionId: "message_received",
+      connectionId: conn,
+      config: { topic: "bench/#", qos: 1 },
       nextAction: { name: "keep", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { n: "{{trigger.body.payload.n}}" } } },
     },
   };
@@ -46,7 +54,9 @@ try {
   while ((await total()) < N && performance.now() - t0 < 300_000) await Bun.sleep(100);
   const seconds = (performance.now() - t0) / 1000;
   await sender.endAsync();
-  console.log(`mqtt, ${cpus().length} cores: ${N} QoS 1 messages published in ${(published / 1000).toFixed(1)} s; ${await total()} runs stored after ${seconds.toFixed(1)} s: ${(N / seconds).toFixed(0)} messages → runs per second`);
+  console.log(
+    `mqtt, ${cpus().length} cores: ${N} QoS 1 messages published in ${(published / 1000).toFixed(1)} s; ${await total()} runs stored after ${seconds.toFixed(1)} s: ${(N / seconds).toFixed(0)} messages → runs per second`,
+  );
 } finally {
   await server.stop();
   await broker.stop();

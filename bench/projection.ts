@@ -18,7 +18,7 @@ const N = 200_000;
 let t0 = performance.now();
 for (let i = 0; i < N; i++) JSON.stringify({ data: project(piece, action, "action", query) });
 const uncachedPerSecond = N / ((performance.now() - t0) / 1000);
-console.log(`in-process projection + JSON, no cache: ${uncachedPerSecond.toFixed(0)} ops/s (${((1e6 / uncachedPerSecond)).toFixed(1)} µs each)`);
+console.log(`in-process projection + JSON, no cache: ${uncachedPerSecond.toFixed(0)} ops/s (${(1e6 / uncachedPerSecond).toFixed(1)} µs each)`);
 
 const server = await startBenchServer([process.execPath, "src/main.ts", "serve"]);
 const headers = { authorization: `Bearer ${BENCH_TOKEN}` };
@@ -29,7 +29,9 @@ if (check.status !== 200 || body.data.filteredBy.body_type !== "json") throw new
 
 await load(url, { connections: 50, seconds: 2, headers }); // warm-up
 const cached = await load(url, { connections: 50, seconds: 10, headers });
-console.log(`GET projection http.send_request?body_type=json&auth_type=bearer, 50 connections, ${cached.tool}: ${cached.requestsPerSecond.toFixed(0)} req/s (target ≥ 15,000), p50 ${cached.p50Ms.toFixed(2)} ms, p99 ${cached.p99Ms.toFixed(2)} ms, non-2xx ${cached.errors}`);
+console.log(
+  `GET projection http.send_request?body_type=json&auth_type=bearer, 50 connections, ${cached.tool}: ${cached.requestsPerSecond.toFixed(0)} req/s (target ≥ 15,000), p50 ${cached.p50Ms.toFixed(2)} ms, p99 ${cached.p99Ms.toFixed(2)} ms, non-2xx ${cached.errors}`,
+);
 
 const summary = await load(`${server.url}/api/pieces/http?view=summary`, { connections: 50, seconds: 5, headers });
 console.log(`GET /api/pieces/http?view=summary, 50 connections: ${summary.requestsPerSecond.toFixed(0)} req/s, p99 ${summary.p99Ms.toFixed(2)} ms`);

@@ -48,7 +48,9 @@ async function calls(isolation: SandboxIsolation) {
   const t0 = performance.now();
   await Promise.all(Array.from({ length: n }, (_, i) => call(i)));
   const perCall = ((performance.now() - t0) * 1000) / n;
-  console.log(`  ${isolation.padEnd(8)} p50 ${(percentile(latencies, 50) * 1000).toFixed(0).padStart(5)} µs   p99 ${(percentile(latencies, 99) * 1000).toFixed(0).padStart(6)} µs   ${perCall.toFixed(0).padStart(4)} µs/call with ${n} in flight`);
+  console.log(
+    `  ${isolation.padEnd(8)} p50 ${(percentile(latencies, 50) * 1000).toFixed(0).padStart(5)} µs   p99 ${(percentile(latencies, 99) * 1000).toFixed(0).padStart(6)} µs   ${perCall.toFixed(0).padStart(4)} µs/call with ${n} in flight`,
+  );
 }
 
 /** `clients` callers each making calls back to back: calls/s and p99 latency. */
@@ -56,26 +58,50 @@ async function atConcurrency(isolation: SandboxIsolation, clients: number, total
   const latencies: number[] = [];
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: clients }, async () => {
-    while (next < total) {
-      const i = next++;
-      const started = performance.now();
-      const result = await runUserCode({ code: "return input.a + 1", input: { a: i }, isolation });
-      latencies.push(performance.now() - started);
-      if (!result.ok) throw new Error(`call failed: ${result.error}`);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < total) {
+        const i = next++;
+        const started = performance.now();
+        const result = await runUserCode({ code: "return input.a + 1", input: { a: i }, isolation });
+        latencies.push(performance.now() - started);
+        if (!result.ok) throw new Error(`call failed: ${result.error}`);
+      }
+    }),
+  );
   const seconds = (performance.now() - t0) / 1000;
   latencies.sort((a, b) => a - b);
-  console.log(`  ${isolation.padEnd(8)} concurrency ${String(clients).padStart(2)}: ${(total / seconds).toFixed(0).padStart(6)} calls/s   p99 ${percentile(latencies, 99).toFixed(2).padStart(7)} ms`);
+  console.log(
+    `  ${isolation.padEnd(8)} concurrency ${String(clients).padStart(2)}: ${(total / seconds).toFixed(0).padStart(6)} calls/s   p99 ${percentile(latencies, 99).toFixed(2).padStart(7)} ms`,
+  );
 }
 
 /** A real server, manual → code step; `clients` callers of POST /run?wait=30: runs/s and p99. */
 async function codeStepsOnServer(clientsList: number[], total: number) {
   const server = await startServer({ env: { WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0", WEFT_LOG_LEVEL: "warn" } });
   try {
-    const definition = { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {}, nextAction: { name: "compute", type: "PIECE", pieceId: "code", actionId: "run_code", config: { input: { a: "{{trigger.body.a}}" }, code: "return input.a + 1" } } } };
-    const created = (await (await server.fetch("/api/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "code bench", definition }) })).json()) as any;
+    const definition = {
+      schemaVersion: 2,
+      trigger: {
+        name: "trigger",
+        type: "manual",
+        config: {},
+        nextAction: {
+          name: "compute",
+          type: "PIECE",
+          pieceId: "code",
+          actionId: "run_code",
+          config: { input: { a: "{{trigger.body.a}}" }, code: "return input.a + 1" },
+        },
+      },
+    };
+    const created = (await (
+      await server.fetch("/api/workflows", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "code bench", definition }),
+      })
+    ).json()) as any;
     await server.fetch(`/api/workflows/${created.data.id}/publish`, { method: "POST" });
     const url = `${server.url}/api/workflows/${created.data.id}/run?environment=production&wait=30`;
     const headers = { "content-type": "application/json", authorization: `Bearer ${server.token}` };
@@ -85,18 +111,22 @@ async function codeStepsOnServer(clientsList: number[], total: number) {
       let next = 0;
       let failed = 0;
       const t0 = performance.now();
-      await Promise.all(Array.from({ length: clients }, async () => {
-        while (next < total) {
-          next++;
-          const started = performance.now();
-          const body = (await (await fetch(url, { method: "POST", headers, body: JSON.stringify({ a: next }) })).json()) as any;
-          latencies.push(performance.now() - started);
-          if (body.data?.status !== "completed") failed++;
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: clients }, async () => {
+          while (next < total) {
+            next++;
+            const started = performance.now();
+            const body = (await (await fetch(url, { method: "POST", headers, body: JSON.stringify({ a: next }) })).json()) as any;
+            latencies.push(performance.now() - started);
+            if (body.data?.status !== "completed") failed++;
+          }
+        }),
+      );
       const seconds = (performance.now() - t0) / 1000;
       latencies.sort((a, b) => a - b);
-      console.log(`  server   concurrency ${String(clients).padStart(2)}: ${(total / seconds).toFixed(0).padStart(6)} runs/s    p99 ${percentile(latencies, 99).toFixed(2).padStart(7)} ms${failed ? `   (${failed} not completed)` : ""}`);
+      console.log(
+        `  server   concurrency ${String(clients).padStart(2)}: ${(total / seconds).toFixed(0).padStart(6)} runs/s    p99 ${percentile(latencies, 99).toFixed(2).padStart(7)} ms${failed ? `   (${failed} not completed)` : ""}`,
+      );
     }
   } finally {
     await server.stop();
@@ -107,31 +137,64 @@ type Variant = "none" | "code" | "data";
 
 function definition(variant: Variant) {
   const tail = {
-    name: "route", type: "ROUTER",
+    name: "route",
+    type: "ROUTER",
     branches: [
-      { name: "big", conditions: [[{ field: "{{shape.output.n}}", operator: "number_gt", value: 10 }]],
-        firstAction: { name: "bigText", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "big {{shape.output.name}}" } } },
-      { name: "small", conditions: [],
-        firstAction: { name: "smallText", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "small {{shape.output.name}}" } } },
+      {
+        name: "big",
+        conditions: [[{ field: "{{shape.output.n}}", operator: "number_gt", value: 10 }]],
+        firstAction: { name: "bigText", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "big {{shape.output.name}}" } },
+      },
+      {
+        name: "small",
+        conditions: [],
+        firstAction: { name: "smallText", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "small {{shape.output.name}}" } },
+      },
     ],
   };
-  const extra = variant === "code"
-    ? { name: "compute", type: "PIECE", pieceId: "code", actionId: "run_code", config: { input: { a: "{{shape.output.n}}" }, code: "return input.a + 1" }, nextAction: tail }
-    : { name: "compute", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { a: "{{shape.output.n}}" } }, nextAction: tail };
+  const extra =
+    variant === "code"
+      ? {
+          name: "compute",
+          type: "PIECE",
+          pieceId: "code",
+          actionId: "run_code",
+          config: { input: { a: "{{shape.output.n}}" }, code: "return input.a + 1" },
+          nextAction: tail,
+        }
+      : { name: "compute", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { a: "{{shape.output.n}}" } }, nextAction: tail };
   return {
     schemaVersion: 2,
     trigger: {
-      name: "trigger", type: "manual", config: {},
-      nextAction: { name: "shape", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { name: "{{trigger.body.name}}", n: "{{trigger.body.n}}" } }, nextAction: variant === "none" ? tail : extra },
+      name: "trigger",
+      type: "manual",
+      config: {},
+      nextAction: {
+        name: "shape",
+        type: "PIECE",
+        pieceId: "data",
+        actionId: "set_fields",
+        config: { fields: { name: "{{trigger.body.name}}", n: "{{trigger.body.n}}" } },
+        nextAction: variant === "none" ? tail : extra,
+      },
     },
-    settings: {}, variables: {}, annotations: null, pinnedData: {},
+    settings: {},
+    variables: {},
+    annotations: null,
+    pinnedData: {},
   };
 }
 
 async function engineRunsPerSecond(variant: Variant): Promise<number> {
   const server = await startServer({ env: { WEFT_WORKERS: values.workers!, WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0", WEFT_LOG_LEVEL: "warn" } });
   try {
-    const created = (await (await server.fetch("/api/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "bench", definition: definition(variant) }) })).json()) as any;
+    const created = (await (
+      await server.fetch("/api/workflows", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "bench", definition: definition(variant) }),
+      })
+    ).json()) as any;
     const id = created.data.id;
     const published = await server.fetch(`/api/workflows/${id}/publish`, { method: "POST" });
     if (!published.ok) throw new Error(`publish failed: ${await published.text()}`);
@@ -143,15 +206,17 @@ async function engineRunsPerSecond(variant: Variant): Promise<number> {
     let completed = 0;
     let firstFailure: unknown;
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: Number(values.clients) }, async () => {
-      while (next < runs) {
-        next++;
-        const res = await fetch(url, { method: "POST", headers, body: JSON.stringify({ name: "c", n: next % 20 }) });
-        const body = (await res.json()) as any;
-        if (body.data?.status === "completed") completed++;
-        else firstFailure ??= body;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: Number(values.clients) }, async () => {
+        while (next < runs) {
+          next++;
+          const res = await fetch(url, { method: "POST", headers, body: JSON.stringify({ name: "c", n: next % 20 }) });
+          const body = (await res.json()) as any;
+          if (body.data?.status === "completed") completed++;
+          else firstFailure ??= body;
+        }
+      }),
+    );
     const rate = completed / ((performance.now() - t0) / 1000);
     if (firstFailure) console.log(`    (not completed, e.g. ${JSON.stringify(firstFailure).slice(0, 300)})`);
     return rate;

@@ -32,7 +32,8 @@ const REPEAT = Math.max(1, Number(values.repeat));
 async function measured(url: string) {
   const runs: LoadResult[] = [];
   const cpu0 = serverCpuMs();
-  for (let i = 0; i < REPEAT; i++) runs.push(await load(url, { connections: CONNECTIONS, seconds: SECONDS, method: "POST", headers: { "content-type": "application/json" }, body }));
+  for (let i = 0; i < REPEAT; i++)
+    runs.push(await load(url, { connections: CONNECTIONS, seconds: SECONDS, method: "POST", headers: { "content-type": "application/json" }, body }));
   const cpuMs = serverCpuMs() - cpu0;
   const sorted = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
   const median = sorted[Math.floor(sorted.length / 2)]!;
@@ -53,7 +54,14 @@ async function api(method: string, path: string, body?: unknown): Promise<any> {
 }
 
 async function publish(name: string, nextAction: unknown): Promise<{ id: string; url: string }> {
-  const definition = { schemaVersion: 2, trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction }, settings: {}, variables: {}, annotations: null, pinnedData: {} };
+  const definition = {
+    schemaVersion: 2,
+    trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction },
+    settings: {},
+    variables: {},
+    annotations: null,
+    pinnedData: {},
+  };
   const created = await api("POST", "/api/workflows", { name, definition });
   const published = await api("POST", `/api/workflows/${created.data.id}/publish`);
   return { id: published.data.id, url: published.data.webhookUrl.replace(/^https?:\/\/[^/]+/, server.url) };
@@ -74,7 +82,10 @@ async function drained(workflowId: string, expected: number, timeoutMs = 120_000
 }
 
 const shape = (next?: unknown) => ({
-  name: "greet", type: "PIECE", pieceId: "data", actionId: "set_fields",
+  name: "greet",
+  type: "PIECE",
+  pieceId: "data",
+  actionId: "set_fields",
   config: { fields: { greeting: "hello {{trigger.body.name}}", doubled: "{{trigger.body.n * 2}}" } },
   ...(next ? { nextAction: next } : {}),
 });
@@ -86,7 +97,10 @@ function serverCpuMs(): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 const cpuPer = (ms: number, requests: number) => `server CPU ${((ms * 1000) / Math.max(1, requests)).toFixed(0)} µs/request`;
-const loadAverage = () => loadavg().map((n) => n.toFixed(2)).join(" ");
+const loadAverage = () =>
+  loadavg()
+    .map((n) => n.toFixed(2))
+    .join(" ");
 
 console.log(`machine: ${machine()}, synchronous=${values.sync}, ${CONNECTIONS} connections, ${SECONDS} s per phase, load average ${loadAverage()}`);
 
@@ -97,26 +111,37 @@ const asyncBefore = await runTotal(asyncFlow.id);
 const asyncResult = await measured(asyncFlow.url);
 const accepted = asyncResult.requests - asyncResult.errors;
 const asyncRuns = (await runTotal(asyncFlow.id)) - asyncBefore;
-console.log(`async webhook 202, ${asyncResult.median.tool}, median of ${REPEAT} × ${SECONDS} s: ${asyncResult.median.requestsPerSecond.toFixed(0)} req/s (range ${asyncResult.range}), p50 ${asyncResult.median.p50Ms.toFixed(2)} ms, p99 ${asyncResult.median.p99Ms.toFixed(2)} ms, non-2xx ${asyncResult.errors}, ${cpuPer(asyncResult.cpuMs, asyncResult.requests)}`);
-console.log(`  accepted ${accepted} calls → ${asyncRuns} run rows in the database (${asyncRuns >= accepted ? "every accepted call is durably queued" : "MISSING RUNS"})`);
+console.log(
+  `async webhook 202, ${asyncResult.median.tool}, median of ${REPEAT} × ${SECONDS} s: ${asyncResult.median.requestsPerSecond.toFixed(0)} req/s (range ${asyncResult.range}), p50 ${asyncResult.median.p50Ms.toFixed(2)} ms, p99 ${asyncResult.median.p99Ms.toFixed(2)} ms, non-2xx ${asyncResult.errors}, ${cpuPer(asyncResult.cpuMs, asyncResult.requests)}`,
+);
+console.log(
+  `  accepted ${accepted} calls → ${asyncRuns} run rows in the database (${asyncRuns >= accepted ? "every accepted call is durably queued" : "MISSING RUNS"})`,
+);
 const asyncTotal = await runTotal(asyncFlow.id);
 const t0 = performance.now();
 const asyncDone = await drained(asyncFlow.id, asyncTotal);
 console.log(`  the queue drained to ${asyncDone}/${asyncTotal} completed runs in ${((performance.now() - t0) / 1000).toFixed(1)} s after the load`);
 
 // Synchronous: webhook → set_fields → respond.
-const syncFlow = await publish("bench sync", shape({ name: "reply", type: "PIECE", pieceId: "webhook", actionId: "respond", config: { status: 200, body: "{{greet.output}}" } }));
+const syncFlow = await publish(
+  "bench sync",
+  shape({ name: "reply", type: "PIECE", pieceId: "webhook", actionId: "respond", config: { status: 200, body: "{{greet.output}}" } }),
+);
 const probe = await fetch(syncFlow.url, { method: "POST", headers: { "content-type": "application/json" }, body });
 console.log(`  sync probe: ${probe.status} ${await probe.text()}`);
 await load(syncFlow.url, { connections: CONNECTIONS, seconds: 2, method: "POST", headers: { "content-type": "application/json" }, body });
 const syncBefore = await runTotal(syncFlow.id);
 const syncResult = await measured(syncFlow.url);
 const syncRuns = (await runTotal(syncFlow.id)) - syncBefore;
-console.log(`sync webhook → set_fields → respond, ${syncResult.median.tool}, median of ${REPEAT} × ${SECONDS} s: ${syncResult.median.requestsPerSecond.toFixed(0)} req/s (range ${syncResult.range}), p50 ${syncResult.median.p50Ms.toFixed(2)} ms, p99 ${syncResult.median.p99Ms.toFixed(2)} ms (worst p99 ${Math.max(...syncResult.runs.map((r) => r.p99Ms)).toFixed(2)}), non-2xx ${syncResult.errors}, ${cpuPer(syncResult.cpuMs, syncResult.requests)}`);
+console.log(
+  `sync webhook → set_fields → respond, ${syncResult.median.tool}, median of ${REPEAT} × ${SECONDS} s: ${syncResult.median.requestsPerSecond.toFixed(0)} req/s (range ${syncResult.range}), p50 ${syncResult.median.p50Ms.toFixed(2)} ms, p99 ${syncResult.median.p99Ms.toFixed(2)} ms (worst p99 ${Math.max(...syncResult.runs.map((r) => r.p99Ms)).toFixed(2)}), non-2xx ${syncResult.errors}, ${cpuPer(syncResult.cpuMs, syncResult.requests)}`,
+);
 const syncTotal = await runTotal(syncFlow.id);
 const syncDone = await drained(syncFlow.id, syncTotal);
 const sample = (await api("GET", `/api/runs?workflowId=${syncFlow.id}&limit=1`)).data[0];
 const detail = await api("GET", `/api/runs/${sample.id}`);
-console.log(`  ${syncResult.requests - syncResult.errors} replies → ${syncRuns} runs persisted, ${syncDone}/${syncTotal} completed; a sample run has ${detail.data.steps.length} step rows (${detail.data.steps.map((s: any) => `${s.nodeId}:${s.status}`).join(", ")})`);
+console.log(
+  `  ${syncResult.requests - syncResult.errors} replies → ${syncRuns} runs persisted, ${syncDone}/${syncTotal} completed; a sample run has ${detail.data.steps.length} step rows (${detail.data.steps.map((s: any) => `${s.nodeId}:${s.status}`).join(", ")})`,
+);
 console.log(`peak RSS of the server: ${peakRssMiB(server.proc.pid).toFixed(0)} MiB; load average now ${loadAverage()}`);
 await server.stop();

@@ -13,12 +13,33 @@ function chain(length: number) {
   const trigger: any = { name: "trigger", type: "manual", config: {} };
   let tail = trigger;
   for (let i = 1; i <= length; i++) {
-    const node = i % 10 === 0
-      ? { name: `s${i}`, type: "ROUTER", branches: [
-          { name: "big", conditions: [[{ field: `{{s${i - 1}.output.n}}`, operator: "number_gt", value: 10 }]], firstAction: { name: `s${i}_tag`, type: "PIECE", pieceId: "tags", actionId: "add_tags", config: { tags: ["big"] } } },
-          { name: "otherwise", conditions: [] },
-        ] }
-      : { name: `s${i}`, type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { n: i === 1 ? "{{trigger.body.n}}" : i % 10 === 5 ? `{{ $number(s${i - 1}.output.n) + 1 }}` : `{{s${i - 1}.output.n}}`, who: "{{ \"for \" & trigger.body.name }}", label: "step " + i } } };
+    const node =
+      i % 10 === 0
+        ? {
+            name: `s${i}`,
+            type: "ROUTER",
+            branches: [
+              {
+                name: "big",
+                conditions: [[{ field: `{{s${i - 1}.output.n}}`, operator: "number_gt", value: 10 }]],
+                firstAction: { name: `s${i}_tag`, type: "PIECE", pieceId: "tags", actionId: "add_tags", config: { tags: ["big"] } },
+              },
+              { name: "otherwise", conditions: [] },
+            ],
+          }
+        : {
+            name: `s${i}`,
+            type: "PIECE",
+            pieceId: "data",
+            actionId: "set_fields",
+            config: {
+              fields: {
+                n: i === 1 ? "{{trigger.body.n}}" : i % 10 === 5 ? `{{ $number(s${i - 1}.output.n) + 1 }}` : `{{s${i - 1}.output.n}}`,
+                who: '{{ "for " & trigger.body.name }}',
+                label: "step " + i,
+              },
+            },
+          };
     tail.nextAction = node;
     tail = node;
   }
@@ -50,7 +71,9 @@ for (let i = 0; i < 200; i++) {
   warm.push(performance.now() - started);
 }
 const expressions = JSON.stringify(big).match(/\{\{/g)!.length;
-console.log(`validate 500-step definition (${expressions} expressions, 1 in 10 non-bare), in process: cold p50 ${percentile(cold, 50).toFixed(2)} ms (p99 ${percentile(cold, 99).toFixed(2)}), warm p50 ${percentile(warm, 50).toFixed(2)} ms (p99 ${percentile(warm, 99).toFixed(2)})`);
+console.log(
+  `validate 500-step definition (${expressions} expressions, 1 in 10 non-bare), in process: cold p50 ${percentile(cold, 50).toFixed(2)} ms (p99 ${percentile(cold, 99).toFixed(2)}), warm p50 ${percentile(warm, 50).toFixed(2)} ms (p99 ${percentile(warm, 99).toFixed(2)})`,
+);
 
 // --- over HTTP against a real server
 const server = await startBenchServer([process.execPath, join(ROOT, "src/main.ts"), "serve"]);
@@ -64,7 +87,9 @@ for (let i = 0; i < 220; i++) {
   if (i >= 20) http.push(performance.now() - started);
   if (!body.data?.valid) throw new Error(`validate failed: ${JSON.stringify(body).slice(0, 300)}`);
 }
-console.log(`POST /api/workflows/validate, 500 steps (${(bigBody.length / 1024).toFixed(0)} KiB): p50 ${percentile(http, 50).toFixed(2)} ms, p99 ${percentile(http, 99).toFixed(2)} ms`);
+console.log(
+  `POST /api/workflows/validate, 500 steps (${(bigBody.length / 1024).toFixed(0)} KiB): p50 ${percentile(http, 50).toFixed(2)} ms, p99 ${percentile(http, 99).toFixed(2)} ms`,
+);
 
 const fifty = JSON.stringify({ name: "bench", definition: chain(46) }); // 46 + 4 = 50 steps
 const both: number[] = [];
@@ -73,7 +98,10 @@ for (let i = 0; i < 220; i++) {
   const started = performance.now();
   const created = (await (await fetch(`${server.url}/api/workflows`, { method: "POST", headers, body: fifty })).json()) as any;
   const mid = performance.now();
-  const published = await fetch(`${server.url}/api/workflows/${created.data.id}/publish`, { method: "POST", headers: { authorization: headers.authorization } });
+  const published = await fetch(`${server.url}/api/workflows/${created.data.id}/publish`, {
+    method: "POST",
+    headers: { authorization: headers.authorization },
+  });
   await published.json();
   if (published.status !== 200) throw new Error(`publish answered ${published.status}`);
   if (i >= 20) {
@@ -81,5 +109,7 @@ for (let i = 0; i < 220; i++) {
     createOnly.push(mid - started);
   }
 }
-console.log(`create + publish of a 50-step workflow (sequential, 200 samples): p50 ${percentile(both, 50).toFixed(2)} ms, p99 ${percentile(both, 99).toFixed(2)} ms (create alone p50 ${percentile(createOnly, 50).toFixed(2)} ms)`);
+console.log(
+  `create + publish of a 50-step workflow (sequential, 200 samples): p50 ${percentile(both, 50).toFixed(2)} ms, p99 ${percentile(both, 99).toFixed(2)} ms (create alone p50 ${percentile(createOnly, 50).toFixed(2)} ms)`,
+);
 await server.stop();

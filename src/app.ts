@@ -91,22 +91,42 @@ export function createApp(options: CreateAppOptions) {
   const guardedFetch = createGuardedFetch({ allowCidrs: config.allowedCidrs });
   const deps = { config, db, log, identity, security, contract, pieces, secrets, guardedFetch } as AppDeps;
   deps.connections = new Connections({
-    db, box: secrets, stateKey: stateKeyFrom(config), stateLifetimeMs: config.oauthStateTtlSeconds * 1000, pieces, log, publicUrl: config.publicUrl,
+    db,
+    box: secrets,
+    stateKey: stateKeyFrom(config),
+    stateLifetimeMs: config.oauthStateTtlSeconds * 1000,
+    pieces,
+    log,
+    publicUrl: config.publicUrl,
     managedApps: ManagedApps.load(config.oauthAppsFile),
     // Resolved per call, so a test may swap deps.guardedFetch.
-    fetch: wrapGuardedFetch((url, init) => deps.guardedFetch(url, init), () => deps.guardedFetch),
+    fetch: wrapGuardedFetch(
+      (url, init) => deps.guardedFetch(url, init),
+      () => deps.guardedFetch,
+    ),
     ...options.connections,
   });
   deps.resolveConnectionAuth = deps.connections.resolveConnectionAuth;
   deps.lifecycleHooks = [];
-  deps.workflows = new Workflows({ db, log, fleet: () => deps.pieces, secrets, publicUrl: config.publicUrl, hooks: deps.lifecycleHooks, scheduleMinIntervalSeconds: config.triggers.scheduleMinIntervalSeconds });
+  deps.workflows = new Workflows({
+    db,
+    log,
+    fleet: () => deps.pieces,
+    secrets,
+    publicUrl: config.publicUrl,
+    hooks: deps.lifecycleHooks,
+    scheduleMinIntervalSeconds: config.triggers.scheduleMinIntervalSeconds,
+  });
   deps.workflows.setConnectionDirectory(deps.connections.directory);
   deps.folders = new Folders(deps.workflows);
   deps.templates = new Templates(deps.workflows);
   deps.workflowTransfer = new Transfer(deps.workflows);
   const workflowSource = workflowSourceFrom(deps.workflows);
   deps.engine = new Engine({
-    db, config, log, pieces,
+    db,
+    config,
+    log,
+    pieces,
     workflows: () => workflowSource,
     resolveAuth: () => deps.resolveConnectionAuth,
     fetch: () => deps.guardedFetch,
@@ -127,7 +147,12 @@ export function createApp(options: CreateAppOptions) {
     },
   });
   deps.triggers = createTriggers({
-    db, log, config, pieces, workflows: deps.workflows, clock: options.triggerClock,
+    db,
+    log,
+    config,
+    pieces,
+    workflows: deps.workflows,
+    clock: options.triggerClock,
     runs: engineRuns(() => {
       const engine = deps.engine as Engine | undefined;
       if (!engine) throw new Error("the engine is not available");

@@ -114,7 +114,11 @@ function url(env: Env, name: string, fallback: string): string {
 /** The sandbox's part of the config; also read on its own by Worker threads (src/sandbox/limits.ts). */
 /** WEFT_SQLITE_DIRS: comma-separated absolute directories (also read by the sql piece where it runs). */
 export function sqliteDirsFrom(env: Env = process.env): string[] {
-  return (env.WEFT_SQLITE_DIRS ?? "").split(",").map((s) => s.trim()).filter(Boolean).map((dir) => resolve(dir));
+  return (env.WEFT_SQLITE_DIRS ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((dir) => resolve(dir));
 }
 
 export function loadSandboxConfig(env: Env = process.env): SandboxConfig {
@@ -138,7 +142,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (bootstrapToken !== undefined && bootstrapToken.length < 16) {
     throw new ConfigError("WEFT_BOOTSTRAP_TOKEN is too short; use at least 16 characters");
   }
-  const cidrs = (env.WEFT_ALLOW_CIDRS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const cidrs = (env.WEFT_ALLOW_CIDRS ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const cidr of cidrs) {
     if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(cidr)) throw new ConfigError(`WEFT_ALLOW_CIDRS entry "${cidr}" is not a CIDR; use e.g. 127.0.0.0/8,10.0.0.0/8`);
   }

@@ -70,7 +70,10 @@ function checkPortFree(config: Config) {
     probe.stop(true);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === "EADDRINUSE" || /in use/i.test(String((error as Error).message)) ? "is already in use by another program (another weft?)" : `cannot be listened on: ${(error as Error).message}`;
+    const reason =
+      code === "EADDRINUSE" || /in use/i.test(String((error as Error).message))
+        ? "is already in use by another program (another weft?)"
+        : `cannot be listened on: ${(error as Error).message}`;
     fail(`port ${config.port} on ${config.host} ${reason}; stop that program or set WEFT_PORT to a free port`);
   }
 }
@@ -188,7 +191,9 @@ async function main(argv: string[]) {
     case "migrate": {
       const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous, migrate: false });
       const applied = migrate(db);
-      console.log(applied.length ? `applied migrations ${applied.join(", ")}; schema version ${schemaVersion(db)}` : `up to date; schema version ${schemaVersion(db)}`);
+      console.log(
+        applied.length ? `applied migrations ${applied.join(", ")}; schema version ${schemaVersion(db)}` : `up to date; schema version ${schemaVersion(db)}`,
+      );
       db.close();
       return;
     }
@@ -201,7 +206,8 @@ async function main(argv: string[]) {
       try {
         const { path, bytes } = backupDatabase(db, argv[1]);
         console.log(`backed up ${source} to ${path} (${bytes} bytes, schema version ${schemaVersion(db)})`);
-        if (!config.encryptionKey) process.stderr.write(`secrets are encrypted with ${join(config.dataDir, "encryption.key")}; copy it too, a backup without it cannot decrypt them\n`);
+        if (!config.encryptionKey)
+          process.stderr.write(`secrets are encrypted with ${join(config.dataDir, "encryption.key")}; copy it too, a backup without it cannot decrypt them\n`);
       } catch (error) {
         fail(`backup failed: ${(error as Error).message}`);
       } finally {
@@ -234,7 +240,10 @@ async function main(argv: string[]) {
       try {
         const report = rotateKeys(db, config);
         console.log(`re-encrypted ${report.rewritten} value(s) in ${report.rows} row(s) under key ${report.keyId} (${report.keySource})`);
-        if (report.unreadable > 0) process.stderr.write(`${report.unreadable} value(s) could not be decrypted with any held key and were left as they were${config.encryptionKey ? "; set WEFT_ENCRYPTION_KEY_PREVIOUS to the old key and run this again" : ""}\n`);
+        if (report.unreadable > 0)
+          process.stderr.write(
+            `${report.unreadable} value(s) could not be decrypted with any held key and were left as they were${config.encryptionKey ? "; set WEFT_ENCRYPTION_KEY_PREVIOUS to the old key and run this again" : ""}\n`,
+          );
         process.stderr.write("OAuth2 authorizations in progress were cancelled; start them again\n");
       } catch (error) {
         fail(`key rotation failed, nothing was changed in the database: ${(error as Error).message}`);

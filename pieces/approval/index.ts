@@ -15,7 +15,12 @@ export default definePiece({
       sideEffects: "write",
       props: {
         message: Property.longText({ displayName: "Message", description: "Shown with the links, e.g. what is being approved" }),
-        expires_in_hours: Property.number({ displayName: "Expires after (hours)", description: "Continue as expired when nobody decides in time; empty = never", min: 0.01, max: 8784 }),
+        expires_in_hours: Property.number({
+          displayName: "Expires after (hours)",
+          description: "Continue as expired when nobody decides in time; empty = never",
+          min: 0.01,
+          max: 8784,
+        }),
       },
       outputSchema: {
         type: "object",

@@ -28,7 +28,7 @@ export default definePiece({
       props: {
         input: Property.json({
           displayName: "Input",
-          description: "The value the code reads as `input`; use {{ }} to pass earlier steps' output, e.g. {\"items\": \"{{fetch.output.items}}\"}",
+          description: 'The value the code reads as `input`; use {{ }} to pass earlier steps\' output, e.g. {"items": "{{fetch.output.items}}"}',
           default: {},
         }),
         code: Property.code({
@@ -45,7 +45,9 @@ export default definePiece({
         if (ctx.signal.aborted) throw new Error("the run was cancelled before the code started");
         // Inline QuickJS blocks its thread for up to the time limit: never the server's own thread.
         const result = await runUserCode({
-          code, input: input ?? {}, isolation: isMainThread ? "process" : undefined,
+          code,
+          input: input ?? {},
+          isolation: isMainThread ? "process" : undefined,
           onWait: (waiting) => ctx.waiting(waiting ? "a sandbox" : null),
         });
         for (const line of result.logs) ctx.log(line);

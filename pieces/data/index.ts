@@ -94,7 +94,7 @@ export default definePiece({
         indent: Property.integer({ displayName: "Indent", default: 2, min: 1, max: 8, displayConditions: [Show.eq("pretty", true)] }),
       },
       outputSchema: { type: "object", properties: { json: { type: "string" } } },
-      sampleData: { json: "{\"id\":1}" },
+      sampleData: { json: '{"id":1}' },
       run: ({ config }) => ({ json: JSON.stringify(config.value, null, config.pretty ? Number(config.indent ?? 2) : undefined) }),
     }),
     action({
@@ -110,7 +110,7 @@ export default definePiece({
       sampleData: { id: 1, customer: { email: "ada@example.com" } },
       run: ({ config }) => {
         const source = asObject(config.object, "object");
-        const paths = typeof config.paths === "string" ? config.paths.split(",").map((s: string) => s.trim()) : (config.paths as string[]) ?? [];
+        const paths = typeof config.paths === "string" ? config.paths.split(",").map((s: string) => s.trim()) : ((config.paths as string[]) ?? []);
         const out: Record<string, unknown> = {};
         for (const path of paths) {
           const value = readPath(source, String(path));
@@ -126,7 +126,14 @@ export default definePiece({
       sideEffects: "pure",
       props: {
         objects: Property.array({ displayName: "Objects", required: true, items: { type: "object" } }),
-        mode: Property.staticDropdown({ displayName: "Mode", default: "shallow", options: [{ label: "Shallow", value: "shallow" }, { label: "Deep", value: "deep" }] }),
+        mode: Property.staticDropdown({
+          displayName: "Mode",
+          default: "shallow",
+          options: [
+            { label: "Shallow", value: "shallow" },
+            { label: "Deep", value: "deep" },
+          ],
+        }),
       },
       outputSchema: { type: "object" },
       sampleData: { id: 1, name: "Ada" },

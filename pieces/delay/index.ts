@@ -28,7 +28,13 @@ export default definePiece({
       description: `Pause the run for a number of seconds (0 to ${MAX_SECONDS}, i.e. 366 days; fractions allowed), e.g. 3600 for an hour`,
       sideEffects: "pure",
       props: {
-        seconds: Property.number({ displayName: "Seconds", description: `How long to wait: 0–${MAX_SECONDS} seconds (366 days)`, required: true, min: 0, max: MAX_SECONDS }),
+        seconds: Property.number({
+          displayName: "Seconds",
+          description: `How long to wait: 0–${MAX_SECONDS} seconds (366 days)`,
+          required: true,
+          min: 0,
+          max: MAX_SECONDS,
+        }),
       },
       outputSchema: { type: "object", properties: { resumedAt: { type: "string", format: "date-time" } } },
       sampleData: { resumedAt: "2025-01-06T09:05:00.000Z" },
@@ -37,7 +43,10 @@ export default definePiece({
         // Numbers, or numeric text from an expression; never null/true/"" read as 0 or 1.
         const seconds = typeof raw === "number" ? raw : typeof raw === "string" && raw.trim() !== "" ? Number(raw) : Number.NaN;
         if (!Number.isFinite(seconds) || seconds < 0) throw new Error(`seconds ${JSON.stringify(raw)} must be a number ≥ 0, e.g. 60 for a minute`);
-        if (seconds > MAX_SECONDS) throw new Error(`a delay of ${seconds} seconds is longer than the maximum of ${MAX_SECONDS} seconds (366 days); use delay_until for a date, or a shorter delay`);
+        if (seconds > MAX_SECONDS)
+          throw new Error(
+            `a delay of ${seconds} seconds is longer than the maximum of ${MAX_SECONDS} seconds (366 days); use delay_until for a date, or a shorter delay`,
+          );
         const ms = seconds * 1000;
         return waitUntil(ctx, () => new Date(Date.now() + ms));
       },

@@ -36,7 +36,9 @@ async function imapClient(fetch: GuardedFetch, auth: ResolvedAuth | undefined): 
     connectionTimeout: 15_000,
   });
   client.on("error", () => undefined); // failures surface through the awaited calls
-  await client.connect().catch((error: Error) => { throw new Error(`IMAP: could not log in to ${host}: ${(error as any).responseText ?? error.message}`); });
+  await client.connect().catch((error: Error) => {
+    throw new Error(`IMAP: could not log in to ${host}: ${(error as any).responseText ?? error.message}`);
+  });
   return client;
 }
 
@@ -89,7 +91,11 @@ const folderProp = (displayName: string, required = true) =>
     },
   });
 
-const contains = (haystack: string | null | undefined, needle: unknown) => !needle || String(haystack ?? "").toLowerCase().includes(String(needle).toLowerCase());
+const contains = (haystack: string | null | undefined, needle: unknown) =>
+  !needle ||
+  String(haystack ?? "")
+    .toLowerCase()
+    .includes(String(needle).toLowerCase());
 
 async function pollNewEmail(ctx: PollContext) {
   const folder = String(ctx.config.folder ?? "INBOX");
@@ -126,7 +132,15 @@ export default definePiece({
     password: Property.secretText({ displayName: "Password", required: true, description: "or an app password" }),
     smtp_host: Property.shortText({ displayName: "SMTP host", description: "for sending, e.g. smtp.example.com" }),
     smtp_port: Property.integer({ displayName: "SMTP port", min: 1, max: 65535, description: "587 (STARTTLS), 465 (TLS) or 25" }),
-    smtp_security: Property.staticDropdown({ displayName: "SMTP security", default: "starttls", options: [{ label: "STARTTLS", value: "starttls" }, { label: "TLS", value: "tls" }, { label: "None (LAN only)", value: "none" }] }),
+    smtp_security: Property.staticDropdown({
+      displayName: "SMTP security",
+      default: "starttls",
+      options: [
+        { label: "STARTTLS", value: "starttls" },
+        { label: "TLS", value: "tls" },
+        { label: "None (LAN only)", value: "none" },
+      ],
+    }),
     imap_host: Property.shortText({ displayName: "IMAP host", description: "for reading, e.g. imap.example.com" }),
     imap_port: Property.integer({ displayName: "IMAP port", min: 1, max: 65535, description: "993 (TLS) or 143" }),
     imap_tls: Property.checkbox({ displayName: "IMAP over TLS", default: true }),
@@ -147,7 +161,10 @@ export default definePiece({
         subject: Property.shortText({ displayName: "Subject", required: true }),
         text: Property.longText({ displayName: "Text" }),
         html: Property.longText({ displayName: "HTML" }),
-        attachments: Property.json({ displayName: "Attachments", description: 'e.g. [{"filename": "report.csv", "content": "{{report.output.csv}}"}] — content as text, or base64 with "encoding": "base64"' }),
+        attachments: Property.json({
+          displayName: "Attachments",
+          description: 'e.g. [{"filename": "report.csv", "content": "{{report.output.csv}}"}] — content as text, or base64 with "encoding": "base64"',
+        }),
         headers: Property.keyValue({ displayName: "Extra headers" }),
       },
       sampleData: { messageId: "<1a2b3c@example.com>", accepted: ["ada@example.com"], rejected: [], response: "250 OK" },
@@ -174,7 +191,9 @@ export default definePiece({
         try {
           const info = await transport.sendMail({
             from: String(c.from || a.from || a.user),
-            to: String(c.to), cc: c.cc ? String(c.cc) : undefined, bcc: c.bcc ? String(c.bcc) : undefined,
+            to: String(c.to),
+            cc: c.cc ? String(c.cc) : undefined,
+            bcc: c.bcc ? String(c.bcc) : undefined,
             replyTo: c.reply_to ? String(c.reply_to) : undefined,
             subject: String(c.subject ?? ""),
             text: c.text ? String(c.text) : undefined,
@@ -182,7 +201,12 @@ export default definePiece({
             headers: (c.headers ?? {}) as Record<string, string>,
             attachments: (attachments as Array<Record<string, unknown>>).map((att, i) => {
               if (!att || typeof att !== "object" || !att.filename) throw new Error(`attachments[${i}] needs a filename and content`);
-              return { filename: String(att.filename), content: String(att.content ?? ""), encoding: att.encoding === "base64" ? "base64" : undefined, contentType: att.contentType ? String(att.contentType) : undefined };
+              return {
+                filename: String(att.filename),
+                content: String(att.content ?? ""),
+                encoding: att.encoding === "base64" ? "base64" : undefined,
+                contentType: att.contentType ? String(att.contentType) : undefined,
+              };
             }),
           });
           return { messageId: info.messageId, accepted: info.accepted.map(String), rejected: info.rejected.map(String), response: info.response };
@@ -221,9 +245,10 @@ export default definePiece({
               return { uid, operation, folder, toFolder: String(c.to_folder) };
             }
             if (operation !== "flag" && operation !== "unflag") throw new Error(`operation "${operation}" is unknown; use move, flag or unflag`);
-            const changed = operation === "flag"
-              ? await client.messageFlagsAdd(String(uid), [String(c.flag ?? "\\Seen")], { uid: true })
-              : await client.messageFlagsRemove(String(uid), [String(c.flag ?? "\\Seen")], { uid: true });
+            const changed =
+              operation === "flag"
+                ? await client.messageFlagsAdd(String(uid), [String(c.flag ?? "\\Seen")], { uid: true })
+                : await client.messageFlagsRemove(String(uid), [String(c.flag ?? "\\Seen")], { uid: true });
             if (!changed) throw new Error(`message ${uid} was not found in ${folder}`);
             return { uid, operation, folder, flag: String(c.flag ?? "\\Seen") };
           } finally {
@@ -244,9 +269,27 @@ export default definePiece({
         from_contains: Property.shortText({ displayName: "From contains" }),
         subject_contains: Property.shortText({ displayName: "Subject contains" }),
         unseen_only: Property.checkbox({ displayName: "Only unread messages", default: false }),
-        poll_interval_seconds: Property.integer({ displayName: "Check every (seconds)", min: 1, description: "default WEFT_POLL_INTERVAL (300); never more often than WEFT_POLL_MIN_INTERVAL (60)" }),
+        poll_interval_seconds: Property.integer({
+          displayName: "Check every (seconds)",
+          min: 1,
+          description: "default WEFT_POLL_INTERVAL (300); never more often than WEFT_POLL_MIN_INTERVAL (60)",
+        }),
       },
-      sampleData: { id: "1732500000:42", uid: 42, folder: "INBOX", messageId: "<x@example.com>", date: "2026-11-25T08:00:00.000Z", from: { name: "Ada", address: "ada@example.com" }, to: [{ name: null, address: "me@example.com" }], cc: [], subject: "Hello", text: "Hi!", html: null, seen: false, attachments: [] },
+      sampleData: {
+        id: "1732500000:42",
+        uid: 42,
+        folder: "INBOX",
+        messageId: "<x@example.com>",
+        date: "2026-11-25T08:00:00.000Z",
+        from: { name: "Ada", address: "ada@example.com" },
+        to: [{ name: null, address: "me@example.com" }],
+        cc: [],
+        subject: "Hello",
+        text: "Hi!",
+        html: null,
+        seen: false,
+        attachments: [],
+      },
       poll: pollNewEmail,
       dedupe: { strategy: "id", key: (item) => item.id },
     }),

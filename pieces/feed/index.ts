@@ -60,7 +60,7 @@ function itemOf(entry: Record<string, any>): FeedItem {
   const published = isoDate(entry.pubDate ?? entry.published ?? entry.date_published ?? entry.updated ?? entry.date_modified ?? entry.dc?.date);
   const guid = text(entry.guid ?? entry.id);
   const categories = (Array.isArray(entry.categories) ? entry.categories : Array.isArray(entry.tags) ? entry.tags : [])
-    .map((c: unknown) => text(typeof c === "object" && c !== null ? (c as any).name ?? (c as any).term ?? c : c))
+    .map((c: unknown) => text(typeof c === "object" && c !== null ? ((c as any).name ?? (c as any).term ?? c) : c))
     .filter((c: string | null): c is string => Boolean(c));
   return {
     id: guid ?? link ?? `${title ?? ""}|${published ?? ""}`,
@@ -98,7 +98,10 @@ async function fetchFeed(fetch: GuardedFetch, url: unknown, signal: AbortSignal)
   if (!/^https?:\/\//i.test(target)) throw new Error(`feed_url "${target}" must be an http:// or https:// URL`);
   let response: Response;
   try {
-    response = await fetch(target, { headers: { accept: "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, */*;q=0.8", "user-agent": "weft" }, signal });
+    response = await fetch(target, {
+      headers: { accept: "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, */*;q=0.8", "user-agent": "weft" },
+      signal,
+    });
   } catch (error) {
     throw new Error(`could not fetch the feed at ${target}: ${(error as Error).message}`);
   }
@@ -124,7 +127,24 @@ export default definePiece({
         feed_url: feedUrl(),
         limit: Property.integer({ displayName: "Most items", min: 1, max: 1000, default: 50 }),
       },
-      sampleData: { format: "rss", title: "Example blog", link: "https://example.com/", description: "News", items: [{ id: "https://example.com/1", title: "Hello", link: "https://example.com/1", published: "2026-11-25T08:00:00.000Z", author: null, summary: "First post", content: null, categories: [] }] },
+      sampleData: {
+        format: "rss",
+        title: "Example blog",
+        link: "https://example.com/",
+        description: "News",
+        items: [
+          {
+            id: "https://example.com/1",
+            title: "Hello",
+            link: "https://example.com/1",
+            published: "2026-11-25T08:00:00.000Z",
+            author: null,
+            summary: "First post",
+            content: null,
+            categories: [],
+          },
+        ],
+      },
       async run(ctx) {
         const feed = await fetchFeed(ctx.fetch, ctx.config.feed_url, ctx.signal);
         const limit = Number(ctx.config.limit ?? 50);
@@ -140,9 +160,22 @@ export default definePiece({
       type: "poll",
       props: {
         feed_url: feedUrl(),
-        poll_interval_seconds: Property.integer({ displayName: "Check every (seconds)", min: 1, description: "default WEFT_POLL_INTERVAL (300); never more often than WEFT_POLL_MIN_INTERVAL (60)" }),
+        poll_interval_seconds: Property.integer({
+          displayName: "Check every (seconds)",
+          min: 1,
+          description: "default WEFT_POLL_INTERVAL (300); never more often than WEFT_POLL_MIN_INTERVAL (60)",
+        }),
       },
-      sampleData: { id: "https://example.com/1", title: "Hello", link: "https://example.com/1", published: "2026-11-25T08:00:00.000Z", author: null, summary: "First post", content: null, categories: [] },
+      sampleData: {
+        id: "https://example.com/1",
+        title: "Hello",
+        link: "https://example.com/1",
+        published: "2026-11-25T08:00:00.000Z",
+        author: null,
+        summary: "First post",
+        content: null,
+        categories: [],
+      },
       poll: async (ctx: PollContext) => (await fetchFeed(ctx.fetch, ctx.config.feed_url, AbortSignal.timeout(30_000))).items,
       dedupe: { strategy: "id", key: (item: FeedItem) => item.id },
     }),

@@ -44,8 +44,10 @@ export function renderForm(config: Record<string, unknown>, submitUrl: string): 
     const req = f.required ? " required" : "";
     const label = `<label for="${id}">${escape(f.label ?? f.name)}${f.required ? " *" : ""}</label>`;
     if (f.type === "textarea") return `${label}<textarea id="${id}" name="${escape(f.name)}"${req}></textarea>`;
-    if (f.type === "select") return `${label}<select id="${id}" name="${escape(f.name)}"${req}>${(f.options ?? []).map((o) => `<option>${escape(o)}</option>`).join("")}</select>`;
-    if (f.type === "checkbox") return `<label class="check"><input type="checkbox" id="${id}" name="${escape(f.name)}"${req}> ${escape(f.label ?? f.name)}</label>`;
+    if (f.type === "select")
+      return `${label}<select id="${id}" name="${escape(f.name)}"${req}>${(f.options ?? []).map((o) => `<option>${escape(o)}</option>`).join("")}</select>`;
+    if (f.type === "checkbox")
+      return `<label class="check"><input type="checkbox" id="${id}" name="${escape(f.name)}"${req}> ${escape(f.label ?? f.name)}</label>`;
     return `${label}<input type="${f.type}" id="${id}" name="${escape(f.name)}"${req}>`;
   });
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escape(config.title)}</title>

@@ -43,7 +43,14 @@ function repository(config: Record<string, unknown>): string {
 }
 
 const list = (value: unknown): string[] =>
-  Array.isArray(value) ? value.map(String).filter(Boolean) : typeof value === "string" ? value.split(",").map((s) => s.trim()).filter(Boolean) : [];
+  Array.isArray(value)
+    ? value.map(String).filter(Boolean)
+    : typeof value === "string"
+      ? value
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [];
 
 const repositoryProp = () =>
   Property.dropdown({
@@ -52,13 +59,24 @@ const repositoryProp = () =>
     required: true,
     refreshers: ["auth"],
     options: async (ctx: DynamicOptionsContext) => {
-      const repos = (await github(ctx.fetch, ctx.auth, "/user/repos?per_page=100&sort=updated", { signal: ctx.signal })) as Array<{ full_name: string; private: boolean }>;
+      const repos = (await github(ctx.fetch, ctx.auth, "/user/repos?per_page=100&sort=updated", { signal: ctx.signal })) as Array<{
+        full_name: string;
+        private: boolean;
+      }>;
       if (!Array.isArray(repos) || repos.length === 0) return { options: [], placeholder: "This account has no repositories" };
       return { options: repos.map((r) => ({ label: r.private ? `${r.full_name} (private)` : r.full_name, value: r.full_name })) };
     },
   });
 
-const issueSummary = (i: any) => ({ id: i.id, number: i.number, title: i.title, state: i.state, url: i.html_url, labels: (i.labels ?? []).map((l: any) => l?.name ?? l), createdAt: i.created_at });
+const issueSummary = (i: any) => ({
+  id: i.id,
+  number: i.number,
+  title: i.title,
+  state: i.state,
+  url: i.html_url,
+  labels: (i.labels ?? []).map((l: any) => l?.name ?? l),
+  createdAt: i.created_at,
+});
 
 export default definePiece({
   id: "github",
@@ -95,9 +113,23 @@ export default definePiece({
       },
       outputSchema: {
         type: "object",
-        properties: { id: { type: "integer" }, number: { type: "integer" }, title: { type: "string" }, state: { type: "string" }, url: { type: "string", format: "uri" } },
+        properties: {
+          id: { type: "integer" },
+          number: { type: "integer" },
+          title: { type: "string" },
+          state: { type: "string" },
+          url: { type: "string", format: "uri" },
+        },
       },
-      sampleData: { id: 1, number: 42, title: "Found a bug", state: "open", url: "https://github.com/octocat/hello-world/issues/42", labels: ["bug"], createdAt: "2025-01-06T09:00:00Z" },
+      sampleData: {
+        id: 1,
+        number: 42,
+        title: "Found a bug",
+        state: "open",
+        url: "https://github.com/octocat/hello-world/issues/42",
+        labels: ["bug"],
+        createdAt: "2025-01-06T09:00:00Z",
+      },
       run: async (ctx) => {
         const repo = repository(ctx.config);
         const title = String(ctx.config.title ?? "").trim();
@@ -124,7 +156,20 @@ export default definePiece({
         limit: Property.integer({ displayName: "Limit", default: 30, min: 1, max: 100 }),
       },
       outputSchema: { type: "object", properties: { issues: { type: "array", items: { type: "object" } }, count: { type: "integer" } } },
-      sampleData: { issues: [{ id: 1, number: 42, title: "Found a bug", state: "open", url: "https://github.com/octocat/hello-world/issues/42", labels: ["bug"], createdAt: "2025-01-06T09:00:00Z" }], count: 1 },
+      sampleData: {
+        issues: [
+          {
+            id: 1,
+            number: 42,
+            title: "Found a bug",
+            state: "open",
+            url: "https://github.com/octocat/hello-world/issues/42",
+            labels: ["bug"],
+            createdAt: "2025-01-06T09:00:00Z",
+          },
+        ],
+        count: 1,
+      },
       run: async (ctx) => {
         const repo = repository(ctx.config);
         const state = String(ctx.config.state ?? "open");

@@ -81,7 +81,10 @@ export default definePiece({
       props: {
         url: Property.shortText({ displayName: "URL", required: true, format: "uri" }),
         headers: Property.keyValue({ displayName: "Headers" }),
-        items_path: Property.shortText({ displayName: "Items path", description: "Dotted path to the array in the response, e.g. data.items; blank when the response is the array" }),
+        items_path: Property.shortText({
+          displayName: "Items path",
+          description: "Dotted path to the array in the response, e.g. data.items; blank when the response is the array",
+        }),
         id_field: Property.shortText({ displayName: "Id field", description: "Dotted path to each item's unique id", default: "id", required: true }),
         ...authProps(["none", "bearer", "basic"]),
       },

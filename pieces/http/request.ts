@@ -17,7 +17,12 @@ export const requestProps = () => ({
   body_type: Property.staticDropdown({
     displayName: "Body type",
     default: "none",
-    options: [{ label: "None", value: "none" }, { label: "JSON", value: "json" }, { label: "Form (urlencoded)", value: "form" }, { label: "Raw text", value: "raw" }],
+    options: [
+      { label: "None", value: "none" },
+      { label: "JSON", value: "json" },
+      { label: "Form (urlencoded)", value: "form" },
+      { label: "Raw text", value: "raw" },
+    ],
   }),
   body_json: Property.json({ displayName: "JSON body", required: true, displayConditions: [Show.eq("body_type", "json")] }),
   body_form: Property.keyValue({ displayName: "Form fields", required: true, displayConditions: [Show.eq("body_type", "form")] }),
@@ -75,7 +80,8 @@ export async function sendRequest(
   let body: string | undefined;
   const bodyType = String(config.body_type ?? "none");
   if (!BODY_TYPES.includes(bodyType)) throw new Error(`body_type "${bodyType}" is unknown; use one of ${BODY_TYPES.join(", ")}`);
-  if (bodyType !== "none" && (method === "GET" || method === "HEAD")) throw new Error(`a ${method} request cannot carry a body; use body_type none or another method`);
+  if (bodyType !== "none" && (method === "GET" || method === "HEAD"))
+    throw new Error(`a ${method} request cannot carry a body; use body_type none or another method`);
   if (bodyType === "json") {
     body = JSON.stringify(config.body_json ?? null);
     if (!headers.has("content-type")) headers.set("content-type", "application/json");

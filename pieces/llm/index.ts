@@ -16,7 +16,9 @@ interface Api {
 
 function apiOf(auth: ResolvedAuth | undefined): Api {
   if (auth?.kind !== "custom") throw new Error("this step needs an LLM connection (base URL and API key); set its connectionId");
-  const raw = String(auth.values.base_url ?? "").trim().replace(/\/+$/, "");
+  const raw = String(auth.values.base_url ?? "")
+    .trim()
+    .replace(/\/+$/, "");
   let url: URL;
   try {
     url = new URL(raw);
@@ -62,7 +64,10 @@ const modelProp = () =>
     refreshers: ["auth"],
     options: async (ctx: DynamicOptionsContext) => {
       const answer = await call(ctx.fetch, apiOf(ctx.auth), "/models", undefined, ctx.signal);
-      const ids = (Array.isArray(answer?.data) ? answer.data : []).map((m: any) => String(m?.id ?? "")).filter(Boolean).sort();
+      const ids = (Array.isArray(answer?.data) ? answer.data : [])
+        .map((m: any) => String(m?.id ?? ""))
+        .filter(Boolean)
+        .sort();
       return ids.length ? { options: ids.map((id: string) => ({ label: id, value: id })) } : { options: [], placeholder: "The server lists no models" };
     },
   });
@@ -76,10 +81,7 @@ const promptProps = () => ({
 });
 
 function chatBody(c: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-  const messages = [
-    ...(c.system ? [{ role: "system", content: String(c.system) }] : []),
-    { role: "user", content: String(c.prompt ?? "") },
-  ];
+  const messages = [...(c.system ? [{ role: "system", content: String(c.system) }] : []), { role: "user", content: String(c.prompt ?? "") }];
   const body: Record<string, unknown> = { model: String(c.model ?? ""), messages, ...extra };
   if (typeof c.temperature === "number") body.temperature = c.temperature;
   if (typeof c.max_tokens === "number") body.max_tokens = c.max_tokens;
@@ -89,7 +91,8 @@ function chatBody(c: Record<string, unknown>, extra: Record<string, unknown> = {
 function firstChoice(answer: any): { content: string; finishReason: string | null } {
   const choice = answer?.choices?.[0];
   const content = choice?.message?.content;
-  if (typeof content !== "string") throw new Error(`the LLM server's answer has no message content (choices[0].message.content): ${JSON.stringify(answer).slice(0, 200)}`);
+  if (typeof content !== "string")
+    throw new Error(`the LLM server's answer has no message content (choices[0].message.content): ${JSON.stringify(answer).slice(0, 200)}`);
   return { content, finishReason: choice.finish_reason ?? null };
 }
 
@@ -97,7 +100,8 @@ const ajv = new Ajv({ allErrors: false, strict: false });
 
 /** The step's schema, compiled; a value that is no JSON Schema is refused with the reason. */
 function compileSchema(schema: unknown): ReturnType<typeof ajv.compile> {
-  if (!schema || typeof schema !== "object" || Array.isArray(schema)) throw new Error("schema must be a JSON Schema object, e.g. {\"type\": \"object\", \"properties\": {...}, \"required\": [...]}");
+  if (!schema || typeof schema !== "object" || Array.isArray(schema))
+    throw new Error('schema must be a JSON Schema object, e.g. {"type": "object", "properties": {...}, "required": [...]}');
   try {
     return ajv.compile(schema as object);
   } catch (error) {
@@ -118,7 +122,9 @@ export function checkStructured(content: string, schema: unknown): unknown {
   }
   if (!validate(value)) {
     const e = validate.errors?.[0];
-    throw new Error(`the model's answer does not match the schema: ${e?.instancePath || "/"} ${e?.message ?? "is invalid"}${e?.params ? ` (${JSON.stringify(e.params)})` : ""}; answer: ${text.slice(0, 200)}`);
+    throw new Error(
+      `the model's answer does not match the schema: ${e?.instancePath || "/"} ${e?.message ?? "is invalid"}${e?.params ? ` (${JSON.stringify(e.params)})` : ""}; answer: ${text.slice(0, 200)}`,
+    );
   }
   return value;
 }
@@ -130,7 +136,12 @@ export default definePiece({
   icon: "🤖",
   description: "Chat, structured output and embeddings with any OpenAI-compatible API (OpenAI, Ollama, llama.cpp, vLLM)",
   auth: Auth.custom({
-    base_url: Property.shortText({ displayName: "Base URL", required: true, default: "https://api.openai.com/v1", description: "e.g. http://127.0.0.1:11434/v1 for Ollama" }),
+    base_url: Property.shortText({
+      displayName: "Base URL",
+      required: true,
+      default: "https://api.openai.com/v1",
+      description: "e.g. http://127.0.0.1:11434/v1 for Ollama",
+    }),
     api_key: Property.secretText({ displayName: "API key", description: "leave empty for a local server that needs none" }),
   }),
   checkConnection: async ({ auth, fetch, signal }) => {
@@ -162,7 +173,11 @@ export default definePiece({
       sideEffects: "external",
       props: {
         ...promptProps(),
-        schema: Property.json({ displayName: "JSON Schema", required: true, description: 'e.g. {"type": "object", "properties": {"sentiment": {"type": "string", "enum": ["positive", "negative"]}}, "required": ["sentiment"]}' }),
+        schema: Property.json({
+          displayName: "JSON Schema",
+          required: true,
+          description: 'e.g. {"type": "object", "properties": {"sentiment": {"type": "string", "enum": ["positive", "negative"]}}, "required": ["sentiment"]}',
+        }),
       },
       sampleData: { data: { sentiment: "positive" }, model: "llama3.2", usage: { promptTokens: 40, completionTokens: 8, totalTokens: 48 } },
       async run(ctx) {
@@ -198,4 +213,3 @@ export default definePiece({
     }),
   ],
 });
-

@@ -12,7 +12,12 @@ import type { GuardedFetch, ResolvedAuth, SubscriptionContext } from "../../src/
 const SCHEMES = new Set(["mqtt:", "mqtts:", "ws:", "wss:"]);
 
 /** Connection options for mqtt.js: the checked address in the URL, the name kept for TLS. */
-async function brokerOptions(fetch: GuardedFetch, auth: ResolvedAuth | undefined, clientId: string, extra: mqtt.IClientOptions = {}): Promise<{ url: string; options: mqtt.IClientOptions }> {
+async function brokerOptions(
+  fetch: GuardedFetch,
+  auth: ResolvedAuth | undefined,
+  clientId: string,
+  extra: mqtt.IClientOptions = {},
+): Promise<{ url: string; options: mqtt.IClientOptions }> {
   if (auth?.kind !== "custom") throw new Error("this step needs an MQTT connection (broker URL and credentials); set its connectionId");
   const v = auth.values;
   let url: URL;
@@ -68,7 +73,16 @@ async function alreadyStored(ctx: SubscriptionContext, packet: mqtt.IPublishPack
   return last !== null && last.messageId === message.messageId && last.topic === message.topic && last.text === message.text;
 }
 
-const qosProp = (name: string) => Property.staticDropdown({ displayName: name, default: 1, options: [{ label: "0 — at most once", value: 0 }, { label: "1 — at least once", value: 1 }, { label: "2 — exactly once", value: 2 }] });
+const qosProp = (name: string) =>
+  Property.staticDropdown({
+    displayName: name,
+    default: 1,
+    options: [
+      { label: "0 — at most once", value: 0 },
+      { label: "1 — at least once", value: 1 },
+      { label: "2 — exactly once", value: 2 },
+    ],
+  });
 
 async function subscribe(ctx: SubscriptionContext) {
   const topic = String(ctx.config.topic ?? "").trim();
@@ -83,10 +97,13 @@ async function subscribe(ctx: SubscriptionContext) {
     const message = messageOf(p.topic, p.payload as Buffer, p);
     alreadyStored(ctx, p, message)
       .then((stored) => (stored ? undefined : ctx.emit(message)))
-      .then(() => done(), (error: Error) => {
-        ctx.log("mqtt message not stored; it will be delivered again", { error: error.message });
-        ctx.fail(error);
-      });
+      .then(
+        () => done(),
+        (error: Error) => {
+          ctx.log("mqtt message not stored; it will be delivered again", { error: error.message });
+          ctx.fail(error);
+        },
+      );
   };
   await new Promise<void>((resolve, reject) => {
     client.once("connect", () => {
@@ -104,11 +121,12 @@ async function subscribe(ctx: SubscriptionContext) {
   client.on("close", () => ctx.fail(new Error("the connection to the broker closed")));
   client.on("error", (error) => ctx.fail(new Error(`MQTT: ${error.message}`)));
   return {
-    close: () => new Promise<void>((resolve) => {
-      client.removeAllListeners("close");
-      client.removeAllListeners("error");
-      client.end(false, {}, () => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        client.removeAllListeners("close");
+        client.removeAllListeners("error");
+        client.end(false, {}, () => resolve());
+      }),
   };
 }
 
@@ -155,7 +173,9 @@ export default definePiece({
         const qos = Number(ctx.config.qos ?? 1) as 0 | 1 | 2;
         const body = payloadOf(ctx.config);
         const { url, options } = await brokerOptions(ctx.fetch, ctx.auth, `weft-pub-${crypto.randomUUID().slice(0, 12)}`);
-        const client = await mqtt.connectAsync(url, options).catch((error: Error) => { throw new Error(`could not connect to the broker: ${error.message}`); });
+        const client = await mqtt.connectAsync(url, options).catch((error: Error) => {
+          throw new Error(`could not connect to the broker: ${error.message}`);
+        });
         try {
           await client.publishAsync(topic, body, { qos, retain: ctx.config.retain === true });
         } finally {
@@ -175,7 +195,7 @@ export default definePiece({
         topic: Property.shortText({ displayName: "Topic filter", required: true, description: "e.g. home/+/temperature or zigbee2mqtt/#" }),
         qos: qosProp("QoS"),
       },
-      sampleData: { topic: "home/kitchen/temperature", payload: { value: 21.5 }, text: "{\"value\":21.5}", qos: 1, retain: false },
+      sampleData: { topic: "home/kitchen/temperature", payload: { value: 21.5 }, text: '{"value":21.5}', qos: 1, retain: false },
       subscribe,
     }),
   ],

@@ -25,7 +25,8 @@ async function postJson(fetch: GuardedFetch, service: string, url: string, body:
     // Not JSON: keep the text.
   }
   if (!response.ok) {
-    const reason = parsed?.description ?? parsed?.errorDescription ?? parsed?.error ?? parsed?.message ?? (typeof parsed === "string" ? parsed.slice(0, 200) : "");
+    const reason =
+      parsed?.description ?? parsed?.errorDescription ?? parsed?.error ?? parsed?.message ?? (typeof parsed === "string" ? parsed.slice(0, 200) : "");
     throw new Error(`${service} answered ${response.status}${reason ? `: ${reason}` : ""}`);
   }
   return parsed;
@@ -33,7 +34,9 @@ async function postJson(fetch: GuardedFetch, service: string, url: string, body:
 
 /** A base URL without its trailing slashes, refusing anything but http(s). */
 function baseUrl(value: unknown, field: string): string {
-  const text = String(value ?? "").trim().replace(/\/+$/, "");
+  const text = String(value ?? "")
+    .trim()
+    .replace(/\/+$/, "");
   let url: URL;
   try {
     url = new URL(text);
@@ -45,7 +48,17 @@ function baseUrl(value: unknown, field: string): string {
 }
 
 const tagsOf = (value: unknown): string[] =>
-  Array.isArray(value) ? value.map(String).map((s) => s.trim()).filter(Boolean) : typeof value === "string" ? value.split(",").map((s) => s.trim()).filter(Boolean) : [];
+  Array.isArray(value)
+    ? value
+        .map(String)
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : typeof value === "string"
+      ? value
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [];
 
 const NTFY_PRIORITIES: Record<string, number> = { min: 1, low: 2, default: 3, high: 4, urgent: 5 };
 
@@ -62,12 +75,20 @@ export default definePiece({
       description: "Publish a message to an ntfy topic (ntfy.sh or your own server)",
       sideEffects: "external",
       props: {
-        server_url: Property.shortText({ displayName: "Server URL", description: "your ntfy server, e.g. http://192.168.1.10:8080", default: "https://ntfy.sh" }),
+        server_url: Property.shortText({
+          displayName: "Server URL",
+          description: "your ntfy server, e.g. http://192.168.1.10:8080",
+          default: "https://ntfy.sh",
+        }),
         topic: Property.shortText({ displayName: "Topic", required: true, pattern: "^[-_A-Za-z0-9]{1,64}$", description: "letters, digits, - and _" }),
         message: Property.longText({ displayName: "Message", required: true }),
         title: Property.shortText({ displayName: "Title" }),
         priority: Property.staticDropdown({ displayName: "Priority", default: "default", options: Object.keys(NTFY_PRIORITIES) }),
-        tags: Property.array({ displayName: "Tags", description: "ntfy tags; emoji short codes such as warning or tada show as icons", items: { type: "string" } }),
+        tags: Property.array({
+          displayName: "Tags",
+          description: "ntfy tags; emoji short codes such as warning or tada show as icons",
+          items: { type: "string" },
+        }),
         click_url: Property.shortText({ displayName: "Click URL", description: "opened when the notification is tapped" }),
         access_token: Property.secretText({ displayName: "Access token", description: "for a protected topic (tk_…); leave empty for public topics" }),
       },
@@ -116,7 +137,11 @@ export default definePiece({
         text: Property.longText({ displayName: "Text", required: true }),
         parse_mode: Property.staticDropdown({ displayName: "Formatting", default: "none", options: ["none", "MarkdownV2", "HTML"] }),
         disable_notification: Property.checkbox({ displayName: "Send silently", default: false }),
-        base_url: Property.shortText({ displayName: "Bot API URL", default: "https://api.telegram.org", description: "a local Bot API server, if you run one" }),
+        base_url: Property.shortText({
+          displayName: "Bot API URL",
+          default: "https://api.telegram.org",
+          description: "a local Bot API server, if you run one",
+        }),
       },
       sampleData: { message_id: 42, chat: { id: 123456789, type: "private" }, date: 1732500000, text: "Backup finished" },
       async run(ctx) {
@@ -126,7 +151,14 @@ export default definePiece({
         const body: Record<string, unknown> = { chat_id: String(c.chat_id ?? ""), text: String(c.text ?? "") };
         if (c.parse_mode && c.parse_mode !== "none") body.parse_mode = String(c.parse_mode);
         if (c.disable_notification === true) body.disable_notification = true;
-        const answer = await postJson(ctx.fetch, "Telegram", `${baseUrl(c.base_url ?? "https://api.telegram.org", "base_url")}/bot${token}/sendMessage`, body, {}, ctx.signal);
+        const answer = await postJson(
+          ctx.fetch,
+          "Telegram",
+          `${baseUrl(c.base_url ?? "https://api.telegram.org", "base_url")}/bot${token}/sendMessage`,
+          body,
+          {},
+          ctx.signal,
+        );
         if (answer?.ok !== true) throw new Error(`Telegram refused the message: ${answer?.description ?? JSON.stringify(answer).slice(0, 200)}`);
         return answer.result;
       },
@@ -137,10 +169,17 @@ export default definePiece({
       description: "Post a message to a Discord channel through its webhook URL",
       sideEffects: "external",
       props: {
-        webhook_url: Property.secretText({ displayName: "Webhook URL", required: true, description: "Channel settings → Integrations → Webhooks → Copy webhook URL" }),
+        webhook_url: Property.secretText({
+          displayName: "Webhook URL",
+          required: true,
+          description: "Channel settings → Integrations → Webhooks → Copy webhook URL",
+        }),
         content: Property.longText({ displayName: "Message", description: "up to 2,000 characters" }),
         username: Property.shortText({ displayName: "Post as", description: "overrides the webhook's name" }),
-        embeds: Property.json({ displayName: "Embeds", description: 'Discord embed objects, e.g. [{"title": "Backup", "description": "done", "color": 3066993}]' }),
+        embeds: Property.json({
+          displayName: "Embeds",
+          description: 'Discord embed objects, e.g. [{"title": "Backup", "description": "done", "color": 3066993}]',
+        }),
       },
       sampleData: { id: "1310000000000000000", channel_id: "1300000000000000000", content: "Backup finished" },
       async run(ctx) {
@@ -162,4 +201,3 @@ export default definePiece({
   ],
   triggers: [],
 });
-

@@ -4,7 +4,14 @@ import { definePiece, Property, trigger } from "../../src/pieces-sdk";
 const FINISHED = ["completed", "failed", "cancelled"];
 
 const list = (value: unknown): string[] =>
-  Array.isArray(value) ? value.map(String).filter(Boolean) : typeof value === "string" ? value.split(",").map((s) => s.trim()).filter(Boolean) : [];
+  Array.isArray(value)
+    ? value.map(String).filter(Boolean)
+    : typeof value === "string"
+      ? value
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [];
 
 const runSample = (status: string) => ({
   run: {
@@ -34,7 +41,11 @@ export default definePiece({
       description: "Starts when a run of a workflow fails (workflows whose settings.errorWorkflowId names this one, or those listed)",
       type: "error",
       props: {
-        workflow_ids: Property.array({ displayName: "Workflows", description: "Only failures of these workflows; empty = any workflow of the workspace", items: { type: "string", format: "uuid" } }),
+        workflow_ids: Property.array({
+          displayName: "Workflows",
+          description: "Only failures of these workflows; empty = any workflow of the workspace",
+          items: { type: "string", format: "uuid" },
+        }),
       },
       sampleData: runSample("failed"),
       matches: (config, event) => {
@@ -49,7 +60,11 @@ export default definePiece({
       description: "Starts when a run of the listed workflows finishes with one of the listed statuses",
       type: "run_finished",
       props: {
-        workflow_ids: Property.array({ displayName: "Workflows", description: "Empty = any workflow of the workspace", items: { type: "string", format: "uuid" } }),
+        workflow_ids: Property.array({
+          displayName: "Workflows",
+          description: "Empty = any workflow of the workspace",
+          items: { type: "string", format: "uuid" },
+        }),
         statuses: Property.staticMultiSelect({ displayName: "Statuses", description: "Empty = any final status", options: FINISHED }),
       },
       sampleData: runSample("completed"),

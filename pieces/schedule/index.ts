@@ -41,7 +41,11 @@ export default definePiece({
       description: "Runs at the times a cron expression describes, in a time zone",
       type: "cron",
       props: {
-        expression: Property.shortText({ displayName: "Cron expression", description: "5 fields (minute hour day month weekday) or 6 with seconds", required: true }),
+        expression: Property.shortText({
+          displayName: "Cron expression",
+          description: "5 fields (minute hour day month weekday) or 6 with seconds",
+          required: true,
+        }),
         timezone: Property.shortText({ displayName: "Time zone", description: "IANA name", default: "UTC" }),
       },
       sampleData: { scheduledAt: "2025-01-06T09:00:00.000Z", expression: "0 9 * * 1-5", timezone: "UTC" },

@@ -109,7 +109,10 @@ async function withDb<T>(fetch: GuardedFetch, auth: ResolvedAuth | undefined, fn
 /** Tables the connection's user sees, as `schema.table` on PostgreSQL (public tables without the schema). */
 async function tables(db: Db): Promise<string[]> {
   if (db.dialect === "postgres") {
-    const rows = await db.query("SELECT table_schema AS s, table_name AS t FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2", []);
+    const rows = await db.query(
+      "SELECT table_schema AS s, table_name AS t FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2",
+      [],
+    );
     return rows.map((r) => (r.s === "public" ? String(r.t) : `${r.s}.${r.t}`));
   }
   if (db.dialect === "mysql") {
@@ -122,14 +125,26 @@ async function tables(db: Db): Promise<string[]> {
 
 async function columns(db: Db, table: string): Promise<string[]> {
   if (db.dialect === "sqlite") return (await db.query(`SELECT name FROM pragma_table_info(?)`, [table])).map((r) => String(r.name));
-  if (db.dialect === "mysql") return (await db.query("SELECT column_name AS c FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? ORDER BY ordinal_position", [table])).map((r) => String(r.c));
+  if (db.dialect === "mysql")
+    return (
+      await db.query("SELECT column_name AS c FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? ORDER BY ordinal_position", [
+        table,
+      ])
+    ).map((r) => String(r.c));
   const [schema, name] = table.includes(".") ? [table.slice(0, table.indexOf(".")), table.slice(table.indexOf(".") + 1)] : ["public", table];
-  return (await db.query("SELECT column_name AS c FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position", [schema, name])).map((r) => String(r.c));
+  return (
+    await db.query("SELECT column_name AS c FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position", [
+      schema,
+      name,
+    ])
+  ).map((r) => String(r.c));
 }
 
 const quote = (db: Db, name: string) => (db.dialect === "mysql" ? `\`${name.replaceAll("`", "``")}\`` : `"${name.replaceAll('"', '""')}"`);
 const quoteTable = (db: Db, table: string) =>
-  db.dialect === "postgres" && table.includes(".") ? `${quote(db, table.slice(0, table.indexOf(".")))}.${quote(db, table.slice(table.indexOf(".") + 1))}` : quote(db, table);
+  db.dialect === "postgres" && table.includes(".")
+    ? `${quote(db, table.slice(0, table.indexOf(".")))}.${quote(db, table.slice(table.indexOf(".") + 1))}`
+    : quote(db, table);
 const placeholder = (db: Db, n: number) => (db.dialect === "postgres" ? `$${n}` : "?");
 
 /** The table as the database lists it, or an error naming the tables there are. */
@@ -162,7 +177,15 @@ export default definePiece({
   icon: "🗄️",
   description: "Query PostgreSQL, MySQL/MariaDB and SQLite databases with bound parameters",
   auth: Auth.custom({
-    database_type: Property.staticDropdown({ displayName: "Database", required: true, options: [{ label: "PostgreSQL", value: "postgres" }, { label: "MySQL / MariaDB", value: "mysql" }, { label: "SQLite file", value: "sqlite" }] }),
+    database_type: Property.staticDropdown({
+      displayName: "Database",
+      required: true,
+      options: [
+        { label: "PostgreSQL", value: "postgres" },
+        { label: "MySQL / MariaDB", value: "mysql" },
+        { label: "SQLite file", value: "sqlite" },
+      ],
+    }),
     host: Property.shortText({ displayName: "Host", description: "PostgreSQL / MySQL: name or address (a LAN address needs WEFT_ALLOW_CIDRS)" }),
     port: Property.integer({ displayName: "Port", description: "default 5432 (PostgreSQL) or 3306 (MySQL)", min: 1, max: 65535 }),
     database: Property.shortText({ displayName: "Database name" }),
@@ -186,8 +209,16 @@ export default definePiece({
       description: "Run one SQL statement with bound parameters ($1, $2 on PostgreSQL; ? on MySQL and SQLite)",
       sideEffects: "external",
       props: {
-        query: Property.longText({ displayName: "SQL", required: true, description: "e.g. SELECT * FROM readings WHERE sensor = $1 — never put values in the text: pass them as parameters" }),
-        params: Property.json({ displayName: "Parameters", description: 'values for the placeholders, in order, e.g. ["{{trigger.body.sensor}}"]', default: [] }),
+        query: Property.longText({
+          displayName: "SQL",
+          required: true,
+          description: "e.g. SELECT * FROM readings WHERE sensor = $1 — never put values in the text: pass them as parameters",
+        }),
+        params: Property.json({
+          displayName: "Parameters",
+          description: 'values for the placeholders, in order, e.g. ["{{trigger.body.sensor}}"]',
+          default: [],
+        }),
       },
       sampleData: { rows: [{ id: 1, sensor: "kitchen", value: 21.5 }], rowCount: 1 },
       async run(ctx) {
@@ -221,7 +252,10 @@ export default definePiece({
             const unknown = names.filter((n) => !known.includes(n));
             if (unknown.length) throw new Error(`table "${table}" has no column ${unknown.map((n) => `"${n}"`).join(", ")}; columns: ${known.join(", ")}`);
             const text = `INSERT INTO ${quoteTable(db, table)} (${names.map((n) => quote(db, n)).join(", ")}) VALUES (${names.map((_, i) => placeholder(db, i + 1)).join(", ")})`;
-            await db.query(text, names.map((n) => bindable(row[n])));
+            await db.query(
+              text,
+              names.map((n) => bindable(row[n])),
+            );
             inserted++;
           }
           return { inserted };
@@ -249,7 +283,10 @@ export default definePiece({
           if (unknown.length) throw new Error(`table "${table}" has no column ${unknown.map((n) => `"${n}"`).join(", ")}; columns: ${known.join(", ")}`);
           const limit = Math.max(1, Math.min(10_000, Number(ctx.config.limit ?? 100)));
           const clause = names.length ? ` WHERE ${names.map((n, i) => `${quote(db, n)} = ${placeholder(db, i + 1)}`).join(" AND ")}` : "";
-          const rows = await db.query(`SELECT * FROM ${quoteTable(db, table)}${clause} LIMIT ${limit}`, names.map((n) => bindable(where[n])));
+          const rows = await db.query(
+            `SELECT * FROM ${quoteTable(db, table)}${clause} LIMIT ${limit}`,
+            names.map((n) => bindable(where[n])),
+          );
           return { rows, rowCount: rows.length };
         });
       },

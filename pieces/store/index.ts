@@ -21,7 +21,7 @@ export default definePiece({
       run: (ctx) => {
         const k = String(ctx.config.key ?? "");
         const value = ctx.store.get(k);
-        return { key: k, found: value !== undefined, value: value === undefined ? ctx.config.default_value ?? null : value };
+        return { key: k, found: value !== undefined, value: value === undefined ? (ctx.config.default_value ?? null) : value };
       },
     }),
     action({

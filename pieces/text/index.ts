@@ -5,16 +5,28 @@ import { readPath } from "../data";
 const str = (v: unknown) => (v === undefined || v === null ? "" : typeof v === "string" ? v : JSON.stringify(v));
 
 function words(text: string): string[] {
-  return text.replace(/([a-z0-9])([A-Z])/g, "$1 $2").split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return text
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
 }
 
 const CASES: Record<string, (t: string) => string> = {
   upper: (t) => t.toUpperCase(),
   lower: (t) => t.toLowerCase(),
   title: (t) => t.toLowerCase().replace(/\b\p{L}/gu, (c) => c.toUpperCase()),
-  snake: (t) => words(t).map((w) => w.toLowerCase()).join("_"),
-  kebab: (t) => words(t).map((w) => w.toLowerCase()).join("-"),
-  camel: (t) => words(t).map((w, i) => (i === 0 ? w.toLowerCase() : w[0].toUpperCase() + w.slice(1).toLowerCase())).join(""),
+  snake: (t) =>
+    words(t)
+      .map((w) => w.toLowerCase())
+      .join("_"),
+  kebab: (t) =>
+    words(t)
+      .map((w) => w.toLowerCase())
+      .join("-"),
+  camel: (t) =>
+    words(t)
+      .map((w, i) => (i === 0 ? w.toLowerCase() : w[0].toUpperCase() + w.slice(1).toLowerCase()))
+      .join(""),
 };
 
 export default definePiece({
@@ -88,7 +100,9 @@ export default definePiece({
       outputSchema: { type: "object", properties: { items: { type: "array", items: { type: "string" } }, count: { type: "integer" } } },
       sampleData: { items: ["a", "b"], count: 2 },
       run: ({ config }) => {
-        const separator = str(config.separator ?? ",").replace(/\\n/g, "\n").replace(/\\t/g, "\t");
+        const separator = str(config.separator ?? ",")
+          .replace(/\\n/g, "\n")
+          .replace(/\\t/g, "\t");
         let items = str(config.text).split(separator);
         if (config.trim !== false) items = items.map((s) => s.trim());
         if (config.remove_empty !== false) items = items.filter((s) => s !== "");

@@ -20,9 +20,13 @@ export default definePiece({
         reply: Property.staticDropdown({
           displayName: "Reply",
           // Matches src/core/triggers/webhook-intake.ts: a Respond step anywhere in the workflow makes the call wait for it.
-          description: "immediate: answer 202 with the run id at once, unless the workflow has a Respond step, whose reply the call then waits for; respond_action: always wait (the Respond step's reply, or the run id and status when the run ends without one)",
+          description:
+            "immediate: answer 202 with the run id at once, unless the workflow has a Respond step, whose reply the call then waits for; respond_action: always wait (the Respond step's reply, or the run id and status when the run ends without one)",
           default: "immediate",
-          options: [{ label: "Immediately", value: "immediate" }, { label: "With a Respond step", value: "respond_action" }],
+          options: [
+            { label: "Immediately", value: "immediate" },
+            { label: "With a Respond step", value: "respond_action" },
+          ],
         }),
       },
       sampleData: { method: "POST", headers: { "content-type": "application/json" }, query: {}, body: { hello: "world" } },
@@ -45,9 +49,10 @@ export default definePiece({
       run: (ctx) => {
         const { config } = ctx;
         const status = Number(config.status ?? 200);
-        if (!Number.isInteger(status) || status < 100 || status > 599) throw new Error(`status ${JSON.stringify(config.status)} is not an HTTP status; use a whole number 100–599`);
+        if (!Number.isInteger(status) || status < 100 || status > 599)
+          throw new Error(`status ${JSON.stringify(config.status)} is not an HTTP status; use a whole number 100–599`);
         const given = config.headers ?? {};
-        if (typeof given !== "object" || Array.isArray(given)) throw new Error("headers must be an object of name → value, e.g. {\"x-request-id\": \"42\"}");
+        if (typeof given !== "object" || Array.isArray(given)) throw new Error('headers must be an object of name → value, e.g. {"x-request-id": "42"}');
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(given as Record<string, unknown>)) headers[k.toLowerCase()] = typeof v === "string" ? v : JSON.stringify(v);
         // Text is never parsed: what the user typed (or an expression produced) is what the caller gets.

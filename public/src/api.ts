@@ -6,7 +6,12 @@
 import { signal } from "@preact/signals";
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly details?: unknown) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
     super(message);
     this.name = "ApiError";
   }
@@ -19,7 +24,9 @@ export interface Envelope<T> {
 }
 
 let csrfToken: string | undefined;
-export const setCsrfToken = (token: string | undefined) => { csrfToken = token; };
+export const setCsrfToken = (token: string | undefined) => {
+  csrfToken = token;
+};
 
 /** Set when the server says the session is gone; the app shell then shows the login form. */
 export const sessionExpired = signal(false);
@@ -36,14 +43,22 @@ export function withQuery(path: string, query?: Query): string {
   return text ? `${path}${path.includes("?") ? "&" : "?"}${text}` : path;
 }
 
-export async function request<T>(method: string, path: string, body?: unknown, options: { query?: Query; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Envelope<T>> {
+export async function request<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { query?: Query; headers?: Record<string, string>; signal?: AbortSignal } = {},
+): Promise<Envelope<T>> {
   const headers: Record<string, string> = { accept: "application/json", ...options.headers };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (!SAFE.has(method) && csrfToken) headers["x-csrf-token"] = csrfToken;
   let response: Response;
   try {
     response = await fetch(withQuery(path, options.query), {
-      method, headers, credentials: "same-origin", signal: options.signal,
+      method,
+      headers,
+      credentials: "same-origin",
+      signal: options.signal,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (error) {
@@ -52,11 +67,20 @@ export async function request<T>(method: string, path: string, body?: unknown, o
   }
   const text = await response.text();
   let parsed: any;
-  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
   if (!response.ok) {
     const error = parsed?.error;
     if (response.status === 401 && !path.startsWith("/api/auth/")) sessionExpired.value = true;
-    throw new ApiError(response.status, error?.code ?? `HTTP_${response.status}`, error?.message ?? `${method} ${path} answered ${response.status}`, error?.details);
+    throw new ApiError(
+      response.status,
+      error?.code ?? `HTTP_${response.status}`,
+      error?.message ?? `${method} ${path} answered ${response.status}`,
+      error?.details,
+    );
   }
   return parsed as Envelope<T>;
 }

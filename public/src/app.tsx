@@ -15,16 +15,26 @@ function Nav() {
   const current = (names: string[]) => (names.includes(page) ? "page" : undefined);
   return (
     <header class="topbar">
-      <a class="brand" href={href.workflows()}>Weft</a>
+      <a class="brand" href={href.workflows()}>
+        Weft
+      </a>
       <nav aria-label="Main">
-        <a href={href.workflows()} aria-current={current(["workflows", "editor"])}>Workflows</a>
-        <a href={href.runs()} aria-current={current(["runs", "run"])}>Runs</a>
-        <a href={href.settings()} aria-current={current(["settings"])}>Settings</a>
+        <a href={href.workflows()} aria-current={current(["workflows", "editor"])}>
+          Workflows
+        </a>
+        <a href={href.runs()} aria-current={current(["runs", "run"])}>
+          Runs
+        </a>
+        <a href={href.settings()} aria-current={current(["settings"])}>
+          Settings
+        </a>
       </nav>
       <span class="spacer" />
       <span class="muted small-text">{me.value?.workspace.name}</span>
       <span class="small-text">{me.value?.user?.email}</span>
-      <button type="button" class="small" onClick={() => logout()}>Log out</button>
+      <button type="button" class="small" onClick={() => logout()}>
+        Log out
+      </button>
     </header>
   );
 }
@@ -32,29 +42,54 @@ function Nav() {
 function Page() {
   const r = route.value;
   switch (r.page) {
-    case "editor": return <EditorPage key={r.id} id={r.id} />;
-    case "runs": return <RunsPage />;
-    case "run": return <RunDetailPage key={r.id} id={r.id} />;
-    case "settings": return <SettingsPage tab={r.tab} />;
-    default: return <WorkflowsPage />;
+    case "editor":
+      return <EditorPage key={r.id} id={r.id} />;
+    case "runs":
+      return <RunsPage />;
+    case "run":
+      return <RunDetailPage key={r.id} id={r.id} />;
+    case "settings":
+      return <SettingsPage tab={r.tab} />;
+    default:
+      return <WorkflowsPage />;
   }
 }
 
 export function App() {
   useEffect(() => {
     const stop = startRouter();
-    void loadSession().catch(() => { authState.value = "login"; });
+    void loadSession().catch(() => {
+      authState.value = "login";
+    });
     return stop;
   }, []);
   useEffect(() => {
     if (sessionExpired.value && authState.value === "ready") authState.value = "login";
   }, [sessionExpired.value]);
   const state = authState.value;
-  if (state === "loading") return <p class="muted center" role="status">Loading…</p>;
+  if (state === "loading")
+    return (
+      <p class="muted center" role="status">
+        Loading…
+      </p>
+    );
   if (state === "setup" || state === "login") return <AuthPage mode={state} />;
   return (
     <div class="shell">
-      <a class="skip" href="#main-content" onClick={(e) => { e.preventDefault(); const main = document.querySelector<HTMLElement>("main"); if (main) { main.tabIndex = -1; main.focus(); } }}>Skip to content</a>
+      <a
+        class="skip"
+        href="#main-content"
+        onClick={(e) => {
+          e.preventDefault();
+          const main = document.querySelector<HTMLElement>("main");
+          if (main) {
+            main.tabIndex = -1;
+            main.focus();
+          }
+        }}
+      >
+        Skip to content
+      </a>
       <Nav />
       <Page />
     </div>

@@ -35,7 +35,8 @@ export function gateQuery(config: Record<string, unknown> | undefined): Record<s
   const query: Record<string, string> = {};
   for (const [key, value] of Object.entries(config ?? {})) {
     if (key === "view" || key === "gateValues") continue;
-    if ((typeof value === "string" && value !== "" && !value.includes("{{")) || typeof value === "number" || typeof value === "boolean") query[key] = String(value);
+    if ((typeof value === "string" && value !== "" && !value.includes("{{")) || typeof value === "number" || typeof value === "boolean")
+      query[key] = String(value);
   }
   return query;
 }

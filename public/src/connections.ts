@@ -20,13 +20,25 @@ export async function authorizeConnection(id: string, timeoutMs = 10 * 60_000): 
   return await new Promise<Connection>((resolve, reject) => {
     const deadline = Date.now() + timeoutMs;
     let timer: ReturnType<typeof setTimeout>;
-    const done = () => { window.removeEventListener("message", onMessage); clearTimeout(timer); };
+    const done = () => {
+      window.removeEventListener("message", onMessage);
+      clearTimeout(timer);
+    };
     const check = async () => {
       try {
         const res = await api.get<Connection>(`/api/connections/${id}`);
-        if (res.data.status !== "pending") { done(); return resolve(res.data); }
-      } catch (error) { done(); return reject(error); }
-      if (Date.now() > deadline) { done(); return reject(new Error("the authorization was not completed within 10 minutes; start it again")); }
+        if (res.data.status !== "pending") {
+          done();
+          return resolve(res.data);
+        }
+      } catch (error) {
+        done();
+        return reject(error);
+      }
+      if (Date.now() > deadline) {
+        done();
+        return reject(new Error("the authorization was not completed within 10 minutes; start it again"));
+      }
       timer = setTimeout(check, 1500);
     };
     const onMessage = (event: MessageEvent) => {

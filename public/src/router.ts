@@ -1,12 +1,7 @@
 /** Hash routing (#/workflows/<id>), so the server only serves `/` and the assets. */
 import { signal } from "@preact/signals";
 
-export type Route =
-  | { page: "workflows" }
-  | { page: "editor"; id: string }
-  | { page: "runs" }
-  | { page: "run"; id: string }
-  | { page: "settings"; tab: string };
+export type Route = { page: "workflows" } | { page: "editor"; id: string } | { page: "runs" } | { page: "run"; id: string } | { page: "settings"; tab: string };
 
 export function parseHash(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("?")[0]!.split("/").filter(Boolean).map(decodeURIComponent);
@@ -20,7 +15,9 @@ export function parseHash(hash: string): Route {
 export const route = signal<Route>(parseHash(typeof location === "undefined" ? "" : location.hash));
 
 export function startRouter() {
-  const update = () => { route.value = parseHash(location.hash); };
+  const update = () => {
+    route.value = parseHash(location.hash);
+  };
   window.addEventListener("hashchange", update);
   update();
   return () => window.removeEventListener("hashchange", update);

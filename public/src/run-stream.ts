@@ -6,7 +6,9 @@ import { api } from "./api";
 import { TERMINAL_RUN_STATUSES } from "./format";
 import type { Run, RunStep } from "./types";
 
-export interface RunWatcher { stop(): void }
+export interface RunWatcher {
+  stop(): void;
+}
 
 export function watchRun(id: string, handlers: { run(run: Partial<Run>): void; step(step: RunStep): void; end(): void }): RunWatcher {
   let stopped = false;
@@ -20,7 +22,11 @@ export function watchRun(id: string, handlers: { run(run: Partial<Run>): void; s
     handlers.end();
   };
   const parse = (event: MessageEvent) => {
-    try { return JSON.parse(event.data); } catch { return undefined; }
+    try {
+      return JSON.parse(event.data);
+    } catch {
+      return undefined;
+    }
   };
   const poll = async () => {
     if (stopped) return;
@@ -29,7 +35,9 @@ export function watchRun(id: string, handlers: { run(run: Partial<Run>): void; s
       handlers.run(res.data);
       for (const step of res.data.steps ?? []) handlers.step(step);
       if (TERMINAL_RUN_STATUSES.has(res.data.status)) return finish();
-    } catch { /* keep polling; the page shows the last state */ }
+    } catch {
+      /* keep polling; the page shows the last state */
+    }
     timer = setTimeout(poll, 1000);
   };
   if (typeof EventSource === "undefined") {
@@ -57,5 +65,11 @@ export function watchRun(id: string, handlers: { run(run: Partial<Run>): void; s
       void poll();
     };
   }
-  return { stop: () => { stopped = true; source?.close(); if (timer) clearTimeout(timer); } };
+  return {
+    stop: () => {
+      stopped = true;
+      source?.close();
+      if (timer) clearTimeout(timer);
+    },
+  };
 }

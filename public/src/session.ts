@@ -40,7 +40,9 @@ export async function login(email: string, password: string) {
 }
 
 export async function logout() {
-  try { await api.post("/api/auth/logout"); } finally {
+  try {
+    await api.post("/api/auth/logout");
+  } finally {
     setCsrfToken(undefined);
     me.value = null;
     authState.value = "login";

@@ -1,8 +1,16 @@
 /** The shapes the UI reads from the API (spec 2.2–2.6); only the fields the screens use. */
 import type { SpecProperty } from "../../src/core/pieces/projection";
 
-export interface Condition { field: unknown; operator: string; value?: unknown }
-export interface Branch { name: string; conditions: Condition[][]; firstAction?: ActionNode }
+export interface Condition {
+  field: unknown;
+  operator: string;
+  value?: unknown;
+}
+export interface Branch {
+  name: string;
+  conditions: Condition[][];
+  firstAction?: ActionNode;
+}
 
 export interface StepNode {
   name: string;
@@ -24,7 +32,9 @@ export interface ActionNode extends StepNode {
   onErrorAction?: ActionNode;
 }
 
-export interface TriggerNode extends StepNode { nextAction?: ActionNode }
+export interface TriggerNode extends StepNode {
+  nextAction?: ActionNode;
+}
 
 export interface Definition {
   schemaVersion: 2;
@@ -57,10 +67,26 @@ export interface Workflow {
   lastRun: { status: string; startedAt: string } | null;
 }
 
-export interface Diagnostic { path: string; code: string; message: string; allowed?: unknown[] }
-export interface Diagnostics { valid: boolean; errors: Diagnostic[]; warnings: Diagnostic[] }
+export interface Diagnostic {
+  path: string;
+  code: string;
+  message: string;
+  allowed?: unknown[];
+}
+export interface Diagnostics {
+  valid: boolean;
+  errors: Diagnostic[];
+  warnings: Diagnostic[];
+}
 
-export interface VersionSummary { id: string; number: number; triggerType: string; live: boolean; createdAt: string; createdBy: string | null }
+export interface VersionSummary {
+  id: string;
+  number: number;
+  triggerType: string;
+  live: boolean;
+  createdAt: string;
+  createdBy: string | null;
+}
 
 export interface RunStep {
   id: string;
@@ -102,9 +128,20 @@ export interface Run {
   resumeAt?: string | null;
 }
 
-export interface PieceListItem { id: string; name: string; version: string; description: string; auth: string | null; actions: string[]; triggers: string[] }
+export interface PieceListItem {
+  id: string;
+  name: string;
+  version: string;
+  description: string;
+  auth: string | null;
+  actions: string[];
+  triggers: string[];
+}
 export interface PieceDetail {
-  id: string; name: string; version: string; description: string;
+  id: string;
+  name: string;
+  version: string;
+  description: string;
   auth: null | { kind: string; [key: string]: unknown };
   actions: Array<{ id: string; name: string; description: string; requiresAuth?: boolean }>;
   triggers: Array<{ id: string; name: string; description: string; type: string }>;
@@ -115,4 +152,12 @@ export type { Projection } from "../../src/core/pieces/projection";
 /** The projection folds a property's displayName into its description; the editor still reads it when present. */
 export type Property = SpecProperty & { displayName?: string };
 
-export interface Connection { id: string; name?: string; pieceId?: string; status: string; tokenExpiresAt?: string | null; createdAt?: string; errorMessage?: string | null }
+export interface Connection {
+  id: string;
+  name?: string;
+  pieceId?: string;
+  status: string;
+  tokenExpiresAt?: string | null;
+  createdAt?: string;
+  errorMessage?: string | null;
+}

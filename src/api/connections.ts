@@ -9,44 +9,73 @@ const tags = ["Connections"];
 export const connectionsApi = ({ security, connections }: AppDeps) =>
   new Elysia({ name: "api-connections" })
     .use(security)
-    .post("/api/connections", async ({ auth, body, set }) => {
-      const data = await connections.create({ orgId: auth.orgId, workspaceId: auth.workspaceId, userId: auth.userId }, body);
-      set.status = 201;
-      return { data };
-    }, {
-      permission: "connection:write", idempotent: true, body: ConnectionCreateBody, response: { 201: Data(Connection) },
-      detail: {
-        tags, summary: "Create a connection for a piece",
-        description: "Takes the auth values the piece declares: clientId/clientSecret (and config for the generic oauth2 piece) for OAuth2, apiKey, username/password, or values for custom fields. OAuth2 authorization-code connections start `pending`; call POST /api/connections/{id}/oauth2/start next. Secrets are stored encrypted and never returned.",
+    .post(
+      "/api/connections",
+      async ({ auth, body, set }) => {
+        const data = await connections.create({ orgId: auth.orgId, workspaceId: auth.workspaceId, userId: auth.userId }, body);
+        set.status = 201;
+        return { data };
       },
-    })
+      {
+        permission: "connection:write",
+        idempotent: true,
+        body: ConnectionCreateBody,
+        response: { 201: Data(Connection) },
+        detail: {
+          tags,
+          summary: "Create a connection for a piece",
+          description:
+            "Takes the auth values the piece declares: clientId/clientSecret (and config for the generic oauth2 piece) for OAuth2, apiKey, username/password, or values for custom fields. OAuth2 authorization-code connections start `pending`; call POST /api/connections/{id}/oauth2/start next. Secrets are stored encrypted and never returned.",
+        },
+      },
+    )
     .get("/api/connections", ({ auth, query }) => connections.list(auth.workspaceId, query), {
-      permission: "connection:read", query: ConnectionListQuery, response: List(Connection),
+      permission: "connection:read",
+      query: ConnectionListQuery,
+      response: List(Connection),
       detail: { tags, summary: "List the workspace's connections (filter by pieceId and status; paginated)" },
     })
     .get("/api/connections/:id", ({ auth, params }) => ({ data: connections.get(auth.workspaceId, params.id) }), {
-      permission: "connection:read", params: IdParams, response: Data(Connection),
+      permission: "connection:read",
+      params: IdParams,
+      response: Data(Connection),
       detail: { tags, summary: "Read a connection (poll it until status is active after the OAuth2 flow)" },
     })
     .patch("/api/connections/:id", async ({ auth, params, body }) => ({ data: await connections.update(auth.workspaceId, params.id, body) }), {
-      permission: "connection:write", params: IdParams, body: ConnectionUpdateBody, response: Data(Connection),
+      permission: "connection:write",
+      params: IdParams,
+      body: ConnectionUpdateBody,
+      response: Data(Connection),
       detail: { tags, summary: "Rename a connection or replace its credentials" },
     })
     .delete("/api/connections/:id", ({ auth, params }) => ({ data: connections.delete(auth.workspaceId, params.id) }), {
-      permission: "connection:write", params: IdParams, response: Data(Connection),
+      permission: "connection:write",
+      params: IdParams,
+      response: Data(Connection),
       detail: { tags, summary: "Delete a connection; refused while a live workflow uses it (the refusal names the workflows)" },
     })
-    .post("/api/connections/:id/oauth2/start", ({ auth, params, set }) => {
-      set.headers["cache-control"] = "no-store";
-      return { data: connections.startOAuth2(auth.workspaceId, params.id) };
-    }, {
-      permission: "connection:write", idempotent: false, params: IdParams, response: Data(AuthorizeStart),
-      detail: {
-        tags, summary: "Start the OAuth2 authorization: returns the provider's authorize URL",
-        description: "No body; does not accept Idempotency-Key. The authorizeUrl carries response_type=code, client_id, redirect_uri, scope, access_type=offline, the piece's extra parameters, PKCE (S256) and a signed state bound to the connection that expires after 10 minutes by default (WEFT_OAUTH_STATE_TTL_SECONDS) and works once. A fresh URL is minted per call; do not cache it. Send a person's browser to it; the provider redirects to redirectUri, which completes the connection. Then poll GET /api/connections/{id} until status is active.",
+    .post(
+      "/api/connections/:id/oauth2/start",
+      ({ auth, params, set }) => {
+        set.headers["cache-control"] = "no-store";
+        return { data: connections.startOAuth2(auth.workspaceId, params.id) };
       },
-    })
+      {
+        permission: "connection:write",
+        idempotent: false,
+        params: IdParams,
+        response: Data(AuthorizeStart),
+        detail: {
+          tags,
+          summary: "Start the OAuth2 authorization: returns the provider's authorize URL",
+          description:
+            "No body; does not accept Idempotency-Key. The authorizeUrl carries response_type=code, client_id, redirect_uri, scope, access_type=offline, the piece's extra parameters, PKCE (S256) and a signed state bound to the connection that expires after 10 minutes by default (WEFT_OAUTH_STATE_TTL_SECONDS) and works once. A fresh URL is minted per call; do not cache it. Send a person's browser to it; the provider redirects to redirectUri, which completes the connection. Then poll GET /api/connections/{id} until status is active.",
+        },
+      },
+    )
     .post("/api/connections/:id/test", async ({ auth, params }) => ({ data: await connections.test(auth.workspaceId, params.id) }), {
-      permission: "connection:write", params: IdParams, response: Data(ConnectionTestResult),
+      permission: "connection:write",
+      params: IdParams,
+      response: Data(ConnectionTestResult),
       detail: { tags, summary: "Check a connection with the piece's declared check (refreshing its token if needed)" },
     });

@@ -10,18 +10,32 @@ export const editorApi = ({ security, workflows }: AppDeps) =>
   new Elysia({ name: "api-editor" })
     .use(security)
     .get("/api/workflows/:id/test-payloads", ({ auth, params }) => ({ data: workflows.editor.testPayloads(auth.workspaceId, params.id) }), {
-      permission: "workflow:read", params: IdParams, response: Data(t.Record(t.String(), t.Any())),
+      permission: "workflow:read",
+      params: IdParams,
+      response: Data(t.Record(t.String(), t.Any())),
       detail: { tags, summary: "Read the workflow's named test payloads (trigger inputs for test runs)" },
     })
     .put("/api/workflows/:id/test-payloads", ({ auth, params, body }) => ({ data: workflows.editor.setTestPayloads(auth, params.id, body) }), {
-      permission: "workflow:write", params: IdParams, body: TestPayloadsBody, response: Data(t.Record(t.String(), t.Any())),
+      permission: "workflow:write",
+      params: IdParams,
+      body: TestPayloadsBody,
+      response: Data(t.Record(t.String(), t.Any())),
       detail: { tags, summary: "Replace the workflow's test payloads (not part of the definition; no definitionRev change)" },
     })
-    .put("/api/workflows/:id/pinned-data/:stepName", ({ auth, params, body }) => ({ data: workflows.editor.pin(auth, params.id, params.stepName, body.data) }), {
-      permission: "workflow:write", params: StepNameParams, body: PinBody, response: Data(t.Composite([t.Object({ stepName: t.String() }), PinnedEntry])),
-      detail: { tags, summary: "Pin a step's output; it reads stale: true once the step's configuration changes" },
-    })
+    .put(
+      "/api/workflows/:id/pinned-data/:stepName",
+      ({ auth, params, body }) => ({ data: workflows.editor.pin(auth, params.id, params.stepName, body.data) }),
+      {
+        permission: "workflow:write",
+        params: StepNameParams,
+        body: PinBody,
+        response: Data(t.Composite([t.Object({ stepName: t.String() }), PinnedEntry])),
+        detail: { tags, summary: "Pin a step's output; it reads stale: true once the step's configuration changes" },
+      },
+    )
     .delete("/api/workflows/:id/pinned-data/:stepName", ({ auth, params }) => ({ data: workflows.editor.unpin(auth, params.id, params.stepName) }), {
-      permission: "workflow:write", params: StepNameParams, response: Data(t.Object({ stepName: t.String(), deleted: t.Boolean() })),
+      permission: "workflow:write",
+      params: StepNameParams,
+      response: Data(t.Object({ stepName: t.String(), deleted: t.Boolean() })),
       detail: { tags, summary: "Remove a step's pinned output" },
     });

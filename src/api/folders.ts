@@ -13,31 +13,49 @@ export const foldersApi = ({ security, folders }: AppDeps) =>
   new Elysia({ name: "api-folders" })
     .use(security)
     .get("/api/folders", ({ auth }) => folders.list(auth.workspaceId), {
-      permission: "workflow:read", response: List(Folder),
+      permission: "workflow:read",
+      response: List(Folder),
       detail: { tags, summary: "List folders with their workflow counts (GET /api/workflows?folderId= lists a folder's workflows)" },
     })
-    .post("/api/folders", ({ auth, body, set }) => {
-      set.status = 201;
-      return { data: folders.create(auth, body.name) };
-    }, {
-      permission: "workflow:write", body: FolderBody, response: { 201: Data(Folder) },
-      detail: { tags, summary: "Create a folder (names are unique in a workspace, ignoring case)" },
-    })
+    .post(
+      "/api/folders",
+      ({ auth, body, set }) => {
+        set.status = 201;
+        return { data: folders.create(auth, body.name) };
+      },
+      {
+        permission: "workflow:write",
+        body: FolderBody,
+        response: { 201: Data(Folder) },
+        detail: { tags, summary: "Create a folder (names are unique in a workspace, ignoring case)" },
+      },
+    )
     .get("/api/folders/:id", ({ auth, params }) => ({ data: folders.get(auth.workspaceId, params.id) }), {
-      permission: "workflow:read", params: IdParams, response: Data(Folder),
+      permission: "workflow:read",
+      params: IdParams,
+      response: Data(Folder),
       detail: { tags, summary: "Read a folder" },
     })
     .put("/api/folders/:id", ({ auth, params, body }) => ({ data: folders.rename(auth, params.id, body.name) }), {
-      permission: "workflow:write", params: IdParams, body: FolderBody, response: Data(Folder),
+      permission: "workflow:write",
+      params: IdParams,
+      body: FolderBody,
+      response: Data(Folder),
       detail: { tags, summary: "Rename a folder" },
     })
     .delete("/api/folders/:id", ({ auth, params, query }) => ({ data: folders.delete(auth, params.id, query.moveTo) }), {
-      permission: "workflow:write", params: IdParams,
-      query: t.Object({ moveTo: t.Optional(t.String({ description: "a folder id, or root; required when the folder holds workflows" })) }, { additionalProperties: true }),
+      permission: "workflow:write",
+      params: IdParams,
+      query: t.Object(
+        { moveTo: t.Optional(t.String({ description: "a folder id, or root; required when the folder holds workflows" })) },
+        { additionalProperties: true },
+      ),
       response: Data(t.Object({ id: Uuid, deleted: t.Boolean(), moved: Type.Integer() })),
       detail: { tags, summary: "Delete a folder; one holding workflows is refused (409, with the count) unless ?moveTo=<folderId> or ?moveTo=root" },
     })
     .post("/api/workflows/move", ({ auth, body }) => ({ data: folders.move(auth, body.workflowIds, body.folderId) }), {
-      permission: "workflow:write", body: MoveBody, response: Data(t.Object({ moved: Type.Integer(), folderId: t.Union([Uuid, t.Null()]) })),
+      permission: "workflow:write",
+      body: MoveBody,
+      response: Data(t.Object({ moved: Type.Integer(), folderId: t.Union([Uuid, t.Null()]) })),
       detail: { tags, summary: "Move workflows into a folder (folderId null: out of every folder); all or nothing" },
     });

@@ -20,59 +20,108 @@ export const identityApi = ({ identity, security, config }: AppDeps) => {
       detail: { tags, summary: "Whether the first owner account still has to be created" },
       response: Data(t.Object({ needsSetup: t.Boolean() })),
     })
-    .post("/api/auth/setup", async ({ body, set }) => {
-      const session = await identity.setupOwner(body);
-      set.headers["set-cookie"] = sessionCookie(session.sessionId, session.expiresAt, secure);
-      set.status = 201;
-      return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
-    }, {
-      permission: "public", body: SetupBody,
-      detail: { tags, summary: "Create the first owner account (only while no user exists)" },
-    })
-    .post("/api/auth/login", async ({ body, set }) => {
-      const session = await identity.login(body.email, body.password);
-      set.headers["set-cookie"] = sessionCookie(session.sessionId, session.expiresAt, secure);
-      return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
-    }, {
-      permission: "public", body: LoginBody,
-      detail: { tags, summary: "Log in with email and password; sets an HttpOnly session cookie" },
-    })
-    .post("/api/auth/logout", ({ request, set }) => {
-      const cookie = /(?:^|;\s*)weft_session=([^;]+)/.exec(request.headers.get("cookie") ?? "")?.[1];
-      if (cookie) identity.logout(decodeURIComponent(cookie));
-      set.headers["set-cookie"] = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
-      return { data: { loggedOut: true } };
-    }, { permission: "authenticated", detail: { tags, summary: "End the browser session" } })
+    .post(
+      "/api/auth/setup",
+      async ({ body, set }) => {
+        const session = await identity.setupOwner(body);
+        set.headers["set-cookie"] = sessionCookie(session.sessionId, session.expiresAt, secure);
+        set.status = 201;
+        return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
+      },
+      {
+        permission: "public",
+        body: SetupBody,
+        detail: { tags, summary: "Create the first owner account (only while no user exists)" },
+      },
+    )
+    .post(
+      "/api/auth/login",
+      async ({ body, set }) => {
+        const session = await identity.login(body.email, body.password);
+        set.headers["set-cookie"] = sessionCookie(session.sessionId, session.expiresAt, secure);
+        return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
+      },
+      {
+        permission: "public",
+        body: LoginBody,
+        detail: { tags, summary: "Log in with email and password; sets an HttpOnly session cookie" },
+      },
+    )
+    .post(
+      "/api/auth/logout",
+      ({ request, set }) => {
+        const cookie = /(?:^|;\s*)weft_session=([^;]+)/.exec(request.headers.get("cookie") ?? "")?.[1];
+        if (cookie) identity.logout(decodeURIComponent(cookie));
+        set.headers["set-cookie"] = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
+        return { data: { loggedOut: true } };
+      },
+      { permission: "authenticated", detail: { tags, summary: "End the browser session" } },
+    )
     .get("/api/auth/me", ({ auth }) => ({ data: identity.me(auth) }), {
       permission: "authenticated",
       detail: { tags, summary: "The caller: user, active workspace, scopes and (for sessions) the CSRF token" },
     })
     .post("/api/auth/workspace", ({ auth, body }) => ({ data: identity.switchWorkspace(auth, body.workspaceId) }), {
-      permission: "authenticated", body: t.Object({ workspaceId: t.String({ format: "uuid" }) }, { additionalProperties: false }),
+      permission: "authenticated",
+      body: t.Object({ workspaceId: t.String({ format: "uuid" }) }, { additionalProperties: false }),
       detail: { tags, summary: "Switch the browser session's active workspace" },
     })
-    .get("/api/tokens", ({ auth }) => {
-      const tokens = identity.listTokens(auth.workspaceId);
-      return { data: tokens, total: tokens.length };
-    }, { permission: "workspace:admin", response: List(Token), detail: { tags, summary: "List the workspace's API tokens (never their raw values)" } })
-    .post("/api/tokens", ({ auth, body, set }) => {
-      set.status = 201;
-      return {
-        data: identity.createToken({
-          orgId: auth.orgId, workspaceId: body.workspaceId ?? auth.workspaceId, name: body.name, scopes: body.scopes,
-          createdBy: auth.userId, grantable: auth.scopes,
-        }),
-      };
-    }, { permission: "workspace:admin", body: TokenCreateBody, response: { 201: Data(TokenCreated) }, detail: { tags, summary: "Mint an API token; the raw value is returned once" } })
+    .get(
+      "/api/tokens",
+      ({ auth }) => {
+        const tokens = identity.listTokens(auth.workspaceId);
+        return { data: tokens, total: tokens.length };
+      },
+      { permission: "workspace:admin", response: List(Token), detail: { tags, summary: "List the workspace's API tokens (never their raw values)" } },
+    )
+    .post(
+      "/api/tokens",
+      ({ auth, body, set }) => {
+        set.status = 201;
+        return {
+          data: identity.createToken({
+            orgId: auth.orgId,
+            workspaceId: body.workspaceId ?? auth.workspaceId,
+            name: body.name,
+            scopes: body.scopes,
+            createdBy: auth.userId,
+            grantable: auth.scopes,
+          }),
+        };
+      },
+      {
+        permission: "workspace:admin",
+        body: TokenCreateBody,
+        response: { 201: Data(TokenCreated) },
+        detail: { tags, summary: "Mint an API token; the raw value is returned once" },
+      },
+    )
     .delete("/api/tokens/:id", ({ auth, params }) => ({ data: identity.revokeToken(auth.workspaceId, params.id) }), {
-      permission: "workspace:admin", params: IdParams, response: Data(Token), detail: { tags, summary: "Revoke an API token at once" },
+      permission: "workspace:admin",
+      params: IdParams,
+      response: Data(Token),
+      detail: { tags, summary: "Revoke an API token at once" },
     })
-    .get("/api/workspaces", ({ auth }) => {
-      const workspaces = identity.listWorkspaces(auth.orgId);
-      return { data: workspaces, total: workspaces.length };
-    }, { permission: "workspace:admin", response: List(Workspace), detail: { tags, summary: "List the org's workspaces" } })
-    .post("/api/workspaces", ({ auth, body, set }) => {
-      set.status = 201;
-      return { data: identity.createWorkspace(auth.orgId, body.name) };
-    }, { permission: "workspace:admin", idempotent: true, body: WorkspaceCreateBody, response: { 201: Data(Workspace) }, detail: { tags, summary: "Create a workspace in the caller's org (accepts Idempotency-Key)" } });
+    .get(
+      "/api/workspaces",
+      ({ auth }) => {
+        const workspaces = identity.listWorkspaces(auth.orgId);
+        return { data: workspaces, total: workspaces.length };
+      },
+      { permission: "workspace:admin", response: List(Workspace), detail: { tags, summary: "List the org's workspaces" } },
+    )
+    .post(
+      "/api/workspaces",
+      ({ auth, body, set }) => {
+        set.status = 201;
+        return { data: identity.createWorkspace(auth.orgId, body.name) };
+      },
+      {
+        permission: "workspace:admin",
+        idempotent: true,
+        body: WorkspaceCreateBody,
+        response: { 201: Data(Workspace) },
+        detail: { tags, summary: "Create a workspace in the caller's org (accepts Idempotency-Key)" },
+      },
+    );
 };

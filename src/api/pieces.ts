@@ -1,15 +1,7 @@
 /** Pieces: the catalog, piece detail and summary, schema projections, dynamic options, derived trigger samples. */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
-import {
-  dynamicOptions,
-  findPiece,
-  listPieces,
-  pieceDetail,
-  pieceSummary,
-  ProjectionCache,
-  triggerSample,
-} from "../core/pieces/catalog";
+import { dynamicOptions, findPiece, listPieces, pieceDetail, pieceSummary, ProjectionCache, triggerSample } from "../core/pieces/catalog";
 import type { QueryValues } from "../core/pieces/projection";
 import { AppError } from "../http/errors";
 import { Data, List, PageQuery, pageOf } from "../schema/common";
@@ -23,37 +15,63 @@ const ActionParams = t.Object({ id: PieceId, actionId: ActionId });
 const TriggerParams = t.Object({ id: PieceId, triggerId: TriggerId });
 const OptionsParams = t.Object({ id: PieceId, actionId: ActionId, propertyName: DynamicPropertyName });
 
-const TriggerOptionsParams = t.Object({ id: PieceId, triggerId: TriggerId, propertyName: t.String({ description: "A trigger property whose values are dynamic (listed in dynamicFields)" }) });
+const TriggerOptionsParams = t.Object({
+  id: PieceId,
+  triggerId: TriggerId,
+  propertyName: t.String({ description: "A trigger property whose values are dynamic (listed in dynamicFields)" }),
+});
 
 const Discriminators = t.Record(t.String(), t.Array(t.Unknown()), { description: "gate field → its legal values" });
-const SpecProperty = t.Record(t.String(), t.Unknown(), { description: "spec 2.5 property: type, description, default, enum, enumLabels, format, properties, items, propertyType, required, minLength, maxLength, min, max, pattern, refreshers, language, displayConditions" });
+const SpecProperty = t.Record(t.String(), t.Unknown(), {
+  description:
+    "spec 2.5 property: type, description, default, enum, enumLabels, format, properties, items, propertyType, required, minLength, maxLength, min, max, pattern, refreshers, language, displayConditions",
+});
 const ObjectSchema = t.Object({ type: t.String(), properties: t.Record(t.String(), SpecProperty), required: t.Array(t.String()) });
 
 const PieceListItem = t.Object({
-  id: t.String(), name: t.String(), version: t.String(), description: t.String(),
+  id: t.String(),
+  name: t.String(),
+  version: t.String(),
+  description: t.String(),
   icon: t.Union([t.String(), t.Null()], { description: "an emoji, or a data:image URL, shown beside the piece; null when it has none" }),
   auth: t.Union([t.String(), t.Null()], { description: "oauth2, api_key, basic, custom or null" }),
-  actions: t.Array(t.String()), triggers: t.Array(t.String()),
+  actions: t.Array(t.String()),
+  triggers: t.Array(t.String()),
 });
 
 const Projection = t.Object({
-  pieceId: t.String(), pieceVersion: t.String(), id: t.String(), name: t.String(), description: t.String(),
+  pieceId: t.String(),
+  pieceVersion: t.String(),
+  id: t.String(),
+  name: t.String(),
+  description: t.String(),
   sideEffects: t.String({ description: "pure, read, write or external; always empty for triggers" }),
-  inputSchema: ObjectSchema, outputSchema: ObjectSchema, sampleData: t.Unknown(),
-  filteredBy: t.Record(t.String(), t.String()), ignored: t.Array(t.String()), unresolved: t.Array(t.String()),
-  conditionalFields: t.Array(t.String()), dynamicFields: t.Array(t.String()),
+  inputSchema: ObjectSchema,
+  outputSchema: ObjectSchema,
+  sampleData: t.Unknown(),
+  filteredBy: t.Record(t.String(), t.String()),
+  ignored: t.Array(t.String()),
+  unresolved: t.Array(t.String()),
+  conditionalFields: t.Array(t.String()),
+  dynamicFields: t.Array(t.String()),
 });
 
 const ProjectionQuery = t.Object(
-  { view: t.Optional(t.String({ description: "Reserved; selects nothing" })), gateValues: t.Optional(t.String({ description: "Reserved; never sent literally" })) },
+  {
+    view: t.Optional(t.String({ description: "Reserved; selects nothing" })),
+    gateValues: t.Optional(t.String({ description: "Reserved; never sent literally" })),
+  },
   { additionalProperties: true, description: "Any number of <property_name>=<text value> gate values" },
 );
 
 const OptionsBody = t.Object(DynamicOptionsFields, { additionalProperties: false });
 
-const SampleBody = t.Object({
-  config: t.Optional(t.Record(t.String(), t.Unknown(), { description: "The trigger's config" })),
-}, { additionalProperties: false });
+const SampleBody = t.Object(
+  {
+    config: t.Optional(t.Record(t.String(), t.Unknown(), { description: "The trigger's config" })),
+  },
+  { additionalProperties: false },
+);
 
 /** Raw query pairs, keeping repeated keys (a contains_any gate may be sent as a=x&a=y or a=x,y). */
 function rawQuery(url: string): QueryValues {
@@ -75,55 +93,108 @@ export const piecesApi = (deps: AppDeps) => {
   const { security, pieces } = deps;
   const projections = new ProjectionCache(pieces);
   /** POST …/options/{propertyName} of an action or a trigger: the piece's own options function, run for this workspace. */
-  const options = async (workspaceId: string, pieceId: string, stepId: string, propertyName: string, body: { config?: object; connectionId?: string } | null | undefined, kind: "action" | "trigger") => ({
-    data: await dynamicOptions(pieces, { fetch: deps.guardedFetch, resolveAuth: deps.resolveConnectionAuth }, {
-      workspaceId, pieceId, actionId: stepId, propertyName, config: body?.config as Record<string, unknown> | undefined, connectionId: body?.connectionId, kind,
-    }),
+  const options = async (
+    workspaceId: string,
+    pieceId: string,
+    stepId: string,
+    propertyName: string,
+    body: { config?: object; connectionId?: string } | null | undefined,
+    kind: "action" | "trigger",
+  ) => ({
+    data: await dynamicOptions(
+      pieces,
+      { fetch: deps.guardedFetch, resolveAuth: deps.resolveConnectionAuth },
+      {
+        workspaceId,
+        pieceId,
+        actionId: stepId,
+        propertyName,
+        config: body?.config as Record<string, unknown> | undefined,
+        connectionId: body?.connectionId,
+        kind,
+      },
+    ),
   });
   return new Elysia({ name: "api-pieces" })
     .use(security)
-    .get("/api/pieces", ({ query }) => {
-      const { offset, limit } = pageOf(query);
-      return listPieces(pieces, { q: query.q, offset, limit });
-    }, {
-      permission,
-      query: t.Object({ q: PieceSearch, ...PageQuery }, { additionalProperties: true }),
-      response: List(PieceListItem),
-      detail: { tags, summary: "List the pieces the fleet serves, with their versions" },
-    })
-    .get("/api/pieces/:id", ({ params, query }) => {
-      const piece = findPiece(pieces, params.id);
-      if (query.view === undefined || query.view === "") return { data: pieceDetail(piece) };
-      if (query.view === "summary") return { data: pieceSummary(piece) };
-      throw new AppError("VALIDATION_FAILED", `view "${query.view}" is unknown; use view=summary or omit it`);
-    }, {
-      permission, params: PieceParams,
-      query: t.Object({ view: t.Optional(t.String({ description: "summary: ids, names, auth kind and discriminators only" })) }, { additionalProperties: true }),
-      detail: { tags, summary: "Piece detail (auth incl. auth.oauth2, actions, triggers with their lowercase type); ?view=summary returns discriminators" },
-    })
+    .get(
+      "/api/pieces",
+      ({ query }) => {
+        const { offset, limit } = pageOf(query);
+        return listPieces(pieces, { q: query.q, offset, limit });
+      },
+      {
+        permission,
+        query: t.Object({ q: PieceSearch, ...PageQuery }, { additionalProperties: true }),
+        response: List(PieceListItem),
+        detail: { tags, summary: "List the pieces the fleet serves, with their versions" },
+      },
+    )
+    .get(
+      "/api/pieces/:id",
+      ({ params, query }) => {
+        const piece = findPiece(pieces, params.id);
+        if (query.view === undefined || query.view === "") return { data: pieceDetail(piece) };
+        if (query.view === "summary") return { data: pieceSummary(piece) };
+        throw new AppError("VALIDATION_FAILED", `view "${query.view}" is unknown; use view=summary or omit it`);
+      },
+      {
+        permission,
+        params: PieceParams,
+        query: t.Object(
+          { view: t.Optional(t.String({ description: "summary: ids, names, auth kind and discriminators only" })) },
+          { additionalProperties: true },
+        ),
+        detail: { tags, summary: "Piece detail (auth incl. auth.oauth2, actions, triggers with their lowercase type); ?view=summary returns discriminators" },
+      },
+    )
     .get("/api/pieces/:id/actions/:actionId", ({ params, request }) => json(projections.actionJson(params.id, params.actionId, rawQuery(request.url))), {
-      permission, params: ActionParams, query: ProjectionQuery,
+      permission,
+      params: ActionParams,
+      query: ProjectionQuery,
       response: { 200: Data(Projection) },
       detail: { tags, summary: "Schema projection of an action, narrowed by <property>=<value> gate values (spec 4.8)" },
     })
     .get("/api/pieces/:id/triggers/:triggerId", ({ params, request }) => json(projections.triggerJson(params.id, params.triggerId, rawQuery(request.url))), {
-      permission, params: TriggerParams, query: ProjectionQuery,
+      permission,
+      params: TriggerParams,
+      query: ProjectionQuery,
       response: { 200: Data(Projection) },
       detail: { tags, summary: "Schema projection of a trigger, narrowed by <property>=<value> gate values (spec 4.9)" },
     })
-    .post("/api/pieces/:id/actions/:actionId/options/:propertyName", ({ params, body, auth }) => options(auth!.workspaceId, params.id, params.actionId, params.propertyName, body, "action"), {
-      permission, params: OptionsParams, body: t.Optional(OptionsBody), response: { 200: OptionsAnswer },
-      detail: { tags, summary: "Dynamic option values of a property, given the step's current config and connection" },
-    })
-    .post("/api/pieces/:id/triggers/:triggerId/options/:propertyName", ({ params, body, auth }) => options(auth!.workspaceId, params.id, params.triggerId, params.propertyName, body, "trigger"), {
-      permission, params: TriggerOptionsParams, body: t.Optional(OptionsBody), response: { 200: OptionsAnswer },
-      detail: { tags, summary: "Dynamic option values of a trigger property, given the trigger's current config and connection" },
-    })
-    .post("/api/pieces/:id/triggers/:triggerId/sample", async ({ params, body }) => ({
-      data: await triggerSample(pieces, { pieceId: params.id, triggerId: params.triggerId, config: body?.config }),
-    }), {
-      permission, params: TriggerParams, body: t.Optional(SampleBody),
-      response: { 200: Data(t.Object({ sampleData: t.Unknown(), derived: t.Boolean({ description: "true when computed from the supplied config" }) })) },
-      detail: { tags, summary: "Sample output of a trigger derived from the supplied config (Form, Schedule, Callable); else the declared example" },
-    });
+    .post(
+      "/api/pieces/:id/actions/:actionId/options/:propertyName",
+      ({ params, body, auth }) => options(auth!.workspaceId, params.id, params.actionId, params.propertyName, body, "action"),
+      {
+        permission,
+        params: OptionsParams,
+        body: t.Optional(OptionsBody),
+        response: { 200: OptionsAnswer },
+        detail: { tags, summary: "Dynamic option values of a property, given the step's current config and connection" },
+      },
+    )
+    .post(
+      "/api/pieces/:id/triggers/:triggerId/options/:propertyName",
+      ({ params, body, auth }) => options(auth!.workspaceId, params.id, params.triggerId, params.propertyName, body, "trigger"),
+      {
+        permission,
+        params: TriggerOptionsParams,
+        body: t.Optional(OptionsBody),
+        response: { 200: OptionsAnswer },
+        detail: { tags, summary: "Dynamic option values of a trigger property, given the trigger's current config and connection" },
+      },
+    )
+    .post(
+      "/api/pieces/:id/triggers/:triggerId/sample",
+      async ({ params, body }) => ({
+        data: await triggerSample(pieces, { pieceId: params.id, triggerId: params.triggerId, config: body?.config }),
+      }),
+      {
+        permission,
+        params: TriggerParams,
+        body: t.Optional(SampleBody),
+        response: { 200: Data(t.Object({ sampleData: t.Unknown(), derived: t.Boolean({ description: "true when computed from the supplied config" }) })) },
+        detail: { tags, summary: "Sample output of a trigger derived from the supplied config (Form, Schedule, Callable); else the declared example" },
+      },
+    );
 };

@@ -13,7 +13,9 @@ const tags = ["Runs"];
 const HEARTBEAT_MS = 15_000;
 
 const ResumeParams = t.Object({ id: Uuid, token: t.String({ minLength: 10, maxLength: 200, description: "the secret of the resume link" }) });
-const ResumeAnswer = Data(t.Object({ runId: Uuid, status: t.String({ description: "the run's status after the decision, normally pending (queued to continue)" }) }));
+const ResumeAnswer = Data(
+  t.Object({ runId: Uuid, status: t.String({ description: "the run's status after the decision, normally pending (queued to continue)" }) }),
+);
 const InputBody = t.Optional(t.Record(t.String(), t.Unknown(), { description: "a JSON object: the trigger input, available as {{trigger.body}}" }));
 
 function sseFrame(event: RunEvent): string {
@@ -49,8 +51,14 @@ export const runsApi = (deps: AppDeps) => {
           description:
             "The body (a JSON object) becomes the trigger's output at `trigger.body` (with empty `headers` and `query`); the run's triggerType is `api`. `environment=production` runs the published version (422 NOT_PUBLISHED when the workflow was never published); anything else, or nothing, is a test run of the draft. Without `wait` the reply is 202 with the queued run. With `wait=N` (0–30 s) the reply is 200 with the finished run and its steps, or 202 with the run as it stands after N seconds. Accepts Idempotency-Key.",
           responses: {
-            200: { description: "The finished run with its steps", content: { "application/json": { schema: { type: "object", properties: { data: { $ref: "#/components/schemas/Run" } } } } } },
-            202: { description: "The run, pending or still running", content: { "application/json": { schema: { type: "object", properties: { data: { $ref: "#/components/schemas/Run" } } } } } },
+            200: {
+              description: "The finished run with its steps",
+              content: { "application/json": { schema: { type: "object", properties: { data: { $ref: "#/components/schemas/Run" } } } } },
+            },
+            202: {
+              description: "The run, pending or still running",
+              content: { "application/json": { schema: { type: "object", properties: { data: { $ref: "#/components/schemas/Run" } } } } },
+            },
           },
         } as any,
       },
@@ -107,12 +115,17 @@ export const runsApi = (deps: AppDeps) => {
             abort.abort();
           },
         });
-        return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no", connection: "keep-alive" } });
+        return new Response(stream, {
+          headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no", connection: "keep-alive" },
+        });
       },
       {
         permission: "run:read",
         params: IdParams,
-        query: t.Object({ lastEventId: t.Optional(t.String({ description: "same as the Last-Event-ID header, for clients that cannot set headers" })) }, { additionalProperties: true }),
+        query: t.Object(
+          { lastEventId: t.Optional(t.String({ description: "same as the Last-Event-ID header, for clients that cannot set headers" })) },
+          { additionalProperties: true },
+        ),
         detail: {
           tags,
           summary: "Server-sent events of a run: run, step, end",
@@ -129,7 +142,8 @@ export const runsApi = (deps: AppDeps) => {
       detail: {
         tags,
         summary: "Cancel a pending, running or paused run",
-        description: "A running step is asked to stop (its AbortSignal fires) and the run ends `cancelled`. Cancelling a cancelled run is a no-op; a completed or failed run answers 409.",
+        description:
+          "A running step is asked to stop (its AbortSignal fires) and the run ends `cancelled`. Cancelling a cancelled run is a no-op; a completed or failed run answers 409.",
       },
     })
     .post(
@@ -148,7 +162,12 @@ export const runsApi = (deps: AppDeps) => {
           summary: "Retry a finished run as a new run",
           description:
             "`from`: failed_step (default; only for failed runs) reuses the recorded outputs of the steps before the failure and executes from the failed step on; start runs everything again with the same trigger data. `version`: original (default) executes the definition the run executed; latest the live version (production) or the draft (test). The new run has retryOfRunId and startedFromStep; the original gets retriedByRunId. Answers 202 with the new run.",
-          responses: { 202: { description: "The new run, queued", content: { "application/json": { schema: { type: "object", properties: { data: { $ref: "#/components/schemas/Run" } } } } } } },
+          responses: {
+            202: {
+              description: "The new run, queued",
+              content: { "application/json": { schema: { type: "object", properties: { data: { $ref: "#/components/schemas/Run" } } } } },
+            },
+          },
         } as any,
       },
     )

@@ -8,9 +8,17 @@ const html = (body: string) => new Response(body, { headers: { "content-type": "
 export const serviceApi = ({ security, contract, db }: AppDeps) =>
   new Elysia({ name: "api-service" })
     .use(security)
-    .get("/healthz", () => {
-      db.query("SELECT 1").get();
-      return { data: { status: "ok" } };
-    }, { permission: "public", detail: { tags, summary: "Liveness and database check for load balancers" }, response: t.Object({ data: t.Object({ status: t.String() }) }) })
+    .get(
+      "/healthz",
+      () => {
+        db.query("SELECT 1").get();
+        return { data: { status: "ok" } };
+      },
+      {
+        permission: "public",
+        detail: { tags, summary: "Liveness and database check for load balancers" },
+        response: t.Object({ data: t.Object({ status: t.String() }) }),
+      },
+    )
     .get("/api/openapi.json", () => contract.document(), { permission: "public", detail: { tags, summary: "The OpenAPI 3.1 contract" } })
     .get("/api/docs", () => html(contract.docsPage()), { permission: "public", detail: { tags, summary: "Human-readable API documentation" } });

@@ -12,46 +12,84 @@ const tags = ["Templates"];
 const TemplateParams = t.Object({ id: TemplateId });
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
 const TemplateSummary = t.Object({
-  id: t.String(), slug: Nullable(t.String()), name: t.String(), description: t.String(), category: t.String(),
-  source: t.Union([t.Literal("builtin"), t.Literal("workspace")]), triggerType: t.String(), pieces: t.Array(t.String()), stepCount: Type.Integer(),
-  sourceWorkflowId: Nullable(t.String()), createdAt: Nullable(DateTime),
+  id: t.String(),
+  slug: Nullable(t.String()),
+  name: t.String(),
+  description: t.String(),
+  category: t.String(),
+  source: t.Union([t.Literal("builtin"), t.Literal("workspace")]),
+  triggerType: t.String(),
+  pieces: t.Array(t.String()),
+  stepCount: Type.Integer(),
+  sourceWorkflowId: Nullable(t.String()),
+  createdAt: Nullable(DateTime),
 });
 const Template = t.Composite([TemplateSummary, t.Object({ definition: FlowVersion })]);
 
 export const templatesApi = ({ security, templates }: AppDeps) =>
   new Elysia({ name: "api-templates" })
     .use(security)
-    .get("/api/templates", ({ auth, query }) => templates.list(auth.workspaceId, { ...pageOf(query), q: query.q, category: query.category, source: query.source }), {
-      permission: "template:read",
-      query: t.Object({ ...PageQuery, ...TemplateFilters }, { additionalProperties: true }),
-      response: List(TemplateSummary),
-      detail: { tags, summary: "List templates: the built-in catalog and the workspace's own (filters q, category, source)" },
-    })
+    .get(
+      "/api/templates",
+      ({ auth, query }) => templates.list(auth.workspaceId, { ...pageOf(query), q: query.q, category: query.category, source: query.source }),
+      {
+        permission: "template:read",
+        query: t.Object({ ...PageQuery, ...TemplateFilters }, { additionalProperties: true }),
+        response: List(TemplateSummary),
+        detail: { tags, summary: "List templates: the built-in catalog and the workspace's own (filters q, category, source)" },
+      },
+    )
     .get("/api/templates/:id", ({ auth, params }) => ({ data: templates.get(auth.workspaceId, params.id) }), {
-      permission: "template:read", params: TemplateParams, response: Data(Template),
+      permission: "template:read",
+      params: TemplateParams,
+      response: Data(Template),
       detail: { tags, summary: "Read a template with its definition" },
     })
-    .post("/api/templates", ({ auth, body, set }) => {
-      set.status = 201;
-      return { data: templates.createFromWorkflow(auth, body) };
-    }, {
-      permission: "template:write",
-      body: t.Object({ workflowId: Uuid, name: t.Optional(t.String({ minLength: 1, maxLength: 200 })), description: t.Optional(t.String({ maxLength: 5000 })), category: t.Optional(t.String({ minLength: 1, maxLength: 50 })) }, { additionalProperties: false }),
-      response: { 201: Data(Template) },
-      detail: { tags, summary: "Make a workspace template from a workflow's draft (connection ids removed)" },
-    })
+    .post(
+      "/api/templates",
+      ({ auth, body, set }) => {
+        set.status = 201;
+        return { data: templates.createFromWorkflow(auth, body) };
+      },
+      {
+        permission: "template:write",
+        body: t.Object(
+          {
+            workflowId: Uuid,
+            name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+            description: t.Optional(t.String({ maxLength: 5000 })),
+            category: t.Optional(t.String({ minLength: 1, maxLength: 50 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Data(Template) },
+        detail: { tags, summary: "Make a workspace template from a workflow's draft (connection ids removed)" },
+      },
+    )
     .delete("/api/templates/:id", ({ auth, params }) => ({ data: templates.delete(auth, params.id) }), {
-      permission: "template:write", params: TemplateParams, response: Data(t.Object({ id: t.String(), deleted: t.Boolean() })),
+      permission: "template:write",
+      params: TemplateParams,
+      response: Data(t.Object({ id: t.String(), deleted: t.Boolean() })),
       detail: { tags, summary: "Delete a workspace template (built-in templates cannot be deleted)" },
     })
-    .post("/api/templates/:id/use", ({ auth, params, body, set }) => {
-      // Creating the workflow needs workflow:write (the route's scope); reading the template needs template:read too.
-      if (!auth.scopes.has("template:read")) throw new AppError("FORBIDDEN", `this operation requires the scopes "workflow:write" and "template:read"; the credential has: ${[...auth.scopes].join(", ")}`);
-      set.status = 201;
-      return { data: templates.use(auth, params.id, body ?? {}) };
-    }, {
-      permission: "workflow:write", idempotent: true, params: TemplateParams,
-      body: t.Optional(t.Object(UseTemplateFields, { additionalProperties: false })),
-      response: { 201: Data(Workflow) },
-      detail: { tags, summary: "Create a draft workflow from a template (needs template:read as well)" },
-    });
+    .post(
+      "/api/templates/:id/use",
+      ({ auth, params, body, set }) => {
+        // Creating the workflow needs workflow:write (the route's scope); reading the template needs template:read too.
+        if (!auth.scopes.has("template:read"))
+          throw new AppError(
+            "FORBIDDEN",
+            `this operation requires the scopes "workflow:write" and "template:read"; the credential has: ${[...auth.scopes].join(", ")}`,
+          );
+        set.status = 201;
+        return { data: templates.use(auth, params.id, body ?? {}) };
+      },
+      {
+        permission: "workflow:write",
+        idempotent: true,
+        params: TemplateParams,
+        body: t.Optional(t.Object(UseTemplateFields, { additionalProperties: false })),
+        response: { 201: Data(Workflow) },
+        detail: { tags, summary: "Create a draft workflow from a template (needs template:read as well)" },
+      },
+    );

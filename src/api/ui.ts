@@ -15,7 +15,11 @@ interface UiBundle {
   assets: Record<string, { type: string; body: string }>;
 }
 
-interface PreparedAsset { type: string; body: Uint8Array<ArrayBuffer>; gzip: Uint8Array<ArrayBuffer> }
+interface PreparedAsset {
+  type: string;
+  body: Uint8Array<ArrayBuffer>;
+  gzip: Uint8Array<ArrayBuffer>;
+}
 
 interface Prepared {
   html: string;
@@ -25,7 +29,8 @@ interface Prepared {
 const tags = ["Service"];
 const SOURCE_BUILDER = join(import.meta.dir, "../../public/build.ts");
 // The shell only loads same-origin scripts and talks only to this server.
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 async function loadBundle(): Promise<UiBundle> {
   if (existsSync(SOURCE_BUILDER)) {
@@ -57,25 +62,41 @@ export const uiApi = ({ security }: AppDeps) => {
   };
   return new Elysia({ name: "api-ui" })
     .use(security)
-    .get("/", async () => new Response((await ui()).html, {
-      headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache", "content-security-policy": CSP, "x-content-type-options": "nosniff", "referrer-policy": "same-origin" },
-    }), { permission: "public", detail: { tags, summary: "The builder UI (hash-routed single page)" } })
-    .get("/assets/:file", async ({ params, request }) => {
-      const asset = (await ui()).assets.get(params.file);
-      if (!asset) throw new AppError("NOT_FOUND", `no UI asset named ${params.file}; asset names are content-hashed and listed in the page at /`);
-      const gzip = acceptsGzip(request);
-      return new Response(gzip ? asset.gzip : asset.body, {
-        headers: {
-          "content-type": asset.type,
-          // Names change with content, so a cached copy is never stale.
-          "cache-control": "public, max-age=31536000, immutable",
-          "x-content-type-options": "nosniff",
-          vary: "accept-encoding",
-          ...(gzip ? { "content-encoding": "gzip" } : {}),
-        },
-      });
-    }, {
-      permission: "public", params: t.Object({ file: t.String({ maxLength: 200 }) }),
-      detail: { tags, summary: "A content-hashed UI asset (script or stylesheet), gzipped when accepted" },
-    });
+    .get(
+      "/",
+      async () =>
+        new Response((await ui()).html, {
+          headers: {
+            "content-type": "text/html; charset=utf-8",
+            "cache-control": "no-cache",
+            "content-security-policy": CSP,
+            "x-content-type-options": "nosniff",
+            "referrer-policy": "same-origin",
+          },
+        }),
+      { permission: "public", detail: { tags, summary: "The builder UI (hash-routed single page)" } },
+    )
+    .get(
+      "/assets/:file",
+      async ({ params, request }) => {
+        const asset = (await ui()).assets.get(params.file);
+        if (!asset) throw new AppError("NOT_FOUND", `no UI asset named ${params.file}; asset names are content-hashed and listed in the page at /`);
+        const gzip = acceptsGzip(request);
+        return new Response(gzip ? asset.gzip : asset.body, {
+          headers: {
+            "content-type": asset.type,
+            // Names change with content, so a cached copy is never stale.
+            "cache-control": "public, max-age=31536000, immutable",
+            "x-content-type-options": "nosniff",
+            vary: "accept-encoding",
+            ...(gzip ? { "content-encoding": "gzip" } : {}),
+          },
+        });
+      },
+      {
+        permission: "public",
+        params: t.Object({ file: t.String({ maxLength: 200 }) }),
+        detail: { tags, summary: "A content-hashed UI asset (script or stylesheet), gzipped when accepted" },
+      },
+    );
 };

@@ -19,7 +19,10 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 const TokenParams = t.Object({ token: t.String({ minLength: 1, maxLength: 300, description: "the workflow's webhookToken" }) });
 
 const responses = {
-  "202": { description: "Run queued: {\"data\": {\"runId\", \"status\": \"pending\", \"environment\"}}. The run id is also in the X-Weft-Run-Id header.", content: { "application/json": { schema: { type: "object" } } } },
+  "202": {
+    description: 'Run queued: {"data": {"runId", "status": "pending", "environment"}}. The run id is also in the X-Weft-Run-Id header.',
+    content: { "application/json": { schema: { type: "object" } } },
+  },
   "200": { description: "Synchronous reply of the workflow's webhook.respond step (its status, headers and body), or a form trigger's page on GET" },
   "404": { description: "No live workflow holds this token (unknown, paused, or no longer a webhook trigger)" },
   "413": { description: "Body larger than WEFT_BODY_LIMIT" },
@@ -27,7 +30,12 @@ const responses = {
   "504": { description: "Synchronous workflow did not reply in time; error.details.runId names the run, which keeps running" },
 } as const;
 
-const triggerData = (request: Request, body: unknown) => ({ method: request.method, headers: headersOf(request), query: queryOf(request.url), body: normaliseParsedJson(body) });
+const triggerData = (request: Request, body: unknown) => ({
+  method: request.method,
+  headers: headersOf(request),
+  query: queryOf(request.url),
+  body: normaliseParsedJson(body),
+});
 const acceptsHtml = (request: Request) => (request.headers.get("accept") ?? "").includes("text/html");
 
 /** An answer before it becomes a Response: the handler's value, status and headers. */
@@ -98,21 +106,24 @@ export const webhooksApi = (deps: AppDeps) => {
     return answer.body;
   };
 
-  const handler = (test: boolean) => async ({ params, request, body, set }: any) => {
-    const intake = triggers().intake;
-    if (request.method === "GET" && !request.headers.get("content-type")) {
-      const page = intake.page(params.token, test);
-      if (page !== null) {
-        set.headers["content-type"] = "text/html; charset=utf-8";
-        return page;
+  const handler =
+    (test: boolean) =>
+    async ({ params, request, body, set }: any) => {
+      const intake = triggers().intake;
+      if (request.method === "GET" && !request.headers.get("content-type")) {
+        const page = intake.page(params.token, test);
+        if (page !== null) {
+          set.headers["content-type"] = "text/html; charset=utf-8";
+          return page;
+        }
       }
-    }
-    return send(set, await intake.receive(params.token, triggerData(request, body), test, acceptsHtml(request)));
-  };
+      return send(set, await intake.receive(params.token, triggerData(request, body), test, acceptsHtml(request)));
+    };
 
   // JSON bodies are parsed by the app-wide JSON parser (size limit, depth, forbidden keys); every other
   // Content-Type is parsed here, strictly by its type, so Elysia's own guessing never applies.
-  const parse = async ({ request, contentType }: { request: Request; contentType: string }) => parseBody(await readBody(request, bodyLimit), contentType || null);
+  const parse = async ({ request, contentType }: { request: Request; contentType: string }) =>
+    parseBody(await readBody(request, bodyLimit), contentType || null);
 
   // Idempotency-Key records are per credential; a public URL has none, so each URL is its own scope
   // (two providers that happen to send the same key to different URLs never collide).
@@ -142,7 +153,8 @@ export const webhooksApi = (deps: AppDeps) => {
       test: true,
       operationId: "webhookTest",
       summary: "Run the draft as a test run and record the call as its test payload",
-      description: "The editor's \"listen for a test event\": works for draft, live and paused workflows; the call is stored as the trigger's test payload (GET /api/workflows/{id}/test-payloads) and the draft runs with environment test.",
+      description:
+        "The editor's \"listen for a test event\": works for draft, live and paused workflows; the call is stored as the trigger's test payload (GET /api/workflows/{id}/test-payloads) and the draft runs with environment test.",
     },
   ];
   for (const method of METHODS) {
@@ -154,7 +166,13 @@ export const webhooksApi = (deps: AppDeps) => {
         params: TokenParams,
         idempotencyPerUrl: true,
         parse,
-        detail: { tags: ["Triggers"], summary: `${variant.summary} (${method})`, description: variant.description, operationId: `${variant.operationId}${name}`, responses },
+        detail: {
+          tags: ["Triggers"],
+          summary: `${variant.summary} (${method})`,
+          description: variant.description,
+          operationId: `${variant.operationId}${name}`,
+          responses,
+        },
       });
     }
   }

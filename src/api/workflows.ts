@@ -2,50 +2,92 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import { Data, IdParams, List, pageOf } from "../schema/common";
-import { ImportBody, Workflow, WorkflowCreateBody, WorkflowExport, WorkflowListQuery, WorkflowUpdateBody, type WorkflowCreateBodyT, type WorkflowUpdateBodyT } from "../schema/workflow-record";
+import {
+  ImportBody,
+  Workflow,
+  WorkflowCreateBody,
+  WorkflowExport,
+  WorkflowListQuery,
+  WorkflowUpdateBody,
+  type WorkflowCreateBodyT,
+  type WorkflowUpdateBodyT,
+} from "../schema/workflow-record";
 
 const tags = ["Workflows"];
 
 export const workflowsApi = ({ security, workflows, workflowTransfer }: AppDeps) =>
   new Elysia({ name: "api-workflows" })
     .use(security)
-    .post("/api/workflows", ({ auth, body, set }) => {
-      set.status = 201;
-      return { data: workflows.create(auth, body as WorkflowCreateBodyT) };
-    }, {
-      permission: "workflow:write", idempotent: true, body: WorkflowCreateBody, response: { 201: Data(Workflow) },
-      detail: {
-        tags, summary: "Create a workflow (always a draft)",
-        description: "Without a definition the workflow gets a valid empty tree with an unconfigured manual trigger. A supplied definition is checked for structure first (unknown keys anywhere in the tree answer 400 UNKNOWN_FIELD naming the key's path and the allowed keys); any webhookToken inside it is stripped; every step without a pieceVersion is pinned to the version the live fleet serves; the existence of pieces is not checked (the publish gate does that). Server-owned fields (status, id, webhookToken, definitionRev, ...) are accepted and ignored. Accepts Idempotency-Key.",
+    .post(
+      "/api/workflows",
+      ({ auth, body, set }) => {
+        set.status = 201;
+        return { data: workflows.create(auth, body as WorkflowCreateBodyT) };
       },
-    })
-    .get("/api/workflows", ({ auth, query }) => workflows.list(auth.workspaceId, { ...pageOf(query), folderId: query.folderId, status: query.status, tag: query.tag, q: query.q }), {
-      permission: "workflow:read", query: WorkflowListQuery, response: List(Workflow),
-      detail: { tags, summary: "List workflows (filters folderId, status, tag, q; page/limit); items omit definition, testPayloads and pinnedData" },
-    })
+      {
+        permission: "workflow:write",
+        idempotent: true,
+        body: WorkflowCreateBody,
+        response: { 201: Data(Workflow) },
+        detail: {
+          tags,
+          summary: "Create a workflow (always a draft)",
+          description:
+            "Without a definition the workflow gets a valid empty tree with an unconfigured manual trigger. A supplied definition is checked for structure first (unknown keys anywhere in the tree answer 400 UNKNOWN_FIELD naming the key's path and the allowed keys); any webhookToken inside it is stripped; every step without a pieceVersion is pinned to the version the live fleet serves; the existence of pieces is not checked (the publish gate does that). Server-owned fields (status, id, webhookToken, definitionRev, ...) are accepted and ignored. Accepts Idempotency-Key.",
+        },
+      },
+    )
+    .get(
+      "/api/workflows",
+      ({ auth, query }) => workflows.list(auth.workspaceId, { ...pageOf(query), folderId: query.folderId, status: query.status, tag: query.tag, q: query.q }),
+      {
+        permission: "workflow:read",
+        query: WorkflowListQuery,
+        response: List(Workflow),
+        detail: { tags, summary: "List workflows (filters folderId, status, tag, q; page/limit); items omit definition, testPayloads and pinnedData" },
+      },
+    )
     .get("/api/workflows/:id", ({ auth, params }) => ({ data: workflows.get(auth.workspaceId, params.id) }), {
-      permission: "workflow:read", params: IdParams, response: Data(Workflow),
+      permission: "workflow:read",
+      params: IdParams,
+      response: Data(Workflow),
       detail: { tags, summary: "Read a workflow with its draft definition, test payloads, pinned data and last run" },
     })
     .put("/api/workflows/:id", async ({ auth, params, body }) => ({ data: await workflows.update(auth, params.id, body as WorkflowUpdateBodyT) }), {
-      permission: "workflow:write", params: IdParams, body: WorkflowUpdateBody, response: Data(Workflow),
+      permission: "workflow:write",
+      params: IdParams,
+      body: WorkflowUpdateBody,
+      response: Data(Workflow),
       detail: {
-        tags, summary: "Replace a workflow's draft and fields (fields left out keep their values)",
-        description: "Send expectedRev (the definitionRev you read): when someone saved in between, the answer is 409 REVISION_CONFLICT naming the current definitionRev, and nothing is written. Every save bumps definitionRev. Saving the draft of a live workflow never changes what runs in production (publish does), except with settings.autoPublishFixes; a live workflow's draft must keep every piece runnable by the fleet (422 PIECE_UNAVAILABLE).",
+        tags,
+        summary: "Replace a workflow's draft and fields (fields left out keep their values)",
+        description:
+          "Send expectedRev (the definitionRev you read): when someone saved in between, the answer is 409 REVISION_CONFLICT naming the current definitionRev, and nothing is written. Every save bumps definitionRev. Saving the draft of a live workflow never changes what runs in production (publish does), except with settings.autoPublishFixes; a live workflow's draft must keep every piece runnable by the fleet (422 PIECE_UNAVAILABLE).",
       },
     })
     .delete("/api/workflows/:id", async ({ auth, params }) => ({ data: await workflows.delete(auth, params.id) }), {
-      permission: "workflow:write", params: IdParams, response: Data(t.Object({ id: t.String(), deleted: t.Boolean() })),
+      permission: "workflow:write",
+      params: IdParams,
+      response: Data(t.Object({ id: t.String(), deleted: t.Boolean() })),
       detail: { tags, summary: "Delete a workflow with its versions, pinned data and variables (a live one is unpublished first)" },
     })
     .get("/api/workflows/:id/export", ({ auth, params }) => ({ data: workflowTransfer.export(auth.workspaceId, params.id) }), {
-      permission: "workflow:read", params: IdParams, response: Data(WorkflowExport),
+      permission: "workflow:read",
+      params: IdParams,
+      response: Data(WorkflowExport),
       detail: { tags, summary: "Export a workflow as JSON (connection ids and secret variable values removed)" },
     })
-    .post("/api/workflows/import", ({ auth, body, set }) => {
-      set.status = 201;
-      return { data: workflowTransfer.import(auth, body as any) };
-    }, {
-      permission: "workflow:write", idempotent: true, body: ImportBody, response: { 201: Data(Workflow) },
-      detail: { tags, summary: "Import an exported workflow as a new draft (name and folderId may be overridden)" },
-    });
+    .post(
+      "/api/workflows/import",
+      ({ auth, body, set }) => {
+        set.status = 201;
+        return { data: workflowTransfer.import(auth, body as any) };
+      },
+      {
+        permission: "workflow:write",
+        idempotent: true,
+        body: ImportBody,
+        response: { 201: Data(Workflow) },
+        detail: { tags, summary: "Import an exported workflow as a new draft (name and folderId may be overridden)" },
+      },
+    );

@@ -83,7 +83,10 @@ export function secretBox(options: SecretBoxOptions): SecretBox {
       const [version, id, nonceText, bodyText] = blob.split(":");
       if (version !== VERSION || !id || !nonceText || bodyText === undefined) throw new Error("not an encrypted value (expected v1:<keyId>:<nonce>:<data>)");
       const key = keys.get(id);
-      if (!key) throw new Error(`value was encrypted with key ${id}, which this server does not hold (current key ${keyId}); restore the old WEFT_ENCRYPTION_KEY or key file`);
+      if (!key)
+        throw new Error(
+          `value was encrypted with key ${id}, which this server does not hold (current key ${keyId}); restore the old WEFT_ENCRYPTION_KEY or key file`,
+        );
       const body = Buffer.from(bodyText, "base64url");
       if (body.length < 16) throw new Error("encrypted value is truncated");
       const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(nonceText, "base64url"));

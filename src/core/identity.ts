@@ -22,16 +22,26 @@ export interface Principal {
 }
 
 export interface TokenView {
-  id: string; name: string; scopes: Scope[]; prefix: string; workspaceId: string;
-  createdAt: string; lastUsedAt: string | null;
+  id: string;
+  name: string;
+  scopes: Scope[];
+  prefix: string;
+  workspaceId: string;
+  createdAt: string;
+  lastUsedAt: string | null;
 }
 
 const SESSION_DAYS = 14;
 const TOUCH_INTERVAL_MS = 60_000;
 
 const tokenView = (row: TokenRow): TokenView => ({
-  id: row.id, name: row.name, scopes: row.scopes.split(" ") as Scope[], prefix: row.prefix,
-  workspaceId: row.workspace_id, createdAt: row.created_at, lastUsedAt: row.last_used_at,
+  id: row.id,
+  name: row.name,
+  scopes: row.scopes.split(" ") as Scope[],
+  prefix: row.prefix,
+  workspaceId: row.workspace_id,
+  createdAt: row.created_at,
+  lastUsedAt: row.last_used_at,
 });
 
 export const workspaceView = (row: WorkspaceRow) => ({ id: row.id, orgId: row.org_id, name: row.name, createdAt: row.created_at });
@@ -50,10 +60,12 @@ export class Identity {
   /** Creates org + workspace + all-scopes token with exactly `raw` when the database has no tokens. */
   bootstrap(raw: string): boolean {
     if (this.store.countTokens() > 0) return false;
-    this.db.transaction(() => {
-      const { orgId, workspaceId } = this.ensureOrg();
-      this.insertToken(orgId, workspaceId, "bootstrap", [...SCOPES], null, raw);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        const { orgId, workspaceId } = this.ensureOrg();
+        this.insertToken(orgId, workspaceId, "bootstrap", [...SCOPES], null, raw);
+      })
+      .immediate();
     return true;
   }
 
@@ -89,15 +101,29 @@ export class Identity {
 
   private insertToken(orgId: string, workspaceId: string, name: string, scopes: Scope[], createdBy: string | null, raw = newSecret("weft_")) {
     const row = {
-      id: newId(), org_id: orgId, workspace_id: workspaceId, name, prefix: raw.slice(0, 12),
-      token_hash: sha256(raw), scopes: scopes.join(" "), created_by: createdBy, created_at: nowIso(),
+      id: newId(),
+      org_id: orgId,
+      workspace_id: workspaceId,
+      name,
+      prefix: raw.slice(0, 12),
+      token_hash: sha256(raw),
+      scopes: scopes.join(" "),
+      created_by: createdBy,
+      created_at: nowIso(),
     };
     this.store.insertToken(row);
     return { raw, view: tokenView({ ...row, last_used_at: null, revoked_at: null }) };
   }
 
   /** Mints a token; the raw value is returned here once and never again. */
-  createToken(input: { orgId: string; workspaceId: string; name: string; scopes: string[] | string; createdBy: string | null; grantable?: ReadonlySet<Scope> }) {
+  createToken(input: {
+    orgId: string;
+    workspaceId: string;
+    name: string;
+    scopes: string[] | string;
+    createdBy: string | null;
+    grantable?: ReadonlySet<Scope>;
+  }) {
     let scopes: Scope[];
     try {
       scopes = parseScopes(input.scopes);
@@ -106,7 +132,8 @@ export class Identity {
     }
     if (input.grantable) {
       const beyond = scopes.filter((s) => !input.grantable!.has(s));
-      if (beyond.length > 0) throw new AppError("FORBIDDEN", `a token cannot grant scopes its creator lacks: ${beyond.join(", ")}; grantable: ${[...input.grantable].join(", ")}`);
+      if (beyond.length > 0)
+        throw new AppError("FORBIDDEN", `a token cannot grant scopes its creator lacks: ${beyond.join(", ")}; grantable: ${[...input.grantable].join(", ")}`);
     }
     const workspace = this.workspaceOf(input.orgId, input.workspaceId);
     const { raw, view } = this.insertToken(input.orgId, workspace.id, input.name, scopes, input.createdBy);
@@ -135,8 +162,12 @@ export class Identity {
       hit = {
         row,
         principal: {
-          kind: "token", credentialId: row.id, orgId: row.org_id, workspaceId: row.workspace_id,
-          userId: row.created_by, scopes: new Set(row.scopes.split(" ") as Scope[]),
+          kind: "token",
+          credentialId: row.id,
+          orgId: row.org_id,
+          workspaceId: row.workspace_id,
+          userId: row.created_by,
+          scopes: new Set(row.scopes.split(" ") as Scope[]),
         },
       };
       this.tokenCache.set(hash, hit);
@@ -159,16 +190,24 @@ export class Identity {
   async setupOwner(input: { email: string; password: string; name?: string }) {
     if (!this.needsSetup()) throw new AppError("CONFLICT", "setup is already done; log in with POST /api/auth/login");
     const passwordHash = await Bun.password.hash(input.password, { algorithm: "argon2id" });
-    const user = this.db.transaction(() => {
-      if (!this.needsSetup()) throw new AppError("CONFLICT", "setup is already done; log in with POST /api/auth/login");
-      const { orgId, workspaceId } = this.ensureOrg();
-      const row: UserRow = {
-        id: newId(), org_id: orgId, email: input.email, name: input.name ?? input.email.split("@")[0]!,
-        password_hash: passwordHash, role: "owner", default_workspace_id: workspaceId, created_at: nowIso(),
-      };
-      this.store.insertUser(row);
-      return row;
-    }).immediate();
+    const user = this.db
+      .transaction(() => {
+        if (!this.needsSetup()) throw new AppError("CONFLICT", "setup is already done; log in with POST /api/auth/login");
+        const { orgId, workspaceId } = this.ensureOrg();
+        const row: UserRow = {
+          id: newId(),
+          org_id: orgId,
+          email: input.email,
+          name: input.name ?? input.email.split("@")[0]!,
+          password_hash: passwordHash,
+          role: "owner",
+          default_workspace_id: workspaceId,
+          created_at: nowIso(),
+        };
+        this.store.insertUser(row);
+        return row;
+      })
+      .immediate();
     return this.openSession(user);
   }
 
@@ -184,7 +223,14 @@ export class Identity {
     const raw = newSecret("", 32);
     const csrfToken = newSecret("", 24);
     const expires = new Date(Date.now() + SESSION_DAYS * 86_400_000).toISOString();
-    this.store.insertSession({ id_hash: sha256(raw), user_id: user.id, workspace_id: user.default_workspace_id, csrf_token: csrfToken, expires_at: expires, created_at: nowIso() });
+    this.store.insertSession({
+      id_hash: sha256(raw),
+      user_id: user.id,
+      workspace_id: user.default_workspace_id,
+      csrf_token: csrfToken,
+      expires_at: expires,
+      created_at: nowIso(),
+    });
     return { sessionId: raw, csrfToken, expiresAt: expires, user: userView(user), workspaceId: user.default_workspace_id };
   }
 
@@ -195,8 +241,13 @@ export class Identity {
     const user = this.store.user(session.user_id);
     if (!user) return null;
     return {
-      kind: "session", credentialId: idHash, orgId: user.org_id, workspaceId: session.workspace_id,
-      userId: user.id, scopes: new Set(SCOPES), csrfToken: session.csrf_token,
+      kind: "session",
+      credentialId: idHash,
+      orgId: user.org_id,
+      workspaceId: session.workspace_id,
+      userId: user.id,
+      scopes: new Set(SCOPES),
+      csrfToken: session.csrf_token,
     };
   }
 

@@ -7,12 +7,28 @@
 import { LRUCache } from "lru-cache";
 
 export const CONDITION_OPERATORS = [
-  "text_eq", "text_neq", "text_contains", "text_not_contains", "text_starts_with", "text_ends_with", "text_regex",
-  "number_eq", "number_neq", "number_gt", "number_gte", "number_lt", "number_lte",
-  "boolean_true", "boolean_false",
-  "exists", "not_exists",
-  "list_contains", "list_empty", "list_not_empty",
-  "date_before", "date_after",
+  "text_eq",
+  "text_neq",
+  "text_contains",
+  "text_not_contains",
+  "text_starts_with",
+  "text_ends_with",
+  "text_regex",
+  "number_eq",
+  "number_neq",
+  "number_gt",
+  "number_gte",
+  "number_lt",
+  "number_lte",
+  "boolean_true",
+  "boolean_false",
+  "exists",
+  "not_exists",
+  "list_contains",
+  "list_empty",
+  "list_not_empty",
+  "date_before",
+  "date_after",
 ] as const;
 export type ConditionOperator = (typeof CONDITION_OPERATORS)[number];
 
@@ -89,26 +105,46 @@ function regex(pattern: unknown): RegExp {
 export function conditionHolds(condition: ResolvedCondition): boolean {
   const { field, value } = condition;
   switch (condition.operator as ConditionOperator) {
-    case "text_eq": return text(field) === text(value);
-    case "text_neq": return text(field) !== text(value);
-    case "text_contains": return text(field).includes(text(value));
-    case "text_not_contains": return !text(field).includes(text(value));
-    case "text_starts_with": return text(field).startsWith(text(value));
-    case "text_ends_with": return text(field).endsWith(text(value));
-    case "text_regex": return regex(value).test(text(field));
-    case "number_eq": return compareNumbers(field, value, (a, b) => a === b);
-    case "number_neq": return compareNumbers(field, value, (a, b) => a !== b);
-    case "number_gt": return compareNumbers(field, value, (a, b) => a > b);
-    case "number_gte": return compareNumbers(field, value, (a, b) => a >= b);
-    case "number_lt": return compareNumbers(field, value, (a, b) => a < b);
-    case "number_lte": return compareNumbers(field, value, (a, b) => a <= b);
-    case "boolean_true": return truthy(field);
-    case "boolean_false": return falsy(field);
-    case "exists": return field !== undefined && field !== null;
-    case "not_exists": return field === undefined || field === null;
-    case "list_contains": return Array.isArray(field) && field.some((item) => same(item, value));
-    case "list_empty": return field === undefined || field === null || (Array.isArray(field) && field.length === 0);
-    case "list_not_empty": return Array.isArray(field) && field.length > 0;
+    case "text_eq":
+      return text(field) === text(value);
+    case "text_neq":
+      return text(field) !== text(value);
+    case "text_contains":
+      return text(field).includes(text(value));
+    case "text_not_contains":
+      return !text(field).includes(text(value));
+    case "text_starts_with":
+      return text(field).startsWith(text(value));
+    case "text_ends_with":
+      return text(field).endsWith(text(value));
+    case "text_regex":
+      return regex(value).test(text(field));
+    case "number_eq":
+      return compareNumbers(field, value, (a, b) => a === b);
+    case "number_neq":
+      return compareNumbers(field, value, (a, b) => a !== b);
+    case "number_gt":
+      return compareNumbers(field, value, (a, b) => a > b);
+    case "number_gte":
+      return compareNumbers(field, value, (a, b) => a >= b);
+    case "number_lt":
+      return compareNumbers(field, value, (a, b) => a < b);
+    case "number_lte":
+      return compareNumbers(field, value, (a, b) => a <= b);
+    case "boolean_true":
+      return truthy(field);
+    case "boolean_false":
+      return falsy(field);
+    case "exists":
+      return field !== undefined && field !== null;
+    case "not_exists":
+      return field === undefined || field === null;
+    case "list_contains":
+      return Array.isArray(field) && field.some((item) => same(item, value));
+    case "list_empty":
+      return field === undefined || field === null || (Array.isArray(field) && field.length === 0);
+    case "list_not_empty":
+      return Array.isArray(field) && field.length > 0;
     case "date_before": {
       const a = date(field);
       const b = date(value);

@@ -129,7 +129,12 @@ export class Dispatcher<T extends Dispatchable> {
   dispatch() {
     if (this.paused) return;
     for (const [key, lane] of this.lanes) {
-      while (lane.head < lane.queue.length && this.active < this.maxActive && lane.running < lane.limit && !(lane.maintenance && lane.environment === "production")) {
+      while (
+        lane.head < lane.queue.length &&
+        this.active < this.maxActive &&
+        lane.running < lane.limit &&
+        !(lane.maintenance && lane.environment === "production")
+      ) {
         const item = lane.queue[lane.head]!;
         lane.queue[lane.head++] = undefined as unknown as T;
         lane.running++;

@@ -44,7 +44,11 @@ const RECENT_RUNS = 1024;
  * Built-in actions that only ask the engine for something (a reply, tags, a response): cheap and trusted, so no
  * worker hop. Keyed by action id, valued by piece (webhook.respond, tags.add_tags, subflows.return_response).
  */
-const ENGINE_EFFECT_ACTIONS = new Map([["respond", "webhook"], ["add_tags", "tags"], ["return_response", "subflows"]]);
+const ENGINE_EFFECT_ACTIONS = new Map([
+  ["respond", "webhook"],
+  ["add_tags", "tags"],
+  ["return_response", "subflows"],
+]);
 
 export interface StartRunInput {
   /** The workspace the caller acts in; null for system callers holding only a workflow id (schedulers). */
@@ -163,8 +167,21 @@ export class Engine {
   constructor(private readonly o: EngineOptions) {
     this.store = new RunStore(o.db);
     const onWriteError = (error: unknown) => o.log.error("run write failed", { error: errorMessage(error) });
-    this.writes = o.dbPath && o.config.runWriter === "thread" ? new ThreadWriter({ dbPath: o.dbPath, synchronous: o.config.dbSynchronous }, onWriteError) : new InlineWriter(o.db, onWriteError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
-    this.retention = new Retention({ db: o.db, store: this.store, log: o.log, onDeleted: (ids) => { for (const id of ids) this.recent.delete(id); }, pruneDefinitions: () => this.writes.write([{ op: "pruneDefinitions" }]), retentionDays: o.config.runRetentionDays, retentionMax: o.config.runRetentionMax });
+    this.writes =
+      o.dbPath && o.config.runWriter === "thread"
+        ? new ThreadWriter({ dbPath: o.dbPath, synchronous: o.config.dbSynchronous }, onWriteError)
+        : new InlineWriter(o.db, onWriteError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
+    this.retention = new Retention({
+      db: o.db,
+      store: this.store,
+      log: o.log,
+      onDeleted: (ids) => {
+        for (const id of ids) this.recent.delete(id);
+      },
+      pruneDefinitions: () => this.writes.write([{ op: "pruneDefinitions" }]),
+      retentionDays: o.config.runRetentionDays,
+      retentionMax: o.config.runRetentionMax,
+    });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.execute(p));
     this.limits = {
       outputLimit: o.config.stepOutputLimit,
@@ -230,16 +247,25 @@ export class Engine {
     const pool = new WorkerPool({
       size: workers,
       log: this.o.log,
-      init: { t: "init", piecesDir: this.o.config.piecesDir, dbPath: this.o.dbPath ?? null, dbSynchronous: this.o.config.dbSynchronous, allowCidrs: this.o.config.allowedCidrs },
+      init: {
+        t: "init",
+        piecesDir: this.o.config.piecesDir,
+        dbPath: this.o.dbPath ?? null,
+        dbSynchronous: this.o.config.dbSynchronous,
+        allowCidrs: this.o.config.allowedCidrs,
+      },
     });
     this.pool = pool;
-    this.poolPromise = pool.start().catch(async (error) => {
-      this.o.log.error("worker pool failed to start; steps run on the main thread", { error: errorMessage(error) });
-      this.pool = undefined;
-      await pool.stop();
-    }).finally(() => {
-      this.poolSettled = true;
-    });
+    this.poolPromise = pool
+      .start()
+      .catch(async (error) => {
+        this.o.log.error("worker pool failed to start; steps run on the main thread", { error: errorMessage(error) });
+        this.pool = undefined;
+        await pool.stop();
+      })
+      .finally(() => {
+        this.poolSettled = true;
+      });
     return this.poolPromise;
   }
 
@@ -310,7 +336,10 @@ export class Engine {
     const rw = this.source.forRun(input.workspaceId, input.workflowId, input.environment);
     const depth = input.parent ? input.parent.depth + 1 : 0;
     if (depth > MAX_SUBFLOW_DEPTH) {
-      throw new AppError("VALIDATION_FAILED", `sub-flow calls nest deeper than ${MAX_SUBFLOW_DEPTH} levels (workflow ${input.workflowId} would run at depth ${depth}); a workflow that calls itself needs a condition that stops the recursion`);
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `sub-flow calls nest deeper than ${MAX_SUBFLOW_DEPTH} levels (workflow ${input.workflowId} would run at depth ${depth}); a workflow that calls itself needs a condition that stops the recursion`,
+      );
     }
     const triggerOutput = normalizeTrigger(input);
     // Stored with every insert (INSERT OR IGNORE: one primary-key probe) so no run can point at a pruned definition.
@@ -507,10 +536,17 @@ export class Engine {
     row.resume_at = null;
     // Evaluated at commit time: a run that already ended in the same batch needs no `running` write.
     const runningSeq = row.event_seq;
-    if (!this.untaken.has(row.id)) this.writes.fire(() => {
-      if (row.status !== "running" || this.carried(row, runningSeq) || this.lost.has(row.id)) return null;
-      return { op: "patchRun", id: row.id, patch: resumed ? { status: "running", event_seq: row.event_seq, wait_step: null, resume_mode: null, resume_at: null } : { status: "running", event_seq: row.event_seq } };
-    });
+    if (!this.untaken.has(row.id))
+      this.writes.fire(() => {
+        if (row.status !== "running" || this.carried(row, runningSeq) || this.lost.has(row.id)) return null;
+        return {
+          op: "patchRun",
+          id: row.id,
+          patch: resumed
+            ? { status: "running", event_seq: row.event_seq, wait_step: null, resume_mode: null, resume_at: null }
+            : { status: "running", event_seq: row.event_seq },
+        };
+      });
     this.emitRun(row);
     const exec = new RunExecution(row, p.definition, {
       timeoutMs: p.definition.settings?.timeoutSeconds ? p.definition.settings.timeoutSeconds * 1000 : this.limits.timeoutMs,
@@ -552,7 +588,9 @@ export class Engine {
   withWait(run: RunT): RunT {
     if (run.status === "pending") {
       // Held back by the dispatcher: a concurrency limit, maintenance mode or the engine's ceiling.
-      const reason = this.pendingById.has(run.id) ? this.dispatcher.waitingReason({ id: run.id, workflowId: run.workflowId, environment: run.environment as Environment }) : undefined;
+      const reason = this.pendingById.has(run.id)
+        ? this.dispatcher.waitingReason({ id: run.id, workflowId: run.workflowId, environment: run.environment as Environment })
+        : undefined;
       return reason ? { ...run, waiting: { step: "", reason, since: run.startedAt } } : run;
     }
     const wait = this.waits.get(run.id);
@@ -579,7 +617,13 @@ export class Engine {
     row.error_message = outcome.kind === "failed" ? outcome.message : outcome.kind === "cancelled" ? (row.error_message ?? "cancelled") : null;
     row.event_seq++;
     // Only what changed is written: the common case is five columns.
-    const patch: RunPatch = { status: row.status, finished_at: row.finished_at, duration_ms: row.duration_ms, step_total: row.step_total, event_seq: row.event_seq };
+    const patch: RunPatch = {
+      status: row.status,
+      finished_at: row.finished_at,
+      duration_ms: row.duration_ms,
+      step_total: row.step_total,
+      event_seq: row.event_seq,
+    };
     if (row.error_message !== null) patch.error_message = row.error_message;
     if (row.step_failed > 0) patch.step_failed = row.step_failed;
     if (row.tags !== "[]") patch.tags = row.tags;
@@ -596,7 +640,10 @@ export class Engine {
     // Not inserted yet: the insert carries the ended row, and its commit is the one to wait for (a failed
     // insert is the starter's error; the run was stopped and nothing more of it is written).
     const insert = this.untaken.has(row.id) ? this.unacked.get(row.id) : undefined;
-    await this.settle(row, insert ? insert.catch(() => {}) : [() => (this.carried(row, seq) || this.lost.has(row.id) ? null : { op: "patchRun", id: row.id, patch })]);
+    await this.settle(
+      row,
+      insert ? insert.catch(() => {}) : [() => (this.carried(row, seq) || this.lost.has(row.id) ? null : { op: "patchRun", id: row.id, patch })],
+    );
     this.ended(row, steps);
   }
 
@@ -631,9 +678,17 @@ export class Engine {
     row.state = JSON.stringify(state);
     row.event_seq++;
     const patch = {
-      status: row.status, wait_step: row.wait_step, resume_mode: row.resume_mode, resume_at: row.resume_at,
-      resume_token_hash: row.resume_token_hash, state: row.state, tags: row.tags, response: row.response,
-      step_total: row.step_total, step_failed: row.step_failed, event_seq: row.event_seq,
+      status: row.status,
+      wait_step: row.wait_step,
+      resume_mode: row.resume_mode,
+      resume_at: row.resume_at,
+      resume_token_hash: row.resume_token_hash,
+      state: row.state,
+      tags: row.tags,
+      response: row.response,
+      step_total: row.step_total,
+      step_failed: row.step_failed,
+      event_seq: row.event_seq,
     };
     await this.settle(row, [{ op: "patchRun", id: row.id, patch }]);
     this.emitRun(row);
@@ -690,7 +745,14 @@ export class Engine {
       return this.ensurePool().then(() => this.invokeResolved(run, call, auth));
     }
     const row = run.row;
-    const runInfo = { id: row.id, workflowId: row.workflow_id, workspaceId: row.workspace_id, environment: row.environment, stepName: call.node.name, depth: row.depth };
+    const runInfo = {
+      id: row.id,
+      workflowId: row.workflow_id,
+      workspaceId: row.workspace_id,
+      environment: row.environment,
+      stepName: call.node.name,
+      depth: row.depth,
+    };
     const onReply = (reply: WebhookReply) => this.reply(row.id, reply);
     const callWorkflow = (sub: SubflowCall) => this.callWorkflow(run, sub);
     const pieceId = call.node.pieceId ?? "";
@@ -731,7 +793,8 @@ export class Engine {
     const runId = run.row.id;
     let committed: Promise<void> | undefined;
     const insert = durable ? undefined : this.untaken.get(runId);
-    if (insert) insert.push(op); // committed with the run's insert, and fails with it
+    if (insert)
+      insert.push(op); // committed with the run's insert, and fails with it
     else {
       // Steps of a run whose insert is not committed yet are dropped if that insert fails (insertFailed).
       const queued: QueuedOp = this.unacked.has(runId) ? () => (this.lost.has(runId) ? null : op) : op;
@@ -775,7 +838,9 @@ export class Engine {
   private async callWorkflow(parent: RunExecution, call: SubflowCall): Promise<SubflowResult> {
     const row = parent.row;
     if (row.depth + 1 > MAX_SUBFLOW_DEPTH) {
-      throw new Error(`sub-flow depth limit reached: this run is already ${row.depth} levels deep and the limit is ${MAX_SUBFLOW_DEPTH}; a workflow that calls itself needs a condition that ends the recursion`);
+      throw new Error(
+        `sub-flow depth limit reached: this run is already ${row.depth} levels deep and the limit is ${MAX_SUBFLOW_DEPTH}; a workflow that calls itself needs a condition that ends the recursion`,
+      );
     }
     let child: RunT;
     try {
@@ -795,14 +860,18 @@ export class Engine {
     if (parent.abort.signal.aborted && (!finished || !FINISHED.has(finished.status))) {
       // The caller was cancelled or timed out while waiting: nobody will take the sub-flow's result, so it
       // is cancelled too (and its own waited-for sub-flows with it). A sub-flow started without wait runs on.
-      void this.cancel(row.workspace_id, child.id).catch((error) => this.o.log.warn("could not cancel a sub-flow run", { runId: child.id, error: errorMessage(error) }));
+      void this.cancel(row.workspace_id, child.id).catch((error) =>
+        this.o.log.warn("could not cancel a sub-flow run", { runId: child.id, error: errorMessage(error) }),
+      );
     }
     if (!finished || !FINISHED.has(finished.status)) {
       return { runId: child.id, status: finished?.status ?? "pending" };
     }
     // A waited-for sub-flow that failed fails the calling step, like a function that throws.
     if (finished.status !== "completed") {
-      throw new Error(`sub-flow run ${child.id} (workflow "${finished.workflow_name}") ${finished.status}: ${finished.error_message ?? finished.status}`.slice(0, 2000));
+      throw new Error(
+        `sub-flow run ${child.id} (workflow "${finished.workflow_name}") ${finished.status}: ${finished.error_message ?? finished.status}`.slice(0, 2000),
+      );
     }
     return { runId: child.id, status: finished.status, response: finished.response === null ? undefined : JSON.parse(finished.response) };
   }
@@ -879,7 +948,13 @@ export class Engine {
     // With a reply the caller rarely needs the run: it is read (from the database, once the run ended) only when asked for.
     const withReply = (reply: WebhookReply) => {
       const engine = this;
-      return { reply, timedOut: false, get run() { return engine.current(runId); } };
+      return {
+        reply,
+        timedOut: false,
+        get run() {
+          return engine.current(runId);
+        },
+      };
     };
     this.awaitingReply.delete(runId);
     const early = this.replies.get(runId);
@@ -944,7 +1019,10 @@ export class Engine {
     if (!row || row.workspace_id !== workspaceId) throw notFound(`run ${runId}`);
     if (row.status === "cancelled") return runFromRow(row);
     if (FINISHED.has(row.status)) {
-      throw new AppError("CONFLICT", `run ${runId} already ${row.status}; only pending, running or paused runs can be cancelled (retry it with POST /api/runs/${runId}/retry)`);
+      throw new AppError(
+        "CONFLICT",
+        `run ${runId} already ${row.status}; only pending, running or paused runs can be cancelled (retry it with POST /api/runs/${runId}/retry)`,
+      );
     }
     const exec = this.active.get(runId);
     if (exec) {
@@ -969,11 +1047,14 @@ export class Engine {
     this.clearResume(runId);
     const delay = Math.max(0, Date.parse(resumeAt) - Date.now());
     // setTimeout holds at most ~24.8 days; longer waits re-arm when the first timer fires.
-    const timer = setTimeout(() => {
-      this.resumeTimers.delete(runId);
-      if (Date.parse(resumeAt) > Date.now() + 1000) return this.scheduleResume(runId, resumeAt);
-      void this.resumeByTimer(runId).catch((error) => this.o.log.error("resume failed", { runId, error: errorMessage(error) }));
-    }, Math.min(delay, 2_000_000_000));
+    const timer = setTimeout(
+      () => {
+        this.resumeTimers.delete(runId);
+        if (Date.parse(resumeAt) > Date.now() + 1000) return this.scheduleResume(runId, resumeAt);
+        void this.resumeByTimer(runId).catch((error) => this.o.log.error("resume failed", { runId, error: errorMessage(error) }));
+      },
+      Math.min(delay, 2_000_000_000),
+    );
     (timer as { unref?: () => void }).unref?.();
     this.resumeTimers.set(runId, timer);
   }
@@ -995,7 +1076,8 @@ export class Engine {
   /** A resume link (approval) was opened: the token is the credential, compared in constant time. */
   async resumeByToken(runId: string, token: string, payload: Record<string, unknown>): Promise<RunT> {
     const row = this.rowNow(runId);
-    const valid = row && row.status === "paused" && row.resume_mode === "webhook" && row.resume_token_hash !== null && safeEqual(row.resume_token_hash, sha256(token));
+    const valid =
+      row && row.status === "paused" && row.resume_mode === "webhook" && row.resume_token_hash !== null && safeEqual(row.resume_token_hash, sha256(token));
     if (!valid) throw new AppError("NOT_FOUND", "no paused run waits for this link: it was already used, expired, or the run was cancelled");
     this.clearResume(runId);
     await this.resume(row, payload);
@@ -1017,8 +1099,18 @@ export class Engine {
     await this.settle(row, [{ op: "patchRun", id: row.id, patch: { status: "pending", resume_token_hash: null, event_seq: seq, state: row.state } }]);
     this.emitRun(row);
     this.queue({
-      id: row.id, workflowId: row.workflow_id, environment: row.environment, row, definition, variables, secrets, pinned: {},
-      triggerOutput: JSON.parse(row.trigger_data), replay: state.log, resume: { payload }, activeMsBefore: state.activeMs,
+      id: row.id,
+      workflowId: row.workflow_id,
+      environment: row.environment,
+      row,
+      definition,
+      variables,
+      secrets,
+      pinned: {},
+      triggerOutput: JSON.parse(row.trigger_data),
+      replay: state.log,
+      resume: { payload },
+      activeMsBefore: state.activeMs,
     });
   }
 
@@ -1047,10 +1139,16 @@ export class Engine {
     const original = this.rowNow(runId);
     if (!original || original.workspace_id !== workspaceId) throw notFound(`run ${runId}`);
     if (!FINISHED.has(original.status)) {
-      throw new AppError("CONFLICT", `run ${runId} is ${original.status}; only a finished run (completed, failed or cancelled) can be retried — cancel it first (POST /api/runs/${runId}/cancel)`);
+      throw new AppError(
+        "CONFLICT",
+        `run ${runId} is ${original.status}; only a finished run (completed, failed or cancelled) can be retried — cancel it first (POST /api/runs/${runId}/cancel)`,
+      );
     }
     if (from === "failed_step" && original.status !== "failed") {
-      throw new AppError("VALIDATION_FAILED", `run ${runId} ${original.status === "completed" ? "completed" : "was cancelled"}, so it has no failed step to retry from; use "from": "start" (allowed: failed_step, start)`);
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `run ${runId} ${original.status === "completed" ? "completed" : "was cancelled"}, so it has no failed step to retry from; use "from": "start" (allowed: failed_step, start)`,
+      );
     }
     let replay: ReplayEntry[] = [];
     let copied: StepRow[] = [];
@@ -1058,16 +1156,29 @@ export class Engine {
     if (from === "failed_step") {
       const rows = this.store.steps(runId);
       let failAt = -1;
-      for (let i = rows.length - 1; i >= 0; i--) if (rows[i]!.status === "failed") { failAt = i; break; }
+      for (let i = rows.length - 1; i >= 0; i--)
+        if (rows[i]!.status === "failed") {
+          failAt = i;
+          break;
+        }
       if (failAt < 0) failAt = rows.length - 1;
       startedFromStep = failAt >= 0 ? rows[failAt]!.node_id : null;
       const before = rows.slice(0, Math.max(0, failAt)).filter((r) => r.status === "completed" || r.status === "skipped" || r.status === "failed");
       const truncated = before.find((r) => r.output_truncated);
       if (truncated) {
-        throw new AppError("VALIDATION_FAILED", `step "${truncated.node_id}" of run ${runId} stored only a truncated output (over WEFT_STEP_OUTPUT_LIMIT), so its result cannot be reused; retry with "from": "start"`);
+        throw new AppError(
+          "VALIDATION_FAILED",
+          `step "${truncated.node_id}" of run ${runId} stored only a truncated output (over WEFT_STEP_OUTPUT_LIMIT), so its result cannot be reused; retry with "from": "start"`,
+        );
       }
       copied = before;
-      replay = before.map((r) => ({ nodeId: r.node_id, stepId: r.id, status: r.status, output: r.output_data === null ? null : JSON.parse(r.output_data), error: r.error_message }));
+      replay = before.map((r) => ({
+        nodeId: r.node_id,
+        stepId: r.id,
+        status: r.status,
+        output: r.output_data === null ? null : JSON.parse(r.output_data),
+        error: r.error_message,
+      }));
     }
     const input: StartRunInput = {
       workspaceId,
@@ -1084,13 +1195,39 @@ export class Engine {
       const definition = this.definitionOf(original);
       const { variables, secrets } = this.variablesOf(original, definition);
       const row: RunRow = {
-        ...original, id: newId(), status: "pending", started_at: new Date().toISOString(), finished_at: null, duration_ms: null,
-        error_message: null, tags: "[]", started_from_step: startedFromStep, retry_of_run_id: runId, retried_by_run_id: null,
-        step_total: 0, step_failed: 0, wait_step: null, resume_mode: null, resume_at: null, resume_token_hash: null, state: null,
-        response: null, event_seq: 0,
+        ...original,
+        id: newId(),
+        status: "pending",
+        started_at: new Date().toISOString(),
+        finished_at: null,
+        duration_ms: null,
+        error_message: null,
+        tags: "[]",
+        started_from_step: startedFromStep,
+        retry_of_run_id: runId,
+        retried_by_run_id: null,
+        step_total: 0,
+        step_failed: 0,
+        wait_step: null,
+        resume_mode: null,
+        resume_at: null,
+        resume_token_hash: null,
+        state: null,
+        response: null,
+        event_seq: 0,
       };
       prepared = {
-        pending: { id: row.id, workflowId: row.workflow_id, environment: row.environment, row, definition, variables, secrets, pinned: {}, triggerOutput: JSON.parse(row.trigger_data) },
+        pending: {
+          id: row.id,
+          workflowId: row.workflow_id,
+          environment: row.environment,
+          row,
+          definition,
+          variables,
+          secrets,
+          pinned: {},
+          triggerOutput: JSON.parse(row.trigger_data),
+        },
         definitionText: this.store.definition(original.definition_hash),
       };
     }
@@ -1124,10 +1261,22 @@ export class Engine {
         }
         const definition = this.definitionOf(row);
         const { variables, secrets } = this.variablesOf(row, definition);
-        const base = { id: row.id, workflowId: row.workflow_id, environment: row.environment, row, definition, variables, secrets, pinned: {}, triggerOutput: JSON.parse(row.trigger_data) };
+        const base = {
+          id: row.id,
+          workflowId: row.workflow_id,
+          environment: row.environment,
+          row,
+          definition,
+          variables,
+          secrets,
+          pinned: {},
+          triggerOutput: JSON.parse(row.trigger_data),
+        };
         if (row.status === "pending") {
           const state = row.state ? (JSON.parse(row.state) as PauseState & { payload?: Record<string, unknown> }) : undefined;
-          this.queue(state ? { ...base, replay: state.log, resume: { payload: state.payload ?? { resumedBy: "restart" } }, activeMsBefore: state.activeMs } : base);
+          this.queue(
+            state ? { ...base, replay: state.log, resume: { payload: state.payload ?? { resumedBy: "restart" } }, activeMsBefore: state.activeMs } : base,
+          );
           continue;
         }
         this.recoverRunning(row, base);
@@ -1170,15 +1319,21 @@ export class Engine {
     row.step_failed = steps.filter((s) => s.status === "failed").length;
     row.event_seq = Math.max(row.event_seq, ...steps.map((s) => s.seq), 0);
     row.status = "pending";
-    this.writes.fire({ op: "patchRun", id: row.id, patch: { status: "pending", step_total: row.step_total, step_failed: row.step_failed, event_seq: row.event_seq } });
+    this.writes.fire({
+      op: "patchRun",
+      id: row.id,
+      patch: { status: "pending", step_total: row.step_total, step_failed: row.step_failed, event_seq: row.event_seq },
+    });
     const state = row.state ? (JSON.parse(row.state) as PauseState) : undefined;
     // A step still `paused` was being resumed when the process died: it is resumed again with the same payload.
     const resumedStep = steps.some((s) => s.status === "paused");
     this.queue({
       ...base,
-      replay: steps.map((s) => (s === retry || s.id === retry?.id
-        ? { nodeId: s.node_id, stepId: s.id, status: "retry", output: null, error: null }
-        : { nodeId: s.node_id, stepId: s.id, status: s.status, output: s.output_data === null ? null : JSON.parse(s.output_data), error: s.error_message })),
+      replay: steps.map((s) =>
+        s === retry || s.id === retry?.id
+          ? { nodeId: s.node_id, stepId: s.id, status: "retry", output: null, error: null }
+          : { nodeId: s.node_id, stepId: s.id, status: s.status, output: s.output_data === null ? null : JSON.parse(s.output_data), error: s.error_message },
+      ),
       activeMsBefore: state?.activeMs,
       ...(resumedStep ? { resume: { payload: state?.payload ?? { resumedBy: "restart" } } } : {}),
     });
@@ -1203,9 +1358,13 @@ function normalizeTrigger(input: StartRunInput): Record<string, unknown> {
 
 function secretsOf(auth: ResolvedAuth): string[] {
   switch (auth.kind) {
-    case "oauth2": return [auth.accessToken];
-    case "api_key": return [auth.apiKey];
-    case "basic": return [auth.password];
-    case "custom": return Object.values(auth.values).filter((v): v is string => typeof v === "string" && v.length >= 8);
+    case "oauth2":
+      return [auth.accessToken];
+    case "api_key":
+      return [auth.apiKey];
+    case "basic":
+      return [auth.password];
+    case "custom":
+      return Object.values(auth.values).filter((v): v is string => typeof v === "string" && v.length >= 8);
   }
 }

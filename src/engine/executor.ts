@@ -109,7 +109,10 @@ export class Executor {
 
   private stopOutcome(run: RunExecution): RunOutcome {
     if (run.stopReason === "cancelled") return { kind: "cancelled" };
-    const limit = Math.round((run.definition.settings?.timeoutSeconds ? run.definition.settings.timeoutSeconds * 1000 : run.deadline - run.segmentStartedAt + run.activeMsBefore) / 1000);
+    const limit = Math.round(
+      (run.definition.settings?.timeoutSeconds ? run.definition.settings.timeoutSeconds * 1000 : run.deadline - run.segmentStartedAt + run.activeMsBefore) /
+        1000,
+    );
     const where = run.currentStep ? ` while step "${run.currentStep}" was running` : "";
     return {
       kind: "failed",
@@ -160,7 +163,11 @@ export class Executor {
     const tooLarge = stored.size > this.host.stepMaxOutput && fields.status !== "failed";
     if (tooLarge) {
       // The step's output is not kept: the step fails, naming the limit (its onErrorAction may still handle it).
-      fields = { ...fields, status: "failed", error: `output of step "${node.name}" is ${(stored.size / MB).toFixed(1)} MB of JSON; the limit is ${Math.round(this.host.stepMaxOutput / MB)} MB per step — return less data, or raise WEFT_STEP_MAX_OUTPUT_MB` };
+      fields = {
+        ...fields,
+        status: "failed",
+        error: `output of step "${node.name}" is ${(stored.size / MB).toFixed(1)} MB of JSON; the limit is ${Math.round(this.host.stepMaxOutput / MB)} MB per step — return less data, or raise WEFT_STEP_MAX_OUTPUT_MB`,
+      };
       output = null;
       stored = serializeCapped(null, this.host.outputLimit);
     }
@@ -220,7 +227,14 @@ export class Executor {
     return entry;
   }
 
-  private fail(run: RunExecution, node: ActionNodeT, startedAt: number, message: string, input: unknown, extra: { id?: string; retryCount?: number; update?: boolean } = {}): never {
+  private fail(
+    run: RunExecution,
+    node: ActionNodeT,
+    startedAt: number,
+    message: string,
+    input: unknown,
+    extra: { id?: string; retryCount?: number; update?: boolean } = {},
+  ): never {
     this.record(run, node, { ...extra, status: "failed", input, output: null, error: message, startedAt });
     throw new StepFailed(`step "${node.name}" failed: ${message}`);
   }
@@ -234,11 +248,30 @@ export class Executor {
   private async writeRunning(run: RunExecution, node: ActionNodeT, id: string, startedAt: number, config: unknown): Promise<Error | undefined> {
     const input = serializeMasked(config ?? {}, run.secrets, this.host.outputLimit);
     run.row.step_total++;
-    const committed = this.host.writeStep(run, {
-      id, run_id: run.row.id, seq: ++run.row.event_seq, node_id: node.name, node_type: node.type, piece_id: node.pieceId ?? null,
-      action_id: node.actionId ?? null, display_name: node.displayName ?? null, status: "running", input_data: input.text, output_data: null,
-      output_truncated: 0, error_message: null, retry_count: 0, started_at: isoTime(startedAt), finished_at: null, duration_ms: null,
-    }, false, true);
+    const committed = this.host.writeStep(
+      run,
+      {
+        id,
+        run_id: run.row.id,
+        seq: ++run.row.event_seq,
+        node_id: node.name,
+        node_type: node.type,
+        piece_id: node.pieceId ?? null,
+        action_id: node.actionId ?? null,
+        display_name: node.displayName ?? null,
+        status: "running",
+        input_data: input.text,
+        output_data: null,
+        output_truncated: 0,
+        error_message: null,
+        retry_count: 0,
+        started_at: isoTime(startedAt),
+        finished_at: null,
+        duration_ms: null,
+      },
+      false,
+      true,
+    );
     try {
       await committed;
       return undefined;
@@ -270,7 +303,15 @@ export class Executor {
     const piece = this.host.pieces.get(pieceId);
     if (!piece) this.fail(run, node, startedAt, `piece "${pieceId}" is not in the fleet; available pieces: ${this.fleetIds()}`, node.config ?? {}, ids);
     const action = this.host.pieces.action(pieceId, actionId);
-    if (!action) this.fail(run, node, startedAt, `piece "${pieceId}" has no action "${actionId}"; its actions: ${Object.keys(piece!.actions).join(", ") || "none"}`, node.config ?? {}, ids);
+    if (!action)
+      this.fail(
+        run,
+        node,
+        startedAt,
+        `piece "${pieceId}" has no action "${actionId}"; its actions: ${Object.keys(piece!.actions).join(", ") || "none"}`,
+        node.config ?? {},
+        ids,
+      );
 
     let config: Record<string, unknown>;
     try {
@@ -295,7 +336,14 @@ export class Executor {
       const notRecorded = await this.writeRunning(run, node, stepId, startedAt, config);
       rowWritten = true;
       if (notRecorded) {
-        this.fail(run, node, startedAt, `could not record that the step started (${notRecorded.message}), so it was not run; retry the run once the database accepts writes again`, config, { id: stepId, update: true });
+        this.fail(
+          run,
+          node,
+          startedAt,
+          `could not record that the step started (${notRecorded.message}), so it was not run; retry the run once the database accepts writes again`,
+          config,
+          { id: stepId, update: true },
+        );
       }
     }
     let attempt = 0;
@@ -303,7 +351,7 @@ export class Executor {
     // A run stopped while its running row was being committed does not start the step.
     while (!run.stopReason) {
       attempt++;
-      outcome = await this.host.invoke(run, { node, action: action!, config, stepId, resumePayload: resuming ? run.resume?.payload ?? {} : undefined });
+      outcome = await this.host.invoke(run, { node, action: action!, config, stepId, resumePayload: resuming ? (run.resume?.payload ?? {}) : undefined });
       this.host.applyEffects(run, outcome.effects);
       if (outcome.kind !== "error" || attempt >= maxAttempts || run.stopReason) break;
       const wait = backoffMs * 2 ** (attempt - 1);
@@ -316,7 +364,12 @@ export class Executor {
 
     if (run.stopReason) {
       const stop = this.stopOutcome(run);
-      this.record(run, node, { ...record, status: run.stopReason === "cancelled" ? "cancelled" : "failed", output: null, error: stop.kind === "failed" ? stop.message : "run cancelled" });
+      this.record(run, node, {
+        ...record,
+        status: run.stopReason === "cancelled" ? "cancelled" : "failed",
+        output: null,
+        error: stop.kind === "failed" ? stop.message : "run cancelled",
+      });
       throw new RunStop(stop);
     }
     if (outcome.kind === "error") this.fail(run, node, startedAt, outcome.message, config, record);
@@ -325,9 +378,22 @@ export class Executor {
     run.currentStep = undefined;
   }
 
-  private pause(run: RunExecution, node: ActionNodeT, pause: PauseRequest, resumeToken: string | null, record: { id: string; update: boolean; retryCount: number; startedAt: number; input: unknown }): never {
+  private pause(
+    run: RunExecution,
+    node: ActionNodeT,
+    pause: PauseRequest,
+    resumeToken: string | null,
+    record: { id: string; update: boolean; retryCount: number; startedAt: number; input: unknown },
+  ): never {
     if (pause.mode === "webhook" && !resumeToken) {
-      this.fail(run, node, record.startedAt, "the step paused for a webhook but created no resume links; call ctx.resumeUrls() before ctx.pause({ mode: \"webhook\" })", record.input, record);
+      this.fail(
+        run,
+        node,
+        record.startedAt,
+        'the step paused for a webhook but created no resume links; call ctx.resumeUrls() before ctx.pause({ mode: "webhook" })',
+        record.input,
+        record,
+      );
     }
     this.record(run, node, { ...record, status: "paused", output: pause.data ?? {}, error: null });
     throw new RunStop({ kind: "paused", stepName: node.name, stepId: record.id, mode: pause.mode, resumeAt: pause.resumeAt ?? null, resumeToken });
@@ -415,7 +481,13 @@ export class Executor {
     }
     const list = items as unknown[];
     if (list.length > this.host.loopMaxItems) {
-      this.fail(run, node, startedAt, `config.items has ${list.length} items; a loop iterates at most ${this.host.loopMaxItems} — split the work into smaller runs, or raise WEFT_LOOP_MAX_ITEMS`, { items: source, count: list.length });
+      this.fail(
+        run,
+        node,
+        startedAt,
+        `config.items has ${list.length} items; a loop iterates at most ${this.host.loopMaxItems} — split the work into smaller runs, or raise WEFT_LOOP_MAX_ITEMS`,
+        { items: source, count: list.length },
+      );
     }
     const iterations: Record<string, unknown>[] = [];
     const collector = { current: {} as Record<string, unknown> };

@@ -140,7 +140,10 @@ function collectRoots(node: unknown, roots: Set<string>): void {
 
 /** A failed evaluation: names the expression and JSONata's message. */
 export class ExpressionError extends Error {
-  constructor(readonly expression: string, readonly reason: string) {
+  constructor(
+    readonly expression: string,
+    readonly reason: string,
+  ) {
     super(`expression {{${expression}}} failed: ${reason}`);
   }
 }
@@ -187,11 +190,20 @@ function arithmetic(value: unknown, op: string, operand: number): unknown {
   if (typeof value !== "number") return MISS;
   let result: number;
   switch (op) {
-    case "+": result = value + operand; break;
-    case "-": result = value - operand; break;
-    case "*": result = value * operand; break;
-    case "/": result = value / operand; break;
-    default: result = value % operand;
+    case "+":
+      result = value + operand;
+      break;
+    case "-":
+      result = value - operand;
+      break;
+    case "*":
+      result = value * operand;
+      break;
+    case "/":
+      result = value / operand;
+      break;
+    default:
+      result = value % operand;
   }
   return Number.isFinite(result) ? result : MISS;
 }

@@ -88,7 +88,8 @@ export class FollowUps {
       if (candidate.workspaceId !== row.workspace_id) continue;
       const triggerType = EVENT_TRIGGERS[candidate.trigger.type];
       if (!triggerType) continue;
-      const trigger = candidate.trigger.pieceId && candidate.trigger.actionId ? this.pieces.trigger(candidate.trigger.pieceId, candidate.trigger.actionId) : undefined;
+      const trigger =
+        candidate.trigger.pieceId && candidate.trigger.actionId ? this.pieces.trigger(candidate.trigger.pieceId, candidate.trigger.actionId) : undefined;
       const event = { ...summaryOf(), workflowId: row.workflow_id, status: row.status };
       let accepts: boolean;
       try {

@@ -12,7 +12,8 @@ export type ActionOutcome =
 
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
-  if (typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string") return (error as { message: string }).message;
+  if (typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string")
+    return (error as { message: string }).message;
   return String(error);
 }
 

@@ -147,7 +147,8 @@ export class WorkerPool {
       case "call":
         pending.handlers.onCall(message.call).then(
           (result) => this.post(slot, { t: "call-result", id: message.id, callId: message.callId, ok: true, result }),
-          (error) => this.post(slot, { t: "call-result", id: message.id, callId: message.callId, ok: false, error: (error as Error)?.message ?? String(error) }),
+          (error) =>
+            this.post(slot, { t: "call-result", id: message.id, callId: message.callId, ok: false, error: (error as Error)?.message ?? String(error) }),
         );
         return;
     }

@@ -53,7 +53,9 @@ export class Retention {
     const pages = (this.o.db.query("PRAGMA page_count").get() as { page_count: number }).page_count;
     const size = (this.o.db.query("PRAGMA page_size").get() as { page_size: number }).page_size;
     if (pages * size > maxBytes) {
-      this.o.log.warn("database is not in incremental auto-vacuum mode; run `PRAGMA auto_vacuum = INCREMENTAL; VACUUM;` during maintenance to let it shrink", { bytes: pages * size });
+      this.o.log.warn("database is not in incremental auto-vacuum mode; run `PRAGMA auto_vacuum = INCREMENTAL; VACUUM;` during maintenance to let it shrink", {
+        bytes: pages * size,
+      });
       return false;
     }
     this.o.db.run("PRAGMA auto_vacuum = INCREMENTAL");

@@ -5,10 +5,7 @@
  */
 import type { RunT, StepT } from "../schema/run";
 
-export type RunEvent =
-  | { type: "run"; id: number; run: RunT }
-  | { type: "step"; id: number; step: StepT }
-  | { type: "end"; id: number; run: RunT };
+export type RunEvent = { type: "run"; id: number; run: RunT } | { type: "step"; id: number; step: StepT } | { type: "end"; id: number; run: RunT };
 
 type Listener = (event: RunEvent) => void;
 

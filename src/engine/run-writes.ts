@@ -40,32 +40,37 @@ export interface RunWrites {
  * An op as the store applies it, on either writer: rows as arrays of column values (no repeated keys to
  * serialise, parse or bind by name; the writer thread receives exactly this), tagged by a number.
  */
-export type WireOp =
-  | [0, unknown[]]
-  | [1, unknown[]]
-  | [2, StepRow]
-  | [3, string, RunPatch]
-  | [4, string, string]
-  | [5];
+export type WireOp = [0, unknown[]] | [1, unknown[]] | [2, StepRow] | [3, string, RunPatch] | [4, string, string] | [5];
 
 export function encodeOp(op: WriteOp): WireOp {
   switch (op.op) {
-    case "insertRun": return [0, runValues(op.row)];
-    case "insertStep": return [1, stepValues(op.row)];
-    case "updateStep": return [2, op.row];
-    case "patchRun": return [3, op.id, op.patch];
-    case "putDefinition": return [4, op.hash, op.text];
-    case "pruneDefinitions": return [5];
+    case "insertRun":
+      return [0, runValues(op.row)];
+    case "insertStep":
+      return [1, stepValues(op.row)];
+    case "updateStep":
+      return [2, op.row];
+    case "patchRun":
+      return [3, op.id, op.patch];
+    case "putDefinition":
+      return [4, op.hash, op.text];
+    case "pruneDefinitions":
+      return [5];
   }
 }
 
 export function applyWireOp(store: RunStore, op: WireOp): void {
   switch (op[0]) {
-    case 0: return store.insertRunValues(op[1]);
-    case 1: return store.insertStepValues(op[1]);
-    case 2: return store.updateStep(op[1]);
-    case 3: return store.patchRun(op[1], op[2]);
-    case 4: return store.putDefinition(op[1], op[2]);
+    case 0:
+      return store.insertRunValues(op[1]);
+    case 1:
+      return store.insertStepValues(op[1]);
+    case 2:
+      return store.updateStep(op[1]);
+    case 3:
+      return store.patchRun(op[1], op[2]);
+    case 4:
+      return store.putDefinition(op[1], op[2]);
     case 5: {
       store.deleteOrphanDefinitions();
       return;
@@ -113,7 +118,10 @@ abstract class QueueingWriter implements RunWrites {
   private drainWaiters: Array<() => void> = [];
   stats = { batches: 0, ops: 0 };
 
-  constructor(protected readonly onError: (error: unknown) => void, protected readonly maxBatch = 4000) {}
+  constructor(
+    protected readonly onError: (error: unknown) => void,
+    protected readonly maxBatch = 4000,
+  ) {}
 
   write(ops: QueuedOp[]): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -224,7 +232,11 @@ export class InlineWriter extends QueueingWriter {
   private walFrames = 0;
   private readonly apply = (op: WriteOp) => applyWireOp(this.store, encodeOp(op));
 
-  constructor(private readonly db: Db, onError: (error: unknown) => void, private readonly options: InlineWriterOptions = {}) {
+  constructor(
+    private readonly db: Db,
+    onError: (error: unknown) => void,
+    private readonly options: InlineWriterOptions = {},
+  ) {
     super(onError);
     // Shares the connection with the retention sweep, which forgets remembered definitions when it deletes any.
     this.store = new RunStore(db, true);
@@ -401,7 +413,10 @@ export class ThreadWriter extends QueueingWriter {
    */
   private sentDefinitions = new Set<string>();
 
-  constructor(private readonly init: WriterThreadInit, onError: (error: unknown) => void) {
+  constructor(
+    private readonly init: WriterThreadInit,
+    onError: (error: unknown) => void,
+  ) {
     super(onError);
   }
 
@@ -425,7 +440,10 @@ export class ThreadWriter extends QueueingWriter {
     return new Promise<void>((resolve, reject) => {
       worker.addEventListener("open", () => worker.postMessage(JSON.stringify({ t: "init", ...this.init })));
       worker.addEventListener("message", (event: MessageEvent) => {
-        const message = JSON.parse(event.data as string) as { t: "ready" } | { t: "init-failed"; error: string } | { t: "done"; id: number; failures: Array<string | null> };
+        const message = JSON.parse(event.data as string) as
+          | { t: "ready" }
+          | { t: "init-failed"; error: string }
+          | { t: "done"; id: number; failures: Array<string | null> };
         if (message.t === "ready") return resolve();
         if (message.t === "init-failed") return reject(new Error(message.error));
         const entries = this.land(message.id);
@@ -440,7 +458,10 @@ export class ThreadWriter extends QueueingWriter {
         this.sentDefinitions.clear();
         for (const id of [...this.flights.keys()]) {
           const entries = this.land(id)!;
-          this.settle(entries, entries.map(() => `the run writer thread failed: ${event.message}`));
+          this.settle(
+            entries,
+            entries.map(() => `the run writer thread failed: ${event.message}`),
+          );
         }
         if (!this.closed) {
           this.ready = this.spawn();
@@ -474,7 +495,10 @@ export class ThreadWriter extends QueueingWriter {
       (error) => {
         this.land(id);
         this.sentDefinitions.clear();
-        this.settle(entries, entries.map(() => `the run writer thread could not start: ${(error as Error).message}`));
+        this.settle(
+          entries,
+          entries.map(() => `the run writer thread could not start: ${(error as Error).message}`),
+        );
       },
     );
   }

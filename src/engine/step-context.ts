@@ -101,7 +101,11 @@ export function createStepContext(o: StepContextOptions): { ctx: ActionContext; 
     },
     respond(reply) {
       const status = Number(reply?.status ?? 200);
-      const value: WebhookReply = { status: Number.isInteger(status) && status >= 100 && status <= 599 ? status : 200, headers: reply?.headers ?? {}, body: reply?.body ?? null };
+      const value: WebhookReply = {
+        status: Number.isInteger(status) && status >= 100 && status <= 599 ? status : 200,
+        headers: reply?.headers ?? {},
+        body: reply?.body ?? null,
+      };
       if (effects.reply) return; // the first reply wins: the caller has been answered
       effects.reply = value;
       o.onReply(value);

@@ -39,7 +39,11 @@ async function runStep(request: StepRequest) {
   try {
     const action = registry?.action(request.pieceId, request.actionId);
     if (!action) {
-      post({ t: "done", id: request.id, outcome: { kind: "error", message: `piece "${request.pieceId}" has no action "${request.actionId}" in this worker's fleet`, effects: { tags: [] } } });
+      post({
+        t: "done",
+        id: request.id,
+        outcome: { kind: "error", message: `piece "${request.pieceId}" has no action "${request.actionId}" in this worker's fleet`, effects: { tags: [] } },
+      });
       return;
     }
     const outcome = await invokeAction(action, {
@@ -47,7 +51,10 @@ async function runStep(request: StepRequest) {
       auth: request.auth,
       run: request.run,
       signal: controller.signal,
-      fetch: wrapGuardedFetch((url, requestInit) => guardedFetch!(url, { ...requestInit, signal: requestInit?.signal ?? controller.signal }), () => guardedFetch!),
+      fetch: wrapGuardedFetch(
+        (url, requestInit) => guardedFetch!(url, { ...requestInit, signal: requestInit?.signal ?? controller.signal }),
+        () => guardedFetch!,
+      ),
       store: () => storeFor(request.run.workspaceId),
       log: (message, fields) => post({ t: "log", id: request.id, message: String(message), fields }),
       resumePayload: request.resumePayload,

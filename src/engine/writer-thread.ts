@@ -13,7 +13,9 @@ let store: RunStore | undefined;
 const apply = (op: WireOp) => applyWireOp(store!, op);
 
 self.onmessage = (event: MessageEvent) => {
-  const message = JSON.parse(event.data as string) as { t: "init"; dbPath: string; synchronous: "FULL" | "NORMAL" } | { t: "batch"; id: number; ops: WireOp[][] };
+  const message = JSON.parse(event.data as string) as
+    | { t: "init"; dbPath: string; synchronous: "FULL" | "NORMAL" }
+    | { t: "batch"; id: number; ops: WireOp[][] };
   if (message.t === "init") {
     try {
       // It only appends: the tail and inner pages of a few b-trees are all it rereads (a 16 MB cache only held

@@ -48,7 +48,10 @@ export function assertSafeJson(value: unknown, maxDepth = MAX_JSON_DEPTH, checkT
       throw new AppError("VALIDATION_FAILED", `JSON nests deeper than ${maxDepth} levels at ${pathOf() || "/"}; flatten the document`);
     }
     if (chain > MAX_CHAIN_LENGTH) {
-      throw new AppError("VALIDATION_FAILED", `a chain of more than ${MAX_CHAIN_LENGTH} nested "${CHAIN_KEY}" objects at ${pathOf()}; a workflow holds at most 500 steps`);
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `a chain of more than ${MAX_CHAIN_LENGTH} nested "${CHAIN_KEY}" objects at ${pathOf()}; a workflow holds at most 500 steps`,
+      );
     }
     if (Array.isArray(node)) {
       for (let i = 0; i < node.length; i++) {
@@ -60,7 +63,10 @@ export function assertSafeJson(value: unknown, maxDepth = MAX_JSON_DEPTH, checkT
     }
     for (const key in node) {
       if (FORBIDDEN_KEYS.has(key)) {
-        throw new AppError("VALIDATION_FAILED", `key "${key}" at ${pathOf() || "/"} is not allowed; the keys __proto__, constructor and prototype are refused everywhere`);
+        throw new AppError(
+          "VALIDATION_FAILED",
+          `key "${key}" at ${pathOf() || "/"} is not allowed; the keys __proto__, constructor and prototype are refused everywhere`,
+        );
       }
       keys.push(key);
       if (checkText && !key.isWellFormed()) throw loneSurrogateError(pathOf());

@@ -13,7 +13,13 @@ export interface ErrorResponse {
   internal?: boolean;
 }
 
-interface ValueErrorLike { type: number; path: string; message: string; schema: any; value?: unknown }
+interface ValueErrorLike {
+  type: number;
+  path: string;
+  message: string;
+  schema: any;
+  value?: unknown;
+}
 
 const where = (on: string, path: string) => `${on}${path || ""}`.replace(/^body\//, "body.").replace(/\//g, ".");
 
@@ -42,16 +48,20 @@ export function validationResponse(on: string, errors: ValueErrorLike[]): ErrorR
     const key = unknown.path.split("/").pop();
     return {
       status: 400,
-      body: errorBody("UNKNOWN_FIELD", `unknown field "${key}" at ${where(on, unknown.path)}; allowed keys: ${allowed.join(", ") || "none"}`, { path: where(on, unknown.path), allowed }),
+      body: errorBody("UNKNOWN_FIELD", `unknown field "${key}" at ${where(on, unknown.path)}; allowed keys: ${allowed.join(", ") || "none"}`, {
+        path: where(on, unknown.path),
+        allowed,
+      }),
     };
   }
   // Prefer the most specific error: a missing required property or a leaf type mismatch.
   const first = errors.find((e) => e.type !== ValueErrorType.Union && e.type !== ValueErrorType.Object) ?? errors[0];
   if (!first) return { status: 400, body: errorBody("VALIDATION_FAILED", `invalid ${on}`) };
   const path = where(on, first.path);
-  const message = first.type === ValueErrorType.ObjectRequiredProperty
-    ? `${path} is required (${describeExpected(first.schema)})`
-    : `${path}: ${first.message.toLowerCase()}; expected ${describeExpected(first.schema)}${first.value !== undefined ? `, got ${JSON.stringify(first.value)?.slice(0, 80)}` : ""}`;
+  const message =
+    first.type === ValueErrorType.ObjectRequiredProperty
+      ? `${path} is required (${describeExpected(first.schema)})`
+      : `${path}: ${first.message.toLowerCase()}; expected ${describeExpected(first.schema)}${first.value !== undefined ? `, got ${JSON.stringify(first.value)?.slice(0, 80)}` : ""}`;
   return { status: 400, body: errorBody("VALIDATION_FAILED", message, { path, expected: describeExpected(first.schema) }) };
 }
 
@@ -67,7 +77,10 @@ export function toErrorResponse(code: string | number, error: any, requestId: st
     case "VALIDATION":
       return validationResponse(String(error.type ?? "request"), (error.all ?? []) as ValueErrorLike[]);
     case "PARSE":
-      return { status: 400, body: errorBody("VALIDATION_FAILED", `request body could not be parsed for its Content-Type: ${error?.cause?.message ?? error.message}`) };
+      return {
+        status: 400,
+        body: errorBody("VALIDATION_FAILED", `request body could not be parsed for its Content-Type: ${error?.cause?.message ?? error.message}`),
+      };
     case "INVALID_COOKIE_SIGNATURE":
       return { status: 400, body: errorBody("VALIDATION_FAILED", "cookie signature is invalid") };
   }
@@ -75,7 +88,11 @@ export function toErrorResponse(code: string | number, error: any, requestId: st
     return { status: error.status, body: errorBody(error.status === 413 ? "PAYLOAD_TOO_LARGE" : "VALIDATION_FAILED", String(error.message)) };
   }
   if (error?.code === "SQLITE_FULL" || /database or disk is full/i.test(String(error?.message))) {
-    return { status: 503, body: errorBody("SERVICE_UNAVAILABLE", `storage is full; nothing was written. Free disk space and retry (request ${requestId})`), headers: { "retry-after": "30" } };
+    return {
+      status: 503,
+      body: errorBody("SERVICE_UNAVAILABLE", `storage is full; nothing was written. Free disk space and retry (request ${requestId})`),
+      headers: { "retry-after": "30" },
+    };
   }
   return { status: 500, body: errorBody("INTERNAL", `internal error; quote request id ${requestId} when reporting it`), internal: true };
 }

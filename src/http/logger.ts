@@ -18,7 +18,10 @@ export function createLogger(level: LogLevel, sink: (line: string, isError: bool
     sink(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }), ORDER[lvl] >= ORDER.warn);
   };
   return {
-    debug: write("debug"), info: write("info"), warn: write("warn"), error: write("error"),
+    debug: write("debug"),
+    info: write("info"),
+    warn: write("warn"),
+    error: write("error"),
     enabled: (lvl) => ORDER[lvl] >= threshold,
   };
 }

@@ -51,7 +51,12 @@ const schemaByVersion = new LRUCache<string, { input: TObject; callable: boolean
 
 /** A tool name agents can type: the workflow's name in snake_case; the id suffix keeps names unique. */
 function toolNameOf(name: string, id: string, taken: Set<string>): string {
-  const slug = name.normalize("NFKD").toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 50);
+  const slug = name
+    .normalize("NFKD")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "")
+    .slice(0, 50);
   let candidate = slug && /^[a-z]/.test(slug) ? slug : `workflow_${slug || id.slice(0, 8)}`;
   if (taken.has(candidate)) candidate = `${candidate.slice(0, 50)}_${id.slice(0, 8)}`;
   return candidate;
@@ -93,13 +98,27 @@ function callableTool(name: string, workflow: { id: string; name: string; descri
     input,
     run: async ({ deps, auth }, args) => {
       const engine = deps.engine;
-      const started = await engine.startRun({ workspaceId: auth.workspaceId, workflowId: workflow.id, environment: "production", triggerType: "mcp", input: args });
+      const started = await engine.startRun({
+        workspaceId: auth.workspaceId,
+        workflowId: workflow.id,
+        environment: "production",
+        triggerType: "mcp",
+        input: args,
+      });
       const run = (await engine.waitFor(started.id, CALLABLE_WAIT_SECONDS * 1000)) ?? started;
       if (run.status === "completed") return { data: responseOf(engine, run.id), runId: run.id };
       if (run.status === "failed" || run.status === "cancelled") {
-        throw new AppError("UNPROCESSABLE", `workflow "${workflow.name}" run ${run.id} ${run.status}: ${run.errorMessage ?? "no message"}; read it with get_run`, { runId: run.id, status: run.status });
+        throw new AppError(
+          "UNPROCESSABLE",
+          `workflow "${workflow.name}" run ${run.id} ${run.status}: ${run.errorMessage ?? "no message"}; read it with get_run`,
+          { runId: run.id, status: run.status },
+        );
       }
-      throw new AppError("GATEWAY_TIMEOUT", `workflow "${workflow.name}" run ${run.id} is ${run.status} after ${CALLABLE_WAIT_SECONDS} s; read it later with get_run`, { runId: run.id, status: run.status });
+      throw new AppError(
+        "GATEWAY_TIMEOUT",
+        `workflow "${workflow.name}" run ${run.id} is ${run.status} after ${CALLABLE_WAIT_SECONDS} s; read it later with get_run`,
+        { runId: run.id, status: run.status },
+      );
     },
   });
 }

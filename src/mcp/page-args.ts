@@ -6,8 +6,7 @@ import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { PageQuery, pageOf } from "../schema/common";
 
-const asNumberOrText = (schema: (typeof PageQuery)["page"]) =>
-  t.Optional(t.Union([Type.Integer(), t.String()], { description: schema.description }));
+const asNumberOrText = (schema: (typeof PageQuery)["page"]) => t.Optional(t.Union([Type.Integer(), t.String()], { description: schema.description }));
 
 export const PageArgs = { page: asNumberOrText(PageQuery.page), limit: asNumberOrText(PageQuery.limit) };
 

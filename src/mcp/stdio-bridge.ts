@@ -38,12 +38,14 @@ export async function bridgeMcpStdio(baseUrl: string, token: string): Promise<vo
     void promise.finally(() => inFlight.delete(promise));
   };
   local.onmessage = (message: JSONRPCMessage) => {
-    track(upstream.send(message).catch((error: Error) => {
-      // A request must get an answer even when the server cannot be reached or refuses the token.
-      if ("id" in message && "method" in message) {
-        return local.send({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: `Weft at ${baseUrl}: ${error.message}` } });
-      }
-    }));
+    track(
+      upstream.send(message).catch((error: Error) => {
+        // A request must get an answer even when the server cannot be reached or refuses the token.
+        if ("id" in message && "method" in message) {
+          return local.send({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: `Weft at ${baseUrl}: ${error.message}` } });
+        }
+      }),
+    );
   };
   upstream.onmessage = (message) => track(local.send(message));
   upstream.onerror = (error) => process.stderr.write(`weft mcp: ${error.message}\n`);

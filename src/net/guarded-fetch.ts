@@ -75,7 +75,9 @@ export function createHostGuard(options: Pick<GuardedFetchOptions, "allowCidrs" 
       const verdict = policy.check(address);
       if (!verdict.allowed) {
         const via = literal ? "" : ` (${host} resolves to it)`;
-        throw new SsrfBlockedError(`refused to connect to ${verdict.address}${via}, a ${verdict.range} address: pieces may not reach loopback, private, link-local, CGNAT, metadata or multicast addresses; ${ALLOW_HINT}`);
+        throw new SsrfBlockedError(
+          `refused to connect to ${verdict.address}${via}, a ${verdict.range} address: pieces may not reach loopback, private, link-local, CGNAT, metadata or multicast addresses; ${ALLOW_HINT}`,
+        );
       }
     }
     const first = parseAddress(addresses[0]!)!;
@@ -143,7 +145,8 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): GuardedFe
       if (mode === "error") throw new TypeError(`${url.href} redirected to ${location} and the request asked for redirect: "error"`);
       if (hop >= MAX_REDIRECTS) throw new SsrfBlockedError(`${url.href} redirected more than ${MAX_REDIRECTS} times; refused to follow further`);
       const next = new URL(location, url);
-      const becomesGet = ((response.status === 301 || response.status === 302) && method === "POST") || (response.status === 303 && method !== "GET" && method !== "HEAD");
+      const becomesGet =
+        ((response.status === 301 || response.status === 302) && method === "POST") || (response.status === 303 && method !== "GET" && method !== "HEAD");
       if (becomesGet) {
         method = "GET";
         body = undefined;

@@ -49,15 +49,17 @@ export class KvStore {
       delete: (key) => this.deleteStmt.run(workspaceId, checkKey(key)).changes > 0,
       append: (key, value) =>
         // Read-modify-write in one immediate transaction so concurrent appends never lose an item.
-        this.db.transaction(() => {
-          const current = read(key);
-          if (current !== undefined && current !== null && !Array.isArray(current)) {
-            throw new KvStoreError(`the value at "${key}" is not a list (it is ${typeof current}); append needs a list or no value`);
-          }
-          const list = [...((current as unknown[] | undefined) ?? []), value];
-          this.putStmt.run(workspaceId, key, encode(list), nowIso());
-          return list.length;
-        }).immediate(),
+        this.db
+          .transaction(() => {
+            const current = read(key);
+            if (current !== undefined && current !== null && !Array.isArray(current)) {
+              throw new KvStoreError(`the value at "${key}" is not a list (it is ${typeof current}); append needs a list or no value`);
+            }
+            const list = [...((current as unknown[] | undefined) ?? []), value];
+            this.putStmt.run(workspaceId, key, encode(list), nowIso());
+            return list.length;
+          })
+          .immediate(),
     };
   }
 }

@@ -50,7 +50,9 @@ export function pieceFromExport(exported: unknown, file: string): PieceDef {
   let value = exported;
   if (typeof value === "function") value = (value as (s: typeof sdk) => unknown)(sdk);
   if (!value || typeof value !== "object") {
-    throw new PieceLoadError(`${file}: the default export must be a piece (definePiece({...}), a plain piece object, or (sdk) => piece); got ${value === undefined ? "nothing" : typeof value}`);
+    throw new PieceLoadError(
+      `${file}: the default export must be a piece (definePiece({...}), a plain piece object, or (sdk) => piece); got ${value === undefined ? "nothing" : typeof value}`,
+    );
   }
   try {
     // definePiece is idempotent on its own output and checks plain objects the same way.

@@ -168,12 +168,16 @@ export class PieceDefinitionError extends Error {}
 
 function keyed<T extends { id: string }>(pieceId: string, kind: string, items: T[] | Record<string, T> | undefined): Record<string, T> {
   const out: Record<string, T> = {};
-  const list = Array.isArray(items) ? items : Object.entries(items ?? {}).map(([key, item]) => {
-    if (item.id !== undefined && item.id !== key) throw new PieceDefinitionError(`piece "${pieceId}": ${kind} key "${key}" differs from its id "${item.id}"`);
-    return { ...item, id: item.id ?? key };
-  });
+  const list = Array.isArray(items)
+    ? items
+    : Object.entries(items ?? {}).map(([key, item]) => {
+        if (item.id !== undefined && item.id !== key)
+          throw new PieceDefinitionError(`piece "${pieceId}": ${kind} key "${key}" differs from its id "${item.id}"`);
+        return { ...item, id: item.id ?? key };
+      });
   for (const item of list) {
-    if (!STEP_ID.test(item.id ?? "")) throw new PieceDefinitionError(`piece "${pieceId}": ${kind} id "${item.id}" must be lowercase snake_case (a-z, 0-9, _), starting with a letter`);
+    if (!STEP_ID.test(item.id ?? ""))
+      throw new PieceDefinitionError(`piece "${pieceId}": ${kind} id "${item.id}" must be lowercase snake_case (a-z, 0-9, _), starting with a letter`);
     if (out[item.id]) throw new PieceDefinitionError(`piece "${pieceId}": ${kind} id "${item.id}" is declared twice`);
     out[item.id] = item;
   }
@@ -182,10 +186,15 @@ function keyed<T extends { id: string }>(pieceId: string, kind: string, items: T
 
 function checkProps(where: string, props: Record<string, PropertyDef>) {
   for (const [name, prop] of Object.entries(props)) {
-    if (!prop || typeof prop !== "object" || typeof prop.type !== "string") throw new PieceDefinitionError(`${where}: property "${name}" has no type; build it with Property.*`);
+    if (!prop || typeof prop !== "object" || typeof prop.type !== "string")
+      throw new PieceDefinitionError(`${where}: property "${name}" has no type; build it with Property.*`);
     for (const condition of prop.displayConditions ?? []) {
-      if (!OPERATORS.includes(condition.operator)) throw new PieceDefinitionError(`${where}: property "${name}" uses display operator "${condition.operator}"; use one of ${OPERATORS.join(", ")}`);
-      if (!(condition.field in props)) throw new PieceDefinitionError(`${where}: property "${name}" is gated by "${condition.field}", which is not a property; properties: ${Object.keys(props).join(", ")}`);
+      if (!OPERATORS.includes(condition.operator))
+        throw new PieceDefinitionError(`${where}: property "${name}" uses display operator "${condition.operator}"; use one of ${OPERATORS.join(", ")}`);
+      if (!(condition.field in props))
+        throw new PieceDefinitionError(
+          `${where}: property "${name}" is gated by "${condition.field}", which is not a property; properties: ${Object.keys(props).join(", ")}`,
+        );
       if (condition.field === name) throw new PieceDefinitionError(`${where}: property "${name}" cannot gate itself`);
     }
   }
@@ -203,18 +212,25 @@ export function definePiece(input: PieceInput): PieceDef {
     a.props ??= {};
     a.sideEffects ??= "external";
     if (typeof a.run !== "function") throw new PieceDefinitionError(`piece "${input.id}": action "${a.id}" has no run(ctx) function`);
-    if (!SIDE_EFFECTS.includes(a.sideEffects)) throw new PieceDefinitionError(`piece "${input.id}": action "${a.id}" sideEffects "${a.sideEffects}"; use one of ${SIDE_EFFECTS.join(", ")}`);
+    if (!SIDE_EFFECTS.includes(a.sideEffects))
+      throw new PieceDefinitionError(`piece "${input.id}": action "${a.id}" sideEffects "${a.sideEffects}"; use one of ${SIDE_EFFECTS.join(", ")}`);
     checkProps(`piece "${input.id}" action "${a.id}"`, a.props);
   }
   for (const tr of Object.values(triggers)) {
     tr.props ??= {};
-    if (!TRIGGER_KINDS.includes(tr.type)) throw new PieceDefinitionError(`piece "${input.id}": trigger "${tr.id}" type "${tr.type}"; use one of ${TRIGGER_KINDS.join(", ")}`);
-    if (tr.type === "poll" && typeof tr.poll !== "function") throw new PieceDefinitionError(`piece "${input.id}": poll trigger "${tr.id}" needs a poll(ctx) function`);
-    if (tr.type === "subscription" && typeof tr.subscribe !== "function") throw new PieceDefinitionError(`piece "${input.id}": subscription trigger "${tr.id}" needs a subscribe(ctx) function`);
+    if (!TRIGGER_KINDS.includes(tr.type))
+      throw new PieceDefinitionError(`piece "${input.id}": trigger "${tr.id}" type "${tr.type}"; use one of ${TRIGGER_KINDS.join(", ")}`);
+    if (tr.type === "poll" && typeof tr.poll !== "function")
+      throw new PieceDefinitionError(`piece "${input.id}": poll trigger "${tr.id}" needs a poll(ctx) function`);
+    if (tr.type === "subscription" && typeof tr.subscribe !== "function")
+      throw new PieceDefinitionError(`piece "${input.id}": subscription trigger "${tr.id}" needs a subscribe(ctx) function`);
     checkProps(`piece "${input.id}" trigger "${tr.id}"`, tr.props);
   }
   if (input.auth?.kind === "custom") checkProps(`piece "${input.id}" auth`, input.auth.props);
-  if (input.icon !== undefined && !(typeof input.icon === "string" && (/^data:image\/(svg\+xml|png);base64,[A-Za-z0-9+/=]+$/.test(input.icon) || [...input.icon].length <= 4))) {
+  if (
+    input.icon !== undefined &&
+    !(typeof input.icon === "string" && (/^data:image\/(svg\+xml|png);base64,[A-Za-z0-9+/=]+$/.test(input.icon) || [...input.icon].length <= 4))
+  ) {
     throw new PieceDefinitionError(`piece "${input.id}": icon must be an emoji (a few characters) or a data:image/svg+xml or data:image/png base64 URL`);
   }
   return {

@@ -73,9 +73,19 @@ export interface OAuth2AuthDef {
   /** Fields a connection's `config` holds for this piece (the generic piece: authUrl, tokenUrl, scope). */
   connectionConfig?: Record<string, PropertyDef>;
 }
-export interface ApiKeyAuthDef { kind: "api_key"; header?: string; description?: string }
-export interface BasicAuthDef { kind: "basic"; description?: string }
-export interface CustomAuthDef { kind: "custom"; props: Record<string, PropertyDef> }
+export interface ApiKeyAuthDef {
+  kind: "api_key";
+  header?: string;
+  description?: string;
+}
+export interface BasicAuthDef {
+  kind: "basic";
+  description?: string;
+}
+export interface CustomAuthDef {
+  kind: "custom";
+  props: Record<string, PropertyDef>;
+}
 export type AuthDef = OAuth2AuthDef | ApiKeyAuthDef | BasicAuthDef | CustomAuthDef;
 
 /** What a step receives from its connection at run time (secrets decrypted, tokens fresh). */

@@ -63,7 +63,10 @@ class SandboxProcess {
   private headStartedAt: number | undefined;
   dead = false;
 
-  constructor(memoryBytes: number, private readonly pool: Pool) {
+  constructor(
+    memoryBytes: number,
+    private readonly pool: Pool,
+  ) {
     this.proc = Bun.spawn(sandboxCommand(), {
       stdin: "pipe",
       stdout: "pipe",
@@ -105,7 +108,9 @@ class SandboxProcess {
     const { code, timeoutMs, memoryBytes, maxOutputBytes } = sent.call.request;
     const stdin = this.proc.stdin as import("bun").FileSink;
     try {
-      stdin.write(`{"id":${sent.id},"timeoutMs":${timeoutMs},"memoryBytes":${memoryBytes},${maxOutputBytes ? `"maxOutputBytes":${maxOutputBytes},` : ""}"code":${JSON.stringify(code)},"input":${sent.call.inputJson}}\n`);
+      stdin.write(
+        `{"id":${sent.id},"timeoutMs":${timeoutMs},"memoryBytes":${memoryBytes},${maxOutputBytes ? `"maxOutputBytes":${maxOutputBytes},` : ""}"code":${JSON.stringify(code)},"input":${sent.call.inputJson}}\n`,
+      );
     } catch {
       this.kill();
       return;
@@ -156,12 +161,17 @@ class SandboxProcess {
     const [head, ...rest] = this.sent.splice(0);
     if (head?.timer) clearTimeout(head.timer);
     if (head && this.ready && !this.overran) {
-      head.call.resolve(failure("internal", `the sandbox process ended during the call (${signalCode ?? `exit code ${exitCode}`}) and was replaced; run the step again`));
+      head.call.resolve(
+        failure("internal", `the sandbox process ended during the call (${signalCode ?? `exit code ${exitCode}`}) and was replaced; run the step again`),
+      );
     } else if (head) {
       rest.unshift(head);
     }
     // Calls that had not started go to another process; a process that never started fails them instead of looping.
-    this.pool.requeue(rest.map((sent) => sent.call), this.ready);
+    this.pool.requeue(
+      rest.map((sent) => sent.call),
+      this.ready,
+    );
   }
 
   private async read() {
@@ -226,7 +236,12 @@ class Pool {
     this.size = size;
     const busy = this.processes.length >= size && this.processes.every((process) => process.dead || process.load > 0);
     if (busy && this.waiting.length >= queueLimit) {
-      call.resolve(failure("busy", `every sandbox process is busy and ${this.waiting.length} code calls are already waiting (the limit); try again later, or ask the operator to raise WEFT_SANDBOX_PROCESSES or WEFT_SANDBOX_QUEUE`));
+      call.resolve(
+        failure(
+          "busy",
+          `every sandbox process is busy and ${this.waiting.length} code calls are already waiting (the limit); try again later, or ask the operator to raise WEFT_SANDBOX_PROCESSES or WEFT_SANDBOX_QUEUE`,
+        ),
+      );
       return;
     }
     this.waiting.push(call);
@@ -270,7 +285,13 @@ class Pool {
 
   requeue(calls: Call[], processHadStarted: boolean) {
     if (!processHadStarted) {
-      for (const call of calls) call.resolve(failure("internal", "the sandbox process could not start; check that the server's executable can run `__sandbox`, or set WEFT_SANDBOX_ISOLATION=inline"));
+      for (const call of calls)
+        call.resolve(
+          failure(
+            "internal",
+            "the sandbox process could not start; check that the server's executable can run `__sandbox`, or set WEFT_SANDBOX_ISOLATION=inline",
+          ),
+        );
     } else {
       this.waiting.unshift(...calls);
     }

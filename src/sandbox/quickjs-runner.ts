@@ -85,7 +85,9 @@ let compiled: Promise<WebAssembly.Module> | undefined;
 const instances = new Map<number, Promise<Instance>>();
 
 function wasmModule(): Promise<WebAssembly.Module> {
-  compiled ??= Bun.file(wasmPath).arrayBuffer().then((bytes) => WebAssembly.compile(bytes));
+  compiled ??= Bun.file(wasmPath)
+    .arrayBuffer()
+    .then((bytes) => WebAssembly.compile(bytes));
   return compiled;
 }
 
@@ -228,7 +230,8 @@ function drive(instance: Instance, runtime: QuickJSRuntime, context: QuickJSCont
     // undefined, functions and symbols have no JSON: the step's output is null.
     if (context.typeof(text) !== "string") return { result: { ok: true, value: null, logs }, reuseRuntime: true };
     const resultJson = context.getString(text);
-    if (request.maxOutputBytes !== undefined && resultJson.length > request.maxOutputBytes) return { result: outputTooLarge(resultJson.length, request.maxOutputBytes, logs), reuseRuntime: true };
+    if (request.maxOutputBytes !== undefined && resultJson.length > request.maxOutputBytes)
+      return { result: outputTooLarge(resultJson.length, request.maxOutputBytes, logs), reuseRuntime: true };
     return { result: { ok: true, value: JSON.parse(resultJson), logs }, reuseRuntime: true };
   } finally {
     for (const handle of owned) if (handle.alive) handle.dispose();
@@ -236,7 +239,13 @@ function drive(instance: Instance, runtime: QuickJSRuntime, context: QuickJSCont
 }
 
 /** A function body, or a module's entry export, as a function handle. */
-function compile(instance: Instance, runtime: QuickJSRuntime, context: QuickJSContext, request: InlineRequest, logs: string[]): Outcome | { fn: QuickJSHandle } {
+function compile(
+  instance: Instance,
+  runtime: QuickJSRuntime,
+  context: QuickJSContext,
+  request: InlineRequest,
+  logs: string[],
+): Outcome | { fn: QuickJSHandle } {
   if (codeShape(request.code) === "body") {
     // Only code that awaits is compiled async: a sync function skips the promise machinery.
     const header = /\bawait\b/.test(request.code) ? "(async function (input) {" : "(function (input) {";
@@ -260,7 +269,11 @@ function compile(instance: Instance, runtime: QuickJSRuntime, context: QuickJSCo
     namespace.dispose();
   }
   return {
-    result: failure("error", "the module exports no function to run; export one as `export const code = async (input) => { ... }` or `export default (input) => ...`, or write a function body that uses `input` and `return`", logs),
+    result: failure(
+      "error",
+      "the module exports no function to run; export one as `export const code = async (input) => { ... }` or `export default (input) => ...`, or write a function body that uses `input` and `return`",
+      logs,
+    ),
     reuseRuntime: true,
   };
 }
@@ -291,7 +304,14 @@ function installConsole(context: QuickJSContext, logs: string[], stringify: Quic
 }
 
 /** Runs pending jobs until the value settles (a non-promise is settled), the deadline passes or nothing is left to run. */
-function settleHandle(instance: Instance, runtime: QuickJSRuntime, context: QuickJSContext, request: InlineRequest, value: QuickJSHandle, logs: string[]): Outcome | { handle: QuickJSHandle } {
+function settleHandle(
+  instance: Instance,
+  runtime: QuickJSRuntime,
+  context: QuickJSContext,
+  request: InlineRequest,
+  value: QuickJSHandle,
+  logs: string[],
+): Outcome | { handle: QuickJSHandle } {
   for (;;) {
     const state = context.getPromiseState(value);
     if (state.type === "fulfilled") {
@@ -310,7 +330,11 @@ function settleHandle(instance: Instance, runtime: QuickJSRuntime, context: Quic
     if (!runtime.hasPendingJob()) {
       value.dispose();
       return {
-        result: failure("error", "the code awaited a promise that never settles; the sandbox has no timers or network, so await only values the code computes itself", logs),
+        result: failure(
+          "error",
+          "the code awaited a promise that never settles; the sandbox has no timers or network, so await only values the code computes itself",
+          logs,
+        ),
         reuseRuntime: false,
       };
     }
@@ -336,7 +360,13 @@ function readError(context: QuickJSContext, error: QuickJSHandle): ErrorInfo {
   try {
     if (context.typeof(error) !== "object") return { name: "Error", message: `code threw ${String(context.dump(error))}`, stack: "" };
     // QuickJS throws null when it cannot even allocate the error: almost always the memory limit.
-    if (context.dump(error) === null) return { name: "Error", message: "code threw null — usually the sandbox's memory limit was reached while building a large value; build less data per run, or ask the operator to raise WEFT_SANDBOX_MEMORY_MB", stack: "" };
+    if (context.dump(error) === null)
+      return {
+        name: "Error",
+        message:
+          "code threw null — usually the sandbox's memory limit was reached while building a large value; build less data per run, or ask the operator to raise WEFT_SANDBOX_MEMORY_MB",
+        stack: "",
+      };
     const read = (key: string) => {
       const handle = context.getProp(error, key);
       const text = context.typeof(handle) === "string" ? context.getString(handle) : undefined;
@@ -370,10 +400,11 @@ function fromHandle(instance: Instance, request: InlineRequest, context: QuickJS
 function outputFailure(instance: Instance, request: InlineRequest, context: QuickJSContext, error: QuickJSHandle, logs: string[]): Outcome {
   const outcome = fromHandle(instance, request, context, error, logs);
   const result = outcome.result;
-  if (result.ok || result.reason !== "error" && result.reason !== "stack") return outcome;
-  const message = result.reason === "stack"
-    ? "the code's result is nested too deeply to turn into JSON; return a flatter value"
-    : `the code's result is not JSON (${result.error.replace(/^\w+: /, "")}); return plain objects, arrays, strings, numbers, booleans or null`;
+  if (result.ok || (result.reason !== "error" && result.reason !== "stack")) return outcome;
+  const message =
+    result.reason === "stack"
+      ? "the code's result is nested too deeply to turn into JSON; return a flatter value"
+      : `the code's result is not JSON (${result.error.replace(/^\w+: /, "")}); return plain objects, arrays, strings, numbers, booleans or null`;
   return { result: failure("output", message, logs), reuseRuntime: outcome.reuseRuntime };
 }
 

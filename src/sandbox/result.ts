@@ -23,9 +23,7 @@ export type SandboxFailureReason =
   /** Every sandbox process was busy and the queue of waiting calls was full (process isolation). */
   | "busy";
 
-export type SandboxResult =
-  | { ok: true; value: unknown; logs: string[] }
-  | { ok: false; error: string; reason: SandboxFailureReason; logs: string[] };
+export type SandboxResult = { ok: true; value: unknown; logs: string[] } | { ok: false; error: string; reason: SandboxFailureReason; logs: string[] };
 
 const MIB = 1024 * 1024;
 
@@ -34,11 +32,19 @@ export function failure(reason: SandboxFailureReason, error: string, logs: strin
 }
 
 export function timeoutFailure(timeoutMs: number, logs: string[] = []): SandboxResult {
-  return failure("timeout", `code ran longer than its time limit of ${timeoutMs} ms and was stopped; do less work per run, or ask the operator to raise WEFT_SANDBOX_TIMEOUT_MS`, logs);
+  return failure(
+    "timeout",
+    `code ran longer than its time limit of ${timeoutMs} ms and was stopped; do less work per run, or ask the operator to raise WEFT_SANDBOX_TIMEOUT_MS`,
+    logs,
+  );
 }
 
 export function memoryFailure(memoryBytes: number, logs: string[] = []): SandboxResult {
-  return failure("memory", `code needed more than its memory limit of ${Math.round(memoryBytes / MIB)} MiB and was stopped; process less data per run, or ask the operator to raise WEFT_SANDBOX_MEMORY_MB`, logs);
+  return failure(
+    "memory",
+    `code needed more than its memory limit of ${Math.round(memoryBytes / MIB)} MiB and was stopped; process less data per run, or ask the operator to raise WEFT_SANDBOX_MEMORY_MB`,
+    logs,
+  );
 }
 
 export function stackFailure(logs: string[] = []): SandboxResult {
@@ -46,9 +52,16 @@ export function stackFailure(logs: string[] = []): SandboxResult {
 }
 
 export function outputTooLarge(size: number, limit: number, logs: string[] = []): SandboxResult {
-  return failure("output", `the code's result is ${(size / MIB).toFixed(1)} MB of JSON; a step's output is limited to ${Math.round(limit / MIB)} MB — return less data, or ask the operator to raise WEFT_STEP_MAX_OUTPUT_MB`, logs);
+  return failure(
+    "output",
+    `the code's result is ${(size / MIB).toFixed(1)} MB of JSON; a step's output is limited to ${Math.round(limit / MIB)} MB — return less data, or ask the operator to raise WEFT_STEP_MAX_OUTPUT_MB`,
+    logs,
+  );
 }
 
 export function killedFailure(timeoutMs: number): SandboxResult {
-  return failure("killed", `code did not stop at its time limit of ${timeoutMs} ms (stuck inside a built-in function), so its sandbox process was killed; do less work per run`);
+  return failure(
+    "killed",
+    `code did not stop at its time limit of ${timeoutMs} ms (stuck inside a built-in function), so its sandbox process was killed; do less work per run`,
+  );
 }

@@ -19,13 +19,23 @@ export const OAuth2Config = t.Object(
     authUrl: t.Optional(Url("generic oauth2 piece: the provider's authorize URL")),
     tokenUrl: t.Optional(Url("generic oauth2 piece: the provider's token URL")),
     scope: t.Optional(t.String({ maxLength: 2000, description: "space-separated scopes; replaces the piece's default scopes" })),
-    grantType: t.Optional(t.Union([t.Literal("authorization_code"), t.Literal("client_credentials")], { description: "default authorization_code; client_credentials where the piece supports it" })),
+    grantType: t.Optional(
+      t.Union([t.Literal("authorization_code"), t.Literal("client_credentials")], {
+        description: "default authorization_code; client_credentials where the piece supports it",
+      }),
+    ),
   },
   { ...strict, description: "non-secret OAuth2 settings" },
 );
 
 const credentialFields = {
-  clientId: t.Optional(t.String({ minLength: 1, maxLength: 1000, description: "OAuth2: the client id of your app at the provider (omit to use the instance's managed app, when configured)" })),
+  clientId: t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 1000,
+      description: "OAuth2: the client id of your app at the provider (omit to use the instance's managed app, when configured)",
+    }),
+  ),
   clientSecret: t.Optional(t.String({ minLength: 1, maxLength: 4000, description: "OAuth2: the client secret; stored encrypted, never returned" })),
   apiKey: t.Optional(t.String({ minLength: 1, maxLength: 8000, description: "api_key pieces; stored encrypted, never returned" })),
   username: t.Optional(t.String({ maxLength: 1000, description: "basic pieces" })),
@@ -45,7 +55,11 @@ export const ConnectionCreateBody = t.Object(
 
 export const ConnectionUpdateBody = t.Object(
   { name: t.Optional(t.String({ minLength: 1, maxLength: 100 })), ...credentialFields },
-  { ...strict, description: "fields to change; config and values merge key by key. Changing the client, grant, URLs or scope of an OAuth2 connection clears its tokens (status pending: authorize again)" },
+  {
+    ...strict,
+    description:
+      "fields to change; config and values merge key by key. Changing the client, grant, URLs or scope of an OAuth2 connection clears its tokens (status pending: authorize again)",
+  },
 );
 
 export const ConnectionListQuery = t.Object(
@@ -82,7 +96,10 @@ export const Connection = t.Object(
 );
 
 export const AuthorizeStart = t.Object({
-  authorizeUrl: t.String({ format: "uri", description: "open this in the person's browser; minted fresh per call, valid 10 minutes by default (WEFT_OAUTH_STATE_TTL_SECONDS), single use" }),
+  authorizeUrl: t.String({
+    format: "uri",
+    description: "open this in the person's browser; minted fresh per call, valid 10 minutes by default (WEFT_OAUTH_STATE_TTL_SECONDS), single use",
+  }),
   redirectUri: t.String({ format: "uri", description: "{WEFT_PUBLIC_URL}/api/oauth2/callback; must match the provider's registered redirect URI" }),
 });
 

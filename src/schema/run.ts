@@ -50,7 +50,11 @@ export const Run = t.Object(
     tags: t.Array(t.String()),
     environment: t.String({ description: "production or test" }),
     steps: t.Optional(t.Array(Step)),
-    stepsOmitted: t.Optional(Type.Integer({ description: "run detail of a run with more than 2,000 steps (a long loop): how many step rows between the first and the last 1,000 are left out" })),
+    stepsOmitted: t.Optional(
+      Type.Integer({
+        description: "run detail of a run with more than 2,000 steps (a long loop): how many step rows between the first and the last 1,000 are left out",
+      }),
+    ),
     versionId: NullableString,
     executedVersionId: NullableString,
     versionNumber: NullableInt,
@@ -88,7 +92,9 @@ export const RunListQuery = t.Object(
     triggerType: t.Optional(t.String({ description: `${RUN_TRIGGER_TYPES.join(", ")}; another value is ignored` })),
     workflowId: t.Optional(t.String({ description: "a workflow's uuid; a non-UUID is ignored" })),
     tag: t.Optional(t.String({ description: "exact tag match" })),
-    sort: t.Optional(t.String({ description: "oldest = oldest start first; duration = longest first, runs without duration last; otherwise newest start first" })),
+    sort: t.Optional(
+      t.String({ description: "oldest = oldest start first; duration = longest first, runs without duration last; otherwise newest start first" }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -100,8 +106,16 @@ export const RunList = t.Object({
 
 export const RetryBody = t.Object(
   {
-    from: t.Optional(t.Union([t.Literal("failed_step"), t.Literal("start")], { description: "failed_step (default): reuse the outputs of the steps before the failure; start: run everything again" })),
-    version: t.Optional(t.Union([t.Literal("original"), t.Literal("latest")], { description: "original (default): the definition the run executed; latest: the live version (production) or the draft (test)" })),
+    from: t.Optional(
+      t.Union([t.Literal("failed_step"), t.Literal("start")], {
+        description: "failed_step (default): reuse the outputs of the steps before the failure; start: run everything again",
+      }),
+    ),
+    version: t.Optional(
+      t.Union([t.Literal("original"), t.Literal("latest")], {
+        description: "original (default): the definition the run executed; latest: the live version (production) or the draft (test)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -78,11 +78,27 @@ const serverOwned = {
 const editable = {
   description: t.Optional(t.String({ maxLength: 5000 })),
   definition: t.Optional(FlowVersion),
-  triggerType: t.Optional(t.Union([t.Literal("manual"), t.Literal("webhook"), t.Literal("cron"), t.Literal("poll"), t.Literal("error"), t.Literal("run_finished"), t.Literal("callable"), t.Literal("subscription")], { description: "should be left out: it follows definition.trigger.type. Without a definition it picks the kind of the empty trigger" })),
+  triggerType: t.Optional(
+    t.Union(
+      [
+        t.Literal("manual"),
+        t.Literal("webhook"),
+        t.Literal("cron"),
+        t.Literal("poll"),
+        t.Literal("error"),
+        t.Literal("run_finished"),
+        t.Literal("callable"),
+        t.Literal("subscription"),
+      ],
+      { description: "should be left out: it follows definition.trigger.type. Without a definition it picks the kind of the empty trigger" },
+    ),
+  ),
   folderId: t.Optional(Nullable(Uuid)),
   tags: t.Optional(Tags),
   testPayloads: t.Optional(t.Record(t.String(), t.Any(), { description: "stored outside the definition" })),
-  pinnedData: t.Optional(t.Record(t.String(), t.Any(), { description: "step name → output to pin (or a pinned entry as read); stored outside the definition" })),
+  pinnedData: t.Optional(
+    t.Record(t.String(), t.Any(), { description: "step name → output to pin (or a pinned entry as read); stored outside the definition" }),
+  ),
 };
 
 export const WorkflowCreateBody = t.Object(
@@ -95,7 +111,11 @@ export const WorkflowUpdateBody = t.Object(
   {
     name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     ...editable,
-    expectedRev: t.Optional(Type.Integer({ description: "the definitionRev you read; a stale value answers 409 REVISION_CONFLICT and nothing is written. 0 or omitted: unconditional" })),
+    expectedRev: t.Optional(
+      Type.Integer({
+        description: "the definitionRev you read; a stale value answers 409 REVISION_CONFLICT and nothing is written. 0 or omitted: unconditional",
+      }),
+    ),
     ...serverOwned,
   },
   { ...strict, description: "fields left out keep their values" },
@@ -113,10 +133,7 @@ export const WorkflowListQuery = t.Object(
   { additionalProperties: true },
 );
 
-export const RestoreBody = t.Object(
-  { expectedRev: t.Optional(Type.Integer({ description: "0, negative or omitted: unconditional restore" })) },
-  strict,
-);
+export const RestoreBody = t.Object({ expectedRev: t.Optional(Type.Integer({ description: "0, negative or omitted: unconditional restore" })) }, strict);
 
 export const Diagnostic = t.Object({
   path: t.String({ description: "where the fault is, e.g. trigger.nextAction.config.url" }),
@@ -187,7 +204,20 @@ export const WorkflowExport = t.Object(
     description: t.Optional(t.String()),
     tags: t.Optional(Tags),
     definition: FlowVersion,
-    variables: t.Optional(t.Array(t.Object({ name: t.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$" }), value: t.Any(), secret: t.Boolean(), description: t.Optional(t.String({ maxLength: 500 })) }, strict), { maxItems: 200 })),
+    variables: t.Optional(
+      t.Array(
+        t.Object(
+          {
+            name: t.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$" }),
+            value: t.Any(),
+            secret: t.Boolean(),
+            description: t.Optional(t.String({ maxLength: 500 })),
+          },
+          strict,
+        ),
+        { maxItems: 200 },
+      ),
+    ),
     exportedAt: t.Optional(DateTime),
   },
   { ...strict, $id: "WorkflowExport", description: "connection ids and secret values are removed on export" },
@@ -195,6 +225,9 @@ export const WorkflowExport = t.Object(
 export type WorkflowExportT = Static<typeof WorkflowExport>;
 
 export const ImportBody = t.Composite(
-  [t.Omit(WorkflowExport, ["name", "weftExport"]), t.Object({ weftExport: t.Optional(t.Literal(1)), name: t.Optional(t.String({ minLength: 1, maxLength: 200 })), folderId: t.Optional(Nullable(Uuid)) })],
+  [
+    t.Omit(WorkflowExport, ["name", "weftExport"]),
+    t.Object({ weftExport: t.Optional(t.Literal(1)), name: t.Optional(t.String({ minLength: 1, maxLength: 200 })), folderId: t.Optional(Nullable(Uuid)) }),
+  ],
   { ...strict, description: "an export document; name and folderId may be overridden" },
 );

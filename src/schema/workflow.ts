@@ -100,10 +100,28 @@ export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
 /** Condition operators (DESIGN.md §3). */
 export const CONDITION_OPERATORS = [
-  "text_eq", "text_neq", "text_contains", "text_not_contains", "text_starts_with", "text_ends_with", "text_regex",
-  "number_eq", "number_neq", "number_gt", "number_gte", "number_lt", "number_lte",
-  "boolean_true", "boolean_false", "exists", "not_exists",
-  "list_contains", "list_empty", "list_not_empty", "date_before", "date_after",
+  "text_eq",
+  "text_neq",
+  "text_contains",
+  "text_not_contains",
+  "text_starts_with",
+  "text_ends_with",
+  "text_regex",
+  "number_eq",
+  "number_neq",
+  "number_gt",
+  "number_gte",
+  "number_lt",
+  "number_lte",
+  "boolean_true",
+  "boolean_false",
+  "exists",
+  "not_exists",
+  "list_contains",
+  "list_empty",
+  "list_not_empty",
+  "date_before",
+  "date_after",
 ] as const;
 /** Operators that read no `value`. */
 export const UNARY_OPERATORS = ["boolean_true", "boolean_false", "exists", "not_exists", "list_empty", "list_not_empty"] as const;

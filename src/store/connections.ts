@@ -66,7 +66,9 @@ export class ConnectionStore {
       get: db.query<ConnectionRow, [string, string]>("SELECT * FROM connections WHERE id = ? AND workspace_id = ?"),
       getById: db.query<ConnectionRow, [string]>("SELECT * FROM connections WHERE id = ?"),
       byName: db.query<ConnectionRow, [string, string]>("SELECT * FROM connections WHERE workspace_id = ? AND name = ?"),
-      choices: db.query<{ id: string; name: string }, [string, string]>("SELECT id, name FROM connections WHERE workspace_id = ? AND piece_id = ? ORDER BY name, id"),
+      choices: db.query<{ id: string; name: string }, [string, string]>(
+        "SELECT id, name FROM connections WHERE workspace_id = ? AND piece_id = ? ORDER BY name, id",
+      ),
       exists: db.query<{ piece_id: string }, [string, string]>("SELECT piece_id FROM connections WHERE id = ? AND workspace_id = ?"),
       list: db.query<ConnectionRow, any>(`SELECT * FROM connections WHERE ${filter} ORDER BY name, id LIMIT $limit OFFSET $offset`),
       count: db.query<{ n: number }, any>(`SELECT COUNT(*) AS n FROM connections WHERE ${filter}`),
@@ -75,12 +77,14 @@ export class ConnectionStore {
            managed_app = $managed_app, public_values = $public_values, secrets = $secrets, tokens = $tokens, token_expires_at = $token_expires_at, updated_at = $updated_at
          WHERE id = $id AND workspace_id = $workspace_id`,
       ),
-      setTokens: db.query(
-        "UPDATE connections SET tokens = ?, token_expires_at = ?, status = 'active', status_message = NULL, updated_at = ? WHERE id = ?",
+      setTokens: db.query("UPDATE connections SET tokens = ?, token_expires_at = ?, status = 'active', status_message = NULL, updated_at = ? WHERE id = ?"),
+      setError: db.query(
+        "UPDATE connections SET status = 'error', status_message = ?, tokens = CASE WHEN ? THEN NULL ELSE tokens END, token_expires_at = CASE WHEN ? THEN NULL ELSE token_expires_at END, updated_at = ? WHERE id = ?",
       ),
-      setError: db.query("UPDATE connections SET status = 'error', status_message = ?, tokens = CASE WHEN ? THEN NULL ELSE tokens END, token_expires_at = CASE WHEN ? THEN NULL ELSE token_expires_at END, updated_at = ? WHERE id = ?"),
       delete: db.query("DELETE FROM connections WHERE id = ? AND workspace_id = ?"),
-      takeLease: db.query("UPDATE connections SET refresh_lease = ?, refresh_lease_until = ? WHERE id = ? AND (refresh_lease IS NULL OR refresh_lease_until < ?)"),
+      takeLease: db.query(
+        "UPDATE connections SET refresh_lease = ?, refresh_lease_until = ? WHERE id = ? AND (refresh_lease IS NULL OR refresh_lease_until < ?)",
+      ),
       releaseLease: db.query("UPDATE connections SET refresh_lease = NULL, refresh_lease_until = NULL WHERE id = ? AND refresh_lease = ?"),
       // instr() narrows to workflows whose text mentions the id; the caller then checks the connectionId fields.
       liveUsers: db.query<{ id: string; name: string; draft: string; live: string | null }, [string, string, string]>(
@@ -133,9 +137,19 @@ export class ConnectionStore {
 
   update(row: ConnectionRow) {
     this.q.update.run({
-      id: row.id, workspace_id: row.workspace_id, name: row.name, grant_type: row.grant_type, status: row.status,
-      status_message: row.status_message, config: row.config, client_id: row.client_id, managed_app: row.managed_app,
-      public_values: row.public_values, secrets: row.secrets, tokens: row.tokens, token_expires_at: row.token_expires_at,
+      id: row.id,
+      workspace_id: row.workspace_id,
+      name: row.name,
+      grant_type: row.grant_type,
+      status: row.status,
+      status_message: row.status_message,
+      config: row.config,
+      client_id: row.client_id,
+      managed_app: row.managed_app,
+      public_values: row.public_values,
+      secrets: row.secrets,
+      tokens: row.tokens,
+      token_expires_at: row.token_expires_at,
       updated_at: row.updated_at,
     } as any);
   }

@@ -15,8 +15,13 @@ import { join } from "node:path";
 export const LOCK_FILE = "weft.lock";
 
 export class DataDirLockedError extends Error {
-  constructor(readonly dataDir: string, readonly pid: number) {
-    super(`the data directory ${dataDir} is in use by another weft process (pid ${pid}); stop that process first, or start this one with another WEFT_DATA_DIR`);
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
+    super(
+      `the data directory ${dataDir} is in use by another weft process (pid ${pid}); stop that process first, or start this one with another WEFT_DATA_DIR`,
+    );
   }
 }
 

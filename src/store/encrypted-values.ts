@@ -31,7 +31,9 @@ export function rewriteEncryptedValues(db: Db, rewrite: (blob: string) => string
       const columns = db.query<{ name: string }, [string]>("SELECT name FROM pragma_table_info(?)").all(table);
       for (const { name: column } of columns) {
         const col = ident(column);
-        const select = db.query<{ v: string }, []>(`SELECT DISTINCT ${col} AS v FROM ${ident(table)} WHERE typeof(${col}) = 'text' AND instr(${col}, 'v1:') > 0`);
+        const select = db.query<{ v: string }, []>(
+          `SELECT DISTINCT ${col} AS v FROM ${ident(table)} WHERE typeof(${col}) = 'text' AND instr(${col}, 'v1:') > 0`,
+        );
         const update = db.query(`UPDATE ${ident(table)} SET ${col} = ? WHERE ${col} = ?`);
         for (const { v } of select.all()) {
           let changed = false;

@@ -1,7 +1,13 @@
 /** Folders that organise a workspace's workflows (flat: a workflow is in one folder or none). */
 import type { Db } from "./db";
 
-export interface FolderRow { id: string; workspace_id: string; name: string; created_at: string; updated_at: string }
+export interface FolderRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
 export type FolderWithCount = FolderRow & { workflow_count: number };
 
 export class FolderStore {

@@ -2,8 +2,13 @@
 import type { Db } from "./db";
 
 export interface IdempotencyRow {
-  credential: string; key: string; fingerprint: string; state: "running" | "done";
-  status: number | null; body: string | null; created_at: number;
+  credential: string;
+  key: string;
+  fingerprint: string;
+  state: "running" | "done";
+  status: number | null;
+  body: string | null;
+  created_at: number;
 }
 
 export const IDEMPOTENCY_RETENTION_MS = 24 * 3600 * 1000;

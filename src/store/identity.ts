@@ -1,16 +1,47 @@
 /** Orgs, workspaces, users, sessions and API tokens. Prepared statements are held once. */
 import type { Db } from "./db";
 
-export interface OrgRow { id: string; name: string; created_at: string }
-export interface WorkspaceRow { id: string; org_id: string; name: string; created_at: string }
-export interface UserRow {
-  id: string; org_id: string; email: string; name: string; password_hash: string; role: string;
-  default_workspace_id: string; created_at: string;
+export interface OrgRow {
+  id: string;
+  name: string;
+  created_at: string;
 }
-export interface SessionRow { id_hash: string; user_id: string; workspace_id: string; csrf_token: string; expires_at: string; created_at: string }
+export interface WorkspaceRow {
+  id: string;
+  org_id: string;
+  name: string;
+  created_at: string;
+}
+export interface UserRow {
+  id: string;
+  org_id: string;
+  email: string;
+  name: string;
+  password_hash: string;
+  role: string;
+  default_workspace_id: string;
+  created_at: string;
+}
+export interface SessionRow {
+  id_hash: string;
+  user_id: string;
+  workspace_id: string;
+  csrf_token: string;
+  expires_at: string;
+  created_at: string;
+}
 export interface TokenRow {
-  id: string; org_id: string; workspace_id: string; name: string; prefix: string; token_hash: string;
-  scopes: string; created_by: string | null; created_at: string; last_used_at: string | null; revoked_at: string | null;
+  id: string;
+  org_id: string;
+  workspace_id: string;
+  name: string;
+  prefix: string;
+  token_hash: string;
+  scopes: string;
+  created_by: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
 }
 
 export class IdentityStore {
@@ -47,25 +78,67 @@ export class IdentityStore {
     };
   }
 
-  insertOrg(row: OrgRow) { this.q.insertOrg.run(row as any); }
-  firstOrg() { return this.q.firstOrg.get(); }
-  insertWorkspace(row: WorkspaceRow) { this.q.insertWorkspace.run(row as any); }
-  workspace(id: string, orgId: string) { return this.q.workspace.get(id, orgId); }
-  workspacesOfOrg(orgId: string) { return this.q.workspacesOfOrg.all(orgId); }
-  firstWorkspace(orgId: string) { return this.q.firstWorkspace.get(orgId); }
-  countUsers() { return this.q.countUsers.get()!.n; }
-  insertUser(row: UserRow) { this.q.insertUser.run(row as any); }
-  userByEmail(email: string) { return this.q.userByEmail.get(email); }
-  user(id: string) { return this.q.user.get(id); }
-  insertSession(row: SessionRow) { this.q.insertSession.run(row as any); }
-  session(idHash: string) { return this.q.session.get(idHash); }
-  deleteSession(idHash: string) { this.q.deleteSession.run(idHash); }
-  setSessionWorkspace(idHash: string, workspaceId: string) { this.q.setSessionWorkspace.run(workspaceId, idHash); }
-  countTokens() { return this.q.countTokens.get()!.n; }
-  insertToken(row: Omit<TokenRow, "last_used_at" | "revoked_at">) { this.q.insertToken.run(row as any); }
-  tokenByHash(hash: string) { return this.q.tokenByHash.get(hash); }
-  tokensOfWorkspace(workspaceId: string) { return this.q.tokensOfWorkspace.all(workspaceId); }
-  token(id: string, workspaceId: string) { return this.q.token.get(id, workspaceId); }
-  revokeToken(id: string, at: string) { this.q.revokeToken.run(at, id); }
-  touchToken(id: string, at: string) { this.q.touchToken.run(at, id); }
+  insertOrg(row: OrgRow) {
+    this.q.insertOrg.run(row as any);
+  }
+  firstOrg() {
+    return this.q.firstOrg.get();
+  }
+  insertWorkspace(row: WorkspaceRow) {
+    this.q.insertWorkspace.run(row as any);
+  }
+  workspace(id: string, orgId: string) {
+    return this.q.workspace.get(id, orgId);
+  }
+  workspacesOfOrg(orgId: string) {
+    return this.q.workspacesOfOrg.all(orgId);
+  }
+  firstWorkspace(orgId: string) {
+    return this.q.firstWorkspace.get(orgId);
+  }
+  countUsers() {
+    return this.q.countUsers.get()!.n;
+  }
+  insertUser(row: UserRow) {
+    this.q.insertUser.run(row as any);
+  }
+  userByEmail(email: string) {
+    return this.q.userByEmail.get(email);
+  }
+  user(id: string) {
+    return this.q.user.get(id);
+  }
+  insertSession(row: SessionRow) {
+    this.q.insertSession.run(row as any);
+  }
+  session(idHash: string) {
+    return this.q.session.get(idHash);
+  }
+  deleteSession(idHash: string) {
+    this.q.deleteSession.run(idHash);
+  }
+  setSessionWorkspace(idHash: string, workspaceId: string) {
+    this.q.setSessionWorkspace.run(workspaceId, idHash);
+  }
+  countTokens() {
+    return this.q.countTokens.get()!.n;
+  }
+  insertToken(row: Omit<TokenRow, "last_used_at" | "revoked_at">) {
+    this.q.insertToken.run(row as any);
+  }
+  tokenByHash(hash: string) {
+    return this.q.tokenByHash.get(hash);
+  }
+  tokensOfWorkspace(workspaceId: string) {
+    return this.q.tokensOfWorkspace.all(workspaceId);
+  }
+  token(id: string, workspaceId: string) {
+    return this.q.token.get(id, workspaceId);
+  }
+  revokeToken(id: string, at: string) {
+    this.q.revokeToken.run(at, id);
+  }
+  touchToken(id: string, at: string) {
+    this.q.touchToken.run(at, id);
+  }
 }

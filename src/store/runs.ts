@@ -64,15 +64,60 @@ export interface StepRow {
 }
 
 const RUN_COLUMNS = [
-  "id", "workspace_id", "org_id", "workflow_id", "workflow_name", "workflow_trigger_type", "status", "trigger_type", "trigger_data",
-  "environment", "version_id", "version_number", "executed_version_id", "executed_version_number", "definition_hash", "started_at",
-  "finished_at", "duration_ms", "error_message", "tags", "started_from_step", "retry_of_run_id", "retried_by_run_id", "step_total",
-  "step_failed", "wait_step", "resume_mode", "resume_at", "resume_token_hash", "parent_run_id", "depth", "state", "response", "event_seq",
+  "id",
+  "workspace_id",
+  "org_id",
+  "workflow_id",
+  "workflow_name",
+  "workflow_trigger_type",
+  "status",
+  "trigger_type",
+  "trigger_data",
+  "environment",
+  "version_id",
+  "version_number",
+  "executed_version_id",
+  "executed_version_number",
+  "definition_hash",
+  "started_at",
+  "finished_at",
+  "duration_ms",
+  "error_message",
+  "tags",
+  "started_from_step",
+  "retry_of_run_id",
+  "retried_by_run_id",
+  "step_total",
+  "step_failed",
+  "wait_step",
+  "resume_mode",
+  "resume_at",
+  "resume_token_hash",
+  "parent_run_id",
+  "depth",
+  "state",
+  "response",
+  "event_seq",
 ] as const;
 
 const STEP_COLUMNS = [
-  "id", "run_id", "seq", "node_id", "node_type", "piece_id", "action_id", "display_name", "status", "input_data", "output_data",
-  "output_truncated", "error_message", "retry_count", "started_at", "finished_at", "duration_ms",
+  "id",
+  "run_id",
+  "seq",
+  "node_id",
+  "node_type",
+  "piece_id",
+  "action_id",
+  "display_name",
+  "status",
+  "input_data",
+  "output_data",
+  "output_truncated",
+  "error_message",
+  "retry_count",
+  "started_at",
+  "finished_at",
+  "duration_ms",
 ] as const;
 
 /** Columns of the list view: everything but the large, internal ones. */
@@ -193,7 +238,10 @@ export class RunStore {
   private readonly listStatements = new Map<string, { rows: Statement<RunRow>; count: Statement<{ n: number }> }>();
   private readonly patchStatements = new Map<string, Statement>();
 
-  constructor(readonly db: Db, private readonly rememberDefinitions = false) {
+  constructor(
+    readonly db: Db,
+    private readonly rememberDefinitions = false,
+  ) {
     // Positional parameters: binding 34 values by position costs less than by name, and the run writer's
     // thread receives rows as arrays in this column order (run-writes.ts).
     this.insertRunStmt = db.prepare(`INSERT INTO runs (${RUN_COLUMNS.join(", ")}) VALUES (${RUN_COLUMNS.map(() => "?").join(", ")})`);
@@ -207,7 +255,9 @@ export class RunStore {
     this.getStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid`);
     this.stepCountStmt = db.prepare(`SELECT count(*) AS n FROM run_steps WHERE run_id = ?`);
     this.firstStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid LIMIT ?`);
-    this.lastStepsStmt = db.prepare(`SELECT * FROM (SELECT rowid AS r, * FROM run_steps WHERE run_id = ? ORDER BY seq DESC, rowid DESC LIMIT ?) ORDER BY seq, r`);
+    this.lastStepsStmt = db.prepare(
+      `SELECT * FROM (SELECT rowid AS r, * FROM run_steps WHERE run_id = ? ORDER BY seq DESC, rowid DESC LIMIT ?) ORDER BY seq, r`,
+    );
     this.insertDefinitionStmt = db.prepare(`INSERT OR IGNORE INTO run_definitions (hash, definition, created_at) VALUES (?, ?, ?)`);
     this.getDefinitionStmt = db.prepare(`SELECT definition FROM run_definitions WHERE hash = ?`);
     this.progressStmt = db.prepare(`UPDATE runs SET step_total = ?, step_failed = ?, event_seq = ? WHERE id = ?`);
@@ -237,14 +287,24 @@ export class RunStore {
   /** Completes a step row written earlier (a paused step that resumed). */
   updateStep(row: StepRow): void {
     this.updateStepStmt.run({
-      id: row.id, run_id: row.run_id, seq: row.seq, status: row.status, input_data: row.input_data, output_data: row.output_data,
-      output_truncated: row.output_truncated, error_message: row.error_message, retry_count: row.retry_count,
-      finished_at: row.finished_at, duration_ms: row.duration_ms,
+      id: row.id,
+      run_id: row.run_id,
+      seq: row.seq,
+      status: row.status,
+      input_data: row.input_data,
+      output_data: row.output_data,
+      output_truncated: row.output_truncated,
+      error_message: row.error_message,
+      retry_count: row.retry_count,
+      finished_at: row.finished_at,
+      duration_ms: row.duration_ms,
     } as any);
   }
 
   patchRun(id: string, patch: RunPatch): void {
-    const keys = Object.keys(patch).filter((k) => (patch as Record<string, unknown>)[k] !== undefined).sort();
+    const keys = Object.keys(patch)
+      .filter((k) => (patch as Record<string, unknown>)[k] !== undefined)
+      .sort();
     if (keys.length === 0) return;
     const sig = keys.join(",");
     let stmt = this.patchStatements.get(sig);
@@ -403,10 +463,12 @@ export class RunStore {
   deleteRuns(ids: string[]): void {
     if (ids.length === 0) return;
     const marks = ids.map(() => "?").join(",");
-    this.db.transaction(() => {
-      this.db.query(`DELETE FROM run_steps WHERE run_id IN (${marks})`).run(...ids);
-      this.db.query(`DELETE FROM runs WHERE id IN (${marks})`).run(...ids);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        this.db.query(`DELETE FROM run_steps WHERE run_id IN (${marks})`).run(...ids);
+        this.db.query(`DELETE FROM runs WHERE id IN (${marks})`).run(...ids);
+      })
+      .immediate();
   }
 
   /** Drops definitions no run uses any more (one scan of runs; called by the retention sweep). */

@@ -2,8 +2,15 @@
 import type { Db } from "./db";
 
 export interface TemplateRow {
-  id: string; workspace_id: string; name: string; description: string; category: string; definition: string;
-  source_workflow_id: string | null; created_by: string | null; created_at: string;
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string;
+  category: string;
+  definition: string;
+  source_workflow_id: string | null;
+  created_by: string | null;
+  created_at: string;
 }
 
 export class TemplateStore {

@@ -65,7 +65,8 @@ export class TriggerStore {
   constructor(readonly db: Db) {
     this.q = {
       schedule: db.query<ScheduleRow, [string]>("SELECT * FROM trigger_schedules WHERE workflow_id = ?"),
-      upsertSchedule: db.query(`INSERT INTO trigger_schedules (workflow_id, workspace_id, version_id, spec, next_fire_at, last_fired_at, last_run_id, updated_at)
+      upsertSchedule:
+        db.query(`INSERT INTO trigger_schedules (workflow_id, workspace_id, version_id, spec, next_fire_at, last_fired_at, last_run_id, updated_at)
         VALUES ($workflow_id, $workspace_id, $version_id, $spec, $next_fire_at, $last_fired_at, $last_run_id, $updated_at)
         ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, spec = excluded.spec,
           next_fire_at = excluded.next_fire_at, last_fired_at = excluded.last_fired_at, last_run_id = excluded.last_run_id, updated_at = excluded.updated_at`),
@@ -73,7 +74,9 @@ export class TriggerStore {
       dueSchedules: db.query<ScheduleRow, [number, number]>("SELECT * FROM trigger_schedules WHERE next_fire_at <= ? ORDER BY next_fire_at LIMIT ?"),
       nextSchedule: db.query<{ at: number | null }, []>("SELECT MIN(next_fire_at) AS at FROM trigger_schedules"),
       // Compare-and-set on the instant: whoever moves it first owns that scheduled instant.
-      advanceSchedule: db.query("UPDATE trigger_schedules SET next_fire_at = ?, last_fired_at = ?, last_run_id = ?, updated_at = ? WHERE workflow_id = ? AND next_fire_at = ?"),
+      advanceSchedule: db.query(
+        "UPDATE trigger_schedules SET next_fire_at = ?, last_fired_at = ?, last_run_id = ?, updated_at = ? WHERE workflow_id = ? AND next_fire_at = ?",
+      ),
       setScheduleRun: db.query("UPDATE trigger_schedules SET last_run_id = ? WHERE workflow_id = ?"),
 
       poll: db.query<PollRow, [string]>("SELECT * FROM trigger_polls WHERE workflow_id = ?"),
@@ -89,13 +92,16 @@ export class TriggerStore {
       duePolls: db.query<PollRow, [number, number]>("SELECT * FROM trigger_polls WHERE next_poll_at <= ? ORDER BY next_poll_at LIMIT ?"),
       nextPoll: db.query<{ at: number | null }, []>("SELECT MIN(next_poll_at) AS at FROM trigger_polls"),
 
-      webhookTarget: db.query<WebhookTargetRow, [string]>("SELECT id, workspace_id, status, latest_version_id, webhook_token FROM workflows WHERE webhook_token_hash = ?"),
+      webhookTarget: db.query<WebhookTargetRow, [string]>(
+        "SELECT id, workspace_id, status, latest_version_id, webhook_token FROM workflows WHERE webhook_token_hash = ?",
+      ),
       liveWorkflow: db.query<{ id: string; workspace_id: string; latest_version_id: string }, [string]>(
         "SELECT id, workspace_id, latest_version_id FROM workflows WHERE id = ? AND status = 'active' AND latest_version_id IS NOT NULL",
       ),
 
       registration: db.query<RegistrationRow, [string]>("SELECT * FROM trigger_registrations WHERE workflow_id = ?"),
-      upsertRegistration: db.query(`INSERT INTO trigger_registrations (workflow_id, workspace_id, piece_id, trigger_id, version_id, trigger, config_hash, state, enabled, last_error, updated_at)
+      upsertRegistration:
+        db.query(`INSERT INTO trigger_registrations (workflow_id, workspace_id, piece_id, trigger_id, version_id, trigger, config_hash, state, enabled, last_error, updated_at)
         VALUES ($workflow_id, $workspace_id, $piece_id, $trigger_id, $version_id, $trigger, $config_hash, $state, $enabled, $last_error, $updated_at)
         ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, piece_id = excluded.piece_id, trigger_id = excluded.trigger_id,
           version_id = excluded.version_id, trigger = excluded.trigger, config_hash = excluded.config_hash, state = excluded.state,

@@ -2,23 +2,58 @@
 import type { Db } from "./db";
 
 export interface WorkflowRow {
-  id: string; workspace_id: string; org_id: string; name: string; description: string;
-  definition: string; draft_hash: string; definition_rev: number; status: string; trigger_type: string;
-  cron_expression: string | null; webhook_token: string | null; webhook_token_hash: string | null;
-  latest_version_id: string | null; folder_id: string | null; tags: string; test_payloads: string;
-  created_by: string | null; created_at: string; updated_at: string;
+  id: string;
+  workspace_id: string;
+  org_id: string;
+  name: string;
+  description: string;
+  definition: string;
+  draft_hash: string;
+  definition_rev: number;
+  status: string;
+  trigger_type: string;
+  cron_expression: string | null;
+  webhook_token: string | null;
+  webhook_token_hash: string | null;
+  latest_version_id: string | null;
+  folder_id: string | null;
+  tags: string;
+  test_payloads: string;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 /** A list row: everything but the definition and test payloads, plus what the record derives from joins. */
 export type WorkflowListRow = Omit<WorkflowRow, "definition" | "test_payloads"> & { live_hash: string | null; live_number: number | null };
 
 export interface VersionRow {
-  id: string; workflow_id: string; workspace_id: string; number: number; definition: string; hash: string;
-  trigger_type: string; created_by: string | null; created_at: string;
+  id: string;
+  workflow_id: string;
+  workspace_id: string;
+  number: number;
+  definition: string;
+  hash: string;
+  trigger_type: string;
+  created_by: string | null;
+  created_at: string;
 }
 
-export interface PinRow { workflow_id: string; step_name: string; data: string; stamp: string; pinned_at: string }
-export interface VariableRow { workflow_id: string; name: string; value: string; secret: number; description: string; updated_at: string }
+export interface PinRow {
+  workflow_id: string;
+  step_name: string;
+  data: string;
+  stamp: string;
+  pinned_at: string;
+}
+export interface VariableRow {
+  workflow_id: string;
+  name: string;
+  value: string;
+  secret: number;
+  description: string;
+  updated_at: string;
+}
 
 export interface WorkflowFilter {
   folderId?: string | null;
@@ -110,9 +145,9 @@ export class WorkflowStore {
     const where = ["w.workspace_id = ?"];
     const args: Array<string | number> = [workspaceId];
     if (filter.folderId === null) where.push("w.folder_id IS NULL");
-    else if (filter.folderId !== undefined) (where.push("w.folder_id = ?"), args.push(filter.folderId));
-    if (filter.status) (where.push("w.status = ?"), args.push(filter.status));
-    if (filter.tag) (where.push("EXISTS (SELECT 1 FROM json_each(w.tags) WHERE json_each.value = ?)"), args.push(filter.tag));
+    else if (filter.folderId !== undefined) where.push("w.folder_id = ?"), args.push(filter.folderId);
+    if (filter.status) where.push("w.status = ?"), args.push(filter.status);
+    if (filter.tag) where.push("EXISTS (SELECT 1 FROM json_each(w.tags) WHERE json_each.value = ?)"), args.push(filter.tag);
     if (filter.q) {
       where.push("(instr(lower(w.name), ?) > 0 OR instr(lower(w.description), ?) > 0)");
       args.push(filter.q.toLowerCase(), filter.q.toLowerCase());
@@ -121,7 +156,9 @@ export class WorkflowStore {
     // Ad-hoc filter combinations: bun:sqlite's statement cache serves the handful of shapes.
     const total = (this.db.query(`SELECT COUNT(*) AS n FROM workflows w WHERE ${clause}`).get(...args) as { n: number }).n;
     const rows = this.db
-      .query(`SELECT ${LIST_COLUMNS} FROM workflows w LEFT JOIN workflow_versions v ON v.id = w.latest_version_id WHERE ${clause} ORDER BY w.updated_at DESC, w.id DESC LIMIT ? OFFSET ?`)
+      .query(
+        `SELECT ${LIST_COLUMNS} FROM workflows w LEFT JOIN workflow_versions v ON v.id = w.latest_version_id WHERE ${clause} ORDER BY w.updated_at DESC, w.id DESC LIMIT ? OFFSET ?`,
+      )
       .all(...args, limit, offset) as WorkflowListRow[];
     return { rows, total };
   }

@@ -19,16 +19,51 @@ describe("POST /api/connections validates against the piece's auth declaration",
   const cases: Array<[string, Record<string, unknown>, number, string[]]> = [
     ["unknown piece names the pieces that take connections", { pieceId: "nope", name: "a" }, 400, ["nope", "oauth2", "github"]],
     ["a piece without auth is refused naming the ones with auth", { pieceId: "text", name: "a", apiKey: "k" }, 400, ["declares no authentication", "oauth2"]],
-    ["a field of another auth kind names the fields that apply", { pieceId: "github", name: "a", apiKey: "k" }, 400, ["apiKey", "clientId, clientSecret, config"]],
+    [
+      "a field of another auth kind names the fields that apply",
+      { pieceId: "github", name: "a", apiKey: "k" },
+      400,
+      ["apiKey", "clientId, clientSecret, config"],
+    ],
     ["OAuth2 without clientId and no managed app", { pieceId: "github", name: "a" }, 400, ["clientId is required", "WEFT_OAUTH_APPS"]],
-    ["a declared piece refuses connection URLs", { pieceId: "github", name: "a", clientId: "c", config: { authUrl: "https://x.example/a" } }, 400, ["config.authUrl", "declares its own"]],
-    ["the generic piece needs config.tokenUrl", { pieceId: "oauth2", name: "a", clientId: "c", config: { authUrl: "https://x.example/a" } }, 400, ["config.tokenUrl is required"]],
-    ["the generic piece needs config.authUrl for authorization_code", { pieceId: "oauth2", name: "a", clientId: "c", config: { tokenUrl: "https://x.example/t" } }, 400, ["config.authUrl is required", "client_credentials"]],
-    ["URLs must be http(s)", { pieceId: "oauth2", name: "a", clientId: "c", config: { authUrl: "javascript:alert(1)", tokenUrl: "https://x.example/t" } }, 400, ["not an http(s) URL"]],
-    ["a grant the piece does not support", { pieceId: "github", name: "a", clientId: "c", config: { grantType: "client_credentials" } }, 400, ["client_credentials", "authorization_code"]],
+    [
+      "a declared piece refuses connection URLs",
+      { pieceId: "github", name: "a", clientId: "c", config: { authUrl: "https://x.example/a" } },
+      400,
+      ["config.authUrl", "declares its own"],
+    ],
+    [
+      "the generic piece needs config.tokenUrl",
+      { pieceId: "oauth2", name: "a", clientId: "c", config: { authUrl: "https://x.example/a" } },
+      400,
+      ["config.tokenUrl is required"],
+    ],
+    [
+      "the generic piece needs config.authUrl for authorization_code",
+      { pieceId: "oauth2", name: "a", clientId: "c", config: { tokenUrl: "https://x.example/t" } },
+      400,
+      ["config.authUrl is required", "client_credentials"],
+    ],
+    [
+      "URLs must be http(s)",
+      { pieceId: "oauth2", name: "a", clientId: "c", config: { authUrl: "javascript:alert(1)", tokenUrl: "https://x.example/t" } },
+      400,
+      ["not an http(s) URL"],
+    ],
+    [
+      "a grant the piece does not support",
+      { pieceId: "github", name: "a", clientId: "c", config: { grantType: "client_credentials" } },
+      400,
+      ["client_credentials", "authorization_code"],
+    ],
     ["api_key needs apiKey", { pieceId: "test-apikey", name: "a" }, 400, ["apiKey is required"]],
     ["basic needs username and password", { pieceId: "test-basic", name: "a", username: "u" }, 400, ["username and password are required"]],
-    ["custom: unknown value names the declared fields", { pieceId: "test-custom", name: "a", values: { subdomain: "x", token: "y", colour: 1 } }, 400, ["values.colour", "subdomain, token, region"]],
+    [
+      "custom: unknown value names the declared fields",
+      { pieceId: "test-custom", name: "a", values: { subdomain: "x", token: "y", colour: 1 } },
+      400,
+      ["values.colour", "subdomain, token, region"],
+    ],
     ["custom: required value missing", { pieceId: "test-custom", name: "a", values: { subdomain: "x" } }, 400, ["values.token"]],
     ["custom: enum value outside the list", { pieceId: "test-custom", name: "a", values: { subdomain: "x", token: "y", region: "mars" } }, 400, ['"eu", "us"']],
     ["an unknown body key is UNKNOWN_FIELD naming the allowed keys", { pieceId: "oauth2", name: "a", colour: "red" }, 400, ["colour", "clientSecret"]],
@@ -49,10 +84,25 @@ describe("POST /api/connections validates against the piece's auth declaration",
 
 describe("connection records", () => {
   test("an OAuth2 connection starts pending; secrets are masked and never returned", async () => {
-    const res = await create({ pieceId: "oauth2", name: "generic one", clientId: "cid-1", clientSecret: "super-secret-value-1", config: { authUrl: provider.authUrl, tokenUrl: provider.tokenUrl, scope: "read" } });
+    const res = await create({
+      pieceId: "oauth2",
+      name: "generic one",
+      clientId: "cid-1",
+      clientSecret: "super-secret-value-1",
+      config: { authUrl: provider.authUrl, tokenUrl: provider.tokenUrl, scope: "read" },
+    });
     expect(res.status).toBe(201);
     const c = res.body.data;
-    expect(c).toMatchObject({ pieceId: "oauth2", name: "generic one", authKind: "oauth2", grantType: "authorization_code", status: "pending", clientId: "cid-1", managedApp: false, tokenExpiresAt: null });
+    expect(c).toMatchObject({
+      pieceId: "oauth2",
+      name: "generic one",
+      authKind: "oauth2",
+      grantType: "authorization_code",
+      status: "pending",
+      clientId: "cid-1",
+      managedApp: false,
+      tokenExpiresAt: null,
+    });
     expect(c.config).toEqual({ authUrl: provider.authUrl, tokenUrl: provider.tokenUrl, scope: "read", grantType: "authorization_code" });
     expect(c.credentials).toEqual({ clientSecret: "********" });
     expect(res.text).not.toContain("super-secret-value-1");
@@ -72,7 +122,11 @@ describe("connection records", () => {
     for (const res of [key, basic, custom]) {
       for (const secret of ["good-key-0001", "pa55word-secret", "custom-secret-token"]) expect(res.text).not.toContain(secret);
     }
-    const auth = await t.deps.connections.resolveConnectionAuth({ workspaceId: custom.body.data.workspaceId, connectionId: custom.body.data.id, pieceId: "test-custom" });
+    const auth = await t.deps.connections.resolveConnectionAuth({
+      workspaceId: custom.body.data.workspaceId,
+      connectionId: custom.body.data.id,
+      pieceId: "test-custom",
+    });
     expect(auth).toEqual({ kind: "custom", values: { subdomain: "acme", token: "custom-secret-token" } });
   });
 
@@ -172,18 +226,28 @@ describe("scopes and workspace isolation", () => {
     const mine = await create({ pieceId: "test-apikey", name: "isolated", apiKey: "isolated-key" });
     const id = mine.body.data.id;
     const other = await t.otherWorkspace();
-    for (const [method, path] of [["GET", `/api/connections/${id}`], ["PATCH", `/api/connections/${id}`], ["DELETE", `/api/connections/${id}`], ["POST", `/api/connections/${id}/oauth2/start`], ["POST", `/api/connections/${id}/test`]] as const) {
+    for (const [method, path] of [
+      ["GET", `/api/connections/${id}`],
+      ["PATCH", `/api/connections/${id}`],
+      ["DELETE", `/api/connections/${id}`],
+      ["POST", `/api/connections/${id}/oauth2/start`],
+      ["POST", `/api/connections/${id}/test`],
+    ] as const) {
       const res = await t.req(method, path, { token: other.token, body: method === "PATCH" ? { name: "stolen" } : undefined });
       expect(res.status).toBe(404);
     }
     expect((await t.req("GET", "/api/connections", { token: other.token })).body.total).toBe(0);
-    await expect(t.deps.connections.resolveConnectionAuth({ workspaceId: other.workspaceId, connectionId: id, pieceId: "test-apikey" })).rejects.toThrow("not found in this workspace");
+    await expect(t.deps.connections.resolveConnectionAuth({ workspaceId: other.workspaceId, connectionId: id, pieceId: "test-apikey" })).rejects.toThrow(
+      "not found in this workspace",
+    );
   });
 
   test("a step may use only a connection of the piece it names", async () => {
     const key = await create({ pieceId: "test-apikey", name: "bound", apiKey: "bound-key" });
     const { id, workspaceId } = key.body.data;
-    await expect(t.deps.connections.resolveConnectionAuth({ workspaceId, connectionId: id, pieceId: "github" })).rejects.toThrow('belongs to piece "test-apikey"');
+    await expect(t.deps.connections.resolveConnectionAuth({ workspaceId, connectionId: id, pieceId: "github" })).rejects.toThrow(
+      'belongs to piece "test-apikey"',
+    );
     expect(t.deps.connections.connectionExists(workspaceId, id, "test-apikey")).toBe(true);
     expect(t.deps.connections.connectionExists(workspaceId, id, "github")).toBe(false);
     const other = await t.otherWorkspace();
@@ -195,10 +259,14 @@ describe("contract", () => {
   test("every connections route is documented with its scope; the callback is public and answers HTML", async () => {
     const doc = (await t.req("GET", "/api/openapi.json", { token: null })).body;
     const expected: Array<[string, string, string]> = [
-      ["/api/connections", "post", "connection:write"], ["/api/connections", "get", "connection:read"],
-      ["/api/connections/{id}", "get", "connection:read"], ["/api/connections/{id}", "patch", "connection:write"],
-      ["/api/connections/{id}", "delete", "connection:write"], ["/api/connections/{id}/oauth2/start", "post", "connection:write"],
-      ["/api/connections/{id}/test", "post", "connection:write"], ["/api/oauth2/callback", "get", "public"],
+      ["/api/connections", "post", "connection:write"],
+      ["/api/connections", "get", "connection:read"],
+      ["/api/connections/{id}", "get", "connection:read"],
+      ["/api/connections/{id}", "patch", "connection:write"],
+      ["/api/connections/{id}", "delete", "connection:write"],
+      ["/api/connections/{id}/oauth2/start", "post", "connection:write"],
+      ["/api/connections/{id}/test", "post", "connection:write"],
+      ["/api/oauth2/callback", "get", "public"],
     ];
     for (const [path, method, scope] of expected) {
       const op = doc.paths[path]?.[method];

@@ -5,14 +5,28 @@ import { testApp } from "../support/app";
 test("delete is refused while a live workflow uses the connection; allowed once it is unpublished", async () => {
   const t = await testApp();
   const made = await t.req("POST", "/api/connections", {
-    body: { pieceId: "oauth2", name: "used", clientId: "c", clientSecret: "s", config: { authUrl: "https://idp.example.com/a", tokenUrl: "https://idp.example.com/t" } },
+    body: {
+      pieceId: "oauth2",
+      name: "used",
+      clientId: "c",
+      clientSecret: "s",
+      config: { authUrl: "https://idp.example.com/a", tokenUrl: "https://idp.example.com/t" },
+    },
   });
   const id = made.body.data.id;
   const definition = {
     schemaVersion: 2,
     trigger: {
-      name: "trigger", type: "manual",
-      nextAction: { name: "call_api", type: "PIECE", pieceId: "oauth2", actionId: "request", connectionId: id, config: { method: "GET", url: "https://api.example.com/me" } },
+      name: "trigger",
+      type: "manual",
+      nextAction: {
+        name: "call_api",
+        type: "PIECE",
+        pieceId: "oauth2",
+        actionId: "request",
+        connectionId: id,
+        config: { method: "GET", url: "https://api.example.com/me" },
+      },
     },
   };
   const wf = await t.req("POST", "/api/workflows", { body: { name: "Uses the connection", definition } });

@@ -17,7 +17,9 @@ async function withSecrets(env: Record<string, string> = {}) {
   const t = await testApp(env);
   registerTestPieces(t);
   const key = await t.req("POST", "/api/connections", { body: { pieceId: "test-apikey", name: "k", apiKey: "rotating-api-key" } });
-  const custom = await t.req("POST", "/api/connections", { body: { pieceId: "test-custom", name: "c", values: { subdomain: "acme", token: "rotating-custom-token" } } });
+  const custom = await t.req("POST", "/api/connections", {
+    body: { pieceId: "test-custom", name: "c", values: { subdomain: "acme", token: "rotating-custom-token" } },
+  });
   // Another module's secret, embedded in JSON: the rotation finds blobs wherever they are.
   t.db.run("CREATE TABLE other_module (doc TEXT)");
   t.db.run("INSERT INTO other_module VALUES (?)", [JSON.stringify({ token: t.deps.secrets.encrypt("other-secret") })]);
@@ -55,7 +57,10 @@ describe("weft keys rotate", () => {
 
     const after = restart(t);
     expect(after.deps.secrets.keyId).toBe(report.keyId);
-    expect(await after.deps.connections.resolveConnectionAuth({ workspaceId, connectionId: keyId, pieceId: "test-apikey" })).toEqual({ kind: "api_key", apiKey: "rotating-api-key" });
+    expect(await after.deps.connections.resolveConnectionAuth({ workspaceId, connectionId: keyId, pieceId: "test-apikey" })).toEqual({
+      kind: "api_key",
+      apiKey: "rotating-api-key",
+    });
     const doc = JSON.parse((after.db.query("SELECT doc FROM other_module").get() as any).doc);
     expect(after.deps.secrets.decrypt(doc.token)).toBe("other-secret");
     // The old key alone reads nothing any more.
@@ -71,7 +76,10 @@ describe("weft keys rotate", () => {
     writeFileSync(join(t.dataDir, "encryption.key.previous"), oldMaterial + "\n", { mode: 0o600 });
     writeFileSync(join(t.dataDir, "encryption.key"), Buffer.alloc(32, 7).toString("base64") + "\n", { mode: 0o600 });
     const after = restart(t);
-    expect(await after.deps.connections.resolveConnectionAuth({ workspaceId, connectionId: keyId, pieceId: "test-apikey" })).toEqual({ kind: "api_key", apiKey: "rotating-api-key" });
+    expect(await after.deps.connections.resolveConnectionAuth({ workspaceId, connectionId: keyId, pieceId: "test-apikey" })).toEqual({
+      kind: "api_key",
+      apiKey: "rotating-api-key",
+    });
     // Running the rotation again finishes the job.
     const report = rotateKeys(after.db, after.deps.config);
     expect(report.unreadable).toBe(0);
@@ -89,7 +97,10 @@ describe("weft keys rotate", () => {
     expect(report.keySource).toBe("WEFT_ENCRYPTION_KEY");
     expect(Object.keys(countBlobsByKey(dbText(t)))).toEqual([report.keyId]);
     const after = restart(t, { WEFT_ENCRYPTION_KEY: newKey });
-    expect(await after.deps.connections.resolveConnectionAuth({ workspaceId, connectionId: customId, pieceId: "test-custom" })).toEqual({ kind: "custom", values: { subdomain: "acme", token: "rotating-custom-token" } });
+    expect(await after.deps.connections.resolveConnectionAuth({ workspaceId, connectionId: customId, pieceId: "test-custom" })).toEqual({
+      kind: "custom",
+      values: { subdomain: "acme", token: "rotating-custom-token" },
+    });
     after.db.close();
     // Without the previous key the old values are reported unreadable, never silently lost.
     const { t: t2 } = await withSecrets({ WEFT_ENCRYPTION_KEY: oldKey });
@@ -109,7 +120,10 @@ describe("weft keys rotate", () => {
     t.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
     const oldKeyId = t.deps.secrets.keyId;
     const proc = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "keys", "rotate"], {
-      cwd: ROOT, env: { ...process.env, WEFT_DATA_DIR: t.dataDir, WEFT_LOG_LEVEL: "silent" }, stdout: "pipe", stderr: "pipe",
+      cwd: ROOT,
+      env: { ...process.env, WEFT_DATA_DIR: t.dataDir, WEFT_LOG_LEVEL: "silent" },
+      stdout: "pipe",
+      stderr: "pipe",
     });
     expect(proc.exitCode).toBe(0);
     expect(proc.stdout.toString()).toMatch(/re-encrypted \d+ value\(s\)/);

@@ -21,11 +21,21 @@ beforeAll(async () => {
   provider = await startProvider();
   t = await testApp({ WEFT_ALLOW_CIDRS: "127.0.0.0/8", WEFT_PUBLIC_URL: PUBLIC_URL });
   registerTestPieces(t);
-  t.deps.pieces.register(definePiece({
-    id: "test-extras", name: "extras", version: "1.0.0", description: "test",
-    auth: Auth.oauth2({ authorizeUrl: "https://idp.example.com/authorize?tenant=acme", tokenUrl: "https://idp.example.com/token", scopes: ["a.read", "a.write"], extraAuthorizeParams: { prompt: "consent", state: "forged", client_id: "forged" } }),
-    actions: [action({ id: "noop", name: "noop", description: "noop", run: () => ({}) })],
-  }));
+  t.deps.pieces.register(
+    definePiece({
+      id: "test-extras",
+      name: "extras",
+      version: "1.0.0",
+      description: "test",
+      auth: Auth.oauth2({
+        authorizeUrl: "https://idp.example.com/authorize?tenant=acme",
+        tokenUrl: "https://idp.example.com/token",
+        scopes: ["a.read", "a.write"],
+        extraAuthorizeParams: { prompt: "consent", state: "forged", client_id: "forged" },
+      }),
+      actions: [action({ id: "noop", name: "noop", description: "noop", run: () => ({}) })],
+    }),
+  );
 });
 afterAll(() => provider.stop());
 
@@ -209,7 +219,11 @@ describe("GET /api/oauth2/callback", () => {
     const c = await createGeneric(t, provider);
     const start = await t.req("POST", `/api/connections/${c.id}/oauth2/start`);
     const state = new URL(start.body.data.authorizeUrl).searchParams.get("state")!;
-    const denied = await t.req("GET", `/api/oauth2/callback?error=access_denied&error_description=${encodeURIComponent("<script>alert(1)</script>")}&state=${encodeURIComponent(state)}`, { token: null });
+    const denied = await t.req(
+      "GET",
+      `/api/oauth2/callback?error=access_denied&error_description=${encodeURIComponent("<script>alert(1)</script>")}&state=${encodeURIComponent(state)}`,
+      { token: null },
+    );
     expect(denied.status).toBe(400);
     expect(denied.text).toContain("access_denied");
     expect(denied.text).not.toContain("<script>alert(1)</script>");
@@ -239,17 +253,25 @@ describe("managed OAuth apps (WEFT_OAUTH_APPS)", () => {
     const managedProvider = provider;
     const dir = mkdtempSync(join(tmpdir(), "weft-apps-"));
     file = join(dir, "oauth-apps.json");
-    writeFileSync(file, JSON.stringify({
-      github: { clientId: "instance-gh-client", clientSecret: "instance-gh-secret" },
-      "test-provider": { clientId: managedProvider.clientId, clientSecret: managedProvider.clientSecret },
-      oauth2: { clientId: "never-used", clientSecret: managedSecret },
-    }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        github: { clientId: "instance-gh-client", clientSecret: "instance-gh-secret" },
+        "test-provider": { clientId: managedProvider.clientId, clientSecret: managedProvider.clientSecret },
+        oauth2: { clientId: "never-used", clientSecret: managedSecret },
+      }),
+    );
     m = await testApp({ WEFT_ALLOW_CIDRS: "127.0.0.0/8", WEFT_OAUTH_APPS: file });
-    m.deps.pieces.register(definePiece({
-      id: "test-provider", name: "declared", version: "1.0.0", description: "a piece declaring the loopback provider",
-      auth: Auth.oauth2({ authorizeUrl: managedProvider.authUrl, tokenUrl: managedProvider.tokenUrl, scopes: ["read"] }),
-      actions: [action({ id: "noop", name: "noop", description: "noop", run: () => ({}) })],
-    }));
+    m.deps.pieces.register(
+      definePiece({
+        id: "test-provider",
+        name: "declared",
+        version: "1.0.0",
+        description: "a piece declaring the loopback provider",
+        auth: Auth.oauth2({ authorizeUrl: managedProvider.authUrl, tokenUrl: managedProvider.tokenUrl, scopes: ["read"] }),
+        actions: [action({ id: "noop", name: "noop", description: "noop", run: () => ({}) })],
+      }),
+    );
   });
 
   test("no per-connection clientId is needed; the instance's client id is used with the piece's own authorize URL", async () => {
@@ -272,7 +294,9 @@ describe("managed OAuth apps (WEFT_OAUTH_APPS)", () => {
   });
 
   test("never for a piece whose URLs come from the connection: the generic piece still needs a clientId", async () => {
-    const res = await m.req("POST", "/api/connections", { body: { pieceId: "oauth2", name: "generic managed", config: { authUrl: "https://attacker.example/a", tokenUrl: "https://attacker.example/t" } } });
+    const res = await m.req("POST", "/api/connections", {
+      body: { pieceId: "oauth2", name: "generic managed", config: { authUrl: "https://attacker.example/a", tokenUrl: "https://attacker.example/t" } },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toContain("clientId is required");
   });

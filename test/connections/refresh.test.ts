@@ -29,7 +29,8 @@ async function activeConnection() {
   return c;
 }
 
-const resolve = (c: { id: string; workspaceId: string }) => t.deps.connections.resolveConnectionAuth({ workspaceId: c.workspaceId, connectionId: c.id, pieceId: "oauth2" });
+const resolve = (c: { id: string; workspaceId: string }) =>
+  t.deps.connections.resolveConnectionAuth({ workspaceId: c.workspaceId, connectionId: c.id, pieceId: "oauth2" });
 const connection = async (id: string) => (await t.req("GET", `/api/connections/${id}`)).body.data;
 
 describe("refresh at run time", () => {
@@ -104,7 +105,12 @@ describe("refresh at run time", () => {
     provider.settings.expiresIn = 3600;
     const auth = await resolve(c);
     const step = t.deps.pieces.action("oauth2", "request")!;
-    const output = await step.run({ config: { method: "GET", url: `${provider.base}/me` }, auth, fetch: (u: any, i: any) => fetch(u, i), signal: AbortSignal.timeout(5000) } as any) as any;
+    const output = (await step.run({
+      config: { method: "GET", url: `${provider.base}/me` },
+      auth,
+      fetch: (u: any, i: any) => fetch(u, i),
+      signal: AbortSignal.timeout(5000),
+    } as any)) as any;
     expect(output.status).toBe(200);
     expect(output.body).toEqual({ id: "me" });
   });

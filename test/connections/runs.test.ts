@@ -26,7 +26,11 @@ afterAll(async () => {
 });
 
 async function call(method: string, path: string, body?: unknown) {
-  const res = await s.fetch(path, { method, headers: body !== undefined ? { "content-type": "application/json" } : {}, body: body !== undefined ? JSON.stringify(body) : undefined });
+  const res = await s.fetch(path, {
+    method,
+    headers: body !== undefined ? { "content-type": "application/json" } : {},
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
   const text = await res.text();
   answers.push(text);
   return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
@@ -46,7 +50,10 @@ async function authorize(id: string, expiresIn: number) {
 
 async function connectionAndWorkflow() {
   const made = await call("POST", "/api/connections", {
-    pieceId: "oauth2", name: `api-${crypto.randomUUID().slice(0, 8)}`, clientId: provider.clientId, clientSecret: provider.clientSecret,
+    pieceId: "oauth2",
+    name: `api-${crypto.randomUUID().slice(0, 8)}`,
+    clientId: provider.clientId,
+    clientSecret: provider.clientSecret,
     config: { authUrl: provider.authUrl, tokenUrl: provider.tokenUrl, scope: "read write" },
   });
   expect(made.status).toBe(201);
@@ -54,12 +61,30 @@ async function connectionAndWorkflow() {
   const definition = {
     schemaVersion: 2,
     trigger: {
-      name: "trigger", type: "manual", config: {},
-      nextAction: { name: "whoami", type: "PIECE", pieceId: "oauth2", actionId: "request", connectionId, config: { method: "GET", url: `${provider.base}/me` },
-        nextAction: { name: "echo", type: "PIECE", pieceId: "oauth2", actionId: "request", connectionId, config: { method: "GET", url: `${provider.base}/echo` } },
+      name: "trigger",
+      type: "manual",
+      config: {},
+      nextAction: {
+        name: "whoami",
+        type: "PIECE",
+        pieceId: "oauth2",
+        actionId: "request",
+        connectionId,
+        config: { method: "GET", url: `${provider.base}/me` },
+        nextAction: {
+          name: "echo",
+          type: "PIECE",
+          pieceId: "oauth2",
+          actionId: "request",
+          connectionId,
+          config: { method: "GET", url: `${provider.base}/echo` },
+        },
       },
     },
-    settings: {}, variables: {}, annotations: null, pinnedData: {},
+    settings: {},
+    variables: {},
+    annotations: null,
+    pinnedData: {},
   };
   const wf = await call("POST", "/api/workflows", { name: `calls the API ${connectionId.slice(0, 8)}`, definition });
   expect(wf.status).toBe(201);

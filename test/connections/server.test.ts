@@ -33,7 +33,10 @@ async function call(method: string, path: string, body?: unknown) {
 
 test("create → start → provider → callback → active, over real sockets", async () => {
   const made = await call("POST", "/api/connections", {
-    pieceId: "oauth2", name: "loopback", clientId: provider.clientId, clientSecret: provider.clientSecret,
+    pieceId: "oauth2",
+    name: "loopback",
+    clientId: provider.clientId,
+    clientSecret: provider.clientSecret,
     config: { authUrl: provider.authUrl, tokenUrl: provider.tokenUrl, scope: "read write" },
   });
   expect(made.status).toBe(201);

@@ -22,7 +22,8 @@ import { startProvider, type Provider } from "../connections/support/oauth-provi
 const CHROMIUM = process.env.WEFT_CHROMIUM ?? "/usr/bin/chromium";
 /** Without a browser the suite is skipped with one line; CI (.ci/run) installs Debian's chromium so it always runs there. */
 const HAS_CHROMIUM = existsSync(CHROMIUM);
-if (!HAS_CHROMIUM) console.log(`browser tests skipped: ${CHROMIUM} is missing (enable them with \`apt-get install chromium\`, or point WEFT_CHROMIUM at a Chromium)`);
+if (!HAS_CHROMIUM)
+  console.log(`browser tests skipped: ${CHROMIUM} is missing (enable them with \`apt-get install chromium\`, or point WEFT_CHROMIUM at a Chromium)`);
 const ARTIFACTS = resolve(import.meta.dir, "../artifacts");
 const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
 
@@ -50,16 +51,20 @@ function flowStep(name: string, needs: string[], fn: () => Promise<void>, timeou
     test.todo(`${name} — needs ${missing.join(", ")}`);
     return;
   }
-  test.skipIf(!HAS_CHROMIUM)(name, async () => {
-    try {
-      await fn();
-    } catch (error) {
-      mkdirSync(ARTIFACTS, { recursive: true });
-      const file = join(ARTIFACTS, `e2e-${name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.png`);
-      await page?.screenshot({ path: file, fullPage: true }).catch(() => undefined);
-      throw new Error(`${(error as Error).message}\n(screenshot: ${file})`, { cause: error });
-    }
-  }, timeout);
+  test.skipIf(!HAS_CHROMIUM)(
+    name,
+    async () => {
+      try {
+        await fn();
+      } catch (error) {
+        mkdirSync(ARTIFACTS, { recursive: true });
+        const file = join(ARTIFACTS, `e2e-${name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.png`);
+        await page?.screenshot({ path: file, fullPage: true }).catch(() => undefined);
+        throw new Error(`${(error as Error).message}\n(screenshot: ${file})`, { cause: error });
+      }
+    },
+    timeout,
+  );
 }
 
 beforeAll(async () => {
@@ -94,7 +99,12 @@ async function eventually<T>(read: () => Promise<T>, expected: Awaited<T>, timeo
   const deadline = Date.now() + timeout;
   for (;;) {
     const value = await read();
-    try { expect(value).toEqual(expected); return; } catch (error) { if (Date.now() > deadline) throw error; }
+    try {
+      expect(value).toEqual(expected);
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
     await Bun.sleep(100);
   }
 }
@@ -114,59 +124,72 @@ describe("builder, end to end", () => {
     expect(await page.getByText(OWNER.email).count()).toBe(1);
   });
 
-  flowStep("creates a webhook workflow with a router and two branches through the UI", ["POST /api/workflows", "PUT /api/workflows/{id}", "GET /api/pieces/{id}/actions/{actionId}"], async () => {
-    await page.getByRole("button", { name: "New workflow" }).click();
-    await page.getByRole("dialog").getByLabel("Name").fill("Greeter");
-    await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
-    await page.locator("[data-step=trigger]").waitFor();
-    workflowId = /#\/workflows\/([0-9a-f-]+)/.exec(page.url())![1]!;
+  flowStep(
+    "creates a webhook workflow with a router and two branches through the UI",
+    ["POST /api/workflows", "PUT /api/workflows/{id}", "GET /api/pieces/{id}/actions/{actionId}"],
+    async () => {
+      await page.getByRole("button", { name: "New workflow" }).click();
+      await page.getByRole("dialog").getByLabel("Name").fill("Greeter");
+      await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
+      await page.locator("[data-step=trigger]").waitFor();
+      workflowId = /#\/workflows\/([0-9a-f-]+)/.exec(page.url())![1]!;
 
-    // The trigger: webhook.
-    await page.locator("[data-step=trigger]").click();
-    await page.getByRole("button", { name: "Change trigger" }).click();
-    await page.getByRole("dialog").getByLabel(/^Search/).fill("webhook");
-    await page.locator('[data-pick="webhook.catch_webhook"]').click();
-    await saved();
+      // The trigger: webhook.
+      await page.locator("[data-step=trigger]").click();
+      await page.getByRole("button", { name: "Change trigger" }).click();
+      await page
+        .getByRole("dialog")
+        .getByLabel(/^Search/)
+        .fill("webhook");
+      await page.locator('[data-pick="webhook.catch_webhook"]').click();
+      await saved();
 
-    // A router after the trigger; its first branch holds when the caller is Ada.
-    await page.getByRole("button", { name: "Add a step after the trigger" }).click();
-    await page.getByRole("dialog").getByRole("button", { name: /^Router/ }).click();
-    await page.locator("#router-b0-g0-c0-field").fill("{{trigger.body.name}}");
-    await page.locator("#router-b0-g0-c0-field").press("Tab");
-    await page.locator("#router-b0-g0-c0-value").fill("Ada");
-    await page.locator("#router-b0-g0-c0-value").press("Tab");
+      // A router after the trigger; its first branch holds when the caller is Ada.
+      await page.getByRole("button", { name: "Add a step after the trigger" }).click();
+      await page
+        .getByRole("dialog")
+        .getByRole("button", { name: /^Router/ })
+        .click();
+      await page.locator("#router-b0-g0-c0-field").fill("{{trigger.body.name}}");
+      await page.locator("#router-b0-g0-c0-field").press("Tab");
+      await page.locator("#router-b0-g0-c0-value").fill("Ada");
+      await page.locator("#router-b0-g0-c0-value").press("Tab");
 
-    // Branch 1: a text template; the fallback branch: set fields.
-    await page.getByRole("button", { name: "Add a step in branch Branch 1 of router" }).click();
-    await page.getByRole("dialog").getByLabel(/^Search/).fill("template");
-    await page.locator('[data-pick="text.template"]').click();
-    await page.locator("#cfg-template-template").fill("Hello {{trigger.body.name}}");
-    await page.locator("#cfg-template-template").press("Tab");
+      // Branch 1: a text template; the fallback branch: set fields.
+      await page.getByRole("button", { name: "Add a step in branch Branch 1 of router" }).click();
+      await page
+        .getByRole("dialog")
+        .getByLabel(/^Search/)
+        .fill("template");
+      await page.locator('[data-pick="text.template"]').click();
+      await page.locator("#cfg-template-template").fill("Hello {{trigger.body.name}}");
+      await page.locator("#cfg-template-template").press("Tab");
 
-    await page.getByRole("button", { name: "Add a step in branch Otherwise of router" }).click();
-    await page.locator('[data-pick="data.set_fields"]').click();
-    await page.getByRole("button", { name: "Add field" }).click();
-    await page.getByLabel("Fields: name 1").fill("greeting");
-    await page.getByLabel("Fields: name 1").press("Tab");
-    await page.getByLabel("Fields: value of greeting").fill("Hello stranger");
-    await page.getByLabel("Fields: value of greeting").press("Tab");
-    await saved();
+      await page.getByRole("button", { name: "Add a step in branch Otherwise of router" }).click();
+      await page.locator('[data-pick="data.set_fields"]').click();
+      await page.getByRole("button", { name: "Add field" }).click();
+      await page.getByLabel("Fields: name 1").fill("greeting");
+      await page.getByLabel("Fields: name 1").press("Tab");
+      await page.getByLabel("Fields: value of greeting").fill("Hello stranger");
+      await page.getByLabel("Fields: value of greeting").press("Tab");
+      await saved();
 
-    // Branches side by side, each with its step; the gate finds nothing wrong.
-    const branches = page.locator(".branches > .branch");
-    expect(await branches.count()).toBe(2);
-    expect(await branches.nth(0).locator("[data-step=template]").count()).toBe(1);
-    expect(await branches.nth(1).locator("[data-step=set_fields]").count()).toBe(1);
-    await expectText(page.locator(".diag-count"), "Valid");
+      // Branches side by side, each with its step; the gate finds nothing wrong.
+      const branches = page.locator(".branches > .branch");
+      expect(await branches.count()).toBe(2);
+      expect(await branches.nth(0).locator("[data-step=template]").count()).toBe(1);
+      expect(await branches.nth(1).locator("[data-step=set_fields]").count()).toBe(1);
+      await expectText(page.locator(".diag-count"), "Valid");
 
-    // What the UI saved is what the API holds.
-    const stored = await (await server.fetch(`/api/workflows/${workflowId}`)).json();
-    const router = stored.data.definition.trigger.nextAction;
-    expect(stored.data.definition.trigger.type).toBe("webhook");
-    expect(router.type).toBe("ROUTER");
-    expect(router.branches[0].conditions).toEqual([[{ field: "{{trigger.body.name}}", operator: "text_eq", value: "Ada" }]]);
-    expect(router.branches[1].firstAction.config.fields).toEqual({ greeting: "Hello stranger" });
-  });
+      // What the UI saved is what the API holds.
+      const stored = await (await server.fetch(`/api/workflows/${workflowId}`)).json();
+      const router = stored.data.definition.trigger.nextAction;
+      expect(stored.data.definition.trigger.type).toBe("webhook");
+      expect(router.type).toBe("ROUTER");
+      expect(router.branches[0].conditions).toEqual([[{ field: "{{trigger.body.name}}", operator: "text_eq", value: "Ada" }]]);
+      expect(router.branches[1].firstAction.config.fields).toEqual({ greeting: "Hello stranger" });
+    },
+  );
 
   flowStep("a test run shows each step's output", ["POST /api/workflows/{id}/run", "GET /api/runs/{id}"], async () => {
     await page.getByRole("button", { name: "Test run" }).click();
@@ -187,80 +210,105 @@ describe("builder, end to end", () => {
     await page.getByRole("button", { name: "Copy" }).waitFor();
   });
 
-  flowStep("a call to the webhook URL appears live on the runs page", ["POST /webhook/{token}", "GET /api/runs", "GET /api/runs/{id}"], async () => {
-    await page.getByRole("link", { name: "Runs" }).click();
-    await page.getByRole("heading", { name: "Runs" }).waitFor();
-    expect(await page.locator("tr[data-run]").count()).toBe(0);
-    const res = await fetch(webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Grace" }) });
-    expect(res.status).toBeLessThan(300);
-    // No reload: the open page picks the run up by itself.
-    const row = page.locator("tr[data-run]").filter({ hasText: "webhook" });
-    await row.filter({ hasText: "completed" }).first().waitFor({ timeout: 15_000 });
-    await row.first().getByRole("link").first().click();
-    await page.locator(".run-steps [data-step=set_fields]").waitFor();
-    await expectText(page.locator(".run-steps [data-step=set_fields]").getByLabel("Output of set_fields"), "Hello stranger");
-    expect(await page.locator(".run-steps [data-step=template]").count()).toBe(0);
-  }, 40_000);
+  flowStep(
+    "a call to the webhook URL appears live on the runs page",
+    ["POST /webhook/{token}", "GET /api/runs", "GET /api/runs/{id}"],
+    async () => {
+      await page.getByRole("link", { name: "Runs" }).click();
+      await page.getByRole("heading", { name: "Runs" }).waitFor();
+      expect(await page.locator("tr[data-run]").count()).toBe(0);
+      const res = await fetch(webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Grace" }) });
+      expect(res.status).toBeLessThan(300);
+      // No reload: the open page picks the run up by itself.
+      const row = page.locator("tr[data-run]").filter({ hasText: "webhook" });
+      await row.filter({ hasText: "completed" }).first().waitFor({ timeout: 15_000 });
+      await row.first().getByRole("link").first().click();
+      await page.locator(".run-steps [data-step=set_fields]").waitFor();
+      await expectText(page.locator(".run-steps [data-step=set_fields]").getByLabel("Output of set_fields"), "Hello stranger");
+      expect(await page.locator(".run-steps [data-step=template]").count()).toBe(0);
+    },
+    40_000,
+  );
 
-  flowStep("restores an older version over the draft", ["POST /api/workflows/{id}/publish", "POST /api/workflows/{id}/versions/{versionId}/restore"], async () => {
-    await page.goto(`${server.url}/#/workflows/${workflowId}`);
-    await page.locator("[data-step=template]").click();
-    const original = (await page.locator("[data-step=template] .node-title").textContent())!;
-    await page.getByLabel("Display name").fill("Greet Ada (v2)");
-    await page.getByLabel("Display name").press("Tab");
-    await saved();
-    await page.getByRole("button", { name: "Publish changes" }).click();
-    // The workflow was already active: wait for this publish itself (version 2 live, nothing left to publish).
-    await page.getByRole("button", { name: "Published" }).and(page.locator(":disabled")).waitFor();
-    await page.getByRole("button", { name: "Versions" }).click();
-    await page.getByRole("button", { name: "Restore version 1" }).click();
-    await page.locator("[data-step=template] .node-title").filter({ hasText: new RegExp(`^${original.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`) }).waitFor();
-    await page.getByText("unpublished changes").waitFor();
-    await page.getByRole("button", { name: "Publish changes" }).and(page.locator(":enabled")).waitFor();
-    const stored = await (await server.fetch(`/api/workflows/${workflowId}`)).json();
-    expect(stored.data.definition.trigger.nextAction.branches[0].firstAction.displayName).toBe(original);
-    expect(stored.data.hasUnpublishedChanges).toBe(true);
-  });
+  flowStep(
+    "restores an older version over the draft",
+    ["POST /api/workflows/{id}/publish", "POST /api/workflows/{id}/versions/{versionId}/restore"],
+    async () => {
+      await page.goto(`${server.url}/#/workflows/${workflowId}`);
+      await page.locator("[data-step=template]").click();
+      const original = (await page.locator("[data-step=template] .node-title").textContent())!;
+      await page.getByLabel("Display name").fill("Greet Ada (v2)");
+      await page.getByLabel("Display name").press("Tab");
+      await saved();
+      await page.getByRole("button", { name: "Publish changes" }).click();
+      // The workflow was already active: wait for this publish itself (version 2 live, nothing left to publish).
+      await page.getByRole("button", { name: "Published" }).and(page.locator(":disabled")).waitFor();
+      await page.getByRole("button", { name: "Versions" }).click();
+      await page.getByRole("button", { name: "Restore version 1" }).click();
+      await page
+        .locator("[data-step=template] .node-title")
+        .filter({ hasText: new RegExp(`^${original.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`) })
+        .waitFor();
+      await page.getByText("unpublished changes").waitFor();
+      await page.getByRole("button", { name: "Publish changes" }).and(page.locator(":enabled")).waitFor();
+      const stored = await (await server.fetch(`/api/workflows/${workflowId}`)).json();
+      expect(stored.data.definition.trigger.nextAction.branches[0].firstAction.displayName).toBe(original);
+      expect(stored.data.hasUnpublishedChanges).toBe(true);
+    },
+  );
 
-  flowStep("tags and variables are edited from the editor; secret values stay masked", ["PUT /api/workflows/{id}/variables", "GET /api/workflows/{id}/variables"], async () => {
-    await page.getByLabel("Add a tag").fill("greetings");
-    await page.getByLabel("Add a tag").press("Enter");
-    await page.getByRole("button", { name: "Remove tag greetings" }).waitFor();
-    await saved();
-    expect((await (await server.fetch(`/api/workflows/${workflowId}`)).json()).data.tags).toEqual(["greetings"]);
+  flowStep(
+    "tags and variables are edited from the editor; secret values stay masked",
+    ["PUT /api/workflows/{id}/variables", "GET /api/workflows/{id}/variables"],
+    async () => {
+      await page.getByLabel("Add a tag").fill("greetings");
+      await page.getByLabel("Add a tag").press("Enter");
+      await page.getByRole("button", { name: "Remove tag greetings" }).waitFor();
+      await saved();
+      expect((await (await server.fetch(`/api/workflows/${workflowId}`)).json()).data.tags).toEqual(["greetings"]);
 
-    await page.getByRole("button", { name: "Variables" }).click();
-    const dialog = page.getByRole("dialog", { name: "Variables" });
-    await dialog.getByText("No variables yet").waitFor();
-    await dialog.getByRole("button", { name: "Add variable" }).click();
-    await dialog.getByLabel("Name of variable 1").fill("greeting_word");
-    await dialog.getByLabel("Value of greeting_word").fill("Hi");
-    await dialog.getByRole("button", { name: "Add variable" }).click();
-    await dialog.getByLabel("Name of variable 2").fill("api_key");
-    await dialog.getByLabel("api_key is secret").check();
-    await dialog.getByLabel("Value of api_key").fill("s3cret-value");
-    await dialog.getByRole("button", { name: "Save variables" }).click();
-    await dialog.getByText("Variables saved.").waitFor();
-    const read = async () => (await (await server.fetch(`/api/workflows/${workflowId}/variables`)).json()).data.map((v: any) => [v.name, v.value, v.secret]);
-    expect(await read()).toEqual([["api_key", null, true], ["greeting_word", "Hi", false]]);
+      await page.getByRole("button", { name: "Variables" }).click();
+      const dialog = page.getByRole("dialog", { name: "Variables" });
+      await dialog.getByText("No variables yet").waitFor();
+      await dialog.getByRole("button", { name: "Add variable" }).click();
+      await dialog.getByLabel("Name of variable 1").fill("greeting_word");
+      await dialog.getByLabel("Value of greeting_word").fill("Hi");
+      await dialog.getByRole("button", { name: "Add variable" }).click();
+      await dialog.getByLabel("Name of variable 2").fill("api_key");
+      await dialog.getByLabel("api_key is secret").check();
+      await dialog.getByLabel("Value of api_key").fill("s3cret-value");
+      await dialog.getByRole("button", { name: "Save variables" }).click();
+      await dialog.getByText("Variables saved.").waitFor();
+      const read = async () => (await (await server.fetch(`/api/workflows/${workflowId}/variables`)).json()).data.map((v: any) => [v.name, v.value, v.secret]);
+      expect(await read()).toEqual([
+        ["api_key", null, true],
+        ["greeting_word", "Hi", false],
+      ]);
 
-    // Reopened, the secret shows as stored (never its value); saving another change keeps it.
-    await dialog.getByRole("button", { name: "Close" }).click();
-    await page.getByRole("button", { name: "Variables" }).click();
-    expect(await dialog.getByLabel("Value of api_key").getAttribute("placeholder")).toContain("stored");
-    expect(await dialog.getByLabel("Value of api_key").inputValue()).toBe("");
-    expect(await page.content()).not.toContain("s3cret-value");
-    await dialog.getByLabel("Value of greeting_word").fill("Hello");
-    await dialog.getByRole("button", { name: "Save variables" }).click();
-    await dialog.getByText("Variables saved.").waitFor();
-    expect(await read()).toEqual([["api_key", null, true], ["greeting_word", "Hello", false]]);
-    // A bad name is refused in the dialog with the rule, before anything is sent.
-    await dialog.getByLabel("Name of variable 1").fill("2fast");
-    await dialog.getByRole("button", { name: "Save variables" }).click();
-    await expectText(dialog.getByRole("alert"), "not a usable name");
-    await dialog.getByRole("button", { name: "Close" }).click();
-    expect(await read()).toEqual([["api_key", null, true], ["greeting_word", "Hello", false]]);
-  });
+      // Reopened, the secret shows as stored (never its value); saving another change keeps it.
+      await dialog.getByRole("button", { name: "Close" }).click();
+      await page.getByRole("button", { name: "Variables" }).click();
+      expect(await dialog.getByLabel("Value of api_key").getAttribute("placeholder")).toContain("stored");
+      expect(await dialog.getByLabel("Value of api_key").inputValue()).toBe("");
+      expect(await page.content()).not.toContain("s3cret-value");
+      await dialog.getByLabel("Value of greeting_word").fill("Hello");
+      await dialog.getByRole("button", { name: "Save variables" }).click();
+      await dialog.getByText("Variables saved.").waitFor();
+      expect(await read()).toEqual([
+        ["api_key", null, true],
+        ["greeting_word", "Hello", false],
+      ]);
+      // A bad name is refused in the dialog with the rule, before anything is sent.
+      await dialog.getByLabel("Name of variable 1").fill("2fast");
+      await dialog.getByRole("button", { name: "Save variables" }).click();
+      await expectText(dialog.getByRole("alert"), "not a usable name");
+      await dialog.getByRole("button", { name: "Close" }).click();
+      expect(await read()).toEqual([
+        ["api_key", null, true],
+        ["greeting_word", "Hello", false],
+      ]);
+    },
+  );
 
   flowStep("a change made elsewhere shows the conflict banner and is never overwritten", ["PUT /api/workflows/{id}"], async () => {
     await page.locator("[data-step=set_fields]").click();
@@ -269,14 +317,19 @@ describe("builder, end to end", () => {
     const current = (await (await server.fetch(`/api/workflows/${workflowId}`)).json()).data;
     const theirs = structuredClone(current.definition);
     theirs.trigger.nextAction.branches[1].firstAction.displayName = "Changed through the API";
-    const put = await server.fetch(`/api/workflows/${workflowId}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ definition: theirs, expectedRev: current.definitionRev }) });
+    const put = await server.fetch(`/api/workflows/${workflowId}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ definition: theirs, expectedRev: current.definitionRev }),
+    });
     expect(put.status).toBe(200);
 
     await page.getByLabel("Display name").fill("Changed in the browser");
     await page.getByLabel("Display name").press("Tab");
     await expectText(page.getByRole("alert"), "changed elsewhere");
     await expectText(page.locator(".save-state"), "Not saved: conflict");
-    const stored = async () => (await (await server.fetch(`/api/workflows/${workflowId}`)).json()).data.definition.trigger.nextAction.branches[1].firstAction.displayName;
+    const stored = async () =>
+      (await (await server.fetch(`/api/workflows/${workflowId}`)).json()).data.definition.trigger.nextAction.branches[1].firstAction.displayName;
     expect(await stored()).toBe("Changed through the API");
     // Editing on does not sneak the change in either.
     await page.getByLabel("Display name").fill("Still mine");
@@ -337,30 +390,44 @@ describe("builder, end to end", () => {
     await eventually(async () => [...new Set(await cells(1))], ["Greeter"]);
   });
 
-  flowStep("an OAuth2 connection is authorized in a popup; the callback page tells the editor", ["POST /api/connections", "POST /api/connections/{id}/oauth2/start", "GET /api/oauth2/callback"], async () => {
-    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Settings" }).click();
-    await page.getByRole("link", { name: "Connections" }).click();
-    await page.getByText("No connections yet").waitFor();
-    await page.getByRole("button", { name: "New connection" }).click();
-    await page.getByRole("dialog").getByRole("button", { name: /OAuth2 \(generic\)/ }).click();
-    const form = page.getByRole("form", { name: /New OAuth2/ });
-    await form.getByLabel(/^Client id/).fill(provider.clientId);
-    await form.getByLabel("Client secret").fill(provider.clientSecret);
-    await form.getByLabel("Authorize URL").fill(provider.authUrl);
-    await form.getByLabel("Token URL").fill(provider.tokenUrl);
-    // Catch the message the callback page posts to its opener (this page).
-    const message = page.evaluate(() => new Promise<any>((resolve) => window.addEventListener("message", (e) => { if (e.data?.type === "weft:oauth2") resolve({ data: e.data, origin: e.origin }); })));
-    const popup = page.waitForEvent("popup");
-    await form.getByRole("button", { name: "Connect" }).click();
-    const opened = await popup;
-    await opened.waitForURL(/\/api\/oauth2\/callback/);
-    expect(await opened.textContent("body")).toContain("You may close this window");
-    const posted = await message;
-    expect(posted.origin).toBe(server.url);
-    expect(posted.data.status).toBe("active");
-    await expectText(page.locator("tr").filter({ hasText: "oauth2" }), "active");
-    const stored = (await (await server.fetch("/api/connections")).json()).data;
-    expect(stored.map((c: any) => [c.pieceId, c.status])).toEqual([["oauth2", "active"]]);
-    await opened.close().catch(() => undefined);
-  });
+  flowStep(
+    "an OAuth2 connection is authorized in a popup; the callback page tells the editor",
+    ["POST /api/connections", "POST /api/connections/{id}/oauth2/start", "GET /api/oauth2/callback"],
+    async () => {
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Settings" }).click();
+      await page.getByRole("link", { name: "Connections" }).click();
+      await page.getByText("No connections yet").waitFor();
+      await page.getByRole("button", { name: "New connection" }).click();
+      await page
+        .getByRole("dialog")
+        .getByRole("button", { name: /OAuth2 \(generic\)/ })
+        .click();
+      const form = page.getByRole("form", { name: /New OAuth2/ });
+      await form.getByLabel(/^Client id/).fill(provider.clientId);
+      await form.getByLabel("Client secret").fill(provider.clientSecret);
+      await form.getByLabel("Authorize URL").fill(provider.authUrl);
+      await form.getByLabel("Token URL").fill(provider.tokenUrl);
+      // Catch the message the callback page posts to its opener (this page).
+      const message = page.evaluate(
+        () =>
+          new Promise<any>((resolve) =>
+            window.addEventListener("message", (e) => {
+              if (e.data?.type === "weft:oauth2") resolve({ data: e.data, origin: e.origin });
+            }),
+          ),
+      );
+      const popup = page.waitForEvent("popup");
+      await form.getByRole("button", { name: "Connect" }).click();
+      const opened = await popup;
+      await opened.waitForURL(/\/api\/oauth2\/callback/);
+      expect(await opened.textContent("body")).toContain("You may close this window");
+      const posted = await message;
+      expect(posted.origin).toBe(server.url);
+      expect(posted.data.status).toBe("active");
+      await expectText(page.locator("tr").filter({ hasText: "oauth2" }), "active");
+      const stored = (await (await server.fetch("/api/connections")).json()).data;
+      expect(stored.map((c: any) => [c.pieceId, c.status])).toEqual([["oauth2", "active"]]);
+      await opened.close().catch(() => undefined);
+    },
+  );
 });

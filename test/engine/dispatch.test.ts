@@ -17,20 +17,31 @@ const statuses = async (ids: string[]) => Promise.all(ids.map(async (id) => (awa
 
 describe("concurrencyLimit", () => {
   test("excess runs wait as pending and run one after another, in order", async () => {
-    const id = await createWorkflow(t, definition({ name: "work", type: "PIECE", pieceId: "hold", actionId: "ms", config: { ms: 150 } }, { settings: { concurrencyLimit: 1 } }));
+    const id = await createWorkflow(
+      t,
+      definition({ name: "work", type: "PIECE", pieceId: "hold", actionId: "ms", config: { ms: 150 } }, { settings: { concurrencyLimit: 1 } }),
+    );
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await t.req("POST", `/api/workflows/${id}/run?environment=test`, { body: { i } })).body.data.id);
     // A held-back run says what it waits for.
-    const held = await until(async () => (await t.req("GET", `/api/runs/${ids[2]}`)).body.data, (run) => run.status === "pending" && run.waiting !== undefined, 2000);
+    const held = await until(
+      async () => (await t.req("GET", `/api/runs/${ids[2]}`)).body.data,
+      (run) => run.status === "pending" && run.waiting !== undefined,
+      2000,
+    );
     expect(held.waiting.reason).toContain("concurrency slot");
     expect(held.waiting.reason).toContain("concurrencyLimit is 1");
     let maxRunning = 0;
-    const seen = await until(async () => {
-      const now = await statuses(ids);
-      maxRunning = Math.max(maxRunning, now.filter((s) => s === "running").length);
-      if (now[0] === "running") expect(now.slice(1)).toEqual(["pending", "pending"]);
-      return now;
-    }, (now) => now.every((s) => s === "completed"), 5000);
+    const seen = await until(
+      async () => {
+        const now = await statuses(ids);
+        maxRunning = Math.max(maxRunning, now.filter((s) => s === "running").length);
+        if (now[0] === "running") expect(now.slice(1)).toEqual(["pending", "pending"]);
+        return now;
+      },
+      (now) => now.every((s) => s === "completed"),
+      5000,
+    );
     expect(seen).toEqual(["completed", "completed", "completed"]);
     expect(maxRunning).toBe(1);
     const runs = await Promise.all(ids.map(async (runId) => (await t.req("GET", `/api/runs/${runId}`)).body.data));
@@ -60,8 +71,13 @@ describe("maintenanceMode", () => {
     expect((await statuses([prod.body.data.id]))[0]).toBe("pending");
     expect((await t.req("GET", `/api/runs/${prod.body.data.id}`)).body.data.waiting.reason).toContain("maintenance mode");
     const current = (await t.req("GET", `/api/workflows/${id}`)).body.data;
-    await t.req("PUT", `/api/workflows/${id}`, { body: { name: "wf", definition: definition(template("a", "x"), { settings: { maintenanceMode: false } }), expectedRev: current.definitionRev } });
+    await t.req("PUT", `/api/workflows/${id}`, {
+      body: { name: "wf", definition: definition(template("a", "x"), { settings: { maintenanceMode: false } }), expectedRev: current.definitionRev },
+    });
     expect((await t.req("POST", `/api/workflows/${id}/publish`)).status).toBe(200);
-    await until(() => statuses([prod.body.data.id]), (s) => s[0] === "completed");
+    await until(
+      () => statuses([prod.body.data.id]),
+      (s) => s[0] === "completed",
+    );
   });
 });

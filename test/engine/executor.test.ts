@@ -14,7 +14,12 @@ beforeAll(async () => {
   t = await engineApp({ WEFT_STEP_OUTPUT_LIMIT: "2048" });
   t.deps.pieces.register(
     testPiece("probe", [
-      { id: "fail", run: ({ config }) => { throw new Error(String(config.message ?? "it broke")); } },
+      {
+        id: "fail",
+        run: ({ config }) => {
+          throw new Error(String(config.message ?? "it broke"));
+        },
+      },
       { id: "echo", run: ({ config }) => ({ ...config }) },
       { id: "big", run: ({ config }) => ({ blob: "x".repeat(Number(config.size ?? 10_000)) }) },
       {
@@ -27,19 +32,39 @@ beforeAll(async () => {
           return { attempts };
         },
       },
-      { id: "sleep", sideEffects: "external", run: ({ config, signal }) => new Promise((resolve) => {
-        const timer = setTimeout(() => resolve({ slept: true }), Number(config.ms ?? 1000));
-        signal.addEventListener("abort", () => clearTimeout(timer));
-      }) },
+      {
+        id: "sleep",
+        sideEffects: "external",
+        run: ({ config, signal }) =>
+          new Promise((resolve) => {
+            const timer = setTimeout(() => resolve({ slept: true }), Number(config.ms ?? 1000));
+            signal.addEventListener("abort", () => clearTimeout(timer));
+          }),
+      },
     ]),
   );
 });
 
-const probe = (name: string, actionId: string, config: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({ name, type: "PIECE", pieceId: "probe", actionId, config, ...extra });
+const probe = (name: string, actionId: string, config: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
+  name,
+  type: "PIECE",
+  pieceId: "probe",
+  actionId,
+  config,
+  ...extra,
+});
 
 describe("PIECE steps and expressions", () => {
   test("steps run in order; each reads the trigger and earlier steps; step rows record input, output and timings", async () => {
-    const id = await createWorkflow(t, definition(chain(set("greet", { name: "{{trigger.body.name}}", doubled: "{{trigger.body.n * 2}}" }), template("say", "hello {{greet.output.name}} ({{greet.output.doubled}})"))));
+    const id = await createWorkflow(
+      t,
+      definition(
+        chain(
+          set("greet", { name: "{{trigger.body.name}}", doubled: "{{trigger.body.n * 2}}" }),
+          template("say", "hello {{greet.output.name}} ({{greet.output.doubled}})"),
+        ),
+      ),
+    );
     const run = await runAndWait(t, id, { name: "Ada", n: 21 });
     expect(run.status).toBe("completed");
     expect(run.triggerType).toBe("api");
@@ -60,7 +85,12 @@ describe("PIECE steps and expressions", () => {
   });
 
   test("variables and run are roots of the context", async () => {
-    const id = await createWorkflow(t, definition(probe("info", "echo", { base: "{{variables.apiBase}}/x", run: "{{run.id}}", env: "{{run.environment}}" }), { variables: { apiBase: "https://api.test" } }));
+    const id = await createWorkflow(
+      t,
+      definition(probe("info", "echo", { base: "{{variables.apiBase}}/x", run: "{{run.id}}", env: "{{run.environment}}" }), {
+        variables: { apiBase: "https://api.test" },
+      }),
+    );
     const run = await runAndWait(t, id);
     expect(stepOf(run, "info").outputData).toEqual({ base: "https://api.test/x", run: run.id, env: "test" });
   });
@@ -88,7 +118,18 @@ describe("ROUTER", () => {
   const gt = (n: number) => ({ field: "{{trigger.body.n}}", operator: "number_gt", value: n });
 
   test("the first branch whose conditions hold runs, then nextAction", async () => {
-    const def = definition(chain({ ...router([branch("big", [[gt(100)]]), branch("medium", [[gt(10)], [{ field: "{{trigger.body.force}}", operator: "boolean_true" }]]), branch("also", [[gt(5)]])]) }, template("after", "done")));
+    const def = definition(
+      chain(
+        {
+          ...router([
+            branch("big", [[gt(100)]]),
+            branch("medium", [[gt(10)], [{ field: "{{trigger.body.force}}", operator: "boolean_true" }]]),
+            branch("also", [[gt(5)]]),
+          ]),
+        },
+        template("after", "done"),
+      ),
+    );
     const id = await createWorkflow(t, def);
     const run = await runAndWait(t, id, { n: 50 });
     expect(run.steps.map((s: any) => s.nodeId)).toEqual(["route", "in_medium", "after"]);
@@ -118,7 +159,12 @@ describe("ROUTER", () => {
 
 describe("LOOP_ON_ITEMS", () => {
   test("the body runs once per item with item and index; iteration outputs are collected", async () => {
-    const loop = { name: "each", type: "LOOP_ON_ITEMS", config: { items: "{{trigger.body.lines}}" }, firstLoopAction: template("line", "{{each.index}}:{{each.item.sku}}") };
+    const loop = {
+      name: "each",
+      type: "LOOP_ON_ITEMS",
+      config: { items: "{{trigger.body.lines}}" },
+      firstLoopAction: template("line", "{{each.index}}:{{each.item.sku}}"),
+    };
     const def = definition(chain(loop, template("after", "{{ $count(each.output.iterations) }} lines")));
     const run = await runAndWait(t, await createWorkflow(t, def), { lines: [{ sku: "a" }, { sku: "b" }, { sku: "c" }] });
     expect(run.status).toBe("completed");
@@ -154,11 +200,20 @@ describe("skip and onErrorAction", () => {
   });
 
   test("a failing step with onErrorAction runs the error chain, then continues with its nextAction", async () => {
-    const failing = probe("fetch", "fail", { message: "503 from upstream" }, { onErrorAction: template("note", "failed: {{fetch.error.message}} ({{fetch.status}})") });
+    const failing = probe(
+      "fetch",
+      "fail",
+      { message: "503 from upstream" },
+      { onErrorAction: template("note", "failed: {{fetch.error.message}} ({{fetch.status}})") },
+    );
     const def = definition(chain(failing, template("after", "continued")));
     const run = await runAndWait(t, await createWorkflow(t, def));
     expect(run.status).toBe("completed");
-    expect(run.steps.map((s: any) => [s.nodeId, s.status])).toEqual([["fetch", "failed"], ["note", "completed"], ["after", "completed"]]);
+    expect(run.steps.map((s: any) => [s.nodeId, s.status])).toEqual([
+      ["fetch", "failed"],
+      ["note", "completed"],
+      ["after", "completed"],
+    ]);
     expect(stepOf(run, "note").outputData.text).toBe("failed: 503 from upstream (failed)");
     expect(run.stepFailed).toBe(1);
     expect(run.stepTotal).toBe(3);
@@ -209,7 +264,10 @@ describe("time limit and cancellation", () => {
     const started = await t.req("POST", `/api/workflows/${id}/run?environment=test`, { body: {} });
     expect(started.status).toBe(202);
     const runId = started.body.data.id;
-    await until(() => t.req("GET", `/api/runs/${runId}`), (r) => r.body.data.status === "running");
+    await until(
+      () => t.req("GET", `/api/runs/${runId}`),
+      (r) => r.body.data.status === "running",
+    );
     const cancelled = await t.req("POST", `/api/runs/${runId}/cancel`);
     expect(cancelled.status).toBe(200);
     expect(cancelled.body.data.status).toBe("cancelled");
@@ -228,7 +286,12 @@ describe("time limit and cancellation", () => {
 
 describe("step rows: secrets and size", () => {
   test("secret-looking config values and secret variables are masked in step input and output", async () => {
-    const id = await createWorkflow(t, definition(probe("call", "echo", { url: "https://x.test", password: "hunter2!", headers: { Authorization: "Bearer abc.def" }, note: "key {{variables.apiKey}}" })));
+    const id = await createWorkflow(
+      t,
+      definition(
+        probe("call", "echo", { url: "https://x.test", password: "hunter2!", headers: { Authorization: "Bearer abc.def" }, note: "key {{variables.apiKey}}" }),
+      ),
+    );
     const put = await t.req("PUT", `/api/workflows/${id}/variables`, { body: { variables: [{ name: "apiKey", value: "sk-live-0123456789", secret: true }] } });
     expect(put.status).toBe(200);
     const run = await runAndWait(t, id);
@@ -257,7 +320,12 @@ describe("per-run memory budget", () => {
   test("a run whose outputs exceed WEFT_RUN_MEMORY_MB fails with a clear message while another run completes", async () => {
     const small = await engineApp({ WEFT_RUN_MEMORY_MB: "1" });
     small.deps.pieces.register(testPiece("probe2", [{ id: "big", run: () => ({ blob: "y".repeat(200_000) }) }]));
-    const loop = { name: "each", type: "LOOP_ON_ITEMS", config: { items: "{{trigger.body.items}}" }, firstLoopAction: { name: "chunk", type: "PIECE", pieceId: "probe2", actionId: "big", config: {} } };
+    const loop = {
+      name: "each",
+      type: "LOOP_ON_ITEMS",
+      config: { items: "{{trigger.body.items}}" },
+      firstLoopAction: { name: "chunk", type: "PIECE", pieceId: "probe2", actionId: "big", config: {} },
+    };
     const hog = await createWorkflow(small, definition(loop));
     const fine = await createWorkflow(small, definition(template("ok", "fine")));
     const [failed, completed] = await Promise.all([runAndWait(small, hog, { items: Array.from({ length: 20 }, (_, i) => i) }), runAndWait(small, fine)]);

@@ -3,7 +3,18 @@ import { describe, expect, test } from "bun:test";
 import { checkExpressionSyntax, evaluateExpression, expressionRoots, findExpressions, resolveValue, resolveValueFast } from "../../src/engine/expressions";
 
 const context = {
-  trigger: { body: { name: "Ada", n: 21, lines: [{ sku: "a", qty: 2, price: 3 }, { sku: "b", qty: 1, price: 4 }] }, headers: {}, query: {} },
+  trigger: {
+    body: {
+      name: "Ada",
+      n: 21,
+      lines: [
+        { sku: "a", qty: 2, price: 3 },
+        { sku: "b", qty: 1, price: 4 },
+      ],
+    },
+    headers: {},
+    query: {},
+  },
   greet: { output: { text: "hello", items: [{ id: 7 }] }, status: "completed", error: null },
   fetch: { output: null, status: "failed", error: { message: "boom" } },
   variables: { apiBase: "https://api.example.com" },
@@ -97,7 +108,11 @@ describe("evaluation", () => {
 
   test("a path and a number (`n * 2`) are computed without JSONata, with JSONata's results and errors", async () => {
     const ctx = { trigger: { body: { n: 21, s: "21", list: [1, 2], zero: 0 } } };
-    expect(resolveValueFast({ d: "{{ trigger.body.n * 2 }}", p: "{{trigger.body.n+0.5}}", m: "{{ trigger.body.n % 4 }}" }, ctx)).toEqual({ d: 42, p: 21.5, m: 1 });
+    expect(resolveValueFast({ d: "{{ trigger.body.n * 2 }}", p: "{{trigger.body.n+0.5}}", m: "{{ trigger.body.n % 4 }}" }, ctx)).toEqual({
+      d: 42,
+      p: 21.5,
+      m: 1,
+    });
     for (const source of ["trigger.body.n * 2", "trigger.body.n - 30", "trigger.body.n / 4", "trigger.body.missing * 2", "trigger.body.n / 0"]) {
       expect(await evaluateExpression(source, ctx)).toEqual(await jsonata(source).evaluate(ctx));
     }

@@ -42,7 +42,10 @@ describe("limits", () => {
   test("a step whose output is larger than WEFT_STEP_MAX_OUTPUT_MB fails, naming size and limit; a smaller one is stored unchanged", async () => {
     const t = await engineApp({ WEFT_STEP_MAX_OUTPUT_MB: "1" });
     // JSONata's $pad builds the text in the step itself: no request body limit is involved.
-    const big = await createWorkflow(t, definition(set("make", { text: '{{ $pad("", trigger.body.size, "x") }}' }, { nextAction: set("after", { ok: true }) })));
+    const big = await createWorkflow(
+      t,
+      definition(set("make", { text: '{{ $pad("", trigger.body.size, "x") }}' }, { nextAction: set("after", { ok: true }) })),
+    );
     const over = await runAndWait(t, big, { size: 1_500_000 });
     expect(over.status).toBe("failed");
     expect(stepOf(over, "make").status).toBe("failed");

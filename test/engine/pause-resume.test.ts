@@ -15,7 +15,9 @@ import { chain, createWorkflow, definition, engineApp, runAndWait, stepOf, stopE
 
 let t: TestApp;
 afterAll(stopEngines);
-beforeAll(async () => { t = await engineApp(); });
+beforeAll(async () => {
+  t = await engineApp();
+});
 
 const delay = (name: string, seconds: number) => ({ name, type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds } });
 const approval = (name: string) => ({ name, type: "PIECE", pieceId: "approval", actionId: "wait_for_approval", config: { message: "ship it?" } });
@@ -26,7 +28,13 @@ function restarted(app: TestApp) {
   const db = openDatabase(join(app.dataDir, "weft.db"), { synchronous: "NORMAL" });
   const created = createApp({ config: app.config, db, log: createLogger("error", () => {}) });
   const req = async (method: string, path: string, options: { body?: unknown } = {}) => {
-    const res = await created.app.handle(new Request(`http://localhost${path}`, { method, headers: { authorization: `Bearer ${ROOT_TOKEN}`, "content-type": "application/json" }, body: options.body === undefined ? undefined : JSON.stringify(options.body) }));
+    const res = await created.app.handle(
+      new Request(`http://localhost${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ROOT_TOKEN}`, "content-type": "application/json" },
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      }),
+    );
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined, text, headers: res.headers };
   };
@@ -37,15 +45,26 @@ describe("delay", () => {
   test("pauses with resumeMode time and resumeAt, frees the slot, and a timer resumes the run", async () => {
     const id = await createWorkflow(t, definition(chain(template("before", "a"), delay("wait", 1), template("after", "{{wait.output.resumedAt}}"))));
     const run = await runAndWait(t, id, {}, "test", 0);
-    const paused = await until(() => getRun(t, run.id), (r) => r.status === "paused");
+    const paused = await until(
+      () => getRun(t, run.id),
+      (r) => r.status === "paused",
+    );
     expect(paused.waitStep).toBe("wait");
     expect(paused.resumeMode).toBe("time");
     expect(Date.parse(paused.resumeAt)).toBeGreaterThan(Date.now() - 200);
     expect(stepOf(paused, "wait").status).toBe("paused");
     expect(stepOf(paused, "after")).toBeUndefined();
     expect(t.deps.engine.load.active).toBe(0);
-    const done = await until(() => getRun(t, run.id), (r) => r.status === "completed", 5000);
-    expect(done.steps.map((s: any) => [s.nodeId, s.status])).toEqual([["before", "completed"], ["wait", "completed"], ["after", "completed"]]);
+    const done = await until(
+      () => getRun(t, run.id),
+      (r) => r.status === "completed",
+      5000,
+    );
+    expect(done.steps.map((s: any) => [s.nodeId, s.status])).toEqual([
+      ["before", "completed"],
+      ["wait", "completed"],
+      ["after", "completed"],
+    ]);
     expect(stepOf(done, "after").outputData.text).toBe(stepOf(done, "wait").outputData.resumedAt);
     expect(done.waitStep).toBeNull();
     expect(done.resumeAt).toBeNull();
@@ -57,7 +76,10 @@ describe("delay", () => {
   test("a paused run can be cancelled; its timer then does nothing", async () => {
     const id = await createWorkflow(t, definition(chain(delay("wait", 1), template("after", "x"))));
     const run = await runAndWait(t, id, {}, "test", 0);
-    await until(() => getRun(t, run.id), (r) => r.status === "paused");
+    await until(
+      () => getRun(t, run.id),
+      (r) => r.status === "paused",
+    );
     expect((await t.req("POST", `/api/runs/${run.id}/cancel`)).body.data.status).toBe("cancelled");
     await Bun.sleep(1300);
     const after = await getRun(t, run.id);
@@ -70,7 +92,10 @@ describe("approval", () => {
   test("pauses with resume links; opening one resumes the run with the decision; a link works once", async () => {
     const id = await createWorkflow(t, definition(chain(approval("approve"), template("after", "decision={{approve.output.decision}}"))));
     const run = await runAndWait(t, id, {}, "test", 0);
-    const paused = await until(() => getRun(t, run.id), (r) => r.status === "paused");
+    const paused = await until(
+      () => getRun(t, run.id),
+      (r) => r.status === "paused",
+    );
     expect(paused.resumeMode).toBe("webhook");
     expect(paused.waitStep).toBe("approve");
     const links = stepOf(paused, "approve").outputData;
@@ -82,7 +107,10 @@ describe("approval", () => {
     const opened = await t.req("GET", path, { token: null });
     expect(opened.status).toBe(200);
     expect(opened.body.data.runId).toBe(run.id);
-    const done = await until(() => getRun(t, run.id), (r) => r.status === "completed");
+    const done = await until(
+      () => getRun(t, run.id),
+      (r) => r.status === "completed",
+    );
     expect(stepOf(done, "approve").outputData.decision).toBe("approve");
     expect(stepOf(done, "after").outputData.text).toBe("decision=approve");
     const again = await t.req("GET", path, { token: null });
@@ -96,13 +124,24 @@ describe("surviving a restart", () => {
     const app = await engineApp();
     const id = await createWorkflow(app, definition(chain(template("before", "a"), delay("wait", 1), template("after", "b"))));
     const run = await runAndWait(app, id, {}, "test", 0);
-    await until(() => getRun(app, run.id), (r) => r.status === "paused");
+    await until(
+      () => getRun(app, run.id),
+      (r) => r.status === "paused",
+    );
     await app.deps.engine.stop(100); // the first server goes away with the run paused
     const next = restarted(app);
     await next.deps.engine.start();
     try {
-      const done = await until(() => getRun(next, run.id), (r) => r.status === "completed", 5000);
-      expect(done.steps.map((s: any) => [s.nodeId, s.status])).toEqual([["before", "completed"], ["wait", "completed"], ["after", "completed"]]);
+      const done = await until(
+        () => getRun(next, run.id),
+        (r) => r.status === "completed",
+        5000,
+      );
+      expect(done.steps.map((s: any) => [s.nodeId, s.status])).toEqual([
+        ["before", "completed"],
+        ["wait", "completed"],
+        ["after", "completed"],
+      ]);
     } finally {
       await next.deps.engine.stop(100);
     }
@@ -123,14 +162,31 @@ describe("surviving a restart", () => {
     // And a crash while a worker step was running.
     const cut = { ...original, id: newId(), status: "running" as const, finished_at: null, duration_ms: null, step_total: 1, event_seq: 1 };
     store.insertRun(cut);
-    store.insertStep({ ...stepA!, id: newId(), run_id: cut.id, seq: 1, node_id: "a", piece_id: "http", action_id: "send_request", status: "running", output_data: null, finished_at: null });
+    store.insertStep({
+      ...stepA!,
+      id: newId(),
+      run_id: cut.id,
+      seq: 1,
+      node_id: "a",
+      piece_id: "http",
+      action_id: "send_request",
+      status: "running",
+      output_data: null,
+      finished_at: null,
+    });
     const next = restarted(app);
     await next.deps.engine.start();
     try {
-      const resumed = await until(() => getRun(next, resumable.id), (r) => r.status === "completed");
+      const resumed = await until(
+        () => getRun(next, resumable.id),
+        (r) => r.status === "completed",
+      );
       expect(resumed.steps.map((s: any) => s.nodeId)).toEqual(["a", "b"]);
       expect(stepOf(resumed, "b").outputData.text).toBe("two:one");
-      const failed = await until(() => getRun(next, cut.id), (r) => r.status === "failed");
+      const failed = await until(
+        () => getRun(next, cut.id),
+        (r) => r.status === "failed",
+      );
       expect(failed.errorMessage).toContain('interrupted by a restart while step "a" was running');
       expect(stepOf(failed, "a").status).toBe("failed");
     } finally {
@@ -142,7 +198,10 @@ describe("surviving a restart", () => {
     const app = await engineApp();
     const id = await createWorkflow(app, definition(chain(approval("approve"), template("after", "decision={{approve.output.decision}}"))));
     const run = await runAndWait(app, id, {}, "test", 0);
-    const paused = await until(() => getRun(app, run.id), (r) => r.status === "paused");
+    const paused = await until(
+      () => getRun(app, run.id),
+      (r) => r.status === "paused",
+    );
     const link = new URL(stepOf(paused, "approve").outputData.approveUrl);
     app.deps.engine.dispatcher.pause(); // the process dies after the link was accepted, before the run went on
     expect((await app.req("GET", link.pathname + link.search, { token: null })).status).toBe(200);
@@ -150,7 +209,10 @@ describe("surviving a restart", () => {
     const next = restarted(app);
     await next.deps.engine.start();
     try {
-      const done = await until(() => getRun(next, run.id), (r) => r.status === "completed");
+      const done = await until(
+        () => getRun(next, run.id),
+        (r) => r.status === "completed",
+      );
       expect(stepOf(done, "approve").outputData.decision).toBe("approve");
       expect(stepOf(done, "after").outputData.text).toBe("decision=approve");
     } finally {
@@ -167,14 +229,31 @@ describe("surviving a restart", () => {
     await app.deps.engine.stop(100);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const row = { ...store.getRow(template_.id)!, id: newId(), status: "pending" as const, finished_at: null, duration_ms: null, step_total: 0, event_seq: 0, started_at: new Date().toISOString() };
+      const row = {
+        ...store.getRow(template_.id)!,
+        id: newId(),
+        status: "pending" as const,
+        finished_at: null,
+        duration_ms: null,
+        step_total: 0,
+        event_seq: 0,
+        started_at: new Date().toISOString(),
+      };
       store.insertRun(row);
       ids.push(row.id);
     }
     const next = restarted(app);
     await next.deps.engine.start();
     try {
-      for (const runId of ids) expect((await until(() => getRun(next, runId), (r) => r.status === "completed")).steps.length).toBe(1);
+      for (const runId of ids)
+        expect(
+          (
+            await until(
+              () => getRun(next, runId),
+              (r) => r.status === "completed",
+            )
+          ).steps.length,
+        ).toBe(1);
     } finally {
       await next.deps.engine.stop(100);
     }

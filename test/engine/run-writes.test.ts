@@ -31,28 +31,75 @@ function setup() {
 
 function run(id: string, hash = "h1"): RunRow {
   return {
-    id, workspace_id: "ws", org_id: "org", workflow_id: "wf", workflow_name: "wf", workflow_trigger_type: "webhook", status: "completed",
-    trigger_type: "webhook", trigger_data: JSON.stringify({ body: { "quote\"d": "line\nbreak" } }), environment: "production",
-    version_id: "v", version_number: 1, executed_version_id: "v", executed_version_number: 1, definition_hash: hash,
-    started_at: "2026-11-22T00:00:00.000Z", finished_at: "2026-11-22T00:00:00.001Z", duration_ms: 1, error_message: null, tags: "[]",
-    started_from_step: null, retry_of_run_id: null, retried_by_run_id: null, step_total: 1, step_failed: 0, wait_step: null, resume_mode: null,
-    resume_at: null, resume_token_hash: null, parent_run_id: null, depth: 0, state: null, response: null, event_seq: 2,
+    id,
+    workspace_id: "ws",
+    org_id: "org",
+    workflow_id: "wf",
+    workflow_name: "wf",
+    workflow_trigger_type: "webhook",
+    status: "completed",
+    trigger_type: "webhook",
+    trigger_data: JSON.stringify({ body: { 'quote"d': "line\nbreak" } }),
+    environment: "production",
+    version_id: "v",
+    version_number: 1,
+    executed_version_id: "v",
+    executed_version_number: 1,
+    definition_hash: hash,
+    started_at: "2026-11-22T00:00:00.000Z",
+    finished_at: "2026-11-22T00:00:00.001Z",
+    duration_ms: 1,
+    error_message: null,
+    tags: "[]",
+    started_from_step: null,
+    retry_of_run_id: null,
+    retried_by_run_id: null,
+    step_total: 1,
+    step_failed: 0,
+    wait_step: null,
+    resume_mode: null,
+    resume_at: null,
+    resume_token_hash: null,
+    parent_run_id: null,
+    depth: 0,
+    state: null,
+    response: null,
+    event_seq: 2,
   };
 }
 
 function step(runId: string): StepRow {
   return {
-    id: `${runId}-s`, run_id: runId, seq: 0, node_id: "a", node_type: "PIECE", piece_id: "data", action_id: "set_fields", display_name: "a",
-    status: "completed", input_data: "{}", output_data: JSON.stringify({ ok: true }), output_truncated: 0, error_message: null, retry_count: 0,
-    started_at: "2026-11-22T00:00:00.000Z", finished_at: "2026-11-22T00:00:00.001Z", duration_ms: 0,
+    id: `${runId}-s`,
+    run_id: runId,
+    seq: 0,
+    node_id: "a",
+    node_type: "PIECE",
+    piece_id: "data",
+    action_id: "set_fields",
+    display_name: "a",
+    status: "completed",
+    input_data: "{}",
+    output_data: JSON.stringify({ ok: true }),
+    output_truncated: 0,
+    error_message: null,
+    retry_count: 0,
+    started_at: "2026-11-22T00:00:00.000Z",
+    finished_at: "2026-11-22T00:00:00.001Z",
+    duration_ms: 0,
   };
 }
 
-const definitionOf = (db: Db, hash: string) => (db.query("SELECT definition FROM run_definitions WHERE hash = ?").get(hash) as { definition: string } | null)?.definition;
+const definitionOf = (db: Db, hash: string) =>
+  (db.query("SELECT definition FROM run_definitions WHERE hash = ?").get(hash) as { definition: string } | null)?.definition;
 
 test("a resolved write is committed: another connection reads the rows exactly as written", async () => {
   const { db, writer } = setup();
-  await writer.write([{ op: "putDefinition", hash: "h1", text: '{"trigger":{}}' }, { op: "insertRun", row: run("r1") }, { op: "insertStep", row: step("r1") }]);
+  await writer.write([
+    { op: "putDefinition", hash: "h1", text: '{"trigger":{}}' },
+    { op: "insertRun", row: run("r1") },
+    { op: "insertStep", row: step("r1") },
+  ]);
   expect(db.query("SELECT * FROM runs WHERE id = 'r1'").get()).toEqual(run("r1"));
   expect((db.query("SELECT output_data FROM run_steps WHERE run_id = 'r1'").get() as { output_data: string }).output_data).toBe('{"ok":true}');
   expect(definitionOf(db, "h1")).toBe('{"trigger":{}}');
@@ -75,8 +122,14 @@ test("a write that fails is rejected with SQLite's reason; the other writes of i
 test("a definition is stored with the first run that needs it, and again after retention pruned it", async () => {
   const { db, writer } = setup();
   const text = JSON.stringify({ trigger: { name: "t", padding: "x".repeat(10_000) } });
-  await writer.write([{ op: "putDefinition", hash: "h1", text }, { op: "insertRun", row: run("r1") }]);
-  await writer.write([{ op: "putDefinition", hash: "h1", text }, { op: "insertRun", row: run("r2") }]);
+  await writer.write([
+    { op: "putDefinition", hash: "h1", text },
+    { op: "insertRun", row: run("r1") },
+  ]);
+  await writer.write([
+    { op: "putDefinition", hash: "h1", text },
+    { op: "insertRun", row: run("r2") },
+  ]);
   expect(definitionOf(db, "h1")).toBe(text);
 
   // Retention deleted every run of it, then pruned the orphaned definition.
@@ -85,7 +138,10 @@ test("a definition is stored with the first run that needs it, and again after r
   expect(definitionOf(db, "h1")).toBeUndefined();
 
   // The writer must not assume the definition is still stored.
-  await writer.write([{ op: "putDefinition", hash: "h1", text }, { op: "insertRun", row: run("r3") }]);
+  await writer.write([
+    { op: "putDefinition", hash: "h1", text },
+    { op: "insertRun", row: run("r3") },
+  ]);
   expect(definitionOf(db, "h1")).toBe(text);
 });
 
@@ -93,11 +149,16 @@ test("many writers in flight: every write resolves once and every row is stored"
   const { db, writer } = setup();
   const ids = Array.from({ length: 2000 }, (_, i) => `r${String(i).padStart(5, "0")}`);
   let resolved = 0;
-  await Promise.all(ids.map(async (id, i) => {
-    if (i % 100 === 0) await Bun.sleep(1); // several batches, some while others are in flight
-    await writer.write([{ op: "insertRun", row: run(id) }, { op: "insertStep", row: step(id) }]);
-    resolved++;
-  }));
+  await Promise.all(
+    ids.map(async (id, i) => {
+      if (i % 100 === 0) await Bun.sleep(1); // several batches, some while others are in flight
+      await writer.write([
+        { op: "insertRun", row: run(id) },
+        { op: "insertStep", row: step(id) },
+      ]);
+      resolved++;
+    }),
+  );
   expect(resolved).toBe(ids.length);
   expect((db.query("SELECT count(*) AS n FROM runs").get() as { n: number }).n).toBe(ids.length);
   expect((db.query("SELECT count(*) AS n FROM run_steps").get() as { n: number }).n).toBe(ids.length);
@@ -108,12 +169,28 @@ test("a webhook run of main-thread steps is committed in one write: its row inse
   const { engineApp, stopEngines, createWorkflow, set } = await import("./support");
   const t = await engineApp();
   try {
-    const def = { schemaVersion: 2, trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction: { ...set("a", { x: "{{trigger.body.n}}" }), nextAction: set("b", { y: "{{a.output.x}}" }) } }, settings: {}, variables: {}, annotations: null, pinnedData: {} };
+    const def = {
+      schemaVersion: 2,
+      trigger: {
+        name: "trigger",
+        type: "webhook",
+        pieceId: "webhook",
+        actionId: "catch_webhook",
+        config: {},
+        nextAction: { ...set("a", { x: "{{trigger.body.n}}" }), nextAction: set("b", { y: "{{a.output.x}}" }) },
+      },
+      settings: {},
+      variables: {},
+      annotations: null,
+      pinnedData: {},
+    };
     const id = await createWorkflow(t, def, { publish: true });
     const token = (await t.req("GET", `/api/workflows/${id}`)).body.data.webhookUrl.split("/webhook/")[1];
     await t.deps.engine.writes.drain();
     const before = t.deps.engine.writes.stats.ops;
-    const res = await t.app.handle(new Request(`http://localhost/webhook/${token}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"n":7}' }));
+    const res = await t.app.handle(
+      new Request(`http://localhost/webhook/${token}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"n":7}' }),
+    );
     expect(res.status).toBe(202);
     const runId = (await res.json()).data.runId;
     await t.deps.engine.writes.drain();
@@ -122,7 +199,10 @@ test("a webhook run of main-thread steps is committed in one write: its row inse
     const stored = t.db.query("SELECT status, step_total FROM runs WHERE id = ?").get(runId);
     expect(stored).toEqual({ status: "completed", step_total: 2 });
     const steps = t.db.query("SELECT node_id, status, output_data FROM run_steps WHERE run_id = ? ORDER BY seq").all(runId);
-    expect(steps).toEqual([{ node_id: "a", status: "completed", output_data: '{"x":7}' }, { node_id: "b", status: "completed", output_data: '{"y":7}' }]);
+    expect(steps).toEqual([
+      { node_id: "a", status: "completed", output_data: '{"x":7}' },
+      { node_id: "b", status: "completed", output_data: '{"y":7}' },
+    ]);
   } finally {
     await stopEngines();
   }

@@ -9,16 +9,34 @@ import { chain, createWorkflow, definition, engineApp, runAndWait, stepOf, stopE
 
 let t: TestApp;
 afterAll(stopEngines);
-beforeAll(async () => { t = await engineApp(); });
+beforeAll(async () => {
+  t = await engineApp();
+});
 
-const call = (name: string, workflowId: string, payload: unknown, wait = true) => ({ name, type: "PIECE", pieceId: "subflows", actionId: "call_workflow", config: { workflow_id: workflowId, payload, wait } });
+const call = (name: string, workflowId: string, payload: unknown, wait = true) => ({
+  name,
+  type: "PIECE",
+  pieceId: "subflows",
+  actionId: "call_workflow",
+  config: { workflow_id: workflowId, payload, wait },
+});
 const respond = (name: string, value: unknown) => ({ name, type: "PIECE", pieceId: "subflows", actionId: "return_response", config: { value } });
-const callable = (next: unknown) => ({ schemaVersion: 2, trigger: { name: "trigger", type: "callable", pieceId: "subflows", actionId: "callable", config: {}, nextAction: next }, settings: {}, variables: {}, annotations: null, pinnedData: {} });
+const callable = (next: unknown) => ({
+  schemaVersion: 2,
+  trigger: { name: "trigger", type: "callable", pieceId: "subflows", actionId: "callable", config: {}, nextAction: next },
+  settings: {},
+  variables: {},
+  annotations: null,
+  pinnedData: {},
+});
 
 describe("call_workflow", () => {
   test("with wait: the child runs as a subflow run and its return_response comes back", async () => {
     const child = await createWorkflow(t, callable(respond("answer", { doubled: "{{trigger.body.n * 2}}", from: "{{run.id}}" })), { name: "child" });
-    const parent = await createWorkflow(t, definition(chain(call("sub", child, { n: "{{trigger.body.n}}" }), template("after", "got {{sub.output.response.doubled}}"))));
+    const parent = await createWorkflow(
+      t,
+      definition(chain(call("sub", child, { n: "{{trigger.body.n}}" }), template("after", "got {{sub.output.response.doubled}}"))),
+    );
     const run = await runAndWait(t, parent, { n: 21 });
     expect(run.status).toBe("completed");
     const sub = stepOf(run, "sub").outputData;
@@ -34,32 +52,59 @@ describe("call_workflow", () => {
   });
 
   test("without wait: the parent continues at once with the child's run id", async () => {
-    const child = await createWorkflow(t, callable({ name: "slow", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 1 } }), { name: "child" });
+    const child = await createWorkflow(t, callable({ name: "slow", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 1 } }), {
+      name: "child",
+    });
     const parent = await createWorkflow(t, definition(call("sub", child, {}, false)));
     const run = await runAndWait(t, parent);
     expect(run.status).toBe("completed");
     const sub = stepOf(run, "sub").outputData;
     expect(["pending", "running"]).toContain(sub.status);
     expect(sub.response).toBeNull();
-    await until(() => t.req("GET", `/api/runs/${sub.runId}`), (r) => r.body.data.status === "completed", 5000);
+    await until(
+      () => t.req("GET", `/api/runs/${sub.runId}`),
+      (r) => r.body.data.status === "completed",
+      5000,
+    );
   });
 
   test("cancelling a run that waits for a sub-flow cancels the sub-flow too; one started without wait runs on", async () => {
-    const child = await createWorkflow(t, callable({ name: "slow", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 30 } }), { name: "slow child" });
+    const child = await createWorkflow(t, callable({ name: "slow", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 30 } }), {
+      name: "slow child",
+    });
     const waits = await createWorkflow(t, definition(call("sub", child, {})));
     const started = await t.req("POST", `/api/workflows/${waits}/run`, { body: {} });
     expect(started.status).toBe(202);
     const parentId = started.body.data.id;
-    const childRun = await until(async () => (await t.req("GET", `/api/runs?workflowId=${child}&environment=test`)).body.data.find((r: any) => r.parentRunId === parentId), (r) => r?.status === "paused", 5000);
+    const childRun = await until(
+      async () => (await t.req("GET", `/api/runs?workflowId=${child}&environment=test`)).body.data.find((r: any) => r.parentRunId === parentId),
+      (r) => r?.status === "paused",
+      5000,
+    );
     const cancelled = await t.req("POST", `/api/runs/${parentId}/cancel`);
     expect(cancelled.body.data.status).toBe("cancelled");
-    const after = await until(async () => (await t.req("GET", `/api/runs/${childRun.id}`)).body.data, (r) => r.status === "cancelled", 5000);
+    const after = await until(
+      async () => (await t.req("GET", `/api/runs/${childRun.id}`)).body.data,
+      (r) => r.status === "cancelled",
+      5000,
+    );
     expect(after.status).toBe("cancelled");
 
-    const fireAndForget = await createWorkflow(t, definition(chain(call("sub", child, {}, false), { name: "hold", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 30 } })));
+    const fireAndForget = await createWorkflow(
+      t,
+      definition(chain(call("sub", child, {}, false), { name: "hold", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 30 } })),
+    );
     const second = (await t.req("POST", `/api/workflows/${fireAndForget}/run`, { body: {} })).body.data.id;
-    const loose = await until(async () => (await t.req("GET", `/api/runs?workflowId=${child}&environment=test`)).body.data.find((r: any) => r.parentRunId === second), (r) => r?.status === "paused", 5000);
-    await until(async () => (await t.req("GET", `/api/runs/${second}`)).body.data, (r) => r.status === "paused", 5000);
+    const loose = await until(
+      async () => (await t.req("GET", `/api/runs?workflowId=${child}&environment=test`)).body.data.find((r: any) => r.parentRunId === second),
+      (r) => r?.status === "paused",
+      5000,
+    );
+    await until(
+      async () => (await t.req("GET", `/api/runs/${second}`)).body.data,
+      (r) => r.status === "paused",
+      5000,
+    );
     expect((await t.req("POST", `/api/runs/${second}/cancel`)).body.data.status).toBe("cancelled");
     await Bun.sleep(100);
     expect((await t.req("GET", `/api/runs/${loose.id}`)).body.data.status).toBe("paused");
@@ -83,7 +128,9 @@ describe("call_workflow", () => {
   });
 
   test("a waited-for sub-flow that fails fails the calling step", async () => {
-    const child = await createWorkflow(t, callable({ name: "boom", type: "PIECE", pieceId: "data", actionId: "parse_json", config: { text: "{nope" } }), { name: "child" });
+    const child = await createWorkflow(t, callable({ name: "boom", type: "PIECE", pieceId: "data", actionId: "parse_json", config: { text: "{nope" } }), {
+      name: "child",
+    });
     const parent = await createWorkflow(t, definition(call("sub", child, {})));
     const run = await runAndWait(t, parent);
     expect(run.status).toBe("failed");
@@ -99,15 +146,22 @@ describe("call_workflow", () => {
 });
 
 describe("error workflows and run_finished triggers", () => {
-  const failing = (extra: Record<string, unknown> = {}) => definition({ name: "boom", type: "PIECE", pieceId: "data", actionId: "parse_json", config: { text: "{not json" } }, extra);
+  const failing = (extra: Record<string, unknown> = {}) =>
+    definition({ name: "boom", type: "PIECE", pieceId: "data", actionId: "parse_json", config: { text: "{not json" } }, extra);
 
   test("a failed production run starts settings.errorWorkflowId with triggerType error and the run's summary", async () => {
     const handler = await createWorkflow(t, definition(template("note", "failed: {{trigger.body.run.workflowName}}")), { name: "on-error", publish: true });
     const broken = await createWorkflow(t, failing({ settings: { errorWorkflowId: handler } }), { name: "broken", publish: true });
     const run = await runAndWait(t, broken, {}, "production");
     expect(run.status).toBe("failed");
-    const started = await until(() => t.req("GET", `/api/runs?workflowId=${handler}&triggerType=error`), (r) => r.body.pagination.total === 1);
-    const errorRun = await until(() => t.req("GET", `/api/runs/${started.body.data[0].id}`), (r) => r.body.data.status === "completed");
+    const started = await until(
+      () => t.req("GET", `/api/runs?workflowId=${handler}&triggerType=error`),
+      (r) => r.body.pagination.total === 1,
+    );
+    const errorRun = await until(
+      () => t.req("GET", `/api/runs/${started.body.data[0].id}`),
+      (r) => r.body.data.status === "completed",
+    );
     expect(errorRun.body.data.triggerData.body.run.id).toBe(run.id);
     expect(errorRun.body.data.triggerData.body.run.errorMessage).toBe(run.errorMessage);
     expect(stepOf(errorRun.body.data, "note").outputData.text).toBe("failed: broken");
@@ -119,14 +173,34 @@ describe("error workflows and run_finished triggers", () => {
 
   test("a live runs.on_run_finished workflow starts when a matching run finishes", async () => {
     const watched = await createWorkflow(t, definition(template("a", "x")), { name: "watched", publish: true });
-    const watcher = await createWorkflow(t, {
-      schemaVersion: 2,
-      trigger: { name: "trigger", type: "run_finished", pieceId: "runs", actionId: "on_run_finished", config: { workflow_ids: [watched], statuses: ["completed"] }, nextAction: template("seen", "{{trigger.body.run.status}}") },
-      settings: {}, variables: {}, annotations: null, pinnedData: {},
-    }, { name: "watcher", publish: true });
+    const watcher = await createWorkflow(
+      t,
+      {
+        schemaVersion: 2,
+        trigger: {
+          name: "trigger",
+          type: "run_finished",
+          pieceId: "runs",
+          actionId: "on_run_finished",
+          config: { workflow_ids: [watched], statuses: ["completed"] },
+          nextAction: template("seen", "{{trigger.body.run.status}}"),
+        },
+        settings: {},
+        variables: {},
+        annotations: null,
+        pinnedData: {},
+      },
+      { name: "watcher", publish: true },
+    );
     const run = await runAndWait(t, watched, {}, "production");
-    const started = await until(() => t.req("GET", `/api/runs?workflowId=${watcher}&triggerType=run_finished`), (r) => r.body.pagination.total === 1);
-    const seen = await until(() => t.req("GET", `/api/runs/${started.body.data[0].id}`), (r) => r.body.data.status === "completed");
+    const started = await until(
+      () => t.req("GET", `/api/runs?workflowId=${watcher}&triggerType=run_finished`),
+      (r) => r.body.pagination.total === 1,
+    );
+    const seen = await until(
+      () => t.req("GET", `/api/runs/${started.body.data[0].id}`),
+      (r) => r.body.data.status === "completed",
+    );
     expect(seen.body.data.triggerData.body.run.id).toBe(run.id);
     expect(stepOf(seen.body.data, "seen").outputData.text).toBe("completed");
     // Its own runs never trigger it again.

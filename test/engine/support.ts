@@ -26,11 +26,33 @@ export function chain(...nodes: Node[]): Node | undefined {
 }
 
 export function definition(first: Node | undefined, extra: Record<string, unknown> = {}) {
-  return { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {}, ...(first ? { nextAction: first } : {}) }, settings: {}, variables: {}, annotations: null, pinnedData: {}, ...extra };
+  return {
+    schemaVersion: 2,
+    trigger: { name: "trigger", type: "manual", config: {}, ...(first ? { nextAction: first } : {}) },
+    settings: {},
+    variables: {},
+    annotations: null,
+    pinnedData: {},
+    ...extra,
+  };
 }
 
-export const set = (name: string, fields: Record<string, unknown>, extra: Node = {}): Node => ({ name, type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields }, ...extra });
-export const template = (name: string, text: string, extra: Node = {}): Node => ({ name, type: "PIECE", pieceId: "text", actionId: "template", config: { template: text }, ...extra });
+export const set = (name: string, fields: Record<string, unknown>, extra: Node = {}): Node => ({
+  name,
+  type: "PIECE",
+  pieceId: "data",
+  actionId: "set_fields",
+  config: { fields },
+  ...extra,
+});
+export const template = (name: string, text: string, extra: Node = {}): Node => ({
+  name,
+  type: "PIECE",
+  pieceId: "text",
+  actionId: "template",
+  config: { template: text },
+  ...extra,
+});
 
 const apps: TestApp[] = [];
 

@@ -43,7 +43,9 @@ async function createAndPublish(file: string) {
 }
 
 describe("every example, POSTed as-is", () => {
-  const files = readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith(".json")).sort();
+  const files = readdirSync(EXAMPLES_DIR)
+    .filter((f) => f.endsWith(".json"))
+    .sort();
 
   test("the examples directory holds the three files this suite knows", () => {
     expect(files).toEqual(Object.keys(EXPECTED_WARNINGS).sort());
@@ -75,7 +77,10 @@ describe("every example, POSTed as-is", () => {
 describe("loop-orders.json: manual trigger → loop → skipped delay → sum", () => {
   test("a production run with two lines completes with the loop's outputs, the skipped wait and units 5", async () => {
     const wf = await createAndPublish("loop-orders.json");
-    const lines = [{ sku: "a", qty: 2 }, { sku: "b", qty: 3 }];
+    const lines = [
+      { sku: "a", qty: 2 },
+      { sku: "b", qty: 3 },
+    ];
     const res = await t.req("POST", `/api/workflows/${wf.id}/run?environment=production&wait=10`, { body: { lines } });
     expect(res.status).toBe(200);
     const run = res.body.data;
@@ -133,7 +138,12 @@ describe("schedule-fetch-route.json: cron → http (error branch) → router", (
     const wf = await createAndPublish("schedule-fetch-route.json");
     const stored = (await t.req("GET", `/api/workflows/${wf.id}`)).body.data.definition;
     const fetch = stored.trigger.nextAction;
-    expect(fetch.onErrorAction).toMatchObject({ name: "note_failure", pieceId: "store", actionId: "put", config: { key: "last_error", value: "{{fetch.error.message}}" } });
+    expect(fetch.onErrorAction).toMatchObject({
+      name: "note_failure",
+      pieceId: "store",
+      actionId: "put",
+      config: { key: "last_error", value: "{{fetch.error.message}}" },
+    });
     const route = fetch.nextAction;
     expect(route.type).toBe("ROUTER");
     expect(route.branches.map((b: any) => b.name)).toEqual(["low", "otherwise"]);
@@ -189,8 +199,14 @@ describe("built-in templates use the same property names as the pieces", () => {
 describe("the repository's copy of the examples", () => {
   test("matches ../shared/examples file for file when that folder sits beside the checkout", () => {
     if (!existsSync(SHARED_EXAMPLES_DIR)) return; // a fresh clone without shared/: the copy is all there is
-    const shared = readdirSync(SHARED_EXAMPLES_DIR).filter((f) => f.endsWith(".json")).sort();
-    expect(readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith(".json")).sort()).toEqual(shared);
+    const shared = readdirSync(SHARED_EXAMPLES_DIR)
+      .filter((f) => f.endsWith(".json"))
+      .sort();
+    expect(
+      readdirSync(EXAMPLES_DIR)
+        .filter((f) => f.endsWith(".json"))
+        .sort(),
+    ).toEqual(shared);
     for (const file of shared) {
       expect(JSON.parse(readFileSync(join(EXAMPLES_DIR, file), "utf8"))).toEqual(JSON.parse(readFileSync(join(SHARED_EXAMPLES_DIR, file), "utf8")));
     }

@@ -2,7 +2,9 @@ import { describe, expect, test, beforeAll } from "bun:test";
 import { testApp, ROOT_TOKEN, type TestApp } from "../support/app";
 
 let t: TestApp;
-beforeAll(async () => { t = await testApp(); });
+beforeAll(async () => {
+  t = await testApp();
+});
 
 describe("authentication and scopes (spec 5)", () => {
   test("no credential answers 401 UNAUTHORIZED with WWW-Authenticate: Bearer", async () => {

@@ -15,7 +15,11 @@ describe("weft backup", () => {
     const target = join(mkdtempSync(join(tmpdir(), "weft-bak-")), "weft-backup.db");
     let id: string;
     try {
-      const created = await server.fetch("/api/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Kept by the backup" }) });
+      const created = await server.fetch("/api/workflows", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "Kept by the backup" }),
+      });
       expect(created.status).toBe(201);
       id = (await created.json()).data.id;
       const made = weft(["backup", target], { WEFT_DATA_DIR: server.dataDir });

@@ -22,7 +22,9 @@ beforeAll(async () => {
   server = await startServer({ command: [binary, "serve"], cwd: alone });
 }, 120_000);
 
-afterAll(async () => { await server?.stop(); });
+afterAll(async () => {
+  await server?.stop();
+});
 
 describe("compiled binary", () => {
   test("answers /healthz", async () => {
@@ -48,19 +50,39 @@ describe("compiled binary", () => {
   test("executes a published workflow on its embedded worker threads and pieces", async () => {
     const definition = {
       schemaVersion: 2,
-      trigger: { name: "trigger", type: "manual", config: {}, nextAction: {
-        name: "greet", type: "PIECE", pieceId: "data", actionId: "set_fields",
-        config: { fields: { greeting: "hello {{trigger.body.name}}", doubled: "{{trigger.body.n * 2}}" } },
-        nextAction: { name: "shout", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "{{greet.output.greeting}}!" },
-          // Not pure: runs on a worker thread, whose entry must resolve inside the binary.
-          nextAction: { name: "remember", type: "PIECE", pieceId: "store", actionId: "put", config: { key: "last", value: "{{greet.output.doubled}}" } } },
-      } },
+      trigger: {
+        name: "trigger",
+        type: "manual",
+        config: {},
+        nextAction: {
+          name: "greet",
+          type: "PIECE",
+          pieceId: "data",
+          actionId: "set_fields",
+          config: { fields: { greeting: "hello {{trigger.body.name}}", doubled: "{{trigger.body.n * 2}}" } },
+          nextAction: {
+            name: "shout",
+            type: "PIECE",
+            pieceId: "text",
+            actionId: "template",
+            config: { template: "{{greet.output.greeting}}!" },
+            // Not pure: runs on a worker thread, whose entry must resolve inside the binary.
+            nextAction: { name: "remember", type: "PIECE", pieceId: "store", actionId: "put", config: { key: "last", value: "{{greet.output.doubled}}" } },
+          },
+        },
+      },
     };
     const json = { "content-type": "application/json" };
-    const created = await (await server.fetch("/api/workflows", { method: "POST", headers: json, body: JSON.stringify({ name: "in the binary", definition }) })).json();
+    const created = await (
+      await server.fetch("/api/workflows", { method: "POST", headers: json, body: JSON.stringify({ name: "in the binary", definition }) })
+    ).json();
     const id = created.data.id;
     expect((await server.fetch(`/api/workflows/${id}/publish`, { method: "POST" })).status).toBe(200);
-    const res = await server.fetch(`/api/workflows/${id}/run?environment=production&wait=20`, { method: "POST", headers: json, body: JSON.stringify({ name: "Ada", n: 21 }) });
+    const res = await server.fetch(`/api/workflows/${id}/run?environment=production&wait=20`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ name: "Ada", n: 21 }),
+    });
     expect(res.status).toBe(200);
     const run = (await res.json()).data;
     expect(run.status).toBe("completed");

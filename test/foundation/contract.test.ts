@@ -29,7 +29,10 @@ describe("OpenAPI contract", () => {
     const missing: string[] = [];
     for (const route of served) {
       const operation = doc.paths[toOpenApiPath(route.path)]?.[route.method.toLowerCase()];
-      if (!operation) { missing.push(`${route.method} ${route.path}`); continue; }
+      if (!operation) {
+        missing.push(`${route.method} ${route.path}`);
+        continue;
+      }
       expect(PERMISSIONS.has(operation["x-permission"])).toBe(true);
       expect(Array.isArray(operation.security)).toBe(true);
       if (operation["x-permission"] === "public") expect(operation.security).toEqual([]);

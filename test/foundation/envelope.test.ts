@@ -2,7 +2,9 @@ import { describe, expect, test, beforeAll } from "bun:test";
 import { testApp, type TestApp } from "../support/app";
 
 let t: TestApp;
-beforeAll(async () => { t = await testApp(); });
+beforeAll(async () => {
+  t = await testApp();
+});
 
 describe("envelope and errors (spec 2.1, 7)", () => {
   test("unknown path answers 404 NOT_FOUND inside the envelope", async () => {

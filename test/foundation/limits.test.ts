@@ -119,8 +119,12 @@ describe("idempotency (spec 8)", () => {
     // Simulate an original request that is still running under this credential.
     const tokenRow = t.db.query("SELECT id FROM api_tokens WHERE name = 'bootstrap'").get() as { id: string };
     const { createHash } = await import("node:crypto");
-    const fingerprint = createHash("sha256").update(`POST\n/api/workspaces\n\n${JSON.stringify({ name: "slow" })}`).digest("hex");
-    t.db.query("INSERT INTO idempotency_records (credential, key, fingerprint, state, created_at) VALUES (?, 'k6', ?, 'running', ?)").run(tokenRow.id, fingerprint, Date.now());
+    const fingerprint = createHash("sha256")
+      .update(`POST\n/api/workspaces\n\n${JSON.stringify({ name: "slow" })}`)
+      .digest("hex");
+    t.db
+      .query("INSERT INTO idempotency_records (credential, key, fingerprint, state, created_at) VALUES (?, 'k6', ?, 'running', ?)")
+      .run(tokenRow.id, fingerprint, Date.now());
     const started = Date.now();
     const res = await create(t, "k6", "slow");
     expect(res.status).toBe(409);

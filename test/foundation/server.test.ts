@@ -67,7 +67,10 @@ describe("server process", () => {
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         controller.enqueue(new TextEncoder().encode('{"name":'));
-        sendRest = () => { controller.enqueue(new TextEncoder().encode('"late"}')); controller.close(); };
+        sendRest = () => {
+          controller.enqueue(new TextEncoder().encode('"late"}'));
+          controller.close();
+        };
       },
     });
     const inflight = server.fetch("/api/workspaces", { method: "POST", headers: { "content-type": "application/json" }, body, duplex: "half" } as RequestInit);
@@ -79,7 +82,11 @@ describe("server process", () => {
     expect(res.status).toBe(201);
     const code = await server.proc.exited;
     expect(code).toBe(0);
-    const lines = server.output().trim().split("\n").filter((l) => l.startsWith("{"));
+    const lines = server
+      .output()
+      .trim()
+      .split("\n")
+      .filter((l) => l.startsWith("{"));
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
     expect(lines.some((l) => JSON.parse(l).msg === "shutting down")).toBe(true);
@@ -115,7 +122,10 @@ describe("request bodies over a real socket", () => {
 });
 
 describe("collector tuning (src/heap-tuning.ts)", () => {
-  const environOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter((v) => v.startsWith("BUN_JSC_forceRAMSize="));
+  const environOf = (pid: number) =>
+    readFileSync(`/proc/${pid}/environ`, "utf8")
+      .split("\0")
+      .filter((v) => v.startsWith("BUN_JSC_forceRAMSize="));
 
   test("serve restarts itself in place once with the server's heap setting; an operator's value or WEFT_HEAP_TUNING=off is respected", async () => {
     const { BUN_JSC_forceRAMSize: _inherited, ...env } = process.env;

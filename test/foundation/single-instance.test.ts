@@ -28,7 +28,9 @@ describe("one process per port and per data directory", () => {
   test("a second server on a port in use refuses to start and names the port; the first keeps all the calls", async () => {
     const first = await startServer();
     try {
-      await expect(startServer({ env: { WEFT_PORT: String(first.port) } })).rejects.toThrow(new RegExp(`port ${first.port} on 127\\.0\\.0\\.1 is already in use.*WEFT_PORT`));
+      await expect(startServer({ env: { WEFT_PORT: String(first.port) } })).rejects.toThrow(
+        new RegExp(`port ${first.port} on 127\\.0\\.0\\.1 is already in use.*WEFT_PORT`),
+      );
       // Every call reaches the one server (with port sharing, some went to the other database and answered 401).
       const statuses = await Promise.all(Array.from({ length: 10 }, () => first.fetch("/api/auth/me").then((r) => r.status)));
       expect(statuses).toEqual(Array(10).fill(200));
@@ -42,7 +44,9 @@ describe("one process per port and per data directory", () => {
     try {
       const lock = readFileSync(join(first.dataDir, LOCK_FILE), "utf8").trim();
       expect(lock).toBe(String(first.proc.pid));
-      await expect(startServer({ dataDir: first.dataDir })).rejects.toThrow(new RegExp(`data directory .* is in use by another weft process \\(pid ${first.proc.pid}\\)`));
+      await expect(startServer({ dataDir: first.dataDir })).rejects.toThrow(
+        new RegExp(`data directory .* is in use by another weft process \\(pid ${first.proc.pid}\\)`),
+      );
       // Offline and read-only commands still work beside it.
       const backup = weft(["backup", join(mkdtempSync(join(tmpdir(), "weft-bak-")), "copy.db")], { WEFT_DATA_DIR: first.dataDir });
       expect(backup.stderr.toString()).not.toContain("in use");
@@ -92,7 +96,12 @@ describe("npm start", () => {
   test("SIGTERM to npm start stops the server: the port is free and no server process remains", async () => {
     const port = await freePort();
     const dataDir = mkdtempSync(join(tmpdir(), "weft-npm-"));
-    const npm = Bun.spawn(["npm", "start", "--silent"], { cwd: ROOT, env: { ...process.env, WEFT_PORT: String(port), WEFT_DATA_DIR: dataDir, WEFT_HOST: "127.0.0.1" }, stdout: "pipe", stderr: "pipe" });
+    const npm = Bun.spawn(["npm", "start", "--silent"], {
+      cwd: ROOT,
+      env: { ...process.env, WEFT_PORT: String(port), WEFT_DATA_DIR: dataDir, WEFT_HOST: "127.0.0.1" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const deadline = Date.now() + 20_000;
     while (!(await portAnswers(port))) {
       if (Date.now() > deadline || npm.exitCode !== null) throw new Error(`npm start did not serve on ${port}: ${await new Response(npm.stderr).text()}`);
@@ -106,7 +115,11 @@ describe("npm start", () => {
     while ((await portAnswers(port)) && Date.now() < stopBy) await Bun.sleep(100);
     expect(await portAnswers(port)).toBe(false);
     let alive = true;
-    try { process.kill(server, 0); } catch { alive = false; }
+    try {
+      process.kill(server, 0);
+    } catch {
+      alive = false;
+    }
     expect(alive).toBe(false);
   }, 60_000);
 });

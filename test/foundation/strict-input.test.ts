@@ -18,7 +18,11 @@ const UUID = "00000000-0000-4000-8000-000000000000";
 
 function resolveRef(schema: any): any {
   let s = schema;
-  for (let i = 0; s?.$ref && i < 10; i++) s = s.$ref.split("/").slice(1).reduce((node: any, key: string) => node?.[key], doc);
+  for (let i = 0; s?.$ref && i < 10; i++)
+    s = s.$ref
+      .split("/")
+      .slice(1)
+      .reduce((node: any, key: string) => node?.[key], doc);
   return s;
 }
 
@@ -110,8 +114,10 @@ function counts(): Record<string, number> {
 }
 
 describe("no coercion of body types", () => {
-  test("a workflow's settings.timeoutSeconds given as \"10\" is refused, naming the path, the type and what was sent", async () => {
-    const res = await t.req("POST", "/api/workflows", { body: { name: "x", definition: { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {} }, settings: { timeoutSeconds: "10" } } } });
+  test('a workflow\'s settings.timeoutSeconds given as "10" is refused, naming the path, the type and what was sent', async () => {
+    const res = await t.req("POST", "/api/workflows", {
+      body: { name: "x", definition: { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {} }, settings: { timeoutSeconds: "10" } } },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe("VALIDATION_FAILED");
     expect(res.body.error.message).toContain("timeoutSeconds");
@@ -136,7 +142,11 @@ describe("no coercion of body types", () => {
           checked.push(name);
           const message = String(res.body?.error?.message ?? "");
           // Validate answers every fault as a diagnostic (200, valid: false) naming its path, never coerced.
-          const diagnosed = path === "/api/workflows/validate" && res.status === 200 && res.body.data.valid === false && res.body.data.errors.some((e: any) => e.path === field.path.join("."));
+          const diagnosed =
+            path === "/api/workflows/validate" &&
+            res.status === 200 &&
+            res.body.data.valid === false &&
+            res.body.data.errors.some((e: any) => e.path === field.path.join("."));
           if (diagnosed) continue;
           if (res.status !== 400 || res.body?.error?.code !== "VALIDATION_FAILED" || !message.includes(field.path.at(-1)!)) {
             failures.push(`${name}: ${res.status} ${message.slice(0, 160)}`);
@@ -155,7 +165,13 @@ describe("no coercion of body types", () => {
 describe("text is stored exactly or refused", () => {
   // JSON text written by hand: JSON.stringify would not let us send what a careless client sends.
   const raw = (path: string, json: string, token?: string | null) =>
-    t.app.handle(new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token ?? "weft_test_root_token_0123456789"}` }, body: json }));
+    t.app.handle(
+      new Request(`http://localhost${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token ?? "weft_test_root_token_0123456789"}` },
+        body: json,
+      }),
+    );
 
   test("a lone surrogate in a workflow's name is a 400 naming the field; nothing is stored", async () => {
     const before = counts();
@@ -178,10 +194,21 @@ describe("text is stored exactly or refused", () => {
   });
 
   test("a webhook payload with a lone surrogate is refused before a run starts", async () => {
-    const made = await t.req("POST", "/api/workflows", { body: { name: "hook", definition: { schemaVersion: 2, trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {} } } } });
+    const made = await t.req("POST", "/api/workflows", {
+      body: {
+        name: "hook",
+        definition: { schemaVersion: 2, trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {} } },
+      },
+    });
     await t.req("POST", `/api/workflows/${made.body.data.id}/publish`);
     const runsBefore = (await t.req("GET", "/api/runs")).body.pagination.total;
-    const res = await t.app.handle(new Request(`http://localhost/webhook/${made.body.data.webhookToken}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"text":"a\\ud800"}' }));
+    const res = await t.app.handle(
+      new Request(`http://localhost/webhook/${made.body.data.webhookToken}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"text":"a\\ud800"}',
+      }),
+    );
     expect(res.status).toBe(400);
     expect((await res.json()).error.message).toContain("/text");
     expect((await t.req("GET", "/api/runs")).body.pagination.total).toBe(runsBefore);

@@ -7,6 +7,11 @@ const ROOT = resolve(import.meta.dir, "../..");
 test("tsc --noEmit reports no errors", () => {
   const result = Bun.spawnSync([join(ROOT, "node_modules/.bin/tsc"), "--noEmit", "-p", ROOT], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   const output = `${result.stdout.toString()}${result.stderr.toString()}`;
-  expect(output.split("\n").filter((line) => line.includes("error TS")).slice(0, 20)).toEqual([]);
+  expect(
+    output
+      .split("\n")
+      .filter((line) => line.includes("error TS"))
+      .slice(0, 20),
+  ).toEqual([]);
   expect(result.exitCode).toBe(0);
 }, 120_000);

@@ -44,7 +44,11 @@ export async function buildAndRunWebhookToHttp(mcp: McpTestClient, targetUrl: st
   const definition = {
     schemaVersion: 2,
     trigger: {
-      name: "trigger", type: catcher.type, pieceId: "webhook", actionId: catcher.id, config: triggerConfig,
+      name: "trigger",
+      type: catcher.type,
+      pieceId: "webhook",
+      actionId: catcher.id,
+      config: triggerConfig,
       nextAction: { name: "forward", type: "PIECE", pieceId: "http", actionId: "send_request", config: actionConfig },
     },
   };

@@ -9,8 +9,16 @@ let mcp: McpTestClient;
 const greeter = (returned: unknown) => ({
   schemaVersion: 2,
   trigger: {
-    name: "trigger", type: "callable", pieceId: "subflows", actionId: "callable",
-    config: { fields: [{ name: "name", type: "string", required: true, description: "who to greet" }, { name: "times", type: "integer" }] },
+    name: "trigger",
+    type: "callable",
+    pieceId: "subflows",
+    actionId: "callable",
+    config: {
+      fields: [
+        { name: "name", type: "string", required: true, description: "who to greet" },
+        { name: "times", type: "integer" },
+      ],
+    },
     nextAction: { name: "answer", type: "PIECE", pieceId: "subflows", actionId: "return_response", config: { value: returned } },
   },
 });
@@ -28,7 +36,11 @@ describe("callable workflows as tools", () => {
   let id: string;
 
   test("a published callable workflow appears as a tool with the trigger's input schema", async () => {
-    const created = await mcp.call("create_workflow", { name: "Greet Someone", description: "Greets a person by name", definition: greeter({ greeting: "{{ 'hello ' & trigger.body.name }}" }) });
+    const created = await mcp.call("create_workflow", {
+      name: "Greet Someone",
+      description: "Greets a person by name",
+      definition: greeter({ greeting: "{{ 'hello ' & trigger.body.name }}" }),
+    });
     id = created.body.data.id;
     expect((await mcp.tools()).map((x) => x.name)).not.toContain("greet_someone"); // a draft is not a tool
     expect((await mcp.call("publish_workflow", { id })).body.data.status).toBe("active");

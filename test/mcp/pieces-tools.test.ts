@@ -7,7 +7,7 @@ let mcp: McpTestClient;
 
 beforeAll(async () => {
   t = await testApp();
-  mcp = await httpClient("http://localhost/mcp", (await t.token(["piece:read"])), (r) => t.app.handle(r));
+  mcp = await httpClient("http://localhost/mcp", await t.token(["piece:read"]), (r) => t.app.handle(r));
 });
 afterAll(() => mcp.close());
 
@@ -15,7 +15,8 @@ describe("pieces tools", () => {
   test("tools/list names every pieces tool with an object input schema", async () => {
     const tools = await mcp.tools();
     const names = tools.map((x) => x.name);
-    for (const name of ["list_pieces", "get_piece_summary", "get_action_schema", "get_trigger_schema", "resolve_dynamic_options"]) expect(names).toContain(name);
+    for (const name of ["list_pieces", "get_piece_summary", "get_action_schema", "get_trigger_schema", "resolve_dynamic_options"])
+      expect(names).toContain(name);
     for (const tool of tools) expect(tool.inputSchema.type).toBe("object");
   });
 

@@ -57,7 +57,11 @@ describe("weft mcp on its own data directory (stdio)", () => {
       definition: {
         schemaVersion: 2,
         trigger: {
-          name: "trigger", type: "callable", pieceId: "subflows", actionId: "callable", config: { fields: [{ name: "n", type: "number", required: true }] },
+          name: "trigger",
+          type: "callable",
+          pieceId: "subflows",
+          actionId: "callable",
+          config: { fields: [{ name: "n", type: "number", required: true }] },
           nextAction: { name: "answer", type: "PIECE", pieceId: "subflows", actionId: "return_response", config: { value: "{{ trigger.body.n * 2 }}" } },
         },
       },
@@ -73,7 +77,10 @@ describe("weft mcp on its own data directory (stdio)", () => {
 
   test("a second weft mcp on the same data directory, while the first still runs, refuses to start and names its pid", async () => {
     const second = Bun.spawn([process.execPath, join(import.meta.dir, "../../src/main.ts"), "mcp"], {
-      env: { PATH: process.env.PATH ?? "", ...env, WEFT_TOKEN: ROOT_TOKEN }, stdin: "pipe", stdout: "pipe", stderr: "pipe",
+      env: { PATH: process.env.PATH ?? "", ...env, WEFT_TOKEN: ROOT_TOKEN },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
     });
     expect(await second.exited).toBe(2);
     expect(await new Response(second.stderr).text()).toMatch(/data directory .* is in use by another weft process \(pid \d+\)/);
@@ -98,7 +105,9 @@ describe("weft mcp on its own data directory (stdio)", () => {
     for (const token of [undefined, "weft_not_a_real_token_000"]) {
       const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../../src/main.ts"), "mcp"], {
         env: { PATH: process.env.PATH ?? "", ...env, ...(token ? { WEFT_TOKEN: token } : {}) },
-        stdin: "pipe", stdout: "pipe", stderr: "pipe",
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
       });
       expect(await proc.exited).toBe(2);
       expect(await new Response(proc.stderr).text()).toContain("WEFT_TOKEN");
@@ -142,19 +151,28 @@ describe("weft mcp relaying to a running server (stdio → Streamable HTTP)", ()
       { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "pipe", version: "1" } } },
       { jsonrpc: "2.0", method: "notifications/initialized" },
       { jsonrpc: "2.0", id: 2, method: "tools/list" },
-    ].map((m) => JSON.stringify(m) + "\n").join("");
+    ]
+      .map((m) => JSON.stringify(m) + "\n")
+      .join("");
     const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../../src/main.ts"), "mcp"], {
       env: { ...process.env, WEFT_URL: server.url, WEFT_TOKEN: server.token, WEFT_LOG_LEVEL: "warn" },
-      stdin: new Blob([lines]), stdout: "pipe", stderr: "pipe",
+      stdin: new Blob([lines]),
+      stdout: "pipe",
+      stderr: "pipe",
     });
     const out = await new Response(proc.stdout).text();
     expect(await proc.exited).toBe(0);
-    const answers = out.trim().split("\n").map((l) => JSON.parse(l));
+    const answers = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(answers.map((a) => a.id).sort()).toEqual([1, 2]);
     expect(answers.find((a) => a.id === 2).result.tools.map((t: { name: string }) => t.name)).toContain("run_workflow");
   });
 
   test("a refused token surfaces as an error to the desktop client", async () => {
-    await expect(stdioClient({ WEFT_URL: server.url, WEFT_TOKEN: "weft_wrong_token_value_000", WEFT_DATA_DIR: mkdtempSync(join(tmpdir(), "weft-unused-")) })).rejects.toThrow(/401|credential|Weft/);
+    await expect(
+      stdioClient({ WEFT_URL: server.url, WEFT_TOKEN: "weft_wrong_token_value_000", WEFT_DATA_DIR: mkdtempSync(join(tmpdir(), "weft-unused-")) }),
+    ).rejects.toThrow(/401|credential|Weft/);
   });
 });

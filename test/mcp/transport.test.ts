@@ -9,7 +9,9 @@ beforeAll(async () => {
 });
 
 const initialize = {
-  jsonrpc: "2.0", id: 1, method: "initialize",
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
   params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "curl", version: "1" } },
 };
 const mcpHeaders = { accept: "application/json, text/event-stream" };
@@ -61,7 +63,7 @@ describe("the /mcp route", () => {
   });
 
   test("an unknown tool is a tool error naming the tools", async () => {
-    const mcp = await httpClient("http://localhost/mcp", (await t.token("all")), (r) => t.app.handle(r));
+    const mcp = await httpClient("http://localhost/mcp", await t.token("all"), (r) => t.app.handle(r));
     try {
       const answer = await mcp.call("make_coffee", {});
       expect(answer.isError).toBe(true);

@@ -8,14 +8,18 @@ let mcp: McpTestClient;
 const greet = {
   schemaVersion: 2,
   trigger: {
-    name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {},
+    name: "trigger",
+    type: "webhook",
+    pieceId: "webhook",
+    actionId: "catch_webhook",
+    config: {},
     nextAction: { name: "greet", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { greeting: "hello {{trigger.body.name}}" } } },
   },
 };
 
 beforeAll(async () => {
   t = await testApp();
-  mcp = await httpClient("http://localhost/mcp", (await t.token("all")), (r) => t.app.handle(r));
+  mcp = await httpClient("http://localhost/mcp", await t.token("all"), (r) => t.app.handle(r));
 });
 afterAll(() => mcp.close());
 
@@ -57,7 +61,10 @@ describe("workflow and lifecycle tools", () => {
   });
 
   test("a definition the gate refuses comes back as diagnostics, and publish refuses it with the API's error", async () => {
-    const bad = { schemaVersion: 2, trigger: { name: "trigger", type: "manual", nextAction: { name: "x", type: "PIECE", pieceId: "data", actionId: "nope", config: {} } } };
+    const bad = {
+      schemaVersion: 2,
+      trigger: { name: "trigger", type: "manual", nextAction: { name: "x", type: "PIECE", pieceId: "data", actionId: "nope", config: {} } },
+    };
     const diagnostics = await mcp.call("validate_workflow", { definition: bad });
     expect(diagnostics.body.data.valid).toBe(false);
     expect(JSON.stringify(diagnostics.body.data.errors)).toContain("set_fields");
@@ -104,14 +111,18 @@ describe("delete, cancel and retry tools", () => {
   const failing = {
     schemaVersion: 2,
     trigger: {
-      name: "trigger", type: "manual", config: {},
+      name: "trigger",
+      type: "manual",
+      config: {},
       nextAction: { name: "boom", type: "PIECE", pieceId: "code", actionId: "run_code", config: { code: "throw new Error('nope ' + 1)" } },
     },
   };
   const waiting = {
     schemaVersion: 2,
     trigger: {
-      name: "trigger", type: "manual", config: {},
+      name: "trigger",
+      type: "manual",
+      config: {},
       nextAction: { name: "later", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 3600 } },
     },
   };

@@ -15,7 +15,11 @@ const runAction = async (piece: string, actionId: string, config: Record<string,
 
 describe("data", () => {
   test("set_fields builds nested objects from dotted names", async () => {
-    expect((await runAction("data", "set_fields", { fields: { name: "Ada", "address.city": "London", n: 2 } })).output).toEqual({ name: "Ada", address: { city: "London" }, n: 2 });
+    expect((await runAction("data", "set_fields", { fields: { name: "Ada", "address.city": "London", n: 2 } })).output).toEqual({
+      name: "Ada",
+      address: { city: "London" },
+      n: 2,
+    });
   });
   test("parse_json parses, and says why when it cannot", async () => {
     expect((await runAction("data", "parse_json", { text: '{"a":[1,2]}' })).output).toEqual({ value: { a: [1, 2] } });
@@ -43,7 +47,9 @@ describe("data", () => {
 
 describe("text", () => {
   test("template fills {placeholders} from values", async () => {
-    expect((await runAction("text", "template", { template: "Hi {name}, order {order.id} {missing}", values: { name: "Ada", order: { id: 7 } } })).output).toEqual({ text: "Hi Ada, order 7 {missing}" });
+    expect(
+      (await runAction("text", "template", { template: "Hi {name}, order {order.id} {missing}", values: { name: "Ada", order: { id: 7 } } })).output,
+    ).toEqual({ text: "Hi Ada, order 7 {missing}" });
   });
   test("replace: plain (all or first) and regex", async () => {
     expect((await runAction("text", "replace", { text: "a-b-c", find: "-", replace_with: "+" })).output.text).toBe("a+b+c");
@@ -56,8 +62,16 @@ describe("text", () => {
     expect((await runAction("text", "split", { text: "a\nb", separator: "\\n" })).output.items).toEqual(["a", "b"]);
   });
   test("case conversions", async () => {
-    const cases: Record<string, string> = { upper: "HELLO WORLD", lower: "hello world", title: "Hello World", snake: "hello_world", kebab: "hello-world", camel: "helloWorld" };
-    for (const [kind, expected] of Object.entries(cases)) expect((await runAction("text", "case", { text: "hello World", case: kind })).output.text).toBe(expected);
+    const cases: Record<string, string> = {
+      upper: "HELLO WORLD",
+      lower: "hello world",
+      title: "Hello World",
+      snake: "hello_world",
+      kebab: "hello-world",
+      camel: "helloWorld",
+    };
+    for (const [kind, expected] of Object.entries(cases))
+      expect((await runAction("text", "case", { text: "hello World", case: kind })).output.text).toBe(expected);
     await expect(runAction("text", "case", { text: "x", case: "sponge" })).rejects.toThrow("use one of upper");
   });
 });
@@ -71,7 +85,11 @@ describe("webhook", () => {
     expect(text.ctx.replies[0]).toEqual({ status: 200, headers: { "content-type": "text/plain; charset=utf-8" }, body: "hi" });
     expect((await runAction("webhook", "respond", { status: 204 })).ctx.replies[0]).toEqual({ status: 204, headers: {}, body: null });
     // Scalars and arrays are JSON values too.
-    expect((await runAction("webhook", "respond", { body: [1, 2] })).ctx.replies[0]).toEqual({ status: 200, headers: { "content-type": "application/json" }, body: [1, 2] });
+    expect((await runAction("webhook", "respond", { body: [1, 2] })).ctx.replies[0]).toEqual({
+      status: 200,
+      headers: { "content-type": "application/json" },
+      body: [1, 2],
+    });
     expect((await runAction("webhook", "respond", { body: 0 })).ctx.replies[0]!.body).toBe(0);
     await expect(runAction("webhook", "respond", { status: 42 })).rejects.toThrow("100–599");
     await expect(runAction("webhook", "respond", { headers: "x" })).rejects.toThrow("headers must be an object");
@@ -114,25 +132,51 @@ describe("http", () => {
       if (url.pathname === "/fail") return new Response("nope", { status: 503 });
       if (url.pathname === "/text") return new Response("plain");
       if (url.pathname === "/items") return Response.json({ data: { items: [{ id: 1 }, { id: 2 }] } });
-      return Response.json({ method: req.method, query: Object.fromEntries(url.searchParams), auth: req.headers.get("authorization"), type: req.headers.get("content-type"), body });
+      return Response.json({
+        method: req.method,
+        query: Object.fromEntries(url.searchParams),
+        auth: req.headers.get("authorization"),
+        type: req.headers.get("content-type"),
+        body,
+      });
     });
   });
   afterAll(() => api.stop());
   const send = (config: Record<string, unknown>, auth?: any) => runAction("http", "send_request", config, { auth });
 
   test("JSON body, query and bearer auth", async () => {
-    const { output } = await send({ method: "POST", url: `${api.url}/echo`, query: { q: "a b" }, body_type: "json", body_json: { x: 1 }, auth_type: "bearer", token: "t0k" });
+    const { output } = await send({
+      method: "POST",
+      url: `${api.url}/echo`,
+      query: { q: "a b" },
+      body_type: "json",
+      body_json: { x: 1 },
+      auth_type: "bearer",
+      token: "t0k",
+    });
     expect(output.status).toBe(200);
     expect(output.body).toEqual({ method: "POST", query: { q: "a b" }, auth: "Bearer t0k", type: "application/json", body: '{"x":1}' });
   });
   test("form and raw bodies, basic auth", async () => {
-    const form = (await send({ method: "POST", url: `${api.url}/echo`, body_type: "form", body_form: { a: "1", b: "x y" }, auth_type: "basic", username: "u", password: "p" })).output.body;
+    const form = (
+      await send({
+        method: "POST",
+        url: `${api.url}/echo`,
+        body_type: "form",
+        body_form: { a: "1", b: "x y" },
+        auth_type: "basic",
+        username: "u",
+        password: "p",
+      })
+    ).output.body;
     expect(form).toMatchObject({ type: "application/x-www-form-urlencoded", body: "a=1&b=x+y", auth: `Basic ${btoa("u:p")}` });
     const raw = (await send({ method: "PUT", url: `${api.url}/echo`, body_type: "raw", body_raw: "<x/>", content_type: "application/xml" })).output.body;
     expect(raw).toMatchObject({ type: "application/xml", body: "<x/>" });
   });
   test("connection auth uses the step's connection", async () => {
-    const out = (await send({ url: `${api.url}/echo`, auth_type: "connection" }, { kind: "custom", values: { header_name: "Authorization", header_value: "Token abc" } })).output.body;
+    const out = (
+      await send({ url: `${api.url}/echo`, auth_type: "connection" }, { kind: "custom", values: { header_name: "Authorization", header_value: "Token abc" } })
+    ).output.body;
     expect(out.auth).toBe("Token abc");
     await expect(send({ url: `${api.url}/echo`, auth_type: "connection" })).rejects.toThrow("needs a connection");
   });
@@ -194,9 +238,24 @@ describe("github", () => {
       if (req.headers.get("authorization") !== "Bearer gho_x") return Response.json({ message: "Bad credentials" }, { status: 401 });
       if (req.method === "POST" && url.pathname === "/repos/octo/hello/issues") {
         const input = JSON.parse(body);
-        return Response.json({ id: 9, number: 42, title: input.title, state: "open", html_url: "https://github.com/octo/hello/issues/42", labels: input.labels.map((name: string) => ({ name })), created_at: "2025-01-01T00:00:00Z" }, { status: 201 });
+        return Response.json(
+          {
+            id: 9,
+            number: 42,
+            title: input.title,
+            state: "open",
+            html_url: "https://github.com/octo/hello/issues/42",
+            labels: input.labels.map((name: string) => ({ name })),
+            created_at: "2025-01-01T00:00:00Z",
+          },
+          { status: 201 },
+        );
       }
-      if (url.pathname === "/repos/octo/hello/issues") return Response.json([{ id: 1, number: 1, title: "Bug", state: "open", html_url: "u", labels: [], created_at: "c" }, { id: 2, number: 2, title: "PR", pull_request: {}, labels: [] }]);
+      if (url.pathname === "/repos/octo/hello/issues")
+        return Response.json([
+          { id: 1, number: 1, title: "Bug", state: "open", html_url: "u", labels: [], created_at: "c" },
+          { id: 2, number: 2, title: "PR", pull_request: {}, labels: [] },
+        ]);
       if (url.pathname === "/user") return Response.json({ login: "octo" });
       return Response.json({ message: "Not Found" }, { status: 404 });
     });
@@ -204,8 +263,21 @@ describe("github", () => {
   afterAll(() => api.stop());
 
   test("create_issue posts the issue with labels", async () => {
-    const { output } = await runAction("github", "create_issue", { repository: "octo/hello", title: "Found a bug", body: "Steps…", labels: "bug, p1" }, { auth: auth() });
-    expect(output).toEqual({ id: 9, number: 42, title: "Found a bug", state: "open", url: "https://github.com/octo/hello/issues/42", labels: ["bug", "p1"], createdAt: "2025-01-01T00:00:00Z" });
+    const { output } = await runAction(
+      "github",
+      "create_issue",
+      { repository: "octo/hello", title: "Found a bug", body: "Steps…", labels: "bug, p1" },
+      { auth: auth() },
+    );
+    expect(output).toEqual({
+      id: 9,
+      number: 42,
+      title: "Found a bug",
+      state: "open",
+      url: "https://github.com/octo/hello/issues/42",
+      labels: ["bug", "p1"],
+      createdAt: "2025-01-01T00:00:00Z",
+    });
     const sent = api.requests.find((r) => r.method === "POST")!;
     expect(JSON.parse(sent.body)).toEqual({ title: "Found a bug", body: "Steps…", labels: ["bug", "p1"] });
     expect(sent.headers.get("accept")).toBe("application/vnd.github+json");
@@ -283,7 +355,12 @@ describe("subflows", () => {
     expect(ctx.returned).toEqual([{ total: 3 }]);
   });
   test("callable checks payloads against its declared fields", () => {
-    const config = { fields: [{ name: "orderId", type: "integer", required: true }, { name: "note", type: "string" }] };
+    const config = {
+      fields: [
+        { name: "orderId", type: "integer", required: true },
+        { name: "note", type: "string" },
+      ],
+    };
     expect(checkPayload(config, { orderId: 3 })).toEqual([]);
     expect(checkPayload(config, { note: 1 })).toEqual(['"orderId" is required', '"note" must be string, got number']);
     expect(registry.trigger("subflows", "callable")!.type).toBe("callable");
@@ -326,9 +403,19 @@ describe("store", () => {
 describe("approval", () => {
   test("pauses with approve/reject links, then reports the decision", async () => {
     const { output } = await runAction("approval", "wait_for_approval", { message: "Ship it?" });
-    expect(output).toEqual({ __pause: true, mode: "webhook", data: { message: "Ship it?", approveUrl: "http://weft.test/resume/approve", rejectUrl: "http://weft.test/resume/reject" } });
-    expect((await runAction("approval", "wait_for_approval", {}, { resumePayload: { decision: "approve" } })).output).toMatchObject({ approved: true, decision: "approve" });
-    expect((await runAction("approval", "wait_for_approval", {}, { resumePayload: { decision: "reject" } })).output).toMatchObject({ approved: false, decision: "reject" });
+    expect(output).toEqual({
+      __pause: true,
+      mode: "webhook",
+      data: { message: "Ship it?", approveUrl: "http://weft.test/resume/approve", rejectUrl: "http://weft.test/resume/reject" },
+    });
+    expect((await runAction("approval", "wait_for_approval", {}, { resumePayload: { decision: "approve" } })).output).toMatchObject({
+      approved: true,
+      decision: "approve",
+    });
+    expect((await runAction("approval", "wait_for_approval", {}, { resumePayload: { decision: "reject" } })).output).toMatchObject({
+      approved: false,
+      decision: "reject",
+    });
   });
   test("an expiry sets resumeAt; resuming without a decision means expired", async () => {
     const { output } = await runAction("approval", "wait_for_approval", { expires_in_hours: 2 });
@@ -339,7 +426,14 @@ describe("approval", () => {
 });
 
 describe("form", () => {
-  const config = { title: "Contact <us>", fields: [{ name: "email", label: "E-mail", type: "email", required: true }, { name: "age", type: "number" }, { name: "news", type: "checkbox" }] };
+  const config = {
+    title: "Contact <us>",
+    fields: [
+      { name: "email", label: "E-mail", type: "email", required: true },
+      { name: "age", type: "number" },
+      { name: "news", type: "checkbox" },
+    ],
+  };
   test("renders an escaped HTML form that posts to the submit URL", () => {
     const html = registry.trigger("form", "form_submission")!.page!({ config, submitUrl: "https://weft.example/webhook/abc" });
     expect(html).toContain('<form method="post" action="https://weft.example/webhook/abc"');
@@ -381,4 +475,3 @@ describe("catalog", () => {
     }
   });
 });
-

@@ -6,7 +6,28 @@ import { loopback } from "./fake-context";
 import { createGuardedFetch } from "../../src/net/guarded-fetch";
 
 let t: TestApp;
-const BUILTINS = ["approval", "data", "delay", "email", "feed", "form", "github", "http", "llm", "mqtt", "notify", "oauth2", "runs", "schedule", "sql", "store", "subflows", "tags", "text", "webhook"];
+const BUILTINS = [
+  "approval",
+  "data",
+  "delay",
+  "email",
+  "feed",
+  "form",
+  "github",
+  "http",
+  "llm",
+  "mqtt",
+  "notify",
+  "oauth2",
+  "runs",
+  "schedule",
+  "sql",
+  "store",
+  "subflows",
+  "tags",
+  "text",
+  "webhook",
+];
 beforeAll(async () => {
   t = await testApp();
 });
@@ -19,7 +40,16 @@ describe("GET /api/pieces", () => {
     for (const id of BUILTINS) expect(ids).toContain(id);
     expect(res.body.total).toBe(ids.length);
     const http = res.body.data.find((p: any) => p.id === "http");
-    expect(http).toEqual({ id: "http", name: "HTTP", version: "1.0.0", description: expect.any(String), icon: "🌐", auth: "custom", actions: ["send_request"], triggers: ["poll_json"] });
+    expect(http).toEqual({
+      id: "http",
+      name: "HTTP",
+      version: "1.0.0",
+      description: expect.any(String),
+      icon: "🌐",
+      auth: "custom",
+      actions: ["send_request"],
+      triggers: ["poll_json"],
+    });
     // Every built-in piece has an icon for the step picker, in the list and in its detail.
     for (const piece of res.body.data.filter((p: any) => BUILTINS.includes(p.id))) expect(`${piece.id}: ${typeof piece.icon}`).toBe(`${piece.id}: string`);
     expect((await t.req("GET", "/api/pieces/mqtt")).body.data.icon).toBe("📡");
@@ -115,7 +145,13 @@ describe("GET /api/pieces/{id}", () => {
       version: "1.0.0",
       pieceVersion: "1.0.0",
       auth: "custom",
-      actions: [{ id: "send_request", name: "Send HTTP request", discriminators: { body_type: ["none", "json", "form", "raw"], auth_type: ["none", "bearer", "basic", "connection"] } }],
+      actions: [
+        {
+          id: "send_request",
+          name: "Send HTTP request",
+          discriminators: { body_type: ["none", "json", "form", "raw"], auth_type: ["none", "bearer", "basic", "connection"] },
+        },
+      ],
       triggers: [{ id: "poll_json", name: "Poll a JSON endpoint", type: "poll", discriminators: { auth_type: ["none", "bearer", "basic"] } }],
     });
     const github = await t.req("GET", "/api/pieces/github?view=summary");
@@ -131,7 +167,8 @@ describe("GET /api/pieces/{id}", () => {
 
 describe("POST .../options/{propertyName}", () => {
   beforeAll(() => t.deps.pieces.register(fixturePiece()));
-  const options = (prop: string, body?: unknown, piece = "fixture", action = "gated") => t.req("POST", `/api/pieces/${piece}/actions/${action}/options/${prop}`, { body });
+  const options = (prop: string, body?: unknown, piece = "fixture", action = "gated") =>
+    t.req("POST", `/api/pieces/${piece}/actions/${action}/options/${prop}`, { body });
 
   test("answers the piece's options for the step's current config", async () => {
     const res = await options("dyn", { config: { mode: "b" } });
@@ -183,7 +220,10 @@ describe("POST .../options/{propertyName}", () => {
   test("github repositories come from the connection, through the guarded fetch", async () => {
     const api = loopback((req) => {
       if (req.headers.get("authorization") !== "Bearer gho_test") return Response.json({ message: "Bad credentials" }, { status: 401 });
-      return Response.json([{ full_name: "octo/one", private: false }, { full_name: "octo/two", private: true }]);
+      return Response.json([
+        { full_name: "octo/one", private: false },
+        { full_name: "octo/two", private: true },
+      ]);
     });
     const seen: string[] = [];
     const original = { resolve: t.deps.resolveConnectionAuth, fetch: t.deps.guardedFetch };
@@ -197,7 +237,10 @@ describe("POST .../options/{propertyName}", () => {
       const connectionId = crypto.randomUUID();
       const res = await options("repository", { config: {}, connectionId }, "github", "list_issues");
       expect(res.status).toBe(200);
-      expect(res.body.data.options).toEqual([{ label: "octo/one", value: "octo/one" }, { label: "octo/two (private)", value: "octo/two" }]);
+      expect(res.body.data.options).toEqual([
+        { label: "octo/one", value: "octo/one" },
+        { label: "octo/two (private)", value: "octo/two" },
+      ]);
       expect(seen).toEqual([`github:${connectionId}`]);
       expect(api.requests[0].path).toBe("/user/repos?per_page=100&sort=updated");
 
@@ -259,16 +302,43 @@ describe("POST .../triggers/{triggerId}/sample", () => {
     const every = await sample("schedule", "every", { config: { interval: 5, unit: "minutes" } });
     expect(every.body.data.sampleData.everySeconds).toBe(300);
 
-    const form = await sample("form", "form_submission", { config: { title: "Contact", fields: [{ name: "email", type: "email" }, { name: "age", type: "number" }, { name: "plan", type: "select", options: ["free", "pro"] }] } });
-    expect(form.body.data).toEqual({ derived: true, sampleData: { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, query: {}, body: { email: "ada@example.com", age: 42, plan: "free" } } });
+    const form = await sample("form", "form_submission", {
+      config: {
+        title: "Contact",
+        fields: [
+          { name: "email", type: "email" },
+          { name: "age", type: "number" },
+          { name: "plan", type: "select", options: ["free", "pro"] },
+        ],
+      },
+    });
+    expect(form.body.data).toEqual({
+      derived: true,
+      sampleData: {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        query: {},
+        body: { email: "ada@example.com", age: 42, plan: "free" },
+      },
+    });
 
-    const callable = await sample("subflows", "callable", { config: { fields: [{ name: "orderId", type: "integer", required: true }, { name: "note", type: "string" }] } });
+    const callable = await sample("subflows", "callable", {
+      config: {
+        fields: [
+          { name: "orderId", type: "integer", required: true },
+          { name: "note", type: "string" },
+        ],
+      },
+    });
     expect(callable.body.data.sampleData).toEqual({ body: { orderId: 1, note: "text" }, headers: {}, query: {} });
   });
 
   test("a trigger without a derivation answers its declared example", async () => {
     const res = await sample("webhook", "catch_webhook", {});
-    expect(res.body.data).toEqual({ derived: false, sampleData: { method: "POST", headers: { "content-type": "application/json" }, query: {}, body: { hello: "world" } } });
+    expect(res.body.data).toEqual({
+      derived: false,
+      sampleData: { method: "POST", headers: { "content-type": "application/json" }, query: {}, body: { hello: "world" } },
+    });
   });
 
   test("unknown trigger: 404 naming the triggers", async () => {
@@ -297,4 +367,3 @@ describe("contract", () => {
     }
   });
 });
-

@@ -58,7 +58,9 @@ describe("loading WEFT_PIECES_DIR", () => {
     const registry = await loadRegistry({ piecesDir: dir });
     const greet = registry.action("greetings", "greet")!;
     expect(await greet.run(fakeContext({ name: "Ada", style: "casual", emoji: true }))).toEqual({ text: "Hello, Ada 👋" });
-    expect(await greet.run(fakeContext({ name: "Lovelace", style: "formal", title: "Countess", language: "de" }))).toEqual({ text: "Hallo, Countess Lovelace" });
+    expect(await greet.run(fakeContext({ name: "Lovelace", style: "formal", title: "Countess", language: "de" }))).toEqual({
+      text: "Hallo, Countess Lovelace",
+    });
   });
 
   test("a broken piece stops loading with its file and the reason", async () => {
@@ -143,10 +145,14 @@ describe("the server loads WEFT_PIECES_DIR at start", () => {
 });
 
 describe("in a compiled binary", () => {
-  test("user pieces load, including `import from \"weft/sdk\"`", () => {
+  test('user pieces load, including `import from "weft/sdk"`', () => {
     const out = mkdtempSync(join(tmpdir(), "weft-bin-pieces-"));
     const binary = join(out, "load-pieces");
-    const build = Bun.spawnSync([process.execPath, "build", "--compile", join(import.meta.dir, "support/load-pieces-entry.ts"), "--outfile", binary], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const build = Bun.spawnSync([process.execPath, "build", "--compile", join(import.meta.dir, "support/load-pieces-entry.ts"), "--outfile", binary], {
+      cwd: ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(build.exitCode, build.stderr.toString()).toBe(0);
     // Run from an empty folder so nothing can resolve from the source tree.
     const run = Bun.spawnSync([binary, dir], { cwd: out, stdout: "pipe", stderr: "pipe" });

@@ -27,7 +27,13 @@ describe.skipIf(!hasDovecot())("email: IMAP", () => {
   beforeAll(async () => {
     imap = await startDovecot();
     h = await triggerApp({ clock: new FakeClock("2026-11-25T08:00:00.000Z"), env: { WEFT_ALLOW_CIDRS: "127.0.0.0/8" } });
-    const made = await h.req("POST", "/api/connections", { body: { pieceId: "email", name: "mailbox", values: { user: imap.user, password: imap.password, imap_host: "127.0.0.1", imap_port: imap.port, imap_tls: false } } });
+    const made = await h.req("POST", "/api/connections", {
+      body: {
+        pieceId: "email",
+        name: "mailbox",
+        values: { user: imap.user, password: imap.password, imap_host: "127.0.0.1", imap_port: imap.port, imap_tls: false },
+      },
+    });
     expect(made.status).toBe(201);
     conn = made.body.data.id;
     client = new ImapFlow({ host: "127.0.0.1", port: imap.port, secure: false, auth: { user: imap.user, pass: imap.password }, logger: false });
@@ -60,7 +66,14 @@ describe.skipIf(!hasDovecot())("email: IMAP", () => {
 
   test("100 messages with a restart in the middle: each starts exactly one run, parsed", async () => {
     await append(0, 3); // there before publishing: the baseline
-    const trigger = { name: "trigger", type: "poll", pieceId: "email", actionId: "new_email", connectionId: conn, config: { folder: "INBOX", poll_interval_seconds: 60 } };
+    const trigger = {
+      name: "trigger",
+      type: "poll",
+      pieceId: "email",
+      actionId: "new_email",
+      connectionId: conn,
+      config: { folder: "INBOX", poll_interval_seconds: 60 },
+    };
     const keep = { name: "keep", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { subject: "{{trigger.body.subject}}" } } };
     const wf = await h.publishWorkflow(definition(trigger, keep));
     expect(await fired()).toEqual([]);
@@ -84,18 +97,39 @@ describe.skipIf(!hasDovecot())("email: IMAP", () => {
     const runs = (await h.runsOf(wf.id)).filter((r) => r.triggerType === "poll");
     expect(runs).toHaveLength(100);
     const one = await h.run(runs[0]!.id);
-    expect(one.triggerData.body).toMatchObject({ folder: "INBOX", from: { address: expect.stringMatching(/^sender\d+@example\.com$/) }, to: [{ address: "weft@example.com" }], seen: false });
+    expect(one.triggerData.body).toMatchObject({
+      folder: "INBOX",
+      from: { address: expect.stringMatching(/^sender\d+@example\.com$/) },
+      to: [{ address: "weft@example.com" }],
+      seen: false,
+    });
     expect(one.triggerData.body.text).toContain("Body of message");
   }, 60_000);
 
   test("a message is flagged, then moved to another folder", async () => {
     const lock = await client.getMailboxLock("INBOX");
-    const uid = (await client.search({ subject: "Message 100" }, { uid: true }) as number[])[0]!;
+    const uid = ((await client.search({ subject: "Message 100" }, { uid: true })) as number[])[0]!;
     lock.release();
-    const steps = (operation: string, extra: Record<string, unknown>) => definition({ name: "trigger", type: "manual", config: {} }, { name: "act", type: "PIECE", pieceId: "email", actionId: "move_or_flag", connectionId: conn, config: { folder: "INBOX", uid, operation, ...extra } });
-    const flagged = await h.run((await h.req("POST", `/api/workflows/${(await h.createWorkflow("flag", steps("flag", { flag: "\\Flagged" }))).id}/run?environment=test&wait=10`, { body: {} })).body.data.id);
+    const steps = (operation: string, extra: Record<string, unknown>) =>
+      definition(
+        { name: "trigger", type: "manual", config: {} },
+        { name: "act", type: "PIECE", pieceId: "email", actionId: "move_or_flag", connectionId: conn, config: { folder: "INBOX", uid, operation, ...extra } },
+      );
+    const flagged = await h.run(
+      (
+        await h.req("POST", `/api/workflows/${(await h.createWorkflow("flag", steps("flag", { flag: "\\Flagged" }))).id}/run?environment=test&wait=10`, {
+          body: {},
+        })
+      ).body.data.id,
+    );
     expect(flagged.status).toBe("completed");
-    const moved = await h.run((await h.req("POST", `/api/workflows/${(await h.createWorkflow("move", steps("move", { to_folder: "Archive" }))).id}/run?environment=test&wait=10`, { body: {} })).body.data.id);
+    const moved = await h.run(
+      (
+        await h.req("POST", `/api/workflows/${(await h.createWorkflow("move", steps("move", { to_folder: "Archive" }))).id}/run?environment=test&wait=10`, {
+          body: {},
+        })
+      ).body.data.id,
+    );
     expect(moved.status).toBe("completed");
     const archive = await client.mailboxOpen("Archive");
     expect(archive.exists).toBe(1);
@@ -107,7 +141,13 @@ describe.skipIf(!hasDovecot())("email: IMAP", () => {
   test("without WEFT_ALLOW_CIDRS the mail server on this machine is refused", async () => {
     const strict = await triggerApp({ clock: new FakeClock("2026-11-25T08:00:00.000Z") });
     try {
-      const made = await strict.req("POST", "/api/connections", { body: { pieceId: "email", name: "mailbox", values: { user: imap.user, password: imap.password, imap_host: "127.0.0.1", imap_port: imap.port, imap_tls: false } } });
+      const made = await strict.req("POST", "/api/connections", {
+        body: {
+          pieceId: "email",
+          name: "mailbox",
+          values: { user: imap.user, password: imap.password, imap_host: "127.0.0.1", imap_port: imap.port, imap_tls: false },
+        },
+      });
       const res = await strict.req("POST", "/api/pieces/email/triggers/new_email/options/folder", { body: { connectionId: made.body.data.id, config: {} } });
       expect(JSON.stringify(res.body)).toContain("WEFT_ALLOW_CIDRS");
     } finally {
@@ -123,21 +163,52 @@ describe("email: SMTP", () => {
     const smtp = new SMTPServer({
       authOptional: true,
       disabledCommands: ["STARTTLS"],
-      onAuth: (auth, _session, cb) => (auth.username === "weft@example.com" && auth.password === "pw" ? cb(null, { user: "weft" }) : cb(new Error("bad login"))),
+      onAuth: (auth, _session, cb) =>
+        auth.username === "weft@example.com" && auth.password === "pw" ? cb(null, { user: "weft" }) : cb(new Error("bad login")),
       onData: (stream, _session, cb) => {
         const chunks: Buffer[] = [];
         stream.on("data", (c: Buffer) => chunks.push(c));
-        stream.on("end", () => { received.push(Buffer.concat(chunks)); cb(); });
+        stream.on("end", () => {
+          received.push(Buffer.concat(chunks));
+          cb();
+        });
       },
     });
     await new Promise<void>((resolve) => smtp.listen(port, "127.0.0.1", resolve));
     const h = await triggerApp({ env: { WEFT_ALLOW_CIDRS: "127.0.0.0/8" } });
     try {
-      const conn = (await h.req("POST", "/api/connections", { body: { pieceId: "email", name: "smtp", values: { user: "weft@example.com", password: "pw", smtp_host: "127.0.0.1", smtp_port: port, smtp_security: "none", from: "Weft <weft@example.com>" } } })).body.data.id;
-      const send = { name: "send", type: "PIECE", pieceId: "email", actionId: "send_email", connectionId: conn, config: {
-        to: "ada@example.com", subject: "Report {{trigger.body.day}}", text: "See attached.", html: "<p>See attached.</p>", reply_to: "ops@example.com",
-        attachments: [{ filename: "report.csv", content: "a,b\n1,2\n" }], headers: { "X-Weft-Run": "{{run.id}}" },
-      } };
+      const conn = (
+        await h.req("POST", "/api/connections", {
+          body: {
+            pieceId: "email",
+            name: "smtp",
+            values: {
+              user: "weft@example.com",
+              password: "pw",
+              smtp_host: "127.0.0.1",
+              smtp_port: port,
+              smtp_security: "none",
+              from: "Weft <weft@example.com>",
+            },
+          },
+        })
+      ).body.data.id;
+      const send = {
+        name: "send",
+        type: "PIECE",
+        pieceId: "email",
+        actionId: "send_email",
+        connectionId: conn,
+        config: {
+          to: "ada@example.com",
+          subject: "Report {{trigger.body.day}}",
+          text: "See attached.",
+          html: "<p>See attached.</p>",
+          reply_to: "ops@example.com",
+          attachments: [{ filename: "report.csv", content: "a,b\n1,2\n" }],
+          headers: { "X-Weft-Run": "{{run.id}}" },
+        },
+      };
       const wf = await h.createWorkflow("mailer", definition({ name: "trigger", type: "manual", config: {} }, send));
       const run = await h.run((await h.req("POST", `/api/workflows/${wf.id}/run?environment=test&wait=10`, { body: { day: "Monday" } })).body.data.id);
       expect(run.status).toBe("completed");

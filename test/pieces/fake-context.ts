@@ -26,7 +26,10 @@ export function memoryStore(kv = new Map<string, unknown>()): KeyValueStore {
   };
 }
 
-export function fakeContext(config: Record<string, unknown>, options: { auth?: ResolvedAuth; resumePayload?: Record<string, unknown>; callResult?: { runId: string; status: string; response?: unknown } } = {}): FakeContext {
+export function fakeContext(
+  config: Record<string, unknown>,
+  options: { auth?: ResolvedAuth; resumePayload?: Record<string, unknown>; callResult?: { runId: string; status: string; response?: unknown } } = {},
+): FakeContext {
   const kv = new Map<string, unknown>();
   const ctx: FakeContext = {
     config,

@@ -42,8 +42,20 @@ afterAll(() => server.stop(true));
 
 const url = (path: string) => `http://127.0.0.1:${server.port}${path}`;
 const INTERVAL_S = 300;
-const pollFeed = (path: string) => ({ name: "trigger", type: "poll", pieceId: "feed", actionId: "new_item", config: { feed_url: url(path), poll_interval_seconds: INTERVAL_S } });
-const keep = { name: "keep", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { title: "{{trigger.body.title}}", link: "{{trigger.body.link}}" } } };
+const pollFeed = (path: string) => ({
+  name: "trigger",
+  type: "poll",
+  pieceId: "feed",
+  actionId: "new_item",
+  config: { feed_url: url(path), poll_interval_seconds: INTERVAL_S },
+});
+const keep = {
+  name: "keep",
+  type: "PIECE",
+  pieceId: "data",
+  actionId: "set_fields",
+  config: { fields: { title: "{{trigger.body.title}}", link: "{{trigger.body.link}}" } },
+};
 
 let h: TriggerApp | undefined;
 afterEach(async () => {
@@ -66,7 +78,10 @@ describe("feed: new item trigger", () => {
     const wf = await h.publishWorkflow(definition(pollFeed("/rss.xml"), keep));
     expect(await firedTitles(h)).toEqual([]); // baseline: the old post does not start a run
 
-    rssItems.unshift({ guid: "a2", title: "New NAS", date: "Wed, 25 Nov 2026 09:00:00 GMT" }, { guid: "a3", title: "New switch", date: "Wed, 25 Nov 2026 09:30:00 GMT" });
+    rssItems.unshift(
+      { guid: "a2", title: "New NAS", date: "Wed, 25 Nov 2026 09:00:00 GMT" },
+      { guid: "a3", title: "New switch", date: "Wed, 25 Nov 2026 09:30:00 GMT" },
+    );
     h.clock.advance(INTERVAL_S * 1000);
     expect((await firedTitles(h)).sort()).toEqual(["New NAS", "New switch"]);
     h.clock.advance(INTERVAL_S * 1000);
@@ -93,7 +108,16 @@ describe("feed: new item trigger", () => {
     h.clock.advance(INTERVAL_S * 1000);
     const outcomes = await h.triggers.poller.tick();
     const run = await h.run(outcomes[0]!.runIds![0]!);
-    expect(run.triggerData.body).toEqual({ id: "v1.1", title: "1.1", link: "https://rel.example/v1.1", published: "2026-11-25T07:00:00.000Z", author: "Ada", summary: "1.1 summary", content: null, categories: [] });
+    expect(run.triggerData.body).toEqual({
+      id: "v1.1",
+      title: "1.1",
+      link: "https://rel.example/v1.1",
+      published: "2026-11-25T07:00:00.000Z",
+      author: "Ada",
+      summary: "1.1 summary",
+      content: null,
+      categories: [],
+    });
   });
 
   test("a page that is not a feed fails the poll with a clear reason", async () => {
@@ -111,10 +135,24 @@ describe("feed: read_feed", () => {
 
   test("outputs the feed's title and its items, at most limit", async () => {
     rssItems.length = 0;
-    rssItems.push({ guid: "b2", title: "Second", date: "Wed, 25 Nov 2026 09:00:00 GMT" }, { guid: "b1", title: "First", date: "Tue, 24 Nov 2026 09:00:00 GMT" });
+    rssItems.push(
+      { guid: "b2", title: "Second", date: "Wed, 25 Nov 2026 09:00:00 GMT" },
+      { guid: "b1", title: "First", date: "Tue, 24 Nov 2026 09:00:00 GMT" },
+    );
     const out = await read({ feed_url: url("/rss.xml"), limit: 1 });
     expect(out).toMatchObject({ format: "rss", title: "Home lab news", link: "https://lab.example/", description: "What changed" });
-    expect(out.items).toEqual([{ id: "b2", title: "Second", link: "https://lab.example/b2", published: "2026-11-25T09:00:00.000Z", author: null, summary: "About Second", content: null, categories: ["lab"] }]);
+    expect(out.items).toEqual([
+      {
+        id: "b2",
+        title: "Second",
+        link: "https://lab.example/b2",
+        published: "2026-11-25T09:00:00.000Z",
+        author: null,
+        summary: "About Second",
+        content: null,
+        categories: ["lab"],
+      },
+    ]);
   });
 
   test("errors name the cause: not a feed, a 404, a blocked address", async () => {

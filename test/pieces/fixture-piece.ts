@@ -30,7 +30,9 @@ export const fixturePiece = () =>
               inner: { type: "string", required: true, displayConditions: [{ field: "mode", operator: "eq", value: "z" }] },
             },
           }),
-          list: Property.array({ items: { type: "object", properties: { x: { type: "string", displayConditions: [{ field: "mode", operator: "eq", value: "z" }] } } } }),
+          list: Property.array({
+            items: { type: "object", properties: { x: { type: "string", displayConditions: [{ field: "mode", operator: "eq", value: "z" }] } } },
+          }),
           plain: Property.shortText({ required: true }),
           dyn: Property.dropdown({
             refreshers: ["mode"],

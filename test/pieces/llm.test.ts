@@ -26,7 +26,12 @@ beforeAll(async () => {
       if (url.pathname === "/v1/models") return Response.json({ object: "list", data: [{ id: "llama3.2" }, { id: "nomic-embed-text" }] });
       if (url.pathname === "/v1/chat/completions") {
         if (body.model !== "llama3.2") return Response.json({ error: { message: `model "${body.model}" not found, try pulling it first` } }, { status: 404 });
-        return Response.json({ id: "c1", model: body.model, choices: [{ index: 0, message: { role: "assistant", content: nextContent }, finish_reason: "stop" }], usage: { prompt_tokens: 21, completion_tokens: 5, total_tokens: 26 } });
+        return Response.json({
+          id: "c1",
+          model: body.model,
+          choices: [{ index: 0, message: { role: "assistant", content: nextContent }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 21, completion_tokens: 5, total_tokens: 26 },
+        });
       }
       if (url.pathname === "/v1/embeddings") {
         const inputs = Array.isArray(body.input) ? body.input : [body.input];
@@ -43,13 +48,18 @@ afterAll(() => server.stop(true));
 
 let connections = 0;
 async function connection(apiKey = "sk-test"): Promise<string> {
-  const res = await t.req("POST", "/api/connections", { body: { pieceId: "llm", name: `llm ${apiKey} ${++connections}`, values: { base_url: `http://127.0.0.1:${server.port}/v1/`, api_key: apiKey } } });
+  const res = await t.req("POST", "/api/connections", {
+    body: { pieceId: "llm", name: `llm ${apiKey} ${++connections}`, values: { base_url: `http://127.0.0.1:${server.port}/v1/`, api_key: apiKey } },
+  });
   expect(res.status).toBe(201);
   return res.body.data.id;
 }
 
 async function runStep(actionId: string, config: Record<string, unknown>, connectionId: string) {
-  const definition = { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {}, nextAction: { name: "ask", type: "PIECE", pieceId: "llm", actionId, connectionId, config } } };
+  const definition = {
+    schemaVersion: 2,
+    trigger: { name: "trigger", type: "manual", config: {}, nextAction: { name: "ask", type: "PIECE", pieceId: "llm", actionId, connectionId, config } },
+  };
   const made = await t.req("POST", "/api/workflows", { body: { name: actionId, definition } });
   expect((await t.req("POST", `/api/workflows/${made.body.data.id}/publish`)).status).toBe(200);
   const run = await t.req("POST", `/api/workflows/${made.body.data.id}/run?environment=production&wait=10`, { body: { text: "I love it" } });
@@ -60,12 +70,29 @@ describe("llm", () => {
   test("chat completion: system and user messages, temperature and max tokens go out; text and token usage come back", async () => {
     const conn = await connection();
     nextContent = "Hello Ada!";
-    const run = await runStep("chat_completion", { model: "llama3.2", system: "Be brief.", prompt: "Greet {{trigger.body.text}}", temperature: 0.2, max_tokens: 50 }, conn);
+    const run = await runStep(
+      "chat_completion",
+      { model: "llama3.2", system: "Be brief.", prompt: "Greet {{trigger.body.text}}", temperature: 0.2, max_tokens: 50 },
+      conn,
+    );
     expect(run.status).toBe("completed");
-    expect(run.steps[0].outputData).toEqual({ text: "Hello Ada!", model: "llama3.2", finishReason: "stop", usage: { promptTokens: 21, completionTokens: 5, totalTokens: 26 } });
+    expect(run.steps[0].outputData).toEqual({
+      text: "Hello Ada!",
+      model: "llama3.2",
+      finishReason: "stop",
+      usage: { promptTokens: 21, completionTokens: 5, totalTokens: 26 },
+    });
     const sent = seen.findLast((s) => s.path === "/v1/chat/completions")!;
     expect(sent.auth).toBe("Bearer sk-test");
-    expect(sent.body).toEqual({ model: "llama3.2", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Greet I love it" }], temperature: 0.2, max_tokens: 50 });
+    expect(sent.body).toEqual({
+      model: "llama3.2",
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Greet I love it" },
+      ],
+      temperature: 0.2,
+      max_tokens: 50,
+    });
   });
 
   test("the model dropdown lists the server's models through the connection", async () => {
@@ -77,12 +104,20 @@ describe("llm", () => {
 
   test("structured output: the answer is parsed and checked; a non-conforming answer fails with the mismatch", async () => {
     const conn = await connection();
-    const schema = { type: "object", properties: { sentiment: { type: "string", enum: ["positive", "negative"] }, score: { type: "number" } }, required: ["sentiment", "score"], additionalProperties: false };
+    const schema = {
+      type: "object",
+      properties: { sentiment: { type: "string", enum: ["positive", "negative"] }, score: { type: "number" } },
+      required: ["sentiment", "score"],
+      additionalProperties: false,
+    };
     nextContent = '```json\n{"sentiment": "positive", "score": 0.9}\n```';
     const ok = await runStep("structured_output", { model: "llama3.2", prompt: "Rate: {{trigger.body.text}}", schema }, conn);
     expect(ok.status).toBe("completed");
     expect(ok.steps[0].outputData.data).toEqual({ sentiment: "positive", score: 0.9 });
-    expect(seen.findLast((s) => s.path === "/v1/chat/completions")!.body.response_format).toEqual({ type: "json_schema", json_schema: { name: "output", schema, strict: true } });
+    expect(seen.findLast((s) => s.path === "/v1/chat/completions")!.body.response_format).toEqual({
+      type: "json_schema",
+      json_schema: { name: "output", schema, strict: true },
+    });
 
     nextContent = '{"sentiment": "delighted", "score": 0.9}';
     const bad = await runStep("structured_output", { model: "llama3.2", prompt: "Rate it", schema }, conn);
@@ -98,7 +133,14 @@ describe("llm", () => {
     const conn = await connection();
     const run = await runStep("embeddings", { model: "nomic-embed-text", input: ["a", "bbb"] }, conn);
     expect(run.status).toBe("completed");
-    expect(run.steps[0].outputData).toEqual({ embeddings: [[1, 0, 0.5], [3, 1, 0.5]], model: "nomic-embed-text", usage: { promptTokens: 6, completionTokens: null, totalTokens: 6 } });
+    expect(run.steps[0].outputData).toEqual({
+      embeddings: [
+        [1, 0, 0.5],
+        [3, 1, 0.5],
+      ],
+      model: "nomic-embed-text",
+      usage: { promptTokens: 6, completionTokens: null, totalTokens: 6 },
+    });
   });
 
   test("the server's refusals read as its own words; the connection check uses /models", async () => {
@@ -113,8 +155,25 @@ describe("llm", () => {
 
   test("without WEFT_ALLOW_CIDRS, a server on this machine is refused by the SSRF guard", async () => {
     const strict = await testApp();
-    const made = await strict.req("POST", "/api/connections", { body: { pieceId: "llm", name: "local", values: { base_url: `http://127.0.0.1:${server.port}/v1`, api_key: "sk-test" } } });
-    const definition = { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {}, nextAction: { name: "ask", type: "PIECE", pieceId: "llm", actionId: "chat_completion", connectionId: made.body.data.id, config: { model: "llama3.2", prompt: "hi" } } } };
+    const made = await strict.req("POST", "/api/connections", {
+      body: { pieceId: "llm", name: "local", values: { base_url: `http://127.0.0.1:${server.port}/v1`, api_key: "sk-test" } },
+    });
+    const definition = {
+      schemaVersion: 2,
+      trigger: {
+        name: "trigger",
+        type: "manual",
+        config: {},
+        nextAction: {
+          name: "ask",
+          type: "PIECE",
+          pieceId: "llm",
+          actionId: "chat_completion",
+          connectionId: made.body.data.id,
+          config: { model: "llama3.2", prompt: "hi" },
+        },
+      },
+    };
     const wf = await strict.req("POST", "/api/workflows", { body: { name: "strict", definition } });
     const run = await strict.req("POST", `/api/workflows/${wf.body.data.id}/run?environment=test&wait=10`, { body: {} });
     expect(run.body.data.status).toBe("failed");

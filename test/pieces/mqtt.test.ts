@@ -27,13 +27,18 @@ describe.skipIf(!hasMosquitto())("mqtt", () => {
   });
 
   const api = async (method: string, path: string, body?: unknown) => {
-    const res = await server.fetch(path, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await server.fetch(path, {
+      method,
+      headers: { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const json = (await res.json()) as any;
     if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json;
   };
   let connections = 0;
-  const connection = async (url = broker.url) => (await api("POST", "/api/connections", { pieceId: "mqtt", name: `broker ${++connections}`, values: { url } })).data.id as string;
+  const connection = async (url = broker.url) =>
+    (await api("POST", "/api/connections", { pieceId: "mqtt", name: `broker ${++connections}`, values: { url } })).data.id as string;
   const runsOf = async (workflowId: string) => {
     const runs: any[] = [];
     for (let page = 1; ; page++) {
@@ -49,7 +54,22 @@ describe.skipIf(!hasMosquitto())("mqtt", () => {
     listener.on("message", (topic, message, packet) => received.push({ topic, text: message.toString(), retain: packet.retain }));
     await listener.subscribeAsync("home/#", { qos: 1 });
     const conn = await connection();
-    const definition = { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {}, nextAction: { name: "pub", type: "PIECE", pieceId: "mqtt", actionId: "publish", connectionId: conn, config: { topic: "home/light/set", payload_type: "json", payload: { on: "{{trigger.body.on}}" }, qos: 1 } } } };
+    const definition = {
+      schemaVersion: 2,
+      trigger: {
+        name: "trigger",
+        type: "manual",
+        config: {},
+        nextAction: {
+          name: "pub",
+          type: "PIECE",
+          pieceId: "mqtt",
+          actionId: "publish",
+          connectionId: conn,
+          config: { topic: "home/light/set", payload_type: "json", payload: { on: "{{trigger.body.on}}" }, qos: 1 },
+        },
+      },
+    };
     const wf = (await api("POST", "/api/workflows", { name: "publisher", definition })).data;
     const run = (await api("POST", `/api/workflows/${wf.id}/run?environment=test&wait=10`, { on: true })).data;
     expect(run.status).toBe("completed");
@@ -65,8 +85,19 @@ describe.skipIf(!hasMosquitto())("mqtt", () => {
     const definition = {
       schemaVersion: 2,
       trigger: {
-        name: "trigger", type: "subscription", pieceId: "mqtt", actionId: "message_received", connectionId: conn, config: { topic: "sensors/+/reading", qos: 1 },
-        nextAction: { name: "keep", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { n: "{{trigger.body.payload.n}}", topic: "{{trigger.body.topic}}" } } },
+        name: "trigger",
+        type: "subscription",
+        pieceId: "mqtt",
+        actionId: "message_received",
+        connectionId: conn,
+        config: { topic: "sensors/+/reading", qos: 1 },
+        nextAction: {
+          name: "keep",
+          type: "PIECE",
+          pieceId: "data",
+          actionId: "set_fields",
+          config: { fields: { n: "{{trigger.body.payload.n}}", topic: "{{trigger.body.topic}}" } },
+        },
       },
     };
     const wf = (await api("POST", "/api/workflows", { name: "readings", definition })).data;
@@ -117,10 +148,25 @@ describe.skipIf(!hasMosquitto())("mqtt", () => {
   test("a broker on a blocked address is refused by the SSRF policy, and the trigger shows the failure", async () => {
     const strict = await startServer({ env: { WEFT_LOG_LEVEL: "warn" } });
     try {
-      const res = await strict.fetch("/api/connections", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ pieceId: "mqtt", name: "lan broker", values: { url: broker.url } }) });
+      const res = await strict.fetch("/api/connections", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ pieceId: "mqtt", name: "lan broker", values: { url: broker.url } }),
+      });
       const conn = ((await res.json()) as any).data.id;
-      const definition = { schemaVersion: 2, trigger: { name: "trigger", type: "subscription", pieceId: "mqtt", actionId: "message_received", connectionId: conn, config: { topic: "x/#", qos: 0 } } };
-      const wf = ((await (await strict.fetch("/api/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "blocked", definition }) })).json()) as any).data;
+      const definition = {
+        schemaVersion: 2,
+        trigger: { name: "trigger", type: "subscription", pieceId: "mqtt", actionId: "message_received", connectionId: conn, config: { topic: "x/#", qos: 0 } },
+      };
+      const wf = (
+        (await (
+          await strict.fetch("/api/workflows", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ name: "blocked", definition }),
+          })
+        ).json()) as any
+      ).data;
       await strict.fetch(`/api/workflows/${wf.id}/publish`, { method: "POST" });
       let status: any;
       const by = Date.now() + 10_000;

@@ -15,11 +15,16 @@ beforeAll(() => {
     const url = new URL(req.url);
     const json = body ? JSON.parse(body) : null;
     if (url.pathname === "/" && req.method === "POST") {
-      if (json.topic === "locked" && req.headers.get("authorization") !== "Bearer tk_right") return Response.json({ code: 40301, http: 403, error: "forbidden" }, { status: 403 });
+      if (json.topic === "locked" && req.headers.get("authorization") !== "Bearer tk_right")
+        return Response.json({ code: 40301, http: 403, error: "forbidden" }, { status: 403 });
       return Response.json({ id: "abc123", time: 1732500000, event: "message", topic: json.topic, message: json.message, title: json.title });
     }
     if (url.pathname === "/message") {
-      if (req.headers.get("x-gotify-key") !== "Agood") return Response.json({ error: "Unauthorized", errorCode: 401, errorDescription: "you need to provide a valid access token or user credentials to access this api" }, { status: 401 });
+      if (req.headers.get("x-gotify-key") !== "Agood")
+        return Response.json(
+          { error: "Unauthorized", errorCode: 401, errorDescription: "you need to provide a valid access token or user credentials to access this api" },
+          { status: 401 },
+        );
       return Response.json({ id: 7, appid: 1, message: json.message, title: json.title, priority: json.priority, date: "2026-11-25T08:00:00Z" });
     }
     const telegram = /^\/bot(\d+:[\w-]+)\/sendMessage$/.exec(url.pathname);
@@ -45,31 +50,61 @@ const last = () => server.requests.at(-1)!;
 
 describe("notify", () => {
   test("ntfy: publishes JSON to the server root with topic, priority, tags and click; a protected topic gets the token", async () => {
-    const out = await run("ntfy_send", { server_url: server.url, topic: "alerts", message: "Backup done", title: "NAS", priority: "high", tags: ["tada", "nas"], click_url: "https://nas.lan/" });
+    const out = await run("ntfy_send", {
+      server_url: server.url,
+      topic: "alerts",
+      message: "Backup done",
+      title: "NAS",
+      priority: "high",
+      tags: ["tada", "nas"],
+      click_url: "https://nas.lan/",
+    });
     expect(out).toMatchObject({ id: "abc123", topic: "alerts", message: "Backup done", title: "NAS" });
     expect(last().method).toBe("POST");
     expect(last().path).toBe("/");
-    expect(JSON.parse(last().body)).toEqual({ topic: "alerts", message: "Backup done", title: "NAS", priority: 4, tags: ["tada", "nas"], click: "https://nas.lan/" });
+    expect(JSON.parse(last().body)).toEqual({
+      topic: "alerts",
+      message: "Backup done",
+      title: "NAS",
+      priority: 4,
+      tags: ["tada", "nas"],
+      click: "https://nas.lan/",
+    });
     await expect(run("ntfy_send", { server_url: server.url, topic: "locked", message: "x" })).rejects.toThrow("ntfy answered 403: forbidden");
     expect((await run("ntfy_send", { server_url: `${server.url}/`, topic: "locked", message: "x", access_token: "tk_right" })).topic).toBe("locked");
-    await expect(run("ntfy_send", { server_url: server.url, topic: "alerts", message: "x", priority: "loud" })).rejects.toThrow("priority \"loud\" is unknown; use min, low, default, high, urgent");
+    await expect(run("ntfy_send", { server_url: server.url, topic: "alerts", message: "x", priority: "loud" })).rejects.toThrow(
+      'priority "loud" is unknown; use min, low, default, high, urgent',
+    );
   });
 
   test("Gotify: posts to /message with the application token header; a wrong token reads as Gotify's own words", async () => {
     const out = await run("gotify_send", { server_url: server.url, app_token: "Agood", title: "NAS", message: "Backup done", priority: 8 });
     expect(out).toMatchObject({ id: 7, message: "Backup done", title: "NAS", priority: 8 });
     expect(last().headers.get("x-gotify-key")).toBe("Agood");
-    await expect(run("gotify_send", { server_url: server.url, app_token: "wrong", message: "x" })).rejects.toThrow("Gotify answered 401: you need to provide a valid access token");
+    await expect(run("gotify_send", { server_url: server.url, app_token: "wrong", message: "x" })).rejects.toThrow(
+      "Gotify answered 401: you need to provide a valid access token",
+    );
     await expect(run("gotify_send", { server_url: "gotify.lan", app_token: "x", message: "x" })).rejects.toThrow('server_url "gotify.lan" is not a URL');
   });
 
   test("Telegram: sendMessage on the configurable Bot API URL; the output is the sent message; a refusal names Telegram's reason", async () => {
-    const out = await run("telegram_send_message", { base_url: server.url, bot_token: "123456:ABC-def_1", chat_id: "99", text: "*hi*", parse_mode: "MarkdownV2", disable_notification: true });
+    const out = await run("telegram_send_message", {
+      base_url: server.url,
+      bot_token: "123456:ABC-def_1",
+      chat_id: "99",
+      text: "*hi*",
+      parse_mode: "MarkdownV2",
+      disable_notification: true,
+    });
     expect(out).toEqual({ message_id: 42, chat: { id: 99, type: "private" }, date: 1732500000, text: "*hi*" });
     expect(last().path).toBe("/bot123456:ABC-def_1/sendMessage");
     expect(JSON.parse(last().body)).toEqual({ chat_id: "99", text: "*hi*", parse_mode: "MarkdownV2", disable_notification: true });
-    await expect(run("telegram_send_message", { base_url: server.url, bot_token: "123456:ABC", chat_id: "404", text: "x" })).rejects.toThrow("Bad Request: chat not found");
-    await expect(run("telegram_send_message", { base_url: server.url, bot_token: "not a token", chat_id: "1", text: "x" })).rejects.toThrow("does not look like a Telegram bot token");
+    await expect(run("telegram_send_message", { base_url: server.url, bot_token: "123456:ABC", chat_id: "404", text: "x" })).rejects.toThrow(
+      "Bad Request: chat not found",
+    );
+    await expect(run("telegram_send_message", { base_url: server.url, bot_token: "not a token", chat_id: "1", text: "x" })).rejects.toThrow(
+      "does not look like a Telegram bot token",
+    );
   });
 
   test("Discord: posts content, username and embeds with wait=true and outputs the created message", async () => {

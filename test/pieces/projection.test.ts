@@ -19,26 +19,75 @@ const names = (p: any) => Object.keys(p.inputSchema.properties);
 describe("projection shape (spec 2.5)", () => {
   test("carries piece id and fleet version, the step's identity, schemas and every list", async () => {
     const p = await gated();
-    expect(p).toMatchObject({ pieceId: "fixture", pieceVersion: "2.3.1", id: "gated", name: "Gated", description: "Every kind of gate", sideEffects: "pure", sampleData: { ok: true } });
+    expect(p).toMatchObject({
+      pieceId: "fixture",
+      pieceVersion: "2.3.1",
+      id: "gated",
+      name: "Gated",
+      description: "Every kind of gate",
+      sideEffects: "pure",
+      sampleData: { ok: true },
+    });
     expect(p.inputSchema.type).toBe("object");
-    expect(p.outputSchema).toEqual({ type: "object", properties: { ok: { type: "boolean", required: true }, note: { type: "string", required: false } }, required: ["ok"] });
+    expect(p.outputSchema).toEqual({
+      type: "object",
+      properties: { ok: { type: "boolean", required: true }, note: { type: "string", required: false } },
+      required: ["ok"],
+    });
     expect(p.filteredBy).toEqual({});
     expect(p.ignored).toEqual([]);
   });
 
   test("properties are spec-2.5 property objects: no functions, labels or unknown keys", async () => {
     const p = await gated();
-    const allowed = ["type", "description", "default", "enum", "enumLabels", "format", "properties", "items", "propertyType", "required", "minLength", "maxLength", "min", "max", "pattern", "refreshers", "language", "displayConditions"];
+    const allowed = [
+      "type",
+      "description",
+      "default",
+      "enum",
+      "enumLabels",
+      "format",
+      "properties",
+      "items",
+      "propertyType",
+      "required",
+      "minLength",
+      "maxLength",
+      "min",
+      "max",
+      "pattern",
+      "refreshers",
+      "language",
+      "displayConditions",
+    ];
     for (const prop of Object.values<any>(p.inputSchema.properties)) for (const key of Object.keys(prop)) expect(allowed).toContain(key);
     expect(p.inputSchema.properties.mode).toMatchObject({ type: "string", enum: ["a", "b", "c"], propertyType: "static_dropdown", required: true });
     expect(p.inputSchema.properties.a_field.displayConditions).toEqual([{ field: "mode", operator: "eq", value: "a" }]);
-    expect(p.inputSchema.properties.hook_secret.displayConditions).toEqual([{ field: "events", operator: "contains_any", value: "push,issues", values: ["push", "issues"] }]);
+    expect(p.inputSchema.properties.hook_secret.displayConditions).toEqual([
+      { field: "events", operator: "contains_any", value: "push,issues", values: ["push", "issues"] },
+    ]);
     expect(p.inputSchema.properties.dyn).toMatchObject({ propertyType: "dropdown", refreshers: ["mode"] });
   });
 
   test("with no gate supplied every property is kept; gated ones are conditional and not required", async () => {
     const p = await gated();
-    expect(names(p)).toEqual(["mode", "a_field", "b_field", "enabled", "when_enabled", "count", "many", "events", "hook_secret", "region", "region_note", "nested", "list", "plain", "dyn"]);
+    expect(names(p)).toEqual([
+      "mode",
+      "a_field",
+      "b_field",
+      "enabled",
+      "when_enabled",
+      "count",
+      "many",
+      "events",
+      "hook_secret",
+      "region",
+      "region_note",
+      "nested",
+      "list",
+      "plain",
+      "dyn",
+    ]);
     expect(p.inputSchema.required).toEqual(["mode", "plain"]);
     expect(p.conditionalFields).toEqual(["a_field", "b_field", "when_enabled", "many", "hook_secret", "region_note"]);
     expect(p.unresolved).toEqual(["mode", "enabled", "count", "events", "region"]);
@@ -127,7 +176,11 @@ describe("narrowing rules (spec 4.8)", () => {
 
   test("rule 5: nested properties and array items are never filtered", async () => {
     const p = await gated("?mode=a");
-    expect(p.inputSchema.properties.nested.properties.inner).toEqual({ type: "string", required: true, displayConditions: [{ field: "mode", operator: "eq", value: "z" }] });
+    expect(p.inputSchema.properties.nested.properties.inner).toEqual({
+      type: "string",
+      required: true,
+      displayConditions: [{ field: "mode", operator: "eq", value: "z" }],
+    });
     expect(p.inputSchema.properties.list.items.properties.x.displayConditions).toEqual([{ field: "mode", operator: "eq", value: "z" }]);
     // A nested property's name is not a top-level gate either.
     expect((await gated("?inner=1")).ignored).toEqual(["inner"]);
@@ -153,7 +206,19 @@ describe("built-in examples", () => {
   test("http.send_request with two gates: exactly the fields that body and auth need", async () => {
     const res = await t.req("GET", "/api/pieces/http/actions/send_request?body_type=json&auth_type=bearer");
     const p = res.body.data;
-    expect(names(p)).toEqual(["method", "url", "headers", "query", "body_type", "body_json", "auth_type", "token", "timeout_ms", "fail_on_error", "response_type"]);
+    expect(names(p)).toEqual([
+      "method",
+      "url",
+      "headers",
+      "query",
+      "body_type",
+      "body_json",
+      "auth_type",
+      "token",
+      "timeout_ms",
+      "fail_on_error",
+      "response_type",
+    ]);
     expect(p.inputSchema.required).toEqual(["method", "url", "body_json", "token"]);
     expect(p.filteredBy).toEqual({ body_type: "json", auth_type: "bearer" });
     expect(p.unresolved).toEqual([]);

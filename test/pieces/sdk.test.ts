@@ -14,12 +14,55 @@ describe("definePiece refuses mistakes with a message", () => {
     ["bad id", { id: "My Piece", name: "x", version: "1.0.0" }, "lowercase"],
     ["bad version", { id: "p", name: "x", version: "1.0" }, "semver"],
     ["bad action id", { id: "p", name: "x", version: "1.0.0", actions: [action({ id: "Do-It", name: "x", description: "", run })] }, "snake_case"],
-    ["duplicate action", { id: "p", name: "x", version: "1.0.0", actions: [action({ id: "a", name: "x", description: "", run }), action({ id: "a", name: "y", description: "", run })] }, "twice"],
+    [
+      "duplicate action",
+      {
+        id: "p",
+        name: "x",
+        version: "1.0.0",
+        actions: [action({ id: "a", name: "x", description: "", run }), action({ id: "a", name: "y", description: "", run })],
+      },
+      "twice",
+    ],
     ["no run", { id: "p", name: "x", version: "1.0.0", actions: [{ id: "a", name: "x", description: "", props: {} }] }, "run(ctx)"],
-    ["gate not a property", { id: "p", name: "x", version: "1.0.0", actions: [action({ id: "a", name: "x", description: "", run, props: { b: Property.shortText({ displayConditions: [Show.eq("mode", "x")] }) } })] }, '"mode", which is not a property'],
-    ["bad operator", { id: "p", name: "x", version: "1.0.0", actions: [action({ id: "a", name: "x", description: "", run, props: { m: Property.shortText(), b: Property.shortText({ displayConditions: [{ field: "m", operator: "gt" as any }] }) } })] }, "eq, neq, contains_any, exists, not_exists"],
-    ["bad trigger type", { id: "p", name: "x", version: "1.0.0", triggers: [{ id: "t", name: "t", description: "", type: "Webhook", props: {} }] }, "webhook, cron, poll, error, run_finished, callable"],
-    ["poll without poll()", { id: "p", name: "x", version: "1.0.0", triggers: [{ id: "t", name: "t", description: "", type: "poll", props: {} }] }, "poll(ctx)"],
+    [
+      "gate not a property",
+      {
+        id: "p",
+        name: "x",
+        version: "1.0.0",
+        actions: [action({ id: "a", name: "x", description: "", run, props: { b: Property.shortText({ displayConditions: [Show.eq("mode", "x")] }) } })],
+      },
+      '"mode", which is not a property',
+    ],
+    [
+      "bad operator",
+      {
+        id: "p",
+        name: "x",
+        version: "1.0.0",
+        actions: [
+          action({
+            id: "a",
+            name: "x",
+            description: "",
+            run,
+            props: { m: Property.shortText(), b: Property.shortText({ displayConditions: [{ field: "m", operator: "gt" as any }] }) },
+          }),
+        ],
+      },
+      "eq, neq, contains_any, exists, not_exists",
+    ],
+    [
+      "bad trigger type",
+      { id: "p", name: "x", version: "1.0.0", triggers: [{ id: "t", name: "t", description: "", type: "Webhook", props: {} }] },
+      "webhook, cron, poll, error, run_finished, callable",
+    ],
+    [
+      "poll without poll()",
+      { id: "p", name: "x", version: "1.0.0", triggers: [{ id: "t", name: "t", description: "", type: "poll", props: {} }] },
+      "poll(ctx)",
+    ],
   ];
   for (const [name, input, message] of cases) {
     test(name, () => {
@@ -38,10 +81,27 @@ describe("definePiece refuses mistakes with a message", () => {
   });
 
   test("property builders carry spec fields", () => {
-    expect(Property.staticDropdown({ options: [{ label: "One", value: 1 }, { label: "Two", value: 2 }] })).toEqual({ type: "integer", propertyType: "static_dropdown", enum: [1, 2], enumLabels: { "1": "One", "2": "Two" } });
+    expect(
+      Property.staticDropdown({
+        options: [
+          { label: "One", value: 1 },
+          { label: "Two", value: 2 },
+        ],
+      }),
+    ).toEqual({ type: "integer", propertyType: "static_dropdown", enum: [1, 2], enumLabels: { "1": "One", "2": "Two" } });
     expect(Property.code({ required: true })).toEqual({ type: "code", propertyType: "code", language: "javascript", required: true });
-    expect(Property.staticMultiSelect({ options: ["a", "b"] })).toEqual({ type: "array", propertyType: "static_multi_select", items: { type: "string", enum: ["a", "b"] } });
-    expect(Property.shortText({ minLength: 2, maxLength: 5, pattern: "^x" })).toEqual({ type: "string", propertyType: "short_text", minLength: 2, maxLength: 5, pattern: "^x" });
+    expect(Property.staticMultiSelect({ options: ["a", "b"] })).toEqual({
+      type: "array",
+      propertyType: "static_multi_select",
+      items: { type: "string", enum: ["a", "b"] },
+    });
+    expect(Property.shortText({ minLength: 2, maxLength: 5, pattern: "^x" })).toEqual({
+      type: "string",
+      propertyType: "short_text",
+      minLength: 2,
+      maxLength: 5,
+      pattern: "^x",
+    });
   });
 });
 
@@ -49,7 +109,17 @@ describe("activeProperties / missingRequired (what the publish gate uses)", () =
   const props = builtinRegistry().action("http", "send_request")!.props;
 
   test("gates left out take their defaults (body_type none, auth_type none)", () => {
-    expect(Object.keys(activeProperties(props, { method: "GET", url: "https://x" }))).toEqual(["method", "url", "headers", "query", "body_type", "auth_type", "timeout_ms", "fail_on_error", "response_type"]);
+    expect(Object.keys(activeProperties(props, { method: "GET", url: "https://x" }))).toEqual([
+      "method",
+      "url",
+      "headers",
+      "query",
+      "body_type",
+      "auth_type",
+      "timeout_ms",
+      "fail_on_error",
+      "response_type",
+    ]);
     expect(missingRequired(props, { method: "GET" })).toEqual(["url"]);
   });
 
@@ -65,10 +135,16 @@ describe("activeProperties / missingRequired (what the publish gate uses)", () =
 
   test("config values are coerced like query text; contains_any and chains resolve", () => {
     const fixture = fixturePiece().actions.gated.props;
-    expect(Object.keys(activeProperties(fixture, { enabled: "true", events: ["push"], count: "3" }))).toEqual(expect.arrayContaining(["when_enabled", "hook_secret", "many"]));
+    expect(Object.keys(activeProperties(fixture, { enabled: "true", events: ["push"], count: "3" }))).toEqual(
+      expect.arrayContaining(["when_enabled", "hook_secret", "many"]),
+    );
     expect(Object.keys(activeProperties(fixture, { enabled: false, events: ["release"] }))).not.toEqual(expect.arrayContaining(["when_enabled"]));
     expect(Object.keys(activeProperties(fixture, { events: ["release"] }))).not.toContain("hook_secret");
-    const chain = { a: Property.checkbox(), b: Property.checkbox({ displayConditions: [Show.eq("a", true)] }), c: Property.shortText({ displayConditions: [Show.eq("b", true)] }) };
+    const chain = {
+      a: Property.checkbox(),
+      b: Property.checkbox({ displayConditions: [Show.eq("a", true)] }),
+      c: Property.shortText({ displayConditions: [Show.eq("b", true)] }),
+    };
     // b is not in force (a false), so c's gate counts as absent even though b=true was left in the config.
     expect(Object.keys(activeProperties(chain, { a: false, b: true }))).toEqual(["a"]);
   });
@@ -113,7 +189,11 @@ describe("pins (DESIGN.md §3: same major, fleet ≥ pin)", () => {
 describe("dynamic options time out with a clear 4xx", () => {
   test("a piece that never answers", async () => {
     const registry = new PieceRegistry([fixturePiece()]);
-    const promise = dynamicOptions(registry, { fetch, timeoutMs: 50 }, { workspaceId: "w", pieceId: "fixture", actionId: "gated", propertyName: "dyn", config: { slow: true } });
+    const promise = dynamicOptions(
+      registry,
+      { fetch, timeoutMs: 50 },
+      { workspaceId: "w", pieceId: "fixture", actionId: "gated", propertyName: "dyn", config: { slow: true } },
+    );
     await expect(promise).rejects.toMatchObject({ status: 422, message: expect.stringContaining("did not arrive within") });
   });
 });

@@ -46,7 +46,10 @@ async function runSteps(connectionId: string, steps: Array<Record<string, unknow
 }
 
 /** The same checks for every database: `exec` runs set-up SQL directly, `p(n)` is its placeholder. */
-function databaseSuite(name: string, setup: () => Promise<{ values: Record<string, unknown>; exec: (sql: string) => Promise<unknown>; p: (n: number) => string; stop: () => Promise<void> }>) {
+function databaseSuite(
+  name: string,
+  setup: () => Promise<{ values: Record<string, unknown>; exec: (sql: string) => Promise<unknown>; p: (n: number) => string; stop: () => Promise<void> }>,
+) {
   let db: Awaited<ReturnType<typeof setup>>;
   let conn: string;
   beforeAll(async () => {
@@ -66,10 +69,24 @@ function databaseSuite(name: string, setup: () => Promise<{ values: Record<strin
   });
 
   test(`${name}: a published workflow inserts rows and selects them back`, async () => {
-    const run = await runSteps(conn, [
-      { name: "put", actionId: "insert_rows", config: { table: "readings", rows: [{ id: 1, sensor: "{{trigger.body.sensor}}", value: 21.5 }, { id: 2, sensor: "garage", value: 8 }] } },
-      { name: "get", actionId: "select_rows", config: { table: "readings", where: { sensor: "{{trigger.body.sensor}}" }, limit: 10 } },
-    ], { sensor: "kitchen" });
+    const run = await runSteps(
+      conn,
+      [
+        {
+          name: "put",
+          actionId: "insert_rows",
+          config: {
+            table: "readings",
+            rows: [
+              { id: 1, sensor: "{{trigger.body.sensor}}", value: 21.5 },
+              { id: 2, sensor: "garage", value: 8 },
+            ],
+          },
+        },
+        { name: "get", actionId: "select_rows", config: { table: "readings", where: { sensor: "{{trigger.body.sensor}}" }, limit: 10 } },
+      ],
+      { sensor: "kitchen" },
+    );
     expect(run.status).toBe("completed");
     expect(run.steps[0].outputData).toEqual({ inserted: 2 });
     expect(run.steps[1].outputData.rowCount).toBe(1);
@@ -78,10 +95,21 @@ function databaseSuite(name: string, setup: () => Promise<{ values: Record<strin
 
   test(`${name}: an injection attempt through a bound value stays a value`, async () => {
     const evil = "x'); DROP TABLE readings; --";
-    const run = await runSteps(conn, [
-      { name: "put", actionId: "run_query", config: { query: `INSERT INTO readings (id, sensor, note) VALUES (${db.p(1)}, ${db.p(2)}, ${db.p(3)})`, params: [3, "attic", "{{trigger.body.note}}"] } },
-      { name: "get", actionId: "run_query", config: { query: `SELECT note FROM readings WHERE id = ${db.p(1)}`, params: [3] } },
-    ], { note: evil });
+    const run = await runSteps(
+      conn,
+      [
+        {
+          name: "put",
+          actionId: "run_query",
+          config: {
+            query: `INSERT INTO readings (id, sensor, note) VALUES (${db.p(1)}, ${db.p(2)}, ${db.p(3)})`,
+            params: [3, "attic", "{{trigger.body.note}}"],
+          },
+        },
+        { name: "get", actionId: "run_query", config: { query: `SELECT note FROM readings WHERE id = ${db.p(1)}`, params: [3] } },
+      ],
+      { note: evil },
+    );
     expect(run.status).toBe("completed");
     expect(run.steps[1].outputData.rows).toEqual([{ note: evil }]);
     const still = await runSteps(conn, [{ name: "count", actionId: "run_query", config: { query: "SELECT COUNT(*) AS n FROM readings", params: [] } }]);
@@ -90,8 +118,10 @@ function databaseSuite(name: string, setup: () => Promise<{ values: Record<strin
 
   test(`${name}: unknown tables and columns are refused with what exists`, async () => {
     const badTable = await runSteps(conn, [{ name: "get", actionId: "select_rows", config: { table: "readings; DROP TABLE other_table", limit: 1 } }]);
-    expect(badTable.errorMessage).toContain('does not exist; tables: other_table, readings');
-    const badColumn = await runSteps(conn, [{ name: "put", actionId: "insert_rows", config: { table: "readings", rows: [{ id: 9, sensor: "x", colour: "red" }] } }]);
+    expect(badTable.errorMessage).toContain("does not exist; tables: other_table, readings");
+    const badColumn = await runSteps(conn, [
+      { name: "put", actionId: "insert_rows", config: { table: "readings", rows: [{ id: 9, sensor: "x", colour: "red" }] } },
+    ]);
     expect(badColumn.errorMessage).toContain('has no column "colour"; columns: id, sensor, value, note');
     expect((await t.req("POST", `/api/connections/${conn}/test`)).body.data).toMatchObject({ ok: true });
   });
@@ -108,7 +138,10 @@ describe.skipIf(!pgBin)("PostgreSQL", () => {
       values: { database_type: "postgres", host: "127.0.0.1", port: pg.port, database: pg.database, user: pg.user, password: pg.password },
       exec: (text) => client.unsafe(text),
       p: (n) => `$${n}`,
-      stop: async () => { await client.close(); await pg.stop(); },
+      stop: async () => {
+        await client.close();
+        await pg.stop();
+      },
     };
   });
 
@@ -131,7 +164,10 @@ describe.skipIf(!hasMariadb())("MariaDB", () => {
       values: { database_type: "mysql", host: "127.0.0.1", port: maria.port, database: maria.database, user: maria.user, password: maria.password },
       exec: (text) => client.unsafe(text),
       p: () => "?",
-      stop: async () => { await client.close(); await maria.stop(); },
+      stop: async () => {
+        await client.close();
+        await maria.stop();
+      },
     };
   });
 });

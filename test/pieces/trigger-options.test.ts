@@ -20,7 +20,9 @@ const piece = definePiece({
           displayName: "Folder",
           required: true,
           refreshers: ["account"],
-          options: ({ config }) => ({ options: [`${config.account ?? "any"}/inbox`, `${config.account ?? "any"}/archive`].map((f) => ({ label: f, value: f })) }),
+          options: ({ config }) => ({
+            options: [`${config.account ?? "any"}/inbox`, `${config.account ?? "any"}/archive`].map((f) => ({ label: f, value: f })),
+          }),
         }),
       },
       poll: async () => [],
@@ -41,18 +43,21 @@ describe("POST /api/pieces/{id}/triggers/{triggerId}/options/{propertyName}", ()
     expect(projection.dynamicFields).toEqual(["folder"]);
     const res = await t.req("POST", "/api/pieces/inbox_watch/triggers/new_mail/options/folder", { body: { config: { account: "work" } } });
     expect(res.status).toBe(200);
-    expect(res.body.data.options).toEqual([{ label: "work/inbox", value: "work/inbox" }, { label: "work/archive", value: "work/archive" }]);
+    expect(res.body.data.options).toEqual([
+      { label: "work/inbox", value: "work/inbox" },
+      { label: "work/archive", value: "work/archive" },
+    ]);
   });
 
   test("a property without dynamic options, or an unknown trigger, is refused with what exists", async () => {
     const stat = await t.req("POST", "/api/pieces/inbox_watch/triggers/new_mail/options/account", { body: {} });
     expect(stat.status).toBe(400);
-    expect(stat.body.error.message).toContain("properties with dynamic options: \"folder\"");
+    expect(stat.body.error.message).toContain('properties with dynamic options: "folder"');
     const missing = await t.req("POST", "/api/pieces/inbox_watch/triggers/nope/options/folder", { body: {} });
     expect(missing.status).toBe(404);
     expect(missing.body.error.message).toContain("new_mail");
     const unknown = await t.req("POST", "/api/pieces/inbox_watch/triggers/new_mail/options/nope", { body: {} });
     expect(unknown.status).toBe(404);
-    expect(unknown.body.error.message).toContain("trigger \"inbox_watch.new_mail\"");
+    expect(unknown.body.error.message).toContain('trigger "inbox_watch.new_mail"');
   });
 });

@@ -14,15 +14,23 @@ beforeAll(async () => {
   t = await engineApp();
   t.deps.pieces.register(
     testPiece("count", [
-      { id: "hit", run: ({ config, run }) => {
-        executions[run.stepName] = (executions[run.stepName] ?? 0) + 1;
-        if (config.fail && failB) throw new Error("B is down");
-        return { step: run.stepName, value: config.value ?? null };
-      } },
-      { id: "sleep", sideEffects: "external", run: ({ config, signal }) => new Promise((resolve) => {
-        const timer = setTimeout(() => resolve({ slept: true }), Number(config.ms ?? 1000));
-        signal.addEventListener("abort", () => clearTimeout(timer));
-      }) },
+      {
+        id: "hit",
+        run: ({ config, run }) => {
+          executions[run.stepName] = (executions[run.stepName] ?? 0) + 1;
+          if (config.fail && failB) throw new Error("B is down");
+          return { step: run.stepName, value: config.value ?? null };
+        },
+      },
+      {
+        id: "sleep",
+        sideEffects: "external",
+        run: ({ config, signal }) =>
+          new Promise((resolve) => {
+            const timer = setTimeout(() => resolve({ slept: true }), Number(config.ms ?? 1000));
+            signal.addEventListener("abort", () => clearTimeout(timer));
+          }),
+      },
     ]),
   );
 });
@@ -79,7 +87,9 @@ describe("POST /api/workflows/{id}/run", () => {
   test("production executes the published snapshot, test executes the draft", async () => {
     const id = await createWorkflow(t, definition(template("say", "version one")), { publish: true });
     const draft = await t.req("GET", `/api/workflows/${id}`);
-    const put = await t.req("PUT", `/api/workflows/${id}`, { body: { name: "wf", definition: definition(template("say", "version two")), expectedRev: draft.body.data.definitionRev } });
+    const put = await t.req("PUT", `/api/workflows/${id}`, {
+      body: { name: "wf", definition: definition(template("say", "version two")), expectedRev: draft.body.data.definitionRev },
+    });
     expect(put.status).toBe(200);
     const prod = await runAndWait(t, id, {}, "production");
     const test_ = await runAndWait(t, id, {}, "test");
@@ -179,7 +189,11 @@ describe("POST /api/runs/{id}/retry", () => {
     const full = (await t.req("GET", `/api/runs/${res.body.data.id}`)).body.data;
     expect(full.retryOfRunId).toBe(failed.id);
     expect(full.startedFromStep).toBe("B");
-    expect(full.steps.map((s: any) => [s.nodeId, s.status])).toEqual([["A", "completed"], ["B", "completed"], ["C", "completed"]]);
+    expect(full.steps.map((s: any) => [s.nodeId, s.status])).toEqual([
+      ["A", "completed"],
+      ["B", "completed"],
+      ["C", "completed"],
+    ]);
     expect(stepOf(full, "A").outputData).toEqual({ step: "A", value: 7 });
     expect(full.triggerData).toEqual(failed.triggerData);
     const original = (await t.req("GET", `/api/runs/${failed.id}`)).body.data;
@@ -205,7 +219,9 @@ describe("POST /api/runs/{id}/retry", () => {
     const id = await createWorkflow(t, definition(chain(template("say", "old"), hit("B", { fail: true }))));
     const failed = await runAndWait(t, id);
     const draft = (await t.req("GET", `/api/workflows/${id}`)).body.data;
-    await t.req("PUT", `/api/workflows/${id}`, { body: { name: "wf", definition: definition(chain(template("say", "new"), hit("B"))), expectedRev: draft.definitionRev } });
+    await t.req("PUT", `/api/workflows/${id}`, {
+      body: { name: "wf", definition: definition(chain(template("say", "new"), hit("B"))), expectedRev: draft.definitionRev },
+    });
     failB = false;
     const original = await t.req("POST", `/api/runs/${failed.id}/retry`, { body: { from: "start", version: "original" } });
     const latest = await t.req("POST", `/api/runs/${failed.id}/retry`, { body: { from: "start", version: "latest" } });
@@ -225,7 +241,10 @@ describe("POST /api/runs/{id}/retry", () => {
     expect(bad.status).toBe(400);
     const slow = await createWorkflow(t, definition({ name: "slow", type: "PIECE", pieceId: "count", actionId: "sleep", config: { ms: 5000 } }));
     const running = await t.req("POST", `/api/workflows/${slow}/run?environment=test`, { body: {} });
-    await until(() => t.req("GET", `/api/runs/${running.body.data.id}`), (r) => r.body.data.status === "running");
+    await until(
+      () => t.req("GET", `/api/runs/${running.body.data.id}`),
+      (r) => r.body.data.status === "running",
+    );
     const refused = await t.req("POST", `/api/runs/${running.body.data.id}/retry`, { body: { from: "start" } });
     expect(refused.status).toBe(409);
     expect(refused.body.error.message).toContain("only a finished run");
@@ -243,10 +262,21 @@ describe("POST /api/runs/{id}/retry", () => {
 describe("cancel", () => {
   test("a pending run is cancelled before it runs", async () => {
     const id = await createWorkflow(t, definition(chain({ name: "slow", type: "PIECE", pieceId: "count", actionId: "sleep", config: { ms: 5000 } })));
-    await t.req("PUT", `/api/workflows/${id}`, { body: { name: "wf", definition: definition({ name: "slow", type: "PIECE", pieceId: "count", actionId: "sleep", config: { ms: 5000 } }, { settings: { concurrencyLimit: 1 } }) } });
+    await t.req("PUT", `/api/workflows/${id}`, {
+      body: {
+        name: "wf",
+        definition: definition(
+          { name: "slow", type: "PIECE", pieceId: "count", actionId: "sleep", config: { ms: 5000 } },
+          { settings: { concurrencyLimit: 1 } },
+        ),
+      },
+    });
     const first = await t.req("POST", `/api/workflows/${id}/run?environment=test`, { body: {} });
     const second = await t.req("POST", `/api/workflows/${id}/run?environment=test`, { body: {} });
-    await until(() => t.req("GET", `/api/runs/${first.body.data.id}`), (r) => r.body.data.status === "running");
+    await until(
+      () => t.req("GET", `/api/runs/${first.body.data.id}`),
+      (r) => r.body.data.status === "running",
+    );
     expect((await t.req("GET", `/api/runs/${second.body.data.id}`)).body.data.status).toBe("pending");
     const cancelled = await t.req("POST", `/api/runs/${second.body.data.id}/cancel`);
     expect(cancelled.body.data.status).toBe("cancelled");

@@ -19,12 +19,40 @@ let seeded: RunRow[] = [];
 
 function row(i: number, fields: Partial<RunRow>): RunRow {
   return {
-    id: newId(), workspace_id: workspaceId, org_id: orgId, workflow_id: W1, workflow_name: "one", workflow_trigger_type: "manual",
-    status: "completed", trigger_type: "api", trigger_data: '{"body":{},"headers":{},"query":{}}', environment: "production",
-    version_id: null, version_number: null, executed_version_id: null, executed_version_number: null, definition_hash: "seed",
-    started_at: new Date(base + i * 1000).toISOString(), finished_at: new Date(base + i * 1000 + 50).toISOString(), duration_ms: 50,
-    error_message: null, tags: "[]", started_from_step: null, retry_of_run_id: null, retried_by_run_id: null, step_total: 1, step_failed: 0,
-    wait_step: null, resume_mode: null, resume_at: null, resume_token_hash: null, parent_run_id: null, depth: 0, state: null, response: null, event_seq: 3,
+    id: newId(),
+    workspace_id: workspaceId,
+    org_id: orgId,
+    workflow_id: W1,
+    workflow_name: "one",
+    workflow_trigger_type: "manual",
+    status: "completed",
+    trigger_type: "api",
+    trigger_data: '{"body":{},"headers":{},"query":{}}',
+    environment: "production",
+    version_id: null,
+    version_number: null,
+    executed_version_id: null,
+    executed_version_number: null,
+    definition_hash: "seed",
+    started_at: new Date(base + i * 1000).toISOString(),
+    finished_at: new Date(base + i * 1000 + 50).toISOString(),
+    duration_ms: 50,
+    error_message: null,
+    tags: "[]",
+    started_from_step: null,
+    retry_of_run_id: null,
+    retried_by_run_id: null,
+    step_total: 1,
+    step_failed: 0,
+    wait_step: null,
+    resume_mode: null,
+    resume_at: null,
+    resume_token_hash: null,
+    parent_run_id: null,
+    depth: 0,
+    state: null,
+    response: null,
+    event_seq: 3,
     ...fields,
   };
 }
@@ -48,14 +76,16 @@ beforeAll(async () => {
     const status = (["completed", "failed", "cancelled", "pending", "running", "paused"] as const)[i % 6];
     const trigger = (["api", "webhook", "cron", "manual"] as const)[i % 4];
     const finished = status === "completed" || status === "failed" || status === "cancelled";
-    seeded.push(row(i, {
-      workflow_id: i % 3 === 0 ? W2 : W1,
-      status,
-      trigger_type: trigger,
-      duration_ms: finished ? 1000 + ((i * 37) % 500) : null,
-      finished_at: finished ? new Date(base + i * 1000 + 1000).toISOString() : null,
-      tags: i === 5 ? '["vip","eu"]' : i === 7 ? '["vip-extra"]' : "[]",
-    }));
+    seeded.push(
+      row(i, {
+        workflow_id: i % 3 === 0 ? W2 : W1,
+        status,
+        trigger_type: trigger,
+        duration_ms: finished ? 1000 + ((i * 37) % 500) : null,
+        finished_at: finished ? new Date(base + i * 1000 + 1000).toISOString() : null,
+        tags: i === 5 ? '["vip","eu"]' : i === 7 ? '["vip-extra"]' : "[]",
+      }),
+    );
   }
   for (; i < 27; i++) seeded.push(row(i, { environment: "test" }));
   for (; i < 29; i++) seeded.push(row(i, { workspace_id: other.workspaceId, workflow_id: OTHER_WORKFLOW }));

@@ -12,10 +12,16 @@ afterAll(stopEngines);
 
 beforeAll(async () => {
   t = await engineApp();
-  t.deps.pieces.register(testPiece("wait", [{ id: "ms", sideEffects: "external", run: ({ config }) => Bun.sleep(Number(config.ms)).then(() => ({ waited: config.ms })) }]));
+  t.deps.pieces.register(
+    testPiece("wait", [{ id: "ms", sideEffects: "external", run: ({ config }) => Bun.sleep(Number(config.ms)).then(() => ({ waited: config.ms })) }]),
+  );
 });
 
-interface Event { id: number; event: string; data: any }
+interface Event {
+  id: number;
+  event: string;
+  data: any;
+}
 
 function parse(text: string): Event[] {
   const events: Event[] = [];
@@ -56,7 +62,10 @@ describe("run event stream", () => {
   });
 
   test("a live run streams status changes and steps as they happen, then end (in-process pieces run on the main thread: no running row)", async () => {
-    const id = await createWorkflow(t, definition(chain({ name: "pause1", type: "PIECE", pieceId: "wait", actionId: "ms", config: { ms: 150 } }, template("after", "done"))));
+    const id = await createWorkflow(
+      t,
+      definition(chain({ name: "pause1", type: "PIECE", pieceId: "wait", actionId: "ms", config: { ms: 150 } }, template("after", "done"))),
+    );
     const started = await t.req("POST", `/api/workflows/${id}/run?environment=test`, { body: {} });
     const { events } = await stream(started.body.data.id);
     const kinds = events.map((e) => `${e.event}:${e.data.nodeId ?? e.data.status}:${e.event === "step" ? e.data.status : ""}`);
@@ -93,13 +102,27 @@ describe("run event stream", () => {
 
 describe("over a real socket", () => {
   let server: ServerHandle;
-  beforeAll(async () => { server = await startServer({ env: { WEFT_WORKERS: "1", WEFT_LOG_LEVEL: "warn" } }); });
+  beforeAll(async () => {
+    server = await startServer({ env: { WEFT_WORKERS: "1", WEFT_LOG_LEVEL: "warn" } });
+  });
   afterAll(() => server?.stop());
 
   test("events arrive while the run executes, and the stream closes after end", async () => {
     const def = definition(chain({ name: "d", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 1 } }, template("after", "x")));
-    const created = await (await server.fetch("/api/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "s", definition: def }) })).json() as any;
-    const started = await (await server.fetch(`/api/workflows/${created.data.id}/run?environment=test`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json() as any;
+    const created = (await (
+      await server.fetch("/api/workflows", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "s", definition: def }),
+      })
+    ).json()) as any;
+    const started = (await (
+      await server.fetch(`/api/workflows/${created.data.id}/run?environment=test`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      })
+    ).json()) as any;
     const res = await server.fetch(`/api/runs/${started.data.id}/stream`);
     expect(res.headers.get("content-type")).toContain("text/event-stream");
     const reader = res.body!.getReader();

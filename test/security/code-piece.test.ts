@@ -38,7 +38,9 @@ test("returns what the code returns; console lines go to the step log", async ()
 });
 
 test("Activepieces-style code works as written there", async () => {
-  expect(await action().run(context({ input: { name: "Ada" }, code: "export const code = async (inputs) => {\n  return `hello ${inputs.name}`;\n};" }))).toBe("hello Ada");
+  expect(await action().run(context({ input: { name: "Ada" }, code: "export const code = async (inputs) => {\n  return `hello ${inputs.name}`;\n};" }))).toBe(
+    "hello Ada",
+  );
 });
 
 test("an escape attempt fails the step with the sandbox's message", async () => {

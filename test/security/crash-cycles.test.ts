@@ -36,7 +36,10 @@ afterAll(async () => {
 
 /** One side effect whose path names the run (by its trigger input) and the step. */
 const effect = (name: string, what: string) => ({
-  name, type: "PIECE", pieceId: "http", actionId: "send_request",
+  name,
+  type: "PIECE",
+  pieceId: "http",
+  actionId: "send_request",
   config: { method: "GET", url: `http://127.0.0.1:{{variables.sinkPort}}/{{trigger.body.tag}}/${what}`, timeout_ms: 10_000 },
 });
 const step = (name: string, pieceId: string, actionId: string, config: Record<string, unknown>) => ({ name, type: "PIECE", pieceId, actionId, config });
@@ -46,7 +49,10 @@ function chain(...steps: Array<Record<string, unknown>>): Record<string, unknown
   for (const s of steps.reverse()) next = { ...s, ...(next ? { nextAction: next } : {}) };
   return next;
 }
-const flow = (trigger: Record<string, unknown>, ...steps: Array<Record<string, unknown>>) => ({ schemaVersion: 2, trigger: { name: "trigger", config: {}, ...trigger, nextAction: chain(...steps) } });
+const flow = (trigger: Record<string, unknown>, ...steps: Array<Record<string, unknown>>) => ({
+  schemaVersion: 2,
+  trigger: { name: "trigger", config: {}, ...trigger, nextAction: chain(...steps) },
+});
 const manual = { type: "manual" };
 const webhook = { type: "webhook", pieceId: "webhook", actionId: "catch_webhook" };
 
@@ -54,20 +60,38 @@ const BUSY = "const t = Date.now(); while (Date.now() - t < 300) {} return { bus
 
 function definitions(childId: string): Record<string, unknown> {
   return {
-    pure: flow(manual, step("shape", "data", "set_fields", { fields: { tag: "{{trigger.body.tag}}" } }), step("say", "text", "template", { template: "hi {{shape.output.tag}}" })),
+    pure: flow(
+      manual,
+      step("shape", "data", "set_fields", { fields: { tag: "{{trigger.body.tag}}" } }),
+      step("say", "text", "template", { template: "hi {{shape.output.tag}}" }),
+    ),
     code: flow(manual, step("busy", "code", "run_code", { code: BUSY, input: { tag: "{{trigger.body.tag}}" } }), effect("after", "after-code")),
     delay: flow(manual, effect("before", "before-delay"), step("wait", "delay", "delay_for", { seconds: 1 }), effect("after", "after-delay")),
     approval: flow(manual, effect("before", "before-approval"), step("ask", "approval", "wait_for_approval", {})),
-    loop: flow(manual, {
-      name: "each", type: "LOOP_ON_ITEMS", config: { items: "{{trigger.body.items}}" },
-      firstLoopAction: { ...effect("visit", "item-{{each.index}}") },
-    }, effect("done", "loop-done")),
-    parent: flow(manual, step("call", "subflows", "call_workflow", { workflow_id: childId, payload: { tag: "{{trigger.body.tag}}-child" }, wait: true }), effect("after", "after-child")),
+    loop: flow(
+      manual,
+      {
+        name: "each",
+        type: "LOOP_ON_ITEMS",
+        config: { items: "{{trigger.body.items}}" },
+        firstLoopAction: { ...effect("visit", "item-{{each.index}}") },
+      },
+      effect("done", "loop-done"),
+    ),
+    parent: flow(
+      manual,
+      step("call", "subflows", "call_workflow", { workflow_id: childId, payload: { tag: "{{trigger.body.tag}}-child" }, wait: true }),
+      effect("after", "after-child"),
+    ),
     sync: flow(webhook, effect("work", "sync-work"), step("reply", "webhook", "respond", { status: 200, body: { ok: true } })),
   };
 }
-const child = flow({ type: "callable", pieceId: "subflows", actionId: "callable", config: { fields: [{ name: "tag", type: "text", required: true }] } },
-  effect("work", "child-work"), step("wait", "delay", "delay_for", { seconds: 1 }), step("answer", "subflows", "return_response", { value: "done" }));
+const child = flow(
+  { type: "callable", pieceId: "subflows", actionId: "callable", config: { fields: [{ name: "tag", type: "text", required: true }] } },
+  effect("work", "child-work"),
+  step("wait", "delay", "delay_for", { seconds: 1 }),
+  step("answer", "subflows", "return_response", { value: "done" }),
+);
 
 async function call(s: ServerHandle, method: string, path: string, body?: unknown): Promise<any> {
   const res = await s.fetch(path, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -119,7 +143,13 @@ describe("SIGKILL at a random moment, five times", () => {
           const body = { tag: `c${cycle}-${name}-${tag++}`, items: [1, 2, 3, 4] };
           if (name === "sync") {
             // The caller waits for the reply; a kill cuts it off, which is fine: the run must still end.
-            starts.push(fetch(`${s.url}/webhook/${wf.webhookToken}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).catch(() => undefined));
+            starts.push(
+              fetch(`${s.url}/webhook/${wf.webhookToken}`, {
+                method: "POST",
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify(body),
+              }).catch(() => undefined),
+            );
           } else {
             starts.push(call(s, "POST", `/api/workflows/${wf.id}/run?environment=production`, body).catch(() => undefined));
           }
@@ -140,7 +170,15 @@ describe("SIGKILL at a random moment, five times", () => {
           expect(failedWithoutReason.map((run) => run.id)).toEqual([]);
           const counts: Record<string, number> = {};
           for (const run of runs) counts[run.status] = (counts[run.status] ?? 0) + 1;
-          const reasons = new Set(runs.filter((run) => run.status === "failed").map((run) => String(run.errorMessage).replace(/[0-9a-f-]{36}/g, "…").replace(/c\d+-\w+-\d+/g, "…")));
+          const reasons = new Set(
+            runs
+              .filter((run) => run.status === "failed")
+              .map((run) =>
+                String(run.errorMessage)
+                  .replace(/[0-9a-f-]{36}/g, "…")
+                  .replace(/c\d+-\w+-\d+/g, "…"),
+              ),
+          );
           report.push(`cycle ${cycle}: ${JSON.stringify(counts)}; failures: ${[...reasons].join(" | ")}`);
           break;
         }

@@ -57,7 +57,12 @@ afterAll(async () => {
 });
 
 const worldUrl = (path: string) => `http://127.0.0.1:${world.port}${path}`;
-const get = (path: string) => ({ type: "PIECE", pieceId: "http", actionId: "send_request", config: { method: "GET", url: worldUrl(path), timeout_ms: 120000 } });
+const get = (path: string) => ({
+  type: "PIECE",
+  pieceId: "http",
+  actionId: "send_request",
+  config: { method: "GET", url: worldUrl(path), timeout_ms: 120000 },
+});
 const sleep = (ms: number) => ({ type: "PIECE", pieceId: "crashy", actionId: "sleep", config: { ms } });
 const text = (template: string) => ({ type: "PIECE", pieceId: "text", actionId: "template", config: { template } });
 const crashy = (actionId: string) => ({ type: "PIECE", pieceId: "crashy", actionId, config: {} });
@@ -68,7 +73,12 @@ function chain(...steps: Array<[string, Record<string, unknown>]>): Record<strin
   return next;
 }
 
-const manual = (first: Record<string, unknown> | undefined) => ({ schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {}, nextAction: first }, settings: {}, variables: {} });
+const manual = (first: Record<string, unknown> | undefined) => ({
+  schemaVersion: 2,
+  trigger: { name: "trigger", type: "manual", config: {}, nextAction: first },
+  settings: {},
+  variables: {},
+});
 
 async function json(res: Response | Promise<Response>) {
   const answer = await res;
@@ -76,13 +86,17 @@ async function json(res: Response | Promise<Response>) {
 }
 
 async function createWorkflow(s: ServerHandle, name: string, definition: unknown): Promise<string> {
-  const res = await json(s.fetch("/api/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, definition }) }));
+  const res = await json(
+    s.fetch("/api/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, definition }) }),
+  );
   if (res.status !== 201) throw new Error(`create ${name}: ${JSON.stringify(res.body)}`);
   return res.body.data.id;
 }
 
 async function startRun(s: ServerHandle, workflowId: string, environment = "test"): Promise<string> {
-  const res = await json(s.fetch(`/api/workflows/${workflowId}/run?environment=${environment}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }));
+  const res = await json(
+    s.fetch(`/api/workflows/${workflowId}/run?environment=${environment}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }),
+  );
   if (res.status !== 202) throw new Error(`run: ${JSON.stringify(res.body)}`);
   return res.body.data.id;
 }
@@ -94,7 +108,8 @@ async function until<T>(probe: () => Promise<T>, ok: (value: T) => boolean, what
   for (;;) {
     const value = await probe();
     if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms; last: ${JSON.stringify(value)?.slice(0, 800)}\n${server?.output().slice(-2000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what} not reached within ${timeoutMs} ms; last: ${JSON.stringify(value)?.slice(0, 800)}\n${server?.output().slice(-2000)}`);
     await Bun.sleep(25);
   }
 }
@@ -114,15 +129,35 @@ describe("SIGKILL mid-run", () => {
   test("a run cut off in a step with side effects fails; runs cut off in pure steps resume; nothing completed runs twice", async () => {
     server = await startServer({ env });
     const s = server;
-    const cut = await createWorkflow(s, "cut in a side effect", manual(chain(["before", get("/count/cut")], ["hang", get("/slow/cut")], ["after", text("never")])));
-    const mixed = await createWorkflow(s, "cut in a pure step after a side effect", manual(chain(["effect", get("/count/mixed")], ["think", sleep(2500)], ["after", text("done {{effect.output.body.path}}")])));
+    const cut = await createWorkflow(
+      s,
+      "cut in a side effect",
+      manual(chain(["before", get("/count/cut")], ["hang", get("/slow/cut")], ["after", text("never")])),
+    );
+    const mixed = await createWorkflow(
+      s,
+      "cut in a pure step after a side effect",
+      manual(chain(["effect", get("/count/mixed")], ["think", sleep(2500)], ["after", text("done {{effect.output.body.path}}")])),
+    );
     const pure = await createWorkflow(s, "pure only", manual(chain(["a", text("one")], ["think", sleep(2500)], ["b", text("{{a.output.text}} two")])));
     const runs = { cut: await startRun(s, cut), mixed: await startRun(s, mixed), pure: await startRun(s, pure) };
 
     // Kill when: the hanging request arrived, and the other two runs are inside their slow pure step.
-    await until(async () => hits.get("/slow/cut") ?? 0, (n) => n === 1, "the hanging request");
-    await until(() => getRun(s, runs.mixed), (r) => r.steps?.some((x: any) => x.nodeId === "effect" && x.status === "completed"), "mixed: effect done");
-    await until(() => getRun(s, runs.pure), (r) => r.steps?.some((x: any) => x.nodeId === "a" && x.status === "completed"), "pure: a done");
+    await until(
+      async () => hits.get("/slow/cut") ?? 0,
+      (n) => n === 1,
+      "the hanging request",
+    );
+    await until(
+      () => getRun(s, runs.mixed),
+      (r) => r.steps?.some((x: any) => x.nodeId === "effect" && x.status === "completed"),
+      "mixed: effect done",
+    );
+    await until(
+      () => getRun(s, runs.pure),
+      (r) => r.steps?.some((x: any) => x.nodeId === "a" && x.status === "completed"),
+      "pure: a done",
+    );
     await Bun.sleep(300); // the finished steps' rows are group-committed within a turn of the event loop
     expect(hits.get("/count/cut")).toBe(1);
     expect(hits.get("/count/mixed")).toBe(1);
@@ -134,14 +169,25 @@ describe("SIGKILL mid-run", () => {
     expect(cutRun.status).toBe("failed");
     expect(cutRun.errorMessage).toStartWith("interrupted by a restart");
     expect(cutRun.errorMessage).toContain('"hang"');
-    expect(stepsOf(cutRun)).toEqual([["before", "completed"], ["hang", "failed"]]);
+    expect(stepsOf(cutRun)).toEqual([
+      ["before", "completed"],
+      ["hang", "failed"],
+    ]);
     expect(cutRun.steps[1].errorMessage).toBe("interrupted by a restart");
 
     expect(mixedRun.status).toBe("completed");
-    expect(stepsOf(mixedRun)).toEqual([["effect", "completed"], ["think", "completed"], ["after", "completed"]]);
+    expect(stepsOf(mixedRun)).toEqual([
+      ["effect", "completed"],
+      ["think", "completed"],
+      ["after", "completed"],
+    ]);
     expect(mixedRun.steps[2].outputData.text).toBe("done /count/mixed");
     expect(pureRun.status).toBe("completed");
-    expect(stepsOf(pureRun)).toEqual([["a", "completed"], ["think", "completed"], ["b", "completed"]]);
+    expect(stepsOf(pureRun)).toEqual([
+      ["a", "completed"],
+      ["think", "completed"],
+      ["b", "completed"],
+    ]);
     expect(pureRun.steps[2].outputData.text).toBe("one two");
 
     // No side effect happened twice: the completed request was replayed, the cut-off one not repeated.
@@ -161,12 +207,20 @@ describe("SIGKILL inside a step that only reads", () => {
     let s = server;
     const wf = await createWorkflow(s, "reads", manual(chain(["first", text("one")], ["look", read("/read/once")], ["after", text("{{look.output.read}}")])));
     const runId = await startRun(s, wf);
-    await until(async () => hits.get("/read/once") ?? 0, (n) => n === 1, "the read started");
+    await until(
+      async () => hits.get("/read/once") ?? 0,
+      (n) => n === 1,
+      "the read started",
+    );
     await Bun.sleep(300);
     s = await crashAndRestart();
     const done = await until(() => getRun(s, runId), finished, "run finished after one restart");
     expect(done.status).toBe("completed");
-    expect(stepsOf(done)).toEqual([["first", "completed"], ["look", "completed"], ["after", "completed"]]);
+    expect(stepsOf(done)).toEqual([
+      ["first", "completed"],
+      ["look", "completed"],
+      ["after", "completed"],
+    ]);
     expect(done.steps[1].retryCount).toBe(1);
     expect(done.steps[2].outputData.text).toBe("/read/once");
     expect(hits.get("/read/once")).toBe(2);
@@ -174,10 +228,18 @@ describe("SIGKILL inside a step that only reads", () => {
     // Twice: the retry itself is cut off, so the run fails rather than looping.
     const twice = await createWorkflow(s, "reads twice", manual(chain(["look", read("/read/twice")], ["after", text("never")])));
     const second = await startRun(s, twice);
-    await until(async () => hits.get("/read/twice") ?? 0, (n) => n === 1, "the read started");
+    await until(
+      async () => hits.get("/read/twice") ?? 0,
+      (n) => n === 1,
+      "the read started",
+    );
     await Bun.sleep(300);
     s = await crashAndRestart();
-    await until(async () => hits.get("/read/twice") ?? 0, (n) => n === 2, "the read retried");
+    await until(
+      async () => hits.get("/read/twice") ?? 0,
+      (n) => n === 2,
+      "the read retried",
+    );
     await Bun.sleep(300);
     s = await crashAndRestart();
     const failed = await until(() => getRun(s, second), finished, "run finished after two restarts");
@@ -190,7 +252,19 @@ describe("SIGKILL inside a step that only reads", () => {
 describe("SIGKILL while starts are being accepted", () => {
   test("every start that got a 2xx (webhook or API) exists after the restart, and finishes", async () => {
     const s = server ?? (server = await startServer({ env }));
-    const definition = { schemaVersion: 2, trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction: { name: "a", ...text("{{trigger.body.i}}") } }, settings: {}, variables: {} };
+    const definition = {
+      schemaVersion: 2,
+      trigger: {
+        name: "trigger",
+        type: "webhook",
+        pieceId: "webhook",
+        actionId: "catch_webhook",
+        config: {},
+        nextAction: { name: "a", ...text("{{trigger.body.i}}") },
+      },
+      settings: {},
+      variables: {},
+    };
     const id = await createWorkflow(s, "burst", definition);
     const published = await json(s.fetch(`/api/workflows/${id}/publish`, { method: "POST" }));
     expect(published.status).toBe(200);
@@ -275,7 +349,11 @@ describe("a worker thread that dies", () => {
       const failed = await until(() => getRun(s, runId), finished, "the crashed run");
       expect(failed.status).toBe("failed");
       expect(failed.errorMessage).toContain('step "boom" failed');
-      expect(failed.steps[0].errorMessage).toMatch(actionId === "exit" ? /^worker thread exited unexpectedly; the step was stopped and the worker replaced$/ : /^worker thread crashed: fatal error outside the step; the step was stopped and the worker replaced$/);
+      expect(failed.steps[0].errorMessage).toMatch(
+        actionId === "exit"
+          ? /^worker thread exited unexpectedly; the step was stopped and the worker replaced$/
+          : /^worker thread crashed: fatal error outside the step; the step was stopped and the worker replaced$/,
+      );
 
       const healthy = await createWorkflow(s, `after ${actionId}`, manual(chain(["call", get(`/count/after-${actionId}`)])));
       const next = await startRun(s, healthy);

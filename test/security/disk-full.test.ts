@@ -42,7 +42,14 @@ const expect503 = (res: { status: number; headers: Headers; body: any; text: str
 test("a full disk answers 503 with Retry-After, never a 2xx for a start it could not commit; service returns with space", async () => {
   const t = await engineApp({ WEFT_RUN_WRITER: "inline" });
   const id = await createWorkflow(t, definition(template("a", "hello {{trigger.body.name}}")), { publish: true });
-  const hook = await createWorkflow(t, { ...definition(template("a", "{{trigger.body.i}}")), trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction: template("a", "{{trigger.body.i}}") } }, { publish: true });
+  const hook = await createWorkflow(
+    t,
+    {
+      ...definition(template("a", "{{trigger.body.i}}")),
+      trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction: template("a", "{{trigger.body.i}}") },
+    },
+    { publish: true },
+  );
   const webhookPath = new URL((await t.req("GET", `/api/workflows/${hook}`)).body.data.webhookUrl).pathname;
   const warm = await t.req("POST", `/api/workflows/${id}/run?environment=production&wait=5`, { body: { name: "before" } });
   expect(warm.body.data.status).toBe("completed");
@@ -51,11 +58,13 @@ test("a full disk answers 503 with Retry-After, never a 2xx for a start it could
   const padding = "x".repeat(3000); // each start needs fresh pages
   const accepted: string[] = [];
   let refused = 0;
-  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) =>
-    i % 2 === 0
-      ? t.req("POST", `/api/workflows/${id}/run?environment=production`, { body: { name: `n${i}`, padding } })
-      : t.req("POST", webhookPath, { token: null, body: { i, padding } }),
-  ));
+  const answers = await Promise.all(
+    Array.from({ length: 40 }, (_, i) =>
+      i % 2 === 0
+        ? t.req("POST", `/api/workflows/${id}/run?environment=production`, { body: { name: `n${i}`, padding } })
+        : t.req("POST", webhookPath, { token: null, body: { i, padding } }),
+    ),
+  );
   for (const res of answers) {
     if (res.status === 202) accepted.push(res.body.data.id ?? res.body.data.runId);
     else {
@@ -77,7 +86,11 @@ test("a full disk answers 503 with Retry-After, never a 2xx for a start it could
 
   // Every acknowledged start exists and finishes; the refused ones were never written.
   for (const runId of accepted) {
-    const run = await until(async () => (await t.req("GET", `/api/runs/${runId}`)).body.data, (r) => r?.status === "completed", 10_000);
+    const run = await until(
+      async () => (await t.req("GET", `/api/runs/${runId}`)).body.data,
+      (r) => r?.status === "completed",
+      10_000,
+    );
     expect(run.steps).toHaveLength(1);
   }
   const total = async (workflowId: string) => (await t.req("GET", `/api/runs?workflowId=${workflowId}&limit=1`)).body.pagination.total;

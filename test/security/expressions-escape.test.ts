@@ -5,7 +5,12 @@
 import { describe, expect, test } from "bun:test";
 import { EXPRESSION_LIMITS, evaluateExpression, resolveValue } from "../../src/engine/expressions";
 
-const context = { trigger: { body: { a: 1, name: "x" } }, greet: { output: { text: "hi" } }, variables: { apiBase: "https://example.com" }, run: { id: "r1", environment: "test" } };
+const context = {
+  trigger: { body: { a: 1, name: "x" } },
+  greet: { output: { text: "hi" } },
+  variables: { apiBase: "https://example.com" },
+  run: { id: "r1", environment: "test" },
+};
 
 const ESCAPES = [
   'trigger.constructor.constructor("return process")()',
@@ -16,9 +21,17 @@ const ESCAPES = [
   "trigger.__proto__.constructor",
   '$eval("$.constructor.constructor")',
   '$eval("trigger.constructor")("return process")()',
-  '$string(trigger.constructor)',
-  '$keys(trigger.__proto__)',
-  "process", "$process", "Bun", "globalThis", "this", "require", '$require("fs")', '$import("fs")', '$fetch("http://127.0.0.1/")',
+  "$string(trigger.constructor)",
+  "$keys(trigger.__proto__)",
+  "process",
+  "$process",
+  "Bun",
+  "globalThis",
+  "this",
+  "require",
+  '$require("fs")',
+  '$import("fs")',
+  '$fetch("http://127.0.0.1/")',
   '$sift($, function($v, $k) { $k = "constructor" })',
 ];
 
@@ -40,17 +53,21 @@ describe("the escape corpus against {{ }} expressions", () => {
   }
 
   test("a whole config with escape attempts resolves to nothing of the host", async () => {
-    const resolved = await resolveValue({ a: "{{ trigger.constructor }}", b: "pre {{ $.constructor.constructor(\"return process\")() }} post" }, context);
+    const resolved = await resolveValue({ a: "{{ trigger.constructor }}", b: 'pre {{ $.constructor.constructor("return process")() }} post' }, context);
     expect(resolved).toEqual({ a: undefined, b: "pre  post" });
   });
 
-  test("a runaway recursive expression fails within the time limit", async () => {
-    const started = performance.now();
-    const error = await evaluateExpression("($spin := function($n) { $spin($n + 1) }; $spin(0))", context).catch((e: Error) => e);
-    expect(error).toBeInstanceOf(Error);
-    expect((error as Error).message).toMatch(/timeout|Stack overflow/i);
-    expect(performance.now() - started).toBeLessThan(EXPRESSION_LIMITS.timeoutMs + 2_000);
-  }, EXPRESSION_LIMITS.timeoutMs + 10_000);
+  test(
+    "a runaway recursive expression fails within the time limit",
+    async () => {
+      const started = performance.now();
+      const error = await evaluateExpression("($spin := function($n) { $spin($n + 1) }; $spin(0))", context).catch((e: Error) => e);
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toMatch(/timeout|Stack overflow/i);
+      expect(performance.now() - started).toBeLessThan(EXPRESSION_LIMITS.timeoutMs + 2_000);
+    },
+    EXPRESSION_LIMITS.timeoutMs + 10_000,
+  );
 
   test("deep non-tail recursion fails on the stack limit, quickly", async () => {
     const started = performance.now();

@@ -28,7 +28,10 @@ describe("host guard for non-HTTP connections", () => {
 
   test("the guarded fetch carries its policy to wrappers and to allowedAddress", async () => {
     const inner = createGuardedFetch({ allowCidrs: ["127.0.0.0/8"] });
-    const wrapped = wrapGuardedFetch((url, init) => inner(url, init), () => inner);
+    const wrapped = wrapGuardedFetch(
+      (url, init) => inner(url, init),
+      () => inner,
+    );
     expect(await allowedAddress(wrapped, "127.0.0.1")).toBe("127.0.0.1");
     await expect(allowedAddress(wrapped, "10.0.0.1")).rejects.toThrow(/WEFT_ALLOW_CIDRS/);
     // A plain function with no policy gets the strict default.

@@ -32,7 +32,11 @@ describe("escape corpus (inline QuickJS)", () => {
   });
 
   test("an escape attempt does not disturb the next call", async () => {
-    await runUserCode({ code: "Object.prototype.polluted = 1; Array.prototype.map = null; globalThis.leak = input.secret; return 1", input: { secret: "s3cret" }, isolation: "inline" });
+    await runUserCode({
+      code: "Object.prototype.polluted = 1; Array.prototype.map = null; globalThis.leak = input.secret; return 1",
+      input: { secret: "s3cret" },
+      isolation: "inline",
+    });
     const next = await runUserCode({ code: "return [typeof globalThis.leak, typeof ({}).polluted, [1].map((x) => x + 1)]", isolation: "inline" });
     expect(next).toEqual({ ok: true, value: ["undefined", "undefined", [2]], logs: [] });
   });

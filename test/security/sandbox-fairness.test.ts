@@ -20,24 +20,53 @@ describe("sandbox fairness under a burst", () => {
     const definition = {
       schemaVersion: 2,
       trigger: {
-        name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {},
+        name: "trigger",
+        type: "webhook",
+        pieceId: "webhook",
+        actionId: "catch_webhook",
+        config: {},
         nextAction: {
-          name: "first", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { n: "{{trigger.body.n}}" } },
+          name: "first",
+          type: "PIECE",
+          pieceId: "data",
+          actionId: "set_fields",
+          config: { fields: { n: "{{trigger.body.n}}" } },
           nextAction: {
-            name: "busy", type: "PIECE", pieceId: "code", actionId: "run_code", config: { code: BUSY, input: {} },
+            name: "busy",
+            type: "PIECE",
+            pieceId: "code",
+            actionId: "run_code",
+            config: { code: BUSY, input: {} },
             nextAction: {
-              name: "pause", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 3 },
+              name: "pause",
+              type: "PIECE",
+              pieceId: "delay",
+              actionId: "delay_for",
+              config: { seconds: 3 },
               nextAction: { name: "last", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { done: true } } },
             },
           },
         },
       },
     };
-    const created = await (await server.fetch("/api/workflows", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Burst", definition }) })).json();
+    const created = await (
+      await server.fetch("/api/workflows", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "Burst", definition }),
+      })
+    ).json();
     const published = await (await server.fetch(`/api/workflows/${created.data.id}/publish`, { method: "POST" })).json();
     expect(published.data.status).toBe("active");
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, n) =>
-      fetch(`${server.url}/webhook/${created.data.webhookToken}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ n }) }).then((r) => r.status)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, n) =>
+        fetch(`${server.url}/webhook/${created.data.webhookToken}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ n }),
+        }).then((r) => r.status),
+      ),
+    );
     expect(answers).toEqual(Array(20).fill(202));
 
     // While most runs wait for one of the two sandbox processes, they say so: in run detail and on their stream.
@@ -47,7 +76,10 @@ describe("sandbox fairness under a burst", () => {
       const running = (await (await server.fetch(`/api/runs?workflowId=${created.data.id}&status=running&limit=50`)).json()).data;
       for (const run of running) {
         const detail = (await (await server.fetch(`/api/runs/${run.id}`)).json()).data;
-        if (detail.waiting) { waiting = detail; break; }
+        if (detail.waiting) {
+          waiting = detail;
+          break;
+        }
       }
       if (!waiting) await Bun.sleep(100);
     }

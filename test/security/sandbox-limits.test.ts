@@ -123,7 +123,11 @@ describe("results and errors users see", () => {
   });
 
   test("a thrown error names its type, message and line", async () => {
-    expect(await run("const a = 1;\nconst b = null;\nreturn b.c")).toMatchObject({ ok: false, reason: "error", error: "TypeError: cannot read property 'c' of null (line 3)" });
+    expect(await run("const a = 1;\nconst b = null;\nreturn b.c")).toMatchObject({
+      ok: false,
+      reason: "error",
+      error: "TypeError: cannot read property 'c' of null (line 3)",
+    });
     expect(await run("throw new RangeError('too big')")).toMatchObject({ ok: false, reason: "error", error: "RangeError: too big (line 1)" });
   });
 

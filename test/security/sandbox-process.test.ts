@@ -25,7 +25,11 @@ const inProcess = (code: string, timeoutMs = 2_000, input?: unknown) => runUserC
 describe("process isolation", () => {
   test("runs code like inline isolation does", async () => {
     expect(await inProcess("return input.a + 1", 2_000, { a: 1 })).toEqual({ ok: true, value: 2, logs: [] });
-    expect(await inProcess("export const code = async (inputs) => { console.log('x'); return inputs }", 2_000, [1])).toEqual({ ok: true, value: [1], logs: ["x"] });
+    expect(await inProcess("export const code = async (inputs) => { console.log('x'); return inputs }", 2_000, [1])).toEqual({
+      ok: true,
+      value: [1],
+      logs: ["x"],
+    });
   });
 
   test("a built-in that never reaches the interrupt handler is killed at the limit, and a concurrent call completes", async () => {
@@ -113,7 +117,9 @@ describe("inside a compiled binary", () => {
     const dir = mkdtempSync(join(tmpdir(), "weft-sandbox-bin-"));
     const entry = join(dir, "entry.ts");
     // A tiny program shaped like src/main.ts: `__sandbox` dispatches to the child, anything else runs one call of each kind.
-    await Bun.write(entry, `
+    await Bun.write(
+      entry,
+      `
       import { runSandboxChild } from ${JSON.stringify(join(ROOT, "src/sandbox/child.ts"))};
       import { runUserCode, stopSandboxProcesses } from ${JSON.stringify(join(ROOT, "src/sandbox/index.ts"))};
       if (process.argv[2] === "__sandbox") await runSandboxChild();
@@ -125,13 +131,25 @@ describe("inside a compiled binary", () => {
         console.log(JSON.stringify({ inline, child }));
         stopSandboxProcesses();
       }
-    `);
+    `,
+    );
     const binary = join(dir, "sandbox-check");
-    const build = Bun.spawnSync([process.execPath, "build", "--compile", entry, "--outfile", binary], { cwd: ROOT, stdout: "pipe", stderr: "pipe", timeout: 60_000 });
+    const build = Bun.spawnSync([process.execPath, "build", "--compile", entry, "--outfile", binary], {
+      cwd: ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: 60_000,
+    });
     expect(build.stderr.toString()).not.toContain("error");
     expect(build.exitCode).toBe(0);
     // Run from elsewhere so nothing can be read from node_modules.
-    const run = Bun.spawnSync([binary], { cwd: tmpdir(), stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "", WEFT_SANDBOX_CHECK: "run" }, timeout: 30_000 });
+    const run = Bun.spawnSync([binary], {
+      cwd: tmpdir(),
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { PATH: process.env.PATH ?? "", WEFT_SANDBOX_CHECK: "run" },
+      timeout: 30_000,
+    });
     expect(run.exitCode).toBe(0);
     rmSync(dir, { recursive: true, force: true });
     expect(JSON.parse(run.stdout.toString().trim())).toEqual({ inline: { ok: true, value: 2, logs: [] }, child: { ok: true, value: "undefined", logs: [] } });

@@ -30,12 +30,19 @@ beforeEach(() => {
 });
 
 const port = () => new URL(listener.url).port;
-const httpStep = (url: string) => ({ name: "call", type: "PIECE", pieceId: "http", actionId: "send_request", config: { method: "GET", url, timeout_ms: 3000 } });
-const targets = () => [
-  [`http://127.0.0.1:${port()}/secret`, "127.0.0.1"],
-  ["http://169.254.169.254/latest/meta-data/", "169.254.169.254"],
-  [`http://[::ffff:127.0.0.1]:${port()}/secret`, "127.0.0.1"],
-] as const;
+const httpStep = (url: string) => ({
+  name: "call",
+  type: "PIECE",
+  pieceId: "http",
+  actionId: "send_request",
+  config: { method: "GET", url, timeout_ms: 3000 },
+});
+const targets = () =>
+  [
+    [`http://127.0.0.1:${port()}/secret`, "127.0.0.1"],
+    ["http://169.254.169.254/latest/meta-data/", "169.254.169.254"],
+    [`http://[::ffff:127.0.0.1]:${port()}/secret`, "127.0.0.1"],
+  ] as const;
 
 /** A piece registered in this process only: its steps run on the main thread, with the engine's ctx.fetch. */
 const mainThreadPiece = testPiece("probe", [{ id: "get", run: async (ctx) => ({ status: (await ctx.fetch(String(ctx.config.url))).status }) }]);
@@ -58,15 +65,21 @@ describe("a workflow step calling an internal address fails", () => {
 
   test("a piece on a worker thread that calls the global fetch instead of ctx.fetch is guarded too", async () => {
     const dir = mkdtempSync(join(tmpdir(), "weft-ssrf-"));
-    writeFileSync(join(dir, "careless.ts"), `export default (sdk) => sdk.definePiece({
+    writeFileSync(
+      join(dir, "careless.ts"),
+      `export default (sdk) => sdk.definePiece({
   id: "careless", name: "Careless", version: "1.0.0", description: "uses the global fetch",
   actions: [sdk.action({ id: "get", name: "get", description: "x", sideEffects: "read", props: {},
     run: async (ctx) => ({ status: (await fetch(String(ctx.config.url))).status }) })],
 });
-`);
+`,
+    );
     const t = await engineApp({ WEFT_PIECES_DIR: dir });
     for (const piece of (await loadRegistry({ piecesDir: dir })).list()) t.deps.pieces.register(piece);
-    const run = await runAndWait(t, await createWorkflow(t, definition({ name: "call", type: "PIECE", pieceId: "careless", actionId: "get", config: { url: `${listener.url}/x` } })));
+    const run = await runAndWait(
+      t,
+      await createWorkflow(t, definition({ name: "call", type: "PIECE", pieceId: "careless", actionId: "get", config: { url: `${listener.url}/x` } })),
+    );
     expect(stepOf(run, "call").errorMessage).toContain("refused to connect to 127.0.0.1");
     expect(t.deps.engine.stats.workerSteps).toBe(1);
     expect(listener.requests).toHaveLength(0);

@@ -25,7 +25,13 @@ beforeAll(() => {
       }
       if (url.pathname === "/post-redirect") return new Response(null, { status: 303, headers: { location: "/echo" } });
       if (url.pathname === "/cross-origin") return new Response(null, { status: 302, headers: { location: `http://localhost:${port}/echo` } });
-      return Response.json({ method: request.method, host: request.headers.get("host"), authorization: request.headers.get("authorization"), body: request.body ? "has body" : null, path: url.pathname });
+      return Response.json({
+        method: request.method,
+        host: request.headers.get("host"),
+        authorization: request.headers.get("authorization"),
+        body: request.body ? "has body" : null,
+        path: url.pathname,
+      });
     },
   });
   port = server.port!;
@@ -204,23 +210,54 @@ describe("redirects", () => {
 describe("TLS to a pinned address", () => {
   const openssl = Bun.which("openssl");
 
-  test.skipIf(!openssl)("the certificate is checked against the host name, not the IP connected to", async () => {
-    const dir = (await import("node:fs")).mkdtempSync(`${(await import("node:os")).tmpdir()}/weft-tls-`);
-    const made = Bun.spawnSync([openssl!, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${dir}/key.pem`, "-out", `${dir}/cert.pem`, "-days", "1", "-subj", "/CN=loopback.test", "-addext", "subjectAltName=DNS:loopback.test"], { stdout: "ignore", stderr: "ignore" });
-    expect(made.exitCode).toBe(0);
-    const cert = await Bun.file(`${dir}/cert.pem`).text();
-    const tlsServer = Bun.serve({ port: 0, hostname: "127.0.0.1", tls: { cert, key: await Bun.file(`${dir}/key.pem`).text() }, fetch: (request) => Response.json({ host: request.headers.get("host") }) });
-    try {
-      const allow = createGuardedFetch({ allowCidrs: ["127.0.0.0/8"], resolve: hostileDns });
-      const response = await allow(`https://loopback.test:${tlsServer.port}/`, { tls: { ca: cert } } as RequestInit);
-      expect(await response.json()).toEqual({ host: `loopback.test:${tlsServer.port}` });
-      // The same server under a name its certificate does not carry fails verification.
-      const wrongName = createGuardedFetch({ allowCidrs: ["127.0.0.0/8"], resolve: async () => ["127.0.0.1"] });
-      const error = await wrongName(`https://other.test:${tlsServer.port}/`, { tls: { ca: cert } } as RequestInit).catch((e) => e);
-      expect(error).toBeInstanceOf(Error);
-      expect(error).not.toBeInstanceOf(SsrfBlockedError);
-    } finally {
-      tlsServer.stop(true);
-    }
-  }, 30_000);
+  test.skipIf(!openssl)(
+    "the certificate is checked against the host name, not the IP connected to",
+    async () => {
+      const dir = (await import("node:fs")).mkdtempSync(`${(await import("node:os")).tmpdir()}/weft-tls-`);
+      const made = Bun.spawnSync(
+        [
+          openssl!,
+          "req",
+          "-x509",
+          "-newkey",
+          "ec",
+          "-pkeyopt",
+          "ec_paramgen_curve:prime256v1",
+          "-nodes",
+          "-keyout",
+          `${dir}/key.pem`,
+          "-out",
+          `${dir}/cert.pem`,
+          "-days",
+          "1",
+          "-subj",
+          "/CN=loopback.test",
+          "-addext",
+          "subjectAltName=DNS:loopback.test",
+        ],
+        { stdout: "ignore", stderr: "ignore" },
+      );
+      expect(made.exitCode).toBe(0);
+      const cert = await Bun.file(`${dir}/cert.pem`).text();
+      const tlsServer = Bun.serve({
+        port: 0,
+        hostname: "127.0.0.1",
+        tls: { cert, key: await Bun.file(`${dir}/key.pem`).text() },
+        fetch: (request) => Response.json({ host: request.headers.get("host") }),
+      });
+      try {
+        const allow = createGuardedFetch({ allowCidrs: ["127.0.0.0/8"], resolve: hostileDns });
+        const response = await allow(`https://loopback.test:${tlsServer.port}/`, { tls: { ca: cert } } as RequestInit);
+        expect(await response.json()).toEqual({ host: `loopback.test:${tlsServer.port}` });
+        // The same server under a name its certificate does not carry fails verification.
+        const wrongName = createGuardedFetch({ allowCidrs: ["127.0.0.0/8"], resolve: async () => ["127.0.0.1"] });
+        const error = await wrongName(`https://other.test:${tlsServer.port}/`, { tls: { ca: cert } } as RequestInit).catch((e) => e);
+        expect(error).toBeInstanceOf(Error);
+        expect(error).not.toBeInstanceOf(SsrfBlockedError);
+      } finally {
+        tlsServer.stop(true);
+      }
+    },
+    30_000,
+  );
 });

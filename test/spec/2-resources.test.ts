@@ -98,7 +98,10 @@ describe("2.5 every built-in action and trigger projection has the full shape; l
     expect(pieces.length).toBeGreaterThan(5);
     let checked = 0;
     for (const piece of pieces) {
-      for (const [kind, ids] of [["actions", piece.actions], ["triggers", piece.triggers]] as const) {
+      for (const [kind, ids] of [
+        ["actions", piece.actions],
+        ["triggers", piece.triggers],
+      ] as const) {
         for (const id of ids as string[]) {
           const res = await t.req("GET", `/api/pieces/${piece.id}/${kind}/${id}`);
           expect(res.status).toBe(200);
@@ -116,7 +119,8 @@ describe("2.5 every built-in action and trigger projection has the full shape; l
           }
           expect({ where, sampleData: isObject(p.sampleData) }).toEqual({ where, sampleData: true });
           expect(isObject(p.filteredBy)).toBe(true);
-          for (const key of ["ignored", "unresolved", "conditionalFields", "dynamicFields"]) expect({ where, key, array: Array.isArray(p[key]) }).toEqual({ where, key, array: true });
+          for (const key of ["ignored", "unresolved", "conditionalFields", "dynamicFields"])
+            expect({ where, key, array: Array.isArray(p[key]) }).toEqual({ where, key, array: true });
           checked++;
         }
       }

@@ -30,7 +30,9 @@ async function call(method: string, path: string, body?: unknown, init: { raw?: 
   });
   const text = await res.text();
   let parsed: any;
-  try { parsed = JSON.parse(text); } catch {}
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
@@ -120,7 +122,10 @@ describe("2.4 Run and Step: every field with its type (a finished test run of th
       expect(step.finishedAt).toMatch(ISO);
       expect(Number.isInteger(step.durationMs)).toBe(true);
     }
-    expect(run.steps.map((x: any) => [x.nodeId, x.displayName])).toEqual([["greet", "Build greeting"], ["reply", "Reply"]]);
+    expect(run.steps.map((x: any) => [x.nodeId, x.displayName])).toEqual([
+      ["greet", "Build greeting"],
+      ["reply", "Reply"],
+    ]);
     expect(run.steps[0].outputData).toEqual({ name: "Ada", greeting: "hello Ada", doubled: 4 });
   });
 
@@ -140,7 +145,11 @@ describe("3.1 live → unpublish → paused, and 6.2 the public webhook URL, ove
     const hook = `/webhook/${created.webhookToken}`;
     const live = (await call("POST", `/api/workflows/${created.id}/publish`)).body.data;
     expect(live.status).toBe("active");
-    const answered = await fetch(`${s.url}${hook}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Ada", n: 1 }) });
+    const answered = await fetch(`${s.url}${hook}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "Ada", n: 1 }),
+    });
     expect(answered.status).toBe(200);
     expect(await answered.json()).toEqual({ name: "Ada", greeting: "hello Ada", doubled: 2 });
 
@@ -161,7 +170,11 @@ describe("3.1 live → unpublish → paused, and 6.2 the public webhook URL, ove
 
     const republished = (await call("POST", `/api/workflows/${created.id}/publish`)).body.data;
     expect(republished.webhookToken).toBe(created.webhookToken);
-    const back = await fetch(`${s.url}${hook}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Bo", n: 2 }) });
+    const back = await fetch(`${s.url}${hook}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "Bo", n: 2 }),
+    });
     expect(back.status).toBe(200);
     expect((await back.json()).greeting).toBe("hello Bo");
   });
@@ -172,8 +185,15 @@ describe("3.1 live → unpublish → paused, and 6.2 the public webhook URL, ove
       definition: {
         schemaVersion: 2,
         trigger: {
-          name: "trigger", type: "manual",
-          nextAction: { name: "slow", type: "PIECE", pieceId: "code", actionId: "run_code", config: { code: "const t = Date.now(); while (Date.now() - t < 800) {} return { done: true };" } },
+          name: "trigger",
+          type: "manual",
+          nextAction: {
+            name: "slow",
+            type: "PIECE",
+            pieceId: "code",
+            actionId: "run_code",
+            config: { code: "const t = Date.now(); while (Date.now() - t < 800) {} return { done: true };" },
+          },
         },
       },
     };
@@ -202,10 +222,15 @@ describe("4.4 and 4.7: no body is read", () => {
   });
 
   test("oauth2/start ignores a body, even one that is not JSON", async () => {
-    const connection = (await call("POST", "/api/connections", {
-      name: "generic", pieceId: "oauth2", clientId: "cid", clientSecret: "secret",
-      config: { authUrl: "https://auth.example.com/authorize", tokenUrl: "https://auth.example.com/token", scope: "read" },
-    })).body.data;
+    const connection = (
+      await call("POST", "/api/connections", {
+        name: "generic",
+        pieceId: "oauth2",
+        clientId: "cid",
+        clientSecret: "secret",
+        config: { authUrl: "https://auth.example.com/authorize", tokenUrl: "https://auth.example.com/token", scope: "read" },
+      })
+    ).body.data;
     expect(connection.id).toMatch(UUID);
     for (const raw of ["not json {", '{"authorizeUrl":"https://evil.example"}']) {
       const res = await call("POST", `/api/connections/${connection.id}/oauth2/start`, undefined, { raw });

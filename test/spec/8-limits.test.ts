@@ -47,8 +47,12 @@ describe("8 Idempotency-Key on POST /api/workflows", () => {
   test("a key whose original request is still running → 409 IDEMPOTENCY_IN_PROGRESS after a short wait", async () => {
     const credential = (t.db.query("SELECT id FROM api_tokens WHERE name = 'bootstrap'").get() as { id: string }).id;
     const body = { name: "slow" };
-    const fingerprint = createHash("sha256").update(`POST\n/api/workflows\n\n${JSON.stringify(body)}`).digest("hex");
-    t.db.query("INSERT INTO idempotency_records (credential, key, fingerprint, state, created_at) VALUES (?, 'create-3', ?, 'running', ?)").run(credential, fingerprint, Date.now());
+    const fingerprint = createHash("sha256")
+      .update(`POST\n/api/workflows\n\n${JSON.stringify(body)}`)
+      .digest("hex");
+    t.db
+      .query("INSERT INTO idempotency_records (credential, key, fingerprint, state, created_at) VALUES (?, 'create-3', ?, 'running', ?)")
+      .run(credential, fingerprint, Date.now());
     const res = await create("create-3", body);
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe("IDEMPOTENCY_IN_PROGRESS");
@@ -64,7 +68,11 @@ describe("8 Idempotency-Key on POST /api/workflows", () => {
   });
 
   // key length: at most 255 characters
-  const lengths: [number, number][] = [[1, 201], [255, 201], [256, 400]];
+  const lengths: [number, number][] = [
+    [1, 201],
+    [255, 201],
+    [256, 400],
+  ];
   for (const [length, status] of lengths) {
     test(`a key of ${length} characters → ${status}`, async () => {
       const res = await create("k".repeat(length - 1) + String(length % 10), { name: `len ${length}` });

@@ -32,7 +32,14 @@ export interface ReqOptions {
 
 export async function testApp(env: Record<string, string> = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), "weft-test-"));
-  const config: Config = loadConfig({ WEFT_DATA_DIR: dataDir, WEFT_LOG_LEVEL: "silent", WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0", WEFT_WORKERS: "1", ...env });
+  const config: Config = loadConfig({
+    WEFT_DATA_DIR: dataDir,
+    WEFT_LOG_LEVEL: "silent",
+    WEFT_RATE_LIMIT: "0",
+    WEFT_FLOOD_LIMIT: "0",
+    WEFT_WORKERS: "1",
+    ...env,
+  });
   const db = openDatabase(join(dataDir, "weft.db"), { synchronous: "NORMAL" });
   const lines: string[] = [];
   const log = createLogger(config.logLevel === "silent" ? "debug" : config.logLevel, (line) => lines.push(line));
@@ -50,7 +57,11 @@ export async function testApp(env: Record<string, string> = {}) {
     const response = await created.app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
     const text = await response.text();
     let parsed: any = undefined;
-    try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
     return { status: response.status, headers: response.headers, body: parsed, text };
   }
 

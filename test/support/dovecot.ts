@@ -25,7 +25,10 @@ export interface DovecotHandle {
 const idOf = async (flag: "-u" | "-g", name: string) => Number((await Bun.$`id ${flag} ${name}`.text()).trim());
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
-    const socket = connect({ host: "127.0.0.1", port }, () => { socket.end(); resolve(true); });
+    const socket = connect({ host: "127.0.0.1", port }, () => {
+      socket.end();
+      resolve(true);
+    });
     socket.on("error", () => resolve(false));
   });
 
@@ -48,7 +51,9 @@ export async function startDovecot(): Promise<DovecotHandle> {
   const password = "weft-test-password";
   writeFileSync(join(dir, "users"), `weft:{PLAIN}${password}:${uid}:${gid}::${join(mail, "weft")}::\n`);
   const port = await freePort();
-  writeFileSync(join(dir, "dovecot.conf"), `
+  writeFileSync(
+    join(dir, "dovecot.conf"),
+    `
 protocols = imap
 listen = 127.0.0.1
 base_dir = ${dir}/run
@@ -80,7 +85,8 @@ service imap-login {
 service anvil {
   chroot =
 }
-`);
+`,
+  );
   const proc = Bun.spawn([BINARY, "-c", join(dir, "dovecot.conf"), "-F"], { stdout: "pipe", stderr: "pipe" });
   const deadline = Date.now() + 15_000;
   while (!(await listening(port))) {
@@ -91,7 +97,10 @@ service anvil {
     await Bun.sleep(50);
   }
   return {
-    host: "127.0.0.1", port, user: "weft", password,
+    host: "127.0.0.1",
+    port,
+    user: "weft",
+    password,
     async stop() {
       proc.kill("SIGTERM");
       const killer = setTimeout(() => proc.kill("SIGKILL"), 5_000);

@@ -24,10 +24,27 @@ export async function startMariadb(): Promise<MariadbHandle> {
   const data = join(dir, "data");
   const socket = join(dir, "sock");
   const user = process.getuid?.() === 0 ? ["--user=root"] : [];
-  const install = Bun.spawn([INSTALL!, `--datadir=${data}`, "--auth-root-authentication-method=socket", "--skip-test-db", ...user], { stdout: "pipe", stderr: "pipe" });
+  const install = Bun.spawn([INSTALL!, `--datadir=${data}`, "--auth-root-authentication-method=socket", "--skip-test-db", ...user], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if ((await install.exited) !== 0) throw new Error(`mariadb-install-db failed: ${await new Response(install.stderr).text()}`);
   const port = await freePort();
-  const proc = Bun.spawn([SERVER!, "--no-defaults", `--datadir=${data}`, `--socket=${socket}`, `--port=${port}`, "--bind-address=127.0.0.1", `--pid-file=${join(dir, "pid")}`, "--skip-log-bin", "--innodb-flush-log-at-trx-commit=0", ...user], { stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(
+    [
+      SERVER!,
+      "--no-defaults",
+      `--datadir=${data}`,
+      `--socket=${socket}`,
+      `--port=${port}`,
+      "--bind-address=127.0.0.1",
+      `--pid-file=${join(dir, "pid")}`,
+      "--skip-log-bin",
+      "--innodb-flush-log-at-trx-commit=0",
+      ...user,
+    ],
+    { stdout: "pipe", stderr: "pipe" },
+  );
   const deadline = Date.now() + 30_000;
   for (;;) {
     const ping = Bun.spawnSync([CLIENT!, `--socket=${socket}`, "-uroot", "-e", "SELECT 1"], { stdout: "pipe", stderr: "pipe" });
@@ -39,11 +56,23 @@ export async function startMariadb(): Promise<MariadbHandle> {
     await Bun.sleep(100);
   }
   const password = "weft-test-password";
-  const setup = Bun.spawnSync([CLIENT!, `--socket=${socket}`, "-uroot", "-e",
-    `CREATE DATABASE weft; CREATE USER 'weft'@'127.0.0.1' IDENTIFIED BY '${password}'; GRANT ALL ON weft.* TO 'weft'@'127.0.0.1'; FLUSH PRIVILEGES;`], { stdout: "pipe", stderr: "pipe" });
+  const setup = Bun.spawnSync(
+    [
+      CLIENT!,
+      `--socket=${socket}`,
+      "-uroot",
+      "-e",
+      `CREATE DATABASE weft; CREATE USER 'weft'@'127.0.0.1' IDENTIFIED BY '${password}'; GRANT ALL ON weft.* TO 'weft'@'127.0.0.1'; FLUSH PRIVILEGES;`,
+    ],
+    { stdout: "pipe", stderr: "pipe" },
+  );
   if (setup.exitCode !== 0) throw new Error(`mariadb setup failed: ${setup.stderr.toString()}`);
   return {
-    host: "127.0.0.1", port, user: "weft", password, database: "weft",
+    host: "127.0.0.1",
+    port,
+    user: "weft",
+    password,
+    database: "weft",
     url: `mysql://weft:${password}@127.0.0.1:${port}/weft`,
     async stop() {
       proc.kill("SIGTERM");

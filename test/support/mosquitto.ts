@@ -21,7 +21,10 @@ export interface MosquittoHandle {
 
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
-    const socket = connect({ host: "127.0.0.1", port }, () => { socket.end(); resolve(true); });
+    const socket = connect({ host: "127.0.0.1", port }, () => {
+      socket.end();
+      resolve(true);
+    });
     socket.on("error", () => resolve(false));
   });
 
@@ -30,15 +33,18 @@ export async function startMosquitto(): Promise<MosquittoHandle> {
   const dir = mkdtempSync(join(tmpdir(), "weft-mqtt-"));
   const port = await freePort();
   const conf = join(dir, "mosquitto.conf");
-  writeFileSync(conf, [
-    `listener ${port} 127.0.0.1`,
-    "allow_anonymous true",
-    "persistence true",
-    `persistence_location ${dir}/`,
-    "max_queued_messages 100000",
-    ...(process.getuid?.() === 0 ? ["user root"] : []),
-    "",
-  ].join("\n"));
+  writeFileSync(
+    conf,
+    [
+      `listener ${port} 127.0.0.1`,
+      "allow_anonymous true",
+      "persistence true",
+      `persistence_location ${dir}/`,
+      "max_queued_messages 100000",
+      ...(process.getuid?.() === 0 ? ["user root"] : []),
+      "",
+    ].join("\n"),
+  );
   const proc = Bun.spawn([BINARY, "-c", conf], { stdout: "pipe", stderr: "pipe" });
   const deadline = Date.now() + 10_000;
   while (!(await listening(port))) {

@@ -16,7 +16,9 @@ export type PostgresHandle = DatabaseServer;
 export function postgresBinaries(): string | undefined {
   const root = "/usr/lib/postgresql";
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, "bin", "initdb")))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] ? join(root, versions[0], "bin") : undefined;
 }
 
@@ -49,10 +51,30 @@ export async function startPostgres(): Promise<PostgresHandle> {
   }
   await run(asPostgres([join(bin, "initdb"), "-D", data, "-U", "weft", "--pwfile", pwfile, "-A", "scram-sha-256", "--no-sync", "-E", "UTF8"]), "initdb");
   const port = await freePort();
-  await run(asPostgres([join(bin, "pg_ctl"), "-D", data, "-l", join(dir, "log"), "-w", "-t", "30", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, "start"]), "pg_ctl start");
+  await run(
+    asPostgres([
+      join(bin, "pg_ctl"),
+      "-D",
+      data,
+      "-l",
+      join(dir, "log"),
+      "-w",
+      "-t",
+      "30",
+      "-o",
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      "start",
+    ]),
+    "pg_ctl start",
+  );
   const url = `postgres://weft:${password}@127.0.0.1:${port}/postgres`;
   return {
-    host: "127.0.0.1", port, user: "weft", password, database: "postgres", url,
+    host: "127.0.0.1",
+    port,
+    user: "weft",
+    password,
+    database: "postgres",
+    url,
     async stop() {
       await run(asPostgres([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]), "pg_ctl stop").catch(() => undefined);
     },

@@ -27,14 +27,25 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startServer(options: { env?: Record<string, string>; dataDir?: string; command?: string[]; cwd?: string; timeoutMs?: number } = {}): Promise<ServerHandle> {
+export async function startServer(
+  options: { env?: Record<string, string>; dataDir?: string; command?: string[]; cwd?: string; timeoutMs?: number } = {},
+): Promise<ServerHandle> {
   const port = await freePort();
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "weft-srv-"));
   const command = options.command ?? [process.execPath, join(ROOT, "src/main.ts"), "serve"];
   let out = "";
   const proc = Bun.spawn(command, {
     cwd: options.cwd ?? ROOT,
-    env: { ...process.env, WEFT_PORT: String(port), WEFT_HOST: "127.0.0.1", WEFT_DATA_DIR: dataDir, WEFT_BOOTSTRAP_TOKEN: ROOT_TOKEN, WEFT_LOG_LEVEL: "info", WEFT_PUBLIC_URL: `http://127.0.0.1:${port}`, ...options.env },
+    env: {
+      ...process.env,
+      WEFT_PORT: String(port),
+      WEFT_HOST: "127.0.0.1",
+      WEFT_DATA_DIR: dataDir,
+      WEFT_BOOTSTRAP_TOKEN: ROOT_TOKEN,
+      WEFT_LOG_LEVEL: "info",
+      WEFT_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      ...options.env,
+    },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -59,7 +70,11 @@ export async function startServer(options: { env?: Record<string, string>; dataD
     await Bun.sleep(25);
   }
   return {
-    url, port, dataDir, token: ROOT_TOKEN, proc,
+    url,
+    port,
+    dataDir,
+    token: ROOT_TOKEN,
+    proc,
     output: () => out,
     async stop(signal: NodeJS.Signals = "SIGTERM") {
       if (proc.exitCode === null) proc.kill(signal);

@@ -26,7 +26,15 @@ export interface Res {
 
 export async function triggerApp(options: { env?: Record<string, string>; dataDir?: string; clock?: FakeClock; pieces?: PieceDef[] } = {}) {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "weft-trig-"));
-  const config = loadConfig({ WEFT_DATA_DIR: dataDir, WEFT_LOG_LEVEL: "silent", WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0", WEFT_WORKERS: "1", WEFT_PUBLIC_URL: "http://weft.test", ...options.env });
+  const config = loadConfig({
+    WEFT_DATA_DIR: dataDir,
+    WEFT_LOG_LEVEL: "silent",
+    WEFT_RATE_LIMIT: "0",
+    WEFT_FLOOD_LIMIT: "0",
+    WEFT_WORKERS: "1",
+    WEFT_PUBLIC_URL: "http://weft.test",
+    ...options.env,
+  });
   const db = openDatabase(join(dataDir, "weft.db"), { synchronous: "NORMAL" });
   const logLines: string[] = [];
   const log = createLogger("debug", (line) => logLines.push(line));
@@ -37,7 +45,11 @@ export async function triggerApp(options: { env?: Record<string, string>; dataDi
   // The engine runs every step on this thread until engine.start() (no worker pool): fast, and test pieces work.
   const engine = created.deps.engine;
 
-  async function req(method: string, path: string, init: { body?: unknown; raw?: BodyInit; headers?: Record<string, string>; token?: string | null } = {}): Promise<Res> {
+  async function req(
+    method: string,
+    path: string,
+    init: { body?: unknown; raw?: BodyInit; headers?: Record<string, string>; token?: string | null } = {},
+  ): Promise<Res> {
     const headers: Record<string, string> = { ...init.headers };
     const token = init.token === undefined ? ROOT_TOKEN : init.token;
     if (token !== null) headers.authorization = `Bearer ${token}`;
@@ -106,12 +118,36 @@ export async function triggerApp(options: { env?: Record<string, string>; dataDi
     return triggerApp({ ...options, dataDir, clock: clockOverride ?? clock });
   }
 
-  return { ...created, triggers: created.deps.triggers, config, db, dataDir, clock, logLines, req, hook, createWorkflow, publish, publishWorkflow, run, runsOf, close, restart };
+  return {
+    ...created,
+    triggers: created.deps.triggers,
+    config,
+    db,
+    dataDir,
+    clock,
+    logLines,
+    req,
+    hook,
+    createWorkflow,
+    publish,
+    publishWorkflow,
+    run,
+    runsOf,
+    close,
+    restart,
+  };
 }
 
 export type TriggerApp = Awaited<ReturnType<typeof triggerApp>>;
 
-export const webhookTrigger = (config: Record<string, unknown> = {}) => ({ name: "trigger", displayName: "Webhook", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config });
+export const webhookTrigger = (config: Record<string, unknown> = {}) => ({
+  name: "trigger",
+  displayName: "Webhook",
+  type: "webhook",
+  pieceId: "webhook",
+  actionId: "catch_webhook",
+  config,
+});
 
 export function definition(trigger: Record<string, unknown>, nextAction?: Record<string, unknown>, settings: Record<string, unknown> = {}) {
   return { schemaVersion: 2, trigger: { ...trigger, ...(nextAction ? { nextAction } : {}) }, settings, variables: {}, annotations: null, pinnedData: {} };

@@ -17,7 +17,11 @@ const feedPiece = definePiece({
   actions: [],
   triggers: [
     trigger({
-      id: "new_item", name: "New item", description: "by id", type: "poll", props: {},
+      id: "new_item",
+      name: "New item",
+      description: "by id",
+      type: "poll",
+      props: {},
       poll: async (ctx) => {
         feed.polls.push(ctx.lastPollAt);
         if (feed.fail) throw new Error(feed.fail);
@@ -26,7 +30,11 @@ const feedPiece = definePiece({
       dedupe: { strategy: "id", key: (item) => item.id },
     }),
     trigger({
-      id: "new_since", name: "New since", description: "by time", type: "poll", props: {},
+      id: "new_since",
+      name: "New since",
+      description: "by time",
+      type: "poll",
+      props: {},
       poll: async () => structuredClone(feed.items),
       dedupe: { strategy: "time", key: (item) => item.at },
     }),
@@ -34,12 +42,22 @@ const feedPiece = definePiece({
 });
 
 const INTERVAL_MS = 120_000;
-const pollTrigger = (triggerId = "new_item") => ({ name: "trigger", displayName: "Poll", type: "poll", pieceId: "memfeed", actionId: triggerId, config: { poll_interval_seconds: INTERVAL_MS / 1000 } });
+const pollTrigger = (triggerId = "new_item") => ({
+  name: "trigger",
+  displayName: "Poll",
+  type: "poll",
+  pieceId: "memfeed",
+  actionId: triggerId,
+  config: { poll_interval_seconds: INTERVAL_MS / 1000 },
+});
 const step = { name: "keep", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { title: "{{trigger.body.title}}" } } };
 
 let h: TriggerApp;
 beforeEach(async () => {
-  feed.items = [{ id: 1, title: "old one" }, { id: 2, title: "old two" }];
+  feed.items = [
+    { id: 1, title: "old one" },
+    { id: 2, title: "old two" },
+  ];
   feed.fail = null;
   feed.polls = [];
   h = await triggerApp({ clock: new FakeClock("2025-01-06T09:00:00.000Z"), pieces: [feedPiece] });
@@ -135,7 +153,11 @@ describe("polling", () => {
     feed.items = [{ at: "2025-01-05T10:00:00Z", title: "yesterday" }];
     await h.publishWorkflow(definition(pollTrigger("new_since"), step));
     await poll();
-    feed.items = [{ at: "2025-01-06T09:01:00Z", title: "fresh" }, { at: "2025-01-05T10:00:00Z", title: "yesterday" }, { at: "2025-01-04T10:00:00Z", title: "older, newly listed" }];
+    feed.items = [
+      { at: "2025-01-06T09:01:00Z", title: "fresh" },
+      { at: "2025-01-05T10:00:00Z", title: "yesterday" },
+      { at: "2025-01-04T10:00:00Z", title: "older, newly listed" },
+    ];
     h.clock.advance(INTERVAL_MS);
     const [outcome] = await poll();
     expect(await titles(outcome!.runIds)).toEqual(["fresh"]);

@@ -7,7 +7,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { definePiece, trigger } from "../../src/pieces-sdk";
 import { definition, triggerApp, type TriggerApp } from "./harness";
 
-interface Hook { id: string; url: string }
+interface Hook {
+  id: string;
+  url: string;
+}
 const provider = { hooks: new Map<string, Hook>(), deletes: [] as string[], failDelete: false, failCreate: false, next: 1 };
 let server: ReturnType<typeof Bun.serve>;
 let providerUrl = "";
@@ -20,9 +23,17 @@ const repoPiece = definePiece({
   actions: [],
   triggers: [
     trigger({
-      id: "on_push", name: "On push", description: "registers a webhook with the provider", type: "webhook", props: {},
+      id: "on_push",
+      name: "On push",
+      description: "registers a webhook with the provider",
+      type: "webhook",
+      props: {},
       onEnable: async (ctx) => {
-        const res = await ctx.fetch(`${ctx.config.provider}/hooks`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: ctx.webhookUrl }) });
+        const res = await ctx.fetch(`${ctx.config.provider}/hooks`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ url: ctx.webhookUrl }),
+        });
         if (!res.ok) throw new Error(`provider answered ${res.status}`);
         ctx.state.set({ hookId: ((await res.json()) as { id: string }).id });
       },
@@ -69,7 +80,14 @@ beforeEach(() => {
   provider.failCreate = false;
 });
 
-const pushTrigger = () => ({ name: "trigger", displayName: "On push", type: "webhook", pieceId: "repohost", actionId: "on_push", config: { provider: providerUrl } });
+const pushTrigger = () => ({
+  name: "trigger",
+  displayName: "On push",
+  type: "webhook",
+  pieceId: "repohost",
+  actionId: "on_push",
+  config: { provider: providerUrl },
+});
 const step = { name: "keep", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { ref: "{{trigger.body.ref}}" } } };
 
 describe("self-registering webhooks", () => {
@@ -122,14 +140,29 @@ describe("self-registering webhooks", () => {
     const res = await h.publish(wf.id);
     expect(res.status).toBe(422);
     expect(res.body.error.message).toContain("provider answered 403");
-    expect((await h.req("GET", `/api/workflows/${wf.id}/trigger`)).body.data.registration).toMatchObject({ registered: false, lastError: "provider answered 403" });
+    expect((await h.req("GET", `/api/workflows/${wf.id}/trigger`)).body.data.registration).toMatchObject({
+      registered: false,
+      lastError: "provider answered 403",
+    });
   });
 });
 
 describe("event triggers and callable workflows", () => {
   test("runs.on_error starts with the failed run's summary", async () => {
-    const watcher = await h.publishWorkflow(definition({ name: "trigger", type: "error", pieceId: "runs", actionId: "on_error", config: {} }, { name: "note", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { failed: "{{trigger.body.run.id}}" } } }), "watcher");
-    const failing = await h.publishWorkflow(definition({ name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {} }, { name: "bad", type: "PIECE", pieceId: "data", actionId: "parse_json", config: { text: "{not json" } }), "failing");
+    const watcher = await h.publishWorkflow(
+      definition(
+        { name: "trigger", type: "error", pieceId: "runs", actionId: "on_error", config: {} },
+        { name: "note", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { failed: "{{trigger.body.run.id}}" } } },
+      ),
+      "watcher",
+    );
+    const failing = await h.publishWorkflow(
+      definition(
+        { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {} },
+        { name: "bad", type: "PIECE", pieceId: "data", actionId: "parse_json", config: { text: "{not json" } },
+      ),
+      "failing",
+    );
     const res = await h.hook("POST", failing.webhookUrl, { body: {} });
     const failed = await h.run(res.body.data.runId);
     expect(failed.status).toBe("failed");
@@ -144,7 +177,10 @@ describe("event triggers and callable workflows", () => {
   });
 
   test("a callable workflow has no URL, schedule or poll: only call_workflow, the API or MCP start it", async () => {
-    const wf = await h.publishWorkflow(definition({ name: "trigger", type: "callable", pieceId: "subflows", actionId: "callable", config: {} }, step), "callable");
+    const wf = await h.publishWorkflow(
+      definition({ name: "trigger", type: "callable", pieceId: "subflows", actionId: "callable", config: {} }, step),
+      "callable",
+    );
     expect(wf.webhookToken).toBeNull();
     const state = (await h.req("GET", `/api/workflows/${wf.id}/trigger`)).body.data;
     expect(state).toMatchObject({ webhook: null, schedule: null, poll: null, registration: null });

@@ -6,8 +6,22 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { FakeClock } from "../../src/core/triggers/clock";
 import { definition, triggerApp, type TriggerApp } from "./harness";
 
-const cron = (expression: string, timezone = "UTC") => ({ name: "trigger", displayName: "Schedule", type: "cron", pieceId: "schedule", actionId: "cron", config: { expression, timezone } });
-const every = (interval: number, unit = "minutes") => ({ name: "trigger", displayName: "Every", type: "cron", pieceId: "schedule", actionId: "every", config: { interval, unit } });
+const cron = (expression: string, timezone = "UTC") => ({
+  name: "trigger",
+  displayName: "Schedule",
+  type: "cron",
+  pieceId: "schedule",
+  actionId: "cron",
+  config: { expression, timezone },
+});
+const every = (interval: number, unit = "minutes") => ({
+  name: "trigger",
+  displayName: "Every",
+  type: "cron",
+  pieceId: "schedule",
+  actionId: "every",
+  config: { interval, unit },
+});
 const step = { name: "note", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { at: "{{trigger.scheduledAt}}" } } };
 
 let open: TriggerApp[] = [];
@@ -46,7 +60,10 @@ describe("schedules", () => {
     expect(run.triggerType).toBe("cron");
     expect(run.environment).toBe("production");
     expect(run.triggerData).toMatchObject({ scheduledAt: "2025-01-06T09:00:00.000Z", expression: "0 10 * * *", timezone: "Europe/Berlin" });
-    expect((await h.req("GET", `/api/workflows/${wf.id}/trigger`)).body.data.schedule).toMatchObject({ nextFireAt: "2025-01-07T09:00:00.000Z", lastRunId: run.id });
+    expect((await h.req("GET", `/api/workflows/${wf.id}/trigger`)).body.data.schedule).toMatchObject({
+      nextFireAt: "2025-01-07T09:00:00.000Z",
+      lastRunId: run.id,
+    });
   });
 
   test("unpublish skips the schedule at once; republish resumes from the next instant", async () => {

@@ -11,18 +11,27 @@ afterAll(async () => {
 });
 
 async function publish(name: string, trigger: unknown, nextAction: unknown) {
-  const created = await (await s.fetch("/api/workflows", {
-    method: "POST", headers: { "content-type": "application/json" },
-    body: JSON.stringify({ name, definition: { schemaVersion: 2, trigger: { ...(trigger as object), nextAction }, settings: {}, variables: {}, annotations: null, pinnedData: {} } }),
-  })).json() as any;
-  const published = await (await s.fetch(`/api/workflows/${created.data.id}/publish`, { method: "POST" })).json() as any;
+  const created = (await (
+    await s.fetch("/api/workflows", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        name,
+        definition: { schemaVersion: 2, trigger: { ...(trigger as object), nextAction }, settings: {}, variables: {}, annotations: null, pinnedData: {} },
+      }),
+    })
+  ).json()) as any;
+  const published = (await (await s.fetch(`/api/workflows/${created.data.id}/publish`, { method: "POST" })).json()) as any;
   expect(published.data.status).toBe("active");
   return published.data;
 }
 
 test("a live schedule fires on its own once the server runs", async () => {
-  const wf = await publish("every second", { name: "trigger", type: "cron", pieceId: "schedule", actionId: "cron", config: { expression: "* * * * * *" } },
-    { name: "note", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { at: "{{trigger.scheduledAt}}" } } });
+  const wf = await publish(
+    "every second",
+    { name: "trigger", type: "cron", pieceId: "schedule", actionId: "cron", config: { expression: "* * * * * *" } },
+    { name: "note", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { at: "{{trigger.scheduledAt}}" } } },
+  );
   let runs: any[] = [];
   const deadline = Date.now() + 6_000;
   while (runs.length < 2 && Date.now() < deadline) {
@@ -35,9 +44,18 @@ test("a live schedule fires on its own once the server runs", async () => {
 });
 
 test("a synchronous webhook answers with the respond step over the socket", async () => {
-  const wf = await publish("greet", { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {} },
-    { name: "greet", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { greeting: "hello {{trigger.body.name}}" } },
-      nextAction: { name: "reply", type: "PIECE", pieceId: "webhook", actionId: "respond", config: { status: 200, body: "{{greet.output}}" } } });
+  const wf = await publish(
+    "greet",
+    { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {} },
+    {
+      name: "greet",
+      type: "PIECE",
+      pieceId: "data",
+      actionId: "set_fields",
+      config: { fields: { greeting: "hello {{trigger.body.name}}" } },
+      nextAction: { name: "reply", type: "PIECE", pieceId: "webhook", actionId: "respond", config: { status: 200, body: "{{greet.output}}" } },
+    },
+  );
   expect(wf.webhookUrl.startsWith(s.url)).toBe(true);
   const res = await fetch(wf.webhookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Ada" }) });
   expect(res.status).toBe(200);

@@ -49,7 +49,12 @@ describe("webhook body parsing", () => {
   test("a body over the limit is 413, with or without Content-Length", async () => {
     const declared = new Request("http://localhost/", { method: "POST", body: "x".repeat(2000), headers: { "content-length": "2000" } });
     expect((await readBody(declared, 1024).catch((e: any) => e)).status).toBe(413);
-    const stream = new ReadableStream({ start(c) { c.enqueue(bytes("y".repeat(3000))); c.close(); } });
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(bytes("y".repeat(3000)));
+        c.close();
+      },
+    });
     const chunked = new Request("http://localhost/", { method: "POST", body: stream });
     expect((await readBody(chunked, 1024).catch((e: any) => e)).status).toBe(413);
   });

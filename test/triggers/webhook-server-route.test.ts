@@ -18,7 +18,14 @@ let local: Side;
 function sideOf(request: (path: string, init: RequestInit & { auth?: boolean }) => Promise<Response>): Side {
   return {
     async publish(definition) {
-      const created = (await (await request("/api/workflows", { method: "POST", auth: true, headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "hook", definition }) })).json()) as any;
+      const created = (await (
+        await request("/api/workflows", {
+          method: "POST",
+          auth: true,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ name: "hook", definition }),
+        })
+      ).json()) as any;
       const published = (await (await request(`/api/workflows/${created.data.id}/publish`, { method: "POST", auth: true })).json()) as any;
       return published.data.webhookUrl.split("/webhook/")[1];
     },
@@ -41,11 +48,26 @@ afterAll(async () => {
 });
 
 const definition = (config: Record<string, unknown>, nextAction: unknown) => ({
-  schemaVersion: 2, trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config, nextAction }, settings: {}, variables: {}, annotations: null, pinnedData: {},
+  schemaVersion: 2,
+  trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config, nextAction },
+  settings: {},
+  variables: {},
+  annotations: null,
+  pinnedData: {},
 });
 const greet = { name: "greet", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { greeting: "hello {{trigger.body.name}}" } } };
-const reply = (config: Record<string, unknown>) => ({ ...greet, nextAction: { name: "reply", type: "PIECE", pieceId: "webhook", actionId: "respond", config } });
-const failing = { name: "boom", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { x: "{{$error('boom')}}" } }, nextAction: reply({ status: 200, body: "never" }).nextAction };
+const reply = (config: Record<string, unknown>) => ({
+  ...greet,
+  nextAction: { name: "reply", type: "PIECE", pieceId: "webhook", actionId: "respond", config },
+});
+const failing = {
+  name: "boom",
+  type: "PIECE",
+  pieceId: "data",
+  actionId: "set_fields",
+  config: { fields: { x: "{{$error('boom')}}" } },
+  nextAction: reply({ status: 200, body: "never" }).nextAction,
+};
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 
@@ -66,10 +88,12 @@ async function both(definitionOf: unknown, init: () => RequestInit, suffix?: str
 }
 
 // Content-Length as a socket client sends it (a Request built in process has none unless given).
-const json = (body: unknown, headers: Record<string, string> = {}) => () => {
-  const text = JSON.stringify(body);
-  return { method: "POST", headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)), ...headers }, body: text };
-};
+const json =
+  (body: unknown, headers: Record<string, string> = {}) =>
+  () => {
+    const text = JSON.stringify(body);
+    return { method: "POST", headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)), ...headers }, body: text };
+  };
 
 test("an accepted call: 202 with the run id, the same headers and body", async () => {
   const { fromServer, fromApp } = await both(definition({}, greet), json({ name: "Ada" }));
@@ -81,7 +105,11 @@ test("an accepted call: 202 with the run id, the same headers and body", async (
 
 test("the caller's X-Request-Id comes back; PUT, PATCH and DELETE with JSON are accepted alike", async () => {
   for (const method of ["PUT", "PATCH", "DELETE"]) {
-    const { fromServer, fromApp } = await both(definition({}, greet), () => ({ method, headers: { "content-type": "application/json; charset=utf-8", "x-request-id": "trace-42" }, body: "{}" }));
+    const { fromServer, fromApp } = await both(definition({}, greet), () => ({
+      method,
+      headers: { "content-type": "application/json; charset=utf-8", "x-request-id": "trace-42" },
+      body: "{}",
+    }));
     expect(fromServer.headers["x-request-id"]).toBe("trace-42");
     expect(fromServer).toEqual(fromApp);
   }
@@ -129,7 +157,11 @@ test("calls the server route leaves to the app answer as before: an Idempotency-
   expect(first.status).toBe(202);
   expect((await again.json()).data.runId).toBe((await first.json()).data.runId);
 
-  const form = await both(definition({}, greet), () => ({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "name=Ada" }));
+  const form = await both(definition({}, greet), () => ({
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: "name=Ada",
+  }));
   expect(form.fromServer.status).toBe(202);
   expect(form.fromServer).toEqual(form.fromApp);
 });

@@ -12,16 +12,46 @@ const testPiece = definePiece({
   description: "steps for trigger tests",
   triggers: [],
   actions: [
-    action({ id: "sleep", name: "Sleep", description: "waits config.ms", sideEffects: "pure", props: {}, run: async (ctx) => { await Bun.sleep(Number(ctx.config.ms ?? 0)); return { slept: true }; } }),
-    action({ id: "boom", name: "Boom", description: "fails", sideEffects: "pure", props: {}, run: () => { throw new Error("boom: upstream said no"); } }),
+    action({
+      id: "sleep",
+      name: "Sleep",
+      description: "waits config.ms",
+      sideEffects: "pure",
+      props: {},
+      run: async (ctx) => {
+        await Bun.sleep(Number(ctx.config.ms ?? 0));
+        return { slept: true };
+      },
+    }),
+    action({
+      id: "boom",
+      name: "Boom",
+      description: "fails",
+      sideEffects: "pure",
+      props: {},
+      run: () => {
+        throw new Error("boom: upstream said no");
+      },
+    }),
   ],
 });
 
 const setFields = (fields: Record<string, unknown>, next?: Record<string, unknown>) => ({
-  name: "greet", displayName: "Build greeting", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields }, ...(next ? { nextAction: next } : {}),
+  name: "greet",
+  displayName: "Build greeting",
+  type: "PIECE",
+  pieceId: "data",
+  actionId: "set_fields",
+  config: { fields },
+  ...(next ? { nextAction: next } : {}),
 });
 const respond = (config: Record<string, unknown> = { status: 201, body: "{{greet.output}}", headers: { "x-greeting": "yes" } }) => ({
-  name: "reply", displayName: "Reply", type: "PIECE", pieceId: "webhook", actionId: "respond", config,
+  name: "reply",
+  displayName: "Reply",
+  type: "PIECE",
+  pieceId: "webhook",
+  actionId: "respond",
+  config,
 });
 
 let h: TriggerApp;
@@ -46,7 +76,12 @@ describe("asynchronous webhooks", () => {
     ["JSON", { "content-type": "application/json" }, JSON.stringify({ name: "Ada", n: 21 }), { name: "Ada", n: 21 }],
     ["form", { "content-type": "application/x-www-form-urlencoded" }, "name=Ada&tag=a&tag=b", { name: "Ada", tag: ["a", "b"] }],
     ["text", { "content-type": "text/plain" }, "hello", "hello"],
-    ["binary", { "content-type": "application/octet-stream" }, new Uint8Array([0, 255, 1]), { encoding: "base64", contentType: "application/octet-stream", size: 3, data: "AP8B" }],
+    [
+      "binary",
+      { "content-type": "application/octet-stream" },
+      new Uint8Array([0, 255, 1]),
+      { encoding: "base64", contentType: "application/octet-stream", size: 3, data: "AP8B" },
+    ],
   ];
   for (const [kind, headers, raw, expected] of kinds) {
     test(`a ${kind} body starts a production run with {method, headers, query, body}`, async () => {
@@ -128,7 +163,10 @@ describe("asynchronous webhooks", () => {
 
 describe("synchronous webhooks (webhook.respond)", () => {
   test("the respond step's status, headers and body are the reply; incoming data is never evaluated", async () => {
-    const wf = await h.publishWorkflow(definition(webhookTrigger(), setFields({ greeting: "hello {{trigger.body.name}}", name: "{{trigger.body.name}}" }, respond())), "sync");
+    const wf = await h.publishWorkflow(
+      definition(webhookTrigger(), setFields({ greeting: "hello {{trigger.body.name}}", name: "{{trigger.body.name}}" }, respond())),
+      "sync",
+    );
     const res = await h.hook("POST", wf.webhookUrl, { body: { name: "{{ run.id }}" } });
     expect(res.status).toBe(201);
     expect(res.headers.get("x-greeting")).toBe("yes");
@@ -147,7 +185,14 @@ describe("synchronous webhooks (webhook.respond)", () => {
   });
 
   test("no reply within the timeout answers 504 with the run id; the run keeps going", async () => {
-    const slow = { name: "slow", type: "PIECE", pieceId: "trigtest", actionId: "sleep", config: { ms: 1500 }, nextAction: respond({ status: 200, body: { late: true } }) };
+    const slow = {
+      name: "slow",
+      type: "PIECE",
+      pieceId: "trigtest",
+      actionId: "sleep",
+      config: { ms: 1500 },
+      nextAction: respond({ status: 200, body: { late: true } }),
+    };
     const wf = await h.publishWorkflow(definition(webhookTrigger(), slow), "slow");
     const started = Date.now();
     const res = await h.hook("POST", wf.webhookUrl, { body: {} });
@@ -174,7 +219,14 @@ describe("synchronous webhooks (webhook.respond)", () => {
 
 describe("synchronous webhooks that pause", () => {
   test("a run that pauses before replying answers 202 with the run id instead of holding the call", async () => {
-    const wait = { name: "wait", type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds: 3600 }, nextAction: respond({ status: 200, body: "later" }) };
+    const wait = {
+      name: "wait",
+      type: "PIECE",
+      pieceId: "delay",
+      actionId: "delay_for",
+      config: { seconds: 3600 },
+      nextAction: respond({ status: 200, body: "later" }),
+    };
     const wf = await h.publishWorkflow(definition(webhookTrigger(), wait), "pausing");
     const res = await h.hook("POST", wf.webhookUrl, { body: {} });
     expect(res.status).toBe(202);
@@ -259,14 +311,23 @@ describe("test URL", () => {
 
 describe("hosted forms", () => {
   test("GET shows the form; a browser submission starts a run and gets the thank-you page", async () => {
-    const form = { name: "trigger", type: "webhook", pieceId: "form", actionId: "form_submission", config: { title: "Join <us>", fields: [{ name: "email", type: "email", required: true }], success_message: "Thanks!" } };
+    const form = {
+      name: "trigger",
+      type: "webhook",
+      pieceId: "form",
+      actionId: "form_submission",
+      config: { title: "Join <us>", fields: [{ name: "email", type: "email", required: true }], success_message: "Thanks!" },
+    };
     const wf = await h.publishWorkflow(definition(form, setFields({ email: "{{trigger.body.email}}" })), "form");
     const page = await h.hook("GET", wf.webhookUrl);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toContain("text/html");
     expect(page.text).toContain("Join &lt;us&gt;");
     expect(page.text).toContain(`action="${wf.webhookUrl}"`);
-    const posted = await h.hook("POST", wf.webhookUrl, { raw: "email=ada%40example.com", headers: { "content-type": "application/x-www-form-urlencoded", accept: "text/html" } });
+    const posted = await h.hook("POST", wf.webhookUrl, {
+      raw: "email=ada%40example.com",
+      headers: { "content-type": "application/x-www-form-urlencoded", accept: "text/html" },
+    });
     expect(posted.status).toBe(200);
     expect(posted.text).toContain("Thanks!");
     const run = await h.run(posted.headers.get("x-weft-run-id")!);

@@ -31,7 +31,10 @@ describe("api client", () => {
   test("a refusal becomes ApiError with the server's code and message", async () => {
     const { api, ApiError, describeError } = await import("../../public/src/api");
     fake = fakeApi({
-      "PUT /api/workflows/w1": () => ({ status: 409, body: { error: { code: "REVISION_CONFLICT", message: "expectedRev 3 is stale; the current definitionRev is 5" } } }),
+      "PUT /api/workflows/w1": () => ({
+        status: 409,
+        body: { error: { code: "REVISION_CONFLICT", message: "expectedRev 3 is stale; the current definitionRev is 5" } },
+      }),
     });
     const error = await api.put("/api/workflows/w1", { expectedRev: 3 }).catch((e) => e);
     expect(error).toBeInstanceOf(ApiError);

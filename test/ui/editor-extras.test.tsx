@@ -9,10 +9,16 @@ import { fakeApi, tick, until } from "./fake-api";
 
 beforeAll(() => GlobalRegistrator.register({ url: "http://weft.test/" }));
 // Let Preact flush its queued effects first: a queue left pending on a closed window stalls the next file's effects.
-afterAll(async () => { await new Promise((resolve) => setTimeout(resolve, 150)); await GlobalRegistrator.unregister(); });
+afterAll(async () => {
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  await GlobalRegistrator.unregister();
+});
 
 let fake: ReturnType<typeof fakeApi> | undefined;
-afterEach(() => { fake?.restore(); document.body.innerHTML = ""; });
+afterEach(() => {
+  fake?.restore();
+  document.body.innerHTML = "";
+});
 
 const ID = "00000000-0000-4000-8000-000000000002";
 const WF = `/api/workflows/${ID}`;
@@ -22,24 +28,62 @@ const input = (root: Element, label: string) => {
   if (!el) throw new Error(`no control labelled ${label}`);
   return el;
 };
-const type = (el: HTMLInputElement, value: string) => { el.value = value; el.dispatchEvent(new Event("input", { bubbles: true })); };
+const type = (el: HTMLInputElement, value: string) => {
+  el.value = value;
+  el.dispatchEvent(new Event("input", { bubbles: true }));
+};
 
 describe("trigger fields with dynamic options", () => {
   test("choices come from the trigger's options endpoint and reload when a refresher changes", async () => {
     const { render, h } = await import("preact");
     const { ConfigForm } = await import("../../public/src/pages/editor/config-form");
     fake = fakeApi({
-      "GET /api/pieces/inbox/triggers/new_mail": () => ({ body: { data: {
-        pieceId: "inbox", pieceVersion: "1.0.0", id: "new_mail", name: "New mail", description: "",
-        inputSchema: { type: "object", properties: { account: { type: "string", enum: ["work", "home"] }, folder: { type: "string", displayName: "Folder", refreshers: ["account"] } }, required: ["folder"] },
-        outputSchema: { type: "object", properties: {}, required: [] }, sampleData: {}, filteredBy: {}, ignored: [], unresolved: [], conditionalFields: [], dynamicFields: ["folder"],
-      } } }),
-      "POST /api/pieces/inbox/triggers/new_mail/options/folder": (r) => ({ body: { data: { options: [{ label: `${r.body.config.account ?? "any"}/inbox`, value: `${r.body.config.account ?? "any"}/inbox` }] } } }),
+      "GET /api/pieces/inbox/triggers/new_mail": () => ({
+        body: {
+          data: {
+            pieceId: "inbox",
+            pieceVersion: "1.0.0",
+            id: "new_mail",
+            name: "New mail",
+            description: "",
+            inputSchema: {
+              type: "object",
+              properties: { account: { type: "string", enum: ["work", "home"] }, folder: { type: "string", displayName: "Folder", refreshers: ["account"] } },
+              required: ["folder"],
+            },
+            outputSchema: { type: "object", properties: {}, required: [] },
+            sampleData: {},
+            filteredBy: {},
+            ignored: [],
+            unresolved: [],
+            conditionalFields: [],
+            dynamicFields: ["folder"],
+          },
+        },
+      }),
+      "POST /api/pieces/inbox/triggers/new_mail/options/folder": (r) => ({
+        body: { data: { options: [{ label: `${r.body.config.account ?? "any"}/inbox`, value: `${r.body.config.account ?? "any"}/inbox` }] } },
+      }),
     });
     const root = document.createElement("div");
     document.body.appendChild(root);
     let config: Record<string, unknown> = { account: "work" };
-    const draw = () => render(h(ConfigForm, { kind: "triggers", pieceId: "inbox", actionId: "new_mail", stepName: "trigger", config, paths: [], onChange: (next) => { config = next; draw(); } }), root);
+    const draw = () =>
+      render(
+        h(ConfigForm, {
+          kind: "triggers",
+          pieceId: "inbox",
+          actionId: "new_mail",
+          stepName: "trigger",
+          config,
+          paths: [],
+          onChange: (next) => {
+            config = next;
+            draw();
+          },
+        }),
+        root,
+      );
     draw();
     await until(() => expect(root.querySelector("#cfg-trigger-folder")?.textContent).toContain("work/inbox"));
     const select = root.querySelector<HTMLSelectElement>("#cfg-trigger-folder")!;
@@ -100,12 +144,32 @@ describe("name and tags", () => {
     const { createEditorStore } = await import("../../public/src/pages/editor/editor-store");
     const { updateStep } = await import("../../public/src/pages/editor/tree");
     let rev = 3;
-    const held: any = { name: "Greet", tags: [], definition: { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {}, nextAction: { name: "a", type: "PIECE", pieceId: "text", actionId: "template", config: {} } } } };
+    const held: any = {
+      name: "Greet",
+      tags: [],
+      definition: {
+        schemaVersion: 2,
+        trigger: { name: "trigger", type: "manual", config: {}, nextAction: { name: "a", type: "PIECE", pieceId: "text", actionId: "template", config: {} } },
+      },
+    };
     const record = (body: any = {}) => {
       for (const key of ["name", "tags", "definition"]) if (body[key] !== undefined) held[key] = body[key];
       return {
-        id: ID, name: held.name, description: "", status: "draft", triggerType: "manual", webhookToken: null, latestVersionId: null, definition: held.definition,
-        definitionRev: rev, hasUnpublishedChanges: true, folderId: null, tags: held.tags, createdAt: "", updatedAt: "", lastRun: null,
+        id: ID,
+        name: held.name,
+        description: "",
+        status: "draft",
+        triggerType: "manual",
+        webhookToken: null,
+        latestVersionId: null,
+        definition: held.definition,
+        definitionRev: rev,
+        hasUnpublishedChanges: true,
+        folderId: null,
+        tags: held.tags,
+        createdAt: "",
+        updatedAt: "",
+        lastRun: null,
       };
     };
     fake = fakeApi({
@@ -119,7 +183,11 @@ describe("name and tags", () => {
     });
     const store = createEditorStore(ID);
     await store.load();
-    store.change(updateStep(store.definition.value!, "a", (n) => { n.config = { template: "x" }; }));
+    store.change(
+      updateStep(store.definition.value!, "a", (n) => {
+        n.config = { template: "x" };
+      }),
+    );
     store.setTags(["ops"]);
     await until(() => expect(store.saveState.value).toBe("saved"));
     store.rename("Greeter");
@@ -134,16 +202,32 @@ describe("name and tags", () => {
 
 describe("publish and restore", () => {
   const definition = { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {} } };
-  const wf = (extra: Record<string, unknown>) => ({ id: ID, name: "W", status: "active", definition, definitionRev: 3, latestVersionId: "v2", latestVersionNumber: 2, tags: [], hasUnpublishedChanges: false, ...extra });
+  const wf = (extra: Record<string, unknown>) => ({
+    id: ID,
+    name: "W",
+    status: "active",
+    definition,
+    definitionRev: 3,
+    latestVersionId: "v2",
+    latestVersionNumber: 2,
+    tags: [],
+    hasUnpublishedChanges: false,
+    ...extra,
+  });
 
   test("a restore clicked while a publish is in flight is not overwritten by the publish's answer", async () => {
     const { createEditorStore } = await import("../../public/src/pages/editor/editor-store");
     let releasePublish!: () => void;
-    const publishAnswered = new Promise<void>((resolve) => { releasePublish = resolve; });
+    const publishAnswered = new Promise<void>((resolve) => {
+      releasePublish = resolve;
+    });
     fake = fakeApi({
       [`GET ${WF}`]: () => ({ body: { data: wf({ hasUnpublishedChanges: true }) } }),
       "POST /api/workflows/validate": () => ({ body: { data: { valid: true, errors: [], warnings: [] } } }),
-      [`POST ${WF}/publish`]: async () => { await publishAnswered; return { body: { data: wf({ hasUnpublishedChanges: false, definitionRev: 3 }) } }; },
+      [`POST ${WF}/publish`]: async () => {
+        await publishAnswered;
+        return { body: { data: wf({ hasUnpublishedChanges: false, definitionRev: 3 }) } };
+      },
       [`POST ${WF}/versions/v1/restore`]: () => ({ body: { data: wf({ hasUnpublishedChanges: true, definitionRev: 4 }) } }),
     });
     const store = createEditorStore(ID);
@@ -169,7 +253,10 @@ describe("publish and restore", () => {
     fake = fakeApi({
       [`GET ${WF}`]: () => ({ body: { data: current } }),
       "POST /api/workflows/validate": () => ({ body: { data: { valid: true, errors: [], warnings: [] } } }),
-      [`POST ${WF}/publish`]: () => { current = wf({ hasUnpublishedChanges: false }); return { body: { data: current } }; },
+      [`POST ${WF}/publish`]: () => {
+        current = wf({ hasUnpublishedChanges: false });
+        return { body: { data: current } };
+      },
       "GET /api/pieces": () => ({ body: { data: [], total: 0 } }),
     });
     const root = document.createElement("div");

@@ -9,33 +9,71 @@ import { fakeApi, tick, until } from "./fake-api";
 
 beforeAll(() => GlobalRegistrator.register({ url: "http://weft.test/" }));
 // Let Preact flush its queued effects first: a queue left pending on a closed window stalls the next file's effects.
-afterAll(async () => { await new Promise((resolve) => setTimeout(resolve, 150)); await GlobalRegistrator.unregister(); });
+afterAll(async () => {
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  await GlobalRegistrator.unregister();
+});
 
 let fake: ReturnType<typeof fakeApi> | undefined;
-afterEach(() => { fake?.restore(); document.body.innerHTML = ""; });
+afterEach(() => {
+  fake?.restore();
+  document.body.innerHTML = "";
+});
 
 const definition = () => ({
   schemaVersion: 2,
   trigger: {
-    name: "trigger", displayName: "Incoming call", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {},
+    name: "trigger",
+    displayName: "Incoming call",
+    type: "webhook",
+    pieceId: "webhook",
+    actionId: "catch_webhook",
+    config: {},
     nextAction: {
-      name: "route", displayName: "Route", type: "ROUTER", config: {},
+      name: "route",
+      displayName: "Route",
+      type: "ROUTER",
+      config: {},
       branches: [
-        { name: "Big", conditions: [[{ field: "{{trigger.body.n}}", operator: "number_gt", value: 10 }]], firstAction: { name: "big", type: "PIECE", pieceId: "text", actionId: "template", config: {} } },
+        {
+          name: "Big",
+          conditions: [[{ field: "{{trigger.body.n}}", operator: "number_gt", value: 10 }]],
+          firstAction: { name: "big", type: "PIECE", pieceId: "text", actionId: "template", config: {} },
+        },
         { name: "Otherwise", conditions: [], firstAction: { name: "small", type: "PIECE", pieceId: "text", actionId: "template", config: {} } },
       ],
     },
   },
-  settings: {}, variables: {}, annotations: null, pinnedData: {},
+  settings: {},
+  variables: {},
+  annotations: null,
+  pinnedData: {},
 });
 
 const workflow = (rev: number, def = definition()) => ({
-  id: "00000000-0000-4000-8000-000000000001", name: "Greet", description: "", definition: def, status: "draft", triggerType: "webhook",
-  webhookToken: "tok", webhookUrl: "http://weft.test/webhook/tok", latestVersionId: null, definitionRev: rev, hasUnpublishedChanges: true,
-  folderId: null, tags: [], createdAt: "2025-01-01T00:00:00Z", updatedAt: "2025-01-01T00:00:00Z", lastRun: null,
+  id: "00000000-0000-4000-8000-000000000001",
+  name: "Greet",
+  description: "",
+  definition: def,
+  status: "draft",
+  triggerType: "webhook",
+  webhookToken: "tok",
+  webhookUrl: "http://weft.test/webhook/tok",
+  latestVersionId: null,
+  definitionRev: rev,
+  hasUnpublishedChanges: true,
+  folderId: null,
+  tags: [],
+  createdAt: "2025-01-01T00:00:00Z",
+  updatedAt: "2025-01-01T00:00:00Z",
+  lastRun: null,
 });
 const WF = "/api/workflows/00000000-0000-4000-8000-000000000001";
-const diagnostics = { valid: false, errors: [{ path: "trigger.nextAction.branches[0].firstAction.config.template", code: "REQUIRED", message: "template is required" }], warnings: [] };
+const diagnostics = {
+  valid: false,
+  errors: [{ path: "trigger.nextAction.branches[0].firstAction.config.template", code: "REQUIRED", message: "template is required" }],
+  warnings: [],
+};
 
 describe("editor store", () => {
   test("autosave sends the draft with expectedRev, once, after the user stops typing", async () => {
@@ -49,8 +87,16 @@ describe("editor store", () => {
     });
     const store = createEditorStore("00000000-0000-4000-8000-000000000001");
     await store.load();
-    store.change(updateStep(store.definition.value!, "big", (n) => { n.config = { template: "a" }; }));
-    store.change(updateStep(store.definition.value!, "big", (n) => { n.config = { template: "ab" }; }));
+    store.change(
+      updateStep(store.definition.value!, "big", (n) => {
+        n.config = { template: "a" };
+      }),
+    );
+    store.change(
+      updateStep(store.definition.value!, "big", (n) => {
+        n.config = { template: "ab" };
+      }),
+    );
     expect(store.saveState.value).toBe("pending");
     await until(() => expect(store.saveState.value).toBe("saved"), AUTOSAVE_DELAY_MS + 2000);
     const puts = fake.calls.filter((c) => c.method === "PUT");
@@ -70,11 +116,19 @@ describe("editor store", () => {
     });
     const store = createEditorStore("00000000-0000-4000-8000-000000000001");
     await store.load();
-    store.change(updateStep(store.definition.value!, "big", (n) => { n.displayName = "Mine"; }));
+    store.change(
+      updateStep(store.definition.value!, "big", (n) => {
+        n.displayName = "Mine";
+      }),
+    );
     await store.save();
     expect(store.saveState.value).toBe("conflict");
     expect((store.saveError.value as Error).message).toContain("current definitionRev is 8");
-    store.change(updateStep(store.definition.value!, "big", (n) => { n.displayName = "Mine again"; }));
+    store.change(
+      updateStep(store.definition.value!, "big", (n) => {
+        n.displayName = "Mine again";
+      }),
+    );
     await tick(50);
     expect(fake.calls.filter((c) => c.method === "PUT")).toHaveLength(1);
     await expect(store.flush()).rejects.toThrow("stale");
@@ -127,7 +181,11 @@ describe("editor screen", () => {
     const { render, h } = await import("preact");
     const { ConfigForm } = await import("../../public/src/pages/editor/config-form");
     const projection = (bodyType?: string) => ({
-      pieceId: "http", pieceVersion: "1.0.0", id: "send_request", name: "Send request", description: "",
+      pieceId: "http",
+      pieceVersion: "1.0.0",
+      id: "send_request",
+      name: "Send request",
+      description: "",
       inputSchema: {
         type: "object",
         properties: {
@@ -137,14 +195,34 @@ describe("editor screen", () => {
         },
         required: ["url"],
       },
-      outputSchema: { type: "object", properties: {}, required: [] }, sampleData: {}, filteredBy: {}, ignored: [],
-      unresolved: bodyType ? [] : ["body_type"], conditionalFields: [], dynamicFields: [],
+      outputSchema: { type: "object", properties: {}, required: [] },
+      sampleData: {},
+      filteredBy: {},
+      ignored: [],
+      unresolved: bodyType ? [] : ["body_type"],
+      conditionalFields: [],
+      dynamicFields: [],
     });
     fake = fakeApi({ "GET /api/pieces/http/actions/send_request": (r) => ({ body: { data: projection(r.query.get("body_type") ?? undefined) } }) });
     const root = document.createElement("div");
     document.body.appendChild(root);
     let config: Record<string, unknown> = {};
-    const draw = () => render(h(ConfigForm, { kind: "actions", pieceId: "http", actionId: "send_request", stepName: "fetch", config, paths: [{ label: "trigger.body", expression: "trigger.body" }], onChange: (next) => { config = next; draw(); } }), root);
+    const draw = () =>
+      render(
+        h(ConfigForm, {
+          kind: "actions",
+          pieceId: "http",
+          actionId: "send_request",
+          stepName: "fetch",
+          config,
+          paths: [{ label: "trigger.body", expression: "trigger.body" }],
+          onChange: (next) => {
+            config = next;
+            draw();
+          },
+        }),
+        root,
+      );
     draw();
     await until(() => expect(root.querySelector("#cfg-fetch-url")).not.toBeNull());
     expect(root.querySelector('label[for="cfg-fetch-url"]')!.textContent).toContain("(required)");

@@ -5,20 +5,45 @@ import { fakeApi, until } from "./fake-api";
 
 beforeAll(() => GlobalRegistrator.register({ url: "http://weft.test/" }));
 // Let Preact flush its queued effects first: a queue left pending on a closed window stalls the next file's effects.
-afterAll(async () => { await new Promise((resolve) => setTimeout(resolve, 150)); await GlobalRegistrator.unregister(); });
+afterAll(async () => {
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  await GlobalRegistrator.unregister();
+});
 
 let fake: ReturnType<typeof fakeApi> | undefined;
-afterEach(() => { fake?.restore(); document.body.innerHTML = ""; });
+afterEach(() => {
+  fake?.restore();
+  document.body.innerHTML = "";
+});
 
 const run = (id: string, status: string, startedAt: string, extra: Record<string, unknown> = {}) => ({
-  id, workflowId: "w1", workflowName: "Greeter", status, triggerType: "webhook", environment: "production", startedAt, durationMs: 12, stepTotal: 2, stepFailed: status === "failed" ? 1 : 0, ...extra,
+  id,
+  workflowId: "w1",
+  workflowName: "Greeter",
+  status,
+  triggerType: "webhook",
+  environment: "production",
+  startedAt,
+  durationMs: 12,
+  stepTotal: 2,
+  stepFailed: status === "failed" ? 1 : 0,
+  ...extra,
 });
 
 describe("runs", () => {
   test("runs are bucketed per day and status; days without runs stay empty", async () => {
     const { bucketByDay } = await import("../../public/src/pages/runs-chart");
     const now = new Date("2025-03-10T12:00:00Z");
-    const buckets = bucketByDay([run("a", "completed", "2025-03-10T01:00:00Z"), run("b", "failed", "2025-03-10T02:00:00Z"), run("c", "completed", "2025-03-08T02:00:00Z"), run("d", "completed", "2025-01-01T00:00:00Z")] as any, 3, now);
+    const buckets = bucketByDay(
+      [
+        run("a", "completed", "2025-03-10T01:00:00Z"),
+        run("b", "failed", "2025-03-10T02:00:00Z"),
+        run("c", "completed", "2025-03-08T02:00:00Z"),
+        run("d", "completed", "2025-01-01T00:00:00Z"),
+      ] as any,
+      3,
+      now,
+    );
     expect(buckets.map((b) => b.day)).toEqual(["2025-03-08", "2025-03-09", "2025-03-10"]);
     expect(buckets.map((b) => b.counts)).toEqual([{ completed: 1 }, {}, { completed: 1, failed: 1 }]);
   });
@@ -28,7 +53,12 @@ describe("runs", () => {
     const { RunsPage } = await import("../../public/src/pages/runs-page");
     fake = fakeApi({
       "GET /api/workflows": () => ({ body: { data: [], total: 0 } }),
-      "GET /api/runs": () => ({ body: { data: [run("r1", "completed", new Date().toISOString()), run("r2", "failed", new Date().toISOString())], pagination: { page: 1, limit: 20, total: 2, totalPages: 1 } } }),
+      "GET /api/runs": () => ({
+        body: {
+          data: [run("r1", "completed", new Date().toISOString()), run("r2", "failed", new Date().toISOString())],
+          pagination: { page: 1, limit: 20, total: 2, totalPages: 1 },
+        },
+      }),
     });
     const root = document.createElement("div");
     document.body.appendChild(root);
@@ -39,7 +69,9 @@ describe("runs", () => {
     const status = [...root.querySelectorAll("label")].find((l) => l.textContent?.startsWith("Status"))!.querySelector("select")!;
     status.value = "failed";
     status.dispatchEvent(new Event("change", { bubbles: true }));
-    await until(() => expect(fake!.calls.some((c) => c.path === "/api/runs" && c.query.get("status") === "failed" && c.query.get("environment") === "production")).toBe(true));
+    await until(() =>
+      expect(fake!.calls.some((c) => c.path === "/api/runs" && c.query.get("status") === "failed" && c.query.get("environment") === "production")).toBe(true),
+    );
     render(null, root);
   });
 

@@ -17,7 +17,7 @@ describe("UI serving", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/html");
     expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
-    expect(res.text).toContain('data-weft-ui');
+    expect(res.text).toContain("data-weft-ui");
     expect(assetPaths().some((p) => /\/assets\/main-[a-z0-9]+\.js$/.test(p))).toBe(true);
     expect(assetPaths().some((p) => p.endsWith(".css"))).toBe(true);
     expect(res.text).not.toMatch(/https?:\/\/(?!localhost)/); // no CDN: works offline

@@ -1,19 +1,45 @@
 /** The editor's tree operations: what a user does to the step tree, checked on the definition. */
 import { describe, expect, test } from "bun:test";
-import { NEW_ROUTER, earlierSteps, insertStep, moveStep, removeStep, renameStep, stepForPath, stepNames, uniqueName, walk } from "../../public/src/pages/editor/tree";
+import {
+  NEW_ROUTER,
+  earlierSteps,
+  insertStep,
+  moveStep,
+  removeStep,
+  renameStep,
+  stepForPath,
+  stepNames,
+  uniqueName,
+  walk,
+} from "../../public/src/pages/editor/tree";
 import type { ActionNode, Definition } from "../../public/src/types";
 
-const piece = (name: string, extra: Partial<ActionNode> = {}): ActionNode => ({ name, type: "PIECE", pieceId: "data", actionId: "set_fields", config: {}, ...extra });
+const piece = (name: string, extra: Partial<ActionNode> = {}): ActionNode => ({
+  name,
+  type: "PIECE",
+  pieceId: "data",
+  actionId: "set_fields",
+  config: {},
+  ...extra,
+});
 
 function sample(): Definition {
   return {
     schemaVersion: 2,
     trigger: {
-      name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {},
+      name: "trigger",
+      type: "webhook",
+      pieceId: "webhook",
+      actionId: "catch_webhook",
+      config: {},
       nextAction: {
         ...NEW_ROUTER("route"),
         branches: [
-          { name: "Big", conditions: [[{ field: "{{trigger.body.n}}", operator: "number_gt", value: 10 }]], firstAction: piece("big", { config: { text: "{{trigger.body.n}}" } }) },
+          {
+            name: "Big",
+            conditions: [[{ field: "{{trigger.body.n}}", operator: "number_gt", value: 10 }]],
+            firstAction: piece("big", { config: { text: "{{trigger.body.n}}" } }),
+          },
           { name: "Otherwise", conditions: [], firstAction: piece("small") },
         ],
         nextAction: piece("reply", { config: { body: "{{ route.output }} and {{big.output.x}}" } }),

@@ -76,7 +76,12 @@ describe("workflow variables", () => {
   test("values are usable at run time; secrets are encrypted at rest and masked on read", async () => {
     const wf = await createWorkflow(t, { definition: stockDefinition() });
     const put = await t.req("PUT", `/api/workflows/${wf.id}/variables`, {
-      body: { variables: [{ name: "apiBase", value: "https://stock.example.com" }, { name: "apiKey", value: "sk_live_123", secret: true, description: "stock API key" }] },
+      body: {
+        variables: [
+          { name: "apiBase", value: "https://stock.example.com" },
+          { name: "apiKey", value: "sk_live_123", secret: true, description: "stock API key" },
+        ],
+      },
     });
     expect(put.status).toBe(200);
     expect(put.body.total).toBe(2);
@@ -94,7 +99,9 @@ describe("workflow variables", () => {
     const wf = await createWorkflow(t);
     await t.req("PUT", `/api/workflows/${wf.id}/variables`, { body: { variables: [{ name: "token", value: "s3cret", secret: true }] } });
     const listed = (await t.req("GET", `/api/workflows/${wf.id}/variables`)).body.data;
-    const echoed = await t.req("PUT", `/api/workflows/${wf.id}/variables`, { body: { variables: listed.map((v: any) => ({ name: v.name, value: v.value, secret: v.secret })) } });
+    const echoed = await t.req("PUT", `/api/workflows/${wf.id}/variables`, {
+      body: { variables: listed.map((v: any) => ({ name: v.name, value: v.value, secret: v.secret })) },
+    });
     expect(echoed.status).toBe(200);
     expect(t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "test").variables.token).toBe("s3cret");
     const fresh = await t.req("PUT", `/api/workflows/${wf.id}/variables`, { body: { variables: [{ name: "other", secret: true }] } });
@@ -120,7 +127,14 @@ describe("export and import", () => {
     const d = stockDefinition();
     d.trigger.nextAction.connectionId = "11111111-1111-4111-8111-111111111111";
     const wf = await createWorkflow(t, { definition: d, tags: ["stock"], description: "checks stock" });
-    await t.req("PUT", `/api/workflows/${wf.id}/variables`, { body: { variables: [{ name: "plain", value: 42 }, { name: "key", value: "do-not-leak", secret: true }] } });
+    await t.req("PUT", `/api/workflows/${wf.id}/variables`, {
+      body: {
+        variables: [
+          { name: "plain", value: 42 },
+          { name: "key", value: "do-not-leak", secret: true },
+        ],
+      },
+    });
     await t.req("POST", `/api/workflows/${wf.id}/publish`);
     const exported = await t.req("GET", `/api/workflows/${wf.id}/export`);
     expect(exported.status).toBe(200);
@@ -128,7 +142,12 @@ describe("export and import", () => {
     expect(doc.weftExport).toBe(1);
     expect(JSON.stringify(doc)).not.toContain("11111111-1111");
     expect(JSON.stringify(doc)).not.toContain("do-not-leak");
-    expect(doc.variables).toEqual(expect.arrayContaining([{ name: "plain", value: 42, secret: false, description: "" }, { name: "key", value: null, secret: true, description: "" }]));
+    expect(doc.variables).toEqual(
+      expect.arrayContaining([
+        { name: "plain", value: 42, secret: false, description: "" },
+        { name: "key", value: null, secret: true, description: "" },
+      ]),
+    );
 
     const other = await t.otherWorkspace();
     const imported = await t.req("POST", "/api/workflows/import", { body: { ...doc, name: "Imported stock" }, token: other.token });

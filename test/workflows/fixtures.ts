@@ -30,7 +30,13 @@ export function chainDefinition(steps: number): any {
   const trigger: any = { name: "trigger", displayName: "Start", type: "manual", config: {} };
   let tail = trigger;
   for (let i = 1; i <= steps; i++) {
-    const node = { name: `s${i}`, type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { n: i === 1 ? "{{trigger.body.n}}" : `{{s${i - 1}.output.n}}` } } };
+    const node = {
+      name: `s${i}`,
+      type: "PIECE",
+      pieceId: "data",
+      actionId: "set_fields",
+      config: { fields: { n: i === 1 ? "{{trigger.body.n}}" : `{{s${i - 1}.output.n}}` } },
+    };
     tail.nextAction = node;
     tail = node;
   }

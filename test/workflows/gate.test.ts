@@ -138,7 +138,13 @@ describe("POST /api/workflows/validate", () => {
     expect(e.path).toContain("branches.1.firstAction");
     // after the router, both branches' steps are earlier steps
     const after = stockDefinition();
-    after.trigger.nextAction.nextAction.nextAction = { name: "summary", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { low: "{{tag_low.output}}", ok: "{{tag_ok.output}}", failed: "{{note_failure.output}}" } } };
+    after.trigger.nextAction.nextAction.nextAction = {
+      name: "summary",
+      type: "PIECE",
+      pieceId: "data",
+      actionId: "set_fields",
+      config: { fields: { low: "{{tag_low.output}}", ok: "{{tag_ok.output}}", failed: "{{note_failure.output}}" } },
+    };
     expect((await validate(after)).errors).toEqual([]);
   });
 

@@ -105,7 +105,11 @@ describe("state table (spec 3.1)", () => {
 
   test("unpublish swallows hook errors (logged, not returned)", async () => {
     const app = await testApp();
-    app.deps.lifecycleHooks.push({ onUnpublish: () => { throw new Error("provider said 500"); } });
+    app.deps.lifecycleHooks.push({
+      onUnpublish: () => {
+        throw new Error("provider said 500");
+      },
+    });
     const wf = await createWorkflow(app, { definition: greetDefinition() });
     await app.req("POST", `/api/workflows/${wf.id}/publish`);
     const res = await app.req("POST", `/api/workflows/${wf.id}/unpublish`);
@@ -136,14 +140,24 @@ describe("state table (spec 3.1)", () => {
     expect(v2.latestVersionId).not.toBe(v1);
     expect(v2.hasUnpublishedChanges).toBe(false);
     const list = (await t.req("GET", `/api/workflows/${wf.id}/versions`)).body;
-    expect(list.data.map((v: any) => [v.number, v.live])).toEqual([[2, true], [1, false]]);
+    expect(list.data.map((v: any) => [v.number, v.live])).toEqual([
+      [2, true],
+      [1, false],
+    ]);
   });
 
   test("a save that only reorders keys or changes valid flags is not an unpublished change", async () => {
     const wf = await createWorkflow(t, { definition: greetDefinition() });
     await publish(wf.id);
     const d = greetDefinition();
-    const reordered = { pinnedData: {}, annotations: null, variables: d.variables, settings: d.settings, trigger: { ...d.trigger, valid: false }, schemaVersion: 2 };
+    const reordered = {
+      pinnedData: {},
+      annotations: null,
+      variables: d.variables,
+      settings: d.settings,
+      trigger: { ...d.trigger, valid: false },
+      schemaVersion: 2,
+    };
     const saved = (await t.req("PUT", `/api/workflows/${wf.id}`, { body: { definition: reordered } })).body.data;
     expect(saved.hasUnpublishedChanges).toBe(false);
   });
@@ -243,7 +257,14 @@ describe("restore (spec 4.5)", () => {
 
   test("an ACTIVE workflow's snapshot naming a piece the fleet cannot run is refused with 422 naming the piece and fleet version", async () => {
     const app = await testApp();
-    const piece = (version: string): PieceDef => ({ id: "legacy", name: "Legacy", version, description: "test piece", triggers: {}, actions: { ping: { id: "ping", name: "Ping", description: "", sideEffects: "pure", props: {}, run: () => ({ ok: true }) } } });
+    const piece = (version: string): PieceDef => ({
+      id: "legacy",
+      name: "Legacy",
+      version,
+      description: "test piece",
+      triggers: {},
+      actions: { ping: { id: "ping", name: "Ping", description: "", sideEffects: "pure", props: {}, run: () => ({ ok: true }) } },
+    });
     app.deps.pieces.register(piece("1.2.0"));
     const d = chainDefinition(0);
     d.trigger.nextAction = { name: "ping", type: "PIECE", pieceId: "legacy", actionId: "ping", config: {} };

@@ -45,16 +45,31 @@ function generator(seed: number) {
     const kind = pick(["set", "set", "template", "http", "tags", "store", "broken_action", "broken_piece", "bad_pin", "bad_enum", "missing_prop"]);
     const base = { name: name(), type: "PIECE" };
     switch (kind) {
-      case "set": return { ...base, pieceId: "data", actionId: "set_fields", config: { fields: { a: reference(), b: 1 } } };
-      case "template": return { ...base, pieceId: "text", actionId: "template", config: { template: "x {a}", values: { a: reference() } } };
-      case "http": return { ...base, pieceId: "http", actionId: "send_request", config: { method: pick(["GET", "POST"]), url: "https://example.com", body_type: "none", auth_type: "none" } };
-      case "tags": return { ...base, pieceId: "tags", actionId: "add_tags", config: { tags: ["x"] } };
-      case "store": return { ...base, pieceId: "store", actionId: "put", config: { key: "k", value: reference() } };
-      case "broken_action": return { ...base, pieceId: "data", actionId: "set_feilds", config: {} };
-      case "broken_piece": return { ...base, pieceId: "nope", actionId: "x", config: {} };
-      case "bad_pin": return { ...base, pieceId: "data", actionId: "set_fields", pieceVersion: "7.0.0", config: { fields: {} } };
-      case "bad_enum": return { ...base, pieceId: "http", actionId: "send_request", config: { method: "FETCH", url: "https://example.com" } };
-      default: return { ...base, pieceId: "text", actionId: "template", config: {} };
+      case "set":
+        return { ...base, pieceId: "data", actionId: "set_fields", config: { fields: { a: reference(), b: 1 } } };
+      case "template":
+        return { ...base, pieceId: "text", actionId: "template", config: { template: "x {a}", values: { a: reference() } } };
+      case "http":
+        return {
+          ...base,
+          pieceId: "http",
+          actionId: "send_request",
+          config: { method: pick(["GET", "POST"]), url: "https://example.com", body_type: "none", auth_type: "none" },
+        };
+      case "tags":
+        return { ...base, pieceId: "tags", actionId: "add_tags", config: { tags: ["x"] } };
+      case "store":
+        return { ...base, pieceId: "store", actionId: "put", config: { key: "k", value: reference() } };
+      case "broken_action":
+        return { ...base, pieceId: "data", actionId: "set_feilds", config: {} };
+      case "broken_piece":
+        return { ...base, pieceId: "nope", actionId: "x", config: {} };
+      case "bad_pin":
+        return { ...base, pieceId: "data", actionId: "set_fields", pieceVersion: "7.0.0", config: { fields: {} } };
+      case "bad_enum":
+        return { ...base, pieceId: "http", actionId: "send_request", config: { method: "FETCH", url: "https://example.com" } };
+      default:
+        return { ...base, pieceId: "text", actionId: "template", config: {} };
     }
   };
   const chain = (depth: number, length: number): any => {
@@ -70,12 +85,27 @@ function generator(seed: number) {
           const fallback = b === count - 1 && chance(0.5);
           node.branches.push({
             name: `b${b}`,
-            conditions: fallback ? [] : [[{ field: reference(), operator: chance(0.05) ? "lt" : pick(["text_eq", "number_gt", "exists", "list_empty"]), value: chance(0.9) ? 5 : undefined }]],
+            conditions: fallback
+              ? []
+              : [
+                  [
+                    {
+                      field: reference(),
+                      operator: chance(0.05) ? "lt" : pick(["text_eq", "number_gt", "exists", "list_empty"]),
+                      value: chance(0.9) ? 5 : undefined,
+                    },
+                  ],
+                ],
             ...(chance(0.85) ? { firstAction: chain(depth + 1, 1 + Math.floor(r() * 3)) } : {}),
           });
         }
       } else if (depth < 3 && roll < 0.2) {
-        node = { name: name(), type: "LOOP_ON_ITEMS", config: chance(0.9) ? { items: "{{trigger.body.items}}" } : {}, firstLoopAction: chain(depth + 1, 1 + Math.floor(r() * 2)) };
+        node = {
+          name: name(),
+          type: "LOOP_ON_ITEMS",
+          config: chance(0.9) ? { items: "{{trigger.body.items}}" } : {},
+          firstLoopAction: chain(depth + 1, 1 + Math.floor(r() * 2)),
+        };
       } else if (roll < 0.22) {
         node = { name: name(), type: pick(["SWITCH", "PIECE"]), config: {} };
       } else {
@@ -91,11 +121,16 @@ function generator(seed: number) {
   };
   const trigger = (): any => {
     switch (pick(["manual", "manual", "webhook", "cron", "bad_cron", "poll_missing"])) {
-      case "webhook": return { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {} };
-      case "cron": return { name: "trigger", type: "cron", pieceId: "schedule", actionId: "cron", config: { expression: "*/5 * * * *", timezone: "UTC" } };
-      case "bad_cron": return { name: "trigger", type: "cron", pieceId: "schedule", actionId: "cron", config: { expression: "99 * * * *" } };
-      case "poll_missing": return { name: "trigger", type: "poll", config: {} };
-      default: return { name: "trigger", type: "manual", config: {} };
+      case "webhook":
+        return { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {} };
+      case "cron":
+        return { name: "trigger", type: "cron", pieceId: "schedule", actionId: "cron", config: { expression: "*/5 * * * *", timezone: "UTC" } };
+      case "bad_cron":
+        return { name: "trigger", type: "cron", pieceId: "schedule", actionId: "cron", config: { expression: "99 * * * *" } };
+      case "poll_missing":
+        return { name: "trigger", type: "poll", config: {} };
+      default:
+        return { name: "trigger", type: "manual", config: {} };
     }
   };
   const root = trigger();

@@ -9,9 +9,27 @@ beforeAll(async () => {
 });
 
 const SPEC_FIELDS = [
-  "id", "name", "description", "definition", "status", "triggerType", "cronExpression", "webhookToken", "latestVersionId",
-  "definitionRev", "hasUnpublishedChanges", "folderId", "tags", "testPayloads", "pinnedData", "workspaceId", "orgId",
-  "createdBy", "createdAt", "updatedAt", "lastRun",
+  "id",
+  "name",
+  "description",
+  "definition",
+  "status",
+  "triggerType",
+  "cronExpression",
+  "webhookToken",
+  "latestVersionId",
+  "definitionRev",
+  "hasUnpublishedChanges",
+  "folderId",
+  "tags",
+  "testPayloads",
+  "pinnedData",
+  "workspaceId",
+  "orgId",
+  "createdBy",
+  "createdAt",
+  "updatedAt",
+  "lastRun",
 ];
 
 describe("POST /api/workflows (spec 4.1)", () => {
@@ -71,7 +89,11 @@ describe("POST /api/workflows (spec 4.1)", () => {
   test("config is free-form: a key inside the 3rd branch's firstAction's config is fine", async () => {
     const d = stockDefinition();
     const branches = d.trigger.nextAction.nextAction.branches;
-    branches.push({ name: "third", conditions: [[{ field: "{{fetch.output.status}}", operator: "number_eq", value: 500 }]], firstAction: { name: "tag_third", type: "PIECE", pieceId: "tags", actionId: "add_tags", config: { tags: ["x"], anything: { nested: [1, 2] } } } });
+    branches.push({
+      name: "third",
+      conditions: [[{ field: "{{fetch.output.status}}", operator: "number_eq", value: 500 }]],
+      firstAction: { name: "tag_third", type: "PIECE", pieceId: "tags", actionId: "add_tags", config: { tags: ["x"], anything: { nested: [1, 2] } } },
+    });
     const res = await t.req("POST", "/api/workflows", { body: { name: "x", definition: d } });
     expect(res.status).toBe(201);
     expect(res.body.data.definition.trigger.nextAction.nextAction.branches[2].firstAction.config.anything).toEqual({ nested: [1, 2] });
@@ -113,7 +135,16 @@ describe("POST /api/workflows (spec 4.1)", () => {
 
   test("server-owned fields in the body are ignored: status, ids, revisions, versions", async () => {
     const res = await t.req("POST", "/api/workflows", {
-      body: { name: "owned", status: "active", id: "00000000-0000-4000-8000-000000000000", definitionRev: 99, latestVersionId: "00000000-0000-4000-8000-000000000001", workspaceId: "00000000-0000-4000-8000-000000000002", hasUnpublishedChanges: false, lastRun: { status: "completed" } },
+      body: {
+        name: "owned",
+        status: "active",
+        id: "00000000-0000-4000-8000-000000000000",
+        definitionRev: 99,
+        latestVersionId: "00000000-0000-4000-8000-000000000001",
+        workspaceId: "00000000-0000-4000-8000-000000000002",
+        hasUnpublishedChanges: false,
+        lastRun: { status: "completed" },
+      },
     });
     expect(res.status).toBe(201);
     const wf = res.body.data;

@@ -5,7 +5,13 @@ import { authorizeConnection } from "../connections";
 import type { Connection, PieceDetail } from "../types";
 import { ErrorNote } from "./error-note";
 
-interface FieldSpec { name: string; label: string; secret?: boolean; required?: boolean; group?: "config" | "values" }
+interface FieldSpec {
+  name: string;
+  label: string;
+  secret?: boolean;
+  required?: boolean;
+  group?: "config" | "values";
+}
 
 function fieldsFor(piece: PieceDetail): FieldSpec[] {
   const auth = piece.auth as any;
@@ -16,14 +22,31 @@ function fieldsFor(piece: PieceDetail): FieldSpec[] {
         { name: "clientSecret", label: "Client secret", secret: true },
       ];
       if (auth.oauth2?.fromConnectionConfig) {
-        fields.push({ name: "authUrl", label: "Authorize URL", group: "config", required: true }, { name: "tokenUrl", label: "Token URL", group: "config", required: true }, { name: "scope", label: "Scope", group: "config" });
+        fields.push(
+          { name: "authUrl", label: "Authorize URL", group: "config", required: true },
+          { name: "tokenUrl", label: "Token URL", group: "config", required: true },
+          { name: "scope", label: "Scope", group: "config" },
+        );
       }
       return fields;
     }
-    case "api_key": return [{ name: "apiKey", label: "API key", secret: true, required: true }];
-    case "basic": return [{ name: "username", label: "Username", required: true }, { name: "password", label: "Password", secret: true, required: true }];
-    case "custom": return Object.entries<any>(auth.props ?? {}).map(([name, p]) => ({ name, label: p.displayName ?? name, secret: p.format === "password" || p.propertyType === "secret", required: !!p.required, group: "values" as const }));
-    default: return [];
+    case "api_key":
+      return [{ name: "apiKey", label: "API key", secret: true, required: true }];
+    case "basic":
+      return [
+        { name: "username", label: "Username", required: true },
+        { name: "password", label: "Password", secret: true, required: true },
+      ];
+    case "custom":
+      return Object.entries<any>(auth.props ?? {}).map(([name, p]) => ({
+        name,
+        label: p.displayName ?? name,
+        secret: p.format === "password" || p.propertyType === "secret",
+        required: !!p.required,
+        group: "values" as const,
+      }));
+    default:
+      return [];
   }
 }
 
@@ -52,23 +75,63 @@ export function ConnectionForm({ piece, onCreated }: { piece: PieceDetail; onCre
         connection = await authorizeConnection(connection.id);
       }
       onCreated(connection);
-    } catch (e) { error.value = e; } finally { busy.value = null; }
+    } catch (e) {
+      error.value = e;
+    } finally {
+      busy.value = null;
+    }
   };
   return (
     <form class="stack" onSubmit={submit} aria-label={`New ${piece.name} connection`}>
-      <label class="field"><span>Connection name</span>
-        <input required value={name.value} onInput={(e) => { name.value = (e.target as HTMLInputElement).value; }} /></label>
+      <label class="field">
+        <span>Connection name</span>
+        <input
+          required
+          value={name.value}
+          onInput={(e) => {
+            name.value = (e.target as HTMLInputElement).value;
+          }}
+        />
+      </label>
       {fields.map((field) => (
-        <label class="field" key={field.name}><span>{field.label}</span>
-          {field.secret
-            ? <input type="password" autoComplete="off" required={field.required} value={values.value[field.name] ?? ""} onInput={(e) => { values.value = { ...values.value, [field.name]: (e.target as HTMLInputElement).value }; }} />
-            : <input type="text" autoComplete="off" required={field.required} value={values.value[field.name] ?? ""} onInput={(e) => { values.value = { ...values.value, [field.name]: (e.target as HTMLInputElement).value }; }} />}</label>
+        <label class="field" key={field.name}>
+          <span>{field.label}</span>
+          {field.secret ? (
+            <input
+              type="password"
+              autoComplete="off"
+              required={field.required}
+              value={values.value[field.name] ?? ""}
+              onInput={(e) => {
+                values.value = { ...values.value, [field.name]: (e.target as HTMLInputElement).value };
+              }}
+            />
+          ) : (
+            <input
+              type="text"
+              autoComplete="off"
+              required={field.required}
+              value={values.value[field.name] ?? ""}
+              onInput={(e) => {
+                values.value = { ...values.value, [field.name]: (e.target as HTMLInputElement).value };
+              }}
+            />
+          )}
+        </label>
       ))}
-      {piece.auth?.kind === "oauth2" && <p class="help">Register {location.origin}/api/oauth2/callback as the redirect URI at the provider (or WEFT_PUBLIC_URL's equivalent).</p>}
+      {piece.auth?.kind === "oauth2" && (
+        <p class="help">Register {location.origin}/api/oauth2/callback as the redirect URI at the provider (or WEFT_PUBLIC_URL's equivalent).</p>
+      )}
       <ErrorNote error={error.value} />
       <div class="row">
-        <button type="submit" class="primary" disabled={!!busy.value}>{piece.auth?.kind === "oauth2" ? "Connect" : "Save connection"}</button>
-        {busy.value && <span class="muted" role="status">{busy.value}</span>}
+        <button type="submit" class="primary" disabled={!!busy.value}>
+          {piece.auth?.kind === "oauth2" ? "Connect" : "Save connection"}
+        </button>
+        {busy.value && (
+          <span class="muted" role="status">
+            {busy.value}
+          </span>
+        )}
       </div>
     </form>
   );

@@ -14,12 +14,31 @@ export function Dialog({ title, onClose, children, wide }: { title: string; onCl
     return () => previous?.focus?.();
   }, []);
   return (
-    <div class="backdrop" onClick={(event) => { if (event.target === event.currentTarget) onClose(); }}>
-      <div class={`dialog${wide ? " dialog-wide" : ""}`} role="dialog" aria-modal="true" aria-labelledby={id} ref={ref} tabIndex={-1}
-        onKeyDown={(event) => { if (event.key === "Escape") { event.stopPropagation(); onClose(); } }}>
+    <div
+      class="backdrop"
+      onClick={(event) => {
+        if (event.target === event.currentTarget) onClose();
+      }}
+    >
+      <div
+        class={`dialog${wide ? " dialog-wide" : ""}`}
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={id}
+        ref={ref}
+        tabIndex={-1}
+        onKeyDown={(event) => {
+          if (event.key === "Escape") {
+            event.stopPropagation();
+            onClose();
+          }
+        }}
+      >
         <header class="dialog-head">
           <h2 id={id}>{title}</h2>
-          <button type="button" class="dialog-close link" aria-label="Close" onClick={onClose}>×</button>
+          <button type="button" class="dialog-close link" aria-label="Close" onClick={onClose}>
+            ×
+          </button>
         </header>
         {children}
       </div>

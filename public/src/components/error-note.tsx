@@ -6,7 +6,11 @@ export function ErrorNote({ error, onDismiss }: { error: unknown; onDismiss?: ()
   return (
     <div class="note note-error" role="alert">
       <span>{describeError(error)}</span>
-      {onDismiss && <button type="button" class="link" onClick={onDismiss} aria-label="Dismiss message">×</button>}
+      {onDismiss && (
+        <button type="button" class="link" onClick={onDismiss} aria-label="Dismiss message">
+          ×
+        </button>
+      )}
     </div>
   );
 }

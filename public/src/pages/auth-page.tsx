@@ -14,23 +14,54 @@ export function AuthPage({ mode }: { mode: "setup" | "login" }) {
     error.value = null;
     busy.value = true;
     try {
-      if (mode === "setup") await setupOwner({ email: email.value.trim(), password: password.value, ...(name.value.trim() ? { name: name.value.trim() } : {}) });
+      if (mode === "setup")
+        await setupOwner({ email: email.value.trim(), password: password.value, ...(name.value.trim() ? { name: name.value.trim() } : {}) });
       else await login(email.value.trim(), password.value);
-    } catch (e) { error.value = e; } finally { busy.value = false; }
+    } catch (e) {
+      error.value = e;
+    } finally {
+      busy.value = false;
+    }
   };
-  const bind = (s: typeof email) => ({ value: s.value, onInput: (e: Event) => { s.value = (e.target as HTMLInputElement).value; } });
+  const bind = (s: typeof email) => ({
+    value: s.value,
+    onInput: (e: Event) => {
+      s.value = (e.target as HTMLInputElement).value;
+    },
+  });
   return (
     <main class="auth">
       <form class="card stack" onSubmit={submit} aria-labelledby="auth-title">
         <h1 id="auth-title">{mode === "setup" ? "Welcome to Weft" : "Log in to Weft"}</h1>
         {mode === "setup" && <p>Create the owner account of this installation. You can add API tokens and workspaces afterwards.</p>}
-        <label class="field"><span>Email</span><input type="email" name="email" autocomplete="username" required {...bind(email)} /></label>
-        {mode === "setup" && <label class="field"><span>Your name (optional)</span><input name="name" autocomplete="name" {...bind(name)} /></label>}
-        <label class="field"><span>Password{mode === "setup" ? " (at least 8 characters)" : ""}</span>
-          <input type="password" name="password" autocomplete={mode === "setup" ? "new-password" : "current-password"} minLength={mode === "setup" ? 8 : undefined} required {...bind(password)} /></label>
+        <label class="field">
+          <span>Email</span>
+          <input type="email" name="email" autocomplete="username" required {...bind(email)} />
+        </label>
+        {mode === "setup" && (
+          <label class="field">
+            <span>Your name (optional)</span>
+            <input name="name" autocomplete="name" {...bind(name)} />
+          </label>
+        )}
+        <label class="field">
+          <span>Password{mode === "setup" ? " (at least 8 characters)" : ""}</span>
+          <input
+            type="password"
+            name="password"
+            autocomplete={mode === "setup" ? "new-password" : "current-password"}
+            minLength={mode === "setup" ? 8 : undefined}
+            required
+            {...bind(password)}
+          />
+        </label>
         <ErrorNote error={error.value} />
-        <button type="submit" class="primary" disabled={busy.value}>{mode === "setup" ? "Create owner account" : "Log in"}</button>
-        <p class="help">The HTTP API is documented at <a href="/api/docs">/api/docs</a>.</p>
+        <button type="submit" class="primary" disabled={busy.value}>
+          {mode === "setup" ? "Create owner account" : "Log in"}
+        </button>
+        <p class="help">
+          The HTTP API is documented at <a href="/api/docs">/api/docs</a>.
+        </p>
       </form>
     </main>
   );

@@ -18,76 +18,167 @@ export function RunDetailPage({ id }: { id: string }) {
 
   useEffect(() => {
     let watcher: { stop(): void } | undefined;
-    api.get<Run>(`/api/runs/${id}`).then((res) => {
-      run.value = res.data;
-      if (TERMINAL_RUN_STATUSES.has(res.data.status)) return;
-      live.value = true;
-      watcher = watchRun(id, {
-        run: (update) => { run.value = { ...run.value!, ...update, steps: run.value?.steps }; },
-        step: (step: RunStep) => {
-          const steps = [...(run.value?.steps ?? [])];
-          const at = steps.findIndex((s) => s.id === step.id);
-          if (at >= 0) steps[at] = { ...steps[at], ...step };
-          else steps.push(step);
-          run.value = { ...run.value!, steps };
-        },
-        end: () => {
-          live.value = false;
-          api.get<Run>(`/api/runs/${id}`).then((res) => { run.value = res.data; }).catch(() => undefined);
-        },
+    api
+      .get<Run>(`/api/runs/${id}`)
+      .then((res) => {
+        run.value = res.data;
+        if (TERMINAL_RUN_STATUSES.has(res.data.status)) return;
+        live.value = true;
+        watcher = watchRun(id, {
+          run: (update) => {
+            run.value = { ...run.value!, ...update, steps: run.value?.steps };
+          },
+          step: (step: RunStep) => {
+            const steps = [...(run.value?.steps ?? [])];
+            const at = steps.findIndex((s) => s.id === step.id);
+            if (at >= 0) steps[at] = { ...steps[at], ...step };
+            else steps.push(step);
+            run.value = { ...run.value!, steps };
+          },
+          end: () => {
+            live.value = false;
+            api
+              .get<Run>(`/api/runs/${id}`)
+              .then((res) => {
+                run.value = res.data;
+              })
+              .catch(() => undefined);
+          },
+        });
+      })
+      .catch((e) => {
+        error.value = e;
       });
-    }).catch((e) => { error.value = e; });
     return () => watcher?.stop();
   }, [id]);
 
-  if (error.value) return <main class="page"><ErrorNote error={error.value} /><a href={href.runs()}>Back to runs</a></main>;
+  if (error.value)
+    return (
+      <main class="page">
+        <ErrorNote error={error.value} />
+        <a href={href.runs()}>Back to runs</a>
+      </main>
+    );
   const r = run.value;
-  if (!r) return <main class="page"><p class="muted">Loading run…</p></main>;
+  if (!r)
+    return (
+      <main class="page">
+        <p class="muted">Loading run…</p>
+      </main>
+    );
   const retry = async (from: "failed_step" | "start") => {
     actionError.value = null;
     try {
       const res = await api.post<Run>(`/api/runs/${id}/retry`, { from, version: retryVersion.value });
       navigate(href.run(res.data.id));
-    } catch (e) { actionError.value = e; }
+    } catch (e) {
+      actionError.value = e;
+    }
   };
   const cancel = async () => {
     actionError.value = null;
-    try { const res = await api.post<Run>(`/api/runs/${id}/cancel`); run.value = { ...r, ...res.data, steps: r.steps }; } catch (e) { actionError.value = e; }
+    try {
+      const res = await api.post<Run>(`/api/runs/${id}/cancel`);
+      run.value = { ...r, ...res.data, steps: r.steps };
+    } catch (e) {
+      actionError.value = e;
+    }
   };
   return (
     <main class="page run-detail">
       <header class="page-head">
-        <a href={href.runs()} class="back" aria-label="Back to runs">←</a>
-        <h1>Run of <a href={href.editor(r.workflowId)}>{r.workflowName ?? "workflow"}</a></h1>
+        <a href={href.runs()} class="back" aria-label="Back to runs">
+          ←
+        </a>
+        <h1>
+          Run of <a href={href.editor(r.workflowId)}>{r.workflowName ?? "workflow"}</a>
+        </h1>
         <StatusBadge status={r.status} />
-        {live.value && <span class="live-dot" role="status">live</span>}
+        {live.value && (
+          <span class="live-dot" role="status">
+            live
+          </span>
+        )}
         <span class="spacer" />
-        {!TERMINAL_RUN_STATUSES.has(r.status) && <button type="button" class="danger" onClick={cancel}>Cancel run</button>}
+        {!TERMINAL_RUN_STATUSES.has(r.status) && (
+          <button type="button" class="danger" onClick={cancel}>
+            Cancel run
+          </button>
+        )}
         {TERMINAL_RUN_STATUSES.has(r.status) && (
           <>
-            <label class="field inline"><span>Version</span>
-              <select value={retryVersion.value} onChange={(e) => { retryVersion.value = (e.target as HTMLSelectElement).value as "original" | "latest"; }}>
-                <option value="original">as it ran</option><option value="latest">latest</option>
-              </select></label>
-            {r.status === "failed" && <button type="button" onClick={() => retry("failed_step")}>Retry from failed step</button>}
-            <button type="button" onClick={() => retry("start")}>Retry from start</button>
+            <label class="field inline">
+              <span>Version</span>
+              <select
+                value={retryVersion.value}
+                onChange={(e) => {
+                  retryVersion.value = (e.target as HTMLSelectElement).value as "original" | "latest";
+                }}
+              >
+                <option value="original">as it ran</option>
+                <option value="latest">latest</option>
+              </select>
+            </label>
+            {r.status === "failed" && (
+              <button type="button" onClick={() => retry("failed_step")}>
+                Retry from failed step
+              </button>
+            )}
+            <button type="button" onClick={() => retry("start")}>
+              Retry from start
+            </button>
           </>
         )}
       </header>
       <ErrorNote error={actionError.value} />
       <dl class="facts">
-        <dt>Trigger</dt><dd>{r.triggerType}</dd>
-        <dt>Environment</dt><dd>{r.environment}</dd>
-        <dt>Started</dt><dd>{when(r.startedAt)}</dd>
-        <dt>Finished</dt><dd>{when(r.finishedAt)}</dd>
-        <dt>Duration</dt><dd>{duration(r.durationMs)}</dd>
-        <dt>Version</dt><dd>{r.executedVersionNumber ?? r.versionNumber ?? (r.environment === "test" ? "draft" : "—")}</dd>
-        {r.retryOfRunId && <><dt>Retry of</dt><dd><a href={href.run(r.retryOfRunId)}>{r.retryOfRunId}</a></dd></>}
-        {r.retriedByRunId && <><dt>Retried by</dt><dd><a href={href.run(r.retriedByRunId)}>{r.retriedByRunId}</a></dd></>}
-        {r.waitStep && <><dt>Waiting at</dt><dd>{r.waitStep}{r.resumeAt ? ` until ${when(r.resumeAt)}` : ""}</dd></>}
+        <dt>Trigger</dt>
+        <dd>{r.triggerType}</dd>
+        <dt>Environment</dt>
+        <dd>{r.environment}</dd>
+        <dt>Started</dt>
+        <dd>{when(r.startedAt)}</dd>
+        <dt>Finished</dt>
+        <dd>{when(r.finishedAt)}</dd>
+        <dt>Duration</dt>
+        <dd>{duration(r.durationMs)}</dd>
+        <dt>Version</dt>
+        <dd>{r.executedVersionNumber ?? r.versionNumber ?? (r.environment === "test" ? "draft" : "—")}</dd>
+        {r.retryOfRunId && (
+          <>
+            <dt>Retry of</dt>
+            <dd>
+              <a href={href.run(r.retryOfRunId)}>{r.retryOfRunId}</a>
+            </dd>
+          </>
+        )}
+        {r.retriedByRunId && (
+          <>
+            <dt>Retried by</dt>
+            <dd>
+              <a href={href.run(r.retriedByRunId)}>{r.retriedByRunId}</a>
+            </dd>
+          </>
+        )}
+        {r.waitStep && (
+          <>
+            <dt>Waiting at</dt>
+            <dd>
+              {r.waitStep}
+              {r.resumeAt ? ` until ${when(r.resumeAt)}` : ""}
+            </dd>
+          </>
+        )}
       </dl>
-      {r.errorMessage && <p class="note note-error" role="alert">{r.errorMessage}</p>}
-      <details><summary>Trigger data</summary><JsonView value={r.triggerData} label="Trigger data" /></details>
+      {r.errorMessage && (
+        <p class="note note-error" role="alert">
+          {r.errorMessage}
+        </p>
+      )}
+      <details>
+        <summary>Trigger data</summary>
+        <JsonView value={r.triggerData} label="Trigger data" />
+      </details>
       <h2>Steps</h2>
       {(r.steps ?? []).length === 0 && <p class="muted">No steps recorded yet.</p>}
       <ol class="run-steps">
@@ -96,13 +187,25 @@ export function RunDetailPage({ id }: { id: string }) {
             <div class="row">
               <StatusBadge status={step.status} />
               <strong>{step.displayName || step.nodeId}</strong>
-              <span class="muted">{step.nodeId}{step.pieceId ? ` · ${step.pieceId}.${step.actionId}` : ""}</span>
+              <span class="muted">
+                {step.nodeId}
+                {step.pieceId ? ` · ${step.pieceId}.${step.actionId}` : ""}
+              </span>
               <span class="spacer" />
-              <span class="muted">{duration(step.durationMs)}{step.retryCount ? ` · ${step.retryCount} retries` : ""}</span>
+              <span class="muted">
+                {duration(step.durationMs)}
+                {step.retryCount ? ` · ${step.retryCount} retries` : ""}
+              </span>
             </div>
             {step.errorMessage && <p class="error-text">{step.errorMessage}</p>}
-            <details><summary>Input</summary><JsonView value={step.inputData} label={`Input of ${step.nodeId}`} /></details>
-            <details open={step.status !== "completed" ? undefined : true}><summary>Output</summary><JsonView value={step.outputData} label={`Output of ${step.nodeId}`} /></details>
+            <details>
+              <summary>Input</summary>
+              <JsonView value={step.inputData} label={`Input of ${step.nodeId}`} />
+            </details>
+            <details open={step.status !== "completed" ? undefined : true}>
+              <summary>Output</summary>
+              <JsonView value={step.outputData} label={`Output of ${step.nodeId}`} />
+            </details>
           </li>
         ))}
       </ol>

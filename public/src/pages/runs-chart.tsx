@@ -39,24 +39,55 @@ export function RunsChart({ runs, days = 14, scope }: { runs: Run[]; days?: numb
   const hovered = useSignal<number | null>(null);
   return (
     <figure class="chart" aria-label={`Runs per day by status, last ${days} days${scope ? `, ${scope}` : ""}`}>
-      <div class="chart-bars" role="list" onMouseLeave={() => { hovered.value = null; }}>
+      <div
+        class="chart-bars"
+        role="list"
+        onMouseLeave={() => {
+          hovered.value = null;
+        }}
+      >
         {buckets.map((bucket, i) => {
           const label = describeDay(bucket);
           return (
-            <div key={bucket.day} class="chart-day" role="listitem" tabIndex={0} aria-label={label}
-              onMouseEnter={() => { hovered.value = i; }} onFocus={() => { hovered.value = i; }} onBlur={() => { hovered.value = null; }}>
+            <div
+              key={bucket.day}
+              class="chart-day"
+              role="listitem"
+              tabIndex={0}
+              aria-label={label}
+              onMouseEnter={() => {
+                hovered.value = i;
+              }}
+              onFocus={() => {
+                hovered.value = i;
+              }}
+              onBlur={() => {
+                hovered.value = null;
+              }}
+            >
               <div class="chart-stack">
                 {STATUSES.filter((s) => bucket.counts[s]).map((status) => (
                   <div key={status} class={`bar status-${status}`} style={{ height: `${(bucket.counts[status]! / max) * 100}%` }} />
                 ))}
               </div>
               <span class="axis">{i % 2 === (days - 1) % 2 ? bucket.day.slice(5) : ""}</span>
-              {hovered.value === i && <div class="chart-tip" role="tooltip">{label}</div>}
+              {hovered.value === i && (
+                <div class="chart-tip" role="tooltip">
+                  {label}
+                </div>
+              )}
             </div>
           );
         })}
       </div>
-      <figcaption class="legend">{STATUSES.slice(0, 4).map((s) => <span key={s}><i class={`swatch status-${s}`} /> {s}</span>)}{scope ? <span class="chart-scope">{scope}</span> : null}</figcaption>
+      <figcaption class="legend">
+        {STATUSES.slice(0, 4).map((s) => (
+          <span key={s}>
+            <i class={`swatch status-${s}`} /> {s}
+          </span>
+        ))}
+        {scope ? <span class="chart-scope">{scope}</span> : null}
+      </figcaption>
     </figure>
   );
 }

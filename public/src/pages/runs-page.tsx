@@ -32,7 +32,12 @@ export function RunsPage() {
   const error = useSignal<unknown>(null);
 
   useEffect(() => {
-    api.get<Workflow[]>("/api/workflows", { limit: 100 }).then((res) => { workflows.value = res.data; }).catch(() => undefined);
+    api
+      .get<Workflow[]>("/api/workflows", { limit: 100 })
+      .then((res) => {
+        workflows.value = res.data;
+      })
+      .catch(() => undefined);
   }, []);
 
   // The chart counts what the table lists: the same filters, up to 500 of the newest matching runs.
@@ -48,7 +53,9 @@ export function RunsPage() {
       }
       if (!stopped) recent.value = all;
     })().catch(() => undefined);
-    return () => { stopped = true; };
+    return () => {
+      stopped = true;
+    };
   }, [JSON.stringify(filters.value)]);
 
   useEffect(() => {
@@ -61,13 +68,18 @@ export function RunsPage() {
         runs.value = res.data;
         if (res.pagination) pagination.value = res.pagination;
         error.value = null;
-      } catch (e) { if (!stopped) error.value = e; }
+      } catch (e) {
+        if (!stopped) error.value = e;
+      }
       // Live: newest-first page 1 is refreshed while the page is open.
       if (!stopped && page.value === 1 && !document.hidden) timer = setTimeout(load, LIVE_INTERVAL_MS);
       else if (!stopped) timer = setTimeout(load, LIVE_INTERVAL_MS * 5);
     };
     void load();
-    return () => { stopped = true; clearTimeout(timer); };
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
   }, [JSON.stringify(filters.value), page.value]);
 
   const set = (key: keyof typeof filters.value) => (e: Event) => {
@@ -77,31 +89,107 @@ export function RunsPage() {
   const f = filters.value;
   return (
     <main class="page">
-      <header class="page-head"><h1>Runs</h1><span class="live-dot" title="refreshes every 2 seconds">live</span></header>
+      <header class="page-head">
+        <h1>Runs</h1>
+        <span class="live-dot" title="refreshes every 2 seconds">
+          live
+        </span>
+      </header>
       <RunsChart runs={recent.value} scope={chartScope(filters.value)} />
       <div class="filters" role="search" aria-label="Filter runs">
-        <label class="field inline"><span>Status</span><select value={f.status} onChange={set("status")}><option value="">Any</option>{STATUSES.map((s) => <option key={s}>{s}</option>)}</select></label>
-        <label class="field inline"><span>Environment</span><select value={f.environment} onChange={set("environment")}><option value="production">Production</option><option value="test">Test</option><option value="all">All</option></select></label>
-        <label class="field inline"><span>Trigger</span><select value={f.triggerType} onChange={set("triggerType")}><option value="">Any</option>{TRIGGER_TYPES.map((s) => <option key={s}>{s}</option>)}</select></label>
-        <label class="field inline"><span>Workflow</span><select value={f.workflowId} onChange={set("workflowId")}><option value="">Any</option>{workflows.value.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}</select></label>
-        <label class="field inline"><span>Tag</span><input value={f.tag} onChange={set("tag")} /></label>
-        <label class="field inline"><span>Sort</span><select value={f.sort} onChange={set("sort")}><option value="">Newest first</option><option value="oldest">Oldest first</option><option value="duration">Longest first</option></select></label>
+        <label class="field inline">
+          <span>Status</span>
+          <select value={f.status} onChange={set("status")}>
+            <option value="">Any</option>
+            {STATUSES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <label class="field inline">
+          <span>Environment</span>
+          <select value={f.environment} onChange={set("environment")}>
+            <option value="production">Production</option>
+            <option value="test">Test</option>
+            <option value="all">All</option>
+          </select>
+        </label>
+        <label class="field inline">
+          <span>Trigger</span>
+          <select value={f.triggerType} onChange={set("triggerType")}>
+            <option value="">Any</option>
+            {TRIGGER_TYPES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <label class="field inline">
+          <span>Workflow</span>
+          <select value={f.workflowId} onChange={set("workflowId")}>
+            <option value="">Any</option>
+            {workflows.value.map((w) => (
+              <option key={w.id} value={w.id}>
+                {w.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="field inline">
+          <span>Tag</span>
+          <input value={f.tag} onChange={set("tag")} />
+        </label>
+        <label class="field inline">
+          <span>Sort</span>
+          <select value={f.sort} onChange={set("sort")}>
+            <option value="">Newest first</option>
+            <option value="oldest">Oldest first</option>
+            <option value="duration">Longest first</option>
+          </select>
+        </label>
       </div>
       <ErrorNote error={error.value} />
       {runs.value?.length === 0 && <p class="empty">No runs match. Test runs are shown with Environment: Test or All.</p>}
       {runs.value && runs.value.length > 0 && (
         <table class="table" aria-label="Runs">
-          <thead><tr><th scope="col">Status</th><th scope="col">Workflow</th><th scope="col">Trigger</th><th scope="col">Environment</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">Steps</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Status</th>
+              <th scope="col">Workflow</th>
+              <th scope="col">Trigger</th>
+              <th scope="col">Environment</th>
+              <th scope="col">Started</th>
+              <th scope="col">Duration</th>
+              <th scope="col">Steps</th>
+            </tr>
+          </thead>
           <tbody>
             {runs.value.map((run) => (
               <tr key={run.id} data-run={run.id}>
-                <td><a href={href.run(run.id)} aria-label={`Run ${run.id} of ${run.workflowName ?? "a workflow"}: ${run.status}`}><StatusBadge status={run.status} /></a></td>
-                <td><a href={href.run(run.id)}>{run.workflowName ?? run.workflowId}</a>{run.tags?.length ? <div>{run.tags.map((t) => <span class="tag" key={t}>{t}</span>)}</div> : null}</td>
+                <td>
+                  <a href={href.run(run.id)} aria-label={`Run ${run.id} of ${run.workflowName ?? "a workflow"}: ${run.status}`}>
+                    <StatusBadge status={run.status} />
+                  </a>
+                </td>
+                <td>
+                  <a href={href.run(run.id)}>{run.workflowName ?? run.workflowId}</a>
+                  {run.tags?.length ? (
+                    <div>
+                      {run.tags.map((t) => (
+                        <span class="tag" key={t}>
+                          {t}
+                        </span>
+                      ))}
+                    </div>
+                  ) : null}
+                </td>
                 <td>{run.triggerType}</td>
                 <td>{run.environment}</td>
                 <td class="small-text">{when(run.startedAt)}</td>
                 <td>{duration(run.durationMs)}</td>
-                <td>{run.stepTotal ?? "—"}{run.stepFailed ? <span class="error-text"> ({run.stepFailed} failed)</span> : null}</td>
+                <td>
+                  {run.stepTotal ?? "—"}
+                  {run.stepFailed ? <span class="error-text"> ({run.stepFailed} failed)</span> : null}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -109,9 +197,27 @@ export function RunsPage() {
       )}
       {pagination.value.totalPages > 1 && (
         <nav class="pager" aria-label="Pages">
-          <button type="button" disabled={page.value <= 1} onClick={() => { page.value--; }}>Previous</button>
-          <span>Page {pagination.value.page} of {pagination.value.totalPages} ({pagination.value.total} runs)</span>
-          <button type="button" disabled={page.value >= pagination.value.totalPages} onClick={() => { page.value++; }}>Next</button>
+          <button
+            type="button"
+            disabled={page.value <= 1}
+            onClick={() => {
+              page.value--;
+            }}
+          >
+            Previous
+          </button>
+          <span>
+            Page {pagination.value.page} of {pagination.value.totalPages} ({pagination.value.total} runs)
+          </span>
+          <button
+            type="button"
+            disabled={page.value >= pagination.value.totalPages}
+            onClick={() => {
+              page.value++;
+            }}
+          >
+            Next
+          </button>
         </nav>
       )}
     </main>

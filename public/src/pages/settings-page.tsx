@@ -12,10 +12,34 @@ import { href } from "../router";
 import { me, switchWorkspace } from "../session";
 import type { Connection, PieceDetail } from "../types";
 
-const SCOPES = ["workflow:read", "workflow:write", "workflow:publish", "workflow:run", "run:read", "run:write", "piece:read", "connection:read", "connection:write", "template:read", "template:write", "workspace:admin"];
+const SCOPES = [
+  "workflow:read",
+  "workflow:write",
+  "workflow:publish",
+  "workflow:run",
+  "run:read",
+  "run:write",
+  "piece:read",
+  "connection:read",
+  "connection:write",
+  "template:read",
+  "template:write",
+  "workspace:admin",
+];
 
-interface Token { id: string; name: string; scopes: string[]; prefix: string; createdAt: string; lastUsedAt: string | null }
-interface Workspace { id: string; name: string; createdAt: string }
+interface Token {
+  id: string;
+  name: string;
+  scopes: string[];
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+interface Workspace {
+  id: string;
+  name: string;
+  createdAt: string;
+}
 
 function TokensTab() {
   const tokens = useSignal<Token[]>([]);
@@ -25,8 +49,18 @@ function TokensTab() {
   const created = useSignal<(Token & { token: string }) | null>(null);
   const copied = useSignal(false);
   const error = useSignal<unknown>(null);
-  const load = () => api.get<Token[]>("/api/tokens").then((res) => { tokens.value = res.data; }).catch((e) => { error.value = e; });
-  useEffect(() => { void load(); }, []);
+  const load = () =>
+    api
+      .get<Token[]>("/api/tokens")
+      .then((res) => {
+        tokens.value = res.data;
+      })
+      .catch((e) => {
+        error.value = e;
+      });
+  useEffect(() => {
+    void load();
+  }, []);
   const create = async (event: Event) => {
     event.preventDefault();
     error.value = null;
@@ -36,56 +70,145 @@ function TokensTab() {
       copied.value = false;
       name.value = "";
       await load();
-    } catch (e) { error.value = e; }
+    } catch (e) {
+      error.value = e;
+    }
   };
   return (
     <section aria-labelledby="tokens-title">
       <h2 id="tokens-title">API tokens</h2>
-      <p class="help">Scripts, CI and AI agents call the API with <code>Authorization: Bearer &lt;token&gt;</code>. The raw value is shown once.</p>
+      <p class="help">
+        Scripts, CI and AI agents call the API with <code>Authorization: Bearer &lt;token&gt;</code>. The raw value is shown once.
+      </p>
       <ErrorNote error={error.value} />
       {created.value && (
         <div class="note" role="status">
-          <p>Token <strong>{created.value.name}</strong> created. Copy it now; it will not be shown again.</p>
+          <p>
+            Token <strong>{created.value.name}</strong> created. Copy it now; it will not be shown again.
+          </p>
           <div class="row">
-            <input class="token-value mono" readOnly aria-label="New token value" value={created.value.token} onFocus={(e) => (e.target as HTMLInputElement).select()} />
-            <button type="button" class="small" onClick={async () => {
-              try { await navigator.clipboard.writeText(created.value!.token); copied.value = true; } catch {
-                (document.querySelector(".token-value") as HTMLInputElement | null)?.select();
-              }
-            }}>{copied.value ? "Copied" : "Copy"}</button>
-            <button type="button" class="small" onClick={() => { created.value = null; }}>Done</button>
+            <input
+              class="token-value mono"
+              readOnly
+              aria-label="New token value"
+              value={created.value.token}
+              onFocus={(e) => (e.target as HTMLInputElement).select()}
+            />
+            <button
+              type="button"
+              class="small"
+              onClick={async () => {
+                try {
+                  await navigator.clipboard.writeText(created.value!.token);
+                  copied.value = true;
+                } catch {
+                  (document.querySelector(".token-value") as HTMLInputElement | null)?.select();
+                }
+              }}
+            >
+              {copied.value ? "Copied" : "Copy"}
+            </button>
+            <button
+              type="button"
+              class="small"
+              onClick={() => {
+                created.value = null;
+              }}
+            >
+              Done
+            </button>
           </div>
         </div>
       )}
       <table class="table">
-        <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Prefix</th>
+            <th scope="col">Scopes</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last used</th>
+            <th scope="col">
+              <span class="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
         <tbody>
           {tokens.value.map((t) => (
             <tr key={t.id}>
-              <td>{t.name}</td><td><code>{t.prefix}…</code></td><td class="small-text">{t.scopes.length >= SCOPES.length ? "all" : t.scopes.join(", ")}</td>
-              <td class="small-text">{when(t.createdAt)}</td><td class="small-text">{when(t.lastUsedAt)}</td>
-              <td><button type="button" class="small danger" aria-label={`Revoke ${t.name}`} onClick={async () => {
-                if (!confirm(`Revoke ${t.name}? Calls with it fail at once.`)) return;
-                try { await api.del(`/api/tokens/${t.id}`); await load(); } catch (e) { error.value = e; }
-              }}>Revoke</button></td>
+              <td>{t.name}</td>
+              <td>
+                <code>{t.prefix}…</code>
+              </td>
+              <td class="small-text">{t.scopes.length >= SCOPES.length ? "all" : t.scopes.join(", ")}</td>
+              <td class="small-text">{when(t.createdAt)}</td>
+              <td class="small-text">{when(t.lastUsedAt)}</td>
+              <td>
+                <button
+                  type="button"
+                  class="small danger"
+                  aria-label={`Revoke ${t.name}`}
+                  onClick={async () => {
+                    if (!confirm(`Revoke ${t.name}? Calls with it fail at once.`)) return;
+                    try {
+                      await api.del(`/api/tokens/${t.id}`);
+                      await load();
+                    } catch (e) {
+                      error.value = e;
+                    }
+                  }}
+                >
+                  Revoke
+                </button>
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
       <form class="stack card" onSubmit={create} aria-label="New API token">
         <h3>New token</h3>
-        <label class="field"><span>Name</span><input required value={name.value} onInput={(e) => { name.value = (e.target as HTMLInputElement).value; }} /></label>
-        <label class="check"><input type="checkbox" checked={all.value} onChange={(e) => { all.value = (e.target as HTMLInputElement).checked; }} /> All scopes</label>
+        <label class="field">
+          <span>Name</span>
+          <input
+            required
+            value={name.value}
+            onInput={(e) => {
+              name.value = (e.target as HTMLInputElement).value;
+            }}
+          />
+        </label>
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={all.value}
+            onChange={(e) => {
+              all.value = (e.target as HTMLInputElement).checked;
+            }}
+          />{" "}
+          All scopes
+        </label>
         {!all.value && (
-          <fieldset class="scopes"><legend>Scopes</legend>
+          <fieldset class="scopes">
+            <legend>Scopes</legend>
             {SCOPES.map((s) => (
-              <label class="check" key={s}><input type="checkbox" checked={scopes.value.includes(s)} onChange={(e) => {
-                scopes.value = (e.target as HTMLInputElement).checked ? [...scopes.value, s] : scopes.value.filter((x) => x !== s);
-              }} /> {s}</label>
+              <label class="check" key={s}>
+                <input
+                  type="checkbox"
+                  checked={scopes.value.includes(s)}
+                  onChange={(e) => {
+                    scopes.value = (e.target as HTMLInputElement).checked ? [...scopes.value, s] : scopes.value.filter((x) => x !== s);
+                  }}
+                />{" "}
+                {s}
+              </label>
             ))}
           </fieldset>
         )}
-        <div class="row"><button type="submit" class="primary">Create token</button></div>
+        <div class="row">
+          <button type="submit" class="primary">
+            Create token
+          </button>
+        </div>
       </form>
     </section>
   );
@@ -98,57 +221,146 @@ function ConnectionsTab() {
   const choosing = useSignal(false);
   const error = useSignal<unknown>(null);
   const message = useSignal<string | null>(null);
-  const load = () => listConnections().then((list) => { connections.value = list; }).catch((e) => { error.value = e; });
+  const load = () =>
+    listConnections()
+      .then((list) => {
+        connections.value = list;
+      })
+      .catch((e) => {
+        error.value = e;
+      });
   useEffect(() => {
     void load();
-    listPieces().then((list) => Promise.all(list.filter((p) => p.auth).map((p) => pieceDetail(p.id)))).then((list) => { pieces.value = list; }).catch(() => undefined);
+    listPieces()
+      .then((list) => Promise.all(list.filter((p) => p.auth).map((p) => pieceDetail(p.id))))
+      .then((list) => {
+        pieces.value = list;
+      })
+      .catch(() => undefined);
   }, []);
   const run = async (fn: () => Promise<unknown>) => {
     error.value = null;
     message.value = null;
-    try { await fn(); await load(); } catch (e) { error.value = e; }
+    try {
+      await fn();
+      await load();
+    } catch (e) {
+      error.value = e;
+    }
   };
   return (
     <section aria-labelledby="connections-title">
       <h2 id="connections-title">Connections</h2>
       <p class="help">Credentials that steps use to reach your accounts. Secrets are stored encrypted and never shown again.</p>
       <ErrorNote error={error.value} />
-      {message.value && <p class="note" role="status">{message.value}</p>}
+      {message.value && (
+        <p class="note" role="status">
+          {message.value}
+        </p>
+      )}
       {connections.value.length === 0 && <p class="empty">No connections yet.</p>}
       {connections.value.length > 0 && (
         <table class="table">
-          <thead><tr><th scope="col">Name</th><th scope="col">Piece</th><th scope="col">Status</th><th scope="col">Token expires</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Piece</th>
+              <th scope="col">Status</th>
+              <th scope="col">Token expires</th>
+              <th scope="col">
+                <span class="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
           <tbody>
             {connections.value.map((c: any) => (
               <tr key={c.id}>
-                <td>{c.name}</td><td>{c.pieceId}</td>
-                <td><StatusBadge status={c.status} />{c.statusMessage && <div class="error-text small-text">{c.statusMessage}</div>}</td>
+                <td>{c.name}</td>
+                <td>{c.pieceId}</td>
+                <td>
+                  <StatusBadge status={c.status} />
+                  {c.statusMessage && <div class="error-text small-text">{c.statusMessage}</div>}
+                </td>
                 <td class="small-text">{when(c.tokenExpiresAt)}</td>
                 <td class="actions">
-                  {c.authKind === "oauth2" && <button type="button" class="small" onClick={() => run(() => authorizeConnection(c.id))}>{c.status === "active" ? "Reconnect" : "Connect"}</button>}
-                  <button type="button" class="small" onClick={() => run(async () => {
-                    const res = await api.post<{ ok: boolean; message: string }>(`/api/connections/${c.id}/test`);
-                    message.value = `${c.name}: ${res.data.ok ? "works" : "failed"} — ${res.data.message}`;
-                  })}>Test</button>
-                  <button type="button" class="small danger" aria-label={`Delete ${c.name}`} onClick={() => {
-                    if (confirm(`Delete ${c.name}?`)) void run(() => api.del(`/api/connections/${c.id}`));
-                  }}>Delete</button>
+                  {c.authKind === "oauth2" && (
+                    <button type="button" class="small" onClick={() => run(() => authorizeConnection(c.id))}>
+                      {c.status === "active" ? "Reconnect" : "Connect"}
+                    </button>
+                  )}
+                  <button
+                    type="button"
+                    class="small"
+                    onClick={() =>
+                      run(async () => {
+                        const res = await api.post<{ ok: boolean; message: string }>(`/api/connections/${c.id}/test`);
+                        message.value = `${c.name}: ${res.data.ok ? "works" : "failed"} — ${res.data.message}`;
+                      })
+                    }
+                  >
+                    Test
+                  </button>
+                  <button
+                    type="button"
+                    class="small danger"
+                    aria-label={`Delete ${c.name}`}
+                    onClick={() => {
+                      if (confirm(`Delete ${c.name}?`)) void run(() => api.del(`/api/connections/${c.id}`));
+                    }}
+                  >
+                    Delete
+                  </button>
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
-      <button type="button" class="primary" onClick={() => { choosing.value = true; }}>New connection</button>
+      <button
+        type="button"
+        class="primary"
+        onClick={() => {
+          choosing.value = true;
+        }}
+      >
+        New connection
+      </button>
       {choosing.value && (
-        <Dialog title="New connection" onClose={() => { choosing.value = false; adding.value = null; }}>
+        <Dialog
+          title="New connection"
+          onClose={() => {
+            choosing.value = false;
+            adding.value = null;
+          }}
+        >
           {!adding.value && (
             <div class="stack">
               {pieces.value.length === 0 && <p class="muted">No installed piece needs a connection.</p>}
-              {pieces.value.map((p) => <button type="button" class="pick" key={p.id} onClick={() => { adding.value = p; }}><strong>{p.name}</strong><span>{p.auth?.kind}</span></button>)}
+              {pieces.value.map((p) => (
+                <button
+                  type="button"
+                  class="pick"
+                  key={p.id}
+                  onClick={() => {
+                    adding.value = p;
+                  }}
+                >
+                  <strong>{p.name}</strong>
+                  <span>{p.auth?.kind}</span>
+                </button>
+              ))}
             </div>
           )}
-          {adding.value && <ConnectionForm piece={adding.value} onCreated={() => { choosing.value = false; adding.value = null; void load(); }} />}
+          {adding.value && (
+            <ConnectionForm
+              piece={adding.value}
+              onCreated={() => {
+                choosing.value = false;
+                adding.value = null;
+                void load();
+              }}
+            />
+          )}
         </Dialog>
       )}
     </section>
@@ -159,8 +371,18 @@ function WorkspacesTab() {
   const workspaces = useSignal<Workspace[]>([]);
   const name = useSignal("");
   const error = useSignal<unknown>(null);
-  const load = () => api.get<Workspace[]>("/api/workspaces").then((res) => { workspaces.value = res.data; }).catch((e) => { error.value = e; });
-  useEffect(() => { void load(); }, []);
+  const load = () =>
+    api
+      .get<Workspace[]>("/api/workspaces")
+      .then((res) => {
+        workspaces.value = res.data;
+      })
+      .catch((e) => {
+        error.value = e;
+      });
+  useEffect(() => {
+    void load();
+  }, []);
   const current = me.value?.workspace.id;
   return (
     <section aria-labelledby="workspaces-title">
@@ -171,19 +393,50 @@ function WorkspacesTab() {
         {workspaces.value.map((w) => (
           <li key={w.id} class="row">
             <strong>{w.name}</strong>
-            {w.id === current ? <span class="badge status-active">current</span> : (
-              <button type="button" class="small" onClick={async () => {
-                try { await switchWorkspace(w.id); location.hash = href.workflows(); } catch (e) { error.value = e; }
-              }}>Switch to {w.name}</button>
+            {w.id === current ? (
+              <span class="badge status-active">current</span>
+            ) : (
+              <button
+                type="button"
+                class="small"
+                onClick={async () => {
+                  try {
+                    await switchWorkspace(w.id);
+                    location.hash = href.workflows();
+                  } catch (e) {
+                    error.value = e;
+                  }
+                }}
+              >
+                Switch to {w.name}
+              </button>
             )}
           </li>
         ))}
       </ul>
-      <form class="row" onSubmit={async (event) => {
-        event.preventDefault();
-        try { await api.post("/api/workspaces", { name: name.value.trim() }); name.value = ""; await load(); } catch (e) { error.value = e; }
-      }}>
-        <label class="field inline"><span>New workspace</span><input required value={name.value} onInput={(e) => { name.value = (e.target as HTMLInputElement).value; }} /></label>
+      <form
+        class="row"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          try {
+            await api.post("/api/workspaces", { name: name.value.trim() });
+            name.value = "";
+            await load();
+          } catch (e) {
+            error.value = e;
+          }
+        }}
+      >
+        <label class="field inline">
+          <span>New workspace</span>
+          <input
+            required
+            value={name.value}
+            onInput={(e) => {
+              name.value = (e.target as HTMLInputElement).value;
+            }}
+          />
+        </label>
         <button type="submit">Create</button>
       </form>
     </section>
@@ -201,9 +454,15 @@ export function SettingsPage({ tab }: { tab: string }) {
   const View = active.view;
   return (
     <main class="page">
-      <header class="page-head"><h1>Settings</h1></header>
+      <header class="page-head">
+        <h1>Settings</h1>
+      </header>
       <nav class="tabs" aria-label="Settings sections">
-        {TABS.map((t) => <a key={t.id} href={href.settings(t.id)} aria-current={t.id === active.id ? "page" : undefined}>{t.label}</a>)}
+        {TABS.map((t) => (
+          <a key={t.id} href={href.settings(t.id)} aria-current={t.id === active.id ? "page" : undefined}>
+            {t.label}
+          </a>
+        ))}
       </nav>
       <View />
     </main>

@@ -12,8 +12,17 @@ import { StatusBadge, when } from "../format";
 import { href, navigate } from "../router";
 import type { Workflow } from "../types";
 
-interface Folder { id: string; name: string; workflowCount?: number }
-interface Template { id: string; name: string; description?: string; category?: string }
+interface Folder {
+  id: string;
+  name: string;
+  workflowCount?: number;
+}
+interface Template {
+  id: string;
+  name: string;
+  description?: string;
+  category?: string;
+}
 
 const PAGE_SIZE = 25;
 
@@ -24,7 +33,12 @@ function NewWorkflowDialog({ onClose, folderId }: { onClose(): void; folderId: s
   const error = useSignal<unknown>(null);
   const busy = useSignal(false);
   useEffect(() => {
-    api.get<Template[]>("/api/templates", { limit: 100 }).then((res) => { templates.value = res.data; }).catch(() => undefined);
+    api
+      .get<Template[]>("/api/templates", { limit: 100 })
+      .then((res) => {
+        templates.value = res.data;
+      })
+      .catch(() => undefined);
   }, []);
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -37,21 +51,49 @@ function NewWorkflowDialog({ onClose, folderId }: { onClose(): void; folderId: s
         : await api.post<Workflow>("/api/workflows", body);
       onClose();
       navigate(href.editor(res.data.id));
-    } catch (e) { error.value = e; } finally { busy.value = false; }
+    } catch (e) {
+      error.value = e;
+    } finally {
+      busy.value = false;
+    }
   };
   return (
     <Dialog title="New workflow" onClose={onClose}>
       <form class="stack" onSubmit={submit}>
-        <label class="field"><span>Name</span><input name="name" required value={name.value} onInput={(e) => { name.value = (e.target as HTMLInputElement).value; }} /></label>
-        <label class="field"><span>Start from</span>
-          <select value={templateId.value} onChange={(e) => { templateId.value = (e.target as HTMLSelectElement).value; }}>
+        <label class="field">
+          <span>Name</span>
+          <input
+            name="name"
+            required
+            value={name.value}
+            onInput={(e) => {
+              name.value = (e.target as HTMLInputElement).value;
+            }}
+          />
+        </label>
+        <label class="field">
+          <span>Start from</span>
+          <select
+            value={templateId.value}
+            onChange={(e) => {
+              templateId.value = (e.target as HTMLSelectElement).value;
+            }}
+          >
             <option value="">A blank workflow (manual trigger)</option>
-            {templates.value.map((t) => <option key={t.id} value={t.id}>Template: {t.name}</option>)}
+            {templates.value.map((t) => (
+              <option key={t.id} value={t.id}>
+                Template: {t.name}
+              </option>
+            ))}
           </select>
         </label>
         {templateId.value && <p class="help">{templates.value.find((t) => t.id === templateId.value)?.description}</p>}
         <ErrorNote error={error.value} />
-        <div class="row"><button type="submit" class="primary" disabled={busy.value}>Create</button></div>
+        <div class="row">
+          <button type="submit" class="primary" disabled={busy.value}>
+            Create
+          </button>
+        </div>
       </form>
     </Dialog>
   );
@@ -68,14 +110,30 @@ function FolderDialog({ folder, onClose, onSaved }: { folder: Folder | null; onC
       const body = { name: name.value.trim() };
       const res = folder ? await api.put<Folder>(`/api/folders/${folder.id}`, body) : await api.post<Folder>("/api/folders", body);
       onSaved(res.data);
-    } catch (e) { error.value = e; }
+    } catch (e) {
+      error.value = e;
+    }
   };
   return (
     <Dialog title={folder ? `Rename folder ${folder.name}` : "New folder"} onClose={onClose}>
       <form class="stack" onSubmit={submit}>
-        <label class="field"><span>Folder name</span><input required maxLength={100} value={name.value} onInput={(e) => { name.value = (e.target as HTMLInputElement).value; }} /></label>
+        <label class="field">
+          <span>Folder name</span>
+          <input
+            required
+            maxLength={100}
+            value={name.value}
+            onInput={(e) => {
+              name.value = (e.target as HTMLInputElement).value;
+            }}
+          />
+        </label>
         <ErrorNote error={error.value} />
-        <div class="row"><button type="submit" class="primary" disabled={!name.value.trim()}>{folder ? "Rename" : "Create folder"}</button></div>
+        <div class="row">
+          <button type="submit" class="primary" disabled={!name.value.trim()}>
+            {folder ? "Rename" : "Create folder"}
+          </button>
+        </div>
       </form>
     </Dialog>
   );
@@ -92,20 +150,41 @@ function ImportDialog({ onClose }: { onClose(): void }) {
       const res = await api.post<Workflow>("/api/workflows/import", doc);
       onClose();
       navigate(href.editor(res.data.id));
-    } catch (e) { error.value = e; }
+    } catch (e) {
+      error.value = e;
+    }
   };
   return (
     <Dialog title="Import a workflow" onClose={onClose}>
       <form class="stack" onSubmit={submit}>
-        <label class="field"><span>Export file</span>
-          <input type="file" accept="application/json,.json" onChange={async (e) => {
-            const file = (e.target as HTMLInputElement).files?.[0];
-            if (file) text.value = await file.text();
-          }} /></label>
-        <label class="field"><span>…or paste its JSON</span>
-          <textarea class="mono" rows={8} value={text.value} onInput={(e) => { text.value = (e.target as HTMLTextAreaElement).value; }} /></label>
+        <label class="field">
+          <span>Export file</span>
+          <input
+            type="file"
+            accept="application/json,.json"
+            onChange={async (e) => {
+              const file = (e.target as HTMLInputElement).files?.[0];
+              if (file) text.value = await file.text();
+            }}
+          />
+        </label>
+        <label class="field">
+          <span>…or paste its JSON</span>
+          <textarea
+            class="mono"
+            rows={8}
+            value={text.value}
+            onInput={(e) => {
+              text.value = (e.target as HTMLTextAreaElement).value;
+            }}
+          />
+        </label>
         <ErrorNote error={error.value} />
-        <div class="row"><button type="submit" class="primary" disabled={!text.value.trim()}>Import</button></div>
+        <div class="row">
+          <button type="submit" class="primary" disabled={!text.value.trim()}>
+            Import
+          </button>
+        </div>
       </form>
     </Dialog>
   );
@@ -123,32 +202,57 @@ export function WorkflowsPage() {
   const error = useSignal<unknown>(null);
   const dialog = useSignal<"new" | "import" | "folder" | "rename-folder" | null>(null);
 
-  const loadFolders = () => api.get<Folder[]>("/api/folders").then((res) => { folders.value = res.data; }).catch(() => undefined);
+  const loadFolders = () =>
+    api
+      .get<Folder[]>("/api/folders")
+      .then((res) => {
+        folders.value = res.data;
+      })
+      .catch(() => undefined);
   const load = async () => {
     try {
-      const res = await api.get<Workflow[]>("/api/workflows", { q: q.value, status: status.value, tag: tag.value, folderId: folderId.value, page: page.value, limit: PAGE_SIZE });
+      const res = await api.get<Workflow[]>("/api/workflows", {
+        q: q.value,
+        status: status.value,
+        tag: tag.value,
+        folderId: folderId.value,
+        page: page.value,
+        limit: PAGE_SIZE,
+      });
       rows.value = res.data;
       total.value = res.total ?? res.data.length;
       error.value = null;
-    } catch (e) { error.value = e; }
+    } catch (e) {
+      error.value = e;
+    }
   };
-  useEffect(() => { void loadFolders(); }, []);
+  useEffect(() => {
+    void loadFolders();
+  }, []);
   useEffect(() => {
     const timer = setTimeout(load, 150); // debounce typing in the search box
     return () => clearTimeout(timer);
   }, [q.value, status.value, tag.value, folderId.value, page.value]);
 
   const act = async (fn: () => Promise<unknown>) => {
-    try { await fn(); await load(); await loadFolders(); } catch (e) { error.value = e; }
+    try {
+      await fn();
+      await load();
+      await loadFolders();
+    } catch (e) {
+      error.value = e;
+    }
   };
-  const duplicate = (wf: Workflow) => act(async () => {
-    const exported = await api.get<Record<string, unknown>>(`/api/workflows/${wf.id}/export`);
-    await api.post("/api/workflows/import", { ...exported.data, name: `Copy of ${wf.name}`, ...(wf.folderId ? { folderId: wf.folderId } : {}) });
-  });
-  const exportOne = (wf: Workflow) => act(async () => {
-    const exported = await api.get(`/api/workflows/${wf.id}/export`);
-    downloadJson(`${wf.name.replace(/[^\w.-]+/g, "-")}.weft.json`, exported.data);
-  });
+  const duplicate = (wf: Workflow) =>
+    act(async () => {
+      const exported = await api.get<Record<string, unknown>>(`/api/workflows/${wf.id}/export`);
+      await api.post("/api/workflows/import", { ...exported.data, name: `Copy of ${wf.name}`, ...(wf.folderId ? { folderId: wf.folderId } : {}) });
+    });
+  const exportOne = (wf: Workflow) =>
+    act(async () => {
+      const exported = await api.get(`/api/workflows/${wf.id}/export`);
+      downloadJson(`${wf.name.replace(/[^\w.-]+/g, "-")}.weft.json`, exported.data);
+    });
   const pages = Math.max(1, Math.ceil(total.value / PAGE_SIZE));
   const currentFolder = folders.value.find((f) => f.id === folderId.value) ?? null;
 
@@ -157,27 +261,89 @@ export function WorkflowsPage() {
       <nav class="sidebar" aria-label="Folders">
         <h2>Folders</h2>
         <ul class="folder-list">
-          <li><button type="button" class={`link${folderId.value === null ? " current" : ""}`} aria-current={folderId.value === null ? "true" : undefined} onClick={() => { folderId.value = null; page.value = 1; }}>All workflows</button></li>
-          <li><button type="button" class={`link${folderId.value === "none" ? " current" : ""}`} aria-current={folderId.value === "none" ? "true" : undefined} onClick={() => { folderId.value = "none"; page.value = 1; }}>Not in a folder</button></li>
+          <li>
+            <button
+              type="button"
+              class={`link${folderId.value === null ? " current" : ""}`}
+              aria-current={folderId.value === null ? "true" : undefined}
+              onClick={() => {
+                folderId.value = null;
+                page.value = 1;
+              }}
+            >
+              All workflows
+            </button>
+          </li>
+          <li>
+            <button
+              type="button"
+              class={`link${folderId.value === "none" ? " current" : ""}`}
+              aria-current={folderId.value === "none" ? "true" : undefined}
+              onClick={() => {
+                folderId.value = "none";
+                page.value = 1;
+              }}
+            >
+              Not in a folder
+            </button>
+          </li>
           {folders.value.map((f) => (
             <li key={f.id}>
-              <button type="button" class={`link${folderId.value === f.id ? " current" : ""}`} aria-current={folderId.value === f.id ? "true" : undefined} onClick={() => { folderId.value = f.id; page.value = 1; }}>
-                {f.name}{f.workflowCount !== undefined ? ` (${f.workflowCount})` : ""}
+              <button
+                type="button"
+                class={`link${folderId.value === f.id ? " current" : ""}`}
+                aria-current={folderId.value === f.id ? "true" : undefined}
+                onClick={() => {
+                  folderId.value = f.id;
+                  page.value = 1;
+                }}
+              >
+                {f.name}
+                {f.workflowCount !== undefined ? ` (${f.workflowCount})` : ""}
               </button>
             </li>
           ))}
         </ul>
         <div class="row">
-          <button type="button" class="small" onClick={() => { dialog.value = "folder"; }}>New folder</button>
-          {currentFolder && <button type="button" class="small" onClick={() => { dialog.value = "rename-folder"; }}>Rename</button>}
+          <button
+            type="button"
+            class="small"
+            onClick={() => {
+              dialog.value = "folder";
+            }}
+          >
+            New folder
+          </button>
           {currentFolder && (
-            <button type="button" class="small danger" onClick={() => {
-              const count = currentFolder.workflowCount ?? 0;
-              const question = count > 0
-                ? `Delete the folder ${currentFolder.name}? Its ${count} workflow${count > 1 ? "s" : ""} move to “Not in a folder”; nothing else is deleted.`
-                : `Delete the empty folder ${currentFolder.name}?`;
-              if (confirm(question)) void act(async () => { await api.del(`/api/folders/${currentFolder.id}`, count > 0 ? { moveTo: "root" } : undefined); folderId.value = null; });
-            }}>Delete</button>
+            <button
+              type="button"
+              class="small"
+              onClick={() => {
+                dialog.value = "rename-folder";
+              }}
+            >
+              Rename
+            </button>
+          )}
+          {currentFolder && (
+            <button
+              type="button"
+              class="small danger"
+              onClick={() => {
+                const count = currentFolder.workflowCount ?? 0;
+                const question =
+                  count > 0
+                    ? `Delete the folder ${currentFolder.name}? Its ${count} workflow${count > 1 ? "s" : ""} move to “Not in a folder”; nothing else is deleted.`
+                    : `Delete the empty folder ${currentFolder.name}?`;
+                if (confirm(question))
+                  void act(async () => {
+                    await api.del(`/api/folders/${currentFolder.id}`, count > 0 ? { moveTo: "root" } : undefined);
+                    folderId.value = null;
+                  });
+              }}
+            >
+              Delete
+            </button>
           )}
         </div>
       </nav>
@@ -187,45 +353,154 @@ export function WorkflowsPage() {
           {currentFolder && <span class="muted">in {currentFolder.name}</span>}
           {folderId.value === "none" && <span class="muted">not in a folder</span>}
           <span class="spacer" />
-          <button type="button" onClick={() => { dialog.value = "import"; }}>Import</button>
-          <button type="button" class="primary" onClick={() => { dialog.value = "new"; }}>New workflow</button>
+          <button
+            type="button"
+            onClick={() => {
+              dialog.value = "import";
+            }}
+          >
+            Import
+          </button>
+          <button
+            type="button"
+            class="primary"
+            onClick={() => {
+              dialog.value = "new";
+            }}
+          >
+            New workflow
+          </button>
         </header>
         <div class="filters" role="search">
-          <label class="field inline"><span>Search</span><input type="search" value={q.value} onInput={(e) => { q.value = (e.target as HTMLInputElement).value; page.value = 1; }} /></label>
-          <label class="field inline"><span>Status</span>
-            <select value={status.value} onChange={(e) => { status.value = (e.target as HTMLSelectElement).value; page.value = 1; }}>
-              <option value="">Any</option><option value="draft">Draft</option><option value="active">Active</option><option value="paused">Paused</option>
-            </select></label>
-          <label class="field inline"><span>Tag</span><input value={tag.value} onChange={(e) => { tag.value = (e.target as HTMLInputElement).value.trim(); page.value = 1; }} /></label>
+          <label class="field inline">
+            <span>Search</span>
+            <input
+              type="search"
+              value={q.value}
+              onInput={(e) => {
+                q.value = (e.target as HTMLInputElement).value;
+                page.value = 1;
+              }}
+            />
+          </label>
+          <label class="field inline">
+            <span>Status</span>
+            <select
+              value={status.value}
+              onChange={(e) => {
+                status.value = (e.target as HTMLSelectElement).value;
+                page.value = 1;
+              }}
+            >
+              <option value="">Any</option>
+              <option value="draft">Draft</option>
+              <option value="active">Active</option>
+              <option value="paused">Paused</option>
+            </select>
+          </label>
+          <label class="field inline">
+            <span>Tag</span>
+            <input
+              value={tag.value}
+              onChange={(e) => {
+                tag.value = (e.target as HTMLInputElement).value.trim();
+                page.value = 1;
+              }}
+            />
+          </label>
         </div>
-        <ErrorNote error={error.value} onDismiss={() => { error.value = null; }} />
+        <ErrorNote
+          error={error.value}
+          onDismiss={() => {
+            error.value = null;
+          }}
+        />
         {rows.value === null && !error.value && <p class="muted">Loading…</p>}
         {rows.value?.length === 0 && <p class="empty">No workflows here yet. Create one with “New workflow”.</p>}
         {rows.value && rows.value.length > 0 && (
           <table class="table">
-            <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Trigger</th><th scope="col">Tags</th><th scope="col">Last run</th><th scope="col">Updated</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Status</th>
+                <th scope="col">Trigger</th>
+                <th scope="col">Tags</th>
+                <th scope="col">Last run</th>
+                <th scope="col">Updated</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
             <tbody>
               {rows.value.map((wf) => (
                 <tr key={wf.id}>
-                  <td><a href={href.editor(wf.id)}>{wf.name}</a>{wf.description && <div class="muted small-text">{wf.description}</div>}</td>
-                  <td><StatusBadge status={wf.status} />{wf.hasUnpublishedChanges && wf.latestVersionId && <span class="muted small-text"> edited</span>}</td>
+                  <td>
+                    <a href={href.editor(wf.id)}>{wf.name}</a>
+                    {wf.description && <div class="muted small-text">{wf.description}</div>}
+                  </td>
+                  <td>
+                    <StatusBadge status={wf.status} />
+                    {wf.hasUnpublishedChanges && wf.latestVersionId && <span class="muted small-text"> edited</span>}
+                  </td>
                   <td>{wf.triggerType}</td>
-                  <td>{wf.tags.map((t) => <button type="button" class="tag" key={t} onClick={() => { tag.value = t; }} aria-label={`Filter by tag ${t}`}>{t}</button>)}</td>
-                  <td>{wf.lastRun ? <><StatusBadge status={wf.lastRun.status} /> <span class="muted small-text">{when(wf.lastRun.startedAt)}</span></> : <span class="muted">never</span>}</td>
+                  <td>
+                    {wf.tags.map((t) => (
+                      <button
+                        type="button"
+                        class="tag"
+                        key={t}
+                        onClick={() => {
+                          tag.value = t;
+                        }}
+                        aria-label={`Filter by tag ${t}`}
+                      >
+                        {t}
+                      </button>
+                    ))}
+                  </td>
+                  <td>
+                    {wf.lastRun ? (
+                      <>
+                        <StatusBadge status={wf.lastRun.status} /> <span class="muted small-text">{when(wf.lastRun.startedAt)}</span>
+                      </>
+                    ) : (
+                      <span class="muted">never</span>
+                    )}
+                  </td>
                   <td class="muted small-text">{when(wf.updatedAt)}</td>
                   <td class="actions">
-                    <select aria-label={`Move ${wf.name} to a folder`} value={wf.folderId ?? ""} onChange={(e) => {
-                      const target = (e.target as HTMLSelectElement).value || null;
-                      void act(() => api.put(`/api/workflows/${wf.id}`, { folderId: target }));
-                    }}>
+                    <select
+                      aria-label={`Move ${wf.name} to a folder`}
+                      value={wf.folderId ?? ""}
+                      onChange={(e) => {
+                        const target = (e.target as HTMLSelectElement).value || null;
+                        void act(() => api.put(`/api/workflows/${wf.id}`, { folderId: target }));
+                      }}
+                    >
                       <option value="">No folder</option>
-                      {folders.value.map((f) => <option key={f.id} value={f.id}>{f.name}</option>)}
+                      {folders.value.map((f) => (
+                        <option key={f.id} value={f.id}>
+                          {f.name}
+                        </option>
+                      ))}
                     </select>
-                    <button type="button" class="small" onClick={() => duplicate(wf)} aria-label={`Duplicate ${wf.name}`}>Duplicate</button>
-                    <button type="button" class="small" onClick={() => exportOne(wf)} aria-label={`Export ${wf.name}`}>Export</button>
-                    <button type="button" class="small danger" aria-label={`Delete ${wf.name}`} onClick={() => {
-                      if (confirm(`Delete ${wf.name}? Its versions and runs go with it.`)) void act(() => api.del(`/api/workflows/${wf.id}`));
-                    }}>Delete</button>
+                    <button type="button" class="small" onClick={() => duplicate(wf)} aria-label={`Duplicate ${wf.name}`}>
+                      Duplicate
+                    </button>
+                    <button type="button" class="small" onClick={() => exportOne(wf)} aria-label={`Export ${wf.name}`}>
+                      Export
+                    </button>
+                    <button
+                      type="button"
+                      class="small danger"
+                      aria-label={`Delete ${wf.name}`}
+                      onClick={() => {
+                        if (confirm(`Delete ${wf.name}? Its versions and runs go with it.`)) void act(() => api.del(`/api/workflows/${wf.id}`));
+                      }}
+                    >
+                      Delete
+                    </button>
                   </td>
                 </tr>
               ))}
@@ -234,17 +509,58 @@ export function WorkflowsPage() {
         )}
         {pages > 1 && (
           <nav class="pager" aria-label="Pages">
-            <button type="button" disabled={page.value <= 1} onClick={() => { page.value--; }}>Previous</button>
-            <span>Page {page.value} of {pages}</span>
-            <button type="button" disabled={page.value >= pages} onClick={() => { page.value++; }}>Next</button>
+            <button
+              type="button"
+              disabled={page.value <= 1}
+              onClick={() => {
+                page.value--;
+              }}
+            >
+              Previous
+            </button>
+            <span>
+              Page {page.value} of {pages}
+            </span>
+            <button
+              type="button"
+              disabled={page.value >= pages}
+              onClick={() => {
+                page.value++;
+              }}
+            >
+              Next
+            </button>
           </nav>
         )}
       </section>
-      {dialog.value === "new" && <NewWorkflowDialog folderId={folderId.value && folderId.value !== "none" ? folderId.value : null} onClose={() => { dialog.value = null; }} />}
-      {dialog.value === "import" && <ImportDialog onClose={() => { dialog.value = null; }} />}
+      {dialog.value === "new" && (
+        <NewWorkflowDialog
+          folderId={folderId.value && folderId.value !== "none" ? folderId.value : null}
+          onClose={() => {
+            dialog.value = null;
+          }}
+        />
+      )}
+      {dialog.value === "import" && (
+        <ImportDialog
+          onClose={() => {
+            dialog.value = null;
+          }}
+        />
+      )}
       {(dialog.value === "folder" || (dialog.value === "rename-folder" && currentFolder)) && (
-        <FolderDialog folder={dialog.value === "rename-folder" ? currentFolder : null} onClose={() => { dialog.value = null; }}
-          onSaved={(folder) => { dialog.value = null; folderId.value = folder.id; page.value = 1; void loadFolders(); }} />
+        <FolderDialog
+          folder={dialog.value === "rename-folder" ? currentFolder : null}
+          onClose={() => {
+            dialog.value = null;
+          }}
+          onSaved={(folder) => {
+            dialog.value = null;
+            folderId.value = folder.id;
+            page.value = 1;
+            void loadFolders();
+          }}
+        />
       )}
     </main>
   );

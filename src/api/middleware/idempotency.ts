@@ -14,13 +14,22 @@ const WAIT_MS = 1000;
 const POLL_MS = 25;
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-interface Claimed { credential: string; key: string }
+interface Claimed {
+  credential: string;
+  key: string;
+}
 /**
  * What the hooks hand over, never the whole Elysia context: a hook that passes its context to a function makes
  * Elysia assume the route reads everything (cookies, query, every header copied into an object) and compile
  * that work into every route.
  */
-type Ctx = { request: Request; body?: unknown; set: { status?: number | string; headers: Record<string, any> }; auth?: Principal; acceptsIdempotencyKey?: boolean };
+type Ctx = {
+  request: Request;
+  body?: unknown;
+  set: { status?: number | string; headers: Record<string, any> };
+  auth?: Principal;
+  acceptsIdempotencyKey?: boolean;
+};
 
 export class Idempotency {
   private sincePrune = 0;
@@ -34,7 +43,10 @@ export class Idempotency {
     if (key === null || READ_METHODS.has(ctx.request.method)) return undefined;
     const url = new URL(ctx.request.url);
     if (!ctx.acceptsIdempotencyKey) {
-      throw new AppError("VALIDATION_FAILED", `${ctx.request.method} ${url.pathname} does not accept the Idempotency-Key header; remove it (operations marked x-idempotent in GET /api/openapi.json accept it)`);
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `${ctx.request.method} ${url.pathname} does not accept the Idempotency-Key header; remove it (operations marked x-idempotent in GET /api/openapi.json accept it)`,
+      );
     }
     if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
       throw new AppError("VALIDATION_FAILED", `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters; got ${key.length}`);
@@ -54,7 +66,10 @@ export class Idempotency {
       const record = this.store.get(credential, key);
       if (!record) continue; // expired between the two statements: claim again
       if (record.fingerprint !== fingerprint) {
-        throw new AppError("IDEMPOTENCY_MISMATCH", "this Idempotency-Key was used with a different method, path, query or body; use a new key for a different request");
+        throw new AppError(
+          "IDEMPOTENCY_MISMATCH",
+          "this Idempotency-Key was used with a different method, path, query or body; use a new key for a different request",
+        );
       }
       if (record.state === "done") {
         ctx.set.status = record.status!;

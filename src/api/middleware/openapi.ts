@@ -42,7 +42,8 @@ export function buildOpenApi(app: AnyElysia, info: { version: string; serverUrl:
     const operation = paths[route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")]?.[route.method.toLowerCase()];
     if (!operation || !body || typeof body !== "object") continue;
     operation.requestBody ??= { required: true };
-    if (Object.keys(operation.requestBody.content ?? {}).length === 0) operation.requestBody.content = { "application/json": { schema: JSON.parse(JSON.stringify(body)) } };
+    if (Object.keys(operation.requestBody.content ?? {}).length === 0)
+      operation.requestBody.content = { "application/json": { schema: JSON.parse(JSON.stringify(body)) } };
   }
   for (const operations of Object.values<any>(paths)) {
     for (const operation of Object.values<any>(operations)) {
@@ -50,7 +51,7 @@ export function buildOpenApi(app: AnyElysia, info: { version: string; serverUrl:
       const content = operation.requestBody?.content;
       if (content?.["application/json"]) operation.requestBody.content = { "application/json": content["application/json"] };
       operation.responses ??= {};
-      if (Object.keys(operation.responses).length === 0) operation.responses["200"] = { description: "Success, inside the envelope {\"data\": ...}" };
+      if (Object.keys(operation.responses).length === 0) operation.responses["200"] = { description: 'Success, inside the envelope {"data": ...}' };
       operation.responses.default ??= { description: "Failure envelope", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
     }
   }
@@ -59,7 +60,8 @@ export function buildOpenApi(app: AnyElysia, info: { version: string; serverUrl:
     info: {
       title: "Weft API",
       version: info.version,
-      description: "Every response is inside a JSON envelope: {\"data\": ...} on success, {\"error\": {\"code\", \"message\"}} on failure. Each operation's required scope is its x-permission.",
+      description:
+        'Every response is inside a JSON envelope: {"data": ...} on success, {"error": {"code", "message"}} on failure. Each operation\'s required scope is its x-permission.',
     },
     servers: [{ url: info.serverUrl }],
     tags: TAGS,
@@ -82,7 +84,8 @@ export function renderDocsPage(doc: ReturnType<typeof buildOpenApi>): string {
   for (const [path, operations] of Object.entries<any>(doc.paths)) {
     for (const [method, op] of Object.entries<any>(operations)) {
       const tag = op.tags?.[0] ?? "Service";
-      const row = `<details><summary><code class="m ${esc(method)}">${esc(method.toUpperCase())}</code> <code>${esc(path)}</code> — ${esc(op.summary)} <span class="scope">${esc(op["x-permission"])}</span></summary>` +
+      const row =
+        `<details><summary><code class="m ${esc(method)}">${esc(method.toUpperCase())}</code> <code>${esc(path)}</code> — ${esc(op.summary)} <span class="scope">${esc(op["x-permission"])}</span></summary>` +
         `${op.description ? `<p>${esc(op.description)}</p>` : ""}<pre>${esc(JSON.stringify({ parameters: op.parameters, requestBody: op.requestBody?.content?.["application/json"]?.schema, responses: op.responses }, null, 2))}</pre></details>`;
       byTag.set(tag, [...(byTag.get(tag) ?? []), row]);
     }

@@ -13,14 +13,21 @@ export interface BucketState {
   retryAfterSeconds: number;
 }
 
-interface Bucket { tokens: number; updated: number }
+interface Bucket {
+  tokens: number;
+  updated: number;
+}
 
 export class TokenBuckets {
   private readonly buckets = new Map<string, Bucket>();
   private lastSweep = Date.now();
 
   /** @param perSecond refill rate; 0 disables limiting. @param burst bucket capacity. */
-  constructor(readonly perSecond: number, readonly burst: number, private readonly maxKeys = 100_000) {}
+  constructor(
+    readonly perSecond: number,
+    readonly burst: number,
+    private readonly maxKeys = 100_000,
+  ) {}
 
   get enabled(): boolean {
     return this.perSecond > 0;

@@ -52,7 +52,13 @@ export function createSecurity(options: SecurityOptions) {
       const state = buckets.take(principal.credentialId);
       Object.assign(set.headers, rateLimitHeaders(state, buckets.perSecond));
       if (!state.allowed) {
-        throw new AppError("RATE_LIMITED", `rate limit of ${state.limit} requests (refilling ${buckets.perSecond}/s) exceeded for this credential; retry after ${state.retryAfterSeconds} s`, undefined, undefined, { "retry-after": String(state.retryAfterSeconds) });
+        throw new AppError(
+          "RATE_LIMITED",
+          `rate limit of ${state.limit} requests (refilling ${buckets.perSecond}/s) exceeded for this credential; retry after ${state.retryAfterSeconds} s`,
+          undefined,
+          undefined,
+          { "retry-after": String(state.retryAfterSeconds) },
+        );
       }
     }
     if (principal.kind === "session" && !SAFE_METHODS.has(request.method)) {

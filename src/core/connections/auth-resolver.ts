@@ -42,9 +42,16 @@ export class AuthResolver {
   /** The row a step may use, or a refusal naming why (unknown, other workspace, other piece). */
   bound(ref: ConnectionRef): ConnectionRow {
     const row = this.ctx.store.get(ref.workspaceId, ref.connectionId);
-    if (!row) throw new AppError("NOT_FOUND", `connection ${ref.connectionId} not found in this workspace; a step can use only connections of its own workspace (GET /api/connections?pieceId=${ref.pieceId})`);
+    if (!row)
+      throw new AppError(
+        "NOT_FOUND",
+        `connection ${ref.connectionId} not found in this workspace; a step can use only connections of its own workspace (GET /api/connections?pieceId=${ref.pieceId})`,
+      );
     if (row.piece_id !== ref.pieceId) {
-      throw new AppError("VALIDATION_FAILED", `${describe(row)} belongs to piece "${row.piece_id}" and cannot be used by a step of piece "${ref.pieceId}"; choose a connection of piece "${ref.pieceId}" (GET /api/connections?pieceId=${ref.pieceId})`);
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `${describe(row)} belongs to piece "${row.piece_id}" and cannot be used by a step of piece "${ref.pieceId}"; choose a connection of piece "${ref.pieceId}" (GET /api/connections?pieceId=${ref.pieceId})`,
+      );
     }
     return row;
   }
@@ -55,9 +62,16 @@ export class AuthResolver {
       case "api_key":
         return { kind: "api_key", apiKey: decryptJson<SecretValues>(this.ctx, row.secrets, {}).apiKey ?? "" };
       case "basic":
-        return { kind: "basic", username: parseJson<PublicValues>(row.public_values, {}).username ?? "", password: decryptJson<SecretValues>(this.ctx, row.secrets, {}).password ?? "" };
+        return {
+          kind: "basic",
+          username: parseJson<PublicValues>(row.public_values, {}).username ?? "",
+          password: decryptJson<SecretValues>(this.ctx, row.secrets, {}).password ?? "",
+        };
       case "custom":
-        return { kind: "custom", values: { ...parseJson<PublicValues>(row.public_values, {}).values, ...decryptJson<SecretValues>(this.ctx, row.secrets, {}).values } };
+        return {
+          kind: "custom",
+          values: { ...parseJson<PublicValues>(row.public_values, {}).values, ...decryptJson<SecretValues>(this.ctx, row.secrets, {}).values },
+        };
       case "oauth2":
         row = await this.freshOAuth2(row);
         return this.oauth2Auth(row);
@@ -97,7 +111,10 @@ export class AuthResolver {
   private assertUsable(row: ConnectionRow) {
     const clientCredentials = row.grant_type === "client_credentials";
     if (row.status === "pending" && !clientCredentials) {
-      throw new AppError("UNPROCESSABLE", `${describe(row)} is not authorized yet; complete the OAuth2 flow (POST /api/connections/${row.id}/oauth2/start, then open the authorize URL)`);
+      throw new AppError(
+        "UNPROCESSABLE",
+        `${describe(row)} is not authorized yet; complete the OAuth2 flow (POST /api/connections/${row.id}/oauth2/start, then open the authorize URL)`,
+      );
     }
     // A client-credentials connection in error is retried: its failure may have been the provider's outage.
     if (row.status === "error" && !clientCredentials) {
@@ -123,7 +140,11 @@ export class AuthResolver {
           this.ctx.store.releaseLease(id, lease);
         }
       }
-      if (this.ctx.now() > deadline) throw new AppError("SERVICE_UNAVAILABLE", `${describe(row)}: another worker has been refreshing its token for over ${LEASE_MS / 1000} s; retry the run`);
+      if (this.ctx.now() > deadline)
+        throw new AppError(
+          "SERVICE_UNAVAILABLE",
+          `${describe(row)}: another worker has been refreshing its token for over ${LEASE_MS / 1000} s; retry the run`,
+        );
       await Bun.sleep(WAIT_POLL_MS);
     }
   }
@@ -151,7 +172,11 @@ export class AuthResolver {
       // Providers that do not rotate refresh tokens omit them from the answer: keep the one we have.
       if (!fresh.refreshToken && old?.refreshToken) fresh.refreshToken = old.refreshToken;
       ctx.store.setTokens(row.id, encryptJson(ctx, fresh)!, expiresAt ?? null, nowIso());
-      ctx.log.info(clientCredentials ? "oauth2 client-credentials token obtained" : "oauth2 token refreshed", { connectionId: row.id, tokenExpiresAt: expiresAt ?? null, refreshTokenRotated: tokens.refreshToken !== undefined });
+      ctx.log.info(clientCredentials ? "oauth2 client-credentials token obtained" : "oauth2 token refreshed", {
+        connectionId: row.id,
+        tokenExpiresAt: expiresAt ?? null,
+        refreshTokenRotated: tokens.refreshToken !== undefined,
+      });
       return ctx.store.getById(row.id)!;
     } catch (error) {
       if (!(error instanceof TokenEndpointError)) throw error;

@@ -63,7 +63,11 @@ export const describe = (row: Pick<ConnectionRow, "id" | "name">) => `connection
 /** The piece a connection belongs to, as the fleet serves it now. */
 export function pieceOf(ctx: ConnectionsContext, row: ConnectionRow): PieceDef {
   const piece = ctx.pieces.get(row.piece_id);
-  if (!piece) throw new AppError("PIECE_UNAVAILABLE", `${describe(row)} belongs to piece "${row.piece_id}", which this server does not load; pieces: ${ctx.pieces.ids().join(", ")}`);
+  if (!piece)
+    throw new AppError(
+      "PIECE_UNAVAILABLE",
+      `${describe(row)} belongs to piece "${row.piece_id}", which this server does not load; pieces: ${ctx.pieces.ids().join(", ")}`,
+    );
   return piece;
 }
 
@@ -75,4 +79,8 @@ export function oauth2AuthOf(ctx: ConnectionsContext, row: ConnectionRow, piece:
 }
 
 /** Pieces that declare auth, for messages that name where a connection could go instead. */
-export const piecesWithAuth = (ctx: ConnectionsContext) => () => ctx.pieces.list().filter((p) => p.auth).map((p) => p.id);
+export const piecesWithAuth = (ctx: ConnectionsContext) => () =>
+  ctx.pieces
+    .list()
+    .filter((p) => p.auth)
+    .map((p) => p.id);

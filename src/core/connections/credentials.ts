@@ -78,10 +78,11 @@ export function isHttpUrl(value: string): boolean {
 }
 
 function checkUrl(field: string, value: string | undefined) {
-  if (value !== undefined && !isHttpUrl(value)) throw invalid(`${field} "${value.slice(0, 200)}" is not an http(s) URL without user info; use e.g. https://provider.example.com/oauth/authorize`);
+  if (value !== undefined && !isHttpUrl(value))
+    throw invalid(`${field} "${value.slice(0, 200)}" is not an http(s) URL without user info; use e.g. https://provider.example.com/oauth/authorize`);
 }
 
-export const grantTypesOf = (auth: OAuth2AuthDef): GrantType[] => auth.grantTypes?.length ? auth.grantTypes : ["authorization_code"];
+export const grantTypesOf = (auth: OAuth2AuthDef): GrantType[] => (auth.grantTypes?.length ? auth.grantTypes : ["authorization_code"]);
 
 function prepareOAuth2(piece: PieceDef, auth: OAuth2AuthDef, input: CredentialInput, managedApps: ManagedApps): PreparedCredentials {
   const config = { ...(input.config ?? {}) };
@@ -93,14 +94,21 @@ function prepareOAuth2(piece: PieceDef, auth: OAuth2AuthDef, input: CredentialIn
   if (auth.fromConnectionConfig) {
     checkUrl("config.authUrl", config.authUrl);
     checkUrl("config.tokenUrl", config.tokenUrl);
-    if (!config.tokenUrl) throw invalid(`piece "${piece.id}" takes its token URL from the connection: config.tokenUrl is required (with config.authUrl and optionally config.scope)`);
+    if (!config.tokenUrl)
+      throw invalid(
+        `piece "${piece.id}" takes its token URL from the connection: config.tokenUrl is required (with config.authUrl and optionally config.scope)`,
+      );
     if (grantType === "authorization_code" && !config.authUrl) {
-      throw invalid(`piece "${piece.id}" takes its authorize URL from the connection: config.authUrl is required for the authorization_code grant (client_credentials needs only config.tokenUrl)`);
+      throw invalid(
+        `piece "${piece.id}" takes its authorize URL from the connection: config.authUrl is required for the authorization_code grant (client_credentials needs only config.tokenUrl)`,
+      );
     }
   } else {
     const misplaced = (["authUrl", "tokenUrl"] as const).filter((k) => config[k] !== undefined);
     if (misplaced.length > 0) {
-      throw invalid(`piece "${piece.id}" declares its own authorize and token URLs; config.${misplaced.join(" and config.")} cannot be set (only config.scope and config.grantType apply; URLs from the connection are for pieces such as "oauth2")`);
+      throw invalid(
+        `piece "${piece.id}" declares its own authorize and token URLs; config.${misplaced.join(" and config.")} cannot be set (only config.scope and config.grantType apply; URLs from the connection are for pieces such as "oauth2")`,
+      );
     }
   }
   // A managed app is the instance's: never for pieces whose URLs come from the user, never for client_credentials
@@ -108,10 +116,16 @@ function prepareOAuth2(piece: PieceDef, auth: OAuth2AuthDef, input: CredentialIn
   const managed = !auth.fromConnectionConfig && grantType === "authorization_code" ? managedApps.get(piece.id) : undefined;
   if (!input.clientId) {
     if (!managed) {
-      const why = grantType === "client_credentials" ? "the client_credentials grant needs clientId and clientSecret" : `no managed OAuth app is configured for piece "${piece.id}" (WEFT_OAUTH_APPS)`;
-      throw invalid(`clientId is required: ${why}; send clientId and clientSecret from the app you registered with the provider (redirect URI: see docs/connections.md)`);
+      const why =
+        grantType === "client_credentials"
+          ? "the client_credentials grant needs clientId and clientSecret"
+          : `no managed OAuth app is configured for piece "${piece.id}" (WEFT_OAUTH_APPS)`;
+      throw invalid(
+        `clientId is required: ${why}; send clientId and clientSecret from the app you registered with the provider (redirect URI: see docs/connections.md)`,
+      );
     }
-    if (input.clientSecret !== undefined) throw invalid(`clientSecret without clientId: send both to use your own OAuth app, or neither to use the instance's managed app for "${piece.id}"`);
+    if (input.clientSecret !== undefined)
+      throw invalid(`clientSecret without clientId: send both to use your own OAuth app, or neither to use the instance's managed app for "${piece.id}"`);
   }
   if (grantType === "client_credentials" && !input.clientSecret) throw invalid("clientSecret is required for the client_credentials grant");
   if (config.scope !== undefined) config.scope = config.scope.trim();
@@ -128,19 +142,25 @@ function prepareOAuth2(piece: PieceDef, auth: OAuth2AuthDef, input: CredentialIn
 }
 
 function checkCustomValue(name: string, prop: PropertyDef, value: unknown) {
-  const expected = prop.type === "integer" || prop.type === "number" ? "number" : prop.type === "boolean" ? "boolean" : prop.type === "string" ? "string" : undefined;
+  const expected =
+    prop.type === "integer" || prop.type === "number" ? "number" : prop.type === "boolean" ? "boolean" : prop.type === "string" ? "string" : undefined;
   if (expected && typeof value !== expected) throw invalid(`values.${name} must be a ${prop.type}; got ${JSON.stringify(value)?.slice(0, 60)}`);
   if (prop.type === "integer" && !Number.isInteger(value)) throw invalid(`values.${name} must be an integer; got ${value}`);
-  if (prop.enum && !prop.enum.includes(value)) throw invalid(`values.${name} must be one of ${prop.enum.map((v) => JSON.stringify(v)).join(", ")}; got ${JSON.stringify(value)?.slice(0, 60)}`);
+  if (prop.enum && !prop.enum.includes(value))
+    throw invalid(`values.${name} must be one of ${prop.enum.map((v) => JSON.stringify(v)).join(", ")}; got ${JSON.stringify(value)?.slice(0, 60)}`);
 }
 
 function prepareCustom(piece: PieceDef, props: Record<string, PropertyDef>, input: CredentialInput): PreparedCredentials {
   const values = input.values ?? {};
   const names = Object.keys(props);
   const unknown = Object.keys(values).filter((k) => !Object.hasOwn(props, k));
-  if (unknown.length > 0) throw invalid(`unknown field ${unknown.map((k) => `values.${k}`).join(", ")} for piece "${piece.id}"; its connection fields: ${names.join(", ") || "none"}`);
+  if (unknown.length > 0)
+    throw invalid(
+      `unknown field ${unknown.map((k) => `values.${k}`).join(", ")} for piece "${piece.id}"; its connection fields: ${names.join(", ") || "none"}`,
+    );
   const missing = names.filter((k) => props[k]!.required && (values[k] === undefined || values[k] === null || values[k] === ""));
-  if (missing.length > 0) throw invalid(`piece "${piece.id}" needs ${missing.map((k) => `values.${k}`).join(", ")}; its connection fields: ${names.join(", ")}`);
+  if (missing.length > 0)
+    throw invalid(`piece "${piece.id}" needs ${missing.map((k) => `values.${k}`).join(", ")}; its connection fields: ${names.join(", ")}`);
   const shown: Record<string, unknown> = {};
   const hidden: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(values)) {
@@ -149,7 +169,11 @@ function prepareCustom(piece: PieceDef, props: Record<string, PropertyDef>, inpu
     (props[name]!.propertyType === "secret_text" ? hidden : shown)[name] = value;
   }
   return {
-    authKind: "custom", grantType: null, config: {}, clientId: null, managedApp: false,
+    authKind: "custom",
+    grantType: null,
+    config: {},
+    clientId: null,
+    managedApp: false,
     publicValues: Object.keys(shown).length ? { values: shown } : {},
     secrets: Object.keys(hidden).length ? { values: hidden } : {},
   };
@@ -161,7 +185,9 @@ export function prepareCredentials(piece: PieceDef, auth: AuthDef, input: Creden
   const given = (Object.keys(input) as Array<keyof CredentialInput>).filter((k) => input[k] !== undefined);
   const wrong = given.filter((k) => !allowed.includes(k));
   if (wrong.length > 0) {
-    throw invalid(`piece "${piece.id}" authenticates with ${KIND_NAMES[auth.kind]}; ${wrong.join(", ")} ${wrong.length > 1 ? "do" : "does"} not apply. Fields for this piece: ${allowed.join(", ")}`);
+    throw invalid(
+      `piece "${piece.id}" authenticates with ${KIND_NAMES[auth.kind]}; ${wrong.join(", ")} ${wrong.length > 1 ? "do" : "does"} not apply. Fields for this piece: ${allowed.join(", ")}`,
+    );
   }
   switch (auth.kind) {
     case "oauth2":
@@ -173,7 +199,15 @@ export function prepareCredentials(piece: PieceDef, auth: AuthDef, input: Creden
       if (input.username === undefined || input.password === undefined) {
         throw invalid(`piece "${piece.id}" authenticates with basic auth: username and password are required`);
       }
-      return { authKind: "basic", grantType: null, config: {}, clientId: null, managedApp: false, publicValues: { username: input.username }, secrets: { password: input.password } };
+      return {
+        authKind: "basic",
+        grantType: null,
+        config: {},
+        clientId: null,
+        managedApp: false,
+        publicValues: { username: input.username },
+        secrets: { password: input.password },
+      };
     case "custom":
       return prepareCustom(piece, auth.props, input);
   }

@@ -32,7 +32,12 @@ type Env = Record<string, string | undefined>;
 
 function readPrevious(dataDir: string): string[] {
   const path = join(dataDir, PREVIOUS_FILE);
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").map((l) => l.trim()).filter(Boolean) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .map((l) => l.trim())
+        .filter(Boolean)
+    : [];
 }
 
 /** The options every SecretBox of a server should use: the current key plus the keys still being rotated out. */
@@ -84,7 +89,9 @@ export function rotateKeys(db: Db, source: KeyringSource, env: Env = process.env
   }
   const options = keyringOptions(source, env);
   const box = secretBox(options);
-  const previousKeyIds = [...new Set((options.previousKeys ?? []).map((k) => secretBox({ encryptionKey: k, dataDir: source.dataDir }).keyId))].filter((id) => id !== box.keyId);
+  const previousKeyIds = [...new Set((options.previousKeys ?? []).map((k) => secretBox({ encryptionKey: k, dataDir: source.dataDir }).keyId))].filter(
+    (id) => id !== box.keyId,
+  );
   let unreadable = 0;
   const stats = rewriteEncryptedValues(db, (blob) => {
     if (box.isCurrent(blob)) return blob;

@@ -40,7 +40,8 @@ export class ManagedApps {
       if (!app || typeof app !== "object" || typeof app.clientId !== "string" || app.clientId === "") {
         throw new ConfigError(`${source}: entry "${pieceId}" needs a non-empty "clientId"; the file looks like ${shape}`);
       }
-      if (app.clientSecret !== undefined && typeof app.clientSecret !== "string") throw new ConfigError(`${source}: entry "${pieceId}" has a clientSecret that is not a string`);
+      if (app.clientSecret !== undefined && typeof app.clientSecret !== "string")
+        throw new ConfigError(`${source}: entry "${pieceId}" has a clientSecret that is not a string`);
       const unknown = Object.keys(app).filter((k) => k !== "clientId" && k !== "clientSecret");
       if (unknown.length > 0) throw new ConfigError(`${source}: entry "${pieceId}" has unknown keys ${unknown.join(", ")}; allowed: clientId, clientSecret`);
       apps.set(pieceId, { clientId: app.clientId, ...(app.clientSecret ? { clientSecret: app.clientSecret as string } : {}) });

@@ -23,19 +23,29 @@ export function startAuthorization(ctx: ConnectionsContext, workspaceId: string,
   const piece = pieceOf(ctx, row);
   const auth = oauth2AuthOf(ctx, row, piece);
   if (row.grant_type === "client_credentials") {
-    throw new AppError("UNPROCESSABLE", `${describe(row)} uses the client_credentials grant, which needs no browser authorization; tokens are fetched automatically (POST /api/connections/${row.id}/test checks them)`);
+    throw new AppError(
+      "UNPROCESSABLE",
+      `${describe(row)} uses the client_credentials grant, which needs no browser authorization; tokens are fetched automatically (POST /api/connections/${row.id}/test checks them)`,
+    );
   }
   const config = parseJson<OAuth2Settings>(row.config, {});
   const provider = providerOf(ctx, row, piece, auth, config, decryptJson<SecretValues>(ctx, row.secrets, {}));
-  if (!provider.authorizeUrl) throw new AppError("UNPROCESSABLE", `${describe(row)} has no authorize URL; set config.authUrl with PATCH /api/connections/${row.id}`);
+  if (!provider.authorizeUrl)
+    throw new AppError("UNPROCESSABLE", `${describe(row)} has no authorize URL; set config.authUrl with PATCH /api/connections/${row.id}`);
 
   const now = ctx.now();
   ctx.store.pruneStates(now);
   const pkce = newPkce();
   const { state, payload } = ctx.signer.mint(row.id, now);
   ctx.store.insertState({
-    nonce: payload.nonce, connection_id: row.id, workspace_id: row.workspace_id, code_verifier: ctx.box.encrypt(pkce.verifier),
-    redirect_uri: ctx.redirectUri, binding: bindingOf(provider), expires_at: payload.expiresAt, created_at: now,
+    nonce: payload.nonce,
+    connection_id: row.id,
+    workspace_id: row.workspace_id,
+    code_verifier: ctx.box.encrypt(pkce.verifier),
+    redirect_uri: ctx.redirectUri,
+    binding: bindingOf(provider),
+    expires_at: payload.expiresAt,
+    created_at: now,
   });
 
   const url = new URL(provider.authorizeUrl);
@@ -71,9 +81,19 @@ export async function completeAuthorization(ctx: ConnectionsContext, query: Call
     ctx.log.warn("oauth2 callback refused", { reason: check.reason });
     if (check.reason === "expired") {
       ctx.store.consumeState(check.payload!.nonce);
-      return { ...failure("Authorization expired", `This authorization link was older than ${lifetimeText(ctx.signer.lifetimeMs)}. ${START_AGAIN}`, check.payload!.connectionId), status: 400 };
+      return {
+        ...failure(
+          "Authorization expired",
+          `This authorization link was older than ${lifetimeText(ctx.signer.lifetimeMs)}. ${START_AGAIN}`,
+          check.payload!.connectionId,
+        ),
+        status: 400,
+      };
     }
-    const why = check.reason === "missing" ? "The provider sent no state parameter." : "The state parameter is not one Weft issued (it is malformed or its signature does not match).";
+    const why =
+      check.reason === "missing"
+        ? "The provider sent no state parameter."
+        : "The state parameter is not one Weft issued (it is malformed or its signature does not match).";
     return { ...failure("Authorization refused", `${why} Nothing was stored. ${START_AGAIN}`), status: 400 };
   }
   const { payload } = check;
@@ -81,7 +101,10 @@ export async function completeAuthorization(ctx: ConnectionsContext, query: Call
   const pending = ctx.store.consumeState(payload.nonce);
   if (!pending || pending.connection_id !== payload.connectionId) {
     ctx.log.warn("oauth2 callback refused", { reason: "replayed_or_unknown", connectionId: payload.connectionId });
-    return { ...failure("Authorization refused", `This authorization link was already used or is unknown. Nothing was stored. ${START_AGAIN}`, payload.connectionId), status: 400 };
+    return {
+      ...failure("Authorization refused", `This authorization link was already used or is unknown. Nothing was stored. ${START_AGAIN}`, payload.connectionId),
+      status: 400,
+    };
   }
   const row = ctx.store.getById(pending.connection_id);
   if (!row || row.workspace_id !== pending.workspace_id) {
@@ -90,7 +113,10 @@ export async function completeAuthorization(ctx: ConnectionsContext, query: Call
   if (query.error) {
     ctx.log.info("oauth2 authorization declined by provider", { connectionId: row.id, error: query.error.slice(0, 64) });
     const detail = query.error_description ? `: ${query.error_description.slice(0, 200)}` : "";
-    return { ...failure("Authorization not granted", `The provider answered "${query.error.slice(0, 64)}"${detail}. Nothing was stored. ${START_AGAIN}`, row.id), status: 400 };
+    return {
+      ...failure("Authorization not granted", `The provider answered "${query.error.slice(0, 64)}"${detail}. Nothing was stored. ${START_AGAIN}`, row.id),
+      status: 400,
+    };
   }
   if (!query.code) return { ...failure("Authorization refused", `The provider sent no code. Nothing was stored. ${START_AGAIN}`, row.id), status: 400 };
 
@@ -99,21 +125,40 @@ export async function completeAuthorization(ctx: ConnectionsContext, query: Call
     const auth = oauth2AuthOf(ctx, row, piece);
     const provider = providerOf(ctx, row, piece, auth, parseJson<OAuth2Settings>(row.config, {}), decryptJson<SecretValues>(ctx, row.secrets, {}));
     if (bindingOf(provider) !== pending.binding) {
-      return { ...failure("Connection changed", `${describe(row)} had its client or URLs changed after this authorization started. Nothing was stored. ${START_AGAIN}`, row.id), status: 409 };
+      return {
+        ...failure(
+          "Connection changed",
+          `${describe(row)} had its client or URLs changed after this authorization started. Nothing was stored. ${START_AGAIN}`,
+          row.id,
+        ),
+        status: 409,
+      };
     }
-    const tokens = await requestToken(ctx.fetch, provider.tokenUrl, {
-      grant_type: "authorization_code",
-      code: query.code,
-      redirect_uri: pending.redirect_uri,
-      code_verifier: ctx.box.decrypt(pending.code_verifier),
-    }, provider.client);
+    const tokens = await requestToken(
+      ctx.fetch,
+      provider.tokenUrl,
+      {
+        grant_type: "authorization_code",
+        code: query.code,
+        redirect_uri: pending.redirect_uri,
+        code_verifier: ctx.box.decrypt(pending.code_verifier),
+      },
+      provider.client,
+    );
     const { expiresAt, ...stored } = tokens;
-    ctx.store.db.transaction(() => {
-      ctx.store.setTokens(row.id, encryptJson(ctx, stored)!, expiresAt ?? null, nowIso());
-      // Any other authorize link still open for this connection is void now.
-      ctx.store.dropStatesOf(row.id);
-    }).immediate();
-    ctx.log.info("oauth2 connection authorized", { connectionId: row.id, pieceId: row.piece_id, tokenExpiresAt: expiresAt ?? null, refreshToken: tokens.refreshToken !== undefined });
+    ctx.store.db
+      .transaction(() => {
+        ctx.store.setTokens(row.id, encryptJson(ctx, stored)!, expiresAt ?? null, nowIso());
+        // Any other authorize link still open for this connection is void now.
+        ctx.store.dropStatesOf(row.id);
+      })
+      .immediate();
+    ctx.log.info("oauth2 connection authorized", {
+      connectionId: row.id,
+      pieceId: row.piece_id,
+      tokenExpiresAt: expiresAt ?? null,
+      refreshToken: tokens.refreshToken !== undefined,
+    });
     return { ok: true, title: "Connected", message: `${describe(row)} is active.`, connectionId: row.id, status: 200 };
   } catch (error) {
     const known = error instanceof TokenEndpointError || error instanceof AppError;

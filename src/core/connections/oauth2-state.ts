@@ -29,7 +29,10 @@ export type StateCheck =
   | { ok: false; reason: "missing" | "malformed" | "bad_signature" | "expired"; payload?: StatePayload };
 
 export class StateSigner {
-  constructor(private readonly key: Buffer, readonly lifetimeMs = STATE_LIFETIME_MS) {
+  constructor(
+    private readonly key: Buffer,
+    readonly lifetimeMs = STATE_LIFETIME_MS,
+  ) {
     if (key.length < 32) throw new Error("the state signing key must be at least 32 bytes");
   }
 

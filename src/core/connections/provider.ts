@@ -19,12 +19,22 @@ export interface Provider {
   client: ClientCredentials;
 }
 
-export function providerOf(ctx: ConnectionsContext, row: ConnectionRow, piece: PieceDef, auth: OAuth2AuthDef, config: OAuth2Settings, secrets: SecretValues): Provider {
+export function providerOf(
+  ctx: ConnectionsContext,
+  row: ConnectionRow,
+  piece: PieceDef,
+  auth: OAuth2AuthDef,
+  config: OAuth2Settings,
+  secrets: SecretValues,
+): Provider {
   let client: ClientCredentials;
   if (row.managed_app === 1) {
     const app = auth.fromConnectionConfig ? undefined : ctx.managedApps.get(piece.id);
     if (!app) {
-      throw new AppError("UNPROCESSABLE", `${describe(row)} uses the instance's managed OAuth app for piece "${piece.id}", which is no longer configured (WEFT_OAUTH_APPS); set your own clientId and clientSecret with PATCH /api/connections/${row.id}`);
+      throw new AppError(
+        "UNPROCESSABLE",
+        `${describe(row)} uses the instance's managed OAuth app for piece "${piece.id}", which is no longer configured (WEFT_OAUTH_APPS); set your own clientId and clientSecret with PATCH /api/connections/${row.id}`,
+      );
     }
     client = app;
   } else {

@@ -128,23 +128,35 @@ export class Connections {
 
   private assertNameFree(workspaceId: string, name: string, except?: string) {
     const clash = this.ctx.store.byName(workspaceId, name);
-    if (clash && clash.id !== except) throw new AppError("CONFLICT", `a connection named "${name}" already exists in this workspace (${clash.id}); choose another name`);
+    if (clash && clash.id !== except)
+      throw new AppError("CONFLICT", `a connection named "${name}" already exists in this workspace (${clash.id}); choose another name`);
   }
 
   async create(actor: Actor, input: CreateInput): Promise<ConnectionView> {
     const { pieceId, name, ...credentials } = input;
     const piece = this.ctx.pieces.get(pieceId);
-    if (!piece) throw new AppError("VALIDATION_FAILED", `unknown piece "${pieceId}"; pieces that take connections: ${piecesWithAuth(this.ctx)().join(", ") || "none"}`);
+    if (!piece)
+      throw new AppError("VALIDATION_FAILED", `unknown piece "${pieceId}"; pieces that take connections: ${piecesWithAuth(this.ctx)().join(", ") || "none"}`);
     const auth = authOf(piece, piecesWithAuth(this.ctx));
     const prepared = prepareCredentials(piece, auth, credentials, this.ctx.managedApps);
     this.assertNameFree(actor.workspaceId, name);
     const at = nowIso();
     const row: ConnectionRow = {
-      id: newId(), org_id: actor.orgId, workspace_id: actor.workspaceId, piece_id: piece.id, name,
+      id: newId(),
+      org_id: actor.orgId,
+      workspace_id: actor.workspaceId,
+      piece_id: piece.id,
+      name,
       ...this.columns(prepared),
       status: prepared.authKind === "oauth2" ? "pending" : "active",
-      status_message: null, tokens: null, token_expires_at: null, refresh_lease: null, refresh_lease_until: null,
-      created_by: actor.userId, created_at: at, updated_at: at,
+      status_message: null,
+      tokens: null,
+      token_expires_at: null,
+      refresh_lease: null,
+      refresh_lease_until: null,
+      created_by: actor.userId,
+      created_at: at,
+      updated_at: at,
     };
     try {
       this.ctx.store.insert(row);
@@ -193,8 +205,11 @@ export class Connections {
     const next: ConnectionRow = { ...row, ...this.columns(prepared), name: name ?? row.name, updated_at: nowIso() };
     if (changesCredentials) {
       // A different client, grant or URL makes the stored tokens meaningless: authorize again.
-      const reauthorize = prepared.authKind === "oauth2" && (prepared.clientId !== before.clientId || prepared.managedApp !== before.managedApp
-        || JSON.stringify(prepared.config) !== JSON.stringify(before.config));
+      const reauthorize =
+        prepared.authKind === "oauth2" &&
+        (prepared.clientId !== before.clientId ||
+          prepared.managedApp !== before.managedApp ||
+          JSON.stringify(prepared.config) !== JSON.stringify(before.config));
       if (reauthorize) {
         next.tokens = null;
         next.token_expires_at = null;
@@ -202,10 +217,12 @@ export class Connections {
       next.status = prepared.grantType === "authorization_code" && !next.tokens ? "pending" : "active";
       next.status_message = null;
     }
-    this.ctx.store.db.transaction(() => {
-      if (changesCredentials) this.ctx.store.dropStatesOf(row.id);
-      this.ctx.store.update(next);
-    }).immediate();
+    this.ctx.store.db
+      .transaction(() => {
+        if (changesCredentials) this.ctx.store.dropStatesOf(row.id);
+        this.ctx.store.update(next);
+      })
+      .immediate();
     this.ctx.log.info("connection updated", { connectionId: row.id, fields: Object.keys(patch).filter((k) => (patch as any)[k] !== undefined) });
     if (changesCredentials && prepared.grantType === "client_credentials") await this.obtainClientCredentialsToken(next);
     return this.get(workspaceId, row.id);
@@ -245,7 +262,10 @@ export class Connections {
     const row = this.row(workspaceId, id);
     const piece = pieceOf(this.ctx, row);
     if (!piece.checkConnection) {
-      throw new AppError("UNPROCESSABLE", `piece "${piece.id}" declares no connection check, so ${describe(row)} cannot be tested; it is checked when a step uses it`);
+      throw new AppError(
+        "UNPROCESSABLE",
+        `piece "${piece.id}" declares no connection check, so ${describe(row)} cannot be tested; it is checked when a step uses it`,
+      );
     }
     let auth: ResolvedAuth;
     try {

@@ -42,7 +42,9 @@ export class TokenEndpointError extends Error {
 
   /** True when retrying later may succeed (network trouble, 5xx, rate limit); false for refusals. */
   get transient(): boolean {
-    return this.error === "unreachable" || this.error === "temporarily_unavailable" || (this.status !== undefined && (this.status >= 500 || this.status === 429));
+    return (
+      this.error === "unreachable" || this.error === "temporarily_unavailable" || (this.status !== undefined && (this.status >= 500 || this.status === 429))
+    );
   }
 }
 

@@ -37,9 +37,8 @@ export function connectionView(row: ConnectionRow, secretFields: { secrets: stri
   const shown = parseJson<PublicValues>(row.public_values, {});
   const credentials: Record<string, string> = {};
   for (const field of [...secretFields.secrets, ...secretFields.tokens]) credentials[field] = MASK;
-  const values = shown.values || secretFields.secretValues.length
-    ? { ...shown.values, ...Object.fromEntries(secretFields.secretValues.map((k) => [k, MASK])) }
-    : undefined;
+  const values =
+    shown.values || secretFields.secretValues.length ? { ...shown.values, ...Object.fromEntries(secretFields.secretValues.map((k) => [k, MASK])) } : undefined;
   return {
     id: row.id,
     workspaceId: row.workspace_id,

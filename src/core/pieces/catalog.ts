@@ -19,14 +19,16 @@ export function findPiece(registry: PieceRegistry, id: string): PieceDef {
 export function findAction(registry: PieceRegistry, pieceId: string, actionId: string): { piece: PieceDef; action: ActionDef } {
   const piece = findPiece(registry, pieceId);
   const action = registry.action(pieceId, actionId);
-  if (!action) throw new AppError("NOT_FOUND", `action "${actionId}" not found in piece "${pieceId}"; its actions are: ${quoteList(Object.keys(piece.actions))}`);
+  if (!action)
+    throw new AppError("NOT_FOUND", `action "${actionId}" not found in piece "${pieceId}"; its actions are: ${quoteList(Object.keys(piece.actions))}`);
   return { piece, action };
 }
 
 export function findTrigger(registry: PieceRegistry, pieceId: string, triggerId: string): { piece: PieceDef; trigger: TriggerDef } {
   const piece = findPiece(registry, pieceId);
   const trigger = registry.trigger(pieceId, triggerId);
-  if (!trigger) throw new AppError("NOT_FOUND", `trigger "${triggerId}" not found in piece "${pieceId}"; its triggers are: ${quoteList(Object.keys(piece.triggers))}`);
+  if (!trigger)
+    throw new AppError("NOT_FOUND", `trigger "${triggerId}" not found in piece "${pieceId}"; its triggers are: ${quoteList(Object.keys(piece.triggers))}`);
   return { piece, trigger };
 }
 
@@ -59,7 +61,13 @@ export function listPieces(registry: PieceRegistry, options: { q?: string; offse
   const q = options.q?.trim().toLowerCase();
   const matches = registry.list().filter((p) => {
     if (!q) return true;
-    const haystack = [p.id, p.name, p.description, ...Object.values(p.actions).flatMap((a) => [a.id, a.name]), ...Object.values(p.triggers).flatMap((t) => [t.id, t.name])];
+    const haystack = [
+      p.id,
+      p.name,
+      p.description,
+      ...Object.values(p.actions).flatMap((a) => [a.id, a.name]),
+      ...Object.values(p.triggers).flatMap((t) => [t.id, t.name]),
+    ];
     return haystack.some((s) => s?.toLowerCase().includes(q));
   });
   return { data: matches.slice(options.offset, options.offset + options.limit).map(listItem), total: matches.length };
@@ -145,7 +153,7 @@ export class ProjectionCache {
   private key(kind: string, pieceId: string, stepId: string, query: QueryValues): string {
     const keys = Object.keys(query).sort();
     let key = `${this.registry.generation}\u0000${kind}\u0000${pieceId}\u0000${stepId}`;
-    for (const k of keys) key += `\u0000${k}\u0001${Array.isArray(query[k]) ? (query[k] as string[]).join(",") : query[k] ?? ""}`;
+    for (const k of keys) key += `\u0000${k}\u0001${Array.isArray(query[k]) ? (query[k] as string[]).join(",") : (query[k] ?? "")}`;
     return key;
   }
 
@@ -201,26 +209,44 @@ const describeError = (error: unknown) => (error instanceof Error ? error.messag
 export async function dynamicOptions(
   registry: PieceRegistry,
   runtime: OptionsRuntime,
-  input: { workspaceId: string; pieceId: string; actionId: string; propertyName: string; config?: Record<string, unknown>; connectionId?: string; kind?: "action" | "trigger" },
+  input: {
+    workspaceId: string;
+    pieceId: string;
+    actionId: string;
+    propertyName: string;
+    config?: Record<string, unknown>;
+    connectionId?: string;
+    kind?: "action" | "trigger";
+  },
 ): Promise<DynamicOptions> {
   // Trigger properties may list dynamic values too (e.g. a repository to watch); same rules as actions.
-  const { piece, action } = input.kind === "trigger"
-    ? (({ piece, trigger }) => ({ piece, action: trigger }))(findTrigger(registry, input.pieceId, input.actionId))
-    : findAction(registry, input.pieceId, input.actionId);
+  const { piece, action } =
+    input.kind === "trigger"
+      ? (({ piece, trigger }) => ({ piece, action: trigger }))(findTrigger(registry, input.pieceId, input.actionId))
+      : findAction(registry, input.pieceId, input.actionId);
   const dynamic = Object.keys(action.props).filter((n) => typeof action.props[n].options === "function");
   const prop = Object.hasOwn(action.props, input.propertyName) ? action.props[input.propertyName] : undefined;
   if (!prop) {
-    throw new AppError("NOT_FOUND", `property "${input.propertyName}" not found in ${input.kind ?? "action"} "${piece.id}.${action.id}"; properties with dynamic options: ${quoteList(dynamic)}`);
+    throw new AppError(
+      "NOT_FOUND",
+      `property "${input.propertyName}" not found in ${input.kind ?? "action"} "${piece.id}.${action.id}"; properties with dynamic options: ${quoteList(dynamic)}`,
+    );
   }
   if (typeof prop.options !== "function") {
-    throw new AppError("VALIDATION_FAILED", `property "${input.propertyName}" of "${piece.id}.${action.id}" has no dynamic options${prop.enum ? " (its values are the enum in the projection)" : ""}; properties with dynamic options: ${quoteList(dynamic)}`);
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `property "${input.propertyName}" of "${piece.id}.${action.id}" has no dynamic options${prop.enum ? " (its values are the enum in the projection)" : ""}; properties with dynamic options: ${quoteList(dynamic)}`,
+    );
   }
   let auth: ResolvedAuth | undefined;
   if (input.connectionId) {
     if (!runtime.resolveAuth) throw new AppError("UNPROCESSABLE", "connections are not available on this server, so connectionId cannot be used; omit it");
     auth = await runtime.resolveAuth({ workspaceId: input.workspaceId, connectionId: input.connectionId, pieceId: piece.id });
   } else if (piece.auth && prop.refreshers?.includes("auth")) {
-    throw new AppError("VALIDATION_FAILED", `property "${input.propertyName}" lists its values from the connection; send connectionId (a connection of piece "${piece.id}")`);
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `property "${input.propertyName}" lists its values from the connection; send connectionId (a connection of piece "${piece.id}")`,
+    );
   }
   const controller = new AbortController();
   const timeoutMs = runtime.timeoutMs ?? 15_000;
@@ -228,12 +254,20 @@ export async function dynamicOptions(
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       controller.abort();
-      reject(new AppError("UNPROCESSABLE", `options for "${input.propertyName}" of "${piece.id}.${action.id}" did not arrive within ${timeoutMs / 1000} s; try again or check the connection`));
+      reject(
+        new AppError(
+          "UNPROCESSABLE",
+          `options for "${input.propertyName}" of "${piece.id}.${action.id}" did not arrive within ${timeoutMs / 1000} s; try again or check the connection`,
+        ),
+      );
     }, timeoutMs);
   });
   let result: DynamicOptions;
   try {
-    result = await Promise.race([Promise.resolve().then(() => prop.options!({ config: input.config ?? {}, auth, fetch: runtime.fetch, signal: controller.signal })), timeout]);
+    result = await Promise.race([
+      Promise.resolve().then(() => prop.options!({ config: input.config ?? {}, auth, fetch: runtime.fetch, signal: controller.signal })),
+      timeout,
+    ]);
   } catch (error) {
     if (error instanceof AppError) throw error;
     throw new AppError("UNPROCESSABLE", `options for "${input.propertyName}" of "${piece.id}.${action.id}" failed: ${describeError(error)}`);

@@ -34,7 +34,10 @@ export function coerceToProperty(value: unknown, prop: PropertyDef | undefined):
 }
 
 export function splitList(text: string): string[] {
-  return text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  return text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
 }
 
 function same(a: unknown, b: unknown): boolean {
@@ -111,7 +114,7 @@ export function resolveProperties(props: Record<string, PropertyDef>, config: Re
       let unknown = false;
       for (const condition of props[name].displayConditions ?? []) {
         const gate = props[condition.field];
-        let value = inactive.has(condition.field) ? undefined : config[condition.field] ?? gate?.default;
+        let value = inactive.has(condition.field) ? undefined : (config[condition.field] ?? gate?.default);
         if (isExpression(value) || undecided.has(condition.field)) {
           unknown = true;
           continue;

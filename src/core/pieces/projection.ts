@@ -48,7 +48,13 @@ function specCondition(condition: DisplayCondition) {
   const out: { field: string; operator: string; value?: unknown; values?: unknown[] } = { field: condition.field, operator: condition.operator };
   if (condition.operator === "contains_any") {
     // Both spellings: `values` as a list, `value` as the comma-separated list the spec describes.
-    const values = Array.isArray(condition.values) ? condition.values : Array.isArray(condition.value) ? condition.value : typeof condition.value === "string" ? condition.value.split(",").map((s) => s.trim()) : [];
+    const values = Array.isArray(condition.values)
+      ? condition.values
+      : Array.isArray(condition.value)
+        ? condition.value
+        : typeof condition.value === "string"
+          ? condition.value.split(",").map((s) => s.trim())
+          : [];
     out.value = values.join(",");
     out.values = values;
     return out;
@@ -83,7 +89,13 @@ export function toSpecProperty(prop: PropertyDef): SpecProperty {
 export function toObjectSchema(prop: PropertyDef | undefined): ObjectSchema {
   if (!prop) return { type: "object", properties: {}, required: [] };
   const properties = Object.fromEntries(Object.entries(prop.properties ?? {}).map(([k, v]) => [k, toSpecProperty(v)]));
-  return { type: prop.type, properties, required: Object.entries(prop.properties ?? {}).filter(([, v]) => v.required).map(([k]) => k) };
+  return {
+    type: prop.type,
+    properties,
+    required: Object.entries(prop.properties ?? {})
+      .filter(([, v]) => v.required)
+      .map(([k]) => k),
+  };
 }
 
 /** A step definition prepared once: converted properties and the index of which fields gate which. */
@@ -113,7 +125,7 @@ function compile(piece: PieceDef, def: ActionDef | TriggerDef, kind: "action" | 
       id: def.id,
       name: def.name,
       description: def.description ?? "",
-      sideEffects: kind === "action" ? (def as ActionDef).sideEffects ?? "" : "",
+      sideEffects: kind === "action" ? ((def as ActionDef).sideEffects ?? "") : "",
       outputSchema: toObjectSchema(kind === "action" ? (def as ActionDef).outputSchema : undefined),
       sampleData: def.sampleData ?? {},
     },
@@ -130,7 +142,7 @@ function compile(piece: PieceDef, def: ActionDef | TriggerDef, kind: "action" | 
 /** Query values as text; a repeated key joins into a comma-separated list (what a contains_any gate takes). */
 export type QueryValues = Record<string, string | string[] | undefined>;
 
-const text = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(",") : value ?? "");
+const text = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(",") : (value ?? ""));
 
 /**
  * Narrows a step's schema by the supplied gate values (spec 4.8 rules 1–6):
@@ -212,9 +224,20 @@ export function discriminators(props: Record<string, PropertyDef>): Record<strin
       if (!gate) continue;
       const values = (out[condition.field] ??= []);
       const legal = gate.enum ?? gate.items?.enum ?? (gate.type === "boolean" ? [true, false] : undefined);
-      const candidates = legal ?? (condition.operator === "contains_any"
-        ? (Array.isArray(condition.values) ? condition.values : Array.isArray(condition.value) ? condition.value : String(condition.value ?? "").split(",").map((s) => s.trim()).filter(Boolean))
-        : condition.value !== undefined ? [condition.value] : []);
+      const candidates =
+        legal ??
+        (condition.operator === "contains_any"
+          ? Array.isArray(condition.values)
+            ? condition.values
+            : Array.isArray(condition.value)
+              ? condition.value
+              : String(condition.value ?? "")
+                  .split(",")
+                  .map((s) => s.trim())
+                  .filter(Boolean)
+          : condition.value !== undefined
+            ? [condition.value]
+            : []);
       for (const v of candidates) if (!values.some((x) => x === v)) values.push(v);
     }
   }

@@ -23,7 +23,12 @@ function settled(writes: { drain(): Promise<void>; readonly pending: number }, m
   if (writes.pending === 0) return Promise.resolve();
   if (!mayAnswerEarly || writes.pending <= BACKLOG) return writes.drain();
   let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([writes.drain(), new Promise<void>((resolve) => { timer = setTimeout(resolve, READ_WAIT_MS); })]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    writes.drain(),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, READ_WAIT_MS);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** Step rows in one run detail: a run with more (a long loop) shows the first and last 1,000 and says how many are left out. */
@@ -45,7 +50,10 @@ export function parseWait(value: unknown): number | undefined {
   if (value === undefined) return undefined;
   const text = typeof value === "string" ? value.trim() : "";
   if (!/^\d+$/.test(text) || Number(text) > MAX_WAIT_SECONDS) {
-    throw new AppError("VALIDATION_FAILED", `wait=${JSON.stringify(value)} is not allowed; use a whole number of seconds from 0 to ${MAX_WAIT_SECONDS}, or leave it out to get 202 at once`);
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `wait=${JSON.stringify(value)} is not allowed; use a whole number of seconds from 0 to ${MAX_WAIT_SECONDS}, or leave it out to get 202 at once`,
+    );
   }
   return Number(text);
 }
@@ -65,7 +73,10 @@ export class Runs {
     const environment = runEnvironment(query.environment);
     const wait = parseWait(query.wait);
     if (body !== undefined && body !== null && (typeof body !== "object" || Array.isArray(body))) {
-      throw new AppError("VALIDATION_FAILED", `the body must be a JSON object (it becomes trigger.body); got ${Array.isArray(body) ? "an array" : typeof body}`);
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `the body must be a JSON object (it becomes trigger.body); got ${Array.isArray(body) ? "an array" : typeof body}`,
+      );
     }
     const input = { workspaceId, workflowId, environment, triggerType: options.triggerType ?? "api", input: body ?? {} } as const;
     if (wait === undefined) return { status: 202, run: await this.engine.startRun(input) };

@@ -58,16 +58,23 @@ export class Templates {
   createFromWorkflow(actor: Actor, input: { workflowId: string; name?: string; description?: string; category?: string }): TemplateView {
     const row = this.workflows.row(actor.workspaceId, input.workflowId);
     const template: TemplateRow = {
-      id: newId(), workspace_id: actor.workspaceId, name: input.name ?? row.name, description: input.description ?? row.description,
-      category: input.category ?? "custom", definition: JSON.stringify(withoutConnections(this.workflows.draft(row))),
-      source_workflow_id: row.id, created_by: actor.userId ?? actor.credentialId, created_at: nowIso(),
+      id: newId(),
+      workspace_id: actor.workspaceId,
+      name: input.name ?? row.name,
+      description: input.description ?? row.description,
+      category: input.category ?? "custom",
+      definition: JSON.stringify(withoutConnections(this.workflows.draft(row))),
+      source_workflow_id: row.id,
+      created_by: actor.userId ?? actor.credentialId,
+      created_at: nowIso(),
     };
     this.store.insert(template);
     return workspaceView(template);
   }
 
   delete(actor: Actor, id: string): { id: string; deleted: true } {
-    if (BUILTIN_TEMPLATES.some((t) => t.id === id)) throw new AppError("UNPROCESSABLE", `template ${id} is built in and cannot be deleted; only workspace templates can`);
+    if (BUILTIN_TEMPLATES.some((t) => t.id === id))
+      throw new AppError("UNPROCESSABLE", `template ${id} is built in and cannot be deleted; only workspace templates can`);
     if (!this.store.delete(actor.workspaceId, id)) throw notFound(`template ${id}`);
     return { id, deleted: true };
   }
@@ -75,7 +82,12 @@ export class Templates {
   /** A new draft workflow from the template. */
   use(actor: Actor, id: string, input: { name?: string; folderId?: string | null }): WorkflowT {
     const template = this.get(actor.workspaceId, id);
-    return this.workflows.create(actor, { name: input.name ?? template.name, description: template.description, definition: template.definition, folderId: input.folderId ?? undefined });
+    return this.workflows.create(actor, {
+      name: input.name ?? template.name,
+      description: template.description,
+      definition: template.definition,
+      folderId: input.folderId ?? undefined,
+    });
   }
 }
 
@@ -90,10 +102,32 @@ function describe(definition: FlowVersionT) {
 }
 
 function builtinView(t: BuiltinTemplate): TemplateView {
-  return { id: t.id, slug: t.slug, name: t.name, description: t.description, category: t.category, source: "builtin", ...describe(t.definition), definition: structuredClone(t.definition), sourceWorkflowId: null, createdAt: null };
+  return {
+    id: t.id,
+    slug: t.slug,
+    name: t.name,
+    description: t.description,
+    category: t.category,
+    source: "builtin",
+    ...describe(t.definition),
+    definition: structuredClone(t.definition),
+    sourceWorkflowId: null,
+    createdAt: null,
+  };
 }
 
 function workspaceView(r: TemplateRow): TemplateView {
   const definition = JSON.parse(r.definition) as FlowVersionT;
-  return { id: r.id, slug: null, name: r.name, description: r.description, category: r.category, source: "workspace", ...describe(definition), definition, sourceWorkflowId: r.source_workflow_id, createdAt: r.created_at };
+  return {
+    id: r.id,
+    slug: null,
+    name: r.name,
+    description: r.description,
+    category: r.category,
+    source: "workspace",
+    ...describe(definition),
+    definition,
+    sourceWorkflowId: r.source_workflow_id,
+    createdAt: r.created_at,
+  };
 }

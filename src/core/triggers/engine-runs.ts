@@ -50,14 +50,17 @@ function replyOf(engine: Engine, runId: string, timeoutMs: number): Promise<RunR
       resolve(reply);
     };
     pauseWatch.add(engine, runId, settle);
-    engine.waitForReply(runId, timeoutMs).then((result) => {
-      if (result.reply) return settle({ kind: "reply", status: result.reply.status, headers: result.reply.headers ?? {}, body: result.reply.body });
-      const status = result.run?.status;
-      if (status === "paused") return settle({ kind: "paused" });
-      if (result.timedOut) return settle({ kind: "timeout" });
-      if (status === "failed" || status === undefined) return settle({ kind: "failed", errorMessage: result.run?.errorMessage ?? null });
-      settle({ kind: "finished", status });
-    }, () => settle({ kind: "failed", errorMessage: null }));
+    engine.waitForReply(runId, timeoutMs).then(
+      (result) => {
+        if (result.reply) return settle({ kind: "reply", status: result.reply.status, headers: result.reply.headers ?? {}, body: result.reply.body });
+        const status = result.run?.status;
+        if (status === "paused") return settle({ kind: "paused" });
+        if (result.timedOut) return settle({ kind: "timeout" });
+        if (status === "failed" || status === undefined) return settle({ kind: "failed", errorMessage: result.run?.errorMessage ?? null });
+        settle({ kind: "finished", status });
+      },
+      () => settle({ kind: "failed", errorMessage: null }),
+    );
   });
 }
 

@@ -59,8 +59,11 @@ export class TriggerLifecycle implements LifecycleHooks {
     this.o.changed?.(workflow.id);
     this.syncRows(workflow, version.id, version.definition);
     await this.o.registrations.enable({
-      workflowId: workflow.id, workspaceId: workflow.workspaceId, versionId: version.id,
-      webhookToken: workflow.webhookToken ?? null, trigger: version.definition.trigger,
+      workflowId: workflow.id,
+      workspaceId: workflow.workspaceId,
+      versionId: version.id,
+      webhookToken: workflow.webhookToken ?? null,
+      trigger: version.definition.trigger,
     });
   }
 

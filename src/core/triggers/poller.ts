@@ -66,15 +66,29 @@ export class Poller {
     if (existing && existing.piece_id === pieceId && existing.trigger_id === triggerId) {
       const intervalChanged = existing.interval_seconds !== intervalSeconds;
       this.o.store.putPoll({
-        ...existing, workspace_id: workspaceId, version_id: versionId, interval_seconds: intervalSeconds,
-        next_poll_at: intervalChanged ? Math.min(existing.next_poll_at, now + intervalSeconds * 1000) : existing.next_poll_at, updated_at: now,
+        ...existing,
+        workspace_id: workspaceId,
+        version_id: versionId,
+        interval_seconds: intervalSeconds,
+        next_poll_at: intervalChanged ? Math.min(existing.next_poll_at, now + intervalSeconds * 1000) : existing.next_poll_at,
+        updated_at: now,
       });
       return;
     }
     this.o.store.putPoll({
-      workflow_id: workflowId, workspace_id: workspaceId, version_id: versionId, piece_id: pieceId, trigger_id: triggerId,
-      interval_seconds: intervalSeconds, next_poll_at: now, baseline: null, last_poll_at: null, last_success_at: null,
-      failures: 0, last_error: null, updated_at: now,
+      workflow_id: workflowId,
+      workspace_id: workspaceId,
+      version_id: versionId,
+      piece_id: pieceId,
+      trigger_id: triggerId,
+      interval_seconds: intervalSeconds,
+      next_poll_at: now,
+      baseline: null,
+      last_poll_at: null,
+      last_success_at: null,
+      failures: 0,
+      last_error: null,
+      updated_at: now,
     });
   }
 
@@ -121,11 +135,18 @@ export class Poller {
     let items: unknown[];
     try {
       if (!def?.poll) throw new Error(`piece trigger ${trigger.pieceId}.${trigger.actionId} is not in the fleet or has no poll function`);
-      const auth = trigger.connectionId ? await this.o.runtime.auth({ workspaceId: live.workspaceId, connectionId: trigger.connectionId, pieceId: trigger.pieceId! }) : undefined;
-      items = await withTimeout(def.poll({
-        config: trigger.config ?? {}, auth, fetch: this.o.runtime.fetch,
-        lastPollAt: row.last_success_at === null ? undefined : new Date(row.last_success_at).toISOString(),
-      }), this.o.pollTimeoutMs ?? 60_000);
+      const auth = trigger.connectionId
+        ? await this.o.runtime.auth({ workspaceId: live.workspaceId, connectionId: trigger.connectionId, pieceId: trigger.pieceId! })
+        : undefined;
+      items = await withTimeout(
+        def.poll({
+          config: trigger.config ?? {},
+          auth,
+          fetch: this.o.runtime.fetch,
+          lastPollAt: row.last_success_at === null ? undefined : new Date(row.last_success_at).toISOString(),
+        }),
+        this.o.pollTimeoutMs ?? 60_000,
+      );
       if (!Array.isArray(items)) throw new Error(`poll returned ${typeof items}, not an array of items`);
     } catch (error) {
       return this.recordFailure(row, started, (error as Error).message ?? String(error));
@@ -135,26 +156,42 @@ export class Poller {
 
   private accept(row: PollRow, def: TriggerDef, config: Record<string, unknown>, items: unknown[], started: number): PollOutcome {
     const dedupe = def.dedupe ?? DEFAULT_DEDUPE;
-    return this.o.db.transaction((): PollOutcome => {
-      // Re-read inside the write transaction: an unpublish during the network call wins.
-      const current = this.o.store.poll(row.workflow_id);
-      if (!current) return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
-      const previous = current.baseline === null ? null : (JSON.parse(current.baseline) as Baseline);
-      const { fresh, baseline } = diff(previous, items, dedupe, config);
-      const runIds: string[] = [];
-      if (previous !== null) {
-        const polledAt = new Date(started).toISOString();
-        for (const item of fresh) {
-          runIds.push(this.o.runs.start({ workspaceId: current.workspace_id, workflowId: current.workflow_id, environment: "production", triggerType: "poll", triggerData: { body: item, polledAt } }));
+    return this.o.db
+      .transaction((): PollOutcome => {
+        // Re-read inside the write transaction: an unpublish during the network call wins.
+        const current = this.o.store.poll(row.workflow_id);
+        if (!current) return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
+        const previous = current.baseline === null ? null : (JSON.parse(current.baseline) as Baseline);
+        const { fresh, baseline } = diff(previous, items, dedupe, config);
+        const runIds: string[] = [];
+        if (previous !== null) {
+          const polledAt = new Date(started).toISOString();
+          for (const item of fresh) {
+            runIds.push(
+              this.o.runs.start({
+                workspaceId: current.workspace_id,
+                workflowId: current.workflow_id,
+                environment: "production",
+                triggerType: "poll",
+                triggerData: { body: item, polledAt },
+              }),
+            );
+          }
         }
-      }
-      const now = this.o.clock.now();
-      this.o.store.putPoll({
-        ...current, baseline: JSON.stringify(baseline), last_poll_at: started, last_success_at: started, failures: 0, last_error: null,
-        next_poll_at: started + current.interval_seconds * 1000, updated_at: now,
-      });
-      return { workflowId: row.workflow_id, result: previous === null ? "baseline" : "fired", runIds };
-    }).immediate();
+        const now = this.o.clock.now();
+        this.o.store.putPoll({
+          ...current,
+          baseline: JSON.stringify(baseline),
+          last_poll_at: started,
+          last_success_at: started,
+          failures: 0,
+          last_error: null,
+          next_poll_at: started + current.interval_seconds * 1000,
+          updated_at: now,
+        });
+        return { workflowId: row.workflow_id, result: previous === null ? "baseline" : "fired", runIds };
+      })
+      .immediate();
   }
 
   private recordFailure(row: PollRow, started: number, message: string): PollOutcome {
@@ -162,7 +199,14 @@ export class Poller {
     if (!current) return { workflowId: row.workflow_id, result: "skipped", runIds: [], error: message };
     const failures = current.failures + 1;
     const backoff = Math.min(this.o.maxBackoffMs ?? 3_600_000, current.interval_seconds * 1000 * 2 ** Math.min(failures, 20));
-    this.o.store.putPoll({ ...current, failures, last_error: message.slice(0, 2000), last_poll_at: started, next_poll_at: started + Math.max(backoff, current.interval_seconds * 1000), updated_at: this.o.clock.now() });
+    this.o.store.putPoll({
+      ...current,
+      failures,
+      last_error: message.slice(0, 2000),
+      last_poll_at: started,
+      next_poll_at: started + Math.max(backoff, current.interval_seconds * 1000),
+      updated_at: this.o.clock.now(),
+    });
     this.o.log.warn("poll failed", { workflowId: row.workflow_id, failures, error: message });
     return { workflowId: row.workflow_id, result: "failed", runIds: [], error: message };
   }
@@ -198,7 +242,12 @@ export class Poller {
 }
 
 /** New items relative to a baseline, and the baseline after them. */
-export function diff(previous: Baseline | null, items: unknown[], dedupe: PollDedupe, config: Record<string, unknown>): { fresh: unknown[]; baseline: Baseline } {
+export function diff(
+  previous: Baseline | null,
+  items: unknown[],
+  dedupe: PollDedupe,
+  config: Record<string, unknown>,
+): { fresh: unknown[]; baseline: Baseline } {
   if (dedupe.strategy === "time") {
     const since = previous?.strategy === "time" ? previous.time : null;
     let newest = since;

@@ -57,7 +57,10 @@ export interface WebhookRunStarter {
    * settles with the run's webhook.respond reply (or its end) — registered before the run can
    * start, so a fast run cannot answer before anyone listens.
    */
-  enqueue(input: TriggerRunInput & { versionId?: string }, options: { awaitReply: boolean; timeoutMs: number }): Promise<{ runId: string; reply?: Promise<RunReply> }>;
+  enqueue(
+    input: TriggerRunInput & { versionId?: string },
+    options: { awaitReply: boolean; timeoutMs: number },
+  ): Promise<{ runId: string; reply?: Promise<RunReply> }>;
 }
 
 /** What subscriptions need besides starting runs: the newest event they started a run for (after pending writes). */

@@ -59,8 +59,17 @@ export class Registrations {
     if (!def?.onEnable && !def?.onDisable) return;
     const now = this.o.clock.now();
     const row: RegistrationRow = {
-      workflow_id: input.workflowId, workspace_id: input.workspaceId, piece_id: trigger.pieceId!, trigger_id: trigger.actionId!,
-      version_id: input.versionId, trigger: JSON.stringify(trigger), config_hash: hash, state: null, enabled: 0, last_error: null, updated_at: now,
+      workflow_id: input.workflowId,
+      workspace_id: input.workspaceId,
+      piece_id: trigger.pieceId!,
+      trigger_id: trigger.actionId!,
+      version_id: input.versionId,
+      trigger: JSON.stringify(trigger),
+      config_hash: hash,
+      state: null,
+      enabled: 0,
+      last_error: null,
+      updated_at: now,
     };
     this.o.store.putRegistration(row);
     const ctx = await this.context(row, trigger, input.webhookToken);
@@ -70,7 +79,10 @@ export class Registrations {
       const message = (error as Error).message ?? String(error);
       this.o.store.putRegistration({ ...this.o.store.registration(input.workflowId)!, last_error: message.slice(0, 2000), updated_at: this.o.clock.now() });
       this.o.log.warn("webhook registration failed", { workflowId: input.workflowId, piece: trigger.pieceId, trigger: trigger.actionId, error: message });
-      throw new AppError("UNPROCESSABLE", `the workflow is live, but the ${trigger.pieceId} provider refused to register its webhook: ${message}. Check the trigger's connection and config, then publish again (GET /api/workflows/${input.workflowId}/trigger shows the registration)`);
+      throw new AppError(
+        "UNPROCESSABLE",
+        `the workflow is live, but the ${trigger.pieceId} provider refused to register its webhook: ${message}. Check the trigger's connection and config, then publish again (GET /api/workflows/${input.workflowId}/trigger shows the registration)`,
+      );
     }
     this.o.store.putRegistration({ ...this.o.store.registration(input.workflowId)!, enabled: 1, last_error: null, updated_at: this.o.clock.now() });
   }
@@ -94,7 +106,10 @@ export class Registrations {
       }
     } catch (error) {
       this.o.log.warn("webhook de-registration failed; the provider may still call the URL (it answers 404 while paused)", {
-        workflowId, piece: row.piece_id, trigger: row.trigger_id, error: (error as Error).message ?? String(error),
+        workflowId,
+        piece: row.piece_id,
+        trigger: row.trigger_id,
+        error: (error as Error).message ?? String(error),
       });
     } finally {
       this.o.store.deleteRegistration(workflowId);
@@ -104,7 +119,13 @@ export class Registrations {
   status(workflowId: string) {
     const row = this.o.store.registration(workflowId);
     if (!row) return null;
-    return { pieceId: row.piece_id, triggerId: row.trigger_id, registered: row.enabled === 1, lastError: row.last_error, updatedAt: new Date(row.updated_at).toISOString() };
+    return {
+      pieceId: row.piece_id,
+      triggerId: row.trigger_id,
+      registered: row.enabled === 1,
+      lastError: row.last_error,
+      updatedAt: new Date(row.updated_at).toISOString(),
+    };
   }
 
   private async context(row: RegistrationRow, trigger: TriggerNodeT, webhookToken: string | null): Promise<TriggerLifecycleContext> {

@@ -8,9 +8,7 @@ import { Cron } from "croner";
 import { timeZoneProblem } from "../../pieces-sdk/time-zone";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 
-export type ScheduleSpec =
-  | { kind: "cron"; pattern: string; timezone: string; key: string }
-  | { kind: "every"; everySeconds: number; key: string };
+export type ScheduleSpec = { kind: "cron"; pattern: string; timezone: string; key: string } | { kind: "every"; everySeconds: number; key: string };
 
 export class ScheduleError extends Error {}
 
@@ -29,7 +27,9 @@ export function compileCron(pattern: string, timezone: string): Cron {
   if (zoneProblem) throw new ScheduleError(zoneProblem);
   const fields = pattern.trim().split(/\s+/).length;
   if (fields !== 5 && fields !== 6) {
-    throw new ScheduleError(`cron expression "${pattern}" has ${fields} fields; use 5 (minute hour day month weekday) or 6 (second first), e.g. "*/15 * * * *"`);
+    throw new ScheduleError(
+      `cron expression "${pattern}" has ${fields} fields; use 5 (minute hour day month weekday) or 6 (second first), e.g. "*/15 * * * *"`,
+    );
   }
   try {
     return new Cron(pattern.trim(), { timezone, paused: true, mode: "5-or-6-parts" });
@@ -64,7 +64,9 @@ export function scheduleOf(node: TriggerNodeLike, registry: Pick<PieceRegistry, 
     const seconds = described.everySeconds;
     if (!Number.isInteger(seconds) || seconds < 1) throw new ScheduleError(`interval ${seconds} s is not a whole number of seconds ≥ 1`);
     if (seconds < minIntervalSeconds) {
-      throw new ScheduleError(`an interval of ${seconds} s is shorter than the minimum of ${minIntervalSeconds} s (WEFT_SCHEDULE_MIN_INTERVAL); use ${minIntervalSeconds} s or more`);
+      throw new ScheduleError(
+        `an interval of ${seconds} s is shorter than the minimum of ${minIntervalSeconds} s (WEFT_SCHEDULE_MIN_INTERVAL); use ${minIntervalSeconds} s or more`,
+      );
     }
     return { kind: "every", everySeconds: seconds, key: `every:${seconds}` };
   }
@@ -73,7 +75,9 @@ export function scheduleOf(node: TriggerNodeLike, registry: Pick<PieceRegistry, 
   const job = compileCron(pattern, timezone);
   const gap = shortestGapSeconds(job);
   if (gap !== null && gap < minIntervalSeconds) {
-    throw new ScheduleError(`cron expression "${pattern}" fires every ${gap} s, more often than the minimum of ${minIntervalSeconds} s (WEFT_SCHEDULE_MIN_INTERVAL); use e.g. "*/${Math.max(1, Math.ceil(minIntervalSeconds / 60))} * * * *"`);
+    throw new ScheduleError(
+      `cron expression "${pattern}" fires every ${gap} s, more often than the minimum of ${minIntervalSeconds} s (WEFT_SCHEDULE_MIN_INTERVAL); use e.g. "*/${Math.max(1, Math.ceil(minIntervalSeconds / 60))} * * * *"`,
+    );
   }
   if (job.nextRun() === null) throw new ScheduleError(`cron expression "${pattern}" never fires again; check the day and month fields`);
   return { kind: "cron", pattern, timezone, key: `cron:${pattern}@${timezone}` };

@@ -56,8 +56,14 @@ export class Scheduler {
       return;
     }
     this.o.store.putSchedule({
-      workflow_id: workflowId, workspace_id: workspaceId, version_id: versionId, spec: spec.key,
-      next_fire_at: next, last_fired_at: existing?.last_fired_at ?? null, last_run_id: existing?.last_run_id ?? null, updated_at: now,
+      workflow_id: workflowId,
+      workspace_id: workspaceId,
+      version_id: versionId,
+      spec: spec.key,
+      next_fire_at: next,
+      last_fired_at: existing?.last_fired_at ?? null,
+      last_run_id: existing?.last_run_id ?? null,
+      updated_at: now,
     });
   }
 
@@ -69,7 +75,12 @@ export class Scheduler {
   status(workflowId: string): { nextFireAt: string; lastFiredAt: string | null; lastRunId: string | null; schedule: string } | null {
     const row = this.o.store.schedule(workflowId);
     if (!row) return null;
-    return { nextFireAt: iso(row.next_fire_at), lastFiredAt: row.last_fired_at === null ? null : iso(row.last_fired_at), lastRunId: row.last_run_id, schedule: row.spec };
+    return {
+      nextFireAt: iso(row.next_fire_at),
+      lastFiredAt: row.last_fired_at === null ? null : iso(row.last_fired_at),
+      lastRunId: row.last_run_id,
+      schedule: row.spec,
+    };
   }
 
   /** Fires every due schedule once. Tests call it after moving a fake clock. */
@@ -85,7 +96,11 @@ export class Scheduler {
         } catch (error) {
           // One broken schedule must not stop the others; it is retried on the next tick.
           // Its instant is skipped (never retried every second): the next instant fires as usual.
-          this.o.log.error("schedule could not start a run; the instant is skipped", { workflowId: row.workflow_id, scheduledAt: iso(row.next_fire_at), error: (error as Error).message });
+          this.o.log.error("schedule could not start a run; the instant is skipped", {
+            workflowId: row.workflow_id,
+            scheduledAt: iso(row.next_fire_at),
+            error: (error as Error).message,
+          });
           const next = nextInstantAfter(specFromKey(row.spec), row.next_fire_at, now);
           if (next === null) this.o.store.deleteSchedule(row.workflow_id);
           else this.o.store.advanceSchedule(row.workflow_id, row.next_fire_at, next, now, null);
@@ -99,26 +114,34 @@ export class Scheduler {
     const spec = specFromKey(row.spec);
     const instant = row.next_fire_at;
     const next = nextInstantAfter(spec, instant, now);
-    return this.o.db.transaction((): FiredSchedule | null => {
-      const live = this.o.workflows.live(row.workflow_id);
-      if (!live) {
-        // Not live any more (unpublished or deleted without the hook): nothing fires.
-        this.o.store.deleteSchedule(row.workflow_id);
-        return null;
-      }
-      if (next === null) this.o.store.deleteSchedule(row.workflow_id);
-      else if (!this.o.store.advanceSchedule(row.workflow_id, instant, next, now, null)) return null;
-      const triggerData: Record<string, unknown> = { body: {}, scheduledAt: iso(instant), firedAt: iso(now) };
-      if (spec.kind === "cron") Object.assign(triggerData, { expression: spec.pattern, timezone: spec.timezone });
-      else {
-        Object.assign(triggerData, { everySeconds: spec.everySeconds });
-        const missed = Math.floor((now - instant) / (spec.everySeconds * 1000));
-        if (missed > 0) triggerData.missedInstants = missed;
-      }
-      const runId = this.o.runs.start({ workspaceId: live.workspaceId, workflowId: row.workflow_id, environment: "production", triggerType: "cron", triggerData });
-      if (next !== null) this.o.store.setScheduleRun(row.workflow_id, runId);
-      return { workflowId: row.workflow_id, runId, scheduledAt: iso(instant) };
-    }).immediate();
+    return this.o.db
+      .transaction((): FiredSchedule | null => {
+        const live = this.o.workflows.live(row.workflow_id);
+        if (!live) {
+          // Not live any more (unpublished or deleted without the hook): nothing fires.
+          this.o.store.deleteSchedule(row.workflow_id);
+          return null;
+        }
+        if (next === null) this.o.store.deleteSchedule(row.workflow_id);
+        else if (!this.o.store.advanceSchedule(row.workflow_id, instant, next, now, null)) return null;
+        const triggerData: Record<string, unknown> = { body: {}, scheduledAt: iso(instant), firedAt: iso(now) };
+        if (spec.kind === "cron") Object.assign(triggerData, { expression: spec.pattern, timezone: spec.timezone });
+        else {
+          Object.assign(triggerData, { everySeconds: spec.everySeconds });
+          const missed = Math.floor((now - instant) / (spec.everySeconds * 1000));
+          if (missed > 0) triggerData.missedInstants = missed;
+        }
+        const runId = this.o.runs.start({
+          workspaceId: live.workspaceId,
+          workflowId: row.workflow_id,
+          environment: "production",
+          triggerType: "cron",
+          triggerData,
+        });
+        if (next !== null) this.o.store.setScheduleRun(row.workflow_id, runId);
+        return { workflowId: row.workflow_id, runId, scheduledAt: iso(instant) };
+      })
+      .immediate();
   }
 
   /** Runs `tick` on a timer until `stop()`. */

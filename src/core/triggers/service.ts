@@ -106,7 +106,10 @@ export function createTriggers(deps: TriggersDeps) {
       return resolve(input);
     },
     // Never the global fetch: without the app's guard, a guard with no allow-list.
-    fetch: wrapGuardedFetch((url, init) => (deps.fetch?.() ?? (ownFetch ??= createGuardedFetch()))(url, init), () => deps.fetch?.() ?? (ownFetch ??= createGuardedFetch())),
+    fetch: wrapGuardedFetch(
+      (url, init) => (deps.fetch?.() ?? (ownFetch ??= createGuardedFetch()))(url, init),
+      () => deps.fetch?.() ?? (ownFetch ??= createGuardedFetch()),
+    ),
   };
 
   const webhookUrl = (token: string) => `${deps.config.publicUrl}/webhook/${token}`;
@@ -115,15 +118,23 @@ export function createTriggers(deps: TriggersDeps) {
   const subscriptions = new Subscriptions({ pieces: deps.pieces, runs: deps.runs, runtime, log: deps.log });
   const registrations = new Registrations({ store, pieces: deps.pieces, runtime, workflows: triggerWorkflows, clock, log: deps.log, webhookUrl });
   const lifecycle = new TriggerLifecycle({
-    scheduler, poller, registrations, subscriptions, pieces: deps.pieces, log: deps.log,
+    scheduler,
+    poller,
+    registrations,
+    subscriptions,
+    pieces: deps.pieces,
+    log: deps.log,
     scheduleMinIntervalSeconds: deps.config.triggers.scheduleMinIntervalSeconds,
     pollIntervalSeconds: deps.config.triggers.pollIntervalSeconds,
     pollMinIntervalSeconds: deps.config.triggers.pollMinIntervalSeconds,
     changed: forget,
   });
   const intake = new WebhookIntake({
-    workflows: webhookWorkflows, runs: deps.runs, pieces: deps.pieces,
-    replyTimeoutMs: deps.config.triggers.webhookReplyTimeoutMs, publicUrl: deps.config.publicUrl,
+    workflows: webhookWorkflows,
+    runs: deps.runs,
+    pieces: deps.pieces,
+    replyTimeoutMs: deps.config.triggers.webhookReplyTimeoutMs,
+    publicUrl: deps.config.publicUrl,
   });
 
   /**
@@ -159,7 +170,9 @@ export function createTriggers(deps: TriggersDeps) {
       workflowId: row.id,
       status: row.status,
       triggerType: row.trigger_type,
-      webhook: row.webhook_token ? { url: webhookUrl(row.webhook_token), testUrl: `${webhookUrl(row.webhook_token)}/test`, live: row.status === "active" } : null,
+      webhook: row.webhook_token
+        ? { url: webhookUrl(row.webhook_token), testUrl: `${webhookUrl(row.webhook_token)}/test`, live: row.status === "active" }
+        : null,
       schedule: scheduler.status(row.id),
       poll: poller.status(row.id),
       registration: registrations.status(row.id),
@@ -169,7 +182,16 @@ export function createTriggers(deps: TriggersDeps) {
 
   let started = false;
   return {
-    store, scheduler, poller, registrations, subscriptions, lifecycle, intake, clock, reconcile, status,
+    store,
+    scheduler,
+    poller,
+    registrations,
+    subscriptions,
+    lifecycle,
+    intake,
+    clock,
+    reconcile,
+    status,
     /** `weft serve`: repair rows, then run the scheduler and the poller on timers. */
     start() {
       if (started) return;

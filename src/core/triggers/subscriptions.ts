@@ -107,7 +107,13 @@ export class Subscriptions {
           emit: async (payload) => {
             if (!current()) throw new Error("the subscription was closed");
             const { runId } = await this.o.runs.enqueue(
-              { workspaceId: entry.workspaceId, workflowId: entry.workflowId, environment: "production", triggerType: "subscription", triggerData: { body: payload, headers: {}, query: {} } },
+              {
+                workspaceId: entry.workspaceId,
+                workflowId: entry.workflowId,
+                environment: "production",
+                triggerType: "subscription",
+                triggerData: { body: payload, headers: {}, query: {} },
+              },
               { awaitReply: false, timeoutMs: 0 },
             );
             entry.events++;
@@ -147,7 +153,12 @@ export class Subscriptions {
     if (open) void Promise.resolve(open.close()).catch(() => undefined);
     const base = this.o.backoffMs ?? 1_000;
     const delay = Math.min(this.o.maxBackoffMs ?? 60_000, base * 2 ** Math.min(entry.failures - 1, 16));
-    this.o.log.warn("subscription failed; opening it again later", { workflowId: entry.workflowId, error: error.message, retryInMs: delay, failures: entry.failures });
+    this.o.log.warn("subscription failed; opening it again later", {
+      workflowId: entry.workflowId,
+      error: error.message,
+      retryInMs: delay,
+      failures: entry.failures,
+    });
     entry.retry = setTimeout(() => {
       entry.retry = undefined;
       if (this.running && this.entries.get(entry.workflowId) === entry) this.open(entry);
@@ -163,6 +174,9 @@ export class Subscriptions {
     const open = entry.open;
     entry.open = undefined;
     entry.since = null;
-    if (open) await Promise.resolve(open.close()).catch((error) => this.o.log.warn("closing a subscription failed", { workflowId: entry.workflowId, error: (error as Error).message }));
+    if (open)
+      await Promise.resolve(open.close()).catch((error) =>
+        this.o.log.warn("closing a subscription failed", { workflowId: entry.workflowId, error: (error as Error).message }),
+      );
   }
 }

@@ -48,7 +48,8 @@ interface Plan {
   timeoutMs: number;
 }
 
-const NOT_FOUND_MESSAGE = "no live workflow answers at this webhook URL; check the URL (GET /api/workflows/{id} shows webhookUrl), publish the workflow, or use the URL's /test variant to run the draft";
+const NOT_FOUND_MESSAGE =
+  "no live workflow answers at this webhook URL; check the URL (GET /api/workflows/{id} shows webhookUrl), publish the workflow, or use the URL's /test variant to run the draft";
 const DROPPED_REPLY_HEADERS = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade"]);
 
 export class WebhookIntake {
@@ -95,16 +96,30 @@ export class WebhookIntake {
     const { target, plan, versionId } = this.resolve(token, test);
     const allowed = String(plan.config.method ?? "ANY").toUpperCase();
     if (allowed !== "ANY" && allowed !== data.method) {
-      throw new AppError("VALIDATION_FAILED", `this webhook accepts only ${allowed} requests, not ${data.method}; send ${allowed} or set the trigger's method to ANY`, undefined, 405, { allow: allowed });
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `this webhook accepts only ${allowed} requests, not ${data.method}; send ${allowed} or set the trigger's method to ANY`,
+        undefined,
+        405,
+        { allow: allowed },
+      );
     }
     if (test) this.o.workflows.recordTestPayload(target.id, target.workspaceId, plan.triggerName, data);
     const { runId, reply } = await this.o.runs.enqueue(
-      { workspaceId: target.workspaceId, workflowId: target.id, environment: test ? "test" : "production", triggerType: "webhook", triggerData: data, versionId },
+      {
+        workspaceId: target.workspaceId,
+        workflowId: target.id,
+        environment: test ? "test" : "production",
+        triggerType: "webhook",
+        triggerData: data,
+        versionId,
+      },
       { awaitReply: plan.replies, timeoutMs: plan.timeoutMs },
     );
     const runHeader = { "x-weft-run-id": runId };
     if (!reply) {
-      if (acceptsHtml && plan.triggerDef?.page) return { status: 200, headers: { ...runHeader, "content-type": "text/html; charset=utf-8" }, body: thanksPage(plan.config) };
+      if (acceptsHtml && plan.triggerDef?.page)
+        return { status: 200, headers: { ...runHeader, "content-type": "text/html; charset=utf-8" }, body: thanksPage(plan.config) };
       return { status: 202, headers: runHeader, body: { data: { runId, status: "pending", environment: test ? "test" : "production" } } };
     }
     return answerOf(await reply, runId, plan.timeoutMs);
@@ -153,7 +168,12 @@ export function answerOf(reply: RunReply, runId: string, timeoutMs: number): Web
       return { status: reply.status, headers, body };
     }
     case "timeout":
-      return envelope(504, "GATEWAY_TIMEOUT", `the workflow did not reply within ${timeoutMs / 1000} s; it keeps running as run ${runId} (GET /api/runs/${runId})`, runId);
+      return envelope(
+        504,
+        "GATEWAY_TIMEOUT",
+        `the workflow did not reply within ${timeoutMs / 1000} s; it keeps running as run ${runId} (GET /api/runs/${runId})`,
+        runId,
+      );
     case "failed":
       return envelope(500, "RUN_FAILED", `the run failed before it replied; see run ${runId} (GET /api/runs/${runId}) for the failing step`, runId);
     case "paused":
@@ -168,6 +188,9 @@ function envelope(status: number, code: string, message: string, runId: string):
 }
 
 function thanksPage(config: Record<string, unknown>): string {
-  const text = String(config.success_message || "Thank you!").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+  const text = String(config.success_message || "Thank you!").replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
+  );
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${text}</title></head><body style="font:16px system-ui,sans-serif;max-width:36rem;margin:2rem auto"><p>${text}</p></body></html>`;
 }

@@ -63,7 +63,10 @@ export function parseJson(text: string): unknown {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new AppError("VALIDATION_FAILED", `webhook body is not valid JSON although Content-Type says JSON: ${(error as Error).message}; send valid JSON or another Content-Type (text/plain, application/x-www-form-urlencoded, application/octet-stream)`);
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `webhook body is not valid JSON although Content-Type says JSON: ${(error as Error).message}; send valid JSON or another Content-Type (text/plain, application/x-www-form-urlencoded, application/octet-stream)`,
+    );
   }
   assertSafeJson(value);
   return value;
@@ -90,14 +93,23 @@ async function parseMultipart(bytes: Uint8Array, contentType: string): Promise<R
   try {
     form = await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { "content-type": contentType } }).formData();
   } catch (error) {
-    throw new AppError("VALIDATION_FAILED", `webhook body is not valid multipart/form-data: ${(error as Error).message}; check the boundary parameter of the Content-Type`);
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `webhook body is not valid multipart/form-data: ${(error as Error).message}; check the boundary parameter of the Content-Type`,
+    );
   }
   const out: Record<string, unknown> = {};
   for (const [key, value] of form) {
     if (typeof value === "string") addField(out, key, value);
     else {
       const data = new Uint8Array(await value.arrayBuffer());
-      addField(out, key, { filename: value.name, contentType: value.type || "application/octet-stream", size: data.byteLength, encoding: "base64", data: Buffer.from(data).toString("base64") });
+      addField(out, key, {
+        filename: value.name,
+        contentType: value.type || "application/octet-stream",
+        size: data.byteLength,
+        encoding: "base64",
+        data: Buffer.from(data).toString("base64"),
+      });
     }
   }
   return out;

@@ -22,12 +22,30 @@ export interface WorkflowRows {
 /** Who asks: the editor data is scoped to the caller's workspace. */
 type Actor = { workspaceId: string };
 
-export interface PinnedEntry { data: unknown; pinnedAt: string; stale: boolean }
-export interface VariableView { name: string; value: unknown; secret: boolean; description: string; updatedAt: string }
-export interface VariableInput { name: string; value?: unknown; secret?: boolean; description?: string }
+export interface PinnedEntry {
+  data: unknown;
+  pinnedAt: string;
+  stale: boolean;
+}
+export interface VariableView {
+  name: string;
+  value: unknown;
+  secret: boolean;
+  description: string;
+  updatedAt: string;
+}
+export interface VariableInput {
+  name: string;
+  value?: unknown;
+  secret?: boolean;
+  description?: string;
+}
 
 export class EditorData {
-  constructor(private readonly workflows: WorkflowRows, private readonly secrets: SecretBox) {}
+  constructor(
+    private readonly workflows: WorkflowRows,
+    private readonly secrets: SecretBox,
+  ) {}
 
   // ------------------------------------------------------------------ pinned data
 
@@ -145,7 +163,14 @@ export class EditorData {
         value = secret ? this.secrets.encrypt(text) : text;
       }
       const unchanged = before && before.value === value && before.secret === (secret ? 1 : 0) && before.description === (v.description ?? before.description);
-      return { workflow_id: row.id, name: v.name, value, secret: secret ? 1 : 0, description: v.description ?? before?.description ?? "", updated_at: unchanged ? before.updated_at : at };
+      return {
+        workflow_id: row.id,
+        name: v.name,
+        value,
+        secret: secret ? 1 : 0,
+        description: v.description ?? before?.description ?? "",
+        updated_at: unchanged ? before.updated_at : at,
+      };
     });
     this.workflows.db.transaction(() => this.workflows.store.replaceVariables(row.id, rows)).immediate();
     return rows.map(variableView);
@@ -164,16 +189,25 @@ export class EditorData {
 
   /** Stored variables for export: secret values removed. */
   exportVariables(workflowId: string) {
-    return this.workflows.store.variables(workflowId).map((v) => ({ name: v.name, value: v.secret ? null : JSON.parse(v.value), secret: v.secret === 1, description: v.description }));
+    return this.workflows.store
+      .variables(workflowId)
+      .map((v) => ({ name: v.name, value: v.secret ? null : JSON.parse(v.value), secret: v.secret === 1, description: v.description }));
   }
 
   /** Imported variables: secrets arrive without values and are stored empty, to be filled in. */
   importVariables(workflowId: string, input: Array<{ name: string; value: unknown; secret: boolean; description?: string }>) {
     const at = nowIso();
-    this.workflows.store.replaceVariables(workflowId, input.map((v) => ({
-      workflow_id: workflowId, name: v.name, secret: v.secret ? 1 : 0, description: v.description ?? "", updated_at: at,
-      value: v.secret ? this.secrets.encrypt(JSON.stringify(v.value ?? "")) : JSON.stringify(v.value ?? null),
-    })));
+    this.workflows.store.replaceVariables(
+      workflowId,
+      input.map((v) => ({
+        workflow_id: workflowId,
+        name: v.name,
+        secret: v.secret ? 1 : 0,
+        description: v.description ?? "",
+        updated_at: at,
+        value: v.secret ? this.secrets.encrypt(JSON.stringify(v.value ?? "")) : JSON.stringify(v.value ?? null),
+      })),
+    );
   }
 }
 

@@ -5,9 +5,23 @@ import type { FolderRow, FolderWithCount } from "../../store/folders";
 import { newId } from "../../lib/ids";
 import type { Actor, Workflows } from "./workflows";
 
-export interface FolderView { id: string; name: string; workflowCount: number; workspaceId: string; createdAt: string; updatedAt: string }
+export interface FolderView {
+  id: string;
+  name: string;
+  workflowCount: number;
+  workspaceId: string;
+  createdAt: string;
+  updatedAt: string;
+}
 
-const view = (f: FolderWithCount): FolderView => ({ id: f.id, name: f.name, workflowCount: f.workflow_count, workspaceId: f.workspace_id, createdAt: f.created_at, updatedAt: f.updated_at });
+const view = (f: FolderWithCount): FolderView => ({
+  id: f.id,
+  name: f.name,
+  workflowCount: f.workflow_count,
+  workspaceId: f.workspace_id,
+  createdAt: f.created_at,
+  updatedAt: f.updated_at,
+});
 
 export class Folders {
   constructor(private readonly workflows: Workflows) {}
@@ -46,20 +60,26 @@ export class Folders {
   delete(actor: Actor, id: string, moveTo?: string): { id: string; deleted: true; moved: number } {
     const folder = this.get(actor.workspaceId, id);
     let moved = 0;
-    this.workflows.db.transaction(() => {
-      const count = this.workflows.store.countInFolder(actor.workspaceId, id);
-      if (count > 0) {
-        if (moveTo === undefined || moveTo === "") {
-          throw new AppError("CONFLICT", `folder "${folder.name}" holds ${count} workflow${count === 1 ? "" : "s"}; move ${count === 1 ? "it" : "them"} first, or delete with ?moveTo=<folderId> or ?moveTo=root`, { workflowCount: count });
+    this.workflows.db
+      .transaction(() => {
+        const count = this.workflows.store.countInFolder(actor.workspaceId, id);
+        if (count > 0) {
+          if (moveTo === undefined || moveTo === "") {
+            throw new AppError(
+              "CONFLICT",
+              `folder "${folder.name}" holds ${count} workflow${count === 1 ? "" : "s"}; move ${count === 1 ? "it" : "them"} first, or delete with ?moveTo=<folderId> or ?moveTo=root`,
+              { workflowCount: count },
+            );
+          }
+          const target = moveTo === "root" ? null : moveTo;
+          if (target === id) throw new AppError("VALIDATION_FAILED", "moveTo names the folder being deleted; name another folder or root");
+          if (target !== null) this.workflows.assertFolder(actor.workspaceId, target);
+          this.workflows.store.moveFolderContents(actor.workspaceId, id, target, nowIso());
+          moved = count;
         }
-        const target = moveTo === "root" ? null : moveTo;
-        if (target === id) throw new AppError("VALIDATION_FAILED", "moveTo names the folder being deleted; name another folder or root");
-        if (target !== null) this.workflows.assertFolder(actor.workspaceId, target);
-        this.workflows.store.moveFolderContents(actor.workspaceId, id, target, nowIso());
-        moved = count;
-      }
-      this.store.delete(actor.workspaceId, id);
-    }).immediate();
+        this.store.delete(actor.workspaceId, id);
+      })
+      .immediate();
     return { id, deleted: true, moved };
   }
 
@@ -67,11 +87,13 @@ export class Folders {
   move(actor: Actor, workflowIds: string[], folderId: string | null): { moved: number; folderId: string | null } {
     if (folderId !== null) this.workflows.assertFolder(actor.workspaceId, folderId);
     const at = nowIso();
-    this.workflows.db.transaction(() => {
-      for (const id of new Set(workflowIds)) {
-        if (!this.workflows.store.move(actor.workspaceId, id, folderId, at)) throw notFound(`workflow ${id}`);
-      }
-    }).immediate();
+    this.workflows.db
+      .transaction(() => {
+        for (const id of new Set(workflowIds)) {
+          if (!this.workflows.store.move(actor.workspaceId, id, folderId, at)) throw notFound(`workflow ${id}`);
+        }
+      })
+      .immediate();
     return { moved: new Set(workflowIds).size, folderId };
   }
 
@@ -79,7 +101,8 @@ export class Folders {
     const trimmed = name.trim();
     if (trimmed === "") throw new AppError("VALIDATION_FAILED", "a folder name cannot be blank");
     const existing = this.store.byName(workspaceId, trimmed);
-    if (existing && existing.id !== exceptId) throw new AppError("CONFLICT", `a folder named "${existing.name}" already exists (${existing.id}); pick another name`);
+    if (existing && existing.id !== exceptId)
+      throw new AppError("CONFLICT", `a folder named "${existing.name}" already exists (${existing.id}); pick another name`);
     return trimmed;
   }
 }

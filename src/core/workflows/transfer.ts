@@ -32,17 +32,19 @@ export class Transfer {
 
   /** A new draft from an export document (the gate runs at publish, as for any draft). */
   import(actor: Actor, input: ImportInput): WorkflowT {
-    const id = this.workflows.db.transaction(() => {
-      const created = this.workflows.create(actor, {
-        name: input.name ?? "Imported workflow",
-        description: input.description,
-        tags: input.tags,
-        folderId: input.folderId ?? undefined,
-        definition: withoutConnections(input.definition),
-      });
-      if (input.variables?.length) this.workflows.editor.importVariables(created.id, input.variables);
-      return created.id;
-    }).immediate();
+    const id = this.workflows.db
+      .transaction(() => {
+        const created = this.workflows.create(actor, {
+          name: input.name ?? "Imported workflow",
+          description: input.description,
+          tags: input.tags,
+          folderId: input.folderId ?? undefined,
+          definition: withoutConnections(input.definition),
+        });
+        if (input.variables?.length) this.workflows.editor.importVariables(created.id, input.variables);
+        return created.id;
+      })
+      .immediate();
     return this.workflows.get(actor.workspaceId, id);
   }
 }

@@ -79,10 +79,16 @@ export function stepsByName(definition: FlowVersionT): Map<string, AnyNode> {
 /** The limits as 400s, for saves (the gate reports the same limits as diagnostics). */
 export function assertWithinLimits(shape: TreeShape): void {
   if (shape.bytes > LIMITS.maxBytes) {
-    throw new AppError("VALIDATION_FAILED", `the definition is ${shape.bytes} bytes; the limit is ${LIMITS.maxBytes} bytes (1 MiB). Move large constants into workflow variables`);
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `the definition is ${shape.bytes} bytes; the limit is ${LIMITS.maxBytes} bytes (1 MiB). Move large constants into workflow variables`,
+    );
   }
   if (shape.steps > LIMITS.maxSteps) {
-    throw new AppError("VALIDATION_FAILED", `the definition has ${shape.steps} steps; the limit is ${LIMITS.maxSteps}. Split it into sub-flows (subflows.call_workflow)`);
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `the definition has ${shape.steps} steps; the limit is ${LIMITS.maxSteps}. Split it into sub-flows (subflows.call_workflow)`,
+    );
   }
   if (shape.nesting > LIMITS.maxNesting) {
     throw new AppError("VALIDATION_FAILED", `routers, loops and error branches nest ${shape.nesting} deep; the limit is ${LIMITS.maxNesting}`);
@@ -93,7 +99,9 @@ export function assertWithinLimits(shape: TreeShape): void {
 export function stableStringify(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
   if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : stableStringify(v))).join(",")}]`;
-  const keys = Object.keys(value).filter((k) => (value as any)[k] !== undefined).sort();
+  const keys = Object.keys(value)
+    .filter((k) => (value as any)[k] !== undefined)
+    .sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${stableStringify((value as any)[k])}`).join(",")}}`;
 }
 
@@ -120,7 +128,16 @@ function canonicalText(definition: FlowVersionT): string {
 
 /** A step's configuration stamp: pinned data taken under another stamp is stale. */
 export function stepStamp(node: AnyNode): string {
-  return sha256(stableStringify({ type: node.type, pieceId: node.pieceId, pieceVersion: node.pieceVersion, actionId: node.actionId, config: node.config ?? {}, connectionId: node.connectionId })).slice(0, 24);
+  return sha256(
+    stableStringify({
+      type: node.type,
+      pieceId: node.pieceId,
+      pieceVersion: node.pieceVersion,
+      actionId: node.actionId,
+      config: node.config ?? {},
+      connectionId: node.connectionId,
+    }),
+  ).slice(0, 24);
 }
 
 export interface Fleet {

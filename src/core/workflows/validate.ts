@@ -14,8 +14,14 @@ import type { PieceDef, PropertyDef, TriggerDef } from "../../pieces-sdk/types";
 import { timeZoneProblem } from "../../pieces-sdk/time-zone";
 import type { DiagnosticT, DiagnosticsT } from "../../schema/workflow-record";
 import {
-  ACTION_TYPES, CONDITION_OPERATORS, FlowVersion, TRIGGER_TYPES, UNARY_OPERATORS,
-  type ActionNodeT, type ConditionT, type FlowVersionT,
+  ACTION_TYPES,
+  CONDITION_OPERATORS,
+  FlowVersion,
+  TRIGGER_TYPES,
+  UNARY_OPERATORS,
+  type ActionNodeT,
+  type ConditionT,
+  type FlowVersionT,
 } from "../../schema/workflow";
 import { isExpression, isPresent, resolveProperties } from "../pieces/conditions";
 import { LIMITS, walk, type AnyNode } from "./tree";
@@ -29,7 +35,10 @@ export interface GateFleet {
   trigger(pieceId: string, triggerId: string): TriggerDef | undefined;
 }
 
-export interface ConnectionChoice { id: string; name: string }
+export interface ConnectionChoice {
+  id: string;
+  name: string;
+}
 
 export interface GateContext {
   fleet: GateFleet;
@@ -124,12 +133,14 @@ class Gate {
       }
       if (seen.size >= 50) break;
     }
-    if (this.errors.length === 0) this.error("(definition)", "INVALID_VALUE", "the definition is not a FlowVersion object; expected {schemaVersion: 2, trigger: {...}}");
+    if (this.errors.length === 0)
+      this.error("(definition)", "INVALID_VALUE", "the definition is not a FlowVersion object; expected {schemaVersion: 2, trigger: {...}}");
   }
 
   run(definition: FlowVersionT) {
     const bytes = Buffer.byteLength(JSON.stringify(definition));
-    if (bytes > LIMITS.maxBytes) this.error("(definition)", "DEFINITION_TOO_LARGE", `the definition is ${bytes} bytes; the limit is ${LIMITS.maxBytes} bytes (1 MiB)`);
+    if (bytes > LIMITS.maxBytes)
+      this.error("(definition)", "DEFINITION_TOO_LARGE", `the definition is ${bytes} bytes; the limit is ${LIMITS.maxBytes} bytes (1 MiB)`);
     this.variableNames = new Set([...Object.keys(definition.variables ?? {}), ...(this.ctx.storedVariables ?? [])]);
     this.checkSettings(definition);
     for (const { node } of walk(definition)) this.allNames.add(node.name);
@@ -139,19 +150,29 @@ class Gate {
     this.checkTrigger(trigger);
     this.scope.add(trigger.name);
     if (trigger.nextAction) this.chain(trigger.nextAction, "trigger.nextAction", 0);
-    if (this.steps > LIMITS.maxSteps) this.error("(definition)", "TOO_MANY_STEPS", `the definition has ${this.steps} steps; the limit is ${LIMITS.maxSteps}. Split it into sub-flows`);
-    if (this.deepest > LIMITS.maxNesting) this.error("(definition)", "NESTING_TOO_DEEP", `routers, loops and error branches nest ${this.deepest} deep; the limit is ${LIMITS.maxNesting}`);
+    if (this.steps > LIMITS.maxSteps)
+      this.error("(definition)", "TOO_MANY_STEPS", `the definition has ${this.steps} steps; the limit is ${LIMITS.maxSteps}. Split it into sub-flows`);
+    if (this.deepest > LIMITS.maxNesting)
+      this.error("(definition)", "NESTING_TOO_DEEP", `routers, loops and error branches nest ${this.deepest} deep; the limit is ${LIMITS.maxNesting}`);
   }
 
   private checkSettings(definition: FlowVersionT) {
     const id = definition.settings?.errorWorkflowId;
     if (id === undefined) return;
     if (this.ctx.workflowId && id === this.ctx.workflowId) {
-      this.error("settings.errorWorkflowId", "INVALID_VALUE", "settings.errorWorkflowId names this workflow itself; name another workflow of the workspace (one with a runs.on_error trigger)");
+      this.error(
+        "settings.errorWorkflowId",
+        "INVALID_VALUE",
+        "settings.errorWorkflowId names this workflow itself; name another workflow of the workspace (one with a runs.on_error trigger)",
+      );
     } else if (this.ctx.workflowExists && !this.ctx.workflowExists(id)) {
       // A warning, not an error: an imported or example definition may name an error workflow that is
       // created later; until then a failed run simply starts no error workflow (docs/examples.md).
-      this.warn("settings.errorWorkflowId", "UNKNOWN_WORKFLOW", `settings.errorWorkflowId ${id} names no workflow of this workspace, so a failed run starts no error workflow; create one (e.g. from the error-notification template) and put its id here, or remove the setting`);
+      this.warn(
+        "settings.errorWorkflowId",
+        "UNKNOWN_WORKFLOW",
+        `settings.errorWorkflowId ${id} names no workflow of this workspace, so a failed run starts no error workflow; create one (e.g. from the error-notification template) and put its id here, or remove the setting`,
+      );
     }
   }
 
@@ -191,14 +212,35 @@ class Gate {
   private checkName(node: AnyNode, path: string, isTrigger: boolean) {
     const name = node.name;
     if (!STEP_NAME.test(name)) {
-      this.error(`${path}.name`, "INVALID_STEP_NAME", `step name "${name}" cannot be used in expressions; use letters, digits and _ and start with a letter or _ (e.g. ${suggestName(name)})`, undefined, path, name);
+      this.error(
+        `${path}.name`,
+        "INVALID_STEP_NAME",
+        `step name "${name}" cannot be used in expressions; use letters, digits and _ and start with a letter or _ (e.g. ${suggestName(name)})`,
+        undefined,
+        path,
+        name,
+      );
     }
     if (!isTrigger && RESERVED_NAMES.has(name)) {
-      this.error(`${path}.name`, "RESERVED_STEP_NAME", `step name "${name}" is reserved for the expression root of the same name; reserved: ${[...RESERVED_NAMES].join(", ")}`, undefined, path, name);
+      this.error(
+        `${path}.name`,
+        "RESERVED_STEP_NAME",
+        `step name "${name}" is reserved for the expression root of the same name; reserved: ${[...RESERVED_NAMES].join(", ")}`,
+        undefined,
+        path,
+        name,
+      );
     }
     const earlier = this.names.get(name);
     if (earlier !== undefined) {
-      this.error(`${path}.name`, "DUPLICATE_STEP_NAME", `step name "${name}" is already used at ${earlier}; step names are unique in a workflow because later steps refer to them`, undefined, path, name);
+      this.error(
+        `${path}.name`,
+        "DUPLICATE_STEP_NAME",
+        `step name "${name}" is already used at ${earlier}; step names are unique in a workflow because later steps refer to them`,
+        undefined,
+        path,
+        name,
+      );
     } else {
       this.names.set(name, path);
     }
@@ -215,7 +257,14 @@ class Gate {
     const path = "trigger";
     const type = node.type;
     if (!(TRIGGER_TYPES as readonly string[]).includes(type)) {
-      this.error(`${path}.type`, "INVALID_TRIGGER_TYPE", `trigger type "${type}" is not a trigger kind; ${this.pieceNamedAsType(type)}allowed: ${TRIGGER_TYPES.join(", ")}`, [...TRIGGER_TYPES], path, node.name);
+      this.error(
+        `${path}.type`,
+        "INVALID_TRIGGER_TYPE",
+        `trigger type "${type}" is not a trigger kind; ${this.pieceNamedAsType(type)}allowed: ${TRIGGER_TYPES.join(", ")}`,
+        [...TRIGGER_TYPES],
+        path,
+        node.name,
+      );
       return;
     }
     if (type === "manual") {
@@ -223,9 +272,20 @@ class Gate {
       this.checkConfigExpressions(node.config ?? {}, `${path}.config`, path, node.name);
       return;
     }
-    const candidates = this.ctx.fleet.list().flatMap((p) => Object.values(p.triggers).filter((t) => t.type === type).map((t) => `${p.id}/${t.id}`));
+    const candidates = this.ctx.fleet.list().flatMap((p) =>
+      Object.values(p.triggers)
+        .filter((t) => t.type === type)
+        .map((t) => `${p.id}/${t.id}`),
+    );
     if (!node.pieceId || !node.actionId) {
-      this.error(`${path}.${node.pieceId ? "actionId" : "pieceId"}`, "MISSING_FIELD", `a ${type} trigger needs pieceId and actionId (the trigger id); ${candidates.length ? `the fleet offers: ${candidates.join(", ")}` : `no piece in the fleet offers a ${type} trigger`}`, candidates, path, node.name);
+      this.error(
+        `${path}.${node.pieceId ? "actionId" : "pieceId"}`,
+        "MISSING_FIELD",
+        `a ${type} trigger needs pieceId and actionId (the trigger id); ${candidates.length ? `the fleet offers: ${candidates.join(", ")}` : `no piece in the fleet offers a ${type} trigger`}`,
+        candidates,
+        path,
+        node.name,
+      );
       return;
     }
     const piece = this.piece(node, path);
@@ -233,11 +293,25 @@ class Gate {
     const def = Object.hasOwn(piece.triggers, node.actionId) ? piece.triggers[node.actionId] : undefined;
     if (!def) {
       const ids = Object.keys(piece.triggers);
-      this.error(`${path}.actionId`, "UNKNOWN_TRIGGER", `piece "${piece.id}" has no trigger "${node.actionId}"; its triggers: ${ids.join(", ") || "none"}`, ids, path, node.name);
+      this.error(
+        `${path}.actionId`,
+        "UNKNOWN_TRIGGER",
+        `piece "${piece.id}" has no trigger "${node.actionId}"; its triggers: ${ids.join(", ") || "none"}`,
+        ids,
+        path,
+        node.name,
+      );
       return;
     }
     if (def.type !== type) {
-      this.error(`${path}.type`, "TRIGGER_TYPE_MISMATCH", `trigger ${piece.id}/${def.id} is of type "${def.type}", not "${type}"; set type to "${def.type}"`, [def.type], path, node.name);
+      this.error(
+        `${path}.type`,
+        "TRIGGER_TYPE_MISMATCH",
+        `trigger ${piece.id}/${def.id} is of type "${def.type}", not "${type}"; set type to "${def.type}"`,
+        [def.type],
+        path,
+        node.name,
+      );
     }
     this.checkConfig(def.props, node.config ?? {}, path, node.name);
     // Triggers declare no requiresAuth in the SDK; they need a connection only when they say so.
@@ -253,10 +327,18 @@ class Gate {
       const problem = cronProblem(config.expression);
       if (problem) {
         refused = true;
-        this.error(`${path}.config.expression`, "INVALID_CRON", `cron expression "${config.expression}" is invalid: ${problem}. Use 5 fields (minute hour day-of-month month day-of-week, e.g. "0 * * * *") or 6 with seconds first`, undefined, path, node.name);
+        this.error(
+          `${path}.config.expression`,
+          "INVALID_CRON",
+          `cron expression "${config.expression}" is invalid: ${problem}. Use 5 fields (minute hour day-of-month month day-of-week, e.g. "0 * * * *") or 6 with seconds first`,
+          undefined,
+          path,
+          node.name,
+        );
       }
     }
-    const zoneProblem = typeof config.timezone === "string" && config.timezone !== "" && !isExpression(config.timezone) ? timeZoneProblem(config.timezone) : undefined;
+    const zoneProblem =
+      typeof config.timezone === "string" && config.timezone !== "" && !isExpression(config.timezone) ? timeZoneProblem(config.timezone) : undefined;
     if (zoneProblem) {
       refused = true;
       this.error(`${path}.config.timezone`, "INVALID_TIMEZONE", zoneProblem, undefined, path, node.name);
@@ -274,7 +356,14 @@ class Gate {
       // The scheduler refuses what fires too often; the gate must refuse it too, or validate ⇏ publish.
       if (this.ctx.scheduleMinIntervalSeconds !== undefined) scheduleOf(node, this.ctx.fleet, this.ctx.scheduleMinIntervalSeconds);
     } catch (error) {
-      this.error(`${path}.config`, "INVALID_SCHEDULE", `the schedule cannot be built from this config: ${(error as Error).message}`, undefined, path, node.name);
+      this.error(
+        `${path}.config`,
+        "INVALID_SCHEDULE",
+        `the schedule cannot be built from this config: ${(error as Error).message}`,
+        undefined,
+        path,
+        node.name,
+      );
     }
   }
 
@@ -288,7 +377,14 @@ class Gate {
     }
     const pin = node.pieceVersion;
     if (!this.ctx.fleet.isRunnable(pieceId, pin)) {
-      this.error(`${path}.pieceVersion`, "PIECE_UNAVAILABLE", `piece "${pieceId}" pinned to ${pin} cannot run: the fleet serves ${piece.version} (a pin runs on the same major version at or above it); pin ${piece.version} or leave the pin blank`, [piece.version], path, node.name);
+      this.error(
+        `${path}.pieceVersion`,
+        "PIECE_UNAVAILABLE",
+        `piece "${pieceId}" pinned to ${pin} cannot run: the fleet serves ${piece.version} (a pin runs on the same major version at or above it); pin ${piece.version} or leave the pin blank`,
+        [piece.version],
+        path,
+        node.name,
+      );
     }
     return piece;
   }
@@ -296,14 +392,31 @@ class Gate {
   private checkAction(node: ActionNodeT, path: string) {
     const type = node.type;
     if (!(ACTION_TYPES as readonly string[]).includes(type)) {
-      this.error(`${path}.type`, "INVALID_NODE_TYPE", `step type "${type}" is unknown; allowed: ${ACTION_TYPES.join(", ")}`, [...ACTION_TYPES], path, node.name);
+      this.error(
+        `${path}.type`,
+        "INVALID_NODE_TYPE",
+        `step type "${type}" is unknown; allowed: ${ACTION_TYPES.join(", ")}`,
+        [...ACTION_TYPES],
+        path,
+        node.name,
+      );
       return;
     }
-    if (type !== "ROUTER" && node.branches !== undefined) this.error(`${path}.branches`, "FIELD_NOT_ALLOWED", `branches belong to ROUTER steps; this step is ${type}`, ["ROUTER"], path, node.name);
-    if (type !== "LOOP_ON_ITEMS" && node.firstLoopAction !== undefined) this.error(`${path}.firstLoopAction`, "FIELD_NOT_ALLOWED", `firstLoopAction belongs to LOOP_ON_ITEMS steps; this step is ${type}`, ["LOOP_ON_ITEMS"], path, node.name);
+    if (type !== "ROUTER" && node.branches !== undefined)
+      this.error(`${path}.branches`, "FIELD_NOT_ALLOWED", `branches belong to ROUTER steps; this step is ${type}`, ["ROUTER"], path, node.name);
+    if (type !== "LOOP_ON_ITEMS" && node.firstLoopAction !== undefined)
+      this.error(
+        `${path}.firstLoopAction`,
+        "FIELD_NOT_ALLOWED",
+        `firstLoopAction belongs to LOOP_ON_ITEMS steps; this step is ${type}`,
+        ["LOOP_ON_ITEMS"],
+        path,
+        node.name,
+      );
     if (type !== "PIECE") {
       for (const field of ["pieceId", "actionId", "pieceVersion", "connectionId"] as const) {
-        if (node[field] !== undefined) this.warn(`${path}.${field}`, "IGNORED_FIELD", `${field} is ignored on a ${type} step; only PIECE steps run a piece`, undefined, node.name);
+        if (node[field] !== undefined)
+          this.warn(`${path}.${field}`, "IGNORED_FIELD", `${field} is ignored on a ${type} step; only PIECE steps run a piece`, undefined, node.name);
       }
     }
     if (type === "PIECE") this.checkPieceStep(node, path);
@@ -315,7 +428,14 @@ class Gate {
     if (!node.pieceId || !node.actionId) {
       const missing = !node.pieceId ? "pieceId" : "actionId";
       const allowed = !node.pieceId ? this.ctx.fleet.list().map((p) => p.id) : Object.keys(this.ctx.fleet.get(node.pieceId)?.actions ?? {});
-      this.error(`${path}.${missing}`, "MISSING_FIELD", `a PIECE step needs ${missing}; ${missing === "pieceId" ? "pieces" : "actions of the piece"}: ${allowed.join(", ")}`, allowed, path, node.name);
+      this.error(
+        `${path}.${missing}`,
+        "MISSING_FIELD",
+        `a PIECE step needs ${missing}; ${missing === "pieceId" ? "pieces" : "actions of the piece"}: ${allowed.join(", ")}`,
+        allowed,
+        path,
+        node.name,
+      );
       this.checkConfigExpressions(node.config ?? {}, `${path}.config`, path, node.name);
       return;
     }
@@ -327,7 +447,14 @@ class Gate {
     const action = Object.hasOwn(piece.actions, node.actionId) ? piece.actions[node.actionId] : undefined;
     if (!action) {
       const ids = Object.keys(piece.actions);
-      this.error(`${path}.actionId`, "UNKNOWN_ACTION", `piece "${piece.id}" has no action "${node.actionId}"; its actions: ${ids.join(", ") || "none"}`, ids, path, node.name);
+      this.error(
+        `${path}.actionId`,
+        "UNKNOWN_ACTION",
+        `piece "${piece.id}" has no action "${node.actionId}"; its actions: ${ids.join(", ") || "none"}`,
+        ids,
+        path,
+        node.name,
+      );
       this.checkConfigExpressions(node.config ?? {}, `${path}.config`, path, node.name);
       return;
     }
@@ -345,9 +472,21 @@ class Gate {
     if (!node.connectionId && !(needsAuth && piece.auth)) return;
     const choices = piece.auth ? this.connectionChoices(piece.id) : undefined;
     const allowed = choices?.map((c) => c.id);
-    const listing = choices ? (choices.length ? `connections of ${piece.id}: ${choices.map((c) => `${c.id} (${c.name})`).join(", ")}` : `create one with POST /api/connections (pieceId "${piece.id}")`) : `create one with POST /api/connections (pieceId "${piece.id}")`;
+    const listing = choices
+      ? choices.length
+        ? `connections of ${piece.id}: ${choices.map((c) => `${c.id} (${c.name})`).join(", ")}`
+        : `create one with POST /api/connections (pieceId "${piece.id}")`
+      : `create one with POST /api/connections (pieceId "${piece.id}")`;
     if (!node.connectionId) {
-      if (needsAuth && piece.auth) this.error(`${path}.connectionId`, "MISSING_CONNECTION", `piece "${piece.id}" needs a connection (${piece.auth.kind}); ${listing}`, allowed, path, node.name);
+      if (needsAuth && piece.auth)
+        this.error(
+          `${path}.connectionId`,
+          "MISSING_CONNECTION",
+          `piece "${piece.id}" needs a connection (${piece.auth.kind}); ${listing}`,
+          allowed,
+          path,
+          node.name,
+        );
       return;
     }
     if (!piece.auth) {
@@ -355,25 +494,53 @@ class Gate {
       return;
     }
     if (choices && !allowed!.includes(node.connectionId)) {
-      this.error(`${path}.connectionId`, "UNKNOWN_CONNECTION", `connection ${node.connectionId} is not a connection of piece "${piece.id}" in this workspace; ${listing}`, allowed, path, node.name);
+      this.error(
+        `${path}.connectionId`,
+        "UNKNOWN_CONNECTION",
+        `connection ${node.connectionId} is not a connection of piece "${piece.id}" in this workspace; ${listing}`,
+        allowed,
+        path,
+        node.name,
+      );
     }
   }
 
   private checkConfig(props: Record<string, PropertyDef>, config: Record<string, unknown>, path: string, step: string) {
     const { active, undecided } = resolveProperties(props, config);
     const activeNames = Object.keys(active);
-    const missing = activeNames.filter((name) => active[name]!.required && !undecided.includes(name) && !isPresent(config[name]) && active[name]!.default === undefined);
+    const missing = activeNames.filter(
+      (name) => active[name]!.required && !undecided.includes(name) && !isPresent(config[name]) && active[name]!.default === undefined,
+    );
     for (const name of missing) {
-      this.error(`${path}.config.${name}`, "MISSING_PROPERTY", `required property "${name}" is missing; properties in force for this config: ${activeNames.join(", ")}`, activeNames, path, step);
+      this.error(
+        `${path}.config.${name}`,
+        "MISSING_PROPERTY",
+        `required property "${name}" is missing; properties in force for this config: ${activeNames.join(", ")}`,
+        activeNames,
+        path,
+        step,
+      );
     }
     for (const [name, value] of Object.entries(config)) {
       const prop = props[name];
       if (!prop) {
-        this.warn(`${path}.config.${name}`, "UNKNOWN_PROPERTY", `property "${name}" is not one of this step's properties and is ignored; properties: ${Object.keys(props).join(", ") || "none"}`, Object.keys(props), step);
+        this.warn(
+          `${path}.config.${name}`,
+          "UNKNOWN_PROPERTY",
+          `property "${name}" is not one of this step's properties and is ignored; properties: ${Object.keys(props).join(", ") || "none"}`,
+          Object.keys(props),
+          step,
+        );
         continue;
       }
       if (!active[name]) {
-        this.warn(`${path}.config.${name}`, "INACTIVE_PROPERTY", `property "${name}" is not in force for this config (its display conditions do not hold) and is ignored`, activeNames, step);
+        this.warn(
+          `${path}.config.${name}`,
+          "INACTIVE_PROPERTY",
+          `property "${name}" is not in force for this config (its display conditions do not hold) and is ignored`,
+          activeNames,
+          step,
+        );
         continue;
       }
       if (value === undefined || value === null || isExpression(value)) continue;
@@ -381,16 +548,31 @@ class Gate {
         const values = Array.isArray(value) && prop.type === "array" ? value : [value];
         for (const v of values) {
           if (!prop.enum.some((e) => e === v || String(e) === String(v))) {
-            this.error(`${path}.config.${name}`, "INVALID_ENUM_VALUE", `property "${name}" is ${JSON.stringify(v)}; allowed: ${prop.enum.map((e) => JSON.stringify(e)).join(", ")}`, prop.enum, path, step);
+            this.error(
+              `${path}.config.${name}`,
+              "INVALID_ENUM_VALUE",
+              `property "${name}" is ${JSON.stringify(v)}; allowed: ${prop.enum.map((e) => JSON.stringify(e)).join(", ")}`,
+              prop.enum,
+              path,
+              step,
+            );
             break;
           }
         }
       }
       const mismatch = typeMismatch(prop, value);
-      if (mismatch) this.warn(`${path}.config.${name}`, "TYPE_MISMATCH", `property "${name}" expects ${mismatch}; got ${JSON.stringify(value)?.slice(0, 60)}`, undefined, step);
+      if (mismatch)
+        this.warn(
+          `${path}.config.${name}`,
+          "TYPE_MISMATCH",
+          `property "${name}" expects ${mismatch}; got ${JSON.stringify(value)?.slice(0, 60)}`,
+          undefined,
+          step,
+        );
       else {
         const bound = boundProblem(prop, value);
-        if (bound) this.error(`${path}.config.${name}`, "OUT_OF_RANGE", `property "${name}" is ${JSON.stringify(value)?.slice(0, 60)}; ${bound}`, undefined, path, step);
+        if (bound)
+          this.error(`${path}.config.${name}`, "OUT_OF_RANGE", `property "${name}" is ${JSON.stringify(value)?.slice(0, 60)}; ${bound}`, undefined, path, step);
       }
     }
     this.checkConfigExpressions(config, `${path}.config`, path, step);
@@ -414,18 +596,38 @@ class Gate {
     for (const { source, start } of findExpressions(text)) {
       const { problem, roots } = expressionVerdict(source);
       if (problem) {
-        this.error(path, "EXPRESSION_SYNTAX", `expression {{${source}}} does not parse at position ${start + problem.position}: ${problem.message}`, undefined, nodePath, step);
+        this.error(
+          path,
+          "EXPRESSION_SYNTAX",
+          `expression {{${source}}} does not parse at position ${start + problem.position}: ${problem.message}`,
+          undefined,
+          nodePath,
+          step,
+        );
         continue;
       }
       for (const root of roots) {
         if (root === "trigger" || root === "variables" || root === "run" || this.scope.has(root)) continue;
         const unique = [...new Set([...ROOTS, ...this.scope])];
         const why = this.allNames.has(root) ? `step "${root}" does not run before this step` : `no step is named "${root}"`;
-        this.error(path, "UNKNOWN_REFERENCE", `expression {{${source}}} reads "${root}", but ${why}; it may read: ${unique.join(", ")}`, unique, nodePath, step);
+        this.error(
+          path,
+          "UNKNOWN_REFERENCE",
+          `expression {{${source}}} reads "${root}", but ${why}; it may read: ${unique.join(", ")}`,
+          unique,
+          nodePath,
+          step,
+        );
       }
       for (const match of source.matchAll(/\bvariables\.([A-Za-z_$][\w$]*)/g)) {
         if (!this.variableNames.has(match[1]!)) {
-          this.warn(path, "UNKNOWN_VARIABLE", `expression {{${source}}} reads variables.${match[1]}, which is not defined; variables: ${[...this.variableNames].join(", ") || "none"}`, [...this.variableNames], step);
+          this.warn(
+            path,
+            "UNKNOWN_VARIABLE",
+            `expression {{${source}}} reads variables.${match[1]}, which is not defined; variables: ${[...this.variableNames].join(", ") || "none"}`,
+            [...this.variableNames],
+            step,
+          );
         }
       }
     }
@@ -434,20 +636,41 @@ class Gate {
   private checkRouter(node: ActionNodeT, path: string) {
     const branches = node.branches ?? [];
     if (branches.length === 0) {
-      this.error(`${path}.branches`, "MISSING_FIELD", "a ROUTER step needs at least one branch: {name, conditions: [[{field, operator, value}]], firstAction}", undefined, path, node.name);
+      this.error(
+        `${path}.branches`,
+        "MISSING_FIELD",
+        "a ROUTER step needs at least one branch: {name, conditions: [[{field, operator, value}]], firstAction}",
+        undefined,
+        path,
+        node.name,
+      );
       return;
     }
     const fallbacks = branches.map((b, i) => (b.conditions.length === 0 ? i : -1)).filter((i) => i >= 0);
     if (fallbacks.length > 0 && fallbacks[0] !== branches.length - 1) {
-      this.warn(`${path}.branches.${fallbacks[0]}`, "UNREACHABLE_BRANCH", `branch "${branches[fallbacks[0]!]!.name}" has no conditions (the fallback) and always holds, so the branches after it never run; move it last`, undefined, node.name);
+      this.warn(
+        `${path}.branches.${fallbacks[0]}`,
+        "UNREACHABLE_BRANCH",
+        `branch "${branches[fallbacks[0]!]!.name}" has no conditions (the fallback) and always holds, so the branches after it never run; move it last`,
+        undefined,
+        node.name,
+      );
     }
     const seen = new Set<string>();
     branches.forEach((branch, i) => {
       const bpath = `${path}.branches.${i}`;
-      if (seen.has(branch.name)) this.warn(`${bpath}.name`, "DUPLICATE_BRANCH_NAME", `branch name "${branch.name}" repeats in this router`, undefined, node.name);
+      if (seen.has(branch.name))
+        this.warn(`${bpath}.name`, "DUPLICATE_BRANCH_NAME", `branch name "${branch.name}" repeats in this router`, undefined, node.name);
       seen.add(branch.name);
       branch.conditions.forEach((group, g) => {
-        if (group.length === 0) this.warn(`${bpath}.conditions.${g}`, "EMPTY_CONDITION_GROUP", "an empty condition group always holds; remove it or use conditions: [] for a fallback branch", undefined, node.name);
+        if (group.length === 0)
+          this.warn(
+            `${bpath}.conditions.${g}`,
+            "EMPTY_CONDITION_GROUP",
+            "an empty condition group always holds; remove it or use conditions: [] for a fallback branch",
+            undefined,
+            node.name,
+          );
         group.forEach((condition, c) => this.checkCondition(condition, `${bpath}.conditions.${g}.${c}`, path, node.name));
       });
     });
@@ -457,14 +680,29 @@ class Gate {
   private checkCondition(condition: ConditionT, path: string, nodePath: string, step: string) {
     const { operator } = condition;
     if (!OPERATORS.has(operator)) {
-      this.error(`${path}.operator`, "UNKNOWN_OPERATOR", `operator "${operator}" is unknown; operators: ${CONDITION_OPERATORS.join(", ")}`, [...CONDITION_OPERATORS], nodePath, step);
+      this.error(
+        `${path}.operator`,
+        "UNKNOWN_OPERATOR",
+        `operator "${operator}" is unknown; operators: ${CONDITION_OPERATORS.join(", ")}`,
+        [...CONDITION_OPERATORS],
+        nodePath,
+        step,
+      );
     } else if (UNARY.has(operator)) {
-      if (condition.value !== undefined) this.warn(`${path}.value`, "IGNORED_FIELD", `operator "${operator}" reads no value; value is ignored`, undefined, step);
+      if (condition.value !== undefined)
+        this.warn(`${path}.value`, "IGNORED_FIELD", `operator "${operator}" reads no value; value is ignored`, undefined, step);
     } else if (condition.value === undefined) {
       this.error(`${path}.value`, "MISSING_FIELD", `operator "${operator}" compares with a value; add "value"`, undefined, nodePath, step);
     } else if (!isExpression(condition.value)) {
       if (NUMERIC_OPERATORS.has(operator) && !Number.isFinite(Number(condition.value))) {
-        this.error(`${path}.value`, "INVALID_VALUE", `operator "${operator}" compares numbers; ${JSON.stringify(condition.value)} is not a number`, undefined, nodePath, step);
+        this.error(
+          `${path}.value`,
+          "INVALID_VALUE",
+          `operator "${operator}" compares numbers; ${JSON.stringify(condition.value)} is not a number`,
+          undefined,
+          nodePath,
+          step,
+        );
       }
       if (operator === "text_regex") {
         try {
@@ -475,19 +713,36 @@ class Gate {
       }
     }
     if (typeof condition.field === "string") this.checkText(condition.field, `${path}.field`, nodePath, step);
-    else if (condition.field === undefined) this.error(`${path}.field`, "MISSING_FIELD", "a condition needs field, usually an expression such as {{fetch.output.body.count}}", undefined, nodePath, step);
+    else if (condition.field === undefined)
+      this.error(
+        `${path}.field`,
+        "MISSING_FIELD",
+        "a condition needs field, usually an expression such as {{fetch.output.body.count}}",
+        undefined,
+        nodePath,
+        step,
+      );
     this.checkConfigExpressions(condition.value, `${path}.value`, nodePath, step);
   }
 
   private checkLoop(node: ActionNodeT, path: string) {
     const config = node.config ?? {};
     if (!isPresent(config.items)) {
-      this.error(`${path}.config.items`, "MISSING_PROPERTY", "a LOOP_ON_ITEMS step needs config.items: an array or an expression that yields one, e.g. {{trigger.body.lines}}", ["items"], path, node.name);
+      this.error(
+        `${path}.config.items`,
+        "MISSING_PROPERTY",
+        "a LOOP_ON_ITEMS step needs config.items: an array or an expression that yields one, e.g. {{trigger.body.lines}}",
+        ["items"],
+        path,
+        node.name,
+      );
     }
     for (const key of Object.keys(config)) {
-      if (key !== "items") this.warn(`${path}.config.${key}`, "UNKNOWN_PROPERTY", `property "${key}" is ignored by LOOP_ON_ITEMS; properties: items`, ["items"], node.name);
+      if (key !== "items")
+        this.warn(`${path}.config.${key}`, "UNKNOWN_PROPERTY", `property "${key}" is ignored by LOOP_ON_ITEMS; properties: items`, ["items"], node.name);
     }
-    if (!node.firstLoopAction) this.warn(`${path}.firstLoopAction`, "EMPTY_LOOP", "the loop has no body (firstLoopAction); it runs nothing", undefined, node.name);
+    if (!node.firstLoopAction)
+      this.warn(`${path}.firstLoopAction`, "EMPTY_LOOP", "the loop has no body (firstLoopAction); it runs nothing", undefined, node.name);
     this.checkConfigExpressions(config, `${path}.config`, path, node.name);
   }
 }
@@ -556,7 +811,10 @@ function typeMismatch(prop: PropertyDef, value: unknown): string | undefined {
 
 /** The declared bounds a literal value breaks (min/max, minLength/maxLength, pattern), or undefined. */
 function boundProblem(prop: PropertyDef, value: unknown): string | undefined {
-  if (typeof value === "number" || (typeof value === "string" && (prop.type === "number" || prop.type === "integer") && value.trim() !== "" && Number.isFinite(Number(value)))) {
+  if (
+    typeof value === "number" ||
+    (typeof value === "string" && (prop.type === "number" || prop.type === "integer") && value.trim() !== "" && Number.isFinite(Number(value)))
+  ) {
     const n = Number(value);
     if (prop.min !== undefined && n < prop.min) return `allowed: ${prop.min} to ${prop.max ?? "any larger number"}`;
     if (prop.max !== undefined && n > prop.max) return `allowed: ${prop.min ?? "any smaller number"} to ${prop.max}`;

@@ -42,7 +42,10 @@ export function workflowSourceFrom(workflows: Workflows): WorkflowSource {
       else production.delete(workflowId);
     },
     load(workspaceId: string | null, workflowId: string, environment: Environment): RunnableWorkflow {
-      const rd = workspaceId === null ? workflows.definitionForRunAnyWorkspace(workflowId, environment) : workflows.definitionForRun(workspaceId, workflowId, environment);
+      const rd =
+        workspaceId === null
+          ? workflows.definitionForRunAnyWorkspace(workflowId, environment)
+          : workflows.definitionForRun(workspaceId, workflowId, environment);
       const live = environment === "production";
       return {
         workflowId: rd.workflow.id,

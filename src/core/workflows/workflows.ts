@@ -125,8 +125,14 @@ export class Workflows {
     const { lastRun: last, ...fields } = rest;
     // Field order follows spec 2.2 so a person reading the JSON finds what the table lists.
     return {
-      id, name, description, definition: structuredClone(definition), ...fields,
-      testPayloads: JSON.parse(row.test_payloads), pinnedData: this.editor.pinnedView(row.id, definition), lastRun: last,
+      id,
+      name,
+      description,
+      definition: structuredClone(definition),
+      ...fields,
+      testPayloads: JSON.parse(row.test_payloads),
+      pinnedData: this.editor.pinnedView(row.id, definition),
+      lastRun: last,
     };
   }
 
@@ -172,7 +178,12 @@ export class Workflows {
   list(workspaceId: string, query: { page: number; limit: number; offset: number; folderId?: string; status?: string; tag?: string; q?: string }) {
     const folderId = query.folderId === "none" ? null : isUuid(query.folderId) ? query.folderId : undefined;
     const status = (WORKFLOW_STATUSES as readonly string[]).includes(query.status ?? "") ? query.status : undefined;
-    const { rows, total } = this.store.list(workspaceId, { folderId, status, tag: query.tag || undefined, q: query.q?.trim() || undefined }, query.limit, query.offset);
+    const { rows, total } = this.store.list(
+      workspaceId,
+      { folderId, status, tag: query.tag || undefined, q: query.q?.trim() || undefined },
+      query.limit,
+      query.offset,
+    );
     const lastRuns = this.lastRuns(rows.map((r) => r.id));
     return { data: rows.map((r) => this.summary(r, lastRuns.get(r.id) ?? null)), total };
   }
@@ -209,7 +220,9 @@ export class Workflows {
     if (active) {
       const blocking = result.errors.filter((e) => FLEET_CODES.has(e.code));
       if (blocking.length > 0) {
-        throw new AppError("PIECE_UNAVAILABLE", `the workflow is live and the fleet cannot run: ${blocking.map((e) => e.message).join("; ")}`, { errors: blocking });
+        throw new AppError("PIECE_UNAVAILABLE", `the workflow is live and the fleet cannot run: ${blocking.map((e) => e.message).join("; ")}`, {
+          errors: blocking,
+        });
       }
     }
     markValidity(definition, result);
@@ -236,50 +249,68 @@ export class Workflows {
     const at = nowIso();
     const text = JSON.stringify(definition);
     const row: WorkflowRow = {
-      id: newId(), workspace_id: actor.workspaceId, org_id: actor.orgId, name: body.name, description: body.description ?? "",
-      definition: text, draft_hash: definitionHash(definition), definition_rev: 1, status: "draft",
-      trigger_type: definition.trigger.type, cron_expression: cronExpressionOf(definition),
-      webhook_token: null, webhook_token_hash: null, latest_version_id: null, folder_id: body.folderId ?? null,
-      tags: JSON.stringify(body.tags ?? []), test_payloads: JSON.stringify(body.testPayloads ?? {}),
-      created_by: actor.userId ?? actor.credentialId, created_at: at, updated_at: at,
+      id: newId(),
+      workspace_id: actor.workspaceId,
+      org_id: actor.orgId,
+      name: body.name,
+      description: body.description ?? "",
+      definition: text,
+      draft_hash: definitionHash(definition),
+      definition_rev: 1,
+      status: "draft",
+      trigger_type: definition.trigger.type,
+      cron_expression: cronExpressionOf(definition),
+      webhook_token: null,
+      webhook_token_hash: null,
+      latest_version_id: null,
+      folder_id: body.folderId ?? null,
+      tags: JSON.stringify(body.tags ?? []),
+      test_payloads: JSON.stringify(body.testPayloads ?? {}),
+      created_by: actor.userId ?? actor.credentialId,
+      created_at: at,
+      updated_at: at,
     };
     ensureWebhookToken(row);
-    this.db.transaction(() => {
-      this.store.insert(row);
-      this.editor.storePins(row, definition, { ...pins, ...(body.pinnedData ?? {}) });
-    }).immediate();
+    this.db
+      .transaction(() => {
+        this.store.insert(row);
+        this.editor.storePins(row, definition, { ...pins, ...(body.pinnedData ?? {}) });
+      })
+      .immediate();
     return this.record(row);
   }
 
   async update(actor: Actor, id: string, body: WorkflowUpdateBodyT): Promise<WorkflowT> {
     let autoPublish = false;
-    const row = this.db.transaction(() => {
-      const row = this.row(actor.workspaceId, id);
-      assertRevision(row, body.expectedRev);
-      const next: WorkflowRow = { ...row, updated_at: nowIso(), definition_rev: row.definition_rev + 1 };
-      if (body.name !== undefined) next.name = body.name;
-      if (body.description !== undefined) next.description = body.description;
-      if (body.tags !== undefined) next.tags = JSON.stringify(body.tags);
-      if (body.testPayloads !== undefined) next.test_payloads = JSON.stringify(body.testPayloads);
-      if (body.folderId !== undefined) {
-        if (body.folderId !== null) this.assertFolder(actor.workspaceId, body.folderId);
-        next.folder_id = body.folderId;
-      }
-      let definition = this.draft(row);
-      let pins: Record<string, unknown> = {};
-      if (body.definition !== undefined) {
-        ({ definition, pinnedData: pins } = normalizeDefinition(body.definition, this.fleet));
-        assertTriggerType(body.triggerType, definition);
-        const result = this.saveGate(actor.workspaceId, definition, row.id, row.status === "active");
-        this.setDraft(next, definition);
-        autoPublish = row.status === "active" && definition.settings?.autoPublishFixes === true && result.valid && next.draft_hash !== row.draft_hash;
-      } else if (body.triggerType !== undefined) {
-        assertTriggerType(body.triggerType, definition);
-      }
-      this.store.update(next);
-      this.editor.storePins(next, definition, { ...pins, ...(body.pinnedData ?? {}) });
-      return next;
-    }).immediate();
+    const row = this.db
+      .transaction(() => {
+        const row = this.row(actor.workspaceId, id);
+        assertRevision(row, body.expectedRev);
+        const next: WorkflowRow = { ...row, updated_at: nowIso(), definition_rev: row.definition_rev + 1 };
+        if (body.name !== undefined) next.name = body.name;
+        if (body.description !== undefined) next.description = body.description;
+        if (body.tags !== undefined) next.tags = JSON.stringify(body.tags);
+        if (body.testPayloads !== undefined) next.test_payloads = JSON.stringify(body.testPayloads);
+        if (body.folderId !== undefined) {
+          if (body.folderId !== null) this.assertFolder(actor.workspaceId, body.folderId);
+          next.folder_id = body.folderId;
+        }
+        let definition = this.draft(row);
+        let pins: Record<string, unknown> = {};
+        if (body.definition !== undefined) {
+          ({ definition, pinnedData: pins } = normalizeDefinition(body.definition, this.fleet));
+          assertTriggerType(body.triggerType, definition);
+          const result = this.saveGate(actor.workspaceId, definition, row.id, row.status === "active");
+          this.setDraft(next, definition);
+          autoPublish = row.status === "active" && definition.settings?.autoPublishFixes === true && result.valid && next.draft_hash !== row.draft_hash;
+        } else if (body.triggerType !== undefined) {
+          assertTriggerType(body.triggerType, definition);
+        }
+        this.store.update(next);
+        this.editor.storePins(next, definition, { ...pins, ...(body.pinnedData ?? {}) });
+        return next;
+      })
+      .immediate();
     // autoPublishFixes: a fix saved to a live workflow goes live at once when it passes the gate.
     if (autoPublish) return this.publish(actor, row.id);
     return this.record(row);
@@ -304,7 +335,10 @@ export class Workflows {
   assertFolder(workspaceId: string, folderId: string) {
     if (!this.folders.get(workspaceId, folderId)) {
       const folders = this.folders.list(workspaceId);
-      throw new AppError("VALIDATION_FAILED", `folderId ${folderId} names no folder of this workspace; folders: ${folders.map((f) => `${f.id} (${f.name})`).join(", ") || "none (create one with POST /api/folders)"}`);
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `folderId ${folderId} names no folder of this workspace; folders: ${folders.map((f) => `${f.id} (${f.name})`).join(", ") || "none (create one with POST /api/folders)"}`,
+      );
     }
   }
 
@@ -316,25 +350,40 @@ export class Workflows {
     const definition = this.draft(row);
     const result = this.gate(actor.workspaceId, definition, row.id);
     if (!result.valid) {
-      const first = result.errors.slice(0, 3).map((e) => `${e.path}: ${e.message}`).join("; ");
-      throw new AppError("NOT_PUBLISHABLE", `the draft does not pass the publish gate (${result.errors.length} error${result.errors.length === 1 ? "" : "s"}): ${first}. The diagnostics are in error.details; POST /api/workflows/validate shows the same`, publicDiagnostics(result));
+      const first = result.errors
+        .slice(0, 3)
+        .map((e) => `${e.path}: ${e.message}`)
+        .join("; ");
+      throw new AppError(
+        "NOT_PUBLISHABLE",
+        `the draft does not pass the publish gate (${result.errors.length} error${result.errors.length === 1 ? "" : "s"}): ${first}. The diagnostics are in error.details; POST /api/workflows/validate shows the same`,
+        publicDiagnostics(result),
+      );
     }
-    const { next, version } = this.db.transaction(() => {
-      const current = this.row(actor.workspaceId, id);
-      let version = current.latest_version_id ? this.store.version(actor.workspaceId, id, current.latest_version_id) : null;
-      if (!version || version.hash !== current.draft_hash) {
-        version = {
-          id: newId(), workflow_id: id, workspace_id: actor.workspaceId, number: this.store.nextVersionNumber(id),
-          definition: current.definition, hash: current.draft_hash, trigger_type: current.trigger_type,
-          created_by: actor.userId ?? actor.credentialId, created_at: nowIso(),
-        };
-        this.store.insertVersion(version);
-      }
-      const next: WorkflowRow = { ...current, status: "active", latest_version_id: version.id, updated_at: nowIso() };
-      ensureWebhookToken(next);
-      this.store.update(next);
-      return { next, version };
-    }).immediate();
+    const { next, version } = this.db
+      .transaction(() => {
+        const current = this.row(actor.workspaceId, id);
+        let version = current.latest_version_id ? this.store.version(actor.workspaceId, id, current.latest_version_id) : null;
+        if (!version || version.hash !== current.draft_hash) {
+          version = {
+            id: newId(),
+            workflow_id: id,
+            workspace_id: actor.workspaceId,
+            number: this.store.nextVersionNumber(id),
+            definition: current.definition,
+            hash: current.draft_hash,
+            trigger_type: current.trigger_type,
+            created_by: actor.userId ?? actor.credentialId,
+            created_at: nowIso(),
+          };
+          this.store.insertVersion(version);
+        }
+        const next: WorkflowRow = { ...current, status: "active", latest_version_id: version.id, updated_at: nowIso() };
+        ensureWebhookToken(next);
+        this.store.update(next);
+        return { next, version };
+      })
+      .immediate();
     const record = this.record(next);
     const published: PublishedVersion = { id: version.id, number: version.number, definition: structuredClone(this.snapshot(version)) };
     for (const hook of this.options.hooks) await hook.onPublish?.(record, published);
@@ -358,7 +407,10 @@ export class Workflows {
       try {
         await withTimeout(Promise.resolve(hook.onUnpublish(record)), HOOK_TIMEOUT_MS);
       } catch (error) {
-        this.options.log.warn("unpublish hook failed (ignored: de-registration is best-effort)", { workflowId: record.id, error: (error as Error)?.message ?? String(error) });
+        this.options.log.warn("unpublish hook failed (ignored: de-registration is best-effort)", {
+          workflowId: record.id,
+          error: (error as Error)?.message ?? String(error),
+        });
       }
     }
   }
@@ -400,18 +452,20 @@ export class Workflows {
 
   /** Copies a version's snapshot over the draft; production is untouched (spec 3.1, 4.5). */
   restore(actor: Actor, id: string, versionId: string, expectedRev?: number): WorkflowT {
-    const next = this.db.transaction(() => {
-      const row = this.row(actor.workspaceId, id);
-      const version = this.versionRow(actor.workspaceId, id, versionId);
-      assertRevision(row, expectedRev);
-      const { definition } = normalizeDefinition(this.snapshot(version), this.fleet);
-      this.saveGate(actor.workspaceId, definition, row.id, row.status === "active");
-      const next: WorkflowRow = { ...row, definition_rev: row.definition_rev + 1, updated_at: nowIso() };
-      // Also mints a webhook token when the restored trigger is a webhook and the workflow has none.
-      this.setDraft(next, definition);
-      this.store.update(next);
-      return next;
-    }).immediate();
+    const next = this.db
+      .transaction(() => {
+        const row = this.row(actor.workspaceId, id);
+        const version = this.versionRow(actor.workspaceId, id, versionId);
+        assertRevision(row, expectedRev);
+        const { definition } = normalizeDefinition(this.snapshot(version), this.fleet);
+        this.saveGate(actor.workspaceId, definition, row.id, row.status === "active");
+        const next: WorkflowRow = { ...row, definition_rev: row.definition_rev + 1, updated_at: nowIso() };
+        // Also mints a webhook token when the restored trigger is a webhook and the workflow has none.
+        this.setDraft(next, definition);
+        this.store.update(next);
+        return next;
+      })
+      .immediate();
     // Pinned data keeps its stamps; staleness is judged against the restored draft on every read.
     return this.record(next);
   }
@@ -436,15 +490,31 @@ export class Workflows {
     const workflow = this.summary({ ...row, live_hash: live?.hash ?? null, live_number: live?.number ?? null }, null);
     if (environment === "production") {
       if (!live) {
-        throw new AppError("NOT_PUBLISHED", `workflow ${row.id} has never been published, so there is nothing to run in production; publish it (POST /api/workflows/${row.id}/publish) or run the draft with environment=test`);
+        throw new AppError(
+          "NOT_PUBLISHED",
+          `workflow ${row.id} has never been published, so there is nothing to run in production; publish it (POST /api/workflows/${row.id}/publish) or run the draft with environment=test`,
+        );
       }
       const definition = this.snapshot(live);
-      return { workflow, definition, versionId: live.id, versionNumber: live.number, environment, variables: this.editor.runVariables(row.id, definition), pinnedData: {} };
+      return {
+        workflow,
+        definition,
+        versionId: live.id,
+        versionNumber: live.number,
+        environment,
+        variables: this.editor.runVariables(row.id, definition),
+        pinnedData: {},
+      };
     }
     const definition = this.draft(row);
     return {
-      workflow, definition, versionId: live?.id ?? null, versionNumber: live?.number ?? null, environment,
-      variables: this.editor.runVariables(row.id, definition), pinnedData: this.editor.freshPins(row.id, definition),
+      workflow,
+      definition,
+      versionId: live?.id ?? null,
+      versionNumber: live?.number ?? null,
+      environment,
+      variables: this.editor.runVariables(row.id, definition),
+      pinnedData: this.editor.freshPins(row.id, definition),
     };
   }
 
@@ -468,7 +538,15 @@ export class Workflows {
 }
 
 function versionSummary(v: Omit<VersionRow, "definition">, liveId: string | null) {
-  return { id: v.id, workflowId: v.workflow_id, number: v.number, triggerType: v.trigger_type, live: v.id === liveId, createdAt: v.created_at, createdBy: v.created_by };
+  return {
+    id: v.id,
+    workflowId: v.workflow_id,
+    number: v.number,
+    triggerType: v.trigger_type,
+    live: v.id === liveId,
+    createdAt: v.created_at,
+    createdBy: v.created_by,
+  };
 }
 
 function assertRevision(row: WorkflowRow, expectedRev: number | undefined) {
@@ -483,7 +561,10 @@ function assertRevision(row: WorkflowRow, expectedRev: number | undefined) {
 
 function assertTriggerType(triggerType: string | undefined, definition: FlowVersionT) {
   if (triggerType !== undefined && triggerType !== definition.trigger.type) {
-    throw new AppError("VALIDATION_FAILED", `triggerType "${triggerType}" contradicts definition.trigger.type "${definition.trigger.type}"; leave triggerType out (it follows the definition) or send "${definition.trigger.type}"`);
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `triggerType "${triggerType}" contradicts definition.trigger.type "${definition.trigger.type}"; leave triggerType out (it follows the definition) or send "${definition.trigger.type}"`,
+    );
   }
 }
 
@@ -495,11 +576,13 @@ function ensureWebhookToken(row: WorkflowRow) {
   }
 }
 
-
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    return await Promise.race([promise, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`hook did not finish within ${ms} ms`)), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`hook did not finish within ${ms} ms`)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -515,9 +598,12 @@ function defaultLastRunProvider(db: Db): LastRunProvider {
     const result = new Map<string, LastRun>();
     if (query === undefined) {
       const columns = new Set((db.query("SELECT name FROM pragma_table_info('runs')").all() as Array<{ name: string }>).map((c) => c.name));
-      query = columns.has("workflow_id") && columns.has("status") && columns.has("started_at")
-        ? db.query(`SELECT status, ${columns.has("created_at") ? "COALESCE(started_at, created_at)" : "started_at"} AS started_at FROM runs WHERE workflow_id = ? ORDER BY started_at DESC LIMIT 1`)
-        : null;
+      query =
+        columns.has("workflow_id") && columns.has("status") && columns.has("started_at")
+          ? db.query(
+              `SELECT status, ${columns.has("created_at") ? "COALESCE(started_at, created_at)" : "started_at"} AS started_at FROM runs WHERE workflow_id = ? ORDER BY started_at DESC LIMIT 1`,
+            )
+          : null;
     }
     if (!query) return result;
     for (const id of ids) {

@@ -9,7 +9,8 @@ const { pieceId, status } = ConnectionListQuery.properties;
 export const connectionTools = [
   defineTool<PageArgsT & { pieceId?: string; status?: string }>({
     name: "list_connections",
-    description: "List the workspace's connections (id, piece, name, status) to put in a step's connectionId; filter by pieceId and status. Creating one needs a person (OAuth2 in a browser).",
+    description:
+      "List the workspace's connections (id, piece, name, status) to put in a step's connectionId; filter by pieceId and status. Creating one needs a person (OAuth2 in a browser).",
     scope: "connection:read",
     readOnly: true,
     input: t.Object({ pieceId, status, ...PageArgs }, { additionalProperties: false }),

@@ -30,7 +30,8 @@ export const lifecycleTools = [
   }),
   defineTool<{ id: string }>({
     name: "publish_workflow",
-    description: "Take a workflow live: its draft passes the gate (else NOT_PUBLISHABLE with the diagnostics) and becomes an immutable version that production runs execute.",
+    description:
+      "Take a workflow live: its draft passes the gate (else NOT_PUBLISHABLE with the diagnostics) and becomes an immutable version that production runs execute.",
     scope: "workflow:publish",
     input: IdArgs,
     run: async ({ deps, auth }, args) => ({ data: await deps.workflows.publish(auth, args.id) }),
@@ -60,7 +61,8 @@ export const lifecycleTools = [
   }),
   defineTool<{ id: string; versionId: string; expectedRev?: number }>({
     name: "restore_version",
-    description: "Copy a version's snapshot over the draft (production is untouched until you publish). expectedRev, when > 0, must equal the current definitionRev.",
+    description:
+      "Copy a version's snapshot over the draft (production is untouched until you publish). expectedRev, when > 0, must equal the current definitionRev.",
     scope: "workflow:write",
     input: t.Composite([VersionArgs, RestoreBody], strict),
     run: ({ deps, auth }, args) => ({ data: deps.workflows.restore(auth, args.id, args.versionId, args.expectedRev) }),

@@ -62,7 +62,8 @@ export const pieceTools = [
   }),
   defineTool<{ pieceId: string; triggerId: string; values?: Record<string, unknown> }>({
     name: "get_trigger_schema",
-    description: "The config schema, output schema and declared sample of one trigger, narrowed by gate values (same rules as get_action_schema). The trigger's type is in get_piece_summary.",
+    description:
+      "The config schema, output schema and declared sample of one trigger, narrowed by gate values (same rules as get_action_schema). The trigger's type is in get_piece_summary.",
     scope,
     readOnly: true,
     input: t.Object({ pieceId: PieceId, triggerId: TriggerId, values: GateValues }, strict),
@@ -75,14 +76,18 @@ export const pieceTools = [
     readOnly: true,
     input: t.Object({ pieceId: PieceId, actionId: ActionId, propertyName: DynamicPropertyName, ...DynamicOptionsFields }, strict),
     run: async ({ deps, auth }, args) => {
-      const data = await dynamicOptions(deps.pieces, { fetch: deps.guardedFetch, resolveAuth: deps.resolveConnectionAuth }, {
-        workspaceId: auth.workspaceId,
-        pieceId: args.pieceId,
-        actionId: args.actionId,
-        propertyName: args.propertyName,
-        config: args.config,
-        connectionId: args.connectionId,
-      });
+      const data = await dynamicOptions(
+        deps.pieces,
+        { fetch: deps.guardedFetch, resolveAuth: deps.resolveConnectionAuth },
+        {
+          workspaceId: auth.workspaceId,
+          pieceId: args.pieceId,
+          actionId: args.actionId,
+          propertyName: args.propertyName,
+          config: args.config,
+          connectionId: args.connectionId,
+        },
+      );
       return { data };
     },
   }),

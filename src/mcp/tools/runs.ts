@@ -27,7 +27,9 @@ export const runTools = [
       {
         id: Uuid,
         environment: t.Union([t.Literal("test"), t.Literal("production")], { description: "required: a production run is never started by omission" }),
-        wait: t.Optional(Type.Integer({ minimum: 0, maximum: MAX_WAIT_SECONDS, description: `seconds to wait for the run to finish (default ${DEFAULT_WAIT_SECONDS})` })),
+        wait: t.Optional(
+          Type.Integer({ minimum: 0, maximum: MAX_WAIT_SECONDS, description: `seconds to wait for the run to finish (default ${DEFAULT_WAIT_SECONDS})` }),
+        ),
         input: t.Optional(t.Record(t.String(), t.Unknown(), { description: "a JSON object: the trigger input, available as {{trigger.body}}" })),
       },
       strict,

@@ -23,7 +23,11 @@ export const templateTools = [
     input: t.Object({ id: TemplateId, ...UseTemplateFields }, strict),
     run: ({ deps, auth }, { id, ...body }) => {
       // As the route: creating needs workflow:write (the tool's scope), reading the template template:read.
-      if (!auth.scopes.has("template:read")) throw new AppError("FORBIDDEN", `this operation requires the scopes "workflow:write" and "template:read"; the credential has: ${[...auth.scopes].join(", ")}`);
+      if (!auth.scopes.has("template:read"))
+        throw new AppError(
+          "FORBIDDEN",
+          `this operation requires the scopes "workflow:write" and "template:read"; the credential has: ${[...auth.scopes].join(", ")}`,
+        );
       return { data: deps.templates.use(auth, id, body) };
     },
   }),

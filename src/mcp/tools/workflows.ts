@@ -12,8 +12,21 @@ import { defineTool } from "../tool";
 const strict = { additionalProperties: false } as const;
 
 const SERVER_OWNED = [
-  "id", "status", "webhookToken", "webhookUrl", "latestVersionId", "latestVersionNumber", "definitionRev",
-  "hasUnpublishedChanges", "cronExpression", "workspaceId", "orgId", "createdBy", "createdAt", "updatedAt", "lastRun",
+  "id",
+  "status",
+  "webhookToken",
+  "webhookUrl",
+  "latestVersionId",
+  "latestVersionNumber",
+  "definitionRev",
+  "hasUnpublishedChanges",
+  "cronExpression",
+  "workspaceId",
+  "orgId",
+  "createdBy",
+  "createdAt",
+  "updatedAt",
+  "lastRun",
 ] as const;
 
 const CreateArgs = t.Omit(WorkflowCreateBody, [...SERVER_OWNED], {
@@ -34,7 +47,8 @@ export const workflowTools = [
     scope: "workflow:read",
     readOnly: true,
     input: t.Object({ ...PageArgs, folderId, status, tag, q }, strict),
-    run: ({ deps, auth }, args) => deps.workflows.list(auth.workspaceId, { ...pageOfArgs(args), folderId: args.folderId, status: args.status, tag: args.tag, q: args.q }),
+    run: ({ deps, auth }, args) =>
+      deps.workflows.list(auth.workspaceId, { ...pageOfArgs(args), folderId: args.folderId, status: args.status, tag: args.tag, q: args.q }),
   }),
   defineTool<{ id: string }>({
     name: "get_workflow",
@@ -55,14 +69,16 @@ export const workflowTools = [
   }),
   defineTool<WorkflowUpdateBodyT & { id: string }>({
     name: "update_workflow",
-    description: "Replace a workflow's draft and fields. A stale expectedRev is refused with REVISION_CONFLICT naming the current definitionRev; nothing is written then.",
+    description:
+      "Replace a workflow's draft and fields. A stale expectedRev is refused with REVISION_CONFLICT naming the current definitionRev; nothing is written then.",
     scope: "workflow:write",
     input: UpdateArgs,
     run: async ({ deps, auth }, { id, ...body }) => ({ data: await deps.workflows.update(auth, id, body) }),
   }),
   defineTool<{ id: string }>({
     name: "delete_workflow",
-    description: "Delete a workflow with its versions (DELETE /api/workflows/{id}). Its runs stay readable in the run history. Irreversible: confirm with the user first.",
+    description:
+      "Delete a workflow with its versions (DELETE /api/workflows/{id}). Its runs stay readable in the run history. Irreversible: confirm with the user first.",
     scope: "workflow:write",
     input: t.Object({ id: Uuid }, strict),
     run: async ({ deps, auth }, args) => ({ data: await deps.workflows.delete(auth, args.id) }),

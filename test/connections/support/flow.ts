@@ -8,8 +8,12 @@ export async function createGeneric(t: TestApp, provider: Provider, extra: Recor
   const res = await t.req("POST", "/api/connections", {
     token,
     body: {
-      pieceId: "oauth2", name: `conn-${crypto.randomUUID().slice(0, 8)}`, clientId: provider.clientId, clientSecret: provider.clientSecret,
-      config: { authUrl: provider.authUrl, tokenUrl: provider.tokenUrl, scope: "read write" }, ...extra,
+      pieceId: "oauth2",
+      name: `conn-${crypto.randomUUID().slice(0, 8)}`,
+      clientId: provider.clientId,
+      clientSecret: provider.clientSecret,
+      config: { authUrl: provider.authUrl, tokenUrl: provider.tokenUrl, scope: "read write" },
+      ...extra,
     },
   });
   expect(res.status).toBe(201);
@@ -29,23 +33,39 @@ export async function authorize(t: TestApp, id: string, token?: string) {
 
 /** Pieces with the other auth kinds, each with a connection check, for tests. */
 export function registerTestPieces(t: TestApp) {
-  t.deps.pieces.register(definePiece({
-    id: "test-apikey", name: "API key test", version: "1.0.0", description: "test",
-    auth: Auth.apiKey({ header: "x-api-key" }),
-    checkConnection: async ({ auth }) => (auth.kind === "api_key" && auth.apiKey === "good-key-0001" ? { ok: true } : { ok: false, message: "key refused" }),
-    actions: [action({ id: "noop", name: "noop", description: "noop", run: () => ({}) })],
-  }));
-  t.deps.pieces.register(definePiece({
-    id: "test-basic", name: "Basic test", version: "1.0.0", description: "test", auth: Auth.basic(),
-    actions: [action({ id: "noop", name: "noop", description: "noop", run: () => ({}) })],
-  }));
-  t.deps.pieces.register(definePiece({
-    id: "test-custom", name: "Custom test", version: "1.0.0", description: "test",
-    auth: Auth.custom({
-      subdomain: Property.shortText({ required: true }),
-      token: Property.secretText({ required: true }),
-      region: Property.staticDropdown({ options: ["eu", "us"] }),
+  t.deps.pieces.register(
+    definePiece({
+      id: "test-apikey",
+      name: "API key test",
+      version: "1.0.0",
+      description: "test",
+      auth: Auth.apiKey({ header: "x-api-key" }),
+      checkConnection: async ({ auth }) => (auth.kind === "api_key" && auth.apiKey === "good-key-0001" ? { ok: true } : { ok: false, message: "key refused" }),
+      actions: [action({ id: "noop", name: "noop", description: "noop", run: () => ({}) })],
     }),
-    actions: [action({ id: "noop", name: "noop", description: "noop", run: () => ({}) })],
-  }));
+  );
+  t.deps.pieces.register(
+    definePiece({
+      id: "test-basic",
+      name: "Basic test",
+      version: "1.0.0",
+      description: "test",
+      auth: Auth.basic(),
+      actions: [action({ id: "noop", name: "noop", description: "noop", run: () => ({}) })],
+    }),
+  );
+  t.deps.pieces.register(
+    definePiece({
+      id: "test-custom",
+      name: "Custom test",
+      version: "1.0.0",
+      description: "test",
+      auth: Auth.custom({
+        subdomain: Property.shortText({ required: true }),
+        token: Property.secretText({ required: true }),
+        region: Property.staticDropdown({ options: ["eu", "us"] }),
+      }),
+      actions: [action({ id: "noop", name: "noop", description: "noop", run: () => ({}) })],
+    }),
+  );
 }

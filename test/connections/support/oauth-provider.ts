@@ -19,7 +19,12 @@ export interface ProviderOptions {
   tokenDelayMs?: number;
 }
 
-interface Code { clientId: string; redirectUri: string; challenge: string; scope: string }
+interface Code {
+  clientId: string;
+  redirectUri: string;
+  challenge: string;
+  scope: string;
+}
 
 export async function startProvider(options: ProviderOptions = {}) {
   const clientId = options.clientId ?? "client-123";
@@ -68,7 +73,8 @@ export async function startProvider(options: ProviderOptions = {}) {
         lastAuthorize = q;
         const redirect = q.get("redirect_uri");
         if (q.get("response_type") !== "code" || q.get("client_id") !== clientId || !redirect) return json(400, { error: "invalid_request" });
-        if (q.get("code_challenge_method") !== "S256" || !q.get("code_challenge")) return json(400, { error: "invalid_request", error_description: "PKCE S256 required" });
+        if (q.get("code_challenge_method") !== "S256" || !q.get("code_challenge"))
+          return json(400, { error: "invalid_request", error_description: "PKCE S256 required" });
         const code = randomBytes(16).toString("hex");
         codes.set(code, { clientId, redirectUri: redirect, challenge: q.get("code_challenge")!, scope: q.get("scope") ?? "" });
         const target = new URL(redirect);
@@ -80,7 +86,8 @@ export async function startProvider(options: ProviderOptions = {}) {
         if (settings.tokenDelayMs) await Bun.sleep(settings.tokenDelayMs);
         const form = new URLSearchParams(await request.text());
         lastTokenForm = form;
-        if (form.get("client_id") !== clientId || form.get("client_secret") !== clientSecret) return json(401, { error: "invalid_client", error_description: "client authentication failed" });
+        if (form.get("client_id") !== clientId || form.get("client_secret") !== clientSecret)
+          return json(401, { error: "invalid_client", error_description: "client authentication failed" });
         switch (form.get("grant_type")) {
           case "authorization_code": {
             const code = codes.get(form.get("code") ?? "");

@@ -11,7 +11,10 @@ import { projection } from "../../catalog";
 import { ErrorNote } from "../../components/error-note";
 import type { Projection, Property } from "../../types";
 
-export interface DataPath { label: string; expression: string }
+export interface DataPath {
+  label: string;
+  expression: string;
+}
 
 export interface ConfigFormProps {
   kind: "actions" | "triggers";
@@ -32,72 +35,168 @@ const fieldId = (step: string, name: string) => `cfg-${step}-${name}`.replace(/[
 function ExpressionPicker({ paths, onInsert, label }: { paths: DataPath[]; onInsert(expression: string): void; label: string }) {
   if (paths.length === 0) return null;
   return (
-    <select class="expr-picker" aria-label={`Insert data into ${label}`} value="" onChange={(e) => {
-      const value = (e.target as HTMLSelectElement).value;
-      if (value) onInsert(`{{${value}}}`);
-      (e.target as HTMLSelectElement).value = "";
-    }}>
+    <select
+      class="expr-picker"
+      aria-label={`Insert data into ${label}`}
+      value=""
+      onChange={(e) => {
+        const value = (e.target as HTMLSelectElement).value;
+        if (value) onInsert(`{{${value}}}`);
+        (e.target as HTMLSelectElement).value = "";
+      }}
+    >
       <option value="">Insert data…</option>
-      {paths.map((path) => <option key={path.expression} value={path.expression}>{path.label}</option>)}
+      {paths.map((path) => (
+        <option key={path.expression} value={path.expression}>
+          {path.label}
+        </option>
+      ))}
     </select>
   );
 }
 
-function JsonField({ id, value, onChange, describedBy, required }: { id: string; value: unknown; onChange(value: unknown): void; describedBy?: string; required?: boolean }) {
+function JsonField({
+  id,
+  value,
+  onChange,
+  describedBy,
+  required,
+}: {
+  id: string;
+  value: unknown;
+  onChange(value: unknown): void;
+  describedBy?: string;
+  required?: boolean;
+}) {
   const text = useSignal(value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value, null, 2));
   const error = useSignal<string | null>(null);
   return (
     <>
-      <textarea id={id} class="mono" rows={5} value={text.value} aria-describedby={describedBy} aria-invalid={error.value ? "true" : undefined} required={required}
-        onInput={(e) => { text.value = (e.target as HTMLTextAreaElement).value; }}
+      <textarea
+        id={id}
+        class="mono"
+        rows={5}
+        value={text.value}
+        aria-describedby={describedBy}
+        aria-invalid={error.value ? "true" : undefined}
+        required={required}
+        onInput={(e) => {
+          text.value = (e.target as HTMLTextAreaElement).value;
+        }}
         onBlur={() => {
           const raw = text.value.trim();
-          if (raw === "") { error.value = null; onChange(undefined); return; }
-          if (isExpression(raw) && !raw.startsWith("{") && !raw.startsWith("[")) { error.value = null; onChange(raw); return; }
-          try { onChange(JSON.parse(raw)); error.value = null; } catch (e) { error.value = `not valid JSON: ${(e as Error).message}`; }
-        }} />
-      {error.value && <span class="field-error" role="alert">{error.value}</span>}
+          if (raw === "") {
+            error.value = null;
+            onChange(undefined);
+            return;
+          }
+          if (isExpression(raw) && !raw.startsWith("{") && !raw.startsWith("[")) {
+            error.value = null;
+            onChange(raw);
+            return;
+          }
+          try {
+            onChange(JSON.parse(raw));
+            error.value = null;
+          } catch (e) {
+            error.value = `not valid JSON: ${(e as Error).message}`;
+          }
+        }}
+      />
+      {error.value && (
+        <span class="field-error" role="alert">
+          {error.value}
+        </span>
+      )}
     </>
   );
 }
 
 /** A free-form object (e.g. data.set_fields' fields): rows of name and value. */
-function KeyValueField({ id, value, onChange, paths, label }: { id: string; value: unknown; onChange(value: Record<string, unknown>): void; paths: DataPath[]; label: string }) {
+function KeyValueField({
+  id,
+  value,
+  onChange,
+  paths,
+  label,
+}: {
+  id: string;
+  value: unknown;
+  onChange(value: Record<string, unknown>): void;
+  paths: DataPath[];
+  label: string;
+}) {
   const rows = Object.entries((value && typeof value === "object" && !Array.isArray(value) ? value : {}) as Record<string, unknown>);
   const write = (next: Array<[string, unknown]>) => onChange(Object.fromEntries(next));
   return (
     <div class="kv" id={id} role="group" aria-label={label}>
       {rows.map(([key, val], index) => (
         <div class="kv-row" key={index}>
-          <input aria-label={`${label}: name ${index + 1}`} value={key} onChange={(e) => {
-            const next = [...rows];
-            next[index] = [(e.target as HTMLInputElement).value, val];
-            write(next);
-          }} />
-          <input aria-label={`${label}: value of ${key || index + 1}`} value={typeof val === "string" ? val : JSON.stringify(val)} onChange={(e) => {
-            const next = [...rows];
-            next[index] = [key, (e.target as HTMLInputElement).value];
-            write(next);
-          }} />
-          <ExpressionPicker paths={paths} label={`${label} ${key}`} onInsert={(expr) => {
-            const next = [...rows];
-            next[index] = [key, `${typeof val === "string" ? val : ""}${expr}`];
-            write(next);
-          }} />
-          <button type="button" class="link" aria-label={`Remove ${key || `row ${index + 1}`}`} onClick={() => write(rows.filter((_, i) => i !== index))}>×</button>
+          <input
+            aria-label={`${label}: name ${index + 1}`}
+            value={key}
+            onChange={(e) => {
+              const next = [...rows];
+              next[index] = [(e.target as HTMLInputElement).value, val];
+              write(next);
+            }}
+          />
+          <input
+            aria-label={`${label}: value of ${key || index + 1}`}
+            value={typeof val === "string" ? val : JSON.stringify(val)}
+            onChange={(e) => {
+              const next = [...rows];
+              next[index] = [key, (e.target as HTMLInputElement).value];
+              write(next);
+            }}
+          />
+          <ExpressionPicker
+            paths={paths}
+            label={`${label} ${key}`}
+            onInsert={(expr) => {
+              const next = [...rows];
+              next[index] = [key, `${typeof val === "string" ? val : ""}${expr}`];
+              write(next);
+            }}
+          />
+          <button type="button" class="link" aria-label={`Remove ${key || `row ${index + 1}`}`} onClick={() => write(rows.filter((_, i) => i !== index))}>
+            ×
+          </button>
         </div>
       ))}
-      <button type="button" class="small" onClick={() => {
-        let n = rows.length + 1;
-        while (rows.some(([k]) => k === `field${n}`)) n++;
-        write([...rows, [`field${n}`, ""]]);
-      }}>Add field</button>
+      <button
+        type="button"
+        class="small"
+        onClick={() => {
+          let n = rows.length + 1;
+          while (rows.some(([k]) => k === `field${n}`)) n++;
+          write([...rows, [`field${n}`, ""]]);
+        }}
+      >
+        Add field
+      </button>
     </div>
   );
 }
 
 /** Options come from POST .../{actions|triggers}/{id}/options/{name}; reloaded when a refresher (another field or the connection) changes. */
-function DynamicSelect({ id, props, name, value, refreshers, describedBy, onChange }: { id: string; props: ConfigFormProps; name: string; value: unknown; refreshers?: string[]; describedBy?: string; onChange(value: unknown): void }) {
+function DynamicSelect({
+  id,
+  props,
+  name,
+  value,
+  refreshers,
+  describedBy,
+  onChange,
+}: {
+  id: string;
+  props: ConfigFormProps;
+  name: string;
+  value: unknown;
+  refreshers?: string[];
+  describedBy?: string;
+  onChange(value: unknown): void;
+}) {
   const options = useSignal<Array<{ label: string; value: unknown }> | null>(null);
   const placeholder = useSignal<string | undefined>(undefined);
   const error = useSignal<unknown>(null);
@@ -110,19 +209,39 @@ function DynamicSelect({ id, props, name, value, refreshers, describedBy, onChan
       );
       options.value = res.data.options;
       placeholder.value = res.data.placeholder;
-    } catch (e) { error.value = e; }
+    } catch (e) {
+      error.value = e;
+    }
   };
   const refreshKey = JSON.stringify((refreshers ?? []).filter((r) => r !== "auth").map((r) => props.config[r] ?? null));
-  useEffect(() => { void load(); }, [props.connectionId, refreshKey]);
+  useEffect(() => {
+    void load();
+  }, [props.connectionId, refreshKey]);
   return (
     <>
       <div class="row">
-        <select id={id} aria-describedby={describedBy} aria-busy={options.value === null && !error.value ? "true" : undefined} value={JSON.stringify(value ?? null)} onChange={(e) => onChange(JSON.parse((e.target as HTMLSelectElement).value))}>
-          <option value="null">{error.value ? "— the choices could not be loaded —" : placeholder.value ?? (options.value ? "— choose —" : "Loading choices…")}</option>
-          {value !== undefined && !options.value?.some((o) => JSON.stringify(o.value) === JSON.stringify(value)) && <option value={JSON.stringify(value)}>{String(value)}</option>}
-          {(options.value ?? []).map((o) => <option key={JSON.stringify(o.value)} value={JSON.stringify(o.value)}>{o.label}</option>)}
+        <select
+          id={id}
+          aria-describedby={describedBy}
+          aria-busy={options.value === null && !error.value ? "true" : undefined}
+          value={JSON.stringify(value ?? null)}
+          onChange={(e) => onChange(JSON.parse((e.target as HTMLSelectElement).value))}
+        >
+          <option value="null">
+            {error.value ? "— the choices could not be loaded —" : (placeholder.value ?? (options.value ? "— choose —" : "Loading choices…"))}
+          </option>
+          {value !== undefined && !options.value?.some((o) => JSON.stringify(o.value) === JSON.stringify(value)) && (
+            <option value={JSON.stringify(value)}>{String(value)}</option>
+          )}
+          {(options.value ?? []).map((o) => (
+            <option key={JSON.stringify(o.value)} value={JSON.stringify(o.value)}>
+              {o.label}
+            </option>
+          ))}
         </select>
-        <button type="button" class="small" onClick={load} aria-label={`Refresh the choices of ${name}`}>Refresh</button>
+        <button type="button" class="small" onClick={load} aria-label={`Refresh the choices of ${name}`}>
+          Refresh
+        </button>
       </div>
       <ErrorNote error={error.value} />
     </>
@@ -146,16 +265,34 @@ function Field({ name, property, required, props }: { name: string; property: Pr
     control = <DynamicSelect id={id} props={props} name={name} value={value} refreshers={property.refreshers} describedBy={helpId} onChange={set} />;
   } else if (property.enum && !isExpression(value)) {
     control = (
-      <select id={id} aria-describedby={helpId} required={required} value={value === undefined ? "" : JSON.stringify(value)}
-        onChange={(e) => { const raw = (e.target as HTMLSelectElement).value; set(raw === "" ? undefined : JSON.parse(raw)); }}>
+      <select
+        id={id}
+        aria-describedby={helpId}
+        required={required}
+        value={value === undefined ? "" : JSON.stringify(value)}
+        onChange={(e) => {
+          const raw = (e.target as HTMLSelectElement).value;
+          set(raw === "" ? undefined : JSON.parse(raw));
+        }}
+      >
         <option value="">{required ? "— choose —" : "— none —"}</option>
         {property.enum.map((option) => (
-          <option key={String(option)} value={JSON.stringify(option)}>{property.enumLabels?.[String(option)] ?? String(option)}</option>
+          <option key={String(option)} value={JSON.stringify(option)}>
+            {property.enumLabels?.[String(option)] ?? String(option)}
+          </option>
         ))}
       </select>
     );
   } else if (property.type === "boolean" && !isExpression(value)) {
-    control = <input id={id} type="checkbox" aria-describedby={helpId} checked={value === true || (value === undefined && property.default === true)} onChange={(e) => set((e.target as HTMLInputElement).checked)} />;
+    control = (
+      <input
+        id={id}
+        type="checkbox"
+        aria-describedby={helpId}
+        checked={value === true || (value === undefined && property.default === true)}
+        onChange={(e) => set((e.target as HTMLInputElement).checked)}
+      />
+    );
   } else if (property.type === "object" && !property.properties && !isExpression(value)) {
     control = <KeyValueField id={id} value={value} onChange={set} paths={props.paths} label={label} />;
   } else if (property.type === "object" || property.type === "array" || property.type === "json") {
@@ -168,17 +305,50 @@ function Field({ name, property, required, props }: { name: string; property: Pr
       if (numeric && raw.trim() !== "" && !isExpression(raw) && Number.isFinite(Number(raw))) set(Number(raw));
       else set(raw);
     };
-    control = long
-      ? <textarea id={id} class="mono" rows={6} aria-describedby={helpId} required={required} value={text} placeholder={property.default !== undefined ? String(property.default) : undefined} onChange={(e) => commit((e.target as HTMLTextAreaElement).value)} />
-      : <input id={id} type="text" inputMode={numeric ? "decimal" : undefined} aria-describedby={helpId} required={required} value={text} placeholder={property.default !== undefined ? String(property.default) : undefined} onChange={(e) => commit((e.target as HTMLInputElement).value)} />;
+    control = long ? (
+      <textarea
+        id={id}
+        class="mono"
+        rows={6}
+        aria-describedby={helpId}
+        required={required}
+        value={text}
+        placeholder={property.default !== undefined ? String(property.default) : undefined}
+        onChange={(e) => commit((e.target as HTMLTextAreaElement).value)}
+      />
+    ) : (
+      <input
+        id={id}
+        type="text"
+        inputMode={numeric ? "decimal" : undefined}
+        aria-describedby={helpId}
+        required={required}
+        value={text}
+        placeholder={property.default !== undefined ? String(property.default) : undefined}
+        onChange={(e) => commit((e.target as HTMLInputElement).value)}
+      />
+    );
   }
   const insertable = property.type !== "boolean" && !(property.type === "object" && !property.properties) && !props.dynamicFields?.includes(name);
   return (
     <div class="field">
-      <label for={id}>{label}{required && <span class="required" aria-hidden="true"> *</span>}{required && <span class="sr-only"> (required)</span>}</label>
+      <label for={id}>
+        {label}
+        {required && (
+          <span class="required" aria-hidden="true">
+            {" "}
+            *
+          </span>
+        )}
+        {required && <span class="sr-only"> (required)</span>}
+      </label>
       {control}
       {insertable && <ExpressionPicker paths={props.paths} label={label} onInsert={(expr) => set(`${typeof value === "string" ? value : ""}${expr}`)} />}
-      {property.description && <span class="help" id={helpId}>{property.description}</span>}
+      {property.description && (
+        <span class="help" id={helpId}>
+          {property.description}
+        </span>
+      )}
     </div>
   );
 }
@@ -190,9 +360,18 @@ export function ConfigForm(props: ConfigFormProps) {
   useEffect(() => {
     let current = true;
     projection(props.kind, props.pieceId, props.actionId, props.config)
-      .then((p) => { if (current) { schema.value = p; error.value = null; } })
-      .catch((e) => { if (current) error.value = e; });
-    return () => { current = false; };
+      .then((p) => {
+        if (current) {
+          schema.value = p;
+          error.value = null;
+        }
+      })
+      .catch((e) => {
+        if (current) error.value = e;
+      });
+    return () => {
+      current = false;
+    };
   }, [props.kind, props.pieceId, props.actionId, gateKey]);
   if (error.value) return <ErrorNote error={error.value} />;
   const p = schema.value;
@@ -202,7 +381,13 @@ export function ConfigForm(props: ConfigFormProps) {
   return (
     <div class="config-form">
       {entries.map(([name, property]) => (
-        <Field key={name} name={name} property={property} required={p.inputSchema.required.includes(name)} props={{ ...props, dynamicFields: p.dynamicFields }} />
+        <Field
+          key={name}
+          name={name}
+          property={property}
+          required={p.inputSchema.required.includes(name)}
+          props={{ ...props, dynamicFields: p.dynamicFields }}
+        />
       ))}
       {p.unresolved.length > 0 && <p class="help">More fields may appear once you choose: {p.unresolved.join(", ")}.</p>}
     </div>

@@ -8,17 +8,38 @@ import { ErrorNote } from "../../components/error-note";
 import { authorizeConnection, listConnections } from "../../connections";
 import type { Connection, PieceDetail } from "../../types";
 
-export function ConnectionPicker({ pieceId, actionId, kind, value, onChange }: { pieceId: string; actionId: string; kind: "actions" | "triggers"; value?: string; onChange(id: string | undefined): void }) {
+export function ConnectionPicker({
+  pieceId,
+  actionId,
+  kind,
+  value,
+  onChange,
+}: {
+  pieceId: string;
+  actionId: string;
+  kind: "actions" | "triggers";
+  value?: string;
+  onChange(id: string | undefined): void;
+}) {
   const piece = useSignal<PieceDetail | null>(null);
   const connections = useSignal<Connection[]>([]);
   const creating = useSignal(false);
   const error = useSignal<unknown>(null);
-  const reload = () => listConnections(pieceId).then((list) => { connections.value = list; }).catch((e) => { error.value = e; });
+  const reload = () =>
+    listConnections(pieceId)
+      .then((list) => {
+        connections.value = list;
+      })
+      .catch((e) => {
+        error.value = e;
+      });
   useEffect(() => {
-    pieceDetail(pieceId).then((p) => {
-      piece.value = p;
-      if (p.auth) void reload();
-    }).catch(() => undefined);
+    pieceDetail(pieceId)
+      .then((p) => {
+        piece.value = p;
+        if (p.auth) void reload();
+      })
+      .catch(() => undefined);
   }, [pieceId]);
   const p = piece.value;
   if (!p?.auth) return null;
@@ -32,23 +53,55 @@ export function ConnectionPicker({ pieceId, actionId, kind, value, onChange }: {
       <div class="row">
         <select id={id} value={value ?? ""} onChange={(e) => onChange((e.target as HTMLSelectElement).value || undefined)}>
           <option value="">— choose a {p.name} connection —</option>
-          {connections.value.map((c) => <option key={c.id} value={c.id}>{c.name}{c.status !== "active" ? ` (${c.status})` : ""}</option>)}
+          {connections.value.map((c) => (
+            <option key={c.id} value={c.id}>
+              {c.name}
+              {c.status !== "active" ? ` (${c.status})` : ""}
+            </option>
+          ))}
         </select>
-        <button type="button" class="small" onClick={() => { creating.value = true; }}>New connection</button>
+        <button
+          type="button"
+          class="small"
+          onClick={() => {
+            creating.value = true;
+          }}
+        >
+          New connection
+        </button>
         {selected && selected.status !== "active" && p.auth.kind === "oauth2" && (
-          <button type="button" class="small" onClick={async () => {
-            try { await authorizeConnection(selected.id); await reload(); } catch (e) { error.value = e; }
-          }}>Connect</button>
+          <button
+            type="button"
+            class="small"
+            onClick={async () => {
+              try {
+                await authorizeConnection(selected.id);
+                await reload();
+              } catch (e) {
+                error.value = e;
+              }
+            }}
+          >
+            Connect
+          </button>
         )}
       </div>
       <ErrorNote error={error.value} />
       {creating.value && (
-        <Dialog title={`New ${p.name} connection`} onClose={() => { creating.value = false; }}>
-          <ConnectionForm piece={p} onCreated={async (connection) => {
+        <Dialog
+          title={`New ${p.name} connection`}
+          onClose={() => {
             creating.value = false;
-            await reload();
-            onChange(connection.id);
-          }} />
+          }}
+        >
+          <ConnectionForm
+            piece={p}
+            onCreated={async (connection) => {
+              creating.value = false;
+              await reload();
+              onChange(connection.id);
+            }}
+          />
         </Dialog>
       )}
     </div>

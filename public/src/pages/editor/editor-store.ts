@@ -81,7 +81,8 @@ export function createEditorStore(id: string) {
       if (definition.value === def) diagnostics.value = res.data;
     } catch (error) {
       // A refusal before the gate (e.g. an unknown key) is itself a diagnostic of the whole workflow.
-      if (error instanceof ApiError && error.status === 400) diagnostics.value = { valid: false, errors: [{ path: "", code: error.code, message: error.message }], warnings: [] };
+      if (error instanceof ApiError && error.status === 400)
+        diagnostics.value = { valid: false, errors: [{ path: "", code: error.code, message: error.message }], warnings: [] };
     }
   }
 
@@ -105,7 +106,11 @@ export function createEditorStore(id: string) {
       meta = {};
       saveState.value = "saving";
       try {
-        const res = await api.put<Workflow>(`/api/workflows/${id}`, { ...sent, ...(withDefinition ? { definition: def } : {}), expectedRev: workflow.value!.definitionRev });
+        const res = await api.put<Workflow>(`/api/workflows/${id}`, {
+          ...sent,
+          ...(withDefinition ? { definition: def } : {}),
+          expectedRev: workflow.value!.definitionRev,
+        });
         // Name and tags typed while this save was in flight stay as typed until their own save.
         workflow.value = { ...res.data, ...meta };
         if (!dirty) {
@@ -133,20 +138,32 @@ export function createEditorStore(id: string) {
   }
 
   function save(): Promise<void> {
-    if (timer) { clearTimeout(timer); timer = undefined; }
-    if (!saving) saving = runSave().finally(() => { saving = undefined; });
+    if (timer) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
+    if (!saving)
+      saving = runSave().finally(() => {
+        saving = undefined;
+      });
     return saving;
   }
 
   /** Saves what is pending now; throws when the draft could not be saved. */
   async function flush() {
-    if (saveState.value === "pending" || dirty) { dirty = true; await save(); }
-    else if (saving) await saving;
+    if (saveState.value === "pending" || dirty) {
+      dirty = true;
+      await save();
+    } else if (saving) await saving;
     if (saveState.value === "conflict" || saveState.value === "error") throw saveError.value;
   }
 
   /** Conflict resolution: drop local edits and take the server's draft. */
-  const reload = () => { dirty = false; meta = {}; return load(); };
+  const reload = () => {
+    dirty = false;
+    meta = {};
+    return load();
+  };
 
   /** Conflict resolution: write the local draft over the newer one, knowingly. */
   async function overwrite() {
@@ -169,29 +186,37 @@ export function createEditorStore(id: string) {
     const turn = actions.then(async () => {
       busy.value = label;
       actionError.value = null;
-      try { await fn(); } catch (error) { actionError.value = error; } finally { busy.value = null; }
+      try {
+        await fn();
+      } catch (error) {
+        actionError.value = error;
+      } finally {
+        busy.value = null;
+      }
     });
     actions = turn;
     return turn;
   }
 
-  const publish = () => act("publish", async () => {
-    await flush();
-    try {
-      const res = await api.post<Workflow>(`/api/workflows/${id}/publish`);
-      workflow.value = res.data;
-    } catch (error) {
-      // The gate's refusal carries its diagnostics: draw them on the steps they name.
-      const details = error instanceof ApiError ? (error.details as Partial<Diagnostics> | undefined) : undefined;
-      if (details && Array.isArray(details.errors)) diagnostics.value = { valid: false, errors: details.errors, warnings: details.warnings ?? [] };
-      throw error;
-    }
-  });
+  const publish = () =>
+    act("publish", async () => {
+      await flush();
+      try {
+        const res = await api.post<Workflow>(`/api/workflows/${id}/publish`);
+        workflow.value = res.data;
+      } catch (error) {
+        // The gate's refusal carries its diagnostics: draw them on the steps they name.
+        const details = error instanceof ApiError ? (error.details as Partial<Diagnostics> | undefined) : undefined;
+        if (details && Array.isArray(details.errors)) diagnostics.value = { valid: false, errors: details.errors, warnings: details.warnings ?? [] };
+        throw error;
+      }
+    });
 
-  const unpublish = () => act("unpublish", async () => {
-    const res = await api.post<Workflow>(`/api/workflows/${id}/unpublish`);
-    workflow.value = res.data;
-  });
+  const unpublish = () =>
+    act("unpublish", async () => {
+      const res = await api.post<Workflow>(`/api/workflows/${id}/unpublish`);
+      workflow.value = res.data;
+    });
 
   /** Name and tags save at once, queued with the draft so that our own saves never conflict with each other. */
   function changeMeta(patch: { name?: string; tags?: string[] }) {
@@ -204,27 +229,29 @@ export function createEditorStore(id: string) {
   const rename = (name: string) => changeMeta({ name });
   const setTags = (tags: string[]) => changeMeta({ tags });
 
-  const restore = (versionId: string) => act("restore", async () => {
-    await flush().catch(() => undefined);
-    const res = await api.post<Workflow>(`/api/workflows/${id}/versions/${versionId}/restore`, { expectedRev: workflow.value!.definitionRev });
-    batch(() => {
-      workflow.value = res.data;
-      definition.value = res.data.definition;
-      saveState.value = "saved";
-      generation.value++;
+  const restore = (versionId: string) =>
+    act("restore", async () => {
+      await flush().catch(() => undefined);
+      const res = await api.post<Workflow>(`/api/workflows/${id}/versions/${versionId}/restore`, { expectedRev: workflow.value!.definitionRev });
+      batch(() => {
+        workflow.value = res.data;
+        definition.value = res.data.definition;
+        saveState.value = "saved";
+        generation.value++;
+      });
+      void validate();
     });
-    void validate();
-  });
 
   /** Runs the draft as a test run with `payload` and follows it until it ends. */
-  const runTest = (payload: unknown) => act("test", async () => {
-    await flush();
-    watcher?.stop();
-    const res = await api.post<Run>(`/api/workflows/${id}/run`, payload ?? {}, { environment: "test", wait: 30 });
-    testRun.value = res.data;
-    if (!res.data.steps || !TERMINAL_RUN_STATUSES.has(res.data.status)) await follow(res.data.id);
-    else if (!res.data.steps) await refreshRun(res.data.id);
-  });
+  const runTest = (payload: unknown) =>
+    act("test", async () => {
+      await flush();
+      watcher?.stop();
+      const res = await api.post<Run>(`/api/workflows/${id}/run`, payload ?? {}, { environment: "test", wait: 30 });
+      testRun.value = res.data;
+      if (!res.data.steps || !TERMINAL_RUN_STATUSES.has(res.data.status)) await follow(res.data.id);
+      else if (!res.data.steps) await refreshRun(res.data.id);
+    });
 
   async function refreshRun(runId: string) {
     const res = await api.get<Run>(`/api/runs/${runId}`);
@@ -234,7 +261,9 @@ export function createEditorStore(id: string) {
   function follow(runId: string): Promise<void> {
     return new Promise((resolve) => {
       watcher = watchRun(runId, {
-        run: (run) => { testRun.value = { ...testRun.value!, ...run, steps: testRun.value?.steps }; },
+        run: (run) => {
+          testRun.value = { ...testRun.value!, ...run, steps: testRun.value?.steps };
+        },
         step: (step) => {
           const steps = [...(testRun.value?.steps ?? [])];
           const at = steps.findIndex((s) => s.id === step.id || s.nodeId === step.nodeId);
@@ -242,20 +271,53 @@ export function createEditorStore(id: string) {
           else steps.push(step);
           testRun.value = { ...testRun.value!, steps };
         },
-        end: () => { void refreshRun(runId).catch(() => undefined).finally(resolve); },
+        end: () => {
+          void refreshRun(runId)
+            .catch(() => undefined)
+            .finally(resolve);
+        },
       });
     });
   }
 
   function dispose() {
-    if (timer) { clearTimeout(timer); void save(); }
+    if (timer) {
+      clearTimeout(timer);
+      void save();
+    }
     watcher?.stop();
   }
 
   return {
-    id, workflow, definition, selected, saveState, saveError, loadError, actionError, diagnostics, diagnosticsByStep,
-    testRun, stepResults, busy, generation,
-    load, validate, change, save, flush, reload, overwrite, publish, unpublish, rename, setTags, restore, runTest, refreshRun, dispose,
+    id,
+    workflow,
+    definition,
+    selected,
+    saveState,
+    saveError,
+    loadError,
+    actionError,
+    diagnostics,
+    diagnosticsByStep,
+    testRun,
+    stepResults,
+    busy,
+    generation,
+    load,
+    validate,
+    change,
+    save,
+    flush,
+    reload,
+    overwrite,
+    publish,
+    unpublish,
+    rename,
+    setTags,
+    restore,
+    runTest,
+    refreshRun,
+    dispose,
   };
 }
 

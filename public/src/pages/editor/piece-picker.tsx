@@ -19,7 +19,11 @@ export type Pick =
 export function PieceIcon({ icon }: { icon?: string | null }) {
   if (!icon) return null;
   if (icon.startsWith("data:image/")) return <img class="piece-icon" src={icon} alt="" width={18} height={18} />;
-  return <span class="piece-icon" aria-hidden="true">{icon}</span>;
+  return (
+    <span class="piece-icon" aria-hidden="true">
+      {icon}
+    </span>
+  );
 }
 
 export function PiecePicker({ mode, title, onPick, onClose }: { mode: "action" | "trigger"; title: string; onPick(pick: Pick): void; onClose(): void }) {
@@ -29,32 +33,47 @@ export function PiecePicker({ mode, title, onPick, onClose }: { mode: "action" |
   useEffect(() => {
     listPieces()
       .then((list) => Promise.all(list.filter((p) => (mode === "action" ? p.actions.length : p.triggers.length) > 0).map((p) => pieceDetail(p.id))))
-      .then((details) => { pieces.value = details; })
-      .catch((error) => { catalogError.value = error; });
+      .then((details) => {
+        pieces.value = details;
+      })
+      .catch((error) => {
+        catalogError.value = error;
+      });
   }, [mode]);
   const q = query.value.trim().toLowerCase();
   const matches = (...texts: string[]) => !q || texts.some((text) => text.toLowerCase().includes(q));
-  const core = mode === "action"
-    ? [
-        { key: "router", label: "Router", description: "Send the run down the first branch whose conditions hold", pick: { kind: "router" } as Pick },
-        { key: "loop", label: "Loop on items", description: "Run the steps inside once per item of a list", pick: { kind: "loop" } as Pick },
-      ]
-    : [{ key: "manual", label: "Manual trigger", description: "Started from the editor, the API or MCP", pick: { kind: "manual" } as Pick }];
+  const core =
+    mode === "action"
+      ? [
+          { key: "router", label: "Router", description: "Send the run down the first branch whose conditions hold", pick: { kind: "router" } as Pick },
+          { key: "loop", label: "Loop on items", description: "Run the steps inside once per item of a list", pick: { kind: "loop" } as Pick },
+        ]
+      : [{ key: "manual", label: "Manual trigger", description: "Started from the editor, the API or MCP", pick: { kind: "manual" } as Pick }];
   return (
     <Dialog title={title} onClose={onClose} wide>
       <label class="field">
         <span>Search pieces and {mode === "action" ? "actions" : "triggers"}</span>
-        <input type="search" value={query.value} onInput={(e) => { query.value = (e.target as HTMLInputElement).value; }} placeholder="e.g. http, text, webhook" />
+        <input
+          type="search"
+          value={query.value}
+          onInput={(e) => {
+            query.value = (e.target as HTMLInputElement).value;
+          }}
+          placeholder="e.g. http, text, webhook"
+        />
       </label>
       <ErrorNote error={catalogError.value} />
       <div class="picker" role="list">
         <section class="picker-group" role="listitem">
           <h3>Flow</h3>
-          {core.filter((c) => matches(c.label, c.description)).map((c) => (
-            <button type="button" class="pick" key={c.key} onClick={() => onPick(c.pick)}>
-              <strong>{c.label}</strong><span>{c.description}</span>
-            </button>
-          ))}
+          {core
+            .filter((c) => matches(c.label, c.description))
+            .map((c) => (
+              <button type="button" class="pick" key={c.key} onClick={() => onPick(c.pick)}>
+                <strong>{c.label}</strong>
+                <span>{c.description}</span>
+              </button>
+            ))}
         </section>
         {pieces.value === null && !catalogError.value && <p class="muted">Loading pieces…</p>}
         {(pieces.value ?? []).map((piece) => {
@@ -63,11 +82,22 @@ export function PiecePicker({ mode, title, onPick, onClose }: { mode: "action" |
           if (shown.length === 0) return null;
           return (
             <section class="picker-group" role="listitem" key={piece.id}>
-              <h3><PieceIcon icon={(piece as { icon?: string | null }).icon} /> {piece.name} <span class="muted">{piece.id} {piece.version}</span></h3>
+              <h3>
+                <PieceIcon icon={(piece as { icon?: string | null }).icon} /> {piece.name}{" "}
+                <span class="muted">
+                  {piece.id} {piece.version}
+                </span>
+              </h3>
               {shown.map((entry) => (
-                <button type="button" class="pick" key={entry.id} data-pick={`${piece.id}.${entry.id}`}
-                  onClick={() => onPick({ kind: "piece", piece, id: entry.id, name: entry.name, triggerType: entry.type })}>
-                  <strong>{entry.name}</strong><span>{entry.description}</span>
+                <button
+                  type="button"
+                  class="pick"
+                  key={entry.id}
+                  data-pick={`${piece.id}.${entry.id}`}
+                  onClick={() => onPick({ kind: "piece", piece, id: entry.id, name: entry.name, triggerType: entry.type })}
+                >
+                  <strong>{entry.name}</strong>
+                  <span>{entry.description}</span>
                 </button>
               ))}
             </section>

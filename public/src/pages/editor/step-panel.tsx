@@ -36,7 +36,15 @@ const KIND_TEXT: Record<string, string> = {
   LOOP_ON_ITEMS: "Loop: the steps inside run once per item",
 };
 
-export function StepPanel({ store, onChangeKind, onAddErrorHandler }: { store: EditorStore; onChangeKind(name: string): void; onAddErrorHandler(name: string): void }) {
+export function StepPanel({
+  store,
+  onChangeKind,
+  onAddErrorHandler,
+}: {
+  store: EditorStore;
+  onChangeKind(name: string): void;
+  onAddErrorHandler(name: string): void;
+}) {
   const def = store.definition.value!;
   const name = store.selected.value!;
   const node = findStep(def, name) as (StepNode & Partial<ActionNode>) | undefined;
@@ -46,7 +54,11 @@ export function StepPanel({ store, onChangeKind, onAddErrorHandler }: { store: E
   const { pieceId: triggerPiece, actionId: triggerId } = def.trigger;
   useEffect(() => {
     if (!triggerPiece || !triggerId) return;
-    projection("triggers", triggerPiece, triggerId).then((p) => { triggerSample.value = p.sampleData ?? undefined; }).catch(() => undefined);
+    projection("triggers", triggerPiece, triggerId)
+      .then((p) => {
+        triggerSample.value = p.sampleData ?? undefined;
+      })
+      .catch(() => undefined);
   }, [triggerPiece, triggerId]);
   if (!node) return <p class="muted">That step no longer exists.</p>;
   const isTrigger = node === def.trigger || node.name === def.trigger.name;
@@ -64,7 +76,9 @@ export function StepPanel({ store, onChangeKind, onAddErrorHandler }: { store: E
       await api.put(`/api/workflows/${store.id}/pinned-data/${encodeURIComponent(node.name)}`, { data });
       const res = await api.get<any>(`/api/workflows/${store.id}`);
       store.workflow.value = { ...store.workflow.value!, pinnedData: res.data.pinnedData, definitionRev: res.data.definitionRev };
-    } catch (error) { pinError.value = error; }
+    } catch (error) {
+      pinError.value = error;
+    }
   };
   const unpin = async () => {
     pinError.value = null;
@@ -72,14 +86,18 @@ export function StepPanel({ store, onChangeKind, onAddErrorHandler }: { store: E
       await api.del(`/api/workflows/${store.id}/pinned-data/${encodeURIComponent(node.name)}`);
       const res = await api.get<any>(`/api/workflows/${store.id}`);
       store.workflow.value = { ...store.workflow.value!, pinnedData: res.data.pinnedData, definitionRev: res.data.definitionRev };
-    } catch (error) { pinError.value = error; }
+    } catch (error) {
+      pinError.value = error;
+    }
   };
 
   return (
     <section class="panel" aria-labelledby={`${idBase}-title`}>
       <header class="panel-head">
         <h2 id={`${idBase}-title`}>{node.displayName || node.name}</h2>
-        <p class="muted">{isTrigger ? `Trigger · ${node.type}` : node.type === "PIECE" ? `${node.pieceId} · ${node.actionId}` : KIND_TEXT[node.type] ?? node.type}</p>
+        <p class="muted">
+          {isTrigger ? `Trigger · ${node.type}` : node.type === "PIECE" ? `${node.pieceId} · ${node.actionId}` : (KIND_TEXT[node.type] ?? node.type)}
+        </p>
       </header>
 
       {diags.length > 0 && (
@@ -94,81 +112,189 @@ export function StepPanel({ store, onChangeKind, onAddErrorHandler }: { store: E
       )}
 
       <div class="name-grid">
-      <div class="field">
-        <label for={`${idBase}-display`}>Display name</label>
-        <input id={`${idBase}-display`} value={node.displayName ?? ""} onChange={(e) => patch((n) => { n.displayName = (e.target as HTMLInputElement).value; })} />
+        <div class="field">
+          <label for={`${idBase}-display`}>Display name</label>
+          <input
+            id={`${idBase}-display`}
+            value={node.displayName ?? ""}
+            onChange={(e) =>
+              patch((n) => {
+                n.displayName = (e.target as HTMLInputElement).value;
+              })
+            }
+          />
+        </div>
+        <div class="field">
+          <label for={`${idBase}-name`}>Step name</label>
+          <input
+            id={`${idBase}-name`}
+            value={node.name}
+            aria-describedby={`${idBase}-name-help`}
+            onChange={(e) => {
+              const next = (e.target as HTMLInputElement).value.trim();
+              if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(next)) {
+                renameError.value = "use letters, digits and _ (not starting with a digit)";
+                return;
+              }
+              try {
+                store.change(renameStep(def, node.name, next));
+                store.selected.value = next;
+                renameError.value = null;
+              } catch (error) {
+                renameError.value = (error as Error).message;
+              }
+            }}
+          />
+          {renameError.value && (
+            <span class="field-error" role="alert">
+              {renameError.value}
+            </span>
+          )}
+        </div>
       </div>
-      <div class="field">
-        <label for={`${idBase}-name`}>Step name</label>
-        <input id={`${idBase}-name`} value={node.name} aria-describedby={`${idBase}-name-help`} onChange={(e) => {
-          const next = (e.target as HTMLInputElement).value.trim();
-          if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(next)) { renameError.value = "use letters, digits and _ (not starting with a digit)"; return; }
-          try {
-            store.change(renameStep(def, node.name, next));
-            store.selected.value = next;
-            renameError.value = null;
-          } catch (error) { renameError.value = (error as Error).message; }
-        }} />
-        {renameError.value && <span class="field-error" role="alert">{renameError.value}</span>}
-      </div>
-      </div>
-      <p class="help name-help" id={`${idBase}-name-help`}>Later steps read this step's output as <code>{`{{${node.name}.output}}`}</code>.</p>
+      <p class="help name-help" id={`${idBase}-name-help`}>
+        Later steps read this step's output as <code>{`{{${node.name}.output}}`}</code>.
+      </p>
 
       <div class="row step-actions">
-        <button type="button" class="small" onClick={() => onChangeKind(node.name)}>{isTrigger ? "Change trigger" : node.type === "PIECE" ? "Change action" : "Replace step"}</button>
-        {!isTrigger && <button type="button" class="small" onClick={() => store.change(moveStep(def, node.name, "up"))} aria-label={`Move ${node.name} up`}>↑ Up</button>}
-        {!isTrigger && <button type="button" class="small" onClick={() => store.change(moveStep(def, node.name, "down"))} aria-label={`Move ${node.name} down`} disabled={!node.nextAction}>↓ Down</button>}
-        {!isTrigger && !node.onErrorAction && <button type="button" class="small" onClick={() => onAddErrorHandler(node.name)}>Add error handler</button>}
+        <button type="button" class="small" onClick={() => onChangeKind(node.name)}>
+          {isTrigger ? "Change trigger" : node.type === "PIECE" ? "Change action" : "Replace step"}
+        </button>
         {!isTrigger && (
-          <button type="button" class="small danger" onClick={() => {
-            const nested = (node.branches ?? []).some((b) => b.firstAction) || node.firstLoopAction || node.onErrorAction;
-            if (nested && !confirm(`Delete ${node.name} with the steps inside it?`)) return;
-            store.selected.value = null;
-            store.change(removeStep(def, node.name));
-          }}>Delete step</button>
+          <button type="button" class="small" onClick={() => store.change(moveStep(def, node.name, "up"))} aria-label={`Move ${node.name} up`}>
+            ↑ Up
+          </button>
+        )}
+        {!isTrigger && (
+          <button
+            type="button"
+            class="small"
+            onClick={() => store.change(moveStep(def, node.name, "down"))}
+            aria-label={`Move ${node.name} down`}
+            disabled={!node.nextAction}
+          >
+            ↓ Down
+          </button>
+        )}
+        {!isTrigger && !node.onErrorAction && (
+          <button type="button" class="small" onClick={() => onAddErrorHandler(node.name)}>
+            Add error handler
+          </button>
+        )}
+        {!isTrigger && (
+          <button
+            type="button"
+            class="small danger"
+            onClick={() => {
+              const nested = (node.branches ?? []).some((b) => b.firstAction) || node.firstLoopAction || node.onErrorAction;
+              if (nested && !confirm(`Delete ${node.name} with the steps inside it?`)) return;
+              store.selected.value = null;
+              store.change(removeStep(def, node.name));
+            }}
+          >
+            Delete step
+          </button>
         )}
       </div>
 
       {!isTrigger && (
         <label class="check">
-          <input type="checkbox" checked={!!node.skip} onChange={(e) => patch((n) => { if ((e.target as HTMLInputElement).checked) n.skip = true; else delete n.skip; })} />
+          <input
+            type="checkbox"
+            checked={!!node.skip}
+            onChange={(e) =>
+              patch((n) => {
+                if ((e.target as HTMLInputElement).checked) n.skip = true;
+                else delete n.skip;
+              })
+            }
+          />
           Skip this step (the run moves on without it)
         </label>
       )}
 
       {node.pieceId && node.actionId && (
         <>
-          <ConnectionPicker pieceId={node.pieceId} actionId={node.actionId} kind={isTrigger ? "triggers" : "actions"} value={node.connectionId}
-            onChange={(connectionId) => patch((n) => { if (connectionId) n.connectionId = connectionId; else delete n.connectionId; })} />
+          <ConnectionPicker
+            pieceId={node.pieceId}
+            actionId={node.actionId}
+            kind={isTrigger ? "triggers" : "actions"}
+            value={node.connectionId}
+            onChange={(connectionId) =>
+              patch((n) => {
+                if (connectionId) n.connectionId = connectionId;
+                else delete n.connectionId;
+              })
+            }
+          />
           <h3>Configuration</h3>
-          <ConfigForm key={`${node.name}-${store.generation.value}`} kind={isTrigger ? "triggers" : "actions"} pieceId={node.pieceId} actionId={node.actionId} stepName={node.name}
-            config={node.config ?? {}} connectionId={node.connectionId} paths={paths} onChange={(config) => patch((n) => { n.config = config; })} />
+          <ConfigForm
+            key={`${node.name}-${store.generation.value}`}
+            kind={isTrigger ? "triggers" : "actions"}
+            pieceId={node.pieceId}
+            actionId={node.actionId}
+            stepName={node.name}
+            config={node.config ?? {}}
+            connectionId={node.connectionId}
+            paths={paths}
+            onChange={(config) =>
+              patch((n) => {
+                n.config = config;
+              })
+            }
+          />
         </>
       )}
 
       {node.type === "ROUTER" && (
         <>
           <h3>Branches</h3>
-          <RouterEditor key={`${node.name}-${store.generation.value}`} stepName={node.name} branches={node.branches ?? []} paths={paths}
-            onChange={(branches) => patch((n) => {
-              // Keep each branch's steps with the branch as branches are edited, reordered or removed.
-              n.branches = branches;
-            })} />
+          <RouterEditor
+            key={`${node.name}-${store.generation.value}`}
+            stepName={node.name}
+            branches={node.branches ?? []}
+            paths={paths}
+            onChange={(branches) =>
+              patch((n) => {
+                // Keep each branch's steps with the branch as branches are edited, reordered or removed.
+                n.branches = branches;
+              })
+            }
+          />
         </>
       )}
 
       {node.type === "LOOP_ON_ITEMS" && (
         <div class="field">
           <label for={`${idBase}-items`}>Items (an expression that gives a list)</label>
-          <input id={`${idBase}-items`} placeholder="{{trigger.body.items}}" value={String(node.config?.items ?? "")}
-            onChange={(e) => patch((n) => { n.config = { ...n.config, items: (e.target as HTMLInputElement).value }; })} />
+          <input
+            id={`${idBase}-items`}
+            placeholder="{{trigger.body.items}}"
+            value={String(node.config?.items ?? "")}
+            onChange={(e) =>
+              patch((n) => {
+                n.config = { ...n.config, items: (e.target as HTMLInputElement).value };
+              })
+            }
+          />
           {paths.length > 0 && (
-            <select aria-label="Insert data into Items" value="" onChange={(e) => {
-              const v = (e.target as HTMLSelectElement).value;
-              if (v) patch((n) => { n.config = { ...n.config, items: `{{${v}}}` }; });
-            }}>
+            <select
+              aria-label="Insert data into Items"
+              value=""
+              onChange={(e) => {
+                const v = (e.target as HTMLSelectElement).value;
+                if (v)
+                  patch((n) => {
+                    n.config = { ...n.config, items: `{{${v}}}` };
+                  });
+              }}
+            >
               <option value="">Insert data…</option>
-              {paths.map((p) => <option key={p.expression} value={p.expression}>{p.label}</option>)}
+              {paths.map((p) => (
+                <option key={p.expression} value={p.expression}>
+                  {p.label}
+                </option>
+              ))}
             </select>
           )}
         </div>
@@ -179,18 +305,34 @@ export function StepPanel({ store, onChangeKind, onAddErrorHandler }: { store: E
         {!result && <p class="muted">Run a test to see this step's input and output here.</p>}
         {result && (
           <>
-            <p><StatusBadge status={result.status} /> {duration(result.durationMs)}{result.retryCount ? ` · ${result.retryCount} retries` : ""}</p>
-            {result.errorMessage && <p class="note note-error" role="alert">{result.errorMessage}</p>}
-            <details><summary>Input</summary><JsonView value={result.inputData} label={`Input of ${node.name}`} /></details>
+            <p>
+              <StatusBadge status={result.status} /> {duration(result.durationMs)}
+              {result.retryCount ? ` · ${result.retryCount} retries` : ""}
+            </p>
+            {result.errorMessage && (
+              <p class="note note-error" role="alert">
+                {result.errorMessage}
+              </p>
+            )}
+            <details>
+              <summary>Input</summary>
+              <JsonView value={result.inputData} label={`Input of ${node.name}`} />
+            </details>
             <h4>Output</h4>
             <JsonView value={result.outputData} label={`Output of ${node.name}`} />
-            {result.outputData !== undefined && !isTrigger && <button type="button" class="small" onClick={() => pin(result.outputData)}>Pin this output</button>}
+            {result.outputData !== undefined && !isTrigger && (
+              <button type="button" class="small" onClick={() => pin(result.outputData)}>
+                Pin this output
+              </button>
+            )}
           </>
         )}
         {pinned && (
           <p class="note">
             Output pinned {pinned.stale ? "(stale: the step changed since) " : ""}— test runs use it instead of running the step.{" "}
-            <button type="button" class="link" onClick={unpin}>Unpin</button>
+            <button type="button" class="link" onClick={unpin}>
+              Unpin
+            </button>
           </p>
         )}
         <ErrorNote error={pinError.value} />

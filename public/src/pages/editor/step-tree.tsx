@@ -22,7 +22,9 @@ function kindLabel(node: StepNode): string {
 function AddButton({ slot, label, onAdd }: { slot: Slot; label: string; onAdd: TreeProps["onAdd"] }) {
   return (
     <div class="connector">
-      <button type="button" class="add" aria-label={label} title={label} onClick={() => onAdd(slot, label)}>+</button>
+      <button type="button" class="add" aria-label={label} title={label} onClick={() => onAdd(slot, label)}>
+        +
+      </button>
     </div>
   );
 }
@@ -38,24 +40,55 @@ function NodeCard({ node, store, trigger }: { node: StepNode & Partial<ActionNod
   if (result) parts.push(`last test: ${result.status}`);
   if (node.skip) parts.push("skipped");
   return (
-    <button type="button" class={`node${isSelected ? " selected" : ""}${errors ? " has-errors" : ""}${node.skip ? " skipped" : ""}${trigger ? " trigger" : ""}`}
-      data-step={node.name} aria-pressed={isSelected} aria-label={parts.join(", ")} onClick={() => { store.selected.value = node.name; }}>
+    <button
+      type="button"
+      class={`node${isSelected ? " selected" : ""}${errors ? " has-errors" : ""}${node.skip ? " skipped" : ""}${trigger ? " trigger" : ""}`}
+      data-step={node.name}
+      aria-pressed={isSelected}
+      aria-label={parts.join(", ")}
+      onClick={() => {
+        store.selected.value = node.name;
+      }}
+    >
       <span class="node-kind">{trigger ? "Trigger" : kindLabel(node)}</span>
       <span class="node-title">{title}</span>
       <span class="node-name">{node.name}</span>
       <span class="node-badges">
-        {errors > 0 && <span class="badge badge-error" title={diags.map((d) => d.message).join("\n")}>{errors} ⚠</span>}
+        {errors > 0 && (
+          <span class="badge badge-error" title={diags.map((d) => d.message).join("\n")}>
+            {errors} ⚠
+          </span>
+        )}
         {result && <span class={`badge status-${result.status}`}>{result.status}</span>}
       </span>
     </button>
   );
 }
 
-function Chain({ first, slot, store, onAdd, context }: { first: ActionNode | undefined; slot: Slot; store: EditorStore; onAdd: TreeProps["onAdd"]; context: string }) {
+function Chain({
+  first,
+  slot,
+  store,
+  onAdd,
+  context,
+}: {
+  first: ActionNode | undefined;
+  slot: Slot;
+  store: EditorStore;
+  onAdd: TreeProps["onAdd"];
+  context: string;
+}) {
   const items = [];
   let current = first;
   let currentSlot = slot;
-  items.push(<AddButton key={`add-${currentSlot.owner}-${currentSlot.kind}-${currentSlot.branch ?? ""}`} slot={currentSlot} label={`Add a step ${context}`} onAdd={onAdd} />);
+  items.push(
+    <AddButton
+      key={`add-${currentSlot.owner}-${currentSlot.kind}-${currentSlot.branch ?? ""}`}
+      slot={currentSlot}
+      label={`Add a step ${context}`}
+      onAdd={onAdd}
+    />,
+  );
   while (current) {
     const node: ActionNode = current;
     items.push(
@@ -65,8 +98,17 @@ function Chain({ first, slot, store, onAdd, context }: { first: ActionNode | und
           <div class="branches" role="group" aria-label={`Branches of ${node.displayName || node.name}`}>
             {(node.branches ?? []).map((branch, index) => (
               <div class="branch" key={index}>
-                <div class="branch-label">{branch.name}{branch.conditions.length === 0 ? " (fallback)" : ""}</div>
-                <Chain first={branch.firstAction} slot={{ owner: node.name, kind: "branch", branch: index }} store={store} onAdd={onAdd} context={`in branch ${branch.name} of ${node.name}`} />
+                <div class="branch-label">
+                  {branch.name}
+                  {branch.conditions.length === 0 ? " (fallback)" : ""}
+                </div>
+                <Chain
+                  first={branch.firstAction}
+                  slot={{ owner: node.name, kind: "branch", branch: index }}
+                  store={store}
+                  onAdd={onAdd}
+                  context={`in branch ${branch.name} of ${node.name}`}
+                />
               </div>
             ))}
           </div>
@@ -75,7 +117,13 @@ function Chain({ first, slot, store, onAdd, context }: { first: ActionNode | und
           <div class="branches loop" role="group" aria-label={`Loop body of ${node.displayName || node.name}`}>
             <div class="branch">
               <div class="branch-label">For each item</div>
-              <Chain first={node.firstLoopAction} slot={{ owner: node.name, kind: "loop" }} store={store} onAdd={onAdd} context={`in the loop body of ${node.name}`} />
+              <Chain
+                first={node.firstLoopAction}
+                slot={{ owner: node.name, kind: "loop" }}
+                store={store}
+                onAdd={onAdd}
+                context={`in the loop body of ${node.name}`}
+              />
             </div>
           </div>
         )}
@@ -83,7 +131,13 @@ function Chain({ first, slot, store, onAdd, context }: { first: ActionNode | und
           <div class="branches on-error" role="group" aria-label={`On error of ${node.displayName || node.name}`}>
             <div class="branch">
               <div class="branch-label">On error</div>
-              <Chain first={node.onErrorAction} slot={{ owner: node.name, kind: "error" }} store={store} onAdd={onAdd} context={`in the error branch of ${node.name}`} />
+              <Chain
+                first={node.onErrorAction}
+                slot={{ owner: node.name, kind: "error" }}
+                store={store}
+                onAdd={onAdd}
+                context={`in the error branch of ${node.name}`}
+              />
             </div>
           </div>
         )}
@@ -119,7 +173,9 @@ export function StepTree({ store, onAdd }: TreeProps) {
   return (
     <div class="tree" role="region" aria-label="Workflow steps (arrow keys move between steps)" onKeyDown={onKeyDown}>
       <div class="chain root">
-        <div class="step"><NodeCard node={def.trigger} store={store} trigger /></div>
+        <div class="step">
+          <NodeCard node={def.trigger} store={store} trigger />
+        </div>
         <Chain first={def.trigger.nextAction} slot={{ owner: def.trigger.name, kind: "next" }} store={store} onAdd={onAdd} context={`after the trigger`} />
       </div>
     </div>

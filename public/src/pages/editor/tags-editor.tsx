@@ -20,12 +20,30 @@ export function TagsEditor({ tags, onChange, busy }: { tags: string[]; onChange(
   return (
     <div class="tags-editor" role="group" aria-label="Tags">
       {tags.map((tag) => (
-        <span class="tag" key={tag}>{tag}<button type="button" class="link" aria-label={`Remove tag ${tag}`} disabled={busy} onClick={() => onChange(tags.filter((t) => t !== tag))}>×</button></span>
+        <span class="tag" key={tag}>
+          {tag}
+          <button type="button" class="link" aria-label={`Remove tag ${tag}`} disabled={busy} onClick={() => onChange(tags.filter((t) => t !== tag))}>
+            ×
+          </button>
+        </span>
       ))}
-      <input class="tag-input" aria-label="Add a tag" placeholder={tags.length ? "+ tag" : "+ add tag"} value={text.value} maxLength={50}
-        onInput={(e) => { text.value = (e.target as HTMLInputElement).value; }}
-        onKeyDown={(e) => { if (e.key === "Enter" || e.key === ",") { e.preventDefault(); add(); } }}
-        onBlur={add} />
+      <input
+        class="tag-input"
+        aria-label="Add a tag"
+        placeholder={tags.length ? "+ tag" : "+ add tag"}
+        value={text.value}
+        maxLength={50}
+        onInput={(e) => {
+          text.value = (e.target as HTMLInputElement).value;
+        }}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" || e.key === ",") {
+            e.preventDefault();
+            add();
+          }
+        }}
+        onBlur={add}
+      />
     </div>
   );
 }

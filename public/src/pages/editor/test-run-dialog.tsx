@@ -13,8 +13,16 @@ export function TestRunDialog({ store, onClose }: { store: EditorStore; onClose(
   const run = async (event: Event) => {
     event.preventDefault();
     let payload: unknown;
-    try { payload = JSON.parse(text.value || "{}"); } catch (e) { error.value = new Error(`the payload is not valid JSON: ${(e as Error).message}`); return; }
-    if (payload === null || typeof payload !== "object" || Array.isArray(payload)) { error.value = new Error("the payload must be a JSON object; it becomes trigger.body"); return; }
+    try {
+      payload = JSON.parse(text.value || "{}");
+    } catch (e) {
+      error.value = new Error(`the payload is not valid JSON: ${(e as Error).message}`);
+      return;
+    }
+    if (payload === null || typeof payload !== "object" || Array.isArray(payload)) {
+      error.value = new Error("the payload must be a JSON object; it becomes trigger.body");
+      return;
+    }
     // Remember the payload for next time; a failure to store it must not block the run.
     void api.put(`/api/workflows/${store.id}/test-payloads`, { ...saved, default: payload }).catch(() => undefined);
     onClose();
@@ -25,10 +33,22 @@ export function TestRunDialog({ store, onClose }: { store: EditorStore; onClose(
       <form class="stack" onSubmit={run}>
         <label class="field" for="test-payload">
           <span>Payload (JSON object; the steps read it as trigger.body)</span>
-          <textarea id="test-payload" class="mono" rows={10} value={text.value} onInput={(e) => { text.value = (e.target as HTMLTextAreaElement).value; }} />
+          <textarea
+            id="test-payload"
+            class="mono"
+            rows={10}
+            value={text.value}
+            onInput={(e) => {
+              text.value = (e.target as HTMLTextAreaElement).value;
+            }}
+          />
         </label>
         <ErrorNote error={error.value} />
-        <div class="row"><button type="submit" class="primary">Run test</button></div>
+        <div class="row">
+          <button type="submit" class="primary">
+            Run test
+          </button>
+        </div>
       </form>
     </Dialog>
   );

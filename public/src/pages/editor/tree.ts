@@ -48,7 +48,12 @@ export const stepNames = (def: Definition) => walk(def).map((visit) => visit.nod
 
 /** A name usable in expressions (`{{name.output}}`) that no other step has. */
 export function uniqueName(def: Definition, base: string): string {
-  const clean = base.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "").replace(/^(?=\d)/, "step_") || "step";
+  const clean =
+    base
+      .toLowerCase()
+      .replace(/[^a-z0-9_]+/g, "_")
+      .replace(/^_+|_+$/g, "")
+      .replace(/^(?=\d)/, "step_") || "step";
   const taken = new Set(stepNames(def));
   if (!taken.has(clean)) return clean;
   for (let n = 2; ; n++) if (!taken.has(`${clean}_${n}`)) return `${clean}_${n}`;
@@ -119,7 +124,9 @@ export function renameStep(def: Definition, from: string, to: string): Definitio
   for (const { node } of walk(next)) {
     if (node.name === from) node.name = to;
     if (node.config) node.config = rewrite(node.config) as Record<string, unknown>;
-    node.branches?.forEach((branch: Branch) => { branch.conditions = rewrite(branch.conditions) as Branch["conditions"]; });
+    node.branches?.forEach((branch: Branch) => {
+      branch.conditions = rewrite(branch.conditions) as Branch["conditions"];
+    });
   }
   return next;
 }
@@ -154,7 +161,10 @@ export function earlierSteps(def: Definition, name: string): string[] {
   const chain = (node: ActionNode | undefined, before: string[]) => {
     const seen = [...before];
     for (let current = node; current && !found; current = current.nextAction) {
-      if (current.name === name) { found = seen; return; }
+      if (current.name === name) {
+        found = seen;
+        return;
+      }
       current.branches?.forEach((branch) => chain(branch.firstAction, [...seen, current!.name]));
       chain(current.firstLoopAction, [...seen, current.name]);
       chain(current.onErrorAction, [...seen, current.name]);
@@ -181,7 +191,10 @@ export function stepForPath(def: Definition, path: string): string | undefined {
 }
 
 export const NEW_ROUTER = (name: string): ActionNode => ({
-  name, displayName: "Router", type: "ROUTER", config: {},
+  name,
+  displayName: "Router",
+  type: "ROUTER",
+  config: {},
   branches: [
     { name: "Branch 1", conditions: [[{ field: "", operator: "text_eq", value: "" }]] },
     { name: "Otherwise", conditions: [] },

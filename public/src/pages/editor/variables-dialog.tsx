@@ -9,22 +9,50 @@ import { api } from "../../api";
 import { Dialog } from "../../components/dialog";
 import { ErrorNote } from "../../components/error-note";
 
-export interface Variable { name: string; value: unknown; secret: boolean; description: string; updatedAt?: string }
+export interface Variable {
+  name: string;
+  value: unknown;
+  secret: boolean;
+  description: string;
+  updatedAt?: string;
+}
 
 /** One editable row; `text` is what the person sees, `stored` marks a secret whose value stays hidden. */
-interface Row { key: number; name: string; text: string; secret: boolean; description: string; stored: boolean; json: boolean }
+interface Row {
+  key: number;
+  name: string;
+  text: string;
+  secret: boolean;
+  description: string;
+  stored: boolean;
+  json: boolean;
+}
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 let rowKey = 0;
 
 function toRow(v: Variable): Row {
   const json = v.value !== null && v.value !== undefined && typeof v.value !== "string";
-  return { key: ++rowKey, name: v.name, secret: v.secret, description: v.description ?? "", stored: v.secret && v.value === null, json, text: json ? JSON.stringify(v.value) : String(v.value ?? "") };
+  return {
+    key: ++rowKey,
+    name: v.name,
+    secret: v.secret,
+    description: v.description ?? "",
+    stored: v.secret && v.value === null,
+    json,
+    text: json ? JSON.stringify(v.value) : String(v.value ?? ""),
+  };
 }
 
 /** A value typed as text stays text, unless it was JSON when read (numbers, objects) and still parses. */
 function valueOf(row: Row): unknown {
-  if (row.json) { try { return JSON.parse(row.text); } catch { return row.text; } }
+  if (row.json) {
+    try {
+      return JSON.parse(row.text);
+    } catch {
+      return row.text;
+    }
+  }
   return row.text;
 }
 
@@ -43,10 +71,18 @@ export function VariablesDialog({ workflowId, onClose }: { workflowId: string; o
   const error = useSignal<unknown>(null);
   const saved = useSignal(false);
   const busy = useSignal(false);
-  const load = () => api.get<Variable[]>(`/api/workflows/${workflowId}/variables`)
-    .then((res) => { rows.value = res.data.map(toRow); })
-    .catch((e) => { error.value = e; });
-  useEffect(() => { void load(); }, [workflowId]);
+  const load = () =>
+    api
+      .get<Variable[]>(`/api/workflows/${workflowId}/variables`)
+      .then((res) => {
+        rows.value = res.data.map(toRow);
+      })
+      .catch((e) => {
+        error.value = e;
+      });
+  useEffect(() => {
+    void load();
+  }, [workflowId]);
 
   const update = (key: number, patch: Partial<Row>) => {
     saved.value = false;
@@ -57,60 +93,132 @@ export function VariablesDialog({ workflowId, onClose }: { workflowId: string; o
     error.value = null;
     const list = rows.value ?? [];
     const problem = problemsOf(list);
-    if (problem) { error.value = new Error(problem); return; }
+    if (problem) {
+      error.value = new Error(problem);
+      return;
+    }
     busy.value = true;
     try {
       const variables = list.map((r) => ({
-        name: r.name, secret: r.secret, description: r.description,
+        name: r.name,
+        secret: r.secret,
+        description: r.description,
         // A stored secret nobody retyped is sent without a value: the server keeps it.
         ...(r.secret && r.stored ? {} : { value: valueOf(r) }),
       }));
       const res = await api.put<Variable[]>(`/api/workflows/${workflowId}/variables`, { variables });
       rows.value = res.data.map(toRow);
       saved.value = true;
-    } catch (e) { error.value = e; } finally { busy.value = false; }
+    } catch (e) {
+      error.value = e;
+    } finally {
+      busy.value = false;
+    }
   };
 
   return (
     <Dialog title="Variables" onClose={onClose} wide>
-      <p class="help">Use them in any field as <code>{"{{variables.name}}"}</code>. They apply to test and live runs at once (they are not part of a published version). Secret values are stored encrypted and never shown again.</p>
+      <p class="help">
+        Use them in any field as <code>{"{{variables.name}}"}</code>. They apply to test and live runs at once (they are not part of a published version).
+        Secret values are stored encrypted and never shown again.
+      </p>
       {rows.value === null && !error.value && <p class="muted">Loading…</p>}
       {rows.value && (
         <form class="stack" onSubmit={save} aria-label="Workflow variables">
           {rows.value.length === 0 && <p class="empty">No variables yet. Add one for values you reuse across steps, such as an API base URL.</p>}
           {rows.value.length > 0 && (
             <table class="table variables">
-              <thead><tr><th scope="col">Name</th><th scope="col">Value</th><th scope="col">Secret</th><th scope="col">Description</th><th scope="col"><span class="sr-only">Remove</span></th></tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Value</th>
+                  <th scope="col">Secret</th>
+                  <th scope="col">Description</th>
+                  <th scope="col">
+                    <span class="sr-only">Remove</span>
+                  </th>
+                </tr>
+              </thead>
               <tbody>
                 {rows.value.map((r, i) => (
                   <tr key={r.key}>
-                    <td><input aria-label={`Name of variable ${i + 1}`} value={r.name} required onInput={(e) => update(r.key, { name: (e.target as HTMLInputElement).value.trim() })} /></td>
                     <td>
-                      <input aria-label={`Value of ${r.name || `variable ${i + 1}`}`} {...inputType(r.secret ? "password" : "text")} autoComplete="off" value={r.stored ? "" : r.text}
-                        placeholder={r.stored ? "stored — type to replace" : ""}
-                        onInput={(e) => update(r.key, { text: (e.target as HTMLInputElement).value, stored: false })} />
+                      <input
+                        aria-label={`Name of variable ${i + 1}`}
+                        value={r.name}
+                        required
+                        onInput={(e) => update(r.key, { name: (e.target as HTMLInputElement).value.trim() })}
+                      />
                     </td>
-                    <td><input type="checkbox" aria-label={`${r.name || `Variable ${i + 1}`} is secret`} checked={r.secret} onChange={(e) => update(r.key, { secret: (e.target as HTMLInputElement).checked, stored: false })} /></td>
-                    <td><input aria-label={`Description of ${r.name || `variable ${i + 1}`}`} value={r.description} maxLength={500} onInput={(e) => update(r.key, { description: (e.target as HTMLInputElement).value })} /></td>
-                    <td><button type="button" class="link" aria-label={`Remove ${r.name || `variable ${i + 1}`}`} onClick={() => { saved.value = false; rows.value = rows.value!.filter((x) => x.key !== r.key); }}>×</button></td>
+                    <td>
+                      <input
+                        aria-label={`Value of ${r.name || `variable ${i + 1}`}`}
+                        {...inputType(r.secret ? "password" : "text")}
+                        autoComplete="off"
+                        value={r.stored ? "" : r.text}
+                        placeholder={r.stored ? "stored — type to replace" : ""}
+                        onInput={(e) => update(r.key, { text: (e.target as HTMLInputElement).value, stored: false })}
+                      />
+                    </td>
+                    <td>
+                      <input
+                        type="checkbox"
+                        aria-label={`${r.name || `Variable ${i + 1}`} is secret`}
+                        checked={r.secret}
+                        onChange={(e) => update(r.key, { secret: (e.target as HTMLInputElement).checked, stored: false })}
+                      />
+                    </td>
+                    <td>
+                      <input
+                        aria-label={`Description of ${r.name || `variable ${i + 1}`}`}
+                        value={r.description}
+                        maxLength={500}
+                        onInput={(e) => update(r.key, { description: (e.target as HTMLInputElement).value })}
+                      />
+                    </td>
+                    <td>
+                      <button
+                        type="button"
+                        class="link"
+                        aria-label={`Remove ${r.name || `variable ${i + 1}`}`}
+                        onClick={() => {
+                          saved.value = false;
+                          rows.value = rows.value!.filter((x) => x.key !== r.key);
+                        }}
+                      >
+                        ×
+                      </button>
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
           )}
           <div class="row">
-            <button type="button" class="small" onClick={() => {
-              const taken = new Set(rows.value!.map((r) => r.name));
-              let n = rows.value!.length + 1;
-              while (taken.has(`var${n}`)) n++;
-              saved.value = false;
-              rows.value = [...rows.value!, { key: ++rowKey, name: `var${n}`, text: "", secret: false, description: "", stored: false, json: false }];
-            }}>Add variable</button>
+            <button
+              type="button"
+              class="small"
+              onClick={() => {
+                const taken = new Set(rows.value!.map((r) => r.name));
+                let n = rows.value!.length + 1;
+                while (taken.has(`var${n}`)) n++;
+                saved.value = false;
+                rows.value = [...rows.value!, { key: ++rowKey, name: `var${n}`, text: "", secret: false, description: "", stored: false, json: false }];
+              }}
+            >
+              Add variable
+            </button>
           </div>
           <ErrorNote error={error.value} />
           <div class="row">
-            <button type="submit" class="primary" disabled={busy.value}>{busy.value ? "Saving…" : "Save variables"}</button>
-            {saved.value && <span class="muted" role="status">Variables saved.</span>}
+            <button type="submit" class="primary" disabled={busy.value}>
+              {busy.value ? "Saving…" : "Save variables"}
+            </button>
+            {saved.value && (
+              <span class="muted" role="status">
+                Variables saved.
+              </span>
+            )}
           </div>
         </form>
       )}

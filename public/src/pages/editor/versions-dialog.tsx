@@ -12,9 +12,14 @@ export function VersionsDialog({ store, onClose }: { store: EditorStore; onClose
   const versions = useSignal<VersionSummary[] | null>(null);
   const error = useSignal<unknown>(null);
   useEffect(() => {
-    api.get<VersionSummary[]>(`/api/workflows/${store.id}/versions`, { limit: 100 })
-      .then((res) => { versions.value = [...res.data].sort((a, b) => b.number - a.number); })
-      .catch((e) => { error.value = e; });
+    api
+      .get<VersionSummary[]>(`/api/workflows/${store.id}/versions`, { limit: 100 })
+      .then((res) => {
+        versions.value = [...res.data].sort((a, b) => b.number - a.number);
+      })
+      .catch((e) => {
+        error.value = e;
+      });
   }, []);
   return (
     <Dialog title="Version history" onClose={onClose}>
@@ -24,14 +29,26 @@ export function VersionsDialog({ store, onClose }: { store: EditorStore; onClose
       <ul class="versions">
         {(versions.value ?? []).map((version) => (
           <li key={version.id}>
-            <span><strong>Version {version.number}</strong>{version.live && <span class="badge status-active">live</span>}</span>
-            <span class="muted">{when(version.createdAt)} · {version.triggerType}</span>
-            <button type="button" class="small" aria-label={`Restore version ${version.number}`} disabled={store.busy.value === "restore"}
+            <span>
+              <strong>Version {version.number}</strong>
+              {version.live && <span class="badge status-active">live</span>}
+            </span>
+            <span class="muted">
+              {when(version.createdAt)} · {version.triggerType}
+            </span>
+            <button
+              type="button"
+              class="small"
+              aria-label={`Restore version ${version.number}`}
+              disabled={store.busy.value === "restore"}
               onClick={async () => {
                 await store.restore(version.id);
                 if (!store.actionError.value) onClose();
                 else error.value = store.actionError.value;
-              }}>Restore</button>
+              }}
+            >
+              Restore
+            </button>
           </li>
         ))}
       </ul>

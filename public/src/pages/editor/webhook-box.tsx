@@ -25,11 +25,15 @@ export function WebhookBox({ store }: { store: EditorStore }) {
           await store.refreshRun(run.id);
           return;
         }
-      } catch { /* keep listening */ }
+      } catch {
+        /* keep listening */
+      }
       setTimeout(tick, 1000);
     };
     void tick();
-    return () => { stopped = true; };
+    return () => {
+      stopped = true;
+    };
   }, [listening.value]);
   if (!url) {
     return <p class="muted webhook">The webhook URL appears once the draft with its webhook trigger is saved.</p>;
@@ -40,20 +44,41 @@ export function WebhookBox({ store }: { store: EditorStore }) {
       <div class="row">
         <label for="webhook-url">Webhook URL {live ? "(live)" : "(answers 404 until published)"}</label>
         <input id="webhook-url" readOnly value={url} onFocus={(e) => (e.target as HTMLInputElement).select()} />
-        <button type="button" class="small" onClick={async () => {
-          try { await navigator.clipboard.writeText(url); } catch {
-            const input = document.getElementById("webhook-url") as HTMLInputElement;
-            input.select();
-            document.execCommand?.("copy");
-          }
-          copied.value = true;
-          setTimeout(() => { copied.value = false; }, 1500);
-        }}>{copied.value ? "Copied" : "Copy"}</button>
-        <button type="button" class="small" aria-pressed={listening.value} onClick={() => { listening.value = !listening.value; }}>
+        <button
+          type="button"
+          class="small"
+          onClick={async () => {
+            try {
+              await navigator.clipboard.writeText(url);
+            } catch {
+              const input = document.getElementById("webhook-url") as HTMLInputElement;
+              input.select();
+              document.execCommand?.("copy");
+            }
+            copied.value = true;
+            setTimeout(() => {
+              copied.value = false;
+            }, 1500);
+          }}
+        >
+          {copied.value ? "Copied" : "Copy"}
+        </button>
+        <button
+          type="button"
+          class="small"
+          aria-pressed={listening.value}
+          onClick={() => {
+            listening.value = !listening.value;
+          }}
+        >
           {listening.value ? "Stop listening" : "Listen for test event"}
         </button>
       </div>
-      {listening.value && <p class="help" role="status">Send a request to <code>{url}/test</code>; it runs the draft and shows the result here.</p>}
+      {listening.value && (
+        <p class="help" role="status">
+          Send a request to <code>{url}/test</code>; it runs the draft and shows the result here.
+        </p>
+      )}
     </div>
   );
 }

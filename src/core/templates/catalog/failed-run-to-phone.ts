@@ -4,20 +4,33 @@ export default {
   id: "0b7d1a40-5e0f-4c1e-9a01-000000000010",
   slug: "failed-run-to-phone",
   name: "Failed run → phone (ntfy)",
-  description: "When any production run fails, push a notification to your phone through ntfy (ntfy.sh or your own server). Set variables.ntfyServer and variables.ntfyTopic",
+  description:
+    "When any production run fails, push a notification to your phone through ntfy (ntfy.sh or your own server). Set variables.ntfyServer and variables.ntfyTopic",
   category: "notifications",
-  definition: base({
-    name: "trigger", displayName: "A run failed", type: "error", pieceId: "runs", actionId: "on_error", config: { workflow_ids: [] },
-    nextAction: {
-      name: "push", displayName: "Push to my phone", type: "PIECE", pieceId: "notify", actionId: "ntfy_send",
-      config: {
-        server_url: "{{variables.ntfyServer}}",
-        topic: "{{variables.ntfyTopic}}",
-        title: "Weft: {{trigger.run.workflowName}} failed",
-        message: "{{trigger.run.errorMessage}}",
-        priority: "high",
-        tags: ["warning"],
+  definition: base(
+    {
+      name: "trigger",
+      displayName: "A run failed",
+      type: "error",
+      pieceId: "runs",
+      actionId: "on_error",
+      config: { workflow_ids: [] },
+      nextAction: {
+        name: "push",
+        displayName: "Push to my phone",
+        type: "PIECE",
+        pieceId: "notify",
+        actionId: "ntfy_send",
+        config: {
+          server_url: "{{variables.ntfyServer}}",
+          topic: "{{variables.ntfyTopic}}",
+          title: "Weft: {{trigger.run.workflowName}} failed",
+          message: "{{trigger.run.errorMessage}}",
+          priority: "high",
+          tags: ["warning"],
+        },
       },
     },
-  }, { variables: { ntfyServer: "https://ntfy.sh", ntfyTopic: "my-weft-alerts" } }),
+    { variables: { ntfyServer: "https://ntfy.sh", ntfyTopic: "my-weft-alerts" } },
+  ),
 } satisfies BuiltinTemplate;

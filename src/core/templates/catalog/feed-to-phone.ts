@@ -6,18 +6,29 @@ export default {
   name: "New feed item → phone (ntfy)",
   description: "Watch an RSS or Atom feed and push each new item to your phone through ntfy. Set variables.feedUrl, ntfyServer and ntfyTopic",
   category: "polling",
-  definition: base({
-    name: "trigger", displayName: "New feed item", type: "poll", pieceId: "feed", actionId: "new_item",
-    config: { feed_url: "https://github.com/oven-sh/bun/releases.atom", poll_interval_seconds: 900 },
-    nextAction: {
-      name: "push", displayName: "Push to my phone", type: "PIECE", pieceId: "notify", actionId: "ntfy_send",
-      config: {
-        server_url: "{{variables.ntfyServer}}",
-        topic: "{{variables.ntfyTopic}}",
-        title: "{{trigger.body.title}}",
-        message: "{{trigger.body.summary ? trigger.body.summary : trigger.body.link}}",
-        click_url: "{{trigger.body.link}}",
+  definition: base(
+    {
+      name: "trigger",
+      displayName: "New feed item",
+      type: "poll",
+      pieceId: "feed",
+      actionId: "new_item",
+      config: { feed_url: "https://github.com/oven-sh/bun/releases.atom", poll_interval_seconds: 900 },
+      nextAction: {
+        name: "push",
+        displayName: "Push to my phone",
+        type: "PIECE",
+        pieceId: "notify",
+        actionId: "ntfy_send",
+        config: {
+          server_url: "{{variables.ntfyServer}}",
+          topic: "{{variables.ntfyTopic}}",
+          title: "{{trigger.body.title}}",
+          message: "{{trigger.body.summary ? trigger.body.summary : trigger.body.link}}",
+          click_url: "{{trigger.body.link}}",
+        },
       },
     },
-  }, { variables: { ntfyServer: "https://ntfy.sh", ntfyTopic: "my-feeds" } }),
+    { variables: { ntfyServer: "https://ntfy.sh", ntfyTopic: "my-feeds" } },
+  ),
 } satisfies BuiltinTemplate;

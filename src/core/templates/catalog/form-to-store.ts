@@ -7,7 +7,11 @@ export default {
   description: "Publish a web form at the workflow's URL; every submission is normalised and appended to a list in the store",
   category: "forms",
   definition: base({
-    name: "trigger", displayName: "Contact form", type: "webhook", pieceId: "form", actionId: "form_submission",
+    name: "trigger",
+    displayName: "Contact form",
+    type: "webhook",
+    pieceId: "form",
+    actionId: "form_submission",
     config: {
       title: "Contact us",
       fields: [
@@ -19,10 +23,18 @@ export default {
       success_message: "Thanks, we will be in touch.",
     },
     nextAction: {
-      name: "clean", displayName: "Normalise", type: "PIECE", pieceId: "data", actionId: "set_fields",
+      name: "clean",
+      displayName: "Normalise",
+      type: "PIECE",
+      pieceId: "data",
+      actionId: "set_fields",
       config: { fields: { name: "{{ $trim(trigger.body.name) }}", email: "{{ $lowercase(trigger.body.email) }}", message: "{{trigger.body.message}}" } },
       nextAction: {
-        name: "save", displayName: "Keep the submission", type: "PIECE", pieceId: "store", actionId: "append",
+        name: "save",
+        displayName: "Keep the submission",
+        type: "PIECE",
+        pieceId: "store",
+        actionId: "append",
         config: { key: "contact_submissions", value: "{{clean.output}}" },
       },
     },

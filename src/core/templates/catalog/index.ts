@@ -15,5 +15,15 @@ import type { BuiltinTemplate } from "./types";
 export type { BuiltinTemplate };
 
 export const BUILTIN_TEMPLATES: readonly BuiltinTemplate[] = [
-  webhookTransformRespond, dailyCheckBranch, errorNotification, approvalFlow, pollJsonStore, scheduledDedupe, formToStore, callableSubflow, orderLinesLoop, failedRunToPhone, feedToPhone,
+  webhookTransformRespond,
+  dailyCheckBranch,
+  errorNotification,
+  approvalFlow,
+  pollJsonStore,
+  scheduledDedupe,
+  formToStore,
+  callableSubflow,
+  orderLinesLoop,
+  failedRunToPhone,
+  feedToPhone,
 ];

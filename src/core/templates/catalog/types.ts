@@ -12,5 +12,11 @@ export interface BuiltinTemplate {
 }
 
 export const base = (trigger: FlowVersionT["trigger"], extra: Partial<FlowVersionT> = {}): FlowVersionT => ({
-  schemaVersion: 2, trigger, settings: {}, variables: {}, annotations: null, pinnedData: {}, ...extra,
+  schemaVersion: 2,
+  trigger,
+  settings: {},
+  variables: {},
+  annotations: null,
+  pinnedData: {},
+  ...extra,
 });

@@ -6,16 +6,31 @@ export default {
   name: "Webhook → transform → respond",
   description: "Answer an HTTP call synchronously with a value computed from its body",
   category: "webhooks",
-  definition: base({
-    name: "trigger", displayName: "Incoming call", type: "webhook", pieceId: "webhook", actionId: "catch_webhook",
-    config: { method: "POST", reply: "respond_action" },
-    nextAction: {
-      name: "greet", displayName: "Build the answer", type: "PIECE", pieceId: "data", actionId: "set_fields",
-      config: { fields: { name: "{{trigger.body.name}}", greeting: "{{ \"hello \" & trigger.body.name }}", receivedAt: "{{ $now() }}" } },
+  definition: base(
+    {
+      name: "trigger",
+      displayName: "Incoming call",
+      type: "webhook",
+      pieceId: "webhook",
+      actionId: "catch_webhook",
+      config: { method: "POST", reply: "respond_action" },
       nextAction: {
-        name: "reply", displayName: "Reply", type: "PIECE", pieceId: "webhook", actionId: "respond",
-        config: { status: 200, body: "{{greet.output}}" },
+        name: "greet",
+        displayName: "Build the answer",
+        type: "PIECE",
+        pieceId: "data",
+        actionId: "set_fields",
+        config: { fields: { name: "{{trigger.body.name}}", greeting: '{{ "hello " & trigger.body.name }}', receivedAt: "{{ $now() }}" } },
+        nextAction: {
+          name: "reply",
+          displayName: "Reply",
+          type: "PIECE",
+          pieceId: "webhook",
+          actionId: "respond",
+          config: { status: 200, body: "{{greet.output}}" },
+        },
       },
     },
-  }, { settings: { timeoutSeconds: 30 } }),
+    { settings: { timeoutSeconds: 30 } },
+  ),
 } satisfies BuiltinTemplate;
