@@ -42,6 +42,8 @@ export class RunExecution {
   stepsComplete: boolean;
   /** Name of the step now running (for timeout messages). */
   currentStep: string | undefined;
+  /** Step name → pinned output a test run uses instead of running the step. */
+  pinned: Record<string, unknown> = {};
   private readonly replay = new Map<string, ReplayEntry[]>();
   /** Time spent executing before this segment (runs that paused), for the timeout. */
   readonly activeMsBefore: number;

@@ -1,0 +1,82 @@
+/**
+ * Paused runs coming back: a delay's timer (re-armed after a restart, fired at once when due), an approval's
+ * resume link (the token is the credential, compared in constant time) or its expiry. A resumed run is
+ * queued again; it replays its recorded steps and continues the paused one with the payload.
+ */
+import { AppError } from "../http/errors";
+import { safeEqual, sha256 } from "../lib/ids";
+import type { RunT } from "../schema/run";
+import { type RunRow, runFromRow } from "../store/runs";
+import { errorMessage } from "./invoke-action";
+import type { PauseState, RunTable } from "./run-table";
+
+export class Resumes {
+  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+
+  constructor(private readonly t: RunTable) {}
+
+  /** Arms the timer that resumes a paused run at `resumeAt`. */
+  schedule(runId: string, resumeAt: string) {
+    this.clear(runId);
+    const delay = Math.max(0, Date.parse(resumeAt) - Date.now());
+    // setTimeout holds at most ~24.8 days; longer waits re-arm when the first timer fires.
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(runId);
+        if (Date.parse(resumeAt) > Date.now() + 1000) return this.schedule(runId, resumeAt);
+        void this.resumeByTimer(runId).catch((error) => this.t.o.log.error("resume failed", { runId, error: errorMessage(error) }));
+      },
+      Math.min(delay, 2_000_000_000),
+    );
+    (timer as { unref?: () => void }).unref?.();
+    this.timers.set(runId, timer);
+  }
+
+  clear(runId: string) {
+    const timer = this.timers.get(runId);
+    if (timer) clearTimeout(timer);
+    this.timers.delete(runId);
+  }
+
+  /** Shutdown: no timer fires any more (a restart re-arms them from the rows). */
+  clearAll() {
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  /** A resume link (approval) was opened: the token is the credential, compared in constant time. */
+  async resumeByToken(runId: string, token: string, payload: Record<string, unknown>): Promise<RunT> {
+    const row = this.t.rowNow(runId);
+    const valid =
+      row && row.status === "paused" && row.resume_mode === "webhook" && row.resume_token_hash !== null && safeEqual(row.resume_token_hash, sha256(token));
+    if (!valid) throw new AppError("NOT_FOUND", "no paused run waits for this link: it was already used, expired, or the run was cancelled");
+    this.clear(runId);
+    await this.resume(row, payload);
+    return runFromRow(row);
+  }
+
+  private async resumeByTimer(runId: string) {
+    const row = this.t.store.getRow(runId);
+    if (!row || row.status !== "paused") return;
+    // A time pause continues; an approval that nobody decided in time continues as expired.
+    const payload = row.resume_mode === "webhook" ? { decision: "expired", expired: true } : { resumedBy: "timer" };
+    await this.resume(row, payload);
+  }
+
+  /** Queues a paused run again: it replays its recorded steps and resumes the paused one with `payload`. */
+  private async resume(row: RunRow, payload: Record<string, unknown>) {
+    const t = this.t;
+    const state = row.state ? (JSON.parse(row.state) as PauseState) : { log: [], activeMs: 0 };
+    const pending = t.pendingFor(row, t.definitionOf(row));
+    row.status = "pending";
+    row.resume_token_hash = null;
+    row.event_seq++;
+    const seq = row.event_seq;
+    // The payload (an approval's decision) is kept with the state: the link works once, so a restart before the
+    // resumed step finished must resume it with the same decision (recovery reads state.payload).
+    row.state = JSON.stringify({ ...state, payload } satisfies PauseState);
+    await t.settle(row, [{ op: "patchRun", id: row.id, patch: { status: "pending", resume_token_hash: null, event_seq: seq, state: row.state } }]);
+    t.emitRun(row);
+    t.queue({ ...pending, replay: state.log, resume: { payload }, activeMsBefore: state.activeMs });
+  }
+}

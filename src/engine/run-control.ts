@@ -1,0 +1,153 @@
+/**
+ * What a user does to a run: cancel it (pending, running or paused) or retry a finished one as a new run —
+ * from the failed step (the outputs before it are copied into the new run and replayed) or from the start,
+ * with the original definition or the latest.
+ */
+import { AppError, notFound } from "../http/errors";
+import { newId } from "../lib/ids";
+import type { RunT, RunTriggerType } from "../schema/run";
+import { type RunRow, runFromRow, type StepRow } from "../store/runs";
+import type { ReplayEntry } from "./run-execution";
+import type { RunLifecycle } from "./run-lifecycle";
+import type { RunStarter, StartRunInput } from "./run-start";
+import { FINISHED, FRESH_RUN, type PendingRun, type RunTable } from "./run-table";
+import type { WriteOp } from "./run-writes";
+import type { Resumes } from "./resumes";
+import type { Waiters } from "./waiters";
+
+export interface RetryOptions {
+  from?: "failed_step" | "start";
+  version?: "original" | "latest";
+}
+
+export class RunControl {
+  constructor(
+    private readonly t: RunTable,
+    private readonly parts: { lifecycle: RunLifecycle; waiters: Waiters; resumes: Resumes; starter: RunStarter },
+  ) {}
+
+  /** Cancels a pending, running or paused run; a finished run is refused (409) unless already cancelled. */
+  async cancel(workspaceId: string, runId: string): Promise<RunT> {
+    const t = this.t;
+    const row = t.rowNow(runId);
+    if (!row || row.workspace_id !== workspaceId) throw notFound(`run ${runId}`);
+    if (row.status === "cancelled") return runFromRow(row);
+    if (FINISHED.has(row.status)) {
+      throw new AppError(
+        "CONFLICT",
+        `run ${runId} already ${row.status}; only pending, running or paused runs can be cancelled (retry it with POST /api/runs/${runId}/retry)`,
+      );
+    }
+    const exec = t.active.get(runId);
+    if (exec) {
+      exec.stop("cancelled");
+      const finished = await this.parts.waiters.waitForRow(runId, 10_000);
+      return runFromRow(finished ?? row);
+    }
+    const pending = t.pendingById.get(runId);
+    if (pending) {
+      t.dispatcher.remove(pending);
+      t.pendingById.delete(runId);
+      pending.row.status = "cancelled";
+    }
+    this.parts.resumes.clear(runId);
+    const target = pending?.row ?? row;
+    target.error_message = "cancelled";
+    await this.parts.lifecycle.finish(target, { kind: "cancelled" });
+    return runFromRow(target);
+  }
+
+  /**
+   * Retries a finished run as a new run. `from: failed_step` reuses the recorded outputs of the steps
+   * before the failure (copied into the new run) and executes from the failed step on; `start` runs all.
+   * `version: original` executes the same definition; `latest` the live version (production) or the draft (test).
+   */
+  async retry(workspaceId: string, runId: string, options: RetryOptions): Promise<RunT> {
+    const t = this.t;
+    const from = options.from ?? "failed_step";
+    const version = options.version ?? "original";
+    const original = t.rowNow(runId);
+    if (!original || original.workspace_id !== workspaceId) throw notFound(`run ${runId}`);
+    if (!FINISHED.has(original.status)) {
+      throw new AppError(
+        "CONFLICT",
+        `run ${runId} is ${original.status}; only a finished run (completed, failed or cancelled) can be retried — cancel it first (POST /api/runs/${runId}/cancel)`,
+      );
+    }
+    if (from === "failed_step" && original.status !== "failed") {
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `run ${runId} ${original.status === "completed" ? "completed" : "was cancelled"}, so it has no failed step to retry from; use "from": "start" (allowed: failed_step, start)`,
+      );
+    }
+    const reuse = from === "failed_step" ? this.stepsBeforeFailure(runId) : { copied: [], replay: [], startedFromStep: null };
+    const { pending, definitionText } =
+      version === "latest" ? this.latest(original, reuse.startedFromStep) : this.sameDefinition(original, reuse.startedFromStep);
+    const newRow = pending.row;
+    const copies = reuse.copied.map((r, i) => ({ ...r, id: newId(), run_id: newRow.id, seq: i + 1 }));
+    pending.replay = reuse.replay.map((entry, i) => ({ ...entry, stepId: copies[i]?.id ?? entry.stepId }));
+    newRow.step_total = copies.length;
+    newRow.step_failed = copies.filter((r) => r.status === "failed").length;
+    newRow.event_seq = copies.length;
+    await t.writes.write([
+      ...this.parts.starter.insertOps(pending, definitionText),
+      ...copies.map((copy): WriteOp => ({ op: "insertStep", row: copy })),
+      { op: "patchRun", id: runId, patch: { retried_by_run_id: newRow.id } },
+    ]);
+    original.retried_by_run_id = newRow.id;
+    t.queue(pending);
+    return runFromRow(newRow);
+  }
+
+  /** The recorded steps before the last failed one, to copy into the retry and replay there. */
+  private stepsBeforeFailure(runId: string): { copied: StepRow[]; replay: ReplayEntry[]; startedFromStep: string | null } {
+    const rows = this.t.store.steps(runId);
+    let failAt = rows.findLastIndex((r) => r.status === "failed");
+    if (failAt < 0) failAt = rows.length - 1;
+    const startedFromStep = rows[failAt]?.node_id ?? null;
+    const before = rows.slice(0, Math.max(0, failAt)).filter((r) => r.status === "completed" || r.status === "skipped" || r.status === "failed");
+    const truncated = before.find((r) => r.output_truncated);
+    if (truncated) {
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `step "${truncated.node_id}" of run ${runId} stored only a truncated output (over WEFT_STEP_OUTPUT_LIMIT), so its result cannot be reused; retry with "from": "start"`,
+      );
+    }
+    const replay = before.map((r) => ({
+      nodeId: r.node_id,
+      stepId: r.id,
+      status: r.status,
+      output: r.output_data === null ? null : JSON.parse(r.output_data),
+      error: r.error_message,
+    }));
+    return { copied: before, replay, startedFromStep };
+  }
+
+  /** A retry of the live version (production) or the draft (test), as a new start of the workflow. */
+  private latest(original: RunRow, startedFromStep: string | null): { pending: PendingRun; definitionText: string | null } {
+    const input: StartRunInput = {
+      workspaceId: original.workspace_id,
+      workflowId: original.workflow_id,
+      environment: original.environment,
+      triggerType: original.trigger_type as RunTriggerType,
+      triggerData: JSON.parse(original.trigger_data),
+      parent: original.parent_run_id ? { runId: original.parent_run_id, depth: original.depth - 1 } : undefined,
+    };
+    return this.parts.starter.prepare(input, { retry_of_run_id: original.id, started_from_step: startedFromStep });
+  }
+
+  /** A retry of the very definition the original run executed. */
+  private sameDefinition(original: RunRow, startedFromStep: string | null): { pending: PendingRun; definitionText: string | null } {
+    const t = this.t;
+    const definition = t.definitionOf(original);
+    const row: RunRow = {
+      ...original,
+      ...FRESH_RUN,
+      id: newId(),
+      started_at: new Date().toISOString(),
+      started_from_step: startedFromStep,
+      retry_of_run_id: original.id,
+    };
+    return { pending: t.pendingFor(row, definition), definitionText: t.store.definition(original.definition_hash) };
+  }
+}

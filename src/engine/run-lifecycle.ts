@@ -1,0 +1,172 @@
+/**
+ * A dispatched run from `running` to its end: the dispatcher hands a PendingRun to `execute`, the executor
+ * walks its tree, and the run pauses (its slot freed, its replay log kept) or finishes (completed, failed,
+ * cancelled). Only what changed is written, and nothing that an insert still in the batch will carry; once
+ * the end is committed, streams, waiters and run-finished listeners hear of it.
+ */
+import { sha256 } from "../lib/ids";
+import type { RunPatch, RunRow, StepRow } from "../store/runs";
+import { runFromRow } from "../store/runs";
+import type { Executor, RunOutcome } from "./executor";
+import { errorMessage } from "./invoke-action";
+import { isoTime } from "./iso-time";
+import { RunExecution } from "./run-execution";
+import type { PauseState, PendingRun, RunTable } from "./run-table";
+
+export type EndOutcome = Exclude<RunOutcome, { kind: "paused" }>;
+
+export class RunLifecycle {
+  constructor(
+    private readonly t: RunTable,
+    private readonly executor: Executor,
+    /** Arms the timer of a run that paused until a time (resumes.ts). */
+    private readonly scheduleResume: (runId: string, resumeAt: string) => void,
+  ) {}
+
+  async execute(p: PendingRun): Promise<void> {
+    const t = this.t;
+    t.pendingById.delete(p.id);
+    const row = p.row;
+    if (row.status === "cancelled") {
+      t.dispatcher.release(p);
+      return;
+    }
+    const resumed = row.wait_step !== null || row.resume_mode !== null;
+    row.status = "running";
+    row.event_seq++;
+    row.wait_step = null;
+    row.resume_mode = null;
+    row.resume_at = null;
+    // Evaluated at commit time: a run that already ended in the same batch needs no `running` write.
+    const runningSeq = row.event_seq;
+    if (!t.untaken.has(row.id))
+      t.writes.fire(() => {
+        if (row.status !== "running" || t.carried(row, runningSeq) || t.lost.has(row.id)) return null;
+        return {
+          op: "patchRun",
+          id: row.id,
+          patch: resumed
+            ? { status: "running", event_seq: row.event_seq, wait_step: null, resume_mode: null, resume_at: null }
+            : { status: "running", event_seq: row.event_seq },
+        };
+      });
+    t.emitRun(row);
+    const exec = new RunExecution(row, p.definition, {
+      timeoutMs: p.definition.settings?.timeoutSeconds ? p.definition.settings.timeoutSeconds * 1000 : t.limits.timeoutMs,
+      activeMsBefore: p.activeMsBefore,
+      replay: p.replay,
+      resume: p.resume,
+      secrets: p.secrets,
+      triggerOutput: p.triggerOutput,
+    });
+    exec.context.variables = p.variables;
+    exec.pinned = p.pinned;
+    t.active.set(row.id, exec);
+    let outcome: RunOutcome;
+    try {
+      outcome = await this.executor.execute(exec);
+    } catch (error) {
+      outcome = { kind: "failed", message: `internal error: ${errorMessage(error)}` };
+    }
+    t.active.delete(row.id);
+    if (t.lost.has(row.id)) {
+      t.dispatcher.release(p);
+      return;
+    }
+    try {
+      if (outcome.kind === "paused") await this.pause(exec, outcome);
+      else await this.finish(row, outcome, exec.stepsComplete ? exec.steps : undefined);
+    } catch (error) {
+      t.o.log.error("could not record the end of a run", { runId: row.id, error: errorMessage(error) });
+    } finally {
+      t.dispatcher.release(p);
+    }
+  }
+
+  /** Ends a run: writes what changed, then tells streams, waiters and listeners once it is committed. */
+  async finish(row: RunRow, outcome: EndOutcome, steps?: StepRow[]) {
+    const t = this.t;
+    const now = new Date();
+    const wasPaused = row.state !== null || row.resume_token_hash !== null || row.wait_step !== null;
+    row.status = outcome.kind;
+    row.finished_at = isoTime(now.getTime());
+    row.duration_ms = Math.max(0, now.getTime() - Date.parse(row.started_at));
+    row.error_message = outcome.kind === "failed" ? outcome.message : outcome.kind === "cancelled" ? (row.error_message ?? "cancelled") : null;
+    row.event_seq++;
+    // Only what changed is written: the common case is five columns.
+    const patch: RunPatch = {
+      status: row.status,
+      finished_at: row.finished_at,
+      duration_ms: row.duration_ms,
+      step_total: row.step_total,
+      event_seq: row.event_seq,
+    };
+    if (row.error_message !== null) patch.error_message = row.error_message;
+    if (row.step_failed > 0) patch.step_failed = row.step_failed;
+    if (row.tags !== "[]") patch.tags = row.tags;
+    if (row.response !== null) patch.response = row.response;
+    if (wasPaused) Object.assign(patch, { state: null, wait_step: null, resume_mode: null, resume_at: null, resume_token_hash: null });
+    row.state = null;
+    row.wait_step = null;
+    row.resume_mode = null;
+    row.resume_at = null;
+    row.resume_token_hash = null;
+    const seq = row.event_seq;
+    // Remembered now, read only once the end is committed (until then `settling` answers for the run).
+    t.recent.set(row.id, { row, steps });
+    // Not inserted yet: the insert carries the ended row, and its commit is the one to wait for (a failed
+    // insert is the starter's error; the run was stopped and nothing more of it is written).
+    const insert = t.untaken.has(row.id) ? t.unacked.get(row.id) : undefined;
+    await t.settle(row, insert ? insert.catch(() => {}) : [() => (t.carried(row, seq) || t.lost.has(row.id) ? null : { op: "patchRun", id: row.id, patch })]);
+    this.ended(row, steps);
+  }
+
+  /** After the final write committed: streams, waiters and follow-up listeners learn the run ended. */
+  private ended(row: RunRow, steps?: StepRow[]) {
+    const t = this.t;
+    t.stats.finished++;
+    if (t.waits.size) t.waits.delete(row.id);
+    t.emitRun(row);
+    t.events.emit(row.id, () => ({ type: "end", id: row.event_seq + 1, run: runFromRow(row) }));
+    const waiters = t.endWaiters.get(row.id);
+    if (waiters) {
+      t.endWaiters.delete(row.id);
+      for (const waiter of waiters) waiter(row, steps);
+    }
+    for (const listener of t.finishedListeners) {
+      try {
+        listener(row);
+      } catch (error) {
+        t.o.log.warn("run-finished listener failed", { runId: row.id, error: errorMessage(error) });
+      }
+    }
+  }
+
+  private async pause(exec: RunExecution, outcome: Extract<RunOutcome, { kind: "paused" }>) {
+    const row = exec.row;
+    row.status = "paused";
+    row.wait_step = outcome.stepName;
+    row.resume_mode = outcome.mode;
+    row.resume_at = outcome.resumeAt;
+    row.resume_token_hash = outcome.resumeToken ? sha256(outcome.resumeToken) : null;
+    const state: PauseState = { log: exec.log, activeMs: exec.activeMs() };
+    row.state = JSON.stringify(state);
+    row.event_seq++;
+    const patch = {
+      status: row.status,
+      wait_step: row.wait_step,
+      resume_mode: row.resume_mode,
+      resume_at: row.resume_at,
+      resume_token_hash: row.resume_token_hash,
+      state: row.state,
+      tags: row.tags,
+      response: row.response,
+      step_total: row.step_total,
+      step_failed: row.step_failed,
+      event_seq: row.event_seq,
+    };
+    await this.t.settle(row, [{ op: "patchRun", id: row.id, patch }]);
+    this.t.emitRun(row);
+    if (row.resume_at) this.scheduleResume(row.id, row.resume_at);
+  }
+}

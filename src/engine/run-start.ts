@@ -1,0 +1,225 @@
+/**
+ * Starting a run: a run is a row first. `begin` (startRun, startRunId) builds the pending row, hands its
+ * insert to the group commit and queues the run at once — it executes while the commit is on its way, and
+ * the caller answers only after the commit. `enqueue` inserts synchronously inside the caller's own
+ * transaction (a trigger's bookkeeping commits with the run).
+ */
+import { AppError } from "../http/errors";
+import { newId, sha256 } from "../lib/ids";
+import { BoundedMap } from "../lib/bounded-map";
+import type { Environment, RunT, RunTriggerType } from "../schema/run";
+import type { FlowVersionT } from "../schema/workflow";
+import { type RunRow, runFromRow } from "../store/runs";
+import { isoTime } from "./iso-time";
+import { FRESH_RUN, type PendingRun, type RunTable } from "./run-table";
+import type { QueuedOp, WriteOp } from "./run-writes";
+
+export const MAX_SUBFLOW_DEPTH = 10;
+
+export interface StartRunInput {
+  /** The workspace the caller acts in; null for system callers holding only a workflow id (schedulers). */
+  workspaceId: string | null;
+  workflowId: string;
+  environment: Environment;
+  triggerType: RunTriggerType;
+  /**
+   * The trigger's full output when the caller has one (webhooks: method, headers, query, body).
+   * Otherwise `input` becomes `trigger.body` with empty headers and query.
+   */
+  triggerData?: Record<string, unknown>;
+  input?: unknown;
+  /** Set by sub-flow calls. */
+  parent?: { runId: string; depth: number };
+}
+
+/** What starting needs from the engine's lifecycle: refuse while stopping, start recovery and timers on first use. */
+export interface StartGate {
+  stopping(): boolean;
+  ensureStarted(): void;
+}
+
+export class RunStarter {
+  private readonly definitionTexts = new BoundedMap<string, string>(500);
+  private readonly hashByVersion = new Map<string, string>();
+  private readonly hashByObject = new WeakMap<object, string>();
+
+  constructor(
+    private readonly t: RunTable,
+    private readonly gate: StartGate,
+  ) {}
+
+  /**
+   * Starts a run: the pending row is committed (group commit) before this resolves, then it is queued.
+   * Throws AppError NOT_FOUND / NOT_PUBLISHED before writing anything.
+   */
+  async startRun(input: StartRunInput): Promise<RunT> {
+    const started = await this.begin(input, true);
+    return started.run as RunT;
+  }
+
+  /**
+   * startRun for callers that need only the new run's id (webhooks): no RunT snapshot is built. With
+   * `keepReply`, a webhook.respond reply that comes before the caller's waitForReply is kept for it.
+   */
+  async startRunId(input: StartRunInput, options: { keepReply?: boolean } = {}): Promise<string> {
+    return (await this.begin(input, false, options.keepReply === true)).id;
+  }
+
+  /**
+   * Inserts the pending run synchronously, inside the caller's transaction when there is one (so a trigger's
+   * own bookkeeping commits together with the run); it is queued once the current task ends.
+   */
+  enqueue(input: StartRunInput): RunT {
+    const t = this.t;
+    this.gate.ensureStarted();
+    const { pending, definitionText } = this.prepare(input);
+    if (definitionText !== null) t.store.putDefinition(pending.row.definition_hash, definitionText);
+    t.store.insertRun(pending.row);
+    pending.verify = true;
+    setImmediate(() => {
+      if (!t.store.getRow(pending.id)) return; // the caller's transaction rolled back
+      t.queue(pending);
+    });
+    t.stats.started++;
+    return runFromRow(pending.row);
+  }
+
+  /** The row and everything a new run of `input` executes with; `overrides` set columns (a retry's links). */
+  prepare(input: StartRunInput, overrides: Partial<RunRow> = {}): { pending: PendingRun; definitionText: string } {
+    const rw = this.t.source.forRun(input.workspaceId, input.workflowId, input.environment);
+    const depth = input.parent ? input.parent.depth + 1 : 0;
+    if (depth > MAX_SUBFLOW_DEPTH) {
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `sub-flow calls nest deeper than ${MAX_SUBFLOW_DEPTH} levels (workflow ${input.workflowId} would run at depth ${depth}); a workflow that calls itself needs a condition that stops the recursion`,
+      );
+    }
+    const triggerOutput = normalizeTrigger(input);
+    // Stored with every insert (INSERT OR IGNORE: one primary-key probe) so no run can point at a pruned definition.
+    const { hash, text: definitionText } = this.definitionHash(rw.definition, rw.executedVersionId);
+    const row: RunRow = {
+      ...FRESH_RUN,
+      id: newId(),
+      workspace_id: rw.workspaceId,
+      org_id: rw.orgId,
+      workflow_id: rw.workflowId,
+      workflow_name: rw.name,
+      workflow_trigger_type: rw.triggerType ?? rw.definition.trigger.type ?? null,
+      trigger_type: input.triggerType,
+      trigger_data: JSON.stringify(triggerOutput),
+      environment: input.environment,
+      version_id: rw.versionId,
+      version_number: rw.versionNumber,
+      executed_version_id: rw.executedVersionId,
+      executed_version_number: rw.executedVersionNumber,
+      definition_hash: hash,
+      started_at: isoTime(Date.now()),
+      started_from_step: null,
+      retry_of_run_id: null,
+      parent_run_id: input.parent?.runId ?? null,
+      depth,
+      ...overrides,
+    };
+    const pending: PendingRun = {
+      id: row.id,
+      workflowId: row.workflow_id,
+      environment: row.environment,
+      row,
+      definition: rw.definition,
+      variables: rw.variables,
+      secrets: rw.secrets,
+      pinned: rw.pinnedData,
+      triggerOutput,
+    };
+    return { pending, definitionText };
+  }
+
+  /** The ops that insert a run (and its definition when given), built now. */
+  insertOps(p: PendingRun, definitionText: string | null): WriteOp[] {
+    const ops: WriteOp[] = [];
+    if (definitionText !== null) ops.push({ op: "putDefinition", hash: p.row.definition_hash, text: definitionText });
+    ops.push({ op: "insertRun", row: { ...p.row } });
+    return ops;
+  }
+
+  private async begin(input: StartRunInput, snapshot: boolean, keepReply = false): Promise<{ id: string; run?: RunT }> {
+    const t = this.t;
+    if (this.gate.stopping())
+      throw new AppError("SERVICE_UNAVAILABLE", "the server is shutting down; retry shortly", undefined, undefined, { "retry-after": "1" });
+    this.gate.ensureStarted();
+    const { pending, definitionText } = this.prepare(input);
+    const row = pending.row;
+    const started = snapshot ? runFromRow(row) : undefined;
+    if (keepReply) t.awaitingReply.add(row.id);
+    // The run executes while its insert waits for the group commit: a run of main-thread steps usually
+    // ends before the batch is taken, and then its row is inserted once, finished, next to its step rows
+    // (no `running` or finish update). The caller still answers only after that commit; a worker step
+    // (side effects) waits for it too (StepHost.invokeResolved).
+    const committed = t.writes.write(this.lazyInsertOps(pending, definitionText));
+    t.unacked.set(row.id, committed);
+    t.queue(pending);
+    t.stats.started++;
+    try {
+      await committed;
+    } catch (error) {
+      this.insertFailed(pending);
+      t.awaitingReply.delete(row.id);
+      t.replies.delete(row.id);
+      throw error;
+    } finally {
+      t.unacked.delete(row.id);
+    }
+    return { id: row.id, run: started };
+  }
+
+  /** Content hash of a definition and its JSON, cached per published version and per parsed object. */
+  private definitionHash(definition: FlowVersionT, versionId: string | null): { hash: string; text: string } {
+    let hash = versionId ? this.hashByVersion.get(versionId) : undefined;
+    hash ??= this.hashByObject.get(definition);
+    let text = hash ? this.definitionTexts.recall(hash) : undefined;
+    if (!hash || text === undefined) {
+      text = JSON.stringify(definition);
+      hash = sha256(text);
+      this.hashByObject.set(definition, hash);
+      if (versionId) this.hashByVersion.set(versionId, hash);
+      this.definitionTexts.set(hash, text);
+    }
+    return { hash, text };
+  }
+
+  /** The pending insert as an op built at commit time: it carries the row as it stands then. */
+  private lazyInsertOps(p: PendingRun, definitionText: string | null): QueuedOp[] {
+    const t = this.t;
+    const ops: QueuedOp[] = [];
+    if (definitionText !== null) ops.push({ op: "putDefinition", hash: p.row.definition_hash, text: definitionText });
+    const row = p.row;
+    // No copy: both writers bind or serialise the row in the same task that builds the batch.
+    ops.push(() => {
+      t.untaken.delete(row.id);
+      t.insertedSeq.set(row, row.event_seq);
+      return { op: "insertRun", row };
+    });
+    t.untaken.set(row.id, ops);
+    return ops;
+  }
+
+  /** The insert of a run that had started executing failed: it stops, and nothing more of it is written. */
+  private insertFailed(p: PendingRun) {
+    const t = this.t;
+    const row = p.row;
+    t.lost.add(row.id);
+    t.active.get(row.id)?.stop("cancelled");
+    if (t.pendingById.delete(row.id)) t.dispatcher.remove(p);
+    setTimeout(() => t.lost.delete(row.id), 60_000).unref?.();
+  }
+}
+
+/** The trigger's output always has `body`, `headers` and `query`. */
+function normalizeTrigger(input: StartRunInput): Record<string, unknown> {
+  const data = input.triggerData;
+  if (data && typeof data === "object" && !Array.isArray(data) && "body" in data) {
+    return { ...data, headers: data.headers ?? {}, query: data.query ?? {} };
+  }
+  const body = input.input !== undefined ? input.input : (data ?? {});
+  return { body: body ?? {}, headers: {}, query: {} };
+}

@@ -1,0 +1,249 @@
+/**
+ * The engine's memory of the runs it holds: queued, executing, being committed, or just ended, and who waits
+ * for them. Until a write commits this is the truth about a run; after, the database is (RunStore). Every
+ * part of the engine — starting (run-start.ts), executing (run-lifecycle.ts, step-host.ts), waiting
+ * (waiters.ts), cancel and retry (run-control.ts), pauses (resumes.ts) and recovery (recovery.ts) — works
+ * on runs through one RunTable, which engine.ts builds.
+ */
+import type { Config } from "../config";
+import { AppError } from "../http/errors";
+import type { Logger } from "../http/logger";
+import { BoundedMap } from "../lib/bounded-map";
+import type { PieceRegistry } from "../pieces-runtime/registry";
+import type { GuardedFetch, ResolvedAuth } from "../pieces-sdk/types";
+import type { Environment, RunT } from "../schema/run";
+import type { FlowVersionT } from "../schema/workflow";
+import type { Db } from "../store/db";
+import { type RunRow, type RunStore, runFromRow, type StepRow } from "../store/runs";
+import type { Dispatcher } from "./dispatcher";
+import { RunEvents } from "./run-events";
+import type { ReplayEntry, RunExecution } from "./run-execution";
+import type { QueuedOp, RunWrites } from "./run-writes";
+import type { WebhookReply } from "./step-context";
+import type { WorkflowSource } from "./workflow-source";
+
+export const FINISHED = new Set(["completed", "failed", "cancelled"]);
+/** Finished runs kept in memory for waiters that arrive right after the end (see RunTable.recent). */
+const RECENT_RUNS = 1024;
+
+/** The columns every new run starts with (a start or a retry): nothing ran yet, nothing waits. */
+export const FRESH_RUN = {
+  status: "pending",
+  finished_at: null,
+  duration_ms: null,
+  error_message: null,
+  tags: "[]",
+  retried_by_run_id: null,
+  step_total: 0,
+  step_failed: 0,
+  wait_step: null,
+  resume_mode: null,
+  resume_at: null,
+  resume_token_hash: null,
+  state: null,
+  response: null,
+  event_seq: 0,
+} as const satisfies Partial<RunRow>;
+
+export interface EngineOptions {
+  db: Db;
+  config: Config;
+  log: Logger;
+  pieces: PieceRegistry;
+  /** Resolved lazily: the workflows core may be built after the engine. */
+  workflows: () => WorkflowSource | undefined;
+  resolveAuth?: () => ((ref: { workspaceId: string; connectionId: string; pieceId: string }) => Promise<ResolvedAuth>) | undefined;
+  /** The SSRF-guarded fetch for steps run on this thread; default: one built from config.allowedCidrs (never the global fetch). */
+  fetch?: () => GuardedFetch | undefined;
+  /** Worker threads; 0 runs every step on the main thread. Default config.workers. */
+  workers?: number;
+  /** The database file for workers' key-value store access; null when in memory. */
+  dbPath?: string | null;
+  /** Runs executing at once, across workflows. */
+  maxActiveRuns?: number;
+}
+
+/** A run the dispatcher holds or hands to execution: its row and everything it executes with. */
+export interface PendingRun {
+  id: string;
+  workflowId: string;
+  environment: Environment;
+  row: RunRow;
+  definition: FlowVersionT;
+  variables: Record<string, unknown>;
+  secrets: string[];
+  pinned: Record<string, unknown>;
+  triggerOutput: unknown;
+  replay?: ReplayEntry[];
+  resume?: { payload: Record<string, unknown> };
+  activeMsBefore?: number;
+  /** Inserted by `enqueue` inside someone else's transaction: check the row exists before running. */
+  verify?: boolean;
+}
+
+/** What a paused run keeps in its `state` column: the steps to replay, its active time, and the resume payload once given. */
+export interface PauseState {
+  log: ReplayEntry[];
+  activeMs: number;
+  payload?: Record<string, unknown>;
+}
+
+export interface EngineLimits {
+  outputLimit: number;
+  memoryBudget: number;
+  timeoutMs: number;
+  stepMaxOutput: number;
+  loopMaxItems: number;
+  runMaxSteps: number;
+}
+
+export class RunTable {
+  readonly events = new RunEvents();
+  readonly limits: EngineLimits;
+  readonly stats = { started: 0, finished: 0, workerSteps: 0, inlineSteps: 0 };
+  readonly active = new Map<string, RunExecution>();
+  readonly pendingById = new Map<string, PendingRun>();
+  /** Rows whose latest change is being committed (finish, pause, resume). */
+  readonly settling = new Map<string, RunRow>();
+  /** Runs started by `startRun` whose insert is not committed yet: the commit they wait for. */
+  readonly unacked = new Map<string, Promise<void>>();
+  /**
+   * Runs that ended lately, with their step rows when this process executed them all: whoever waits for a
+   * run (`?wait=`, a sub-flow call, a stream) asks right after it ended, and this spares the database reads.
+   */
+  readonly recent = new BoundedMap<string, { row: RunRow; steps?: StepRow[] }>(RECENT_RUNS);
+  /** Runs whose insert failed after they started executing: nothing more of them is written. */
+  readonly lost = new Set<string>();
+  /** The row's event_seq when a lazy insert took it (see RunStarter.lazyInsertOps). */
+  readonly insertedSeq = new WeakMap<RunRow, number>();
+  /**
+   * Runs whose lazy insert is queued and not yet taken into a batch, with the ops of that insert: the run's
+   * step rows join them, and a status change needs no write of its own (the insert will carry it).
+   */
+  readonly untaken = new Map<string, QueuedOp[]>();
+  readonly endWaiters = new Map<string, Set<(row: RunRow, steps?: StepRow[]) => void>>();
+  readonly replyWaiters = new Map<string, Set<(reply: WebhookReply) => void>>();
+  /**
+   * Replies of runs whose starter will ask for them (a synchronous webhook), kept from the moment the step
+   * replies until the starter collects them: a fast run replies before its start is even committed. Nobody
+   * else's reply is kept.
+   */
+  readonly replies = new Map<string, WebhookReply>();
+  readonly awaitingReply = new Set<string>();
+  /** Running steps that say they wait for something they do not control (ctx.waiting), by run: shown live, never stored. */
+  readonly waits = new Map<string, { step: string; reason: string; since: string }>();
+  readonly finishedListeners: Array<(run: RunRow) => void> = [];
+  readonly replyListeners: Array<(runId: string, reply: WebhookReply) => void> = [];
+
+  constructor(
+    readonly o: EngineOptions,
+    readonly store: RunStore,
+    /** Group-committed run and step writes (on a writer thread when the database is a file). */
+    readonly writes: RunWrites,
+    readonly dispatcher: Dispatcher<PendingRun>,
+  ) {
+    const c = o.config;
+    this.limits = {
+      outputLimit: c.stepOutputLimit,
+      memoryBudget: c.runMemoryMb * 1024 * 1024,
+      timeoutMs: c.runTimeoutSeconds * 1000,
+      stepMaxOutput: c.stepMaxOutputMb * 1024 * 1024,
+      loopMaxItems: c.loopMaxItems,
+      runMaxSteps: c.runMaxSteps,
+    };
+  }
+
+  get source(): WorkflowSource {
+    const source = this.o.workflows();
+    if (!source) throw new AppError("SERVICE_UNAVAILABLE", "workflows are not available yet; retry shortly");
+    return source;
+  }
+
+  /** The freshest row: the executing run's in-memory row, else the database (after pending writes). */
+  rowNow(runId: string): RunRow | null {
+    const live = this.active.get(runId)?.row ?? this.pendingById.get(runId)?.row;
+    if (live) return live;
+    return this.settling.get(runId) ?? this.recent.get(runId)?.row ?? this.store.getRow(runId);
+  }
+
+  /** True when an insert already carried the row at `seq` or later: a patch up to `seq` has nothing to add. */
+  carried(row: RunRow, seq: number): boolean {
+    const at = this.insertedSeq.get(row);
+    return at !== undefined && at >= seq;
+  }
+
+  /** Writes a run's status change (or waits for a write that carries it); until it is committed, readers get the row from memory. */
+  async settle(row: RunRow, ops: QueuedOp[] | Promise<void>): Promise<void> {
+    this.settling.set(row.id, row);
+    try {
+      await (Array.isArray(ops) ? this.writes.write(ops) : ops);
+    } finally {
+      if (this.settling.get(row.id) === row) this.settling.delete(row.id);
+    }
+  }
+
+  queue(p: PendingRun) {
+    this.pendingById.set(p.id, p);
+    this.dispatcher.add(p, p.definition.settings ?? {});
+  }
+
+  emitRun(row: RunRow) {
+    this.events.emit(row.id, () => ({ type: "run", id: row.event_seq, run: this.withWait(runFromRow(row)) }));
+  }
+
+  /** The run as shown, with the wait of its running step if it has one. */
+  withWait(run: RunT): RunT {
+    if (run.status === "pending") {
+      // Held back by the dispatcher: a concurrency limit, maintenance mode or the engine's ceiling.
+      const reason = this.pendingById.has(run.id)
+        ? this.dispatcher.waitingReason({ id: run.id, workflowId: run.workflowId, environment: run.environment as Environment })
+        : undefined;
+      return reason ? { ...run, waiting: { step: "", reason, since: run.startedAt } } : run;
+    }
+    const wait = this.waits.get(run.id);
+    return wait && run.status === "running" ? { ...run, waiting: wait } : run;
+  }
+
+  /** A step says it waits (reason) or goes on (null): the run shows it, and its stream gets a run event (same id: nothing new is stored). */
+  stepWaiting(run: RunExecution, step: string, reason: string | null) {
+    const id = run.row.id;
+    if (reason === null) {
+      if (!this.waits.delete(id)) return;
+    } else {
+      this.waits.set(id, { step, reason, since: new Date().toISOString() });
+    }
+    this.emitRun(run.row);
+  }
+
+  /** The definition a run executed, by its content hash. */
+  definitionOf(row: RunRow): FlowVersionT {
+    const text = this.store.definition(row.definition_hash);
+    if (!text) throw new AppError("INTERNAL", `the definition run ${row.id} executed (${row.definition_hash}) is missing`);
+    return JSON.parse(text) as FlowVersionT;
+  }
+
+  /** The workflow's variables for a definition the engine already holds; the definition's own when the workflow is gone. */
+  variablesOf(row: RunRow, definition: FlowVersionT): { variables: Record<string, unknown>; secrets: string[] } {
+    try {
+      return this.source.variablesFor(row.workflow_id, definition);
+    } catch {
+      return { variables: definition.variables ?? {}, secrets: [] };
+    }
+  }
+
+  /** A PendingRun for a row the engine already stored (resume, recovery). */
+  pendingFor(row: RunRow, definition: FlowVersionT): PendingRun {
+    const { variables, secrets } = this.variablesOf(row, definition);
+    return {
+      id: row.id,
+      workflowId: row.workflow_id,
+      environment: row.environment,
+      row,
+      definition,
+      variables,
+      secrets,
+      pinned: {},
+      triggerOutput: JSON.parse(row.trigger_data),
+    };
+  }
+}
