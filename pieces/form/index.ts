@@ -36,25 +36,26 @@ export function normaliseSubmission(config: Record<string, unknown>, body: Recor
   return out;
 }
 
-const escape = (s: unknown) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+const HTML_ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+const escapeHtml = (s: unknown) => String(s ?? "").replace(/[&<>"']/g, (c) => HTML_ENTITIES[c] ?? c);
 
 export function renderForm(config: Record<string, unknown>, submitUrl: string): string {
   const inputs = formFields(config).map((f) => {
-    const id = `f_${escape(f.name)}`;
+    const id = `f_${escapeHtml(f.name)}`;
     const req = f.required ? " required" : "";
-    const label = `<label for="${id}">${escape(f.label ?? f.name)}${f.required ? " *" : ""}</label>`;
-    if (f.type === "textarea") return `${label}<textarea id="${id}" name="${escape(f.name)}"${req}></textarea>`;
+    const label = `<label for="${id}">${escapeHtml(f.label ?? f.name)}${f.required ? " *" : ""}</label>`;
+    if (f.type === "textarea") return `${label}<textarea id="${id}" name="${escapeHtml(f.name)}"${req}></textarea>`;
     if (f.type === "select")
-      return `${label}<select id="${id}" name="${escape(f.name)}"${req}>${(f.options ?? []).map((o) => `<option>${escape(o)}</option>`).join("")}</select>`;
+      return `${label}<select id="${id}" name="${escapeHtml(f.name)}"${req}>${(f.options ?? []).map((o) => `<option>${escapeHtml(o)}</option>`).join("")}</select>`;
     if (f.type === "checkbox")
-      return `<label class="check"><input type="checkbox" id="${id}" name="${escape(f.name)}"${req}> ${escape(f.label ?? f.name)}</label>`;
-    return `${label}<input type="${f.type}" id="${id}" name="${escape(f.name)}"${req}>`;
+      return `<label class="check"><input type="checkbox" id="${id}" name="${escapeHtml(f.name)}"${req}> ${escapeHtml(f.label ?? f.name)}</label>`;
+    return `${label}<input type="${f.type}" id="${id}" name="${escapeHtml(f.name)}"${req}>`;
   });
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escape(config.title)}</title>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(config.title)}</title>
 <style>body{font:16px system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem}label{display:block;margin:1rem 0 .25rem}input,textarea,select{width:100%;padding:.5rem;box-sizing:border-box}.check input{width:auto}button{margin-top:1.5rem;padding:.6rem 1.2rem}</style></head>
-<body><h1>${escape(config.title)}</h1>${config.description ? `<p>${escape(config.description)}</p>` : ""}
-<form method="post" action="${escape(submitUrl)}" enctype="application/x-www-form-urlencoded">${inputs.join("\n")}
-<button type="submit">${escape(config.submit_label || "Submit")}</button></form></body></html>`;
+<body><h1>${escapeHtml(config.title)}</h1>${config.description ? `<p>${escapeHtml(config.description)}</p>` : ""}
+<form method="post" action="${escapeHtml(submitUrl)}" enctype="application/x-www-form-urlencoded">${inputs.join("\n")}
+<button type="submit">${escapeHtml(config.submit_label || "Submit")}</button></form></body></html>`;
 }
 
 export default definePiece({

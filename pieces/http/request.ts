@@ -106,7 +106,9 @@ export async function sendRequest(
     throw new Error(`${method} ${url.origin}${url.pathname} failed: ${e?.message ?? e}`);
   }
   const responseHeaders: Record<string, string> = {};
-  response.headers.forEach((v, k) => (responseHeaders[k] = v));
+  response.headers.forEach((v, k) => {
+    responseHeaders[k] = v;
+  });
   const raw = method === "HEAD" ? "" : await response.text();
   const mode = String(config.response_type ?? "auto");
   let parsed: unknown = raw;

@@ -6,6 +6,9 @@
  *
  * Resuming (after a pause, a restart, or a retry from the failed step) walks the same tree again and
  * takes each already-finished step's result from the replay log instead of running it.
+ *
+ * One file on purpose: the walk is one recursive algorithm (chains, branches, loops and error branches
+ * call each other and share the run's stop, budget and replay state); where each step runs is step-host.ts.
  */
 import { newId } from "../lib/ids";
 import { isoTime } from "./iso-time";

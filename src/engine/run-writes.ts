@@ -7,6 +7,9 @@
  * Two implementations: `ThreadWriter` commits on a dedicated thread with its own connection (the main thread
  * never waits for SQLite or fsync); `InlineWriter` commits on the calling thread (in-memory databases, which
  * a second connection cannot share).
+ *
+ * One file on purpose: both writers share the op encoding, the batching and the failure rules, and a change
+ * to one must be made to the other; the writer thread's entry is writer-thread.ts.
  */
 import type { Statement } from "bun:sqlite";
 import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
@@ -62,15 +65,20 @@ export function encodeOp(op: WriteOp): WireOp {
 export function applyWireOp(store: RunStore, op: WireOp): void {
   switch (op[0]) {
     case 0:
-      return store.insertRunValues(op[1]);
+      store.insertRunValues(op[1]);
+      return;
     case 1:
-      return store.insertStepValues(op[1]);
+      store.insertStepValues(op[1]);
+      return;
     case 2:
-      return store.updateStep(op[1]);
+      store.updateStep(op[1]);
+      return;
     case 3:
-      return store.patchRun(op[1], op[2]);
+      store.patchRun(op[1], op[2]);
+      return;
     case 4:
-      return store.putDefinition(op[1], op[2]);
+      store.putDefinition(op[1], op[2]);
+      return;
     case 5: {
       store.deleteOrphanDefinitions();
       return;
@@ -178,7 +186,10 @@ abstract class QueueingWriter implements RunWrites {
   protected settle(entries: Entry[], failures: Array<string | null>) {
     entries.forEach((entry, i) => {
       const failure = failures[i];
-      if (failure === null || failure === undefined) return entry.resolve?.();
+      if (failure === null || failure === undefined) {
+        entry.resolve?.();
+        return;
+      }
       const error = new Error(failure);
       if (entry.reject) entry.reject(error);
       else this.onError(error);

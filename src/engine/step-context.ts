@@ -76,7 +76,8 @@ export function createStepContext(o: StepContextOptions): { ctx: ActionContext; 
     },
     fetch: o.fetch,
     get store() {
-      return (store ??= o.store());
+      store ??= o.store();
+      return store;
     },
     log: o.log,
     resumePayload: o.resumePayload,

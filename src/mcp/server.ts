@@ -25,7 +25,10 @@ export const MCP_INSTRUCTIONS =
 const checks = new WeakMap<TObject, TypeCheck<TObject>>();
 function checkerOf(schema: TObject): TypeCheck<TObject> {
   let check = checks.get(schema);
-  if (!check) checks.set(schema, (check = TypeCompiler.Compile(schema)));
+  if (!check) {
+    check = TypeCompiler.Compile(schema);
+    checks.set(schema, check);
+  }
   return check;
 }
 
@@ -33,8 +36,11 @@ function checkerOf(schema: TObject): TypeCheck<TObject> {
 const jsonSchemaCache = new WeakMap<TObject, Tool["inputSchema"]>();
 function toInputSchema(schema: TObject): Tool["inputSchema"] {
   let out = jsonSchemaCache.get(schema);
-  if (!out) jsonSchemaCache.set(schema, (out = JSON.parse(JSON.stringify(schema))));
-  return out!;
+  if (!out) {
+    out = JSON.parse(JSON.stringify(schema)) as Tool["inputSchema"];
+    jsonSchemaCache.set(schema, out);
+  }
+  return out;
 }
 
 /** The error envelope of the HTTP API, as an MCP tool error (the agent can read and fix it). */

@@ -180,8 +180,7 @@ class SandboxProcess {
     try {
       for await (const chunk of this.proc.stdout as ReadableStream<Uint8Array>) {
         buffer += decoder.decode(chunk, { stream: true });
-        let newline: number;
-        while ((newline = buffer.indexOf("\n")) >= 0) {
+        for (let newline = buffer.indexOf("\n"); newline >= 0; newline = buffer.indexOf("\n")) {
           const line = buffer.slice(0, newline);
           buffer = buffer.slice(newline + 1);
           if (line) this.receive(line);

@@ -1,6 +1,7 @@
 /**
  * Repository for runs, step rows and run definitions. Prepared statements are created once; the engine's
- * write batcher calls the write methods inside its group-commit transaction.
+ * write batcher calls the write methods inside its group-commit transaction. One file: the row types,
+ * their conversions and the statements that read and write them change together.
  */
 import type { Statement } from "bun:sqlite";
 import type { Db } from "./db";

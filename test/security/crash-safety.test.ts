@@ -251,7 +251,8 @@ describe("SIGKILL inside a step that only reads", () => {
 
 describe("SIGKILL while starts are being accepted", () => {
   test("every start that got a 2xx (webhook or API) exists after the restart, and finishes", async () => {
-    const s = server ?? (server = await startServer({ env }));
+    server ??= await startServer({ env });
+    const s = server;
     const definition = {
       schemaVersion: 2,
       trigger: {
@@ -343,7 +344,8 @@ describe("SIGKILL while starts are being accepted", () => {
 describe("a worker thread that dies", () => {
   for (const actionId of ["exit", "throw_later"]) {
     test(`(${actionId}) fails its run with the reason; the pool replaces the slot and the next run completes`, async () => {
-      const s = server ?? (server = await startServer({ env }));
+      server ??= await startServer({ env });
+      const s = server;
       const dying = await createWorkflow(s, `dies by ${actionId}`, manual(chain(["boom", crashy(actionId)])));
       const runId = await startRun(s, dying);
       const failed = await until(() => getRun(s, runId), finished, "the crashed run");

@@ -22,8 +22,13 @@ describe("assertSafeJson", () => {
     const inChain = chain(300);
     let last = inChain;
     while (last.nextAction) last = last.nextAction;
-    let deep = (last.config = {} as any);
-    for (let i = 0; i < 70; i++) deep = deep.y = {};
+    last.config = {};
+    let deep: Record<string, unknown> = last.config;
+    for (let i = 0; i < 70; i++) {
+      const next = {};
+      deep.y = next;
+      deep = next;
+    }
     expect(() => assertSafeJson(inChain)).toThrow(/nextAction×300/);
   });
 

@@ -63,8 +63,10 @@ export function ConnectionForm({ piece, onCreated }: { piece: PieceDetail; onCre
     for (const field of fields) {
       const value = values.value[field.name];
       if (!value) continue;
-      if (field.group) (body[field.group] ??= {})[field.name] = value;
-      else body[field.name] = value;
+      if (field.group) {
+        body[field.group] ??= {};
+        body[field.group][field.name] = value;
+      } else body[field.name] = value;
     }
     try {
       busy.value = "Saving…";
@@ -94,6 +96,7 @@ export function ConnectionForm({ piece, onCreated }: { piece: PieceDetail; onCre
         />
       </label>
       {fields.map((field) => (
+        // biome-ignore lint/a11y/noLabelWithoutControl: both branches below render the <input> inside this label
         <label class="field" key={field.name}>
           <span>{field.label}</span>
           {field.secret ? (

@@ -14,6 +14,7 @@ export function Dialog({ title, onClose, children, wide }: { title: string; onCl
     return () => previous?.focus?.();
   }, []);
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions lint/a11y/useKeyWithClickEvents: a click on the backdrop is the mouse's way to close; keyboards close with Escape (the dialog's onKeyDown)
     <div
       class="backdrop"
       onClick={(event) => {

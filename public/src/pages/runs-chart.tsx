@@ -53,6 +53,7 @@ export function RunsChart({ runs, days = 14, scope }: { runs: Run[]; days?: numb
               key={bucket.day}
               class="chart-day"
               role="listitem"
+              // biome-ignore lint/a11y/noNoninteractiveTabindex: each day takes focus so keyboard users get the same tooltip as the mouse
               tabIndex={0}
               aria-label={label}
               onMouseEnter={() => {

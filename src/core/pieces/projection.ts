@@ -222,7 +222,8 @@ export function discriminators(props: Record<string, PropertyDef>): Record<strin
     for (const condition of prop.displayConditions ?? []) {
       const gate = props[condition.field];
       if (!gate) continue;
-      const values = (out[condition.field] ??= []);
+      out[condition.field] ??= [];
+      const values = out[condition.field];
       const legal = gate.enum ?? gate.items?.enum ?? (gate.type === "boolean" ? [true, false] : undefined);
       const candidates =
         legal ??

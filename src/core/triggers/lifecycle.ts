@@ -71,7 +71,7 @@ export class TriggerLifecycle implements LifecycleHooks {
   syncRows(workflow: WorkflowLike, versionId: string, definition: FlowVersionT): void {
     const trigger = definition.trigger;
     if (trigger.type === "cron") {
-      let spec;
+      let spec: ReturnType<typeof scheduleOf>;
       try {
         spec = scheduleOf(trigger, this.o.pieces, this.o.scheduleMinIntervalSeconds);
       } catch (error) {

@@ -99,6 +99,12 @@ export function createTriggers(deps: TriggersDeps) {
   };
 
   let ownFetch: GuardedFetch | undefined;
+  const currentFetch = (): GuardedFetch => {
+    const given = deps.fetch?.();
+    if (given) return given;
+    ownFetch ??= createGuardedFetch();
+    return ownFetch;
+  };
   const runtime = {
     auth: async (input: { workspaceId: string; connectionId: string; pieceId: string }) => {
       const resolve = deps.resolveConnectionAuth?.();
@@ -107,8 +113,8 @@ export function createTriggers(deps: TriggersDeps) {
     },
     // Never the global fetch: without the app's guard, a guard with no allow-list.
     fetch: wrapGuardedFetch(
-      (url, init) => (deps.fetch?.() ?? (ownFetch ??= createGuardedFetch()))(url, init),
-      () => deps.fetch?.() ?? (ownFetch ??= createGuardedFetch()),
+      (url, init) => currentFetch()(url, init),
+      () => currentFetch(),
     ),
   };
 

@@ -3,6 +3,9 @@
  * publish, and guards restores and editor saves of an active workflow, so a definition that
  * validates also publishes (spec 1, convention 4). Every diagnostic names the fault and, where one
  * exists, the admissible set (`allowed`).
+ *
+ * One file on purpose: the gate is one pass over one definition, and its checks share that pass's state
+ * (names in scope, steps counted, nesting, the diagnostics so far, their cap).
  */
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { ValueErrorType } from "@sinclair/typebox/errors";
@@ -586,7 +589,7 @@ class Gate {
     }
     if (value === null || typeof value !== "object") return;
     if (Array.isArray(value)) {
-      value.forEach((item, i) => this.checkConfigExpressions(item, `${path}.${i}`, nodePath, step));
+      for (const [i, item] of value.entries()) this.checkConfigExpressions(item, `${path}.${i}`, nodePath, step);
       return;
     }
     for (const [key, item] of Object.entries(value)) this.checkConfigExpressions(item, `${path}.${key}`, nodePath, step);
@@ -671,7 +674,7 @@ class Gate {
             undefined,
             node.name,
           );
-        group.forEach((condition, c) => this.checkCondition(condition, `${bpath}.conditions.${g}.${c}`, path, node.name));
+        for (const [c, condition] of group.entries()) this.checkCondition(condition, `${bpath}.conditions.${g}.${c}`, path, node.name);
       });
     });
     this.checkConfigExpressions(node.config ?? {}, `${path}.config`, path, node.name);

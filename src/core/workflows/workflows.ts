@@ -2,6 +2,9 @@
  * Workflows: the draft and its record (spec 2.2, 4.1, 4.10), publish/unpublish (3.1), versions and
  * restore (4.5), webhook tokens, and what a run executes. Pinned data, test payloads and variables
  * live in ./editor-data.ts; export/import in ./transfer.ts; folders in ./folders.ts.
+ *
+ * One file on purpose: this class alone changes a workflow's row, draft, live version and status, each
+ * change in one transaction with the gate's verdict; spread over files, those invariants would be too.
  */
 import { LRUCache } from "lru-cache";
 import type { Principal } from "../identity";

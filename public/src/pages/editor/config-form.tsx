@@ -5,6 +5,7 @@
  * expressions with a picker of earlier steps' output paths.
  */
 import { useSignal } from "@preact/signals";
+import type { JSX } from "preact";
 import { useEffect } from "preact/hooks";
 import { api } from "../../api";
 import { projection } from "../../catalog";
@@ -260,7 +261,7 @@ function Field({ name, property, required, props }: { name: string; property: Pr
     else config[name] = next;
     props.onChange(config);
   };
-  let control;
+  let control: JSX.Element;
   if (props.dynamicFields?.includes(name) && !isExpression(value)) {
     control = <DynamicSelect id={id} props={props} name={name} value={value} refreshers={property.refreshers} describedBy={helpId} onChange={set} />;
   } else if (property.enum && !isExpression(value)) {

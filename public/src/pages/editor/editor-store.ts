@@ -250,7 +250,6 @@ export function createEditorStore(id: string) {
       const res = await api.post<Run>(`/api/workflows/${id}/run`, payload ?? {}, { environment: "test", wait: 30 });
       testRun.value = res.data;
       if (!res.data.steps || !TERMINAL_RUN_STATUSES.has(res.data.status)) await follow(res.data.id);
-      else if (!res.data.steps) await refreshRun(res.data.id);
     });
 
   async function refreshRun(runId: string) {

@@ -28,7 +28,8 @@ export function walk(def: Definition): Visit[] {
     let currentSlot = slot;
     while (current) {
       out.push({ node: current, slot: currentSlot, depth });
-      current.branches?.forEach((branch, index) => chain(branch.firstAction, { owner: current!.name, kind: "branch", branch: index }, depth + 1));
+      for (const [index, branch] of (current.branches ?? []).entries())
+        chain(branch.firstAction, { owner: current.name, kind: "branch", branch: index }, depth + 1);
       chain(current.firstLoopAction, { owner: current.name, kind: "loop" }, depth + 1);
       chain(current.onErrorAction, { owner: current.name, kind: "error" }, depth + 1);
       currentSlot = { owner: current.name, kind: "next" };
@@ -165,7 +166,7 @@ export function earlierSteps(def: Definition, name: string): string[] {
         found = seen;
         return;
       }
-      current.branches?.forEach((branch) => chain(branch.firstAction, [...seen, current!.name]));
+      for (const branch of current.branches ?? []) chain(branch.firstAction, [...seen, current.name]);
       chain(current.firstLoopAction, [...seen, current.name]);
       chain(current.onErrorAction, [...seen, current.name]);
       seen.push(current.name);

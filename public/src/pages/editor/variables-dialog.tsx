@@ -45,7 +45,7 @@ function toRow(v: Variable): Row {
 }
 
 /** A value typed as text stays text, unless it was JSON when read (numbers, objects) and still parses. */
-function valueOf(row: Row): unknown {
+function parsedValue(row: Row): unknown {
   if (row.json) {
     try {
       return JSON.parse(row.text);
@@ -104,7 +104,7 @@ export function VariablesDialog({ workflowId, onClose }: { workflowId: string; o
         secret: r.secret,
         description: r.description,
         // A stored secret nobody retyped is sent without a value: the server keeps it.
-        ...(r.secret && r.stored ? {} : { value: valueOf(r) }),
+        ...(r.secret && r.stored ? {} : { value: parsedValue(r) }),
       }));
       const res = await api.put<Variable[]>(`/api/workflows/${workflowId}/variables`, { variables });
       rows.value = res.data.map(toRow);
