@@ -17,7 +17,7 @@ export function execWithHeapTuning(env: NodeJS.ProcessEnv = process.env): void {
   if (typeof execve !== "function") return;
   // A compiled binary is its own script; from source the runtime needs its flags and the script again.
   const compiled = Bun.main.startsWith("/$bunfs/") || Bun.main.startsWith("B:/~BUN/");
-  const args = compiled ? [process.execPath, ...process.argv.slice(2)] : [process.execPath, ...process.execArgv, process.argv[1]!, ...process.argv.slice(2)];
+  const args = compiled ? [process.execPath, ...process.argv.slice(2)] : [process.execPath, ...process.execArgv, process.argv[1], ...process.argv.slice(2)];
   try {
     execve(process.execPath, args, { ...env, BUN_JSC_forceRAMSize: HEAP_RAM_SIZE });
   } catch {

@@ -13,7 +13,7 @@ import { PieceLoadError } from "./pieces-runtime/loader";
 import { loadRegistry } from "./pieces-runtime/registry";
 import { execWithHeapTuning } from "./heap-tuning";
 import { createLogger } from "./http/logger";
-import { BackupError, backupDatabase } from "./store/backup";
+import { backupDatabase } from "./store/backup";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
 import { migrate, openDatabase, schemaVersion } from "./store/db";
 
@@ -140,7 +140,7 @@ async function mcp(config: Config) {
   // restarting its MCP server may start the new process while the old one is still closing.
   lockDataDir(config, 5_000);
   // stdout carries JSON-RPC, so every log line goes to stderr.
-  const log = createLogger(config.logLevel, (line) => process.stderr.write(line + "\n"));
+  const log = createLogger(config.logLevel, (line) => process.stderr.write(`${line}\n`));
   const pieces = await loadRegistry(config).catch((error) => {
     if (error instanceof PieceLoadError) fail(`pieces: ${error.message}`);
     throw error;

@@ -31,7 +31,7 @@ export const lifecycleApi = ({ security, workflows }: AppDeps) =>
           description:
             "The body is a definition (FlowVersion). The same function decides publish, so a definition that validates also publishes. Each diagnostic names the fault (path, code, message) and, where there is one, the admissible set (`allowed`): action and trigger ids of a piece, operator names, enum values, required properties in force, step names an expression may read, the fleet's version of a piece, the workspace's connections of a piece. Structural faults (unknown keys, wrong types) come back as diagnostics too. ?workflowId= validates in the context of that workflow (its stored variables; settings.errorWorkflowId may not name it).",
           requestBody: { required: true, content: { "application/json": { schema: JSON.parse(JSON.stringify(FlowVersion)) } } },
-        } as any,
+        },
       },
     )
     .post("/api/workflows/:id/publish", async ({ auth, params }) => ({ data: await workflows.publish(auth, params.id) }), {

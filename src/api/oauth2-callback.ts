@@ -37,6 +37,6 @@ export const oauth2CallbackApi = ({ security, connections, config }: AppDeps) =>
           },
           502: { description: "The provider's token endpoint refused the code: an HTML error page", content: { "text/html": { schema: { type: "string" } } } },
         },
-      } as any,
+      },
     },
   );

@@ -21,7 +21,6 @@ const TriggerOptionsParams = t.Object({
   propertyName: t.String({ description: "A trigger property whose values are dynamic (listed in dynamicFields)" }),
 });
 
-const Discriminators = t.Record(t.String(), t.Array(t.Unknown()), { description: "gate field → its legal values" });
 const SpecProperty = t.Record(t.String(), t.Unknown(), {
   description:
     "spec 2.5 property: type, description, default, enum, enumLabels, format, properties, items, propertyType, required, minLength, maxLength, min, max, pattern, refreshers, language, displayConditions",

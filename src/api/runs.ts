@@ -60,7 +60,7 @@ export const runsApi = (deps: AppDeps) => {
               content: { "application/json": { schema: { type: "object", properties: { data: { $ref: "#/components/schemas/Run" } } } } },
             },
           },
-        } as any,
+        },
       },
     )
     .get("/api/runs", ({ auth, query }) => runs.list(auth.workspaceId, query), {
@@ -132,7 +132,7 @@ export const runsApi = (deps: AppDeps) => {
           description:
             "Events: `run` (the run without steps, whenever its status changes), `step` (a step row as written: running, then completed/failed/skipped/paused), `end` (the finished run; the stream closes). Every event has an `id:` from one counter per run; reconnect with the Last-Event-ID header to continue after the last event received. A finished run streams its history, then `end`.",
           responses: { 200: { description: "text/event-stream", content: { "text/event-stream": { schema: { type: "string" } } } } },
-        } as any,
+        },
       },
     )
     .post("/api/runs/:id/cancel", async ({ auth, params }) => ({ data: await runs.cancel(auth.workspaceId, params.id) }), {
@@ -168,7 +168,7 @@ export const runsApi = (deps: AppDeps) => {
               content: { "application/json": { schema: { type: "object", properties: { data: { $ref: "#/components/schemas/Run" } } } } },
             },
           },
-        } as any,
+        },
       },
     )
     .route(

@@ -54,7 +54,7 @@ export function loadOrCreateKeyFile(dataDir: string): string {
   const material = randomBytes(32).toString("base64");
   // wx: never overwrite a key another process wrote meanwhile; losing the key loses every secret.
   try {
-    writeFileSync(path, material + "\n", { mode: 0o600, flag: "wx" });
+    writeFileSync(path, `${material}\n`, { mode: 0o600, flag: "wx" });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return readFileSync(path, "utf8").trim();
     throw error;

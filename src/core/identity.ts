@@ -198,7 +198,7 @@ export class Identity {
           id: newId(),
           org_id: orgId,
           email: input.email,
-          name: input.name ?? input.email.split("@")[0]!,
+          name: input.name ?? input.email.split("@")[0],
           password_hash: passwordHash,
           role: "owner",
           default_workspace_id: workspaceId,

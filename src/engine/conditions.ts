@@ -93,7 +93,7 @@ function regex(pattern: unknown): RegExp {
     // `/pattern/flags` form is accepted as well as a bare pattern.
     const literal = /^\/(.*)\/([dgimsuvy]*)$/s.exec(source);
     try {
-      compiled = literal ? new RegExp(literal[1]!, literal[2]!.replace(/[gy]/g, "")) : new RegExp(source);
+      compiled = literal ? new RegExp(literal[1], literal[2].replace(/[gy]/g, "")) : new RegExp(source);
     } catch (error) {
       throw new ConditionError(`text_regex value ${JSON.stringify(source)} is not a valid regular expression: ${(error as Error).message}`);
     }

@@ -79,7 +79,7 @@ export class Dispatcher<T extends Dispatchable> {
     const lane = this.lanes.get(this.key(item.workflowId, item.environment));
     if (!lane) return false;
     for (let i = lane.head; i < lane.queue.length; i++) {
-      if (lane.queue[i]!.id === item.id) {
+      if (lane.queue[i].id === item.id) {
         lane.queue.splice(i, 1);
         return true;
       }
@@ -90,7 +90,7 @@ export class Dispatcher<T extends Dispatchable> {
   isWaiting(item: Dispatchable): boolean {
     const lane = this.lanes.get(this.key(item.workflowId, item.environment));
     if (!lane) return false;
-    for (let i = lane.head; i < lane.queue.length; i++) if (lane.queue[i]!.id === item.id) return true;
+    for (let i = lane.head; i < lane.queue.length; i++) if (lane.queue[i].id === item.id) return true;
     return false;
   }
 
@@ -135,7 +135,7 @@ export class Dispatcher<T extends Dispatchable> {
         lane.running < lane.limit &&
         !(lane.maintenance && lane.environment === "production")
       ) {
-        const item = lane.queue[lane.head]!;
+        const item = lane.queue[lane.head];
         lane.queue[lane.head++] = undefined as unknown as T;
         lane.running++;
         this.active++;

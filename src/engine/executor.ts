@@ -295,7 +295,7 @@ export class Executor {
     const retrying = run.peekReplay(node.name)?.status === "retry" ? run.takeReplay(node.name) : undefined;
     const replay = retrying ? undefined : this.replayed(run, node);
     if (replay && replay !== "resume") return;
-    const resuming = replay === "resume" ? run.log[run.log.length - 1]! : undefined;
+    const resuming = replay === "resume" ? run.log[run.log.length - 1] : undefined;
     if (resuming) run.log.pop(); // the paused entry is replaced by the step's real result below
     const startedAt = Date.now();
     const reused = resuming ?? retrying;

@@ -181,8 +181,8 @@ const ARITHMETIC = /^([A-Za-z_][A-Za-z0-9_]*(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*|\s
 function parseArithmetic(source: string): { path: Segment[]; op: string; operand: number } | null {
   const m = ARITHMETIC.exec(source.trim());
   if (!m) return null;
-  const path = parseBarePath(m[1]!);
-  return path ? { path, op: m[2]!, operand: Number(m[3]) } : null;
+  const path = parseBarePath(m[1]);
+  return path ? { path, op: m[2], operand: Number(m[3]) } : null;
 }
 
 /** The operation as JSONata computes it on two numbers; NaN/Infinity are left to JSONata (which refuses them). */
@@ -295,7 +295,7 @@ export async function resolveString(text: string, context: Record<string, unknow
   const spans = scan(text);
   if (spans.length === 0) return text;
   // Exactly one expression and nothing else: keep the value's type.
-  if (spans.length === 1 && spans[0]!.open === 0 && spans[0]!.end === text.length) return evaluateExpression(spans[0]!.source, context);
+  if (spans.length === 1 && spans[0].open === 0 && spans[0].end === text.length) return evaluateExpression(spans[0].source, context);
   let out = "";
   let cursor = 0;
   for (const span of spans) {
@@ -325,7 +325,7 @@ function resolveStringSync(text: string, context: Record<string, unknown>): unkn
   if (!text.includes("{{")) return text;
   const spans = scan(text);
   if (spans.length === 0) return text;
-  if (spans.length === 1 && spans[0]!.open === 0 && spans[0]!.end === text.length) return evaluateSync(spans[0]!.source, context);
+  if (spans.length === 1 && spans[0].open === 0 && spans[0].end === text.length) return evaluateSync(spans[0].source, context);
   let out = "";
   let cursor = 0;
   for (const span of spans) {

@@ -57,7 +57,7 @@ export class Resumes {
 
   private async resumeByTimer(runId: string) {
     const row = this.t.store.getRow(runId);
-    if (!row || row.status !== "paused") return;
+    if (row?.status !== "paused") return;
     // A time pause continues; an approval that nobody decided in time continues as expired.
     const payload = row.resume_mode === "webhook" ? { decision: "expired", expired: true } : { resumedBy: "timer" };
     await this.resume(row, payload);

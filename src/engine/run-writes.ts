@@ -14,7 +14,7 @@
 import type { Statement } from "bun:sqlite";
 import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
 import type { Db } from "../store/db";
-import { RunStore, knownDefinitions, runValues, stepValues, type RunPatch, type RunRow, type StepRow } from "../store/runs";
+import { RunStore, knownDefinitions, runValues, stepValues, type RowValues, type RunPatch, type RunRow, type StepRow } from "../store/runs";
 import { threadEntry } from "./thread-entry";
 
 export type WriteOp =
@@ -43,7 +43,7 @@ export interface RunWrites {
  * An op as the store applies it, on either writer: rows as arrays of column values (no repeated keys to
  * serialise, parse or bind by name; the writer thread receives exactly this), tagged by a number.
  */
-export type WireOp = [0, unknown[]] | [1, unknown[]] | [2, StepRow] | [3, string, RunPatch] | [4, string, string] | [5];
+export type WireOp = [0, RowValues] | [1, RowValues] | [2, StepRow] | [3, string, RunPatch] | [4, string, string] | [5];
 
 export function encodeOp(op: WriteOp): WireOp {
   switch (op.op) {
@@ -486,7 +486,7 @@ export class ThreadWriter extends QueueingWriter {
     if (this.flights.size >= MAX_FLIGHTS || this.queue.length === 0) return;
     const { entries, ops } = this.take();
     for (let i = 0; i < ops.length; i++) {
-      const group = ops[i]!;
+      const group = ops[i];
       if (!group.some((op) => op.op === "putDefinition" || op.op === "pruneDefinitions")) continue;
       ops[i] = group.filter((op) => {
         if (op.op === "pruneDefinitions") this.sentDefinitions.clear();

@@ -17,20 +17,36 @@ interface ValueErrorLike {
   type: number;
   path: string;
   message: string;
-  schema: any;
+  schema: SchemaLike;
   value?: unknown;
+}
+
+/** The parts of a JSON Schema that messages describe. */
+export interface SchemaLike {
+  type?: string;
+  format?: string;
+  anyOf?: SchemaLike[];
+  enum?: unknown[];
+  const?: unknown;
+  items?: SchemaLike;
+  properties?: Record<string, SchemaLike>;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  pattern?: string;
 }
 
 const where = (on: string, path: string) => `${on}${path || ""}`.replace(/^body\//, "body.").replace(/\//g, ".");
 
 /** Describes what a schema accepts, for messages: enum values, const, type and bounds. */
-export function describeExpected(schema: any): string {
+export function describeExpected(schema: SchemaLike | undefined): string {
   if (!schema || typeof schema !== "object") return "a valid value";
-  const literals = (schema.anyOf ?? []).filter((s: any) => s.const !== undefined).map((s: any) => JSON.stringify(s.const));
-  if (literals.length > 0 && literals.length === schema.anyOf.length) return `one of ${literals.join(", ")}`;
-  if (schema.enum) return `one of ${schema.enum.map((v: unknown) => JSON.stringify(v)).join(", ")}`;
+  const literals = (schema.anyOf ?? []).filter((s) => s.const !== undefined).map((s) => JSON.stringify(s.const));
+  if (literals.length > 0 && literals.length === schema.anyOf?.length) return `one of ${literals.join(", ")}`;
+  if (schema.enum) return `one of ${schema.enum.map((v) => JSON.stringify(v)).join(", ")}`;
   if (schema.const !== undefined) return JSON.stringify(schema.const);
-  if (schema.anyOf) return schema.anyOf.map(describeExpected).join(" or ");
+  if (schema.anyOf) return schema.anyOf.map((s) => describeExpected(s)).join(" or ");
   if (schema.type === "array" && schema.items) return `array of ${describeExpected(schema.items)}`;
   const parts = [schema.format ? `${schema.type} (${schema.format})` : String(schema.type ?? "a value")];
   if (schema.minLength !== undefined) parts.push(`at least ${schema.minLength} characters`);

@@ -27,5 +27,5 @@ export function createLogger(level: LogLevel, sink: (line: string, isError: bool
 }
 
 function defaultSink(line: string, isError: boolean) {
-  (isError ? process.stderr : process.stdout).write(line + "\n");
+  (isError ? process.stderr : process.stdout).write(`${line}\n`);
 }

@@ -40,7 +40,7 @@ function inputSchemaOf(trigger: FlowVersionT["trigger"]): TObject {
   }
   const properties: Record<string, TSchema> = {};
   for (const field of fields) {
-    const schema = FIELD_SCHEMAS[field.type]!(field.description);
+    const schema = FIELD_SCHEMAS[field.type](field.description);
     properties[field.name] = field.required ? schema : t.Optional(schema);
   }
   return t.Object(properties, { additionalProperties: false });

@@ -24,11 +24,11 @@ function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
   const v4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
   if (address.isIPv4MappedAddress()) return address.toIPv4Address();
   // IPv4-compatible ::a.b.c.d (deprecated, but a kernel may still route it); :: and ::1 are judged as IPv6.
-  if (p[0] === 0 && p[1] === 0 && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0 && (p[6] !== 0 || p[7]! > 1)) return v4(p[6]!, p[7]!);
+  if (p[0] === 0 && p[1] === 0 && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0 && (p[6] !== 0 || p[7] > 1)) return v4(p[6], p[7]);
   // SIIT ::ffff:0:a.b.c.d
-  if (p[0] === 0 && p[1] === 0 && p[2] === 0 && p[3] === 0 && p[4] === 0xffff && p[5] === 0) return v4(p[6]!, p[7]!);
-  if (p[0] === 0x64 && p[1] === 0xff9b && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0) return v4(p[6]!, p[7]!);
-  if (p[0] === 0x2002) return v4(p[1]!, p[2]!);
+  if (p[0] === 0 && p[1] === 0 && p[2] === 0 && p[3] === 0 && p[4] === 0xffff && p[5] === 0) return v4(p[6], p[7]);
+  if (p[0] === 0x64 && p[1] === 0xff9b && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0) return v4(p[6], p[7]);
+  if (p[0] === 0x2002) return v4(p[1], p[2]);
   return undefined;
 }
 

@@ -80,7 +80,7 @@ export function createHostGuard(options: Pick<GuardedFetchOptions, "allowCidrs" 
         );
       }
     }
-    const first = parseAddress(addresses[0]!)!;
+    const first = parseAddress(addresses[0])!;
     return first.toString();
   };
 }

@@ -20,7 +20,7 @@ const FLUSH_EVERY_MS = 2;
 
 export async function runSandboxChild(): Promise<void> {
   const out = Bun.stdout.writer();
-  const send = (message: unknown) => out.write(JSON.stringify(message) + "\n");
+  const send = (message: unknown) => out.write(`${JSON.stringify(message)}\n`);
   await warmInline(Number(process.env.WEFT_SANDBOX_WARM_BYTES) || 64 * 1024 * 1024);
   send({ ready: true });
   out.flush();

@@ -252,7 +252,7 @@ class Pool {
   }
 
   dispatch() {
-    for (let i = this.processes.length - 1; i >= 0; i--) if (this.processes[i]!.dead) this.processes.splice(i, 1);
+    for (let i = this.processes.length - 1; i >= 0; i--) if (this.processes[i].dead) this.processes.splice(i, 1);
     const now = performance.now();
     while (this.waiting.length) {
       // An idle process; else the least loaded one whose running call is quick, with room in its pipeline;
@@ -264,7 +264,7 @@ class Pool {
         }
       }
       if (!target && this.processes.length < this.size && this.processes.every((candidate) => candidate.slow(now) || candidate.load >= PIPELINE_DEPTH)) {
-        target = new SandboxProcess(this.waiting[0]!.request.memoryBytes, this);
+        target = new SandboxProcess(this.waiting[0].request.memoryBytes, this);
         this.processes.push(target);
       }
       if (!target) {

@@ -208,7 +208,10 @@ function outOfMemory(instance: Instance, message: string): boolean {
 function drive(instance: Instance, runtime: QuickJSRuntime, context: QuickJSContext, request: InlineRequest, inputJson: string): Outcome {
   const logs: string[] = [];
   const owned: QuickJSHandle[] = [];
-  const own = (handle: QuickJSHandle) => (owned.push(handle), handle);
+  const own = (handle: QuickJSHandle) => {
+    owned.push(handle);
+    return handle;
+  };
   try {
     const json = own(context.getProp(context.global, "JSON"));
     const parse = own(context.getProp(json, "parse"));

@@ -2,7 +2,8 @@
  * Connections and pending OAuth2 authorizations. Secret columns (`secrets`, `tokens`,
  * `code_verifier`) only ever hold ciphertext from src/core/crypto.ts; this module never sees plaintext.
  */
-import type { Db } from "./db";
+import type { SQLQueryBindings } from "bun:sqlite";
+import { bindRow, countOf, type Db } from "./db";
 
 export type ConnectionStatus = "pending" | "active" | "error";
 export type AuthKind = "oauth2" | "api_key" | "basic" | "custom";
@@ -70,8 +71,8 @@ export class ConnectionStore {
         "SELECT id, name FROM connections WHERE workspace_id = ? AND piece_id = ? ORDER BY name, id",
       ),
       exists: db.query<{ piece_id: string }, [string, string]>("SELECT piece_id FROM connections WHERE id = ? AND workspace_id = ?"),
-      list: db.query<ConnectionRow, any>(`SELECT * FROM connections WHERE ${filter} ORDER BY name, id LIMIT $limit OFFSET $offset`),
-      count: db.query<{ n: number }, any>(`SELECT COUNT(*) AS n FROM connections WHERE ${filter}`),
+      list: db.query<ConnectionRow, [SQLQueryBindings]>(`SELECT * FROM connections WHERE ${filter} ORDER BY name, id LIMIT $limit OFFSET $offset`),
+      count: db.query<{ n: number }, [SQLQueryBindings]>(`SELECT COUNT(*) AS n FROM connections WHERE ${filter}`),
       update: db.query(
         `UPDATE connections SET name = $name, grant_type = $grant_type, status = $status, status_message = $status_message, config = $config, client_id = $client_id,
            managed_app = $managed_app, public_values = $public_values, secrets = $secrets, tokens = $tokens, token_expires_at = $token_expires_at, updated_at = $updated_at
@@ -102,7 +103,7 @@ export class ConnectionStore {
   }
 
   insert(row: Omit<ConnectionRow, "refresh_lease" | "refresh_lease_until">) {
-    this.q.insert.run(row as any);
+    this.q.insert.run(bindRow(row));
   }
 
   get(workspaceId: string, id: string) {
@@ -131,7 +132,7 @@ export class ConnectionStore {
     const params = { workspace_id: workspaceId, piece_id: filter.pieceId ?? null, status: filter.status ?? null };
     return {
       rows: this.q.list.all({ ...params, limit, offset }),
-      total: this.q.count.get(params)!.n,
+      total: countOf(this.q.count.get(params)),
     };
   }
 
@@ -151,7 +152,7 @@ export class ConnectionStore {
       tokens: row.tokens,
       token_expires_at: row.token_expires_at,
       updated_at: row.updated_at,
-    } as any);
+    });
   }
 
   setTokens(id: string, tokens: string, expiresAt: string | null, at: string) {
@@ -182,7 +183,7 @@ export class ConnectionStore {
   }
 
   insertState(row: OAuth2StateRow) {
-    this.q.insertState.run(row as any);
+    this.q.insertState.run(bindRow(row));
   }
 
   consumeState(nonce: string) {

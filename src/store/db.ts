@@ -3,7 +3,7 @@
  * One connection per process does the writing; bun:sqlite calls are synchronous, so the
  * process itself is the single writer.
  */
-import { Database } from "bun:sqlite";
+import { Database, type SQLQueryBindings } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Synchronous } from "../config";
@@ -54,3 +54,12 @@ export function schemaVersion(db: Db): number {
 }
 
 export const nowIso = () => new Date().toISOString();
+
+/**
+ * A row object as named parameters for a statement (`$column` placeholders). bun:sqlite types bindings as
+ * a union its typings cannot infer from an interface; this is the one place that says the row fits.
+ */
+export const bindRow = (row: object): SQLQueryBindings => row as SQLQueryBindings;
+
+/** The number a `SELECT COUNT(*) AS n` statement answered (such a statement always answers one row). */
+export const countOf = (row: { n: number } | null | undefined): number => row?.n ?? 0;

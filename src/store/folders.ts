@@ -1,5 +1,5 @@
 /** Folders that organise a workspace's workflows (flat: a workflow is in one folder or none). */
-import type { Db } from "./db";
+import { bindRow, type Db } from "./db";
 
 export interface FolderRow {
   id: string;
@@ -41,7 +41,7 @@ export class FolderStore {
   }
 
   insert(row: FolderRow) {
-    this.q.insert.run(row as any);
+    this.q.insert.run(bindRow(row));
   }
 
   rename(workspaceId: string, id: string, name: string, at: string) {

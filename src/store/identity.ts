@@ -1,5 +1,5 @@
 /** Orgs, workspaces, users, sessions and API tokens. Prepared statements are held once. */
-import type { Db } from "./db";
+import { bindRow, countOf, type Db } from "./db";
 
 export interface OrgRow {
   id: string;
@@ -79,13 +79,13 @@ export class IdentityStore {
   }
 
   insertOrg(row: OrgRow) {
-    this.q.insertOrg.run(row as any);
+    this.q.insertOrg.run(bindRow(row));
   }
   firstOrg() {
     return this.q.firstOrg.get();
   }
   insertWorkspace(row: WorkspaceRow) {
-    this.q.insertWorkspace.run(row as any);
+    this.q.insertWorkspace.run(bindRow(row));
   }
   workspace(id: string, orgId: string) {
     return this.q.workspace.get(id, orgId);
@@ -97,10 +97,10 @@ export class IdentityStore {
     return this.q.firstWorkspace.get(orgId);
   }
   countUsers() {
-    return this.q.countUsers.get()!.n;
+    return countOf(this.q.countUsers.get());
   }
   insertUser(row: UserRow) {
-    this.q.insertUser.run(row as any);
+    this.q.insertUser.run(bindRow(row));
   }
   userByEmail(email: string) {
     return this.q.userByEmail.get(email);
@@ -109,7 +109,7 @@ export class IdentityStore {
     return this.q.user.get(id);
   }
   insertSession(row: SessionRow) {
-    this.q.insertSession.run(row as any);
+    this.q.insertSession.run(bindRow(row));
   }
   session(idHash: string) {
     return this.q.session.get(idHash);
@@ -121,10 +121,10 @@ export class IdentityStore {
     this.q.setSessionWorkspace.run(workspaceId, idHash);
   }
   countTokens() {
-    return this.q.countTokens.get()!.n;
+    return countOf(this.q.countTokens.get());
   }
   insertToken(row: Omit<TokenRow, "last_used_at" | "revoked_at">) {
-    this.q.insertToken.run(row as any);
+    this.q.insertToken.run(bindRow(row));
   }
   tokenByHash(hash: string) {
     return this.q.tokenByHash.get(hash);

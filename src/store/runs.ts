@@ -3,8 +3,8 @@
  * write batcher calls the write methods inside its group-commit transaction. One file: the row types,
  * their conversions and the statements that read and write them change together.
  */
-import type { Statement } from "bun:sqlite";
-import type { Db } from "./db";
+import type { SQLQueryBindings, Statement } from "bun:sqlite";
+import { bindRow, countOf, type Db } from "./db";
 import type { Environment, RunStatus, RunT, StepT } from "../schema/run";
 
 export interface RunRow {
@@ -126,15 +126,17 @@ const LIST_COLUMNS = RUN_COLUMNS.filter((c) => c !== "state" && c !== "response"
 
 const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
 
-/** A row's values in the order of its insert statement's columns. */
-function valuesOf<Row>(row: Row, columns: readonly (keyof Row)[]): unknown[] {
-  const values = new Array(columns.length);
-  for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]!];
+/** A row's values in the order of its insert statement's columns (every column is text, a number or null). */
+export type RowValues = SQLQueryBindings[];
+
+function valuesOf<Row>(row: Row, columns: readonly (keyof Row)[]): RowValues {
+  const values: RowValues = new Array(columns.length);
+  for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]] as SQLQueryBindings;
   return values;
 }
 
-export const runValues = (row: RunRow): unknown[] => valuesOf(row, RUN_COLUMNS);
-export const stepValues = (row: StepRow): unknown[] => valuesOf(row, STEP_COLUMNS);
+export const runValues = (row: RunRow): RowValues => valuesOf(row, RUN_COLUMNS);
+export const stepValues = (row: StepRow): RowValues => valuesOf(row, STEP_COLUMNS);
 
 export function runFromRow(row: RunRow): RunT {
   return {
@@ -272,8 +274,8 @@ export class RunStore {
   }
 
   /** A run row as its values in RUN_COLUMNS order. */
-  insertRunValues(values: unknown[]): void {
-    this.insertRunStmt.run(...(values as any[]));
+  insertRunValues(values: RowValues): void {
+    this.insertRunStmt.run(...values);
   }
 
   insertStep(row: StepRow): void {
@@ -281,8 +283,8 @@ export class RunStore {
   }
 
   /** A step row as its values in STEP_COLUMNS order. */
-  insertStepValues(values: unknown[]): void {
-    this.insertStepStmt.run(...(values as any[]));
+  insertStepValues(values: RowValues): void {
+    this.insertStepStmt.run(...values);
   }
 
   /** Completes a step row written earlier (a paused step that resumed). */
@@ -299,7 +301,7 @@ export class RunStore {
       retry_count: row.retry_count,
       finished_at: row.finished_at,
       duration_ms: row.duration_ms,
-    } as any);
+    });
   }
 
   patchRun(id: string, patch: RunPatch): void {
@@ -315,7 +317,7 @@ export class RunStore {
     }
     const params: Record<string, unknown> = { id };
     for (const k of keys) params[k] = (patch as Record<string, unknown>)[k];
-    stmt.run(params as any);
+    stmt.run(bindRow(params));
   }
 
   progress(id: string, stepTotal: number, stepFailed: number, eventSeq: number): void {
@@ -435,8 +437,8 @@ export class RunStore {
       };
       this.listStatements.set(sql + order, stmts);
     }
-    const total = stmts.count.get(params as any)!.n;
-    const rows = total === 0 ? [] : stmts.rows.all({ ...params, limit: filter.limit, offset: filter.offset } as any);
+    const total = countOf(stmts.count.get(bindRow(params)));
+    const rows = total === 0 ? [] : stmts.rows.all(bindRow({ ...params, limit: filter.limit, offset: filter.offset }));
     return { rows, total };
   }
 
@@ -454,7 +456,7 @@ export class RunStore {
   private countStmt?: Statement<{ n: number }>;
   overflow(keep: number, limit: number): string[] {
     this.countStmt ??= this.db.prepare(`SELECT COUNT(*) AS n FROM runs`);
-    const total = this.countStmt.get()!.n;
+    const total = countOf(this.countStmt.get());
     if (total <= keep) return [];
     this.overflowStmt ??= this.db.prepare(`SELECT id FROM runs WHERE status NOT IN ('pending', 'running', 'paused') ORDER BY id LIMIT ?`);
     return this.overflowStmt.all(Math.min(limit, total - keep)).map((r) => r.id);

@@ -1,5 +1,5 @@
 /** Workspace templates (the built-in catalog ships in the binary: src/core/templates/catalog). */
-import type { Db } from "./db";
+import { bindRow, type Db } from "./db";
 
 export interface TemplateRow {
   id: string;
@@ -35,7 +35,7 @@ export class TemplateStore {
   }
 
   insert(row: TemplateRow) {
-    this.q.insert.run(row as any);
+    this.q.insert.run(bindRow(row));
   }
 
   delete(workspaceId: string, id: string): boolean {

@@ -4,7 +4,7 @@
  * Rows exist only for live workflows (publish writes them, unpublish deletes them) and go with the
  * workflow when it is deleted (foreign keys cascade).
  */
-import type { Db } from "./db";
+import { bindRow, type Db } from "./db";
 
 export interface ScheduleRow {
   workflow_id: string;
@@ -116,7 +116,7 @@ export class TriggerStore {
     return this.q.schedule.get(workflowId);
   }
   putSchedule(row: ScheduleRow): void {
-    this.q.upsertSchedule.run(row as any);
+    this.q.upsertSchedule.run(bindRow(row));
   }
   deleteSchedule(workflowId: string): boolean {
     return this.q.deleteSchedule.run(workflowId).changes > 0;
@@ -125,7 +125,7 @@ export class TriggerStore {
     return this.q.dueSchedules.all(now, limit);
   }
   nextScheduleAt(): number | null {
-    return this.q.nextSchedule.get()!.at;
+    return this.q.nextSchedule.get()?.at ?? null;
   }
   /** Moves a schedule past the instant it held; false when another writer moved it first. */
   advanceSchedule(workflowId: string, heldInstant: number, nextFireAt: number, firedAt: number, runId: string | null): boolean {
@@ -140,7 +140,7 @@ export class TriggerStore {
     return this.q.poll.get(workflowId);
   }
   putPoll(row: PollRow): void {
-    this.q.upsertPoll.run(row as any);
+    this.q.upsertPoll.run(bindRow(row));
   }
   deletePoll(workflowId: string): boolean {
     return this.q.deletePoll.run(workflowId).changes > 0;
@@ -149,7 +149,7 @@ export class TriggerStore {
     return this.q.duePolls.all(now, limit);
   }
   nextPollAt(): number | null {
-    return this.q.nextPoll.get()!.at;
+    return this.q.nextPoll.get()?.at ?? null;
   }
 
   /** The workflow holding a webhook token, found by the token's SHA-256 (the caller confirms the token in constant time). */
@@ -165,7 +165,7 @@ export class TriggerStore {
     return this.q.registration.get(workflowId);
   }
   putRegistration(row: RegistrationRow): void {
-    this.q.upsertRegistration.run(row as any);
+    this.q.upsertRegistration.run(bindRow(row));
   }
   registrationWorkflowIds(): string[] {
     return this.q.registrationIds.all().map((r) => r.workflow_id);

@@ -1,5 +1,5 @@
 /** Workflows, their published versions, pinned data and variables. Every read is bounded by workspace. */
-import type { Db } from "./db";
+import { countOf, type Db } from "./db";
 
 export interface WorkflowRow {
   id: string;
@@ -145,9 +145,18 @@ export class WorkflowStore {
     const where = ["w.workspace_id = ?"];
     const args: Array<string | number> = [workspaceId];
     if (filter.folderId === null) where.push("w.folder_id IS NULL");
-    else if (filter.folderId !== undefined) where.push("w.folder_id = ?"), args.push(filter.folderId);
-    if (filter.status) where.push("w.status = ?"), args.push(filter.status);
-    if (filter.tag) where.push("EXISTS (SELECT 1 FROM json_each(w.tags) WHERE json_each.value = ?)"), args.push(filter.tag);
+    else if (filter.folderId !== undefined) {
+      where.push("w.folder_id = ?");
+      args.push(filter.folderId);
+    }
+    if (filter.status) {
+      where.push("w.status = ?");
+      args.push(filter.status);
+    }
+    if (filter.tag) {
+      where.push("EXISTS (SELECT 1 FROM json_each(w.tags) WHERE json_each.value = ?)");
+      args.push(filter.tag);
+    }
     if (filter.q) {
       where.push("(instr(lower(w.name), ?) > 0 OR instr(lower(w.description), ?) > 0)");
       args.push(filter.q.toLowerCase(), filter.q.toLowerCase());
@@ -164,7 +173,7 @@ export class WorkflowStore {
   }
 
   countInFolder(workspaceId: string, folderId: string): number {
-    return this.q.countInFolder.get(workspaceId, folderId)!.n;
+    return countOf(this.q.countInFolder.get(workspaceId, folderId));
   }
 
   moveFolderContents(workspaceId: string, fromFolderId: string, toFolderId: string | null, at: string) {

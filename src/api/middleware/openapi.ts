@@ -5,6 +5,7 @@
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import "../../http/string-formats";
 import type { AnyElysia } from "elysia";
+import { escapeHtml } from "../../lib/html";
 
 /** Resource groups in the spec's order (spec §1), then the service's own groups. */
 export const TAGS = [
@@ -79,7 +80,7 @@ export function buildOpenApi(app: AnyElysia, info: { version: string; serverUrl:
 
 /** A readable, dependency-free documentation page (works offline inside the binary). */
 export function renderDocsPage(doc: ReturnType<typeof buildOpenApi>): string {
-  const esc = (s: unknown) => String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
+  const esc = escapeHtml;
   const byTag = new Map<string, string[]>();
   for (const [path, operations] of Object.entries<any>(doc.paths)) {
     for (const [method, op] of Object.entries<any>(operations)) {

@@ -39,7 +39,7 @@ export function createSecurity(options: SecurityOptions) {
     let principal: Principal | null = null;
     if (authorization !== null) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-      if (match) principal = options.identity.authenticateToken(match[1]!);
+      if (match) principal = options.identity.authenticateToken(match[1]);
     } else {
       const cookie = sessionCookie(request.headers.get("cookie"));
       if (cookie) principal = options.identity.authenticateSession(cookie);

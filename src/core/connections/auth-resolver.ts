@@ -152,7 +152,7 @@ export class AuthResolver {
   private async refresh(row: ConnectionRow): Promise<ConnectionRow> {
     const ctx = this.ctx;
     const piece = pieceOf(ctx, row);
-    const auth = oauth2AuthOf(ctx, row, piece);
+    const auth = oauth2AuthOf(row, piece);
     const config = parseJson<OAuth2Settings>(row.config, {});
     const provider = providerOf(ctx, row, piece, auth, config, decryptJson<SecretValues>(ctx, row.secrets, {}));
     const old = decryptJson<StoredTokens | null>(ctx, row.tokens, null);

@@ -3,6 +3,7 @@
  * they may close the window, and posts `{type: "weft:oauth2", connectionId, status, message}` to the window
  * that opened it (the builder UI), restricted to Weft's own origin.
  */
+import { escapeHtml } from "../../lib/html";
 
 export interface CallbackOutcome {
   ok: boolean;
@@ -10,8 +11,6 @@ export interface CallbackOutcome {
   message: string;
   connectionId?: string;
 }
-
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 /** JSON inside a <script>: `<` is escaped so no value can close the script element. */
 const scriptJson = (value: unknown) =>

@@ -71,7 +71,7 @@ export function pieceOf(ctx: ConnectionsContext, row: ConnectionRow): PieceDef {
   return piece;
 }
 
-export function oauth2AuthOf(ctx: ConnectionsContext, row: ConnectionRow, piece: PieceDef): OAuth2AuthDef {
+export function oauth2AuthOf(row: ConnectionRow, piece: PieceDef): OAuth2AuthDef {
   if (piece.auth?.kind !== "oauth2") {
     throw new AppError("UNPROCESSABLE", `${describe(row)} is for piece "${piece.id}", which authenticates with ${piece.auth?.kind ?? "nothing"}, not OAuth2`);
   }

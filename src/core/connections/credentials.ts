@@ -87,7 +87,7 @@ export const grantTypesOf = (auth: OAuth2AuthDef): GrantType[] => (auth.grantTyp
 function prepareOAuth2(piece: PieceDef, auth: OAuth2AuthDef, input: CredentialInput, managedApps: ManagedApps): PreparedCredentials {
   const config = { ...(input.config ?? {}) };
   const grants = grantTypesOf(auth);
-  const grantType = config.grantType ?? grants[0]!;
+  const grantType = config.grantType ?? grants[0];
   if (!grants.includes(grantType)) {
     throw invalid(`config.grantType "${grantType}" is not supported by piece "${piece.id}"; it supports: ${grants.join(", ")}`);
   }
@@ -158,15 +158,15 @@ function prepareCustom(piece: PieceDef, props: Record<string, PropertyDef>, inpu
     throw invalid(
       `unknown field ${unknown.map((k) => `values.${k}`).join(", ")} for piece "${piece.id}"; its connection fields: ${names.join(", ") || "none"}`,
     );
-  const missing = names.filter((k) => props[k]!.required && (values[k] === undefined || values[k] === null || values[k] === ""));
+  const missing = names.filter((k) => props[k].required && (values[k] === undefined || values[k] === null || values[k] === ""));
   if (missing.length > 0)
     throw invalid(`piece "${piece.id}" needs ${missing.map((k) => `values.${k}`).join(", ")}; its connection fields: ${names.join(", ")}`);
   const shown: Record<string, unknown> = {};
   const hidden: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(values)) {
-    checkCustomValue(name, props[name]!, value);
+    checkCustomValue(name, props[name], value);
     // Anything declared with Property.secretText is a secret; the rest is shown back like a username.
-    (props[name]!.propertyType === "secret_text" ? hidden : shown)[name] = value;
+    (props[name].propertyType === "secret_text" ? hidden : shown)[name] = value;
   }
   return {
     authKind: "custom",

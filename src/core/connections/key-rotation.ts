@@ -80,10 +80,10 @@ export function rotateKeys(db: Db, source: KeyringSource, env: Env = process.env
     keySource = "WEFT_ENCRYPTION_KEY";
   } else {
     const old = loadOrCreateKeyFile(source.dataDir);
-    appendFileSync(join(source.dataDir, PREVIOUS_FILE), old + "\n", { mode: 0o600 });
+    appendFileSync(join(source.dataDir, PREVIOUS_FILE), `${old}\n`, { mode: 0o600 });
     const fresh = randomBytes(32).toString("base64");
     const tmp = join(source.dataDir, `${KEY_FILE}.tmp`);
-    writeDurably(tmp, fresh + "\n");
+    writeDurably(tmp, `${fresh}\n`);
     renameSync(tmp, join(source.dataDir, KEY_FILE));
     keySource = join(source.dataDir, KEY_FILE);
   }
@@ -112,7 +112,7 @@ export function rotateKeys(db: Db, source: KeyringSource, env: Env = process.env
 export function countBlobsByKey(text: string): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const match of text.matchAll(BLOB_PATTERN)) {
-    const id = match[0].split(":")[1]!;
+    const id = match[0].split(":")[1];
     counts[id] = (counts[id] ?? 0) + 1;
   }
   return counts;

@@ -21,7 +21,7 @@ export function startAuthorization(ctx: ConnectionsContext, workspaceId: string,
   const row = ctx.store.get(workspaceId, connectionId);
   if (!row) throw new AppError("NOT_FOUND", `connection ${connectionId} not found in this workspace; GET /api/connections lists them`);
   const piece = pieceOf(ctx, row);
-  const auth = oauth2AuthOf(ctx, row, piece);
+  const auth = oauth2AuthOf(row, piece);
   if (row.grant_type === "client_credentials") {
     throw new AppError(
       "UNPROCESSABLE",
@@ -122,7 +122,7 @@ export async function completeAuthorization(ctx: ConnectionsContext, query: Call
 
   try {
     const piece = pieceOf(ctx, row);
-    const auth = oauth2AuthOf(ctx, row, piece);
+    const auth = oauth2AuthOf(row, piece);
     const provider = providerOf(ctx, row, piece, auth, parseJson<OAuth2Settings>(row.config, {}), decryptJson<SecretValues>(ctx, row.secrets, {}));
     if (bindingOf(provider) !== pending.binding) {
       return {

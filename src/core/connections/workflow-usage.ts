@@ -1,6 +1,6 @@
 /** Does a workflow definition (FlowVersion JSON) have a trigger or step whose `connectionId` is `id`? */
 export function usesConnection(definitionJson: string | null, id: string): boolean {
-  if (!definitionJson || !definitionJson.includes(id)) return false;
+  if (!definitionJson?.includes(id)) return false;
   let root: unknown;
   try {
     root = JSON.parse(definitionJson);

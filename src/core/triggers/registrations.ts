@@ -50,7 +50,7 @@ export class Registrations {
     const def = this.def(trigger.pieceId, trigger.actionId);
     const hash = sha256(JSON.stringify([trigger.pieceId, trigger.actionId, trigger.config ?? {}, trigger.connectionId ?? null, input.webhookToken]));
     const existing = this.o.store.registration(input.workflowId);
-    if (existing && existing.enabled && existing.config_hash === hash) {
+    if (existing?.enabled && existing.config_hash === hash) {
       this.o.store.putRegistration({ ...existing, version_id: input.versionId, updated_at: this.o.clock.now() });
       return;
     }

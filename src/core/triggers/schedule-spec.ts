@@ -88,7 +88,7 @@ function shortestGapSeconds(job: Cron): number | null {
   const runs = job.nextRuns(60);
   let shortest: number | null = null;
   for (let i = 1; i < runs.length; i++) {
-    const gap = (runs[i]!.getTime() - runs[i - 1]!.getTime()) / 1000;
+    const gap = (runs[i].getTime() - runs[i - 1].getTime()) / 1000;
     if (shortest === null || gap < shortest) shortest = gap;
   }
   return shortest;

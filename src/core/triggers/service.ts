@@ -81,7 +81,7 @@ export function createTriggers(deps: TriggersDeps) {
       let target = targets.recall(hash);
       if (!target) {
         const row = store.webhookTarget(hash);
-        if (!row || !row.webhook_token) return null;
+        if (!row?.webhook_token) return null;
         target = { id: row.id, workspaceId: row.workspace_id, status: row.status, latestVersionId: row.latest_version_id, webhookToken: row.webhook_token };
         forget(row.id);
         targets.set(hash, target);

@@ -21,6 +21,7 @@ import type { PieceRegistry } from "../../pieces-runtime/registry";
 import { walk } from "../workflows/tree";
 import type { RunReply, WebhookRunStarter, WebhookTarget, WebhookWorkflows } from "./ports";
 import type { WebhookTriggerData } from "./webhook-request";
+import { escapeHtml } from "../../lib/html";
 
 export interface WebhookAnswer {
   status: number;
@@ -188,9 +189,6 @@ function envelope(status: number, code: string, message: string, runId: string):
 }
 
 function thanksPage(config: Record<string, unknown>): string {
-  const text = String(config.success_message || "Thank you!").replace(
-    /[&<>"']/g,
-    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
-  );
+  const text = escapeHtml(config.success_message || "Thank you!");
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${text}</title></head><body style="font:16px system-ui,sans-serif;max-width:36rem;margin:2rem auto"><p>${text}</p></body></html>`;
 }

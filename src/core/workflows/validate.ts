@@ -95,7 +95,6 @@ class Gate {
   private readonly allNames = new Set<string>();
   private readonly connectionCache = new Map<string, ConnectionChoice[] | undefined>();
   private variableNames = new Set<string>();
-  private triggerName = "trigger";
   private steps = 0;
   private deepest = 0;
 
@@ -148,7 +147,6 @@ class Gate {
     this.checkSettings(definition);
     for (const { node } of walk(definition)) this.allNames.add(node.name);
     const trigger = definition.trigger;
-    this.triggerName = trigger.name;
     this.checkName(trigger, "trigger", true);
     this.checkTrigger(trigger);
     this.scope.add(trigger.name);
@@ -512,7 +510,7 @@ class Gate {
     const { active, undecided } = resolveProperties(props, config);
     const activeNames = Object.keys(active);
     const missing = activeNames.filter(
-      (name) => active[name]!.required && !undecided.includes(name) && !isPresent(config[name]) && active[name]!.default === undefined,
+      (name) => active[name].required && !undecided.includes(name) && !isPresent(config[name]) && active[name].default === undefined,
     );
     for (const name of missing) {
       this.error(
@@ -623,7 +621,7 @@ class Gate {
         );
       }
       for (const match of source.matchAll(/\bvariables\.([A-Za-z_$][\w$]*)/g)) {
-        if (!this.variableNames.has(match[1]!)) {
+        if (!this.variableNames.has(match[1])) {
           this.warn(
             path,
             "UNKNOWN_VARIABLE",
@@ -654,7 +652,7 @@ class Gate {
       this.warn(
         `${path}.branches.${fallbacks[0]}`,
         "UNREACHABLE_BRANCH",
-        `branch "${branches[fallbacks[0]!]!.name}" has no conditions (the fallback) and always holds, so the branches after it never run; move it last`,
+        `branch "${branches[fallbacks[0]]!.name}" has no conditions (the fallback) and always holds, so the branches after it never run; move it last`,
         undefined,
         node.name,
       );

@@ -525,7 +525,7 @@ export class Workflows {
   findByWebhookToken(token: string): WorkflowT | null {
     if (!token || token.length > 200) return null;
     const row = this.store.byWebhookTokenHash(sha256(token));
-    if (!row || !row.webhook_token || !safeEqual(row.webhook_token, token)) return null;
+    if (!row?.webhook_token || !safeEqual(row.webhook_token, token)) return null;
     return this.record(row);
   }
 
