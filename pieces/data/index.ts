@@ -3,20 +3,20 @@ import { action, definePiece, Property, Show } from "../../src/pieces-sdk";
 
 /** Reads `a.b.0.c` from a value; undefined when any segment is missing. */
 export function readPath(value: unknown, path: string): unknown {
-  let current: any = value;
+  let current: unknown = value;
   for (const segment of path.split(".").filter(Boolean)) {
     if (current === null || typeof current !== "object") return undefined;
-    current = current[segment];
+    current = (current as Record<string, unknown>)[segment];
   }
   return current;
 }
 
 function writePath(target: Record<string, unknown>, path: string, value: unknown) {
   const segments = path.split(".").filter(Boolean);
-  let current: any = target;
+  let current: Record<string, unknown> = target;
   for (const segment of segments.slice(0, -1)) {
     if (current[segment] === null || typeof current[segment] !== "object") current[segment] = {};
-    current = current[segment];
+    current = current[segment] as Record<string, unknown>;
   }
   current[segments[segments.length - 1]] = value;
 }

@@ -37,7 +37,7 @@ async function imapClient(fetch: GuardedFetch, auth: ResolvedAuth | undefined): 
   });
   client.on("error", () => undefined); // failures surface through the awaited calls
   await client.connect().catch((error: Error) => {
-    throw new Error(`IMAP: could not log in to ${host}: ${(error as any).responseText ?? error.message}`);
+    throw new Error(`IMAP: could not log in to ${host}: ${(error as Error & { responseText?: string }).responseText ?? error.message}`);
   });
   return client;
 }

@@ -47,43 +47,47 @@ function isoDate(value: unknown): string | null {
   return Number.isNaN(time) ? raw : new Date(time).toISOString();
 }
 
-function linkOf(entry: Record<string, any>): string | null {
+/** A node of a parsed feed: its shape depends on the format, so fields are read and checked one by one. */
+type FeedNode = Record<string, unknown>;
+
+function linkOf(entry: FeedNode): string | null {
   if (typeof entry.link === "string") return entry.link;
-  const links = Array.isArray(entry.links) ? entry.links : [];
-  const alternate = links.find((l: any) => !l?.rel || l.rel === "alternate") ?? links[0];
+  const links: Array<FeedNode | null | undefined> = Array.isArray(entry.links) ? entry.links : [];
+  const alternate = links.find((l) => !l?.rel || l.rel === "alternate") ?? links[0];
   return text(alternate?.href ?? entry.url ?? entry.external_url ?? null);
 }
 
-function itemOf(entry: Record<string, any>): FeedItem {
+function itemOf(entry: FeedNode): FeedItem {
+  const dc = entry.dc as FeedNode | null | undefined;
   const link = linkOf(entry);
   const title = text(entry.title);
-  const published = isoDate(entry.pubDate ?? entry.published ?? entry.date_published ?? entry.updated ?? entry.date_modified ?? entry.dc?.date);
+  const published = isoDate(entry.pubDate ?? entry.published ?? entry.date_published ?? entry.updated ?? entry.date_modified ?? dc?.date);
   const guid = text(entry.guid ?? entry.id);
   const categories = (Array.isArray(entry.categories) ? entry.categories : Array.isArray(entry.tags) ? entry.tags : [])
-    .map((c: unknown) => text(typeof c === "object" && c !== null ? ((c as any).name ?? (c as any).term ?? c) : c))
+    .map((c: unknown) => text(typeof c === "object" && c !== null ? ((c as FeedNode).name ?? (c as FeedNode).term ?? c) : c))
     .filter((c: string | null): c is string => Boolean(c));
   return {
     id: guid ?? link ?? `${title ?? ""}|${published ?? ""}`,
     title,
     link,
     published,
-    author: text(entry.author ?? entry.authors?.[0] ?? entry.dc?.creator ?? entry.dc?.creators),
+    author: text(entry.author ?? (entry.authors as ArrayLike<unknown> | null | undefined)?.[0] ?? dc?.creator ?? dc?.creators),
     summary: text(entry.description ?? entry.summary),
-    content: text(entry.content?.encoded ?? entry.content ?? entry.content_html ?? entry.content_text),
+    content: text((entry.content as FeedNode | null | undefined)?.encoded ?? entry.content ?? entry.content_html ?? entry.content_text),
     categories,
   };
 }
 
 /** Parses a feed document of any supported format; a document that is no feed says so. */
 export function readFeedText(body: string): Feed {
-  let parsed: { format: string; feed: Record<string, any> };
+  let parsed: { format: string; feed: FeedNode };
   try {
-    parsed = parseFeed(body) as unknown as { format: string; feed: Record<string, any> };
+    parsed = parseFeed(body) as unknown as { format: string; feed: FeedNode };
   } catch (error) {
     throw new Error(`the document is not an RSS, Atom, RDF or JSON feed (${(error as Error).message}); check the feed URL`);
   }
   const feed = parsed.feed;
-  const entries: Array<Record<string, any>> = feed.items ?? feed.entries ?? [];
+  const entries = (feed.items ?? feed.entries ?? []) as FeedNode[];
   return {
     format: parsed.format,
     title: text(feed.title),

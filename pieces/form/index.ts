@@ -15,12 +15,14 @@ interface FormField {
 export function formFields(config: Record<string, unknown>): FormField[] {
   const raw = config.fields ?? [];
   if (!Array.isArray(raw) || raw.length === 0) throw new Error("fields must list at least one field {name, label, type}");
-  return raw.map((f: any, i) => {
-    if (!f || typeof f.name !== "string" || !/^[A-Za-z_][\w-]*$/.test(f.name)) throw new Error(`fields[${i}] needs a name of letters, digits, _ or -`);
+  return raw.map((entry: unknown, i) => {
+    // A field that is not an object has no name, so it fails the first check as before.
+    const f: Record<string, unknown> = entry !== null && typeof entry === "object" ? (entry as Record<string, unknown>) : {};
+    if (typeof f.name !== "string" || !/^[A-Za-z_][\w-]*$/.test(f.name)) throw new Error(`fields[${i}] needs a name of letters, digits, _ or -`);
     const type = String(f.type ?? "text");
     if (!FIELD_TYPES.includes(type)) throw new Error(`fields[${i}] ("${f.name}") has type "${type}"; use one of ${FIELD_TYPES.join(", ")}`);
     if (type === "select" && (!Array.isArray(f.options) || f.options.length === 0)) throw new Error(`fields[${i}] ("${f.name}") is a select and needs options`);
-    return { ...f, type };
+    return { ...f, type } as FormField;
   });
 }
 
@@ -93,7 +95,7 @@ export default definePiece({
       sampleData: { method: "POST", headers: {}, query: {}, body: { name: "Ada", email: "ada@example.com" } },
       sample: (config) => {
         const body: Record<string, unknown> = {};
-        for (const f of formFields(config)) body[f.name] = f.type === "select" ? f.options![0] : EXAMPLES[f.type];
+        for (const f of formFields(config)) body[f.name] = f.type === "select" ? f.options?.[0] : EXAMPLES[f.type];
         return { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, query: {}, body };
       },
       page: ({ config, submitUrl }) => renderForm(config, submitUrl),

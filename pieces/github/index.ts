@@ -26,13 +26,16 @@ async function github(fetch: GuardedFetch, auth: ResolvedAuth | undefined, path:
     signal: init.signal,
   });
   const text = await response.text();
-  let body: any = null;
+  let body: unknown = null;
   try {
     body = text ? JSON.parse(text) : null;
   } catch {
     body = text;
   }
-  if (!response.ok) throw new Error(`GitHub answered ${response.status} to ${init.method ?? "GET"} ${path}: ${body?.message ?? text.slice(0, 200)}`);
+  if (!response.ok)
+    throw new Error(
+      `GitHub answered ${response.status} to ${init.method ?? "GET"} ${path}: ${(body as { message?: unknown } | null)?.message ?? text.slice(0, 200)}`,
+    );
   return body;
 }
 
@@ -68,13 +71,26 @@ const repositoryProp = () =>
     },
   });
 
-const issueSummary = (i: any) => ({
+/** The fields of a GitHub issue (REST API) that the actions read. */
+interface GitHubIssue {
+  id: number;
+  number: number;
+  title: string;
+  state: string;
+  html_url: string;
+  labels?: Array<{ name?: string } | string | null>;
+  created_at: string;
+  /** Present when the "issue" is a pull request. */
+  pull_request?: unknown;
+}
+
+const issueSummary = (i: GitHubIssue) => ({
   id: i.id,
   number: i.number,
   title: i.title,
   state: i.state,
   url: i.html_url,
-  labels: (i.labels ?? []).map((l: any) => l?.name ?? l),
+  labels: (i.labels ?? []).map((l) => (typeof l === "string" ? l : (l?.name ?? l))),
   createdAt: i.created_at,
 });
 
@@ -93,7 +109,7 @@ export default definePiece({
   checkConnection: async ({ auth, fetch, signal }) => {
     try {
       const user = await github(fetch, auth, "/user", { signal });
-      return { ok: true, message: `connected as ${user?.login}` };
+      return { ok: true, message: `connected as ${(user as { login?: string } | null)?.login}` };
     } catch (error) {
       return { ok: false, message: (error as Error).message };
     }
@@ -140,7 +156,7 @@ export default definePiece({
         if (labels.length) payload.labels = labels;
         const assignees = list(ctx.config.assignees);
         if (assignees.length) payload.assignees = assignees;
-        return issueSummary(await github(ctx.fetch, ctx.auth, `/repos/${repo}/issues`, { method: "POST", body: payload, signal: ctx.signal }));
+        return issueSummary((await github(ctx.fetch, ctx.auth, `/repos/${repo}/issues`, { method: "POST", body: payload, signal: ctx.signal })) as GitHubIssue);
       },
     }),
     action({
@@ -178,7 +194,7 @@ export default definePiece({
         const query = new URLSearchParams({ state, per_page: String(limit) });
         const labels = list(ctx.config.labels);
         if (labels.length) query.set("labels", labels.join(","));
-        const raw = (await github(ctx.fetch, ctx.auth, `/repos/${repo}/issues?${query}`, { signal: ctx.signal })) as any[];
+        const raw = (await github(ctx.fetch, ctx.auth, `/repos/${repo}/issues?${query}`, { signal: ctx.signal })) as GitHubIssue[];
         const issues = raw.filter((i) => !i.pull_request).map(issueSummary);
         return { issues, count: issues.length };
       },

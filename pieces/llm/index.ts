@@ -30,7 +30,25 @@ function apiOf(auth: ResolvedAuth | undefined): Api {
   return { base: raw, headers: key ? { authorization: `Bearer ${key}` } : {} };
 }
 
-async function call(fetch: GuardedFetch, api: Api, path: string, body: unknown, signal: AbortSignal): Promise<any> {
+/** Token counts as OpenAI-compatible servers send them. */
+interface LlmUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+}
+
+/** The parts of an OpenAI-compatible answer the steps read; servers differ, so each may be missing. */
+interface LlmAnswer {
+  model?: string;
+  /** /models: the model list; /embeddings: the vectors. */
+  data?: unknown;
+  choices?: Array<{ message?: { content?: unknown }; finish_reason?: string | null } | null>;
+  usage?: LlmUsage;
+  error?: unknown;
+}
+
+/** An answer's JSON body; null when the server sent none. */
+async function call(fetch: GuardedFetch, api: Api, path: string, body: unknown, signal: AbortSignal): Promise<LlmAnswer | null> {
   let response: Response;
   try {
     response = await fetch(`${api.base}${path}`, {
@@ -43,18 +61,25 @@ async function call(fetch: GuardedFetch, api: Api, path: string, body: unknown, 
     throw new Error(`could not reach the LLM server at ${api.base}: ${(error as Error).message}`);
   }
   const text = await response.text();
-  let parsed: any;
+  let parsed: LlmAnswer | null;
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {
     throw new Error(`the LLM server answered ${response.status} with something that is not JSON: ${text.slice(0, 200)}`);
   }
-  if (!response.ok) throw new Error(`the LLM server answered ${response.status}: ${parsed?.error?.message ?? parsed?.error ?? text.slice(0, 200)}`);
+  if (!response.ok)
+    throw new Error(
+      `the LLM server answered ${response.status}: ${(parsed?.error as { message?: unknown } | null | undefined)?.message ?? parsed?.error ?? text.slice(0, 200)}`,
+    );
   return parsed;
 }
 
 /** Token usage in the step's words; absent counts are null (some local servers send none). */
-const usageOf = (u: any) => ({ promptTokens: u?.prompt_tokens ?? null, completionTokens: u?.completion_tokens ?? null, totalTokens: u?.total_tokens ?? null });
+const usageOf = (u: LlmUsage | null | undefined) => ({
+  promptTokens: u?.prompt_tokens ?? null,
+  completionTokens: u?.completion_tokens ?? null,
+  totalTokens: u?.total_tokens ?? null,
+});
 
 const modelProp = () =>
   Property.dropdown({
@@ -64,8 +89,9 @@ const modelProp = () =>
     refreshers: ["auth"],
     options: async (ctx: DynamicOptionsContext) => {
       const answer = await call(ctx.fetch, apiOf(ctx.auth), "/models", undefined, ctx.signal);
-      const ids = (Array.isArray(answer?.data) ? answer.data : [])
-        .map((m: any) => String(m?.id ?? ""))
+      const models: Array<{ id?: unknown } | null> = Array.isArray(answer?.data) ? answer.data : [];
+      const ids = models
+        .map((m) => String(m?.id ?? ""))
         .filter(Boolean)
         .sort();
       return ids.length ? { options: ids.map((id: string) => ({ label: id, value: id })) } : { options: [], placeholder: "The server lists no models" };
@@ -88,12 +114,13 @@ function chatBody(c: Record<string, unknown>, extra: Record<string, unknown> = {
   return body;
 }
 
-function firstChoice(answer: any): { content: string; finishReason: string | null } {
+function firstChoice(answer: LlmAnswer | null): { content: string; finishReason: string | null } {
   const choice = answer?.choices?.[0];
   const content = choice?.message?.content;
   if (typeof content !== "string")
     throw new Error(`the LLM server's answer has no message content (choices[0].message.content): ${JSON.stringify(answer).slice(0, 200)}`);
-  return { content, finishReason: choice.finish_reason ?? null };
+  // content is a string, so choice is there.
+  return { content, finishReason: choice?.finish_reason ?? null };
 }
 
 const ajv = new Ajv({ allErrors: false, strict: false });
@@ -163,7 +190,8 @@ export default definePiece({
       async run(ctx) {
         const answer = await call(ctx.fetch, apiOf(ctx.auth), "/chat/completions", chatBody(ctx.config as Record<string, unknown>), ctx.signal);
         const { content, finishReason } = firstChoice(answer);
-        return { text: content, model: answer.model ?? (ctx.config as any).model, finishReason, usage: usageOf(answer.usage) };
+        // firstChoice threw unless the answer has a message, so answer is not null here.
+        return { text: content, model: answer?.model ?? (ctx.config as Record<string, unknown>).model, finishReason, usage: usageOf(answer?.usage) };
       },
     }),
     action({
@@ -187,7 +215,7 @@ export default definePiece({
         const body = chatBody(c, { response_format: { type: "json_schema", json_schema: { name: "output", schema: c.schema, strict: true } } });
         const answer = await call(ctx.fetch, apiOf(ctx.auth), "/chat/completions", body, ctx.signal);
         const { content } = firstChoice(answer);
-        return { data: checkStructured(content, c.schema), model: answer.model ?? c.model, usage: usageOf(answer.usage) };
+        return { data: checkStructured(content, c.schema), model: answer?.model ?? c.model, usage: usageOf(answer?.usage) };
       },
     }),
     action({
@@ -207,8 +235,11 @@ export default definePiece({
           throw new Error("input must be a text or a non-empty list of texts");
         }
         const answer = await call(ctx.fetch, apiOf(ctx.auth), "/embeddings", { model: String(c.model ?? ""), input }, ctx.signal);
-        const rows = Array.isArray(answer?.data) ? [...answer.data].sort((a: any, b: any) => (a.index ?? 0) - (b.index ?? 0)) : [];
-        return { embeddings: rows.map((row: any) => row.embedding), model: answer.model ?? c.model, usage: usageOf(answer.usage) };
+        // An empty body failed here before (reading its model); it still fails, with words.
+        if (answer === null) throw new Error("the LLM server answered /embeddings with an empty body");
+        const data: Array<{ index?: number; embedding?: unknown }> = Array.isArray(answer.data) ? answer.data : [];
+        const rows = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+        return { embeddings: rows.map((row) => row.embedding), model: answer.model ?? c.model, usage: usageOf(answer.usage) };
       },
     }),
   ],

@@ -10,7 +10,14 @@ import { action, definePiece, Property } from "../../src/pieces-sdk";
 import type { GuardedFetch } from "../../src/pieces-sdk/types";
 
 /** POSTs JSON and returns the parsed answer; a non-2xx answer throws with the service's own words. */
-async function postJson(fetch: GuardedFetch, service: string, url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal): Promise<any> {
+async function postJson(
+  fetch: GuardedFetch,
+  service: string,
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<unknown> {
   let response: Response;
   try {
     response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body), signal });
@@ -18,15 +25,17 @@ async function postJson(fetch: GuardedFetch, service: string, url: string, body:
     throw new Error(`${service}: could not reach ${new URL(url).origin}: ${(error as Error).message}`);
   }
   const text = await response.text();
-  let parsed: any = text;
+  let parsed: unknown = text;
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {
     // Not JSON: keep the text.
   }
   if (!response.ok) {
+    // The services' error fields; a text answer has none of them.
+    const fields = parsed as { description?: unknown; errorDescription?: unknown; error?: unknown; message?: unknown } | null;
     const reason =
-      parsed?.description ?? parsed?.errorDescription ?? parsed?.error ?? parsed?.message ?? (typeof parsed === "string" ? parsed.slice(0, 200) : "");
+      fields?.description ?? fields?.errorDescription ?? fields?.error ?? fields?.message ?? (typeof parsed === "string" ? parsed.slice(0, 200) : "");
     throw new Error(`${service} answered ${response.status}${reason ? `: ${reason}` : ""}`);
   }
   return parsed;
@@ -151,14 +160,14 @@ export default definePiece({
         const body: Record<string, unknown> = { chat_id: String(c.chat_id ?? ""), text: String(c.text ?? "") };
         if (c.parse_mode && c.parse_mode !== "none") body.parse_mode = String(c.parse_mode);
         if (c.disable_notification === true) body.disable_notification = true;
-        const answer = await postJson(
+        const answer = (await postJson(
           ctx.fetch,
           "Telegram",
           `${baseUrl(c.base_url ?? "https://api.telegram.org", "base_url")}/bot${token}/sendMessage`,
           body,
           {},
           ctx.signal,
-        );
+        )) as { ok?: unknown; description?: unknown; result?: unknown } | null;
         if (answer?.ok !== true) throw new Error(`Telegram refused the message: ${answer?.description ?? JSON.stringify(answer).slice(0, 200)}`);
         return answer.result;
       },

@@ -16,10 +16,12 @@ interface InputField {
 export function inputFields(config: Record<string, unknown>): InputField[] {
   const raw = config.fields ?? [];
   if (!Array.isArray(raw)) throw new Error("fields must be a list of {name, type, required}");
-  return raw.map((f, i) => {
-    if (!f || typeof f !== "object" || typeof (f as any).name !== "string" || !(f as any).name) throw new Error(`fields[${i}] needs a name`);
-    const type = String((f as any).type ?? "string");
-    if (!FIELD_TYPES.includes(type)) throw new Error(`fields[${i}] ("${(f as any).name}") has type "${type}"; use one of ${FIELD_TYPES.join(", ")}`);
+  return raw.map((f: unknown, i) => {
+    if (!f || typeof f !== "object") throw new Error(`fields[${i}] needs a name`);
+    const field = f as Record<string, unknown>;
+    if (typeof field.name !== "string" || !field.name) throw new Error(`fields[${i}] needs a name`);
+    const type = String(field.type ?? "string");
+    if (!FIELD_TYPES.includes(type)) throw new Error(`fields[${i}] ("${field.name}") has type "${type}"; use one of ${FIELD_TYPES.join(", ")}`);
     return { ...(f as InputField), type };
   });
 }

@@ -66,7 +66,8 @@ export async function request<T>(
     throw new ApiError(0, "NETWORK", `the server cannot be reached (${(error as Error).message}); check that weft is running`);
   }
   const text = await response.text();
-  let parsed: any;
+  /** The envelope on success; on failure the server's `error` (code, message, details), when it sent JSON. */
+  let parsed: (Envelope<T> & { error?: { code?: string; message?: string; details?: unknown } }) | undefined;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {

@@ -4,7 +4,7 @@ import { signal } from "@preact/signals";
 export type Route = { page: "workflows" } | { page: "editor"; id: string } | { page: "runs" } | { page: "run"; id: string } | { page: "settings"; tab: string };
 
 export function parseHash(hash: string): Route {
-  const parts = hash.replace(/^#\/?/, "").split("?")[0]!.split("/").filter(Boolean).map(decodeURIComponent);
+  const parts = hash.replace(/^#\/?/, "").split("?")[0].split("/").filter(Boolean).map(decodeURIComponent);
   if (parts[0] === "workflows" && parts[1]) return { page: "editor", id: parts[1] };
   if (parts[0] === "runs" && parts[1]) return { page: "run", id: parts[1] };
   if (parts[0] === "runs") return { page: "runs" };

@@ -156,7 +156,11 @@ export interface Connection {
   id: string;
   name?: string;
   pieceId?: string;
+  /** oauth2, api_key, basic or custom. */
+  authKind?: string;
   status: string;
+  /** Why the status is "error" (e.g. the refresh token was rejected). */
+  statusMessage?: string | null;
   tokenExpiresAt?: string | null;
   createdAt?: string;
   errorMessage?: string | null;

@@ -13,8 +13,15 @@ interface FieldSpec {
   group?: "config" | "values";
 }
 
+/** What the server says about a piece's auth (its AuthDef): the fields the connection form reads. */
+interface AuthView {
+  kind: string;
+  oauth2?: { fromConnectionConfig?: boolean };
+  props?: Record<string, { displayName?: string; format?: string; propertyType?: string; required?: boolean }>;
+}
+
 function fieldsFor(piece: PieceDetail): FieldSpec[] {
-  const auth = piece.auth as any;
+  const auth = piece.auth as AuthView | null;
   switch (auth?.kind) {
     case "oauth2": {
       const fields: FieldSpec[] = [
@@ -38,7 +45,7 @@ function fieldsFor(piece: PieceDetail): FieldSpec[] {
         { name: "password", label: "Password", secret: true, required: true },
       ];
     case "custom":
-      return Object.entries<any>(auth.props ?? {}).map(([name, p]) => ({
+      return Object.entries(auth.props ?? {}).map(([name, p]) => ({
         name,
         label: p.displayName ?? name,
         secret: p.format === "password" || p.propertyType === "secret",
@@ -59,13 +66,13 @@ export function ConnectionForm({ piece, onCreated }: { piece: PieceDetail; onCre
   const submit = async (event: Event) => {
     event.preventDefault();
     error.value = null;
-    const body: Record<string, any> = { pieceId: piece.id, name: name.value };
+    const body: Record<string, unknown> = { pieceId: piece.id, name: name.value };
     for (const field of fields) {
       const value = values.value[field.name];
       if (!value) continue;
       if (field.group) {
         body[field.group] ??= {};
-        body[field.group][field.name] = value;
+        (body[field.group] as Record<string, string>)[field.name] = value;
       } else body[field.name] = value;
     }
     try {

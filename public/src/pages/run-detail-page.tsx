@@ -25,15 +25,19 @@ export function RunDetailPage({ id }: { id: string }) {
         if (TERMINAL_RUN_STATUSES.has(res.data.status)) return;
         live.value = true;
         watcher = watchRun(id, {
+          // The run was set just above before watching it, and nothing sets it back to null.
           run: (update) => {
-            run.value = { ...run.value!, ...update, steps: run.value?.steps };
+            const current = run.value;
+            if (current) run.value = { ...current, ...update, steps: current.steps };
           },
           step: (step: RunStep) => {
-            const steps = [...(run.value?.steps ?? [])];
+            const current = run.value;
+            if (!current) return;
+            const steps = [...(current.steps ?? [])];
             const at = steps.findIndex((s) => s.id === step.id);
             if (at >= 0) steps[at] = { ...steps[at], ...step };
             else steps.push(step);
-            run.value = { ...run.value!, steps };
+            run.value = { ...current, steps };
           },
           end: () => {
             live.value = false;

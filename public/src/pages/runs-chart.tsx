@@ -19,7 +19,7 @@ export function bucketByDay(runs: Run[], days: number, now = new Date()): Array<
   for (const run of runs) {
     const at = index.get((run.startedAt ?? "").slice(0, 10));
     if (at === undefined) continue;
-    const counts = out[at]!.counts;
+    const counts = out[at].counts;
     counts[run.status] = (counts[run.status] ?? 0) + 1;
   }
   return out;
@@ -68,7 +68,7 @@ export function RunsChart({ runs, days = 14, scope }: { runs: Run[]; days?: numb
             >
               <div class="chart-stack">
                 {STATUSES.filter((s) => bucket.counts[s]).map((status) => (
-                  <div key={status} class={`bar status-${status}`} style={{ height: `${(bucket.counts[status]! / max) * 100}%` }} />
+                  <div key={status} class={`bar status-${status}`} style={{ height: `${(bucket.counts[status] / max) * 100}%` }} />
                 ))}
               </div>
               <span class="axis">{i % 2 === (days - 1) % 2 ? bucket.day.slice(5) : ""}</span>

@@ -99,7 +99,10 @@ function TokensTab() {
               class="small"
               onClick={async () => {
                 try {
-                  await navigator.clipboard.writeText(created.value!.token);
+                  // This button belongs to the note about the created token, so there is one; the catch below handles the impossible case as before.
+                  const shown = created.value;
+                  if (!shown) throw new Error("no token to copy");
+                  await navigator.clipboard.writeText(shown.token);
                   copied.value = true;
                 } catch {
                   (document.querySelector(".token-value") as HTMLInputElement | null)?.select();
@@ -273,7 +276,7 @@ function ConnectionsTab() {
             </tr>
           </thead>
           <tbody>
-            {connections.value.map((c: any) => (
+            {connections.value.map((c) => (
               <tr key={c.id}>
                 <td>{c.name}</td>
                 <td>{c.pieceId}</td>
@@ -450,7 +453,7 @@ const TABS = [
 ];
 
 export function SettingsPage({ tab }: { tab: string }) {
-  const active = TABS.find((t) => t.id === tab) ?? TABS[0]!;
+  const active = TABS.find((t) => t.id === tab) ?? TABS[0];
   const View = active.view;
   return (
     <main class="page">

@@ -38,7 +38,9 @@ function SaveStatus({ store }: { store: EditorStore }) {
 type EditorDialog = "test" | "versions" | "variables";
 
 function Header({ store, open }: { store: EditorStore; open(dialog: EditorDialog): void }) {
-  const wf = store.workflow.value!;
+  const wf = store.workflow.value;
+  // EditorPage renders the header only once the workflow is loaded.
+  if (!wf) return null;
   const errors = store.diagnostics.value?.errors.length ?? 0;
   return (
     <header class="editor-head">
@@ -83,7 +85,9 @@ function Header({ store, open }: { store: EditorStore; open(dialog: EditorDialog
 
 /** "Publish" for a workflow not live, "Publish changes" when the draft differs from the live version, else a disabled "Published". */
 function PublishButton({ store }: { store: EditorStore }) {
-  const wf = store.workflow.value!;
+  const wf = store.workflow.value;
+  // Rendered by Header, which needs the workflow loaded.
+  if (!wf) return null;
   const upToDate = wf.status === "active" && !wf.hasUnpublishedChanges && store.saveState.value === "saved";
   const label = store.busy.value === "publish" ? "Publishing…" : upToDate ? "Published" : wf.status === "active" ? "Publish changes" : "Publish";
   return (
@@ -153,7 +157,7 @@ export function EditorPage({ id }: { id: string }) {
       store.change(
         updateStep(def, def.trigger.name, (t) => {
           const keep = { name: t.name, nextAction: (t as ActionNode).nextAction };
-          for (const key of Object.keys(t)) delete (t as any)[key];
+          for (const key of Object.keys(t)) Reflect.deleteProperty(t, key);
           if (pick.kind === "manual") Object.assign(t, { ...keep, displayName: "Manual trigger", type: "manual", config: {} });
           else if (pick.kind === "piece")
             Object.assign(t, { ...keep, displayName: pick.name, type: pick.triggerType ?? "webhook", pieceId: pick.piece.id, actionId: pick.id, config: {} });
@@ -168,7 +172,7 @@ export function EditorPage({ id }: { id: string }) {
       store.change(
         updateStep(def, state.name, (n) => {
           const keep = { name: n.name, nextAction: n.nextAction, onErrorAction: n.onErrorAction, skip: n.skip };
-          for (const key of Object.keys(n)) delete (n as any)[key];
+          for (const key of Object.keys(n)) Reflect.deleteProperty(n, key);
           Object.assign(n, { ...fresh, ...Object.fromEntries(Object.entries(keep).filter(([, v]) => v !== undefined)) });
         }),
       );
@@ -225,7 +229,7 @@ export function EditorPage({ id }: { id: string }) {
           ))}
         </ul>
       )}
-      {def.trigger.type === "webhook" && <WebhookBox store={store} />}
+      {def.trigger.type === "webhook" && <WebhookBox store={store} workflow={wf} />}
       <TestRunSummary store={store} />
       <div class="editor-body">
         <StepTree

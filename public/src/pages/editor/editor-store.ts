@@ -101,7 +101,10 @@ export function createEditorStore(id: string) {
     while ((dirty || hasMeta()) && saveState.value !== "conflict") {
       const withDefinition = dirty;
       dirty = false;
-      const def = definition.value!;
+      const def = definition.value;
+      const current = workflow.value;
+      // Saves start from change() and changeMeta(), which edit a loaded workflow; load() sets both at once.
+      if (!def || !current) throw new Error("the editor saved a workflow it has not loaded");
       const sent = meta;
       meta = {};
       saveState.value = "saving";
@@ -109,7 +112,7 @@ export function createEditorStore(id: string) {
         const res = await api.put<Workflow>(`/api/workflows/${id}`, {
           ...sent,
           ...(withDefinition ? { definition: def } : {}),
-          expectedRev: workflow.value!.definitionRev,
+          expectedRev: current.definitionRev,
         });
         // Name and tags typed while this save was in flight stay as typed until their own save.
         workflow.value = { ...res.data, ...meta };
@@ -167,7 +170,9 @@ export function createEditorStore(id: string) {
 
   /** Conflict resolution: write the local draft over the newer one, knowingly. */
   async function overwrite() {
-    const mine = definition.value!;
+    const mine = definition.value;
+    // Offered only on a save conflict, so the draft is loaded.
+    if (!mine) throw new Error("there is no draft to overwrite with");
     const res = await api.get<Workflow>(`/api/workflows/${id}`);
     workflow.value = { ...res.data, ...meta };
     saveState.value = "pending";
@@ -232,7 +237,10 @@ export function createEditorStore(id: string) {
   const restore = (versionId: string) =>
     act("restore", async () => {
       await flush().catch(() => undefined);
-      const res = await api.post<Workflow>(`/api/workflows/${id}/versions/${versionId}/restore`, { expectedRev: workflow.value!.definitionRev });
+      const current = workflow.value;
+      // The versions dialog opens from the loaded editor.
+      if (!current) throw new Error("the workflow is not loaded");
+      const res = await api.post<Workflow>(`/api/workflows/${id}/versions/${versionId}/restore`, { expectedRev: current.definitionRev });
       batch(() => {
         workflow.value = res.data;
         definition.value = res.data.definition;
@@ -260,15 +268,19 @@ export function createEditorStore(id: string) {
   function follow(runId: string): Promise<void> {
     return new Promise((resolve) => {
       watcher = watchRun(runId, {
+        // runTest sets the run before following it, and nothing sets it back to null.
         run: (run) => {
-          testRun.value = { ...testRun.value!, ...run, steps: testRun.value?.steps };
+          const current = testRun.value;
+          if (current) testRun.value = { ...current, ...run, steps: current.steps };
         },
         step: (step) => {
-          const steps = [...(testRun.value?.steps ?? [])];
+          const current = testRun.value;
+          if (!current) return;
+          const steps = [...(current.steps ?? [])];
           const at = steps.findIndex((s) => s.id === step.id || s.nodeId === step.nodeId);
           if (at >= 0) steps[at] = { ...steps[at], ...step };
           else steps.push(step);
-          testRun.value = { ...testRun.value!, steps };
+          testRun.value = { ...current, steps };
         },
         end: () => {
           void refreshRun(runId)

@@ -95,7 +95,7 @@ export function RouterEditor({
                   const id = `${prefix}-g${gi}-c${ci}`;
                   const setCondition = (next: Condition) =>
                     update(bi, (b) => {
-                      b.conditions[gi]![ci] = next;
+                      b.conditions[gi][ci] = next;
                       return b;
                     });
                   return (
@@ -171,8 +171,8 @@ export function RouterEditor({
                         aria-label={`Remove condition ${ci + 1} of group ${gi + 1}`}
                         onClick={() =>
                           update(bi, (b) => {
-                            b.conditions[gi]!.splice(ci, 1);
-                            if (b.conditions[gi]!.length === 0) b.conditions.splice(gi, 1);
+                            b.conditions[gi].splice(ci, 1);
+                            if (b.conditions[gi].length === 0) b.conditions.splice(gi, 1);
                             return b;
                           })
                         }
@@ -187,7 +187,7 @@ export function RouterEditor({
                   class="small"
                   onClick={() =>
                     update(bi, (b) => {
-                      b.conditions[gi]!.push(blank());
+                      b.conditions[gi].push(blank());
                       return b;
                     })
                   }
@@ -220,7 +220,7 @@ export function RouterEditor({
                 disabled={bi === 0}
                 onClick={() => {
                   const next = [...branches];
-                  [next[bi - 1], next[bi]] = [next[bi]!, next[bi - 1]!];
+                  [next[bi - 1], next[bi]] = [next[bi], next[bi - 1]];
                   onChange(next);
                 }}
                 aria-label={`Move branch ${branch.name} earlier`}

@@ -6,7 +6,7 @@ import { projection } from "../../catalog";
 import { ErrorNote } from "../../components/error-note";
 import { JsonView } from "../../components/json-view";
 import { duration, StatusBadge } from "../../format";
-import type { ActionNode, StepNode } from "../../types";
+import type { ActionNode, StepNode, Workflow } from "../../types";
 import { ConfigForm, dataPaths, type DataPath } from "./config-form";
 import { ConnectionPicker } from "./connection-picker";
 import type { EditorStore } from "./editor-store";
@@ -14,9 +14,11 @@ import { RouterEditor } from "./router-editor";
 import { earlierSteps, findStep, moveStep, removeStep, renameStep, updateStep } from "./tree";
 
 export function availablePaths(store: EditorStore, stepName: string, triggerSample?: unknown): DataPath[] {
-  const def = store.definition.value!;
+  const def = store.definition.value;
   const wf = store.workflow.value;
   const out: DataPath[] = [];
+  // Called by the step panel, which shows only once the definition is loaded.
+  if (!def) return out;
   for (const name of earlierSteps(def, stepName)) {
     const result = store.stepResults.value.get(name);
     if (name === def.trigger.name) {
@@ -45,13 +47,15 @@ export function StepPanel({
   onChangeKind(name: string): void;
   onAddErrorHandler(name: string): void;
 }) {
-  const def = store.definition.value!;
-  const name = store.selected.value!;
-  const node = findStep(def, name) as (StepNode & Partial<ActionNode>) | undefined;
+  // The editor shows this panel only for a selected step of a loaded definition; the hooks below run either way.
+  const def = store.definition.value;
+  const name = store.selected.value;
+  const node = def && name !== null ? (findStep(def, name) as (StepNode & Partial<ActionNode>) | undefined) : undefined;
   const renameError = useSignal<string | null>(null);
   const pinError = useSignal<unknown>(null);
   const triggerSample = useSignal<unknown>(undefined);
-  const { pieceId: triggerPiece, actionId: triggerId } = def.trigger;
+  const triggerPiece = def?.trigger.pieceId;
+  const triggerId = def?.trigger.actionId;
   useEffect(() => {
     if (!triggerPiece || !triggerId) return;
     projection("triggers", triggerPiece, triggerId)
@@ -60,7 +64,7 @@ export function StepPanel({
       })
       .catch(() => undefined);
   }, [triggerPiece, triggerId]);
-  if (!node) return <p class="muted">That step no longer exists.</p>;
+  if (!def || !node) return <p class="muted">That step no longer exists.</p>;
   const isTrigger = node === def.trigger || node.name === def.trigger.name;
   const diags = store.diagnosticsByStep.value.get(node.name) ?? [];
   const result = store.stepResults.value.get(node.name);
@@ -74,8 +78,10 @@ export function StepPanel({
     try {
       await store.flush();
       await api.put(`/api/workflows/${store.id}/pinned-data/${encodeURIComponent(node.name)}`, { data });
-      const res = await api.get<any>(`/api/workflows/${store.id}`);
-      store.workflow.value = { ...store.workflow.value!, pinnedData: res.data.pinnedData, definitionRev: res.data.definitionRev };
+      const res = await api.get<Workflow>(`/api/workflows/${store.id}`);
+      // The panel shows only in a loaded editor, and the workflow is never unset once loaded.
+      const current = store.workflow.value;
+      if (current) store.workflow.value = { ...current, pinnedData: res.data.pinnedData, definitionRev: res.data.definitionRev };
     } catch (error) {
       pinError.value = error;
     }
@@ -84,8 +90,10 @@ export function StepPanel({
     pinError.value = null;
     try {
       await api.del(`/api/workflows/${store.id}/pinned-data/${encodeURIComponent(node.name)}`);
-      const res = await api.get<any>(`/api/workflows/${store.id}`);
-      store.workflow.value = { ...store.workflow.value!, pinnedData: res.data.pinnedData, definitionRev: res.data.definitionRev };
+      const res = await api.get<Workflow>(`/api/workflows/${store.id}`);
+      // The panel shows only in a loaded editor, and the workflow is never unset once loaded.
+      const current = store.workflow.value;
+      if (current) store.workflow.value = { ...current, pinnedData: res.data.pinnedData, definitionRev: res.data.definitionRev };
     } catch (error) {
       pinError.value = error;
     }

@@ -64,7 +64,7 @@ function readSlot(owner: StepNode & Partial<ActionNode>, slot: Slot): ActionNode
   if (slot.kind === "next") return owner.nextAction;
   if (slot.kind === "loop") return owner.firstLoopAction;
   if (slot.kind === "error") return owner.onErrorAction;
-  return owner.branches?.[slot.branch!]?.firstAction;
+  return slot.branch === undefined ? undefined : owner.branches?.[slot.branch]?.firstAction;
 }
 
 function writeSlot(owner: StepNode & Partial<ActionNode>, slot: Slot, node: ActionNode | undefined) {
@@ -74,7 +74,7 @@ function writeSlot(owner: StepNode & Partial<ActionNode>, slot: Slot, node: Acti
     else delete owner[key];
     return;
   }
-  const branch = owner.branches?.[slot.branch!];
+  const branch = slot.branch === undefined ? undefined : owner.branches?.[slot.branch];
   if (!branch) throw new Error(`step ${owner.name} has no branch ${slot.branch}`);
   if (node) branch.firstAction = node;
   else delete branch.firstAction;
@@ -97,7 +97,9 @@ export function removeStep(def: Definition, name: string): Definition {
   const next = clone(def);
   const visit = walk(next).find((v) => v.node.name === name);
   if (!visit?.slot) throw new Error(name === next.trigger.name ? "the trigger cannot be deleted; change it instead" : `no step named ${name}`);
-  const owner = findStep(next, visit.slot.owner)!;
+  const owner = findStep(next, visit.slot.owner);
+  // A slot's owner is a step walk() went through, so it is there.
+  if (!owner) throw new Error(`no step named ${visit.slot.owner}`);
   writeSlot(owner, visit.slot, visit.node.nextAction);
   return next;
 }
@@ -143,10 +145,13 @@ export function moveStep(def: Definition, name: string, direction: "up" | "down"
   const visits = walk(next);
   const visit = visits.find((v) => v.node.name === name);
   if (!visit?.slot || visit.slot.kind !== "next") return def; // first in its chain
-  const previous = findStep(next, visit.slot.owner)!;
-  const previousVisit = visits.find((v) => v.node.name === previous.name)!;
+  // Owners are steps walk() went through, so each lookup below finds one.
+  const previous = findStep(next, visit.slot.owner);
+  const previousVisit = visits.find((v) => v.node.name === previous?.name);
+  if (!previous || !previousVisit) throw new Error(`no step named ${visit.slot.owner}`);
   if (!previousVisit.slot) return def; // the trigger stays first
-  const holder = findStep(next, previousVisit.slot.owner)!;
+  const holder = findStep(next, previousVisit.slot.owner);
+  if (!holder) throw new Error(`no step named ${previousVisit.slot.owner}`);
   const moving = visit.node as ActionNode;
   const after = moving.nextAction;
   writeSlot(holder, previousVisit.slot, moving);
@@ -180,13 +185,14 @@ export function earlierSteps(def: Definition, name: string): string[] {
 /** The step a diagnostic path such as `trigger.nextAction.branches[0].firstAction.config.x` points into. */
 export function stepForPath(def: Definition, path: string): string | undefined {
   const segments = path.split(/[.[\]/]+/).filter(Boolean);
-  let current: any = def;
+  let current: unknown = def;
   let step: string | undefined;
   for (const segment of segments) {
     if (current === def && segment === "definition") continue;
     if (current === null || typeof current !== "object" || !(segment in current)) break;
-    current = current[segment];
-    if (current && typeof current === "object" && typeof current.name === "string" && typeof current.type === "string") step = current.name;
+    current = (current as Record<string, unknown>)[segment];
+    const node = current as { name?: unknown; type?: unknown } | null | undefined;
+    if (node && typeof node === "object" && typeof node.name === "string" && typeof node.type === "string") step = node.name;
   }
   return step;
 }

@@ -84,9 +84,14 @@ export function VariablesDialog({ workflowId, onClose }: { workflowId: string; o
     void load();
   }, [workflowId]);
 
+  /** The rows being edited; the handlers that call this belong to the table, which shows only once they are loaded. */
+  const loaded = (): Row[] => {
+    if (!rows.value) throw new Error("the variables are not loaded yet");
+    return rows.value;
+  };
   const update = (key: number, patch: Partial<Row>) => {
     saved.value = false;
-    rows.value = rows.value!.map((r) => (r.key === key ? { ...r, ...patch } : r));
+    rows.value = loaded().map((r) => (r.key === key ? { ...r, ...patch } : r));
   };
   const save = async (event: Event) => {
     event.preventDefault();
@@ -183,7 +188,7 @@ export function VariablesDialog({ workflowId, onClose }: { workflowId: string; o
                         aria-label={`Remove ${r.name || `variable ${i + 1}`}`}
                         onClick={() => {
                           saved.value = false;
-                          rows.value = rows.value!.filter((x) => x.key !== r.key);
+                          rows.value = loaded().filter((x) => x.key !== r.key);
                         }}
                       >
                         ×
@@ -199,11 +204,12 @@ export function VariablesDialog({ workflowId, onClose }: { workflowId: string; o
               type="button"
               class="small"
               onClick={() => {
-                const taken = new Set(rows.value!.map((r) => r.name));
-                let n = rows.value!.length + 1;
+                const current = loaded();
+                const taken = new Set(current.map((r) => r.name));
+                let n = current.length + 1;
                 while (taken.has(`var${n}`)) n++;
                 saved.value = false;
-                rows.value = [...rows.value!, { key: ++rowKey, name: `var${n}`, text: "", secret: false, description: "", stored: false, json: false }];
+                rows.value = [...current, { key: ++rowKey, name: `var${n}`, text: "", secret: false, description: "", stored: false, json: false }];
               }}
             >
               Add variable

@@ -2,11 +2,11 @@
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../../api";
-import type { Run } from "../../types";
+import type { Run, Workflow } from "../../types";
 import type { EditorStore } from "./editor-store";
 
-export function WebhookBox({ store }: { store: EditorStore }) {
-  const wf = store.workflow.value!;
+/** `workflow` is the store's loaded workflow; the editor page passes it once it has checked it is there. */
+export function WebhookBox({ store, workflow: wf }: { store: EditorStore; workflow: Workflow }) {
   const copied = useSignal(false);
   const listening = useSignal(false);
   const url = wf.webhookUrl ?? (wf.webhookToken ? `${location.origin}/webhook/${wf.webhookToken}` : null);
