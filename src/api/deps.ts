@@ -1,7 +1,8 @@
 /**
  * What every route module (src/api/*) and the MCP server (src/mcp/*) is given: the services built by the
  * composition root (src/app.ts). It lives at the routes' level so that they never import the app that
- * imports them (docs/architecture.md).
+ * imports them (docs/architecture.md). It serves no route, so it declares no scope: each route declares its
+ * own with `permission`, which the security macro writes into the contract as `x-permission`.
  */
 import type { Config } from "../config";
 import type { Connections } from "../core/connections";

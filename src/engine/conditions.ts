@@ -5,32 +5,9 @@
  * something that is not a date) are false rather than errors, so a router always picks a branch.
  */
 import { LRUCache } from "lru-cache";
+import { CONDITION_OPERATORS, type ConditionOperator } from "../schema/operators";
 
-export const CONDITION_OPERATORS = [
-  "text_eq",
-  "text_neq",
-  "text_contains",
-  "text_not_contains",
-  "text_starts_with",
-  "text_ends_with",
-  "text_regex",
-  "number_eq",
-  "number_neq",
-  "number_gt",
-  "number_gte",
-  "number_lt",
-  "number_lte",
-  "boolean_true",
-  "boolean_false",
-  "exists",
-  "not_exists",
-  "list_contains",
-  "list_empty",
-  "list_not_empty",
-  "date_before",
-  "date_after",
-] as const;
-export type ConditionOperator = (typeof CONDITION_OPERATORS)[number];
+export { CONDITION_OPERATORS };
 
 export interface ResolvedCondition {
   field: unknown;

@@ -98,33 +98,7 @@ export const ACTION_TYPES = ["PIECE", "ROUTER", "LOOP_ON_ITEMS"] as const;
 export const TRIGGER_TYPES = ["manual", "webhook", "cron", "poll", "error", "run_finished", "callable", "subscription"] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
-/** Condition operators (DESIGN.md §3). */
-export const CONDITION_OPERATORS = [
-  "text_eq",
-  "text_neq",
-  "text_contains",
-  "text_not_contains",
-  "text_starts_with",
-  "text_ends_with",
-  "text_regex",
-  "number_eq",
-  "number_neq",
-  "number_gt",
-  "number_gte",
-  "number_lt",
-  "number_lte",
-  "boolean_true",
-  "boolean_false",
-  "exists",
-  "not_exists",
-  "list_contains",
-  "list_empty",
-  "list_not_empty",
-  "date_before",
-  "date_after",
-] as const;
-/** Operators that read no `value`. */
-export const UNARY_OPERATORS = ["boolean_true", "boolean_false", "exists", "not_exists", "list_empty", "list_not_empty"] as const;
+export { CONDITION_OPERATORS, UNARY_OPERATORS } from "./operators";
 
 /** The empty default tree: an unconfigured manual trigger (spec 4.1 rule 1). */
 export const emptyDefinition = (): FlowVersionT => ({

@@ -10,22 +10,8 @@ import { authorizeConnection, listConnections } from "../connections";
 import { StatusBadge, when } from "../format";
 import { href } from "../router";
 import { me, switchWorkspace } from "../session";
+import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, PieceDetail } from "../types";
-
-const SCOPES = [
-  "workflow:read",
-  "workflow:write",
-  "workflow:publish",
-  "workflow:run",
-  "run:read",
-  "run:write",
-  "piece:read",
-  "connection:read",
-  "connection:write",
-  "template:read",
-  "template:write",
-  "workspace:admin",
-];
 
 interface Token {
   id: string;

@@ -3,6 +3,7 @@
  * kept 24 h, fingerprinted over method + path + query + body. Replays carry `Idempotency-Replayed: true`;
  * a key still running answers 409 after a short wait; a different fingerprint answers 422; 5xx answers
  * are not stored. Write routes that do not opt in refuse the header.
+ * Middleware, not a route: it has no scope of its own (`x-permission` is declared by each route).
  */
 import { sha256 } from "../../lib/ids";
 import type { Principal } from "../../core/identity";

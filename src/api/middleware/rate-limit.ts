@@ -2,6 +2,7 @@
  * Token buckets in memory: one per credential (after authentication) and one per client address
  * (the flood ceiling, before authentication). Unauthenticated traffic only ever drains address
  * buckets, so it cannot exhaust a valid token's bucket.
+ * Middleware, not a route: it has no scope of its own (`x-permission` is declared by each route).
  */
 export interface BucketState {
   allowed: boolean;

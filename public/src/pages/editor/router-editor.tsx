@@ -2,35 +2,12 @@
  * A router's branches: each has a name and conditions (OR over groups, AND inside a group); a
  * branch with no conditions is the fallback. Branches are tried in order (DESIGN.md §3).
  */
+import { CONDITION_OPERATORS, UNARY_OPERATORS } from "../../../../src/schema/operators";
 import type { Branch, Condition } from "../../types";
 import { type DataPath } from "./config-form";
 
-// Mirrors CONDITION_OPERATORS in src/schema/workflow.ts (the gate names them in its diagnostics too).
-export const OPERATORS = [
-  "text_eq",
-  "text_neq",
-  "text_contains",
-  "text_not_contains",
-  "text_starts_with",
-  "text_ends_with",
-  "text_regex",
-  "number_eq",
-  "number_neq",
-  "number_gt",
-  "number_gte",
-  "number_lt",
-  "number_lte",
-  "boolean_true",
-  "boolean_false",
-  "exists",
-  "not_exists",
-  "list_contains",
-  "list_empty",
-  "list_not_empty",
-  "date_before",
-  "date_after",
-];
-const UNARY = new Set(["boolean_true", "boolean_false", "exists", "not_exists", "list_empty", "list_not_empty"]);
+export const OPERATORS: readonly string[] = CONDITION_OPERATORS;
+const UNARY = new Set<string>(UNARY_OPERATORS);
 const LABELS: Record<string, string> = {
   text_eq: "text equals",
   text_neq: "text differs from",
