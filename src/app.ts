@@ -2,6 +2,7 @@
  * Composition root: builds the Elysia app from the parts below and never listens (main.ts does).
  * Tests call `createApp(deps).app.handle(request)`.
  */
+import { join } from "node:path";
 import { Elysia } from "elysia";
 import packageJson from "../package.json" with { type: "json" };
 import { connectionsApi } from "./api/connections";
@@ -11,6 +12,7 @@ import { identityApi } from "./api/identity";
 import { lifecycleApi } from "./api/lifecycle";
 import { mcpApi } from "./api/mcp";
 import { piecesApi } from "./api/pieces";
+import { piecePackagesApi } from "./api/piece-packages";
 import { oauth2CallbackApi } from "./api/oauth2-callback";
 import { serviceApi } from "./api/service";
 import { templatesApi } from "./api/templates";
@@ -24,7 +26,9 @@ import { Connections, ManagedApps, stateKeyFrom } from "./core/connections";
 import { keyringOptions } from "./core/connections/key-rotation";
 import { secretBox } from "./core/crypto";
 import { Identity } from "./core/identity";
+import { PiecePackages } from "./pieces-runtime/activepieces";
 import { builtinRegistry, type PieceRegistry } from "./pieces-runtime/registry";
+import { PackagesService } from "./core/pieces/packages";
 import { Templates } from "./core/templates/templates";
 import type { Clock } from "./core/triggers/clock";
 import { engineRuns } from "./core/triggers/engine-runs";
@@ -131,6 +135,16 @@ export function createApp(options: CreateAppOptions) {
     dbPath: db.filename && db.filename !== ":memory:" ? db.filename : null,
   });
   deps.runs = new Runs(deps.engine);
+  // Installed Activepieces packages join the fleet now; their code loads only when a step first uses them.
+  const packages = new PiecePackages({
+    dir: join(config.dataDir, "pieces"),
+    registryUrl: config.npmRegistry,
+    allowCidrs: config.allowedCidrs,
+    publicUrl: config.publicUrl,
+    registry: pieces,
+  });
+  for (const failure of packages.load()) log.warn("an installed piece package could not be loaded", failure);
+  deps.piecePackages = new PackagesService({ packages, registry: pieces, workflows: deps.workflows, log });
   deps.workflows.setLastRunProvider((ids) => deps.engine.store.lastRuns(ids));
   const followUps = new FollowUps(deps.engine, () => workflowSource, pieces, log);
   deps.lifecycleHooks.push({
@@ -229,6 +243,7 @@ export function createApp(options: CreateAppOptions) {
     .use(foldersApi(deps))
     .use(templatesApi(deps))
     .use(editorApi(deps))
+    .use(piecePackagesApi(deps))
     .use(piecesApi(deps))
     .use(connectionsApi(deps))
     .use(oauth2CallbackApi(deps))

@@ -27,6 +27,8 @@ export interface Config {
   /** Per-address flood ceiling applied before authentication, requests per second. 0 disables. */
   floodPerSecond: number;
   piecesDir: string | undefined;
+  /** The npm registry Activepieces packages are installed from (docs/activepieces.md); unset: Bun's default, the public registry. */
+  npmRegistry: string | undefined;
   runRetentionDays: number;
   runRetentionMax: number;
   /** A run's time limit when its settings.timeoutSeconds is unset, seconds. */
@@ -164,6 +166,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitBurst: integer(env, "WEFT_RATE_BURST", 200, 1, 10_000_000),
     floodPerSecond: integer(env, "WEFT_FLOOD_LIMIT", 500, 0, 10_000_000),
     piecesDir: env.WEFT_PIECES_DIR ? resolve(env.WEFT_PIECES_DIR) : undefined,
+    npmRegistry: env.WEFT_NPM_REGISTRY ? env.WEFT_NPM_REGISTRY.replace(/\/+$/, "") : undefined,
     runRetentionDays: integer(env, "WEFT_RUN_RETENTION_DAYS", 30, 0, 36500),
     runRetentionMax: integer(env, "WEFT_RUN_RETENTION_MAX", 100_000, 0, 1_000_000_000),
     runTimeoutSeconds: integer(env, "WEFT_RUN_TIMEOUT_SECONDS", 3600, 1, 86_400 * 7),

@@ -28,6 +28,10 @@ Usage:
                                      server runs; docs/operations.md)
   weft keys rotate                   re-encrypt every stored secret under a new key (stop the server
                                      first; see docs/connections.md)
+  weft pieces add NAME[@VERSION]|FILE.tgz
+                                     install an Activepieces piece package (docs/activepieces.md)
+  weft pieces list | upgrade ID | remove ID [--version V]
+                                     list, upgrade or remove installed piece packages
   weft mcp                           serve the MCP tools over stdio for a desktop agent, acting as
                                      the API token in WEFT_TOKEN; relays to WEFT_URL (or a server
                                      running at WEFT_HOST:WEFT_PORT) when there is one (docs/mcp.md)
@@ -37,7 +41,7 @@ Usage:
 Environment (all optional): WEFT_HOST (127.0.0.1), WEFT_PORT (8080), WEFT_DATA_DIR (./weft-data),
 WEFT_PUBLIC_URL, WEFT_ENCRYPTION_KEY, WEFT_BOOTSTRAP_TOKEN, WEFT_WORKERS, WEFT_LOG_LEVEL,
 WEFT_DB_SYNCHRONOUS (FULL|NORMAL), WEFT_BODY_LIMIT, WEFT_RATE_LIMIT, WEFT_RATE_BURST, WEFT_FLOOD_LIMIT,
-WEFT_OAUTH_APPS, WEFT_ENCRYPTION_KEY_PREVIOUS.
+WEFT_OAUTH_APPS, WEFT_ENCRYPTION_KEY_PREVIOUS, WEFT_NPM_REGISTRY.
 See docs/configuration.md.`;
 
 export const databasePath = (config: Config) => join(config.dataDir, "weft.db");
@@ -109,6 +113,7 @@ export async function serve(config: Config) {
     await server.stop(false); // stop accepting, let in-flight requests finish
     await deps.triggers.stop(); // no new schedule or poll runs; an in-flight poll finishes and commits
     await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
+    deps.piecePackages.stop();
     db.close();
     lock.release();
     process.exit(0);
@@ -157,9 +162,43 @@ async function mcp(config: Config) {
   process.exit(0);
 }
 
+/**
+ * `weft pieces add|list|upgrade|remove`: installed piece packages in the data directory, with the checks the
+ * API makes (a version a published workflow runs is not removed). A running server sees the change at its
+ * next start; use the API or Settings → Integrations to change a running server without a restart.
+ */
+async function piecesCommand(config: Config, args: string[]) {
+  const usage = "usage: weft pieces add NAME[@VERSION]|FILE.tgz | list | upgrade PIECE_ID | remove PIECE_ID [--version V]";
+  const { values, positionals } = parseArgs({ args, options: { version: { type: "string" } }, allowPositionals: true });
+  const [action, given] = positionals;
+  if (!action || (action !== "list" && !given)) fail(usage);
+  const target = given ?? "";
+  const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous });
+  const log = createLogger("error", (line) => process.stderr.write(`${line}\n`));
+  const { deps } = createApp({ config, db, log, pieces: await loadRegistry(config) });
+  const row = (pkg: { pieceId: string; name: string; version: string; actions: number; triggers: number; authKind: string | null }) =>
+    `${pkg.pieceId}\t${pkg.name}@${pkg.version}\t${pkg.actions} actions, ${pkg.triggers} triggers\tauth ${pkg.authKind ?? "none"}`;
+  try {
+    if (action === "list") {
+      const list = deps.piecePackages.list();
+      console.log(list.length ? list.map(row).join("\n") : "no piece packages installed; weft pieces add @activepieces/piece-<name>");
+    } else if (action === "add") console.log(`installed ${row(await deps.piecePackages.add(target))}`);
+    else if (action === "upgrade") console.log(`installed ${row(await deps.piecePackages.upgrade(target))}`);
+    else if (action === "remove") for (const pkg of deps.piecePackages.remove(target, values.version)) console.log(`removed ${row(pkg)}`);
+    else fail(usage);
+  } catch (error) {
+    fail((error as Error).message);
+  } finally {
+    deps.piecePackages.stop();
+    db.close();
+  }
+}
+
 async function main(argv: string[]) {
   // The code sandbox re-executes this program (docs/security.md); it needs no config and must print nothing else.
   if (argv[0] === "__sandbox") return (await import("./sandbox/child")).runSandboxChild();
+  // A piece host re-executes this program too (src/pieces-runtime/activepieces/host.ts): no config, no output.
+  if (argv[0] === "__piece-host") return (await import("./pieces-runtime/activepieces/host")).runPieceHost();
   const command = argv[0] && !argv[0].startsWith("-") ? argv[0] : "serve";
   if (argv.includes("--help") || argv.includes("-h") || command === "help") {
     console.log(HELP);
@@ -252,8 +291,11 @@ async function main(argv: string[]) {
       }
       return;
     }
+    case "pieces":
+      await piecesCommand(config, argv.slice(1));
+      return;
     default:
-      fail(`unknown command "${command}"; commands: serve, token create, migrate, version, backup, keys rotate, mcp (see --help)`);
+      fail(`unknown command "${command}"; commands: serve, token create, migrate, version, backup, keys rotate, pieces, mcp (see --help)`);
   }
 }
 

@@ -52,3 +52,10 @@ export function projection(kind: "actions" | "triggers", pieceId: string, id: st
   }
   return hit;
 }
+
+/** Forgets every cached read: the catalog changed (a piece package was installed, upgraded or removed). */
+export function forgetCatalog(): void {
+  list = undefined;
+  details.clear();
+  projections.clear();
+}

@@ -17,6 +17,7 @@ import type { Transfer } from "../core/workflows/transfer";
 import type { Workflows } from "../core/workflows/workflows";
 import type { Engine } from "../engine/engine";
 import type { Logger } from "../http/logger";
+import type { PackagesService } from "../core/pieces/packages";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { GuardedFetch, ResolvedAuth } from "../pieces-sdk/types";
 import type { Db } from "../store/db";
@@ -54,6 +55,8 @@ export interface AppDeps {
   engine: Engine;
   /** The Runs API's core (list, read, cancel, retry, run a workflow). */
   runs: Runs;
+  /** Installed piece packages (Activepieces pieces from npm): list, add, upgrade, remove. */
+  piecePackages: PackagesService;
   /** Webhook intake, scheduler, poller, provider registrations (src/core/triggers); `serve` calls `triggers.start()`. */
   triggers: Triggers;
 }

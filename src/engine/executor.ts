@@ -303,9 +303,10 @@ export class Executor {
     run.currentStep = node.name;
     const pieceId = node.pieceId ?? "";
     const actionId = node.actionId ?? "";
-    const piece = this.host.pieces.get(pieceId);
+    // The version the step pins (installed packages can hold several side by side).
+    const piece = this.host.pieces.get(pieceId, node.pieceVersion);
     if (!piece) this.fail(run, node, startedAt, `piece "${pieceId}" is not in the fleet; available pieces: ${this.fleetIds()}`, node.config ?? {}, ids);
-    const action = this.host.pieces.action(pieceId, actionId);
+    const action = this.host.pieces.action(pieceId, actionId, node.pieceVersion);
     if (!action)
       this.fail(
         run,

@@ -241,6 +241,7 @@ export function definePiece(input: PieceInput): PieceDef {
     ...(input.icon ? { icon: input.icon } : {}),
     ...(input.auth ? { auth: input.auth } : {}),
     ...(input.checkConnection ? { checkConnection: input.checkConnection } : {}),
+    ...(input.validateCredentials ? { validateCredentials: input.validateCredentials } : {}),
     actions,
     triggers,
   };

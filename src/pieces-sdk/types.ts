@@ -284,6 +284,11 @@ export interface PieceDef {
   auth?: AuthDef;
   /** Optional connection check used by POST /api/connections/{id}/test. */
   checkConnection?(ctx: { auth: ResolvedAuth; fetch: GuardedFetch; signal: AbortSignal }): Promise<{ ok: boolean; message?: string }>;
+  /**
+   * Optional check of new credentials (api_key, basic, custom), run before a connection is stored: a
+   * connection whose check fails is refused (400 with the message) and nothing is stored.
+   */
+  validateCredentials?(ctx: { auth: ResolvedAuth; signal: AbortSignal }): Promise<{ ok: boolean; message?: string }>;
   actions: Record<string, ActionDef>;
   triggers: Record<string, TriggerDef>;
 }

@@ -15,7 +15,7 @@
  * `queue` waiting calls a new one is refused at once with a clear error. A call told it waits (onWait)
  * learns when it starts.
  */
-import { fileURLToPath } from "node:url";
+import { selfCommand } from "../lib/self-command";
 import { inputToJson } from "./input-json";
 import { KILL_GRACE_MS } from "./limits";
 import type { InlineRequest } from "./quickjs-runner";
@@ -32,13 +32,6 @@ interface Call {
 
 /** Time a new process gets to load QuickJS and say it is ready. */
 const START_TIMEOUT_MS = 15_000;
-
-/** The command that re-executes this program in sandbox mode. */
-function sandboxCommand(): string[] {
-  // Inside a `bun build --compile` binary the sources live in an embedded file system: run the binary itself.
-  if (import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN")) return [process.execPath, "__sandbox"];
-  return [process.execPath, fileURLToPath(new URL("../main.ts", import.meta.url)), "__sandbox"];
-}
 
 interface Sent {
   id: number;
@@ -67,7 +60,7 @@ class SandboxProcess {
     memoryBytes: number,
     private readonly pool: Pool,
   ) {
-    this.proc = Bun.spawn(sandboxCommand(), {
+    this.proc = Bun.spawn(selfCommand("__sandbox"), {
       stdin: "pipe",
       stdout: "pipe",
       stderr: "ignore",

@@ -1,4 +1,4 @@
-/** Settings: API tokens (the raw value is shown once), connections, workspaces. */
+/** Settings: API tokens (the raw value is shown once), connections, integrations (piece packages), workspaces. */
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
@@ -10,6 +10,7 @@ import { authorizeConnection, listConnections } from "../connections";
 import { StatusBadge, when } from "../format";
 import { href } from "../router";
 import { me, switchWorkspace } from "../session";
+import { IntegrationsTab } from "./settings-integrations";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, PieceDetail } from "../types";
 
@@ -435,6 +436,7 @@ function WorkspacesTab() {
 const TABS = [
   { id: "tokens", label: "API tokens", view: TokensTab },
   { id: "connections", label: "Connections", view: ConnectionsTab },
+  { id: "integrations", label: "Integrations", view: IntegrationsTab },
   { id: "workspaces", label: "Workspaces", view: WorkspacesTab },
 ];
 

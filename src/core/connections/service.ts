@@ -9,7 +9,7 @@
 import { AppError } from "../../http/errors";
 import type { Logger } from "../../http/logger";
 import { createGuardedFetch } from "../../net/guarded-fetch";
-import type { GuardedFetch, ResolvedAuth } from "../../pieces-sdk/types";
+import type { GuardedFetch, PieceDef, ResolvedAuth } from "../../pieces-sdk/types";
 import { pageOf } from "../../schema/common";
 import { ConnectionStore, type ConnectionRow, type ConnectionStatus } from "../../store/connections";
 import { nowIso, type Db } from "../../store/db";
@@ -140,6 +140,7 @@ export class Connections {
     const auth = authOf(piece, piecesWithAuth(this.ctx));
     const prepared = prepareCredentials(piece, auth, credentials, this.ctx.managedApps);
     this.assertNameFree(actor.workspaceId, name);
+    await validateCredentials(piece, prepared);
     const at = nowIso();
     const row: ConnectionRow = {
       id: newId(),
@@ -280,5 +281,36 @@ export class Connections {
     } catch (error) {
       return { ok: false, message: `the check of piece "${piece.id}" failed: ${(error as Error)?.message ?? String(error)}` };
     }
+  }
+}
+
+/** Time a piece's credential check (validateCredentials) may take before the connection is refused. */
+const VALIDATE_TIMEOUT_MS = 30_000;
+
+/** A piece that checks new credentials refuses bad ones before anything is stored (400 with its message). */
+async function validateCredentials(piece: PieceDef, prepared: PreparedCredentials): Promise<void> {
+  if (!piece.validateCredentials) return;
+  let auth: ResolvedAuth;
+  switch (prepared.authKind) {
+    case "api_key":
+      auth = { kind: "api_key", apiKey: prepared.secrets.apiKey ?? "" };
+      break;
+    case "basic":
+      auth = { kind: "basic", username: prepared.publicValues.username ?? "", password: prepared.secrets.password ?? "" };
+      break;
+    case "custom":
+      auth = { kind: "custom", values: { ...prepared.publicValues.values, ...prepared.secrets.values } };
+      break;
+    default:
+      return; // OAuth2 credentials are checked by the provider during authorization
+  }
+  let result: { ok: boolean; message?: string };
+  try {
+    result = await piece.validateCredentials({ auth, signal: AbortSignal.timeout(VALIDATE_TIMEOUT_MS) });
+  } catch (error) {
+    result = { ok: false, message: (error as Error)?.message ?? String(error) };
+  }
+  if (!result.ok) {
+    throw new AppError("VALIDATION_FAILED", `piece "${piece.id}" refused these credentials: ${result.message ?? "no reason given"}; nothing was stored`);
   }
 }

@@ -31,7 +31,7 @@ import { LIMITS, walk, type AnyNode } from "./tree";
 
 /** The part of the piece registry (src/pieces-runtime/registry.ts) the gate reads. */
 export interface GateFleet {
-  get(id: string): PieceDef | undefined;
+  get(id: string, pin?: string): PieceDef | undefined;
   list(): PieceDef[];
   fleetVersion(id: string): string | undefined;
   isRunnable(id: string, pin?: string): boolean;
@@ -377,16 +377,17 @@ class Gate {
       return undefined;
     }
     const pin = node.pieceVersion;
-    if (!this.ctx.fleet.isRunnable(pieceId, pin)) {
-      this.error(
-        `${path}.pieceVersion`,
-        "PIECE_UNAVAILABLE",
-        `piece "${pieceId}" pinned to ${pin} cannot run: the fleet serves ${piece.version} (a pin runs on the same major version at or above it); pin ${piece.version} or leave the pin blank`,
-        [piece.version],
-        path,
-        node.name,
-      );
-    }
+    // A step is checked against the version it pins (an installed package may hold several).
+    const pinned = this.ctx.fleet.get(pieceId, pin);
+    if (pinned) return pinned;
+    this.error(
+      `${path}.pieceVersion`,
+      "PIECE_UNAVAILABLE",
+      `piece "${pieceId}" pinned to ${pin} cannot run: the fleet serves ${piece.version} (a pin runs on the same major version at or above it); pin ${piece.version} or leave the pin blank`,
+      [piece.version],
+      path,
+      node.name,
+    );
     return piece;
   }
 

@@ -1,0 +1,175 @@
+/**
+ * Settings → Integrations: Activepieces piece packages installed on this server (docs/activepieces.md).
+ * Add one by npm name (with an optional version), see each installed version, upgrade, remove.
+ */
+import { useSignal } from "@preact/signals";
+import { useEffect } from "preact/hooks";
+import { api } from "../api";
+import { forgetCatalog } from "../catalog";
+import { ErrorNote } from "../components/error-note";
+import { when } from "../format";
+
+interface PiecePackage {
+  pieceId: string;
+  name: string;
+  version: string;
+  displayName: string;
+  source: "registry" | "tarball";
+  installedAt: string;
+  actions: number;
+  triggers: number;
+  authKind: string | null;
+  unsupported: string[];
+}
+
+export function IntegrationsTab() {
+  const packages = useSignal<PiecePackage[]>([]);
+  const name = useSignal("");
+  /** What is being installed, upgraded or removed now (shown as progress); null when idle. */
+  const busy = useSignal<string | null>(null);
+  const done = useSignal<string | null>(null);
+  const error = useSignal<unknown>(null);
+  const load = () =>
+    api
+      .get<PiecePackage[]>("/api/pieces/packages")
+      .then((res) => {
+        packages.value = res.data;
+      })
+      .catch((e) => {
+        error.value = e;
+      });
+  useEffect(() => {
+    void load();
+  }, []);
+  /** Runs one change with its progress line, then reloads the list and the piece catalog. */
+  const change = async (label: string, work: () => Promise<string>) => {
+    error.value = null;
+    done.value = null;
+    busy.value = label;
+    try {
+      done.value = await work();
+      forgetCatalog();
+      await load();
+    } catch (e) {
+      error.value = e;
+    } finally {
+      busy.value = null;
+    }
+  };
+  return (
+    <section aria-labelledby="integrations-title">
+      <h2 id="integrations-title">Integrations</h2>
+      <p class="help">
+        Add Activepieces community pieces from the npm registry (e.g. <code>@activepieces/piece-slack</code>, or <code>@activepieces/piece-mysql@0.2.7</code>
+        ). They appear in the step picker as <code>ap-&lt;name&gt;</code> for every workspace, without a restart. Their code runs in a separate process that
+        sees none of this server's secrets; installing one means trusting its code as you trust an npm package.
+      </p>
+      <form
+        class="row"
+        onSubmit={(event) => {
+          event.preventDefault();
+          const spec = name.value.trim();
+          void change(`Installing ${spec}…`, async () => {
+            const res = await api.post<PiecePackage>("/api/pieces/packages", { package: spec });
+            name.value = "";
+            return `Installed ${res.data.name} ${res.data.version} as ${res.data.pieceId}.`;
+          });
+        }}
+      >
+        <label class="field inline">
+          <span>npm package</span>
+          <input
+            required
+            placeholder="@activepieces/piece-slack"
+            value={name.value}
+            disabled={busy.value !== null}
+            onInput={(e) => {
+              name.value = (e.target as HTMLInputElement).value;
+            }}
+          />
+        </label>
+        <button type="submit" disabled={busy.value !== null}>
+          Add
+        </button>
+      </form>
+      {busy.value && (
+        <p class="note" role="status" aria-live="polite">
+          {busy.value}
+        </p>
+      )}
+      {done.value && !busy.value && (
+        <p class="note" role="status">
+          {done.value}
+        </p>
+      )}
+      <ErrorNote error={error.value} />
+      {packages.value.length === 0 ? (
+        <p class="help">No piece packages are installed.</p>
+      ) : (
+        <table class="table">
+          <thead>
+            <tr>
+              <th scope="col">Piece</th>
+              <th scope="col">Package</th>
+              <th scope="col">Version</th>
+              <th scope="col">Actions</th>
+              <th scope="col">Auth</th>
+              <th scope="col">Installed</th>
+              <th scope="col">
+                <span class="sr-only">Changes</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {packages.value.map((p) => (
+              <tr key={`${p.pieceId}@${p.version}`}>
+                <td>
+                  <strong>{p.displayName}</strong> <code>{p.pieceId}</code>
+                </td>
+                <td class="small-text">{p.name}</td>
+                <td>{p.version}</td>
+                <td class="small-text">
+                  {p.actions}
+                  {p.unsupported.length > 0 && ` (unsupported property types: ${p.unsupported.join(", ")})`}
+                </td>
+                <td class="small-text">{p.authKind ?? "none"}</td>
+                <td class="small-text">{when(p.installedAt)}</td>
+                <td class="row">
+                  <button
+                    type="button"
+                    class="small"
+                    disabled={busy.value !== null}
+                    aria-label={`Upgrade ${p.pieceId}`}
+                    onClick={() =>
+                      void change(`Upgrading ${p.name}…`, async () => {
+                        const res = await api.post<PiecePackage>(`/api/pieces/packages/${encodeURIComponent(p.pieceId)}/upgrade`, {});
+                        return res.data.version === p.version ? `${p.name} ${p.version} is the newest.` : `Installed ${p.name} ${res.data.version}.`;
+                      })
+                    }
+                  >
+                    Upgrade
+                  </button>
+                  <button
+                    type="button"
+                    class="small danger"
+                    disabled={busy.value !== null}
+                    aria-label={`Remove ${p.pieceId} ${p.version}`}
+                    onClick={() => {
+                      if (!confirm(`Remove ${p.name} ${p.version}? Workflows using it must be unpublished first.`)) return;
+                      void change(`Removing ${p.name} ${p.version}…`, async () => {
+                        await api.del(`/api/pieces/packages/${encodeURIComponent(p.pieceId)}`, { version: p.version });
+                        return `Removed ${p.name} ${p.version}.`;
+                      });
+                    }}
+                  >
+                    Remove
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

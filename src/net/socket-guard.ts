@@ -1,0 +1,100 @@
+/**
+ * The address policy for a whole process that runs third-party code (a piece host, see
+ * src/pieces-runtime/activepieces/): every TCP connection it opens — node:net, node:tls, node:http,
+ * node:https and the drivers built on them, which in Bun all pass through `net.Socket.prototype.connect` —
+ * and every global fetch obey the same rules as the pieces' guarded fetch (./guarded-fetch.ts).
+ *
+ * How: an IP literal is checked before the connect; a host name gets a `lookup` that resolves it, checks
+ * every address and hands the checked ones to the socket (so the connection goes to what was checked);
+ * Unix sockets are refused. `globalThis.fetch` becomes the guarded fetch and `Bun.connect` is refused.
+ *
+ *   guardProcessSockets({ allowCidrs: ["10.0.0.0/8"] }); // once, before loading the third-party code
+ */
+import dns from "node:dns";
+import net from "node:net";
+import { AddressPolicy, isMetadataName, parseAddress } from "./address-policy";
+import { createGuardedFetch, SsrfBlockedError } from "./guarded-fetch";
+
+type LookupCallback = (error: Error | null, address?: string | Array<{ address: string; family: number }>, family?: number) => void;
+
+const ALLOW_HINT = "an operator can allow a range with WEFT_ALLOW_CIDRS (or Settings → Network)";
+
+function refusal(address: string, range: string, host?: string): SsrfBlockedError {
+  const via = host && host !== address ? ` (${host} resolves to it)` : "";
+  return new SsrfBlockedError(
+    `refused to connect to ${address}${via}, a ${range} address: pieces may not reach loopback, private, link-local, CGNAT, metadata or multicast addresses; ${ALLOW_HINT}`,
+  );
+}
+
+/** Installs the guard in this process. Idempotent. */
+export function guardProcessSockets(options: { allowCidrs?: readonly string[] } = {}): void {
+  const marker = Symbol.for("weft.socketGuard");
+  const global = globalThis as Record<symbol, unknown>;
+  if (global[marker]) return;
+  global[marker] = true;
+  const policy = new AddressPolicy(options.allowCidrs ?? []);
+  const systemLookup = dns.lookup.bind(dns);
+
+  /** A `lookup` for sockets: the system resolver, then the policy on every address. */
+  function guardedLookup(host: string, lookupOptions: unknown, callback?: LookupCallback) {
+    const done = (typeof lookupOptions === "function" ? lookupOptions : callback) as LookupCallback;
+    const wantsAll = typeof lookupOptions === "object" && lookupOptions !== null && (lookupOptions as { all?: boolean }).all === true;
+    if (isMetadataName(host)) {
+      done(new SsrfBlockedError(`refused to connect to ${host}: it names a cloud metadata service, which pieces may never reach`));
+      return;
+    }
+    systemLookup(host, { all: true, verbatim: true }, (error, records) => {
+      if (error) return done(error);
+      const list = records as Array<{ address: string; family: number }>;
+      for (const record of list) {
+        const verdict = policy.check(record.address);
+        if (!verdict.allowed) return done(refusal(verdict.address, verdict.range, host));
+      }
+      if (wantsAll) done(null, list);
+      else done(null, list[0]?.address, list[0]?.family);
+    });
+  }
+
+  const connect = net.Socket.prototype.connect;
+  net.Socket.prototype.connect = function guardedConnect(this: net.Socket, ...args: unknown[]) {
+    const options = connectOptions(args);
+    if (typeof options.path === "string" && options.path !== "")
+      return failLater(this, new SsrfBlockedError("refused to connect to a Unix socket: pieces may only reach network addresses"));
+    const host = typeof options.host === "string" && options.host !== "" ? options.host : "localhost";
+    const literal = parseAddress(host);
+    if (literal) {
+      const verdict = policy.check(host);
+      if (!verdict.allowed) return failLater(this, refusal(verdict.address, verdict.range));
+    } else if (/(^|\.)localhost\.?$/i.test(host)) {
+      return failLater(this, refusal("127.0.0.1", "loopback", host));
+    } else {
+      options.lookup = guardedLookup;
+    }
+    const callback = typeof args[args.length - 1] === "function" ? args[args.length - 1] : undefined;
+    return (connect as (...a: unknown[]) => net.Socket).call(this, options, callback);
+  } as typeof net.Socket.prototype.connect;
+
+  const guardedFetch = createGuardedFetch({ allowCidrs: options.allowCidrs });
+  globalThis.fetch = Object.assign((input: string | URL | Request, init?: RequestInit) => guardedFetch(input as string | URL, init), {
+    preconnect: () => {},
+  }) as typeof fetch;
+  if (typeof Bun !== "undefined") {
+    (Bun as unknown as { connect: unknown }).connect = () => {
+      throw new SsrfBlockedError("Bun.connect is not available to pieces; use node:net, whose connections the address policy checks");
+    };
+  }
+}
+
+/** The options object of any `socket.connect(...)` call form: (options[, cb]), (port[, host][, cb]), (path[, cb]). */
+function connectOptions(args: unknown[]): Record<string, unknown> & { host?: unknown; path?: unknown; lookup?: unknown } {
+  const first = Array.isArray(args[0]) ? (args[0] as unknown[])[0] : args[0];
+  if (first !== null && typeof first === "object") return { ...(first as Record<string, unknown>) };
+  if (typeof first === "string" && !/^\d+$/.test(first)) return { path: first };
+  return { port: first, host: typeof args[1] === "string" ? args[1] : undefined };
+}
+
+/** Fails the socket as a refused connection does: an 'error' event on the next tick. */
+function failLater(socket: net.Socket, error: Error): net.Socket {
+  process.nextTick(() => socket.destroy(error));
+  return socket;
+}

@@ -1,0 +1,333 @@
+/**
+ * Activepieces community pieces run as Weft pieces (docs/activepieces.md), for real: packages are installed
+ * through Bun's package manager from a throwaway npm registry on 127.0.0.1 (test/support/npm-registry.ts),
+ * loaded in piece host processes and run by published workflows. The fixture piece is written with the
+ * published @activepieces/pieces-framework; @activepieces/piece-mysql runs against a real MariaDB
+ * (Debian `mariadb-server`, skipped with one line when absent).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { testApp, type TestApp } from "../support/app";
+import { hasMariadb, startMariadb, type MariadbHandle } from "../support/mariadb";
+import { type NpmRegistry, startNpmRegistry } from "../support/npm-registry";
+
+const ROOT = join(import.meta.dir, "../..");
+const FIXTURE = "@weft-test/piece-fixture";
+const FIXTURE_ID = "ap-weft-test-fixture";
+
+/** Bundles the fixture piece into a package folder, as Activepieces publishes theirs (one CommonJS file). */
+async function fixturePackage(version: string): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "weft-ap-fixture-"));
+  const built = await Bun.build({
+    entrypoints: [join(ROOT, "test/fixtures/activepieces/fixture-piece.ts")],
+    target: "node",
+    format: "cjs",
+    define: { FIXTURE_VERSION: JSON.stringify(version) },
+  });
+  if (!built.success) throw new Error(`fixture build failed: ${built.logs.join("\n")}`);
+  mkdirSync(join(dir, "src"));
+  writeFileSync(join(dir, "src/index.js"), await built.outputs[0]!.text());
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: FIXTURE, version, main: "./src/index.js", dependencies: {}, files: ["src/index.js"] }));
+  return dir;
+}
+
+let registry: NpmRegistry;
+let t: TestApp;
+let made = 0;
+
+beforeAll(async () => {
+  registry = await startNpmRegistry();
+  // 1.2.0's advertised integrity is wrong; "latest" is the last published, 1.1.0.
+  await registry.publish(await fixturePackage("1.0.0"));
+  await registry.publish(await fixturePackage("1.2.0"));
+  registry.corrupt(FIXTURE, "1.2.0");
+  await registry.publish(await fixturePackage("1.1.0"));
+  await registry.publish(join(ROOT, "node_modules/@activepieces/piece-mysql"));
+  t = await testApp({ WEFT_NPM_REGISTRY: registry.url, WEFT_ALLOW_CIDRS: "127.0.0.0/8" });
+}, 60_000);
+
+afterAll(() => {
+  t?.deps.piecePackages.stop();
+  registry?.stop();
+});
+
+async function install(app: TestApp, spec: string) {
+  return app.req("POST", "/api/pieces/packages", { body: { package: spec } });
+}
+
+async function connection(app: TestApp, pieceId: string, values: Record<string, unknown>): Promise<string> {
+  const res = await app.req("POST", "/api/connections", { body: { pieceId, name: `conn ${++made}`, values } });
+  if (res.status !== 201) throw new Error(`connection: ${res.text}`);
+  return res.body.data.id;
+}
+
+/** Creates and publishes a workflow whose manual trigger runs `steps` in order; returns its id. */
+async function publish(app: TestApp, pieceId: string, connectionId: string, steps: Array<Record<string, unknown>>): Promise<string> {
+  let next: Record<string, unknown> | undefined;
+  for (const step of [...steps].reverse()) next = { type: "PIECE", pieceId, connectionId, ...step, ...(next ? { nextAction: next } : {}) };
+  const definition = { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {}, nextAction: next } };
+  const wf = await app.req("POST", "/api/workflows", { body: { name: `ap ${++made}`, definition } });
+  if (wf.status !== 201) throw new Error(`create: ${wf.text}`);
+  const published = await app.req("POST", `/api/workflows/${wf.body.data.id}/publish`);
+  if (published.status !== 200) throw new Error(`publish: ${published.text}`);
+  return wf.body.data.id;
+}
+
+async function run(app: TestApp, workflowId: string, body: Record<string, unknown> = {}) {
+  const res = await app.req("POST", `/api/workflows/${workflowId}/run?environment=production&wait=30`, { body });
+  return res.body.data;
+}
+
+/** The run once it reaches `status` (or whatever it is after ~10 s). */
+async function settled(runId: string, status: string) {
+  let detail = await t.req("GET", `/api/runs/${runId}`);
+  for (let i = 0; i < 200 && detail.body.data.status !== status; i++) {
+    await Bun.sleep(50);
+    detail = await t.req("GET", `/api/runs/${runId}`);
+  }
+  expect(detail.body.data.status).toBe(status);
+  return detail.body.data;
+}
+
+describe("installing packages", () => {
+  test("a package from the registry is installed with its integrity checked and joins the catalog as ap-<name>", async () => {
+    const res = await install(t, `${FIXTURE}@1.0.0`);
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ pieceId: FIXTURE_ID, name: FIXTURE, version: "1.0.0", source: "registry", authKind: "CUSTOM_AUTH", actions: 6 });
+    expect(res.body.data.integrity).toMatch(/^sha512-/);
+
+    const list = await t.req("GET", "/api/pieces");
+    expect(list.body.data.map((p: { id: string }) => p.id)).toContain(FIXTURE_ID);
+    const detail = await t.req("GET", `/api/pieces/${FIXTURE_ID}`);
+    expect(detail.status).toBe(200);
+    expect(detail.body.data.actions.map((a: { id: string }) => a.id).sort()).toEqual(["counter", "echo", "environment", "fail", "reach", "wait_for_approval"]);
+    const projection = await t.req("GET", `/api/pieces/${FIXTURE_ID}/actions/echo`);
+    expect(projection.status).toBe(200);
+    const props = projection.body.data.inputSchema.properties;
+    expect(props.text).toMatchObject({ type: "string", required: true });
+    expect(props.count).toMatchObject({ type: "number", default: 3 });
+    expect(props.colour).toMatchObject({ enum: ["red", "blue"], enumLabels: { red: "Red", blue: "Blue" } });
+    expect(projection.body.data.dynamicFields).toContain("item");
+  });
+
+  test("installing the same version again answers it as it is, without downloading", async () => {
+    const before = registry.downloads();
+    const again = await install(t, `${FIXTURE}@1.0.0`);
+    expect(again.status).toBe(201);
+    expect(again.body.data.version).toBe("1.0.0");
+    expect(registry.downloads()).toBe(before);
+  });
+
+  test("a tarball that does not match the registry's integrity is refused and nothing is left", async () => {
+    const res = await install(t, `${FIXTURE}@1.2.0`);
+    expect(res.status).toBe(422);
+    expect(res.body.error.message).toContain("does not match the integrity the registry gives");
+    const listed = await t.req("GET", "/api/pieces/packages");
+    expect(listed.body.data.map((p: { version: string }) => p.version)).not.toContain("1.2.0");
+    const packagesDir = join(t.config.dataDir, "pieces/packages");
+    expect(readdirSync(packagesDir).filter((name) => name.startsWith(".staging"))).toEqual([]);
+  });
+
+  test("an unknown package and a name that is not one are refused with what to give", async () => {
+    const unknown = await install(t, "@weft-test/piece-nothing-here");
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.error.message).toContain("@weft-test/piece-nothing-here");
+    const bad = await install(t, "Not A Name!");
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.message).toContain("is not an npm package name");
+  });
+
+  test("changing packages takes workspace:admin", async () => {
+    const token = (await t.req("POST", "/api/tokens", { body: { name: "reader", scopes: ["piece:read", "workflow:read"] } })).body.data.token;
+    const res = await t.req("POST", "/api/pieces/packages", { body: { package: FIXTURE }, token });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe("running a piece", () => {
+  let conn: string;
+  beforeAll(async () => {
+    await install(t, `${FIXTURE}@1.0.0`);
+    conn = await connection(t, FIXTURE_ID, { token: "good-token", region: "eu" });
+  });
+
+  test("the piece's validate refuses bad credentials before anything is stored", async () => {
+    const res = await t.req("POST", "/api/connections", { body: { pieceId: FIXTURE_ID, name: "refused", values: { token: "bad-token" } } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain("the fixture service refused this token");
+    const list = await t.req("GET", `/api/connections?pieceId=${FIXTURE_ID}`);
+    expect(list.body.data.map((c: { name: string }) => c.name)).not.toContain("refused");
+  });
+
+  test("an action gets its props (defaults filled in), its connection and its step name", async () => {
+    const wf = await publish(t, FIXTURE_ID, conn, [{ name: "say", actionId: "echo", config: { text: "{{trigger.body.word}}", colour: "red" } }]);
+    const result = await run(t, wf, { word: "hello" });
+    expect(result.status).toBe("completed");
+    expect(result.steps[0].outputData).toEqual({ text: "hello", count: 3, colour: "red", region: "eu", version: "1.0.0", step: "say" });
+  });
+
+  test("a dynamic dropdown lists its options through the options endpoint with the connection's auth", async () => {
+    const res = await t.req("POST", `/api/pieces/${FIXTURE_ID}/actions/echo/options/item`, { body: { connectionId: conn, config: { colour: "blue" } } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.options).toEqual([
+      { label: "blue item 1 (eu)", value: 1 },
+      { label: "blue item 2 (eu)", value: 2 },
+    ]);
+  });
+
+  test("the store keeps values across runs and tags reach the run", async () => {
+    const wf = await publish(t, FIXTURE_ID, conn, [{ name: "count", actionId: "counter", config: {} }]);
+    expect((await run(t, wf)).steps[0].outputData).toEqual({ seen: 1 });
+    const second = await run(t, wf);
+    expect(second.steps[0].outputData).toEqual({ seen: 2 });
+    expect(second.tags).toContain("count-2");
+  });
+
+  test("a thrown error fails the step with the piece's message", async () => {
+    const wf = await publish(t, FIXTURE_ID, conn, [{ name: "boom", actionId: "fail", config: {} }]);
+    const result = await run(t, wf);
+    expect(result.status).toBe("failed");
+    expect(result.errorMessage).toContain("the fixture failed on purpose");
+  });
+
+  test("a step pauses on a waitpoint and resumes through its resume URL with the payload", async () => {
+    const wf = await publish(t, FIXTURE_ID, conn, [{ name: "ask", actionId: "wait_for_approval", config: {} }]);
+    const started = await t.req("POST", `/api/workflows/${wf}/run?environment=production`, { body: {} });
+    const paused = await settled(started.body.data.id, "paused");
+    const link = paused.steps[0].outputData.output.link as string;
+    expect(link).toContain(`/api/runs/${paused.id}/resume/`);
+    expect(new URL(link).searchParams.get("answer")).toBe("yes");
+    const url = new URL(link);
+    const resumed = await t.req("POST", `${url.pathname}${url.search}`, { body: { comment: "fine" }, token: null });
+    expect(resumed.status).toBeLessThan(300);
+    const done = await settled(paused.id, "completed");
+    expect(done.steps.at(-1).outputData).toMatchObject({ resumed: true, body: { answer: "yes", comment: "fine" }, query: { answer: "yes" } });
+  });
+});
+
+describe("versions side by side", () => {
+  test("a pinned step runs the version it pins, a blank pin the newest, and a version a published workflow runs cannot be removed", async () => {
+    // A server of its own: no other published workflow runs the fixture.
+    const t = await testApp({ WEFT_NPM_REGISTRY: registry.url });
+    await install(t, `${FIXTURE}@1.0.0`);
+    const conn = await connection(t, FIXTURE_ID, { token: "good-token" });
+    const older = await publish(t, FIXTURE_ID, conn, [{ name: "say", actionId: "echo", pieceVersion: "1.0.0", config: { text: "a" } }]);
+    const upgraded = await t.req("POST", `/api/pieces/packages/${FIXTURE_ID}/upgrade`);
+    expect(upgraded.status).toBe(201);
+    expect(upgraded.body.data.version).toBe("1.1.0");
+    const newer = await publish(t, FIXTURE_ID, conn, [{ name: "say", actionId: "echo", config: { text: "b" } }]);
+
+    expect((await run(t, older)).steps[0].outputData.version).toBe("1.0.0");
+    expect((await run(t, newer)).steps[0].outputData.version).toBe("1.1.0");
+    expect((await t.req("GET", `/api/pieces/${FIXTURE_ID}`)).body.data.pieceVersion).toBe("1.1.0");
+
+    const refused = await t.req("DELETE", `/api/pieces/packages/${FIXTURE_ID}?version=1.0.0`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toContain(older);
+    await t.req("POST", `/api/workflows/${older}/unpublish`);
+    const removed = await t.req("DELETE", `/api/pieces/packages/${FIXTURE_ID}?version=1.0.0`);
+    expect(removed.status).toBe(200);
+    expect(removed.body.data.map((p: { version: string }) => p.version)).toEqual(["1.0.0"]);
+    expect((await run(t, newer)).steps[0].outputData.version).toBe("1.1.0");
+    expect(existsSync(join(t.config.dataDir, "pieces/packages", `${FIXTURE.replace("/", "+")}@1.0.0`))).toBe(false);
+    t.deps.piecePackages.stop();
+  });
+});
+
+describe("a piece's reach", () => {
+  test("it sees none of the server's environment: no WEFT_ secret", async () => {
+    const previous = process.env.WEFT_BOOTSTRAP_TOKEN;
+    process.env.WEFT_BOOTSTRAP_TOKEN = "weft_secret_the_piece_must_not_see";
+    try {
+      const strict = await testApp({ WEFT_NPM_REGISTRY: registry.url, WEFT_ENCRYPTION_KEY: "k".repeat(44) });
+      await install(strict, `${FIXTURE}@1.1.0`);
+      const conn = await connection(strict, FIXTURE_ID, { token: "good-token" });
+      const wf = await publish(strict, FIXTURE_ID, conn, [{ name: "env", actionId: "environment", config: {} }]);
+      const result = await run(strict, wf);
+      expect(result.status).toBe("completed");
+      expect(result.steps[0].outputData.weft).toEqual([]);
+      expect(result.steps[0].outputData.keys).not.toContain("WEFT_BOOTSTRAP_TOKEN");
+      expect(JSON.stringify(result.steps[0].outputData)).not.toContain("weft_secret_the_piece_must_not_see");
+      strict.deps.piecePackages.stop();
+    } finally {
+      if (previous === undefined) delete process.env.WEFT_BOOTSTRAP_TOKEN;
+      else process.env.WEFT_BOOTSTRAP_TOKEN = previous;
+    }
+  });
+
+  test("fetch, node:http and node:net obey the address policy; an allow-listed range is reached", async () => {
+    const target = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("hello") });
+    try {
+      const strict = await testApp({ WEFT_NPM_REGISTRY: registry.url });
+      await install(strict, `${FIXTURE}@1.1.0`);
+      const conn = await connection(strict, FIXTURE_ID, { token: "good-token" });
+      const blocked = await run(
+        strict,
+        await publish(strict, FIXTURE_ID, conn, [{ name: "reach", actionId: "reach", config: { host: "127.0.0.1", port: target.port } }]),
+      );
+      expect(blocked.status).toBe("completed");
+      for (const via of ["fetch", "http", "net"]) expect(blocked.steps[0].outputData[via]).toContain("refused to connect to 127.0.0.1");
+      const byName = await run(
+        strict,
+        await publish(strict, FIXTURE_ID, conn, [{ name: "reach", actionId: "reach", config: { host: "localhost", port: target.port } }]),
+      );
+      for (const via of ["fetch", "http", "net"]) expect(byName.steps[0].outputData[via]).toContain("refused");
+      strict.deps.piecePackages.stop();
+
+      // The same piece on the server that allows 127.0.0.0/8 connects: the refusals above came from the policy.
+      await install(t, `${FIXTURE}@1.1.0`);
+      const allowedConn = await connection(t, FIXTURE_ID, { token: "good-token" });
+      const allowed = await run(
+        t,
+        await publish(t, FIXTURE_ID, allowedConn, [{ name: "reach", actionId: "reach", config: { host: "127.0.0.1", port: target.port } }]),
+      );
+      expect(allowed.steps[0].outputData).toEqual({ fetch: "connected", http: "connected", net: "connected" });
+    } finally {
+      target.stop(true);
+    }
+  });
+});
+
+if (!hasMariadb()) console.log("activepieces piece-mysql: MariaDB tests skipped (install the Debian package mariadb-server)");
+describe.skipIf(!hasMariadb())("@activepieces/piece-mysql against MariaDB", () => {
+  let maria: MariadbHandle;
+  let conn: string;
+  beforeAll(async () => {
+    maria = await startMariadb();
+    const proc = Bun.spawnSync([
+      "mariadb",
+      `--host=127.0.0.1`,
+      `--port=${maria.port}`,
+      `-u${maria.user}`,
+      `-p${maria.password}`,
+      maria.database,
+      "-e",
+      "CREATE TABLE readings (id INT PRIMARY KEY, sensor VARCHAR(50), value DOUBLE); CREATE TABLE other_table (x INT);",
+    ]);
+    if (proc.exitCode !== 0) throw new Error(proc.stderr.toString());
+    const installed = await install(t, "@activepieces/piece-mysql@0.2.7");
+    if (installed.status !== 201) throw new Error(installed.text);
+    conn = await connection(t, "ap-mysql", { host: "127.0.0.1", port: maria.port, user: maria.user, password: maria.password, database: maria.database });
+  }, 60_000);
+  afterAll(async () => {
+    await maria?.stop();
+  });
+
+  test("the table dropdown lists the real tables", async () => {
+    const res = await t.req("POST", "/api/pieces/ap-mysql/actions/insert_row/options/table", { body: { connectionId: conn, config: {} } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.options.map((o: { value: unknown }) => o.value).sort()).toEqual(["other_table", "readings"]);
+  });
+
+  test("a published workflow inserts a row and finds it", async () => {
+    const wf = await publish(t, "ap-mysql", conn, [
+      { name: "put", actionId: "insert_row", config: { table: "readings", values: { id: 1, sensor: "{{trigger.body.sensor}}", value: 21.5 } } },
+      { name: "get", actionId: "find_rows", config: { table: "readings", condition: "sensor = ?", args: ["{{trigger.body.sensor}}"] } },
+    ]);
+    const result = await run(t, wf, { sensor: "kitchen" });
+    expect(result.status).toBe("completed");
+    expect(result.steps[1].outputData.results).toEqual([{ id: 1, sensor: "kitchen", value: 21.5 }]);
+  });
+});
