@@ -71,6 +71,13 @@ module.exports = {
       to: { path: upper(["app", "main"]) },
     },
     {
+      name: "activepieces-enter-through-one-door",
+      severity: "error",
+      comment: "Activepieces packages are known only to src/pieces-runtime/activepieces/: the rest of the code imports its index.ts (and main.ts starts its host process).",
+      from: { path: "^src/", pathNot: "^src/pieces-runtime/activepieces/|^src/main\\.ts$" },
+      to: { path: "^src/pieces-runtime/activepieces/", pathNot: "^src/pieces-runtime/activepieces/index\\.ts$" },
+    },
+    {
       name: "pieces-use-the-sdk-only",
       severity: "error",
       comment: "A built-in piece is written like an outside one: against src/pieces-sdk and the ground floor (the code piece also uses src/sandbox).",
