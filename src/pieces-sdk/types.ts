@@ -227,6 +227,8 @@ export interface TriggerLifecycleContext {
   webhookUrl: string;
   workflowId: string;
   fetch: GuardedFetch;
+  /** The workspace's key-value store (as ctx.store of actions); keys are the piece's to choose. */
+  store: KeyValueStore;
   /** Durable per-workflow state for the trigger (e.g. the provider's webhook id). */
   state: { get(): Record<string, unknown> | undefined; set(value: Record<string, unknown> | undefined): void };
 }
@@ -235,6 +237,9 @@ export interface PollContext {
   config: Record<string, unknown>;
   auth?: ResolvedAuth;
   fetch: GuardedFetch;
+  workflowId: string;
+  /** The workspace's key-value store (as ctx.store of actions); keys are the piece's to choose. */
+  store: KeyValueStore;
   /** Time of the previous successful poll (ISO), undefined on the first poll. */
   lastPollAt?: string;
 }

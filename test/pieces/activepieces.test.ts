@@ -10,8 +10,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testApp, type TestApp } from "../support/app";
+import { FakeClock } from "../../src/core/triggers/clock";
 import { hasMariadb, startMariadb, type MariadbHandle } from "../support/mariadb";
 import { type NpmRegistry, startNpmRegistry } from "../support/npm-registry";
+import { definition, triggerApp, type TriggerApp } from "../triggers/harness";
 
 const ROOT = join(import.meta.dir, "../..");
 const FIXTURE = "@weft-test/piece-fixture";
@@ -330,4 +332,107 @@ describe.skipIf(!hasMariadb())("@activepieces/piece-mysql against MariaDB", () =
     expect(result.status).toBe("completed");
     expect(result.steps[1].outputData.results).toEqual([{ id: 1, sensor: "kitchen", value: 21.5 }]);
   });
+});
+
+describe("@activepieces/piece-wordpress against a local site", () => {
+  /** Posts of the fake site, newest last; dates as WordPress writes them (UTC, seconds, no zone). */
+  const posts: Array<{ id: number; date: string; title: { rendered: string }; content: { rendered: string }; status: string }> = [];
+  const wpDate = (ms: number) => new Date(ms).toISOString().slice(0, 19);
+  const calls: string[] = [];
+  let site: ReturnType<typeof Bun.serve>;
+  let h: TriggerApp | undefined;
+  beforeAll(async () => {
+    await registry.publish(join(ROOT, "node_modules/@activepieces/piece-wordpress"));
+    site = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(request) {
+        const url = new URL(request.url);
+        calls.push(`${request.method} ${url.pathname}`);
+        if (url.pathname.startsWith("/wp-json/wp/v2/") && request.headers.get("authorization") !== `Basic ${btoa("ada:app-password")}`) {
+          return Response.json({ code: "rest_forbidden" }, { status: 401 });
+        }
+        if (url.pathname === "/wp-json/wp/v2/posts" && request.method === "POST") {
+          const body = (await request.json()) as { title: string; content: string; status?: string };
+          // A second later than now: the piece's time baseline has milliseconds, WordPress dates do not.
+          const post = {
+            id: posts.length + 1,
+            date: wpDate(Date.now() + 1000),
+            title: { rendered: body.title },
+            content: { rendered: body.content },
+            status: body.status ?? "draft",
+          };
+          posts.push(post);
+          return Response.json(post, { status: 201 });
+        }
+        if (url.pathname === "/wp-json/wp/v2/posts") {
+          const after = Date.parse(`${url.searchParams.get("after")}`);
+          const found = posts.filter((post) => Number.isNaN(after) || Date.parse(`${post.date}Z`) > after).reverse();
+          return Response.json(found, { headers: { "x-wp-totalpages": "1" } });
+        }
+        if (url.pathname === "/wp-json/wp/v2/categories") return Response.json([]);
+        return Response.json({ name: "Fake WordPress" });
+      },
+    });
+  });
+  afterAll(async () => {
+    await h?.close();
+    site?.stop(true);
+  });
+
+  test("create_post creates a post; the new_post trigger starts one run per new post, none for old ones, across a restart", async () => {
+    posts.push({ id: 100, date: wpDate(Date.parse("2026-01-01T00:00:00Z")), title: { rendered: "Old post" }, content: { rendered: "" }, status: "publish" });
+    h = await triggerApp({ clock: new FakeClock(), env: { WEFT_NPM_REGISTRY: registry.url, WEFT_ALLOW_CIDRS: "127.0.0.0/8" } });
+    expect((await h.req("POST", "/api/pieces/packages", { body: { package: "@activepieces/piece-wordpress@0.7.0" } })).status).toBe(201);
+    const values = { website_url: `http://127.0.0.1:${site.port}`, username: "ada", password: "app-password" };
+    const made = await h.req("POST", "/api/connections", { body: { pieceId: "ap-wordpress", name: "blog", values } });
+    expect(made.status).toBe(201);
+    const conn = made.body.data.id;
+    const refused = await h.req("POST", "/api/connections", { body: { pieceId: "ap-wordpress", name: "wrong", values: { ...values, password: "nope" } } });
+    expect(refused.status).toBe(400);
+
+    const keep = { name: "keep", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { title: "{{trigger.body.title.rendered}}" } } };
+    const poll = { name: "trigger", type: "poll", pieceId: "ap-wordpress", actionId: "new_post", connectionId: conn, config: { poll_interval_seconds: 300 } };
+    const watcher = await h.publishWorkflow(definition(poll, keep), "new posts");
+    const fired = async (app: TriggerApp) => {
+      const titles: string[] = [];
+      for (const outcome of await app.triggers.poller.tick()) {
+        expect(outcome.error).toBeUndefined();
+        for (const id of outcome.runIds ?? []) titles.push((await app.run(id)).triggerData.body.title.rendered);
+      }
+      return titles;
+    };
+    expect(await fired(h)).toEqual([]); // the old post is the baseline
+
+    const writer = await h.publishWorkflow(
+      definition(
+        { name: "trigger", type: "manual", config: {} },
+        {
+          name: "post",
+          type: "PIECE",
+          pieceId: "ap-wordpress",
+          actionId: "create_post",
+          connectionId: conn,
+          config: { title: "{{trigger.body.title}}", content: "Hi", status: "publish" },
+        },
+      ),
+      "writer",
+    );
+    const written = await h.req("POST", `/api/workflows/${writer.id}/run?environment=production&wait=20`, { body: { title: "Hello from Weft" } });
+    expect(written.body.data.status).toBe("completed");
+    expect(written.body.data.steps[0].outputData.body.title.rendered).toBe("Hello from Weft");
+
+    h.clock.advance(300_000);
+    expect(await fired(h)).toEqual(["Hello from Weft"]);
+    h.clock.advance(300_000);
+    expect(await fired(h)).toEqual([]);
+
+    h = await h.restart();
+    h.triggers.reconcile();
+    await h.req("POST", `/api/workflows/${writer.id}/run?environment=production&wait=20`, { body: { title: "After the restart" } });
+    h.clock.advance(300_000);
+    expect(await fired(h)).toEqual(["After the restart"]);
+    const runs = (await h.runsOf(watcher.id)).filter((r: { triggerType: string }) => r.triggerType === "poll");
+    expect(runs).toHaveLength(2);
+  }, 60_000);
 });

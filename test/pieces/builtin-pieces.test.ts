@@ -4,7 +4,7 @@ import { builtinRegistry } from "../../src/pieces-runtime/registry";
 import type { PieceDef } from "../../src/pieces-sdk/types";
 import { normaliseSubmission, renderForm } from "../../pieces/form";
 import { checkPayload } from "../../pieces/subflows";
-import { fakeContext, loopback } from "./fake-context";
+import { fakeContext, loopback, memoryStore } from "./fake-context";
 
 const registry = builtinRegistry();
 const runAction = async (piece: string, actionId: string, config: Record<string, unknown>, options: Parameters<typeof fakeContext>[1] = {}) => {
@@ -193,12 +193,12 @@ describe("http", () => {
   test("poll_json returns the items at items_path and dedupes by id_field", async () => {
     const trigger = registry.trigger("http", "poll_json")!;
     const config = { url: `${api.url}/items`, items_path: "data.items", id_field: "id", auth_type: "bearer", token: "x" };
-    const items = await trigger.poll!({ config, fetch: (u, i) => fetch(u, i) });
+    const items = await trigger.poll!({ config, fetch: (u, i) => fetch(u, i), workflowId: "wf", store: memoryStore() });
     expect(items).toEqual([{ id: 1 }, { id: 2 }]);
     expect(trigger.type).toBe("poll");
     expect(trigger.dedupe!.strategy).toBe("id");
     expect(items.map((i) => trigger.dedupe!.key(i, config))).toEqual([1, 2]);
-    await expect(trigger.poll!({ config: { ...config, items_path: "data" }, fetch })).rejects.toThrow("not an array");
+    await expect(trigger.poll!({ config: { ...config, items_path: "data" }, fetch, workflowId: "wf", store: memoryStore() })).rejects.toThrow("not an array");
   });
   test("pieces call out only through ctx.fetch", async () => {
     const calls: string[] = [];

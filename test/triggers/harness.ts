@@ -108,6 +108,7 @@ export async function triggerApp(options: { env?: Record<string, string>; dataDi
 
   async function close() {
     await created.deps.triggers.stop();
+    created.deps.piecePackages.stop();
     await engine.stop(500);
     db.close();
   }

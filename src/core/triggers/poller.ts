@@ -143,6 +143,8 @@ export class Poller {
           config: trigger.config ?? {},
           auth,
           fetch: this.o.runtime.fetch,
+          workflowId: row.workflow_id,
+          store: this.o.runtime.store(row.workspace_id),
           lastPollAt: row.last_success_at === null ? undefined : new Date(row.last_success_at).toISOString(),
         }),
         this.o.pollTimeoutMs ?? 60_000,

@@ -3,7 +3,7 @@
  * `createTriggers` (./service.ts) adapts the real workflow store and engine to them; tests may
  * pass fakes. Keeping them narrow is what lets the scheduler run without HTTP or worker threads.
  */
-import type { GuardedFetch, ResolvedAuth } from "../../pieces-sdk/types";
+import type { GuardedFetch, KeyValueStore, ResolvedAuth } from "../../pieces-sdk/types";
 import type { FlowVersionT } from "../../schema/workflow";
 
 export type TriggerRunType = "webhook" | "cron" | "poll" | "error" | "run_finished" | "subscription";
@@ -41,6 +41,8 @@ export interface TriggerWorkflows {
 export interface TriggerRuntime {
   auth(input: { workspaceId: string; connectionId: string; pieceId: string }): Promise<ResolvedAuth | undefined>;
   fetch: GuardedFetch;
+  /** The workspace's key-value store, for trigger code (poll, onEnable/onDisable). */
+  store(workspaceId: string): KeyValueStore;
 }
 
 /** How a run answered the call that started it (webhook.respond), or why it did not. */

@@ -140,6 +140,7 @@ export class Registrations {
       webhookUrl: webhookToken ? this.o.webhookUrl(webhookToken) : "",
       workflowId: row.workflow_id,
       fetch: this.o.runtime.fetch,
+      store: this.o.runtime.store(row.workspace_id),
       state: {
         get: () => {
           const text = store.registration(row.workflow_id)?.state;

@@ -15,6 +15,7 @@ import type { FlowVersionT } from "../../schema/workflow";
 import type { Db } from "../../store/db";
 import { TriggerStore } from "../../store/triggers";
 import { safeEqual, sha256 } from "../../lib/ids";
+import { KvStore } from "../../pieces-runtime/kv-store";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Workflows } from "../workflows/workflows";
 import { systemClock, type Clock } from "./clock";
@@ -99,6 +100,7 @@ export function createTriggers(deps: TriggersDeps) {
   };
 
   let ownFetch: GuardedFetch | undefined;
+  let kv: KvStore | undefined;
   const currentFetch = (): GuardedFetch => {
     const given = deps.fetch?.();
     if (given) return given;
@@ -116,6 +118,10 @@ export function createTriggers(deps: TriggersDeps) {
       (url, init) => currentFetch()(url, init),
       () => currentFetch(),
     ),
+    store: (workspaceId: string) => {
+      kv ??= new KvStore(deps.db);
+      return kv.forWorkspace(workspaceId);
+    },
   };
 
   const webhookUrl = (token: string) => `${deps.config.publicUrl}/webhook/${token}`;

@@ -6,12 +6,24 @@
  * piece's own names in snake_case.
  */
 import { definePiece } from "../../pieces-sdk";
-import type { ActionContext, ActionDef, AuthDef, DynamicOptionsContext, PieceDef, PropertyDef, ResolvedAuth } from "../../pieces-sdk/types";
+import type {
+  ActionContext,
+  ActionDef,
+  AuthDef,
+  DynamicOptionsContext,
+  KeyValueStore,
+  PieceDef,
+  PropertyDef,
+  ResolvedAuth,
+  TriggerDef,
+} from "../../pieces-sdk/types";
 import type { HostAnswer, PieceHostProcess, StoreHandler } from "./host-process";
 import type { ApPieceDescription, ApProp, ApStepDescription } from "./protocol";
 
 /** How long a dropdown's options may take. */
 const OPTIONS_TIMEOUT_MS = 30_000;
+/** How long a trigger hook (a poll, onEnable) may take. */
+const POLL_TIMEOUT_MS = 60_000;
 
 export interface ProjectionLinks {
   /** The host process of this package version (started on first call). */
@@ -165,17 +177,6 @@ export function authValueFor(description: ApPieceDescription, auth: ResolvedAuth
   }
 }
 
-/** The piece's store kept in the workspace's key-value store: FLOW scope per workflow, COLLECTION per workspace. */
-function storeHandler(ctx: ActionContext): StoreHandler {
-  return (op, key, scope, value) => {
-    const stored = scope === "FLOW" ? `ap/flow/${ctx.run.workflowId}/${key}` : `ap/project/${key}`;
-    if (op === "get") return ctx.store.get(stored) ?? null;
-    if (op === "put") ctx.store.put(stored, value);
-    else ctx.store.delete(stored);
-    return null;
-  };
-}
-
 function applyEffects(ctx: ActionContext, answer: HostAnswer): unknown {
   const { effects } = answer;
   if (effects.tags.length > 0) ctx.addTags(effects.tags);
@@ -189,16 +190,27 @@ function applyEffects(ctx: ActionContext, answer: HostAnswer): unknown {
   return answer.value;
 }
 
-function projectAction(description: ApPieceDescription, id: string, step: ApStepDescription, links: ProjectionLinks): ActionDef {
+/** A step's properties, its dynamic dropdowns answered by the host. */
+function projectProps(
+  description: ApPieceDescription,
+  step: ApStepDescription,
+  links: ProjectionLinks,
+  kind: "action" | "trigger",
+): Record<string, PropertyDef> {
   const props: Record<string, PropertyDef> = {};
   for (const [key, prop] of Object.entries(step.props)) {
     const projected = projectProp(prop);
     if (prop.dynamic && (prop.type === "DROPDOWN" || prop.type === "MULTI_SELECT_DROPDOWN")) {
       projected.refreshers = (prop.refreshers ?? []).concat(description.auth ? ["auth"] : []);
-      projected.options = (ctx: DynamicOptionsContext) => dropdownOptions(description, step.name, key, ctx, links);
+      projected.options = (ctx: DynamicOptionsContext) => dropdownOptions(description, { kind, name: step.name }, key, ctx, links);
     }
     props[key] = projected;
   }
+  return props;
+}
+
+function projectAction(description: ApPieceDescription, id: string, step: ApStepDescription, links: ProjectionLinks): ActionDef {
+  const props = projectProps(description, step, links, "action");
   return {
     id,
     name: step.displayName,
@@ -228,18 +240,24 @@ function projectAction(description: ApPieceDescription, id: string, step: ApStep
             publicUrl: links.publicUrl,
           },
         },
-        { store: storeHandler(ctx) },
+        { store: pieceStore(ctx.store, ctx.run.workflowId) },
       );
       return applyEffects(ctx, answer);
     },
   };
 }
 
-async function dropdownOptions(description: ApPieceDescription, action: string, prop: string, ctx: DynamicOptionsContext, links: ProjectionLinks) {
+async function dropdownOptions(
+  description: ApPieceDescription,
+  owner: { kind: "action" | "trigger"; name: string },
+  prop: string,
+  ctx: DynamicOptionsContext,
+  links: ProjectionLinks,
+) {
   const answer = await links.host().request(
     {
       t: "options",
-      owner: { kind: "action", name: action },
+      owner,
       prop,
       props: ctx.config,
       auth: authValueFor(description, ctx.auth),
@@ -252,13 +270,91 @@ async function dropdownOptions(description: ApPieceDescription, action: string, 
   return { options, placeholder: state.disabled || options.length === 0 ? state.placeholder : undefined };
 }
 
-/** The Weft piece for one installed package version. Triggers are not projected yet (docs/activepieces.md). */
+/** The piece's store: Weft's key-value store of the workspace, under the workflow's (FLOW scope) or the workspace's (COLLECTION) prefix. */
+function pieceStore(store: KeyValueStore, workflowId: string): StoreHandler {
+  return (op, key, scope, value) => {
+    const stored = scope === "FLOW" ? `ap/flow/${workflowId}/${key}` : `ap/project/${key}`;
+    if (op === "get") return store.get(stored) ?? null;
+    if (op === "put") store.put(stored, value);
+    else store.delete(stored);
+    return null;
+  };
+}
+
+/**
+ * A POLLING trigger as a Weft poll trigger: publish calls the piece's onEnable (its own baseline, kept in the
+ * store), each poll its run (the items it finds new since then), unpublish its onDisable. Weft's poller
+ * still takes its first poll as a baseline and dedupes by content, so an item never fires twice.
+ */
+function projectPollingTrigger(description: ApPieceDescription, id: string, step: ApStepDescription, links: ProjectionLinks): TriggerDef {
+  const hook = async (
+    name: "onEnable" | "onDisable" | "run",
+    ctx: { config: Record<string, unknown>; auth?: ResolvedAuth; workflowId: string; store: KeyValueStore },
+  ) =>
+    links.host().request(
+      {
+        t: "trigger",
+        hook: name,
+        trigger: step.name,
+        props: ctx.config,
+        auth: authValueFor(description, ctx.auth),
+        workflowId: ctx.workflowId,
+        webhookUrl: "",
+        publicUrl: links.publicUrl,
+      },
+      { store: pieceStore(ctx.store, ctx.workflowId), timeoutMs: POLL_TIMEOUT_MS },
+    );
+  return {
+    id,
+    name: step.displayName,
+    description: step.description,
+    type: "poll",
+    props: projectProps(description, step, links, "trigger"),
+    sampleData: step.sampleData,
+    onEnable: async (ctx) => {
+      await hook("onEnable", ctx);
+    },
+    onDisable: async (ctx) => {
+      await hook("onDisable", ctx);
+    },
+    poll: async (ctx) => {
+      const answer = await hook("run", ctx);
+      if (!Array.isArray(answer.value)) throw new Error(`${description.package} trigger ${step.name} returned ${typeof answer.value}, not a list of items`);
+      return answer.value;
+    },
+    dedupe: { strategy: "id", key: (item) => JSON.stringify(item) },
+  };
+}
+
+/** An unsupported trigger kind stays visible, and refuses to be published with the reason. */
+function unsupportedTrigger(description: ApPieceDescription, id: string, step: ApStepDescription, links: ProjectionLinks): TriggerDef {
+  const reason = `${description.package} trigger ${step.name} is an Activepieces ${step.type ?? "unknown"} trigger, which Weft does not run yet (docs/activepieces.md); use a poll or webhook trigger of another piece`;
+  return {
+    id,
+    name: `${step.displayName} (not supported)`,
+    description: reason,
+    type: "webhook",
+    props: projectProps(description, step, links, "trigger"),
+    sampleData: step.sampleData,
+    onEnable: () => {
+      throw new Error(reason);
+    },
+  };
+}
+
+/** The Weft piece for one installed package version (docs/activepieces.md). */
 export function projectPiece(description: ApPieceDescription, links: ProjectionLinks): PieceDef {
   const taken = new Set<string>();
   const actions: Record<string, ActionDef> = {};
   for (const step of Object.values(description.actions)) {
     const id = stepIdFor(step.name, taken);
     actions[id] = projectAction(description, id, step, links);
+  }
+  const triggerIds = new Set<string>();
+  const triggers: Record<string, TriggerDef> = {};
+  for (const step of Object.values(description.triggers)) {
+    const id = stepIdFor(step.name, triggerIds);
+    triggers[id] = step.type === "POLLING" ? projectPollingTrigger(description, id, step, links) : unsupportedTrigger(description, id, step, links);
   }
   return definePiece({
     id: pieceIdFor(description.package),
@@ -268,6 +364,6 @@ export function projectPiece(description: ApPieceDescription, links: ProjectionL
     icon: "🧩",
     auth: projectAuth(description.auth),
     actions,
-    triggers: {},
+    triggers,
   });
 }
