@@ -3,6 +3,8 @@ import { describe, expect, test, beforeAll, afterAll } from "bun:test";
 import { copyFileSync, mkdtempSync, chmodSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { FIXTURE, FIXTURE_ID, fixturePackage } from "../support/activepieces-fixture";
+import { packTarball } from "../support/npm-registry";
 import { startServer, type ServerHandle } from "../support/server";
 import { HEAP_RAM_SIZE } from "../../src/heap-tuning";
 
@@ -109,4 +111,51 @@ describe("compiled binary", () => {
     const help = Bun.spawnSync([binary, "--help"]);
     expect(help.stdout.toString()).toContain("token create");
   });
+
+  test("installs an Activepieces piece from a tarball with no node or npm on PATH, and a workflow runs it", async () => {
+    const tarball = await packTarball(await fixturePackage("1.0.0"));
+    const home = mkdtempSync(join(tmpdir(), "weft-bin-pieces-"));
+    const dataDir = join(home, "data");
+    // A PATH with nothing on it: the binary is its own package manager and piece host.
+    const emptyPath = mkdtempSync(join(tmpdir(), "weft-empty-path-"));
+    const add = Bun.spawnSync([binary, "pieces", "add", tarball], {
+      cwd: home,
+      env: { PATH: emptyPath, WEFT_DATA_DIR: dataDir },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(add.stderr.toString()).toBe("");
+    expect(add.exitCode).toBe(0);
+    expect(add.stdout.toString()).toContain(`installed ${FIXTURE_ID}\t${FIXTURE}@1.0.0`);
+
+    const alone = await startServer({ command: [binary, "serve"], cwd: home, dataDir, env: { PATH: emptyPath } });
+    try {
+      const post = (path: string, body: unknown) =>
+        alone.fetch(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const connection = await (await post("/api/connections", { pieceId: FIXTURE_ID, name: "fixture", values: { token: "good-token", region: "eu" } })).json();
+      const definition = {
+        schemaVersion: 2,
+        trigger: {
+          name: "trigger",
+          type: "manual",
+          config: {},
+          nextAction: {
+            name: "say",
+            type: "PIECE",
+            pieceId: FIXTURE_ID,
+            actionId: "echo",
+            connectionId: connection.data.id,
+            config: { text: "from the binary" },
+          },
+        },
+      };
+      const workflow = await (await post("/api/workflows", { name: "ap in the binary", definition })).json();
+      expect((await post(`/api/workflows/${workflow.data.id}/publish`, {})).status).toBe(200);
+      const run = await (await post(`/api/workflows/${workflow.data.id}/run?environment=production&wait=20`, {})).json();
+      expect(run.data.status).toBe("completed");
+      expect(run.data.steps[0].outputData).toMatchObject({ text: "from the binary", region: "eu", version: "1.0.0" });
+    } finally {
+      await alone.stop();
+    }
+  }, 60_000);
 });

@@ -12,28 +12,11 @@ import { join } from "node:path";
 import { testApp, type TestApp } from "../support/app";
 import { FakeClock } from "../../src/core/triggers/clock";
 import { hasMariadb, startMariadb, type MariadbHandle } from "../support/mariadb";
+import { FIXTURE, FIXTURE_ID, fixturePackage } from "../support/activepieces-fixture";
 import { type NpmRegistry, startNpmRegistry } from "../support/npm-registry";
 import { definition, triggerApp, type TriggerApp } from "../triggers/harness";
 
 const ROOT = join(import.meta.dir, "../..");
-const FIXTURE = "@weft-test/piece-fixture";
-const FIXTURE_ID = "ap-weft-test-fixture";
-
-/** Bundles the fixture piece into a package folder, as Activepieces publishes theirs (one CommonJS file). */
-async function fixturePackage(version: string): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), "weft-ap-fixture-"));
-  const built = await Bun.build({
-    entrypoints: [join(ROOT, "test/fixtures/activepieces/fixture-piece.ts")],
-    target: "node",
-    format: "cjs",
-    define: { FIXTURE_VERSION: JSON.stringify(version) },
-  });
-  if (!built.success) throw new Error(`fixture build failed: ${built.logs.join("\n")}`);
-  mkdirSync(join(dir, "src"));
-  writeFileSync(join(dir, "src/index.js"), await built.outputs[0]!.text());
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: FIXTURE, version, main: "./src/index.js", dependencies: {}, files: ["src/index.js"] }));
-  return dir;
-}
 
 let registry: NpmRegistry;
 let t: TestApp;

@@ -10,7 +10,7 @@
  * file must equal the one Weft read from the registry itself. Lifecycle scripts never run.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { PieceHostProcess } from "./host-process";
 import type { ApPieceDescription } from "./protocol";
@@ -93,9 +93,24 @@ export class PackageDir {
     return found;
   }
 
-  /** The entry module of an installed package, resolved inside its directory. */
+  /**
+   * The entry module of an installed package: its package.json `exports["."]` (require or default) or
+   * `main`, else index.js. Read by hand because the compiled binary does not resolve packages on disk.
+   */
   modulePath(pkg: Pick<InstalledPackage, "dir" | "entry">): string {
-    return Bun.resolveSync(pkg.entry, pkg.dir);
+    const root = join(pkg.dir, "node_modules", pkg.entry);
+    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { main?: string; exports?: unknown };
+    const dot = typeof manifest.exports === "object" && manifest.exports !== null ? (manifest.exports as Record<string, unknown>)["."] : manifest.exports;
+    const exported =
+      typeof dot === "string"
+        ? dot
+        : typeof dot === "object" && dot !== null
+          ? ((dot as Record<string, unknown>).require ?? (dot as Record<string, unknown>).default)
+          : undefined;
+    const relative = typeof exported === "string" ? exported : (manifest.main ?? "index.js");
+    const path = resolve(root, relative);
+    for (const candidate of [path, `${path}.js`, join(path, "index.js")]) if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
+    throw new PackageError(`${pkg.entry} has no entry module at ${relative}`);
   }
 
   /** Installs `spec` (a name with an optional version or tag, or a path to a .tgz); an installed version is returned as it is. */
