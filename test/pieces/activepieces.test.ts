@@ -12,7 +12,9 @@ import { join } from "node:path";
 import { testApp, type TestApp } from "../support/app";
 import { FakeClock } from "../../src/core/triggers/clock";
 import { hasMariadb, startMariadb, type MariadbHandle } from "../support/mariadb";
-import { FIXTURE, FIXTURE_ID, fixturePackage } from "../support/activepieces-fixture";
+import { authorize } from "../connections/support/flow";
+import { startProvider } from "../connections/support/oauth-provider";
+import { FIXTURE, FIXTURE_ID, fixturePackage, OAUTH_FIXTURE, OAUTH_FIXTURE_ID, oauthFixturePackage } from "../support/activepieces-fixture";
 import { type NpmRegistry, startNpmRegistry } from "../support/npm-registry";
 import { definition, triggerApp, type TriggerApp } from "../triggers/harness";
 
@@ -418,4 +420,38 @@ describe("@activepieces/piece-wordpress against a local site", () => {
     const runs = (await h.runsOf(watcher.id)).filter((r: { triggerType: string }) => r.triggerType === "poll");
     expect(runs).toHaveLength(2);
   }, 60_000);
+});
+
+describe("an OAUTH2 piece", () => {
+  test("is authorized through Weft's OAuth2 flow; the access token reaches ctx.auth and an expiring one is refreshed once", async () => {
+    // Tokens live 60 s and Weft refreshes those expiring within 120 s: the first run refreshes, the second does not.
+    const provider = await startProvider({ expiresIn: 60 });
+    try {
+      await registry.publish(await oauthFixturePackage(provider.authUrl, provider.tokenUrl));
+      expect((await install(t, `${OAUTH_FIXTURE}@1.0.0`)).status).toBe(201);
+      const made = await t.req("POST", "/api/connections", {
+        body: { pieceId: OAUTH_FIXTURE_ID, name: "oauth fixture", clientId: provider.clientId, clientSecret: provider.clientSecret },
+      });
+      expect(made.status).toBe(201);
+      expect(made.body.data.status).toBe("pending");
+      expect((await authorize(t, made.body.data.id)).callback.status).toBe(200);
+      const issued = [...provider.issued];
+      provider.settings.expiresIn = 3600;
+
+      const wf = await publish(t, OAUTH_FIXTURE_ID, made.body.data.id, [{ name: "who", actionId: "whoami", config: {} }]);
+      const before = provider.counts.refresh;
+      const first = await run(t, wf);
+      expect(first.status).toBe("completed");
+      expect(first.steps[0].outputData.type).toBe("OAUTH2");
+      const sha = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("hex");
+      const token = first.steps[0].outputData.tokenSha256 as string;
+      expect(provider.issued.map(sha)).toContain(token);
+      expect(issued.map(sha)).not.toContain(token); // the refreshed token, not the first one
+      const second = await run(t, wf);
+      expect(second.steps[0].outputData.tokenSha256).toBe(token);
+      expect(provider.counts.refresh).toBe(before + 1);
+    } finally {
+      provider.stop();
+    }
+  });
 });

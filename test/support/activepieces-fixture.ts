@@ -13,18 +13,25 @@ export const FIXTURE = "@weft-test/piece-fixture";
 export const FIXTURE_ID = "ap-weft-test-fixture";
 
 export async function fixturePackage(version: string): Promise<string> {
+  return bundlePackage("fixture-piece.ts", FIXTURE, version, { FIXTURE_VERSION: JSON.stringify(version) });
+}
+
+export const OAUTH_FIXTURE = "@weft-test/piece-oauth-fixture";
+export const OAUTH_FIXTURE_ID = "ap-weft-test-oauth-fixture";
+
+/** The OAuth2 fixture piece, its authorize and token URLs pointing at a local authorization server. */
+export async function oauthFixturePackage(authUrl: string, tokenUrl: string): Promise<string> {
+  return bundlePackage("oauth-fixture-piece.ts", OAUTH_FIXTURE, "1.0.0", { AUTH_URL: JSON.stringify(authUrl), TOKEN_URL: JSON.stringify(tokenUrl) });
+}
+
+async function bundlePackage(source: string, name: string, version: string, define: Record<string, string>): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "weft-ap-fixture-"));
-  const built = await Bun.build({
-    entrypoints: [join(ROOT, "test/fixtures/activepieces/fixture-piece.ts")],
-    target: "node",
-    format: "cjs",
-    define: { FIXTURE_VERSION: JSON.stringify(version) },
-  });
+  const built = await Bun.build({ entrypoints: [join(ROOT, "test/fixtures/activepieces", source)], target: "node", format: "cjs", define });
   if (!built.success) throw new Error(`fixture build failed: ${built.logs.join("\n")}`);
   const [bundle] = built.outputs;
   if (!bundle) throw new Error("fixture build wrote nothing");
   mkdirSync(join(dir, "src"));
   writeFileSync(join(dir, "src/index.js"), await bundle.text());
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: FIXTURE, version, main: "./src/index.js", dependencies: {}, files: ["src/index.js"] }));
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name, version, main: "./src/index.js", dependencies: {}, files: ["src/index.js"] }));
   return dir;
 }
