@@ -6,8 +6,7 @@
  * (Debian `mariadb-server`, skipped with one line when absent).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { testApp, type TestApp } from "../support/app";
 import { FakeClock } from "../../src/core/triggers/clock";
