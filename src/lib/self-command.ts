@@ -6,6 +6,11 @@
 import { fileURLToPath } from "node:url";
 
 export function selfCommand(subcommand: string): string[] {
-  if (import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN")) return [process.execPath, subcommand];
+  if (isCompiled()) return [process.execPath, subcommand];
   return [process.execPath, fileURLToPath(new URL("../main.ts", import.meta.url)), subcommand];
+}
+
+/** Is this program a `bun build --compile` binary (its sources in an embedded file system)? */
+export function isCompiled(): boolean {
+  return import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN");
 }

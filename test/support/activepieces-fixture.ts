@@ -12,8 +12,9 @@ const ROOT = resolve(import.meta.dir, "../..");
 export const FIXTURE = "@weft-test/piece-fixture";
 export const FIXTURE_ID = "ap-weft-test-fixture";
 
-export async function fixturePackage(version: string): Promise<string> {
-  return bundlePackage("fixture-piece.ts", FIXTURE, version, { FIXTURE_VERSION: JSON.stringify(version) });
+/** The fixture piece at `version`; `name` gives it another package name (benchmarks install twenty of it). */
+export async function fixturePackage(version: string, name = FIXTURE): Promise<string> {
+  return bundlePackage("fixture-piece.ts", name, version, { FIXTURE_VERSION: JSON.stringify(version) });
 }
 
 export const OAUTH_FIXTURE = "@weft-test/piece-oauth-fixture";

@@ -4,7 +4,8 @@
  * started again on the next call if it ended. Requests and answers go over Bun's IPC channel; the
  * piece's store calls are answered by the caller's store handler.
  */
-import { selfCommand } from "../../lib/self-command";
+import { fileURLToPath } from "node:url";
+import { isCompiled, selfCommand } from "../../lib/self-command";
 import type { ApEffects, FromHost, ToHost } from "./protocol";
 
 /** How long a host may take to load its package and say it is ready. */
@@ -85,7 +86,9 @@ export class PieceHostProcess {
         reject(new Error(`${this.o.packageName}@${this.o.version} did not load within ${START_TIMEOUT_MS / 1000} s`));
         this.stop();
       }, START_TIMEOUT_MS);
-      const proc = Bun.spawn(selfCommand("__piece-host"), {
+      // From source, the host's own entry (it loads no server code); the compiled binary runs itself.
+      const command = isCompiled() ? selfCommand("__piece-host") : [process.execPath, fileURLToPath(new URL("./host-main.ts", import.meta.url))];
+      const proc = Bun.spawn(command, {
         cwd: this.o.cwd,
         // The piece sees none of the server's environment: no WEFT_ secret, no other variable.
         env: {
