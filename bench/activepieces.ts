@@ -114,7 +114,7 @@ console.log(
 async function coldStart(modulePath: string, name: string): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < 5; i++) {
-    const host = new PieceHostProcess({ modulePath, packageName: name, version: "bench", cwd: ROOT, allowCidrs: [], idleMs: 60_000 });
+    const host = new PieceHostProcess({ modulePath, packageName: name, version: "bench", cwd: tmpdir(), allowCidrs: [], idleMs: 60_000 });
     const started = performance.now();
     await host.request({ t: "describe" });
     times.push(performance.now() - started);
