@@ -145,6 +145,10 @@ describe("running a piece", () => {
     expect(res.body.error.message).toContain("the fixture service refused this token");
     const list = await t.req("GET", `/api/connections?pieceId=${FIXTURE_ID}`);
     expect(list.body.data.map((c: { name: string }) => c.name)).not.toContain("refused");
+    // Changing a stored connection's values is checked the same way, and a refusal changes nothing.
+    const changed = await t.req("PATCH", `/api/connections/${conn}`, { body: { values: { token: "bad-token", region: "us" } } });
+    expect(changed.status).toBe(400);
+    expect(changed.body.error.message).toContain("the fixture service refused this token");
   });
 
   test("an action gets its props (defaults filled in), its connection and its step name", async () => {
@@ -338,10 +342,12 @@ describe("@activepieces/piece-wordpress against a local site", () => {
         }
         if (url.pathname === "/wp-json/wp/v2/posts" && request.method === "POST") {
           const body = (await request.json()) as { title: string; content: string; status?: string };
-          // A second later than now: the piece's time baseline has milliseconds, WordPress dates do not.
+          // A second later than now and than the last post: the piece's time baseline has milliseconds,
+          // WordPress dates do not, and the piece (by its design) skips a post dated in its last post's second.
+          const last = posts.length ? Date.parse(`${posts[posts.length - 1]?.date}Z`) : 0;
           const post = {
             id: posts.length + 1,
-            date: wpDate(Date.now() + 1000),
+            date: wpDate(Math.max(Date.now() + 1000, last + 1000)),
             title: { rendered: body.title },
             content: { rendered: body.content },
             status: body.status ?? "draft",

@@ -203,6 +203,7 @@ export class Connections {
     const changesCredentials = Object.values(credentials).some((v) => v !== undefined);
     const prepared = changesCredentials ? prepareCredentials(piece, auth, mergeInput(toInput(before), credentials), this.ctx.managedApps) : before;
     if (name !== undefined) this.assertNameFree(workspaceId, name, row.id);
+    if (changesCredentials) await validateCredentials(piece, prepared);
     const next: ConnectionRow = { ...row, ...this.columns(prepared), name: name ?? row.name, updated_at: nowIso() };
     if (changesCredentials) {
       // A different client, grant or URL makes the stored tokens meaningless: authorize again.
