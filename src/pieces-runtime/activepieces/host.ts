@@ -80,7 +80,7 @@ class PieceHost {
       case "validate":
         return this.validate(message);
       case "trigger":
-        return this.trigger(message, effects);
+        return this.trigger(message);
     }
   }
 
@@ -115,7 +115,7 @@ class PieceHost {
     return { valid: result?.valid !== false, error: result?.error };
   }
 
-  private async trigger(message: Extract<ToHost, { t: "trigger" }>, effects: ApEffects): Promise<unknown> {
+  private async trigger(message: Extract<ToHost, { t: "trigger" }>): Promise<unknown> {
     const trigger = this.piece.triggers[message.trigger];
     if (!trigger) throw new Error(`${this.packageName} has no trigger "${message.trigger}"`);
     const hook = trigger[message.hook];
@@ -137,7 +137,6 @@ class PieceHost {
       setSchedule: () => {},
       app: { createListeners: this.unsupported("app.createListeners (APP_WEBHOOK triggers)") },
     };
-    void effects;
     return hook.call(trigger, context);
   }
 
