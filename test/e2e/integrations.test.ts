@@ -1,10 +1,13 @@
 /**
- * Settings → Integrations in a real browser (Debian's chromium, headless, playwright-core) against a real
- * server and a throwaway npm registry on 127.0.0.1: the owner adds an Activepieces piece package by name,
- * sees the progress and the installed version, its actions appear in the editor's step picker without a
- * restart, and a step of it is configured — a new connection, a static and a dynamic dropdown whose
- * choices the piece computes from the connection — and test-run. A failing step leaves a screenshot in
- * test/artifacts/.
+ * Settings → Integrations in a real browser (Debian's chromium, headless, driven by playwright-core)
+ * against a real server and a throwaway npm registry on 127.0.0.1: the UI can add a piece, configure a
+ * step with a dynamic dropdown, and run it. First-start setup → the owner adds an Activepieces piece
+ * package by name and sees the progress and the installed version → makes a connection for it (custom
+ * auth: a secret token and a region) in Settings → Connections → a new workflow (manual trigger) gets a
+ * step of the piece, picked in the step picker without a restart, with that connection, a static
+ * dropdown and a dynamic dropdown whose choices the piece host computes live from the connection and the
+ * static dropdown → a test run completes and shows the step's output. A failing step leaves a
+ * screenshot in test/artifacts/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -16,21 +19,24 @@ import { type NpmRegistry, startNpmRegistry } from "../support/npm-registry";
 import { type ServerHandle, startServer } from "../support/server";
 
 const CHROMIUM = process.env.WEFT_CHROMIUM ?? "/usr/bin/chromium";
+// Without a browser the suite is skipped; test/e2e/builder.test.ts prints the one line naming the package.
 const HAS_CHROMIUM = existsSync(CHROMIUM);
-// The builder suite prints the one line about a missing chromium; this one stays quiet.
 const ARTIFACTS = resolve(import.meta.dir, "../artifacts");
 const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
+const CONNECTION = "fixture account";
 
 let registry: NpmRegistry;
 let server: ServerHandle;
 let context: BrowserContext;
 let page: Page;
 let profile: string;
+let workflowId = "";
 
 beforeAll(async () => {
   if (!HAS_CHROMIUM) return;
   registry = await startNpmRegistry();
   await registry.publish(await fixturePackage("1.0.0"));
+  // The registry listens on loopback, which the SSRF guard refuses unless allowed.
   server = await startServer({ env: { WEFT_NPM_REGISTRY: registry.url, WEFT_ALLOW_CIDRS: "127.0.0.0/8" } });
   profile = mkdtempSync(join(tmpdir(), "weft-chromium-"));
   context = await chromium.launchPersistentContext(profile, {
@@ -50,7 +56,7 @@ afterAll(async () => {
   if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
-/** One step of the flow; a failure leaves a screenshot. */
+/** One step of the flow: a failure leaves a screenshot. */
 function flowStep(name: string, fn: () => Promise<void>, timeout = 30_000) {
   test.skipIf(!HAS_CHROMIUM)(
     name,
@@ -68,83 +74,163 @@ function flowStep(name: string, fn: () => Promise<void>, timeout = 30_000) {
   );
 }
 
-describe("Settings → Integrations", () => {
-  flowStep("the owner signs in", async () => {
+/** Waits until `read()` equals `expected` (deeply), for what the page fills in on its own. */
+async function eventually<T>(read: () => Promise<T>, expected: Awaited<T>, timeout = 10_000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await read();
+    try {
+      expect(value).toEqual(expected);
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+    await Bun.sleep(100);
+  }
+}
+
+async function saved() {
+  await page.locator(".save-state").filter({ hasText: "All changes saved" }).first().waitFor();
+}
+
+describe("Settings → Integrations, end to end", () => {
+  flowStep("first start asks for the owner account and logs in", async () => {
     await page.goto(`${server.url}/`);
     await page.getByRole("heading", { name: "Welcome to Weft" }).waitFor();
     await page.getByLabel("Email").fill(OWNER.email);
     await page.getByLabel(/^Password/).fill(OWNER.password);
     await page.getByRole("button", { name: "Create owner account" }).click();
     await page.getByRole("heading", { name: "Workflows" }).waitFor();
-  });
-
-  flowStep("adds a piece package by name and sees it installed", async () => {
-    await page.goto(`${server.url}/#/settings/integrations`);
-    await page.getByRole("heading", { name: "Integrations" }).waitFor();
-    await page.getByText("No piece packages are installed.").waitFor();
-    await page.getByLabel("npm package").fill(`${FIXTURE}@1.0.0`);
-    await page.getByRole("button", { name: "Add", exact: true }).click();
-    await page
-      .getByRole("status")
-      .filter({ hasText: `Installed ${FIXTURE} 1.0.0 as ${FIXTURE_ID}.` })
-      .waitFor({ timeout: 30_000 });
-    const row = page.locator("table tbody tr").filter({ hasText: FIXTURE_ID });
-    await row.waitFor();
-    expect(await row.textContent()).toContain("1.0.0");
-    const listed = await (await server.fetch("/api/pieces/packages")).json();
-    expect(listed.data.map((p: { pieceId: string }) => p.pieceId)).toEqual([FIXTURE_ID]);
-  });
-
-  flowStep("its actions are in the step picker without a restart", async () => {
-    await page.goto(`${server.url}/#/workflows`);
-    await page.getByRole("button", { name: "New workflow" }).click();
-    await page.getByRole("dialog").getByLabel("Name").fill("Uses a piece package");
-    await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
-    await page.locator("[data-step=trigger]").waitFor();
-    await page.getByRole("button", { name: "Add a step after the trigger" }).click();
-    await page
-      .getByRole("dialog")
-      .getByLabel(/^Search/)
-      .fill("Weft Fixture");
-    await page.locator(`[data-pick="${FIXTURE_ID}.echo"]`).waitFor();
-    expect(await page.locator(`[data-pick^="${FIXTURE_ID}."]`).count()).toBe(6);
+    expect(await page.getByText(OWNER.email).count()).toBe(1);
   });
 
   flowStep(
-    "configures the step with a new connection and a dynamic dropdown, and a test run completes",
+    "adds a piece package by name and sees it installed",
     async () => {
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Settings" }).click();
+      await page.getByRole("navigation", { name: "Settings sections" }).getByRole("link", { name: "Integrations" }).click();
+      await page.getByRole("heading", { name: "Integrations" }).waitFor();
+      expect(page.url()).toEndWith("#/settings/integrations");
+      await page.getByText("No piece packages are installed.").waitFor();
+
+      await page.getByLabel("npm package").fill(`${FIXTURE}@1.0.0`);
+      await page.getByRole("button", { name: "Add", exact: true }).click();
+      await page
+        .getByRole("status")
+        .filter({ hasText: `Installed ${FIXTURE} 1.0.0 as ${FIXTURE_ID}.` })
+        .waitFor({ timeout: 30_000 });
+      const rows = page.locator("table tbody tr");
+      await rows.filter({ hasText: FIXTURE_ID }).waitFor();
+      expect(await rows.count()).toBe(1);
+      const cells = (await rows.first().locator("td").allTextContents()).map((text) => text.trim());
+      expect(cells.slice(0, 3)).toEqual([`Weft Fixture ${FIXTURE_ID}`, FIXTURE, "1.0.0"]);
+      expect(await page.getByLabel("npm package").inputValue()).toBe("");
+
+      const listed = await (await server.fetch("/api/pieces/packages")).json();
+      expect(listed.data.map((p: { pieceId: string; version: string }) => [p.pieceId, p.version])).toEqual([[FIXTURE_ID, "1.0.0"]]);
+    },
+    45_000,
+  );
+
+  flowStep("creates a connection for the piece in Settings → Connections", async () => {
+    await page.getByRole("navigation", { name: "Settings sections" }).getByRole("link", { name: "Connections" }).click();
+    await page.getByRole("heading", { name: "Connections" }).waitFor();
+    await page.getByText("No connections yet.").waitFor();
+    await page.getByRole("button", { name: "New connection" }).click();
+    const dialog = page.getByRole("dialog");
+    // The piece just installed is among the pieces that take a connection.
+    await dialog.getByRole("button", { name: /Weft Fixture/ }).click();
+    const form = dialog.getByRole("form", { name: "New Weft Fixture connection" });
+    await form.getByLabel("Connection name").fill(CONNECTION);
+    // Custom auth: exactly the fields the piece declares, the token a secret.
+    expect(await form.getByLabel("Token").getAttribute("type")).toBe("password");
+    await form.getByLabel("Region").fill("eu");
+    // The piece's own credential check (its auth's validate(), run in the piece host) refuses a bad token…
+    await form.getByLabel("Token").fill("bad-token");
+    await form.getByRole("button", { name: "Save connection" }).click();
+    await form.getByText("the fixture service refused this token").waitFor({ timeout: 20_000 });
+    // …and accepts a good one.
+    await form.getByLabel("Token").fill("good-token");
+    await form.getByRole("button", { name: "Save connection" }).click();
+    await dialog.waitFor({ state: "detached", timeout: 20_000 });
+
+    const row = page.locator("table tbody tr").filter({ hasText: CONNECTION });
+    await row.waitFor();
+    expect(await row.textContent()).toContain(FIXTURE_ID);
+    expect(await row.textContent()).toContain("active");
+
+    const stored = await (await server.fetch("/api/connections")).json();
+    expect(stored.data.map((c: { name: string; pieceId: string }) => [c.name, c.pieceId])).toEqual([[CONNECTION, FIXTURE_ID]]);
+  });
+
+  flowStep(
+    "a new workflow gets a step of the piece with the connection, a static and a dynamic dropdown",
+    async () => {
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Workflows" }).click();
+      await page.getByRole("button", { name: "New workflow" }).click();
+      await page.getByRole("dialog").getByLabel("Name").fill("Echoes through a piece package");
+      await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
+      await page.locator("[data-step=trigger]").waitFor();
+      workflowId = /#\/workflows\/([0-9a-f-]+)/.exec(page.url())![1]!;
+
+      // The installed piece's actions are in the step picker, without a restart.
+      await page.getByRole("button", { name: "Add a step after the trigger" }).click();
+      await page
+        .getByRole("dialog")
+        .getByLabel(/^Search/)
+        .fill("Weft Fixture");
       await page.locator(`[data-pick="${FIXTURE_ID}.echo"]`).click();
-      await page.getByRole("button", { name: "New connection" }).click();
-      const form = page.getByRole("form", { name: "New Weft Fixture connection" });
-      await form.getByLabel("Connection name").fill("fixture account");
-      await form.getByLabel("Token").fill("good-token");
-      await form.getByLabel("Region").fill("eu");
-      await form.getByRole("button", { name: "Save connection" }).click();
-      await form.waitFor({ state: "detached" });
+      await page.locator("[data-step=echo]").waitFor();
+
+      // The connection made in Settings is offered for this piece.
+      const connection = page.locator(`#conn-${FIXTURE_ID}-echo`);
+      await connection.locator("option", { hasText: CONNECTION }).waitFor({ state: "attached" });
+      await connection.selectOption({ label: CONNECTION });
 
       await page.locator("#cfg-echo-text").fill("hello");
       await page.locator("#cfg-echo-text").press("Tab");
-      await page.locator("#cfg-echo-colour").selectOption({ label: "Blue" });
-      // The item's choices come from the piece, computed from the colour and the connection's region.
-      const item = page.locator("#cfg-echo-item");
-      await item.locator("option", { hasText: "blue item 2 (eu)" }).waitFor({ state: "attached" });
-      expect(await item.locator("option").allTextContents()).toContain("blue item 1 (eu)");
-      await item.selectOption({ label: "blue item 2 (eu)" });
-      await page.locator(".save-state").filter({ hasText: "All changes saved" }).waitFor();
+      const colour = page.locator("#cfg-echo-colour");
+      expect(await colour.locator("option").allTextContents()).toEqual(expect.arrayContaining(["Red", "Blue"]));
+      await colour.selectOption({ label: "Blue" });
 
+      // The item's choices come live from the piece host, computed from the colour and the connection's region.
+      const item = page.locator("#cfg-echo-item");
+      const choices = () => item.locator('option:not([value="null"])').allTextContents();
+      await eventually(choices, ["blue item 1 (eu)", "blue item 2 (eu)"], 20_000);
+      expect(await item.getAttribute("aria-busy")).toBeNull();
+      await item.selectOption({ label: "blue item 2 (eu)" });
+      await saved();
+      expect(await item.locator("option:checked").textContent()).toBe("blue item 2 (eu)");
+
+      // What the UI saved is what the API holds: the step pins the installed piece version.
+      const connections = (await (await server.fetch("/api/connections")).json()).data as Array<{ id: string; name: string }>;
+      const stored = await (await server.fetch(`/api/workflows/${workflowId}`)).json();
+      const trigger = stored.data.definition.trigger;
+      expect(trigger.type).toBe("manual");
+      expect(trigger.nextAction).toMatchObject({
+        type: "PIECE",
+        pieceId: FIXTURE_ID,
+        actionId: "echo",
+        pieceVersion: "1.0.0",
+        connectionId: connections.find((c) => c.name === CONNECTION)!.id,
+        config: { text: "hello", colour: "blue", item: 2 },
+      });
+    },
+    45_000,
+  );
+
+  flowStep(
+    "a test run completes and shows the step's output",
+    async () => {
       await page.getByRole("button", { name: "Test run" }).click();
       await page.getByRole("button", { name: "Run test" }).click();
-      await page.locator(".test-summary").filter({ hasText: "completed" }).waitFor({ timeout: 20_000 });
+      await page.locator(".test-summary").filter({ hasText: "completed" }).waitFor({ timeout: 30_000 });
+      await page.locator("[data-step=echo] .badge").filter({ hasText: "completed" }).waitFor();
       await page.locator("[data-step=echo]").click();
       const output = page.getByRole("region", { name: "Test result of echo" }).getByLabel("Output of echo");
       await output.filter({ hasText: "hello" }).waitFor();
-      expect(await output.textContent()).toContain("blue");
-
-      const workflowId = /#\/workflows\/([0-9a-f-]+)/.exec(page.url())?.[1];
-      const stored = await (await server.fetch(`/api/workflows/${workflowId}`)).json();
-      const step = stored.data.definition.trigger.nextAction;
-      expect(step).toMatchObject({ pieceId: FIXTURE_ID, actionId: "echo", pieceVersion: "1.0.0", config: { text: "hello", colour: "blue", item: 2 } });
+      expect(JSON.parse((await output.textContent())!)).toMatchObject({ text: "hello", colour: "blue", region: "eu", version: "1.0.0" });
     },
-    60_000,
+    45_000,
   );
 });

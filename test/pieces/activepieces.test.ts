@@ -149,6 +149,8 @@ describe("running a piece", () => {
     const changed = await t.req("PATCH", `/api/connections/${conn}`, { body: { values: { token: "bad-token", region: "us" } } });
     expect(changed.status).toBe(400);
     expect(changed.body.error.message).toContain("the fixture service refused this token");
+    // The same check backs the connection's Test button.
+    expect((await t.req("POST", `/api/connections/${conn}/test`)).body.data).toMatchObject({ ok: true });
   });
 
   test("an action gets its props (defaults filled in), its connection and its step name", async () => {

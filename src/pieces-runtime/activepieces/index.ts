@@ -9,6 +9,7 @@
  *   packages.load();                                   // at start: what is installed joins the fleet
  *   await packages.add("@activepieces/piece-mysql");   // install + register
  */
+import type { ResolvedAuth } from "../../pieces-sdk/types";
 import type { PieceRegistry } from "../registry";
 import { PieceHostProcess } from "./host-process";
 import { type InstalledPackage, PackageDir, PackageError } from "./packages";
@@ -132,7 +133,8 @@ export class PiecePackages {
     };
     const piece = projectPiece(pkg.description, { host, publicUrl: this.o.publicUrl });
     if (pkg.description.auth?.validates) {
-      piece.validateCredentials = async ({ auth }) => {
+      // The piece's validate() checks new credentials and backs a connection's Test button.
+      const validate = async ({ auth }: { auth: ResolvedAuth }) => {
         const answer = await host().request(
           { t: "validate", auth: authValueFor(pkg.description, auth, "validate"), publicUrl: this.o.publicUrl },
           { timeoutMs: 30_000 },
@@ -140,6 +142,8 @@ export class PiecePackages {
         const result = answer.value as { valid: boolean; error?: string };
         return { ok: result.valid, message: result.error };
       };
+      piece.validateCredentials = validate;
+      piece.checkConnection = validate;
     }
     this.o.registry.addVersion(piece);
     this.loaded.set(key, pkg);
