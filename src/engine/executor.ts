@@ -306,7 +306,7 @@ export class Executor {
     // The version the step pins (installed packages can hold several side by side).
     const piece = this.host.pieces.get(pieceId, node.pieceVersion);
     if (!piece) this.fail(run, node, startedAt, `piece "${pieceId}" is not in the fleet; available pieces: ${this.fleetIds()}`, node.config ?? {}, ids);
-    const action = this.host.pieces.action(pieceId, actionId, node.pieceVersion);
+    const action = piece && Object.hasOwn(piece.actions, actionId) ? piece.actions[actionId] : undefined;
     if (!action)
       this.fail(
         run,

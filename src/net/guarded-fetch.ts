@@ -51,13 +51,26 @@ export type HostGuard = (host: string) => Promise<string>;
 
 const ALLOW_HINT = "an operator can allow a range with WEFT_ALLOW_CIDRS (e.g. WEFT_ALLOW_CIDRS=10.0.0.0/8)";
 
+/** The refusal of an address the policy blocks (`host` when a name resolved to it). Shared with ./socket-guard.ts. */
+export function blockedAddressError(address: string, range: string, host?: string): SsrfBlockedError {
+  const via = host ? ` (${host} resolves to it)` : "";
+  return new SsrfBlockedError(
+    `refused to connect to ${address}${via}, a ${range} address: pieces may not reach loopback, private, link-local, CGNAT, metadata or multicast addresses; ${ALLOW_HINT}`,
+  );
+}
+
+/** The refusal of a cloud metadata service's name, whatever it resolves to. */
+export function metadataNameError(host: string): SsrfBlockedError {
+  return new SsrfBlockedError(`refused to connect to ${host}: it names a cloud metadata service, which pieces may never reach`);
+}
+
 export function createHostGuard(options: Pick<GuardedFetchOptions, "allowCidrs" | "resolve"> = {}): HostGuard {
   const policy = new AddressPolicy(options.allowCidrs ?? []);
   const resolve = options.resolve ?? systemResolve;
   return async function resolveHost(host: string): Promise<string> {
     const literal = parseAddress(host);
     if (!literal && isMetadataName(host)) {
-      throw new SsrfBlockedError(`refused to connect to ${host}: it names a cloud metadata service, which pieces may never reach`);
+      throw metadataNameError(host);
     }
     let addresses: string[];
     if (literal) addresses = [host];
@@ -74,10 +87,7 @@ export function createHostGuard(options: Pick<GuardedFetchOptions, "allowCidrs" 
     for (const address of addresses) {
       const verdict = policy.check(address);
       if (!verdict.allowed) {
-        const via = literal ? "" : ` (${host} resolves to it)`;
-        throw new SsrfBlockedError(
-          `refused to connect to ${verdict.address}${via}, a ${verdict.range} address: pieces may not reach loopback, private, link-local, CGNAT, metadata or multicast addresses; ${ALLOW_HINT}`,
-        );
+        throw blockedAddressError(verdict.address, verdict.range, literal ? undefined : host);
       }
     }
     const first = parseAddress(addresses[0])!;

@@ -13,18 +13,9 @@
 import dns from "node:dns";
 import net from "node:net";
 import { AddressPolicy, isMetadataName, parseAddress } from "./address-policy";
-import { createGuardedFetch, SsrfBlockedError } from "./guarded-fetch";
+import { blockedAddressError, createGuardedFetch, metadataNameError, SsrfBlockedError } from "./guarded-fetch";
 
 type LookupCallback = (error: Error | null, address?: string | Array<{ address: string; family: number }>, family?: number) => void;
-
-const ALLOW_HINT = "an operator can allow a range with WEFT_ALLOW_CIDRS (or Settings → Network)";
-
-function refusal(address: string, range: string, host?: string): SsrfBlockedError {
-  const via = host && host !== address ? ` (${host} resolves to it)` : "";
-  return new SsrfBlockedError(
-    `refused to connect to ${address}${via}, a ${range} address: pieces may not reach loopback, private, link-local, CGNAT, metadata or multicast addresses; ${ALLOW_HINT}`,
-  );
-}
 
 /** Installs the guard in this process. Idempotent. */
 export function guardProcessSockets(options: { allowCidrs?: readonly string[] } = {}): void {
@@ -40,7 +31,7 @@ export function guardProcessSockets(options: { allowCidrs?: readonly string[] } 
     const done = (typeof lookupOptions === "function" ? lookupOptions : callback) as LookupCallback;
     const wantsAll = typeof lookupOptions === "object" && lookupOptions !== null && (lookupOptions as { all?: boolean }).all === true;
     if (isMetadataName(host)) {
-      done(new SsrfBlockedError(`refused to connect to ${host}: it names a cloud metadata service, which pieces may never reach`));
+      done(metadataNameError(host));
       return;
     }
     systemLookup(host, { all: true, verbatim: true }, (error, records) => {
@@ -48,7 +39,7 @@ export function guardProcessSockets(options: { allowCidrs?: readonly string[] } 
       const list = records as Array<{ address: string; family: number }>;
       for (const record of list) {
         const verdict = policy.check(record.address);
-        if (!verdict.allowed) return done(refusal(verdict.address, verdict.range, host));
+        if (!verdict.allowed) return done(blockedAddressError(verdict.address, verdict.range, host));
       }
       if (wantsAll) done(null, list);
       else done(null, list[0]?.address, list[0]?.family);
@@ -64,9 +55,9 @@ export function guardProcessSockets(options: { allowCidrs?: readonly string[] } 
     const literal = parseAddress(host);
     if (literal) {
       const verdict = policy.check(host);
-      if (!verdict.allowed) return failLater(this, refusal(verdict.address, verdict.range));
+      if (!verdict.allowed) return failLater(this, blockedAddressError(verdict.address, verdict.range));
     } else if (/(^|\.)localhost\.?$/i.test(host)) {
-      return failLater(this, refusal("127.0.0.1", "loopback", host));
+      return failLater(this, blockedAddressError("127.0.0.1", "loopback", host));
     } else {
       options.lookup = guardedLookup;
     }

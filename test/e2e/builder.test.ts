@@ -11,20 +11,15 @@
  * once the route exists (the list is read from the app's own OpenAPI contract).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { testApp } from "../support/app";
+import { type Browser, CHROMIUM, eventually, HAS_CHROMIUM, launchBrowser, withScreenshot } from "../support/browser";
 import { startServer, type ServerHandle } from "../support/server";
 import { startProvider, type Provider } from "../connections/support/oauth-provider";
 
-const CHROMIUM = process.env.WEFT_CHROMIUM ?? "/usr/bin/chromium";
 /** Without a browser the suite is skipped with one line; CI (.ci/run) installs Debian's chromium so it always runs there. */
-const HAS_CHROMIUM = existsSync(CHROMIUM);
 if (!HAS_CHROMIUM)
   console.log(`browser tests skipped: ${CHROMIUM} is missing (enable them with \`apt-get install chromium\`, or point WEFT_CHROMIUM at a Chromium)`);
-const ARTIFACTS = resolve(import.meta.dir, "../artifacts");
 const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
 
 /** Routes the app serves, as "METHOD /openapi/path". */
@@ -38,9 +33,8 @@ const served = await (async () => {
 
 let server: ServerHandle;
 let provider: Provider;
-let context: BrowserContext;
+let browser: Browser;
 let page: Page;
-let profile: string;
 let workflowId = "";
 let webhookUrl = "";
 
@@ -51,20 +45,7 @@ function flowStep(name: string, needs: string[], fn: () => Promise<void>, timeou
     test.todo(`${name} — needs ${missing.join(", ")}`);
     return;
   }
-  test.skipIf(!HAS_CHROMIUM)(
-    name,
-    async () => {
-      try {
-        await fn();
-      } catch (error) {
-        mkdirSync(ARTIFACTS, { recursive: true });
-        const file = join(ARTIFACTS, `e2e-${name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.png`);
-        await page?.screenshot({ path: file, fullPage: true }).catch(() => undefined);
-        throw new Error(`${(error as Error).message}\n(screenshot: ${file})`, { cause: error });
-      }
-    },
-    timeout,
-  );
+  test.skipIf(!HAS_CHROMIUM)(name, () => withScreenshot(page, `e2e-${name}`, fn), timeout);
 }
 
 beforeAll(async () => {
@@ -72,41 +53,18 @@ beforeAll(async () => {
   provider = await startProvider({ expiresIn: 3600 });
   // The fake OAuth2 provider listens on loopback, which the SSRF guard refuses unless allowed.
   server = await startServer({ env: { WEFT_ALLOW_CIDRS: "127.0.0.0/8" } });
-  profile = mkdtempSync(join(tmpdir(), "weft-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-    viewport: { width: 1366, height: 800 },
-  });
-  context.setDefaultTimeout(10_000);
-  page = context.pages()[0] ?? (await context.newPage());
+  browser = await launchBrowser();
+  page = browser.page;
 }, 60_000);
 
 afterAll(async () => {
-  await context?.close().catch(() => undefined);
+  await browser?.close();
   await server?.stop();
   provider?.stop();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 async function saved() {
   await expectText(page.locator(".save-state"), "All changes saved");
-}
-
-/** Waits until `read()` equals `expected` (deeply), for lists that refresh on their own. */
-async function eventually<T>(read: () => Promise<T>, expected: Awaited<T>, timeout = 10_000) {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    const value = await read();
-    try {
-      expect(value).toEqual(expected);
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-    }
-    await Bun.sleep(100);
-  }
 }
 
 async function expectText(locator: ReturnType<Page["locator"]>, text: string | RegExp, timeout = 10_000) {

@@ -10,26 +10,20 @@
  * screenshot in test/artifacts/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
+import { type Browser, eventually, HAS_CHROMIUM, launchBrowser, withScreenshot } from "../support/browser";
 import { FIXTURE, FIXTURE_ID, fixturePackage } from "../support/activepieces-fixture";
 import { type NpmRegistry, startNpmRegistry } from "../support/npm-registry";
 import { type ServerHandle, startServer } from "../support/server";
 
-const CHROMIUM = process.env.WEFT_CHROMIUM ?? "/usr/bin/chromium";
 // Without a browser the suite is skipped; test/e2e/builder.test.ts prints the one line naming the package.
-const HAS_CHROMIUM = existsSync(CHROMIUM);
-const ARTIFACTS = resolve(import.meta.dir, "../artifacts");
 const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
 const CONNECTION = "fixture account";
 
 let registry: NpmRegistry;
 let server: ServerHandle;
-let context: BrowserContext;
+let browser: Browser;
 let page: Page;
-let profile: string;
 let workflowId = "";
 
 beforeAll(async () => {
@@ -38,55 +32,19 @@ beforeAll(async () => {
   await registry.publish(await fixturePackage("1.0.0"));
   // The registry listens on loopback, which the SSRF guard refuses unless allowed.
   server = await startServer({ env: { WEFT_NPM_REGISTRY: registry.url, WEFT_ALLOW_CIDRS: "127.0.0.0/8" } });
-  profile = mkdtempSync(join(tmpdir(), "weft-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-    viewport: { width: 1366, height: 800 },
-  });
-  context.setDefaultTimeout(15_000);
-  page = context.pages()[0] ?? (await context.newPage());
+  browser = await launchBrowser(15_000);
+  page = browser.page;
 }, 60_000);
 
 afterAll(async () => {
-  await context?.close().catch(() => undefined);
+  await browser?.close();
   await server?.stop();
   registry?.stop();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 /** One step of the flow: a failure leaves a screenshot. */
 function flowStep(name: string, fn: () => Promise<void>, timeout = 30_000) {
-  test.skipIf(!HAS_CHROMIUM)(
-    name,
-    async () => {
-      try {
-        await fn();
-      } catch (error) {
-        mkdirSync(ARTIFACTS, { recursive: true });
-        const file = join(ARTIFACTS, `e2e-integrations-${name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.png`);
-        await page?.screenshot({ path: file, fullPage: true }).catch(() => undefined);
-        throw new Error(`${(error as Error).message}\n(screenshot: ${file})`, { cause: error });
-      }
-    },
-    timeout,
-  );
-}
-
-/** Waits until `read()` equals `expected` (deeply), for what the page fills in on its own. */
-async function eventually<T>(read: () => Promise<T>, expected: Awaited<T>, timeout = 10_000) {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    const value = await read();
-    try {
-      expect(value).toEqual(expected);
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-    }
-    await Bun.sleep(100);
-  }
+  test.skipIf(!HAS_CHROMIUM)(name, () => withScreenshot(page, `e2e-integrations-${name}`, fn), timeout);
 }
 
 async function saved() {

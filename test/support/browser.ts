@@ -1,0 +1,67 @@
+/**
+ * Shared by the browser suites (test/e2e/): Debian's chromium (or WEFT_CHROMIUM), headless, driven by
+ * playwright-core; a step that fails leaves a screenshot in test/artifacts/.
+ *   const browser = await launchBrowser(); ... await browser.close();
+ */
+import { expect } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+
+export const CHROMIUM = process.env.WEFT_CHROMIUM ?? "/usr/bin/chromium";
+export const HAS_CHROMIUM = existsSync(CHROMIUM);
+const ARTIFACTS = resolve(import.meta.dir, "../artifacts");
+
+export interface Browser {
+  context: BrowserContext;
+  page: Page;
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(defaultTimeoutMs = 10_000): Promise<Browser> {
+  const profile = mkdtempSync(join(tmpdir(), "weft-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    viewport: { width: 1366, height: 800 },
+  });
+  context.setDefaultTimeout(defaultTimeoutMs);
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    async close() {
+      await context.close().catch(() => undefined);
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs `fn`; when it fails, saves a screenshot of `page` named after `name` and says where. */
+export async function withScreenshot(page: Page | undefined, name: string, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (error) {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const file = join(ARTIFACTS, `${name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.png`);
+    await page?.screenshot({ path: file, fullPage: true }).catch(() => undefined);
+    throw new Error(`${(error as Error).message}\n(screenshot: ${file})`, { cause: error });
+  }
+}
+
+/** Waits until `read()` equals `expected` (deeply), for what a page fills in on its own. */
+export async function eventually<T>(read: () => Promise<T>, expected: Awaited<T>, timeout = 10_000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await read();
+    try {
+      expect(value).toEqual(expected);
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+    await Bun.sleep(100);
+  }
+}
