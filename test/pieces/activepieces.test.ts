@@ -10,7 +10,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { testApp, type TestApp } from "../support/app";
 import { FakeClock } from "../../src/core/triggers/clock";
-import { hasMariadb, startMariadb, type MariadbHandle } from "../support/mariadb";
+import { announceMissingMariadb, hasMariadb, startMariadb, type MariadbHandle } from "../support/mariadb";
 import { authorize } from "../connections/support/flow";
 import { startProvider } from "../connections/support/oauth-provider";
 import { FIXTURE, FIXTURE_ID, fixturePackage, OAUTH_FIXTURE, OAUTH_FIXTURE_ID, oauthFixturePackage } from "../support/activepieces-fixture";
@@ -282,7 +282,7 @@ describe("a piece's reach", () => {
   });
 });
 
-if (!hasMariadb()) console.log("activepieces piece-mysql: MariaDB tests skipped (install the Debian package mariadb-server)");
+announceMissingMariadb();
 describe.skipIf(!hasMariadb())("@activepieces/piece-mysql against MariaDB", () => {
   let maria: MariadbHandle;
   let conn: string;

@@ -11,7 +11,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testApp, type TestApp } from "../support/app";
-import { hasMariadb, startMariadb, type MariadbHandle } from "../support/mariadb";
+import { announceMissingMariadb, hasMariadb, startMariadb, type MariadbHandle } from "../support/mariadb";
 import { postgresBinaries, startPostgres, type PostgresHandle } from "../support/postgres";
 
 const sqliteDir = mkdtempSync(join(tmpdir(), "weft-sqlite-"));
@@ -154,7 +154,7 @@ describe.skipIf(!pgBin)("PostgreSQL", () => {
   });
 });
 
-if (!hasMariadb()) console.log("sql piece: MariaDB tests skipped (install the Debian package mariadb-server)");
+announceMissingMariadb();
 describe.skipIf(!hasMariadb())("MariaDB", () => {
   let maria: MariadbHandle;
   databaseSuite("MariaDB", async () => {

@@ -18,6 +18,14 @@ const CLIENT = ["/usr/bin/mariadb", "/usr/bin/mysql"].find((path) => existsSync(
 
 export const hasMariadb = (): boolean => SERVER !== undefined && INSTALL !== undefined && CLIENT !== undefined;
 
+let announced = false;
+/** Says once per test process that the MariaDB suites are skipped, however many files have one. */
+export function announceMissingMariadb(): void {
+  if (announced || hasMariadb()) return;
+  announced = true;
+  console.log("MariaDB tests skipped (sql piece, Activepieces piece-mysql): install the Debian package mariadb-server");
+}
+
 export async function startMariadb(): Promise<MariadbHandle> {
   if (!hasMariadb()) throw new Error("MariaDB is not installed (Debian package mariadb-server)");
   const dir = mkdtempSync(join(tmpdir(), "weft-maria-"));
