@@ -1,5 +1,6 @@
 /** Health, the OpenAPI contract and its docs page — served from inside the binary (the UI is ./ui.ts). */
 import { Elysia, t } from "elysia";
+import { checkDatabase } from "../store/db";
 import type { AppDeps } from "./deps";
 
 const tags = ["Service"];
@@ -11,7 +12,7 @@ export const serviceApi = ({ security, contract, db }: AppDeps) =>
     .get(
       "/healthz",
       () => {
-        db.query("SELECT 1").get();
+        checkDatabase(db);
         return { data: { status: "ok" } };
       },
       {

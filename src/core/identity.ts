@@ -4,7 +4,7 @@
  */
 import { LRUCache } from "lru-cache";
 import { AppError } from "../http/errors";
-import { nowIso, type Db } from "../store/db";
+import { nowIso, type Db, atomically } from "../store/db";
 import { IdentityStore, type TokenRow, type UserRow, type WorkspaceRow } from "../store/identity";
 import { newId, newSecret, sha256 } from "../lib/ids";
 import { SCOPES, parseScopes, type Scope } from "../schema/scopes";
@@ -60,12 +60,10 @@ export class Identity {
   /** Creates org + workspace + all-scopes token with exactly `raw` when the database has no tokens. */
   bootstrap(raw: string): boolean {
     if (this.store.countTokens() > 0) return false;
-    this.db
-      .transaction(() => {
-        const { orgId, workspaceId } = this.ensureOrg();
-        this.insertToken(orgId, workspaceId, "bootstrap", [...SCOPES], null, raw);
-      })
-      .immediate();
+    atomically(this.db, () => {
+      const { orgId, workspaceId } = this.ensureOrg();
+      this.insertToken(orgId, workspaceId, "bootstrap", [...SCOPES], null, raw);
+    });
     return true;
   }
 
@@ -190,24 +188,22 @@ export class Identity {
   async setupOwner(input: { email: string; password: string; name?: string }) {
     if (!this.needsSetup()) throw new AppError("CONFLICT", "setup is already done; log in with POST /api/auth/login");
     const passwordHash = await Bun.password.hash(input.password, { algorithm: "argon2id" });
-    const user = this.db
-      .transaction(() => {
-        if (!this.needsSetup()) throw new AppError("CONFLICT", "setup is already done; log in with POST /api/auth/login");
-        const { orgId, workspaceId } = this.ensureOrg();
-        const row: UserRow = {
-          id: newId(),
-          org_id: orgId,
-          email: input.email,
-          name: input.name ?? input.email.split("@")[0],
-          password_hash: passwordHash,
-          role: "owner",
-          default_workspace_id: workspaceId,
-          created_at: nowIso(),
-        };
-        this.store.insertUser(row);
-        return row;
-      })
-      .immediate();
+    const user = atomically(this.db, () => {
+      if (!this.needsSetup()) throw new AppError("CONFLICT", "setup is already done; log in with POST /api/auth/login");
+      const { orgId, workspaceId } = this.ensureOrg();
+      const row: UserRow = {
+        id: newId(),
+        org_id: orgId,
+        email: input.email,
+        name: input.name ?? input.email.split("@")[0],
+        password_hash: passwordHash,
+        role: "owner",
+        default_workspace_id: workspaceId,
+        created_at: nowIso(),
+      };
+      this.store.insertUser(row);
+      return row;
+    });
     return this.openSession(user);
   }
 

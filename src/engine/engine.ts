@@ -15,7 +15,7 @@
  *   run-control.ts    cancel and retry
  *   resumes.ts        paused runs coming back (timers, resume links)
  *   recovery.ts       start-up recovery of unfinished runs
- *   run-table.ts      what the engine holds in memory about runs; run-writes.ts the group commit
+ *   run-table.ts      what the engine holds in memory about runs; src/store/run-writes.ts the group commit
  */
 import { errorMessage } from "./invoke-action";
 import type { RunT } from "../schema/run";
@@ -32,7 +32,7 @@ import { type RetryOptions, RunControl } from "./run-control";
 import { RunLifecycle } from "./run-lifecycle";
 import { RunStarter, type StartRunInput } from "./run-start";
 import { type EngineOptions, type PendingRun, RunTable } from "./run-table";
-import { InlineWriter, type RunWrites, ThreadWriter } from "./run-writes";
+import { InlineWriter, type RunWrites, ThreadWriter } from "../store/run-writes";
 import type { WebhookReply } from "./step-context";
 import { StepHost } from "./step-host";
 import { Waiters } from "./waiters";

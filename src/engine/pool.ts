@@ -10,7 +10,7 @@ import type { Logger } from "../http/logger";
 import type { ActionOutcome } from "./invoke-action";
 import type { SubflowCall, SubflowResult, WebhookReply } from "./step-context";
 import type { FromWorker, StepRequest, ToWorker, WorkerInit } from "./worker-protocol";
-import { threadEntry } from "./thread-entry";
+import { threadEntry } from "../lib/thread-entry";
 
 export interface StepHandlers {
   onReply(reply: WebhookReply): void;
@@ -45,7 +45,7 @@ export interface PoolOptions {
   startTimeoutMs?: number;
 }
 
-const WORKER_URL = threadEntry("worker.ts");
+const WORKER_URL = threadEntry("engine/worker.ts");
 
 export class WorkerPool {
   private readonly slots: Slot[] = [];

@@ -6,6 +6,7 @@
  */
 import type { Logger } from "../http/logger";
 import type { Db } from "../store/db";
+import { ensureIncrementalVacuum, INCREMENTAL_VACUUM_HINT, returnFreePages, truncateWal } from "../store/maintenance";
 import type { RunStore } from "../store/runs";
 
 export interface RetentionOptions {
@@ -48,19 +49,11 @@ export class Retention {
    * A large database that predates it is left alone with a hint in the log, since VACUUM would stall it.
    */
   ensureIncrementalVacuum(maxBytes = 256 * 1024 * 1024): boolean {
-    const mode = (this.o.db.query("PRAGMA auto_vacuum").get() as { auto_vacuum: number }).auto_vacuum;
-    if (mode === 2) return true;
-    const pages = (this.o.db.query("PRAGMA page_count").get() as { page_count: number }).page_count;
-    const size = (this.o.db.query("PRAGMA page_size").get() as { page_size: number }).page_size;
-    if (pages * size > maxBytes) {
-      this.o.log.warn("database is not in incremental auto-vacuum mode; run `PRAGMA auto_vacuum = INCREMENTAL; VACUUM;` during maintenance to let it shrink", {
-        bytes: pages * size,
-      });
-      return false;
+    const { enabled, bytes } = ensureIncrementalVacuum(this.o.db, maxBytes);
+    if (!enabled) {
+      this.o.log.warn(`database is not in incremental auto-vacuum mode; ${INCREMENTAL_VACUUM_HINT}`, { bytes });
     }
-    this.o.db.run("PRAGMA auto_vacuum = INCREMENTAL");
-    this.o.db.run("VACUUM");
-    return true;
+    return enabled;
   }
 
   start() {
@@ -105,15 +98,9 @@ export class Retention {
         if (this.o.pruneDefinitions) await this.o.pruneDefinitions();
         else this.o.store.deleteOrphanDefinitions();
       }
-      const free = (this.o.db.query("PRAGMA freelist_count").get() as { freelist_count: number }).freelist_count;
-      if (free > 0) this.o.db.run("PRAGMA incremental_vacuum");
-      let walCheckpointed = false;
-      try {
-        this.o.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
-        walCheckpointed = true;
-      } catch {
-        // A reader holds the WAL (busy): the next sweep truncates it.
-      }
+      const free = returnFreePages(this.o.db);
+      // False when a reader holds the WAL (busy): the next sweep truncates it.
+      const walCheckpointed = truncateWal(this.o.db);
       if (deleted > 0) this.o.log.info("run retention", { deletedRuns: deleted, freedPages: free });
       return { deletedRuns: deleted, freedPages: free, walCheckpointed };
     } finally {

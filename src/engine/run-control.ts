@@ -11,7 +11,7 @@ import type { ReplayEntry } from "./run-execution";
 import type { RunLifecycle } from "./run-lifecycle";
 import type { RunStarter, StartRunInput } from "./run-start";
 import { FINISHED, FRESH_RUN, type PendingRun, type RunTable } from "./run-table";
-import type { WriteOp } from "./run-writes";
+import type { WriteOp } from "../store/run-writes";
 import type { Resumes } from "./resumes";
 import type { Waiters } from "./waiters";
 

@@ -12,7 +12,7 @@ import type { FlowVersionT } from "../schema/workflow";
 import { type RunRow, runFromRow } from "../store/runs";
 import { isoTime } from "./iso-time";
 import { FRESH_RUN, type PendingRun, type RunTable } from "./run-table";
-import type { QueuedOp, WriteOp } from "./run-writes";
+import type { QueuedOp, WriteOp } from "../store/run-writes";
 
 export const MAX_SUBFLOW_DEPTH = 10;
 

@@ -18,7 +18,7 @@ import { type RunRow, type RunStore, runFromRow, type StepRow } from "../store/r
 import type { Dispatcher } from "./dispatcher";
 import { RunEvents } from "./run-events";
 import type { ReplayEntry, RunExecution } from "./run-execution";
-import type { QueuedOp, RunWrites } from "./run-writes";
+import type { QueuedOp, RunWrites } from "../store/run-writes";
 import type { WebhookReply } from "./step-context";
 import type { WorkflowSource } from "./workflow-source";
 

@@ -5,7 +5,7 @@
  * KV store and sub-flow calls. Step rows are written here as they finish.
  */
 import { createGuardedFetch } from "../net/guarded-fetch";
-import { KvStore } from "../pieces-runtime/kv-store";
+import { KvStore } from "../store/kv";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { ActionDef, GuardedFetch, KeyValueStore, ResolvedAuth } from "../pieces-sdk/types";
 import type { RunT } from "../schema/run";
@@ -16,7 +16,7 @@ import { WorkerPool } from "./pool";
 import type { RunExecution } from "./run-execution";
 import { MAX_SUBFLOW_DEPTH, type StartRunInput } from "./run-start";
 import { FINISHED, type RunTable } from "./run-table";
-import type { QueuedOp, WriteOp } from "./run-writes";
+import type { QueuedOp, WriteOp } from "../store/run-writes";
 import type { StepEffects, SubflowCall, SubflowResult, WebhookReply } from "./step-context";
 
 /** Step rows a running run keeps in memory for its waiters; past this many, they are read back from the database. */

@@ -3,7 +3,7 @@
  * time (actions are mostly waiting on I/O). Cancellation is cooperative: the step's AbortSignal fires.
  * Sub-flow calls and webhook replies go back to the engine as messages.
  */
-import { KvStore } from "../pieces-runtime/kv-store";
+import { KvStore } from "../store/kv";
 import { loadRegistry, type PieceRegistry } from "../pieces-runtime/registry";
 import { createGuardedFetch, wrapGuardedFetch } from "../net/guarded-fetch";
 import type { GuardedFetch, KeyValueStore } from "../pieces-sdk/types";

@@ -99,6 +99,7 @@ export class ConnectionStore {
       consumeState: db.query<OAuth2StateRow, [string]>("DELETE FROM oauth2_states WHERE nonce = ? RETURNING *"),
       dropStatesOf: db.query("DELETE FROM oauth2_states WHERE connection_id = ?"),
       pruneStates: db.query("DELETE FROM oauth2_states WHERE expires_at < ?"),
+      dropAllStates: db.query("DELETE FROM oauth2_states"),
     };
   }
 
@@ -192,6 +193,11 @@ export class ConnectionStore {
 
   dropStatesOf(connectionId: string) {
     this.q.dropStatesOf.run(connectionId);
+  }
+
+  /** Forgets every authorization in progress (after a key rotation they can no longer complete). */
+  dropAllStates() {
+    this.q.dropAllStates.run();
   }
 
   pruneStates(now: number) {

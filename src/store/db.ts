@@ -49,6 +49,20 @@ export function migrate(db: Db): number[] {
   return applied;
 }
 
+/**
+ * Runs `work` as one unit: every write it makes is kept, or none is (a thrown error rolls all back). Takes
+ * the write lock at the start, so what `work` reads cannot change before it writes. Nested calls join the
+ * outer unit.
+ */
+export function atomically<T>(db: Db, work: () => T): T {
+  return db.transaction(work).immediate();
+}
+
+/** Throws when the database cannot answer a trivial query (the health check). */
+export function checkDatabase(db: Db): void {
+  db.query("SELECT 1").get();
+}
+
 export function schemaVersion(db: Db): number {
   return (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
 }

@@ -107,6 +107,8 @@ export class TriggerStore {
           version_id = excluded.version_id, trigger = excluded.trigger, config_hash = excluded.config_hash, state = excluded.state,
           enabled = excluded.enabled, last_error = excluded.last_error, updated_at = excluded.updated_at`),
       registrationIds: db.query<{ workflow_id: string }, []>("SELECT workflow_id FROM trigger_registrations"),
+      scheduleIds: db.query<{ workflow_id: string }, []>("SELECT workflow_id FROM trigger_schedules"),
+      pollIds: db.query<{ workflow_id: string }, []>("SELECT workflow_id FROM trigger_polls"),
       setRegistrationState: db.query("UPDATE trigger_registrations SET state = ?, updated_at = ? WHERE workflow_id = ?"),
       deleteRegistration: db.query("DELETE FROM trigger_registrations WHERE workflow_id = ?"),
     };
@@ -166,6 +168,16 @@ export class TriggerStore {
   }
   putRegistration(row: RegistrationRow): void {
     this.q.upsertRegistration.run(bindRow(row));
+  }
+  /**
+   * Deletes the schedule and polling rows of workflows not in `live` (left behind when an unpublish did not
+   * finish); answers how many.
+   */
+  deleteTriggerRowsExcept(live: Set<string>): number {
+    let deleted = 0;
+    for (const { workflow_id } of this.q.scheduleIds.all()) if (!live.has(workflow_id)) deleted += this.q.deleteSchedule.run(workflow_id).changes;
+    for (const { workflow_id } of this.q.pollIds.all()) if (!live.has(workflow_id)) deleted += this.q.deletePoll.run(workflow_id).changes;
+    return deleted;
   }
   registrationWorkflowIds(): string[] {
     return this.q.registrationIds.all().map((r) => r.workflow_id);

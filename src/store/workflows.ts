@@ -103,6 +103,7 @@ export class WorkflowStore {
       deletePin: db.query("DELETE FROM workflow_pinned_data WHERE workflow_id = ? AND step_name = ?"),
       variables: db.query<VariableRow, [string]>("SELECT * FROM workflow_variables WHERE workflow_id = ? ORDER BY name"),
       deleteVariables: db.query("DELETE FROM workflow_variables WHERE workflow_id = ?"),
+      setTestPayloads: db.query("UPDATE workflows SET test_payloads = ? WHERE id = ?"),
       insertVariable: db.query("INSERT INTO workflow_variables (workflow_id, name, value, secret, description, updated_at) VALUES (?, ?, ?, ?, ?, ?)"),
       exists: db.query<{ id: string }, [string, string]>("SELECT id FROM workflows WHERE id = ? AND workspace_id = ?"),
     };
@@ -224,9 +225,18 @@ export class WorkflowStore {
     return this.q.variables.all(workflowId);
   }
 
+  /** Replaces every variable of the workflow at once (one transaction: a reader never sees half of them). */
   replaceVariables(workflowId: string, rows: VariableRow[]) {
-    this.q.deleteVariables.run(workflowId);
-    for (const r of rows) this.q.insertVariable.run(workflowId, r.name, r.value, r.secret, r.description, r.updated_at);
+    this.db
+      .transaction(() => {
+        this.q.deleteVariables.run(workflowId);
+        for (const r of rows) this.q.insertVariable.run(workflowId, r.name, r.value, r.secret, r.description, r.updated_at);
+      })
+      .immediate();
+  }
+
+  setTestPayloads(workflowId: string, payloadsJson: string) {
+    this.q.setTestPayloads.run(payloadsJson, workflowId);
   }
 }
 

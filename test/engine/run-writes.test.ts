@@ -1,5 +1,5 @@
 /**
- * The run writer thread (src/engine/run-writes.ts, ThreadWriter), against a real database file: what a write
+ * The run writer thread (src/store/run-writes.ts, ThreadWriter), against a real database file: what a write
  * resolves is committed and readable from another connection; a failing write is rejected with SQLite's
  * message while the other writes of its batch commit; a definition is serialised once yet always stored,
  * also after retention pruned it.
@@ -8,7 +8,7 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ThreadWriter } from "../../src/engine/run-writes";
+import { ThreadWriter } from "../../src/store/run-writes";
 import { openDatabase, type Db } from "../../src/store/db";
 import type { RunRow, StepRow } from "../../src/store/runs";
 

@@ -1,6 +1,6 @@
 /** The SQLite key-value store behind ctx.store: workspace-scoped, JSON values, atomic append. */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { KvStore } from "../../src/pieces-runtime/kv-store";
+import { KvStore } from "../../src/store/kv";
 import { builtinRegistry } from "../../src/pieces-runtime/registry";
 import { testApp, type TestApp } from "../support/app";
 import { fakeContext } from "./fake-context";

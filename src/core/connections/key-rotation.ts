@@ -16,6 +16,7 @@
 import { randomBytes } from "node:crypto";
 import { appendFileSync, chmodSync, closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { ConnectionStore } from "../../store/connections";
 import type { Db } from "../../store/db";
 import { BLOB_PATTERN, rewriteEncryptedValues } from "../../store/encrypted-values";
 import { loadOrCreateKeyFile, secretBox, type SecretBoxOptions } from "../crypto";
@@ -103,7 +104,7 @@ export function rotateKeys(db: Db, source: KeyringSource, env: Env = process.env
     }
   });
   // Authorizations in progress were signed with a key derived from the old one; they cannot complete now.
-  db.run("DELETE FROM oauth2_states");
+  new ConnectionStore(db).dropAllStates();
   if (unreadable === 0 && !source.encryptionKey) rmSync(join(source.dataDir, PREVIOUS_FILE), { force: true });
   return { keyId: box.keyId, previousKeyIds, rewritten: stats.rewritten, rows: stats.rows, unreadable, keySource };
 }

@@ -5,7 +5,7 @@
  * encrypted.
  */
 import { AppError } from "../../http/errors";
-import { nowIso } from "../../store/db";
+import { nowIso, atomically } from "../../store/db";
 import type { CallbackOutcome } from "./callback-page";
 import { decryptJson, describe, encryptJson, oauth2AuthOf, parseJson, pieceOf, type ConnectionsContext } from "./context";
 import type { OAuth2Settings, SecretValues } from "./credentials";
@@ -146,13 +146,11 @@ export async function completeAuthorization(ctx: ConnectionsContext, query: Call
       provider.client,
     );
     const { expiresAt, ...stored } = tokens;
-    ctx.store.db
-      .transaction(() => {
-        ctx.store.setTokens(row.id, encryptJson(ctx, stored)!, expiresAt ?? null, nowIso());
-        // Any other authorize link still open for this connection is void now.
-        ctx.store.dropStatesOf(row.id);
-      })
-      .immediate();
+    atomically(ctx.store.db, () => {
+      ctx.store.setTokens(row.id, encryptJson(ctx, stored)!, expiresAt ?? null, nowIso());
+      // Any other authorize link still open for this connection is void now.
+      ctx.store.dropStatesOf(row.id);
+    });
     ctx.log.info("oauth2 connection authorized", {
       connectionId: row.id,
       pieceId: row.piece_id,

@@ -12,7 +12,7 @@ import { createGuardedFetch } from "../../net/guarded-fetch";
 import type { GuardedFetch, PieceDef, ResolvedAuth } from "../../pieces-sdk/types";
 import { pageOf } from "../../schema/common";
 import { ConnectionStore, type ConnectionRow, type ConnectionStatus } from "../../store/connections";
-import { nowIso, type Db } from "../../store/db";
+import { nowIso, type Db, atomically } from "../../store/db";
 import type { SecretBox } from "../crypto";
 import { newId } from "../../lib/ids";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
@@ -219,12 +219,10 @@ export class Connections {
       next.status = prepared.grantType === "authorization_code" && !next.tokens ? "pending" : "active";
       next.status_message = null;
     }
-    this.ctx.store.db
-      .transaction(() => {
-        if (changesCredentials) this.ctx.store.dropStatesOf(row.id);
-        this.ctx.store.update(next);
-      })
-      .immediate();
+    atomically(this.ctx.store.db, () => {
+      if (changesCredentials) this.ctx.store.dropStatesOf(row.id);
+      this.ctx.store.update(next);
+    });
     this.ctx.log.info("connection updated", { connectionId: row.id, fields: Object.keys(patch).filter((k) => (patch as any)[k] !== undefined) });
     if (changesCredentials && prepared.grantType === "client_credentials") await this.obtainClientCredentialsToken(next);
     return this.get(workspaceId, row.id);

@@ -11,7 +11,7 @@
  */
 import type { Logger } from "../../http/logger";
 import type { PollDedupe, TriggerDef } from "../../pieces-sdk/types";
-import type { Db } from "../../store/db";
+import { atomically, type Db } from "../../store/db";
 import type { PollRow, TriggerStore } from "../../store/triggers";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Clock } from "./clock";
@@ -158,42 +158,40 @@ export class Poller {
 
   private accept(row: PollRow, def: TriggerDef, config: Record<string, unknown>, items: unknown[], started: number): PollOutcome {
     const dedupe = def.dedupe ?? DEFAULT_DEDUPE;
-    return this.o.db
-      .transaction((): PollOutcome => {
-        // Re-read inside the write transaction: an unpublish during the network call wins.
-        const current = this.o.store.poll(row.workflow_id);
-        if (!current) return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
-        const previous = current.baseline === null ? null : (JSON.parse(current.baseline) as Baseline);
-        const { fresh, baseline } = diff(previous, items, dedupe, config);
-        const runIds: string[] = [];
-        if (previous !== null) {
-          const polledAt = new Date(started).toISOString();
-          for (const item of fresh) {
-            runIds.push(
-              this.o.runs.start({
-                workspaceId: current.workspace_id,
-                workflowId: current.workflow_id,
-                environment: "production",
-                triggerType: "poll",
-                triggerData: { body: item, polledAt },
-              }),
-            );
-          }
+    return atomically(this.o.db, (): PollOutcome => {
+      // Re-read inside the write transaction: an unpublish during the network call wins.
+      const current = this.o.store.poll(row.workflow_id);
+      if (!current) return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
+      const previous = current.baseline === null ? null : (JSON.parse(current.baseline) as Baseline);
+      const { fresh, baseline } = diff(previous, items, dedupe, config);
+      const runIds: string[] = [];
+      if (previous !== null) {
+        const polledAt = new Date(started).toISOString();
+        for (const item of fresh) {
+          runIds.push(
+            this.o.runs.start({
+              workspaceId: current.workspace_id,
+              workflowId: current.workflow_id,
+              environment: "production",
+              triggerType: "poll",
+              triggerData: { body: item, polledAt },
+            }),
+          );
         }
-        const now = this.o.clock.now();
-        this.o.store.putPoll({
-          ...current,
-          baseline: JSON.stringify(baseline),
-          last_poll_at: started,
-          last_success_at: started,
-          failures: 0,
-          last_error: null,
-          next_poll_at: started + current.interval_seconds * 1000,
-          updated_at: now,
-        });
-        return { workflowId: row.workflow_id, result: previous === null ? "baseline" : "fired", runIds };
-      })
-      .immediate();
+      }
+      const now = this.o.clock.now();
+      this.o.store.putPoll({
+        ...current,
+        baseline: JSON.stringify(baseline),
+        last_poll_at: started,
+        last_success_at: started,
+        failures: 0,
+        last_error: null,
+        next_poll_at: started + current.interval_seconds * 1000,
+        updated_at: now,
+      });
+      return { workflowId: row.workflow_id, result: previous === null ? "baseline" : "fired", runIds };
+    });
   }
 
   private recordFailure(row: PollRow, started: number, message: string): PollOutcome {

@@ -10,7 +10,7 @@
  * coalesced into one run at start-up (`missedInstants` tells how many were skipped for `every`).
  */
 import type { Logger } from "../../http/logger";
-import type { Db } from "../../store/db";
+import { atomically, type Db } from "../../store/db";
 import type { ScheduleRow, TriggerStore } from "../../store/triggers";
 import type { Clock } from "./clock";
 import { nextFireAfter, specFromKey, type ScheduleSpec } from "./schedule-spec";
@@ -114,34 +114,32 @@ export class Scheduler {
     const spec = specFromKey(row.spec);
     const instant = row.next_fire_at;
     const next = nextInstantAfter(spec, instant, now);
-    return this.o.db
-      .transaction((): FiredSchedule | null => {
-        const live = this.o.workflows.live(row.workflow_id);
-        if (!live) {
-          // Not live any more (unpublished or deleted without the hook): nothing fires.
-          this.o.store.deleteSchedule(row.workflow_id);
-          return null;
-        }
-        if (next === null) this.o.store.deleteSchedule(row.workflow_id);
-        else if (!this.o.store.advanceSchedule(row.workflow_id, instant, next, now, null)) return null;
-        const triggerData: Record<string, unknown> = { body: {}, scheduledAt: iso(instant), firedAt: iso(now) };
-        if (spec.kind === "cron") Object.assign(triggerData, { expression: spec.pattern, timezone: spec.timezone });
-        else {
-          Object.assign(triggerData, { everySeconds: spec.everySeconds });
-          const missed = Math.floor((now - instant) / (spec.everySeconds * 1000));
-          if (missed > 0) triggerData.missedInstants = missed;
-        }
-        const runId = this.o.runs.start({
-          workspaceId: live.workspaceId,
-          workflowId: row.workflow_id,
-          environment: "production",
-          triggerType: "cron",
-          triggerData,
-        });
-        if (next !== null) this.o.store.setScheduleRun(row.workflow_id, runId);
-        return { workflowId: row.workflow_id, runId, scheduledAt: iso(instant) };
-      })
-      .immediate();
+    return atomically(this.o.db, (): FiredSchedule | null => {
+      const live = this.o.workflows.live(row.workflow_id);
+      if (!live) {
+        // Not live any more (unpublished or deleted without the hook): nothing fires.
+        this.o.store.deleteSchedule(row.workflow_id);
+        return null;
+      }
+      if (next === null) this.o.store.deleteSchedule(row.workflow_id);
+      else if (!this.o.store.advanceSchedule(row.workflow_id, instant, next, now, null)) return null;
+      const triggerData: Record<string, unknown> = { body: {}, scheduledAt: iso(instant), firedAt: iso(now) };
+      if (spec.kind === "cron") Object.assign(triggerData, { expression: spec.pattern, timezone: spec.timezone });
+      else {
+        Object.assign(triggerData, { everySeconds: spec.everySeconds });
+        const missed = Math.floor((now - instant) / (spec.everySeconds * 1000));
+        if (missed > 0) triggerData.missedInstants = missed;
+      }
+      const runId = this.o.runs.start({
+        workspaceId: live.workspaceId,
+        workflowId: row.workflow_id,
+        environment: "production",
+        triggerType: "cron",
+        triggerData,
+      });
+      if (next !== null) this.o.store.setScheduleRun(row.workflow_id, runId);
+      return { workflowId: row.workflow_id, runId, scheduledAt: iso(instant) };
+    });
   }
 
   /** Runs `tick` on a timer until `stop()`. */

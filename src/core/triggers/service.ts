@@ -15,7 +15,7 @@ import type { FlowVersionT } from "../../schema/workflow";
 import type { Db } from "../../store/db";
 import { TriggerStore } from "../../store/triggers";
 import { safeEqual, sha256 } from "../../lib/ids";
-import { KvStore } from "../../pieces-runtime/kv-store";
+import { KvStore } from "../../store/kv";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Workflows } from "../workflows/workflows";
 import { systemClock, type Clock } from "./clock";
@@ -163,12 +163,7 @@ export function createTriggers(deps: TriggersDeps) {
         deps.log.warn("live workflow's trigger cannot run", { workflowId: workflow.id, error: (error as Error).message });
       }
     }
-    for (const table of ["trigger_schedules", "trigger_polls"]) {
-      const rows = deps.db.query<{ workflow_id: string }, []>(`SELECT workflow_id FROM ${table}`).all();
-      for (const { workflow_id } of rows) {
-        if (!live.has(workflow_id)) deps.db.query(`DELETE FROM ${table} WHERE workflow_id = ?`).run(workflow_id);
-      }
-    }
+    store.deleteTriggerRowsExcept(live);
     // A registration whose workflow is no longer live (its unpublish hook did not finish): de-register, best-effort.
     for (const workflowId of store.registrationWorkflowIds()) {
       if (!live.has(workflowId)) void registrations.disable(workflowId, null);

@@ -115,7 +115,7 @@ export class EditorData {
 
   setTestPayloads(actor: Actor, workflowId: string, payloads: Record<string, unknown>): Record<string, unknown> {
     const row = this.workflows.row(actor.workspaceId, workflowId);
-    this.workflows.db.query("UPDATE workflows SET test_payloads = ? WHERE id = ? AND workspace_id = ?").run(JSON.stringify(payloads), row.id, row.workspace_id);
+    this.workflows.store.setTestPayloads(row.id, JSON.stringify(payloads));
     return payloads;
   }
 
@@ -125,7 +125,7 @@ export class EditorData {
     if (!row) return;
     const payloads = JSON.parse(row.test_payloads) as Record<string, unknown>;
     payloads[name] = payload;
-    this.workflows.db.query("UPDATE workflows SET test_payloads = ? WHERE id = ?").run(JSON.stringify(payloads), row.id);
+    this.workflows.store.setTestPayloads(row.id, JSON.stringify(payloads));
   }
 
   // ------------------------------------------------------------------ variables
@@ -172,7 +172,7 @@ export class EditorData {
         updated_at: unchanged ? before.updated_at : at,
       };
     });
-    this.workflows.db.transaction(() => this.workflows.store.replaceVariables(row.id, rows)).immediate();
+    this.workflows.store.replaceVariables(row.id, rows);
     return rows.map(variableView);
   }
 

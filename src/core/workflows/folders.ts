@@ -1,6 +1,6 @@
 /** Folders (flat): create, rename, delete (refused while non-empty unless ?moveTo=), move workflows. */
 import { AppError, notFound } from "../../http/errors";
-import { nowIso } from "../../store/db";
+import { nowIso, atomically } from "../../store/db";
 import type { FolderRow, FolderWithCount } from "../../store/folders";
 import { newId } from "../../lib/ids";
 import type { Actor, Workflows } from "./workflows";
@@ -60,26 +60,24 @@ export class Folders {
   delete(actor: Actor, id: string, moveTo?: string): { id: string; deleted: true; moved: number } {
     const folder = this.get(actor.workspaceId, id);
     let moved = 0;
-    this.workflows.db
-      .transaction(() => {
-        const count = this.workflows.store.countInFolder(actor.workspaceId, id);
-        if (count > 0) {
-          if (moveTo === undefined || moveTo === "") {
-            throw new AppError(
-              "CONFLICT",
-              `folder "${folder.name}" holds ${count} workflow${count === 1 ? "" : "s"}; move ${count === 1 ? "it" : "them"} first, or delete with ?moveTo=<folderId> or ?moveTo=root`,
-              { workflowCount: count },
-            );
-          }
-          const target = moveTo === "root" ? null : moveTo;
-          if (target === id) throw new AppError("VALIDATION_FAILED", "moveTo names the folder being deleted; name another folder or root");
-          if (target !== null) this.workflows.assertFolder(actor.workspaceId, target);
-          this.workflows.store.moveFolderContents(actor.workspaceId, id, target, nowIso());
-          moved = count;
+    atomically(this.workflows.db, () => {
+      const count = this.workflows.store.countInFolder(actor.workspaceId, id);
+      if (count > 0) {
+        if (moveTo === undefined || moveTo === "") {
+          throw new AppError(
+            "CONFLICT",
+            `folder "${folder.name}" holds ${count} workflow${count === 1 ? "" : "s"}; move ${count === 1 ? "it" : "them"} first, or delete with ?moveTo=<folderId> or ?moveTo=root`,
+            { workflowCount: count },
+          );
         }
-        this.store.delete(actor.workspaceId, id);
-      })
-      .immediate();
+        const target = moveTo === "root" ? null : moveTo;
+        if (target === id) throw new AppError("VALIDATION_FAILED", "moveTo names the folder being deleted; name another folder or root");
+        if (target !== null) this.workflows.assertFolder(actor.workspaceId, target);
+        this.workflows.store.moveFolderContents(actor.workspaceId, id, target, nowIso());
+        moved = count;
+      }
+      this.store.delete(actor.workspaceId, id);
+    });
     return { id, deleted: true, moved };
   }
 
@@ -87,13 +85,11 @@ export class Folders {
   move(actor: Actor, workflowIds: string[], folderId: string | null): { moved: number; folderId: string | null } {
     if (folderId !== null) this.workflows.assertFolder(actor.workspaceId, folderId);
     const at = nowIso();
-    this.workflows.db
-      .transaction(() => {
-        for (const id of new Set(workflowIds)) {
-          if (!this.workflows.store.move(actor.workspaceId, id, folderId, at)) throw notFound(`workflow ${id}`);
-        }
-      })
-      .immediate();
+    atomically(this.workflows.db, () => {
+      for (const id of new Set(workflowIds)) {
+        if (!this.workflows.store.move(actor.workspaceId, id, folderId, at)) throw notFound(`workflow ${id}`);
+      }
+    });
     return { moved: new Set(workflowIds).size, folderId };
   }
 

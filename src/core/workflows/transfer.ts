@@ -1,7 +1,7 @@
 /** Export and import of a workflow as one JSON document; connection ids and secret values never leave. */
 import type { FlowVersionT } from "../../schema/workflow";
 import type { WorkflowExportT, WorkflowT } from "../../schema/workflow-record";
-import { nowIso } from "../../store/db";
+import { nowIso, atomically } from "../../store/db";
 import { withoutConnections } from "./tree";
 import type { Actor, Workflows } from "./workflows";
 
@@ -32,19 +32,17 @@ export class Transfer {
 
   /** A new draft from an export document (the gate runs at publish, as for any draft). */
   import(actor: Actor, input: ImportInput): WorkflowT {
-    const id = this.workflows.db
-      .transaction(() => {
-        const created = this.workflows.create(actor, {
-          name: input.name ?? "Imported workflow",
-          description: input.description,
-          tags: input.tags,
-          folderId: input.folderId ?? undefined,
-          definition: withoutConnections(input.definition),
-        });
-        if (input.variables?.length) this.workflows.editor.importVariables(created.id, input.variables);
-        return created.id;
-      })
-      .immediate();
+    const id = atomically(this.workflows.db, () => {
+      const created = this.workflows.create(actor, {
+        name: input.name ?? "Imported workflow",
+        description: input.description,
+        tags: input.tags,
+        folderId: input.folderId ?? undefined,
+        definition: withoutConnections(input.definition),
+      });
+      if (input.variables?.length) this.workflows.editor.importVariables(created.id, input.variables);
+      return created.id;
+    });
     return this.workflows.get(actor.workspaceId, id);
   }
 }

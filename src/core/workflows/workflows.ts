@@ -10,8 +10,9 @@ import { LRUCache } from "lru-cache";
 import type { Principal } from "../identity";
 import { AppError, notFound } from "../../http/errors";
 import type { Logger } from "../../http/logger";
-import { nowIso, type Db } from "../../store/db";
+import { nowIso, type Db, atomically } from "../../store/db";
 import { FolderStore } from "../../store/folders";
+import { RunStore } from "../../store/runs";
 import { WorkflowStore, type VersionRow, type WorkflowListRow, type WorkflowRow } from "../../store/workflows";
 import { emptyDefinition, type FlowVersionT } from "../../schema/workflow";
 import { WORKFLOW_STATUSES, type DiagnosticsT, type WorkflowCreateBodyT, type WorkflowT, type WorkflowUpdateBodyT } from "../../schema/workflow-record";
@@ -274,46 +275,42 @@ export class Workflows {
       updated_at: at,
     };
     ensureWebhookToken(row);
-    this.db
-      .transaction(() => {
-        this.store.insert(row);
-        this.editor.storePins(row, definition, { ...pins, ...(body.pinnedData ?? {}) });
-      })
-      .immediate();
+    atomically(this.db, () => {
+      this.store.insert(row);
+      this.editor.storePins(row, definition, { ...pins, ...(body.pinnedData ?? {}) });
+    });
     return this.record(row);
   }
 
   async update(actor: Actor, id: string, body: WorkflowUpdateBodyT): Promise<WorkflowT> {
     let autoPublish = false;
-    const row = this.db
-      .transaction(() => {
-        const row = this.row(actor.workspaceId, id);
-        assertRevision(row, body.expectedRev);
-        const next: WorkflowRow = { ...row, updated_at: nowIso(), definition_rev: row.definition_rev + 1 };
-        if (body.name !== undefined) next.name = body.name;
-        if (body.description !== undefined) next.description = body.description;
-        if (body.tags !== undefined) next.tags = JSON.stringify(body.tags);
-        if (body.testPayloads !== undefined) next.test_payloads = JSON.stringify(body.testPayloads);
-        if (body.folderId !== undefined) {
-          if (body.folderId !== null) this.assertFolder(actor.workspaceId, body.folderId);
-          next.folder_id = body.folderId;
-        }
-        let definition = this.draft(row);
-        let pins: Record<string, unknown> = {};
-        if (body.definition !== undefined) {
-          ({ definition, pinnedData: pins } = normalizeDefinition(body.definition, this.fleet));
-          assertTriggerType(body.triggerType, definition);
-          const result = this.saveGate(actor.workspaceId, definition, row.id, row.status === "active");
-          this.setDraft(next, definition);
-          autoPublish = row.status === "active" && definition.settings?.autoPublishFixes === true && result.valid && next.draft_hash !== row.draft_hash;
-        } else if (body.triggerType !== undefined) {
-          assertTriggerType(body.triggerType, definition);
-        }
-        this.store.update(next);
-        this.editor.storePins(next, definition, { ...pins, ...(body.pinnedData ?? {}) });
-        return next;
-      })
-      .immediate();
+    const row = atomically(this.db, () => {
+      const row = this.row(actor.workspaceId, id);
+      assertRevision(row, body.expectedRev);
+      const next: WorkflowRow = { ...row, updated_at: nowIso(), definition_rev: row.definition_rev + 1 };
+      if (body.name !== undefined) next.name = body.name;
+      if (body.description !== undefined) next.description = body.description;
+      if (body.tags !== undefined) next.tags = JSON.stringify(body.tags);
+      if (body.testPayloads !== undefined) next.test_payloads = JSON.stringify(body.testPayloads);
+      if (body.folderId !== undefined) {
+        if (body.folderId !== null) this.assertFolder(actor.workspaceId, body.folderId);
+        next.folder_id = body.folderId;
+      }
+      let definition = this.draft(row);
+      let pins: Record<string, unknown> = {};
+      if (body.definition !== undefined) {
+        ({ definition, pinnedData: pins } = normalizeDefinition(body.definition, this.fleet));
+        assertTriggerType(body.triggerType, definition);
+        const result = this.saveGate(actor.workspaceId, definition, row.id, row.status === "active");
+        this.setDraft(next, definition);
+        autoPublish = row.status === "active" && definition.settings?.autoPublishFixes === true && result.valid && next.draft_hash !== row.draft_hash;
+      } else if (body.triggerType !== undefined) {
+        assertTriggerType(body.triggerType, definition);
+      }
+      this.store.update(next);
+      this.editor.storePins(next, definition, { ...pins, ...(body.pinnedData ?? {}) });
+      return next;
+    });
     // autoPublishFixes: a fix saved to a live workflow goes live at once when it passes the gate.
     if (autoPublish) return this.publish(actor, row.id);
     return this.record(row);
@@ -363,30 +360,28 @@ export class Workflows {
         publicDiagnostics(result),
       );
     }
-    const { next, version } = this.db
-      .transaction(() => {
-        const current = this.row(actor.workspaceId, id);
-        let version = current.latest_version_id ? this.store.version(actor.workspaceId, id, current.latest_version_id) : null;
-        if (!version || version.hash !== current.draft_hash) {
-          version = {
-            id: newId(),
-            workflow_id: id,
-            workspace_id: actor.workspaceId,
-            number: this.store.nextVersionNumber(id),
-            definition: current.definition,
-            hash: current.draft_hash,
-            trigger_type: current.trigger_type,
-            created_by: actor.userId ?? actor.credentialId,
-            created_at: nowIso(),
-          };
-          this.store.insertVersion(version);
-        }
-        const next: WorkflowRow = { ...current, status: "active", latest_version_id: version.id, updated_at: nowIso() };
-        ensureWebhookToken(next);
-        this.store.update(next);
-        return { next, version };
-      })
-      .immediate();
+    const { next, version } = atomically(this.db, () => {
+      const current = this.row(actor.workspaceId, id);
+      let version = current.latest_version_id ? this.store.version(actor.workspaceId, id, current.latest_version_id) : null;
+      if (!version || version.hash !== current.draft_hash) {
+        version = {
+          id: newId(),
+          workflow_id: id,
+          workspace_id: actor.workspaceId,
+          number: this.store.nextVersionNumber(id),
+          definition: current.definition,
+          hash: current.draft_hash,
+          trigger_type: current.trigger_type,
+          created_by: actor.userId ?? actor.credentialId,
+          created_at: nowIso(),
+        };
+        this.store.insertVersion(version);
+      }
+      const next: WorkflowRow = { ...current, status: "active", latest_version_id: version.id, updated_at: nowIso() };
+      ensureWebhookToken(next);
+      this.store.update(next);
+      return { next, version };
+    });
     const record = this.record(next);
     const published: PublishedVersion = { id: version.id, number: version.number, definition: structuredClone(this.snapshot(version)) };
     for (const hook of this.options.hooks) await hook.onPublish?.(record, published);
@@ -455,20 +450,18 @@ export class Workflows {
 
   /** Copies a version's snapshot over the draft; production is untouched (spec 3.1, 4.5). */
   restore(actor: Actor, id: string, versionId: string, expectedRev?: number): WorkflowT {
-    const next = this.db
-      .transaction(() => {
-        const row = this.row(actor.workspaceId, id);
-        const version = this.versionRow(actor.workspaceId, id, versionId);
-        assertRevision(row, expectedRev);
-        const { definition } = normalizeDefinition(this.snapshot(version), this.fleet);
-        this.saveGate(actor.workspaceId, definition, row.id, row.status === "active");
-        const next: WorkflowRow = { ...row, definition_rev: row.definition_rev + 1, updated_at: nowIso() };
-        // Also mints a webhook token when the restored trigger is a webhook and the workflow has none.
-        this.setDraft(next, definition);
-        this.store.update(next);
-        return next;
-      })
-      .immediate();
+    const next = atomically(this.db, () => {
+      const row = this.row(actor.workspaceId, id);
+      const version = this.versionRow(actor.workspaceId, id, versionId);
+      assertRevision(row, expectedRev);
+      const { definition } = normalizeDefinition(this.snapshot(version), this.fleet);
+      this.saveGate(actor.workspaceId, definition, row.id, row.status === "active");
+      const next: WorkflowRow = { ...row, definition_rev: row.definition_rev + 1, updated_at: nowIso() };
+      // Also mints a webhook token when the restored trigger is a webhook and the workflow has none.
+      this.setDraft(next, definition);
+      this.store.update(next);
+      return next;
+    });
     // Pinned data keeps its stamps; staleness is judged against the restored draft on every read.
     return this.record(next);
   }
@@ -591,28 +584,11 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-/**
- * Until the engine plugs in its own provider: the newest row of a `runs` table, when one with
- * workflow_id, status and started_at columns exists; otherwise no workflow has run.
- */
+/** Until the engine plugs in its own provider: the runs table of the same database. */
 function defaultLastRunProvider(db: Db): LastRunProvider {
-  let query: ReturnType<Db["query"]> | null | undefined;
+  let runs: RunStore | undefined;
   return (ids) => {
-    const result = new Map<string, LastRun>();
-    if (query === undefined) {
-      const columns = new Set((db.query("SELECT name FROM pragma_table_info('runs')").all() as Array<{ name: string }>).map((c) => c.name));
-      query =
-        columns.has("workflow_id") && columns.has("status") && columns.has("started_at")
-          ? db.query(
-              `SELECT status, ${columns.has("created_at") ? "COALESCE(started_at, created_at)" : "started_at"} AS started_at FROM runs WHERE workflow_id = ? ORDER BY started_at DESC LIMIT 1`,
-            )
-          : null;
-    }
-    if (!query) return result;
-    for (const id of ids) {
-      const run = query.get(id) as { status: string; started_at: string | null } | null;
-      if (run?.started_at) result.set(id, { status: run.status, startedAt: run.started_at });
-    }
-    return result;
+    runs ??= new RunStore(db);
+    return runs.lastRuns(ids);
   };
 }

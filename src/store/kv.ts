@@ -3,7 +3,7 @@
  * workspace per handle, values kept as JSON text. Synchronous like bun:sqlite itself.
  */
 import type { KeyValueStore } from "../pieces-sdk/types";
-import { nowIso, type Db } from "../store/db";
+import { nowIso, type Db } from "./db";
 
 export const MAX_KEY_LENGTH = 256;
 export const MAX_VALUE_BYTES = 1024 * 1024;

@@ -2,8 +2,8 @@
  * Worker-thread entry of the run writer (./run-writes.ts): owns one database connection and commits each
  * batch of run and step writes in one transaction, so SQLite work and fsync never block the main thread.
  */
-import { openDatabase, type Db } from "../store/db";
-import { RunStore } from "../store/runs";
+import { openDatabase, type Db } from "./db";
+import { RunStore } from "./runs";
 import { applyBatch, applyWireOp, type WireOp } from "./run-writes";
 
 declare const self: Worker;

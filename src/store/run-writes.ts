@@ -13,9 +13,9 @@
  */
 import type { Statement } from "bun:sqlite";
 import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
-import type { Db } from "../store/db";
-import { RunStore, knownDefinitions, runValues, stepValues, type RowValues, type RunPatch, type RunRow, type StepRow } from "../store/runs";
-import { threadEntry } from "./thread-entry";
+import type { Db } from "./db";
+import { RunStore, knownDefinitions, runValues, stepValues, type RowValues, type RunPatch, type RunRow, type StepRow } from "./runs";
+import { threadEntry } from "../lib/thread-entry";
 
 export type WriteOp =
   | { op: "insertRun"; row: RunRow }
@@ -220,7 +220,7 @@ export interface InlineWriterOptions {
 
 /** Frames in the WAL beyond which the writer finishes a checkpoint itself, so the WAL restarts from its start. */
 const WAL_RESTART_FRAMES = 4000;
-const CHECKPOINT_URL = threadEntry("checkpoint-thread.ts");
+const CHECKPOINT_URL = threadEntry("store/checkpoint-thread.ts");
 
 interface Committed {
   entries: Entry[];
@@ -394,7 +394,7 @@ export class InlineWriter extends QueueingWriter {
   }
 }
 
-const WRITER_URL = threadEntry("writer-thread.ts");
+const WRITER_URL = threadEntry("store/writer-thread.ts");
 /** Batches handed to the writer thread and not yet answered. */
 const MAX_FLIGHTS = 2;
 

@@ -1,0 +1,41 @@
+/**
+ * Keeping the database file small: incremental auto-vacuum, returning free pages to the file system, and
+ * truncating the write-ahead log. Retention (src/engine/retention.ts) decides when; this says how.
+ */
+import type { Db } from "./db";
+
+const pragmaNumber = (db: Db, name: string): number => Object.values(db.query(`PRAGMA ${name}`).get() as Record<string, number>)[0] ?? 0;
+
+/** What an operator runs, during maintenance, to let a database that predates incremental vacuum shrink. */
+export const INCREMENTAL_VACUUM_HINT = "run `PRAGMA auto_vacuum = INCREMENTAL; VACUUM;` on the database during maintenance to let it shrink";
+
+/**
+ * Switches the database to incremental auto-vacuum once (needs a VACUUM; quick on a young database).
+ * Answers false, changing nothing, when the database is already larger than `maxBytes` (VACUUM would
+ * stall it), with its size.
+ */
+export function ensureIncrementalVacuum(db: Db, maxBytes: number): { enabled: boolean; bytes: number } {
+  const bytes = pragmaNumber(db, "page_count") * pragmaNumber(db, "page_size");
+  if (pragmaNumber(db, "auto_vacuum") === 2) return { enabled: true, bytes };
+  if (bytes > maxBytes) return { enabled: false, bytes };
+  db.run("PRAGMA auto_vacuum = INCREMENTAL");
+  db.run("VACUUM");
+  return { enabled: true, bytes };
+}
+
+/** Gives free pages back to the file system; answers how many there were. */
+export function returnFreePages(db: Db): number {
+  const free = pragmaNumber(db, "freelist_count");
+  if (free > 0) db.run("PRAGMA incremental_vacuum");
+  return free;
+}
+
+/** Checkpoints the WAL and truncates it; false when a reader holds it (busy), so a later call retries. */
+export function truncateWal(db: Db): boolean {
+  try {
+    db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    return true;
+  } catch {
+    return false;
+  }
+}
