@@ -1,0 +1,359 @@
+/**
+ * The SQLite migrations (../migrations) translated for PostgreSQL: same versions, names, tables, columns,
+ * nullability, defaults, keys, ON DELETE actions and indexes, so version N means the same schema on both.
+ * Add an entry here with every new SQLite migration; never edit a shipped one.
+ *
+ * Translation rules:
+ * - TEXT is `TEXT COLLATE "C"`: SQLite compares text byte by byte (BINARY), so does "C"; the database's
+ *   default collation (often en_US) would sort and compare differently, and its lower() would fold
+ *   non-ASCII letters, which SQLite's does not.
+ * - INTEGER is BIGINT (SQLite integers are 64-bit); the 0/1 flags (secret, output_truncated, managed_app,
+ *   enabled) are INTEGER. Bun's SQL client returns BIGINT as a string (a BigInt with `bigint: true`),
+ *   INTEGER as a number.
+ * - JSON columns stay TEXT, so the text read back is the text written, byte for byte.
+ * - `name COLLATE NOCASE` in the folders index is `lower(name)` on the "C" column: it folds A–Z only, like
+ *   NOCASE. Queries that say `name = ? COLLATE NOCASE` / `ORDER BY name COLLATE NOCASE` on SQLite say
+ *   `lower(name) = lower($n)` / `ORDER BY lower(name)` here (the index serves the first).
+ * - WITHOUT ROWID (kv_entries) is a storage layout; a plain table with the same primary key behaves the same.
+ *
+ * Not equivalent:
+ * - users.email (`COLLATE NOCASE` on the column, so `email = ?` and its UNIQUE ignore case) uses the ICU
+ *   collation weft_nocase (case-insensitive, accent-sensitive; needs a server built with ICU, as Debian's
+ *   and the official images are). For ASCII it matches NOCASE; unlike NOCASE it also folds non-ASCII case
+ *   (É = é), treats canonically equivalent Unicode (precomposed é, e + U+0301) as equal, ignores ignorable
+ *   code points (most C0 control characters), sorts linguistically, and rejects LIKE before PostgreSQL 18.
+ * - SQLite accepts NULL in a PRIMARY KEY column that is not INTEGER and not declared NOT NULL (a legacy
+ *   quirk, e.g. orgs.id); PostgreSQL refuses it. Weft never inserts a NULL key.
+ * - PostgreSQL text cannot hold U+0000; SQLite's can. JSON.stringify writes it as \u0000, so JSON is unaffected.
+ * - SQLite's flexible typing stores a value of the wrong type as given (text in an INTEGER column);
+ *   PostgreSQL rejects it.
+ */
+import type { Migration } from "../migrations";
+
+export const postgresMigrations: Migration[] = [
+  {
+    version: 1,
+    name: "identity",
+    sql: `
+CREATE COLLATION IF NOT EXISTS weft_nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE TABLE orgs (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  name TEXT COLLATE "C" NOT NULL,
+  created_at TEXT COLLATE "C" NOT NULL
+);
+CREATE TABLE workspaces (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  org_id TEXT COLLATE "C" NOT NULL REFERENCES orgs(id),
+  name TEXT COLLATE "C" NOT NULL,
+  created_at TEXT COLLATE "C" NOT NULL
+);
+CREATE INDEX workspaces_org ON workspaces(org_id);
+CREATE TABLE users (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  org_id TEXT COLLATE "C" NOT NULL REFERENCES orgs(id),
+  email TEXT COLLATE weft_nocase NOT NULL UNIQUE,
+  name TEXT COLLATE "C" NOT NULL,
+  password_hash TEXT COLLATE "C" NOT NULL,
+  role TEXT COLLATE "C" NOT NULL,
+  default_workspace_id TEXT COLLATE "C" NOT NULL REFERENCES workspaces(id),
+  created_at TEXT COLLATE "C" NOT NULL
+);
+CREATE TABLE sessions (
+  id_hash TEXT COLLATE "C" PRIMARY KEY,
+  user_id TEXT COLLATE "C" NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  workspace_id TEXT COLLATE "C" NOT NULL REFERENCES workspaces(id),
+  csrf_token TEXT COLLATE "C" NOT NULL,
+  expires_at TEXT COLLATE "C" NOT NULL,
+  created_at TEXT COLLATE "C" NOT NULL
+);
+CREATE TABLE api_tokens (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  org_id TEXT COLLATE "C" NOT NULL REFERENCES orgs(id),
+  workspace_id TEXT COLLATE "C" NOT NULL REFERENCES workspaces(id),
+  name TEXT COLLATE "C" NOT NULL,
+  prefix TEXT COLLATE "C" NOT NULL,
+  token_hash TEXT COLLATE "C" NOT NULL UNIQUE,
+  scopes TEXT COLLATE "C" NOT NULL,
+  created_by TEXT COLLATE "C",
+  created_at TEXT COLLATE "C" NOT NULL,
+  last_used_at TEXT COLLATE "C",
+  revoked_at TEXT COLLATE "C"
+);
+CREATE INDEX api_tokens_workspace ON api_tokens(workspace_id);
+CREATE TABLE idempotency_records (
+  credential TEXT COLLATE "C" NOT NULL,
+  key TEXT COLLATE "C" NOT NULL,
+  fingerprint TEXT COLLATE "C" NOT NULL,
+  state TEXT COLLATE "C" NOT NULL,
+  status BIGINT,
+  body TEXT COLLATE "C",
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (credential, key)
+);
+CREATE INDEX idempotency_created ON idempotency_records(created_at);
+`,
+  },
+  {
+    version: 2,
+    name: "workflows",
+    sql: `
+CREATE TABLE folders (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  workspace_id TEXT COLLATE "C" NOT NULL REFERENCES workspaces(id),
+  name TEXT COLLATE "C" NOT NULL,
+  created_at TEXT COLLATE "C" NOT NULL,
+  updated_at TEXT COLLATE "C" NOT NULL
+);
+CREATE UNIQUE INDEX folders_workspace_name ON folders(workspace_id, lower(name));
+CREATE TABLE workflows (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  workspace_id TEXT COLLATE "C" NOT NULL REFERENCES workspaces(id),
+  org_id TEXT COLLATE "C" NOT NULL REFERENCES orgs(id),
+  name TEXT COLLATE "C" NOT NULL,
+  description TEXT COLLATE "C" NOT NULL DEFAULT '',
+  definition TEXT COLLATE "C" NOT NULL,
+  draft_hash TEXT COLLATE "C" NOT NULL,
+  definition_rev BIGINT NOT NULL,
+  status TEXT COLLATE "C" NOT NULL,
+  trigger_type TEXT COLLATE "C" NOT NULL,
+  cron_expression TEXT COLLATE "C",
+  webhook_token TEXT COLLATE "C",
+  webhook_token_hash TEXT COLLATE "C" UNIQUE,
+  latest_version_id TEXT COLLATE "C",
+  folder_id TEXT COLLATE "C" REFERENCES folders(id),
+  tags TEXT COLLATE "C" NOT NULL DEFAULT '[]',
+  test_payloads TEXT COLLATE "C" NOT NULL DEFAULT '{}',
+  created_by TEXT COLLATE "C",
+  created_at TEXT COLLATE "C" NOT NULL,
+  updated_at TEXT COLLATE "C" NOT NULL
+);
+CREATE INDEX workflows_workspace ON workflows(workspace_id, updated_at);
+CREATE INDEX workflows_folder ON workflows(folder_id);
+CREATE INDEX workflows_live ON workflows(status) WHERE status = 'active';
+CREATE TABLE workflow_versions (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  workflow_id TEXT COLLATE "C" NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
+  workspace_id TEXT COLLATE "C" NOT NULL,
+  number BIGINT NOT NULL,
+  definition TEXT COLLATE "C" NOT NULL,
+  hash TEXT COLLATE "C" NOT NULL,
+  trigger_type TEXT COLLATE "C" NOT NULL,
+  created_by TEXT COLLATE "C",
+  created_at TEXT COLLATE "C" NOT NULL,
+  UNIQUE (workflow_id, number)
+);
+CREATE TABLE workflow_pinned_data (
+  workflow_id TEXT COLLATE "C" NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
+  step_name TEXT COLLATE "C" NOT NULL,
+  data TEXT COLLATE "C" NOT NULL,
+  stamp TEXT COLLATE "C" NOT NULL,
+  pinned_at TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (workflow_id, step_name)
+);
+CREATE TABLE workflow_variables (
+  workflow_id TEXT COLLATE "C" NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
+  name TEXT COLLATE "C" NOT NULL,
+  value TEXT COLLATE "C" NOT NULL,
+  secret INTEGER NOT NULL DEFAULT 0,
+  description TEXT COLLATE "C" NOT NULL DEFAULT '',
+  updated_at TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (workflow_id, name)
+);
+CREATE TABLE templates (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  workspace_id TEXT COLLATE "C" NOT NULL REFERENCES workspaces(id),
+  name TEXT COLLATE "C" NOT NULL,
+  description TEXT COLLATE "C" NOT NULL DEFAULT '',
+  category TEXT COLLATE "C" NOT NULL DEFAULT 'custom',
+  definition TEXT COLLATE "C" NOT NULL,
+  source_workflow_id TEXT COLLATE "C",
+  created_by TEXT COLLATE "C",
+  created_at TEXT COLLATE "C" NOT NULL
+);
+CREATE INDEX templates_workspace ON templates(workspace_id, created_at);
+`,
+  },
+  {
+    version: 3,
+    name: "kv-store",
+    sql: `
+CREATE TABLE kv_entries (
+  workspace_id TEXT COLLATE "C" NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+  key TEXT COLLATE "C" NOT NULL,
+  value TEXT COLLATE "C" NOT NULL,
+  updated_at TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (workspace_id, key)
+);
+`,
+  },
+  {
+    version: 4,
+    name: "runs",
+    sql: `
+CREATE TABLE run_definitions (
+  hash TEXT COLLATE "C" PRIMARY KEY,
+  definition TEXT COLLATE "C" NOT NULL,
+  created_at TEXT COLLATE "C" NOT NULL
+);
+CREATE TABLE runs (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  workspace_id TEXT COLLATE "C" NOT NULL,
+  org_id TEXT COLLATE "C" NOT NULL,
+  workflow_id TEXT COLLATE "C" NOT NULL,
+  workflow_name TEXT COLLATE "C" NOT NULL,
+  workflow_trigger_type TEXT COLLATE "C",
+  status TEXT COLLATE "C" NOT NULL,
+  trigger_type TEXT COLLATE "C" NOT NULL,
+  trigger_data TEXT COLLATE "C" NOT NULL,
+  environment TEXT COLLATE "C" NOT NULL,
+  version_id TEXT COLLATE "C",
+  version_number BIGINT,
+  executed_version_id TEXT COLLATE "C",
+  executed_version_number BIGINT,
+  definition_hash TEXT COLLATE "C" NOT NULL,
+  started_at TEXT COLLATE "C" NOT NULL,
+  finished_at TEXT COLLATE "C",
+  duration_ms BIGINT,
+  error_message TEXT COLLATE "C",
+  tags TEXT COLLATE "C" NOT NULL DEFAULT '[]',
+  started_from_step TEXT COLLATE "C",
+  retry_of_run_id TEXT COLLATE "C",
+  retried_by_run_id TEXT COLLATE "C",
+  step_total BIGINT NOT NULL DEFAULT 0,
+  step_failed BIGINT NOT NULL DEFAULT 0,
+  wait_step TEXT COLLATE "C",
+  resume_mode TEXT COLLATE "C",
+  resume_at TEXT COLLATE "C",
+  resume_token_hash TEXT COLLATE "C",
+  parent_run_id TEXT COLLATE "C",
+  depth BIGINT NOT NULL DEFAULT 0,
+  state TEXT COLLATE "C",
+  response TEXT COLLATE "C",
+  event_seq BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX runs_workspace_started ON runs(workspace_id, started_at DESC, id DESC);
+CREATE INDEX runs_workflow_started ON runs(workflow_id, started_at DESC, id DESC);
+CREATE TABLE run_steps (
+  id TEXT COLLATE "C" NOT NULL,
+  run_id TEXT COLLATE "C" NOT NULL,
+  seq BIGINT NOT NULL,
+  node_id TEXT COLLATE "C" NOT NULL,
+  node_type TEXT COLLATE "C" NOT NULL,
+  piece_id TEXT COLLATE "C",
+  action_id TEXT COLLATE "C",
+  display_name TEXT COLLATE "C",
+  status TEXT COLLATE "C" NOT NULL,
+  input_data TEXT COLLATE "C",
+  output_data TEXT COLLATE "C",
+  output_truncated INTEGER NOT NULL DEFAULT 0,
+  error_message TEXT COLLATE "C",
+  retry_count BIGINT NOT NULL DEFAULT 0,
+  started_at TEXT COLLATE "C",
+  finished_at TEXT COLLATE "C",
+  duration_ms BIGINT
+);
+CREATE INDEX run_steps_run ON run_steps(run_id, seq);
+`,
+  },
+  {
+    version: 5,
+    name: "connections",
+    sql: `
+CREATE TABLE connections (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  org_id TEXT COLLATE "C" NOT NULL REFERENCES orgs(id),
+  workspace_id TEXT COLLATE "C" NOT NULL REFERENCES workspaces(id),
+  piece_id TEXT COLLATE "C" NOT NULL,
+  name TEXT COLLATE "C" NOT NULL,
+  auth_kind TEXT COLLATE "C" NOT NULL,
+  grant_type TEXT COLLATE "C",
+  status TEXT COLLATE "C" NOT NULL,
+  status_message TEXT COLLATE "C",
+  config TEXT COLLATE "C" NOT NULL DEFAULT '{}',
+  client_id TEXT COLLATE "C",
+  managed_app INTEGER NOT NULL DEFAULT 0,
+  public_values TEXT COLLATE "C" NOT NULL DEFAULT '{}',
+  secrets TEXT COLLATE "C",
+  tokens TEXT COLLATE "C",
+  token_expires_at TEXT COLLATE "C",
+  refresh_lease TEXT COLLATE "C",
+  refresh_lease_until BIGINT,
+  created_by TEXT COLLATE "C",
+  created_at TEXT COLLATE "C" NOT NULL,
+  updated_at TEXT COLLATE "C" NOT NULL
+);
+CREATE UNIQUE INDEX connections_workspace_name ON connections(workspace_id, name);
+CREATE INDEX connections_workspace_piece ON connections(workspace_id, piece_id);
+CREATE TABLE oauth2_states (
+  nonce TEXT COLLATE "C" PRIMARY KEY,
+  connection_id TEXT COLLATE "C" NOT NULL REFERENCES connections(id) ON DELETE CASCADE,
+  workspace_id TEXT COLLATE "C" NOT NULL,
+  code_verifier TEXT COLLATE "C" NOT NULL,
+  redirect_uri TEXT COLLATE "C" NOT NULL,
+  binding TEXT COLLATE "C" NOT NULL,
+  expires_at BIGINT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE INDEX oauth2_states_connection ON oauth2_states(connection_id);
+CREATE INDEX oauth2_states_expires ON oauth2_states(expires_at);
+`,
+  },
+  {
+    version: 6,
+    name: "triggers",
+    sql: `
+CREATE TABLE trigger_schedules (
+  workflow_id TEXT COLLATE "C" PRIMARY KEY REFERENCES workflows(id) ON DELETE CASCADE,
+  workspace_id TEXT COLLATE "C" NOT NULL,
+  version_id TEXT COLLATE "C" NOT NULL,
+  spec TEXT COLLATE "C" NOT NULL,
+  next_fire_at BIGINT NOT NULL,
+  last_fired_at BIGINT,
+  last_run_id TEXT COLLATE "C",
+  updated_at BIGINT NOT NULL
+);
+CREATE INDEX trigger_schedules_due ON trigger_schedules(next_fire_at);
+CREATE TABLE trigger_polls (
+  workflow_id TEXT COLLATE "C" PRIMARY KEY REFERENCES workflows(id) ON DELETE CASCADE,
+  workspace_id TEXT COLLATE "C" NOT NULL,
+  version_id TEXT COLLATE "C" NOT NULL,
+  piece_id TEXT COLLATE "C" NOT NULL,
+  trigger_id TEXT COLLATE "C" NOT NULL,
+  interval_seconds BIGINT NOT NULL,
+  next_poll_at BIGINT NOT NULL,
+  baseline TEXT COLLATE "C",
+  last_poll_at BIGINT,
+  last_success_at BIGINT,
+  failures BIGINT NOT NULL DEFAULT 0,
+  last_error TEXT COLLATE "C",
+  updated_at BIGINT NOT NULL
+);
+CREATE INDEX trigger_polls_due ON trigger_polls(next_poll_at);
+-- No foreign key: a registration must outlive a deleted workflow until onDisable has run with its
+-- trigger (kept here, since the workflow's versions go with it).
+CREATE TABLE trigger_registrations (
+  workflow_id TEXT COLLATE "C" PRIMARY KEY,
+  workspace_id TEXT COLLATE "C" NOT NULL,
+  piece_id TEXT COLLATE "C" NOT NULL,
+  trigger_id TEXT COLLATE "C" NOT NULL,
+  version_id TEXT COLLATE "C" NOT NULL,
+  trigger TEXT COLLATE "C" NOT NULL,
+  config_hash TEXT COLLATE "C" NOT NULL,
+  state TEXT COLLATE "C",
+  enabled INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT COLLATE "C",
+  updated_at BIGINT NOT NULL
+);
+`,
+  },
+  {
+    version: 7,
+    name: "run-list-indexes",
+    sql: `
+DROP INDEX runs_workspace_started;
+DROP INDEX runs_workflow_started;
+CREATE INDEX runs_workspace_started ON runs(workspace_id, started_at, id);
+CREATE INDEX runs_workflow_started ON runs(workflow_id, started_at, id);
+`,
+  },
+];
