@@ -3,6 +3,7 @@
  * truncating the write-ahead log. Retention (src/engine/retention.ts) decides when; this says how.
  */
 import type { Db } from "./db";
+import { isPostgres } from "./postgres/sync-db";
 
 const pragmaNumber = (db: Db, name: string): number => Object.values(db.query(`PRAGMA ${name}`).get() as Record<string, number>)[0] ?? 0;
 
@@ -15,6 +16,8 @@ export const INCREMENTAL_VACUUM_HINT = "run `PRAGMA auto_vacuum = INCREMENTAL; V
  * stall it), with its size.
  */
 export function ensureIncrementalVacuum(db: Db, maxBytes: number): { enabled: boolean; bytes: number } {
+  // PostgreSQL's autovacuum does this work on its own.
+  if (isPostgres(db)) return { enabled: true, bytes: 0 };
   const bytes = pragmaNumber(db, "page_count") * pragmaNumber(db, "page_size");
   if (pragmaNumber(db, "auto_vacuum") === 2) return { enabled: true, bytes };
   if (bytes > maxBytes) return { enabled: false, bytes };
@@ -25,6 +28,7 @@ export function ensureIncrementalVacuum(db: Db, maxBytes: number): { enabled: bo
 
 /** Gives free pages back to the file system; answers how many there were. */
 export function returnFreePages(db: Db): number {
+  if (isPostgres(db)) return 0;
   const free = pragmaNumber(db, "freelist_count");
   if (free > 0) db.run("PRAGMA incremental_vacuum");
   return free;
@@ -32,6 +36,7 @@ export function returnFreePages(db: Db): number {
 
 /** Checkpoints the WAL and truncates it; false when a reader holds it (busy), so a later call retries. */
 export function truncateWal(db: Db): boolean {
+  if (isPostgres(db)) return true;
   try {
     db.run("PRAGMA wal_checkpoint(TRUNCATE)");
     return true;

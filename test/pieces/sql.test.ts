@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testApp, type TestApp } from "../support/app";
 import { announceMissingMariadb, hasMariadb, startMariadb, type MariadbHandle } from "../support/mariadb";
-import { postgresBinaries, startPostgres, type PostgresHandle } from "../support/postgres";
+import { announceMissingPostgres, postgresBinaries, startPostgres, type PostgresHandle } from "../support/postgres";
 
 const sqliteDir = mkdtempSync(join(tmpdir(), "weft-sqlite-"));
 let t: TestApp;
@@ -128,7 +128,7 @@ function databaseSuite(
 }
 
 const pgBin = postgresBinaries();
-if (!pgBin) console.log("sql piece: PostgreSQL tests skipped (install the Debian package postgresql)");
+announceMissingPostgres();
 describe.skipIf(!pgBin)("PostgreSQL", () => {
   let pg: PostgresHandle;
   databaseSuite("PostgreSQL", async () => {

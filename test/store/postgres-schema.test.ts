@@ -11,7 +11,7 @@ import { openDatabase, schemaVersion } from "../../src/store/db";
 import { migrations } from "../../src/store/migrations";
 import { MIGRATION_LOCK_KEY, migratePostgres, openPostgres, postgresSchemaVersion } from "../../src/store/postgres/db";
 import { postgresMigrations } from "../../src/store/postgres/migrations";
-import { postgresBinaries, startPostgres, type PostgresHandle } from "../support/postgres";
+import { announceMissingPostgres, postgresBinaries, startPostgres, type PostgresHandle } from "../support/postgres";
 
 interface TableShape {
   columns: Array<{ name: string; type: string; notNull: boolean; default: string | null }>;
@@ -76,6 +76,8 @@ async function postgresSchema(sql: SQL): Promise<SchemaShape> {
     WHERE table_schema = current_schema() AND table_name <> 'weft_schema_migrations' ORDER BY table_name, ordinal_position`;
   const sqliteType: Record<string, string> = { text: "TEXT", bigint: "INTEGER", integer: "INTEGER" };
   for (const c of columns) {
+    // SQLite's implicit rowid of run_steps, made an explicit identity column on PostgreSQL.
+    if (c.table_name === "run_steps" && c.column_name === "rowid") continue;
     shape.tables[c.table_name] ??= { columns: [], primaryKey: [], unique: [], foreignKeys: [] };
     shape.tables[c.table_name]!.columns.push({
       name: c.column_name,
@@ -139,7 +141,7 @@ INSERT INTO users (id, org_id, email, name, password_hash, role, default_workspa
 `;
 
 const pgBin = postgresBinaries();
-if (!pgBin) console.log("PostgreSQL schema: tests skipped (install the Debian package postgresql)");
+announceMissingPostgres();
 describe.skipIf(!pgBin)("PostgreSQL schema", () => {
   let pg: PostgresHandle;
   let admin: SQL;

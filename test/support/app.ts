@@ -8,6 +8,7 @@ import { createApp } from "../../src/app";
 import { loadConfig, type Config } from "../../src/config";
 import { createLogger } from "../../src/http/logger";
 import { openDatabase } from "../../src/store/db";
+import { freshPostgresDatabase, testStorage } from "./postgres-storage";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,7 +41,7 @@ export async function testApp(env: Record<string, string> = {}) {
     WEFT_WORKERS: "1",
     ...env,
   });
-  const db = openDatabase(join(dataDir, "weft.db"), { synchronous: "NORMAL" });
+  const db = testStorage() === "postgres" ? (await freshPostgresDatabase()).db : openDatabase(join(dataDir, "weft.db"), { synchronous: "NORMAL" });
   const lines: string[] = [];
   const log = createLogger(config.logLevel === "silent" ? "debug" : config.logLevel, (line) => lines.push(line));
   const created = createApp({ config, db, log });

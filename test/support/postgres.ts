@@ -22,6 +22,14 @@ export function postgresBinaries(): string | undefined {
   return versions[0] ? join(root, versions[0], "bin") : undefined;
 }
 
+let announced = false;
+/** Says once per test process that the PostgreSQL suites are skipped, however many files have one. */
+export function announceMissingPostgres(): void {
+  if (announced || postgresBinaries()) return;
+  announced = true;
+  console.log("PostgreSQL tests skipped (storage on PostgreSQL, the sql piece): install the Debian package postgresql");
+}
+
 function asPostgres(command: string[]): string[] {
   if (process.getuid?.() !== 0) return command;
   return ["runuser", "-u", "postgres", "--", ...command];

@@ -14,6 +14,8 @@
  * - `name COLLATE NOCASE` in the folders index is `lower(name)` on the "C" column: it folds A–Z only, like
  *   NOCASE. Queries that say `name = ? COLLATE NOCASE` / `ORDER BY name COLLATE NOCASE` on SQLite say
  *   `lower(name) = lower($n)` / `ORDER BY lower(name)` here (the index serves the first).
+ * - run_steps has SQLite's implicit rowid made explicit (an identity column of that name): steps of one
+ *   `seq` are read in insertion order by it. `SELECT *` on PostgreSQL therefore also returns it.
  * - WITHOUT ROWID (kv_entries) is a storage layout; a plain table with the same primary key behaves the same.
  *
  * Not equivalent:
@@ -250,7 +252,8 @@ CREATE TABLE run_steps (
   retry_count BIGINT NOT NULL DEFAULT 0,
   started_at TEXT COLLATE "C",
   finished_at TEXT COLLATE "C",
-  duration_ms BIGINT
+  duration_ms BIGINT,
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY
 );
 CREATE INDEX run_steps_run ON run_steps(run_id, seq);
 `,

@@ -1,0 +1,237 @@
+/**
+ * PostgreSQL behind the same synchronous surface as bun:sqlite, so every repository of src/store/ runs on
+ * either database unchanged: `query(sql).get/all/run`, `run(sql)`, `transaction(fn).immediate()`.
+ *
+ * How: a worker thread (./sync-thread.ts) owns one connection through Bun's SQL client; a call posts its
+ * request on a MessagePort, waits on a shared counter (Atomics.wait) and takes the answer off the port with
+ * receiveMessageOnPort — about 120 µs a query on loopback against 70 µs awaited directly. The wait blocks
+ * this thread as bun:sqlite's own calls do; a transaction holds the thread's connection from BEGIN to
+ * COMMIT, and since the caller is blocked meanwhile, nothing else can slip into it.
+ *
+ * The statements are written for SQLite. `toPostgres` rewrites the few SQLite idioms the repositories use
+ * (listed on it) and the placeholders (`?` and `$name` become `$1…`); anything else SQLite-only fails with
+ * PostgreSQL's own error, naming the statement.
+ */
+import type { Database } from "bun:sqlite";
+import { MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
+import { threadEntry } from "../../lib/thread-entry";
+
+export type SyncRequest =
+  /** Without params the text goes as a simple query, which may hold several statements. */
+  { op: "query"; text: string; params?: unknown[] } | { op: "begin" } | { op: "commit" } | { op: "rollback" } | { op: "close" };
+
+export type SyncReply = { rows: Array<Record<string, unknown>>; count: number } | { error: string; code?: string };
+
+/** SQLite's error codes for PostgreSQL's SQLSTATEs that code above the store tells apart. */
+const SQLITE_CODES: Record<string, string> = {
+  "23505": "SQLITE_CONSTRAINT_UNIQUE",
+  "23503": "SQLITE_CONSTRAINT_FOREIGNKEY",
+  "23502": "SQLITE_CONSTRAINT_NOTNULL",
+  "23514": "SQLITE_CONSTRAINT_CHECK",
+  "53100": "SQLITE_FULL",
+};
+
+export class PostgresError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A statement written for SQLite, as PostgreSQL takes it, with the order in which to bind its parameters
+ * (a name for `$name`, a position for `?`). Rewrites:
+ * - `INSERT OR IGNORE INTO …` → `INSERT INTO … ON CONFLICT DO NOTHING`
+ * - `instr(a, b)` → `strpos(a, b)`
+ * - `x = ? COLLATE NOCASE` → `lower(x) = lower(?)`; `ORDER BY x COLLATE NOCASE` → `ORDER BY lower(x)`
+ * - `json_each(x)` (a JSON array's items) → `jsonb_array_elements_text(x::jsonb) AS json_each(value)`
+ */
+export function toPostgres(sqlite: string): { text: string; order: Array<string | number> } {
+  let text = sqlite
+    .replace(/\bINSERT\s+OR\s+IGNORE\s+INTO\b([\s\S]*)$/i, (_, rest: string) => `INSERT INTO${rest.replace(/;\s*$/, "")} ON CONFLICT DO NOTHING`)
+    .replace(/\binstr\(/gi, "strpos(")
+    .replace(/([\w.]+)\s*=\s*(\?|\$\w+)\s+COLLATE\s+NOCASE\b/gi, "lower($1) = lower($2)")
+    .replace(/ORDER\s+BY\s+([\w.]+)\s+COLLATE\s+NOCASE\b/gi, "ORDER BY lower($1)")
+    .replace(/\bjson_each\(([^()]+)\)/gi, "jsonb_array_elements_text(($1)::jsonb) AS json_each(value)");
+  const order: Array<string | number> = [];
+  const named = new Map<string, number>();
+  let positional = 0;
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === "'" || c === '"') {
+      // A literal or quoted identifier: copied as is (a doubled quote is two literals back to back).
+      const end = text.indexOf(c, i + 1);
+      const stop = end === -1 ? text.length : end + 1;
+      out += text.slice(i, stop);
+      i = stop - 1;
+    } else if (c === "?") {
+      order.push(positional++);
+      out += `$${order.length}`;
+    } else if (c === "$" && /[A-Za-z_]/.test(text[i + 1] ?? "")) {
+      const name = /^[A-Za-z_]\w*/.exec(text.slice(i + 1))![0];
+      let index = named.get(name);
+      if (index === undefined) {
+        order.push(name);
+        index = order.length;
+        named.set(name, index);
+      }
+      out += `$${index}`;
+      i += name.length;
+    } else {
+      out += c;
+    }
+  }
+  text = out;
+  return { text, order };
+}
+
+/** A value as bun:sqlite would bind it: booleans as 1/0, undefined as NULL. */
+function bindable(value: unknown): unknown {
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (value === undefined) return null;
+  return value;
+}
+
+class PostgresStatement {
+  private readonly text: string;
+  private readonly order: Array<string | number>;
+
+  constructor(
+    private readonly db: PostgresDb,
+    readonly source: string,
+  ) {
+    ({ text: this.text, order: this.order } = toPostgres(source));
+  }
+
+  private params(args: unknown[]): unknown[] {
+    const first = args[0];
+    const byName = args.length === 1 && first !== null && typeof first === "object" && !Array.isArray(first) && !(first instanceof Uint8Array);
+    return this.order.map((key) => {
+      if (typeof key === "number") return bindable(args[key]);
+      if (!byName) throw new PostgresError(`statement needs named parameter $${key}: ${this.source.slice(0, 200)}`, undefined);
+      const values = first as Record<string, unknown>;
+      if (!(key in values)) throw new PostgresError(`missing parameter "${key}" for: ${this.source.slice(0, 200)}`, undefined);
+      return bindable(values[key]);
+    });
+  }
+
+  all(...args: unknown[]) {
+    return this.db.call({ op: "query", text: this.text, params: this.params(args) }).rows;
+  }
+  get(...args: unknown[]) {
+    return this.all(...args)[0] ?? null;
+  }
+  run(...args: unknown[]) {
+    const { count } = this.db.call({ op: "query", text: this.text, params: this.params(args) });
+    return { changes: count, lastInsertRowid: 0 };
+  }
+  finalize() {}
+}
+
+export class PostgresDb {
+  readonly dialect = "postgres";
+  /** Not a file: the engine treats a database without a file name like an in-memory one. */
+  readonly filename = "";
+  private readonly worker: Worker;
+  private readonly port;
+  private readonly wake = new Int32Array(new SharedArrayBuffer(4));
+  private depth = 0;
+  private closed = false;
+  private readonly statements = new Map<string, PostgresStatement>();
+
+  constructor(readonly url: string) {
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    this.worker = new Worker(new URL(threadEntry("store/postgres/sync-thread.ts")), {
+      workerData: { url, port: port2, counter: this.wake.buffer },
+      transferList: [port2],
+    });
+    this.worker.unref();
+    // The first query also proves the server answers (and fails the open with its error if not).
+    this.call({ op: "query", text: "SELECT 1" });
+  }
+
+  get inTransaction() {
+    return this.depth > 0;
+  }
+
+  call(request: SyncRequest): { rows: Array<Record<string, unknown>>; count: number } {
+    if (this.closed) throw new PostgresError("the database connection is closed", undefined);
+    const seen = Atomics.load(this.wake, 0);
+    this.port.postMessage(request);
+    Atomics.wait(this.wake, 0, seen);
+    const reply = receiveMessageOnPort(this.port)?.message as SyncReply | undefined;
+    if (!reply) throw new PostgresError("the database thread did not answer", undefined);
+    if ("error" in reply) {
+      const where = request.op === "query" ? ` (in: ${request.text.replace(/\s+/g, " ").slice(0, 200)})` : "";
+      throw new PostgresError(`${reply.error}${where}`, (reply.code && SQLITE_CODES[reply.code]) ?? reply.code);
+    }
+    return reply;
+  }
+
+  query(source: string) {
+    let statement = this.statements.get(source);
+    if (!statement) {
+      statement = new PostgresStatement(this, source);
+      this.statements.set(source, statement);
+    }
+    return statement;
+  }
+
+  prepare(source: string) {
+    return this.query(source);
+  }
+
+  run(source: string, ...args: unknown[]) {
+    return this.query(source).run(...args);
+  }
+
+  /**
+   * As bun:sqlite's: the returned function runs `work` in a transaction; a nested call is a savepoint, so an
+   * error it throws undoes only its own writes.
+   */
+  transaction<T>(work: (...args: unknown[]) => T) {
+    const wrapped = (...args: unknown[]): T => {
+      const depth = this.depth;
+      const savepoint = `weft_${depth}`;
+      if (depth === 0) this.call({ op: "begin" });
+      else this.call({ op: "query", text: `SAVEPOINT ${savepoint}` });
+      this.depth = depth + 1;
+      let result: T;
+      try {
+        result = work(...args);
+      } catch (error) {
+        this.depth = depth;
+        if (depth === 0) this.call({ op: "rollback" });
+        else this.call({ op: "query", text: `ROLLBACK TO SAVEPOINT ${savepoint}` });
+        throw error;
+      }
+      this.depth = depth;
+      if (depth === 0) this.call({ op: "commit" });
+      else this.call({ op: "query", text: `RELEASE SAVEPOINT ${savepoint}` });
+      return result;
+    };
+    return Object.assign(wrapped, { immediate: wrapped, deferred: wrapped, exclusive: wrapped });
+  }
+
+  close() {
+    if (this.closed) return;
+    try {
+      this.call({ op: "close" });
+    } finally {
+      this.closed = true;
+      this.port.close();
+      void this.worker.terminate();
+    }
+  }
+
+  /** Seen by the repositories as bun:sqlite's Database: the members they use are the ones above. */
+  asDatabase(): Database {
+    return this as unknown as Database;
+  }
+}
+
+export const isPostgres = (db: unknown): db is PostgresDb => db instanceof PostgresDb;

@@ -1,0 +1,57 @@
+/**
+ * Storage on PostgreSQL for the in-process test app (`WEFT_TEST_STORAGE=postgres`, `npm run test:postgres`):
+ * one throwaway server per test process (test/support/postgres.ts), a migrated template database, and a
+ * fresh database copied from it for every app, so tests stay as independent as with in-memory SQLite.
+ */
+import { SQL } from "bun";
+import type { Db } from "../../src/store/db";
+import { openPostgres } from "../../src/store/postgres/db";
+import { PostgresDb } from "../../src/store/postgres/sync-db";
+import { startPostgres, type PostgresHandle } from "./postgres";
+
+export const testStorage = (): "sqlite" | "postgres" => (process.env.WEFT_TEST_STORAGE === "postgres" ? "postgres" : "sqlite");
+
+let server: Promise<{ pg: PostgresHandle; admin: SQL }> | undefined;
+let created = 0;
+const open: PostgresDb[] = [];
+
+const urlOf = (pg: PostgresHandle, database: string) => `postgres://${pg.user}:${pg.password}@${pg.host}:${pg.port}/${database}`;
+
+function shared() {
+  server ??= (async () => {
+    const pg = await startPostgres();
+    const admin = new SQL(pg.url, { adapter: "postgres", max: 2 });
+    await admin.unsafe("CREATE DATABASE weft_template");
+    const template = await openPostgres(urlOf(pg, "weft_template"));
+    await template.close();
+    return { pg, admin };
+  })();
+  return server;
+}
+
+/** A new, migrated, empty PostgreSQL database, with its URL. */
+export async function freshPostgresDatabase(): Promise<{ db: Db; url: string }> {
+  const { pg, admin } = await shared();
+  const name = `weft_test_${process.pid}_${++created}`;
+  await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE weft_template`);
+  const url = urlOf(pg, name);
+  const db = new PostgresDb(url);
+  open.push(db);
+  return { db: db.asDatabase(), url };
+}
+
+/** Closes every database handed out and stops the server (the preload calls it after the last file). */
+export async function stopSharedPostgres(): Promise<void> {
+  if (!server) return;
+  const { pg, admin } = await server;
+  for (const db of open.splice(0)) {
+    try {
+      db.close();
+    } catch {
+      // Already closed by its test.
+    }
+  }
+  await admin.close();
+  await pg.stop();
+  server = undefined;
+}
