@@ -50,6 +50,7 @@ import { TokenBuckets } from "./api/middleware/rate-limit";
 import { createSecurity } from "./api/middleware/security";
 import type { Db } from "./store/db";
 import { IdempotencyStore } from "./store/idempotency";
+import { sqliteFile, storeAddress } from "./store/open";
 import { createGuardedFetch, wrapGuardedFetch } from "./net/guarded-fetch";
 
 export const VERSION: string = packageJson.version;
@@ -132,7 +133,8 @@ export function createApp(options: CreateAppOptions) {
     workflows: () => workflowSource,
     resolveAuth: () => deps.resolveConnectionAuth,
     fetch: () => deps.guardedFetch,
-    dbPath: db.filename && db.filename !== ":memory:" ? db.filename : null,
+    dbPath: sqliteFile(db),
+    storeAddress: storeAddress(db),
   });
   deps.runs = new Runs(deps.engine);
   // Installed Activepieces packages join the fleet now; their code loads only when a step first uses them.

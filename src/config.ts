@@ -29,6 +29,8 @@ export interface Config {
   piecesDir: string | undefined;
   /** The npm registry Activepieces packages are installed from (docs/activepieces.md); unset: Bun's default, the public registry. */
   npmRegistry: string | undefined;
+  /** WEFT_DATABASE_URL: a postgres:// URL stores everything in PostgreSQL; unset keeps SQLite in the data dir. */
+  databaseUrl: string | undefined;
   runRetentionDays: number;
   runRetentionMax: number;
   /** A run's time limit when its settings.timeoutSeconds is unset, seconds. */
@@ -113,6 +115,24 @@ function url(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, "");
 }
 
+function databaseUrl(env: Env): string | undefined {
+  const raw = env.WEFT_DATABASE_URL;
+  if (raw === undefined || raw === "") return undefined;
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== "postgres:" && protocol !== "postgresql:") {
+    // The URL may hold a password: name only what is wrong with it.
+    throw new ConfigError(
+      `WEFT_DATABASE_URL is not a postgres:// URL (it starts "${raw.slice(0, raw.indexOf(":") + 1 || 10)}"); use postgres://user:password@host:5432/database, or unset it to keep SQLite in the data directory`,
+    );
+  }
+  return raw;
+}
+
 /** The sandbox's part of the config; also read on its own by Worker threads (src/sandbox/limits.ts). */
 /** WEFT_SQLITE_DIRS: comma-separated absolute directories (also read by the sql piece where it runs). */
 export function sqliteDirsFrom(env: Env = process.env): string[] {
@@ -167,6 +187,7 @@ export function loadConfig(env: Env = process.env): Config {
     floodPerSecond: integer(env, "WEFT_FLOOD_LIMIT", 500, 0, 10_000_000),
     piecesDir: env.WEFT_PIECES_DIR ? resolve(env.WEFT_PIECES_DIR) : undefined,
     npmRegistry: env.WEFT_NPM_REGISTRY ? env.WEFT_NPM_REGISTRY.replace(/\/+$/, "") : undefined,
+    databaseUrl: databaseUrl(env),
     runRetentionDays: integer(env, "WEFT_RUN_RETENTION_DAYS", 30, 0, 36500),
     runRetentionMax: integer(env, "WEFT_RUN_RETENTION_MAX", 100_000, 0, 1_000_000_000),
     runTimeoutSeconds: integer(env, "WEFT_RUN_TIMEOUT_SECONDS", 3600, 1, 86_400 * 7),

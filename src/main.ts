@@ -15,7 +15,8 @@ import { execWithHeapTuning } from "./heap-tuning";
 import { createLogger } from "./http/logger";
 import { backupDatabase } from "./store/backup";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
-import { migrate, openDatabase, schemaVersion } from "./store/db";
+import { openDatabase, schemaVersion } from "./store/db";
+import { migrateStore, openStore, type StoreLocation } from "./store/open";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
 
@@ -41,10 +42,15 @@ Usage:
 Environment (all optional): WEFT_HOST (127.0.0.1), WEFT_PORT (8080), WEFT_DATA_DIR (./weft-data),
 WEFT_PUBLIC_URL, WEFT_ENCRYPTION_KEY, WEFT_BOOTSTRAP_TOKEN, WEFT_WORKERS, WEFT_LOG_LEVEL,
 WEFT_DB_SYNCHRONOUS (FULL|NORMAL), WEFT_BODY_LIMIT, WEFT_RATE_LIMIT, WEFT_RATE_BURST, WEFT_FLOOD_LIMIT,
-WEFT_OAUTH_APPS, WEFT_ENCRYPTION_KEY_PREVIOUS, WEFT_NPM_REGISTRY.
+WEFT_OAUTH_APPS, WEFT_ENCRYPTION_KEY_PREVIOUS, WEFT_NPM_REGISTRY, WEFT_DATABASE_URL (postgres://…).
 See docs/configuration.md.`;
 
 export const databasePath = (config: Config) => join(config.dataDir, "weft.db");
+const storeLocation = (config: Config): StoreLocation => ({
+  databaseUrl: config.databaseUrl,
+  sqlitePath: databasePath(config),
+  synchronous: config.dbSynchronous,
+});
 
 function fail(message: string): never {
   process.stderr.write(`weft: ${message}\n`);
@@ -91,7 +97,7 @@ export async function serve(config: Config) {
     if (error instanceof PieceLoadError) fail(`pieces: ${error.message}`);
     throw error;
   });
-  const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous });
+  const db = await openStore(storeLocation(config));
   const { app, deps } = createApp({ config, db, log, pieces });
   if (config.bootstrapToken && deps.identity.bootstrap(config.bootstrapToken)) {
     log.info("bootstrap token created", { workspace: deps.identity.ensureOrg().workspaceId });
@@ -150,7 +156,7 @@ async function mcp(config: Config) {
     if (error instanceof PieceLoadError) fail(`pieces: ${error.message}`);
     throw error;
   });
-  const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous });
+  const db = await openStore(storeLocation(config));
   const { deps } = createApp({ config, db, log, pieces });
   if (config.bootstrapToken) deps.identity.bootstrap(config.bootstrapToken);
   const auth = deps.identity.authenticateToken(token);
@@ -173,7 +179,7 @@ async function piecesCommand(config: Config, args: string[]) {
   const [action, given] = positionals;
   if (!action || (action !== "list" && !given)) fail(usage);
   const target = given ?? "";
-  const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous });
+  const db = await openStore(storeLocation(config));
   const log = createLogger("error", (line) => process.stderr.write(`${line}\n`));
   const { deps } = createApp({ config, db, log, pieces: await loadRegistry(config) });
   const row = (pkg: { pieceId: string; name: string; version: string; actions: number; triggers: number; authKind: string | null }) =>
@@ -228,16 +234,14 @@ async function main(argv: string[]) {
       console.log(VERSION);
       return;
     case "migrate": {
-      const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous, migrate: false });
-      const applied = migrate(db);
-      console.log(
-        applied.length ? `applied migrations ${applied.join(", ")}; schema version ${schemaVersion(db)}` : `up to date; schema version ${schemaVersion(db)}`,
-      );
-      db.close();
+      const { applied, version } = await migrateStore(storeLocation(config));
+      console.log(applied.length ? `applied migrations ${applied.join(", ")}; schema version ${version}` : `up to date; schema version ${version}`);
       return;
     }
     case "backup": {
       if (!argv[1]) fail("usage: weft backup FILE (a new file; the database is copied while the server may keep running)");
+      if (config.databaseUrl)
+        fail("WEFT_DATABASE_URL is set: back up PostgreSQL with its own tools (pg_dump); weft backup copies the SQLite database of a data directory");
       const source = databasePath(config);
       if (!existsSync(source)) fail(`no database at ${source}; set WEFT_DATA_DIR to the data directory to back up`);
       // migrate: false — a backup taken before an upgrade must keep the old schema.
@@ -259,7 +263,7 @@ async function main(argv: string[]) {
       const { values } = parseArgs({ args: argv.slice(2), options: { name: { type: "string" }, scopes: { type: "string" }, workspace: { type: "string" } } });
       if (!values.name) fail("--name is required");
       if (!values.scopes) fail("--scopes is required: a comma-separated list or all");
-      const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous });
+      const db = await openStore(storeLocation(config));
       const identity = new Identity(db);
       try {
         const { orgId, workspaceId } = identity.ensureOrg();
@@ -275,7 +279,7 @@ async function main(argv: string[]) {
     }
     case "keys": {
       if (argv[1] !== "rotate") fail("usage: weft keys rotate");
-      const db = openDatabase(databasePath(config), { synchronous: config.dbSynchronous });
+      const db = await openStore(storeLocation(config));
       try {
         const report = rotateKeys(db, config);
         console.log(`re-encrypted ${report.rewritten} value(s) in ${report.rows} row(s) under key ${report.keyId} (${report.keySource})`);

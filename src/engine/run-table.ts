@@ -57,8 +57,10 @@ export interface EngineOptions {
   fetch?: () => GuardedFetch | undefined;
   /** Worker threads; 0 runs every step on the main thread. Default config.workers. */
   workers?: number;
-  /** The database file for workers' key-value store access; null when in memory. */
+  /** The SQLite database file, for the run writer thread; null when in memory or on PostgreSQL. */
   dbPath?: string | null;
+  /** Where worker threads open the database for the key-value store (store/open.ts `storeAddress`); null when in memory. */
+  storeAddress?: string | null;
   /** Runs executing at once, across workflows. */
   maxActiveRuns?: number;
 }

@@ -146,7 +146,7 @@ export class StepHost implements ExecutorHost {
   /** Spawns the worker pool once and resolves when its fleet is known (or it failed: steps then run here). */
   private ensurePool(): Promise<void> {
     if (this.poolPromise) return this.poolPromise;
-    const { config, log, dbPath } = this.t.o;
+    const { config, log, storeAddress } = this.t.o;
     const workers = this.t.o.workers ?? config.workers;
     if (workers <= 0 || this.links.stopping()) {
       this.poolSettled = true;
@@ -156,7 +156,7 @@ export class StepHost implements ExecutorHost {
     const pool = new WorkerPool({
       size: workers,
       log,
-      init: { t: "init", piecesDir: config.piecesDir, dbPath: dbPath ?? null, dbSynchronous: config.dbSynchronous, allowCidrs: config.allowedCidrs },
+      init: { t: "init", piecesDir: config.piecesDir, store: storeAddress ?? null, dbSynchronous: config.dbSynchronous, allowCidrs: config.allowedCidrs },
     });
     this.pool = pool;
     this.poolPromise = pool

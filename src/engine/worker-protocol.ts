@@ -9,8 +9,8 @@ import type { SubflowCall, SubflowResult, WebhookReply } from "./step-context";
 export interface WorkerInit {
   t: "init";
   piecesDir: string | undefined;
-  /** The database file, for the workspace key-value store (`ctx.store`); null for an in-memory database. */
-  dbPath: string | null;
+  /** Where the database is (store/open.ts `storeAddress`), for the workspace key-value store (`ctx.store`); null for an in-memory database. */
+  store: string | null;
   dbSynchronous: "FULL" | "NORMAL";
   /** WEFT_ALLOW_CIDRS: what the worker's SSRF-guarded fetch may reach although not public. */
   allowCidrs: string[];

@@ -7,7 +7,8 @@ import { KvStore } from "../store/kv";
 import { loadRegistry, type PieceRegistry } from "../pieces-runtime/registry";
 import { createGuardedFetch, wrapGuardedFetch } from "../net/guarded-fetch";
 import type { GuardedFetch, KeyValueStore } from "../pieces-sdk/types";
-import { openDatabase, type Db } from "../store/db";
+import type { Db } from "../store/db";
+import { openStoreAt } from "../store/open";
 import { errorMessage, invokeAction } from "./invoke-action";
 import type { SubflowResult } from "./step-context";
 import type { FromWorker, StepRequest, ToWorker, WorkerInit } from "./worker-protocol";
@@ -27,8 +28,8 @@ const calls = new Map<number, { resolve: (r: SubflowResult) => void; reject: (e:
 let nextCallId = 1;
 
 function storeFor(workspaceId: string): KeyValueStore {
-  if (!init?.dbPath) throw new Error("the key-value store is not available for an in-memory database");
-  db ??= openDatabase(init.dbPath, { synchronous: init.dbSynchronous, migrate: false });
+  if (!init?.store) throw new Error("the key-value store is not available for an in-memory database");
+  db ??= openStoreAt(init.store, init.dbSynchronous);
   kv ??= new KvStore(db);
   return kv.forWorkspace(workspaceId);
 }

@@ -5,6 +5,7 @@
  * caller's decryption (AES-GCM authenticates) decides whether it really is one.
  */
 import type { Db } from "./db";
+import { isPostgres } from "./postgres/sync-db";
 
 export const BLOB_PATTERN = /v1:[0-9a-f]{8}:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+/g;
 
@@ -25,14 +26,28 @@ export interface RewriteStats {
  */
 export function rewriteEncryptedValues(db: Db, rewrite: (blob: string) => string): RewriteStats {
   const stats: RewriteStats = { rewritten: 0, kept: 0, rows: 0 };
-  const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all();
+  const postgres = isPostgres(db);
+  const tables = postgres
+    ? db
+        .query<{ name: string }, []>(
+          "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
+        )
+        .all()
+    : db.query<{ name: string }, []>("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all();
   db.transaction(() => {
     for (const { name: table } of tables) {
-      const columns = db.query<{ name: string }, [string]>("SELECT name FROM pragma_table_info(?)").all(table);
+      const columns = postgres
+        ? db
+            .query<{ name: string }, [string]>(
+              "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND data_type = 'text'",
+            )
+            .all(table)
+        : db.query<{ name: string }, [string]>("SELECT name FROM pragma_table_info(?)").all(table);
       for (const { name: column } of columns) {
         const col = ident(column);
+        // SQLite columns may hold any type: only text values can be blobs. PostgreSQL's listed are text.
         const select = db.query<{ v: string }, []>(
-          `SELECT DISTINCT ${col} AS v FROM ${ident(table)} WHERE typeof(${col}) = 'text' AND instr(${col}, 'v1:') > 0`,
+          `SELECT DISTINCT ${col} AS v FROM ${ident(table)} WHERE ${postgres ? "" : `typeof(${col}) = 'text' AND `}instr(${col}, 'v1:') > 0`,
         );
         const update = db.query(`UPDATE ${ident(table)} SET ${col} = ? WHERE ${col} = ?`);
         for (const { v } of select.all()) {

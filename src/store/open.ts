@@ -1,0 +1,65 @@
+/**
+ * Which database the process stores in: PostgreSQL when WEFT_DATABASE_URL is set, else SQLite in the data
+ * directory. Both come back as the same synchronous handle (postgres/sync-db.ts), so nothing above the store
+ * knows which it got.
+ */
+import type { Synchronous } from "../config";
+import { migrate, openDatabase, schemaVersion, type Db } from "./db";
+import { migratePostgres, openPostgres, postgresSchemaVersion } from "./postgres/db";
+import { isPostgres, PostgresDb } from "./postgres/sync-db";
+
+export interface StoreLocation {
+  /** A postgres:// URL, or undefined for SQLite at `sqlitePath`. */
+  databaseUrl: string | undefined;
+  sqlitePath: string;
+  synchronous: Synchronous;
+}
+
+/**
+ * Where another thread of this process can open the same database (`openStoreAt`): the SQLite file, or the
+ * PostgreSQL URL; null for an in-memory SQLite database, which no second connection can share.
+ */
+export function storeAddress(db: Db): string | null {
+  if (isPostgres(db)) return db.url;
+  return db.filename && db.filename !== ":memory:" ? db.filename : null;
+}
+
+/** The SQLite file of a store, for SQLite-only machinery (the run writer thread); null otherwise. */
+export function sqliteFile(db: Db): string | null {
+  return isPostgres(db) ? null : storeAddress(db);
+}
+
+/** Opens, from another thread, the database `storeAddress` named (no migrations: its opener applied them). */
+export function openStoreAt(address: string, synchronous: Synchronous): Db {
+  if (/^postgres(?:ql)?:/.test(address)) return new PostgresDb(address).asDatabase();
+  return openDatabase(address, { synchronous, migrate: false });
+}
+
+/** Opens the store, applying pending migrations unless `migrate` is false. */
+export async function openStore(location: StoreLocation, options: { migrate?: boolean } = {}): Promise<Db> {
+  if (!location.databaseUrl) return openDatabase(location.sqlitePath, { synchronous: location.synchronous, migrate: options.migrate });
+  // Migrations run on a connection of their own, under an advisory lock (instances starting together wait).
+  const migrator = await openPostgres(location.databaseUrl, { migrate: options.migrate, max: 1 });
+  await migrator.close();
+  return new PostgresDb(location.databaseUrl).asDatabase();
+}
+
+/** `weft migrate`: applies what is pending and says where, what and the resulting schema version. */
+export async function migrateStore(location: StoreLocation): Promise<{ applied: number[]; version: number }> {
+  if (location.databaseUrl) {
+    const sql = await openPostgres(location.databaseUrl, { migrate: false, max: 1 });
+    try {
+      const applied = await migratePostgres(sql);
+      return { applied, version: await postgresSchemaVersion(sql) };
+    } finally {
+      await sql.close();
+    }
+  }
+  const db = openDatabase(location.sqlitePath, { synchronous: location.synchronous, migrate: false });
+  try {
+    const applied = migrate(db);
+    return { applied, version: schemaVersion(db) };
+  } finally {
+    db.close();
+  }
+}
