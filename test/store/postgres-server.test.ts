@@ -1,0 +1,61 @@
+/**
+ * A real `weft serve` on PostgreSQL (WEFT_DATABASE_URL, Debian `postgresql`): it migrates an empty database,
+ * answers a synchronous webhook, stores the run where a second process sees it, and after a restart on a
+ * new, empty data directory still has the workflow, its runs and a working webhook — so nothing of the
+ * product's state was left in the data directory.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
+import { freshPostgresDatabase } from "../support/postgres-storage";
+import { startServer, type ServerHandle } from "../support/server";
+
+announceMissingPostgres();
+
+describe.skipIf(!postgresBinaries())("weft serve on PostgreSQL", () => {
+  let server: ServerHandle | undefined;
+  afterAll(async () => {
+    await server?.stop("SIGKILL");
+  });
+
+  test("webhook runs are stored in PostgreSQL and outlive the data directory", async () => {
+    const { url, db } = await freshPostgresDatabase();
+    // The template is migrated: start from a database with no Weft tables, as an operator would.
+    db.run("DROP SCHEMA public CASCADE");
+    db.run("CREATE SCHEMA public");
+    const env = { WEFT_DATABASE_URL: url, WEFT_ENCRYPTION_KEY: "k".repeat(44) };
+    server = await startServer({ env });
+    const created = await server.fetch("/api/workflows", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: readFileSync(join(import.meta.dir, "../fixtures/examples/webhook-greet-respond.json"), "utf8"),
+    });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as { data: { id: string } }).data.id;
+    expect((await server.fetch(`/api/workflows/${id}/publish`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(
+      200,
+    );
+    const hook = ((await (await server.fetch(`/api/workflows/${id}/trigger`)).json()) as { data: { webhook: { url: string } } }).data.webhook.url;
+    const call = async (base: string) => {
+      const res = await fetch(hook.replace(/^http:\/\/[^/]+/, base), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"name":"Ada"}',
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    expect(await call(server.url)).toEqual({ status: 200, body: { name: "Ada", greeting: "hello Ada" } });
+
+    // Another connection (not the server's) sees the run and its steps.
+    const stored = db.query("SELECT status, (SELECT count(*) FROM run_steps s WHERE s.run_id = r.id) AS steps FROM runs r WHERE workflow_id = ?").all(id);
+    expect(stored).toEqual([{ status: "completed", steps: expect.any(Number) }]);
+    expect((stored[0] as { steps: number }).steps).toBeGreaterThan(0);
+
+    await server.stop("SIGKILL");
+    server = await startServer({ env });
+    const runs = (await (await server.fetch(`/api/runs?workflowId=${id}`)).json()) as { data: Array<{ status: string }> };
+    expect(runs.data.map((r) => r.status)).toEqual(["completed"]);
+    expect(await call(server.url)).toEqual({ status: 200, body: { name: "Ada", greeting: "hello Ada" } });
+  }, 60_000);
+});
