@@ -58,7 +58,9 @@ export class ConnectionStore {
   private readonly q;
 
   constructor(readonly db: Db) {
-    const filter = "workspace_id = $workspace_id AND ($piece_id IS NULL OR piece_id = $piece_id) AND ($status IS NULL OR status = $status)";
+    // CAST: PostgreSQL must be told the type of a parameter that is only tested for NULL.
+    const filter =
+      "workspace_id = $workspace_id AND (CAST($piece_id AS TEXT) IS NULL OR piece_id = $piece_id) AND (CAST($status AS TEXT) IS NULL OR status = $status)";
     this.q = {
       insert: db.query(
         `INSERT INTO connections (id, org_id, workspace_id, piece_id, name, auth_kind, grant_type, status, status_message, config, client_id, managed_app, public_values, secrets, tokens, token_expires_at, created_by, created_at, updated_at)
@@ -80,7 +82,7 @@ export class ConnectionStore {
       ),
       setTokens: db.query("UPDATE connections SET tokens = ?, token_expires_at = ?, status = 'active', status_message = NULL, updated_at = ? WHERE id = ?"),
       setError: db.query(
-        "UPDATE connections SET status = 'error', status_message = ?, tokens = CASE WHEN ? THEN NULL ELSE tokens END, token_expires_at = CASE WHEN ? THEN NULL ELSE token_expires_at END, updated_at = ? WHERE id = ?",
+        "UPDATE connections SET status = 'error', status_message = ?, tokens = CASE WHEN ? = 1 THEN NULL ELSE tokens END, token_expires_at = CASE WHEN ? = 1 THEN NULL ELSE token_expires_at END, updated_at = ? WHERE id = ?",
       ),
       delete: db.query("DELETE FROM connections WHERE id = ? AND workspace_id = ?"),
       takeLease: db.query(

@@ -259,7 +259,7 @@ export class RunStore {
     this.stepCountStmt = db.prepare(`SELECT count(*) AS n FROM run_steps WHERE run_id = ?`);
     this.firstStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid LIMIT ?`);
     this.lastStepsStmt = db.prepare(
-      `SELECT * FROM (SELECT rowid AS r, * FROM run_steps WHERE run_id = ? ORDER BY seq DESC, rowid DESC LIMIT ?) ORDER BY seq, r`,
+      `SELECT * FROM (SELECT rowid AS r, * FROM run_steps WHERE run_id = ? ORDER BY seq DESC, rowid DESC LIMIT ?) AS last ORDER BY seq, r`,
     );
     this.insertDefinitionStmt = db.prepare(`INSERT OR IGNORE INTO run_definitions (hash, definition, created_at) VALUES (?, ?, ?)`);
     this.getDefinitionStmt = db.prepare(`SELECT definition FROM run_definitions WHERE hash = ?`);
