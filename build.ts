@@ -9,9 +9,13 @@ import { existsSync, mkdirSync } from "node:fs";
  * Extra entrypoints loaded at run time by path (worker threads, sandbox processes). Inside the binary
  * they live relative to the entrypoints' common root, src/ — src/lib/thread-entry.ts relies on that.
  */
-const EXTRA_ENTRYPOINTS = ["src/engine/worker.ts", "src/store/writer-thread.ts", "src/store/checkpoint-thread.ts", "src/store/postgres/sync-thread.ts", "src/sandbox/child.ts"].filter((file) =>
-  existsSync(file),
-);
+const EXTRA_ENTRYPOINTS = [
+  "src/engine/worker.ts",
+  "src/store/writer-thread.ts",
+  "src/store/checkpoint-thread.ts",
+  "src/store/postgres/sync-thread.ts",
+  "src/sandbox/child.ts",
+].filter((file) => existsSync(file));
 
 export async function build(outfile = "dist/weft"): Promise<string> {
   mkdirSync("dist", { recursive: true });
