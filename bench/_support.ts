@@ -29,10 +29,14 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startBenchServer(command: string[], env: Record<string, string> = {}) {
+/**
+ * Spawns a server and returns at once, without waiting for it to answer (`spawned` is when, for timing the
+ * first answer). A fresh data directory unless `env` names one with WEFT_DATA_DIR.
+ */
+export async function spawnBenchServer(command: string[], env: Record<string, string> = {}) {
   const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), "weft-bench-"));
-  const started = performance.now();
+  const dataDir = env.WEFT_DATA_DIR ?? mkdtempSync(join(tmpdir(), "weft-bench-"));
+  const spawned = performance.now();
   const proc = Bun.spawn(command, {
     cwd: ROOT,
     env: {
@@ -48,25 +52,32 @@ export async function startBenchServer(command: string[], env: Record<string, st
     stdout: "ignore",
     stderr: "inherit",
   });
-  const url = `http://127.0.0.1:${port}`;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {}
-    if (performance.now() - started > 20_000) throw new Error("server did not start");
-    await Bun.sleep(1);
-  }
   return {
-    url,
+    url: `http://127.0.0.1:${port}`,
     port,
     proc,
     dataDir,
-    coldStartMs: performance.now() - started,
+    spawned,
     stop: async () => {
       proc.kill("SIGTERM");
       await proc.exited;
     },
   };
+}
+
+export type BenchServer = Awaited<ReturnType<typeof spawnBenchServer>>;
+
+/** Spawns a server and waits (up to 20 s) until /healthz answers; `coldStartMs` is how long that took. */
+export async function startBenchServer(command: string[], env: Record<string, string> = {}) {
+  const server = await spawnBenchServer(command, env);
+  for (;;) {
+    try {
+      if ((await fetch(`${server.url}/healthz`)).ok) break;
+    } catch {}
+    if (performance.now() - server.spawned > 20_000) throw new Error("server did not start");
+    await Bun.sleep(1);
+  }
+  return { ...server, coldStartMs: performance.now() - server.spawned };
 }
 
 export interface LoadResult {

@@ -22,8 +22,9 @@ import { join } from "node:path";
 import { acquireDataDirLock } from "../src/store/data-dir-lock";
 import { openDatabase, type Db } from "../src/store/db";
 import { RunStore, runValues, stepValues, type RunRow, type StepRow } from "../src/store/runs";
+import { FRESH_RUN } from "../src/engine/run-table";
 import { sha256 } from "../src/lib/ids";
-import { BENCH_TOKEN, ROOT, freePort, machine } from "./_support";
+import { BENCH_TOKEN, type BenchServer, machine, ROOT, spawnBenchServer } from "./_support";
 
 // ------------------------------------------------------------------------------------------ seeding
 
@@ -197,6 +198,7 @@ function insertHistory(db: Db, store: RunStore, workflows: SeedWorkflow[], count
 
   // One row object of each kind, refilled per row: runValues/stepValues copy it into RunStore's column order.
   const run: RunRow = {
+    ...FRESH_RUN,
     id: "",
     workspace_id: "",
     org_id: "",
@@ -213,24 +215,10 @@ function insertHistory(db: Db, store: RunStore, workflows: SeedWorkflow[], count
     executed_version_number: null,
     definition_hash: "",
     started_at: "",
-    finished_at: null,
-    duration_ms: null,
-    error_message: null,
-    tags: "[]",
     started_from_step: null,
     retry_of_run_id: null,
-    retried_by_run_id: null,
-    step_total: 0,
-    step_failed: 0,
-    wait_step: null,
-    resume_mode: null,
-    resume_at: null,
-    resume_token_hash: null,
     parent_run_id: null,
     depth: 0,
-    state: null,
-    response: null,
-    event_seq: 0,
   };
   const step: StepRow = {
     id: "",
@@ -433,48 +421,12 @@ const BENCH_WORKFLOWS = [
   { name: "Support tickets", definition: definitionOf(webhook, threeSteps("trigger.body")) },
 ];
 
-interface Server {
-  url: string;
-  proc: ReturnType<typeof Bun.spawn>;
-  stop(): Promise<void>;
-}
-
-/**
- * `weft serve` from source on `dataDir`, as _support.ts's startBenchServer starts it (same command and
- * environment) but on a given data directory, without its 20 s start-up limit, and keeping every run.
- */
-async function spawnServer(dataDir: string): Promise<Server & { spawned: number }> {
-  const port = await freePort();
-  const spawned = performance.now();
-  const proc = Bun.spawn([process.execPath, `${ROOT}/src/main.ts`, "serve"], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      WEFT_PORT: String(port),
-      WEFT_DATA_DIR: dataDir,
-      WEFT_BOOTSTRAP_TOKEN: BENCH_TOKEN,
-      WEFT_LOG_LEVEL: "warn",
-      WEFT_RATE_LIMIT: "0",
-      WEFT_FLOOD_LIMIT: "0",
-      WEFT_RUN_RETENTION_DAYS: "0",
-      WEFT_RUN_RETENTION_MAX: "0",
-    },
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    proc,
-    spawned,
-    stop: async () => {
-      proc.kill("SIGTERM");
-      await proc.exited;
-    },
-  };
-}
+/** `weft serve` from source on `dataDir`, keeping every run (retention off), not yet answering. */
+const spawnServer = (dataDir: string) =>
+  spawnBenchServer([process.execPath, `${ROOT}/src/main.ts`, "serve"], { WEFT_DATA_DIR: dataDir, WEFT_RUN_RETENTION_DAYS: "0", WEFT_RUN_RETENTION_MAX: "0" });
 
 /** Polls `request` every millisecond until it answers `status`; the time since the spawn, ms. */
-async function firstAnswer(server: Server & { spawned: number }, request: () => Promise<Response>, status: number, timeoutMs = 900_000): Promise<number> {
+async function firstAnswer(server: BenchServer, request: () => Promise<Response>, status: number, timeoutMs = 900_000): Promise<number> {
   for (;;) {
     try {
       const res = await request();

@@ -13,14 +13,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { testApp } from "../support/app";
-import { type Browser, CHROMIUM, eventually, HAS_CHROMIUM, launchBrowser, withScreenshot } from "../support/browser";
+import { type Browser, CHROMIUM, createOwnerAccount, eventually, HAS_CHROMIUM, launchBrowser, OWNER, withScreenshot } from "../support/browser";
 import { startServer, type ServerHandle } from "../support/server";
 import { startProvider, type Provider } from "../connections/support/oauth-provider";
 
 /** Without a browser the suite is skipped with one line; CI (.ci/run) installs Debian's chromium so it always runs there. */
 if (!HAS_CHROMIUM)
   console.log(`browser tests skipped: ${CHROMIUM} is missing (enable them with \`apt-get install chromium\`, or point WEFT_CHROMIUM at a Chromium)`);
-const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
 
 /** Routes the app serves, as "METHOD /openapi/path". */
 const served = await (async () => {
@@ -73,12 +72,7 @@ async function expectText(locator: ReturnType<Page["locator"]>, text: string | R
 
 describe("builder, end to end", () => {
   flowStep("first start asks for the owner account and logs in", ["POST /api/auth/setup"], async () => {
-    await page.goto(`${server.url}/`);
-    await page.getByRole("heading", { name: "Welcome to Weft" }).waitFor();
-    await page.getByLabel("Email").fill(OWNER.email);
-    await page.getByLabel(/^Password/).fill(OWNER.password);
-    await page.getByRole("button", { name: "Create owner account" }).click();
-    await page.getByRole("heading", { name: "Workflows" }).waitFor();
+    await createOwnerAccount(page, server.url);
     expect(await page.getByText(OWNER.email).count()).toBe(1);
   });
 

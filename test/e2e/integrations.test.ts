@@ -11,13 +11,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type Browser, eventually, HAS_CHROMIUM, launchBrowser, withScreenshot } from "../support/browser";
+import { type Browser, createOwnerAccount, eventually, HAS_CHROMIUM, launchBrowser, OWNER, withScreenshot } from "../support/browser";
 import { FIXTURE, FIXTURE_ID, fixturePackage } from "../support/activepieces-fixture";
 import { type NpmRegistry, startNpmRegistry } from "../support/npm-registry";
 import { type ServerHandle, startServer } from "../support/server";
 
 // Without a browser the suite is skipped; test/e2e/builder.test.ts prints the one line naming the package.
-const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
 const CONNECTION = "fixture account";
 
 let registry: NpmRegistry;
@@ -53,12 +52,7 @@ async function saved() {
 
 describe("Settings → Integrations, end to end", () => {
   flowStep("first start asks for the owner account and logs in", async () => {
-    await page.goto(`${server.url}/`);
-    await page.getByRole("heading", { name: "Welcome to Weft" }).waitFor();
-    await page.getByLabel("Email").fill(OWNER.email);
-    await page.getByLabel(/^Password/).fill(OWNER.password);
-    await page.getByRole("button", { name: "Create owner account" }).click();
-    await page.getByRole("heading", { name: "Workflows" }).waitFor();
+    await createOwnerAccount(page, server.url);
     expect(await page.getByText(OWNER.email).count()).toBe(1);
   });
 

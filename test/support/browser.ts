@@ -40,6 +40,19 @@ export async function launchBrowser(defaultTimeoutMs = 10_000): Promise<Browser>
 }
 
 /** Runs `fn`; when it fails, saves a screenshot of `page` named after `name` and says where. */
+/** The owner account the browser suites sign up with. */
+export const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
+
+/** First start: fills in the owner form at `baseUrl` and waits for the workflow list. */
+export async function createOwnerAccount(page: Page, baseUrl: string): Promise<void> {
+  await page.goto(`${baseUrl}/`);
+  await page.getByRole("heading", { name: "Welcome to Weft" }).waitFor();
+  await page.getByLabel("Email").fill(OWNER.email);
+  await page.getByLabel(/^Password/).fill(OWNER.password);
+  await page.getByRole("button", { name: "Create owner account" }).click();
+  await page.getByRole("heading", { name: "Workflows" }).waitFor();
+}
+
 export async function withScreenshot(page: Page | undefined, name: string, fn: () => Promise<void>): Promise<void> {
   try {
     await fn();
