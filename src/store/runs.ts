@@ -122,7 +122,9 @@ const STEP_COLUMNS = [
 ] as const;
 
 /** Columns of the list view: everything but the large, internal ones. */
-const LIST_COLUMNS = RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash").join(", ");
+const LIST_COLUMN_NAMES = RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash");
+const LIST_COLUMNS = LIST_COLUMN_NAMES.join(", ");
+const LIST_COLUMNS_OF_RUNS = LIST_COLUMN_NAMES.map((c) => `runs.${c}`).join(", ");
 
 const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
 
@@ -190,6 +192,38 @@ export function stepFromRow(row: StepRow): StepT {
   };
 }
 
+/** The list filter as conditions on the columns runs, run_counts and run_hours share. */
+interface Cells {
+  where: string[];
+  params: Record<string, unknown>;
+}
+
+function cellConditions(filter: RunListFilter): Cells {
+  const where: string[] = ["workspace_id = $workspaceId"];
+  const params: Record<string, unknown> = { workspaceId: filter.workspaceId };
+  if (filter.environments.length === 1) {
+    where.push("environment = $environment");
+    params.environment = filter.environments[0];
+  }
+  if (filter.status) {
+    where.push("status = $status");
+    params.status = filter.status;
+  }
+  if (filter.triggerType) {
+    where.push("trigger_type = $triggerType");
+    params.triggerType = filter.triggerType;
+  }
+  if (filter.workflowId) {
+    where.push("workflow_id = $workflowId");
+    params.workflowId = filter.workflowId;
+  }
+  return { where, params };
+}
+
+/** sort=duration: longest first, runs without a duration last (NULLS LAST is SQLite's own DESC order, spelled out for PostgreSQL). */
+const DURATION_ORDER = "duration_ms DESC NULLS LAST, started_at DESC, id DESC";
+const DURATION_ORDER_RUNS = "runs.duration_ms DESC NULLS LAST, runs.started_at DESC, runs.id DESC";
+
 export interface RunListFilter {
   workspaceId: string;
   environments: Environment[];
@@ -238,7 +272,7 @@ export class RunStore {
   private readonly progressStmt: Statement;
   private readonly unfinishedStmt: Statement<RunRow>;
   private readonly lastRunStmt: Statement<{ status: string; started_at: string }>;
-  private readonly listStatements = new Map<string, { rows: Statement<RunRow>; count: Statement<{ n: number }> }>();
+  private readonly listStatements = new Map<string, Statement>();
   private readonly patchStatements = new Map<string, Statement>();
 
   constructor(
@@ -264,7 +298,7 @@ export class RunStore {
     this.insertDefinitionStmt = db.prepare(`INSERT OR IGNORE INTO run_definitions (hash, definition, created_at) VALUES (?, ?, ?)`);
     this.getDefinitionStmt = db.prepare(`SELECT definition FROM run_definitions WHERE hash = ?`);
     this.progressStmt = db.prepare(`UPDATE runs SET step_total = ?, step_failed = ?, event_seq = ? WHERE id = ?`);
-    // Start-up only: one scan of the table instead of an index that every status change would have to maintain.
+    // Start-up recovery: runs_unfinished holds only these rows, so the cost follows the unfinished runs, not the history.
     this.unfinishedStmt = db.prepare(`SELECT * FROM runs WHERE status IN ('pending', 'running', 'paused') ORDER BY id`);
     this.lastRunStmt = db.prepare(`SELECT status, started_at FROM runs WHERE workflow_id = ? ORDER BY started_at DESC, id DESC LIMIT 1`);
   }
@@ -399,47 +433,108 @@ export class RunStore {
     return out;
   }
 
+  /**
+   * One page of a workspace's runs and the exact number that match (spec 4.6), at a cost that does not grow
+   * with the history (migration 008): the total is a sum over the counted cells; a time-sorted page is found
+   * by adding up runs per hour from the nearer end of the history, then read from the list index within
+   * those hours only. sort=duration and the tag filter page through their index with OFFSET.
+   */
   list(filter: RunListFilter): { rows: RunRow[]; total: number } {
-    const where: string[] = ["workspace_id = $workspaceId"];
-    const params: Record<string, unknown> = { workspaceId: filter.workspaceId };
-    if (filter.environments.length === 1) {
-      where.push("environment = $environment");
-      params.environment = filter.environments[0];
-    }
-    if (filter.status) {
-      where.push("status = $status");
-      params.status = filter.status;
-    }
-    if (filter.triggerType) {
-      where.push("trigger_type = $triggerType");
-      params.triggerType = filter.triggerType;
-    }
-    if (filter.workflowId) {
-      where.push("workflow_id = $workflowId");
-      params.workflowId = filter.workflowId;
-    }
+    const cells = cellConditions(filter);
+    const total = countOf(
+      this.listStatement(`SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n FROM run_counts WHERE ${cells.where.join(" AND ")} AND tag = $tag`).get(
+        bindRow({ ...cells.params, tag: filter.tag ?? "" }),
+      ) as { n: number } | null,
+    );
+    const end = Math.min(filter.offset + filter.limit, total);
+    if (filter.offset >= end) return { rows: [], total };
+    const page = { limit: filter.limit, offset: filter.offset };
+    // A workflow's runs all belong to its workspace, and the count above proved this one is the caller's:
+    // the workflow index alone then finds the rows (it does not hold the workspace).
+    const rowWhere = filter.workflowId ? cells.where.filter((c) => !c.startsWith("workspace_id")) : cells.where;
+    const { workspaceId: _workspace, ...workflowParams } = cells.params;
+    const rowParams = filter.workflowId ? workflowParams : cells.params;
     if (filter.tag !== undefined) {
-      where.push("EXISTS (SELECT 1 FROM json_each(runs.tags) WHERE json_each.value = $tag)");
-      params.tag = filter.tag;
+      const order =
+        filter.sort === "oldest"
+          ? "run_tags.started_at ASC, run_tags.run_id ASC"
+          : filter.sort === "duration"
+            ? DURATION_ORDER_RUNS
+            : "run_tags.started_at DESC, run_tags.run_id DESC";
+      const sql = `SELECT ${LIST_COLUMNS_OF_RUNS} FROM run_tags JOIN runs ON runs.id = run_tags.run_id
+        WHERE run_tags.workspace_id = $workspaceId AND run_tags.tag = $tag AND ${cells.where.map((c) => `runs.${c}`).join(" AND ")}
+        ORDER BY ${order} LIMIT $limit OFFSET $offset`;
+      return { rows: this.listStatement(sql).all(bindRow({ ...cells.params, tag: filter.tag, ...page })) as RunRow[], total };
     }
-    const order =
-      filter.sort === "oldest"
-        ? "started_at ASC, id ASC"
-        : filter.sort === "duration"
-          ? "duration_ms IS NULL, duration_ms DESC, started_at DESC, id DESC"
-          : "started_at DESC, id DESC";
-    const sql = `FROM runs WHERE ${where.join(" AND ")}`;
-    let stmts = this.listStatements.get(sql + order);
-    if (!stmts) {
-      stmts = {
-        rows: this.db.prepare(`SELECT ${LIST_COLUMNS} ${sql} ORDER BY ${order} LIMIT $limit OFFSET $offset`),
-        count: this.db.prepare(`SELECT COUNT(*) AS n ${sql}`),
-      };
-      this.listStatements.set(sql + order, stmts);
+    if (filter.sort === "duration") {
+      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${cells.where.join(" AND ")} ORDER BY ${DURATION_ORDER} LIMIT $limit OFFSET $offset`;
+      return { rows: this.listStatement(sql).all(bindRow({ ...cells.params, ...page })) as RunRow[], total };
     }
-    const total = countOf(stmts.count.get(bindRow(params)));
-    const rows = total === 0 ? [] : stmts.rows.all(bindRow({ ...params, limit: filter.limit, offset: filter.offset }));
+    const newest = filter.sort !== "oldest";
+    const span = this.hourSpan(cells, newest, filter.offset, end, total);
+    const direction = newest ? "DESC" : "ASC";
+    const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${[...rowWhere, "started_at >= $from", "started_at < $to"].join(" AND ")}
+      ORDER BY started_at ${direction}, id ${direction} LIMIT $limit OFFSET $offset`;
+    const rows = this.listStatement(sql).all(
+      bindRow({ ...rowParams, from: span.from, to: span.to, limit: filter.limit, offset: filter.offset - span.before }),
+    ) as RunRow[];
     return { rows, total };
+  }
+
+  /**
+   * The hours (of `started_at`) holding positions [offset, end) of the list in its order, as bounds on
+   * `started_at`, and how many listed runs come before the first of them. Walks the hour counts from
+   * whichever end of the history is nearer, so the last page costs what the first does.
+   */
+  private hourSpan(cells: Cells, newest: boolean, offset: number, end: number, total: number): { from: string; to: string; before: number } {
+    const forward = offset < total - end;
+    // Positions counted from the end the walk starts at: `a` is reached first, `b` (>= a) later.
+    const [a, b] = forward ? [offset, end - 1] : [total - end, total - 1 - offset];
+    let hourA: string | undefined;
+    let hourB: string | undefined;
+    let beforeA = 0;
+    let throughB = 0;
+    let seen = 0;
+    let after: string | null = null;
+    for (let chunk = 16; hourB === undefined; chunk *= 4) {
+      const hours = this.hourCounts(cells, forward === newest, after, chunk);
+      for (const { hour, n } of hours) {
+        if (hourA === undefined && seen + n > a) {
+          hourA = hour;
+          beforeA = seen;
+        }
+        seen += n;
+        if (seen > b) {
+          hourB = hour;
+          throughB = seen;
+          break;
+        }
+      }
+      if (hours.length < chunk) break;
+      after = hours[hours.length - 1].hour;
+    }
+    if (hourA === undefined || hourB === undefined) return { from: "", to: "~", before: 0 }; // counts disagree: read it all
+    const [startHour, endHour, before] = forward ? [hourA, hourB, beforeA] : [hourB, hourA, total - throughB];
+    // An hour H holds the starts from "H" up to "H~" ('~' sorts after every character of an ISO time).
+    return newest ? { from: endHour, to: `${startHour}~`, before } : { from: startHour, to: `${endHour}~`, before };
+  }
+
+  /** Runs per hour that match `cells`, newest or oldest hour first, beyond `after` (exclusive), `limit` hours. */
+  private hourCounts(cells: Cells, newestFirst: boolean, after: string | null, limit: number): Array<{ hour: string; n: number }> {
+    const where = [...cells.where];
+    if (after !== null) where.push(newestFirst ? "hour < $after" : "hour > $after");
+    const sql = `SELECT hour, CAST(SUM(n) AS BIGINT) AS n FROM run_hours WHERE ${where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
+      ORDER BY hour ${newestFirst ? "DESC" : "ASC"} LIMIT $limit`;
+    return this.listStatement(sql).all(bindRow({ ...cells.params, ...(after === null ? {} : { after }), limit })) as Array<{ hour: string; n: number }>;
+  }
+
+  private listStatement(sql: string): Statement {
+    let stmt = this.listStatements.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      this.listStatements.set(sql, stmt);
+    }
+    return stmt;
   }
 
   // ------------------------------------------------------------ retention
@@ -455,7 +550,7 @@ export class RunStore {
   private overflowStmt?: Statement<{ id: string }>;
   private countStmt?: Statement<{ n: number }>;
   overflow(keep: number, limit: number): string[] {
-    this.countStmt ??= this.db.prepare(`SELECT COUNT(*) AS n FROM runs`);
+    this.countStmt ??= this.db.prepare(`SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n FROM run_counts WHERE tag = ''`);
     const total = countOf(this.countStmt.get());
     if (total <= keep) return [];
     this.overflowStmt ??= this.db.prepare(`SELECT id FROM runs WHERE status NOT IN ('pending', 'running', 'paused') ORDER BY id LIMIT ?`);

@@ -6,6 +6,7 @@ import runs from "./004-runs";
 import connections from "./005-connections";
 import triggers from "./006-triggers";
 import runListIndexes from "./007-run-list-indexes";
+import runCounts from "./008-run-counts";
 
 export interface Migration {
   version: number;
@@ -13,4 +14,6 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: Migration[] = [identity, workflows, kvStore, runs, connections, triggers, runListIndexes].sort((a, b) => a.version - b.version);
+export const migrations: Migration[] = [identity, workflows, kvStore, runs, connections, triggers, runListIndexes, runCounts].sort(
+  (a, b) => a.version - b.version,
+);

@@ -1,0 +1,214 @@
+/**
+ * The run list (spec 4.6) from kept counts (migration 008): for every filter and sort, on the first, a
+ * middle, the last and a page past the end, the store answers exactly what a plain reading of all runs
+ * gives — after inserts, status changes, tag changes and deletions, which the counts must follow. Runs
+ * share start times and spread over hours with gaps, so page boundaries fall inside hours and between
+ * them. Runs on SQLite, and on PostgreSQL under `npm run test:postgres`.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { migrate, openDatabase, type Db } from "../../src/store/db";
+import { migrations } from "../../src/store/migrations";
+import { type RunListFilter, type RunRow, RunStore } from "../../src/store/runs";
+import { FRESH_RUN } from "../../src/engine/run-table";
+import type { Environment, RunStatus } from "../../src/schema/run";
+import { freshPostgresDatabase, testStorage } from "../support/postgres-storage";
+
+const dir = mkdtempSync(join(tmpdir(), "weft-run-list-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function openStoreDb(): Promise<Db> {
+  return testStorage() === "postgres" ? (await freshPostgresDatabase()).db : openDatabase(join(dir, `${crypto.randomUUID()}.db`), { synchronous: "NORMAL" });
+}
+
+/** mulberry32: the same history on every run of the test. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORKSPACES = ["ws-a", "ws-b"];
+const WORKFLOWS: Record<string, string[]> = { "ws-a": ["wf-a1", "wf-a2", "wf-a3"], "ws-b": ["wf-b1"] };
+const STATUSES: RunStatus[] = ["completed", "failed", "running", "paused", "cancelled", "pending"];
+const TRIGGERS = ["webhook", "cron", "api"];
+const TAG_SETS = ["[]", "[]", "[]", '["vip"]', '["vip","eu"]', '["eu"]'];
+
+function runRow(pick: () => number, i: number): RunRow {
+  const one = <T>(list: T[]) => list[Math.floor(pick() * list.length)]!;
+  const workspace = pick() < 0.85 ? "ws-a" : "ws-b";
+  // 60 hours, every third one empty; within an hour a few distinct seconds, so start times repeat.
+  let hour = Math.floor(pick() * 60);
+  if (hour % 3 === 2) hour -= 1;
+  const started = new Date(Date.UTC(2026, 10, 1, 0, 0, 0) + hour * 3_600_000 + Math.floor(pick() * 4) * 1000).toISOString();
+  const status = one(STATUSES);
+  return {
+    ...FRESH_RUN,
+    id: `0190${String(i).padStart(4, "0")}-0000-7000-8000-${Math.floor(pick() * 1e12)
+      .toString(16)
+      .padStart(12, "0")}`,
+    workspace_id: workspace,
+    org_id: "org",
+    workflow_id: one(WORKFLOWS[workspace]!),
+    workflow_name: "w",
+    workflow_trigger_type: "webhook",
+    status,
+    trigger_type: one(TRIGGERS),
+    trigger_data: "{}",
+    environment: (pick() < 0.8 ? "production" : "test") as Environment,
+    version_id: null,
+    version_number: null,
+    executed_version_id: null,
+    executed_version_number: null,
+    definition_hash: "h",
+    started_at: started,
+    finished_at: null,
+    duration_ms: pick() < 0.2 ? null : Math.floor(pick() * 50),
+    tags: one(TAG_SETS),
+    started_from_step: null,
+    retry_of_run_id: null,
+    parent_run_id: null,
+    depth: 0,
+  } as RunRow;
+}
+
+/** `count` new runs, stored and kept by id. */
+function insertRuns(store: RunStore, pick: () => number, count: number): Map<string, RunRow> {
+  const all = new Map<string, RunRow>();
+  for (let i = 0; i < count; i++) {
+    const row = runRow(pick, i);
+    store.insertRun(row);
+    all.set(row.id, row);
+  }
+  return all;
+}
+
+/** What the list must answer, read the slow way. */
+function expected(all: Map<string, RunRow>, filter: RunListFilter): { ids: string[]; total: number } {
+  const rows = [...all.values()].filter(
+    (r) =>
+      r.workspace_id === filter.workspaceId &&
+      filter.environments.includes(r.environment) &&
+      (!filter.status || r.status === filter.status) &&
+      (!filter.triggerType || r.trigger_type === filter.triggerType) &&
+      (!filter.workflowId || r.workflow_id === filter.workflowId) &&
+      (filter.tag === undefined || (JSON.parse(r.tags) as string[]).includes(filter.tag)),
+  );
+  const cmp = (x: string | number, y: string | number) => (x < y ? -1 : x > y ? 1 : 0);
+  rows.sort((x, y) => {
+    if (filter.sort === "oldest") return cmp(x.started_at, y.started_at) || cmp(x.id, y.id);
+    if (filter.sort === "duration") {
+      if ((x.duration_ms === null) !== (y.duration_ms === null)) return x.duration_ms === null ? 1 : -1;
+      const byDuration = x.duration_ms === null ? 0 : cmp(y.duration_ms!, x.duration_ms!);
+      if (byDuration !== 0) return byDuration;
+    }
+    return cmp(y.started_at, x.started_at) || cmp(y.id, x.id);
+  });
+  return { ids: rows.slice(filter.offset, filter.offset + filter.limit).map((r) => r.id), total: rows.length };
+}
+
+function filters(): Array<Omit<RunListFilter, "sort" | "limit" | "offset">> {
+  const out: Array<Omit<RunListFilter, "sort" | "limit" | "offset">> = [];
+  for (const workspaceId of WORKSPACES) {
+    for (const environments of [["production"], ["test"], ["production", "test"]] as Environment[][]) {
+      out.push({ workspaceId, environments });
+      out.push({ workspaceId, environments, status: "failed" });
+      out.push({ workspaceId, environments, triggerType: "cron" });
+      out.push({ workspaceId, environments, workflowId: WORKFLOWS[workspaceId]![0] });
+      out.push({ workspaceId, environments, status: "completed", triggerType: "webhook", workflowId: WORKFLOWS[workspaceId]!.at(-1) });
+      out.push({ workspaceId, environments, tag: "vip" });
+      out.push({ workspaceId, environments, tag: "eu", status: "running" });
+    }
+  }
+  // Another workspace's workflow, and a tag nobody has: nothing, total 0.
+  out.push({ workspaceId: "ws-b", environments: ["production", "test"], workflowId: "wf-a1" });
+  out.push({ workspaceId: "ws-a", environments: ["production"], tag: "nobody" });
+  return out;
+}
+
+function checkEveryList(store: RunStore, all: Map<string, RunRow>): number {
+  let checked = 0;
+  for (const base of filters()) {
+    for (const sort of ["newest", "oldest", "duration"] as const) {
+      for (const limit of [7, 20]) {
+        const total = expected(all, { ...base, sort, limit, offset: 0 }).total;
+        const pages = Math.max(1, Math.ceil(total / limit));
+        for (const page of new Set([1, 2, Math.ceil(pages / 2), pages - 1, pages, pages + 1].filter((p) => p >= 1))) {
+          const filter: RunListFilter = { ...base, sort, limit, offset: (page - 1) * limit };
+          const got = store.list(filter);
+          const want = expected(all, filter);
+          expect({ filter, total: got.total, ids: got.rows.map((r) => r.id) }).toEqual({ filter, total: want.total, ids: want.ids });
+          checked++;
+        }
+      }
+    }
+  }
+  return checked;
+}
+
+describe("GET /api/runs from kept counts", () => {
+  test("every filter and sort, first to past-the-last page, matches a full reading — after inserts, status and tag changes, deletions", async () => {
+    const db = await openStoreDb();
+    const store = new RunStore(db);
+    const pick = random(19);
+    const all = insertRuns(store, pick, 700);
+    expect(checkEveryList(store, all)).toBeGreaterThan(500);
+
+    // Runs finish, get tagged, are retried into other statuses; retention deletes some.
+    const ids = [...all.keys()];
+    for (const id of ids.filter(() => pick() < 0.3)) {
+      const row = all.get(id)!;
+      const status = STATUSES[Math.floor(pick() * STATUSES.length)]!;
+      const tags = pick() < 0.5 ? row.tags : TAG_SETS[Math.floor(pick() * TAG_SETS.length)]!;
+      store.patchRun(id, { status, tags, duration_ms: 99 });
+      all.set(id, { ...row, status, tags, duration_ms: 99 });
+    }
+    const doomed = ids.filter(() => pick() < 0.15);
+    store.deleteRuns(doomed);
+    for (const id of doomed) all.delete(id);
+    expect(checkEveryList(store, all)).toBeGreaterThan(500);
+
+    // Every run of a workspace gone: every list is empty with total 0.
+    const wsB = [...all.values()].filter((r) => r.workspace_id === "ws-b").map((r) => r.id);
+    store.deleteRuns(wsB);
+    for (const id of wsB) all.delete(id);
+    expect(store.list({ workspaceId: "ws-b", environments: ["production", "test"], sort: "newest", limit: 20, offset: 0 })).toEqual({ rows: [], total: 0 });
+    checkEveryList(store, all);
+    db.close();
+  }, 120_000);
+
+  test("unfinished runs are found without reading finished ones; retention's overflow counts from the kept counts", async () => {
+    const db = await openStoreDb();
+    const store = new RunStore(db);
+    const pick = random(7);
+    const rows = Array.from({ length: 50 }, (_, i) => runRow(pick, i));
+    for (const row of rows) store.insertRun(row);
+    const open = rows.filter((r) => ["pending", "running", "paused"].includes(r.status)).map((r) => r.id);
+    expect(store.unfinished().map((r) => r.id)).toEqual([...open].sort());
+    store.patchRun(open[0]!, { status: "completed" });
+    expect(store.unfinished().map((r) => r.id)).toEqual(open.slice(1).sort());
+    // 50 stored, keep 45: the 5 oldest finished ones go.
+    const finished = rows
+      .filter((r) => r.id === open[0] || !open.includes(r.id))
+      .map((r) => r.id)
+      .sort();
+    expect(store.overflow(45, 100)).toEqual(finished.slice(0, 5));
+    db.close();
+  });
+
+  test.skipIf(testStorage() === "postgres")("a database with runs from before the counts is counted when it is upgraded", () => {
+    const db = openDatabase(join(dir, "upgrade.db"), { migrate: false });
+    for (const m of migrations.filter((m) => m.version < 8)) db.transaction(() => db.run(m.sql))();
+    db.run("PRAGMA user_version = 7");
+    const all = insertRuns(new RunStore(db), random(3), 300);
+    expect(migrate(db)).toEqual([8]);
+    expect(checkEveryList(new RunStore(db), all)).toBeGreaterThan(500);
+    db.close();
+  });
+});
