@@ -6,7 +6,8 @@
  * - `seedRuns` fills it with N finished runs of those workflows (3 step rows each, mixed statuses, trigger
  *   types and environments, started over the last 30 days) in large transactions;
  * - figures: data-directory bytes per run after a checkpoint (and where they go, from dbstat); time from
- *   spawning `weft serve` to its first answered GET /healthz and to its first accepted webhook; the first
+ *   spawning `weft serve` to its first answered GET /healthz and to its first accepted webhook (also of the
+ *   compiled binary dist/weft when built, before seeding and after: what the history adds); the first
  *   GET /api/runs after the start; warm p50/p95 of GET /api/runs under each filter and sort of spec 4.6,
  *   of GET /api/runs/{id} and of GET /api/workflows (sequential requests over loopback, a real token).
  *
@@ -16,7 +17,7 @@
  *   WEFT_BENCH_HISTORY_SIZES=100000,1000000 bun bench/history.ts     (10000000 allowed: about 10 GB of disk)
  *   WEFT_BENCH_HISTORY_REQUESTS=50 WEFT_BENCH_HISTORY_WARMUP=5       (requests measured per figure, warm-ups)
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { acquireDataDirLock } from "../src/store/data-dir-lock";
@@ -421,9 +422,43 @@ const BENCH_WORKFLOWS = [
   { name: "Support tickets", definition: definitionOf(webhook, threeSteps("trigger.body")) },
 ];
 
-/** `weft serve` from source on `dataDir`, keeping every run (retention off), not yet answering. */
-const spawnServer = (dataDir: string) =>
-  spawnBenchServer([process.execPath, `${ROOT}/src/main.ts`, "serve"], { WEFT_DATA_DIR: dataDir, WEFT_RUN_RETENTION_DAYS: "0", WEFT_RUN_RETENTION_MAX: "0" });
+/** The compiled binary (`npm run build`), when built: start-up is also measured with it. */
+const BINARY = join(ROOT, "dist", "weft");
+
+/** `weft serve` from source (or the compiled binary) on `dataDir`, keeping every run (retention off), not yet answering. */
+const spawnServer = (dataDir: string, binary = false) =>
+  spawnBenchServer(binary ? [BINARY, "serve"] : [process.execPath, `${ROOT}/src/main.ts`, "serve"], {
+    WEFT_DATA_DIR: dataDir,
+    WEFT_RUN_RETENTION_DAYS: "0",
+    WEFT_RUN_RETENTION_MAX: "0",
+  });
+
+/** One spawn, two pollers: GET /healthz and a webhook (202 once its run is queued); ms since the spawn. */
+const startTimes = (server: BenchServer, webhookPath: string) =>
+  Promise.all([
+    firstAnswer(server, () => fetch(`${server.url}/healthz`), 200),
+    firstAnswer(
+      server,
+      () =>
+        fetch(`${server.url}${webhookPath}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: '{"orderId":1,"email":"a@b.c","total":1}',
+        }),
+      202,
+    ),
+  ]);
+
+/** Spawn → first webhook 202 of the compiled binary on `dataDir`, or null when it is not built. */
+async function binaryStartMs(dataDir: string, webhookPath: string): Promise<number | null> {
+  if (!existsSync(BINARY)) return null;
+  const server = await spawnServer(dataDir, true);
+  try {
+    return (await startTimes(server, webhookPath))[1];
+  } finally {
+    await server.stop();
+  }
+}
 
 /** Polls `request` every millisecond until it answers `status`; the time since the spawn, ms. */
 async function firstAnswer(server: BenchServer, request: () => Promise<Response>, status: number, timeoutMs = 900_000): Promise<number> {
@@ -538,13 +573,19 @@ interface SizeFigures {
   healthzMs: number;
   webhookMs: number;
   firstListMs: number;
+  /** Compiled binary: spawn → first webhook 202 before seeding and after (null: not built). */
+  binaryEmptyMs: number | null;
+  binaryWebhookMs: number | null;
   timings: Array<{ label: string; t: Timing }>;
 }
 
 async function measure(n: number): Promise<SizeFigures> {
   console.log(`\n--- ${thousands(n)} runs ---`);
   const { dataDir, workflows } = await prepareDataDir();
+  const hook = workflows.find((w) => w.webhookPath)!;
   try {
+    // The compiled binary's start before any run is stored: what the history adds is the difference.
+    const binaryEmptyMs = await binaryStartMs(dataDir, hook.webhookPath!);
     let lastReport = 0;
     const seeded = seedRuns(dataDir, n, {
       onProgress: (runs, ms) => {
@@ -575,23 +616,11 @@ async function measure(n: number): Promise<SizeFigures> {
         .join(", ")}`,
     );
 
-    // Start-up: one spawn, two pollers — GET /healthz and the busiest workflow's webhook (202 once its run is queued).
-    const hook = workflows.find((w) => w.webhookPath)!;
+    let figures: SizeFigures;
+    // Start-up from source: GET /healthz and the busiest workflow's webhook.
     const server = await spawnServer(dataDir);
     try {
-      const [healthzMs, webhookMs] = await Promise.all([
-        firstAnswer(server, () => fetch(`${server.url}/healthz`), 200),
-        firstAnswer(
-          server,
-          () =>
-            fetch(`${server.url}${hook.webhookPath}`, {
-              method: "POST",
-              headers: { "content-type": "application/json" },
-              body: '{"orderId":1,"email":"a@b.c","total":1}',
-            }),
-          202,
-        ),
-      ]);
+      const [healthzMs, webhookMs] = await startTimes(server, hook.webhookPath!);
       const t0 = performance.now();
       const first = await api(server.url, "GET", "/api/runs");
       const firstListMs = performance.now() - t0;
@@ -600,13 +629,16 @@ async function measure(n: number): Promise<SizeFigures> {
       );
 
       // Every default-filtered total must count the seeded production runs plus the webhook run above.
-      const expectProduction = seeded.production + 1;
+      const busiest = workflows[0]!;
+      // (and the one the binary's start before seeding accepted).
+      const hookRuns = binaryEmptyMs === null ? 1 : 2;
+      const expectProduction = seeded.production + hookRuns;
+      const busiestRuns = (seeded.byWorkflow[`production:${busiest.id}`] ?? 0) + (hook.id === busiest.id ? hookRuns : 0);
       const totalIs = (expected: number) => (json: any, path: string) => {
         if (json.pagination.total !== expected) throw new Error(`GET ${path}: total ${json.pagination.total}, expected ${expected}`);
         if (json.pagination.totalPages !== Math.ceil(expected / json.pagination.limit))
           throw new Error(`GET ${path}: totalPages ${json.pagination.totalPages}`);
       };
-      const busiest = workflows[0]!;
       const lastPage = Math.ceil(expectProduction / 20);
       const listFigures: Array<{ label: string; path: string; expected: number }> = [
         { label: "GET /api/runs (newest, page 1)", path: "/api/runs", expected: expectProduction },
@@ -615,14 +647,26 @@ async function measure(n: number): Promise<SizeFigures> {
         {
           label: "GET /api/runs?workflowId=<busiest>",
           path: `/api/runs?workflowId=${busiest.id}`,
-          expected: (seeded.byWorkflow[`production:${busiest.id}`] ?? 0) + (hook.id === busiest.id ? 1 : 0),
+          expected: busiestRuns,
         },
         { label: "GET /api/runs?triggerType=cron", path: "/api/runs?triggerType=cron", expected: seeded.byTrigger["production:cron"] ?? 0 },
         { label: "GET /api/runs?page=1000", path: "/api/runs?page=1000", expected: expectProduction },
         { label: "GET /api/runs?page=<last>", path: `/api/runs?page=${lastPage}`, expected: expectProduction },
+        {
+          label: "GET /api/runs?status=failed&page=<middle>",
+          path: `/api/runs?status=failed&page=${Math.max(1, Math.ceil((seeded.byStatus["production:failed"] ?? 0) / 40))}`,
+          expected: seeded.byStatus["production:failed"] ?? 0,
+        },
+        {
+          label: "GET /api/runs?workflowId=<busiest>&page=<last>",
+          path: `/api/runs?workflowId=${busiest.id}&page=${Math.max(1, Math.ceil(busiestRuns / 20))}`,
+          expected: busiestRuns,
+        },
         { label: "GET /api/runs?sort=oldest", path: "/api/runs?sort=oldest", expected: expectProduction },
+        { label: "GET /api/runs?sort=oldest&page=<middle>", path: `/api/runs?sort=oldest&page=${Math.ceil(lastPage / 2)}`, expected: expectProduction },
         { label: "GET /api/runs?sort=duration", path: "/api/runs?sort=duration", expected: expectProduction },
-        { label: "GET /api/runs?environment=all&limit=100", path: "/api/runs?environment=all&limit=100", expected: seeded.runs + 1 },
+        { label: "GET /api/runs?sort=duration&page=50", path: "/api/runs?sort=duration&page=50", expected: expectProduction },
+        { label: "GET /api/runs?environment=all&limit=100", path: "/api/runs?environment=all&limit=100", expected: seeded.runs + hookRuns },
       ];
       const timings: Array<{ label: string; t: Timing }> = [];
       for (const { label, path, expected } of listFigures) {
@@ -657,10 +701,17 @@ async function measure(n: number): Promise<SizeFigures> {
       );
       timings.push({ label: "GET /api/workflows", t: list });
       console.log(`${"GET /api/workflows".padEnd(44)} p50 ${f(list.p50).padStart(7)} ms  p95 ${f(list.p95).padStart(7)} ms  max ${f(list.max).padStart(7)} ms`);
-      return { n, seedRunsPerSecond: seeded.runsPerSecond, bytesPerRun, healthzMs, webhookMs, firstListMs, timings };
+      figures = { n, seedRunsPerSecond: seeded.runsPerSecond, bytesPerRun, healthzMs, webhookMs, firstListMs, timings, binaryEmptyMs, binaryWebhookMs: null };
     } finally {
       await server.stop();
     }
+    figures.binaryWebhookMs = await binaryStartMs(dataDir, hook.webhookPath!);
+    console.log(
+      figures.binaryWebhookMs === null
+        ? "compiled binary: not built (npm run build), its start is not measured"
+        : `compiled binary: spawn → first webhook accepted (202) ${f(figures.binaryWebhookMs)} ms with ${thousands(n)} runs stored, ${f(binaryEmptyMs!)} ms with none`,
+    );
+    return figures;
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -682,6 +733,10 @@ if (import.meta.main) {
     ["bytes per run (db + WAL)", ...all.map((s) => s.bytesPerRun.toFixed(0))],
     ["spawn → GET /healthz", ...all.map((s) => f(s.healthzMs))],
     ["spawn → first webhook 202", ...all.map((s) => f(s.webhookMs))],
+    [
+      "binary: spawn → first webhook 202",
+      ...all.map((s) => (s.binaryWebhookMs === null ? "not built" : `${f(s.binaryWebhookMs)} (0 runs: ${f(s.binaryEmptyMs!)})`)),
+    ],
     ["first GET /api/runs", ...all.map((s) => f(s.firstListMs))],
     ...all[0]!.timings.map((t, i) => [t.label, ...all.map((s) => `${f(s.timings[i]!.t.p50)} / ${f(s.timings[i]!.t.p95)}`)]),
   ];
