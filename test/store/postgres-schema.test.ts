@@ -2,7 +2,8 @@
  * The PostgreSQL schema (src/store/postgres) against a real server (Debian `postgresql`), compared with the
  * SQLite schema of the same migrations: a fresh database gets the same tables, columns, keys and indexes;
  * two instances migrating at once serialise; a second migrate applies nothing; a cascading foreign key,
- * the text comparisons and JSON text behave as on SQLite.
+ * the text comparisons and JSON text behave as on SQLite; runs stored before the kept run counts are counted
+ * when their migration is applied.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
@@ -310,5 +311,54 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
     ).toEqual(expected);
     expect([...(await sql.unsafe(sorted))].map((r) => r.name)).toEqual(expected);
     lite.close();
+  });
+
+  test("runs stored before the kept counts (migration 8) are counted when it is applied, tags and hours included", async () => {
+    const sql = client(await freshDatabase());
+    await sql.begin(async (tx) => {
+      await tx`CREATE TABLE weft_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)`;
+      for (const m of postgresMigrations.filter((m) => m.version < 8)) {
+        await tx.unsafe(m.sql);
+        await tx`INSERT INTO weft_schema_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, 'then')`;
+      }
+    });
+    const runs = [
+      ["r1", "wf1", "completed", "2026-11-01T10:05:00.000Z", "[]"],
+      ["r2", "wf1", "completed", "2026-11-01T10:59:59.999Z", '["vip","eu"]'],
+      ["r3", "wf1", "failed", "2026-11-01T11:00:00.000Z", '["vip"]'],
+      ["r4", "wf2", "completed", "2026-11-02T08:00:00.000Z", "[]"],
+    ];
+    for (const [id, workflow, status, started, tags] of runs) {
+      await sql`INSERT INTO runs (id, workspace_id, org_id, workflow_id, workflow_name, status, trigger_type, trigger_data, environment, definition_hash, started_at, tags)
+        VALUES (${id}, 'ws', 'org', ${workflow}, 'w', ${status}, 'webhook', '{}', 'production', 'h', ${started}, ${tags})`;
+    }
+    expect(await migratePostgres(sql)).toEqual([8]);
+    const counts = await sql`SELECT workflow_id, status, tag, n::int AS n FROM run_counts ORDER BY workflow_id, status, tag`;
+    expect(counts.map((r: any) => `${r.workflow_id} ${r.status} ${r.tag || "*"} ${r.n}`)).toEqual([
+      "wf1 completed * 2",
+      "wf1 completed eu 1",
+      "wf1 completed vip 1",
+      "wf1 failed * 1",
+      "wf1 failed vip 1",
+      "wf2 completed * 1",
+    ]);
+    const hours = await sql`SELECT hour, workflow_id, status, n::int AS n FROM run_hours ORDER BY hour, workflow_id, status`;
+    expect(hours.map((r: any) => `${r.hour} ${r.workflow_id} ${r.status} ${r.n}`)).toEqual([
+      "2026-11-01T10 wf1 completed 2",
+      "2026-11-01T11 wf1 failed 1",
+      "2026-11-02T08 wf2 completed 1",
+    ]);
+    const tags = await sql`SELECT tag, run_id FROM run_tags ORDER BY tag, started_at`;
+    expect(tags.map((r: any) => `${r.tag} ${r.run_id}`)).toEqual(["eu r2", "vip r2", "vip r3"]);
+    // From now on the triggers keep them: r3 completes, r1 is deleted.
+    await sql`UPDATE runs SET status = 'completed' WHERE id = 'r3'`;
+    await sql`DELETE FROM runs WHERE id = 'r1'`;
+    const after = await sql`SELECT workflow_id, status, tag, n::int AS n FROM run_counts WHERE n > 0 ORDER BY workflow_id, status, tag`;
+    expect(after.map((r: any) => `${r.workflow_id} ${r.status} ${r.tag || "*"} ${r.n}`)).toEqual([
+      "wf1 completed * 2",
+      "wf1 completed eu 1",
+      "wf1 completed vip 2",
+      "wf2 completed * 1",
+    ]);
   });
 });
