@@ -122,9 +122,14 @@ const STEP_COLUMNS = [
 ] as const;
 
 /** Columns of the list view: everything but the large, internal ones. */
-const LIST_COLUMN_NAMES = RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash");
-const LIST_COLUMNS = LIST_COLUMN_NAMES.join(", ");
-const LIST_COLUMNS_OF_RUNS = LIST_COLUMN_NAMES.map((c) => `runs.${c}`).join(", ");
+const LIST_COLUMNS = RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash").join(", ");
+
+/** A comma-separated list of columns (or sort terms) of runs, qualified for a join. */
+const ofRuns = (terms: string) =>
+  terms
+    .split(", ")
+    .map((term) => `runs.${term}`)
+    .join(", ");
 
 const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
 
@@ -198,9 +203,10 @@ interface Cells {
   params: Record<string, unknown>;
 }
 
-function cellConditions(filter: RunListFilter): Cells {
-  const where: string[] = ["workspace_id = $workspaceId"];
-  const params: Record<string, unknown> = { workspaceId: filter.workspaceId };
+/** `withWorkspace` false: the workspace condition left out (a workflow's runs are all in its workspace). */
+function cellConditions(filter: RunListFilter, withWorkspace = true): Cells {
+  const where: string[] = withWorkspace ? ["workspace_id = $workspaceId"] : [];
+  const params: Record<string, unknown> = withWorkspace ? { workspaceId: filter.workspaceId } : {};
   if (filter.environments.length === 1) {
     where.push("environment = $environment");
     params.environment = filter.environments[0];
@@ -222,7 +228,9 @@ function cellConditions(filter: RunListFilter): Cells {
 
 /** sort=duration: longest first, runs without a duration last (NULLS LAST is SQLite's own DESC order, spelled out for PostgreSQL). */
 const DURATION_ORDER = "duration_ms DESC NULLS LAST, started_at DESC, id DESC";
-const DURATION_ORDER_RUNS = "runs.duration_ms DESC NULLS LAST, runs.started_at DESC, runs.id DESC";
+
+/** The number of runs in the kept counts a query sums (run_counts, run_hours); BIGINT so both databases answer an integer. */
+const SUM_OF_N = "CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n";
 
 export interface RunListFilter {
   workspaceId: string;
@@ -442,26 +450,21 @@ export class RunStore {
   list(filter: RunListFilter): { rows: RunRow[]; total: number } {
     const cells = cellConditions(filter);
     const total = countOf(
-      this.listStatement(`SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n FROM run_counts WHERE ${cells.where.join(" AND ")} AND tag = $tag`).get(
+      this.listStatement(`SELECT ${SUM_OF_N} FROM run_counts WHERE ${cells.where.join(" AND ")} AND tag = $tag`).get(
         bindRow({ ...cells.params, tag: filter.tag ?? "" }),
       ) as { n: number } | null,
     );
     const end = Math.min(filter.offset + filter.limit, total);
     if (filter.offset >= end) return { rows: [], total };
     const page = { limit: filter.limit, offset: filter.offset };
-    // A workflow's runs all belong to its workspace, and the count above proved this one is the caller's:
-    // the workflow index alone then finds the rows (it does not hold the workspace).
-    const rowWhere = filter.workflowId ? cells.where.filter((c) => !c.startsWith("workspace_id")) : cells.where;
-    const { workspaceId: _workspace, ...workflowParams } = cells.params;
-    const rowParams = filter.workflowId ? workflowParams : cells.params;
     if (filter.tag !== undefined) {
       const order =
         filter.sort === "oldest"
           ? "run_tags.started_at ASC, run_tags.run_id ASC"
           : filter.sort === "duration"
-            ? DURATION_ORDER_RUNS
+            ? ofRuns(DURATION_ORDER)
             : "run_tags.started_at DESC, run_tags.run_id DESC";
-      const sql = `SELECT ${LIST_COLUMNS_OF_RUNS} FROM run_tags JOIN runs ON runs.id = run_tags.run_id
+      const sql = `SELECT ${ofRuns(LIST_COLUMNS)} FROM run_tags JOIN runs ON runs.id = run_tags.run_id
         WHERE run_tags.workspace_id = $workspaceId AND run_tags.tag = $tag AND ${cells.where.map((c) => `runs.${c}`).join(" AND ")}
         ORDER BY ${order} LIMIT $limit OFFSET $offset`;
       return { rows: this.listStatement(sql).all(bindRow({ ...cells.params, tag: filter.tag, ...page })) as RunRow[], total };
@@ -473,10 +476,13 @@ export class RunStore {
     const newest = filter.sort !== "oldest";
     const span = this.hourSpan(cells, newest, filter.offset, end, total);
     const direction = newest ? "DESC" : "ASC";
-    const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${[...rowWhere, "started_at >= $from", "started_at < $to"].join(" AND ")}
+    // A workflow's runs all belong to its workspace, and the count above proved this one is the caller's:
+    // the workflow index alone then finds the rows (it does not hold the workspace).
+    const rowCells = filter.workflowId ? cellConditions(filter, false) : cells;
+    const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${[...rowCells.where, "started_at >= $from", "started_at < $to"].join(" AND ")}
       ORDER BY started_at ${direction}, id ${direction} LIMIT $limit OFFSET $offset`;
     const rows = this.listStatement(sql).all(
-      bindRow({ ...rowParams, from: span.from, to: span.to, limit: filter.limit, offset: filter.offset - span.before }),
+      bindRow({ ...rowCells.params, from: span.from, to: span.to, limit: filter.limit, offset: filter.offset - span.before }),
     ) as RunRow[];
     return { rows, total };
   }
@@ -523,7 +529,7 @@ export class RunStore {
   private hourCounts(cells: Cells, newestFirst: boolean, after: string | null, limit: number): Array<{ hour: string; n: number }> {
     const where = [...cells.where];
     if (after !== null) where.push(newestFirst ? "hour < $after" : "hour > $after");
-    const sql = `SELECT hour, CAST(SUM(n) AS BIGINT) AS n FROM run_hours WHERE ${where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
+    const sql = `SELECT hour, ${SUM_OF_N} FROM run_hours WHERE ${where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
       ORDER BY hour ${newestFirst ? "DESC" : "ASC"} LIMIT $limit`;
     return this.listStatement(sql).all(bindRow({ ...cells.params, ...(after === null ? {} : { after }), limit })) as Array<{ hour: string; n: number }>;
   }
@@ -550,7 +556,7 @@ export class RunStore {
   private overflowStmt?: Statement<{ id: string }>;
   private countStmt?: Statement<{ n: number }>;
   overflow(keep: number, limit: number): string[] {
-    this.countStmt ??= this.db.prepare(`SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n FROM run_counts WHERE tag = ''`);
+    this.countStmt ??= this.db.prepare(`SELECT ${SUM_OF_N} FROM run_counts WHERE tag = ''`);
     const total = countOf(this.countStmt.get());
     if (total <= keep) return [];
     this.overflowStmt ??= this.db.prepare(`SELECT id FROM runs WHERE status NOT IN ('pending', 'running', 'paused') ORDER BY id LIMIT ?`);
