@@ -461,7 +461,7 @@ async function binaryStartMs(dataDir: string, webhookPath: string): Promise<numb
 }
 
 /** Polls `request` every millisecond until it answers `status`; the time since the spawn, ms. */
-async function firstAnswer(server: BenchServer, request: () => Promise<Response>, status: number, timeoutMs = 900_000): Promise<number> {
+export async function firstAnswer(server: BenchServer, request: () => Promise<Response>, status: number, timeoutMs = 900_000): Promise<number> {
   for (;;) {
     try {
       const res = await request();
@@ -501,7 +501,7 @@ export async function prepareDataDir(): Promise<{ dataDir: string; workflows: Ar
 
 // ------------------------------------------------------------------------------------------ figures
 
-function dirBytes(dir: string): number {
+export function dirBytes(dir: string): number {
   let total = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);

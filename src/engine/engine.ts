@@ -33,6 +33,7 @@ import { RunLifecycle } from "./run-lifecycle";
 import { RunStarter, type StartRunInput } from "./run-start";
 import { type EngineOptions, type PendingRun, RunTable } from "./run-table";
 import { InlineWriter, type RunWrites, ThreadWriter } from "../store/run-writes";
+import { WorkflowStore } from "../store/workflows";
 import type { WebhookReply } from "./step-context";
 import { StepHost } from "./step-host";
 import { Waiters } from "./waiters";
@@ -69,6 +70,7 @@ export class Engine {
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
     const t = new RunTable(o, this.store, this.writes, this.dispatcher);
     this.table = t;
+    const workflows = new WorkflowStore(o.db);
     this.retention = new Retention({
       db: o.db,
       store: this.store,
@@ -76,9 +78,11 @@ export class Engine {
       onDeleted: (ids) => {
         for (const id of ids) t.recent.delete(id);
       },
-      pruneDefinitions: () => this.writes.write([{ op: "pruneDefinitions" }]),
+      writes: this.writes,
       retentionDays: o.config.runRetentionDays,
       retentionMax: o.config.runRetentionMax,
+      overrides: () => workflows.retentionOverrides(),
+      intervalMs: o.config.runRetentionIntervalSeconds * 1000,
     });
     this.starter = new RunStarter(t, { stopping: () => this.stopping, ensureStarted: () => this.ensureStarted() });
     this.waiters = new Waiters(t);

@@ -1,32 +1,47 @@
 /**
  * Keeps the database from growing without bound (n8n users report SQLite and WAL files that never
- * shrink): finished runs older than WEFT_RUN_RETENTION_DAYS, and the oldest beyond WEFT_RUN_RETENTION_MAX,
- * are deleted with their steps in small batches (the event loop breathes between them); freed pages go
- * back to the file system with incremental vacuum; the WAL is checkpointed and truncated.
+ * shrink): finished runs older than WEFT_RUN_RETENTION_DAYS, and the oldest beyond WEFT_RUN_RETENTION_MAX
+ * per workspace, are deleted with their steps in short transactions (a workflow's own `retentionDays` /
+ * `retentionMaxRuns` settings replace these for its runs); freed pages go back to the file system with
+ * incremental vacuum; the WAL is checkpointed and truncated.
  */
 import type { Logger } from "../http/logger";
 import type { Db } from "../store/db";
-import { ensureIncrementalVacuum, INCREMENTAL_VACUUM_HINT, returnFreePages, truncateWal } from "../store/maintenance";
+import { ensureIncrementalVacuum, freePages, INCREMENTAL_VACUUM_HINT } from "../store/maintenance";
+import type { RunWrites } from "../store/run-writes";
 import type { RunStore } from "../store/runs";
 
+/** A workflow's own retention (its saved definition's settings), replacing the instance's for its runs. */
+export interface RetentionOverride {
+  workflowId: string;
+  /** 0 keeps its runs of any age. */
+  days?: number;
+  /** 0 keeps any number of its runs; set (even to 0), its runs leave the workspace's cap. */
+  maxRuns?: number;
+}
+
 export interface RetentionOptions {
+  /** Read here (which runs expire, free pages); never written here. */
   db: Db;
   store: RunStore;
+  /**
+   * The run writer: deletions, the definitions' prune, the incremental vacuum and the WAL truncation go
+   * through it, ordered with run inserts (a run is never stored pointing at a definition just pruned) and,
+   * with the writer thread, off the main thread (its commits and their checkpoints never stall requests).
+   */
+  writes: RunWrites;
   log: Logger;
   /** Told which runs were deleted (the engine forgets what it holds of them). */
   onDeleted?: (ids: string[]) => void;
   /** 0 keeps runs of any age. */
   retentionDays: number;
-  /** 0 keeps any number of runs. */
+  /** Runs kept per workspace; 0 keeps any number. */
   retentionMax: number;
-  /**
-   * Deletes definitions no run refers to any more. The engine routes this through its run writer, so it is
-   * ordered with run inserts that count on a definition being stored; by default the store does it directly.
-   */
-  pruneDefinitions?: () => Promise<void>;
-  /** Runs deleted per transaction. */
-  batchSize?: number;
-  /** How often a sweep runs. */
+  /** Workflows with their own settings, read at each sweep. */
+  overrides?: () => RetentionOverride[];
+  /** How long one delete transaction may hold the write lock, ms (default 20): batches grow or shrink to fit. */
+  transactionMs?: number;
+  /** How often a sweep runs, ms (default 10 minutes). */
   intervalMs?: number;
 }
 
@@ -37,10 +52,15 @@ export interface SweepResult {
 }
 
 const DAY_MS = 86_400_000;
+/** Pages returned per incremental-vacuum step at first (a step moves pages from the end of the file, whose cost varies: start small); adapts like the batches. */
+const FIRST_VACUUM_STEP = 64;
 
 export class Retention {
   private timer: ReturnType<typeof setInterval> | undefined;
   private running = false;
+  /** Runs per delete transaction; adapts to `transactionMs`. */
+  private batch = 100;
+  private vacuumStep = FIRST_VACUUM_STEP;
 
   constructor(private readonly o: RetentionOptions) {}
 
@@ -66,45 +86,95 @@ export class Retention {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** Deletes expired runs in batches, then returns free pages and truncates the WAL. */
+  /**
+   * Deletes expired runs (by age, then by count) in short transactions with pauses between them, so run
+   * writes and API reads go on while a large history is pruned; then returns the freed pages to the file
+   * system step by step and truncates the WAL.
+   */
   async sweep(now = Date.now()): Promise<SweepResult> {
     if (this.running) return { deletedRuns: 0, freedPages: 0, walCheckpointed: false };
     this.running = true;
     try {
-      const batch = this.o.batchSize ?? 500;
+      const own = new Map((this.o.overrides?.() ?? []).map((o) => [o.workflowId, o]));
+      const { store } = this.o;
       let deleted = 0;
-      if (this.o.retentionDays > 0) {
-        const cutoff = now - this.o.retentionDays * DAY_MS;
-        for (;;) {
-          const ids = this.o.store.expired(cutoff, batch);
-          if (ids.length === 0) break;
-          this.o.store.deleteRuns(ids);
-          this.o.onDeleted?.(ids);
-          deleted += ids.length;
-          await new Promise((resolve) => setImmediate(resolve));
-        }
+      for (const { workflowId } of store.runCountsByWorkflow()) {
+        const days = own.get(workflowId)?.days ?? this.o.retentionDays;
+        if (days <= 0) continue;
+        const before = new Date(now - days * DAY_MS).toISOString();
+        deleted += await this.drain((limit) => store.oldestFinishedOf(workflowId, limit, before));
+      }
+      const counts = store.runCountsByWorkflow();
+      for (const { workflowId, runs } of counts) {
+        const max = own.get(workflowId)?.maxRuns ?? 0;
+        if (max > 0 && runs > max) deleted += await this.drain((limit) => store.oldestFinishedOf(workflowId, limit), runs - max);
       }
       if (this.o.retentionMax > 0) {
-        for (;;) {
-          const ids = this.o.store.overflow(this.o.retentionMax, batch);
-          if (ids.length === 0) break;
-          this.o.store.deleteRuns(ids);
-          this.o.onDeleted?.(ids);
-          deleted += ids.length;
-          await new Promise((resolve) => setImmediate(resolve));
+        for (const [workspaceId, workflows] of Map.groupBy(counts, (c) => c.workspaceId)) {
+          const capped = workflows.filter((w) => own.get(w.workflowId)?.maxRuns === undefined);
+          const excess = capped.reduce((sum, w) => sum + w.runs, 0) - this.o.retentionMax;
+          if (excess <= 0) continue;
+          const exempt = workflows.filter((w) => !capped.includes(w)).map((w) => w.workflowId);
+          deleted += await this.drain((limit) => store.oldestFinishedIn(workspaceId, exempt, limit), excess);
         }
       }
-      if (deleted > 0) {
-        if (this.o.pruneDefinitions) await this.o.pruneDefinitions();
-        else this.o.store.deleteOrphanDefinitions();
-      }
-      const free = returnFreePages(this.o.db);
+      if (deleted > 0) await this.o.writes.write([{ op: "pruneDefinitions" }]);
+      const free = await this.returnFreePages();
       // False when a reader holds the WAL (busy): the next sweep truncates it.
-      const walCheckpointed = truncateWal(this.o.db);
+      const walCheckpointed = deleted > 0 || free > 0 ? await this.o.writes.truncateWal() : true;
       if (deleted > 0) this.o.log.info("run retention", { deletedRuns: deleted, freedPages: free });
       return { deletedRuns: deleted, freedPages: free, walCheckpointed };
     } finally {
       this.running = false;
     }
+  }
+
+  /**
+   * Deletes the runs `next` names, batch by batch, up to `max`. Each batch is one transaction sized to hold the
+   * write lock about `transactionMs`; after it, the sweep waits as long as the batch took, so the run writer
+   * and the API get at least half of the time.
+   */
+  private async drain(next: (limit: number) => string[], max = Number.POSITIVE_INFINITY): Promise<number> {
+    let done = 0;
+    while (done < max) {
+      const started = performance.now();
+      const limit = Math.min(this.batch, max - done);
+      const ids = next(limit);
+      if (ids.length === 0) break;
+      await this.o.writes.write([{ op: "deleteRuns", ids }]);
+      this.o.onDeleted?.(ids);
+      done += ids.length;
+      const ms = performance.now() - started;
+      if (ids.length === limit) this.batch = this.adapt(this.batch, ms, 10, 10_000);
+      await Bun.sleep(Math.max(1, ms));
+    }
+    return done;
+  }
+
+  /** Incremental vacuum in steps of about `transactionMs`, pausing between them like the deletes. */
+  private async returnFreePages(): Promise<number> {
+    let returned = 0;
+    for (;;) {
+      const started = performance.now();
+      const free = freePages(this.o.db);
+      if (free === 0) break;
+      const pages = Math.min(free, this.vacuumStep);
+      await this.o.writes.write([{ op: "returnFreePages", pages }]);
+      // Not in incremental auto-vacuum mode (an old large database): nothing is returned.
+      if (freePages(this.o.db) >= free) break;
+      returned += pages;
+      const ms = performance.now() - started;
+      if (pages === this.vacuumStep) this.vacuumStep = this.adapt(this.vacuumStep, ms, 64, 262_144);
+      await Bun.sleep(Math.max(1, ms));
+    }
+    return returned;
+  }
+
+  /** Doubles a step that took under half the target, halves one that took over one and a half. */
+  private adapt(size: number, ms: number, min: number, max: number): number {
+    const target = this.o.transactionMs ?? 20;
+    if (ms < target / 2) return Math.min(max, size * 2);
+    if (ms > target * 1.5) return Math.max(min, Math.floor(size / 2));
+    return size;
   }
 }

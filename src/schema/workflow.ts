@@ -70,6 +70,21 @@ export const Settings = t.Object(
     concurrencyLimit: t.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     maintenanceMode: t.Optional(t.Boolean()),
     autoPublishFixes: t.Optional(t.Boolean()),
+    retentionDays: t.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 36_500,
+        description: "finished runs of this workflow older than this many days are deleted (0 keeps them); overrides the instance's WEFT_RUN_RETENTION_DAYS",
+      }),
+    ),
+    retentionMaxRuns: t.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1_000_000_000,
+        description:
+          "at most this many runs of this workflow are kept, the oldest finished ones deleted first (0: no cap); they then do not count towards the workspace's WEFT_RUN_RETENTION_MAX",
+      }),
+    ),
   },
   { ...strict, $id: "Settings" },
 );

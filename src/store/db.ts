@@ -24,6 +24,9 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
   const db = new Database(path, { create: true, strict: true });
   // busy_timeout first so that every later pragma waits instead of failing on a lock.
   db.run("PRAGMA busy_timeout = 5000");
+  // A new database starts in incremental auto-vacuum mode (retention gives freed pages back to the file
+  // system); it can be set without a VACUUM only before the first page is written, so before WAL mode.
+  if ((db.query("PRAGMA page_count").get() as { page_count: number }).page_count === 0) db.run("PRAGMA auto_vacuum = INCREMENTAL");
   db.run("PRAGMA journal_mode = WAL");
   db.run(`PRAGMA synchronous = ${options.synchronous ?? "FULL"}`);
   db.run("PRAGMA journal_size_limit = 67108864");

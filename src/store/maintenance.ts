@@ -26,12 +26,21 @@ export function ensureIncrementalVacuum(db: Db, maxBytes: number): { enabled: bo
   return { enabled: true, bytes };
 }
 
-/** Gives free pages back to the file system; answers how many there were. */
-export function returnFreePages(db: Db): number {
-  if (isPostgres(db)) return 0;
+/** Pages of the database file that are free (0 with PostgreSQL, or outside incremental auto-vacuum mode, where they cannot be returned). */
+export function freePages(db: Db): number {
+  if (isPostgres(db) || pragmaNumber(db, "auto_vacuum") !== 2) return 0;
+  return pragmaNumber(db, "freelist_count");
+}
+
+/** Gives up to `maxPages` free pages back to the file system (all when not given); answers how many it gave. */
+export function returnFreePages(db: Db, maxPages?: number): number {
+  // Outside incremental auto-vacuum mode the pragma returns nothing (see INCREMENTAL_VACUUM_HINT).
+  if (isPostgres(db) || pragmaNumber(db, "auto_vacuum") !== 2) return 0;
   const free = pragmaNumber(db, "freelist_count");
-  if (free > 0) db.run("PRAGMA incremental_vacuum");
-  return free;
+  if (free === 0) return 0;
+  const pages = maxPages === undefined ? free : Math.min(free, maxPages);
+  db.run(`PRAGMA incremental_vacuum(${pages})`);
+  return pages;
 }
 
 /** Checkpoints the WAL and truncates it; false when a reader holds it (busy), so a later call retries. */

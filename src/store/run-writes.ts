@@ -16,6 +16,7 @@ import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
 import type { Db } from "./db";
 import { RunStore, knownDefinitions, runValues, stepValues, type RowValues, type RunPatch, type RunRow, type StepRow } from "./runs";
 import { threadEntry } from "../lib/thread-entry";
+import { returnFreePages, truncateWal } from "./maintenance";
 
 export type WriteOp =
   | { op: "insertRun"; row: RunRow }
@@ -24,7 +25,11 @@ export type WriteOp =
   | { op: "patchRun"; id: string; patch: RunPatch }
   | { op: "putDefinition"; hash: string; text: string }
   /** Deletes definitions no run refers to (retention), ordered with the writes around it. */
-  | { op: "pruneDefinitions" };
+  | { op: "pruneDefinitions" }
+  /** Deletes runs with their steps (retention): off the main thread, between the run writes. */
+  | { op: "deleteRuns"; ids: string[] }
+  /** Gives up to `pages` free pages of the database file back to the file system (incremental vacuum). */
+  | { op: "returnFreePages"; pages: number };
 
 export type QueuedOp = WriteOp | (() => WriteOp | null);
 
@@ -33,6 +38,11 @@ export interface RunWrites {
   fire(op: QueuedOp): void;
   /** Resolves once everything queued so far is committed. */
   drain(): Promise<void>;
+  /**
+   * Once everything queued so far is committed, checkpoints the WAL and truncates it, on the writer's
+   * connection; false when a reader held it (a later call retries).
+   */
+  truncateWal(): Promise<boolean>;
   readonly pending: number;
   /** Commits what is queued and releases the writer. */
   close(): Promise<void>;
@@ -43,7 +53,7 @@ export interface RunWrites {
  * An op as the store applies it, on either writer: rows as arrays of column values (no repeated keys to
  * serialise, parse or bind by name; the writer thread receives exactly this), tagged by a number.
  */
-export type WireOp = [0, RowValues] | [1, RowValues] | [2, StepRow] | [3, string, RunPatch] | [4, string, string] | [5];
+export type WireOp = [0, RowValues] | [1, RowValues] | [2, StepRow] | [3, string, RunPatch] | [4, string, string] | [5] | [6, string[]] | [7, number];
 
 export function encodeOp(op: WriteOp): WireOp {
   switch (op.op) {
@@ -59,10 +69,14 @@ export function encodeOp(op: WriteOp): WireOp {
       return [4, op.hash, op.text];
     case "pruneDefinitions":
       return [5];
+    case "deleteRuns":
+      return [6, op.ids];
+    case "returnFreePages":
+      return [7, op.pages];
   }
 }
 
-export function applyWireOp(store: RunStore, op: WireOp): void {
+export function applyWireOp(db: Db, store: RunStore, op: WireOp): void {
   switch (op[0]) {
     case 0:
       store.insertRunValues(op[1]);
@@ -83,6 +97,12 @@ export function applyWireOp(store: RunStore, op: WireOp): void {
       store.deleteOrphanDefinitions();
       return;
     }
+    case 6:
+      store.deleteRunRows(op[1]);
+      return;
+    case 7:
+      returnFreePages(db, op[1]);
+      return;
   }
 }
 
@@ -202,6 +222,7 @@ abstract class QueueingWriter implements RunWrites {
   }
 
   protected abstract kick(): void;
+  abstract truncateWal(): Promise<boolean>;
   abstract close(): Promise<void>;
 }
 
@@ -241,7 +262,7 @@ export class InlineWriter extends QueueingWriter {
   /** Copies WAL frames into the database file off this thread (see checkpoint-thread.ts). */
   private checkpointer: Worker | undefined;
   private walFrames = 0;
-  private readonly apply = (op: WriteOp) => applyWireOp(this.store, encodeOp(op));
+  private readonly apply = (op: WriteOp) => applyWireOp(this.db, this.store, encodeOp(op));
 
   constructor(
     private readonly db: Db,
@@ -376,6 +397,11 @@ export class InlineWriter extends QueueingWriter {
     }
   }
 
+  async truncateWal(): Promise<boolean> {
+    await this.drain();
+    return truncateWal(this.db);
+  }
+
   async close() {
     this.kick();
     await this.drain();
@@ -423,6 +449,8 @@ export class ThreadWriter extends QueueingWriter {
    * carries its definition again).
    */
   private sentDefinitions = new Set<string>();
+  /** Answers of truncateWal calls the thread has not answered yet, by message id. */
+  private readonly truncations = new Map<number, (ok: boolean) => void>();
 
   constructor(
     private readonly init: WriterThreadInit,
@@ -454,9 +482,15 @@ export class ThreadWriter extends QueueingWriter {
         const message = JSON.parse(event.data as string) as
           | { t: "ready" }
           | { t: "init-failed"; error: string }
-          | { t: "done"; id: number; failures: Array<string | null> };
+          | { t: "done"; id: number; failures: Array<string | null> }
+          | { t: "truncated"; id: number; ok: boolean };
         if (message.t === "ready") return resolve();
         if (message.t === "init-failed") return reject(new Error(message.error));
+        if (message.t === "truncated") {
+          this.truncations.get(message.id)?.(message.ok);
+          this.truncations.delete(message.id);
+          return;
+        }
         const entries = this.land(message.id);
         if (!entries) return;
         if (message.failures.some((failure) => failure !== null)) this.sentDefinitions.clear();
@@ -465,6 +499,8 @@ export class ThreadWriter extends QueueingWriter {
       });
       worker.addEventListener("error", (event: ErrorEvent) => {
         this.onError(new Error(`run writer thread failed: ${event.message}`));
+        for (const answer of this.truncations.values()) answer(false);
+        this.truncations.clear();
         // What it held is unknown: fail it (callers see an error, nothing is answered as durable) and start afresh.
         this.sentDefinitions.clear();
         for (const id of [...this.flights.keys()]) {
@@ -512,6 +548,19 @@ export class ThreadWriter extends QueueingWriter {
         );
       },
     );
+  }
+
+  /** The thread checkpoints after the batches already handed to it, outside a transaction. */
+  async truncateWal(): Promise<boolean> {
+    this.ready ??= this.spawn();
+    await this.ready;
+    const worker = this.worker;
+    if (!worker) return false;
+    const id = ++this.nextId;
+    return new Promise((resolve) => {
+      this.truncations.set(id, resolve);
+      worker.postMessage(JSON.stringify({ t: "truncateWal", id }));
+    });
   }
 
   async close() {

@@ -545,40 +545,64 @@ export class RunStore {
 
   // ------------------------------------------------------------ retention
 
-  /** Ids of finished runs started before `cutoffMs`, oldest first (UUIDv7 ids sort by creation time). */
-  private expiredStmt?: Statement<{ id: string }>;
-  expired(cutoffMs: number, limit: number): string[] {
-    this.expiredStmt ??= this.db.prepare(`SELECT id FROM runs WHERE id < ? AND status NOT IN ('pending', 'running', 'paused') ORDER BY id LIMIT ?`);
-    return this.expiredStmt.all(uuidV7Floor(cutoffMs), limit).map((r) => r.id);
+  /** How many runs each workflow has (every environment, status and trigger type), from the kept counts. */
+  private countsByWorkflowStmt?: Statement<{ workspace_id: string; workflow_id: string; n: number }>;
+  runCountsByWorkflow(): Array<{ workspaceId: string; workflowId: string; runs: number }> {
+    this.countsByWorkflowStmt ??= this.db.prepare(
+      `SELECT workspace_id, workflow_id, ${SUM_OF_N} FROM run_counts WHERE tag = '' GROUP BY workspace_id, workflow_id`,
+    );
+    return this.countsByWorkflowStmt
+      .all()
+      .map((r) => ({ workspaceId: r.workspace_id, workflowId: r.workflow_id, runs: Number(r.n) }))
+      .filter((r) => r.runs > 0);
   }
 
-  /** Ids of the oldest finished runs beyond the newest `keep`. */
-  private overflowStmt?: Statement<{ id: string }>;
-  private countStmt?: Statement<{ n: number }>;
-  overflow(keep: number, limit: number): string[] {
-    this.countStmt ??= this.db.prepare(`SELECT ${SUM_OF_N} FROM run_counts WHERE tag = ''`);
-    const total = countOf(this.countStmt.get());
-    if (total <= keep) return [];
-    this.overflowStmt ??= this.db.prepare(`SELECT id FROM runs WHERE status NOT IN ('pending', 'running', 'paused') ORDER BY id LIMIT ?`);
-    return this.overflowStmt.all(Math.min(limit, total - keep)).map((r) => r.id);
+  /**
+   * Ids of a workflow's oldest finished runs, started before `beforeIso` when given, oldest first. Reads the
+   * workflow's list index only (the status is one of its columns).
+   */
+  oldestFinishedOf(workflowId: string, limit: number, beforeIso?: string): string[] {
+    const before = beforeIso === undefined ? "" : " AND started_at < ?";
+    const sql = `SELECT id FROM runs WHERE workflow_id = ?${before} AND status NOT IN ('pending', 'running', 'paused') ORDER BY started_at, id LIMIT ?`;
+    const params = beforeIso === undefined ? [workflowId, limit] : [workflowId, beforeIso, limit];
+    return (this.listStatement(sql) as Statement<{ id: string }>).all(...params).map((r) => r.id);
+  }
+
+  /** Ids of a workspace's oldest finished runs, leaving out the runs of `exceptWorkflows`, oldest first. */
+  oldestFinishedIn(workspaceId: string, exceptWorkflows: string[], limit: number): string[] {
+    const except = exceptWorkflows.length > 0 ? ` AND workflow_id NOT IN (${exceptWorkflows.map(() => "?").join(",")})` : "";
+    const sql = `SELECT id FROM runs WHERE workspace_id = ? AND status NOT IN ('pending', 'running', 'paused')${except} ORDER BY started_at, id LIMIT ?`;
+    return (this.listStatement(sql) as Statement<{ id: string }>).all(workspaceId, ...exceptWorkflows, limit).map((r) => r.id);
   }
 
   /** Deletes runs and their steps in one transaction. */
   deleteRuns(ids: string[]): void {
     if (ids.length === 0) return;
-    const marks = ids.map(() => "?").join(",");
-    this.db
-      .transaction(() => {
-        this.db.query(`DELETE FROM run_steps WHERE run_id IN (${marks})`).run(...ids);
-        this.db.query(`DELETE FROM runs WHERE id IN (${marks})`).run(...ids);
-      })
-      .immediate();
+    this.db.transaction(() => this.deleteRunRows(ids)).immediate();
   }
 
-  /** Drops definitions no run uses any more (one scan of runs; called by the retention sweep). */
+  /** Deletes runs and their steps inside the caller's transaction (the run writer's batch). */
+  deleteRunRows(ids: string[]): void {
+    if (ids.length === 0) return;
+    // Prepared and finalised here, not cached: batch sizes vary.
+    const marks = ids.map(() => "?").join(",");
+    for (const sql of [`DELETE FROM run_steps WHERE run_id IN (${marks})`, `DELETE FROM runs WHERE id IN (${marks})`]) {
+      const stmt = this.db.prepare(sql);
+      try {
+        stmt.run(...ids);
+      } finally {
+        stmt.finalize();
+      }
+    }
+  }
+
+  /**
+   * Drops definitions no run uses any more (called by the retention sweep): their run counts, kept by
+   * triggers (migration 009), are 0, so only the definitions table is read.
+   */
   deleteOrphanDefinitions(): number {
     knownDefinitions(this.db).clear();
-    return this.db.query(`DELETE FROM run_definitions WHERE hash NOT IN (SELECT DISTINCT definition_hash FROM runs)`).run().changes;
+    return this.db.query(`DELETE FROM run_definitions WHERE runs <= 0`).run().changes;
   }
 }
 
@@ -596,10 +620,4 @@ export function knownDefinitions(db: Db): Set<string> {
     definitionsByDb.set(db, set);
   }
   return set;
-}
-
-/** The smallest UUIDv7 of a millisecond: ids below it were created earlier. */
-export function uuidV7Floor(ms: number): string {
-  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
 }

@@ -130,6 +130,23 @@ export class WorkflowStore {
     return this.q.live.all();
   }
 
+  /**
+   * Workflows whose saved definition sets its own run retention (`settings.retentionDays` or
+   * `settings.retentionMaxRuns`); the rest follow the instance's settings. The text filter only narrows the
+   * rows parsed.
+   */
+  retentionOverrides(): Array<{ workflowId: string; days?: number; maxRuns?: number }> {
+    const rows = this.db.query<{ id: string; definition: string }, []>(`SELECT id, definition FROM workflows WHERE definition LIKE '%"retention%'`).all();
+    const overrides: Array<{ workflowId: string; days?: number; maxRuns?: number }> = [];
+    for (const row of rows) {
+      const settings = (JSON.parse(row.definition) as { settings?: { retentionDays?: unknown; retentionMaxRuns?: unknown } }).settings;
+      const days = typeof settings?.retentionDays === "number" ? settings.retentionDays : undefined;
+      const maxRuns = typeof settings?.retentionMaxRuns === "number" ? settings.retentionMaxRuns : undefined;
+      if (days !== undefined || maxRuns !== undefined) overrides.push({ workflowId: row.id, days, maxRuns });
+    }
+    return overrides;
+  }
+
   insert(row: WorkflowRow) {
     this.q.insert.run(prefix(row));
   }

@@ -3,6 +3,7 @@
  * batch of run and step writes in one transaction, so SQLite work and fsync never block the main thread.
  */
 import { openDatabase, type Db } from "./db";
+import { truncateWal } from "./maintenance";
 import { RunStore } from "./runs";
 import { applyBatch, applyWireOp, type WireOp } from "./run-writes";
 
@@ -10,12 +11,13 @@ declare const self: Worker;
 
 let db: Db | undefined;
 let store: RunStore | undefined;
-const apply = (op: WireOp) => applyWireOp(store!, op);
+const apply = (op: WireOp) => applyWireOp(db!, store!, op);
 
 self.onmessage = (event: MessageEvent) => {
   const message = JSON.parse(event.data as string) as
     | { t: "init"; dbPath: string; synchronous: "FULL" | "NORMAL" }
-    | { t: "batch"; id: number; ops: WireOp[][] };
+    | { t: "batch"; id: number; ops: WireOp[][] }
+    | { t: "truncateWal"; id: number };
   if (message.t === "init") {
     try {
       // It only appends: the tail and inner pages of a few b-trees are all it rereads (a 16 MB cache only held
@@ -26,6 +28,11 @@ self.onmessage = (event: MessageEvent) => {
     } catch (error) {
       self.postMessage(JSON.stringify({ t: "init-failed", error: String((error as Error)?.message ?? error) }));
     }
+    return;
+  }
+  if (message.t === "truncateWal") {
+    // Outside any transaction, after every batch sent before it (messages are handled in order).
+    self.postMessage(JSON.stringify({ t: "truncated", id: message.id, ok: db ? truncateWal(db) : false }));
     return;
   }
   const failures = applyBatch(db!, message.ops, apply);

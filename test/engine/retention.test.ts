@@ -1,7 +1,8 @@
 /**
- * Run retention (issue 5 item 4): finished runs older than WEFT_RUN_RETENTION_DAYS, and the oldest beyond
- * WEFT_RUN_RETENTION_MAX, are pruned with their steps; unfinished runs are kept; freed pages return to the
- * file system (incremental vacuum) and the WAL is truncated.
+ * Run retention (issue 5 item 4, issue 19 item 3): finished runs older than WEFT_RUN_RETENTION_DAYS, and
+ * the oldest beyond WEFT_RUN_RETENTION_MAX per workspace, are pruned with their steps; a workflow's own
+ * settings.retentionDays / retentionMaxRuns replace those for its runs; unfinished runs are kept; freed pages
+ * return to the file system (incremental vacuum) and the WAL is truncated.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
@@ -76,5 +77,77 @@ describe("retention", () => {
     expect(statSync(file).size).toBeLessThan(grown / 4);
     expect(statSync(`${file}-wal`).size).toBe(0);
     expect((t.db.query("PRAGMA freelist_count").get() as any).freelist_count).toBe(0);
+  });
+
+  test("a workflow's own retentionDays and retentionMaxRuns replace the instance's settings for its runs", async () => {
+    const t = await engineApp({ WEFT_RUN_RETENTION_DAYS: "7", WEFT_RUN_RETENTION_MAX: "0" });
+    const plain = await createWorkflow(t, definition(template("a", "x")), { name: "plain" });
+    const longer = await createWorkflow(t, definition(template("a", "x"), { settings: { retentionDays: 60 } }), { name: "longer" });
+    const shorter = await createWorkflow(t, definition(template("a", "x"), { settings: { retentionDays: 1 } }), { name: "shorter" });
+    const forever = await createWorkflow(t, definition(template("a", "x"), { settings: { retentionDays: 0 } }), { name: "forever" });
+    const capped = await createWorkflow(t, definition(template("a", "x"), { settings: { retentionMaxRuns: 4 } }), { name: "capped" });
+    const model = async (id: string) => t.deps.engine.store.getRow((await runAndWait(t, id)).id)!;
+    const plainOld = seed(t, await model(plain), 30, 10);
+    const plainRecent = seed(t, await model(plain), 3, 5);
+    const longerOld = seed(t, await model(longer), 30, 10);
+    const longerOlder = seed(t, await model(longer), 90, 3);
+    const shorterRecent = seed(t, await model(shorter), 3, 5);
+    const foreverOld = seed(t, await model(forever), 400, 6);
+    const cappedOld = seed(t, await model(capped), 5, 10);
+
+    const gone = (ids: string[]) => ids.filter((id) => t.deps.engine.store.getRow(id) === null).length;
+    const result = await t.deps.engine.retention.sweep();
+    expect(gone(plainOld)).toBe(10);
+    expect(gone(plainRecent)).toBe(0);
+    expect(gone(longerOld)).toBe(0);
+    expect(gone(longerOlder)).toBe(3);
+    expect(gone(shorterRecent)).toBe(5);
+    expect(gone(foreverOld)).toBe(0);
+    // 10 seeded + the run that made the model: 4 kept, the oldest 7 deleted (the model's run is the newest).
+    expect(gone(cappedOld)).toBe(7);
+    expect(result.deletedRuns).toBe(10 + 3 + 5 + 7);
+
+    // Changing the saved setting takes effect at the next sweep, without a publish.
+    const current = await t.req("GET", `/api/workflows/${forever}`);
+    const saved = await t.req("PUT", `/api/workflows/${forever}`, {
+      body: { ...current.body.data, definition: { ...current.body.data.definition, settings: { retentionDays: 365 } } },
+    });
+    expect(saved.status).toBe(200);
+    await t.deps.engine.retention.sweep();
+    expect(gone(foreverOld)).toBe(6);
+  });
+
+  test("WEFT_RUN_RETENTION_MAX caps each workspace; a workflow with its own retentionMaxRuns (0: none) is not counted in it", async () => {
+    const t = await engineApp({ WEFT_RUN_RETENTION_DAYS: "0", WEFT_RUN_RETENTION_MAX: "20" });
+    const other = await t.otherWorkspace();
+    const mine = await createWorkflow(t, definition(template("a", "x")), { name: "mine" });
+    const exempt = await createWorkflow(t, definition(template("a", "x"), { settings: { retentionMaxRuns: 0 } }), { name: "exempt" });
+    const theirs = await createWorkflow(t, definition(template("a", "x")), { name: "theirs", token: other.token });
+    const model = async (id: string, token?: string) => {
+      const res = await t.req("POST", `/api/workflows/${id}/run?environment=test&wait=10`, { body: {}, token });
+      return t.deps.engine.store.getRow(res.body.data.id)!;
+    };
+    const mineRuns = seed(t, await model(mine), 5, 30);
+    const exemptRuns = seed(t, await model(exempt), 6, 30);
+    const theirRuns = seed(t, await model(theirs, other.token), 5, 15);
+    const result = await t.deps.engine.retention.sweep();
+    const kept = (ids: string[]) => ids.filter((id) => t.deps.engine.store.getRow(id) !== null);
+    // Mine: 31 runs in a workspace capped at 20 (the exempt workflow's 31 do not count): the 11 oldest go.
+    expect(kept(mineRuns)).toEqual(mineRuns.slice(11));
+    expect(kept(exemptRuns)).toEqual(exemptRuns);
+    // The other workspace has 16 runs, under its own cap of 20.
+    expect(kept(theirRuns)).toEqual(theirRuns);
+    expect(result.deletedRuns).toBe(11);
+  });
+
+  test("retention settings out of range are refused with the field and the allowed range named", async () => {
+    const t = await engineApp();
+    for (const settings of [{ retentionDays: -1 }, { retentionMaxRuns: 1.5 }, { retentionDays: "30" }]) {
+      const res = await t.req("POST", "/api/workflows", { body: { name: "bad", definition: definition(undefined, { settings }) } });
+      expect(res.status).toBe(400);
+      const field = Object.keys(settings)[0]!;
+      expect(res.body.error.message).toContain(field);
+      expect(res.body.error.message).toContain(">= 0");
+    }
   });
 });

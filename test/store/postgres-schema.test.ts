@@ -313,7 +313,7 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
     lite.close();
   });
 
-  test("runs stored before the kept counts (migration 8) are counted when it is applied, tags and hours included", async () => {
+  test("runs stored before the kept counts (migrations 8 and 9) are counted when they are applied, tags, hours and definitions' uses included", async () => {
     const sql = client(await freshDatabase());
     await sql.begin(async (tx) => {
       await tx`CREATE TABLE weft_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)`;
@@ -328,11 +328,16 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
       ["r3", "wf1", "failed", "2026-11-01T11:00:00.000Z", '["vip"]'],
       ["r4", "wf2", "completed", "2026-11-02T08:00:00.000Z", "[]"],
     ];
+    await sql`INSERT INTO run_definitions (hash, definition, created_at) VALUES ('h', '{}', 'then'), ('h2', '{}', 'then'), ('unused', '{}', 'then')`;
     for (const [id, workflow, status, started, tags] of runs) {
+      const hash = workflow === "wf2" ? "h2" : "h";
       await sql`INSERT INTO runs (id, workspace_id, org_id, workflow_id, workflow_name, status, trigger_type, trigger_data, environment, definition_hash, started_at, tags)
-        VALUES (${id}, 'ws', 'org', ${workflow}, 'w', ${status}, 'webhook', '{}', 'production', 'h', ${started}, ${tags})`;
+        VALUES (${id}, 'ws', 'org', ${workflow}, 'w', ${status}, 'webhook', '{}', 'production', ${hash}, ${started}, ${tags})`;
     }
-    expect(await migratePostgres(sql)).toEqual([8]);
+    expect(await migratePostgres(sql)).toEqual([8, 9]);
+    const uses = async () => (await sql`SELECT hash, runs::int AS runs FROM run_definitions ORDER BY hash`).map((r: any) => `${r.hash} ${r.runs}`);
+    // Migration 9 counts each definition's runs.
+    expect(await uses()).toEqual(["h 3", "h2 1", "unused 0"]);
     const counts = await sql`SELECT workflow_id, status, tag, n::int AS n FROM run_counts ORDER BY workflow_id, status, tag`;
     expect(counts.map((r: any) => `${r.workflow_id} ${r.status} ${r.tag || "*"} ${r.n}`)).toEqual([
       "wf1 completed * 2",
@@ -353,6 +358,7 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
     // From now on the triggers keep them: r3 completes, r1 is deleted.
     await sql`UPDATE runs SET status = 'completed' WHERE id = 'r3'`;
     await sql`DELETE FROM runs WHERE id = 'r1'`;
+    expect(await uses()).toEqual(["h 2", "h2 1", "unused 0"]);
     const after = await sql`SELECT workflow_id, status, tag, n::int AS n FROM run_counts WHERE n > 0 ORDER BY workflow_id, status, tag`;
     expect(after.map((r: any) => `${r.workflow_id} ${r.status} ${r.tag || "*"} ${r.n}`)).toEqual([
       "wf1 completed * 2",

@@ -183,32 +183,56 @@ describe("GET /api/runs from kept counts", () => {
     db.close();
   }, 120_000);
 
-  test("unfinished runs are found without reading finished ones; retention's overflow counts from the kept counts", async () => {
+  test("unfinished runs are found without reading finished ones; retention's queries pick the oldest finished runs and count from the kept counts", async () => {
     const db = await openStoreDb();
     const store = new RunStore(db);
     const pick = random(7);
-    const rows = Array.from({ length: 50 }, (_, i) => runRow(pick, i));
+    const rows = Array.from({ length: 120 }, (_, i) => runRow(pick, i));
     for (const row of rows) store.insertRun(row);
     const open = rows.filter((r) => ["pending", "running", "paused"].includes(r.status)).map((r) => r.id);
     expect(store.unfinished().map((r) => r.id)).toEqual([...open].sort());
     store.patchRun(open[0]!, { status: "completed" });
     expect(store.unfinished().map((r) => r.id)).toEqual(open.slice(1).sort());
-    // 50 stored, keep 45: the 5 oldest finished ones go.
-    const finished = rows
-      .filter((r) => r.id === open[0] || !open.includes(r.id))
-      .map((r) => r.id)
-      .sort();
-    expect(store.overflow(45, 100)).toEqual(finished.slice(0, 5));
+    const finished = rows.filter((r) => r.id === open[0] || !open.includes(r.id));
+    const oldestFirst = (list: RunRow[]) =>
+      [...list].sort((a, b) => (a.started_at === b.started_at ? (a.id < b.id ? -1 : 1) : a.started_at < b.started_at ? -1 : 1)).map((r) => r.id);
+
+    const byWorkflow = store.runCountsByWorkflow();
+    expect(byWorkflow.reduce((sum, c) => sum + c.runs, 0)).toBe(rows.length);
+    for (const c of byWorkflow) expect(c.runs).toBe(rows.filter((r) => r.workflow_id === c.workflowId && r.workspace_id === c.workspaceId).length);
+
+    const workflow = byWorkflow[0]!.workflowId;
+    const ofWorkflow = finished.filter((r) => r.workflow_id === workflow);
+    expect(store.oldestFinishedOf(workflow, 3)).toEqual(oldestFirst(ofWorkflow).slice(0, 3));
+    const cutoff = oldestFirst(ofWorkflow).map((id) => rows.find((r) => r.id === id)!.started_at)[4]!;
+    expect(store.oldestFinishedOf(workflow, 100)).toEqual(oldestFirst(ofWorkflow));
+    expect(store.oldestFinishedOf(workflow, 100, cutoff)).toEqual(oldestFirst(ofWorkflow.filter((r) => r.started_at < cutoff)));
+
+    const exempt = WORKFLOWS["ws-a"]!.slice(0, 1);
+    const inA = finished.filter((r) => r.workspace_id === "ws-a");
+    expect(store.oldestFinishedIn("ws-a", [], 7)).toEqual(oldestFirst(inA).slice(0, 7));
+    expect(store.oldestFinishedIn("ws-a", exempt, 7)).toEqual(oldestFirst(inA.filter((r) => !exempt.includes(r.workflow_id))).slice(0, 7));
     db.close();
   });
 
-  test.skipIf(testStorage() === "postgres")("a database with runs from before the counts is counted when it is upgraded", () => {
+  test.skipIf(testStorage() === "postgres")("a database with runs from before the counts is counted when it is upgraded, and its definitions' uses", () => {
     const db = openDatabase(join(dir, "upgrade.db"), { migrate: false });
     for (const m of migrations.filter((m) => m.version < 8)) db.transaction(() => db.run(m.sql))();
     db.run("PRAGMA user_version = 7");
+    db.run(`INSERT INTO run_definitions (hash, definition, created_at) VALUES ('h', '{}', 'then'), ('unused', '{}', 'then')`);
     const all = insertRuns(new RunStore(db), random(3), 300);
-    expect(migrate(db)).toEqual([8]);
-    expect(checkEveryList(new RunStore(db), all)).toBeGreaterThan(500);
+    expect(migrate(db)).toEqual([8, 9]);
+    const store = new RunStore(db);
+    expect(checkEveryList(store, all)).toBeGreaterThan(500);
+    // Migration 9 counted each definition's runs; deletions keep counting, and the unused one is pruned.
+    const uses = () => db.query("SELECT hash, runs FROM run_definitions ORDER BY hash").all();
+    expect(uses()).toEqual([
+      { hash: "h", runs: 300 },
+      { hash: "unused", runs: 0 },
+    ]);
+    store.deleteRuns([...all.keys()].slice(0, 10));
+    expect(store.deleteOrphanDefinitions()).toBe(1);
+    expect(uses()).toEqual([{ hash: "h", runs: 290 }]);
     db.close();
   });
 });

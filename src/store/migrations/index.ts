@@ -7,6 +7,7 @@ import connections from "./005-connections";
 import triggers from "./006-triggers";
 import runListIndexes from "./007-run-list-indexes";
 import runCounts from "./008-run-counts";
+import definitionUses from "./009-definition-uses";
 
 export interface Migration {
   version: number;
@@ -14,6 +15,6 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: Migration[] = [identity, workflows, kvStore, runs, connections, triggers, runListIndexes, runCounts].sort(
+export const migrations: Migration[] = [identity, workflows, kvStore, runs, connections, triggers, runListIndexes, runCounts, definitionUses].sort(
   (a, b) => a.version - b.version,
 );

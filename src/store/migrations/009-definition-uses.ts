@@ -1,0 +1,22 @@
+/**
+ * Retention without a scan of the run history (issue 19): each stored definition counts the runs that point
+ * at it, kept by triggers in the same transaction as every run insert and deletion, so the definitions no
+ * run uses any more are found in the small definitions table (`runs = 0`) instead of by reading every run.
+ * A run's definition never changes after its insert. Existing runs are counted once here (one pass).
+ */
+export default {
+  version: 9,
+  name: "definition-uses",
+  sql: `
+ALTER TABLE run_definitions ADD COLUMN runs INTEGER NOT NULL DEFAULT 0;
+UPDATE run_definitions SET runs = uses.n
+  FROM (SELECT definition_hash, COUNT(*) AS n FROM runs GROUP BY definition_hash) AS uses
+  WHERE run_definitions.hash = uses.definition_hash;
+CREATE TRIGGER run_definitions_used AFTER INSERT ON runs BEGIN
+  UPDATE run_definitions SET runs = runs + 1 WHERE hash = NEW.definition_hash;
+END;
+CREATE TRIGGER run_definitions_released AFTER DELETE ON runs BEGIN
+  UPDATE run_definitions SET runs = runs - 1 WHERE hash = OLD.definition_hash;
+END;
+`,
+};
