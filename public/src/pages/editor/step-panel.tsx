@@ -3,6 +3,7 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../../api";
 import { projection } from "../../catalog";
+import { CommitInput } from "../../components/commit-input";
 import { ErrorNote } from "../../components/error-note";
 import { JsonView } from "../../components/json-view";
 import { duration, StatusBadge } from "../../format";
@@ -122,24 +123,24 @@ export function StepPanel({
       <div class="name-grid">
         <div class="field">
           <label for={`${idBase}-display`}>Display name</label>
-          <input
+          <CommitInput
             id={`${idBase}-display`}
             value={node.displayName ?? ""}
-            onChange={(e) =>
+            onCommit={(text) =>
               patch((n) => {
-                n.displayName = (e.target as HTMLInputElement).value;
+                n.displayName = text;
               })
             }
           />
         </div>
         <div class="field">
           <label for={`${idBase}-name`}>Step name</label>
-          <input
+          <CommitInput
             id={`${idBase}-name`}
             value={node.name}
             aria-describedby={`${idBase}-name-help`}
-            onChange={(e) => {
-              const next = (e.target as HTMLInputElement).value.trim();
+            onCommit={(text) => {
+              const next = text.trim();
               if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(next)) {
                 renameError.value = "use letters, digits and _ (not starting with a digit)";
                 return;

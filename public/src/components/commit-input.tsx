@@ -1,0 +1,34 @@
+/**
+ * A text input that commits on change (blur, Enter, Tab) and keeps what the user typed until then: a
+ * re-render meanwhile (a validation answer, a live update) does not put the stored value back under the
+ * cursor, as a plain `value=` input would in Preact. Outside an edit it shows the current value.
+ */
+import { useSignal } from "@preact/signals";
+
+interface Props {
+  id?: string;
+  "aria-describedby"?: string;
+  value: string;
+  onCommit: (text: string) => void;
+}
+
+export function CommitInput({ value, onCommit, ...rest }: Props) {
+  // null when not editing: the field then follows `value`.
+  const typed = useSignal<string | null>(null);
+  return (
+    <input
+      {...rest}
+      value={typed.value ?? value}
+      onFocus={() => {
+        typed.value = value;
+      }}
+      onInput={(e) => {
+        typed.value = (e.target as HTMLInputElement).value;
+      }}
+      onChange={(e) => onCommit((e.target as HTMLInputElement).value)}
+      onBlur={() => {
+        typed.value = null;
+      }}
+    />
+  );
+}
