@@ -1,7 +1,7 @@
 /**
  * The layers of src/ (docs/architecture.md): every import points down.
  *
- *   app.ts, main.ts                       composition root and command line
+ *   app.ts, cli.ts, main.ts               composition root, command line and program entry
  *   api/, mcp/                            HTTP routes and the MCP server
  *   core/                                 what the product does (workflows, runs, triggers, connections)
  *   engine/                               runs: dispatch, execution, recovery, writes
@@ -28,47 +28,47 @@ module.exports = {
       severity: "error",
       comment: "schema, pieces-sdk, config, lib, net and http are the ground floor: they import only each other.",
       from: { path: "^src/(schema|pieces-sdk|lib|net|http)/|^src/config\\.ts$|^src/heap-tuning\\.ts$" },
-      to: { path: [upper(["sandbox", "store", "pieces-runtime", "engine", "core", "api", "mcp", "app", "main"]), "^pieces/"] },
+      to: { path: [upper(["sandbox", "store", "pieces-runtime", "engine", "core", "api", "mcp", "app", "cli", "main"]), "^pieces/"] },
     },
     {
       name: "sandbox-stands-alone",
       severity: "error",
       comment: "The sandbox runs user code with nothing but its input: it imports only the ground floor.",
       from: { path: "^src/sandbox/" },
-      to: { path: [upper(["store", "pieces-runtime", "engine", "core", "api", "mcp", "app", "main"]), "^pieces/"] },
+      to: { path: [upper(["store", "pieces-runtime", "engine", "core", "api", "mcp", "app", "cli", "main"]), "^pieces/"] },
     },
     {
       name: "store-stays-below-the-engine",
       severity: "error",
       comment: "store says how things are stored; it knows nothing of pieces, runs or routes.",
       from: { path: "^src/store/" },
-      to: { path: [upper(["sandbox", "pieces-runtime", "engine", "core", "api", "mcp", "app", "main"]), "^pieces/"] },
+      to: { path: [upper(["sandbox", "pieces-runtime", "engine", "core", "api", "mcp", "app", "cli", "main"]), "^pieces/"] },
     },
     {
       name: "pieces-runtime-stays-below-the-engine",
       severity: "error",
       from: { path: "^src/pieces-runtime/" },
-      to: { path: upper(["engine", "core", "api", "mcp", "app", "main"]) },
+      to: { path: upper(["engine", "core", "api", "mcp", "app", "cli", "main"]) },
     },
     {
       name: "engine-imports-no-core",
       severity: "error",
       comment: "The engine runs what it is given; what it needs from above comes in through its constructor.",
       from: { path: "^src/engine/" },
-      to: { path: upper(["core", "api", "mcp", "app", "main"]) },
+      to: { path: upper(["core", "api", "mcp", "app", "cli", "main"]) },
     },
     {
       name: "core-imports-no-routes",
       severity: "error",
       from: { path: "^src/core/" },
-      to: { path: upper(["api", "mcp", "app", "main"]) },
+      to: { path: upper(["api", "mcp", "app", "cli", "main"]) },
     },
     {
       name: "routes-import-no-app",
       severity: "error",
       comment: "api/ and mcp/ take their dependencies from api/deps.ts, not from the composition root.",
       from: { path: "^src/(api|mcp)/" },
-      to: { path: upper(["app", "main"]) },
+      to: { path: upper(["app", "cli", "main"]) },
     },
     {
       name: "activepieces-enter-through-one-door",
@@ -82,7 +82,7 @@ module.exports = {
       severity: "error",
       comment: "A built-in piece is written like an outside one: against src/pieces-sdk and the ground floor (the code piece also uses src/sandbox).",
       from: { path: "^pieces/" },
-      to: { path: upper(["store", "pieces-runtime", "engine", "core", "api", "mcp", "app", "main"]) },
+      to: { path: upper(["store", "pieces-runtime", "engine", "core", "api", "mcp", "app", "cli", "main"]) },
     },
   ],
   options: {

@@ -1,5 +1,5 @@
 /**
- * Composition root: builds the Elysia app from the parts below and never listens (main.ts does).
+ * Composition root: builds the Elysia app from the parts below and never listens (cli.ts does).
  * Tests call `createApp(deps).app.handle(request)`.
  */
 import { join } from "node:path";

@@ -7,9 +7,16 @@
  * The setting (BUN_JSC_forceRAMSize) is read only when the process starts, so the long-running commands
  * re-execute themselves once with it set: `process.execve` replaces the program in place (same pid, same
  * stdio), so a process manager sees nothing of it. An operator's own value is always kept, and
- * WEFT_HEAP_TUNING=off skips the step. Costs one extra runtime start (~20 ms).
+ * WEFT_HEAP_TUNING=off skips the step. src/main.ts does it before it loads the app, so it costs one extra
+ * start of the runtime and not a second load of everything.
  */
 export const HEAP_RAM_SIZE = String(1024 * 1024 * 1024);
+
+/** The command a `weft` argument list names (`serve` when none is given). */
+export const commandOf = (argv: string[]): string => (argv[0] && !argv[0].startsWith("-") ? argv[0] : "serve");
+
+/** Whether a `weft` argument list starts a long-running command, which restarts once with the collector tuned. */
+export const isLongRunning = (argv: string[]): boolean => ["serve", "mcp"].includes(commandOf(argv)) && !argv.includes("--help") && !argv.includes("-h");
 
 export function execWithHeapTuning(env: NodeJS.ProcessEnv = process.env): void {
   if (env.BUN_JSC_forceRAMSize !== undefined || env.WEFT_HEAP_TUNING === "off") return;

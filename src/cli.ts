@@ -1,0 +1,298 @@
+/**
+ * CLI entry: `weft serve` (default), `weft token create`, `weft migrate`, `weft backup`, `weft mcp`, `weft version`.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { VERSION, createApp } from "./app";
+import { ConfigError, loadConfig, type Config } from "./config";
+import { rotateKeys } from "./core/connections/key-rotation";
+import { Identity } from "./core/identity";
+import { PieceLoadError } from "./pieces-runtime/loader";
+import { loadRegistry } from "./pieces-runtime/registry";
+import { commandOf } from "./heap-tuning";
+import { createLogger } from "./http/logger";
+import { backupDatabase } from "./store/backup";
+import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
+import { openDatabase, schemaVersion } from "./store/db";
+import { migrateStore, openStore, type StoreLocation } from "./store/open";
+
+const HELP = `weft ${VERSION} — self-hosted workflow automation
+
+Usage:
+  weft [serve]                       start the server (default)
+  weft token create --name N --scopes a,b|all [--workspace W]
+                                     mint an API token and print it once
+  weft migrate                       apply database migrations and exit
+  weft backup FILE                   write a consistent copy of the database to FILE (safe while the
+                                     server runs; docs/operations.md)
+  weft keys rotate                   re-encrypt every stored secret under a new key (stop the server
+                                     first; see docs/connections.md)
+  weft pieces add NAME[@VERSION]|FILE.tgz
+                                     install an Activepieces piece package (docs/activepieces.md)
+  weft pieces list | upgrade ID | remove ID [--version V]
+                                     list, upgrade or remove installed piece packages
+  weft mcp                           serve the MCP tools over stdio for a desktop agent, acting as
+                                     the API token in WEFT_TOKEN; relays to WEFT_URL (or a server
+                                     running at WEFT_HOST:WEFT_PORT) when there is one (docs/mcp.md)
+  weft version                       print the version
+  weft --help                        this text
+
+Environment (all optional): WEFT_HOST (127.0.0.1), WEFT_PORT (8080), WEFT_DATA_DIR (./weft-data),
+WEFT_PUBLIC_URL, WEFT_ENCRYPTION_KEY, WEFT_BOOTSTRAP_TOKEN, WEFT_WORKERS, WEFT_LOG_LEVEL,
+WEFT_DB_SYNCHRONOUS (FULL|NORMAL), WEFT_BODY_LIMIT, WEFT_RATE_LIMIT, WEFT_RATE_BURST, WEFT_FLOOD_LIMIT,
+WEFT_OAUTH_APPS, WEFT_ENCRYPTION_KEY_PREVIOUS, WEFT_NPM_REGISTRY, WEFT_DATABASE_URL (postgres://…).
+See docs/configuration.md.`;
+
+export const databasePath = (config: Config) => join(config.dataDir, "weft.db");
+const storeLocation = (config: Config): StoreLocation => ({
+  databaseUrl: config.databaseUrl,
+  sqlitePath: databasePath(config),
+  synchronous: config.dbSynchronous,
+});
+
+function fail(message: string): never {
+  process.stderr.write(`weft: ${message}\n`);
+  process.exit(2);
+}
+
+/** Takes the data directory for this process, or stops with the pid that holds it (src/store/data-dir-lock.ts). */
+function lockDataDir(config: Config, waitMs = 0): DataDirLock {
+  try {
+    const lock = acquireDataDirLock(config.dataDir, { waitMs });
+    process.on("exit", () => lock.release());
+    return lock;
+  } catch (error) {
+    if (error instanceof DataDirLockedError) fail(error.message);
+    throw error;
+  }
+}
+
+/**
+ * Refuses a port another process listens on. Elysia asks the runtime for SO_REUSEPORT, with which a second
+ * server on the same port starts and takes half the connections: Weft listens without it, and checks first,
+ * before recovering any run, so a start that cannot serve changes nothing.
+ */
+function checkPortFree(config: Config) {
+  try {
+    const probe = Bun.serve({ hostname: config.host, port: config.port, reusePort: false, fetch: () => new Response(null, { status: 503 }) });
+    probe.stop(true);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === "EADDRINUSE" || /in use/i.test(String((error as Error).message))
+        ? "is already in use by another program (another weft?)"
+        : `cannot be listened on: ${(error as Error).message}`;
+    fail(`port ${config.port} on ${config.host} ${reason}; stop that program or set WEFT_PORT to a free port`);
+  }
+}
+
+export async function serve(config: Config) {
+  const lock = lockDataDir(config);
+  if (config.port !== 0) checkPortFree(config);
+  const log = createLogger(config.logLevel);
+  // Pieces load before the database opens: a broken user piece stops start-up with its file and reason.
+  const pieces = await loadRegistry(config).catch((error) => {
+    if (error instanceof PieceLoadError) fail(`pieces: ${error.message}`);
+    throw error;
+  });
+  const db = await openStore(storeLocation(config));
+  const { app, deps } = createApp({ config, db, log, pieces });
+  if (config.bootstrapToken && deps.identity.bootstrap(config.bootstrapToken)) {
+    log.info("bootstrap token created", { workspace: deps.identity.ensureOrg().workspaceId });
+  }
+  // Runs left unfinished by the last process are recovered before anything new is accepted.
+  await deps.engine.start();
+  // Schedules and polls start once the engine can take runs; missed schedule instants fire now, once.
+  deps.triggers.start();
+  // Weft refuses oversized bodies itself (413 in the envelope, src/http/body.ts); Bun's own cap would answer without one.
+  app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false });
+  const server = app.server!;
+  log.info("weft listening", { url: `http://${server.hostname}:${server.port}`, publicUrl: config.publicUrl, version: VERSION, dataDir: config.dataDir });
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info("shutting down", { signal });
+    deps.engine.closeStreams(); // open run streams would hold the server open
+    await server.stop(false); // stop accepting, let in-flight requests finish
+    await deps.triggers.stop(); // no new schedule or poll runs; an in-flight poll finishes and commits
+    await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
+    deps.piecePackages.stop();
+    db.close();
+    lock.release();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  return { app, server, db };
+}
+
+/**
+ * `weft mcp`: the MCP tools on stdin/stdout, logs on stderr. Relays to a running server (WEFT_URL, or one
+ * answering at WEFT_HOST:WEFT_PORT) so two processes never execute one data directory's runs; else opens
+ * the data directory itself and executes the runs the agent starts (schedules and webhooks need `serve`).
+ */
+async function mcp(config: Config) {
+  // Loaded here, not at the top: the MCP SDK is heavy and `weft serve` loads it only on the first /mcp call.
+  const { serveMcpStdio } = await import("./mcp/stdio");
+  const { bridgeMcpStdio, runningServer } = await import("./mcp/stdio-bridge");
+  const token = process.env.WEFT_TOKEN;
+  if (!token) fail("WEFT_TOKEN is not set; set it to an API token of the workspace the agent may use (weft token create --name agent --scopes all)");
+  const url = process.env.WEFT_URL || (await runningServer(config));
+  if (url) {
+    if (!/^https?:\/\//.test(url)) fail(`WEFT_URL="${url}" is not an http(s) URL; use e.g. https://weft.example.com`);
+    process.stderr.write(`weft mcp: relaying to ${url}/mcp\n`);
+    await bridgeMcpStdio(url, token);
+    process.exit(0);
+  }
+  // This process executes runs itself, so it takes the data directory as `weft serve` does; an agent
+  // restarting its MCP server may start the new process while the old one is still closing.
+  lockDataDir(config, 5_000);
+  // stdout carries JSON-RPC, so every log line goes to stderr.
+  const log = createLogger(config.logLevel, (line) => process.stderr.write(`${line}\n`));
+  const pieces = await loadRegistry(config).catch((error) => {
+    if (error instanceof PieceLoadError) fail(`pieces: ${error.message}`);
+    throw error;
+  });
+  const db = await openStore(storeLocation(config));
+  const { deps } = createApp({ config, db, log, pieces });
+  if (config.bootstrapToken) deps.identity.bootstrap(config.bootstrapToken);
+  const auth = deps.identity.authenticateToken(token);
+  if (!auth) fail(`WEFT_TOKEN is not a valid API token for the database in ${config.dataDir} (unknown or revoked); mint one with weft token create`);
+  await deps.engine.start();
+  await serveMcpStdio(deps, auth, VERSION);
+  await deps.engine.stop();
+  db.close();
+  process.exit(0);
+}
+
+/**
+ * `weft pieces add|list|upgrade|remove`: installed piece packages in the data directory, with the checks the
+ * API makes (a version a published workflow runs is not removed). A running server sees the change at its
+ * next start; use the API or Settings → Integrations to change a running server without a restart.
+ */
+async function piecesCommand(config: Config, args: string[]) {
+  const usage = "usage: weft pieces add NAME[@VERSION]|FILE.tgz | list | upgrade PIECE_ID | remove PIECE_ID [--version V]";
+  const { values, positionals } = parseArgs({ args, options: { version: { type: "string" } }, allowPositionals: true });
+  const [action, given] = positionals;
+  if (!action || (action !== "list" && !given)) fail(usage);
+  const target = given ?? "";
+  const db = await openStore(storeLocation(config));
+  const log = createLogger("error", (line) => process.stderr.write(`${line}\n`));
+  const { deps } = createApp({ config, db, log, pieces: await loadRegistry(config) });
+  const row = (pkg: { pieceId: string; name: string; version: string; actions: number; triggers: number; authKind: string | null }) =>
+    `${pkg.pieceId}\t${pkg.name}@${pkg.version}\t${pkg.actions} actions, ${pkg.triggers} triggers\tauth ${pkg.authKind ?? "none"}`;
+  try {
+    if (action === "list") {
+      const list = deps.piecePackages.list();
+      console.log(list.length ? list.map(row).join("\n") : "no piece packages installed; weft pieces add @activepieces/piece-<name>");
+    } else if (action === "add") console.log(`installed ${row(await deps.piecePackages.add(target))}`);
+    else if (action === "upgrade") console.log(`installed ${row(await deps.piecePackages.upgrade(target))}`);
+    else if (action === "remove") for (const pkg of deps.piecePackages.remove(target, values.version)) console.log(`removed ${row(pkg)}`);
+    else fail(usage);
+  } catch (error) {
+    fail((error as Error).message);
+  } finally {
+    deps.piecePackages.stop();
+    db.close();
+  }
+}
+
+/** The `weft` commands (src/main.ts has already dispatched child processes and tuned the collector). */
+export async function main(argv: string[]) {
+  const command = commandOf(argv);
+  if (argv.includes("--help") || argv.includes("-h") || command === "help") {
+    console.log(HELP);
+    return;
+  }
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) fail(`configuration error: ${error.message}`);
+    throw error;
+  }
+  switch (command) {
+    case "serve":
+      // A configuration fault found while building the app (e.g. the WEFT_OAUTH_APPS file) stops start-up plainly.
+      await serve(config).catch((error) => {
+        if (error instanceof ConfigError) fail(`configuration error: ${error.message}`);
+        throw error;
+      });
+      return;
+    case "mcp":
+      await mcp(config);
+      return;
+    case "version":
+      console.log(VERSION);
+      return;
+    case "migrate": {
+      const { applied, version } = await migrateStore(storeLocation(config));
+      console.log(applied.length ? `applied migrations ${applied.join(", ")}; schema version ${version}` : `up to date; schema version ${version}`);
+      return;
+    }
+    case "backup": {
+      if (!argv[1]) fail("usage: weft backup FILE (a new file; the database is copied while the server may keep running)");
+      if (config.databaseUrl)
+        fail("WEFT_DATABASE_URL is set: back up PostgreSQL with its own tools (pg_dump); weft backup copies the SQLite database of a data directory");
+      const source = databasePath(config);
+      if (!existsSync(source)) fail(`no database at ${source}; set WEFT_DATA_DIR to the data directory to back up`);
+      // migrate: false — a backup taken before an upgrade must keep the old schema.
+      const db = openDatabase(source, { synchronous: config.dbSynchronous, migrate: false });
+      try {
+        const { path, bytes } = backupDatabase(db, argv[1]);
+        console.log(`backed up ${source} to ${path} (${bytes} bytes, schema version ${schemaVersion(db)})`);
+        if (!config.encryptionKey)
+          process.stderr.write(`secrets are encrypted with ${join(config.dataDir, "encryption.key")}; copy it too, a backup without it cannot decrypt them\n`);
+      } catch (error) {
+        fail(`backup failed: ${(error as Error).message}`);
+      } finally {
+        db.close();
+      }
+      return;
+    }
+    case "token": {
+      if (argv[1] !== "create") fail("usage: weft token create --name N --scopes a,b|all [--workspace W]");
+      const { values } = parseArgs({ args: argv.slice(2), options: { name: { type: "string" }, scopes: { type: "string" }, workspace: { type: "string" } } });
+      if (!values.name) fail("--name is required");
+      if (!values.scopes) fail("--scopes is required: a comma-separated list or all");
+      const db = await openStore(storeLocation(config));
+      const identity = new Identity(db);
+      try {
+        const { orgId, workspaceId } = identity.ensureOrg();
+        const token = identity.createToken({ orgId, workspaceId: values.workspace ?? workspaceId, name: values.name, scopes: values.scopes, createdBy: null });
+        console.log(token.token);
+        process.stderr.write(`token "${token.name}" (${token.scopes.join(" ")}) for workspace ${token.workspaceId}; it is shown only once\n`);
+      } catch (error) {
+        fail((error as Error).message);
+      } finally {
+        db.close();
+      }
+      return;
+    }
+    case "keys": {
+      if (argv[1] !== "rotate") fail("usage: weft keys rotate");
+      const db = await openStore(storeLocation(config));
+      try {
+        const report = rotateKeys(db, config);
+        console.log(`re-encrypted ${report.rewritten} value(s) in ${report.rows} row(s) under key ${report.keyId} (${report.keySource})`);
+        if (report.unreadable > 0)
+          process.stderr.write(
+            `${report.unreadable} value(s) could not be decrypted with any held key and were left as they were${config.encryptionKey ? "; set WEFT_ENCRYPTION_KEY_PREVIOUS to the old key and run this again" : ""}\n`,
+          );
+        process.stderr.write("OAuth2 authorizations in progress were cancelled; start them again\n");
+      } catch (error) {
+        fail(`key rotation failed, nothing was changed in the database: ${(error as Error).message}`);
+      } finally {
+        db.close();
+      }
+      return;
+    }
+    case "pieces":
+      await piecesCommand(config, argv.slice(1));
+      return;
+    default:
+      fail(`unknown command "${command}"; commands: serve, token create, migrate, version, backup, keys rotate, pieces, mcp (see --help)`);
+  }
+}
