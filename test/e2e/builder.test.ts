@@ -262,6 +262,37 @@ describe("builder, end to end", () => {
     },
   );
 
+  flowStep("workflow settings (retention, concurrency) are set from the editor and saved in the draft", ["PUT /api/workflows/{id}"], async () => {
+    const settingsNow = async () => (await (await server.fetch(`/api/workflows/${workflowId}`)).json()).data.definition.settings;
+    const before = await settingsNow();
+    // The dialog moves the focus into itself once shown: typing before that would land elsewhere.
+    const opened = () => page.waitForFunction(() => document.activeElement?.closest("[role=dialog]") != null);
+    await page.getByRole("button", { name: "Settings", exact: true }).click();
+    await opened();
+    const dialog = page.getByRole("dialog", { name: "Workflow settings" });
+    // A value out of range is refused in the dialog with the allowed range; nothing is saved.
+    await dialog.getByLabel("Keep runs for (days)").fill("-3");
+    await dialog.getByRole("button", { name: "Apply settings" }).click();
+    await expectText(dialog.getByRole("alert"), "a whole number from 0 to 36,500");
+    await dialog.getByLabel("Keep runs for (days)").fill("7");
+    await dialog.getByLabel("Keep at most (runs)").fill("500");
+    await dialog.getByLabel("Runs at once").fill("3");
+    await dialog.getByRole("button", { name: "Apply settings" }).click();
+    await dialog.waitFor({ state: "detached" });
+    await saved();
+    expect(await settingsNow()).toEqual({ ...before, retentionDays: 7, retentionMaxRuns: 500, concurrencyLimit: 3 });
+
+    // Reopened, it shows what is stored; an emptied field goes back to the instance's default.
+    await page.getByRole("button", { name: "Settings", exact: true }).click();
+    await opened();
+    expect(await dialog.getByLabel("Keep runs for (days)").inputValue()).toBe("7");
+    await dialog.getByLabel("Runs at once").fill("");
+    await dialog.getByRole("button", { name: "Apply settings" }).click();
+    await dialog.waitFor({ state: "detached" });
+    await saved();
+    expect(await settingsNow()).toEqual({ ...before, retentionDays: 7, retentionMaxRuns: 500 });
+  });
+
   flowStep("a change made elsewhere shows the conflict banner and is never overwritten", ["PUT /api/workflows/{id}"], async () => {
     await page.locator("[data-step=set_fields]").click();
     await saved();

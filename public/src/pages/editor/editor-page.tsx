@@ -7,6 +7,7 @@ import { href } from "../../router";
 import type { ActionNode, Definition } from "../../types";
 import { createEditorStore, type EditorStore } from "./editor-store";
 import { PiecePicker, type Pick } from "./piece-picker";
+import { SettingsDialog } from "./settings-dialog";
 import { StepPanel } from "./step-panel";
 import { StepTree } from "./step-tree";
 import { TestRunDialog } from "./test-run-dialog";
@@ -35,7 +36,7 @@ function SaveStatus({ store }: { store: EditorStore }) {
   );
 }
 
-type EditorDialog = "test" | "versions" | "variables";
+type EditorDialog = "test" | "versions" | "variables" | "settings";
 
 function Header({ store, open }: { store: EditorStore; open(dialog: EditorDialog): void }) {
   const wf = store.workflow.value;
@@ -72,6 +73,9 @@ function Header({ store, open }: { store: EditorStore; open(dialog: EditorDialog
       </button>
       <button type="button" onClick={() => open("versions")}>
         Versions
+      </button>
+      <button type="button" onClick={() => open("settings")} disabled={store.saveState.value === "conflict"}>
+        Settings
       </button>
       {wf.status === "active" && (
         <button type="button" onClick={() => store.unpublish()} disabled={!!store.busy.value}>
@@ -275,6 +279,14 @@ export function EditorPage({ id }: { id: string }) {
       )}
       {dialog.value === "versions" && (
         <VersionsDialog
+          store={store}
+          onClose={() => {
+            dialog.value = null;
+          }}
+        />
+      )}
+      {dialog.value === "settings" && (
+        <SettingsDialog
           store={store}
           onClose={() => {
             dialog.value = null;
