@@ -9,6 +9,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { RunRow } from "../../src/store/runs";
 import type { TestApp } from "../support/app";
+import { testStorage } from "../support/postgres-storage";
 import { createWorkflow, definition, engineApp, runAndWait, stopEngines, template } from "./support";
 
 afterAll(stopEngines);
@@ -61,7 +62,8 @@ describe("retention", () => {
     for (const id of [...newer, run.id]) expect(t.deps.engine.store.getRow(id)).not.toBeNull();
   });
 
-  test("the database file shrinks after pruning: incremental vacuum and a truncated WAL", async () => {
+  // SQLite's file and WAL; PostgreSQL's autovacuum returns space on its own schedule.
+  test.skipIf(testStorage() === "postgres")("the database file shrinks after pruning: incremental vacuum and a truncated WAL", async () => {
     const t = await engineApp({ WEFT_RUN_RETENTION_DAYS: "7", WEFT_RUN_RETENTION_MAX: "0" });
     const run = await runAndWait(t, await createWorkflow(t, definition(template("a", "x"))));
     expect((t.db.query("PRAGMA auto_vacuum").get() as any).auto_vacuum).toBe(2); // incremental, set when the engine started
