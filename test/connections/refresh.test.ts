@@ -3,10 +3,8 @@
  * processes sharing the database — refresh-token rotation, invalid_grant, client credentials.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { createApp } from "../../src/app";
 import { createLogger } from "../../src/http/logger";
-import { openDatabase } from "../../src/store/db";
 import { testApp, type TestApp } from "../support/app";
 import { authorize, createGeneric } from "./support/flow";
 import { startProvider, type Provider } from "./support/oauth-provider";
@@ -122,8 +120,8 @@ describe("refresh at run time", () => {
 
   test("processes sharing the database refresh once between them (lease in the database)", async () => {
     const c = await activeConnection();
-    // A second app on the same database file: what another worker process would be.
-    const db2 = openDatabase(join(t.dataDir, "weft.db"), { synchronous: "NORMAL" });
+    // A second app on the same database (file, or PostgreSQL database): what another process would be.
+    const db2 = t.reopen();
     const second = createApp({ config: t.config, db: db2, log: createLogger("silent") });
     const before = provider.counts.refresh;
     provider.settings.expiresIn = 3600;

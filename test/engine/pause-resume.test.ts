@@ -4,11 +4,9 @@
  * Runs left `running` by a crash resume from their recorded steps or fail with a clear message.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { createApp } from "../../src/app";
 import { newId } from "../../src/lib/ids";
 import { createLogger } from "../../src/http/logger";
-import { openDatabase } from "../../src/store/db";
 import type { TestApp } from "../support/app";
 import { ROOT_TOKEN } from "../support/app";
 import { chain, createWorkflow, definition, engineApp, runAndWait, stepOf, stopEngines, template, until } from "./support";
@@ -25,7 +23,7 @@ const getRun = async (app: { req: TestApp["req"] }, id: string) => (await app.re
 
 /** A second app on the same database file: what a restarted server sees. */
 function restarted(app: TestApp) {
-  const db = openDatabase(join(app.dataDir, "weft.db"), { synchronous: "NORMAL" });
+  const db = app.reopen();
   const created = createApp({ config: app.config, db, log: createLogger("error", () => {}) });
   const req = async (method: string, path: string, options: { body?: unknown } = {}) => {
     const res = await created.app.handle(

@@ -8,7 +8,7 @@ import { createApp } from "../../src/app";
 import { loadConfig, type Config } from "../../src/config";
 import { createLogger } from "../../src/http/logger";
 import { openDatabase } from "../../src/store/db";
-import { freshPostgresDatabase, testStorage } from "./postgres-storage";
+import { connectPostgresDatabase, freshPostgresDatabase, testStorage } from "./postgres-storage";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,7 +41,13 @@ export async function testApp(env: Record<string, string> = {}) {
     WEFT_WORKERS: "1",
     ...env,
   });
-  const db = testStorage() === "postgres" ? (await freshPostgresDatabase()).db : openDatabase(join(dataDir, "weft.db"), { synchronous: "NORMAL" });
+  const postgres = testStorage() === "postgres" ? await freshPostgresDatabase() : null;
+  const db = postgres ? postgres.db : openDatabase(join(dataDir, "weft.db"), { synchronous: "NORMAL" });
+  /**
+   * A second connection to this app's store, as a restarted process would open it: the same SQLite file,
+   * or the same PostgreSQL database.
+   */
+  const reopen = () => (postgres ? connectPostgresDatabase(postgres.url) : openDatabase(join(dataDir, "weft.db"), { synchronous: "NORMAL" }));
   const lines: string[] = [];
   const log = createLogger(config.logLevel === "silent" ? "debug" : config.logLevel, (line) => lines.push(line));
   const created = createApp({ config, db, log });
@@ -79,7 +85,7 @@ export async function testApp(env: Record<string, string> = {}) {
     return { workspaceId: ws.body.data.id, token: await token("all", ws.body.data.id) };
   }
 
-  return { ...created, config, db, dataDir, logLines: lines, req, token, otherWorkspace };
+  return { ...created, config, db, dataDir, logLines: lines, req, token, otherWorkspace, reopen };
 }
 
 export type TestApp = Awaited<ReturnType<typeof testApp>>;

@@ -40,6 +40,13 @@ export async function freshPostgresDatabase(): Promise<{ db: Db; url: string }> 
   return { db: db.asDatabase(), url };
 }
 
+/** One more connection to a database handed out by freshPostgresDatabase (closed with the others). */
+export function connectPostgresDatabase(url: string): Db {
+  const db = new PostgresDb(url);
+  open.push(db);
+  return db.asDatabase();
+}
+
 /** Closes every database handed out and stops the server (the preload calls it after the last file). */
 export async function stopSharedPostgres(): Promise<void> {
   if (!server) return;
