@@ -103,6 +103,15 @@ export function toErrorResponse(code: string | number, error: any, requestId: st
   if (typeof error?.status === "number" && error.status >= 400 && error.status < 500) {
     return { status: error.status, body: errorBody(error.status === 413 ? "PAYLOAD_TOO_LARGE" : "VALIDATION_FAILED", String(error.message)) };
   }
+  if (error?.code === "WEFT_TEXT_NOT_STORABLE") {
+    return {
+      status: 400,
+      body: errorBody(
+        "VALIDATION_FAILED",
+        "the request holds a NUL character (U+0000, written \\u0000 in JSON), which this server's PostgreSQL storage cannot store; nothing was written. Remove it, or run Weft on SQLite, which keeps it",
+      ),
+    };
+  }
   if (error?.code === "SQLITE_FULL" || /database or disk is full/i.test(String(error?.message))) {
     return {
       status: 503,

@@ -7,8 +7,8 @@ import { countBlobsByKey, keyringOptions, rotateKeys } from "../../src/core/conn
 import { secretBox } from "../../src/core/crypto";
 import { loadConfig } from "../../src/config";
 import { createLogger } from "../../src/http/logger";
-import { openDatabase } from "../../src/store/db";
 import { testApp, type TestApp } from "../support/app";
+import { storedText } from "../support/stored-text";
 import { registerTestPieces } from "./support/flow";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -26,15 +26,12 @@ async function withSecrets(env: Record<string, string> = {}) {
   return { t, keyId: key.body.data.id as string, customId: custom.body.data.id as string, workspaceId: key.body.data.workspaceId as string };
 }
 
-const dbText = (t: TestApp) => {
-  t.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
-  return readFileSync(join(t.dataDir, "weft.db")).toString("latin1");
-};
+const dbText = storedText;
 
-/** A fresh app on the same data dir and config: what the server sees after a restart. */
+/** A fresh app on the same data dir, store and config: what the server sees after a restart. */
 function restart(t: TestApp, env: Record<string, string> = {}) {
   const config = loadConfig({ WEFT_DATA_DIR: t.dataDir, WEFT_LOG_LEVEL: "silent", ...env });
-  const db = openDatabase(join(t.dataDir, "weft.db"));
+  const db = t.reopen();
   const app = createApp({ config, db, log: createLogger("silent"), pieces: t.deps.pieces });
   return { ...app, db };
 }
@@ -117,11 +114,11 @@ describe("weft keys rotate", () => {
 
   test("the CLI command rotates and reports", async () => {
     const { t } = await withSecrets();
-    t.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    if (!t.databaseUrl) t.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
     const oldKeyId = t.deps.secrets.keyId;
     const proc = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "keys", "rotate"], {
       cwd: ROOT,
-      env: { ...process.env, WEFT_DATA_DIR: t.dataDir, WEFT_LOG_LEVEL: "silent" },
+      env: { ...process.env, WEFT_DATA_DIR: t.dataDir, WEFT_LOG_LEVEL: "silent", ...(t.databaseUrl ? { WEFT_DATABASE_URL: t.databaseUrl } : {}) },
       stdout: "pipe",
       stderr: "pipe",
     });

@@ -3,13 +3,14 @@
  * contents, PKCE, the signed single-use 10-minute state, the callback's HTML answers, managed apps.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StateSigner } from "../../src/core/connections/oauth2-state";
 import { stateKeyFrom } from "../../src/core/connections/state-key";
 import { action, Auth, definePiece } from "../../src/pieces-sdk";
 import { testApp, type TestApp } from "../support/app";
+import { storedText } from "../support/stored-text";
 import { authorize, createGeneric, registerTestPieces } from "./support/flow";
 import { startProvider, type Provider } from "./support/oauth-provider";
 
@@ -289,8 +290,7 @@ describe("managed OAuth apps (WEFT_OAUTH_APPS)", () => {
     expect(callback.status).toBe(200);
     expect(provider.lastTokenForm()!.get("client_id")).toBe(provider.clientId);
     expect((await m.req("GET", `/api/connections/${made.body.data.id}`)).body.data.status).toBe("active");
-    m.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
-    expect(readFileSync(join(m.dataDir, "weft.db")).includes(provider.clientSecret)).toBe(false);
+    expect(storedText(m).includes(provider.clientSecret)).toBe(false);
   });
 
   test("never for a piece whose URLs come from the connection: the generic piece still needs a clientId", async () => {

@@ -109,8 +109,13 @@ function bodyWith(schema: any, path: string[], value: unknown): Record<string, u
 const WRONG: Record<string, unknown> = { string: 10, integer: "10", number: "1.5", boolean: "true" };
 
 function counts(): Record<string, number> {
-  const tables = t.db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string }>;
-  return Object.fromEntries(tables.map(({ name }) => [name, (t.db.query(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n]));
+  // Every table of the store, on SQLite or on the PostgreSQL pass.
+  const tables = (
+    t.databaseUrl
+      ? t.db.query("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'").all()
+      : t.db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all()
+  ) as Array<{ name: string }>;
+  return Object.fromEntries(tables.map(({ name }) => [name, Number((t.db.query(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n)]));
 }
 
 describe("no coercion of body types", () => {
@@ -216,7 +221,19 @@ describe("text is stored exactly or refused", () => {
 
   test("well-formed text — pairs written as escapes, emoji, NUL — is stored and read back exactly", async () => {
     const name = "pair \ud83d\ude00 emoji 😀 nul \u0000 end";
+    const workflows = async () => (await t.req("GET", "/api/workflows")).body.total;
+    const before = await workflows();
     const res = await raw("/api/workflows", `{"name": "pair \\ud83d\\ude00 emoji 😀 nul \\u0000 end"}`);
+    if (t.databaseUrl) {
+      // PostgreSQL's text cannot hold U+0000: refused, saying so, and nothing stored.
+      expect(res.status).toBe(400);
+      expect((await res.json()).error.message).toContain("U+0000");
+      expect(await workflows()).toBe(before);
+      const ok = await raw("/api/workflows", `{"name": "pair \\ud83d\\ude00 emoji 😀 end"}`);
+      expect(ok.status).toBe(201);
+      expect((await t.req("GET", `/api/workflows/${(await ok.json()).data.id}`)).body.data.name).toBe("pair 😀 emoji 😀 end");
+      return;
+    }
     expect(res.status).toBe(201);
     const id = (await res.json()).data.id;
     expect((await t.req("GET", `/api/workflows/${id}`)).body.data.name).toBe(name);

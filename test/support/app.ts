@@ -85,7 +85,9 @@ export async function testApp(env: Record<string, string> = {}) {
     return { workspaceId: ws.body.data.id, token: await token("all", ws.body.data.id) };
   }
 
-  return { ...created, config, db, dataDir, logLines: lines, req, token, otherWorkspace, reopen };
+  /** The PostgreSQL database's URL on the PostgreSQL pass (for a CLI run against the same store), else null. */
+  const databaseUrl = postgres?.url ?? null;
+  return { ...created, config, db, dataDir, logLines: lines, req, token, otherWorkspace, reopen, databaseUrl };
 }
 
 export type TestApp = Awaited<ReturnType<typeof testApp>>;

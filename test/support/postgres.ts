@@ -70,7 +70,8 @@ export async function startPostgres(): Promise<PostgresHandle> {
       "-t",
       "30",
       "-o",
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      // The PostgreSQL pass keeps a connection per test app until the run ends (test/support/postgres-storage.ts).
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400`,
       "start",
     ]),
     "pg_ctl start",

@@ -22,6 +22,9 @@ export type SyncRequest =
 
 export type SyncReply = { rows: Array<Record<string, unknown>>; count: number } | { error: string; code?: string };
 
+/** The code of a storage error caused by text the database cannot hold (PostgreSQL and U+0000). */
+export const TEXT_NOT_STORABLE = "WEFT_TEXT_NOT_STORABLE";
+
 /** SQLite's error codes for PostgreSQL's SQLSTATEs that code above the store tells apart. */
 const SQLITE_CODES: Record<string, string> = {
   "23505": "SQLITE_CONSTRAINT_UNIQUE",
@@ -29,6 +32,9 @@ const SQLITE_CODES: Record<string, string> = {
   "23502": "SQLITE_CONSTRAINT_NOTNULL",
   "23514": "SQLITE_CONSTRAINT_CHECK",
   "53100": "SQLITE_FULL",
+  // U+0000 in text or JSON: PostgreSQL cannot store it (SQLite can); the API refuses the request (400).
+  "22021": TEXT_NOT_STORABLE,
+  "22P05": TEXT_NOT_STORABLE,
 };
 
 export class PostgresError extends Error {
