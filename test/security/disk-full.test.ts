@@ -9,6 +9,7 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import type { TestApp } from "../support/app";
+import { testStorage } from "../support/postgres-storage";
 import { createWorkflow, definition, engineApp, stopEngines, template, until } from "../engine/support";
 
 afterAll(stopEngines);
@@ -39,60 +40,73 @@ const expect503 = (res: { status: number; headers: Headers; body: any; text: str
   expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
 };
 
-test("a full disk answers 503 with Retry-After, never a 2xx for a start it could not commit; service returns with space", async () => {
-  const t = await engineApp({ WEFT_RUN_WRITER: "inline" });
-  const id = await createWorkflow(t, definition(template("a", "hello {{trigger.body.name}}")), { publish: true });
-  const hook = await createWorkflow(
-    t,
-    {
-      ...definition(template("a", "{{trigger.body.i}}")),
-      trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction: template("a", "{{trigger.body.i}}") },
-    },
-    { publish: true },
-  );
-  const webhookPath = new URL((await t.req("GET", `/api/workflows/${hook}`)).body.data.webhookUrl).pathname;
-  const warm = await t.req("POST", `/api/workflows/${id}/run?environment=production&wait=5`, { body: { name: "before" } });
-  expect(warm.body.data.status).toBe("completed");
-
-  fillDisk(t);
-  const padding = "x".repeat(3000); // each start needs fresh pages
-  const accepted: string[] = [];
-  let refused = 0;
-  const answers = await Promise.all(
-    Array.from({ length: 40 }, (_, i) =>
-      i % 2 === 0
-        ? t.req("POST", `/api/workflows/${id}/run?environment=production`, { body: { name: `n${i}`, padding } })
-        : t.req("POST", webhookPath, { token: null, body: { i, padding } }),
-    ),
-  );
-  for (const res of answers) {
-    if (res.status === 202) accepted.push(res.body.data.id ?? res.body.data.runId);
-    else {
-      expect503(res);
-      refused++;
-    }
-  }
-  expect(refused).toBeGreaterThan(0);
-  // A write that needs new pages (a small one may still fit in a page's free space, and then it is stored).
-  expect503(await t.req("POST", "/api/workflows", { body: { name: "no room", definition: definition(template("big", padding.repeat(3))) } }));
-  expect503(await t.req("POST", `/api/workflows/${id}/run?environment=production&wait=5`, { body: { name: "sync", padding } }));
-
-  freeDisk(t);
-  // Back: a run starts and completes, a workflow is created.
-  const after = await t.req("POST", `/api/workflows/${id}/run?environment=production&wait=5`, { body: { name: "after" } });
-  expect(after.status).toBe(200);
-  expect(after.body.data.status).toBe("completed");
-  expect((await t.req("POST", "/api/workflows", { body: { name: "room again", definition: definition(undefined) } })).status).toBe(201);
-
-  // Every acknowledged start exists and finishes; the refused ones were never written.
-  for (const runId of accepted) {
-    const run = await until(
-      async () => (await t.req("GET", `/api/runs/${runId}`)).body.data,
-      (r) => r?.status === "completed",
-      10_000,
+// The fault is simulated SQLite's way (max_page_count). On PostgreSQL a full disk is SQLSTATE 53100, which
+// src/store/postgres/sync-db.ts maps to the same storage-full code; it is not simulated on the PostgreSQL pass.
+test.skipIf(testStorage() === "postgres")(
+  "a full disk answers 503 with Retry-After, never a 2xx for a start it could not commit; service returns with space",
+  async () => {
+    const t = await engineApp({ WEFT_RUN_WRITER: "inline" });
+    const id = await createWorkflow(t, definition(template("a", "hello {{trigger.body.name}}")), { publish: true });
+    const hook = await createWorkflow(
+      t,
+      {
+        ...definition(template("a", "{{trigger.body.i}}")),
+        trigger: {
+          name: "trigger",
+          type: "webhook",
+          pieceId: "webhook",
+          actionId: "catch_webhook",
+          config: {},
+          nextAction: template("a", "{{trigger.body.i}}"),
+        },
+      },
+      { publish: true },
     );
-    expect(run.steps).toHaveLength(1);
-  }
-  const total = async (workflowId: string) => (await t.req("GET", `/api/runs?workflowId=${workflowId}&limit=1`)).body.pagination.total;
-  expect((await total(id)) + (await total(hook))).toBe(accepted.length + 2);
-}, 30_000);
+    const webhookPath = new URL((await t.req("GET", `/api/workflows/${hook}`)).body.data.webhookUrl).pathname;
+    const warm = await t.req("POST", `/api/workflows/${id}/run?environment=production&wait=5`, { body: { name: "before" } });
+    expect(warm.body.data.status).toBe("completed");
+
+    fillDisk(t);
+    const padding = "x".repeat(3000); // each start needs fresh pages
+    const accepted: string[] = [];
+    let refused = 0;
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        i % 2 === 0
+          ? t.req("POST", `/api/workflows/${id}/run?environment=production`, { body: { name: `n${i}`, padding } })
+          : t.req("POST", webhookPath, { token: null, body: { i, padding } }),
+      ),
+    );
+    for (const res of answers) {
+      if (res.status === 202) accepted.push(res.body.data.id ?? res.body.data.runId);
+      else {
+        expect503(res);
+        refused++;
+      }
+    }
+    expect(refused).toBeGreaterThan(0);
+    // A write that needs new pages (a small one may still fit in a page's free space, and then it is stored).
+    expect503(await t.req("POST", "/api/workflows", { body: { name: "no room", definition: definition(template("big", padding.repeat(3))) } }));
+    expect503(await t.req("POST", `/api/workflows/${id}/run?environment=production&wait=5`, { body: { name: "sync", padding } }));
+
+    freeDisk(t);
+    // Back: a run starts and completes, a workflow is created.
+    const after = await t.req("POST", `/api/workflows/${id}/run?environment=production&wait=5`, { body: { name: "after" } });
+    expect(after.status).toBe(200);
+    expect(after.body.data.status).toBe("completed");
+    expect((await t.req("POST", "/api/workflows", { body: { name: "room again", definition: definition(undefined) } })).status).toBe(201);
+
+    // Every acknowledged start exists and finishes; the refused ones were never written.
+    for (const runId of accepted) {
+      const run = await until(
+        async () => (await t.req("GET", `/api/runs/${runId}`)).body.data,
+        (r) => r?.status === "completed",
+        10_000,
+      );
+      expect(run.steps).toHaveLength(1);
+    }
+    const total = async (workflowId: string) => (await t.req("GET", `/api/runs?workflowId=${workflowId}&limit=1`)).body.pagination.total;
+    expect((await total(id)) + (await total(hook))).toBe(accepted.length + 2);
+  },
+  30_000,
+);
