@@ -142,3 +142,43 @@ export async function load(
 }
 
 export const machine = () => `nproc=${cpus().length}`;
+
+/** A caller of a bench server's API with the bench token: answers the JSON body, throws on a non-2xx answer. */
+export function benchApi(baseUrl: string) {
+  const headers = { authorization: `Bearer ${BENCH_TOKEN}`, "content-type": "application/json" };
+  return async (method: string, path: string, body?: unknown): Promise<any> => {
+    const res = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const json = (await res.json()) as any;
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json).slice(0, 500)}`);
+    return json;
+  };
+}
+
+/** A webhook workflow (trigger → `nextAction`), created and published; its id and webhook URL on `baseUrl`. */
+export async function publishWebhookWorkflow(baseUrl: string, name: string, nextAction: unknown): Promise<{ id: string; url: string }> {
+  const api = benchApi(baseUrl);
+  const definition = {
+    schemaVersion: 2,
+    trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction },
+    settings: {},
+    variables: {},
+    annotations: null,
+    pinnedData: {},
+  };
+  const created = await api("POST", "/api/workflows", { name, definition });
+  const published = await api("POST", `/api/workflows/${created.data.id}/publish`);
+  return { id: created.data.id, url: String(published.data.webhookUrl).replace(/^https?:\/\/[^/]+/, baseUrl) };
+}
+
+/** The webhook benches' step: a greeting built from the body and a number doubled ({"name": "Ada", "n": 21}). */
+export const greetStep = (nextAction?: unknown) => ({
+  name: "greet",
+  type: "PIECE",
+  pieceId: "data",
+  actionId: "set_fields",
+  config: { fields: { greeting: "hello {{trigger.body.name}}", doubled: "{{trigger.body.n * 2}}" } },
+  ...(nextAction ? { nextAction } : {}),
+});
+
+/** Answers the webhook call with the greet step's output. */
+export const replyStep = { name: "reply", type: "PIECE", pieceId: "webhook", actionId: "respond", config: { status: 200, body: "{{greet.output}}" } };

@@ -25,7 +25,7 @@ import { openDatabase, type Db } from "../src/store/db";
 import { RunStore, runValues, stepValues, type RunRow, type StepRow } from "../src/store/runs";
 import { FRESH_RUN } from "../src/engine/run-table";
 import { sha256 } from "../src/lib/ids";
-import { BENCH_TOKEN, type BenchServer, machine, ROOT, spawnBenchServer } from "./_support";
+import { BENCH_TOKEN, type BenchServer, benchApi, machine, ROOT, spawnBenchServer } from "./_support";
 
 // ------------------------------------------------------------------------------------------ seeding
 
@@ -474,14 +474,7 @@ export async function firstAnswer(server: BenchServer, request: () => Promise<Re
   }
 }
 
-const auth = { authorization: `Bearer ${BENCH_TOKEN}`, "content-type": "application/json" };
-
-async function api(url: string, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${url}${path}`, { method, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = (await res.json()) as any;
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json).slice(0, 500)}`);
-  return json;
-}
+const auth = { authorization: `Bearer ${BENCH_TOKEN}` };
 
 /** A fresh data directory with the bench's workflows created and published through the API. */
 export async function prepareDataDir(): Promise<{ dataDir: string; workflows: Array<{ id: string; name: string; webhookPath: string | null }> }> {
@@ -490,8 +483,8 @@ export async function prepareDataDir(): Promise<{ dataDir: string; workflows: Ar
   await firstAnswer(server, () => fetch(`${server.url}/healthz`), 200);
   const workflows: Array<{ id: string; name: string; webhookPath: string | null }> = [];
   for (const { name, definition } of BENCH_WORKFLOWS) {
-    const created = await api(server.url, "POST", "/api/workflows", { name, definition });
-    const published = await api(server.url, "POST", `/api/workflows/${created.data.id}/publish`);
+    const created = await benchApi(server.url)("POST", "/api/workflows", { name, definition });
+    const published = await benchApi(server.url)("POST", `/api/workflows/${created.data.id}/publish`);
     const hook = published.data.webhookUrl as string | null | undefined;
     workflows.push({ id: created.data.id, name, webhookPath: hook ? new URL(hook).pathname : null });
   }
@@ -622,7 +615,7 @@ async function measure(n: number): Promise<SizeFigures> {
     try {
       const [healthzMs, webhookMs] = await startTimes(server, hook.webhookPath!);
       const t0 = performance.now();
-      const first = await api(server.url, "GET", "/api/runs");
+      const first = await benchApi(server.url)("GET", "/api/runs");
       const firstListMs = performance.now() - t0;
       console.log(
         `start: spawn → first GET /healthz answered ${f(healthzMs)} ms; → first webhook accepted (202) ${f(webhookMs)} ms; first GET /api/runs after that ${f(firstListMs)} ms (total ${thousands(first.pagination.total)})`,

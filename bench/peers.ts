@@ -18,7 +18,20 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { BENCH_TOKEN, freePort, load, type LoadResult, machine, peakRssMiB, ROOT, rssMiB, startBenchServer } from "./_support";
+import {
+  benchApi,
+  freePort,
+  greetStep,
+  load,
+  type LoadResult,
+  machine,
+  peakRssMiB,
+  publishWebhookWorkflow,
+  ROOT,
+  replyStep,
+  rssMiB,
+  startBenchServer,
+} from "./_support";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -125,44 +138,14 @@ async function startNodeRed({ red, node }: { red: string; node: string }): Promi
 
 async function startWeft(): Promise<Peer & { runs: () => Promise<number> }> {
   const server = await startBenchServer([process.execPath, `${ROOT}/src/main.ts`, "serve"]);
-  const auth = { authorization: `Bearer ${BENCH_TOKEN}`, "content-type": "application/json" };
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${server.url}${path}`, { method, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) });
-    const json = (await res.json()) as any;
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-  const definition = {
-    schemaVersion: 2,
-    trigger: {
-      name: "trigger",
-      type: "webhook",
-      pieceId: "webhook",
-      actionId: "catch_webhook",
-      config: {},
-      nextAction: {
-        name: "greet",
-        type: "PIECE",
-        pieceId: "data",
-        actionId: "set_fields",
-        config: { fields: { greeting: "hello {{trigger.body.name}}", doubled: "{{trigger.body.n * 2}}" } },
-        nextAction: { name: "reply", type: "PIECE", pieceId: "webhook", actionId: "respond", config: { status: 200, body: "{{greet.output}}" } },
-      },
-    },
-    settings: {},
-    variables: {},
-    annotations: null,
-    pinnedData: {},
-  };
-  const created = await api("POST", "/api/workflows", { name: "peers bench", definition });
-  const published = await api("POST", `/api/workflows/${created.data.id}/publish`);
-  const url = String(published.data.webhookUrl).replace(/^https?:\/\/[^/]+/, server.url);
+  const api = benchApi(server.url);
+  const { id, url } = await publishWebhookWorkflow(server.url, "peers bench", greetStep(replyStep));
   return {
     name: "Weft",
     url,
     pid: server.proc.pid,
     stop: server.stop,
-    runs: async () => (await api("GET", `/api/runs?workflowId=${created.data.id}&limit=1`)).pagination.total,
+    runs: async () => (await api("GET", `/api/runs?workflowId=${id}&limit=1`)).pagination.total,
   };
 }
 

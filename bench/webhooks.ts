@@ -13,7 +13,7 @@
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
-import { BENCH_TOKEN, ROOT, load, machine, peakRssMiB, startBenchServer, type LoadResult } from "./_support";
+import { benchApi, greetStep, load, machine, peakRssMiB, publishWebhookWorkflow, ROOT, replyStep, startBenchServer, type LoadResult } from "./_support";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -44,28 +44,8 @@ async function measured(url: string) {
 }
 
 const server = await startBenchServer([process.execPath, `${ROOT}/src/main.ts`, "serve"], { WEFT_DB_SYNCHRONOUS: String(values.sync) });
-const auth = { authorization: `Bearer ${BENCH_TOKEN}`, "content-type": "application/json" };
-
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${server.url}${path}`, { method, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = (await res.json()) as any;
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
-
-async function publish(name: string, nextAction: unknown): Promise<{ id: string; url: string }> {
-  const definition = {
-    schemaVersion: 2,
-    trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction },
-    settings: {},
-    variables: {},
-    annotations: null,
-    pinnedData: {},
-  };
-  const created = await api("POST", "/api/workflows", { name, definition });
-  const published = await api("POST", `/api/workflows/${created.data.id}/publish`);
-  return { id: published.data.id, url: published.data.webhookUrl.replace(/^https?:\/\/[^/]+/, server.url) };
-}
+const api = benchApi(server.url);
+const publish = (name: string, nextAction: unknown) => publishWebhookWorkflow(server.url, name, nextAction);
 
 async function runTotal(workflowId: string, status?: string): Promise<number> {
   const json = await api("GET", `/api/runs?workflowId=${workflowId}&limit=1${status ? `&status=${status}` : ""}`);
@@ -81,14 +61,6 @@ async function drained(workflowId: string, expected: number, timeoutMs = 120_000
   }
 }
 
-const shape = (next?: unknown) => ({
-  name: "greet",
-  type: "PIECE",
-  pieceId: "data",
-  actionId: "set_fields",
-  config: { fields: { greeting: "hello {{trigger.body.name}}", doubled: "{{trigger.body.n * 2}}" } },
-  ...(next ? { nextAction: next } : {}),
-});
 const body = JSON.stringify({ name: "Ada", n: 21 });
 
 /** User+system CPU of the server process, ms (all its threads). */
@@ -105,7 +77,7 @@ const loadAverage = () =>
 console.log(`machine: ${machine()}, synchronous=${values.sync}, ${CONNECTIONS} connections, ${SECONDS} s per phase, load average ${loadAverage()}`);
 
 // Asynchronous: 202 once the pending run row is committed.
-const asyncFlow = await publish("bench async", shape());
+const asyncFlow = await publish("bench async", greetStep());
 await load(asyncFlow.url, { connections: CONNECTIONS, seconds: 2, method: "POST", headers: { "content-type": "application/json" }, body });
 const asyncBefore = await runTotal(asyncFlow.id);
 const asyncResult = await measured(asyncFlow.url);
@@ -123,10 +95,7 @@ const asyncDone = await drained(asyncFlow.id, asyncTotal);
 console.log(`  the queue drained to ${asyncDone}/${asyncTotal} completed runs in ${((performance.now() - t0) / 1000).toFixed(1)} s after the load`);
 
 // Synchronous: webhook → set_fields → respond.
-const syncFlow = await publish(
-  "bench sync",
-  shape({ name: "reply", type: "PIECE", pieceId: "webhook", actionId: "respond", config: { status: 200, body: "{{greet.output}}" } }),
-);
+const syncFlow = await publish("bench sync", greetStep(replyStep));
 const probe = await fetch(syncFlow.url, { method: "POST", headers: { "content-type": "application/json" }, body });
 console.log(`  sync probe: ${probe.status} ${await probe.text()}`);
 await load(syncFlow.url, { connections: CONNECTIONS, seconds: 2, method: "POST", headers: { "content-type": "application/json" }, body });

@@ -26,8 +26,6 @@ async function withSecrets(env: Record<string, string> = {}) {
   return { t, keyId: key.body.data.id as string, customId: custom.body.data.id as string, workspaceId: key.body.data.workspaceId as string };
 }
 
-const dbText = storedText;
-
 /** A fresh app on the same data dir, store and config: what the server sees after a restart. */
 function restart(t: TestApp, env: Record<string, string> = {}) {
   const config = loadConfig({ WEFT_DATA_DIR: t.dataDir, WEFT_LOG_LEVEL: "silent", ...env });
@@ -41,7 +39,7 @@ describe("weft keys rotate", () => {
     const { t, keyId, workspaceId } = await withSecrets();
     const oldKeyId = t.deps.secrets.keyId;
     const oldMaterial = readFileSync(join(t.dataDir, "encryption.key"), "utf8").trim();
-    const before = countBlobsByKey(dbText(t));
+    const before = countBlobsByKey(storedText(t));
     expect(before[oldKeyId]).toBeGreaterThanOrEqual(3);
 
     const report = rotateKeys(t.db, t.config);
@@ -50,7 +48,7 @@ describe("weft keys rotate", () => {
     expect(report.rewritten).toBe(before[oldKeyId]!);
     expect(readFileSync(join(t.dataDir, "encryption.key"), "utf8").trim()).not.toBe(oldMaterial);
     expect(existsSync(join(t.dataDir, "encryption.key.previous"))).toBe(false);
-    expect(countBlobsByKey(dbText(t))).toEqual({ [report.keyId]: before[oldKeyId]! });
+    expect(countBlobsByKey(storedText(t))).toEqual({ [report.keyId]: before[oldKeyId]! });
 
     const after = restart(t);
     expect(after.deps.secrets.keyId).toBe(report.keyId);
@@ -92,7 +90,7 @@ describe("weft keys rotate", () => {
     const report = rotateKeys(t.db, config, { WEFT_ENCRYPTION_KEY_PREVIOUS: oldKey });
     expect(report.unreadable).toBe(0);
     expect(report.keySource).toBe("WEFT_ENCRYPTION_KEY");
-    expect(Object.keys(countBlobsByKey(dbText(t)))).toEqual([report.keyId]);
+    expect(Object.keys(countBlobsByKey(storedText(t)))).toEqual([report.keyId]);
     const after = restart(t, { WEFT_ENCRYPTION_KEY: newKey });
     expect(await after.deps.connections.resolveConnectionAuth({ workspaceId, connectionId: customId, pieceId: "test-custom" })).toEqual({
       kind: "custom",
@@ -124,6 +122,6 @@ describe("weft keys rotate", () => {
     });
     expect(proc.exitCode).toBe(0);
     expect(proc.stdout.toString()).toMatch(/re-encrypted \d+ value\(s\)/);
-    expect(Object.keys(countBlobsByKey(dbText(t)))).not.toContain(oldKeyId);
+    expect(Object.keys(countBlobsByKey(storedText(t)))).not.toContain(oldKeyId);
   });
 });
