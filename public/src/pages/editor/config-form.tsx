@@ -91,17 +91,19 @@ function JsonField({
             onChange(undefined);
             return;
           }
-          if (isExpression(raw) && !raw.startsWith("{") && !raw.startsWith("[")) {
-            error.value = null;
-            onChange(raw);
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(raw);
+          } catch (e) {
+            // Not JSON but holding an expression ("{{greet.output}}", "Hi {{trigger.body.name}}"): kept as text, evaluated at run time.
+            if (isExpression(raw)) {
+              error.value = null;
+              onChange(raw);
+            } else error.value = `not valid JSON: ${(e as Error).message}`;
             return;
           }
-          try {
-            onChange(JSON.parse(raw));
-            error.value = null;
-          } catch (e) {
-            error.value = `not valid JSON: ${(e as Error).message}`;
-          }
+          error.value = null;
+          onChange(parsed);
         }}
       />
       {error.value && (
