@@ -63,14 +63,76 @@ function messageOf(topic: string, message: Buffer, packet: mqtt.IPublishPacket) 
 }
 
 /**
- * A redelivery (dup flag) of the message whose run was stored just before Weft stopped, its acknowledgement
- * lost: the broker sends it again with the same packet id. Messages are taken one at a time, so only the
- * newest stored event can be it.
+ * How many messages may be on their way to storage at once. Brokers bound the unacknowledged QoS 1 and 2
+ * messages of a client themselves (Mosquitto's max_inflight_messages, 20 by default); this bounds QoS 0 and
+ * brokers configured without a limit.
+ */
+const MAX_IN_FLIGHT = 100;
+
+/**
+ * A redelivery (dup flag) of a message whose run was stored just before Weft stopped, its acknowledgement
+ * lost: the broker sends it again with the same packet id. At most MAX_IN_FLIGHT messages were stored and
+ * not yet acknowledged, so only the newest that many stored events can be it. Brokers hand out packet ids
+ * in sequence, so within that window an id (with the same topic and payload) names one message.
  */
 async function alreadyStored(ctx: SubscriptionContext, packet: mqtt.IPublishPacket, message: ReturnType<typeof messageOf>): Promise<boolean> {
   if (!packet.dup || packet.qos === 0) return false;
-  const last = await ctx.lastEvent();
-  return last !== null && last.messageId === message.messageId && last.topic === message.topic && last.text === message.text;
+  const recent = await ctx.recentEvents(MAX_IN_FLIGHT);
+  return recent.some((event) => event.messageId === message.messageId && event.topic === message.topic && event.text === message.text);
+}
+
+/** Passed to mqtt.js's handleMessage callback, it skips the client's own PUBACK: the pipeline sends it (see below). */
+const ACK_SENT_SEPARATELY = new Error("acknowledged once stored");
+
+/**
+ * Takes messages as fast as they come and stores them concurrently (the run writer commits them together),
+ * acknowledging each QoS 1 message once its run is stored, in arrival order as MQTT requires.
+ *
+ * mqtt.js sends a PUBACK when handleMessage calls back, and reads the next message only then; storing one
+ * message at a time would cost one commit and fsync each. So handleMessage calls back at once — with a
+ * marker error, which makes mqtt.js skip its PUBACK and go on — and the PUBACK goes out here when the run
+ * is stored, through the client's own packet writer (what its handlers use). QoS 2 keeps mqtt.js's
+ * one-at-a-time path: its PUBCOMP comes after the PUBREL exchange that mqtt.js tracks itself.
+ */
+function pipeline(client: mqtt.MqttClient, ctx: SubscriptionContext) {
+  const send = (client as unknown as { _sendPacket?: (packet: { cmd: "puback"; messageId: number }) => void })._sendPacket?.bind(client);
+  let acks = Promise.resolve();
+  let inFlight = 0;
+  let broken = false;
+  const waiting: Array<() => void> = [];
+  const fail = (error: Error) => {
+    if (broken) return;
+    broken = true;
+    ctx.log("mqtt message not stored; it will be delivered again", { error: error.message });
+    ctx.fail(error);
+  };
+  const store = (p: mqtt.IPublishPacket) => {
+    const message = messageOf(p.topic, p.payload as Buffer, p);
+    return alreadyStored(ctx, p, message).then((stored) => (stored ? undefined : ctx.emit(message).then(() => undefined)));
+  };
+  return (p: mqtt.IPublishPacket, done: (error?: Error) => void) => {
+    if (p.qos === 2 || !send) {
+      store(p).then(() => done(), fail);
+      return;
+    }
+    inFlight++;
+    const stored = store(p).finally(() => {
+      inFlight--;
+      waiting.shift()?.();
+    });
+    if (p.qos === 1) {
+      const messageId = p.messageId!;
+      // Chained: a message is acknowledged after every earlier one. After a failure nothing more is: the broker redelivers.
+      acks = acks
+        .then(() => stored)
+        .then(() => {
+          if (!broken) send({ cmd: "puback", messageId });
+        }, fail);
+    } else stored.catch(fail);
+    const next = () => done(p.qos === 1 ? ACK_SENT_SEPARATELY : undefined);
+    if (inFlight < MAX_IN_FLIGHT) next();
+    else waiting.push(next);
+  };
 }
 
 const qosProp = (name: string) =>
@@ -91,20 +153,8 @@ async function subscribe(ctx: SubscriptionContext) {
   // One client id per workflow: the broker keeps the session (and queues QoS 1/2 messages) while Weft is away.
   const { url, options } = await brokerOptions(ctx.fetch, ctx.auth, `weft-${ctx.workflowId.replaceAll("-", "").slice(0, 16)}`, { clean: false });
   const client = mqtt.connect(url, options);
-  // A message is acknowledged when this callback is called: after its run is stored.
-  client.handleMessage = (packet, done) => {
-    const p = packet as mqtt.IPublishPacket;
-    const message = messageOf(p.topic, p.payload as Buffer, p);
-    alreadyStored(ctx, p, message)
-      .then((stored) => (stored ? undefined : ctx.emit(message)))
-      .then(
-        () => done(),
-        (error: Error) => {
-          ctx.log("mqtt message not stored; it will be delivered again", { error: error.message });
-          ctx.fail(error);
-        },
-      );
-  };
+  // A message is acknowledged after its run is stored (pipeline above).
+  client.handleMessage = pipeline(client, ctx);
   await new Promise<void>((resolve, reject) => {
     client.once("connect", () => {
       client.subscribe(topic, { qos }, (error, granted) => {

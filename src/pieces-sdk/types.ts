@@ -211,6 +211,11 @@ export interface SubscriptionContext {
    * redelivers the message in flight when Weft stopped can tell whether its run already exists.
    */
   lastEvent(): Promise<Record<string, unknown> | null>;
+  /**
+   * The payloads of the newest `limit` runs this trigger started, newest first: a subscription that stores
+   * several messages at once tells a redelivery of any of them from a new message.
+   */
+  recentEvents(limit: number): Promise<Record<string, unknown>[]>;
   /** The subscription broke (connection lost for good, auth refused): Weft closes it and opens it again later. */
   fail(error: Error): void;
   log: (message: string, fields?: Record<string, unknown>) => void;

@@ -270,7 +270,7 @@ export class RunStore {
   private readonly insertStepStmt: Statement;
   private readonly updateStepStmt: Statement;
   private readonly getRunStmt: Statement<RunRow>;
-  private readonly lastTriggerStmt: Statement<{ trigger_data: string }>;
+  private readonly recentTriggerStmt: Statement<{ trigger_data: string }>;
   private readonly getStepsStmt: Statement<StepRow>;
   private readonly stepCountStmt: Statement<{ n: number }>;
   private readonly firstStepsStmt: Statement<StepRow>;
@@ -296,7 +296,7 @@ export class RunStore {
        error_message = $error_message, retry_count = $retry_count, finished_at = $finished_at, duration_ms = $duration_ms WHERE run_id = $run_id AND id = $id`,
     );
     this.getRunStmt = db.prepare(`SELECT * FROM runs WHERE id = ?`);
-    this.lastTriggerStmt = db.prepare(`SELECT trigger_data FROM runs WHERE workflow_id = ? AND trigger_type = ? ORDER BY started_at DESC, id DESC LIMIT 1`);
+    this.recentTriggerStmt = db.prepare(`SELECT trigger_data FROM runs WHERE workflow_id = ? AND trigger_type = ? ORDER BY started_at DESC, id DESC LIMIT ?`);
     this.getStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid`);
     this.stepCountStmt = db.prepare(`SELECT count(*) AS n FROM run_steps WHERE run_id = ?`);
     this.firstStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid LIMIT ?`);
@@ -366,10 +366,9 @@ export class RunStore {
     this.progressStmt.run(stepTotal, stepFailed, eventSeq, id);
   }
 
-  /** The trigger output of a workflow's newest run of one trigger type (a subscription telling a redelivery from a new event). */
-  lastTriggerData(workflowId: string, triggerType: string): unknown {
-    const row = this.lastTriggerStmt.get(workflowId, triggerType);
-    return row ? JSON.parse(row.trigger_data) : null;
+  /** The trigger output of a workflow's newest `limit` runs of one trigger type, newest first (a subscription telling a redelivery from a new event). */
+  recentTriggerData(workflowId: string, triggerType: string, limit: number): unknown[] {
+    return this.recentTriggerStmt.all(workflowId, triggerType, limit).map((row) => JSON.parse(row.trigger_data));
   }
 
   getRow(id: string): RunRow | null {

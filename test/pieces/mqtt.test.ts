@@ -3,12 +3,46 @@
  * a workflow publishes and a test subscriber receives it; a subscription trigger on a wildcard filter
  * starts one run per message; 1,000 QoS 1 messages become exactly 1,000 runs with a SIGKILL and restart
  * of Weft in the middle (the persistent session redelivers what was not acknowledged, and nothing
- * acknowledged is lost); a broker on a blocked address is refused.
+ * acknowledged is lost); messages stored whose acknowledgements were lost are not stored twice when the
+ * broker redelivers them; a broker on a blocked address is refused.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Socket } from "bun";
 import mqtt from "mqtt";
 import { hasMosquitto, startMosquitto, type MosquittoHandle } from "../support/mosquitto";
 import { startServer, type ServerHandle } from "../support/server";
+
+/** A TCP proxy to the broker on loopback; while `swallowUpstream` is set, what clients send is dropped. */
+async function lossyProxy(brokerPort: number) {
+  const state = { swallowUpstream: false };
+  const server = Bun.listen<{ upstream?: Socket<unknown>; pending: Uint8Array[] }>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      async open(client) {
+        client.data = { pending: [] };
+        client.data.upstream = await Bun.connect({
+          hostname: "127.0.0.1",
+          port: brokerPort,
+          socket: {
+            data: (_, bytes) => void client.write(bytes),
+            close: () => void client.end(),
+            error: () => void client.end(),
+          },
+        });
+        for (const bytes of client.data.pending) client.data.upstream.write(bytes);
+      },
+      data(client, bytes) {
+        if (state.swallowUpstream) return;
+        if (client.data.upstream) client.data.upstream.write(bytes);
+        else client.data.pending.push(new Uint8Array(bytes));
+      },
+      close: (client) => void client.data.upstream?.end(),
+      error: (client) => void client.data.upstream?.end(),
+    },
+  });
+  return Object.assign(state, { url: `mqtt://127.0.0.1:${server.port}`, stop: () => server.stop(true) });
+}
 
 if (!hasMosquitto()) console.log("mqtt piece: tests skipped (install the Debian package mosquitto)");
 
@@ -113,8 +147,12 @@ describe.skipIf(!hasMosquitto())("mqtt", () => {
     expect(status).toMatchObject({ open: true, failures: 0 });
 
     const sender = await mqtt.connectAsync(broker.url);
+    // Bursts of 50 at once: Weft stores several messages at a time, so the kill finds many stored but not yet acknowledged.
     const send = async (from: number, to: number) => {
-      for (let n = from; n < to; n++) await sender.publishAsync(`sensors/s${n % 5}/reading`, JSON.stringify({ n }), { qos: 1 });
+      for (let n = from; n < to; n += 50) {
+        const burst = Array.from({ length: Math.min(50, to - n) }, (_, i) => n + i);
+        await Promise.all(burst.map((k) => sender.publishAsync(`sensors/s${k % 5}/reading`, JSON.stringify({ n: k }), { qos: 1 })));
+      }
     };
     await send(0, 400);
     // Kill Weft while messages are arriving; publish more while it is down, then start it again.
@@ -144,6 +182,57 @@ describe.skipIf(!hasMosquitto())("mqtt", () => {
     expect(runs.length).toBe(1000);
     expect(runs.every((r) => r.triggerType === "subscription" && r.status === "completed")).toBe(true);
   }, 120_000);
+
+  test("messages stored whose acknowledgements were lost are not stored again when the broker redelivers them", async () => {
+    // Weft reaches the broker through a proxy that can swallow what Weft sends (its PUBACKs) while still
+    // passing on what the broker sends: runs are stored, the broker never hears of it, and after a
+    // SIGKILL it redelivers every one of them with the DUP flag.
+    const proxy = await lossyProxy(broker.port);
+    try {
+      const conn = await connection(proxy.url);
+      const definition = {
+        schemaVersion: 2,
+        trigger: {
+          name: "trigger",
+          type: "subscription",
+          pieceId: "mqtt",
+          actionId: "message_received",
+          connectionId: conn,
+          config: { topic: "lost/#", qos: 1 },
+        },
+      };
+      const wf = (await api("POST", "/api/workflows", { name: "lost acks", definition })).data;
+      await api("POST", `/api/workflows/${wf.id}/publish`);
+      const openBy = Date.now() + 10_000;
+      while (!(await api("GET", `/api/workflows/${wf.id}/trigger`)).data.subscription?.open && Date.now() < openBy) await Bun.sleep(50);
+
+      proxy.swallowUpstream = true;
+      const sender = await mqtt.connectAsync(broker.url);
+      await Promise.all(Array.from({ length: 30 }, (_, n) => sender.publishAsync(`lost/t${n % 3}`, JSON.stringify({ n }), { qos: 1 })));
+      const total = async () => (await api("GET", `/api/runs?workflowId=${wf.id}&limit=1`)).pagination.total as number;
+      // The broker holds back what exceeds its in-flight window (Mosquitto: 20) until acknowledgements come.
+      let stored = 0;
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await Bun.sleep(200)) {
+        const now = await total();
+        if (now > 0 && now === stored) break;
+        stored = now;
+      }
+      expect(stored).toBeGreaterThan(1);
+      expect(stored).toBeLessThan(30);
+
+      const old = server;
+      await old.stop("SIGKILL");
+      proxy.swallowUpstream = false;
+      server = await startServer({ dataDir: old.dataDir, env });
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline && (await total()) < 30; ) await Bun.sleep(100);
+      await Bun.sleep(500); // a duplicate would have arrived by now
+      const ns = await Promise.all((await runsOf(wf.id)).map(async (r) => (await api("GET", `/api/runs/${r.id}`)).data.triggerData.body.payload.n as number));
+      expect(ns.toSorted((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, n) => n));
+      await sender.endAsync();
+    } finally {
+      proxy.stop();
+    }
+  }, 60_000);
 
   test("a broker on a blocked address is refused by the SSRF policy, and the trigger shows the failure", async () => {
     const strict = await startServer({ env: { WEFT_LOG_LEVEL: "warn" } });

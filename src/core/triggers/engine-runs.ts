@@ -22,10 +22,11 @@ export function engineRuns(engine: () => Engine): TriggerRunStarter & Subscripti
       if (!options.awaitReply) return { runId };
       return { runId, reply: replyOf(engine(), runId, options.timeoutMs) };
     },
-    async lastTriggerBody(workflowId) {
+    async recentTriggerBodies(workflowId, limit) {
       await engine().writes.drain();
-      const data = engine().store.lastTriggerData(workflowId, "subscription") as { body?: unknown } | null;
-      return data?.body ?? null;
+      return engine()
+        .store.recentTriggerData(workflowId, "subscription", limit)
+        .map((data) => (data as { body?: unknown }).body ?? null);
     },
   };
 }

@@ -65,9 +65,9 @@ export interface WebhookRunStarter {
   ): Promise<{ runId: string; reply?: Promise<RunReply> }>;
 }
 
-/** What subscriptions need besides starting runs: the newest event they started a run for (after pending writes). */
+/** What subscriptions need besides starting runs: the newest events they started runs for, newest first (after pending writes). */
 export interface SubscriptionRuns extends WebhookRunStarter {
-  lastTriggerBody(workflowId: string): Promise<unknown>;
+  recentTriggerBodies(workflowId: string, limit: number): Promise<unknown[]>;
 }
 
 /** A workflow as the public webhook URL sees it. */

@@ -119,7 +119,8 @@ export class Subscriptions {
             entry.events++;
             return runId;
           },
-          lastEvent: () => this.o.runs.lastTriggerBody(entry.workflowId) as Promise<Record<string, unknown> | null>,
+          lastEvent: async () => ((await this.o.runs.recentTriggerBodies(entry.workflowId, 1))[0] ?? null) as Record<string, unknown> | null,
+          recentEvents: (limit) => this.o.runs.recentTriggerBodies(entry.workflowId, limit) as Promise<Record<string, unknown>[]>,
           fail: (error) => {
             if (current()) this.broke(entry, error);
           },
