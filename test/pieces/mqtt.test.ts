@@ -81,6 +81,30 @@ describe.skipIf(!hasMosquitto())("mqtt", () => {
       if (page >= res.pagination.totalPages) return runs;
     }
   };
+  /** Creates and publishes a workflow started by the MQTT trigger on `topic`; resolves once its subscription is open. */
+  const subscribedWorkflow = async (name: string, connectionId: string, topic: string, nextAction?: unknown) => {
+    const trigger = {
+      name: "trigger",
+      type: "subscription",
+      pieceId: "mqtt",
+      actionId: "message_received",
+      connectionId,
+      config: { topic, qos: 1 },
+      nextAction,
+    };
+    const wf = (await api("POST", "/api/workflows", { name, definition: { schemaVersion: 2, trigger } })).data;
+    await api("POST", `/api/workflows/${wf.id}/publish`);
+    let status: any;
+    for (const openBy = Date.now() + 10_000; Date.now() < openBy; await Bun.sleep(50)) {
+      status = (await api("GET", `/api/workflows/${wf.id}/trigger`)).data.subscription;
+      if (status?.open) break;
+    }
+    expect(status).toMatchObject({ open: true, failures: 0 });
+    return wf.id as string;
+  };
+  /** The `n` of every run's message payload. */
+  const payloadNumbers = async (workflowId: string) =>
+    Promise.all((await runsOf(workflowId)).map(async (r) => (await api("GET", `/api/runs/${r.id}`)).data.triggerData.body.payload.n as number));
 
   test("a workflow publishes a JSON message that a subscriber receives", async () => {
     const listener = await mqtt.connectAsync(broker.url);
@@ -115,36 +139,13 @@ describe.skipIf(!hasMosquitto())("mqtt", () => {
   });
 
   test("1,000 QoS 1 messages on a wildcard filter: 1,000 runs, none lost or doubled, across a SIGKILL of Weft", async () => {
-    const conn = await connection();
-    const definition = {
-      schemaVersion: 2,
-      trigger: {
-        name: "trigger",
-        type: "subscription",
-        pieceId: "mqtt",
-        actionId: "message_received",
-        connectionId: conn,
-        config: { topic: "sensors/+/reading", qos: 1 },
-        nextAction: {
-          name: "keep",
-          type: "PIECE",
-          pieceId: "data",
-          actionId: "set_fields",
-          config: { fields: { n: "{{trigger.body.payload.n}}", topic: "{{trigger.body.topic}}" } },
-        },
-      },
-    };
-    const wf = (await api("POST", "/api/workflows", { name: "readings", definition })).data;
-    await api("POST", `/api/workflows/${wf.id}/publish`);
-    // The subscription is open once the trigger status says so.
-    let status: any;
-    const openBy = Date.now() + 10_000;
-    do {
-      status = (await api("GET", `/api/workflows/${wf.id}/trigger`)).data.subscription;
-      if (status?.open) break;
-      await Bun.sleep(50);
-    } while (Date.now() < openBy);
-    expect(status).toMatchObject({ open: true, failures: 0 });
+    const wfId = await subscribedWorkflow("readings", await connection(), "sensors/+/reading", {
+      name: "keep",
+      type: "PIECE",
+      pieceId: "data",
+      actionId: "set_fields",
+      config: { fields: { n: "{{trigger.body.payload.n}}", topic: "{{trigger.body.topic}}" } },
+    });
 
     const sender = await mqtt.connectAsync(broker.url);
     // Bursts of 50 at once: Weft stores several messages at a time, so the kill finds many stored but not yet acknowledged.
@@ -165,14 +166,14 @@ describe.skipIf(!hasMosquitto())("mqtt", () => {
 
     // Wait until 1,000 runs exist and none is still going (counts, not pages: pages shift while runs arrive).
     const deadline = Date.now() + 90_000;
-    const total = async (query: string) => (await api("GET", `/api/runs?workflowId=${wf.id}&limit=1${query}`)).pagination.total as number;
+    const total = async (query: string) => (await api("GET", `/api/runs?workflowId=${wfId}&limit=1${query}`)).pagination.total as number;
     while (Date.now() < deadline) {
       if ((await total("")) >= 1000 && (await total("&status=completed")) >= 1000) break;
       await Bun.sleep(250);
     }
     await Bun.sleep(500); // a redelivered duplicate would have arrived by now
-    const runs = await runsOf(wf.id);
-    const ns = await Promise.all(runs.map(async (r) => (await api("GET", `/api/runs/${r.id}`)).data.triggerData.body.payload.n as number));
+    const runs = await runsOf(wfId);
+    const ns = await payloadNumbers(wfId);
     const seen = new Map<number, number>();
     for (const n of ns) seen.set(n, (seen.get(n) ?? 0) + 1);
     const missing = Array.from({ length: 1000 }, (_, n) => n).filter((n) => !seen.has(n));
@@ -189,27 +190,12 @@ describe.skipIf(!hasMosquitto())("mqtt", () => {
     // SIGKILL it redelivers every one of them with the DUP flag.
     const proxy = await lossyProxy(broker.port);
     try {
-      const conn = await connection(proxy.url);
-      const definition = {
-        schemaVersion: 2,
-        trigger: {
-          name: "trigger",
-          type: "subscription",
-          pieceId: "mqtt",
-          actionId: "message_received",
-          connectionId: conn,
-          config: { topic: "lost/#", qos: 1 },
-        },
-      };
-      const wf = (await api("POST", "/api/workflows", { name: "lost acks", definition })).data;
-      await api("POST", `/api/workflows/${wf.id}/publish`);
-      const openBy = Date.now() + 10_000;
-      while (!(await api("GET", `/api/workflows/${wf.id}/trigger`)).data.subscription?.open && Date.now() < openBy) await Bun.sleep(50);
+      const wfId = await subscribedWorkflow("lost acks", await connection(proxy.url), "lost/#");
 
       proxy.swallowUpstream = true;
       const sender = await mqtt.connectAsync(broker.url);
       await Promise.all(Array.from({ length: 30 }, (_, n) => sender.publishAsync(`lost/t${n % 3}`, JSON.stringify({ n }), { qos: 1 })));
-      const total = async () => (await api("GET", `/api/runs?workflowId=${wf.id}&limit=1`)).pagination.total as number;
+      const total = async () => (await api("GET", `/api/runs?workflowId=${wfId}&limit=1`)).pagination.total as number;
       // The broker holds back what exceeds its in-flight window (Mosquitto: 20) until acknowledgements come.
       let stored = 0;
       for (const deadline = Date.now() + 10_000; Date.now() < deadline; await Bun.sleep(200)) {
@@ -226,7 +212,7 @@ describe.skipIf(!hasMosquitto())("mqtt", () => {
       server = await startServer({ dataDir: old.dataDir, env });
       for (const deadline = Date.now() + 30_000; Date.now() < deadline && (await total()) < 30; ) await Bun.sleep(100);
       await Bun.sleep(500); // a duplicate would have arrived by now
-      const ns = await Promise.all((await runsOf(wf.id)).map(async (r) => (await api("GET", `/api/runs/${r.id}`)).data.triggerData.body.payload.n as number));
+      const ns = await payloadNumbers(wfId);
       expect(ns.toSorted((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, n) => n));
       await sender.endAsync();
     } finally {
