@@ -17,6 +17,7 @@ import { oauth2CallbackApi } from "./api/oauth2-callback";
 import { serviceApi } from "./api/service";
 import { templatesApi } from "./api/templates";
 import { uiApi } from "./api/ui";
+import { apiDocsApi } from "./api/api-docs";
 import { webhookServerRoutes, webhooksApi, type RequestBasics } from "./api/webhooks";
 import { runsApi } from "./api/runs";
 import { workflowsApi } from "./api/workflows";
@@ -45,7 +46,7 @@ import { toErrorResponse } from "./http/error-handler";
 import { AppError } from "./http/errors";
 import { Idempotency } from "./api/middleware/idempotency";
 import { createLogger, type Logger } from "./http/logger";
-import { buildOpenApi, renderDocsPage } from "./api/middleware/openapi";
+import { buildOpenApi } from "./api/middleware/openapi";
 import { TokenBuckets } from "./api/middleware/rate-limit";
 import { createSecurity } from "./api/middleware/security";
 import type { Db } from "./store/db";
@@ -84,10 +85,8 @@ export function createApp(options: CreateAppOptions) {
   const flood = new TokenBuckets(config.floodPerSecond, config.floodPerSecond * 2);
 
   let document: ReturnType<typeof buildOpenApi> | undefined;
-  let docsPage: string | undefined;
   const contract = {
     document: () => (document ??= buildOpenApi(app, { version: VERSION, serverUrl: config.publicUrl })),
-    docsPage: () => (docsPage ??= renderDocsPage(contract.document())),
   };
   const pieces = options.pieces ?? builtinRegistry();
   const secrets = secretBox(keyringOptions(config));
@@ -239,6 +238,7 @@ export function createApp(options: CreateAppOptions) {
     })
     .use(serviceApi(deps))
     .use(uiApi(deps))
+    .use(apiDocsApi(deps))
     .use(identityApi(deps))
     .use(workflowsApi(deps))
     .use(lifecycleApi(deps))

@@ -29,7 +29,7 @@ export interface AppDeps {
   log: Logger;
   identity: Identity;
   security: Security;
-  contract: { document(): unknown; docsPage(): string };
+  contract: { document(): unknown };
   /** The fleet: every piece the workers load (built-ins + WEFT_PIECES_DIR). */
   pieces: PieceRegistry;
   /**

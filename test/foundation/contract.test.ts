@@ -56,11 +56,13 @@ describe("OpenAPI contract", () => {
     expect(notServed).toEqual([]);
   });
 
-  test("the human docs page lists the operations", async () => {
+  test("the human docs page is served by Weft itself and reads this contract", async () => {
     const res = await t.req("GET", "/api/docs", { token: null });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/html");
-    expect(res.text).toContain("/api/tokens");
     expect(res.text).not.toContain("cdn.");
+    const script = res.text.match(/src="(\/api\/docs\/assets\/[^"]+\.js)"/)?.[1];
+    expect(script).toBeDefined();
+    expect((await t.req("GET", script!, { token: null })).text).toContain("/api/openapi.json");
   });
 });

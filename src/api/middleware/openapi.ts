@@ -5,7 +5,6 @@
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import "../../http/string-formats";
 import type { AnyElysia } from "elysia";
-import { escapeHtml } from "../../lib/html";
 
 /** Resource groups in the spec's order (spec §1), then the service's own groups. */
 export const TAGS = [
@@ -76,24 +75,4 @@ export function buildOpenApi(app: AnyElysia, info: { version: string; serverUrl:
       },
     },
   };
-}
-
-/** A readable, dependency-free documentation page (works offline inside the binary). */
-export function renderDocsPage(doc: ReturnType<typeof buildOpenApi>): string {
-  const esc = escapeHtml;
-  const byTag = new Map<string, string[]>();
-  for (const [path, operations] of Object.entries<any>(doc.paths)) {
-    for (const [method, op] of Object.entries<any>(operations)) {
-      const tag = op.tags?.[0] ?? "Service";
-      const row =
-        `<details><summary><code class="m ${esc(method)}">${esc(method.toUpperCase())}</code> <code>${esc(path)}</code> — ${esc(op.summary)} <span class="scope">${esc(op["x-permission"])}</span></summary>` +
-        `${op.description ? `<p>${esc(op.description)}</p>` : ""}<pre>${esc(JSON.stringify({ parameters: op.parameters, requestBody: op.requestBody?.content?.["application/json"]?.schema, responses: op.responses }, null, 2))}</pre></details>`;
-      byTag.set(tag, [...(byTag.get(tag) ?? []), row]);
-    }
-  }
-  const sections = doc.tags.filter((t) => byTag.has(t.name)).map((t) => `<h2>${esc(t.name)}</h2><p>${esc(t.description)}</p>${byTag.get(t.name)!.join("")}`);
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Weft API</title><meta name="viewport" content="width=device-width,initial-scale=1">
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:980px;margin:2rem auto;padding:0 1rem;color:#1d232a}summary{cursor:pointer;padding:.3rem 0}
-pre{background:#f4f5f7;padding:.8rem;overflow:auto;font-size:12px}.m{display:inline-block;min-width:4.5em;font-weight:600}.get{color:#0a7}.post{color:#06c}.put,.patch{color:#a60}.delete{color:#c22}
-.scope{float:right;color:#667;font-size:12px}</style></head><body><h1>Weft API</h1><p>${esc(doc.info.description)} The machine-readable contract is at <a href="/api/openapi.json">/api/openapi.json</a>.</p>${sections.join("")}</body></html>`;
 }

@@ -11,11 +11,9 @@ import { api } from "../../api";
 import { projection } from "../../catalog";
 import { ErrorNote } from "../../components/error-note";
 import type { Projection, Property } from "../../types";
+import { type DataPath, ExpressionInput, ExpressionPicker } from "./expression-input";
 
-export interface DataPath {
-  label: string;
-  expression: string;
-}
+export type { DataPath } from "./expression-input";
 
 export interface ConfigFormProps {
   kind: "actions" | "triggers";
@@ -32,29 +30,6 @@ export interface ConfigFormProps {
 
 const isExpression = (value: unknown) => typeof value === "string" && value.includes("{{");
 const fieldId = (step: string, name: string) => `cfg-${step}-${name}`.replace(/[^A-Za-z0-9_-]/g, "_");
-
-function ExpressionPicker({ paths, onInsert, label }: { paths: DataPath[]; onInsert(expression: string): void; label: string }) {
-  if (paths.length === 0) return null;
-  return (
-    <select
-      class="expr-picker"
-      aria-label={`Insert data into ${label}`}
-      value=""
-      onChange={(e) => {
-        const value = (e.target as HTMLSelectElement).value;
-        if (value) onInsert(`{{${value}}}`);
-        (e.target as HTMLSelectElement).value = "";
-      }}
-    >
-      <option value="">Insert data…</option>
-      {paths.map((path) => (
-        <option key={path.expression} value={path.expression}>
-          {path.label}
-        </option>
-      ))}
-    </select>
-  );
-}
 
 function JsonField({
   id,
@@ -133,40 +108,44 @@ function KeyValueField({
   const write = (next: Array<[string, unknown]>) => onChange(Object.fromEntries(next));
   return (
     <div class="kv" id={id} role="group" aria-label={label}>
-      {rows.map(([key, val], index) => (
-        <div class="kv-row" key={index}>
-          <input
-            aria-label={`${label}: name ${index + 1}`}
-            value={key}
-            onChange={(e) => {
-              const next = [...rows];
-              next[index] = [(e.target as HTMLInputElement).value, val];
-              write(next);
-            }}
-          />
-          <input
-            aria-label={`${label}: value of ${key || index + 1}`}
-            value={typeof val === "string" ? val : JSON.stringify(val)}
-            onChange={(e) => {
-              const next = [...rows];
-              next[index] = [key, (e.target as HTMLInputElement).value];
-              write(next);
-            }}
-          />
-          <ExpressionPicker
-            paths={paths}
-            label={`${label} ${key}`}
-            onInsert={(expr) => {
-              const next = [...rows];
-              next[index] = [key, `${typeof val === "string" ? val : ""}${expr}`];
-              write(next);
-            }}
-          />
-          <button type="button" class="link" aria-label={`Remove ${key || `row ${index + 1}`}`} onClick={() => write(rows.filter((_, i) => i !== index))}>
-            ×
-          </button>
-        </div>
-      ))}
+      {rows.map(([key, val], index) => {
+        const text = typeof val === "string" ? val : JSON.stringify(val);
+        const setValue = (next: string) => {
+          const copy = [...rows];
+          copy[index] = [key, next];
+          write(copy);
+        };
+        return (
+          <div class="kv-row" key={index}>
+            <input
+              class="kv-name"
+              aria-label={`${label}: name ${index + 1}`}
+              value={key}
+              onChange={(e) => {
+                const next = [...rows];
+                next[index] = [(e.target as HTMLInputElement).value, val];
+                write(next);
+              }}
+            />
+            <ExpressionPicker paths={paths} label={`${label} ${key}`} onInsert={(expr) => setValue(`${typeof val === "string" ? val : ""}${expr}`)} />
+            <button
+              type="button"
+              class="link kv-remove"
+              aria-label={`Remove ${key || `row ${index + 1}`}`}
+              onClick={() => write(rows.filter((_, i) => i !== index))}
+            >
+              ×
+            </button>
+            <ExpressionInput
+              aria-label={`${label}: value of ${key || index + 1}`}
+              label={`${label} ${key || index + 1}`}
+              value={text}
+              paths={paths}
+              onCommit={setValue}
+            />
+          </div>
+        );
+      })}
       <button
         type="button"
         class="small"
@@ -308,27 +287,18 @@ function Field({ name, property, required, props }: { name: string; property: Pr
       if (numeric && raw.trim() !== "" && !isExpression(raw) && Number.isFinite(Number(raw))) set(Number(raw));
       else set(raw);
     };
-    control = long ? (
-      <textarea
+    control = (
+      <ExpressionInput
         id={id}
-        class="mono"
-        rows={6}
-        aria-describedby={helpId}
-        required={required}
-        value={text}
-        placeholder={property.default !== undefined ? String(property.default) : undefined}
-        onChange={(e) => commit((e.target as HTMLTextAreaElement).value)}
-      />
-    ) : (
-      <input
-        id={id}
-        type="text"
+        label={label}
+        multiline={long}
         inputMode={numeric ? "decimal" : undefined}
-        aria-describedby={helpId}
+        describedBy={helpId}
         required={required}
         value={text}
         placeholder={property.default !== undefined ? String(property.default) : undefined}
-        onChange={(e) => commit((e.target as HTMLInputElement).value)}
+        paths={props.paths}
+        onCommit={commit}
       />
     );
   }

@@ -4,7 +4,7 @@
  */
 import { CONDITION_OPERATORS, UNARY_OPERATORS } from "../../../../src/schema/operators";
 import type { Branch, Condition } from "../../types";
-import { type DataPath } from "./config-form";
+import { type DataPath, ExpressionInput } from "./expression-input";
 
 export const OPERATORS: readonly string[] = CONDITION_OPERATORS;
 const UNARY = new Set<string>(UNARY_OPERATORS);
@@ -81,12 +81,13 @@ export function RouterEditor({
                       <label class="sr-only" for={`${id}-field`}>
                         Value to test
                       </label>
-                      <input
+                      <ExpressionInput
                         id={`${id}-field`}
-                        class="cond-field"
+                        label={`${branch.name} condition ${ci + 1}`}
                         placeholder="{{trigger.body.x}}"
                         value={String(condition.field ?? "")}
-                        onChange={(e) => setCondition({ ...condition, field: (e.target as HTMLInputElement).value })}
+                        paths={paths}
+                        onCommit={(field) => setCondition({ ...condition, field })}
                       />
                       {paths.length > 0 && (
                         <select
