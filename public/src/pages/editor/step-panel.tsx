@@ -11,7 +11,9 @@ import type { ActionNode, StepNode, Workflow } from "../../types";
 import { ConfigForm, dataPaths, type DataPath } from "./config-form";
 import { ConnectionPicker } from "./connection-picker";
 import type { EditorStore } from "./editor-store";
+import { ExpressionInput, ExpressionPicker } from "./expression-input";
 import { RouterEditor } from "./router-editor";
+import { LastProductionRun, ResultTabs, resultTab } from "./step-results";
 import { earlierSteps, findStep, moveStep, removeStep, renameStep, updateStep } from "./tree";
 
 export function availablePaths(store: EditorStore, stepName: string, triggerSample?: unknown): DataPath[] {
@@ -68,7 +70,11 @@ export function StepPanel({
   if (!def || !node) return <p class="muted">That step no longer exists.</p>;
   const isTrigger = node === def.trigger || node.name === def.trigger.name;
   const diags = store.diagnosticsByStep.value.get(node.name) ?? [];
-  const result = store.stepResults.value.get(node.name);
+  const testRun = store.testRun.value;
+  // The trigger has no step record: what it passed on is the run's trigger data.
+  const result =
+    store.stepResults.value.get(node.name) ??
+    (isTrigger && testRun ? { id: testRun.id, nodeId: node.name, status: "completed", outputData: testRun.triggerData } : undefined);
   const pinned = store.workflow.value?.pinnedData?.[node.name];
   const paths = availablePaths(store, node.name, triggerSample.value);
   const patch = (fn: (n: StepNode & Partial<ActionNode>) => void) => store.change(updateStep(def, node.name, fn));
@@ -276,76 +282,75 @@ export function StepPanel({
       {node.type === "LOOP_ON_ITEMS" && (
         <div class="field">
           <label for={`${idBase}-items`}>Items (an expression that gives a list)</label>
-          <input
+          <ExpressionInput
             id={`${idBase}-items`}
+            label="Items"
             placeholder="{{trigger.body.items}}"
             value={String(node.config?.items ?? "")}
-            onChange={(e) =>
+            paths={paths}
+            onCommit={(items) =>
               patch((n) => {
-                n.config = { ...n.config, items: (e.target as HTMLInputElement).value };
+                n.config = { ...n.config, items };
               })
             }
           />
-          {paths.length > 0 && (
-            <select
-              aria-label="Insert data into Items"
-              value=""
-              onChange={(e) => {
-                const v = (e.target as HTMLSelectElement).value;
-                if (v)
-                  patch((n) => {
-                    n.config = { ...n.config, items: `{{${v}}}` };
-                  });
-              }}
-            >
-              <option value="">Insert data…</option>
-              {paths.map((p) => (
-                <option key={p.expression} value={p.expression}>
-                  {p.label}
-                </option>
-              ))}
-            </select>
-          )}
+          <ExpressionPicker
+            paths={paths}
+            label="Items"
+            onInsert={(items) =>
+              patch((n) => {
+                n.config = { ...n.config, items };
+              })
+            }
+          />
         </div>
       )}
 
-      <section class="results" aria-label={`Test result of ${node.name}`}>
-        <h3>Last test result</h3>
-        {!result && <p class="muted">Run a test to see this step's input and output here.</p>}
-        {result && (
-          <>
-            <p>
-              <StatusBadge status={result.status} /> {duration(result.durationMs)}
-              {result.retryCount ? ` · ${result.retryCount} retries` : ""}
-            </p>
-            {result.errorMessage && (
-              <p class="note note-error" role="alert">
-                {result.errorMessage}
+      <ResultTabs idBase={idBase}>
+        {resultTab.value === "production" ? (
+          <LastProductionRun workflowId={store.id} stepName={node.name} isTrigger={isTrigger} idBase={idBase} />
+        ) : (
+          <section id={`${idBase}-results`} aria-label={`Test result of ${node.name}`}>
+            {!result && <p class="muted">Run a test to see this step's input and output here.</p>}
+            {result && (
+              <>
+                <p>
+                  <StatusBadge status={result.status} />
+                  {result.durationMs !== null && result.durationMs !== undefined ? ` ${duration(result.durationMs)}` : ""}
+                  {result.retryCount ? ` · ${result.retryCount} retries` : ""}
+                </p>
+                {result.errorMessage && (
+                  <p class="note note-error" role="alert">
+                    {result.errorMessage}
+                  </p>
+                )}
+                {!isTrigger && (
+                  <details>
+                    <summary>Input</summary>
+                    <JsonView value={result.inputData} label={`Input of ${node.name}`} />
+                  </details>
+                )}
+                <h4>{isTrigger ? "Trigger data" : "Output"}</h4>
+                <JsonView value={result.outputData} label={`Output of ${node.name}`} />
+                {result.outputData !== undefined && !isTrigger && (
+                  <button type="button" class="small" onClick={() => pin(result.outputData)}>
+                    Pin this output
+                  </button>
+                )}
+              </>
+            )}
+            {pinned && (
+              <p class="note">
+                Output pinned {pinned.stale ? "(stale: the step changed since) " : ""}— test runs use it instead of running the step.{" "}
+                <button type="button" class="link" onClick={unpin}>
+                  Unpin
+                </button>
               </p>
             )}
-            <details>
-              <summary>Input</summary>
-              <JsonView value={result.inputData} label={`Input of ${node.name}`} />
-            </details>
-            <h4>Output</h4>
-            <JsonView value={result.outputData} label={`Output of ${node.name}`} />
-            {result.outputData !== undefined && !isTrigger && (
-              <button type="button" class="small" onClick={() => pin(result.outputData)}>
-                Pin this output
-              </button>
-            )}
-          </>
+            <ErrorNote error={pinError.value} />
+          </section>
         )}
-        {pinned && (
-          <p class="note">
-            Output pinned {pinned.stale ? "(stale: the step changed since) " : ""}— test runs use it instead of running the step.{" "}
-            <button type="button" class="link" onClick={unpin}>
-              Unpin
-            </button>
-          </p>
-        )}
-        <ErrorNote error={pinError.value} />
-      </section>
+      </ResultTabs>
     </section>
   );
 }
