@@ -11,10 +11,11 @@
  *
  *   const fetch = createGuardedFetch({ allowCidrs: config.allowedCidrs });
  *   await fetch("http://169.254.169.254/latest/meta-data/"); // throws SsrfBlockedError
+ *   const live = createGuardedFetch({ policy }); // follows policy.setAllowed(...) from then on
  */
 import { lookup } from "node:dns/promises";
 import type { GuardedFetch } from "../pieces-sdk/types";
-import { AddressPolicy, isMetadataName, parseAddress } from "./address-policy";
+import { AddressPolicy, isMetadataName, METADATA_RANGE, parseAddress } from "./address-policy";
 
 export const MAX_REDIRECTS = 5;
 
@@ -26,6 +27,8 @@ export class SsrfBlockedError extends TypeError {
 export interface GuardedFetchOptions {
   /** CIDRs that may be reached although not public (config.allowedCidrs, WEFT_ALLOW_CIDRS). */
   allowCidrs?: readonly string[];
+  /** A policy shared with others, whose allow-list may change while this fetch lives (Settings → Network); wins over allowCidrs. */
+  policy?: AddressPolicy;
   /** Resolves a host name to its addresses; the system resolver by default (tests replace it). */
   resolve?: (hostname: string) => Promise<string[]>;
   /** The fetch that makes the pinned connection; the global one by default. */
@@ -49,11 +52,14 @@ async function systemResolve(hostname: string): Promise<string[]> {
  */
 export type HostGuard = (host: string) => Promise<string>;
 
-const ALLOW_HINT = "an operator can allow a range with WEFT_ALLOW_CIDRS (e.g. WEFT_ALLOW_CIDRS=10.0.0.0/8)";
+const ALLOW_HINT = "an admin can allow a range in Settings → Network (or with WEFT_ALLOW_CIDRS, e.g. WEFT_ALLOW_CIDRS=10.0.0.0/8)";
 
 /** The refusal of an address the policy blocks (`host` when a name resolved to it). Shared with ./socket-guard.ts. */
 export function blockedAddressError(address: string, range: string, host?: string): SsrfBlockedError {
   const via = host ? ` (${host} resolves to it)` : "";
+  if (range === METADATA_RANGE) {
+    return new SsrfBlockedError(`refused to connect to ${address}${via}, a cloud metadata address: pieces may never reach it, whatever range is allowed`);
+  }
   return new SsrfBlockedError(
     `refused to connect to ${address}${via}, a ${range} address: pieces may not reach loopback, private, link-local, CGNAT, metadata or multicast addresses; ${ALLOW_HINT}`,
   );
@@ -64,8 +70,8 @@ export function metadataNameError(host: string): SsrfBlockedError {
   return new SsrfBlockedError(`refused to connect to ${host}: it names a cloud metadata service, which pieces may never reach`);
 }
 
-export function createHostGuard(options: Pick<GuardedFetchOptions, "allowCidrs" | "resolve"> = {}): HostGuard {
-  const policy = new AddressPolicy(options.allowCidrs ?? []);
+export function createHostGuard(options: Pick<GuardedFetchOptions, "allowCidrs" | "policy" | "resolve"> = {}): HostGuard {
+  const policy = options.policy ?? new AddressPolicy(options.allowCidrs ?? []);
   const resolve = options.resolve ?? systemResolve;
   return async function resolveHost(host: string): Promise<string> {
     const literal = parseAddress(host);

@@ -8,7 +8,8 @@
  * every address and hands the checked ones to the socket (so the connection goes to what was checked);
  * Unix sockets are refused. `globalThis.fetch` becomes the guarded fetch and `Bun.connect` is refused.
  *
- *   guardProcessSockets({ allowCidrs: ["10.0.0.0/8"] }); // once, before loading the third-party code
+ *   const guard = guardProcessSockets({ allowCidrs: ["10.0.0.0/8"] }); // once, before loading the third-party code
+ *   guard.setAllowed(["192.168.1.0/24"]); // later: new connections follow it; open ones to 10.0.0.0/8 are closed
  */
 import dns from "node:dns";
 import net from "node:net";
@@ -17,13 +18,32 @@ import { blockedAddressError, createGuardedFetch, metadataNameError, SsrfBlocked
 
 type LookupCallback = (error: Error | null, address?: string | Array<{ address: string; family: number }>, family?: number) => void;
 
+export interface ProcessGuard {
+  /**
+   * A new allow-list: new connections obey it, and open ones (kept-alive sockets of node:http included)
+   * to an address it no longer allows are closed, so none outlives the change.
+   */
+  setAllowed(allowCidrs: readonly string[]): void;
+}
+
 /** Installs the guard in this process. Idempotent. */
-export function guardProcessSockets(options: { allowCidrs?: readonly string[] } = {}): void {
+export function guardProcessSockets(options: { allowCidrs?: readonly string[] } = {}): ProcessGuard {
   const marker = Symbol.for("weft.socketGuard");
   const global = globalThis as Record<symbol, unknown>;
-  if (global[marker]) return;
-  global[marker] = true;
+  if (global[marker]) return global[marker] as ProcessGuard;
   const policy = new AddressPolicy(options.allowCidrs ?? []);
+  /** Sockets this process opened and has not closed. */
+  const open = new Set<net.Socket>();
+  const guard: ProcessGuard = {
+    setAllowed(allowCidrs) {
+      policy.setAllowed(allowCidrs);
+      for (const socket of open) {
+        const verdict = socket.remoteAddress ? policy.check(socket.remoteAddress) : undefined;
+        if (verdict && !verdict.allowed) socket.destroy(blockedAddressError(verdict.address, verdict.range));
+      }
+    },
+  };
+  global[marker] = guard;
   const systemLookup = dns.lookup.bind(dns);
 
   /** A `lookup` for sockets: the system resolver, then the policy on every address. */
@@ -57,15 +77,19 @@ export function guardProcessSockets(options: { allowCidrs?: readonly string[] } 
       const verdict = policy.check(host);
       if (!verdict.allowed) return failLater(this, blockedAddressError(verdict.address, verdict.range));
     } else if (/(^|\.)localhost\.?$/i.test(host)) {
-      return failLater(this, blockedAddressError("127.0.0.1", "loopback", host));
+      // RFC 6761: loopback whatever a resolver says, as in the guarded fetch.
+      if (!policy.check("127.0.0.1").allowed) return failLater(this, blockedAddressError("127.0.0.1", "loopback", host));
+      options.host = "127.0.0.1";
     } else {
       options.lookup = guardedLookup;
     }
     const callback = typeof args[args.length - 1] === "function" ? args[args.length - 1] : undefined;
+    open.add(this);
+    this.once("close", () => open.delete(this));
     return (connect as (...a: unknown[]) => net.Socket).call(this, options, callback);
   } as typeof net.Socket.prototype.connect;
 
-  const guardedFetch = createGuardedFetch({ allowCidrs: options.allowCidrs });
+  const guardedFetch = createGuardedFetch({ policy });
   globalThis.fetch = Object.assign((input: string | URL | Request, init?: RequestInit) => guardedFetch(input as string | URL, init), {
     preconnect: () => {},
   }) as typeof fetch;
@@ -74,6 +98,7 @@ export function guardProcessSockets(options: { allowCidrs?: readonly string[] } 
       throw new SsrfBlockedError("Bun.connect is not available to pieces; use node:net, whose connections the address policy checks");
     };
   }
+  return guard;
 }
 
 /** The options object of any `socket.connect(...)` call form: (options[, cb]), (port[, host][, cb]), (path[, cb]). */

@@ -53,6 +53,14 @@ export const template = (name: string, text: string, extra: Node = {}): Node => 
   config: { template: text },
   ...extra,
 });
+/** An http.send_request GET of `url` (3 s time limit), named "call" unless told. */
+export const httpGet = (url: string, name = "call"): Node => ({
+  name,
+  type: "PIECE",
+  pieceId: "http",
+  actionId: "send_request",
+  config: { method: "GET", url, timeout_ms: 3000 },
+});
 
 const apps: TestApp[] = [];
 

@@ -7,11 +7,14 @@ import { createGuardedFetch, createHostGuard, wrapGuardedFetch } from "../../src
 import { allowedAddress } from "../../src/pieces-sdk";
 
 describe("host guard for non-HTTP connections", () => {
-  test("loopback, private and metadata hosts are refused by default, naming the setting", async () => {
+  test("loopback, private and metadata hosts are refused by default, naming where to allow a range", async () => {
     const guard = createHostGuard();
-    for (const host of ["127.0.0.1", "localhost", "10.1.2.3", "192.168.1.10", "169.254.169.254", "metadata.google.internal", "0x7f000001"]) {
-      await expect(guard(host)).rejects.toThrow(host === "metadata.google.internal" ? /metadata service/ : /WEFT_ALLOW_CIDRS/);
+    for (const host of ["127.0.0.1", "localhost", "10.1.2.3", "192.168.1.10", "0x7f000001"]) {
+      await expect(guard(host)).rejects.toThrow(/Settings → Network \(or with WEFT_ALLOW_CIDRS/);
     }
+    // Metadata is never allowed, so its refusal offers no way to allow it.
+    await expect(guard("metadata.google.internal")).rejects.toThrow(/metadata service/);
+    await expect(guard("169.254.169.254")).rejects.toThrow(/a cloud metadata address: pieces may never reach it/);
   });
 
   test("an allow-listed range is reachable and the address returned is the one checked", async () => {

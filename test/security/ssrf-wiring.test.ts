@@ -11,7 +11,7 @@ import { loadRegistry } from "../../src/pieces-runtime/registry";
 import { createGuardedFetch } from "../../src/net/guarded-fetch";
 import { createGeneric } from "../connections/support/flow";
 import { startProvider, type Provider } from "../connections/support/oauth-provider";
-import { createWorkflow, definition, engineApp, runAndWait, stepOf, stopEngines, testPiece } from "../engine/support";
+import { createWorkflow, definition, engineApp, httpGet, runAndWait, stepOf, stopEngines, testPiece } from "../engine/support";
 import { loopback } from "../pieces/fake-context";
 
 let listener: ReturnType<typeof loopback>;
@@ -30,13 +30,6 @@ beforeEach(() => {
 });
 
 const port = () => new URL(listener.url).port;
-const httpStep = (url: string) => ({
-  name: "call",
-  type: "PIECE",
-  pieceId: "http",
-  actionId: "send_request",
-  config: { method: "GET", url, timeout_ms: 3000 },
-});
 const targets = () =>
   [
     [`http://127.0.0.1:${port()}/secret`, "127.0.0.1"],
@@ -51,13 +44,15 @@ describe("a workflow step calling an internal address fails", () => {
   test("http.send_request on a worker thread, with a message naming the address and the allow-list", async () => {
     const t = await engineApp();
     for (const [url, address] of targets()) {
-      const run = await runAndWait(t, await createWorkflow(t, definition(httpStep(url))));
+      const run = await runAndWait(t, await createWorkflow(t, definition(httpGet(url))));
       expect(run.status).toBe("failed");
       const step = stepOf(run, "call");
       expect(step.status).toBe("failed");
       expect(step.errorMessage).toContain("refused to connect to");
       expect(step.errorMessage).toContain(address);
-      expect(step.errorMessage).toContain("WEFT_ALLOW_CIDRS");
+      // Metadata can never be allowed; the other addresses name where to allow their range.
+      if (address === "169.254.169.254") expect(step.errorMessage).toContain("cloud metadata address");
+      else expect(step.errorMessage).toContain("Settings → Network (or with WEFT_ALLOW_CIDRS");
     }
     expect(t.deps.engine.stats.workerSteps).toBe(3);
     expect(listener.requests).toHaveLength(0);
@@ -101,12 +96,12 @@ describe("a workflow step calling an internal address fails", () => {
     const t = await engineApp({ WEFT_ALLOW_CIDRS: "127.0.0.0/8" });
     const [loop, metadata, mapped] = targets();
     for (const url of [loop[0], mapped[0]]) {
-      const run = await runAndWait(t, await createWorkflow(t, definition(httpStep(url))));
+      const run = await runAndWait(t, await createWorkflow(t, definition(httpGet(url))));
       expect(run.status).toBe("completed");
       expect(stepOf(run, "call").outputData.body).toEqual({ reached: true });
     }
     expect(listener.requests).toHaveLength(2);
-    const refused = await runAndWait(t, await createWorkflow(t, definition(httpStep(metadata[0]))));
+    const refused = await runAndWait(t, await createWorkflow(t, definition(httpGet(metadata[0]))));
     expect(stepOf(refused, "call").errorMessage).toContain("refused to connect to 169.254.169.254");
   });
 });

@@ -4,7 +4,8 @@
  * hop by hop.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { createGuardedFetch, MAX_REDIRECTS, SsrfBlockedError } from "../../src/net/guarded-fetch";
+import { AddressPolicy } from "../../src/net/address-policy";
+import { createGuardedFetch, createHostGuard, MAX_REDIRECTS, SsrfBlockedError } from "../../src/net/guarded-fetch";
 
 let server: ReturnType<typeof Bun.serve>;
 let received: string[] = [];
@@ -163,6 +164,27 @@ describe("the allow-list", () => {
 
   test("a bad allow-list entry is refused with an example", () => {
     expect(() => createGuardedFetch({ allowCidrs: ["localhost"] })).toThrow(/not a CIDR/);
+  });
+
+  test("cloud metadata addresses stay refused inside an allowed range", async () => {
+    const guard = createHostGuard({ allowCidrs: ["169.254.0.0/16", "fc00::/7", "100.64.0.0/10"] });
+    expect(await guard("169.254.1.1")).toBe("169.254.1.1");
+    expect(await guard("fd00::1")).toBe("fd00::1");
+    for (const host of ["169.254.169.254", "169.254.170.2", "[fd00:ec2::254]", "100.100.100.200", "[::ffff:169.254.169.254]"]) {
+      const error = await guard(host).catch((e) => e);
+      expect({ host, message: error.message }).toEqual({ host, message: expect.stringContaining("a cloud metadata address: pieces may never reach it") });
+    }
+  });
+
+  test("a shared policy's new allow-list applies to the next request of a fetch built before", async () => {
+    const policy = new AddressPolicy();
+    const live = createGuardedFetch({ policy });
+    expect(await live(`http://127.0.0.1:${port}/before`).catch((e) => e)).toBeInstanceOf(SsrfBlockedError);
+    policy.setAllowed(["127.0.0.0/8"]);
+    expect((await live(`http://127.0.0.1:${port}/allowed`)).status).toBe(200);
+    policy.setAllowed([]);
+    expect(await live(`http://127.0.0.1:${port}/after`).catch((e) => e)).toBeInstanceOf(SsrfBlockedError);
+    expect(received).toEqual(["/allowed"]);
   });
 });
 
