@@ -156,6 +156,11 @@ export class Engine {
     return this.host.workerPool;
   }
 
+  /** A new SSRF allow-list (Settings → Network): steps started from now on obey it, on this thread and every worker. */
+  setAllowedCidrs(cidrs: readonly string[]): void {
+    this.host.setAllowedCidrs(cidrs);
+  }
+
   /** Runs executing or waiting in memory (for tests and the bench). */
   get load() {
     return { active: this.table.active.size, pending: this.dispatcher.pendingCount };

@@ -30,6 +30,8 @@ interface Slot {
   index: number;
   worker: Worker;
   ready: boolean;
+  /** The worker opened and was sent its init: later changes go to it as messages. */
+  opened: boolean;
   readyPromise: Promise<void>;
   pending: Map<string, Pending>;
   retiring: boolean;
@@ -86,6 +88,7 @@ export class WorkerPool {
       index,
       worker,
       ready: false,
+      opened: false,
       readyPromise: new Promise<void>((resolve, reject) => {
         markReady = resolve;
         failReady = reject;
@@ -95,7 +98,10 @@ export class WorkerPool {
     };
     slot.readyPromise.catch(() => {});
     const startTimer = setTimeout(() => failReady(new Error("worker did not become ready in time")), this.o.startTimeoutMs ?? 30_000);
-    worker.addEventListener("open", () => this.post(slot, this.o.init));
+    worker.addEventListener("open", () => {
+      slot.opened = true;
+      this.post(slot, this.o.init);
+    });
     worker.addEventListener("message", (event: MessageEvent) => {
       const message = JSON.parse(event.data as string) as FromWorker;
       if (message.t === "ready") {
@@ -152,6 +158,15 @@ export class WorkerPool {
         );
         return;
     }
+  }
+
+  /**
+   * A new SSRF allow-list (Settings → Network): every worker gets it before any step sent after this call;
+   * a worker not yet opened, or spawned later, gets it with its init.
+   */
+  setAllowCidrs(allowCidrs: readonly string[]): void {
+    this.o.init = { ...this.o.init, allowCidrs: [...allowCidrs] };
+    for (const slot of this.slots) if (slot.opened && !slot.retiring) this.post(slot, { t: "allow-cidrs", allowCidrs: [...allowCidrs] });
   }
 
   /** Fails what a dead or stuck worker held and puts a fresh worker in its slot. */

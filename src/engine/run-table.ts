@@ -9,6 +9,7 @@ import type { Config } from "../config";
 import { AppError } from "../http/errors";
 import type { Logger } from "../http/logger";
 import { BoundedMap } from "../lib/bounded-map";
+import type { AddressPolicy } from "../net/address-policy";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { GuardedFetch, ResolvedAuth } from "../pieces-sdk/types";
 import type { Environment, RunT } from "../schema/run";
@@ -53,8 +54,10 @@ export interface EngineOptions {
   /** Resolved lazily: the workflows core may be built after the engine. */
   workflows: () => WorkflowSource | undefined;
   resolveAuth?: () => ((ref: { workspaceId: string; connectionId: string; pieceId: string }) => Promise<ResolvedAuth>) | undefined;
-  /** The SSRF-guarded fetch for steps run on this thread; default: one built from config.allowedCidrs (never the global fetch). */
+  /** The SSRF-guarded fetch for steps run on this thread; default: one built from `addressPolicy` (never the global fetch). */
   fetch?: () => GuardedFetch | undefined;
+  /** The SSRF allow-list of this thread, shared with the app's guarded fetch; default: one from config.allowedCidrs. */
+  addressPolicy?: AddressPolicy;
   /** Worker threads; 0 runs every step on the main thread. Default config.workers. */
   workers?: number;
   /** The SQLite database file, for the run writer thread; null when in memory or on PostgreSQL. */

@@ -4,6 +4,7 @@
  * (started with the first such step) — with the connection's credentials, the guarded fetch, the workspace's
  * KV store and sub-flow calls. Step rows are written here as they finish.
  */
+import { AddressPolicy } from "../net/address-policy";
 import { createGuardedFetch } from "../net/guarded-fetch";
 import { KvStore } from "../store/kv";
 import type { PieceRegistry } from "../pieces-runtime/registry";
@@ -53,11 +54,14 @@ export class StepHost implements ExecutorHost {
   private poolPromise: Promise<void> | undefined;
   private kv: KvStore | undefined;
   private ownFetch: GuardedFetch | undefined;
+  /** What steps may reach although not public: this thread's guard, and the list the workers are given. */
+  private readonly addressPolicy: AddressPolicy;
 
   constructor(
     private readonly t: RunTable,
     private readonly links: StepHostLinks,
   ) {
+    this.addressPolicy = t.o.addressPolicy ?? new AddressPolicy(t.o.config.allowedCidrs);
     this.pieces = t.o.pieces;
     this.outputLimit = t.limits.outputLimit;
     this.memoryBudget = t.limits.memoryBudget;
@@ -68,6 +72,12 @@ export class StepHost implements ExecutorHost {
 
   get workerPool(): WorkerPool | undefined {
     return this.pool;
+  }
+
+  /** A new allow-list (Settings → Network): steps started from now on, here and on every worker, obey it. */
+  setAllowedCidrs(cidrs: readonly string[]): void {
+    this.addressPolicy.setAllowed(cidrs);
+    this.pool?.setAllowCidrs(cidrs);
   }
 
   async stopPool(): Promise<void> {
@@ -156,7 +166,13 @@ export class StepHost implements ExecutorHost {
     const pool = new WorkerPool({
       size: workers,
       log,
-      init: { t: "init", piecesDir: config.piecesDir, store: storeAddress ?? null, dbSynchronous: config.dbSynchronous, allowCidrs: config.allowedCidrs },
+      init: {
+        t: "init",
+        piecesDir: config.piecesDir,
+        store: storeAddress ?? null,
+        dbSynchronous: config.dbSynchronous,
+        allowCidrs: [...this.addressPolicy.allowedCidrs],
+      },
     });
     this.pool = pool;
     this.poolPromise = pool
@@ -236,7 +252,7 @@ export class StepHost implements ExecutorHost {
   private fetchHere(): GuardedFetch {
     const given = this.t.o.fetch?.();
     if (given) return given;
-    this.ownFetch ??= createGuardedFetch({ allowCidrs: this.t.o.config.allowedCidrs });
+    this.ownFetch ??= createGuardedFetch({ policy: this.addressPolicy });
     return this.ownFetch;
   }
 

@@ -12,7 +12,7 @@ export interface WorkerInit {
   /** Where the database is (store/open.ts `storeAddress`), for the workspace key-value store (`ctx.store`); null for an in-memory database. */
   store: string | null;
   dbSynchronous: "FULL" | "NORMAL";
-  /** WEFT_ALLOW_CIDRS: what the worker's SSRF-guarded fetch may reach although not public. */
+  /** WEFT_ALLOW_CIDRS and the stored ranges: what the worker's SSRF-guarded fetch may reach although not public. */
   allowCidrs: string[];
 }
 
@@ -31,6 +31,8 @@ export interface StepRequest {
 export type ToWorker =
   | WorkerInit
   | StepRequest
+  /** The allow-list changed (Settings → Network): steps sent after this message use the new one. */
+  | { t: "allow-cidrs"; allowCidrs: string[] }
   | { t: "cancel"; id: string }
   | { t: "call-result"; id: string; callId: number; ok: true; result: SubflowResult }
   | { t: "call-result"; id: string; callId: number; ok: false; error: string };

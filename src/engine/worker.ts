@@ -5,6 +5,7 @@
  */
 import { KvStore } from "../store/kv";
 import { loadRegistry, type PieceRegistry } from "../pieces-runtime/registry";
+import { AddressPolicy } from "../net/address-policy";
 import { createGuardedFetch, wrapGuardedFetch } from "../net/guarded-fetch";
 import type { GuardedFetch, KeyValueStore } from "../pieces-sdk/types";
 import type { Db } from "../store/db";
@@ -21,8 +22,10 @@ let registry: PieceRegistry | undefined;
 let init: WorkerInit | undefined;
 let db: Db | undefined;
 let kv: KvStore | undefined;
-/** Pieces reach the network only through the SSRF guard (docs/security.md), built from the operator's allow-list. */
+/** Pieces reach the network only through the SSRF guard (docs/security.md), built from the allow-list. */
 let guardedFetch: GuardedFetch | undefined;
+/** The guard's allow-list; the engine sends a new one when an admin changes it (Settings → Network). */
+const policy = new AddressPolicy();
 const running = new Map<string, AbortController>();
 const calls = new Map<number, { resolve: (r: SubflowResult) => void; reject: (e: Error) => void }>();
 let nextCallId = 1;
@@ -91,7 +94,8 @@ self.onmessage = (event: MessageEvent) => {
   switch (message.t) {
     case "init":
       init = message;
-      guardedFetch = createGuardedFetch({ allowCidrs: message.allowCidrs ?? [] });
+      policy.setAllowed(message.allowCidrs ?? []);
+      guardedFetch = createGuardedFetch({ policy });
       // Defence in depth: a piece that calls the global fetch instead of ctx.fetch is guarded all the same
       // (the guard captured the real fetch above; nothing else in this thread reaches the network).
       globalThis.fetch = Object.assign(guardedFetch, { preconnect: fetch.preconnect }) as typeof fetch;
@@ -103,6 +107,9 @@ self.onmessage = (event: MessageEvent) => {
           post({ t: "ready", pieces });
         })
         .catch((error) => post({ t: "init-failed", error: errorMessage(error) }));
+      return;
+    case "allow-cidrs":
+      policy.setAllowed(message.allowCidrs);
       return;
     case "step":
       void runStep(message);

@@ -25,6 +25,7 @@ export interface HostProcessOptions {
   version: string;
   /** The install directory: the host's working directory. */
   cwd: string;
+  /** The address policy's allow-list at start; `allow` changes it while the process runs. */
   allowCidrs: readonly string[];
   /** Stop the process after this long without a request. */
   idleMs: number;
@@ -46,8 +47,27 @@ export class PieceHostProcess {
   private nextId = 1;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
   private stderr = "";
+  /** The process said ready: it listens to messages. */
+  private readyNow = false;
+  private allowCidrs: readonly string[];
+  /** The allow-list the running process was started with or last sent. */
+  private sentCidrs: readonly string[] = [];
 
-  constructor(private readonly o: HostProcessOptions) {}
+  constructor(private readonly o: HostProcessOptions) {
+    this.allowCidrs = o.allowCidrs;
+  }
+
+  /** A new allow-list (Settings → Network): a running host gets it before any later request; a later start uses it. */
+  allow(cidrs: readonly string[]): void {
+    this.allowCidrs = [...cidrs];
+    if (this.proc && this.readyNow) this.sendAllowList();
+  }
+
+  private sendAllowList(): void {
+    if (this.sentCidrs === this.allowCidrs) return;
+    this.sentCidrs = this.allowCidrs;
+    this.proc?.send({ t: "allow-cidrs", allowCidrs: [...this.allowCidrs] } satisfies ToHost);
+  }
 
   /** Sends one request; rejects with the piece's message when it throws, or when the host ends first. */
   async request(message: Request, options: { store?: StoreHandler; timeoutMs?: number } = {}): Promise<HostAnswer> {
@@ -75,12 +95,15 @@ export class PieceHostProcess {
     this.proc?.kill("SIGKILL");
     this.proc = undefined;
     this.ready = undefined;
+    this.readyNow = false;
     if (this.idleTimer) clearTimeout(this.idleTimer);
   }
 
   private start(): Promise<void> {
     if (this.ready) return this.ready;
     this.stderr = "";
+    this.readyNow = false;
+    this.sentCidrs = this.allowCidrs;
     this.ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         reject(new Error(`${this.o.packageName}@${this.o.version} did not load within ${START_TIMEOUT_MS / 1000} s`));
@@ -97,7 +120,7 @@ export class PieceHostProcess {
           WEFT_PIECE_MODULE: this.o.modulePath,
           WEFT_PIECE_PACKAGE: this.o.packageName,
           WEFT_PIECE_VERSION: this.o.version,
-          WEFT_ALLOW_CIDRS: this.o.allowCidrs.join(","),
+          WEFT_ALLOW_CIDRS: this.allowCidrs.join(","),
         },
         stdin: "ignore",
         stdout: "ignore",
@@ -105,6 +128,9 @@ export class PieceHostProcess {
         ipc: (message: FromHost) => {
           if (message.t === "ready") {
             clearTimeout(timer);
+            this.readyNow = true;
+            // A change made while it was loading goes first, before the requests waiting for ready.
+            this.sendAllowList();
             resolve();
           } else this.received(message);
         },
@@ -113,6 +139,7 @@ export class PieceHostProcess {
           if (this.proc === proc) {
             this.proc = undefined;
             this.ready = undefined;
+            this.readyNow = false;
           }
           const why = this.stderr.trim() || `exit code ${code ?? signal}`;
           reject(new Error(`${this.o.packageName}@${this.o.version} could not be loaded: ${why}`));

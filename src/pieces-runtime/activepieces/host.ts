@@ -26,7 +26,7 @@ export async function runPieceHost(): Promise<void> {
   const packageName = process.env.WEFT_PIECE_PACKAGE ?? "";
   const version = process.env.WEFT_PIECE_VERSION ?? "";
   const allowCidrs = (process.env.WEFT_ALLOW_CIDRS ?? "").split(",").filter((cidr) => cidr.trim() !== "");
-  guardProcessSockets({ allowCidrs });
+  const guard = guardProcessSockets({ allowCidrs });
   let piece: LoadedPiece;
   try {
     piece = findPiece(await import(modulePath), packageName);
@@ -35,7 +35,10 @@ export async function runPieceHost(): Promise<void> {
     process.exit(3);
   }
   const host = new PieceHost(piece, packageName, version, send);
-  process.on("message", (message: ToHost) => void host.handle(message));
+  process.on("message", (message: ToHost) => {
+    if (message.t === "allow-cidrs") guard.setAllowed(message.allowCidrs);
+    else void host.handle(message);
+  });
   // The server went away (or closed the channel): nothing more will be asked.
   process.on("disconnect", () => process.exit(0));
   send({ t: "ready" });
@@ -52,7 +55,7 @@ class PieceHost {
     private readonly send: Send,
   ) {}
 
-  async handle(message: ToHost): Promise<void> {
+  async handle(message: Exclude<ToHost, { t: "allow-cidrs" }>): Promise<void> {
     if (message.t === "store-result") {
       const call = this.storeCalls.get(message.callId);
       this.storeCalls.delete(message.callId);
@@ -69,7 +72,7 @@ class PieceHost {
     }
   }
 
-  private answer(message: Exclude<ToHost, { t: "store-result" }>, effects: ApEffects): Promise<unknown> | unknown {
+  private answer(message: Exclude<ToHost, { t: "store-result" | "allow-cidrs" }>, effects: ApEffects): Promise<unknown> | unknown {
     switch (message.t) {
       case "describe":
         return describePiece(this.piece, this.packageName, this.version);

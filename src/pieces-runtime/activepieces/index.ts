@@ -51,9 +51,18 @@ export class PiecePackages {
   private readonly disk: PackageDir;
   private readonly hosts = new Map<string, PieceHostProcess>();
   private readonly loaded = new Map<string, InstalledPackage>();
+  private allowCidrs: readonly string[];
 
   constructor(private readonly o: PiecePackagesOptions) {
+    this.allowCidrs = o.allowCidrs;
     this.disk = new PackageDir({ dir: o.dir, registryUrl: o.registryUrl, allowCidrs: o.allowCidrs });
+  }
+
+  /** A new SSRF allow-list (Settings → Network): running piece hosts get it at once, later ones start with it. */
+  setAllowCidrs(cidrs: readonly string[]): void {
+    this.allowCidrs = [...cidrs];
+    this.disk.allowCidrs = this.allowCidrs;
+    for (const host of this.hosts.values()) host.allow(this.allowCidrs);
   }
 
   /** Registers every installed package; one that cannot be projected is skipped with its reason returned. */
@@ -124,7 +133,7 @@ export class PiecePackages {
           packageName: pkg.name,
           version: pkg.version,
           cwd: pkg.dir,
-          allowCidrs: this.o.allowCidrs,
+          allowCidrs: this.allowCidrs,
           idleMs: HOST_IDLE_MS,
         });
         this.hosts.set(key, process);

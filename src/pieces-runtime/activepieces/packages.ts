@@ -70,9 +70,12 @@ export function parseSpec(spec: string): { name: string; wanted: string } {
 
 export class PackageDir {
   readonly root: string;
+  /** The address policy's allow-list for the piece host that describes a new package (PiecePackages keeps it current). */
+  allowCidrs: readonly string[];
 
   constructor(private readonly o: PackageDirOptions) {
     this.root = join(o.dir, "packages");
+    this.allowCidrs = o.allowCidrs;
   }
 
   list(): InstalledPackage[] {
@@ -236,7 +239,7 @@ export class PackageDir {
       packageName: pkg.name,
       version: pkg.version,
       cwd: staging,
-      allowCidrs: this.o.allowCidrs,
+      allowCidrs: this.allowCidrs,
       idleMs: 60_000,
     });
     try {

@@ -101,7 +101,9 @@ export type ToHost =
       payload?: unknown;
       publicUrl: string;
     }
-  | { t: "store-result"; callId: number; value?: unknown; error?: string };
+  | { t: "store-result"; callId: number; value?: unknown; error?: string }
+  /** The address policy's allow-list changed (Settings → Network): connections opened after it obey the new one. */
+  | { t: "allow-cidrs"; allowCidrs: string[] };
 
 /** What an action asked for besides its return value. */
 export interface ApEffects {
