@@ -15,6 +15,7 @@ import { piecesApi } from "./api/pieces";
 import { piecePackagesApi } from "./api/piece-packages";
 import { oauth2CallbackApi } from "./api/oauth2-callback";
 import { serviceApi } from "./api/service";
+import { settingsApi } from "./api/settings";
 import { templatesApi } from "./api/templates";
 import { uiApi } from "./api/ui";
 import { apiDocsApi } from "./api/api-docs";
@@ -27,6 +28,7 @@ import { Connections, ManagedApps, stateKeyFrom } from "./core/connections";
 import { keyringOptions } from "./core/connections/key-rotation";
 import { secretBox } from "./core/crypto";
 import { Identity } from "./core/identity";
+import { NetworkSettings } from "./core/network";
 import { PiecePackages } from "./pieces-runtime/activepieces";
 import { builtinRegistry, type PieceRegistry } from "./pieces-runtime/registry";
 import { PackagesService } from "./core/pieces/packages";
@@ -52,6 +54,7 @@ import { createSecurity } from "./api/middleware/security";
 import type { Db } from "./store/db";
 import { IdempotencyStore } from "./store/idempotency";
 import { sqliteFile, storeAddress } from "./store/open";
+import { AddressPolicy } from "./net/address-policy";
 import { createGuardedFetch, wrapGuardedFetch } from "./net/guarded-fetch";
 
 export const VERSION: string = packageJson.version;
@@ -90,7 +93,9 @@ export function createApp(options: CreateAppOptions) {
   };
   const pieces = options.pieces ?? builtinRegistry();
   const secrets = secretBox(keyringOptions(config));
-  const guardedFetch = createGuardedFetch({ allowCidrs: config.allowedCidrs });
+  // One allow-list for this thread's steps and piece calls; Settings → Network changes it (NetworkSettings below).
+  const addressPolicy = new AddressPolicy(config.allowedCidrs);
+  const guardedFetch = createGuardedFetch({ policy: addressPolicy });
   const deps = { config, db, log, identity, security, contract, pieces, secrets, guardedFetch } as AppDeps;
   deps.connections = new Connections({
     db,
@@ -132,6 +137,7 @@ export function createApp(options: CreateAppOptions) {
     workflows: () => workflowSource,
     resolveAuth: () => deps.resolveConnectionAuth,
     fetch: () => deps.guardedFetch,
+    addressPolicy,
     dbPath: sqliteFile(db),
     storeAddress: storeAddress(db),
   });
@@ -145,6 +151,16 @@ export function createApp(options: CreateAppOptions) {
     registry: pieces,
   });
   for (const failure of packages.load()) log.warn("an installed piece package could not be loaded", failure);
+  deps.network = new NetworkSettings({
+    db,
+    log,
+    identity,
+    environmentCidrs: config.allowedCidrs,
+    apply: (cidrs) => {
+      deps.engine.setAllowedCidrs(cidrs);
+      packages.setAllowCidrs(cidrs);
+    },
+  });
   deps.piecePackages = new PackagesService({ packages, registry: pieces, workflows: deps.workflows, log });
   deps.workflows.setLastRunProvider((ids) => deps.engine.store.lastRuns(ids));
   const followUps = new FollowUps(deps.engine, () => workflowSource, pieces, log);
@@ -240,6 +256,7 @@ export function createApp(options: CreateAppOptions) {
     .use(uiApi(deps))
     .use(apiDocsApi(deps))
     .use(identityApi(deps))
+    .use(settingsApi(deps))
     .use(workflowsApi(deps))
     .use(lifecycleApi(deps))
     .use(foldersApi(deps))

@@ -8,6 +8,7 @@ import type { Config } from "../config";
 import type { Connections } from "../core/connections";
 import type { SecretBox } from "../core/crypto";
 import type { Identity } from "../core/identity";
+import type { NetworkSettings } from "../core/network";
 import type { Runs } from "../core/runs/runs";
 import type { Templates } from "../core/templates/templates";
 import type { Triggers } from "../core/triggers/service";
@@ -33,7 +34,7 @@ export interface AppDeps {
   /** The fleet: every piece the workers load (built-ins + WEFT_PIECES_DIR). */
   pieces: PieceRegistry;
   /**
-   * Outbound fetch through the SSRF guard (WEFT_ALLOW_CIDRS), for every piece call made on this thread:
+   * Outbound fetch through the SSRF guard (WEFT_ALLOW_CIDRS and Settings → Network), for every piece call made on this thread:
    * dynamic options, connection checks and token requests, polls, main-thread steps. Worker threads build
    * their own from the same allow-list. Nothing that runs piece code may use the global fetch.
    */
@@ -57,6 +58,8 @@ export interface AppDeps {
   runs: Runs;
   /** Installed piece packages (Activepieces pieces from npm): list, add, upgrade, remove. */
   piecePackages: PackagesService;
+  /** Settings → Network: the stored allowed ranges, put in force with WEFT_ALLOW_CIDRS on every thread and piece host. */
+  network: NetworkSettings;
   /** Webhook intake, scheduler, poller, provider registrations (src/core/triggers); `serve` calls `triggers.start()`. */
   triggers: Triggers;
 }

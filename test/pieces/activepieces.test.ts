@@ -280,6 +280,30 @@ describe("a piece's reach", () => {
       target.stop(true);
     }
   });
+
+  test("a range allowed in Settings → Network reaches the running piece host at once; removing it refuses again", async () => {
+    const target = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("hello") });
+    const app = await testApp({ WEFT_NPM_REGISTRY: registry.url });
+    try {
+      await install(app, `${FIXTURE}@1.1.0`);
+      const conn = await connection(app, FIXTURE_ID, { token: "good-token" });
+      const wf = await publish(app, FIXTURE_ID, conn, [{ name: "reach", actionId: "reach", config: { host: "127.0.0.1", port: target.port } }]);
+      const outcome = async () => (await run(app, wf)).steps[0].outputData;
+      for (const via of ["fetch", "http", "net"]) expect((await outcome())[via]).toContain("refused to connect to 127.0.0.1");
+
+      expect((await app.req("PUT", "/api/settings/network", { body: { allowedCidrs: ["127.0.0.0/8"] } })).status).toBe(200);
+      expect(await outcome()).toEqual({ fetch: "connected", http: "connected", net: "connected" });
+      // "localhost" is loopback by name, so the allowed range opens it too.
+      const byName = await publish(app, FIXTURE_ID, conn, [{ name: "reach", actionId: "reach", config: { host: "localhost", port: target.port } }]);
+      expect((await run(app, byName)).steps[0].outputData).toEqual({ fetch: "connected", http: "connected", net: "connected" });
+      expect((await app.req("PUT", "/api/settings/network", { body: { allowedCidrs: [] } })).status).toBe(200);
+      const last = await outcome();
+      for (const via of ["fetch", "http", "net"]) expect({ via, said: last[via] }).toEqual({ via, said: expect.stringContaining("Settings → Network") });
+    } finally {
+      app.deps.piecePackages.stop();
+      target.stop(true);
+    }
+  });
 });
 
 announceMissingMariadb();

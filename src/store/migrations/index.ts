@@ -8,6 +8,7 @@ import triggers from "./006-triggers";
 import runListIndexes from "./007-run-list-indexes";
 import runCounts from "./008-run-counts";
 import definitionUses from "./009-definition-uses";
+import networkRanges from "./010-network-ranges";
 
 export interface Migration {
   version: number;
@@ -15,6 +16,15 @@ export interface Migration {
   sql: string;
 }
 
-export const migrations: Migration[] = [identity, workflows, kvStore, runs, connections, triggers, runListIndexes, runCounts, definitionUses].sort(
-  (a, b) => a.version - b.version,
-);
+export const migrations: Migration[] = [
+  identity,
+  workflows,
+  kvStore,
+  runs,
+  connections,
+  triggers,
+  runListIndexes,
+  runCounts,
+  definitionUses,
+  networkRanges,
+].sort((a, b) => a.version - b.version);

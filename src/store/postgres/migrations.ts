@@ -474,4 +474,15 @@ $$;
 CREATE TRIGGER runs_definition_uses AFTER INSERT OR DELETE ON runs FOR EACH ROW EXECUTE FUNCTION weft_definition_uses();
 `,
   },
+  {
+    version: 10,
+    name: "network-ranges",
+    sql: `
+CREATE TABLE network_allowed_ranges (
+  cidr TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  added_by TEXT COLLATE "C" NOT NULL,
+  added_at TEXT COLLATE "C" NOT NULL
+);
+`,
+  },
 ];

@@ -1,0 +1,34 @@
+/** Instance-wide settings: Settings → Network, the private ranges steps may reach (docs/security.md). */
+import { Elysia, t } from "elysia";
+import type { AppDeps } from "./deps";
+import { Data } from "../schema/common";
+import { NetworkPolicy, NetworkSettingsBody } from "../schema/network";
+
+const tags = ["Settings"];
+const Policy = t.Composite([
+  NetworkPolicy,
+  t.Object({ canChange: t.Boolean({ description: "the caller is the instance owner and may change the stored ranges" }) }),
+]);
+
+export const settingsApi = ({ security, network }: AppDeps) =>
+  new Elysia({ name: "api-settings" })
+    .use(security)
+    .get("/api/settings/network", ({ auth }) => ({ data: network.policy(auth) }), {
+      permission: "workspace:admin",
+      response: Data(Policy),
+      detail: {
+        tags,
+        summary:
+          "The address policy of outbound requests from steps: what is always refused, what is refused by default, the ranges WEFT_ALLOW_CIDRS allows (read-only) and the stored ranges with who allowed them and when",
+      },
+    })
+    .put("/api/settings/network", ({ auth, body }) => ({ data: network.replace(auth, body.allowedCidrs) }), {
+      permission: "workspace:admin",
+      body: NetworkSettingsBody,
+      response: Data(Policy),
+      detail: {
+        tags,
+        summary:
+          "Replace the stored allowed ranges (instance owner only). In force at once for new requests of every step, with those of WEFT_ALLOW_CIDRS; anyone who can edit a workflow can then reach every host in them",
+      },
+    });
