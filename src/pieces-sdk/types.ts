@@ -238,6 +238,26 @@ export interface TriggerLifecycleContext {
   state: { get(): Record<string, unknown> | undefined; set(value: Record<string, unknown> | undefined): void };
 }
 
+export interface WebhookReceiveContext {
+  config: Record<string, unknown>;
+  auth?: ResolvedAuth;
+  workflowId: string;
+  /** The workflow's public URL (what onEnable registered). */
+  webhookUrl: string;
+  fetch: GuardedFetch;
+  /** The workspace's key-value store (as ctx.store of actions). */
+  store: KeyValueStore;
+  /** The call: method, headers (lowercase names), query and the body parsed by its Content-Type. */
+  request: { method: string; headers: Record<string, string>; query: Record<string, string | string[]>; body: unknown };
+}
+
+export interface WebhookReceived {
+  /** Each item starts one run with the item as its `trigger.body`; none: the call starts nothing. */
+  items: unknown[];
+  /** The answer the provider expects; absent: Weft's usual answer (the run id, or the workflow's reply). */
+  reply?: { status: number; headers?: Record<string, string>; body?: unknown };
+}
+
 export interface PollContext {
   config: Record<string, unknown>;
   auth?: ResolvedAuth;
@@ -275,6 +295,18 @@ export interface TriggerDef {
   matches?(config: Record<string, unknown>, event: { workflowId: string; status: string; [key: string]: unknown }): boolean;
   /** For hosted-form webhook triggers: the HTML page served on GET of the public URL; it posts to `submitUrl`. */
   page?(ctx: { config: Record<string, unknown>; submitUrl: string }): string;
+  /**
+   * For type "webhook": reads a call of the workflow's URL and says what it starts — one run per returned
+   * item, the item being that run's `trigger.body` (as a poll's items are) — and, when the provider expects a particular answer
+   * (a subscription handshake, a challenge), the reply. Absent: the call itself (method, headers, query,
+   * body) is the one run's trigger output.
+   */
+  receive?(ctx: WebhookReceiveContext): Promise<WebhookReceived> | WebhookReceived;
+  /**
+   * For webhook registrations a provider lets expire: Weft calls `run` on this cron schedule while the
+   * workflow is live (with the same context as onEnable, so `state` holds what onEnable stored).
+   */
+  renew?: { cron: string; run(ctx: TriggerLifecycleContext): Promise<void> | void };
   /** For type "subscription": open the long-lived subscription (resolves once it is established). */
   subscribe?(ctx: SubscriptionContext): Promise<Subscription>;
   /** For type "cron": the cron expression and timezone that the config describes. */

@@ -95,8 +95,8 @@ export class TriggerStore {
       webhookTarget: db.query<WebhookTargetRow, [string]>(
         "SELECT id, workspace_id, status, latest_version_id, webhook_token FROM workflows WHERE webhook_token_hash = ?",
       ),
-      liveWorkflow: db.query<{ id: string; workspace_id: string; latest_version_id: string }, [string]>(
-        "SELECT id, workspace_id, latest_version_id FROM workflows WHERE id = ? AND status = 'active' AND latest_version_id IS NOT NULL",
+      liveWorkflow: db.query<{ id: string; workspace_id: string; latest_version_id: string; webhook_token: string | null }, [string]>(
+        "SELECT id, workspace_id, latest_version_id, webhook_token FROM workflows WHERE id = ? AND status = 'active' AND latest_version_id IS NOT NULL",
       ),
 
       registration: db.query<RegistrationRow, [string]>("SELECT * FROM trigger_registrations WHERE workflow_id = ?"),
@@ -159,7 +159,7 @@ export class TriggerStore {
     return this.q.webhookTarget.get(tokenHash);
   }
 
-  liveWorkflow(workflowId: string): { id: string; workspace_id: string; latest_version_id: string } | null {
+  liveWorkflow(workflowId: string): { id: string; workspace_id: string; latest_version_id: string; webhook_token: string | null } | null {
     return this.q.liveWorkflow.get(workflowId);
   }
 

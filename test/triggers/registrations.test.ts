@@ -45,6 +45,40 @@ const repoPiece = definePiece({
   ],
 });
 
+/** A provider that batches events, asks a challenge before sending any, and lets registrations expire. */
+const batchPiece = definePiece({
+  id: "batcher",
+  name: "Batcher",
+  version: "1.0.0",
+  description: "a provider that sends events in batches",
+  actions: [],
+  triggers: [
+    trigger({
+      id: "on_events",
+      name: "On events",
+      description: "one run per event of a batch",
+      type: "webhook",
+      props: {},
+      onEnable: (ctx) => ctx.state.set({ renewed: 0 }),
+      receive: ({ request }) => {
+        const body = request.body as { challenge?: string; events?: unknown[] };
+        if (typeof request.query.challenge === "string")
+          return { items: [], reply: { status: 200, headers: { "content-type": "text/plain" }, body: request.query.challenge } };
+        if (!Array.isArray(body.events)) throw new Error("the call holds no events list");
+        return { items: body.events };
+      },
+      renew: {
+        cron: "0 0 * * *",
+        run: (ctx) => {
+          const renewed = Number(ctx.state.get()?.renewed ?? 0) + 1;
+          if (ctx.config.failRenewal) throw new Error("provider refused the renewal");
+          ctx.state.set({ renewed, url: ctx.webhookUrl });
+        },
+      },
+    }),
+  ],
+});
+
 let h: TriggerApp;
 beforeAll(async () => {
   server = Bun.serve({
@@ -69,7 +103,7 @@ beforeAll(async () => {
     },
   });
   providerUrl = `http://127.0.0.1:${server.port}`;
-  h = await triggerApp({ pieces: [repoPiece], env: { WEFT_ALLOW_CIDRS: "127.0.0.0/8" } });
+  h = await triggerApp({ pieces: [repoPiece, batchPiece], env: { WEFT_ALLOW_CIDRS: "127.0.0.0/8" } });
 });
 afterAll(async () => {
   await h.close();
@@ -143,6 +177,56 @@ describe("self-registering webhooks", () => {
     expect((await h.req("GET", `/api/workflows/${wf.id}/trigger`)).body.data.registration).toMatchObject({
       registered: false,
       lastError: "provider answered 403",
+    });
+  });
+});
+
+describe("triggers that read the call themselves", () => {
+  const batchTrigger = (config: Record<string, unknown> = {}) => ({ name: "trigger", type: "webhook", pieceId: "batcher", actionId: "on_events", config });
+  const keepId = { name: "keep", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { id: "{{trigger.body.id}}" } } };
+
+  test("a batch of three events starts three runs, each with its event as the trigger output", async () => {
+    const wf = await h.publishWorkflow(definition(batchTrigger(), keepId));
+    const res = await h.hook("POST", wf.webhookUrl, { body: { events: [{ id: "a" }, { id: "b" }, { id: "c" }] } });
+    expect(res.status).toBe(202);
+    expect(res.body.data.runIds).toHaveLength(3);
+    const runs = await Promise.all(res.body.data.runIds.map((id: string) => h.run(id)));
+    expect(runs.map((run) => run.steps[0].outputData.id).sort()).toEqual(["a", "b", "c"]);
+    expect(runs.every((run) => run.status === "completed" && run.triggerType === "webhook")).toBe(true);
+  });
+
+  test("a handshake is answered by the trigger and starts nothing; an empty batch starts nothing", async () => {
+    const wf = await h.publishWorkflow(definition(batchTrigger(), keepId));
+    const shake = await h.hook("POST", `${wf.webhookUrl}?challenge=abc123`, { body: {} });
+    expect(shake.status).toBe(200);
+    expect(shake.text).toBe("abc123");
+    expect(shake.headers.get("content-type")).toStartWith("text/plain");
+    const empty = await h.hook("POST", wf.webhookUrl, { body: { events: [] } });
+    expect(empty.status).toBe(200);
+    expect(empty.body.data).toMatchObject({ runIds: [], status: "ignored" });
+    expect(await h.runsOf(wf.id)).toEqual([]);
+  });
+
+  test("a call the trigger cannot read is a 500 naming the trigger's reason, and starts nothing", async () => {
+    const wf = await h.publishWorkflow(definition(batchTrigger(), keepId));
+    const res = await h.hook("POST", wf.webhookUrl, { body: { nothing: true } });
+    expect(res.status).toBe(500);
+    expect(res.body.error.message).toContain("the call holds no events list");
+    expect(await h.runsOf(wf.id)).toEqual([]);
+  });
+
+  test("renewal runs with the registration's state and URL; a failed renewal shows as the registration's lastError", async () => {
+    const wf = await h.publishWorkflow(definition(batchTrigger(), keepId));
+    await h.triggers.registrations.renew(wf.id);
+    await h.triggers.registrations.renew(wf.id);
+    const row = h.triggers.store.registration(wf.id)!;
+    expect(JSON.parse(row.state!)).toEqual({ renewed: 2, url: wf.webhookUrl });
+
+    const failing = await h.publishWorkflow(definition(batchTrigger({ failRenewal: true }), keepId));
+    await h.triggers.registrations.renew(failing.id);
+    expect((await h.req("GET", `/api/workflows/${failing.id}/trigger`)).body.data.registration).toMatchObject({
+      registered: true,
+      lastError: "renewal failed: provider refused the renewal",
     });
   });
 });

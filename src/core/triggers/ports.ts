@@ -28,6 +28,7 @@ export interface LiveWorkflow {
   id: string;
   workspaceId: string;
   versionId: string;
+  webhookToken?: string | null;
 }
 
 export interface TriggerWorkflows {

@@ -4,7 +4,11 @@
  * unchanged republish does not register twice); unpublish calls onDisable best-effort — a provider
  * error is logged and recorded, never returned (spec 3.1). The piece's durable state (e.g. the
  * provider's webhook id) lives in trigger_registrations and is handed back to onDisable.
+ * A registration the provider lets expire (a trigger with `renew`) is renewed on the trigger's cron
+ * schedule while the workflow is live; a failed renewal is logged and shown as the registration's
+ * lastError, and tried again at the next instant.
  */
+import { Cron } from "croner";
 import { AppError } from "../../http/errors";
 import type { Logger } from "../../http/logger";
 import type { TriggerDef, TriggerLifecycleContext } from "../../pieces-sdk/types";
@@ -35,6 +39,9 @@ export interface EnableInput {
 }
 
 export class Registrations {
+  private readonly renewals = new Map<string, Cron>();
+  private renewing = false;
+
   constructor(private readonly o: RegistrationsOptions) {}
 
   private def(pieceId: string | undefined, triggerId: string | undefined): TriggerDef | undefined {
@@ -85,6 +92,57 @@ export class Registrations {
       );
     }
     this.o.store.putRegistration({ ...this.o.store.registration(input.workflowId)!, enabled: 1, last_error: null, updated_at: this.o.clock.now() });
+    this.scheduleRenewal(input.workflowId);
+  }
+
+  /** `weft serve`: renewal timers for every registration whose trigger renews. */
+  startRenewals(): void {
+    this.renewing = true;
+    for (const workflowId of this.o.store.registrationWorkflowIds()) this.scheduleRenewal(workflowId);
+  }
+
+  stopRenewals(): void {
+    this.renewing = false;
+    for (const job of this.renewals.values()) job.stop();
+    this.renewals.clear();
+  }
+
+  private scheduleRenewal(workflowId: string): void {
+    this.renewals.get(workflowId)?.stop();
+    this.renewals.delete(workflowId);
+    const row = this.o.store.registration(workflowId);
+    const renew = row?.enabled ? this.def(row.piece_id, row.trigger_id)?.renew : undefined;
+    if (!this.renewing || !renew) return;
+    try {
+      this.renewals.set(workflowId, new Cron(renew.cron, { protect: true }, () => this.renew(workflowId)));
+    } catch (error) {
+      this.o.log.warn("webhook renewal cannot be scheduled", { workflowId, cron: renew.cron, error: (error as Error).message });
+    }
+  }
+
+  /** Renews one registration now (the cron job, and tests). */
+  async renew(workflowId: string): Promise<void> {
+    const row = this.o.store.registration(workflowId);
+    const live = this.o.workflows.live(workflowId);
+    const renew = row ? this.def(row.piece_id, row.trigger_id)?.renew : undefined;
+    if (!row || !live || !renew) return;
+    try {
+      await renew.run(await this.context(row, JSON.parse(row.trigger) as TriggerNodeT, live.webhookToken ?? null));
+      this.o.store.putRegistration({ ...this.o.store.registration(workflowId)!, last_error: null, updated_at: this.o.clock.now() });
+    } catch (error) {
+      const message = (error as Error).message ?? String(error);
+      this.o.store.putRegistration({
+        ...this.o.store.registration(workflowId)!,
+        last_error: `renewal failed: ${message}`.slice(0, 2000),
+        updated_at: this.o.clock.now(),
+      });
+      this.o.log.warn("webhook renewal failed; trying again at the next renewal time", {
+        workflowId,
+        piece: row.piece_id,
+        trigger: row.trigger_id,
+        error: message,
+      });
+    }
   }
 
   /** Registers the trigger of a stored version (after a rotate). */
@@ -113,6 +171,8 @@ export class Registrations {
       });
     } finally {
       this.o.store.deleteRegistration(workflowId);
+      this.renewals.get(workflowId)?.stop();
+      this.renewals.delete(workflowId);
     }
   }
 

@@ -58,7 +58,7 @@ export function createTriggers(deps: TriggersDeps) {
   const triggerWorkflows: TriggerWorkflows = {
     live: (workflowId) => {
       const row = store.liveWorkflow(workflowId);
-      return row ? { id: row.id, workspaceId: row.workspace_id, versionId: row.latest_version_id } : null;
+      return row ? { id: row.id, workspaceId: row.workspace_id, versionId: row.latest_version_id, webhookToken: row.webhook_token } : null;
     },
     versionDefinition,
   };
@@ -147,6 +147,7 @@ export function createTriggers(deps: TriggersDeps) {
     pieces: deps.pieces,
     replyTimeoutMs: deps.config.triggers.webhookReplyTimeoutMs,
     publicUrl: deps.config.publicUrl,
+    runtime,
   });
 
   /**
@@ -207,9 +208,11 @@ export function createTriggers(deps: TriggersDeps) {
       scheduler.start();
       poller.start();
       subscriptions.start();
+      registrations.startRenewals();
     },
     async stop() {
       started = false;
+      registrations.stopRenewals();
       scheduler.stop();
       await Promise.all([poller.stop(), subscriptions.stop()]);
     },

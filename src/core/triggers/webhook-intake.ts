@@ -13,13 +13,17 @@
  *   body; 504 with the run id when no reply came within the timeout (WEFT_WEBHOOK_REPLY_TIMEOUT or
  *   the workflow's settings.timeoutSeconds, whichever is smaller); 500 with the run id when the run
  *   failed first; 200 with the run id when it finished without replying; 202 when it paused.
+ * - A trigger that reads the call itself (`receive`: an Activepieces webhook trigger, a provider's
+ *   handshake) decides how many runs it starts, each with its own trigger output, and may give the
+ *   answer: no run → its reply or 200 `{"data": {"runIds": []}}`; one → as above; several → 202 with
+ *   `runIds`.
  */
 import { AppError } from "../../http/errors";
-import type { TriggerDef } from "../../pieces-sdk/types";
+import type { TriggerDef, WebhookReceived } from "../../pieces-sdk/types";
 import type { FlowVersionT } from "../../schema/workflow";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import { walk } from "../workflows/tree";
-import type { RunReply, WebhookRunStarter, WebhookTarget, WebhookWorkflows } from "./ports";
+import type { RunReply, TriggerRuntime, WebhookRunStarter, WebhookTarget, WebhookWorkflows } from "./ports";
 import type { WebhookTriggerData } from "./webhook-request";
 import { escapeHtml } from "../../lib/html";
 
@@ -37,6 +41,8 @@ export interface WebhookIntakeOptions {
   /** Default and ceiling of the synchronous reply wait, ms. */
   replyTimeoutMs: number;
   publicUrl: string;
+  /** Credentials, guarded fetch and store for triggers that read the call themselves (`receive`). */
+  runtime: TriggerRuntime;
 }
 
 /** What the intake needs to know about a definition, computed once per immutable version. */
@@ -44,6 +50,8 @@ interface Plan {
   isWebhook: boolean;
   triggerName: string;
   triggerDef: TriggerDef | undefined;
+  pieceId?: string;
+  connectionId?: string;
   config: Record<string, unknown>;
   replies: boolean;
   timeoutMs: number;
@@ -106,6 +114,7 @@ export class WebhookIntake {
       );
     }
     if (test) this.o.workflows.recordTestPayload(target.id, target.workspaceId, plan.triggerName, data);
+    if (plan.triggerDef?.receive) return this.receiveItems(token, target, plan, versionId, data, test);
     const { runId, reply } = await this.o.runs.enqueue(
       {
         workspaceId: target.workspaceId,
@@ -126,6 +135,59 @@ export class WebhookIntake {
     return answerOf(await reply, runId, plan.timeoutMs);
   }
 
+  /** A trigger that reads the call itself: as many runs as it returns items, and its reply when it gives one. */
+  private async receiveItems(token: string, target: WebhookTarget, plan: Plan, versionId: string | undefined, data: WebhookTriggerData, test: boolean) {
+    const { runtime } = this.o;
+    let received: WebhookReceived;
+    try {
+      const auth =
+        plan.connectionId && plan.pieceId
+          ? await runtime.auth({ workspaceId: target.workspaceId, connectionId: plan.connectionId, pieceId: plan.pieceId })
+          : undefined;
+      received = await plan.triggerDef!.receive!({
+        config: plan.config,
+        auth,
+        workflowId: target.id,
+        webhookUrl: `${this.o.publicUrl}/webhook/${token}`,
+        fetch: runtime.fetch,
+        store: runtime.store(target.workspaceId),
+        request: data,
+      });
+    } catch (error) {
+      throw new AppError("INTERNAL", `the ${plan.pieceId} trigger could not read this call: ${(error as Error).message ?? String(error)}`);
+    }
+    const items = Array.isArray(received?.items) ? received.items : [];
+    const environment = test ? "test" : "production";
+    const awaitReply = plan.replies && items.length === 1 && !received.reply;
+    const started = await Promise.all(
+      items.map((item) =>
+        this.o.runs.enqueue(
+          {
+            workspaceId: target.workspaceId,
+            workflowId: target.id,
+            environment,
+            triggerType: "webhook",
+            triggerData: { body: item, headers: {}, query: {} },
+            versionId,
+          },
+          { awaitReply, timeoutMs: plan.timeoutMs },
+        ),
+      ),
+    );
+    const runIds = started.map((run) => run.runId);
+    const headers: Record<string, string> = runIds.length === 1 ? { "x-weft-run-id": runIds[0]! } : {};
+    if (received.reply) {
+      const { status, headers: given, body } = received.reply;
+      return answerOf({ kind: "reply", status, headers: { ...given }, body }, runIds[0] ?? "", plan.timeoutMs, headers);
+    }
+    if (runIds.length === 1) {
+      const reply = started[0]!.reply;
+      if (reply) return answerOf(await reply, runIds[0]!, plan.timeoutMs);
+      return { status: 202, headers, body: { data: { runId: runIds[0], status: "pending", environment } } };
+    }
+    return { status: runIds.length === 0 ? 200 : 202, headers, body: { data: { runIds, status: runIds.length === 0 ? "ignored" : "pending", environment } } };
+  }
+
   private planOf(definition: FlowVersionT): Plan {
     const trigger = definition.trigger;
     let replies = trigger.config?.reply === "respond_action";
@@ -143,6 +205,8 @@ export class WebhookIntake {
       isWebhook: trigger.type === "webhook",
       triggerName: trigger.name,
       triggerDef: trigger.pieceId && trigger.actionId ? this.o.pieces.trigger(trigger.pieceId, trigger.actionId) : undefined,
+      pieceId: trigger.pieceId,
+      connectionId: trigger.connectionId,
       config: trigger.config ?? {},
       replies,
       timeoutMs,
@@ -150,8 +214,7 @@ export class WebhookIntake {
   }
 }
 
-export function answerOf(reply: RunReply, runId: string, timeoutMs: number): WebhookAnswer {
-  const runHeader = { "x-weft-run-id": runId };
+export function answerOf(reply: RunReply, runId: string, timeoutMs: number, runHeader: Record<string, string> = { "x-weft-run-id": runId }): WebhookAnswer {
   switch (reply.kind) {
     case "reply": {
       const headers: Record<string, string> = {};
