@@ -49,6 +49,16 @@ describe("compiled binary", () => {
     expect(await res.text()).toContain("data-weft-ui");
   });
 
+  test("serves the API reference page and its assets from inside the binary", async () => {
+    const res = await server.fetch("/api/docs", { token: null });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('data-weft-ui="api-docs"');
+    const assets = [...html.matchAll(/(?:src|href)="(\/api\/docs\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.length).toBe(2);
+    for (const path of assets) expect((await server.fetch(path, { token: null })).status).toBe(200);
+  });
+
   test("executes a published workflow on its embedded worker threads and pieces", async () => {
     const definition = {
       schemaVersion: 2,
