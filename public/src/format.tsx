@@ -1,4 +1,6 @@
 /** Small display formats shared by the screens. */
+import { href } from "./router";
+
 export function when(iso: string | null | undefined): string {
   if (!iso) return "—";
   const date = new Date(iso);
@@ -13,6 +15,19 @@ export function duration(ms: number | null | undefined): string {
 }
 
 export const TERMINAL_RUN_STATUSES = new Set(["completed", "failed", "cancelled"]);
+
+const NETWORK_PAGE = "Settings → Network";
+
+/** A step's or run's error message; "Settings → Network" in it (a refused address says where to allow its range) links to that tab. */
+export function ErrorText({ message }: { message: string }) {
+  const parts = message.split(NETWORK_PAGE);
+  const link = (i: number) => (
+    <a key={i} href={href.settings("network")}>
+      {NETWORK_PAGE}
+    </a>
+  );
+  return <>{parts.flatMap((part, i) => (i === 0 ? [part] : [link(i), part]))}</>;
+}
 
 export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge status-${status}`}>{status}</span>;

@@ -4,7 +4,7 @@ import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { JsonView } from "../components/json-view";
-import { duration, StatusBadge, TERMINAL_RUN_STATUSES, when } from "../format";
+import { duration, ErrorText, StatusBadge, TERMINAL_RUN_STATUSES, when } from "../format";
 import { href, navigate } from "../router";
 import { watchRun } from "../run-stream";
 import type { Run, RunStep } from "../types";
@@ -176,7 +176,7 @@ export function RunDetailPage({ id }: { id: string }) {
       </dl>
       {r.errorMessage && (
         <p class="note note-error" role="alert">
-          {r.errorMessage}
+          <ErrorText message={r.errorMessage} />
         </p>
       )}
       <details>
@@ -201,7 +201,11 @@ export function RunDetailPage({ id }: { id: string }) {
                 {step.retryCount ? ` · ${step.retryCount} retries` : ""}
               </span>
             </div>
-            {step.errorMessage && <p class="error-text">{step.errorMessage}</p>}
+            {step.errorMessage && (
+              <p class="error-text">
+                <ErrorText message={step.errorMessage} />
+              </p>
+            )}
             <details>
               <summary>Input</summary>
               <JsonView value={step.inputData} label={`Input of ${step.nodeId}`} />

@@ -1,4 +1,4 @@
-/** Settings: API tokens (the raw value is shown once), connections, integrations (piece packages), workspaces. */
+/** Settings: API tokens (the raw value is shown once), connections, integrations (piece packages), workspaces, network (./settings-network.tsx). */
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
@@ -11,6 +11,7 @@ import { StatusBadge, when } from "../format";
 import { href } from "../router";
 import { me, switchWorkspace } from "../session";
 import { IntegrationsTab } from "./settings-integrations";
+import { NetworkTab } from "./settings-network";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, PieceDetail } from "../types";
 
@@ -438,6 +439,7 @@ const TABS = [
   { id: "connections", label: "Connections", view: ConnectionsTab },
   { id: "integrations", label: "Integrations", view: IntegrationsTab },
   { id: "workspaces", label: "Workspaces", view: WorkspacesTab },
+  { id: "network", label: "Network", view: NetworkTab },
 ];
 
 export function SettingsPage({ tab }: { tab: string }) {

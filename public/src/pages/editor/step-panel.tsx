@@ -6,7 +6,7 @@ import { projection } from "../../catalog";
 import { CommitInput } from "../../components/commit-input";
 import { ErrorNote } from "../../components/error-note";
 import { JsonView } from "../../components/json-view";
-import { duration, StatusBadge } from "../../format";
+import { duration, ErrorText, StatusBadge } from "../../format";
 import type { ActionNode, StepNode, Workflow } from "../../types";
 import { ConfigForm, dataPaths, type DataPath } from "./config-form";
 import { ConnectionPicker } from "./connection-picker";
@@ -321,7 +321,7 @@ export function StepPanel({
                 </p>
                 {result.errorMessage && (
                   <p class="note note-error" role="alert">
-                    {result.errorMessage}
+                    <ErrorText message={result.errorMessage} />
                   </p>
                 )}
                 {!isTrigger && (
