@@ -20,25 +20,33 @@ export interface Visit {
   depth: number;
 }
 
+/** The nodes of the chain starting at `node`, each followed by its branches, loop body and error branch. */
+function walkChain(out: Visit[], node: ActionNode | undefined, slot: Slot, depth: number) {
+  let current = node;
+  let currentSlot = slot;
+  while (current) {
+    out.push({ node: current, slot: currentSlot, depth });
+    for (const [index, branch] of (current.branches ?? []).entries())
+      walkChain(out, branch.firstAction, { owner: current.name, kind: "branch", branch: index }, depth + 1);
+    walkChain(out, current.firstLoopAction, { owner: current.name, kind: "loop" }, depth + 1);
+    walkChain(out, current.onErrorAction, { owner: current.name, kind: "error" }, depth + 1);
+    currentSlot = { owner: current.name, kind: "next" };
+    current = current.nextAction;
+  }
+}
+
 /** Every node in execution order (trigger first), with the slot that holds it. */
 export function walk(def: Definition): Visit[] {
-  const out: Visit[] = [];
-  const chain = (node: ActionNode | undefined, slot: Slot, depth: number) => {
-    let current = node;
-    let currentSlot = slot;
-    while (current) {
-      out.push({ node: current, slot: currentSlot, depth });
-      for (const [index, branch] of (current.branches ?? []).entries())
-        chain(branch.firstAction, { owner: current.name, kind: "branch", branch: index }, depth + 1);
-      chain(current.firstLoopAction, { owner: current.name, kind: "loop" }, depth + 1);
-      chain(current.onErrorAction, { owner: current.name, kind: "error" }, depth + 1);
-      currentSlot = { owner: current.name, kind: "next" };
-      current = current.nextAction;
-    }
-  };
-  out.push({ node: def.trigger, slot: null, depth: 0 });
-  chain(def.trigger.nextAction, { owner: def.trigger.name, kind: "next" }, 0);
+  const out: Visit[] = [{ node: def.trigger, slot: null, depth: 0 }];
+  walkChain(out, def.trigger.nextAction, { owner: def.trigger.name, kind: "next" }, 0);
   return out;
+}
+
+/** `steps` and every step nested in them (branches, loop bodies, error branches), the objects themselves. */
+function nodesWithin(steps: ActionNode[]): ActionNode[] {
+  const out: Visit[] = [];
+  for (const step of steps) walkChain(out, step, { owner: "", kind: "next" }, 0);
+  return out.map((visit) => visit.node as ActionNode);
 }
 
 export function findStep(def: Definition, name: string): (StepNode & Partial<ActionNode>) | undefined {
@@ -80,16 +88,41 @@ function writeSlot(owner: StepNode & Partial<ActionNode>, slot: Slot, node: Acti
   else delete branch.firstAction;
 }
 
-/** Inserts `node` at `slot`; whatever was there continues after it. */
+/** Inserts `node` (with any steps chained after it) at `slot`; whatever was there continues after the last of them. */
 export function insertStep(def: Definition, slot: Slot, node: ActionNode): Definition {
   const next = clone(def);
   const owner = findStep(next, slot.owner);
   if (!owner) throw new Error(`no step named ${slot.owner}`);
   const displaced = readSlot(owner, slot);
   const inserted = clone(node);
-  if (displaced) inserted.nextAction = displaced;
+  let last = inserted;
+  while (last.nextAction) last = last.nextAction;
+  if (displaced) last.nextAction = displaced;
   writeSlot(owner, slot, inserted);
   return next;
+}
+
+/** A copy of `node` without the steps after it (what is inside it, such as its branches, stays). */
+export function withoutNext(node: ActionNode): ActionNode {
+  const { nextAction: _, ...rest } = clone(node);
+  return rest;
+}
+
+/** Links `nodes` into one chain (each continues with the next), for inserting several steps at one place. */
+export function chainOf(nodes: ActionNode[]): ActionNode | undefined {
+  const copies = nodes.map(withoutNext);
+  copies.forEach((node, index) => {
+    const after = copies[index + 1];
+    if (after) node.nextAction = after;
+  });
+  return copies[0];
+}
+
+/** The steps of a chain, each without its `nextAction` (nested branches, loop bodies and error branches stay). */
+export function stepsOfChain(first: ActionNode | undefined): ActionNode[] {
+  const out: ActionNode[] = [];
+  for (let current = first; current; current = current.nextAction) out.push(withoutNext(current));
+  return out;
 }
 
 /** Removes a step; the steps after it move up. Its branches, loop body and error branch go with it. */
@@ -112,26 +145,69 @@ export function updateStep(def: Definition, name: string, patch: (node: StepNode
   return next;
 }
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * Rewrites step references inside `{{ }}` expressions of `value` (strings, arrays, objects), all
+ * renames at once: `{{greet.output}}` → `{{hello.output}}`. A name counts only as a whole reference
+ * (`x.greet` or `greeting` are not `greet`).
+ */
+export function rewriteReferences<T>(value: T, renames: ReadonlyMap<string, string>): T {
+  if (renames.size === 0) return value;
+  const names = new RegExp(`(?<![\\w.$])(?:${[...renames.keys()].map(escapeRegExp).join("|")})(?=[.\\[\\s}])`, "g");
+  const rewrite = (item: unknown): unknown => {
+    if (typeof item === "string") return item.replace(/\{\{[\s\S]*?\}\}/g, (expression) => expression.replace(names, (name) => renames.get(name) ?? name));
+    if (Array.isArray(item)) return item.map(rewrite);
+    if (item && typeof item === "object") return Object.fromEntries(Object.entries(item).map(([k, v]) => [k, rewrite(v)]));
+    return item;
+  };
+  return rewrite(value) as T;
+}
+
+/** Renames the steps named in `renames` among `nodes` (nested ones too) and rewrites references to them. */
+function applyRenames(nodes: Array<StepNode & Partial<ActionNode>>, renames: ReadonlyMap<string, string>) {
+  for (const node of nodes) {
+    node.name = renames.get(node.name) ?? node.name;
+    if (node.config) node.config = rewriteReferences(node.config, renames);
+    node.branches?.forEach((branch: Branch) => {
+      branch.conditions = rewriteReferences(branch.conditions, renames);
+    });
+  }
+}
+
 /** Renames a step and rewrites references to it in later expressions (`{{old.` → `{{new.`). */
 export function renameStep(def: Definition, from: string, to: string): Definition {
   if (from === to) return def;
   if (stepNames(def).includes(to)) throw new Error(`a step named ${to} already exists; step names are unique`);
-  const pattern = new RegExp(`(\\{\\{\\s*[^}]*?)\\b${from.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?=[.\\[\\s}])`, "g");
-  const rewrite = (value: unknown): unknown => {
-    if (typeof value === "string") return value.replace(pattern, `$1${to}`);
-    if (Array.isArray(value)) return value.map(rewrite);
-    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rewrite(v)]));
-    return value;
-  };
   const next = clone(def);
-  for (const { node } of walk(next)) {
-    if (node.name === from) node.name = to;
-    if (node.config) node.config = rewrite(node.config) as Record<string, unknown>;
-    node.branches?.forEach((branch: Branch) => {
-      branch.conditions = rewrite(branch.conditions) as Branch["conditions"];
-    });
-  }
+  applyRenames(
+    walk(next).map((visit) => visit.node),
+    new Map([[from, to]]),
+  );
   return next;
+}
+
+/**
+ * Copies of `steps` ready to go into `def`: each step (nested ones too) whose name `def` already has
+ * gets a fresh one (`greet` → `greet_2`), and references to a renamed step inside the copied steps follow
+ * it; references to steps outside them are left alone.
+ */
+export function withFreshNames(def: Definition, steps: ActionNode[]): { steps: ActionNode[]; renames: Map<string, string> } {
+  const copies = stepsOfChain(chainOf(steps));
+  const nodes = nodesWithin(copies);
+  const existing = new Set(stepNames(def));
+  const taken = new Set([...existing, ...nodes.map((node) => node.name)]);
+  const renames = new Map<string, string>();
+  for (const { name } of nodes) {
+    if (!existing.has(name)) continue;
+    const base = name.replace(/_\d+$/, "") || "step";
+    let n = 2;
+    while (taken.has(`${base}_${n}`)) n++;
+    renames.set(name, `${base}_${n}`);
+    taken.add(`${base}_${n}`);
+  }
+  applyRenames(nodes, renames);
+  return { steps: copies, renames };
 }
 
 /** Swaps a step with its predecessor ("up") or successor ("down") in the same chain. */
