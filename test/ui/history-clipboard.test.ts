@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { createHistory, describeEdit, HISTORY_LIMIT } from "../../public/src/pages/editor/history";
 import { ClipboardError, decodeSteps, encodeSteps } from "../../public/src/pages/editor/step-clipboard";
-import { chainOf, insertStep, NEW_ROUTER, stepNames, withFreshNames } from "../../public/src/pages/editor/tree";
+import { chainOf, insertStep, NEW_ROUTER, renameStep, stepNames, withFreshNames } from "../../public/src/pages/editor/tree";
 import type { ActionNode, Definition } from "../../public/src/types";
 
 const piece = (name: string, config: Record<string, unknown> = {}): ActionNode => ({ name, type: "PIECE", pieceId: "text", actionId: "template", config });
@@ -157,6 +157,13 @@ describe("pasting renames what would collide", () => {
     const { steps } = withFreshNames(withSecond, [piece("greet_2"), piece("use", { a: "{{greet_2.output}} {{trigger.body.greet_2}} {{greet_2x.y}}" })]);
     expect(steps.map((s) => s.name)).toEqual(["greet_3", "use"]);
     expect(steps[1]!.config).toEqual({ a: "{{greet_3.output}} {{trigger.body.greet_2}} {{greet_2x.y}}" });
+  });
+
+  test("a rename rewrites every reference inside one expression", () => {
+    const def = insertStep(sample(), { owner: "reply", kind: "next" }, piece("sum", { text: "{{ greet.output & greet.output }} {{trigger.body.greet}}" }));
+    const renamed = renameStep(def, "greet", "hello");
+    expect(stepNames(renamed)).toEqual(["trigger", "hello", "reply", "sum"]);
+    expect(renamed.trigger.nextAction!.nextAction!.nextAction!.config).toEqual({ text: "{{ hello.output & hello.output }} {{trigger.body.greet}}" });
   });
 
   test("steps nested in a pasted router are renamed too, with references to them", () => {
