@@ -5,6 +5,7 @@ import { ErrorNote } from "../../components/error-note";
 import { duration, StatusBadge } from "../../format";
 import { href } from "../../router";
 import type { ActionNode, Definition } from "../../types";
+import { EditorNotice, HistoryButtons, useEditorShortcuts } from "./editor-commands";
 import { createEditorStore, type EditorStore } from "./editor-store";
 import { PiecePicker, type Pick } from "./piece-picker";
 import { SettingsDialog } from "./settings-dialog";
@@ -60,6 +61,7 @@ function Header({ store, open }: { store: EditorStore; open(dialog: EditorDialog
       <StatusBadge status={wf.status} />
       {wf.hasUnpublishedChanges && wf.latestVersionId && <span class="badge">unpublished changes</span>}
       <SaveStatus store={store} />
+      <HistoryButtons store={store} />
       <TagsEditor tags={wf.tags} onChange={(tags) => store.setTags(tags)} busy={store.saveState.value === "conflict"} />
       <span class="spacer" />
       <span class={`diag-count${errors ? " has-errors" : ""}`} aria-live="polite">
@@ -122,6 +124,7 @@ export function EditorPage({ id }: { id: string }) {
   const store = useMemo(() => createEditorStore(id), [id]);
   const picker = useSignal<PickerState>(null);
   const dialog = useSignal<EditorDialog | null>(null);
+  useEditorShortcuts(store);
   useEffect(() => {
     void store.load();
     const beforeUnload = (event: BeforeUnloadEvent) => {
@@ -218,6 +221,7 @@ export function EditorPage({ id }: { id: string }) {
         </div>
       )}
       {store.saveState.value === "error" && <ErrorNote error={store.saveError.value} />}
+      <EditorNotice store={store} />
       <ErrorNote
         error={store.actionError.value}
         onDismiss={() => {

@@ -1,14 +1,16 @@
 /**
  * One open workflow in the editor: the draft definition, autosave with `expectedRev` (a conflict
- * stops saving and is shown; nothing is overwritten silently), live diagnostics from the one gate,
- * publish/unpublish, restore, and test runs whose step results are drawn on the tree.
+ * stops saving and is shown; nothing is overwritten silently), undo and redo of draft edits (saved
+ * like any edit), live diagnostics from the one gate, publish/unpublish, restore, and test runs whose
+ * step results are drawn on the tree.
  */
 import { batch, computed, signal } from "@preact/signals";
 import { ApiError, api } from "../../api";
 import { TERMINAL_RUN_STATUSES } from "../../format";
 import { watchRun } from "../../run-stream";
 import type { Definition, Diagnostics, Run, RunStep, Workflow } from "../../types";
-import { stepForPath } from "./tree";
+import { createHistory, describeEdit } from "./history";
+import { findStep, stepForPath } from "./tree";
 
 export const AUTOSAVE_DELAY_MS = 600;
 
@@ -25,8 +27,17 @@ export function createEditorStore(id: string) {
   const diagnostics = signal<Diagnostics | null>(null);
   const testRun = signal<Run | null>(null);
   const busy = signal<string | null>(null);
-  /** Bumped by restore/reload so open forms re-read the definition. */
+  /** Bumped by restore/reload/undo/redo so open forms re-read the definition. */
   const generation = signal(0);
+  /** A short message about the last clipboard or history action ("Copied greet", "nothing to paste"). */
+  const notice = signal<{ kind: "info" | "error"; text: string } | null>(null);
+  const history = createHistory<Definition>();
+  const canUndo = signal(false);
+  const canRedo = signal(false);
+  const showHistory = () => {
+    canUndo.value = history.canUndo();
+    canRedo.value = history.canRedo();
+  };
 
   let timer: ReturnType<typeof setTimeout> | undefined;
   let saving: Promise<void> | undefined;
@@ -66,6 +77,9 @@ export function createEditorStore(id: string) {
         saveError.value = null;
         loadError.value = null;
         generation.value++;
+        // Undo steps were edits of the draft just replaced; they would undo someone else's version.
+        history.clear();
+        showHistory();
       });
       void validate();
     } catch (error) {
@@ -88,12 +102,39 @@ export function createEditorStore(id: string) {
 
   function change(next: Definition) {
     if (saveState.value === "conflict") return; // editing stops until the conflict is resolved
+    const before = definition.value;
+    if (before) {
+      history.record(before, describeEdit(before, next));
+      showHistory();
+    }
+    queueDraft(next);
+  }
+
+  /** Shows `next` and saves it after AUTOSAVE_DELAY_MS, through the one save queue. */
+  function queueDraft(next: Definition) {
     definition.value = next;
     dirty = true;
     saveState.value = "pending";
     if (timer) clearTimeout(timer);
     timer = setTimeout(() => void save(), AUTOSAVE_DELAY_MS);
   }
+
+  /** Goes back (undo) or forward (redo) one history entry; saved like any other edit. False when there is none. */
+  function travel(direction: "undo" | "redo"): boolean {
+    const current = definition.value;
+    if (saveState.value === "conflict" || !current) return false;
+    const target = direction === "undo" ? history.undo(current) : history.redo(current);
+    showHistory();
+    if (!target) return false;
+    batch(() => {
+      queueDraft(target);
+      generation.value++;
+      if (selected.value !== null && !findStep(target, selected.value)) selected.value = null;
+    });
+    return true;
+  }
+  const undo = () => travel("undo");
+  const redo = () => travel("redo");
 
   const hasMeta = () => meta.name !== undefined || meta.tags !== undefined;
 
@@ -241,7 +282,11 @@ export function createEditorStore(id: string) {
       // The versions dialog opens from the loaded editor.
       if (!current) throw new Error("the workflow is not loaded");
       const res = await api.post<Workflow>(`/api/workflows/${id}/versions/${versionId}/restore`, { expectedRev: current.definitionRev });
+      const before = definition.value;
       batch(() => {
+        // A restore is undone like an edit: the draft before it is saved back as a new revision.
+        if (before) history.record(before, describeEdit(before, res.data.definition));
+        showHistory();
         workflow.value = res.data;
         definition.value = res.data.definition;
         saveState.value = "saved";
@@ -314,9 +359,14 @@ export function createEditorStore(id: string) {
     stepResults,
     busy,
     generation,
+    notice,
+    canUndo,
+    canRedo,
     load,
     validate,
     change,
+    undo,
+    redo,
     save,
     flush,
     reload,
