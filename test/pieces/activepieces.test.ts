@@ -199,6 +199,73 @@ describe("running a piece", () => {
   });
 });
 
+describe("a WEBHOOK trigger", () => {
+  /** A loopback provider that keeps the webhook registrations it is given. */
+  const hooks = new Map<string, { url: string; topic: string; token: string; renewals: number }>();
+  let provider: ReturnType<typeof Bun.serve>;
+  beforeAll(() => {
+    provider = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(request) {
+        const path = new URL(request.url).pathname;
+        if (request.method === "POST" && path === "/hooks") {
+          const id = `hook-${hooks.size + 1}`;
+          hooks.set(id, { ...((await request.json()) as { url: string; topic: string; token: string }), renewals: 0 });
+          return Response.json({ id }, { status: 201 });
+        }
+        const hook = hooks.get(path.split("/")[2] ?? "");
+        if (!hook) return new Response("no such hook", { status: 404 });
+        if (request.method === "POST" && path.endsWith("/renew")) hook.renewals++;
+        else if (request.method === "DELETE") hooks.delete(path.split("/")[2]!);
+        return new Response(null, { status: 204 });
+      },
+    });
+  });
+  afterAll(() => provider?.stop(true));
+
+  test("registers the flow's URL with its provider, answers the handshake, starts one run per event, renews and unregisters", async () => {
+    const conn = await connection(t, FIXTURE_ID, { token: "good-token" });
+    const trigger = {
+      name: "trigger",
+      type: "webhook",
+      pieceId: FIXTURE_ID,
+      actionId: "new_event",
+      connectionId: conn,
+      config: { provider: `http://127.0.0.1:${provider.port}`, topic: "orders" },
+      nextAction: { name: "keep", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { n: "{{trigger.body.n}}" } } },
+    };
+    const wf = (await t.req("POST", "/api/workflows", { body: { name: `ap hook ${++made}`, definition: { schemaVersion: 2, trigger } } })).body.data;
+    expect((await t.req("POST", `/api/workflows/${wf.id}/publish`)).status).toBe(200);
+    const url = (await t.req("GET", `/api/workflows/${wf.id}`)).body.data.webhookUrl as string;
+    const [id, hook] = [...hooks].find(([, h]) => h.url === url)!;
+    expect(hook).toMatchObject({ topic: "orders", token: "good-token" });
+    const path = new URL(url).pathname;
+
+    const shake = await t.req("POST", `${path}?challenge=c-42`, { body: {}, token: null });
+    expect(shake.status).toBe(200);
+    expect(shake.body).toEqual({ challenge: "c-42" });
+    expect(shake.headers.get("x-fixture")).toBe("handshake");
+
+    const events = [
+      { topic: "orders", n: 1 },
+      { topic: "refunds", n: 2 },
+      { topic: "orders", n: 3 },
+    ];
+    const call = await t.req("POST", path, { body: { events }, token: null });
+    expect(call.status).toBe(202);
+    expect(call.body.data.runIds).toHaveLength(2);
+    const runs = await Promise.all(call.body.data.runIds.map((runId: string) => settled(runId, "completed")));
+    expect(runs.map((r) => r.steps[0].outputData.n).sort()).toEqual([1, 3]);
+    expect((await t.req("GET", `/api/runs?workflowId=${wf.id}`)).body.pagination.total).toBe(2);
+
+    await t.deps.triggers.registrations.renew(wf.id);
+    expect(hooks.get(id)!.renewals).toBe(1);
+    expect((await t.req("POST", `/api/workflows/${wf.id}/unpublish`)).status).toBe(200);
+    expect(hooks.has(id)).toBe(false);
+  });
+});
+
 describe("versions side by side", () => {
   test("a pinned step runs the version it pins, a blank pin the newest, and a version a published workflow runs cannot be removed", async () => {
     // A server of its own: no other published workflow runs the fixture.

@@ -110,9 +110,23 @@ function describeSteps(steps: Record<string, RawStep>, legacyAuthProp: string | 
       requireAuth: step.requireAuth !== false,
       sampleData: plain(step.sampleData),
       type: typeof step.type === "string" ? step.type : undefined,
+      ...webhookExtras(step),
     };
   }
   return described;
+}
+
+const HANDSHAKES = new Set(["HEADER_PRESENT", "QUERY_PRESENT", "BODY_PARAM_PRESENT"]);
+
+/** A WEBHOOK trigger's handshake and renewal settings, when it declares them (strategy NONE or absent: nothing). */
+function webhookExtras(step: RawStep): Pick<ApStepDescription, "handshake" | "renewCron"> {
+  const extras: Pick<ApStepDescription, "handshake" | "renewCron"> = {};
+  const handshake = step.handshakeConfiguration as { strategy?: string; paramName?: string } | undefined;
+  if (handshake && HANDSHAKES.has(String(handshake.strategy)) && typeof handshake.paramName === "string" && typeof step.onHandshake === "function")
+    extras.handshake = { strategy: handshake.strategy as NonNullable<ApStepDescription["handshake"]>["strategy"], paramName: handshake.paramName };
+  const renew = step.renewConfiguration as { strategy?: string; cronExpression?: string } | undefined;
+  if (renew?.strategy === "CRON" && typeof renew.cronExpression === "string" && typeof step.onRenew === "function") extras.renewCron = renew.cronExpression;
+  return extras;
 }
 
 /** A property as data: functions become flags, nested properties are described too. */

@@ -281,48 +281,93 @@ function pieceStore(store: KeyValueStore, workflowId: string): StoreHandler {
   };
 }
 
+type TriggerHookName = "onEnable" | "onDisable" | "run" | "onHandshake" | "onRenew";
+interface TriggerHookContext {
+  config: Record<string, unknown>;
+  auth?: ResolvedAuth;
+  workflowId: string;
+  store: KeyValueStore;
+  webhookUrl?: string;
+}
+type ApPayload = { body: unknown; headers: Record<string, string>; queryParams: Record<string, string | string[]> };
+
+/**
+ * What POLLING and WEBHOOK triggers share: a call of one of the piece's trigger hooks in its host (answering
+ * the hook's value), and the trigger's face with onEnable and onDisable wired to the piece's.
+ */
+function triggerBase(description: ApPieceDescription, id: string, step: ApStepDescription, links: ProjectionLinks) {
+  const hook = async (name: TriggerHookName, ctx: TriggerHookContext, payload?: ApPayload) =>
+    (
+      await links.host().request(
+        {
+          t: "trigger",
+          hook: name,
+          trigger: step.name,
+          props: ctx.config,
+          auth: authValueFor(description, ctx.auth),
+          workflowId: ctx.workflowId,
+          webhookUrl: ctx.webhookUrl ?? "",
+          payload,
+          publicUrl: links.publicUrl,
+        },
+        { store: pieceStore(ctx.store, ctx.workflowId), timeoutMs: POLL_TIMEOUT_MS },
+      )
+    ).value;
+  const items = async (ctx: TriggerHookContext, payload?: ApPayload) => {
+    const value = await hook("run", ctx, payload);
+    if (!Array.isArray(value)) throw new Error(`${description.package} trigger ${step.name} returned ${typeof value}, not a list of items`);
+    return value as unknown[];
+  };
+  const face = {
+    id,
+    name: step.displayName,
+    description: step.description,
+    props: projectProps(description, step, links, "trigger"),
+    sampleData: step.sampleData,
+    onEnable: async (ctx: TriggerHookContext) => void (await hook("onEnable", ctx)),
+    onDisable: async (ctx: TriggerHookContext) => void (await hook("onDisable", ctx)),
+  };
+  return { hook, items, face };
+}
+
 /**
  * A POLLING trigger as a Weft poll trigger: publish calls the piece's onEnable (its own baseline, kept in the
  * store), each poll its run (the items it finds new since then), unpublish its onDisable. Weft's poller
  * still takes its first poll as a baseline and dedupes by content, so an item never fires twice.
  */
 function projectPollingTrigger(description: ApPieceDescription, id: string, step: ApStepDescription, links: ProjectionLinks): TriggerDef {
-  const hook = async (
-    name: "onEnable" | "onDisable" | "run",
-    ctx: { config: Record<string, unknown>; auth?: ResolvedAuth; workflowId: string; store: KeyValueStore },
-  ) =>
-    links.host().request(
-      {
-        t: "trigger",
-        hook: name,
-        trigger: step.name,
-        props: ctx.config,
-        auth: authValueFor(description, ctx.auth),
-        workflowId: ctx.workflowId,
-        webhookUrl: "",
-        publicUrl: links.publicUrl,
-      },
-      { store: pieceStore(ctx.store, ctx.workflowId), timeoutMs: POLL_TIMEOUT_MS },
-    );
+  const { items, face } = triggerBase(description, id, step, links);
+  return { ...face, type: "poll", poll: (ctx) => items(ctx), dedupe: { strategy: "id", key: (item) => JSON.stringify(item) } };
+}
+
+/**
+ * A WEBHOOK trigger as a Weft webhook trigger: publish calls the piece's onEnable with the workflow's URL
+ * (the piece registers it with its provider), unpublish onDisable; each call of the URL is either the
+ * provider's handshake (as the trigger declares it: a header, query or body parameter present), answered
+ * by onHandshake and starting nothing, or an event, which the piece's run turns into items — one run each.
+ * A registration that expires is renewed on the trigger's cron (onRenew).
+ */
+function projectWebhookTrigger(description: ApPieceDescription, id: string, step: ApStepDescription, links: ProjectionLinks): TriggerDef {
+  const { hook, items, face } = triggerBase(description, id, step, links);
+  const isHandshake = (request: { headers: Record<string, string>; query: Record<string, unknown>; body: unknown }) => {
+    const shake = step.handshake;
+    if (!shake) return false;
+    if (shake.strategy === "HEADER_PRESENT") return request.headers[shake.paramName.toLowerCase()] !== undefined;
+    if (shake.strategy === "QUERY_PRESENT") return request.query[shake.paramName] !== undefined;
+    const body = request.body;
+    return body !== null && typeof body === "object" && !Array.isArray(body) && (body as Record<string, unknown>)[shake.paramName] !== undefined;
+  };
   return {
-    id,
-    name: step.displayName,
-    description: step.description,
-    type: "poll",
-    props: projectProps(description, step, links, "trigger"),
-    sampleData: step.sampleData,
-    onEnable: async (ctx) => {
-      await hook("onEnable", ctx);
+    ...face,
+    type: "webhook",
+    receive: async (ctx) => {
+      const { request } = ctx;
+      const payload = { body: request.body, headers: request.headers, queryParams: request.query };
+      if (!isHandshake(request)) return { items: await items(ctx, payload) };
+      const answer = (await hook("onHandshake", ctx, payload)) as { status?: number; body?: unknown; headers?: Record<string, string> } | null;
+      return { items: [], reply: { status: Number(answer?.status ?? 200), headers: answer?.headers, body: answer?.body ?? null } };
     },
-    onDisable: async (ctx) => {
-      await hook("onDisable", ctx);
-    },
-    poll: async (ctx) => {
-      const answer = await hook("run", ctx);
-      if (!Array.isArray(answer.value)) throw new Error(`${description.package} trigger ${step.name} returned ${typeof answer.value}, not a list of items`);
-      return answer.value;
-    },
-    dedupe: { strategy: "id", key: (item) => JSON.stringify(item) },
+    renew: step.renewCron ? { cron: step.renewCron, run: async (ctx) => void (await hook("onRenew", ctx)) } : undefined,
   };
 }
 
@@ -354,7 +399,12 @@ export function projectPiece(description: ApPieceDescription, links: ProjectionL
   const triggers: Record<string, TriggerDef> = {};
   for (const step of Object.values(description.triggers)) {
     const id = stepIdFor(step.name, triggerIds);
-    triggers[id] = step.type === "POLLING" ? projectPollingTrigger(description, id, step, links) : unsupportedTrigger(description, id, step, links);
+    triggers[id] =
+      step.type === "POLLING"
+        ? projectPollingTrigger(description, id, step, links)
+        : step.type === "WEBHOOK"
+          ? projectWebhookTrigger(description, id, step, links)
+          : unsupportedTrigger(description, id, step, links);
   }
   return definePiece({
     id: pieceIdFor(description.package),

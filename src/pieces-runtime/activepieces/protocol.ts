@@ -39,6 +39,10 @@ export interface ApStepDescription {
   sampleData?: unknown;
   /** Triggers: POLLING, WEBHOOK, APP_WEBHOOK. */
   type?: string;
+  /** WEBHOOK triggers: which calls are the provider's handshake (answered by onHandshake, starting no run). */
+  handshake?: { strategy: "HEADER_PRESENT" | "QUERY_PRESENT" | "BODY_PARAM_PRESENT"; paramName: string };
+  /** WEBHOOK triggers whose registration expires: when onRenew is due (a cron expression). */
+  renewCron?: string;
 }
 
 export interface ApPieceDescription {
@@ -92,7 +96,7 @@ export type ToHost =
   | {
       t: "trigger";
       id: number;
-      hook: "onEnable" | "onDisable" | "run" | "test";
+      hook: "onEnable" | "onDisable" | "run" | "test" | "onHandshake" | "onRenew";
       trigger: string;
       props: Record<string, unknown>;
       auth: ApAuthValue;
