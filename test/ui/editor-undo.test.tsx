@@ -73,6 +73,13 @@ function server() {
       state.rev++;
       return { body: { data: workflow(state.rev, state.def) } };
     },
+    // Restoring version v1 brings back the original draft as a new revision.
+    [`POST ${WF}/versions/v1/restore`]: (r) => {
+      if (r.body.expectedRev !== state.rev) return { status: 409, body: { error: { code: "REVISION_CONFLICT", message: "stale" } } };
+      state.def = definition();
+      state.rev++;
+      return { body: { data: workflow(state.rev, state.def) } };
+    },
     "POST /api/workflows/validate": () => ({ body: { data: { valid: true, errors: [], warnings: [] } } }),
     "GET /api/pieces": () => ({ body: { data: [] } }),
   });
@@ -159,6 +166,75 @@ describe("undo and redo in the editor store", () => {
     // Loading their version starts a fresh history: nothing of ours is left to undo onto it.
     await store.reload();
     expect(store.canUndo.value).toBe(false);
+  });
+});
+
+describe("restore and router branches", () => {
+  test("a restore is undone like an edit: the draft before it is saved back on top of the restored revision", async () => {
+    const { createEditorStore } = await import("../../public/src/pages/editor/editor-store");
+    const { removeStep } = await import("../../public/src/pages/editor/tree");
+    const state = server();
+    const store = createEditorStore(ID);
+    await store.load();
+    store.change(removeStep(store.definition.value!, "reply"));
+    await store.flush();
+    await store.restore("v1");
+    expect(names(store.definition.value)).toEqual(["trigger", "greet", "reply"]);
+    expect(state.rev).toBe(3);
+    expect(store.undo()).toBe(true);
+    await store.flush();
+    expect(names(state.def)).toEqual(["trigger", "greet"]);
+    expect(fake!.calls.filter((c) => c.method === "PUT").map((c) => c.body.expectedRev)).toEqual([1, 3]);
+  });
+
+  test("a branch's steps are copied as one block; duplicating a branch copies its conditions and renames its steps", async () => {
+    const { createEditorStore } = await import("../../public/src/pages/editor/editor-store");
+    const { copyBranch, duplicateBranch, pasteAt } = await import("../../public/src/pages/editor/editor-commands");
+    const state = server();
+    state.def = {
+      schemaVersion: 2,
+      trigger: {
+        name: "trigger",
+        type: "manual",
+        config: {},
+        nextAction: {
+          name: "route",
+          type: "ROUTER",
+          config: {},
+          branches: [
+            {
+              name: "Big",
+              conditions: [[{ field: "{{trigger.body.n}}", operator: "number_gt", value: 10 }]],
+              firstAction: {
+                name: "big",
+                type: "PIECE",
+                pieceId: "text",
+                actionId: "template",
+                config: {},
+                nextAction: { name: "after_big", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "{{big.output}}" } },
+              },
+            },
+            { name: "Otherwise", conditions: [] },
+          ],
+        },
+      },
+    };
+    const store = createEditorStore(ID);
+    await store.load();
+    await copyBranch(store, "route", 0);
+    expect(store.notice.value?.text).toContain("Copied 2 steps of branch Big");
+    await pasteAt(store, { owner: "route", kind: "branch", branch: 1 });
+    const otherwise = (store.definition.value as any).trigger.nextAction.branches[1].firstAction;
+    expect([otherwise.name, otherwise.nextAction.name, otherwise.nextAction.config.template]).toEqual(["big_2", "after_big_2", "{{big_2.output}}"]);
+
+    duplicateBranch(store, "route", 0);
+    const branches = (store.definition.value as any).trigger.nextAction.branches;
+    expect(branches.map((b: any) => b.name)).toEqual(["Big", "Big copy", "Otherwise"]);
+    expect(branches[1].conditions).toEqual(branches[0].conditions);
+    expect([branches[1].firstAction.name, branches[1].firstAction.nextAction.name]).toEqual(["big_3", "after_big_3"]);
+    expect(store.undo()).toBe(true);
+    expect((store.definition.value as any).trigger.nextAction.branches).toHaveLength(2);
+    await store.flush();
   });
 });
 
