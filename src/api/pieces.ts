@@ -86,7 +86,17 @@ function rawQuery(url: string): QueryValues {
 
 const json = (body: string) => new Response(body, { headers: { "content-type": "application/json" } });
 
-const OptionsAnswer = Data(t.Object({ options: t.Array(t.Object({ label: t.String(), value: t.Unknown() })), placeholder: t.Optional(t.String()) }));
+const OptionsAnswer = Data(
+  t.Object({
+    options: t.Array(t.Object({ label: t.String(), value: t.Unknown() })),
+    placeholder: t.Optional(t.String()),
+    properties: t.Optional(
+      t.Record(t.String(), SpecProperty, {
+        description: "For a property of dependent fields (propertyType dynamic): the fields the given config calls for; its value is an object keyed by them",
+      }),
+    ),
+  }),
+);
 
 export const piecesApi = (deps: AppDeps) => {
   const { security, pieces } = deps;

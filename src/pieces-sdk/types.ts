@@ -28,6 +28,11 @@ export interface DynamicOptionsContext {
 export interface DynamicOptions {
   options: Array<{ label: string; value: unknown }>;
   placeholder?: string;
+  /**
+   * For a property of fields that depend on other settings (an object whose shape the config decides):
+   * those fields, for the config given. The property's value is an object keyed by them.
+   */
+  properties?: Record<string, PropertyDef>;
 }
 
 export interface PropertyDef {

@@ -116,7 +116,7 @@ describe("Settings → Integrations, end to end", () => {
   });
 
   flowStep(
-    "a new workflow gets a step of the piece with the connection, a static and a dynamic dropdown",
+    "a new workflow gets a step of the piece with the connection, a static and a dynamic dropdown, and dependent fields",
     async () => {
       await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Workflows" }).click();
       await page.getByRole("button", { name: "New workflow" }).click();
@@ -154,6 +154,13 @@ describe("Settings → Integrations, end to end", () => {
       await saved();
       expect(await item.locator("option:checked").textContent()).toBe("blue item 2 (eu)");
 
+      // Details is a DYNAMIC property: its fields come from the piece for the chosen colour (blue: shade and depth).
+      await page.locator("#cfg-echo-details-shade").fill("navy");
+      await page.locator("#cfg-echo-details-shade").press("Tab");
+      expect(await page.locator("#cfg-echo-details-depth").count()).toBe(1);
+      expect(await page.locator("#cfg-echo-details-note").count()).toBe(0);
+      await saved();
+
       // What the UI saved is what the API holds: the step pins the installed piece version.
       const connections = (await (await server.fetch("/api/connections")).json()).data as Array<{ id: string; name: string }>;
       const stored = await (await server.fetch(`/api/workflows/${workflowId}`)).json();
@@ -165,7 +172,7 @@ describe("Settings → Integrations, end to end", () => {
         actionId: "echo",
         pieceVersion: "1.0.0",
         connectionId: connections.find((c) => c.name === CONNECTION)!.id,
-        config: { text: "hello", colour: "blue", item: 2 },
+        config: { text: "hello", colour: "blue", item: 2, details: { shade: "navy" } },
       });
     },
     45_000,
@@ -181,7 +188,13 @@ describe("Settings → Integrations, end to end", () => {
       await page.locator("[data-step=echo]").click();
       const output = page.getByRole("region", { name: "Test result of echo" }).getByLabel("Output of echo");
       await output.filter({ hasText: "hello" }).waitFor();
-      expect(JSON.parse((await output.textContent())!)).toMatchObject({ text: "hello", colour: "blue", region: "eu", version: "1.0.0" });
+      expect(JSON.parse((await output.textContent())!)).toMatchObject({
+        text: "hello",
+        colour: "blue",
+        region: "eu",
+        version: "1.0.0",
+        details: { shade: "navy" },
+      });
     },
     45_000,
   );

@@ -169,6 +169,24 @@ describe("running a piece", () => {
     ]);
   });
 
+  test("a DYNAMIC property answers the fields the current config calls for, and its object reaches the action", async () => {
+    const ask = (colour: string) =>
+      t.req("POST", `/api/pieces/${FIXTURE_ID}/actions/echo/options/details`, { body: { connectionId: conn, config: { colour } } });
+    const blue = await ask("blue");
+    expect(blue.status).toBe(200);
+    expect(Object.keys(blue.body.data.properties)).toEqual(["shade", "depth"]);
+    expect(blue.body.data.properties.shade).toMatchObject({ type: "string", propertyType: "short_text", required: true, description: "Shade" });
+    expect(blue.body.data.properties.depth).toMatchObject({ type: "number", required: false });
+    expect(Object.keys((await ask("red")).body.data.properties)).toEqual(["note"]);
+    const projection = await t.req("GET", `/api/pieces/${FIXTURE_ID}/actions/echo`);
+    expect(projection.body.data.dynamicFields).toContain("details");
+
+    const wf = await publish(t, FIXTURE_ID, conn, [
+      { name: "say", actionId: "echo", config: { text: "hi", colour: "blue", details: { shade: "navy", depth: 3 } } },
+    ]);
+    expect((await run(t, wf)).steps[0].outputData.details).toEqual({ shade: "navy", depth: 3 });
+  });
+
   test("the store keeps values across runs and tags reach the run", async () => {
     const wf = await publish(t, FIXTURE_ID, conn, [{ name: "count", actionId: "counter", config: {} }]);
     expect((await run(t, wf)).steps[0].outputData).toEqual({ seen: 1 });

@@ -5,7 +5,7 @@
 import { LRUCache } from "lru-cache";
 import { AppError } from "../../http/errors";
 import type { ActionDef, AuthDef, DynamicOptions, GuardedFetch, PieceDef, ResolvedAuth, TriggerDef } from "../../pieces-sdk/types";
-import { discriminators, project, RESERVED_QUERY_KEYS, toSpecProperty, type Projection, type QueryValues } from "./projection";
+import { discriminators, project, RESERVED_QUERY_KEYS, type SpecProperty, toSpecProperty, type Projection, type QueryValues } from "./projection";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 
 const quoteList = (ids: string[]) => (ids.length ? ids.map((id) => `"${id}"`).join(", ") : "(none)");
@@ -218,7 +218,7 @@ export async function dynamicOptions(
     connectionId?: string;
     kind?: "action" | "trigger";
   },
-): Promise<DynamicOptions> {
+): Promise<DynamicAnswer> {
   // Trigger properties may list dynamic values too (e.g. a repository to watch); same rules as actions.
   const { piece, action } =
     input.kind === "trigger"
@@ -278,7 +278,17 @@ export async function dynamicOptions(
     throw new AppError("UNPROCESSABLE", `options for "${input.propertyName}" of "${piece.id}.${action.id}" failed: the piece returned no options list`);
   }
   const options = result.options.map((o) => ({ label: String(o?.label ?? o?.value ?? ""), value: o?.value }));
-  return result.placeholder !== undefined ? { options, placeholder: String(result.placeholder) } : { options };
+  const answer: DynamicAnswer = { options };
+  if (result.placeholder !== undefined) answer.placeholder = String(result.placeholder);
+  if (result.properties) answer.properties = Object.fromEntries(Object.entries(result.properties).map(([name, def]) => [name, toSpecProperty(def)]));
+  return answer;
+}
+
+/** The options endpoint's answer: choices, or for a property of dependent fields, those fields as projected properties. */
+export interface DynamicAnswer {
+  options: Array<{ label: string; value: unknown }>;
+  placeholder?: string;
+  properties?: Record<string, SpecProperty>;
 }
 
 // ---------- trigger samples ----------

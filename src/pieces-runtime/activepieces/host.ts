@@ -9,7 +9,7 @@
  * the server, which keeps them in Weft's key-value store.
  */
 import { guardProcessSockets } from "../../net/socket-guard";
-import { describePiece, findPiece, type LoadedPiece } from "./describe";
+import { describePiece, describeProp, findPiece, type LoadedPiece, type RawProp } from "./describe";
 import { propsValueFor } from "./props-value";
 import type { ApEffects, ApRunInfo, FromHost, ToHost } from "./protocol";
 
@@ -99,9 +99,17 @@ class PieceHost {
   private async options(message: Extract<ToHost, { t: "options" }>): Promise<unknown> {
     const owner = message.owner.kind === "action" ? this.piece.actions[message.owner.name] : this.piece.triggers[message.owner.name];
     const prop = owner?.props?.[message.prop];
-    if (!prop || typeof prop.options !== "function") throw new Error(`${message.owner.name}.${message.prop} has no dynamic options`);
     const propsValue: Record<string, unknown> = { ...message.props, auth: message.auth };
     if (this.piece.legacyAuthProp) propsValue[this.piece.legacyAuthProp] = message.auth;
+    if (prop?.type === "DYNAMIC" && typeof prop.props === "function") {
+      // A DYNAMIC property's fields for this config, described as data like the step's own properties.
+      const fields = (await (prop.props as (value: unknown, ctx: unknown) => unknown)(propsValue, { server: this.server(message.publicUrl) })) as Record<
+        string,
+        RawProp
+      >;
+      return { properties: Object.fromEntries(Object.entries(fields ?? {}).map(([key, field]) => [key, describeProp(field)])) };
+    }
+    if (!prop || typeof prop.options !== "function") throw new Error(`${message.owner.name}.${message.prop} has no dynamic options`);
     return prop.options(propsValue, {
       server: this.server(message.publicUrl),
       searchValue: message.searchValue,

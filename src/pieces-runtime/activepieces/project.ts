@@ -112,7 +112,9 @@ export function projectProp(prop: ApProp): PropertyDef {
         ...base,
         type: "object",
         propertyType: "dynamic",
-        description: [prop.description, "Fields that depend on other settings: give them as an object."].filter(Boolean).join(" "),
+        description: [prop.description, "Fields that depend on other settings (listed by POST …/options/{property}); its value is an object keyed by them."]
+          .filter(Boolean)
+          .join(" "),
       };
     default:
       return {
@@ -200,7 +202,7 @@ function projectProps(
   const props: Record<string, PropertyDef> = {};
   for (const [key, prop] of Object.entries(step.props)) {
     const projected = projectProp(prop);
-    if (prop.dynamic && (prop.type === "DROPDOWN" || prop.type === "MULTI_SELECT_DROPDOWN")) {
+    if (prop.dynamic && (prop.type === "DROPDOWN" || prop.type === "MULTI_SELECT_DROPDOWN" || prop.type === "DYNAMIC")) {
       projected.refreshers = (prop.refreshers ?? []).concat(description.auth ? ["auth"] : []);
       projected.options = (ctx: DynamicOptionsContext) => dropdownOptions(description, { kind, name: step.name }, key, ctx, links);
     }
@@ -265,7 +267,15 @@ async function dropdownOptions(
     },
     { timeoutMs: OPTIONS_TIMEOUT_MS },
   );
-  const state = (answer.value ?? {}) as { options?: Array<{ label?: unknown; value: unknown }>; placeholder?: string; disabled?: boolean };
+  const state = (answer.value ?? {}) as {
+    options?: Array<{ label?: unknown; value: unknown }>;
+    placeholder?: string;
+    disabled?: boolean;
+    properties?: Record<string, ApProp>;
+  };
+  // A DYNAMIC property answers its fields instead of choices.
+  if (state.properties)
+    return { options: [], properties: Object.fromEntries(Object.entries(state.properties).map(([name, field]) => [name, projectProp(field)])) };
   const options = (state.options ?? []).map((option) => ({ label: String(option.label ?? option.value), value: option.value }));
   return { options, placeholder: state.disabled || options.length === 0 ? state.placeholder : undefined };
 }

@@ -6,7 +6,7 @@
  */
 import { useSignal } from "@preact/signals";
 import type { JSX } from "preact";
-import { useEffect } from "preact/hooks";
+import { useEffect, useRef } from "preact/hooks";
 import { api } from "../../api";
 import { projection } from "../../catalog";
 import { ErrorNote } from "../../components/error-note";
@@ -161,16 +161,37 @@ function KeyValueField({
   );
 }
 
-/** Options come from POST .../{actions|triggers}/{id}/options/{name}; reloaded when a refresher (another field or the connection) changes. */
-function DynamicSelect({
-  id,
-  props,
-  name,
-  value,
-  refreshers,
-  describedBy,
-  onChange,
-}: {
+/**
+ * The answer of POST .../{actions|triggers}/{id}/options/{name} for the step's current config, loaded again
+ * when a refresher (another field or the connection) changes. Only the answer to the newest question is
+ * kept: an older, slower one never replaces it.
+ */
+function usePropertyOptions<T>(props: ConfigFormProps, name: string, refreshers: string[] | undefined) {
+  const answer = useSignal<T | null>(null);
+  const error = useSignal<unknown>(null);
+  const asked = useRef(0);
+  const load = async () => {
+    const ask = ++asked.current;
+    error.value = null;
+    try {
+      const res = await api.post<T>(
+        `/api/pieces/${encodeURIComponent(props.pieceId)}/${props.kind}/${encodeURIComponent(props.actionId)}/options/${encodeURIComponent(name)}`,
+        { config: props.config, ...(props.connectionId ? { connectionId: props.connectionId } : {}) },
+      );
+      if (ask === asked.current) answer.value = res.data;
+    } catch (e) {
+      if (ask === asked.current) error.value = e;
+    }
+  };
+  const refreshKey = JSON.stringify((refreshers ?? []).filter((r) => r !== "auth").map((r) => props.config[r] ?? null));
+  useEffect(() => {
+    void load();
+  }, [props.connectionId, refreshKey]);
+  return { answer, error, load };
+}
+
+/** A field whose choices (or fields) the piece gives through the options endpoint. */
+interface OptionsFieldProps {
   id: string;
   props: ConfigFormProps;
   name: string;
@@ -178,27 +199,13 @@ function DynamicSelect({
   refreshers?: string[];
   describedBy?: string;
   onChange(value: unknown): void;
-}) {
-  const options = useSignal<Array<{ label: string; value: unknown }> | null>(null);
-  const placeholder = useSignal<string | undefined>(undefined);
-  const error = useSignal<unknown>(null);
-  const load = async () => {
-    error.value = null;
-    try {
-      const res = await api.post<{ options: Array<{ label: string; value: unknown }>; placeholder?: string }>(
-        `/api/pieces/${encodeURIComponent(props.pieceId)}/${props.kind}/${encodeURIComponent(props.actionId)}/options/${encodeURIComponent(name)}`,
-        { config: props.config, ...(props.connectionId ? { connectionId: props.connectionId } : {}) },
-      );
-      options.value = res.data.options;
-      placeholder.value = res.data.placeholder;
-    } catch (e) {
-      error.value = e;
-    }
-  };
-  const refreshKey = JSON.stringify((refreshers ?? []).filter((r) => r !== "auth").map((r) => props.config[r] ?? null));
-  useEffect(() => {
-    void load();
-  }, [props.connectionId, refreshKey]);
+}
+
+/** A dropdown whose choices the piece lists for the current config. */
+function DynamicSelect({ id, props, name, value, refreshers, describedBy, onChange }: OptionsFieldProps) {
+  const { answer, error, load } = usePropertyOptions<{ options: Array<{ label: string; value: unknown }>; placeholder?: string }>(props, name, refreshers);
+  const options = { value: answer.value?.options ?? null };
+  const placeholder = { value: answer.value?.placeholder };
   return (
     <>
       <div class="row">
@@ -230,6 +237,42 @@ function DynamicSelect({
   );
 }
 
+/**
+ * A property whose fields depend on other settings (an Activepieces DYNAMIC property): the options endpoint
+ * answers the fields for the current config, shown as a nested form whose values make up this property's object.
+ */
+function DependentFields({ id, props, name, value, refreshers, onChange }: OptionsFieldProps) {
+  const { answer, error, load } = usePropertyOptions<{ properties?: Record<string, Property> }>(props, name, refreshers);
+  const fields = { value: answer.value ? (answer.value.properties ?? {}) : null };
+  const current = value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  const entries = Object.entries(fields.value ?? {});
+  return (
+    <div class="dependent-fields" id={id} role="group" aria-busy={fields.value === null && !error.value ? "true" : undefined}>
+      {fields.value === null && !error.value && <p class="muted">Loading the fields…</p>}
+      {fields.value !== null && entries.length === 0 && <p class="muted">No fields for the current settings.</p>}
+      {entries.map(([field, property]) => (
+        <Field
+          key={field}
+          name={field}
+          property={property}
+          required={property.required === true}
+          props={{
+            ...props,
+            stepName: `${props.stepName}-${name}`,
+            config: current,
+            dynamicFields: [],
+            onChange: (next) => onChange(Object.keys(next).length === 0 ? undefined : next),
+          }}
+        />
+      ))}
+      <button type="button" class="small" onClick={load} aria-label={`Refresh the fields of ${name}`}>
+        Refresh
+      </button>
+      <ErrorNote error={error.value} />
+    </div>
+  );
+}
+
 function Field({ name, property, required, props }: { name: string; property: Property; required: boolean; props: ConfigFormProps }) {
   const id = fieldId(props.stepName, name);
   const helpId = property.description ? `${id}-help` : undefined;
@@ -243,7 +286,9 @@ function Field({ name, property, required, props }: { name: string; property: Pr
     props.onChange(config);
   };
   let control: JSX.Element;
-  if (props.dynamicFields?.includes(name) && !isExpression(value)) {
+  if (props.dynamicFields?.includes(name) && property.propertyType === "dynamic" && !isExpression(value)) {
+    control = <DependentFields id={id} props={props} name={name} value={value} refreshers={property.refreshers} onChange={set} />;
+  } else if (props.dynamicFields?.includes(name) && !isExpression(value)) {
     control = <DynamicSelect id={id} props={props} name={name} value={value} refreshers={property.refreshers} describedBy={helpId} onChange={set} />;
   } else if (property.enum && !isExpression(value)) {
     control = (
