@@ -46,45 +46,51 @@ function Header({ store, open }: { store: EditorStore; open(dialog: EditorDialog
   const errors = store.diagnostics.value?.errors.length ?? 0;
   return (
     <header class="editor-head">
-      <a href={href.workflows()} class="back" aria-label="Back to workflows">
-        ←
-      </a>
-      <input
-        class="title-input"
-        aria-label="Workflow name"
-        value={wf.name}
-        onChange={(e) => {
-          const name = (e.target as HTMLInputElement).value.trim();
-          if (name && name !== wf.name) void store.rename(name);
-        }}
-      />
-      <StatusBadge status={wf.status} />
-      {wf.hasUnpublishedChanges && wf.latestVersionId && <span class="badge">unpublished changes</span>}
-      <SaveStatus store={store} />
-      <HistoryButtons store={store} />
-      <TagsEditor tags={wf.tags} onChange={(tags) => store.setTags(tags)} busy={store.saveState.value === "conflict"} />
-      <span class="spacer" />
-      <span class={`diag-count${errors ? " has-errors" : ""}`} aria-live="polite">
-        {store.diagnostics.value ? (errors ? `${errors} problem${errors > 1 ? "s" : ""}` : "Valid") : ""}
-      </span>
-      <button type="button" onClick={() => open("test")} disabled={store.busy.value === "test"}>
-        {store.busy.value === "test" ? "Testing…" : "Test run"}
-      </button>
-      <button type="button" onClick={() => open("variables")}>
-        Variables
-      </button>
-      <button type="button" onClick={() => open("versions")}>
-        Versions
-      </button>
-      <button type="button" onClick={() => open("settings")} disabled={store.saveState.value === "conflict"}>
-        Settings
-      </button>
-      {wf.status === "active" && (
-        <button type="button" onClick={() => store.unpublish()} disabled={!!store.busy.value}>
-          Unpublish
+      <div class="head-row">
+        <a href={href.workflows()} class="back" aria-label="Back to workflows">
+          ←
+        </a>
+        <input
+          class="title-input"
+          aria-label="Workflow name"
+          value={wf.name}
+          onChange={(e) => {
+            const name = (e.target as HTMLInputElement).value.trim();
+            if (name && name !== wf.name) void store.rename(name);
+          }}
+        />
+        <StatusBadge status={wf.status} />
+        {wf.hasUnpublishedChanges && wf.latestVersionId && <span class="badge">unpublished changes</span>}
+        <SaveStatus store={store} />
+        <span class="spacer" />
+        <span class={`diag-count${errors ? " has-errors" : ""}`} aria-live="polite">
+          {store.diagnostics.value ? (errors ? `${errors} problem${errors > 1 ? "s" : ""}` : "Valid") : ""}
+        </span>
+        <button type="button" onClick={() => open("test")} disabled={store.busy.value === "test"}>
+          {store.busy.value === "test" ? "Testing…" : "Test run"}
         </button>
-      )}
-      <PublishButton store={store} />
+        {wf.status === "active" && (
+          <button type="button" onClick={() => store.unpublish()} disabled={!!store.busy.value}>
+            Unpublish
+          </button>
+        )}
+        <PublishButton store={store} />
+      </div>
+      {/* The toolbar: editing aids on the left, the workflow's other settings on the right. */}
+      <div class="head-row toolbar">
+        <HistoryButtons store={store} />
+        <TagsEditor tags={wf.tags} onChange={(tags) => store.setTags(tags)} busy={store.saveState.value === "conflict"} />
+        <span class="spacer" />
+        <button type="button" class="small" onClick={() => open("variables")}>
+          Variables
+        </button>
+        <button type="button" class="small" onClick={() => open("versions")}>
+          Versions
+        </button>
+        <button type="button" class="small" onClick={() => open("settings")} disabled={store.saveState.value === "conflict"}>
+          Settings
+        </button>
+      </div>
     </header>
   );
 }
