@@ -2,7 +2,7 @@
 import { useSignal } from "@preact/signals";
 import { useEffect, useMemo } from "preact/hooks";
 import { ErrorNote } from "../../components/error-note";
-import { duration, StatusBadge } from "../../format";
+import { duration, ErrorText, StatusBadge } from "../../format";
 import { href } from "../../router";
 import type { ActionNode, Definition } from "../../types";
 import { EditorNotice, HistoryButtons, useEditorShortcuts } from "./editor-commands";
@@ -121,7 +121,13 @@ function TestRunSummary({ store }: { store: EditorStore }) {
   return (
     <div class="test-summary" role="status" aria-label="Last test run">
       Test run <StatusBadge status={run.status} /> {duration(run.durationMs)}
-      {run.errorMessage && <span class="error-text"> — {run.errorMessage}</span>} <a href={href.run(run.id)}>Open run</a>
+      {run.errorMessage && (
+        <span class="error-text">
+          {" — "}
+          <ErrorText message={run.errorMessage} />
+        </span>
+      )}{" "}
+      <a href={href.run(run.id)}>Open run</a>
     </div>
   );
 }
