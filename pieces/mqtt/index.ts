@@ -11,15 +11,22 @@ import type { GuardedFetch, ResolvedAuth, SubscriptionContext } from "../../src/
 
 const SCHEMES = new Set(["mqtt:", "mqtts:", "ws:", "wss:"]);
 
-/** Connection options for mqtt.js: the checked address in the URL, the name kept for TLS. */
+/**
+ * Connection options for mqtt.js: the checked address in the URL, the name kept for TLS, and the client id —
+ * the connection's prefix (default "weft", for brokers whose ACLs match client ids) and `clientSuffix`.
+ */
 async function brokerOptions(
   fetch: GuardedFetch,
   auth: ResolvedAuth | undefined,
-  clientId: string,
+  clientSuffix: string,
   extra: mqtt.IClientOptions = {},
 ): Promise<{ url: string; options: mqtt.IClientOptions }> {
   if (auth?.kind !== "custom") throw new Error("this step needs an MQTT connection (broker URL and credentials); set its connectionId");
   const v = auth.values;
+  const prefix = String(v.client_id ?? "").trim() || "weft";
+  if (!/^[\x21-\x7e]{1,64}$/.test(prefix))
+    throw new Error(`the client id prefix "${prefix}" must be 1–64 visible ASCII characters without spaces, e.g. weft or homelab-weft`);
+  const clientId = `${prefix}-${clientSuffix}`;
   let url: URL;
   try {
     url = new URL(String(v.url ?? "").trim());
@@ -151,7 +158,7 @@ async function subscribe(ctx: SubscriptionContext) {
   if (!topic) throw new Error("topic is required (a filter such as home/+/temperature or sensors/#)");
   const qos = Number(ctx.config.qos ?? 1) as 0 | 1 | 2;
   // One client id per workflow: the broker keeps the session (and queues QoS 1/2 messages) while Weft is away.
-  const { url, options } = await brokerOptions(ctx.fetch, ctx.auth, `weft-${ctx.workflowId.replaceAll("-", "").slice(0, 16)}`, { clean: false });
+  const { url, options } = await brokerOptions(ctx.fetch, ctx.auth, ctx.workflowId.replaceAll("-", "").slice(0, 16), { clean: false });
   const client = mqtt.connect(url, options);
   // A message is acknowledged after its run is stored (pipeline above).
   client.handleMessage = pipeline(client, ctx);
@@ -188,6 +195,11 @@ export default definePiece({
   description: "Publish to and subscribe on an MQTT broker (Mosquitto, EMQX, Home Assistant's broker…)",
   auth: Auth.custom({
     url: Property.shortText({ displayName: "Broker URL", required: true, description: "mqtt://host:1883, mqtts://host:8883, ws://host:9001 or wss://…" }),
+    client_id: Property.shortText({
+      displayName: "Client id prefix",
+      description:
+        "Weft's client ids start with it (default weft): a subscription adds -<workflow>, which the broker keeps its session under, a publish -pub-<random>",
+    }),
     username: Property.shortText({ displayName: "Username" }),
     password: Property.secretText({ displayName: "Password" }),
     ca: Property.longText({ displayName: "CA certificate (PEM)", description: "for a broker with a self-signed certificate" }),
@@ -195,7 +207,7 @@ export default definePiece({
   }),
   checkConnection: async ({ auth, fetch }) => {
     try {
-      const { url, options } = await brokerOptions(fetch, auth, `weft-check-${crypto.randomUUID().slice(0, 8)}`);
+      const { url, options } = await brokerOptions(fetch, auth, `check-${crypto.randomUUID().slice(0, 8)}`);
       const client = await mqtt.connectAsync(url, options);
       await client.endAsync();
       return { ok: true, message: "connected to the broker" };
@@ -222,7 +234,7 @@ export default definePiece({
         if (!topic || /[+#]/.test(topic)) throw new Error(`topic "${topic}" must be a plain topic without the wildcards + and #`);
         const qos = Number(ctx.config.qos ?? 1) as 0 | 1 | 2;
         const body = payloadOf(ctx.config);
-        const { url, options } = await brokerOptions(ctx.fetch, ctx.auth, `weft-pub-${crypto.randomUUID().slice(0, 12)}`);
+        const { url, options } = await brokerOptions(ctx.fetch, ctx.auth, `pub-${crypto.randomUUID().slice(0, 12)}`);
         const client = await mqtt.connectAsync(url, options).catch((error: Error) => {
           throw new Error(`could not connect to the broker: ${error.message}`);
         });

@@ -12,9 +12,9 @@ import mqtt from "mqtt";
 import { hasMosquitto, startMosquitto, type MosquittoHandle } from "../support/mosquitto";
 import { startServer, type ServerHandle } from "../support/server";
 
-/** A TCP proxy to the broker on loopback; while `swallowUpstream` is set, what clients send is dropped. */
+/** A TCP proxy to the broker on loopback; while `swallowUpstream` is set, what clients send is dropped. `sent` is what they sent. */
 async function lossyProxy(brokerPort: number) {
-  const state = { swallowUpstream: false };
+  const state = { swallowUpstream: false, sent: [] as Buffer[] };
   const server = Bun.listen<{ upstream?: Socket<unknown>; pending: Uint8Array[] }>({
     hostname: "127.0.0.1",
     port: 0,
@@ -33,6 +33,7 @@ async function lossyProxy(brokerPort: number) {
         for (const bytes of client.data.pending) client.data.upstream.write(bytes);
       },
       data(client, bytes) {
+        state.sent.push(Buffer.from(bytes));
         if (state.swallowUpstream) return;
         if (client.data.upstream) client.data.upstream.write(bytes);
         else client.data.pending.push(new Uint8Array(bytes));
@@ -71,8 +72,8 @@ describe.skipIf(!hasMosquitto())("mqtt", () => {
     return json;
   };
   let connections = 0;
-  const connection = async (url = broker.url) =>
-    (await api("POST", "/api/connections", { pieceId: "mqtt", name: `broker ${++connections}`, values: { url } })).data.id as string;
+  const connection = async (url = broker.url, extra: Record<string, unknown> = {}) =>
+    (await api("POST", "/api/connections", { pieceId: "mqtt", name: `broker ${++connections}`, values: { url, ...extra } })).data.id as string;
   const runsOf = async (workflowId: string) => {
     const runs: any[] = [];
     for (let page = 1; ; page++) {
@@ -219,6 +220,33 @@ describe.skipIf(!hasMosquitto())("mqtt", () => {
       proxy.stop();
     }
   }, 60_000);
+
+  test("the connection's client id prefix starts the id the broker sees; a prefix with a space is refused, saying what is allowed", async () => {
+    const proxy = await lossyProxy(broker.port);
+    try {
+      const wfId = await subscribedWorkflow("prefixed", await connection(proxy.url, { client_id: "homelab" }), "prefixed/#");
+      const connect = Buffer.concat(proxy.sent).toString("latin1");
+      expect(connect).toContain(`homelab-${wfId.replaceAll("-", "").slice(0, 16)}`);
+      expect(connect).not.toContain("weft-");
+    } finally {
+      proxy.stop();
+    }
+    const conn = await connection(broker.url, { client_id: "home lab" });
+    const trigger = {
+      name: "trigger",
+      type: "subscription",
+      pieceId: "mqtt",
+      actionId: "message_received",
+      connectionId: conn,
+      config: { topic: "x/#", qos: 1 },
+    };
+    const wf = (await api("POST", "/api/workflows", { name: "bad prefix", definition: { schemaVersion: 2, trigger } })).data;
+    await api("POST", `/api/workflows/${wf.id}/publish`);
+    let status: any;
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && !status?.lastError; await Bun.sleep(50))
+      status = (await api("GET", `/api/workflows/${wf.id}/trigger`)).data.subscription;
+    expect(status.lastError).toContain('the client id prefix "home lab" must be 1–64 visible ASCII characters without spaces');
+  });
 
   test("a broker on a blocked address is refused by the SSRF policy, and the trigger shows the failure", async () => {
     const strict = await startServer({ env: { WEFT_LOG_LEVEL: "warn" } });
