@@ -75,9 +75,36 @@ describe("templates", () => {
     expect(list.status).toBe(200);
     expect(list.body.total).toBeGreaterThanOrEqual(8);
     expect(list.body.data[0].definition).toBeUndefined();
+    // Templates of pieces that need a connection say so; the user picks one on the step, as this does.
+    const connectionValues: Record<string, Record<string, unknown>> = {
+      email: { user: "me@example.com", password: "secret", imap_host: "mail.example.com" },
+      mqtt: { url: "mqtt://broker.example.com:1883" },
+      sql: { database_type: "postgres", host: "db.example.com", database: "home", user: "weft" },
+      llm: { base_url: "https://llm.example.com/v1", api_key: "" },
+    };
+    const connections: Record<string, string> = {};
+    for (const [pieceId, values] of Object.entries(connectionValues)) {
+      const made = await t.req("POST", "/api/connections", { body: { pieceId, name: `template ${pieceId}`, values } });
+      expect(`${pieceId}: ${made.status} ${made.text}`).toStartWith(`${pieceId}: 201`);
+      connections[pieceId] = made.body.data.id;
+    }
     for (const template of BUILTIN_TEMPLATES) {
       const used = await t.req("POST", `/api/templates/${template.id}/use`, { body: { name: `From ${template.slug}` } });
       expect(`${template.slug}: ${used.status}`).toBe(`${template.slug}: 201`);
+      let needed = 0;
+      for (let node = used.body.data.definition.trigger; node; node = node.nextAction) {
+        if (connections[node.pieceId] === undefined) continue;
+        expect(`${template.slug}: ${template.description}`).toMatch(/connection/i);
+        node.connectionId = connections[node.pieceId];
+        needed++;
+      }
+      if (needed > 0) {
+        const saved = await t.req("PUT", `/api/workflows/${used.body.data.id}`, {
+          body: { definition: used.body.data.definition, expectedRev: used.body.data.rev },
+        });
+        expect(`${template.slug}: ${saved.status} ${saved.text}`).toStartWith(`${template.slug}: 200`);
+        used.body.data = saved.body.data;
+      }
       const check = (await t.req("POST", `/api/workflows/validate?workflowId=${used.body.data.id}`, { body: used.body.data.definition })).body.data;
       expect(`${template.slug}: ${JSON.stringify(check.errors)}`).toBe(`${template.slug}: []`);
       const ignored = check.warnings.filter((w: any) => w.code === "UNKNOWN_PROPERTY" || w.code === "INACTIVE_PROPERTY" || w.code === "UNKNOWN_VARIABLE");

@@ -1,4 +1,4 @@
-import { base, type BuiltinTemplate } from "./types";
+import { base, type BuiltinTemplate, phoneVariables, pushToPhone } from "./types";
 
 export default {
   id: "0b7d1a40-5e0f-4c1e-9a01-000000000010",
@@ -15,22 +15,13 @@ export default {
       pieceId: "runs",
       actionId: "on_error",
       config: { workflow_ids: [] },
-      nextAction: {
-        name: "push",
-        displayName: "Push to my phone",
-        type: "PIECE",
-        pieceId: "notify",
-        actionId: "ntfy_send",
-        config: {
-          server_url: "{{variables.ntfyServer}}",
-          topic: "{{variables.ntfyTopic}}",
-          title: "Weft: {{trigger.run.workflowName}} failed",
-          message: "{{trigger.run.errorMessage}}",
-          priority: "high",
-          tags: ["warning"],
-        },
-      },
+      nextAction: pushToPhone({
+        title: "Weft: {{trigger.run.workflowName}} failed",
+        message: "{{trigger.run.errorMessage}}",
+        priority: "high",
+        tags: ["warning"],
+      }),
     },
-    { variables: { ntfyServer: "https://ntfy.sh", ntfyTopic: "my-weft-alerts" } },
+    phoneVariables("my-weft-alerts"),
   ),
 } satisfies BuiltinTemplate;

@@ -1,4 +1,4 @@
-import { base, type BuiltinTemplate } from "./types";
+import { base, type BuiltinTemplate, phoneVariables, pushToPhone } from "./types";
 
 export default {
   id: "0b7d1a40-5e0f-4c1e-9a01-000000000012",
@@ -14,21 +14,12 @@ export default {
       pieceId: "feed",
       actionId: "new_item",
       config: { feed_url: "https://github.com/oven-sh/bun/releases.atom", poll_interval_seconds: 900 },
-      nextAction: {
-        name: "push",
-        displayName: "Push to my phone",
-        type: "PIECE",
-        pieceId: "notify",
-        actionId: "ntfy_send",
-        config: {
-          server_url: "{{variables.ntfyServer}}",
-          topic: "{{variables.ntfyTopic}}",
-          title: "{{trigger.body.title}}",
-          message: "{{trigger.body.summary ? trigger.body.summary : trigger.body.link}}",
-          click_url: "{{trigger.body.link}}",
-        },
-      },
+      nextAction: pushToPhone({
+        title: "{{trigger.body.title}}",
+        message: "{{trigger.body.summary ? trigger.body.summary : trigger.body.link}}",
+        click_url: "{{trigger.body.link}}",
+      }),
     },
-    { variables: { ntfyServer: "https://ntfy.sh", ntfyTopic: "my-feeds" } },
+    phoneVariables("my-feeds"),
   ),
 } satisfies BuiltinTemplate;

@@ -10,6 +10,9 @@ import orderLinesLoop from "./order-lines-loop";
 import pollJsonStore from "./poll-json-store";
 import scheduledDedupe from "./scheduled-dedupe";
 import webhookTransformRespond from "./webhook-transform-respond";
+import mqttToSql from "./mqtt-to-sql";
+import emailToPhone from "./email-to-phone";
+import summariseWithLlm from "./summarise-with-llm";
 import type { BuiltinTemplate } from "./types";
 
 export type { BuiltinTemplate };
@@ -26,4 +29,7 @@ export const BUILTIN_TEMPLATES: readonly BuiltinTemplate[] = [
   orderLinesLoop,
   failedRunToPhone,
   feedToPhone,
+  emailToPhone,
+  mqttToSql,
+  summariseWithLlm,
 ];

@@ -20,3 +20,18 @@ export const base = (trigger: FlowVersionT["trigger"], extra: Partial<FlowVersio
   pinnedData: {},
   ...extra,
 });
+
+/**
+ * The "push to my phone" step of the notification templates: ntfy, its server and topic taken from the
+ * workflow's variables ntfyServer and ntfyTopic (which `phoneVariables` sets), `fields` the title, message, ….
+ */
+export const pushToPhone = (fields: Record<string, unknown>): NonNullable<FlowVersionT["trigger"]["nextAction"]> => ({
+  name: "push",
+  displayName: "Push to my phone",
+  type: "PIECE",
+  pieceId: "notify",
+  actionId: "ntfy_send",
+  config: { server_url: "{{variables.ntfyServer}}", topic: "{{variables.ntfyTopic}}", ...fields },
+});
+
+export const phoneVariables = (topic: string): Partial<FlowVersionT> => ({ variables: { ntfyServer: "https://ntfy.sh", ntfyTopic: topic } });
