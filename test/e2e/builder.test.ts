@@ -346,7 +346,7 @@ describe("builder, end to end", () => {
     await page.getByRole("link", { name: "Greeter" }).waitFor();
   });
 
-  flowStep("the runs page filters by environment, status and workflow", ["GET /api/runs"], async () => {
+  flowStep("the runs page filters by environment, status and workflow; its chart counts what the table lists", ["GET /api/runs"], async () => {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Runs" }).click();
     await page.getByRole("heading", { name: "Runs" }).waitFor();
     const rows = page.locator("tr[data-run]");
@@ -359,8 +359,24 @@ describe("builder, end to end", () => {
     await filter("Environment").selectOption("test");
     await eventually(async () => [...new Set(await cells(3))], ["test"]);
     const tests = await rows.count();
+    // The chart counts what the table lists: today's bar says as many runs as the rows, for each environment.
+    const today = page
+      .getByRole("listitem")
+      .filter({ has: page.locator(".chart-stack") })
+      .last();
+    const todayCount = async () => Number(/: (\d+) runs?/.exec((await today.getAttribute("aria-label")) ?? "")?.[1] ?? 0);
+    await eventually(todayCount, tests);
+    await today.hover();
+    await page
+      .getByRole("tooltip")
+      .filter({ hasText: `${tests} run` })
+      .waitFor();
     await filter("Environment").selectOption("all");
     await eventually(() => rows.count(), production + tests);
+    await eventually(todayCount, production + tests);
+    // The chart fills its box: its bars span (nearly) the figure's width.
+    const [figure, bars] = await Promise.all([page.locator("figure.chart").boundingBox(), page.locator(".chart-bars").boundingBox()]);
+    expect(bars!.width).toBeGreaterThan(figure!.width * 0.9);
 
     await filter("Status").selectOption("failed");
     await page.getByText("No runs match").waitFor();
