@@ -186,7 +186,10 @@ export default definePiece({
         { label: "SQLite file", value: "sqlite" },
       ],
     }),
-    host: Property.shortText({ displayName: "Host", description: "PostgreSQL / MySQL: name or address (a LAN address needs its range allowed in Settings → Network)" }),
+    host: Property.shortText({
+      displayName: "Host",
+      description: "PostgreSQL / MySQL: name or address (a LAN address needs its range allowed in Settings → Network)",
+    }),
     port: Property.integer({ displayName: "Port", description: "default 5432 (PostgreSQL) or 3306 (MySQL)", min: 1, max: 65535 }),
     database: Property.shortText({ displayName: "Database name" }),
     user: Property.shortText({ displayName: "User" }),
