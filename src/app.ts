@@ -149,6 +149,7 @@ export function createApp(options: CreateAppOptions) {
     allowCidrs: config.allowedCidrs,
     publicUrl: config.publicUrl,
     registry: pieces,
+    memoryMb: config.pieceMemoryMb,
   });
   for (const failure of packages.load()) log.warn("an installed piece package could not be loaded", failure);
   deps.network = new NetworkSettings({

@@ -81,14 +81,14 @@ describe("installing packages", () => {
   test("a package from the registry is installed with its integrity checked and joins the catalog as ap-<name>", async () => {
     const res = await install(t, `${FIXTURE}@1.0.0`);
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ pieceId: FIXTURE_ID, name: FIXTURE, version: "1.0.0", source: "registry", authKind: "CUSTOM_AUTH", actions: 6 });
+    expect(res.body.data).toMatchObject({ pieceId: FIXTURE_ID, name: FIXTURE, version: "1.0.0", source: "registry", authKind: "CUSTOM_AUTH", actions: 8 });
     expect(res.body.data.integrity).toMatch(/^sha512-/);
 
     const list = await t.req("GET", "/api/pieces");
     expect(list.body.data.map((p: { id: string }) => p.id)).toContain(FIXTURE_ID);
     const detail = await t.req("GET", `/api/pieces/${FIXTURE_ID}`);
     expect(detail.status).toBe(200);
-    expect(detail.body.data.actions.map((a: { id: string }) => a.id).sort()).toEqual(["counter", "echo", "environment", "fail", "reach", "wait_for_approval"]);
+    expect(detail.body.data.actions.map((a: { id: string }) => a.id).sort()).toEqual(["counter", "echo", "environment", "fail", "hog", "reach", "spin", "wait_for_approval"]);
     const projection = await t.req("GET", `/api/pieces/${FIXTURE_ID}/actions/echo`);
     expect(projection.status).toBe(200);
     const props = projection.body.data.inputSchema.properties;
@@ -311,6 +311,46 @@ describe("versions side by side", () => {
     expect(existsSync(join(t.config.dataDir, "pieces/packages", `${FIXTURE.replace("/", "+")}@1.0.0`))).toBe(false);
     t.deps.piecePackages.stop();
   });
+});
+
+describe("limits of a piece host", () => {
+  test("a host over WEFT_PIECE_MEMORY_MB is stopped, the step fails naming the limit, and the next step gets a fresh host", async () => {
+    const app = await testApp({ WEFT_NPM_REGISTRY: registry.url, WEFT_PIECE_MEMORY_MB: "100" });
+    try {
+      await install(app, `${FIXTURE}@1.0.0`);
+      const conn = await connection(app, FIXTURE_ID, { token: "good-token" });
+      const hungry = await publish(app, FIXTURE_ID, conn, [{ name: "hog", actionId: "hog", config: {} }]);
+      const failed = await run(app, hungry);
+      expect(failed.status).toBe("failed");
+      expect(failed.errorMessage).toContain("over the limit of 100 MiB (WEFT_PIECE_MEMORY_MB)");
+      const fine = await publish(app, FIXTURE_ID, conn, [{ name: "say", actionId: "echo", config: { text: "still here" } }]);
+      expect((await run(app, fine)).steps[0].outputData.text).toBe("still here");
+    } finally {
+      app.deps.piecePackages.stop();
+    }
+  }, 60_000);
+
+  test("a piece stuck in a loop fails at the run's time limit and does not hold the package: the next step runs", async () => {
+    const conn = await connection(t, FIXTURE_ID, { token: "good-token" });
+    const definition = {
+      schemaVersion: 2,
+      settings: { timeoutSeconds: 2 },
+      trigger: {
+        name: "trigger",
+        type: "manual",
+        config: {},
+        nextAction: { name: "stuck", type: "PIECE", pieceId: FIXTURE_ID, connectionId: conn, actionId: "spin", config: {} },
+      },
+    };
+    const wf = (await t.req("POST", "/api/workflows", { body: { name: `ap spin ${++made}`, definition } })).body.data;
+    expect((await t.req("POST", `/api/workflows/${wf.id}/publish`)).status).toBe(200);
+    const stuck = await run(t, wf.id);
+    expect(stuck.status).toBe("failed");
+    const started = Date.now();
+    const next = await publish(t, FIXTURE_ID, conn, [{ name: "say", actionId: "echo", config: { text: "after" } }]);
+    expect((await run(t, next)).steps[0].outputData.text).toBe("after");
+    expect(Date.now() - started).toBeLessThan(10_000);
+  }, 60_000);
 });
 
 describe("a piece's reach", () => {

@@ -29,6 +29,8 @@ export interface PiecePackagesOptions {
   allowCidrs: readonly string[];
   publicUrl: string;
   registry: PieceRegistry;
+  /** WEFT_PIECE_MEMORY_MB: a host process using more is stopped. */
+  memoryMb?: number;
 }
 
 /** An installed package as the API and the command line show it. */
@@ -135,6 +137,7 @@ export class PiecePackages {
           cwd: pkg.dir,
           allowCidrs: this.allowCidrs,
           idleMs: HOST_IDLE_MS,
+          memoryMb: this.o.memoryMb,
         });
         this.hosts.set(key, process);
       }

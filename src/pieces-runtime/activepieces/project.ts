@@ -242,7 +242,7 @@ function projectAction(description: ApPieceDescription, id: string, step: ApStep
             publicUrl: links.publicUrl,
           },
         },
-        { store: pieceStore(ctx.store, ctx.run.workflowId) },
+        { store: pieceStore(ctx.store, ctx.run.workflowId), signal: ctx.signal },
       );
       return applyEffects(ctx, answer);
     },
