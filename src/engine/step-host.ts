@@ -205,7 +205,8 @@ export class StepHost implements ExecutorHost {
   private invokeResolved(run: RunExecution, call: StepCall, auth: ResolvedAuth | undefined): ActionOutcome | Promise<ActionOutcome> {
     // The worker pool starts with the first step that may need it (a server running only pure steps never
     // spawns worker threads); which pieces the workers serve is known once it is ready.
-    if (!this.poolSettled && this.hasSideEffects(call.node.pieceId ?? "", call.action)) {
+    // A piece whose code runs in its own process needs no worker: its first step does not wait for the pool.
+    if (!this.poolSettled && this.hasSideEffects(call.node.pieceId ?? "", call.action) && !this.t.o.pieces.get(call.node.pieceId ?? "")?.ownProcess) {
       return this.ensurePool().then(() => this.invokeResolved(run, call, auth));
     }
     const { config, log } = this.t.o;

@@ -242,6 +242,7 @@ export function definePiece(input: PieceInput): PieceDef {
     ...(input.auth ? { auth: input.auth } : {}),
     ...(input.checkConnection ? { checkConnection: input.checkConnection } : {}),
     ...(input.validateCredentials ? { validateCredentials: input.validateCredentials } : {}),
+    ...(input.ownProcess ? { ownProcess: true } : {}),
     actions,
     triggers,
   };

@@ -336,6 +336,11 @@ export interface PieceDef {
    * connection whose check fails is refused (400 with the message) and nothing is stored.
    */
   validateCredentials?(ctx: { auth: ResolvedAuth; signal: AbortSignal }): Promise<{ ok: boolean; message?: string }>;
+  /**
+   * The piece's code runs in a process of its own (an installed package's host process), not in the
+   * engine: its steps run from the engine's thread and never wait for a worker thread.
+   */
+  ownProcess?: boolean;
   actions: Record<string, ActionDef>;
   triggers: Record<string, TriggerDef>;
 }

@@ -422,6 +422,8 @@ export function projectPiece(description: ApPieceDescription, links: ProjectionL
     version: description.version,
     description: description.description || `${description.displayName} (Activepieces package ${description.package})`,
     icon: "🧩",
+    // Its code runs in the package's host process: the engine calls it from its own thread, with no worker hop.
+    ownProcess: true,
     auth: projectAuth(description.auth),
     actions,
     triggers,
