@@ -1,5 +1,5 @@
 /**
- * CLI entry: `weft serve` (default), `weft token create`, `weft migrate`, `weft backup`, `weft mcp`, `weft version`.
+ * CLI entry: `weft serve` (default), `weft token create`, `weft migrate [--from DIR --to URL]`, `weft backup`, `weft mcp`, `weft version`.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import { loadRegistry } from "./pieces-runtime/registry";
 import { commandOf } from "./heap-tuning";
 import { createLogger } from "./http/logger";
 import { backupDatabase } from "./store/backup";
+import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./store/copy-to-postgres";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
 import { openDatabase, schemaVersion } from "./store/db";
 import { migrateStore, openStore, type StoreLocation } from "./store/open";
@@ -24,6 +25,10 @@ Usage:
   weft token create --name N --scopes a,b|all [--workspace W]
                                      mint an API token and print it once
   weft migrate                       apply database migrations and exit
+  weft migrate --from DIR --to postgres://USER:PASSWORD@HOST:5432/DB [--force]
+                                     copy the SQLite database of data directory DIR into PostgreSQL,
+                                     verify the row counts and exit; --force replaces what the target
+                                     holds (docs/scaling.md)
   weft backup FILE                   write a consistent copy of the database to FILE (safe while the
                                      server runs; docs/operations.md)
   weft keys rotate                   re-encrypt every stored secret under a new key (stop the server
@@ -57,9 +62,9 @@ function fail(message: string): never {
 }
 
 /** Takes the data directory for this process, or stops with the pid that holds it (src/store/data-dir-lock.ts). */
-function lockDataDir(config: Config, waitMs = 0): DataDirLock {
+function lockDataDir(dataDir: string, waitMs = 0): DataDirLock {
   try {
-    const lock = acquireDataDirLock(config.dataDir, { waitMs });
+    const lock = acquireDataDirLock(dataDir, { waitMs });
     process.on("exit", () => lock.release());
     return lock;
   } catch (error) {
@@ -88,7 +93,7 @@ function checkPortFree(config: Config) {
 }
 
 export async function serve(config: Config) {
-  const lock = lockDataDir(config);
+  const lock = lockDataDir(config.dataDir);
   if (config.port !== 0) checkPortFree(config);
   const log = createLogger(config.logLevel);
   // Pieces load before the database opens: a broken user piece stops start-up with its file and reason.
@@ -148,7 +153,7 @@ async function mcp(config: Config) {
   }
   // This process executes runs itself, so it takes the data directory as `weft serve` does; an agent
   // restarting its MCP server may start the new process while the old one is still closing.
-  lockDataDir(config, 5_000);
+  lockDataDir(config.dataDir, 5_000);
   // stdout carries JSON-RPC, so every log line goes to stderr.
   const log = createLogger(config.logLevel, (line) => process.stderr.write(`${line}\n`));
   const pieces = await loadRegistry(config).catch((error) => {
@@ -199,6 +204,49 @@ async function piecesCommand(config: Config, args: string[]) {
   }
 }
 
+/**
+ * `weft migrate --from DIR --to URL [--force]`: the SQLite database of a data directory copied into PostgreSQL
+ * (src/store/copy-to-postgres.ts). The data directory is locked meanwhile, so no server writes to it.
+ */
+async function copyCommand(args: string[]) {
+  const usage = "usage: weft migrate --from DATA_DIR --to postgres://user:password@host:5432/database [--force]";
+  let values: { from?: string; to?: string; force?: boolean };
+  try {
+    ({ values } = parseArgs({ args, options: { from: { type: "string" }, to: { type: "string" }, force: { type: "boolean" } } }));
+  } catch (error) {
+    fail(`${(error as Error).message}; ${usage}`);
+  }
+  if (!values.from) fail(`--from is missing: the data directory whose SQLite database to copy; ${usage}`);
+  if (!values.to) fail(`--to is missing: the PostgreSQL database to copy into; ${usage}`);
+  if (!/^postgres(?:ql)?:\/\/./.test(values.to)) {
+    // The URL may hold a password: name only what is wrong with it.
+    fail(
+      `--to is not a postgres:// URL (it starts "${values.to.slice(0, values.to.indexOf(":") + 1 || 10)}"); use postgres://user:password@host:5432/database`,
+    );
+  }
+  const sqlitePath = join(values.from, "weft.db");
+  if (!existsSync(sqlitePath)) fail(`no weft.db in ${values.from}; --from takes the data directory (WEFT_DATA_DIR) of the SQLite installation`);
+  const lock = lockDataDir(values.from);
+  try {
+    const report = await copySqliteToPostgres({ sqlitePath, databaseUrl: values.to, replace: values.force === true });
+    const where = describeDatabaseUrl(values.to);
+    if (report.replaced.length)
+      console.log(`deleted what ${where} held before (--force): ${report.replaced.map((t) => `${t.table} ${t.rows}`).join(", ")} rows`);
+    for (const { table, rows } of report.tables) console.log(`${table}: ${rows} row${rows === 1 ? "" : "s"}`);
+    console.log(
+      `copied ${report.rows} rows in ${report.tables.length} tables from ${sqlitePath} to ${where} (schema version ${report.schemaVersion}); every count matches the source`,
+    );
+    process.stderr.write(
+      `start weft with WEFT_DATABASE_URL set to that database and WEFT_DATA_DIR=${values.from} still: the data directory keeps the encryption key the copied secrets need, and the installed pieces\n`,
+    );
+  } catch (error) {
+    if (error instanceof CopyRefusedError) fail(`nothing was copied: ${error.message}`);
+    fail(`the copy failed, no row was copied into ${describeDatabaseUrl(values.to)}: ${(error as Error).message}`);
+  } finally {
+    lock.release();
+  }
+}
+
 /** The `weft` commands (src/main.ts has already dispatched child processes and tuned the collector). */
 export async function main(argv: string[]) {
   const command = commandOf(argv);
@@ -228,6 +276,10 @@ export async function main(argv: string[]) {
       console.log(VERSION);
       return;
     case "migrate": {
+      if (argv.length > 1) {
+        await copyCommand(argv.slice(1));
+        return;
+      }
       const { applied, version } = await migrateStore(storeLocation(config));
       console.log(applied.length ? `applied migrations ${applied.join(", ")}; schema version ${version}` : `up to date; schema version ${version}`);
       return;

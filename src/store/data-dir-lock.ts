@@ -4,7 +4,8 @@
  * start, naming it, so two engines never execute the same runs. A lock left by a process that died
  * (SIGKILL, power loss) names a pid that no longer runs: it is stale and taken over at once, so a
  * restart right after a crash is never blocked. Read-only and offline commands (`weft backup`,
- * `weft token create`, `weft migrate`) do not take it.
+ * `weft token create`, `weft migrate`) do not take it; `weft migrate --from DIR` takes DIR's, so no server
+ * writes to the database it copies.
  *
  *   const lock = acquireDataDirLock(config.dataDir); // throws DataDirLockedError
  *   ...; lock.release();
