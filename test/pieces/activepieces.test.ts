@@ -88,7 +88,16 @@ describe("installing packages", () => {
     expect(list.body.data.map((p: { id: string }) => p.id)).toContain(FIXTURE_ID);
     const detail = await t.req("GET", `/api/pieces/${FIXTURE_ID}`);
     expect(detail.status).toBe(200);
-    expect(detail.body.data.actions.map((a: { id: string }) => a.id).sort()).toEqual(["counter", "echo", "environment", "fail", "hog", "reach", "spin", "wait_for_approval"]);
+    expect(detail.body.data.actions.map((a: { id: string }) => a.id).sort()).toEqual([
+      "counter",
+      "echo",
+      "environment",
+      "fail",
+      "hog",
+      "reach",
+      "spin",
+      "wait_for_approval",
+    ]);
     const projection = await t.req("GET", `/api/pieces/${FIXTURE_ID}/actions/echo`);
     expect(projection.status).toBe(200);
     const props = projection.body.data.inputSchema.properties;
