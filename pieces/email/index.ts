@@ -4,11 +4,15 @@
  * IMAP servers and the login both use. Hosts pass the SSRF policy first (allowedAddress): a mail server
  * on the LAN needs WEFT_ALLOW_CIDRS. With TLS, the certificate is checked for the host name.
  */
-import { ImapFlow } from "imapflow";
-import { simpleParser, type AddressObject } from "mailparser";
-import nodemailer from "nodemailer";
-import { action, allowedAddress, Auth, definePiece, Property, trigger } from "../../src/pieces-sdk";
+import type { ImapFlow } from "imapflow";
+import type { AddressObject } from "mailparser";
+import { action, allowedAddress, Auth, definePiece, loadOnce, Property, trigger } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, GuardedFetch, PollContext, ResolvedAuth } from "../../src/pieces-sdk/types";
+
+/** The protocol libraries, loaded with the first email step or poll. */
+const imapflow = loadOnce(() => import("imapflow"));
+const mailparser = loadOnce(() => import("mailparser"));
+const nodemailer = loadOnce(() => import("nodemailer"));
 
 /** Attachments in a run's trigger data are kept up to this size each (base64), larger ones are listed without content. */
 const MAX_ATTACHMENT_BYTES = 1024 * 1024;
@@ -26,6 +30,7 @@ async function imapClient(fetch: GuardedFetch, auth: ResolvedAuth | undefined): 
   if (!host) throw new Error("the email connection has no IMAP host");
   const secure = a.imap_tls !== false;
   const address = await allowedAddress(fetch, host);
+  const { ImapFlow } = await imapflow();
   const client = new ImapFlow({
     host: secure ? host : address,
     port: Number(a.imap_port ?? (secure ? 993 : 143)),
@@ -56,7 +61,7 @@ const addresses = (value: AddressObject | AddressObject[] | undefined) =>
 
 /** A message as a run's trigger body. */
 async function parsedMessage(source: Buffer, uid: number, uidValidity: bigint | number, folder: string, flags: Set<string> | undefined) {
-  const mail = await simpleParser(source);
+  const mail = await (await mailparser()).simpleParser(source);
   return {
     id: `${uidValidity}:${uid}`,
     uid,
@@ -178,7 +183,7 @@ export default definePiece({
         const attachments = c.attachments === undefined || c.attachments === null || c.attachments === "" ? [] : c.attachments;
         if (!Array.isArray(attachments)) throw new Error("attachments must be a list of {filename, content}");
         if (!c.text && !c.html) throw new Error("an email needs text or html");
-        const transport = nodemailer.createTransport({
+        const transport = (await nodemailer()).createTransport({
           host: security === "none" ? address : host,
           port: Number(a.smtp_port ?? (security === "tls" ? 465 : security === "none" ? 25 : 587)),
           secure: security === "tls",

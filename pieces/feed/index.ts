@@ -3,8 +3,7 @@
  * guid/id, else its link; the first poll after publishing only takes a baseline, so old items do not
  * flood), and an action reads a feed. Fetched through ctx.fetch (the SSRF guard), parsed with feedsmith.
  */
-import { parseFeed } from "feedsmith";
-import { action, definePiece, Property, trigger } from "../../src/pieces-sdk";
+import { action, definePiece, loadOnce, Property, trigger } from "../../src/pieces-sdk";
 import type { GuardedFetch, PollContext } from "../../src/pieces-sdk/types";
 
 export interface FeedItem {
@@ -78,8 +77,12 @@ function itemOf(entry: FeedNode): FeedItem {
   };
 }
 
+/** feedsmith, loaded with the first feed step or poll. */
+const feedsmith = loadOnce(() => import("feedsmith"));
+
 /** Parses a feed document of any supported format; a document that is no feed says so. */
-export function readFeedText(body: string): Feed {
+export async function readFeedText(body: string): Promise<Feed> {
+  const { parseFeed } = await feedsmith();
   let parsed: { format: string; feed: FeedNode };
   try {
     parsed = parseFeed(body) as unknown as { format: string; feed: FeedNode };

@@ -5,8 +5,7 @@
  * and embeddings; token usage is in every output. HTTP goes through ctx.fetch (the SSRF guard): a server
  * on this machine or the LAN needs its range in WEFT_ALLOW_CIDRS.
  */
-import Ajv from "ajv";
-import { action, Auth, definePiece, Property } from "../../src/pieces-sdk";
+import { action, Auth, definePiece, loadOnce, Property } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 interface Api {
@@ -123,22 +122,24 @@ function firstChoice(answer: LlmAnswer | null): { content: string; finishReason:
   return { content, finishReason: choice?.finish_reason ?? null };
 }
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+/** Ajv, loaded with the first structured-output step. */
+const ajv = loadOnce(async () => new (await import("ajv")).default({ allErrors: false, strict: false }));
 
 /** The step's schema, compiled; a value that is no JSON Schema is refused with the reason. */
-function compileSchema(schema: unknown): ReturnType<typeof ajv.compile> {
+async function compileSchema(schema: unknown) {
   if (!schema || typeof schema !== "object" || Array.isArray(schema))
     throw new Error('schema must be a JSON Schema object, e.g. {"type": "object", "properties": {...}, "required": [...]}');
+  const compiler = await ajv();
   try {
-    return ajv.compile(schema as object);
+    return compiler.compile(schema as object);
   } catch (error) {
     throw new Error(`schema is not a valid JSON Schema: ${(error as Error).message}`);
   }
 }
 
 /** The model's JSON answer, checked against the step's schema; the first mismatch is named. */
-export function checkStructured(content: string, schema: unknown): unknown {
-  const validate = compileSchema(schema);
+export async function checkStructured(content: string, schema: unknown): Promise<unknown> {
+  const validate = await compileSchema(schema);
   // Some models wrap JSON in a Markdown code fence.
   const text = content.trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/, "$1");
   let value: unknown;
@@ -211,11 +212,11 @@ export default definePiece({
       async run(ctx) {
         const c = ctx.config as Record<string, unknown>;
         // Refuse a bad schema before paying for a completion.
-        compileSchema(c.schema);
+        await compileSchema(c.schema);
         const body = chatBody(c, { response_format: { type: "json_schema", json_schema: { name: "output", schema: c.schema, strict: true } } });
         const answer = await call(ctx.fetch, apiOf(ctx.auth), "/chat/completions", body, ctx.signal);
         const { content } = firstChoice(answer);
-        return { data: checkStructured(content, c.schema), model: answer?.model ?? c.model, usage: usageOf(answer?.usage) };
+        return { data: await checkStructured(content, c.schema), model: answer?.model ?? c.model, usage: usageOf(answer?.usage) };
       },
     }),
     action({

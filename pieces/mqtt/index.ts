@@ -5,11 +5,13 @@
  * or 2 message is acknowledged only once its run is stored durably, so none acknowledged is lost. The
  * broker's host passes the SSRF policy first (allowedAddress): a home-lab broker needs WEFT_ALLOW_CIDRS.
  */
-import mqtt from "mqtt";
-import { action, allowedAddress, Auth, definePiece, Property, trigger } from "../../src/pieces-sdk";
+import type { IClientOptions, IPublishPacket, MqttClient } from "mqtt";
+import { action, allowedAddress, Auth, definePiece, loadOnce, Property, trigger } from "../../src/pieces-sdk";
 import type { GuardedFetch, ResolvedAuth, SubscriptionContext } from "../../src/pieces-sdk/types";
 
 const SCHEMES = new Set(["mqtt:", "mqtts:", "ws:", "wss:"]);
+/** mqtt.js, loaded with the first MQTT step or subscription. */
+const mqttJs = loadOnce(() => import("mqtt"));
 
 /**
  * Connection options for mqtt.js: the checked address in the URL, the name kept for TLS, and the client id —
@@ -19,8 +21,8 @@ async function brokerOptions(
   fetch: GuardedFetch,
   auth: ResolvedAuth | undefined,
   clientSuffix: string,
-  extra: mqtt.IClientOptions = {},
-): Promise<{ url: string; options: mqtt.IClientOptions }> {
+  extra: IClientOptions = {},
+): Promise<{ url: string; options: IClientOptions }> {
   if (auth?.kind !== "custom") throw new Error("this step needs an MQTT connection (broker URL and credentials); set its connectionId");
   const v = auth.values;
   const prefix = String(v.client_id ?? "").trim() || "weft";
@@ -38,7 +40,7 @@ async function brokerOptions(
   const address = await allowedAddress(fetch, host);
   const tls = url.protocol === "mqtts:" || url.protocol === "wss:";
   url.hostname = address.includes(":") ? `[${address}]` : address;
-  const options: mqtt.IClientOptions = {
+  const options: IClientOptions = {
     clientId,
     username: v.username ? String(v.username) : undefined,
     password: v.password ? String(v.password) : undefined,
@@ -58,7 +60,7 @@ function payloadOf(config: Record<string, unknown>): string {
 }
 
 /** A message as a run's trigger body: the text, and the parsed JSON when it is JSON. */
-function messageOf(topic: string, message: Buffer, packet: mqtt.IPublishPacket) {
+function messageOf(topic: string, message: Buffer, packet: IPublishPacket) {
   const text = message.toString("utf8");
   let json: unknown = null;
   try {
@@ -82,7 +84,7 @@ const MAX_IN_FLIGHT = 100;
  * not yet acknowledged, so only the newest that many stored events can be it. Brokers hand out packet ids
  * in sequence, so within that window an id (with the same topic and payload) names one message.
  */
-async function alreadyStored(ctx: SubscriptionContext, packet: mqtt.IPublishPacket, message: ReturnType<typeof messageOf>): Promise<boolean> {
+async function alreadyStored(ctx: SubscriptionContext, packet: IPublishPacket, message: ReturnType<typeof messageOf>): Promise<boolean> {
   if (!packet.dup || packet.qos === 0) return false;
   const recent = await ctx.recentEvents(MAX_IN_FLIGHT);
   return recent.some((event) => event.messageId === message.messageId && event.topic === message.topic && event.text === message.text);
@@ -101,7 +103,7 @@ const ACK_SENT_SEPARATELY = new Error("acknowledged once stored");
  * is stored, through the client's own packet writer (what its handlers use). QoS 2 keeps mqtt.js's
  * one-at-a-time path: its PUBCOMP comes after the PUBREL exchange that mqtt.js tracks itself.
  */
-function pipeline(client: mqtt.MqttClient, ctx: SubscriptionContext) {
+function pipeline(client: MqttClient, ctx: SubscriptionContext) {
   const send = (client as unknown as { _sendPacket?: (packet: { cmd: "puback"; messageId: number }) => void })._sendPacket?.bind(client);
   let acks = Promise.resolve();
   let inFlight = 0;
@@ -113,11 +115,11 @@ function pipeline(client: mqtt.MqttClient, ctx: SubscriptionContext) {
     ctx.log("mqtt message not stored; it will be delivered again", { error: error.message });
     ctx.fail(error);
   };
-  const store = (p: mqtt.IPublishPacket) => {
+  const store = (p: IPublishPacket) => {
     const message = messageOf(p.topic, p.payload as Buffer, p);
     return alreadyStored(ctx, p, message).then((stored) => (stored ? undefined : ctx.emit(message).then(() => undefined)));
   };
-  return (p: mqtt.IPublishPacket, done: (error?: Error) => void) => {
+  return (p: IPublishPacket, done: (error?: Error) => void) => {
     if (p.qos === 2 || !send) {
       store(p).then(() => done(), fail);
       return;
@@ -159,7 +161,7 @@ async function subscribe(ctx: SubscriptionContext) {
   const qos = Number(ctx.config.qos ?? 1) as 0 | 1 | 2;
   // One client id per workflow: the broker keeps the session (and queues QoS 1/2 messages) while Weft is away.
   const { url, options } = await brokerOptions(ctx.fetch, ctx.auth, ctx.workflowId.replaceAll("-", "").slice(0, 16), { clean: false });
-  const client = mqtt.connect(url, options);
+  const client = (await mqttJs()).connect(url, options);
   // A message is acknowledged after its run is stored (pipeline above).
   client.handleMessage = pipeline(client, ctx);
   await new Promise<void>((resolve, reject) => {
@@ -208,7 +210,7 @@ export default definePiece({
   checkConnection: async ({ auth, fetch }) => {
     try {
       const { url, options } = await brokerOptions(fetch, auth, `check-${crypto.randomUUID().slice(0, 8)}`);
-      const client = await mqtt.connectAsync(url, options);
+      const client = await (await mqttJs()).connectAsync(url, options);
       await client.endAsync();
       return { ok: true, message: "connected to the broker" };
     } catch (error) {
@@ -235,7 +237,7 @@ export default definePiece({
         const qos = Number(ctx.config.qos ?? 1) as 0 | 1 | 2;
         const body = payloadOf(ctx.config);
         const { url, options } = await brokerOptions(ctx.fetch, ctx.auth, `pub-${crypto.randomUUID().slice(0, 12)}`);
-        const client = await mqtt.connectAsync(url, options).catch((error: Error) => {
+        const client = await (await mqttJs()).connectAsync(url, options).catch((error: Error) => {
           throw new Error(`could not connect to the broker: ${error.message}`);
         });
         try {

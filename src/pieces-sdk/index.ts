@@ -248,6 +248,24 @@ export function definePiece(input: PieceInput): PieceDef {
   };
 }
 
+// ---------- libraries loaded on first use ----------
+
+/**
+ * A library loaded the first time a step needs it, once: a protocol client (mqtt.js, nodemailer, …) costs
+ * megabytes on every thread that imports it, and a server with no step of that piece never should.
+ *   const mqttJs = loadOnce(() => import("mqtt"));  …  (await mqttJs()).connect(url)
+ */
+export function loadOnce<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () => {
+    loaded ??= load().catch((error) => {
+      loaded = undefined;
+      throw error;
+    });
+    return loaded;
+  };
+}
+
 // ---------- connections that are not HTTP ----------
 
 /**

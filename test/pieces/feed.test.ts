@@ -121,7 +121,7 @@ describe("feed: new item trigger", () => {
   });
 
   test("a page that is not a feed fails the poll with a clear reason", async () => {
-    expect(() => readFeedText("<html><body>not a feed</body></html>")).toThrow("is not an RSS, Atom, RDF or JSON feed");
+    await expect(readFeedText("<html><body>not a feed</body></html>")).rejects.toThrow("is not an RSS, Atom, RDF or JSON feed");
   });
 });
 

@@ -126,7 +126,7 @@ describe("llm", () => {
     nextContent = "I think it is positive.";
     const prose = await runStep("structured_output", { model: "llama3.2", prompt: "Rate it", schema }, conn);
     expect(prose.errorMessage).toContain("the model did not answer with JSON");
-    expect(() => checkStructured("{}", { type: "wrong" })).toThrow("schema is not a valid JSON Schema");
+    await expect(checkStructured("{}", { type: "wrong" })).rejects.toThrow("schema is not a valid JSON Schema");
   });
 
   test("embeddings: one vector per text, in input order, with usage", async () => {
