@@ -6,12 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type Browser, CHROMIUM, HAS_CHROMIUM, launchBrowser, withScreenshot } from "../support/browser";
+import { type Browser, HAS_CHROMIUM, launchBrowser, withScreenshot, announceMissingChromium } from "../support/browser";
 import { startServer, type ServerHandle } from "../support/server";
 
-/** Without a browser the suite is skipped with one line; CI (.ci/run) installs Debian's chromium so it always runs there. */
-if (!HAS_CHROMIUM)
-  console.log(`browser tests skipped: ${CHROMIUM} is missing (enable them with \`apt-get install chromium\`, or point WEFT_CHROMIUM at a Chromium)`);
+announceMissingChromium();
 
 let server: ServerHandle;
 let browser: Browser;

@@ -13,13 +13,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { testApp } from "../support/app";
-import { type Browser, CHROMIUM, createOwnerAccount, eventually, HAS_CHROMIUM, launchBrowser, OWNER, withScreenshot } from "../support/browser";
+import { type Browser, createOwnerAccount, eventually, HAS_CHROMIUM, launchBrowser, OWNER, withScreenshot, announceMissingChromium } from "../support/browser";
 import { startServer, type ServerHandle } from "../support/server";
 import { startProvider, type Provider } from "../connections/support/oauth-provider";
 
-/** Without a browser the suite is skipped with one line; CI (.ci/run) installs Debian's chromium so it always runs there. */
-if (!HAS_CHROMIUM)
-  console.log(`browser tests skipped: ${CHROMIUM} is missing (enable them with \`apt-get install chromium\`, or point WEFT_CHROMIUM at a Chromium)`);
+announceMissingChromium();
 
 /** Routes the app serves, as "METHOD /openapi/path". */
 const served = await (async () => {

@@ -7,11 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type Browser, CHROMIUM, createOwnerAccount, eventually, HAS_CHROMIUM, launchBrowser, withScreenshot } from "../support/browser";
+import { type Browser, createOwnerAccount, eventually, HAS_CHROMIUM, launchBrowser, withScreenshot, announceMissingChromium } from "../support/browser";
 import { type ServerHandle, startServer } from "../support/server";
 
-if (!HAS_CHROMIUM)
-  console.log(`browser tests skipped: ${CHROMIUM} is missing (enable them with \`apt-get install chromium\`, or point WEFT_CHROMIUM at a Chromium)`);
+announceMissingChromium();
 
 let server: ServerHandle;
 let browser: Browser;

@@ -10,8 +10,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Locator, Page } from "playwright-core";
-import { type Browser, createOwnerAccount, HAS_CHROMIUM, launchBrowser, withScreenshot } from "../support/browser";
+import { type Browser, createOwnerAccount, HAS_CHROMIUM, launchBrowser, withScreenshot, announceMissingChromium } from "../support/browser";
 import { type ServerHandle, startServer } from "../support/server";
+
+announceMissingChromium();
 
 // Without a browser the suite is skipped; test/e2e/builder.test.ts prints the one line naming the package.
 const ARTIFACTS = resolve(import.meta.dir, "../artifacts");

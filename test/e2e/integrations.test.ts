@@ -11,10 +11,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type Browser, createOwnerAccount, eventually, HAS_CHROMIUM, launchBrowser, OWNER, withScreenshot } from "../support/browser";
+import { type Browser, createOwnerAccount, eventually, HAS_CHROMIUM, launchBrowser, OWNER, withScreenshot, announceMissingChromium } from "../support/browser";
 import { FIXTURE, FIXTURE_ID, fixturePackage } from "../support/activepieces-fixture";
 import { type NpmRegistry, startNpmRegistry } from "../support/npm-registry";
 import { type ServerHandle, startServer } from "../support/server";
+
+announceMissingChromium();
 
 // Without a browser the suite is skipped; test/e2e/builder.test.ts prints the one line naming the package.
 const CONNECTION = "fixture account";

@@ -7,11 +7,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Page } from "playwright-core";
-import { type Browser, CHROMIUM, createOwnerAccount, HAS_CHROMIUM, launchBrowser, withScreenshot } from "../support/browser";
+import { type Browser, createOwnerAccount, HAS_CHROMIUM, launchBrowser, withScreenshot, announceMissingChromium } from "../support/browser";
 import { type ServerHandle, startServer } from "../support/server";
 
-if (!HAS_CHROMIUM)
-  console.log(`browser tests skipped: ${CHROMIUM} is missing (enable them with \`apt-get install chromium\`, or point WEFT_CHROMIUM at a Chromium)`);
+announceMissingChromium();
 
 const ROOT = resolve(import.meta.dir, "../..");
 const README = readFileSync(join(ROOT, "README.md"), "utf8");

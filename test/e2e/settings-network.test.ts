@@ -8,9 +8,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { type Browser, createOwnerAccount, HAS_CHROMIUM, launchBrowser, OWNER, withScreenshot } from "../support/browser";
+import { type Browser, createOwnerAccount, HAS_CHROMIUM, launchBrowser, OWNER, withScreenshot, announceMissingChromium } from "../support/browser";
 import { type ServerHandle, startServer } from "../support/server";
 import { definition, httpGet } from "../engine/support";
+
+announceMissingChromium();
 
 // Without a browser the suite is skipped; test/e2e/builder.test.ts prints the one line naming the package.
 let server: ServerHandle;
