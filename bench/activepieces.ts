@@ -4,7 +4,7 @@
  *    nothing of a package is loaded until a step or a dropdown uses it);
  *  - first use of a piece: the step's duration when its host process has to start and load the package,
  *    and the same step once the host runs; and the cold start of a host (spawn, load, describe) for real
- *    Activepieces packages (piece-mysql, piece-wordpress) and for the fixture (built with the whole
+ *    Activepieces packages (piece-mysql, piece-wordpress, piece-slack: 72 actions on a recent framework) and for the fixture (built with the whole
  *    framework, zod and the AI SDK, so heavier to load than Activepieces' own bundles);
  *  - a trivial action's cost per run (manual trigger → echo) on the warm host, next to the same workflow
  *    with a built-in step that runs on a worker thread (store.put: non-pure, so it takes the worker hop).
@@ -126,7 +126,7 @@ async function coldStart(modulePath: string, name: string): Promise<number> {
   }
   return times.sort((a, b) => a - b)[2] ?? Number.NaN;
 }
-for (const name of ["@activepieces/piece-mysql", "@activepieces/piece-wordpress"]) {
+for (const name of ["@activepieces/piece-mysql", "@activepieces/piece-wordpress", "@activepieces/piece-slack"]) {
   const ms = await coldStart(join(ROOT, "node_modules", name, "src/index.js"), name);
   console.log(`cold start of a host for ${name}: ${ms.toFixed(0)} ms to its first answer (goal < 100)`);
 }
