@@ -314,6 +314,8 @@ export interface TriggerDef {
   renew?: { cron: string; run(ctx: TriggerLifecycleContext): Promise<void> | void };
   /** For type "subscription": open the long-lived subscription (resolves once it is established). */
   subscribe?(ctx: SubscriptionContext): Promise<Subscription>;
+  /** Why this trigger cannot run here (it is listed so users see it): the publish gate refuses it with this reason. */
+  unsupported?: string;
   /** For type "cron": the cron expression and timezone that the config describes. */
   schedule?(config: Record<string, unknown>): { cron: string; timezone?: string } | { everySeconds: number };
 }

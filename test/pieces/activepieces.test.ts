@@ -31,6 +31,7 @@ beforeAll(async () => {
   registry.corrupt(FIXTURE, "1.2.0");
   await registry.publish(await fixturePackage("1.1.0"));
   await registry.publish(join(ROOT, "node_modules/@activepieces/piece-mysql"));
+  await registry.publish(join(ROOT, "node_modules/@activepieces/piece-slack"));
   t = await testApp({ WEFT_NPM_REGISTRY: registry.url, WEFT_ALLOW_CIDRS: "127.0.0.0/8" });
 }, 60_000);
 
@@ -138,6 +139,34 @@ describe("installing packages", () => {
     const token = (await t.req("POST", "/api/tokens", { body: { name: "reader", scopes: ["piece:read", "workflow:read"] } })).body.data.token;
     const res = await t.req("POST", "/api/pieces/packages", { body: { package: FIXTURE }, token });
     expect(res.status).toBe(403);
+  });
+});
+
+describe("@activepieces/piece-slack, a recent and large package", () => {
+  test("installs as it is published: 72 actions, 14 triggers, its bot-token auth as a connection, a live channel dropdown", async () => {
+    const res = await install(t, "@activepieces/piece-slack@0.17.9");
+    expect(res.status).toBe(201);
+    // The piece offers several auths; the first Weft can hold as a connection is its bot token (CUSTOM_AUTH).
+    expect(res.body.data).toMatchObject({ pieceId: "ap-slack", actions: 72, triggers: 14, authKind: "CUSTOM_AUTH", unsupported: [] });
+    const detail = (await t.req("GET", "/api/pieces/ap-slack")).body.data;
+    expect(detail.auth).toMatchObject({ kind: "custom", props: { botToken: { format: "password", required: true } } });
+    const channel = (await t.req("GET", "/api/pieces/ap-slack/actions/send_channel_message")).body.data;
+    expect(channel.dynamicFields).toContain("channel");
+    expect(channel.inputSchema.required).toEqual(expect.arrayContaining(["channel", "sendAsBot"]));
+  });
+
+  test("its APP_WEBHOOK triggers are listed as not supported, and the publish gate refuses one with the reason: the workflow stays a draft", async () => {
+    const triggers = (await t.req("GET", "/api/pieces/ap-slack")).body.data.triggers as Array<{ id: string; name: string }>;
+    const newMessage = triggers.find((trigger) => trigger.id === "new_message")!;
+    expect(newMessage.name).toEndWith("(not supported)");
+    const definition = { schemaVersion: 2, trigger: { name: "trigger", type: "webhook", pieceId: "ap-slack", actionId: "new_message", config: {} } };
+    const wf = (await t.req("POST", "/api/workflows", { body: { name: `slack ${++made}`, definition } })).body.data;
+    const published = await t.req("POST", `/api/workflows/${wf.id}/publish`);
+    expect(published.status).toBe(422);
+    const codes = published.body.error.details.errors.map((e: { code: string }) => e.code);
+    expect(codes).toContain("TRIGGER_UNSUPPORTED");
+    expect(published.body.error.message).toContain("APP_WEBHOOK trigger (events routed through Activepieces' own cloud app)");
+    expect((await t.req("GET", `/api/workflows/${wf.id}`)).body.data.status).toBe("draft");
   });
 });
 

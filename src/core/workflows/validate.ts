@@ -314,6 +314,7 @@ class Gate {
         node.name,
       );
     }
+    if (def.unsupported) this.error(`${path}.actionId`, "TRIGGER_UNSUPPORTED", def.unsupported, undefined, path, node.name);
     this.checkConfig(def.props, node.config ?? {}, path, node.name);
     // Triggers declare no requiresAuth in the SDK; they need a connection only when they say so.
     this.checkConnection(piece, needsConnection((def as { requiresAuth?: boolean }).requiresAuth ?? false, node.config), node, path);

@@ -381,9 +381,12 @@ function projectWebhookTrigger(description: ApPieceDescription, id: string, step
   };
 }
 
-/** An unsupported trigger kind stays visible, and refuses to be published with the reason. */
+/**
+ * An unsupported trigger kind (APP_WEBHOOK: one app-level webhook of Activepieces' cloud) stays visible, and
+ * the publish gate refuses it with the reason, so a workflow never goes live on it.
+ */
 function unsupportedTrigger(description: ApPieceDescription, id: string, step: ApStepDescription, links: ProjectionLinks): TriggerDef {
-  const reason = `${description.package} trigger ${step.name} is an Activepieces ${step.type ?? "unknown"} trigger, which Weft does not run yet (docs/activepieces.md); use a poll or webhook trigger of another piece`;
+  const reason = `${description.package} trigger ${step.name} is an Activepieces ${step.type ?? "unknown"} trigger (events routed through Activepieces' own cloud app), which a self-hosted Weft cannot receive; use one of the piece's actions with a schedule, poll or webhook trigger instead (docs/activepieces.md)`;
   return {
     id,
     name: `${step.displayName} (not supported)`,
@@ -391,9 +394,7 @@ function unsupportedTrigger(description: ApPieceDescription, id: string, step: A
     type: "webhook",
     props: projectProps(description, step, links, "trigger"),
     sampleData: step.sampleData,
-    onEnable: () => {
-      throw new Error(reason);
-    },
+    unsupported: reason,
   };
 }
 
