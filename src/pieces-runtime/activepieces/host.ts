@@ -76,6 +76,8 @@ class PieceHost {
     switch (message.t) {
       case "describe":
         return describePiece(this.piece, this.packageName, this.version);
+      case "ping":
+        return "pong";
       case "action":
         return this.runAction(message, effects);
       case "options":

@@ -81,6 +81,8 @@ export interface ApRunInfo {
 
 export type ToHost =
   | { t: "describe"; id: number }
+  /** Answers at once: the package is loaded and the host takes calls (its start-up, measured alone). */
+  | { t: "ping"; id: number }
   | { t: "action"; id: number; action: string; props: Record<string, unknown>; auth: ApAuthValue; run: ApRunInfo }
   | {
       t: "options";
