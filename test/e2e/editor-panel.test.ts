@@ -49,7 +49,10 @@ async function saved() {
 
 /** The element's text is all on screen: no scrolling needed in either direction. */
 async function showsWhole(locator: Locator) {
-  const box = await locator.evaluate((el) => ({ sh: el.scrollHeight, ch: el.clientHeight, sw: el.scrollWidth, cw: el.clientWidth }));
+  // The field grows after the layout that changed its width (a ResizeObserver): give it a moment.
+  const measure = () => locator.evaluate((el) => ({ sh: el.scrollHeight, ch: el.clientHeight, sw: el.scrollWidth, cw: el.clientWidth }));
+  let box = await measure();
+  for (const deadline = Date.now() + 2_000; box.sh > box.ch + 1 && Date.now() < deadline; box = await measure()) await Bun.sleep(50);
   expect(box.sh).toBeLessThanOrEqual(box.ch + 1);
   expect(box.sw).toBeLessThanOrEqual(box.cw + 1);
 }
