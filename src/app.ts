@@ -15,6 +15,7 @@ import { piecesApi } from "./api/pieces";
 import { piecePackagesApi } from "./api/piece-packages";
 import { oauth2CallbackApi } from "./api/oauth2-callback";
 import { serviceApi } from "./api/service";
+import { fleetApi } from "./api/fleet";
 import { settingsApi } from "./api/settings";
 import { templatesApi } from "./api/templates";
 import { uiApi } from "./api/ui";
@@ -28,6 +29,7 @@ import { Connections, ManagedApps, stateKeyFrom } from "./core/connections";
 import { keyringOptions } from "./core/connections/key-rotation";
 import { secretBox } from "./core/crypto";
 import { Identity } from "./core/identity";
+import { Fleet } from "./core/fleet";
 import { NetworkSettings } from "./core/network";
 import { PiecePackages } from "./pieces-runtime/activepieces";
 import { builtinRegistry, type PieceRegistry } from "./pieces-runtime/registry";
@@ -163,6 +165,7 @@ export function createApp(options: CreateAppOptions) {
     },
   });
   deps.piecePackages = new PackagesService({ packages, registry: pieces, workflows: deps.workflows, log });
+  deps.fleet = new Fleet({ db, log, pieces, version: VERSION, heartbeatSeconds: config.heartbeatSeconds });
   deps.workflows.setLastRunProvider((ids) => deps.engine.store.lastRuns(ids));
   const followUps = new FollowUps(deps.engine, () => workflowSource, pieces, log);
   deps.lifecycleHooks.push({
@@ -258,6 +261,7 @@ export function createApp(options: CreateAppOptions) {
     .use(apiDocsApi(deps))
     .use(identityApi(deps))
     .use(settingsApi(deps))
+    .use(fleetApi(deps))
     .use(workflowsApi(deps))
     .use(lifecycleApi(deps))
     .use(foldersApi(deps))

@@ -110,6 +110,8 @@ export async function serve(config: Config) {
   await deps.engine.start();
   // Schedules and polls start once the engine can take runs; missed schedule instants fire now, once.
   deps.triggers.start();
+  // The fleet registry: this instance's row and heartbeat (GET /api/fleet).
+  deps.fleet.start();
   // Weft refuses oversized bodies itself (413 in the envelope, src/http/body.ts); Bun's own cap would answer without one.
   app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false });
   const server = app.server!;
@@ -124,6 +126,7 @@ export async function serve(config: Config) {
     await deps.triggers.stop(); // no new schedule or poll runs; an in-flight poll finishes and commits
     await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
     deps.piecePackages.stop();
+    deps.fleet.stop(); // leaves the registry
     db.close();
     lock.release();
     process.exit(0);

@@ -29,6 +29,8 @@ export interface Config {
   piecesDir: string | undefined;
   /** The npm registry Activepieces packages are installed from (docs/activepieces.md); unset: Bun's default, the public registry. */
   npmRegistry: string | undefined;
+  /** WEFT_HEARTBEAT_SECONDS: how often a server renews its row in the fleet registry (GET /api/fleet). */
+  heartbeatSeconds: number;
   /** WEFT_PIECE_MEMORY_MB: a piece host process (one per installed package in use) using more is stopped. */
   pieceMemoryMb: number;
   /** WEFT_DATABASE_URL: a postgres:// URL stores everything in PostgreSQL; unset keeps SQLite in the data dir. */
@@ -192,6 +194,7 @@ export function loadConfig(env: Env = process.env): Config {
     piecesDir: env.WEFT_PIECES_DIR ? resolve(env.WEFT_PIECES_DIR) : undefined,
     npmRegistry: env.WEFT_NPM_REGISTRY ? env.WEFT_NPM_REGISTRY.replace(/\/+$/, "") : undefined,
     pieceMemoryMb: integer(env, "WEFT_PIECE_MEMORY_MB", 1024, 64, 1024 * 1024),
+    heartbeatSeconds: integer(env, "WEFT_HEARTBEAT_SECONDS", 10, 1, 3600),
     databaseUrl: databaseUrl(env),
     runRetentionDays: integer(env, "WEFT_RUN_RETENTION_DAYS", 30, 0, 36500),
     runRetentionMax: integer(env, "WEFT_RUN_RETENTION_MAX", 100_000, 0, 1_000_000_000),

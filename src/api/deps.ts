@@ -8,6 +8,7 @@ import type { Config } from "../config";
 import type { Connections } from "../core/connections";
 import type { SecretBox } from "../core/crypto";
 import type { Identity } from "../core/identity";
+import type { Fleet } from "../core/fleet";
 import type { NetworkSettings } from "../core/network";
 import type { Runs } from "../core/runs/runs";
 import type { Templates } from "../core/templates/templates";
@@ -60,6 +61,8 @@ export interface AppDeps {
   piecePackages: PackagesService;
   /** Settings → Network: the stored allowed ranges, put in force with WEFT_ALLOW_CIDRS on every thread and piece host. */
   network: NetworkSettings;
+  /** The fleet registry: this process's row and heartbeat (`serve` calls `fleet.start()`), and every instance's. */
+  fleet: Fleet;
   /** Webhook intake, scheduler, poller, provider registrations (src/core/triggers); `serve` calls `triggers.start()`. */
   triggers: Triggers;
 }

@@ -92,10 +92,14 @@ interface TablePlan {
   key: Array<{ name: string; position: number }>;
 }
 
+/** Not data: the fleet registry lists the processes running on a database (each registers itself). */
+const NOT_COPIED = new Set(["instances"]);
+
 function readSource(source: Database): SourceTable[] {
   const tables = source
     .query<{ name: string; sql: string }, []>("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-    .all();
+    .all()
+    .filter(({ name }) => !NOT_COPIED.has(name));
   return tables.map(({ name, sql }) => {
     const info = source.query<{ name: string; pk: bigint }, []>(`PRAGMA table_info(${quote(name)})`).all();
     const parents = source.query<{ table: string }, []>(`PRAGMA foreign_key_list(${quote(name)})`).all();
@@ -142,6 +146,7 @@ async function readTarget(sql: SQL): Promise<Map<string, TargetColumn[]>> {
     ORDER BY c.table_name, c.ordinal_position`;
   const tables = new Map<string, TargetColumn[]>();
   for (const row of rows) {
+    if (NOT_COPIED.has(row.table_name)) continue;
     const columns = tables.get(row.table_name) ?? [];
     columns.push({ name: row.column_name, type: row.data_type, identity: row.is_identity === "YES" });
     tables.set(row.table_name, columns);

@@ -66,6 +66,11 @@ describe("Settings → Integrations, end to end", () => {
       await page.getByRole("heading", { name: "Integrations" }).waitFor();
       expect(page.url()).toEndWith("#/settings/integrations");
       await page.getByText("No piece packages are installed.").waitFor();
+      // The fleet line: the server answering is registered and alive.
+      await page
+        .getByRole("list", { name: "Weft instances" })
+        .getByText(/^This instance on .*: alive, last heartbeat/)
+        .waitFor();
 
       await page.getByLabel("npm package").fill(`${FIXTURE}@1.0.0`);
       await page.getByRole("button", { name: "Add", exact: true }).click();

@@ -22,6 +22,44 @@ interface PiecePackage {
   unsupported: string[];
 }
 
+interface Instance {
+  id: string;
+  hostname: string;
+  pid: number;
+  version: string;
+  lastHeartbeatAt: string;
+  alive: boolean;
+  self: boolean;
+  pieces: Array<{ id: string; version: string }>;
+}
+
+/** One line per Weft instance on this database (the fleet registry): where it runs and whether it is alive. */
+function FleetLine() {
+  const instances = useSignal<Instance[] | null>(null);
+  useEffect(() => {
+    api
+      .get<Instance[]>("/api/fleet")
+      .then((res) => {
+        instances.value = res.data;
+      })
+      .catch(() => {
+        instances.value = null;
+      });
+  }, []);
+  const list = instances.value;
+  if (!list || list.length === 0) return null;
+  return (
+    <ul class="fleet" aria-label="Weft instances">
+      {list.map((instance) => (
+        <li key={instance.id}>
+          {instance.self ? "This instance" : "Instance"} on <strong>{instance.hostname}</strong> (pid {instance.pid}, Weft {instance.version}):{" "}
+          {instance.alive ? "alive" : "silent"}, last heartbeat {when(instance.lastHeartbeatAt)}, runs {instance.pieces.length} piece versions
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 export function IntegrationsTab() {
   const packages = useSignal<PiecePackage[]>([]);
   const name = useSignal("");
@@ -64,6 +102,7 @@ export function IntegrationsTab() {
         ). They appear in the step picker as <code>ap-&lt;name&gt;</code> for every workspace, without a restart. Their code runs in a separate process that
         sees none of this server's secrets; installing one means trusting its code as you trust an npm package.
       </p>
+      <FleetLine />
       <form
         class="row"
         onSubmit={(event) => {

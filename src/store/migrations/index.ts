@@ -9,6 +9,7 @@ import runListIndexes from "./007-run-list-indexes";
 import runCounts from "./008-run-counts";
 import definitionUses from "./009-definition-uses";
 import networkRanges from "./010-network-ranges";
+import instances from "./011-instances";
 
 export interface Migration {
   version: number;
@@ -27,4 +28,5 @@ export const migrations: Migration[] = [
   runCounts,
   definitionUses,
   networkRanges,
+  instances,
 ].sort((a, b) => a.version - b.version);

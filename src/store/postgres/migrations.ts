@@ -485,4 +485,20 @@ CREATE TABLE network_allowed_ranges (
 );
 `,
   },
+  {
+    version: 11,
+    name: "instances",
+    sql: `
+CREATE TABLE instances (
+  id TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  hostname TEXT COLLATE "C" NOT NULL,
+  pid INTEGER NOT NULL,
+  version TEXT COLLATE "C" NOT NULL,
+  role TEXT COLLATE "C" NOT NULL,
+  started_at TEXT COLLATE "C" NOT NULL,
+  heartbeat_at TEXT COLLATE "C" NOT NULL,
+  pieces TEXT COLLATE "C" NOT NULL
+);
+`,
+  },
 ];
