@@ -14,6 +14,8 @@ const CSP =
 export const apiDocsApi = ({ security }: AppDeps) =>
   pageRoutes(security, {
     name: "api-docs",
+    // x-permission: public — the shell and its assets load before anyone signs in.
+    permission: "public",
     path: "/api/docs",
     assets: "/api/docs/assets",
     csp: CSP,

@@ -90,6 +90,8 @@ function assetResponse(page: PreparedPage, file: string, request: Request, where
 
 export interface PageRoutes {
   name: string;
+  /** The scope of both routes (x-permission): a page and its assets are fetched by a browser before any sign-in. */
+  permission: "public";
   /** Where the shell is served; its assets are under `${assets}/:file`. */
   path: string;
   assets: string;
@@ -108,9 +110,9 @@ export function pageRoutes(security: Security, page: PageRoutes) {
   const tags = ["Service"];
   return new Elysia({ name: page.name })
     .use(security)
-    .get(page.path, async () => shellResponse((await prepared()).html, page.csp), { permission: "public", detail: { tags, summary: page.summary } })
+    .get(page.path, async () => shellResponse((await prepared()).html, page.csp), { permission: page.permission, detail: { tags, summary: page.summary } })
     .get(`${page.assets}/:file`, async ({ params, request }) => assetResponse(await prepared(), params.file, request, page.path), {
-      permission: "public",
+      permission: page.permission,
       params: t.Object({ file: t.String({ maxLength: 200 }) }),
       detail: { tags, summary: page.assetSummary },
     });

@@ -12,6 +12,8 @@ const CSP =
 export const uiApi = ({ security }: AppDeps) =>
   pageRoutes(security, {
     name: "api-ui",
+    // x-permission: public — the shell and its assets load before anyone signs in.
+    permission: "public",
     path: "/",
     assets: "/assets",
     csp: CSP,
