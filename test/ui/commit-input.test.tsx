@@ -3,14 +3,10 @@
  * survives a re-render before the change event (a validation answer arriving between typing and Tab used
  * to put the stored value back, and the edit was lost without a save).
  */
-import { GlobalRegistrator } from "@happy-dom/global-registrator";
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { useHappyDom } from "./fake-api";
 
-beforeAll(() => GlobalRegistrator.register({ url: "http://weft.test/" }));
-afterAll(async () => {
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  await GlobalRegistrator.unregister();
-});
+useHappyDom();
 
 test("typed text survives a re-render before it is committed; outside an edit the field follows its value", async () => {
   const { render, h } = await import("preact");

@@ -3,16 +3,10 @@
  * (reloaded when a refresher changes), the variables dialog (secrets stay masked and are kept when
  * not retyped), and name/tags saved in the same expectedRev chain as the draft.
  */
-import { GlobalRegistrator } from "@happy-dom/global-registrator";
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { fakeApi, tick, until } from "./fake-api";
+import { afterEach, describe, expect, test } from "bun:test";
+import { fakeApi, tick, until, useHappyDom } from "./fake-api";
 
-beforeAll(() => GlobalRegistrator.register({ url: "http://weft.test/" }));
-// Let Preact flush its queued effects first: a queue left pending on a closed window stalls the next file's effects.
-afterAll(async () => {
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  await GlobalRegistrator.unregister();
-});
+useHappyDom();
 
 let fake: ReturnType<typeof fakeApi> | undefined;
 afterEach(() => {

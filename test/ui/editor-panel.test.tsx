@@ -4,16 +4,10 @@
  * the "Last production run" tab shows the newest production run that reached the step (never a test
  * run), with an empty state in plain words.
  */
-import { GlobalRegistrator } from "@happy-dom/global-registrator";
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { fakeApi, type Recorded, until } from "./fake-api";
+import { afterEach, describe, expect, test } from "bun:test";
+import { fakeApi, type Recorded, until, useHappyDom, workflowRecord } from "./fake-api";
 
-beforeAll(() => GlobalRegistrator.register({ url: "http://weft.test/" }));
-// Let Preact flush its queued effects first: a queue left pending on a closed window stalls the next file's effects.
-afterAll(async () => {
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  await GlobalRegistrator.unregister();
-});
+useHappyDom();
 
 let fake: ReturnType<typeof fakeApi> | undefined;
 afterEach(async () => {
@@ -170,10 +164,9 @@ describe("expression fields", () => {
 describe("the step's last production run", () => {
   const ID = "00000000-0000-4000-8000-000000000003";
   const WF = `/api/workflows/${ID}`;
-  const workflow = {
+  const workflow = workflowRecord({
     id: ID,
     name: "Greet",
-    description: "",
     definition: {
       schemaVersion: 2,
       trigger: {
@@ -194,14 +187,8 @@ describe("the step's last production run", () => {
     webhookToken: "tok",
     webhookUrl: "http://weft.test/webhook/tok",
     latestVersionId: "v1",
-    definitionRev: 1,
     hasUnpublishedChanges: false,
-    folderId: null,
-    tags: [],
-    createdAt: "2025-01-01T00:00:00Z",
-    updatedAt: "2025-01-01T00:00:00Z",
-    lastRun: null,
-  };
+  });
   const run = (id: string, environment: string, steps: unknown[], name: string) => ({
     id,
     workflowId: ID,

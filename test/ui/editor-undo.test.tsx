@@ -3,16 +3,10 @@
  * any edit (PUT with expectedRev), typing in one field is one undo, a conflict pauses undo too, the
  * keys leave text fields alone, and the step menu duplicates and pastes.
  */
-import { GlobalRegistrator } from "@happy-dom/global-registrator";
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { fakeApi, tick, until } from "./fake-api";
+import { afterEach, describe, expect, test } from "bun:test";
+import { fakeApi, tick, until, useHappyDom, workflowRecord } from "./fake-api";
 
-beforeAll(() => GlobalRegistrator.register({ url: "http://weft.test/" }));
-// Let Preact flush its queued effects first: a queue left pending on a closed window stalls the next file's effects.
-afterAll(async () => {
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  await GlobalRegistrator.unregister();
-});
+useHappyDom();
 
 let fake: ReturnType<typeof fakeApi> | undefined;
 afterEach(async () => {
@@ -41,22 +35,7 @@ const definition = () => ({
     },
   },
 });
-const workflow = (rev: number, def: unknown = definition()) => ({
-  id: ID,
-  name: "Undo",
-  description: "",
-  definition: def,
-  status: "draft",
-  triggerType: "manual",
-  latestVersionId: null,
-  definitionRev: rev,
-  hasUnpublishedChanges: true,
-  folderId: null,
-  tags: [],
-  createdAt: "2025-01-01T00:00:00Z",
-  updatedAt: "2025-01-01T00:00:00Z",
-  lastRun: null,
-});
+const workflow = (rev: number, def: unknown = definition()) => workflowRecord({ id: ID, name: "Undo", definition: def, definitionRev: rev });
 
 /** A server that keeps the draft and its revision, refusing a stale expectedRev as the real one does. */
 function server() {

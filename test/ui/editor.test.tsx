@@ -3,16 +3,10 @@
  * overwritten silently, diagnostics drawn on the steps they name, router branches side by side,
  * keyboard movement between steps, and a config form generated from the projection.
  */
-import { GlobalRegistrator } from "@happy-dom/global-registrator";
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { fakeApi, tick, until } from "./fake-api";
+import { afterEach, describe, expect, test } from "bun:test";
+import { fakeApi, tick, until, useHappyDom, workflowRecord } from "./fake-api";
 
-beforeAll(() => GlobalRegistrator.register({ url: "http://weft.test/" }));
-// Let Preact flush its queued effects first: a queue left pending on a closed window stalls the next file's effects.
-afterAll(async () => {
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  await GlobalRegistrator.unregister();
-});
+useHappyDom();
 
 let fake: ReturnType<typeof fakeApi> | undefined;
 afterEach(() => {
@@ -50,24 +44,16 @@ const definition = () => ({
   pinnedData: {},
 });
 
-const workflow = (rev: number, def = definition()) => ({
-  id: "00000000-0000-4000-8000-000000000001",
-  name: "Greet",
-  description: "",
-  definition: def,
-  status: "draft",
-  triggerType: "webhook",
-  webhookToken: "tok",
-  webhookUrl: "http://weft.test/webhook/tok",
-  latestVersionId: null,
-  definitionRev: rev,
-  hasUnpublishedChanges: true,
-  folderId: null,
-  tags: [],
-  createdAt: "2025-01-01T00:00:00Z",
-  updatedAt: "2025-01-01T00:00:00Z",
-  lastRun: null,
-});
+const workflow = (rev: number, def = definition()) =>
+  workflowRecord({
+    id: "00000000-0000-4000-8000-000000000001",
+    name: "Greet",
+    definition: def,
+    triggerType: "webhook",
+    webhookToken: "tok",
+    webhookUrl: "http://weft.test/webhook/tok",
+    definitionRev: rev,
+  });
 const WF = "/api/workflows/00000000-0000-4000-8000-000000000001";
 const diagnostics = {
   valid: false,

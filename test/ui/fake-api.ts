@@ -1,7 +1,39 @@
 /**
  * A scripted stand-in for the server in UI unit tests: routes by "METHOD /path" (query ignored),
- * records every request, and answers in the JSON envelope.
+ * records every request, and answers in the JSON envelope. Also what every UI test file sets up the same
+ * way: the DOM (`useHappyDom`) and a workflow as GET /api/workflows/{id} answers it (`workflowRecord`).
  */
+import { GlobalRegistrator } from "@happy-dom/global-registrator";
+import { afterAll, beforeAll } from "bun:test";
+
+/** A browser DOM (happy-dom) for this test file, registered before its tests and taken down after them. */
+export function useHappyDom(): void {
+  beforeAll(() => GlobalRegistrator.register({ url: "http://weft.test/" }));
+  // Let Preact flush its queued effects first: a queue left pending on a closed window stalls the next file's effects.
+  afterAll(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await GlobalRegistrator.unregister();
+  });
+}
+
+/** A workflow record as the API answers it: a draft with no published version, unless `fields` say otherwise. */
+export function workflowRecord(fields: Record<string, unknown> & { id: string; definition: unknown }) {
+  return {
+    name: "Workflow",
+    description: "",
+    status: "draft",
+    triggerType: "manual",
+    latestVersionId: null,
+    definitionRev: 1,
+    hasUnpublishedChanges: true,
+    folderId: null,
+    tags: [],
+    createdAt: "2025-01-01T00:00:00Z",
+    updatedAt: "2025-01-01T00:00:00Z",
+    lastRun: null,
+    ...fields,
+  };
+}
 export interface Recorded {
   method: string;
   path: string;

@@ -1,14 +1,8 @@
 /** The runs screens: the per-day chart's buckets and the list rendered from GET /api/runs. */
-import { GlobalRegistrator } from "@happy-dom/global-registrator";
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { fakeApi, until } from "./fake-api";
+import { afterEach, describe, expect, test } from "bun:test";
+import { fakeApi, until, useHappyDom } from "./fake-api";
 
-beforeAll(() => GlobalRegistrator.register({ url: "http://weft.test/" }));
-// Let Preact flush its queued effects first: a queue left pending on a closed window stalls the next file's effects.
-afterAll(async () => {
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  await GlobalRegistrator.unregister();
-});
+useHappyDom();
 
 let fake: ReturnType<typeof fakeApi> | undefined;
 afterEach(() => {
