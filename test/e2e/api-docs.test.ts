@@ -4,9 +4,9 @@
  * after entering a token (401, then 200 and the envelope), and check that the page never asked
  * another origin for anything and that the builder at / never downloads it.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect } from "bun:test";
 import type { Page } from "playwright-core";
-import { type Browser, HAS_CHROMIUM, launchBrowser, withScreenshot, announceMissingChromium } from "../support/browser";
+import { type Browser, HAS_CHROMIUM, launchBrowser, announceMissingChromium, browserSteps } from "../support/browser";
 import { startServer, type ServerHandle } from "../support/server";
 
 announceMissingChromium();
@@ -34,9 +34,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-function step(name: string, fn: () => Promise<void>) {
-  test.skipIf(!HAS_CHROMIUM)(name, () => withScreenshot(page, `api-docs-${name}`, fn), 30_000);
-}
+const step = browserSteps("api-docs", () => page);
 
 const row = (method: string, path: string) =>
   page

@@ -5,9 +5,18 @@
  * duplicated step gets a new name; a step copied in one workflow is pasted into another in a second
  * tab through the system clipboard; text that holds no steps is refused with a message.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect } from "bun:test";
 import type { Page } from "playwright-core";
-import { type Browser, createOwnerAccount, eventually, HAS_CHROMIUM, launchBrowser, withScreenshot, announceMissingChromium } from "../support/browser";
+import {
+  type Browser,
+  createOwnerAccount,
+  eventually,
+  HAS_CHROMIUM,
+  launchBrowser,
+  withScreenshot,
+  announceMissingChromium,
+  browserSteps,
+} from "../support/browser";
 import { type ServerHandle, startServer } from "../support/server";
 
 announceMissingChromium();
@@ -44,9 +53,7 @@ async function saved(on: Page = page) {
   await on.locator(".save-state").filter({ hasText: "All changes saved" }).waitFor();
 }
 
-function flowStep(name: string, fn: () => Promise<void>) {
-  test.skipIf(!HAS_CHROMIUM)(name, () => withScreenshot(page, `editor-history-${name}`, fn), 30_000);
-}
+const flowStep = browserSteps("editor-history", () => page);
 
 beforeAll(async () => {
   if (!HAS_CHROMIUM) return;

@@ -6,11 +6,11 @@
  * webhook shows up by itself in the step's "Last production run" tab, and a test run in "Last test",
  * each with its own output. Screenshots of the panel at both sizes are written to test/artifacts/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Locator, Page } from "playwright-core";
-import { type Browser, createOwnerAccount, HAS_CHROMIUM, launchBrowser, withScreenshot, announceMissingChromium } from "../support/browser";
+import { type Browser, createOwnerAccount, HAS_CHROMIUM, launchBrowser, announceMissingChromium, browserSteps } from "../support/browser";
 import { type ServerHandle, startServer } from "../support/server";
 
 announceMissingChromium();
@@ -39,9 +39,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-function flowStep(name: string, fn: () => Promise<void>, timeout = 30_000) {
-  test.skipIf(!HAS_CHROMIUM)(name, () => withScreenshot(page, `e2e-editor-panel-${name}`, fn), timeout);
-}
+const flowStep = browserSteps("e2e-editor-panel", () => page);
 
 async function saved() {
   await page.locator(".save-state").filter({ hasText: "All changes saved" }).first().waitFor();

@@ -9,9 +9,9 @@
  * static dropdown → a test run completes and shows the step's output. A failing step leaves a
  * screenshot in test/artifacts/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect } from "bun:test";
 import type { Page } from "playwright-core";
-import { type Browser, createOwnerAccount, eventually, HAS_CHROMIUM, launchBrowser, OWNER, withScreenshot, announceMissingChromium } from "../support/browser";
+import { type Browser, createOwnerAccount, eventually, HAS_CHROMIUM, launchBrowser, OWNER, announceMissingChromium, browserSteps } from "../support/browser";
 import { FIXTURE, FIXTURE_ID, fixturePackage } from "../support/activepieces-fixture";
 import { type NpmRegistry, startNpmRegistry } from "../support/npm-registry";
 import { type ServerHandle, startServer } from "../support/server";
@@ -44,9 +44,7 @@ afterAll(async () => {
 });
 
 /** One step of the flow: a failure leaves a screenshot. */
-function flowStep(name: string, fn: () => Promise<void>, timeout = 30_000) {
-  test.skipIf(!HAS_CHROMIUM)(name, () => withScreenshot(page, `e2e-integrations-${name}`, fn), timeout);
-}
+const flowStep = browserSteps("e2e-integrations", () => page);
 
 async function saved() {
   await page.locator(".save-state").filter({ hasText: "All changes saved" }).first().waitFor();

@@ -6,9 +6,9 @@
  * the server without a restart → the owner removes the range, and after a reload it is still gone and the
  * step is refused again. A failing step leaves a screenshot in test/artifacts/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect } from "bun:test";
 import type { Page } from "playwright-core";
-import { type Browser, createOwnerAccount, HAS_CHROMIUM, launchBrowser, OWNER, withScreenshot, announceMissingChromium } from "../support/browser";
+import { type Browser, createOwnerAccount, HAS_CHROMIUM, launchBrowser, OWNER, announceMissingChromium, browserSteps } from "../support/browser";
 import { type ServerHandle, startServer } from "../support/server";
 import { definition, httpGet } from "../engine/support";
 
@@ -36,9 +36,7 @@ afterAll(async () => {
 });
 
 /** One step of the flow: a failure leaves a screenshot. */
-function flowStep(name: string, fn: () => Promise<void>, timeout = 30_000) {
-  test.skipIf(!HAS_CHROMIUM)(name, () => withScreenshot(page, `e2e-settings-network-${name}`, fn), timeout);
-}
+const flowStep = browserSteps("e2e-settings-network", () => page);
 
 /** Runs the workflow (its http step GETs the loopback server) and answers the finished run. */
 async function runWorkflow(): Promise<{ id: string; status: string; steps: Array<{ status: string; errorMessage: string | null }> }> {

@@ -3,7 +3,7 @@
  * playwright-core; a step that fails leaves a screenshot in test/artifacts/.
  *   const browser = await launchBrowser(); ... await browser.close();
  */
-import { expect } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -70,6 +70,16 @@ export async function withScreenshot(page: Page | undefined, name: string, fn: (
     await page?.screenshot({ path: file, fullPage: true }).catch(() => undefined);
     throw new Error(`${(error as Error).message}\n(screenshot: ${file})`, { cause: error });
   }
+}
+
+/**
+ * The test function of a browser suite: each step is skipped without chromium and, when it fails, leaves a
+ * screenshot of `page()` named after `prefix` and the step.
+ *   const flowStep = browserSteps("e2e-integrations", () => page);
+ */
+export function browserSteps(prefix: string, page: () => Page | undefined) {
+  return (name: string, fn: () => Promise<void>, timeout = 30_000) =>
+    test.skipIf(!HAS_CHROMIUM)(name, () => withScreenshot(page(), `${prefix}-${name}`, fn), timeout);
 }
 
 /** Waits until `read()` equals `expected` (deeply), for what a page fills in on its own. */
