@@ -112,22 +112,33 @@ export class PieceHostProcess {
     this.touch();
     const proc = this.proc!;
     return new Promise<HostAnswer>((resolve, reject) => {
-      const pending: Pending = { proc, resolve, reject, store: options.store };
+      const { signal } = options;
+      const onAbort = () => {
+        if (!this.pending.has(id)) return;
+        reject(signal!.reason ?? new Error("the call was cancelled"));
+        this.retire(proc, `a call of ${message.t === "action" ? `action ${message.action}` : message.t} went on after its step gave up`);
+      };
+      // A run's signal outlives its steps: the listener goes when the call is answered.
+      const settled = () => signal?.removeEventListener("abort", onAbort);
+      const pending: Pending = {
+        proc,
+        resolve: (answer) => {
+          settled();
+          resolve(answer);
+        },
+        reject: (error) => {
+          settled();
+          reject(error);
+        },
+        store: options.store,
+      };
       if (options.timeoutMs) {
         pending.timer = setTimeout(() => {
           this.pending.delete(id);
-          reject(new Error(`${this.o.packageName} did not answer within ${options.timeoutMs} ms`));
+          pending.reject(new Error(`${this.o.packageName} did not answer within ${options.timeoutMs} ms`));
         }, options.timeoutMs);
       }
-      options.signal?.addEventListener(
-        "abort",
-        () => {
-          if (!this.pending.has(id)) return;
-          reject(options.signal!.reason ?? new Error("the call was cancelled"));
-          this.retire(proc, `a call of ${message.t === "action" ? `action ${message.action}` : message.t} went on after its step gave up`);
-        },
-        { once: true },
-      );
+      signal?.addEventListener("abort", onAbort, { once: true });
       this.pending.set(id, pending);
       proc.send({ ...message, id } as ToHost);
     });
