@@ -204,25 +204,23 @@ interface OptionsFieldProps {
 /** A dropdown whose choices the piece lists for the current config. */
 function DynamicSelect({ id, props, name, value, refreshers, describedBy, onChange }: OptionsFieldProps) {
   const { answer, error, load } = usePropertyOptions<{ options: Array<{ label: string; value: unknown }>; placeholder?: string }>(props, name, refreshers);
-  const options = { value: answer.value?.options ?? null };
-  const placeholder = { value: answer.value?.placeholder };
+  const options = answer.value?.options ?? null;
+  const placeholder = answer.value?.placeholder;
   return (
     <>
       <div class="row">
         <select
           id={id}
           aria-describedby={describedBy}
-          aria-busy={options.value === null && !error.value ? "true" : undefined}
+          aria-busy={options === null && !error.value ? "true" : undefined}
           value={JSON.stringify(value ?? null)}
           onChange={(e) => onChange(JSON.parse((e.target as HTMLSelectElement).value))}
         >
-          <option value="null">
-            {error.value ? "— the choices could not be loaded —" : (placeholder.value ?? (options.value ? "— choose —" : "Loading choices…"))}
-          </option>
-          {value !== undefined && !options.value?.some((o) => JSON.stringify(o.value) === JSON.stringify(value)) && (
+          <option value="null">{error.value ? "— the choices could not be loaded —" : (placeholder ?? (options ? "— choose —" : "Loading choices…"))}</option>
+          {value !== undefined && !options?.some((o) => JSON.stringify(o.value) === JSON.stringify(value)) && (
             <option value={JSON.stringify(value)}>{String(value)}</option>
           )}
-          {(options.value ?? []).map((o) => (
+          {(options ?? []).map((o) => (
             <option key={JSON.stringify(o.value)} value={JSON.stringify(o.value)}>
               {o.label}
             </option>
@@ -243,13 +241,13 @@ function DynamicSelect({ id, props, name, value, refreshers, describedBy, onChan
  */
 function DependentFields({ id, props, name, value, refreshers, onChange }: OptionsFieldProps) {
   const { answer, error, load } = usePropertyOptions<{ properties?: Record<string, Property> }>(props, name, refreshers);
-  const fields = { value: answer.value ? (answer.value.properties ?? {}) : null };
+  const fields = answer.value ? (answer.value.properties ?? {}) : null;
   const current = value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  const entries = Object.entries(fields.value ?? {});
+  const entries = Object.entries(fields ?? {});
   return (
-    <div class="dependent-fields" id={id} role="group" aria-busy={fields.value === null && !error.value ? "true" : undefined}>
-      {fields.value === null && !error.value && <p class="muted">Loading the fields…</p>}
-      {fields.value !== null && entries.length === 0 && <p class="muted">No fields for the current settings.</p>}
+    <div class="dependent-fields" id={id} role="group" aria-busy={fields === null && !error.value ? "true" : undefined}>
+      {fields === null && !error.value && <p class="muted">Loading the fields…</p>}
+      {fields !== null && entries.length === 0 && <p class="muted">No fields for the current settings.</p>}
       {entries.map(([field, property]) => (
         <Field
           key={field}
