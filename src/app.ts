@@ -55,7 +55,8 @@ import { TokenBuckets } from "./api/middleware/rate-limit";
 import { createSecurity } from "./api/middleware/security";
 import type { Db } from "./store/db";
 import { IdempotencyStore } from "./store/idempotency";
-import { sqliteFile, storeAddress } from "./store/open";
+import { sharedStore, sqliteFile, storeAddress } from "./store/open";
+import { newId } from "./lib/ids";
 import { AddressPolicy } from "./net/address-policy";
 import { createGuardedFetch, wrapGuardedFetch } from "./net/guarded-fetch";
 
@@ -131,6 +132,7 @@ export function createApp(options: CreateAppOptions) {
   deps.templates = new Templates(deps.workflows);
   deps.workflowTransfer = new Transfer(deps.workflows);
   const workflowSource = workflowSourceFrom(deps.workflows);
+  const instanceId = newId();
   deps.engine = new Engine({
     db,
     config,
@@ -142,6 +144,8 @@ export function createApp(options: CreateAppOptions) {
     addressPolicy,
     dbPath: sqliteFile(db),
     storeAddress: storeAddress(db),
+    // Instances sharing a PostgreSQL database form a cluster: the fleet's heartbeat is each one's lease on its runs.
+    cluster: sharedStore(db) ? { instanceId, aliveIds: () => deps.fleet.aliveIds() } : undefined,
   });
   deps.runs = new Runs(deps.engine);
   // Installed Activepieces packages join the fleet now; their code loads only when a step first uses them.
@@ -165,7 +169,8 @@ export function createApp(options: CreateAppOptions) {
     },
   });
   deps.piecePackages = new PackagesService({ packages, registry: pieces, workflows: deps.workflows, log });
-  deps.fleet = new Fleet({ db, log, pieces, version: VERSION, heartbeatSeconds: config.heartbeatSeconds });
+  deps.fleet = new Fleet({ db, log, pieces, version: VERSION, heartbeatSeconds: config.heartbeatSeconds, leaseSeconds: config.leaseSeconds, id: instanceId });
+  deps.fleet.onBeat(() => deps.engine.claimOrphans());
   deps.workflows.setLastRunProvider((ids) => deps.engine.store.lastRuns(ids));
   const followUps = new FollowUps(deps.engine, () => workflowSource, pieces, log);
   deps.lifecycleHooks.push({

@@ -106,12 +106,13 @@ export async function serve(config: Config) {
   if (config.bootstrapToken && deps.identity.bootstrap(config.bootstrapToken)) {
     log.info("bootstrap token created", { workspace: deps.identity.ensureOrg().workspaceId });
   }
-  // Runs left unfinished by the last process are recovered before anything new is accepted.
+  // The fleet registry: this instance's row and heartbeat (GET /api/fleet). First: in a cluster an instance is
+  // alive before it owns a run, so no other instance takes one of its runs for a dead one's.
+  deps.fleet.start();
+  // Runs left unfinished by the last process (in a cluster: by instances that died) are recovered before anything new is accepted.
   await deps.engine.start();
   // Schedules and polls start once the engine can take runs; missed schedule instants fire now, once.
   deps.triggers.start();
-  // The fleet registry: this instance's row and heartbeat (GET /api/fleet).
-  deps.fleet.start();
   // Weft refuses oversized bodies itself (413 in the envelope, src/http/body.ts); Bun's own cap would answer without one.
   app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false });
   const server = app.server!;

@@ -31,6 +31,11 @@ export interface Config {
   npmRegistry: string | undefined;
   /** WEFT_HEARTBEAT_SECONDS: how often a server renews its row in the fleet registry (GET /api/fleet). */
   heartbeatSeconds: number;
+  /**
+   * WEFT_LEASE_SECONDS: how long an instance of a cluster may stay silent before the others take over its runs
+   * and its polls (default three heartbeats); at least twice the heartbeat.
+   */
+  leaseSeconds: number;
   /** WEFT_PIECE_MEMORY_MB: a piece host process (one per installed package in use) using more is stopped. */
   pieceMemoryMb: number;
   /** WEFT_DATABASE_URL: a postgres:// URL stores everything in PostgreSQL; unset keeps SQLite in the data dir. */
@@ -98,6 +103,17 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name}=${value} is out of range; use an integer from ${min} to ${max}`);
   return value;
+}
+
+function leaseSeconds(env: Env): number {
+  const heartbeat = integer(env, "WEFT_HEARTBEAT_SECONDS", 10, 1, 3600);
+  const lease = integer(env, "WEFT_LEASE_SECONDS", 3 * heartbeat, 1, 86_400);
+  if (lease < 2 * heartbeat) {
+    throw new ConfigError(
+      `WEFT_LEASE_SECONDS=${lease} is shorter than two heartbeats (WEFT_HEARTBEAT_SECONDS=${heartbeat}): an instance that is alive would lose its runs; use at least ${2 * heartbeat}`,
+    );
+  }
+  return lease;
 }
 
 function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
@@ -195,6 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
     npmRegistry: env.WEFT_NPM_REGISTRY ? env.WEFT_NPM_REGISTRY.replace(/\/+$/, "") : undefined,
     pieceMemoryMb: integer(env, "WEFT_PIECE_MEMORY_MB", 1024, 64, 1024 * 1024),
     heartbeatSeconds: integer(env, "WEFT_HEARTBEAT_SECONDS", 10, 1, 3600),
+    leaseSeconds: leaseSeconds(env),
     databaseUrl: databaseUrl(env),
     runRetentionDays: integer(env, "WEFT_RUN_RETENTION_DAYS", 30, 0, 36500),
     runRetentionMax: integer(env, "WEFT_RUN_RETENTION_MAX", 100_000, 0, 1_000_000_000),

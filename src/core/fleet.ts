@@ -4,6 +4,9 @@
  * instance whose heartbeat is older than three intervals is shown as not alive (it stopped without saying so:
  * a SIGKILL, a power cut); one silent for a day is forgotten. A clean stop removes its own row. Instances on
  * one PostgreSQL database see each other; on SQLite there is one. GET /api/fleet lists them.
+ *
+ * The heartbeat is also each instance's lease on the runs it owns: `aliveIds` says whose runs nobody may take,
+ * and after each beat the listeners look for runs to take over (the engine's claims).
  */
 import type { Logger } from "../http/logger";
 import { newId } from "../lib/ids";
@@ -11,6 +14,16 @@ import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { Db } from "../store/db";
 import { InstanceStore } from "../store/instances";
 import { hostname } from "node:os";
+
+/** True when a process with this pid exists on this machine (an instance restarted here finds its old self dead at once). */
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
 
 /** Instances silent this long are removed from the registry. */
 const FORGET_AFTER_MS = 24 * 3600_000;
@@ -36,17 +49,46 @@ export interface FleetOptions {
   pieces: PieceRegistry;
   version: string;
   heartbeatSeconds: number;
+  /** An instance silent this long is not alive: its runs and polls are taken over (default three heartbeats). */
+  leaseSeconds?: number;
+  /** This instance's id (the owner written on its runs); default a new one. */
+  id?: string;
   now?: () => number;
 }
 
 export class Fleet {
-  readonly id = newId();
+  readonly id: string;
   private readonly store: InstanceStore;
+  private readonly leaseMs: number;
+  private readonly beatListeners: Array<() => void> = [];
   private timer: ReturnType<typeof setInterval> | undefined;
   private startedAt = "";
 
   constructor(private readonly o: FleetOptions) {
+    this.id = o.id ?? newId();
     this.store = new InstanceStore(o.db);
+    this.leaseMs = (o.leaseSeconds ?? 3 * o.heartbeatSeconds) * 1000;
+  }
+
+  /** Called after every heartbeat of a started instance (the engine takes over runs of instances that died). */
+  onBeat(listener: () => void): void {
+    this.beatListeners.push(listener);
+  }
+
+  /**
+   * The instances alive now, this one included: heard from within the lease, except one on this host whose
+   * process is gone (a restart here need not wait out the lease of the process it replaces).
+   */
+  aliveIds(): Set<string> {
+    const since = new Date(this.now() - this.leaseMs).toISOString();
+    const here = hostname();
+    const alive = new Set([this.id]);
+    for (const row of this.store.list()) {
+      if (row.heartbeat_at < since) continue;
+      if (row.hostname === here && row.pid !== process.pid && !processExists(row.pid)) continue;
+      alive.add(row.id);
+    }
+    return alive;
   }
 
   private now(): number {
@@ -91,6 +133,14 @@ export class Fleet {
       this.store.deleteSilentSince(new Date(this.now() - FORGET_AFTER_MS).toISOString());
     } catch (error) {
       this.o.log.warn("fleet heartbeat failed; trying again at the next one", { error: (error as Error).message });
+      return;
+    }
+    for (const listener of this.beatListeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.o.log.warn("a fleet heartbeat listener failed; it runs again at the next beat", { error: (error as Error).message });
+      }
     }
   }
 
@@ -106,7 +156,7 @@ export class Fleet {
   }
 
   list(): FleetInstance[] {
-    const aliveSince = this.now() - 3 * this.o.heartbeatSeconds * 1000;
+    const aliveSince = this.now() - this.leaseMs;
     return this.store.list().map((row) => ({
       id: row.id,
       hostname: row.hostname,

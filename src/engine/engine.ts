@@ -108,7 +108,8 @@ export class Engine {
   start(): Promise<void> {
     if (this.startPromise) return this.startPromise;
     // Recovery runs first and synchronously: nothing new can be queued before it, so no run is queued twice.
-    recoverRuns(this.table, { scheduleResume: (runId, at) => this.resumes.schedule(runId, at), finish: (row, outcome) => this.lifecycle.finish(row, outcome) });
+    // Alone (SQLite) every unfinished run is this process's; in a cluster only those of instances that died.
+    this.recover(this.o.cluster ? this.claimable() : this.store.unfinished());
     try {
       if (!this.o.db.inTransaction) this.retention.ensureIncrementalVacuum();
     } catch (error) {
@@ -248,6 +249,43 @@ export class Engine {
   /** A resume link (approval) was opened: the token is the credential. */
   resumeByToken(runId: string, token: string, payload: Record<string, unknown>): Promise<RunT> {
     return this.resumes.resumeByToken(runId, token, payload);
+  }
+
+  /**
+   * A cluster: takes over the unfinished runs of instances that are not alive (and runs nobody holds) and
+   * recovers them as a restart would. Called at start and after every heartbeat; a no-op alone.
+   */
+  claimOrphans(): number {
+    if (!this.o.cluster || this.stopping || !this.startPromise) return 0;
+    const rows = this.claimable();
+    this.recover(rows);
+    if (rows.length) this.o.log.info("took over runs of instances that stopped", { runs: rows.length });
+    return rows.length;
+  }
+
+  private claimable(): RunRow[] {
+    const c = this.o.cluster;
+    if (!c) return [];
+    // Owners first, then who is alive: an instance registers before it starts a run, so an owner read here
+    // that was not yet alive in the list read after cannot be a newcomer.
+    const owners = this.store.unfinishedOwners();
+    const alive = c.aliveIds();
+    const claimed: RunRow[] = [];
+    for (const from of [null, ...owners.filter((owner) => !alive.has(owner))]) {
+      for (;;) {
+        const batch = this.store.claim(c.instanceId, from, 500);
+        claimed.push(...batch);
+        if (batch.length < 500) break;
+      }
+    }
+    return claimed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  private recover(rows: RunRow[]) {
+    recoverRuns(this.table, rows, {
+      scheduleResume: (runId, at) => this.resumes.schedule(runId, at),
+      finish: (row, outcome) => this.lifecycle.finish(row, outcome),
+    });
   }
 
   private ensureStarted() {

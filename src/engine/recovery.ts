@@ -3,6 +3,7 @@
  * rules"): pending runs are queued again in order; paused ones get their timers back (an approval keeps
  * waiting); a run left `running` replays its recorded steps and continues — unless a step was running when
  * the process died: a `read` step runs again once, any other step fails the run with a message saying so.
+ * In a cluster the same rules recover the runs this instance claims from an instance that died.
  */
 import type { RunRow, StepRow } from "../store/runs";
 import { errorMessage } from "./invoke-action";
@@ -14,8 +15,9 @@ export interface RecoveryLinks {
   finish(row: RunRow, outcome: EndOutcome): Promise<void>;
 }
 
-export function recoverRuns(t: RunTable, links: RecoveryLinks) {
-  for (const row of t.store.unfinished()) {
+/** Recovers `rows`: every unfinished run at start-up, or the runs just claimed from an instance that died. */
+export function recoverRuns(t: RunTable, rows: RunRow[], links: RecoveryLinks) {
+  for (const row of rows) {
     try {
       if (row.status === "paused") {
         if (row.resume_at) links.scheduleResume(row.id, row.resume_at);

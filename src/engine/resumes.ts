@@ -46,10 +46,14 @@ export class Resumes {
 
   /** A resume link (approval) was opened: the token is the credential, compared in constant time. */
   async resumeByToken(runId: string, token: string, payload: Record<string, unknown>): Promise<RunT> {
+    // In a cluster the pause must be stored before another instance's resume can be told from a second click.
+    if (this.t.owner !== null) await this.t.writes.drain();
     const row = this.t.rowNow(runId);
     const valid =
       row && row.status === "paused" && row.resume_mode === "webhook" && row.resume_token_hash !== null && safeEqual(row.resume_token_hash, sha256(token));
-    if (!valid) throw new AppError("NOT_FOUND", "no paused run waits for this link: it was already used, expired, or the run was cancelled");
+    if (!valid || !this.take(row, { tokenHash: row.resume_token_hash as string })) {
+      throw new AppError("NOT_FOUND", "no paused run waits for this link: it was already used, expired, or the run was cancelled");
+    }
     this.clear(runId);
     await this.resume(row, payload);
     return runFromRow(row);
@@ -57,10 +61,22 @@ export class Resumes {
 
   private async resumeByTimer(runId: string) {
     const row = this.t.store.getRow(runId);
-    if (row?.status !== "paused") return;
+    if (row?.status !== "paused" || !this.take(row, { owner: row.owner })) return;
     // A time pause continues; an approval that nobody decided in time continues as expired.
     const payload = row.resume_mode === "webhook" ? { decision: "expired", expired: true } : { resumedBy: "timer" };
     await this.resume(row, payload);
+  }
+
+  /**
+   * In a cluster a paused run may be resumed by any instance (a link opened on another one, a timer of an
+   * instance that took the run over): the first to take it resumes it, here, and owns it from now on.
+   */
+  private take(row: RunRow, guard: { tokenHash: string } | { owner: string | null }): boolean {
+    const me = this.t.owner;
+    if (me === null) return true;
+    if (!this.t.store.takePaused(row.id, me, guard)) return false;
+    row.owner = me;
+    return true;
   }
 
   /** Queues a paused run again: it replays its recorded steps and resumes the paused one with `payload`. */

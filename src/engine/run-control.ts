@@ -144,6 +144,7 @@ export class RunControl {
       ...original,
       ...FRESH_RUN,
       id: newId(),
+      owner: t.owner,
       started_at: new Date().toISOString(),
       started_from_step: startedFromStep,
       retry_of_run_id: original.id,

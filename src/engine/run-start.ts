@@ -118,6 +118,7 @@ export class RunStarter {
       retry_of_run_id: null,
       parent_run_id: input.parent?.runId ?? null,
       depth,
+      owner: this.t.owner,
       ...overrides,
     };
     const pending: PendingRun = {

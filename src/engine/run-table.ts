@@ -44,7 +44,19 @@ export const FRESH_RUN = {
   state: null,
   response: null,
   event_seq: 0,
+  owner: null,
 } as const satisfies Partial<RunRow>;
+
+/**
+ * This process's place in a cluster of instances on one PostgreSQL database. The runs it starts carry its id
+ * as their owner; runs whose owner is not alive (docs/scaling.md) are claimed and recovered here. Absent: this
+ * process owns every run (SQLite, where the data dir's lock keeps it alone).
+ */
+export interface ClusterMembership {
+  instanceId: string;
+  /** Ids of the instances alive now (heartbeat within the lease, this one included). */
+  aliveIds(): Set<string>;
+}
 
 export interface EngineOptions {
   db: Db;
@@ -66,6 +78,7 @@ export interface EngineOptions {
   storeAddress?: string | null;
   /** Runs executing at once, across workflows. */
   maxActiveRuns?: number;
+  cluster?: ClusterMembership;
 }
 
 /** A run the dispatcher holds or hands to execution: its row and everything it executes with. */
@@ -156,6 +169,11 @@ export class RunTable {
       loopMaxItems: c.loopMaxItems,
       runMaxSteps: c.runMaxSteps,
     };
+  }
+
+  /** The owner written on the runs this process starts: its instance id in a cluster, else null. */
+  get owner(): string | null {
+    return this.o.cluster?.instanceId ?? null;
   }
 
   get source(): WorkflowSource {

@@ -24,6 +24,9 @@ export function storeAddress(db: Db): string | null {
   return db.filename && db.filename !== ":memory:" ? db.filename : null;
 }
 
+/** True when other processes may share the store (PostgreSQL): instances on it form a cluster. */
+export const sharedStore = (db: Db): boolean => isPostgres(db);
+
 /** The SQLite file of a store, for SQLite-only machinery (the run writer thread); null otherwise. */
 export function sqliteFile(db: Db): string | null {
   return isPostgres(db) ? null : storeAddress(db);

@@ -5,6 +5,7 @@
  */
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import { bindRow, countOf, type Db } from "./db";
+import { isPostgres } from "./postgres/sync-db";
 import type { Environment, RunStatus, RunT, StepT } from "../schema/run";
 
 export interface RunRow {
@@ -42,6 +43,8 @@ export interface RunRow {
   state: string | null;
   response: string | null;
   event_seq: number;
+  /** The instance holding the run while it is unfinished (a cluster on PostgreSQL); null on SQLite and when unclaimed. */
+  owner: string | null;
 }
 
 export interface StepRow {
@@ -99,6 +102,7 @@ const RUN_COLUMNS = [
   "state",
   "response",
   "event_seq",
+  "owner",
 ] as const;
 
 const STEP_COLUMNS = [
@@ -122,7 +126,7 @@ const STEP_COLUMNS = [
 ] as const;
 
 /** Columns of the list view: everything but the large, internal ones. */
-const LIST_COLUMNS = RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash").join(", ");
+const LIST_COLUMNS = RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash" && c !== "owner").join(", ");
 
 /** A comma-separated list of columns (or sort terms) of runs, qualified for a join. */
 const ofRuns = (terms: string) =>
@@ -418,6 +422,53 @@ export class RunStore {
 
   definition(hash: string): string | null {
     return this.getDefinitionStmt.get(hash)?.definition ?? null;
+  }
+
+  /** The owners of unfinished runs (a cluster looks among them for instances that died). */
+  unfinishedOwners(): string[] {
+    return this.db
+      .query<{ owner: string }, []>(`SELECT DISTINCT owner FROM runs WHERE status IN ('pending', 'running', 'paused') AND owner IS NOT NULL`)
+      .all()
+      .map((r) => r.owner);
+  }
+
+  /**
+   * Makes `me` the owner of up to `limit` unfinished runs held by `from` (null: by nobody) and returns them.
+   * On PostgreSQL the rows are locked as they are taken and rows another instance is taking are skipped, so
+   * two instances claiming at once never take the same run.
+   */
+  claim(me: string, from: string | null, limit: number): RunRow[] {
+    const lock = isPostgres(this.db) ? " FOR UPDATE SKIP LOCKED" : "";
+    const held = from === null ? "owner IS NULL" : "owner = ?";
+    const sql = `UPDATE runs SET owner = ? WHERE id IN (SELECT id FROM runs WHERE status IN ('pending', 'running', 'paused') AND ${held} ORDER BY id LIMIT ?${lock}) RETURNING *`;
+    const params = from === null ? [me, limit] : [me, from, limit];
+    return this.db.query<RunRow, (string | number)[]>(sql).all(...params);
+  }
+
+  /**
+   * A cluster: makes `me` the owner of a paused run that is about to resume, once. With a resume link the
+   * token's hash is the guard (and is spent here), else the current owner is; false when another instance
+   * resumed it first.
+   */
+  takePaused(runId: string, me: string, guard: { tokenHash: string } | { owner: string | null }): boolean {
+    if ("tokenHash" in guard) {
+      return (
+        this.db
+          .query<never, [string, string, string]>(
+            `UPDATE runs SET owner = ?, resume_token_hash = NULL WHERE id = ? AND status = 'paused' AND resume_token_hash = ?`,
+          )
+          .run(me, runId, guard.tokenHash).changes > 0
+      );
+    }
+    if (guard.owner === null) {
+      return (
+        this.db.query<never, [string, string]>(`UPDATE runs SET owner = ? WHERE id = ? AND status = 'paused' AND owner IS NULL`).run(me, runId).changes > 0
+      );
+    }
+    return (
+      this.db.query<never, [string, string, string]>(`UPDATE runs SET owner = ? WHERE id = ? AND status = 'paused' AND owner = ?`).run(me, runId, guard.owner)
+        .changes > 0
+    );
   }
 
   unfinished(): RunRow[] {

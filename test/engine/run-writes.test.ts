@@ -65,6 +65,7 @@ function run(id: string, hash = "h1"): RunRow {
     state: null,
     response: null,
     event_seq: 2,
+    owner: null,
   };
 }
 

@@ -53,6 +53,7 @@ function row(i: number, fields: Partial<RunRow>): RunRow {
     state: null,
     response: null,
     event_seq: 3,
+    owner: null,
     ...fields,
   };
 }

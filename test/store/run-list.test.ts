@@ -89,6 +89,19 @@ function insertRuns(store: RunStore, pick: () => number, count: number): Map<str
   return all;
 }
 
+/** insertRuns on a schema from before a column existed: the row's columns that the table has. */
+function insertOlderRuns(db: Db, pick: () => number, count: number): Map<string, RunRow> {
+  const columns = (db.query("PRAGMA table_info(runs)").all() as Array<{ name: keyof RunRow }>).map((c) => c.name);
+  const insert = db.prepare(`INSERT INTO runs (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`);
+  const all = new Map<string, RunRow>();
+  for (let i = 0; i < count; i++) {
+    const row = runRow(pick, i);
+    insert.run(...columns.map((c) => row[c]));
+    all.set(row.id, row);
+  }
+  return all;
+}
+
 /** What the list must answer, read the slow way. */
 function expected(all: Map<string, RunRow>, filter: RunListFilter): { ids: string[]; total: number } {
   const rows = [...all.values()].filter(
@@ -220,7 +233,7 @@ describe("GET /api/runs from kept counts", () => {
     for (const m of migrations.filter((m) => m.version < 8)) db.transaction(() => db.run(m.sql))();
     db.run("PRAGMA user_version = 7");
     db.run(`INSERT INTO run_definitions (hash, definition, created_at) VALUES ('h', '{}', 'then'), ('unused', '{}', 'then')`);
-    const all = insertRuns(new RunStore(db), random(3), 300);
+    const all = insertOlderRuns(db, random(3), 300);
     // 8 and 9, and whatever came after them.
     expect(migrate(db)).toEqual(migrations.filter((m) => m.version >= 8).map((m) => m.version));
     const store = new RunStore(db);

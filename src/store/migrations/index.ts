@@ -10,6 +10,7 @@ import runCounts from "./008-run-counts";
 import definitionUses from "./009-definition-uses";
 import networkRanges from "./010-network-ranges";
 import instances from "./011-instances";
+import runOwner from "./012-run-owner";
 
 export interface Migration {
   version: number;
@@ -29,4 +30,5 @@ export const migrations: Migration[] = [
   definitionUses,
   networkRanges,
   instances,
+  runOwner,
 ].sort((a, b) => a.version - b.version);

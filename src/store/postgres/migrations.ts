@@ -501,4 +501,11 @@ CREATE TABLE instances (
 );
 `,
   },
+  {
+    version: 12,
+    name: "run-owner",
+    sql: `
+ALTER TABLE runs ADD COLUMN owner TEXT COLLATE "C";
+`,
+  },
 ];
