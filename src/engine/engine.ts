@@ -22,6 +22,7 @@ import type { RunT } from "../schema/run";
 import type { Environment } from "../schema/run";
 import type { SettingsT } from "../schema/workflow";
 import { RunStore, type RunRow } from "../store/runs";
+import { ClusterLinks } from "./cluster-links";
 import { Dispatcher } from "./dispatcher";
 import { Executor } from "./executor";
 import type { WorkerPool } from "./pool";
@@ -56,6 +57,8 @@ export class Engine {
   private readonly waiters: Waiters;
   private readonly resumes: Resumes;
   private readonly control: RunControl;
+  /** A cluster's links to the other instances (cancel and follow runs they hold); null alone. */
+  readonly links: ClusterLinks | null;
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private startPromise: Promise<void> | undefined;
   private stopping = false;
@@ -95,7 +98,8 @@ export class Engine {
       deliverReply: (runId, reply) => this.waiters.deliverReply(runId, reply),
     });
     this.lifecycle = new RunLifecycle(t, new Executor(this.host), (runId, at) => this.resumes.schedule(runId, at));
-    this.control = new RunControl(t, { lifecycle: this.lifecycle, waiters: this.waiters, resumes: this.resumes, starter: this.starter });
+    this.links = o.cluster ? new ClusterLinks(t, o.cluster.instanceId, (workspaceId, runId) => this.control.cancel(workspaceId, runId)) : null;
+    this.control = new RunControl(t, { lifecycle: this.lifecycle, waiters: this.waiters, resumes: this.resumes, starter: this.starter, links: this.links });
   }
 
   // ------------------------------------------------------------------ lifecycle
@@ -116,6 +120,7 @@ export class Engine {
       this.o.log.warn("could not switch the database to incremental vacuum", { error: errorMessage(error) });
     }
     this.retention.start();
+    this.links?.start();
     this.sweeper = setInterval(() => this.sweep(), 200);
     (this.sweeper as { unref?: () => void }).unref?.();
     this.startPromise = Promise.resolve();
@@ -134,6 +139,7 @@ export class Engine {
     this.retention.stop();
     this.resumes.clearAll();
     await this.writes.close();
+    await this.links?.stop();
     await this.host.stopPool();
   }
 
@@ -209,6 +215,12 @@ export class Engine {
   /** The freshest row of a run of `workspaceId` (in memory while it executes), or null. */
   row(workspaceId: string, runId: string): RunRow | null {
     return this.waiters.row(workspaceId, runId);
+  }
+
+  /** True when this process executes, queues or is committing the run (in a cluster, another instance may hold it). */
+  holds(runId: string): boolean {
+    const t = this.table;
+    return t.active.has(runId) || t.pendingById.has(runId) || t.settling.has(runId);
   }
 
   /** The run as it stands now (in-memory when executing). */

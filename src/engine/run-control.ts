@@ -14,6 +14,7 @@ import { FINISHED, FRESH_RUN, type PendingRun, type RunTable } from "./run-table
 import type { WriteOp } from "../store/run-writes";
 import type { Resumes } from "./resumes";
 import type { Waiters } from "./waiters";
+import type { ClusterLinks } from "./cluster-links";
 
 export interface RetryOptions {
   from?: "failed_step" | "start";
@@ -23,7 +24,7 @@ export interface RetryOptions {
 export class RunControl {
   constructor(
     private readonly t: RunTable,
-    private readonly parts: { lifecycle: RunLifecycle; waiters: Waiters; resumes: Resumes; starter: RunStarter },
+    private readonly parts: { lifecycle: RunLifecycle; waiters: Waiters; resumes: Resumes; starter: RunStarter; links: ClusterLinks | null },
   ) {}
 
   /** Cancels a pending, running or paused run; a finished run is refused (409) unless already cancelled. */
@@ -45,6 +46,16 @@ export class RunControl {
       return runFromRow(finished ?? row);
     }
     const pending = t.pendingById.get(runId);
+    const links = this.parts.links;
+    if (!pending && links && row.owner !== t.owner && row.status !== "paused") {
+      // A cluster: the instance executing or queueing the run cancels it; one that died has it taken from it first.
+      if (links.heldElsewhere(row)) {
+        links.forwardCancel(row);
+        return runFromRow(await this.storedEnd(runId, 10_000));
+      }
+      if (!t.store.takeRun(runId, t.owner as string, row.owner)) return runFromRow(await this.storedEnd(runId, 10_000));
+      row.owner = t.owner;
+    }
     if (pending) {
       t.dispatcher.remove(pending);
       t.pendingById.delete(runId);
@@ -55,6 +66,16 @@ export class RunControl {
     target.error_message = "cancelled";
     await this.parts.lifecycle.finish(target, { kind: "cancelled" });
     return runFromRow(target);
+  }
+
+  /** The stored row once it is finished, or as it stands after `ms` (a run another instance holds). */
+  private async storedEnd(runId: string, ms: number): Promise<RunRow> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const row = this.t.store.getRow(runId) as RunRow;
+      if (FINISHED.has(row.status) || Date.now() > deadline) return row;
+      await Bun.sleep(50);
+    }
   }
 
   /**

@@ -471,6 +471,14 @@ export class RunStore {
     );
   }
 
+  /** A cluster: makes `me` the owner of an unfinished run held by `from` (an instance that died); false when another took it first. */
+  takeRun(runId: string, me: string, from: string | null): boolean {
+    const held = from === null ? "owner IS NULL" : "owner = ?";
+    const sql = `UPDATE runs SET owner = ? WHERE id = ? AND status IN ('pending', 'running', 'paused') AND ${held}`;
+    const params = from === null ? [me, runId] : [me, runId, from];
+    return this.db.query<never, string[]>(sql).run(...params).changes > 0;
+  }
+
   unfinished(): RunRow[] {
     return this.unfinishedStmt.all();
   }

@@ -43,6 +43,49 @@ export function openRunStream(engine: Engine, workspaceId: string, runId: string
         yield { type: "end", id: current.event_seq + 1, run: runFromRow(current) } as RunEvent;
         return;
       }
+      // A cluster: a run another instance holds is followed through the database, woken by that instance's
+      // announcements (and once a second, in case one was lost), until it ends or this instance takes it over.
+      const links = engine.links;
+      if (links && !engine.holds(runId) && links.heldElsewhere(current)) {
+        let owner = current.owner;
+        let stopFollowing = links.follow(current, () => wake?.());
+        try {
+          while (!signal.aborted && !engine.holds(runId)) {
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, 1000);
+              wake = () => {
+                clearTimeout(timer);
+                resolve();
+              };
+              signal.addEventListener("abort", () => wake?.(), { once: true });
+            });
+            wake = undefined;
+            for (const step of engine.store.steps(runId)) {
+              if (step.seq <= last) continue;
+              last = step.seq;
+              yield { type: "step", id: step.seq, step: stepFromRow(step) } as RunEvent;
+            }
+            const stored = engine.store.getRow(runId);
+            if (!stored) return;
+            if (stored.event_seq > last) {
+              last = stored.event_seq;
+              yield { type: "run", id: stored.event_seq, run: runFromRow(stored) } as RunEvent;
+            }
+            if (FINISHED.has(stored.status)) {
+              yield { type: "end", id: stored.event_seq + 1, run: runFromRow(stored) } as RunEvent;
+              return;
+            }
+            if (stored.owner !== owner && links.heldElsewhere(stored)) {
+              // Taken over by another instance: ask the new owner.
+              owner = stored.owner;
+              stopFollowing();
+              stopFollowing = links.follow(stored, () => wake?.());
+            }
+          }
+        } finally {
+          stopFollowing();
+        }
+      }
       while (!signal.aborted) {
         if (buffered.length === 0) {
           await new Promise<void>((resolve) => {

@@ -1,0 +1,130 @@
+/**
+ * What crosses instances of a cluster, on the bus (store/bus.ts, LISTEN/NOTIFY):
+ * - `weft_control` {to, op, runId, workspaceId}: a request to the instance that holds a run — `cancel` it, or
+ *   `watch` it (announce its changes: someone on another instance streams it);
+ * - `weft_run` {runId, end}: a watched run changed; its changes are committed before this is sent, so whoever
+ *   follows it reads them from the database, in order of their event ids.
+ * Alone (SQLite) nothing here runs.
+ */
+import type { RunT } from "../schema/run";
+import { type Bus, openBus } from "../store/bus";
+import type { RunRow } from "../store/runs";
+import { errorMessage } from "./invoke-action";
+import type { RunTable } from "./run-table";
+
+interface ControlMessage {
+  to: string;
+  op: "cancel" | "watch";
+  runId: string;
+  workspaceId: string;
+}
+
+interface RunChanged {
+  runId: string;
+  end?: boolean;
+}
+
+export class ClusterLinks {
+  private bus: Bus | null = null;
+  private readonly followers = new Map<string, Set<() => void>>();
+  private readonly announcing = new Map<string, () => void>();
+
+  constructor(
+    private readonly t: RunTable,
+    private readonly me: string,
+    private readonly cancelHere: (workspaceId: string, runId: string) => Promise<RunT>,
+  ) {}
+
+  start(): void {
+    const log = this.t.o.log;
+    this.bus = openBus(this.t.o.db, (error) => log.warn("cluster bus", { error: errorMessage(error) }));
+    if (!this.bus) return;
+    const listen = (channel: string, listener: (message: never) => void) =>
+      this.bus!.subscribe(channel, listener as (message: unknown) => void).catch((error) =>
+        log.error("cannot listen on the cluster bus; runs held by other instances are followed by polling", { channel, error: errorMessage(error) }),
+      );
+    void listen("weft_control", (message: ControlMessage) => this.onControl(message));
+    void listen("weft_run", (message: RunChanged) => this.onRunChanged(message));
+  }
+
+  async stop(): Promise<void> {
+    for (const off of this.announcing.values()) off();
+    this.announcing.clear();
+    await this.bus?.close();
+    this.bus = null;
+  }
+
+  /** True when another instance that is alive holds the run: only it may change it. */
+  heldElsewhere(row: RunRow): boolean {
+    const owner = row.owner;
+    return owner !== null && owner !== this.me && (this.t.o.cluster?.aliveIds().has(owner) ?? false);
+  }
+
+  /** Asks the run's owner to cancel it. */
+  forwardCancel(row: RunRow): void {
+    this.send(row, "cancel");
+  }
+
+  /**
+   * Follows a run held elsewhere: its owner is asked to announce the run's changes, and `changed` is called on
+   * each (and should also look again on a timer: a notification can be lost while the bus reconnects).
+   * Calling it again re-asks the owner (the run may have changed hands). Returns the function that stops.
+   */
+  follow(row: RunRow, changed: () => void): () => void {
+    let set = this.followers.get(row.id);
+    if (!set) {
+      set = new Set();
+      this.followers.set(row.id, set);
+    }
+    set.add(changed);
+    this.send(row, "watch");
+    return () => {
+      const current = this.followers.get(row.id);
+      current?.delete(changed);
+      if (current?.size === 0) this.followers.delete(row.id);
+    };
+  }
+
+  private send(row: RunRow, op: ControlMessage["op"]): void {
+    if (!row.owner) return;
+    this.bus?.publish("weft_control", { to: row.owner, op, runId: row.id, workspaceId: row.workspace_id } satisfies ControlMessage);
+  }
+
+  private onControl(message: ControlMessage): void {
+    if (message.to !== this.me || typeof message.runId !== "string") return;
+    if (message.op === "cancel") {
+      this.cancelHere(message.workspaceId, message.runId).catch((error) =>
+        this.t.o.log.warn("a cancel sent by another instance failed", { runId: message.runId, error: errorMessage(error) }),
+      );
+    } else if (message.op === "watch") {
+      this.announce(message.runId);
+    }
+  }
+
+  /** Announces the changes of a run held here (once committed) until it ends; a run not executing here is announced once. */
+  private announce(runId: string): void {
+    const t = this.t;
+    const publish = (end: boolean) => {
+      void t.writes.drain().then(() => this.bus?.publish("weft_run", { runId, end } satisfies RunChanged));
+    };
+    if (this.announcing.has(runId)) return;
+    if (!t.active.has(runId) && !t.pendingById.has(runId)) {
+      publish(false);
+      return;
+    }
+    const off = t.events.subscribe(runId, (event) => {
+      const end = event.type === "end" || (event.type === "run" && event.run.status === "paused");
+      publish(event.type === "end");
+      if (end) {
+        off();
+        this.announcing.delete(runId);
+      }
+    });
+    this.announcing.set(runId, off);
+  }
+
+  private onRunChanged(message: RunChanged): void {
+    const followers = this.followers.get(message.runId);
+    if (followers) for (const changed of [...followers]) changed();
+  }
+}
