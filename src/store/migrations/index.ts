@@ -11,6 +11,7 @@ import definitionUses from "./009-definition-uses";
 import networkRanges from "./010-network-ranges";
 import instances from "./011-instances";
 import runOwner from "./012-run-owner";
+import leases from "./013-leases";
 
 export interface Migration {
   version: number;
@@ -31,4 +32,5 @@ export const migrations: Migration[] = [
   networkRanges,
   instances,
   runOwner,
+  leases,
 ].sort((a, b) => a.version - b.version);

@@ -508,4 +508,15 @@ CREATE TABLE instances (
 ALTER TABLE runs ADD COLUMN owner TEXT COLLATE "C";
 `,
   },
+  {
+    version: 13,
+    name: "leases",
+    sql: `
+CREATE TABLE leases (
+  name TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  owner TEXT COLLATE "C" NOT NULL,
+  expires_at TEXT COLLATE "C" NOT NULL
+);
+`,
+  },
 ];
