@@ -8,6 +8,9 @@
  * the stored instant (no second run for an instant already fired); unpublish deletes the row, so a
  * paused workflow is skipped from that moment. Instants missed while the server was down are
  * coalesced into one run at start-up (`missedInstants` tells how many were skipped for `every`).
+ * Instances sharing a PostgreSQL database all tick; the write that moves (or deletes) the row is the
+ * compare-and-set: the second instance's UPDATE waits for the first one's commit, then finds the instant
+ * gone and fires nothing (READ COMMITTED re-checks the WHERE on the committed row).
  */
 import type { Logger } from "../../http/logger";
 import { atomically, type Db } from "../../store/db";
@@ -121,8 +124,10 @@ export class Scheduler {
         this.o.store.deleteSchedule(row.workflow_id);
         return null;
       }
-      if (next === null) this.o.store.deleteSchedule(row.workflow_id);
-      else if (!this.o.store.advanceSchedule(row.workflow_id, instant, next, now, null)) return null;
+      // The last instant of a schedule: whoever deletes the row fires it.
+      if (next === null) {
+        if (!this.o.store.deleteSchedule(row.workflow_id)) return null;
+      } else if (!this.o.store.advanceSchedule(row.workflow_id, instant, next, now, null)) return null;
       const triggerData: Record<string, unknown> = { body: {}, scheduledAt: iso(instant), firedAt: iso(now) };
       if (spec.kind === "cron") Object.assign(triggerData, { expression: spec.pattern, timezone: spec.timezone });
       else {
