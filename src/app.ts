@@ -198,6 +198,8 @@ export function createApp(options: CreateAppOptions) {
     }),
     fetch: () => deps.guardedFetch,
     resolveConnectionAuth: () => deps.resolveConnectionAuth,
+    // In a cluster each poll, subscription and webhook renewal is held by one instance, under its fleet id.
+    owner: sharedStore(db) ? deps.fleet.id : undefined,
   });
   deps.lifecycleHooks.push(deps.triggers.lifecycle);
 

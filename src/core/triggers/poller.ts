@@ -8,6 +8,9 @@
  * workflow keeps the row (and the baseline); unpublish deletes it, so the next publish starts over
  * with a fresh baseline (spec 3.1). A failing poll is recorded (`failures`, `lastError`) and retried
  * with exponential backoff: interval × 2^failures, at most 1 h.
+ * In a cluster each poll has one owner (./ownership.ts): an instance polls a due row only while it holds the
+ * row's lease, and commits the items only if it still holds it; the others skip the row, and take it over
+ * once the owner's lease lapses.
  */
 import type { Logger } from "../../http/logger";
 import type { PollDedupe, TriggerDef } from "../../pieces-sdk/types";
@@ -15,6 +18,7 @@ import { atomically, type Db } from "../../store/db";
 import type { PollRow, TriggerStore } from "../../store/triggers";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Clock } from "./clock";
+import { type Ownership, POLL_LEASE, soleOwner } from "./ownership";
 import type { TriggerRunStarter, TriggerRuntime, TriggerWorkflows } from "./ports";
 
 /** How many seen ids a baseline keeps (newest first); older ids fall out. */
@@ -32,6 +36,8 @@ export interface PollerOptions {
   pieces: PieceRegistry;
   log: Logger;
   runtime: TriggerRuntime;
+  /** Who polls which row in a cluster (default: this process polls every row). */
+  ownership?: Ownership;
   maxBackoffMs?: number;
   pollTimeoutMs?: number;
 }
@@ -53,8 +59,13 @@ export class Poller {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private running = false;
   private inFlight: Promise<unknown> | undefined;
+  private readonly ownership: Ownership;
+  /** The last tick left due rows to other instances: the next due instant is theirs, not a reason to wake. */
+  private othersDue = false;
 
-  constructor(private readonly o: PollerOptions) {}
+  constructor(private readonly o: PollerOptions) {
+    this.ownership = o.ownership ?? soleOwner;
+  }
 
   /**
    * Publish: start polling a live version. An existing row keeps its baseline (republish); the
@@ -94,7 +105,7 @@ export class Poller {
 
   /** Unpublish: stop polling and forget the baseline. */
   disable(workflowId: string): void {
-    this.o.store.deletePoll(workflowId);
+    if (this.o.store.deletePoll(workflowId)) this.ownership.drop(POLL_LEASE + workflowId);
   }
 
   status(workflowId: string) {
@@ -109,6 +120,8 @@ export class Poller {
       hasBaseline: row.baseline !== null,
       failures: row.failures,
       lastError: row.last_error,
+      // In a cluster: the instance polling it (GET /api/fleet lists them).
+      ...(this.ownership.shared ? { owner: this.ownership.holder(POLL_LEASE + workflowId) } : {}),
     };
   }
 
@@ -116,10 +129,22 @@ export class Poller {
   async tick(): Promise<PollOutcome[]> {
     const outcomes: PollOutcome[] = [];
     const due = this.o.store.duePolls(this.o.clock.now(), BATCH);
+    const mine = due.filter((row) => this.owns(row.workflow_id));
+    this.othersDue = mine.length < due.length;
     // Polls of different workflows are independent network calls: run them side by side.
-    const results = await Promise.all(due.map((row) => this.pollOne(row)));
+    const results = await Promise.all(mine.map((row) => this.pollOne(row)));
     outcomes.push(...results);
     return outcomes;
+  }
+
+  /** Holds (or now takes) the row's lease; a database error counts as not owning it until the next tick. */
+  private owns(workflowId: string): boolean {
+    try {
+      return this.ownership.claim(POLL_LEASE + workflowId);
+    } catch (error) {
+      this.o.log.warn("poll lease could not be taken; trying again at the next tick", { workflowId, error: (error as Error).message });
+      return false;
+    }
   }
 
   private async pollOne(row: PollRow): Promise<PollOutcome> {
@@ -129,7 +154,7 @@ export class Poller {
     const trigger = definition?.trigger;
     const def = trigger?.pieceId && trigger.actionId ? this.o.pieces.trigger(trigger.pieceId, trigger.actionId) : undefined;
     if (!live || !trigger || trigger.type !== "poll") {
-      this.o.store.deletePoll(row.workflow_id);
+      this.disable(row.workflow_id);
       return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
     }
     let items: unknown[];
@@ -162,6 +187,8 @@ export class Poller {
       // Re-read inside the write transaction: an unpublish during the network call wins.
       const current = this.o.store.poll(row.workflow_id);
       if (!current) return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
+      // A stall longer than the lease let another instance take the poll over: its items are its to start.
+      if (this.ownership.shared && !this.ownership.confirm(POLL_LEASE + row.workflow_id)) return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
       const previous = current.baseline === null ? null : (JSON.parse(current.baseline) as Baseline);
       const { fresh, baseline } = diff(previous, items, dedupe, config);
       const runIds: string[] = [];
@@ -226,7 +253,7 @@ export class Poller {
         this.inFlight = undefined;
       }
       if (!this.running) return;
-      const next = this.o.store.nextPollAt();
+      const next = this.othersDue ? null : this.o.store.nextPollAt();
       const sleep = next === null ? 1000 : Math.max(10, Math.min(1000, next - this.o.clock.now()));
       this.timer = setTimeout(loop, sleep);
     };

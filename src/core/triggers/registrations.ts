@@ -7,6 +7,9 @@
  * A registration the provider lets expire (a trigger with `renew`) is renewed on the trigger's cron
  * schedule while the workflow is live; a failed renewal is logged and shown as the registration's
  * lastError, and tried again at the next instant.
+ * In a cluster one instance renews each registration, the holder of its lease (./ownership.ts); every instance
+ * keeps the renewal timers (`sync` adds those of registrations made on another instance) and the one that
+ * cannot take the lease skips the instant. A dead renewer's lease lapses and the next instant goes to another.
  */
 import { Cron } from "croner";
 import { AppError } from "../../http/errors";
@@ -17,6 +20,7 @@ import type { RegistrationRow, TriggerStore } from "../../store/triggers";
 import { sha256 } from "../../lib/ids";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Clock } from "./clock";
+import { type Ownership, RENEWAL_LEASE, soleOwner } from "./ownership";
 import type { TriggerRuntime, TriggerWorkflows } from "./ports";
 
 export interface RegistrationsOptions {
@@ -26,6 +30,8 @@ export interface RegistrationsOptions {
   workflows: TriggerWorkflows;
   clock: Clock;
   log: Logger;
+  /** Who renews which registration in a cluster (default: this process renews every one). */
+  ownership?: Ownership;
   /** `{PUBLIC_URL}/webhook/{token}` for a workflow. */
   webhookUrl(token: string): string;
 }
@@ -41,8 +47,11 @@ export interface EnableInput {
 export class Registrations {
   private readonly renewals = new Map<string, Cron>();
   private renewing = false;
+  private readonly ownership: Ownership;
 
-  constructor(private readonly o: RegistrationsOptions) {}
+  constructor(private readonly o: RegistrationsOptions) {
+    this.ownership = o.ownership ?? soleOwner;
+  }
 
   private def(pieceId: string | undefined, triggerId: string | undefined): TriggerDef | undefined {
     return pieceId && triggerId ? this.o.pieces.trigger(pieceId, triggerId) : undefined;
@@ -107,6 +116,19 @@ export class Registrations {
     this.renewals.clear();
   }
 
+  /** In a cluster, at every lease renewal: renewal timers for registrations made on another instance, none for those gone. */
+  sync(): void {
+    if (!this.renewing || !this.ownership.shared) return;
+    const ids = new Set(this.o.store.registrationWorkflowIds());
+    for (const workflowId of ids) if (!this.renewals.has(workflowId)) this.scheduleRenewal(workflowId);
+    for (const [workflowId, job] of this.renewals) {
+      if (ids.has(workflowId)) continue;
+      job.stop();
+      this.renewals.delete(workflowId);
+      this.ownership.release(RENEWAL_LEASE + workflowId);
+    }
+  }
+
   private scheduleRenewal(workflowId: string): void {
     this.renewals.get(workflowId)?.stop();
     this.renewals.delete(workflowId);
@@ -114,10 +136,21 @@ export class Registrations {
     const renew = row?.enabled ? this.def(row.piece_id, row.trigger_id)?.renew : undefined;
     if (!this.renewing || !renew) return;
     try {
-      this.renewals.set(workflowId, new Cron(renew.cron, { protect: true }, () => this.renew(workflowId)));
+      this.renewals.set(workflowId, new Cron(renew.cron, { protect: true }, () => this.renewIfOwner(workflowId)));
     } catch (error) {
       this.o.log.warn("webhook renewal cannot be scheduled", { workflowId, cron: renew.cron, error: (error as Error).message });
     }
+  }
+
+  /** The renewal timer: renews unless another instance of the cluster holds this registration's renewals. */
+  private async renewIfOwner(workflowId: string): Promise<void> {
+    try {
+      if (!this.ownership.claim(RENEWAL_LEASE + workflowId)) return;
+    } catch (error) {
+      this.o.log.warn("webhook renewal lease could not be taken; trying again at the next renewal time", { workflowId, error: (error as Error).message });
+      return;
+    }
+    await this.renew(workflowId);
   }
 
   /** Renews one registration now (the cron job, and tests). */
@@ -173,6 +206,7 @@ export class Registrations {
       this.o.store.deleteRegistration(workflowId);
       this.renewals.get(workflowId)?.stop();
       this.renewals.delete(workflowId);
+      this.ownership.drop(RENEWAL_LEASE + workflowId);
     }
   }
 

@@ -5,6 +5,10 @@
  *   const triggers = createTriggers({ ... });
  *   workflows hooks.push(triggers.lifecycle);   // publish → schedule/poll/register
  *   triggers.start();                           // `weft serve`: timers; tests call tick() instead
+ *
+ * Given an `owner` (instances sharing a PostgreSQL database), each poll, subscription and webhook renewal is
+ * done by one instance of the cluster, the holder of its lease (./ownership.ts), renewed every third of the
+ * lease while the service runs.
  */
 import { BoundedMap } from "../../lib/bounded-map";
 import type { TriggersConfig } from "../../config";
@@ -23,6 +27,7 @@ import { TriggerLifecycle } from "./lifecycle";
 import { Poller } from "./poller";
 import type { SubscriptionRuns, TriggerRunStarter, TriggerWorkflows, WebhookTarget, WebhookWorkflows } from "./ports";
 import { Registrations } from "./registrations";
+import { LeaseOwnership, soleOwner } from "./ownership";
 import { Subscriptions } from "./subscriptions";
 import { Scheduler } from "./scheduler";
 import { WebhookIntake } from "./webhook-intake";
@@ -30,7 +35,8 @@ import { WebhookIntake } from "./webhook-intake";
 export interface TriggersDeps {
   db: Db;
   log: Logger;
-  config: { publicUrl: string; triggers: TriggersConfig };
+  /** `leaseSeconds` (WEFT_LEASE_SECONDS): how long a cluster instance's trigger work stays its own unrenewed. */
+  config: { publicUrl: string; leaseSeconds: number; triggers: TriggersConfig };
   pieces: PieceRegistry;
   workflows: Workflows;
   /** The engine, seen through the two narrow starters the trigger code needs. */
@@ -38,6 +44,11 @@ export interface TriggersDeps {
   fetch?: () => GuardedFetch;
   resolveConnectionAuth?: () => ((input: { workspaceId: string; connectionId: string; pieceId: string }) => Promise<ResolvedAuth>) | undefined;
   clock?: Clock;
+  /**
+   * This instance's fleet id when other instances may share the database: polls, subscriptions and renewals
+   * then go by leases held in its name. Without it this process owns all of them and no lease is stored.
+   */
+  owner?: string;
 }
 
 export type Triggers = ReturnType<typeof createTriggers>;
@@ -125,10 +136,21 @@ export function createTriggers(deps: TriggersDeps) {
   };
 
   const webhookUrl = (token: string) => `${deps.config.publicUrl}/webhook/${token}`;
+  const ownership = deps.owner ? new LeaseOwnership({ db: deps.db, owner: deps.owner, leaseMs: deps.config.leaseSeconds * 1000, clock }) : soleOwner;
   const scheduler = new Scheduler({ db: deps.db, store, clock, workflows: triggerWorkflows, runs: deps.runs, log: deps.log });
-  const poller = new Poller({ db: deps.db, store, clock, workflows: triggerWorkflows, runs: deps.runs, pieces: deps.pieces, log: deps.log, runtime });
-  const subscriptions = new Subscriptions({ pieces: deps.pieces, runs: deps.runs, runtime, log: deps.log });
-  const registrations = new Registrations({ store, pieces: deps.pieces, runtime, workflows: triggerWorkflows, clock, log: deps.log, webhookUrl });
+  const poller = new Poller({
+    db: deps.db,
+    store,
+    clock,
+    workflows: triggerWorkflows,
+    runs: deps.runs,
+    pieces: deps.pieces,
+    log: deps.log,
+    runtime,
+    ownership,
+  });
+  const subscriptions = new Subscriptions({ pieces: deps.pieces, runs: deps.runs, runtime, log: deps.log, ownership, workflows: triggerWorkflows });
+  const registrations = new Registrations({ store, pieces: deps.pieces, runtime, workflows: triggerWorkflows, clock, log: deps.log, webhookUrl, ownership });
   const lifecycle = new TriggerLifecycle({
     scheduler,
     poller,
@@ -188,7 +210,25 @@ export function createTriggers(deps: TriggersDeps) {
     };
   }
 
+  /** Cluster only: renew the leases held, then follow what other instances changed and take what lapsed. */
+  function keepLeases(): void {
+    try {
+      ownership.renew();
+    } catch (error) {
+      deps.log.warn("trigger leases could not be renewed; trying again at the next renewal", { error: (error as Error).message });
+      return;
+    }
+    for (const sync of [() => subscriptions.sync(), () => registrations.sync()]) {
+      try {
+        sync();
+      } catch (error) {
+        deps.log.warn("trigger ownership could not be brought up to date; trying again at the next renewal", { error: (error as Error).message });
+      }
+    }
+  }
+
   let started = false;
+  let leaseTimer: ReturnType<typeof setInterval> | undefined;
   return {
     store,
     scheduler,
@@ -198,6 +238,7 @@ export function createTriggers(deps: TriggersDeps) {
     lifecycle,
     intake,
     clock,
+    ownership,
     reconcile,
     status,
     /** `weft serve`: repair rows, then run the scheduler and the poller on timers. */
@@ -209,12 +250,24 @@ export function createTriggers(deps: TriggersDeps) {
       poller.start();
       subscriptions.start();
       registrations.startRenewals();
+      if (ownership.shared) {
+        leaseTimer = setInterval(keepLeases, ownership.renewEveryMs);
+        leaseTimer.unref();
+      }
     },
     async stop() {
       started = false;
+      if (leaseTimer) clearInterval(leaseTimer);
+      leaseTimer = undefined;
       registrations.stopRenewals();
       scheduler.stop();
       await Promise.all([poller.stop(), subscriptions.stop()]);
+      // Handed over at once: the other instances take the polls and subscriptions at their next look.
+      try {
+        ownership.releaseAll();
+      } catch (error) {
+        deps.log.warn("trigger leases could not be released; the other instances take them when they lapse", { error: (error as Error).message });
+      }
     },
   };
 }

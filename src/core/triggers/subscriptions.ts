@@ -6,18 +6,27 @@
  * acknowledge its broker then and nothing acknowledged is lost. A subscription that fails to open, or
  * reports it broke, is closed and opened again after a back-off (1 s doubling, at most 60 s); its state
  * is shown in GET /api/workflows/{id}/trigger.
+ * In a cluster each subscription is open on one instance only, the holder of its lease (./ownership.ts); the
+ * others keep it on standby. At every lease renewal (`sync`) an instance learns of subscriptions published,
+ * republished or unpublished on another one, closes what it lost and opens what it could take — a dead
+ * owner's subscription once its lease lapses.
  */
 import type { Logger } from "../../http/logger";
 import type { Subscription, TriggerDef } from "../../pieces-sdk/types";
 import type { TriggerNodeT } from "../../schema/workflow";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
-import type { SubscriptionRuns, TriggerRuntime } from "./ports";
+import { type Ownership, SUBSCRIPTION_LEASE, soleOwner } from "./ownership";
+import type { LiveWorkflow, SubscriptionRuns, TriggerRuntime, TriggerWorkflows } from "./ports";
 
 export interface SubscriptionsOptions {
   pieces: PieceRegistry;
   runs: SubscriptionRuns;
   runtime: TriggerRuntime;
   log: Logger;
+  /** Who holds which subscription in a cluster (default: this process holds every one). */
+  ownership?: Ownership;
+  /** Live workflows: in a cluster, `sync` reads what other instances published and unpublished. */
+  workflows?: TriggerWorkflows;
   /** First back-off after a failure, ms (doubled each time, at most maxBackoffMs). */
   backoffMs?: number;
   maxBackoffMs?: number;
@@ -45,8 +54,11 @@ interface Entry extends Wanted {
 export class Subscriptions {
   private readonly entries = new Map<string, Entry>();
   private running = false;
+  private readonly ownership: Ownership;
 
-  constructor(private readonly o: SubscriptionsOptions) {}
+  constructor(private readonly o: SubscriptionsOptions) {
+    this.ownership = o.ownership ?? soleOwner;
+  }
 
   /** Publish: this version's subscription should be open (re-opened when the version changed). */
   enable(wanted: Wanted): void {
@@ -64,6 +76,7 @@ export class Subscriptions {
     if (!entry) return;
     this.entries.delete(workflowId);
     void this.close(entry);
+    this.ownership.drop(SUBSCRIPTION_LEASE + workflowId);
   }
 
   start(): void {
@@ -77,10 +90,60 @@ export class Subscriptions {
     await Promise.all([...this.entries.values()].map((entry) => this.close(entry)));
   }
 
+  /**
+   * In a cluster, at every lease renewal: adopt subscriptions another instance published (their leases name
+   * them), follow republish and unpublish done elsewhere, close what this instance lost, open what it can take.
+   */
+  sync(): void {
+    const workflows = this.o.workflows;
+    if (!this.running || !this.ownership.shared || !workflows) return;
+    for (const name of this.ownership.known(SUBSCRIPTION_LEASE)) {
+      const workflowId = name.slice(SUBSCRIPTION_LEASE.length);
+      // Not live any more (unpublished while its holder was down): nobody is to hold it.
+      if (!this.entries.has(workflowId) && !this.follow(workflowId, workflows.live(workflowId), workflows)) this.ownership.drop(name);
+    }
+    for (const entry of [...this.entries.values()]) {
+      const live = workflows.live(entry.workflowId);
+      if (live?.versionId !== entry.versionId) {
+        // Republished (the new version's subscription replaces it) or unpublished on another instance.
+        if (!this.follow(entry.workflowId, live, workflows)) this.disable(entry.workflowId);
+      } else if ((entry.open || entry.opening) && !this.ownership.holds(SUBSCRIPTION_LEASE + entry.workflowId)) {
+        this.o.log.info("subscription taken over by another instance; closing it here", { workflowId: entry.workflowId });
+        void this.close(entry);
+      } else this.open(entry);
+    }
+  }
+
+  /** Wants the live version's subscription of a workflow; false when the workflow has none. */
+  private follow(workflowId: string, live: LiveWorkflow | null, workflows: TriggerWorkflows): boolean {
+    const trigger = live ? workflows.versionDefinition(live.versionId)?.trigger : undefined;
+    if (!live || trigger?.type !== "subscription") return false;
+    this.enable({ workflowId, workspaceId: live.workspaceId, versionId: live.versionId, trigger });
+    return true;
+  }
+
   status(workflowId: string) {
     const entry = this.entries.get(workflowId);
     if (!entry) return null;
-    return { open: entry.open !== undefined, since: entry.since, events: entry.events, failures: entry.failures, lastError: entry.lastError };
+    return {
+      open: entry.open !== undefined,
+      since: entry.since,
+      events: entry.events,
+      failures: entry.failures,
+      lastError: entry.lastError,
+      // In a cluster: the instance holding it open (it may be another one than the instance answering).
+      ...(this.ownership.shared ? { owner: this.ownership.holder(SUBSCRIPTION_LEASE + workflowId) } : {}),
+    };
+  }
+
+  /** Holds (or now takes) the subscription's lease; a database error counts as not holding it until the next sync. */
+  private owns(workflowId: string): boolean {
+    try {
+      return this.ownership.claim(SUBSCRIPTION_LEASE + workflowId);
+    } catch (error) {
+      this.o.log.warn("subscription lease could not be taken; trying again at the next renewal", { workflowId, error: (error as Error).message });
+      return false;
+    }
   }
 
   private definition(entry: Entry): TriggerDef {
@@ -91,7 +154,9 @@ export class Subscriptions {
   }
 
   private open(entry: Entry): void {
-    if (entry.open || entry.opening || entry.retry) return;
+    if (!this.running || entry.open || entry.opening || entry.retry) return;
+    // Another instance holds it open: this one waits on standby (sync tries again at every renewal).
+    if (!this.owns(entry.workflowId)) return;
     const generation = ++entry.generation;
     const current = () => this.entries.get(entry.workflowId) === entry && entry.generation === generation && this.running;
     entry.opening = (async () => {

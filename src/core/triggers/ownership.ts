@@ -1,0 +1,143 @@
+/**
+ * Who does the trigger work that must happen in one place only: each poll, each subscription, each webhook
+ * renewal. On SQLite one process owns all of it (`soleOwner`, which never asks the database). Instances
+ * sharing a PostgreSQL database hold a lease per piece of work (src/store/leases.ts) in their fleet id's name:
+ * `claim` takes a lease that is free or has lapsed, the trigger service renews what this instance holds every
+ * third of the lease, and when an instance dies its leases lapse and the others claim them. A clean stop
+ * releases everything at once. Instants of schedules need no lease: the scheduler's compare-and-set on the
+ * stored instant already lets one instance fire each (./scheduler.ts).
+ */
+import type { Db } from "../../store/db";
+import { LeaseStore } from "../../store/leases";
+import type { Clock } from "./clock";
+
+export const POLL_LEASE = "poll:";
+export const SUBSCRIPTION_LEASE = "subscription:";
+export const RENEWAL_LEASE = "renewal:";
+
+export interface Ownership {
+  /** False for a single process: every claim is granted and nothing is stored. */
+  readonly shared: boolean;
+  /** How often the service renews what is held (`renew`), ms; 0 when there is nothing to renew. */
+  readonly renewEveryMs: number;
+  /** Takes `name` if it is free or lapsed, keeps it if already held; false while another instance holds it. */
+  claim(name: string): boolean;
+  /** Held by this instance as far as it knows since the last renewal (no database call). */
+  holds(name: string): boolean;
+  /** Asks the database whether this instance still holds `name` (just before committing what the work produced). */
+  confirm(name: string): boolean;
+  /** Who holds `name` now; null when nobody does or nothing is shared. */
+  holder(name: string): string | null;
+  /** Gives `name` up so another instance may take it at once. */
+  release(name: string): void;
+  /** The work `name` stood for is gone (unpublished), whoever held it. */
+  drop(name: string): void;
+  /** Names starting with `prefix` that some instance has claimed: how work published on another instance becomes known. */
+  known(prefix: string): string[];
+  /** Renews everything held; answers the names lost (taken by another instance after a lapse, or dropped). */
+  renew(): string[];
+  /** A clean stop: every lease held is released. */
+  releaseAll(): void;
+}
+
+/** One process: it owns every poll, subscription and renewal. */
+export const soleOwner: Ownership = {
+  shared: false,
+  renewEveryMs: 0,
+  claim: () => true,
+  holds: () => true,
+  confirm: () => true,
+  holder: () => null,
+  release() {},
+  drop() {},
+  known: () => [],
+  renew: () => [],
+  releaseAll() {},
+};
+
+export interface LeaseOwnershipOptions {
+  db: Db;
+  /** This instance's fleet id (src/core/fleet.ts). */
+  owner: string;
+  leaseMs: number;
+  clock: Clock;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Leases in the shared database, for instances of a cluster. */
+export class LeaseOwnership implements Ownership {
+  readonly shared = true;
+  readonly renewEveryMs: number;
+  private readonly store: LeaseStore;
+  /** What this instance holds: name → expiry it last wrote (ms). */
+  private readonly held = new Map<string, number>();
+
+  constructor(private readonly o: LeaseOwnershipOptions) {
+    this.store = new LeaseStore(o.db);
+    this.renewEveryMs = Math.max(100, Math.floor(o.leaseMs / 3));
+  }
+
+  claim(name: string): boolean {
+    const now = this.o.clock.now();
+    const until = this.held.get(name);
+    // Held with more than half the lease to run: nobody can have taken it, and the renewal keeps it.
+    if (until !== undefined && until - now > this.o.leaseMs / 2) return true;
+    const expires = now + this.o.leaseMs;
+    if (this.store.acquire(name, this.o.owner, iso(now), iso(expires))) {
+      this.held.set(name, expires);
+      return true;
+    }
+    this.held.delete(name);
+    return false;
+  }
+
+  holds(name: string): boolean {
+    const until = this.held.get(name);
+    return until !== undefined && until > this.o.clock.now();
+  }
+
+  confirm(name: string): boolean {
+    return this.holder(name) === this.o.owner;
+  }
+
+  holder(name: string): string | null {
+    return this.store.holder(name, iso(this.o.clock.now()));
+  }
+
+  release(name: string): void {
+    this.held.delete(name);
+    this.store.release(name, this.o.owner, iso(this.o.clock.now()));
+  }
+
+  drop(name: string): void {
+    this.held.delete(name);
+    this.store.drop(name);
+  }
+
+  known(prefix: string): string[] {
+    return this.store.withPrefix(prefix).map((row) => row.name);
+  }
+
+  renew(): string[] {
+    if (this.held.size === 0) return [];
+    const now = this.o.clock.now();
+    const expires = now + this.o.leaseMs;
+    const kept = new Set(this.store.renewAll(this.o.owner, iso(now), iso(expires)));
+    const lost: string[] = [];
+    for (const name of [...this.held.keys()]) {
+      if (kept.has(name)) this.held.set(name, expires);
+      else {
+        this.held.delete(name);
+        lost.push(name);
+      }
+    }
+    // Renewed but no longer wanted here (cannot happen unless a write outlived its caller): let it go.
+    for (const name of kept) if (!this.held.has(name)) this.store.release(name, this.o.owner, iso(now));
+    return lost;
+  }
+
+  releaseAll(): void {
+    for (const name of [...this.held.keys()]) this.release(name);
+  }
+}
