@@ -145,7 +145,7 @@ export function createApp(options: CreateAppOptions) {
     dbPath: sqliteFile(db),
     storeAddress: storeAddress(db),
     // Instances sharing a PostgreSQL database form a cluster: the fleet's heartbeat is each one's lease on its runs.
-    cluster: sharedStore(db) ? { instanceId, aliveIds: () => deps.fleet.aliveIds() } : undefined,
+    cluster: sharedStore(db) ? { instanceId, role: config.role, aliveIds: () => deps.fleet.aliveIds() } : undefined,
   });
   deps.runs = new Runs(deps.engine);
   // Installed Activepieces packages join the fleet now; their code loads only when a step first uses them.
@@ -169,7 +169,16 @@ export function createApp(options: CreateAppOptions) {
     },
   });
   deps.piecePackages = new PackagesService({ packages, registry: pieces, workflows: deps.workflows, log });
-  deps.fleet = new Fleet({ db, log, pieces, version: VERSION, heartbeatSeconds: config.heartbeatSeconds, leaseSeconds: config.leaseSeconds, id: instanceId });
+  deps.fleet = new Fleet({
+    db,
+    log,
+    pieces,
+    version: VERSION,
+    heartbeatSeconds: config.heartbeatSeconds,
+    leaseSeconds: config.leaseSeconds,
+    id: instanceId,
+    role: config.role,
+  });
   deps.fleet.onBeat(() => deps.engine.claimOrphans());
   deps.workflows.setLastRunProvider((ids) => deps.engine.store.lastRuns(ids));
   const followUps = new FollowUps(deps.engine, () => workflowSource, pieces, log);

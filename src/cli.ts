@@ -15,13 +15,16 @@ import { createLogger } from "./http/logger";
 import { backupDatabase } from "./store/backup";
 import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./store/copy-to-postgres";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
-import { openDatabase, schemaVersion } from "./store/db";
+import { checkDatabase, type Db, openDatabase, schemaVersion } from "./store/db";
 import { migrateStore, openStore, type StoreLocation } from "./store/open";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
 
 Usage:
-  weft [serve]                       start the server (default)
+  weft [serve] [--role all|api|worker]
+                                     start the server (default); in a cluster on PostgreSQL, api
+                                     takes requests and leaves runs to workers, worker executes runs
+                                     and serves only /healthz (docs/scaling.md)
   weft token create --name N --scopes a,b|all [--workspace W]
                                      mint an API token and print it once
   weft migrate                       apply database migrations and exit
@@ -92,6 +95,44 @@ function checkPortFree(config: Config) {
   }
 }
 
+let workerServer: ReturnType<typeof Bun.serve> | undefined;
+
+/**
+ * `--role worker`: executes runs and answers only GET /healthz (for a load balancer or an orchestrator's probe);
+ * every other request is refused in the usual envelope, naming the instances to send it to.
+ */
+function listenAsWorker(config: Config, db: Db) {
+  workerServer = Bun.serve({
+    hostname: config.host,
+    port: config.port,
+    reusePort: false,
+    fetch(request) {
+      const path = new URL(request.url).pathname;
+      if (path === "/healthz" && (request.method === "GET" || request.method === "HEAD")) {
+        try {
+          checkDatabase(db);
+          return Response.json({ data: { status: "ok" } });
+        } catch (error) {
+          return Response.json(
+            { error: { code: "SERVICE_UNAVAILABLE", message: `the database does not answer: ${(error as Error).message}` } },
+            { status: 503 },
+          );
+        }
+      }
+      return Response.json(
+        {
+          error: {
+            code: "SERVICE_UNAVAILABLE",
+            message:
+              "this instance is a worker (WEFT_ROLE=worker): it executes runs and serves only GET /healthz; send API calls, webhooks and the UI to an instance whose role is api or all",
+          },
+        },
+        { status: 503 },
+      );
+    },
+  });
+}
+
 export async function serve(config: Config) {
   const lock = lockDataDir(config.dataDir);
   if (config.port !== 0) checkPortFree(config);
@@ -111,11 +152,13 @@ export async function serve(config: Config) {
   deps.fleet.start();
   // Runs left unfinished by the last process (in a cluster: by instances that died) are recovered before anything new is accepted.
   await deps.engine.start();
-  // Schedules and polls start once the engine can take runs; missed schedule instants fire now, once.
-  deps.triggers.start();
+  // Schedules and polls start once the engine can take runs; missed schedule instants fire now, once. A
+  // worker leaves them to the instances that take requests.
+  if (config.role !== "worker") deps.triggers.start();
   // Weft refuses oversized bodies itself (413 in the envelope, src/http/body.ts); Bun's own cap would answer without one.
-  app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false });
-  const server = app.server!;
+  if (config.role === "worker") listenAsWorker(config, db);
+  else app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false });
+  const server = workerServer ?? app.server!;
   log.info("weft listening", { url: `http://${server.hostname}:${server.port}`, publicUrl: config.publicUrl, version: VERSION, dataDir: config.dataDir });
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -252,6 +295,17 @@ async function copyCommand(args: string[]) {
 }
 
 /** The `weft` commands (src/main.ts has already dispatched child processes and tuned the collector). */
+/** `weft serve [--role all|api|worker]`: the flag stands for WEFT_ROLE, checked with the rest of the configuration. */
+function serveOptions(argv: string[]) {
+  let values: { role?: string };
+  try {
+    ({ values } = parseArgs({ args: argv[0] === "serve" ? argv.slice(1) : argv, options: { role: { type: "string" } } }));
+  } catch (error) {
+    fail(`${(error as Error).message}; usage: weft serve [--role all|api|worker]`);
+  }
+  if (values.role !== undefined) process.env.WEFT_ROLE = values.role;
+}
+
 export async function main(argv: string[]) {
   const command = commandOf(argv);
   if (argv.includes("--help") || argv.includes("-h") || command === "help") {
@@ -260,6 +314,7 @@ export async function main(argv: string[]) {
   }
   let config: Config;
   try {
+    if (command === "serve") serveOptions(argv);
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) fail(`configuration error: ${error.message}`);

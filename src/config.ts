@@ -36,6 +36,11 @@ export interface Config {
    * and its polls (default three heartbeats); at least twice the heartbeat.
    */
   leaseSeconds: number;
+  /**
+   * WEFT_ROLE (or `weft serve --role`): `all` takes requests and executes runs; `api` takes requests and leaves
+   * runs to the cluster's workers; `worker` executes runs and serves only /healthz. Not `all` needs PostgreSQL.
+   */
+  role: ServerRole;
   /** WEFT_PIECE_MEMORY_MB: a piece host process (one per installed package in use) using more is stopped. */
   pieceMemoryMb: number;
   /** WEFT_DATABASE_URL: a postgres:// URL stores everything in PostgreSQL; unset keeps SQLite in the data dir. */
@@ -114,6 +119,19 @@ function leaseSeconds(env: Env): number {
     );
   }
   return lease;
+}
+
+export const SERVER_ROLES = ["all", "api", "worker"] as const;
+export type ServerRole = (typeof SERVER_ROLES)[number];
+
+function serverRole(env: Env): ServerRole {
+  const role = oneOf(env, "WEFT_ROLE", "all", SERVER_ROLES);
+  if (role !== "all" && !databaseUrl(env)) {
+    throw new ConfigError(
+      `WEFT_ROLE=${role} needs a cluster on PostgreSQL (WEFT_DATABASE_URL): on SQLite one process takes the requests and executes the runs; use all`,
+    );
+  }
+  return role;
 }
 
 function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
@@ -212,6 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
     pieceMemoryMb: integer(env, "WEFT_PIECE_MEMORY_MB", 1024, 64, 1024 * 1024),
     heartbeatSeconds: integer(env, "WEFT_HEARTBEAT_SECONDS", 10, 1, 3600),
     leaseSeconds: leaseSeconds(env),
+    role: serverRole(env),
     databaseUrl: databaseUrl(env),
     runRetentionDays: integer(env, "WEFT_RUN_RETENTION_DAYS", 30, 0, 36500),
     runRetentionMax: integer(env, "WEFT_RUN_RETENTION_MAX", 100_000, 0, 1_000_000_000),

@@ -53,6 +53,8 @@ export interface FleetOptions {
   leaseSeconds?: number;
   /** This instance's id (the owner written on its runs); default a new one. */
   id?: string;
+  /** What this instance does in a cluster (`weft serve --role`); default `all`. */
+  role?: string;
   now?: () => number;
 }
 
@@ -119,7 +121,7 @@ export class Fleet {
       hostname: hostname(),
       pid: process.pid,
       version: this.o.version,
-      role: "all",
+      role: this.o.role ?? "all",
       started_at: this.startedAt,
       heartbeat_at: at,
       pieces: JSON.stringify(this.pieces()),

@@ -3,14 +3,19 @@
  * - `weft_control` {to, op, runId, workspaceId}: a request to the instance that holds a run — `cancel` it, or
  *   `watch` it (announce its changes: someone on another instance streams it);
  * - `weft_run` {runId, end}: a watched run changed; its changes are committed before this is sent, so whoever
- *   follows it reads them from the database, in order of their event ids.
+ *   follows it reads them from the database, in order of their event ids. A worker also announces the end of
+ *   every run it took from an `api` instance's intake (someone there may wait for it);
+ * - `weft_wake` {}: runs wait in the shared queue (an `api` instance stored them): workers claim some;
+ * - `weft_reply` {runId, reply}: a run taken from an `api` instance's intake replied to its webhook
+ *   (webhook.respond): the instance holding the caller answers with it.
  * Alone (SQLite) nothing here runs.
  */
 import type { RunT } from "../schema/run";
 import { type Bus, openBus } from "../store/bus";
 import type { RunRow } from "../store/runs";
 import { errorMessage } from "./invoke-action";
-import type { RunTable } from "./run-table";
+import { FINISHED, type RunTable } from "./run-table";
+import type { WebhookReply } from "./step-context";
 
 interface ControlMessage {
   to: string;
@@ -24,16 +29,42 @@ interface RunChanged {
   end?: boolean;
 }
 
+interface Reply {
+  runId: string;
+  reply: WebhookReply;
+}
+
+export interface ClusterActions {
+  cancel(workspaceId: string, runId: string): Promise<RunT>;
+  /** A reply from the worker executing a run this instance stored: to whoever waits for it here. */
+  deliverReply(runId: string, reply: WebhookReply): void;
+  /** The bus says runs wait in the shared queue. */
+  workArrived(): void;
+}
+
+/** Wake-ups an `api` instance sends at most this often: one tells every worker to look at the whole queue. */
+const WAKE_EVERY_MS = 2;
+
 export class ClusterLinks {
   private bus: Bus | null = null;
   private readonly followers = new Map<string, Set<() => void>>();
   private readonly announcing = new Map<string, () => void>();
+  private wakeTimer: ReturnType<typeof setTimeout> | undefined;
+  private pollTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly t: RunTable,
     private readonly me: string,
-    private readonly cancelHere: (workspaceId: string, runId: string) => Promise<RunT>,
-  ) {}
+    private readonly actions: ClusterActions,
+  ) {
+    // A run taken from an `api` instance's intake: its webhook reply and its end go back over the bus.
+    t.replyListeners.push((runId, reply) => {
+      if (t.remoteIntake.has(runId)) this.bus?.publish("weft_reply", { runId, reply } satisfies Reply);
+    });
+    t.finishedListeners.push((row) => {
+      if (t.remoteIntake.delete(row.id)) this.bus?.publish("weft_run", { runId: row.id, end: true } satisfies RunChanged);
+    });
+  }
 
   start(): void {
     const log = this.t.o.log;
@@ -45,9 +76,24 @@ export class ClusterLinks {
       );
     void listen("weft_control", (message: ControlMessage) => this.onControl(message));
     void listen("weft_run", (message: RunChanged) => this.onRunChanged(message));
+    void listen("weft_reply", (message: Reply) => this.onReply(message));
+    if (this.t.executes) void listen("weft_wake", () => this.actions.workArrived());
+    // Waiters here for runs executing elsewhere also look at the database once a second (a lost notification).
+    this.pollTimer = setInterval(() => this.checkRemoteWaiters(), 1000);
+    this.pollTimer.unref?.();
+  }
+
+  /** Tells the workers that runs wait in the shared queue (coalesced: one notification per burst). */
+  wakeWorkers(): void {
+    if (this.wakeTimer) return;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = undefined;
+      this.bus?.publish("weft_wake", {});
+    }, WAKE_EVERY_MS);
   }
 
   async stop(): Promise<void> {
+    if (this.pollTimer) clearInterval(this.pollTimer);
     for (const off of this.announcing.values()) off();
     this.announcing.clear();
     await this.bus?.close();
@@ -93,9 +139,9 @@ export class ClusterLinks {
   private onControl(message: ControlMessage): void {
     if (message.to !== this.me || typeof message.runId !== "string") return;
     if (message.op === "cancel") {
-      this.cancelHere(message.workspaceId, message.runId).catch((error) =>
-        this.t.o.log.warn("a cancel sent by another instance failed", { runId: message.runId, error: errorMessage(error) }),
-      );
+      this.actions
+        .cancel(message.workspaceId, message.runId)
+        .catch((error) => this.t.o.log.warn("a cancel sent by another instance failed", { runId: message.runId, error: errorMessage(error) }));
     } else if (message.op === "watch") {
       this.announce(message.runId);
     }
@@ -126,5 +172,33 @@ export class ClusterLinks {
   private onRunChanged(message: RunChanged): void {
     const followers = this.followers.get(message.runId);
     if (followers) for (const changed of [...followers]) changed();
+    if (message.end) {
+      this.t.endNoticed.set(message.runId, true);
+      this.endedElsewhere(message.runId, true);
+    }
+  }
+
+  private onReply(message: Reply): void {
+    const t = this.t;
+    if (typeof message.runId !== "string" || !message.reply) return;
+    if (t.replyWaiters.has(message.runId) || t.awaitingReply.has(message.runId)) this.actions.deliverReply(message.runId, message.reply);
+  }
+
+  /**
+   * Whoever waits here for the end of a run executed elsewhere gets its stored row, once it is finished: at
+   * its end notice, or by the look once a second when the notice is overdue (a reply sent before it wins).
+   */
+  private endedElsewhere(runId: string, noticed = false): void {
+    const t = this.t;
+    const waiters = t.endWaiters.get(runId);
+    if (!waiters || t.active.has(runId) || t.pendingById.has(runId) || t.settling.has(runId)) return;
+    const row = t.store.getRow(runId);
+    if (!row || !FINISHED.has(row.status) || (!noticed && t.endedLately(row))) return;
+    t.endWaiters.delete(runId);
+    for (const waiter of waiters) waiter(row);
+  }
+
+  private checkRemoteWaiters(): void {
+    for (const runId of [...this.t.endWaiters.keys()]) this.endedElsewhere(runId);
   }
 }

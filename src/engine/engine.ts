@@ -42,6 +42,9 @@ import { Waiters } from "./waiters";
 export type { EngineOptions } from "./run-table";
 export { MAX_SUBFLOW_DEPTH, type StartRunInput } from "./run-start";
 
+/** Runs a worker takes from the shared queue at once: enough to keep it busy, few enough to share them out. */
+const CLAIM_BATCH = 64;
+
 export class Engine {
   readonly store: RunStore;
   /** Group-committed run and step writes (on a writer thread when the database is a file). */
@@ -61,6 +64,8 @@ export class Engine {
   readonly links: ClusterLinks | null;
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private startPromise: Promise<void> | undefined;
+  /** A cluster: runs may wait in the shared queue (a wake-up, or the last claim took a full batch). */
+  private moreWork = true;
   private stopping = false;
 
   constructor(private readonly o: EngineOptions) {
@@ -98,7 +103,28 @@ export class Engine {
       deliverReply: (runId, reply) => this.waiters.deliverReply(runId, reply),
     });
     this.lifecycle = new RunLifecycle(t, new Executor(this.host), (runId, at) => this.resumes.schedule(runId, at));
-    this.links = o.cluster ? new ClusterLinks(t, o.cluster.instanceId, (workspaceId, runId) => this.control.cancel(workspaceId, runId)) : null;
+    this.links = o.cluster
+      ? new ClusterLinks(t, o.cluster.instanceId, {
+          cancel: (workspaceId, runId) => this.control.cancel(workspaceId, runId),
+          deliverReply: (runId, reply) => this.waiters.deliverReply(runId, reply),
+          workArrived: () => this.workArrived(),
+        })
+      : null;
+    if (this.links) {
+      const links = this.links;
+      // A run that ends here makes room: take more from the shared queue while it has some.
+      t.finishedListeners.push(() => {
+        if (this.moreWork && this.dispatcher.pendingCount < CLAIM_BATCH / 2) this.claimWork();
+      });
+      // An `api` instance stores a run and leaves it to the workers, which the bus wakes once it is committed.
+      t.handOff = (p) => {
+        if (p.row.owner !== null) {
+          p.row.owner = null;
+          t.writes.fire({ op: "patchRun", id: p.id, patch: { owner: null } });
+        }
+        void t.writes.drain().then(() => links.wakeWorkers());
+      };
+    }
     this.control = new RunControl(t, { lifecycle: this.lifecycle, waiters: this.waiters, resumes: this.resumes, starter: this.starter, links: this.links });
   }
 
@@ -124,6 +150,7 @@ export class Engine {
     this.sweeper = setInterval(() => this.sweep(), 200);
     (this.sweeper as { unref?: () => void }).unref?.();
     this.startPromise = Promise.resolve();
+    this.claimWork(); // runs left for workers (an `api` instance's intake, or copied from SQLite)
     return this.startPromise;
   }
 
@@ -272,18 +299,45 @@ export class Engine {
     const rows = this.claimable();
     this.recover(rows);
     if (rows.length) this.o.log.info("took over runs of instances that stopped", { runs: rows.length });
+    this.moreWork = true;
+    return rows.length + this.claimWork();
+  }
+
+  /**
+   * A cluster: takes runs nobody holds (an `api` instance's intake) while this instance has room, up to the
+   * engine's ceiling; with a full batch it looks again soon. Called when the bus says there is work, after
+   * each heartbeat, and when a run here ends.
+   */
+  claimWork(): number {
+    const c = this.o.cluster;
+    if (!c || c.role === "api" || this.stopping || !this.startPromise || !this.moreWork) return 0;
+    // Room under the engine's ceiling, and no more than a batch waiting here: the rest is left to other workers.
+    const waiting = this.dispatcher.pendingCount;
+    const batch = Math.min((this.o.maxActiveRuns ?? 1000) - this.table.active.size - waiting, CLAIM_BATCH - waiting);
+    if (batch <= 0) return 0; // looked at again when a run here ends
+    const rows = this.store.claim(c.instanceId, null, batch);
+    for (const row of rows) this.table.remoteIntake.add(row.id);
+    this.recover(rows);
+    // Fewer than asked: the shared queue is empty until the bus or a heartbeat says otherwise.
+    this.moreWork = rows.length === batch;
     return rows.length;
+  }
+
+  /** The bus said runs wait for a worker. */
+  private workArrived() {
+    this.moreWork = true;
+    this.claimWork();
   }
 
   private claimable(): RunRow[] {
     const c = this.o.cluster;
-    if (!c) return [];
-    // Owners first, then who is alive: an instance registers before it starts a run, so an owner read here
+    if (!c || c.role === "api") return [];
+    // Runs nobody holds are taken by claimWork, a batch at a time. Owners first, then who is alive: an instance registers before it starts a run, so an owner read here
     // that was not yet alive in the list read after cannot be a newcomer.
     const owners = this.store.unfinishedOwners();
     const alive = c.aliveIds();
     const claimed: RunRow[] = [];
-    for (const from of [null, ...owners.filter((owner) => !alive.has(owner))]) {
+    for (const from of owners.filter((owner) => !alive.has(owner))) {
       for (;;) {
         const batch = this.store.claim(c.instanceId, from, 500);
         claimed.push(...batch);

@@ -72,7 +72,7 @@ export class Resumes {
    * instance that took the run over): the first to take it resumes it, here, and owns it from now on.
    */
   private take(row: RunRow, guard: { tokenHash: string } | { owner: string | null }): boolean {
-    const me = this.t.owner;
+    const me = this.t.instanceId;
     if (me === null) return true;
     if (!this.t.store.takePaused(row.id, me, guard)) return false;
     row.owner = me;

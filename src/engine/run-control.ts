@@ -47,14 +47,16 @@ export class RunControl {
     }
     const pending = t.pendingById.get(runId);
     const links = this.parts.links;
-    if (!pending && links && row.owner !== t.owner && row.status !== "paused") {
-      // A cluster: the instance executing or queueing the run cancels it; one that died has it taken from it first.
+    const me = t.instanceId;
+    if (!pending && links && me !== null && row.owner !== me && row.status !== "paused") {
+      // A cluster: the instance executing or queueing the run cancels it; one that died (or nobody, for a run
+      // waiting for a worker) has it taken first, so that no instance starts it meanwhile.
       if (links.heldElsewhere(row)) {
         links.forwardCancel(row);
         return runFromRow(await this.storedEnd(runId, 10_000));
       }
-      if (!t.store.takeRun(runId, t.owner as string, row.owner)) return runFromRow(await this.storedEnd(runId, 10_000));
-      row.owner = t.owner;
+      if (!t.store.takeRun(runId, me, row.owner)) return runFromRow(await this.storedEnd(runId, 10_000));
+      row.owner = me;
     }
     if (pending) {
       t.dispatcher.remove(pending);

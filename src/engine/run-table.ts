@@ -24,6 +24,12 @@ import type { WebhookReply } from "./step-context";
 import type { WorkflowSource } from "./workflow-source";
 
 export const FINISHED = new Set(["completed", "failed", "cancelled"]);
+/**
+ * A cluster: how long after a run executed elsewhere ended its webhook reply and end notice may still be on
+ * their way over the bus (they travel in that order, on one connection). Until then a waiter here trusts them
+ * over the database, which can show the end first.
+ */
+export const BUS_GRACE_MS = 2_000;
 /** Finished runs kept in memory for waiters that arrive right after the end (see RunTable.recent). */
 const RECENT_RUNS = 1024;
 
@@ -54,6 +60,8 @@ export const FRESH_RUN = {
  */
 export interface ClusterMembership {
   instanceId: string;
+  /** `api`: runs started here are left for the cluster's workers (owner null); `worker` and `all` execute runs. */
+  role: "all" | "api" | "worker";
   /** Ids of the instances alive now (heartbeat within the lease, this one included). */
   aliveIds(): Set<string>;
 }
@@ -171,9 +179,36 @@ export class RunTable {
     };
   }
 
-  /** The owner written on the runs this process starts: its instance id in a cluster, else null. */
+  /** Runs this instance claimed from nobody (an `api` instance's intake): their webhook reply and end are announced on the bus. */
+  readonly remoteIntake = new Set<string>();
+  /** An `api` instance: where a run goes instead of this process's queue (set by the engine). */
+  handOff: (p: PendingRun) => void = () => {
+    throw new Error("this instance does not execute runs and has nowhere to hand them");
+  };
+
+  /** The owner written on the runs this process starts: its instance id in a cluster (none on an `api` instance), else null. */
   get owner(): string | null {
+    const c = this.o.cluster;
+    return c && c.role !== "api" ? c.instanceId : null;
+  }
+
+  /** This instance's id in a cluster, else null. */
+  get instanceId(): string | null {
     return this.o.cluster?.instanceId ?? null;
+  }
+
+  /** A run executed elsewhere that ended so lately that its notices may still be on the bus (BUS_GRACE_MS). */
+  endedLately(row: RunRow): boolean {
+    if (this.executes || row.finished_at === null || this.endNoticed.has(row.id)) return false;
+    return Date.now() - Date.parse(row.finished_at) < BUS_GRACE_MS;
+  }
+
+  /** Runs executed elsewhere whose end notice arrived (everything they sent before it has too). */
+  readonly endNoticed = new BoundedMap<string, true>(RECENT_RUNS);
+
+  /** False on an `api` instance: it stores runs and leaves their execution to workers. */
+  get executes(): boolean {
+    return this.o.cluster?.role !== "api";
   }
 
   get source(): WorkflowSource {
@@ -206,6 +241,7 @@ export class RunTable {
   }
 
   queue(p: PendingRun) {
+    if (!this.executes) return this.handOff(p);
     this.pendingById.set(p.id, p);
     this.dispatcher.add(p, p.definition.settings ?? {});
   }

@@ -108,7 +108,8 @@ export class Waiters {
       return Promise.resolve(withReply(early));
     }
     const row = t.rowNow(runId);
-    if (!row || FINISHED.has(row.status)) return Promise.resolve({ run: row ? runFromRow(row) : null, timedOut: false });
+    // On an `api` instance the worker's reply may still be on the bus although the database already shows the end.
+    if (!row || (FINISHED.has(row.status) && !t.endedLately(row))) return Promise.resolve({ run: row ? runFromRow(row) : null, timedOut: false });
     return new Promise((resolve) => {
       const replySet = waitersOf(t.replyWaiters, runId);
       const endSet = waitersOf(t.endWaiters, runId);

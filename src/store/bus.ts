@@ -1,10 +1,12 @@
 /**
  * The cluster's bus: small messages between instances sharing a PostgreSQL database, by LISTEN/NOTIFY on a
  * connection of its own (Bun's SQL client reconnects it and listens again after a drop). Messages are JSON,
- * well under PostgreSQL's 8,000-byte payload limit: they name what changed (a run id), and the receiver reads
- * the rest from the database. A notification reaches every instance listening when it is sent, itself
- * included; one sent while an instance is reconnecting is lost to it, so every receiver also looks again on a
- * timer. On SQLite there is one instance and no bus.
+ * mostly small: they name what changed (a run id), and the receiver reads the rest from the database. One
+ * longer than a notification may carry (PostgreSQL's limit is 8,000 bytes; a webhook reply can be larger) is
+ * sent in parts on the same connection, which PostgreSQL delivers in order, and put together again. A
+ * notification reaches every instance listening when it is sent, itself included; one sent while an instance
+ * is reconnecting is lost to it, so every receiver also looks again on a timer. On SQLite there is one
+ * instance and no bus.
  */
 import { SQL } from "bun";
 import type { Db } from "./db";
@@ -17,20 +19,68 @@ export interface Bus {
   close(): Promise<void>;
 }
 
+/** Characters of one notification's payload (PostgreSQL allows 8,000 bytes; a character may take 3 in UTF-8 JSON). */
+const PART_CHARS = 2_500;
+/** Parts of messages being put together, per sender and message; an unfinished one is dropped after this long. */
+const PARTS_TTL_MS = 30_000;
+
+interface Part {
+  /** Sender and message: unique across the cluster. */
+  p: string;
+  i: number;
+  n: number;
+  d: string;
+}
+
 export function openBus(db: Db, onError: (error: unknown) => void): Bus | null {
   if (!isPostgres(db)) return null;
   const sql = new SQL(db.url, { max: 1 });
+  const sender = crypto.randomUUID();
+  let sent = 0;
   let closed = false;
+  // One connection sends, so the parts of a message are notified in order, each after the one before.
+  let sending: Promise<unknown> = Promise.resolve();
+  const notify = (channel: string, payload: string) => {
+    sending = sending.then(() => sql.notify(channel, payload)).catch(onError);
+  };
+  const assembler =
+    (partial: Map<string, { parts: string[]; at: number }>) =>
+    (part: Part): string | null => {
+      const now = Date.now();
+      for (const [key, entry] of partial) if (now - entry.at > PARTS_TTL_MS) partial.delete(key);
+      const entry = partial.get(part.p) ?? { parts: [], at: now };
+      if (part.i !== entry.parts.length) {
+        partial.delete(part.p); // a part was lost (a reconnect): the whole message is
+        return null;
+      }
+      entry.parts.push(part.d);
+      if (entry.parts.length < part.n) {
+        partial.set(part.p, entry);
+        return null;
+      }
+      partial.delete(part.p);
+      return entry.parts.join("");
+    };
   return {
     publish(channel, message) {
       if (closed) return;
-      sql.notify(channel, JSON.stringify(message)).catch(onError);
+      const text = JSON.stringify(message);
+      if (text.length <= PART_CHARS) return notify(channel, text);
+      const id = `${sender}:${++sent}`;
+      const n = Math.ceil(text.length / PART_CHARS);
+      for (let i = 0; i < n; i++) notify(channel, JSON.stringify({ p: id, i, n, d: text.slice(i * PART_CHARS, (i + 1) * PART_CHARS) } satisfies Part));
     },
     async subscribe(channel, listener) {
+      const assemble = assembler(new Map());
       const subscription = await sql.listen(channel, (payload) => {
         let message: unknown;
         try {
           message = JSON.parse(payload);
+          if (message && typeof message === "object" && "p" in message && "n" in message) {
+            const whole = assemble(message as Part);
+            if (whole === null) return;
+            message = JSON.parse(whole);
+          }
         } catch {
           return; // not ours
         }

@@ -267,6 +267,7 @@ export interface RunPatch {
   retried_by_run_id?: string | null;
   executed_version_id?: string | null;
   executed_version_number?: number | null;
+  owner?: string | null;
 }
 
 export class RunStore {
