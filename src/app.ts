@@ -30,6 +30,7 @@ import { keyringOptions } from "./core/connections/key-rotation";
 import { secretBox } from "./core/crypto";
 import { Identity } from "./core/identity";
 import { Fleet } from "./core/fleet";
+import { LiveFleet } from "./core/live-fleet";
 import { NetworkSettings } from "./core/network";
 import { PiecePackages } from "./pieces-runtime/activepieces";
 import { builtinRegistry, type PieceRegistry } from "./pieces-runtime/registry";
@@ -118,10 +119,15 @@ export function createApp(options: CreateAppOptions) {
   });
   deps.resolveConnectionAuth = deps.connections.resolveConnectionAuth;
   deps.lifecycleHooks = [];
+  const liveFleet = new LiveFleet(
+    () => deps.pieces,
+    () => deps.fleet.executingPeers(),
+  );
   deps.workflows = new Workflows({
     db,
     log,
-    fleet: () => deps.pieces,
+    // In a cluster a run may execute on any instance: the gate counts only pieces every one of them serves.
+    fleet: sharedStore(db) ? () => liveFleet : () => deps.pieces,
     secrets,
     publicUrl: config.publicUrl,
     hooks: deps.lifecycleHooks,

@@ -13,6 +13,7 @@ import { newId } from "../lib/ids";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { Db } from "../store/db";
 import { InstanceStore } from "../store/instances";
+import type { PeerPieces } from "./live-fleet";
 import { hostname } from "node:os";
 
 /** True when a process with this pid exists on this machine (an instance restarted here finds its old self dead at once). */
@@ -155,6 +156,15 @@ export class Fleet {
     } catch {
       // The database may already be closed; the row is forgotten after a day anyway.
     }
+  }
+
+  /** The other instances alive now that execute runs (role `all` or `worker`), with the pieces each serves. */
+  executingPeers(): PeerPieces[] {
+    const alive = this.aliveIds();
+    return this.store
+      .list()
+      .filter((row) => row.id !== this.id && alive.has(row.id) && row.role !== "api")
+      .map((row) => ({ name: `${row.hostname} (pid ${row.pid})`, pieces: JSON.parse(row.pieces) as Array<{ id: string; version: string }> }));
   }
 
   list(): FleetInstance[] {

@@ -20,8 +20,9 @@
 import { errorMessage } from "./invoke-action";
 import type { RunT } from "../schema/run";
 import type { Environment } from "../schema/run";
-import type { SettingsT } from "../schema/workflow";
+import type { FlowVersionT, SettingsT } from "../schema/workflow";
 import { RunStore, type RunRow } from "../store/runs";
+import { BoundedMap } from "../lib/bounded-map";
 import { ClusterLinks } from "./cluster-links";
 import { Dispatcher } from "./dispatcher";
 import { Executor } from "./executor";
@@ -44,6 +45,28 @@ export { MAX_SUBFLOW_DEPTH, type StartRunInput } from "./run-start";
 
 /** Runs a worker takes from the shared queue at once: enough to keep it busy, few enough to share them out. */
 const CLAIM_BATCH = 64;
+/** Runs given back for a missing piece that are remembered (not claimed again here). */
+const MAX_CANNOT_RUN = 200;
+
+/** The pieces a definition's steps run, with their pins (the trigger's own piece is not run by an executing instance). */
+function stepPieces(definition: FlowVersionT): Array<{ pieceId: string; pieceVersion?: string }> {
+  const found: Array<{ pieceId: string; pieceVersion?: string }> = [];
+  const visit = (value: unknown, isTrigger: boolean) => {
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item, false);
+      return;
+    }
+    if (!value || typeof value !== "object") return;
+    const node = value as Record<string, unknown>;
+    if (!isTrigger && typeof node.pieceId === "string" && typeof node.type === "string") {
+      found.push({ pieceId: node.pieceId, pieceVersion: typeof node.pieceVersion === "string" ? node.pieceVersion : undefined });
+    }
+    // Configuration and sample data are the user's values: a "pieceId" there names nothing to run.
+    for (const [key, child] of Object.entries(node)) if (key !== "config" && key !== "sampleData" && key !== "pinnedData") visit(child, false);
+  };
+  visit(definition.trigger, true);
+  return found;
+}
 
 export class Engine {
   readonly store: RunStore;
@@ -66,6 +89,9 @@ export class Engine {
   private startPromise: Promise<void> | undefined;
   /** A cluster: runs may wait in the shared queue (a wake-up, or the last claim took a full batch). */
   private moreWork = true;
+  /** A cluster: runs given back because this instance lacks a piece they need (oldest first, bounded). */
+  private readonly cannotRun = new Set<string>();
+  private missingByDefinition = { generation: -1, map: new BoundedMap<string, { pieceId: string; pieceVersion?: string } | null>(256) };
   private stopping = false;
 
   constructor(private readonly o: EngineOptions) {
@@ -315,18 +341,63 @@ export class Engine {
     const waiting = this.dispatcher.pendingCount;
     const batch = Math.min((this.o.maxActiveRuns ?? 1000) - this.table.active.size - waiting, CLAIM_BATCH - waiting);
     if (batch <= 0) return 0; // looked at again when a run here ends
-    const rows = this.store.claim(c.instanceId, null, batch);
+    const claimed = this.store.claim(c.instanceId, null, batch, [...this.cannotRun]);
+    const rows = this.runnableHere(claimed);
     for (const row of rows) this.table.remoteIntake.add(row.id);
     this.recover(rows);
     // Fewer than asked: the shared queue is empty until the bus or a heartbeat says otherwise.
-    this.moreWork = rows.length === batch;
+    this.moreWork = claimed.length === batch;
     return rows.length;
+  }
+
+  /**
+   * A cluster: keeps the claimed runs whose steps' pieces (at their pins) this instance holds, and gives the
+   * others back for an instance that has them; they are not claimed here again.
+   */
+  private runnableHere(rows: RunRow[]): RunRow[] {
+    const c = this.o.cluster;
+    if (!c) return rows;
+    const kept: RunRow[] = [];
+    let released = false;
+    for (const row of rows) {
+      const missing = this.missingPiece(row);
+      if (!missing) {
+        kept.push(row);
+        continue;
+      }
+      this.store.release(row.id, c.instanceId);
+      this.cannotRun.add(row.id);
+      if (this.cannotRun.size > MAX_CANNOT_RUN) this.cannotRun.delete(this.cannotRun.values().next().value as string);
+      released = true;
+      this.o.log.warn("a run needs a piece this instance does not hold; left for another instance", {
+        runId: row.id,
+        piece: missing.pieceVersion ? `${missing.pieceId}@${missing.pieceVersion}` : missing.pieceId,
+      });
+    }
+    if (released) this.links?.wakeWorkers();
+    return kept;
   }
 
   /** The bus said runs wait for a worker. */
   private workArrived() {
     this.moreWork = true;
     this.claimWork();
+  }
+
+  /** The first step piece (at its pin) of the run's definition this instance lacks; remembered per definition. */
+  private missingPiece(row: RunRow): { pieceId: string; pieceVersion?: string } | undefined {
+    const pieces = this.o.pieces;
+    if (this.missingByDefinition.generation !== pieces.generation) this.missingByDefinition = { generation: pieces.generation, map: new BoundedMap(256) };
+    const known = this.missingByDefinition.map.get(row.definition_hash);
+    if (known !== undefined) return known ?? undefined;
+    let missing: { pieceId: string; pieceVersion?: string } | undefined;
+    try {
+      missing = stepPieces(this.table.definitionOf(row)).find((step) => !pieces.isRunnable(step.pieceId, step.pieceVersion));
+    } catch {
+      missing = undefined; // recovery deals with a run whose definition cannot be read
+    }
+    this.missingByDefinition.map.set(row.definition_hash, missing ?? null);
+    return missing;
   }
 
   private claimable(): RunRow[] {
@@ -340,7 +411,7 @@ export class Engine {
     for (const from of owners.filter((owner) => !alive.has(owner))) {
       for (;;) {
         const batch = this.store.claim(c.instanceId, from, 500);
-        claimed.push(...batch);
+        claimed.push(...this.runnableHere(batch));
         if (batch.length < 500) break;
       }
     }

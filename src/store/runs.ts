@@ -438,12 +438,21 @@ export class RunStore {
    * On PostgreSQL the rows are locked as they are taken and rows another instance is taking are skipped, so
    * two instances claiming at once never take the same run.
    */
-  claim(me: string, from: string | null, limit: number): RunRow[] {
+  claim(me: string, from: string | null, limit: number, skip: readonly string[] = []): RunRow[] {
     const lock = isPostgres(this.db) ? " FOR UPDATE SKIP LOCKED" : "";
     const held = from === null ? "owner IS NULL" : "owner = ?";
-    const sql = `UPDATE runs SET owner = ? WHERE id IN (SELECT id FROM runs WHERE status IN ('pending', 'running', 'paused') AND ${held} ORDER BY id LIMIT ?${lock}) RETURNING *`;
-    const params = from === null ? [me, limit] : [me, from, limit];
+    const skipped = skip.length ? " AND id NOT IN (SELECT value FROM json_each(?))" : "";
+    const sql = `UPDATE runs SET owner = ? WHERE id IN (SELECT id FROM runs WHERE status IN ('pending', 'running', 'paused') AND ${held}${skipped} ORDER BY id LIMIT ?${lock}) RETURNING *`;
+    const params: (string | number)[] = [me];
+    if (from !== null) params.push(from);
+    if (skip.length) params.push(JSON.stringify(skip));
+    params.push(limit);
     return this.db.query<RunRow, (string | number)[]>(sql).all(...params);
+  }
+
+  /** Gives back a run `me` claimed but cannot execute (it lacks a piece the run needs): nobody holds it again. */
+  release(runId: string, me: string): void {
+    this.db.query<never, [string, string]>(`UPDATE runs SET owner = NULL WHERE id = ? AND owner = ?`).run(runId, me);
   }
 
   /**

@@ -36,6 +36,8 @@ export interface GateFleet {
   fleetVersion(id: string): string | undefined;
   isRunnable(id: string, pin?: string): boolean;
   trigger(pieceId: string, triggerId: string): TriggerDef | undefined;
+  /** A cluster: why a piece held here cannot run on every instance that executes runs (core/live-fleet.ts). */
+  whyNot?(id: string, pin?: string): string | undefined;
 }
 
 export interface ConnectionChoice {
@@ -372,6 +374,11 @@ class Gate {
   private piece(node: AnyNode, path: string): PieceDef | undefined {
     const pieceId = node.pieceId!;
     const piece = this.ctx.fleet.get(pieceId);
+    const elsewhere = this.ctx.fleet.whyNot?.(pieceId, node.pieceVersion);
+    if (elsewhere) {
+      this.error(`${path}.pieceId`, "PIECE_UNAVAILABLE", elsewhere, undefined, path, node.name);
+      return undefined;
+    }
     if (!piece) {
       const ids = this.ctx.fleet.list().map((p) => p.id);
       this.error(`${path}.pieceId`, "UNKNOWN_PIECE", `piece "${pieceId}" is not in the fleet; pieces: ${ids.join(", ")}`, ids, path, node.name);
