@@ -97,9 +97,12 @@ export class Engine {
   constructor(private readonly o: EngineOptions) {
     this.store = new RunStore(o.db);
     const onWriteError = (error: unknown) => o.log.error("run write failed", { error: errorMessage(error) });
+    // The writer thread opens its own connection: to the SQLite file or the PostgreSQL database, never to an
+    // in-memory database (which a second connection cannot share).
+    const writerAddress = o.dbPath ?? o.storeAddress ?? null;
     this.writes =
-      o.dbPath && o.config.runWriter === "thread"
-        ? new ThreadWriter({ dbPath: o.dbPath, synchronous: o.config.dbSynchronous }, onWriteError)
+      writerAddress && o.config.runWriter === "thread"
+        ? new ThreadWriter({ dbPath: writerAddress, synchronous: o.config.dbSynchronous }, onWriteError)
         : new InlineWriter(o.db, onWriteError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
     const t = new RunTable(o, this.store, this.writes, this.dispatcher);

@@ -425,6 +425,7 @@ const WRITER_URL = threadEntry("store/writer-thread.ts");
 const MAX_FLIGHTS = 2;
 
 export interface WriterThreadInit {
+  /** The SQLite file, or a postgres:// URL. */
   dbPath: string;
   synchronous: "FULL" | "NORMAL";
 }

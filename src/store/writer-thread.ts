@@ -1,8 +1,10 @@
 /**
  * Worker-thread entry of the run writer (./run-writes.ts): owns one database connection and commits each
- * batch of run and step writes in one transaction, so SQLite work and fsync never block the main thread.
+ * batch of run and step writes in one transaction, so SQLite work and fsync (or PostgreSQL's round trips) never
+ * block the main thread.
  */
 import { openDatabase, type Db } from "./db";
+import { openStoreAt } from "./open";
 import { truncateWal } from "./maintenance";
 import { RunStore } from "./runs";
 import { applyBatch, applyWireOp, type WireOp } from "./run-writes";
@@ -22,7 +24,11 @@ self.onmessage = (event: MessageEvent) => {
     try {
       // It only appends: the tail and inner pages of a few b-trees are all it rereads (a 16 MB cache only held
       // pages it had written, ~15 MB of the process's peak under load).
-      db = openDatabase(message.dbPath, { synchronous: message.synchronous, migrate: false, cacheKiB: 2_000 });
+      // A postgres:// address: the same batches over this thread's own PostgreSQL connection (the bridge's
+      // waits then block this thread, never the main one).
+      db = /^postgres(?:ql)?:/.test(message.dbPath)
+        ? openStoreAt(message.dbPath, message.synchronous)
+        : openDatabase(message.dbPath, { synchronous: message.synchronous, migrate: false, cacheKiB: 2_000 });
       store = new RunStore(db);
       self.postMessage(JSON.stringify({ t: "ready" }));
     } catch (error) {
