@@ -9,12 +9,16 @@
  * armed when it becomes the call the process runs (the head), so its time limit counts only its own
  * execution, never its wait; and a process killed for an overrunning call fails that call alone — the
  * calls queued behind it had not started and go to another process. A call goes to an idle process,
- * else is pipelined (PIPELINE_DEPTH) behind a running call that is still quick (SLOW_CALL_MS): one warm
- * process serves quick code best, the pipe's round trip is shared. When every running call is slow the
- * pool grows, up to `size`; past that, calls wait here in arrival order, in a bounded queue: past
- * `queue` waiting calls a new one is refused at once with a clear error. A call told it waits (onWait)
- * learns when it starts.
+ * else is pipelined (PIPELINE_DEPTH) behind running calls of code that last ran quick (QUICK_CALL_MS) while
+ * the running one is not yet slow: one warm process serves quick code best, the pipe's round trip is shared.
+ * Nothing is queued behind code not yet seen or seen slow: a burst of slow calls must not pile into the one
+ * process that happened to be free. When every running call is slow the pool grows, up to `size` (when
+ * every pipeline of quick code is full, up to one process per core); past that, calls wait here in arrival
+ * order, in a bounded queue: past `queue` waiting calls a new one is refused at once with a clear error. A
+ * call told it waits (onWait) learns when it starts.
  */
+import { availableParallelism } from "node:os";
+import { LRUCache } from "lru-cache";
 import { selfCommand } from "../lib/self-command";
 import { inputToJson } from "./input-json";
 import { KILL_GRACE_MS } from "./limits";
@@ -23,6 +27,8 @@ import { failure, killedFailure, type SandboxResult } from "./result";
 
 interface Call {
   request: InlineRequest;
+  /** Bun.hash of the code: how long it last ran is remembered under it. */
+  codeHash: number | bigint;
   inputJson: string;
   resolve: (result: SandboxResult) => void;
   /** Told when the call has to wait for a free process (true) and when it starts (false). */
@@ -36,6 +42,8 @@ const START_TIMEOUT_MS = 15_000;
 interface Sent {
   id: number;
   call: Call;
+  /** Its code last ran quick: calls may be queued behind it. */
+  quick: boolean;
   timer?: ReturnType<typeof setTimeout>;
 }
 
@@ -54,6 +62,8 @@ class SandboxProcess {
   private overran = false;
   /** When the running call (the head) started; undefined while idle or starting. */
   private headStartedAt: number | undefined;
+  /** Calls sent that are not known quick: while any is, nothing is queued behind them. */
+  private unsure = 0;
   dead = false;
 
   constructor(
@@ -79,14 +89,30 @@ class SandboxProcess {
     return this.sent.length;
   }
 
-  /** Is its running call slow (past SLOW_CALL_MS)? Calls are then not queued behind it but go to another process. */
+  /**
+   * Is its running call slow (past SLOW_CALL_MS)? Calls are then not queued behind it but go to another
+   * process. A call that turns slow marks its code slow at once, and a process still starting for code known
+   * slow counts as slow: a burst of slow code gets its processes started together, not one after another.
+   */
   slow(now: number): boolean {
-    return this.headStartedAt !== undefined && now - this.headStartedAt > SLOW_CALL_MS;
+    const head = this.sent[0];
+    if (!head) return false;
+    if (this.headStartedAt === undefined) return !this.ready && this.pool.knownSlow(head.call.codeHash);
+    const running = now - this.headStartedAt;
+    if (running <= SLOW_CALL_MS) return false;
+    this.pool.learn(head.call.codeHash, running);
+    return true;
+  }
+
+  /** May a call be queued behind the ones it has? Only behind quick code, while the running call is not yet slow. */
+  takesMore(now: number): boolean {
+    return this.unsure === 0 && this.sent.length < PIPELINE_DEPTH && !this.slow(now);
   }
 
   /** Queues the call in the child (written now, or when the process has started). */
   assign(call: Call) {
-    const sent: Sent = { id: this.nextId++, call };
+    const sent: Sent = { id: this.nextId++, call, quick: this.pool.knownQuick(call.codeHash) };
+    if (!sent.quick) this.unsure++;
     if (this.sent.length > 0 && !call.waited) {
       call.waited = true;
       call.onWait?.(true);
@@ -121,6 +147,13 @@ class SandboxProcess {
     });
   }
 
+  /** Takes the head off the queue (answered or killed). */
+  private shift(): Sent | undefined {
+    const head = this.sent.shift();
+    if (head && !head.quick) this.unsure--;
+    return head;
+  }
+
   /** Starts the kill timer of the call now running (the head). */
   private arm() {
     const head = this.sent[0];
@@ -131,7 +164,8 @@ class SandboxProcess {
     if (head.call.waited) head.call.onWait?.(false);
     head.timer = setTimeout(() => {
       if (this.sent[0] !== head) return;
-      this.sent.shift();
+      this.shift();
+      this.pool.learn(head.call.codeHash, timeoutMs);
       head.call.resolve(killedFailure(timeoutMs));
       this.overran = true;
       this.kill();
@@ -152,6 +186,7 @@ class SandboxProcess {
     this.dead = true;
     clearTimeout(this.startTimer);
     const [head, ...rest] = this.sent.splice(0);
+    this.unsure = 0;
     if (head?.timer) clearTimeout(head.timer);
     if (head && this.ready && !this.overran) {
       head.call.resolve(
@@ -202,7 +237,8 @@ class SandboxProcess {
     const head = this.sent[0];
     if (!head || message.id !== head.id || !message.result) return;
     clearTimeout(head.timer);
-    this.sent.shift();
+    this.shift();
+    if (this.headStartedAt !== undefined) this.pool.learn(head.call.codeHash, performance.now() - this.headStartedAt);
     head.call.resolve(message.result);
     this.arm();
     this.pool.dispatch();
@@ -213,16 +249,39 @@ class SandboxProcess {
 const PIPELINE_DEPTH = 16;
 /**
  * A running call older than this is slow: calls are no longer queued behind it, and the pool grows (up
- * to WEFT_SANDBOX_PROCESSES) instead. Quick calls all share one warm process — a second process on a
- * small machine would only compete with the server for its cores.
+ * to WEFT_SANDBOX_PROCESSES) instead. Quick calls share one warm process until its pipeline is full — more
+ * processes than cores would only compete with the server for them.
  */
 const SLOW_CALL_MS = 30;
+/**
+ * Code whose last call took at most this long may have calls queued behind it. Past a few ms, sharing the
+ * round trip saves nothing worth a call waiting behind another; between this and SLOW_CALL_MS a call gets
+ * an idle process, or waits here for one.
+ */
+const QUICK_CALL_MS = 5;
+/** Codes whose last duration is remembered. */
+const CODES_REMEMBERED = 10_000;
 
 class Pool {
   private readonly processes: SandboxProcess[] = [];
   private readonly waiting: Call[] = [];
   private recheck: ReturnType<typeof setTimeout> | undefined;
+  /** How long the code's last call ran, ms (at least: a call still running when it turned slow). */
+  private readonly lastDuration = new LRUCache<number | bigint, number>({ max: CODES_REMEMBERED });
+  private readonly cores = Math.max(1, availableParallelism());
   size = 1;
+
+  knownQuick(codeHash: number | bigint): boolean {
+    return (this.lastDuration.get(codeHash) ?? Number.POSITIVE_INFINITY) <= QUICK_CALL_MS;
+  }
+
+  knownSlow(codeHash: number | bigint): boolean {
+    return (this.lastDuration.get(codeHash) ?? 0) > SLOW_CALL_MS;
+  }
+
+  learn(codeHash: number | bigint, durationMs: number) {
+    this.lastDuration.set(codeHash, durationMs);
+  }
 
   submit(call: Call, size: number, queueLimit: number) {
     this.size = size;
@@ -248,15 +307,21 @@ class Pool {
     for (let i = this.processes.length - 1; i >= 0; i--) if (this.processes[i].dead) this.processes.splice(i, 1);
     const now = performance.now();
     while (this.waiting.length) {
-      // An idle process; else the least loaded one whose running call is quick, with room in its pipeline;
-      // else a new process while the pool has room.
+      // An idle process; else the least loaded one running quick code, with room in its pipeline; else a new
+      // process while the pool has room and every running call is slow — or, up to one per core, every
+      // pipeline is full (past that, more processes than cores would not run quick code any sooner).
       let target = this.processes.find((candidate) => candidate.load === 0);
       if (!target) {
         for (const candidate of this.processes) {
-          if (candidate.load < PIPELINE_DEPTH && !candidate.slow(now) && (!target || candidate.load < target.load)) target = candidate;
+          if (candidate.takesMore(now) && (!target || candidate.load < target.load)) target = candidate;
         }
       }
-      if (!target && this.processes.length < this.size && this.processes.every((candidate) => candidate.slow(now) || candidate.load >= PIPELINE_DEPTH)) {
+      const count = this.processes.length;
+      if (
+        !target &&
+        count < this.size &&
+        this.processes.every((candidate) => candidate.slow(now) || (candidate.load >= PIPELINE_DEPTH && count < this.cores))
+      ) {
         target = new SandboxProcess(this.waiting[0].request.memoryBytes, this);
         this.processes.push(target);
       }
@@ -300,7 +365,7 @@ const pool = new Pool();
 export function runInProcess(request: InlineRequest, size: number, queueLimit: number, onWait?: (waiting: boolean) => void): Promise<SandboxResult> {
   const input = inputToJson(request.input);
   if (!input.ok) return Promise.resolve(failure("input", input.error));
-  return new Promise((resolve) => pool.submit({ request, inputJson: input.json, resolve, onWait }, size, queueLimit));
+  return new Promise((resolve) => pool.submit({ request, codeHash: Bun.hash(request.code), inputJson: input.json, resolve, onWait }, size, queueLimit));
 }
 
 /** Kills every sandbox process of this thread (shutdown, tests). Calls in flight fail. */

@@ -100,10 +100,13 @@ describe("fairness between calls", () => {
     stopSandboxProcesses();
     configureSandbox({ processes: 1 });
     try {
-      // The stuck call holds the only process; three calls are pipelined behind it. When it is killed they
-      // had not started: they run on the replacement process instead of failing with it.
-      const stuck = runUserCode({ code: "return Array(2 ** 32 - 1).join('').length", isolation: "process", timeoutMs: 300 });
-      const behind = [1, 2, 3].map((n) => runUserCode({ code: "return input.n * 10", input: { n }, isolation: "process", timeoutMs: 2_000 }));
+      // Code that ran quick before is stuck this time and holds the only process; three calls of it are
+      // pipelined behind it. When it is killed they had not started: they run on the replacement process
+      // instead of failing with it.
+      const code = "if (input.n === 0) return Array(2 ** 32 - 1).join('').length; return input.n * 10";
+      expect(await runUserCode({ code, input: { n: 4 }, isolation: "process" })).toEqual({ ok: true, value: 40, logs: [] });
+      const stuck = runUserCode({ code, input: { n: 0 }, isolation: "process", timeoutMs: 300 });
+      const behind = [1, 2, 3].map((n) => runUserCode({ code, input: { n }, isolation: "process", timeoutMs: 2_000 }));
       expect(await stuck).toMatchObject({ ok: false, reason: "killed" });
       expect((await Promise.all(behind)).map((r) => (r.ok ? r.value : r.error))).toEqual([10, 20, 30]);
     } finally {
