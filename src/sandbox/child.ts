@@ -2,9 +2,16 @@
  * The sandbox process: `weft __sandbox` (src/main.ts dispatches here before loading any config).
  * It reads one JSON request per line on stdin, runs it in QuickJS exactly as inline isolation does,
  * and writes one JSON reply per line on stdout, flushed within ~2 ms of the call's end. The parent SIGKILLs it when a call overruns; stdin
- * closing (the parent exited or was killed) ends it.
+ * closing (the parent exited or was killed, or retired it when idle) ends it.
+ *
+ * It runs at a lower scheduling priority (SANDBOX_NICE) than the server, and a call's time limit counts its
+ * CPU time: code that computes leaves the cores to the server first, and is not stopped for having waited
+ * for one. Each reply (and the ready line) carries this process's CPU time so far (`cpuMs`), from which the
+ * parent tells a call that is stuck from one that is only waiting for a core (./process-pool.ts).
  */
-import { runInline, warmInline } from "./quickjs-runner";
+import { setPriority } from "node:os";
+import { SANDBOX_NICE } from "./limits";
+import { countCpuTimeAsCallTime, processCpuMs, runInline, warmInline } from "./quickjs-runner";
 
 export interface ChildRequest {
   id: number;
@@ -19,10 +26,16 @@ export interface ChildRequest {
 const FLUSH_EVERY_MS = 2;
 
 export async function runSandboxChild(): Promise<void> {
+  try {
+    setPriority(SANDBOX_NICE);
+  } catch {
+    // Not allowed here: the process keeps the server's priority.
+  }
+  countCpuTimeAsCallTime();
   const out = Bun.stdout.writer();
   const send = (message: unknown) => out.write(`${JSON.stringify(message)}\n`);
   await warmInline(Number(process.env.WEFT_SANDBOX_WARM_BYTES) || 64 * 1024 * 1024);
-  send({ ready: true });
+  send({ ready: true, cpuMs: processCpuMs() });
   out.flush();
   const decoder = new TextDecoder();
   let buffer = "";
@@ -35,7 +48,7 @@ export async function runSandboxChild(): Promise<void> {
       if (!line) continue;
       const request = JSON.parse(line) as ChildRequest;
       const result = await runInline(request);
-      send({ id: request.id, result });
+      send({ id: request.id, result, cpuMs: processCpuMs() });
       // Replies of quick calls go out together; none waits more than ~2 ms behind the calls after it,
       // since the parent's kill timer for the next call starts only when this reply arrives.
       if (!buffer.includes("\n") || performance.now() - lastFlush > FLUSH_EVERY_MS) {

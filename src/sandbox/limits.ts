@@ -10,7 +10,11 @@ import { loadSandboxConfig } from "../config";
 export type SandboxIsolation = "process" | "inline";
 
 export interface SandboxSettings {
-  /** Wall-clock limit for one call, enforced by the QuickJS interrupt handler (and by SIGKILL in process isolation). */
+  /**
+   * Time limit for one call, enforced by the QuickJS interrupt handler (and by SIGKILL in process isolation).
+   * In a sandbox process it counts the call's CPU time, so a call that shares a core is not stopped for it;
+   * inline it counts wall-clock time (the calling thread's own CPU time cannot be read there).
+   */
   timeoutMs: number;
   /** Heap the code may use, enforced by the maximum size of the WebAssembly memory it runs in. */
   memoryBytes: number;
@@ -32,6 +36,8 @@ export const STACK_BYTES = 256 * 1024;
 export const MAX_INPUT_DEPTH = 200;
 /** Extra time a sandbox process gets past its time limit before it is killed. */
 export const KILL_GRACE_MS = 500;
+/** Scheduling priority (nice) of sandbox processes: code that computes yields the cores to the server's own work. */
+export const SANDBOX_NICE = 10;
 /** console.* lines kept per call. */
 export const MAX_LOG_LINES = 100;
 export const MAX_LOG_LINE_CHARS = 2000;

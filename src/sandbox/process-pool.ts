@@ -3,7 +3,15 @@
  * call overruns its time limit by KILL_GRACE_MS is SIGKILLed and replaced. This stops what the
  * interrupt handler cannot (a single built-in that loops for minutes) and never blocks the calling
  * thread. Each calling thread (the server, each engine worker) keeps its own small pool; processes
- * start on first use and carry no secrets (a minimal environment).
+ * start on first use and carry no secrets (a minimal environment). They run at a lower priority than the
+ * server (./child.ts).
+ *
+ * Time: inside the process a call's limit counts its CPU time, so a call that shares a core with other
+ * sandbox processes is not stopped for waiting. The kill timer here is the backstop for a call that does
+ * not stop itself; on Linux it reads the process's CPU time (/proc) and kills only a call that has computed
+ * past its limit + KILL_GRACE_MS — however long it waited for a core — or one whose process computed nothing
+ * at all for STALLED_MS. Where that cannot be read, it kills on wall-clock time, allowing the call its share
+ * of the cores: (limit + grace) × 2 × max(1, processes / cores).
  *
  * Fairness: a process runs one call at a time and replies the moment it ends. A call's kill timer is
  * armed when it becomes the call the process runs (the head), so its time limit counts only its own
@@ -17,6 +25,7 @@
  * order, in a bounded queue: past `queue` waiting calls a new one is refused at once with a clear error. A
  * call told it waits (onWait) learns when it starts.
  */
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { LRUCache } from "lru-cache";
 import { selfCommand } from "../lib/self-command";
@@ -45,6 +54,33 @@ interface Sent {
   /** Its code last ran quick: calls may be queued behind it. */
   quick: boolean;
   timer?: ReturnType<typeof setTimeout>;
+  /** Past its limit on the wall clock: the CPU time it had used when last looked at, and when that last grew. */
+  cpuSeen?: number;
+  progressAt?: number;
+}
+
+/**
+ * A running call whose process computed nothing at all for this long, past its limit on the wall clock, is
+ * stalled (stopped, or blocked without computing) rather than waiting for a core, and is killed.
+ */
+const STALLED_MS = 10_000;
+/** Shortest wait between two looks at a running call's CPU time. */
+const CPU_RECHECK_MS = 25;
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on every Linux architecture Bun runs on). */
+const USER_HZ = 100;
+
+/** CPU time (ms) a process has used, from /proc; undefined where that cannot be read (not Linux). */
+function cpuMsOf(pid: number): number | undefined {
+  if (process.platform !== "linux") return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? (ticks * 1000) / USER_HZ : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 class SandboxProcess {
@@ -62,6 +98,8 @@ class SandboxProcess {
   private overran = false;
   /** When the running call (the head) started; undefined while idle or starting. */
   private headStartedAt: number | undefined;
+  /** The process's CPU time (ms, as it last reported) when the head started. */
+  private headCpuStartMs = 0;
   /** Calls sent that are not known quick: while any is, nothing is queued behind them. */
   private unsure = 0;
   dead = false;
@@ -159,17 +197,48 @@ class SandboxProcess {
     const head = this.sent[0];
     if (!head) this.headStartedAt = undefined;
     if (!head || head.timer) return;
-    const { timeoutMs } = head.call.request;
     this.headStartedAt = performance.now();
     if (head.call.waited) head.call.onWait?.(false);
-    head.timer = setTimeout(() => {
-      if (this.sent[0] !== head) return;
-      this.shift();
-      this.pool.learn(head.call.codeHash, timeoutMs);
-      head.call.resolve(killedFailure(timeoutMs));
-      this.overran = true;
-      this.kill();
-    }, timeoutMs + KILL_GRACE_MS);
+    head.timer = setTimeout(() => this.checkOverrun(head), head.call.request.timeoutMs + KILL_GRACE_MS);
+  }
+
+  /**
+   * The head's limit + grace has passed on the wall clock. Kill it if it has computed that long, or computed
+   * nothing at all for STALLED_MS (or, where CPU time cannot be read, if it has had its share of the cores
+   * that long); else look again when it could have.
+   */
+  private checkOverrun(head: Sent) {
+    if (this.sent[0] !== head || this.headStartedAt === undefined) return;
+    const budget = head.call.request.timeoutMs + KILL_GRACE_MS;
+    const now = performance.now();
+    const cpuNow = cpuMsOf(this.proc.pid);
+    let next: number;
+    if (cpuNow === undefined) {
+      const ceiling = budget * this.pool.shareFactor();
+      const elapsed = now - this.headStartedAt;
+      if (elapsed >= ceiling) return this.overrun(head);
+      next = ceiling - elapsed;
+    } else {
+      const cpu = cpuNow - this.headCpuStartMs;
+      if (cpu >= budget) return this.overrun(head);
+      if (head.cpuSeen === undefined || cpu > head.cpuSeen) {
+        head.cpuSeen = cpu;
+        head.progressAt = now;
+      } else if (now - (head.progressAt ?? now) >= STALLED_MS) {
+        return this.overrun(head);
+      }
+      next = Math.min(STALLED_MS, Math.max(CPU_RECHECK_MS, budget - cpu));
+    }
+    head.timer = setTimeout(() => this.checkOverrun(head), next);
+  }
+
+  /** Fails the running call as killed and kills the process; the calls behind it go elsewhere. */
+  private overrun(head: Sent) {
+    this.shift();
+    this.pool.learn(head.call.codeHash, head.call.request.timeoutMs);
+    head.call.resolve(killedFailure(head.call.request.timeoutMs));
+    this.overran = true;
+    this.kill();
   }
 
   kill() {
@@ -220,13 +289,14 @@ class SandboxProcess {
   }
 
   private receive(line: string) {
-    let message: { ready?: boolean; id?: number; result?: SandboxResult };
+    let message: { ready?: boolean; id?: number; result?: SandboxResult; cpuMs?: number };
     try {
       message = JSON.parse(line);
     } catch {
       this.kill();
       return;
     }
+    if (typeof message.cpuMs === "number") this.headCpuStartMs = message.cpuMs;
     if (message.ready) {
       this.ready = true;
       clearTimeout(this.startTimer);
@@ -283,9 +353,14 @@ class Pool {
     this.lastDuration.set(codeHash, durationMs);
   }
 
+  /** How much longer than alone a call may take for sharing the cores with the pool's other processes (when its CPU time cannot be read). */
+  shareFactor(): number {
+    return 2 * Math.max(1, this.size / this.cores);
+  }
+
   submit(call: Call, size: number, queueLimit: number) {
     this.size = size;
-    const busy = this.processes.length >= size && this.processes.every((process) => process.dead || process.load > 0);
+    const busy = this.processes.length >= this.size && this.processes.every((process) => process.dead || process.load > 0);
     if (busy && this.waiting.length >= queueLimit) {
       call.resolve(
         failure(

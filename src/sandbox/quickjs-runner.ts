@@ -3,7 +3,8 @@
  * thread. Nothing of the host is reachable from inside (no process, Bun, require, import, fetch,
  * timers); JSON goes in and JSON comes out.
  *
- * - Time: the QuickJS interrupt handler stops the code at its deadline (uncatchable inside).
+ * - Time: the QuickJS interrupt handler stops the code at its deadline (uncatchable inside): wall-clock
+ *   time, or in a sandbox process (countCpuTimeAsCallTime) the call's CPU time.
  * - Memory: the WebAssembly memory the instance runs in has a maximum; past it malloc fails and
  *   QuickJS throws "out of memory". (QuickJS's own memory limit cannot be used: this build has no
  *   malloc_usable_size, so it counts allocations, not bytes.)
@@ -74,8 +75,11 @@ interface Instance {
   memoryBytes: number;
   runtime: QuickJSRuntime | undefined;
   runtimeCalls: number;
-  /** performance.now() past which the interrupt handler stops the code. */
+  /** performance.now() past which the interrupt handler stops the code (or, counting CPU time, looks at it). */
   deadline: number;
+  /** The running call's limit, and this process's CPU time (ms) when it started (counting CPU time). */
+  timeoutMs: number;
+  cpuStartMs: number;
   alive: boolean;
   /** The map entry that holds it, so dropping can remove exactly that entry. */
   promise?: Promise<Instance>;
@@ -95,7 +99,7 @@ async function createInstance(memoryBytes: number): Promise<Instance> {
   const maximumPages = Math.ceil((BASE_BYTES + memoryBytes) / PAGE);
   const memory = new WebAssembly.Memory({ initial: BASE_BYTES / PAGE, maximum: maximumPages });
   const quickjs = await newQuickJSWASMModuleFromVariant(newVariant(releaseSync, { wasmModule: await wasmModule(), wasmMemory: memory }));
-  return { quickjs, memory, memoryBytes, runtime: undefined, runtimeCalls: 0, deadline: 0, alive: true };
+  return { quickjs, memory, memoryBytes, runtime: undefined, runtimeCalls: 0, deadline: 0, timeoutMs: 0, cpuStartMs: 0, alive: true };
 }
 
 function instanceFor(memoryBytes: number): Promise<Instance> {
@@ -138,10 +142,43 @@ function runtimeOf(instance: Instance): QuickJSRuntime {
   dropRuntime(instance);
   const runtime = instance.quickjs.newRuntime();
   runtime.setMaxStackSize(STACK_BYTES);
-  runtime.setInterruptHandler(() => performance.now() > instance.deadline);
+  runtime.setInterruptHandler(() => pastDeadline(instance));
   instance.runtime = runtime;
   instance.runtimeCalls = 0;
   return runtime;
+}
+
+/**
+ * Counting CPU time: only a sandbox process (./child.ts) turns it on. It runs one call at a time and nothing
+ * else, so its CPU time (process.cpuUsage(), every thread) is the call's. Inline, a call shares its process
+ * with the server or an engine worker and Bun offers no per-thread CPU time, so the limit stays wall-clock.
+ */
+let countCpuTime = false;
+
+export function countCpuTimeAsCallTime() {
+  countCpuTime = true;
+}
+
+/** This process's CPU time, ms. */
+export function processCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+/**
+ * Has the running call used up its time? The wall clock is read first (~40 ns; the CPU clock ~0.7 µs);
+ * counting CPU time, the CPU clock is read only once the wall clock has passed the deadline — one thread
+ * computes, so the CPU time gets there no sooner (and a call is never stopped before either has). Short
+ * of the limit, the deadline moves to the earliest moment the CPU time could reach it.
+ */
+function pastDeadline(instance: Instance): boolean {
+  const now = performance.now();
+  if (now <= instance.deadline) return false;
+  if (!countCpuTime) return true;
+  const used = processCpuMs() - instance.cpuStartMs;
+  if (used >= instance.timeoutMs) return true;
+  instance.deadline = now + (instance.timeoutMs - used);
+  return false;
 }
 
 /** Loads and compiles QuickJS ahead of the first call (start-up, benchmarks). */
@@ -175,6 +212,8 @@ function execute(instance: Instance, request: InlineRequest, inputJson: string):
   try {
     const runtime = runtimeOf(instance);
     instance.runtimeCalls++;
+    instance.timeoutMs = request.timeoutMs;
+    instance.cpuStartMs = countCpuTime ? processCpuMs() : 0;
     instance.deadline = performance.now() + request.timeoutMs;
     context = runtime.newContext({ intrinsics: INTRINSICS });
     outcome = drive(instance, runtime, context, request, inputJson);
@@ -186,7 +225,7 @@ function execute(instance: Instance, request: InlineRequest, inputJson: string):
     dropInstance(instance);
     const message = (error as Error)?.message ?? String(error);
     if (/call stack|stack size/i.test(message)) return stackFailure();
-    if (performance.now() > instance.deadline) return timeoutFailure(request.timeoutMs);
+    if (pastDeadline(instance)) return timeoutFailure(request.timeoutMs);
     if (outOfMemory(instance, message)) return memoryFailure(request.memoryBytes);
     return failure("internal", `the sandbox failed and was replaced (${message}); run the step again`);
   }
@@ -326,7 +365,7 @@ function settleHandle(
       value.dispose();
       return fromHandle(instance, request, context, state.error, logs);
     }
-    if (performance.now() > instance.deadline) {
+    if (pastDeadline(instance)) {
       value.dispose();
       return { result: timeoutFailure(request.timeoutMs, logs), reuseRuntime: false };
     }
@@ -389,7 +428,7 @@ function readError(context: QuickJSContext, error: QuickJSHandle): ErrorInfo {
 /** An exception from QuickJS: a limit that was hit, or an error in the user's code. */
 function fromHandle(instance: Instance, request: InlineRequest, context: QuickJSContext, error: QuickJSHandle, logs: string[]): Outcome {
   const info = readError(context, error);
-  if (performance.now() > instance.deadline || (info.name === "InternalError" && info.message === "interrupted")) {
+  if ((info.name === "InternalError" && info.message === "interrupted") || pastDeadline(instance)) {
     return { result: timeoutFailure(request.timeoutMs, logs), reuseRuntime: false };
   }
   if (/out of memory/i.test(info.message) || (info.name === "InternalError" && outOfMemory(instance, info.message))) {
