@@ -81,14 +81,9 @@ export function createApp(options: CreateAppOptions) {
   const log = options.log ?? createLogger(config.logLevel);
   const identity = new Identity(db);
   const security = createSecurity({ identity, rateLimitPerSecond: config.rateLimitPerSecond, rateLimitBurst: config.rateLimitBurst });
-  const idempotencyStore = new IdempotencyStore(db);
-  // Keys a killed process had claimed but never answered (docs/security.md "Crashes").
-  try {
-    idempotencyStore.releaseAbandoned();
-  } catch (error) {
-    log.warn("could not release abandoned Idempotency-Key claims", { error: String((error as Error)?.message ?? error) });
-  }
-  const idempotency = new Idempotency(idempotencyStore);
+  const instanceId = newId();
+  // In a cluster each claim of an Idempotency-Key names the instance executing it (released below if it dies).
+  const idempotency = new Idempotency(new IdempotencyStore(db), sharedStore(db) ? instanceId : null);
   const flood = new TokenBuckets(config.floodPerSecond, config.floodPerSecond * 2);
 
   let document: ReturnType<typeof buildOpenApi> | undefined;
@@ -138,7 +133,6 @@ export function createApp(options: CreateAppOptions) {
   deps.templates = new Templates(deps.workflows);
   deps.workflowTransfer = new Transfer(deps.workflows);
   const workflowSource = workflowSourceFrom(deps.workflows);
-  const instanceId = newId();
   deps.engine = new Engine({
     db,
     config,
@@ -186,6 +180,17 @@ export function createApp(options: CreateAppOptions) {
     role: config.role,
   });
   deps.fleet.onBeat(() => deps.engine.claimOrphans());
+  // Keys a killed process had claimed but never answered (docs/security.md "Crashes"): alone, every claim at
+  // start-up; in a cluster, those of instances no longer alive, looked for again when one stops being alive.
+  const releaseAbandonedKeys = () => {
+    try {
+      idempotency.releaseAbandoned(sharedStore(db) ? deps.fleet.aliveIds() : undefined);
+    } catch (error) {
+      log.warn("could not release abandoned Idempotency-Key claims", { error: String((error as Error)?.message ?? error) });
+    }
+  };
+  releaseAbandonedKeys();
+  if (sharedStore(db)) deps.fleet.onBeat(releaseAbandonedKeys);
   deps.workflows.setLastRunProvider((ids) => deps.engine.store.lastRuns(ids));
   const followUps = new FollowUps(deps.engine, () => workflowSource, pieces, log);
   deps.lifecycleHooks.push({

@@ -1,4 +1,8 @@
-/** Idempotency records: one per (credential, key), kept 24 hours. */
+/**
+ * Idempotency records: one per (credential, key), kept 24 hours. While a request runs, its record's `body`
+ * names the instance executing it (its fleet id; NULL on SQLite, where one process owns the database), so in
+ * a cluster only the claims of instances that died are released; once answered, `body` is the answer.
+ */
 import type { Db } from "./db";
 
 export interface IdempotencyRow {
@@ -7,6 +11,7 @@ export interface IdempotencyRow {
   fingerprint: string;
   state: "running" | "done";
   status: number | null;
+  /** The stored answer (JSON) once `done`; while `running`, the instance executing the request, or null. */
   body: string | null;
   created_at: number;
 }
@@ -18,13 +23,17 @@ export class IdempotencyStore {
   constructor(db: Db) {
     this.q = {
       get: db.query<IdempotencyRow, [string, string, number]>("SELECT * FROM idempotency_records WHERE credential = ? AND key = ? AND created_at > ?"),
+      // The unique (credential, key) makes this the lock: of two instances claiming at once, one inserts and the other finds the row.
       claim: db.query(
-        "INSERT INTO idempotency_records (credential, key, fingerprint, state, created_at) VALUES (?, ?, ?, 'running', ?) ON CONFLICT (credential, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running', status = NULL, body = NULL, created_at = excluded.created_at WHERE idempotency_records.created_at <= ?",
+        "INSERT INTO idempotency_records (credential, key, fingerprint, state, body, created_at) VALUES (?, ?, ?, 'running', ?, ?) ON CONFLICT (credential, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running', status = NULL, body = excluded.body, created_at = excluded.created_at WHERE idempotency_records.created_at <= ?",
       ),
       finish: db.query("UPDATE idempotency_records SET state = 'done', status = ?, body = ? WHERE credential = ? AND key = ?"),
       release: db.query("DELETE FROM idempotency_records WHERE credential = ? AND key = ? AND state = 'running'"),
       prune: db.query("DELETE FROM idempotency_records WHERE created_at <= ?"),
       releaseAbandoned: db.query("DELETE FROM idempotency_records WHERE state = 'running' AND created_at < ?"),
+      runningOwners: db.query<{ owner: string | null }, []>("SELECT DISTINCT body AS owner FROM idempotency_records WHERE state = 'running'"),
+      releaseOwnedBy: db.query<never, [string]>("DELETE FROM idempotency_records WHERE state = 'running' AND body = ?"),
+      releaseUnowned: db.query("DELETE FROM idempotency_records WHERE state = 'running' AND body IS NULL"),
     };
   }
 
@@ -32,9 +41,12 @@ export class IdempotencyStore {
     return this.q.get.get(credential, key, now - IDEMPOTENCY_RETENTION_MS);
   }
 
-  /** Inserts a running record; true when this call owns the key (none existed or it had expired). */
-  claim(credential: string, key: string, fingerprint: string, now = Date.now()): boolean {
-    return this.q.claim.run(credential, key, fingerprint, now, now - IDEMPOTENCY_RETENTION_MS).changes > 0;
+  /**
+   * Inserts a running record for `owner` (the instance executing the request; null alone on SQLite); true
+   * when this call owns the key (none existed or it had expired).
+   */
+  claim(credential: string, key: string, fingerprint: string, owner: string | null = null, now = Date.now()): boolean {
+    return this.q.claim.run(credential, key, fingerprint, owner, now, now - IDEMPOTENCY_RETENTION_MS).changes > 0;
   }
 
   finish(credential: string, key: string, status: number, body: string) {
@@ -46,11 +58,24 @@ export class IdempotencyStore {
   }
 
   /**
-   * Start-up: claims left `running` by a process that died can never finish; without this their keys would
-   * answer 409 for 24 h. Released, a retry with the key executes the request again.
+   * Start-up on SQLite: claims left `running` by a process that died can never finish; without this their keys
+   * would answer 409 for 24 h. Released, a retry with the key executes the request again.
    */
   releaseAbandoned(before = Date.now()): number {
     return this.q.releaseAbandoned.run(before).changes;
+  }
+
+  /**
+   * A cluster: releases the running claims of every instance not in `alive` (it died), and those naming no
+   * instance (made by a version that did not record it). The claims of live instances stay: they are running.
+   */
+  releaseAbandonedExcept(alive: ReadonlySet<string>): number {
+    let released = 0;
+    for (const { owner } of this.q.runningOwners.all()) {
+      if (owner === null) released += this.q.releaseUnowned.run().changes;
+      else if (!alive.has(owner)) released += this.q.releaseOwnedBy.run(owner).changes;
+    }
+    return released;
   }
 
   prune(now = Date.now()) {

@@ -2,7 +2,8 @@
  * Idempotency-Key (spec 8): opt-in per route via the `idempotent` macro. Records are per credential,
  * kept 24 h, fingerprinted over method + path + query + body. Replays carry `Idempotency-Replayed: true`;
  * a key still running answers 409 after a short wait; a different fingerprint answers 422; 5xx answers
- * are not stored. Write routes that do not opt in refuse the header.
+ * are not stored. Write routes that do not opt in refuse the header. In a cluster the records are shared: a key
+ * answered on one instance replays on any other, and one still running on another instance answers 409 here.
  * Middleware, not a route: it has no scope of its own (`x-permission` is declared by each route).
  */
 import { sha256 } from "../../lib/ids";
@@ -36,7 +37,27 @@ export class Idempotency {
   private sincePrune = 0;
   /** Requests that claimed a key, until their answer is stored. */
   private readonly claimed = new WeakMap<Request, Claimed>();
-  constructor(private readonly store: IdempotencyStore) {}
+  /** The instances alive at the last look for abandoned claims (a cluster). */
+  private lastAlive: ReadonlySet<string> | undefined;
+
+  /** `instanceId`: this instance's fleet id in a cluster (its claims name it); null alone on SQLite. */
+  constructor(
+    private readonly store: IdempotencyStore,
+    private readonly instanceId: string | null = null,
+  ) {}
+
+  /**
+   * Releases keys claimed but never answered by a process that died (docs/security.md "Crashes"), so a retry
+   * executes instead of answering 409 for a day. Alone (no `alive`): every claim, at start-up. In a cluster:
+   * the claims of instances not in `alive`, looked for at the first call and whenever an instance alive at
+   * the previous call is gone — never a live instance's, which may still answer.
+   */
+  releaseAbandoned(alive?: ReadonlySet<string>): number {
+    if (!alive) return this.store.releaseAbandoned();
+    const lost = this.lastAlive === undefined || [...this.lastAlive].some((id) => !alive.has(id));
+    this.lastAlive = alive;
+    return lost ? this.store.releaseAbandonedExcept(alive) : 0;
+  }
 
   /** Runs before the handler; returns a stored response to replay, or undefined to proceed. */
   async before(ctx: Ctx): Promise<unknown> {
@@ -60,7 +81,7 @@ export class Idempotency {
     }
     const deadline = Date.now() + WAIT_MS;
     for (;;) {
-      if (this.store.claim(credential, key, fingerprint)) {
+      if (this.store.claim(credential, key, fingerprint, this.instanceId)) {
         this.claimed.set(ctx.request, { credential, key });
         return undefined;
       }
