@@ -152,6 +152,8 @@ export async function serve(config: Config) {
   deps.fleet.start();
   // Runs left unfinished by the last process (in a cluster: by instances that died) are recovered before anything new is accepted.
   await deps.engine.start();
+  // In a cluster, a change of Settings → Network made on another instance is put in force here too.
+  await deps.network.start();
   // Schedules and polls start once the engine can take runs; missed schedule instants fire now, once. A
   // worker leaves them to the instances that take requests.
   if (config.role !== "worker") deps.triggers.start();
@@ -170,6 +172,7 @@ export async function serve(config: Config) {
     await deps.triggers.stop(); // no new schedule or poll runs; an in-flight poll finishes and commits
     await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
     deps.piecePackages.stop();
+    await deps.network.stop();
     deps.fleet.stop(); // leaves the registry
     db.close();
     lock.release();

@@ -3,12 +3,18 @@
  * WEFT_ALLOW_CIDRS plus the ranges an admin stored here; a change is put in force at once everywhere steps
  * run (the `apply` port: this thread's guarded fetch, the worker threads, the piece host processes) and
  * logged with who made it. Only the instance owner changes it; any workspace admin may read it.
+ *
+ * In a cluster (instances sharing a PostgreSQL database) a change made on one instance is announced on the
+ * bus (`weft_settings` {what: "network"}, after its commit); every instance re-reads the stored ranges and
+ * puts them in force, and also re-reads them every `recheckMs`, should a notification be lost while the bus
+ * reconnects. Alone (SQLite) there is no bus and no timer.
  */
 import type { Static } from "@sinclair/typebox";
 import { AppError } from "../http/errors";
 import type { Logger } from "../http/logger";
 import { checkAllowedRange, METADATA_ADDRESSES, METADATA_NAME_LIST, REFUSED_BY_DEFAULT } from "../net/address-policy";
 import type { NetworkPolicy } from "../schema/network";
+import { type Bus, openBus } from "../store/bus";
 import { atomically, type Db, nowIso } from "../store/db";
 import { NetworkRangeStore } from "../store/network";
 import type { Identity, Principal } from "./identity";
@@ -23,14 +29,66 @@ export interface NetworkSettingsOptions {
   environmentCidrs: readonly string[];
   /** Puts an allow-list in force everywhere steps run; called at start and after every change. */
   apply: (cidrs: readonly string[]) => void;
+  /** In a cluster, how often the stored ranges are re-read besides the bus's notifications; default 30 s. */
+  recheckMs?: number;
 }
+
+/** The bus channel on which a committed change of instance-wide settings is announced. */
+const SETTINGS_CHANNEL = "weft_settings";
 
 export class NetworkSettings {
   private readonly store: NetworkRangeStore;
+  /** The allow-list last put in force, to apply a re-read only when it differs. */
+  private applied: string[] = [];
+  private bus: Bus | null = null;
+  private recheck: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly o: NetworkSettingsOptions) {
     this.store = new NetworkRangeStore(o.db);
-    o.apply(this.effective());
+    this.putInForce(this.effective());
+  }
+
+  /** In a cluster: follows the changes other instances make (bus and timer). Alone: nothing to do. */
+  async start(): Promise<void> {
+    if (this.bus) return;
+    this.bus = openBus(this.o.db, (error) => this.o.log.warn("cluster bus (Settings → Network)", { error: String((error as Error)?.message ?? error) }));
+    if (!this.bus) return;
+    this.recheck = setInterval(() => this.reload(), this.o.recheckMs ?? 30_000);
+    this.recheck.unref?.();
+    await this.bus
+      .subscribe(SETTINGS_CHANNEL, (message) => {
+        if ((message as { what?: unknown } | null)?.what === "network") this.reload();
+      })
+      .catch((error) =>
+        this.o.log.error("cannot listen on the cluster bus; changes made on other instances apply at the next re-read", {
+          error: String((error as Error)?.message ?? error),
+          recheckSeconds: (this.o.recheckMs ?? 30_000) / 1000,
+        }),
+      );
+  }
+
+  async stop(): Promise<void> {
+    if (this.recheck) clearInterval(this.recheck);
+    this.recheck = undefined;
+    await this.bus?.close();
+    this.bus = null;
+  }
+
+  /** Re-reads the stored ranges and puts them in force if another instance changed them. */
+  reload(): void {
+    try {
+      const effective = this.effective();
+      if (sameList(effective, this.applied)) return;
+      this.putInForce(effective);
+      this.o.log.info("network allow-list changed on another instance (Settings → Network)", { effective });
+    } catch (error) {
+      this.o.log.warn("could not re-read the allowed address ranges; trying again at the next re-read", { error: String((error as Error)?.message ?? error) });
+    }
+  }
+
+  private putInForce(effective: string[]): void {
+    this.o.apply(effective);
+    this.applied = effective;
   }
 
   /** WEFT_ALLOW_CIDRS and the stored ranges together, each once. */
@@ -74,8 +132,10 @@ export class NetworkSettings {
     });
     if (added.length > 0 || removed.length > 0) {
       const effective = this.effective();
-      this.o.apply(effective);
+      this.putInForce(effective);
       this.o.log.info("network allow-list changed (Settings → Network)", { by, userId: principal.userId, added, removed, effective });
+      // Committed above: every other instance reads the same ranges when it hears this.
+      this.bus?.publish(SETTINGS_CHANNEL, { what: "network" });
     }
     return this.policy(principal);
   }
@@ -98,6 +158,8 @@ export class NetworkSettings {
     return user ? `${user.email} with ${name}` : name;
   }
 }
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((item, i) => item === b[i]);
 
 /** The ranges as stored: canonical, each once; every bad entry named in one 400. */
 function checkRanges(cidrs: readonly string[]): string[] {
