@@ -4,7 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createApp } from "../../src/app";
+import { encryptJson } from "../../src/core/connections/context";
 import { createLogger } from "../../src/http/logger";
+import { nowIso } from "../../src/store/db";
 import { testApp, type TestApp } from "../support/app";
 import { authorize, createGeneric } from "./support/flow";
 import { startProvider, type Provider } from "./support/oauth-provider";
@@ -133,6 +135,25 @@ describe("refresh at run time", () => {
     expect(provider.counts.refresh).toBe(before + 1);
     expect(new Set(results.map((r) => (r as any).accessToken)).size).toBe(1);
     db2.close();
+  });
+
+  test("a refresh under way on another instance (its lease on the row) is waited for and its token used, with no call of our own", async () => {
+    const c = await activeConnection();
+    const ctx = t.deps.connections.ctx;
+    // Another instance took the lease and is calling the provider.
+    expect(ctx.store.takeLease(c.id, "another-instance", Date.now() + 30_000, Date.now())).toBe(true);
+    provider.settings.expiresIn = 3600;
+    const before = provider.counts.refresh;
+    const pending = resolve(c);
+    await Bun.sleep(200);
+    expect(provider.counts.refresh).toBe(before);
+    // It stores the new token and lets go: the waiter re-reads the row, finds the token fresh and uses it.
+    const expiresAt = new Date(Date.now() + 3600_000).toISOString();
+    ctx.store.setTokens(c.id, encryptJson(ctx, { accessToken: "at_from_elsewhere", tokenType: "Bearer" })!, expiresAt, nowIso());
+    ctx.store.releaseLease(c.id, "another-instance");
+    const auth = await pending;
+    expect(auth.kind === "oauth2" && auth.accessToken).toBe("at_from_elsewhere");
+    expect(provider.counts.refresh).toBe(before);
   });
 });
 
