@@ -2,7 +2,7 @@
  * Every environment variable Weft reads, parsed and typed in one place.
  * A bad value stops start-up with a message naming the variable and what it accepts.
  */
-import { cpus } from "node:os";
+import { availableParallelism, cpus } from "node:os";
 import { resolve } from "node:path";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
@@ -173,7 +173,6 @@ function databaseUrl(env: Env): string | undefined {
   return raw;
 }
 
-/** The sandbox's part of the config; also read on its own by Worker threads (src/sandbox/limits.ts). */
 /** WEFT_SQLITE_DIRS: comma-separated absolute directories (also read by the sql piece where it runs). */
 export function sqliteDirsFrom(env: Env = process.env): string[] {
   return (env.WEFT_SQLITE_DIRS ?? "")
@@ -183,12 +182,23 @@ export function sqliteDirsFrom(env: Env = process.env): string[] {
     .map((dir) => resolve(dir));
 }
 
+/**
+ * Sandbox processes per calling thread when WEFT_SANDBOX_PROCESSES is unset: two per core, at least 4, at
+ * most 16. More than one per core keeps a quick call from queueing behind slow ones (a time limit counts CPU
+ * time, so sharing a core costs a call nothing but latency); 16 bounds the memory a burst can take (~55 MiB
+ * a process). Extra processes start only while calls are slow and leave after an idle while.
+ */
+export function defaultSandboxProcesses(cores = availableParallelism()): number {
+  return Math.min(16, Math.max(4, 2 * cores));
+}
+
+/** The sandbox's part of the config; also read on its own by Worker threads (src/sandbox/limits.ts). */
 export function loadSandboxConfig(env: Env = process.env): SandboxConfig {
   return {
     timeoutMs: integer(env, "WEFT_SANDBOX_TIMEOUT_MS", 5_000, 10, 600_000),
     memoryBytes: integer(env, "WEFT_SANDBOX_MEMORY_MB", 64, 8, 4_000) * 1024 * 1024,
     isolation: oneOf(env, "WEFT_SANDBOX_ISOLATION", "inline", ["inline", "process"] as const),
-    processes: integer(env, "WEFT_SANDBOX_PROCESSES", Math.max(1, cpus().length), 1, 64),
+    processes: integer(env, "WEFT_SANDBOX_PROCESSES", defaultSandboxProcesses(), 1, 64),
     queue: integer(env, "WEFT_SANDBOX_QUEUE", 1_000, 1, 1_000_000),
     maxOutputBytes: integer(env, "WEFT_STEP_MAX_OUTPUT_MB", 10, 1, 4_096) * 1024 * 1024,
   };

@@ -54,7 +54,7 @@ export async function runUserCode(request: UserCodeRequest): Promise<SandboxResu
   const timeoutMs = Math.max(1, Math.min(request.timeoutMs ?? settings.timeoutMs, settings.timeoutMs));
   const memoryBytes = Math.max(1024 * 1024, Math.min(request.memoryBytes ?? settings.memoryBytes, settings.memoryBytes));
   const call = { code: request.code, input: request.input, timeoutMs, memoryBytes, maxOutputBytes: settings.maxOutputBytes };
-  if (isolationFor(request.code, request.isolation) === "process") return runInProcess(call, settings.processes, settings.queue, request.onWait);
+  if (isolationFor(request.code, request.isolation) === "process") return runInProcess(call, settings, request.onWait);
   const result = await runInline(call);
   if (!result.ok && result.reason === "timeout") heavy.set(Bun.hash(request.code), true);
   return result;

@@ -1,4 +1,4 @@
-import { loadSandboxConfig } from "../config";
+import { defaultSandboxProcesses, loadSandboxConfig } from "../config";
 
 /**
  * The limits every user-code call runs under, and where their defaults come from.
@@ -19,8 +19,10 @@ export interface SandboxSettings {
   /** Heap the code may use, enforced by the maximum size of the WebAssembly memory it runs in. */
   memoryBytes: number;
   isolation: SandboxIsolation;
-  /** Sandbox processes per calling thread (process isolation); each runs one call at a time. */
+  /** Most sandbox processes per calling thread (process isolation); each runs one call at a time. */
   processes: number;
+  /** A sandbox process idle this long is stopped, all but one (set by tests through configureSandbox; no variable). */
+  processIdleMs: number;
   /** Calls that may wait for a free sandbox process; one more is refused with a clear error. */
   queue: number;
   /** Largest result of a call, characters of JSON (WEFT_STEP_MAX_OUTPUT_MB, a step's output limit). */
@@ -46,7 +48,8 @@ export const DEFAULT_SETTINGS: SandboxSettings = {
   timeoutMs: 5_000,
   memoryBytes: 64 * 1024 * 1024,
   isolation: "inline",
-  processes: 1,
+  processes: defaultSandboxProcesses(),
+  processIdleMs: 30_000,
   queue: 1_000,
   maxOutputBytes: 10 * 1024 * 1024,
 };

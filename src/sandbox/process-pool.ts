@@ -4,7 +4,7 @@
  * interrupt handler cannot (a single built-in that loops for minutes) and never blocks the calling
  * thread. Each calling thread (the server, each engine worker) keeps its own small pool; processes
  * start on first use and carry no secrets (a minimal environment). They run at a lower priority than the
- * server (./child.ts).
+ * server (./child.ts), and a process idle for `processIdleMs` is stopped, all but one.
  *
  * Time: inside the process a call's limit counts its CPU time, so a call that shares a core with other
  * sandbox processes is not stopped for waiting. The kill timer here is the backstop for a call that does
@@ -30,7 +30,7 @@ import { availableParallelism } from "node:os";
 import { LRUCache } from "lru-cache";
 import { selfCommand } from "../lib/self-command";
 import { inputToJson } from "./input-json";
-import { KILL_GRACE_MS } from "./limits";
+import { KILL_GRACE_MS, type SandboxSettings } from "./limits";
 import type { InlineRequest } from "./quickjs-runner";
 import { failure, killedFailure, type SandboxResult } from "./result";
 
@@ -102,6 +102,8 @@ class SandboxProcess {
   private headCpuStartMs = 0;
   /** Calls sent that are not known quick: while any is, nothing is queued behind them. */
   private unsure = 0;
+  /** Since when it has had nothing to run (performance.now()). */
+  idleSince = performance.now();
   dead = false;
 
   constructor(
@@ -125,6 +127,10 @@ class SandboxProcess {
 
   get load(): number {
     return this.sent.length;
+  }
+
+  get started(): boolean {
+    return this.ready;
   }
 
   /**
@@ -195,7 +201,10 @@ class SandboxProcess {
   /** Starts the kill timer of the call now running (the head). */
   private arm() {
     const head = this.sent[0];
-    if (!head) this.headStartedAt = undefined;
+    if (!head) {
+      this.headStartedAt = undefined;
+      this.idleSince = performance.now();
+    }
     if (!head || head.timer) return;
     this.headStartedAt = performance.now();
     if (head.call.waited) head.call.onWait?.(false);
@@ -239,6 +248,17 @@ class SandboxProcess {
     head.call.resolve(killedFailure(head.call.request.timeoutMs));
     this.overran = true;
     this.kill();
+  }
+
+  /** Stops an idle process: its stdin closes and it exits. */
+  retire() {
+    if (this.dead || this.sent.length > 0) return;
+    this.dead = true;
+    try {
+      (this.proc.stdin as import("bun").FileSink).end();
+    } catch {
+      this.proc.kill("SIGKILL");
+    }
   }
 
   kill() {
@@ -336,10 +356,12 @@ class Pool {
   private readonly processes: SandboxProcess[] = [];
   private readonly waiting: Call[] = [];
   private recheck: ReturnType<typeof setTimeout> | undefined;
+  private idleCheck: ReturnType<typeof setInterval> | undefined;
   /** How long the code's last call ran, ms (at least: a call still running when it turned slow). */
   private readonly lastDuration = new LRUCache<number | bigint, number>({ max: CODES_REMEMBERED });
   private readonly cores = Math.max(1, availableParallelism());
   size = 1;
+  idleMs = 30_000;
 
   knownQuick(codeHash: number | bigint): boolean {
     return (this.lastDuration.get(codeHash) ?? Number.POSITIVE_INFINITY) <= QUICK_CALL_MS;
@@ -358,8 +380,15 @@ class Pool {
     return 2 * Math.max(1, this.size / this.cores);
   }
 
-  submit(call: Call, size: number, queueLimit: number) {
-    this.size = size;
+  submit(call: Call, settings: Pick<SandboxSettings, "processes" | "queue" | "processIdleMs">) {
+    this.size = settings.processes;
+    if (settings.processIdleMs !== this.idleMs) {
+      this.idleMs = settings.processIdleMs;
+      clearInterval(this.idleCheck);
+      this.idleCheck = undefined;
+      this.watchIdle();
+    }
+    const queueLimit = settings.queue;
     const busy = this.processes.length >= this.size && this.processes.every((process) => process.dead || process.load > 0);
     if (busy && this.waiting.length >= queueLimit) {
       call.resolve(
@@ -399,6 +428,7 @@ class Pool {
       ) {
         target = new SandboxProcess(this.waiting[0].request.memoryBytes, this);
         this.processes.push(target);
+        this.watchIdle();
       }
       if (!target) {
         // Calls wait here; look again once running calls may have become slow (and the pool may grow).
@@ -430,17 +460,47 @@ class Pool {
     this.dispatch();
   }
 
+  /** While more than one process runs, stops those idle for `idleMs`, all but one. */
+  private watchIdle() {
+    if (this.idleCheck || this.processes.length < 2) return;
+    this.idleCheck = setInterval(() => this.retireIdle(), Math.max(10, this.idleMs / 4));
+    this.idleCheck.unref?.();
+  }
+
+  private retireIdle() {
+    const now = performance.now();
+    let alive = this.processes.filter((candidate) => !candidate.dead).length;
+    // The newest go first: dispatch prefers the oldest idle process, so the newest idle the longest.
+    for (let i = this.processes.length - 1; i >= 0 && alive > 1; i--) {
+      const candidate = this.processes[i];
+      if (candidate.dead || !candidate.started || candidate.load > 0 || now - candidate.idleSince < this.idleMs) continue;
+      candidate.retire();
+      alive--;
+    }
+    for (let i = this.processes.length - 1; i >= 0; i--) if (this.processes[i].dead) this.processes.splice(i, 1);
+    if (this.processes.length < 2) {
+      clearInterval(this.idleCheck);
+      this.idleCheck = undefined;
+    }
+  }
+
   stop() {
+    clearInterval(this.idleCheck);
+    this.idleCheck = undefined;
     for (const process of this.processes.splice(0)) process.kill();
   }
 }
 
 const pool = new Pool();
 
-export function runInProcess(request: InlineRequest, size: number, queueLimit: number, onWait?: (waiting: boolean) => void): Promise<SandboxResult> {
+export function runInProcess(
+  request: InlineRequest,
+  settings: Pick<SandboxSettings, "processes" | "queue" | "processIdleMs">,
+  onWait?: (waiting: boolean) => void,
+): Promise<SandboxResult> {
   const input = inputToJson(request.input);
   if (!input.ok) return Promise.resolve(failure("input", input.error));
-  return new Promise((resolve) => pool.submit({ request, codeHash: Bun.hash(request.code), inputJson: input.json, resolve, onWait }, size, queueLimit));
+  return new Promise((resolve) => pool.submit({ request, codeHash: Bun.hash(request.code), inputJson: input.json, resolve, onWait }, settings));
 }
 
 /** Kills every sandbox process of this thread (shutdown, tests). Calls in flight fail. */

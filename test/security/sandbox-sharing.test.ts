@@ -1,7 +1,7 @@
 /**
  * More sandbox processes than cores: a burst of slow calls gets processes of its own (up to
  * WEFT_SANDBOX_PROCESSES), which run below the server's priority, count only the CPU time a call uses
- * against its limit, and still kill a call stuck in a built-in.
+ * against its limit, still kill a call stuck in a built-in, and leave once idle — all but one.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
@@ -38,6 +38,12 @@ function sandboxPids(): number[] {
     });
 }
 
+/** Waits (up to 10 s) until `check` holds. */
+async function eventually(check: () => boolean): Promise<boolean> {
+  for (const until = Date.now() + 10_000; Date.now() < until; await Bun.sleep(50)) if (check()) return true;
+  return check();
+}
+
 /** Busy-waits `ms` of wall-clock time: it computes only while it has a core. */
 const busy = (ms: number) => `const t = Date.now(); while (Date.now() - t < ${ms}) {} return input.n`;
 const burst = (count: number, ms: number, timeoutMs: number) =>
@@ -67,4 +73,17 @@ describe.skipIf(process.platform !== "linux")("more sandbox processes than cores
     expect(await stuck).toMatchObject({ ok: false, reason: "killed" });
     expect(values(await others)).toEqual(Array.from({ length: PROCESSES - 1 }, (_, n) => n));
   }, 60_000);
+
+  test("idle sandbox processes are stopped, all but one, which still serves", async () => {
+    configureSandbox({ processIdleMs: 1_000 });
+    try {
+      await burst(PROCESSES, 300, 5_000);
+      expect(sandboxPids().length).toBe(PROCESSES);
+      expect(await eventually(() => sandboxPids().length === 1)).toBe(true);
+      expect(await runUserCode({ code: "return input.n * 2", input: { n: 21 }, isolation: "process" })).toEqual({ ok: true, value: 42, logs: [] });
+      expect(sandboxPids().length).toBe(1);
+    } finally {
+      configureSandbox({ processIdleMs: previous.processIdleMs });
+    }
+  }, 30_000);
 });
