@@ -1,5 +1,5 @@
 /**
- * Idempotency records: one per (credential, key), kept 24 hours. While a request runs, its record's `body`
+ * Idempotency records: one per (credential, key), kept 24 hours. While a request runs, its record's `owner`
  * names the instance executing it (its fleet id; NULL on SQLite, where one process owns the database), so in
  * a cluster only the claims of instances that died are released; once answered, `body` is the answer.
  */
@@ -11,8 +11,10 @@ export interface IdempotencyRow {
   fingerprint: string;
   state: "running" | "done";
   status: number | null;
-  /** The stored answer (JSON) once `done`; while `running`, the instance executing the request, or null. */
+  /** The stored answer (JSON) once `done`. */
   body: string | null;
+  /** The instance executing the request while `running` (migration 14); null alone on SQLite. */
+  owner: string | null;
   created_at: number;
 }
 
@@ -25,15 +27,15 @@ export class IdempotencyStore {
       get: db.query<IdempotencyRow, [string, string, number]>("SELECT * FROM idempotency_records WHERE credential = ? AND key = ? AND created_at > ?"),
       // The unique (credential, key) makes this the lock: of two instances claiming at once, one inserts and the other finds the row.
       claim: db.query(
-        "INSERT INTO idempotency_records (credential, key, fingerprint, state, body, created_at) VALUES (?, ?, ?, 'running', ?, ?) ON CONFLICT (credential, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running', status = NULL, body = excluded.body, created_at = excluded.created_at WHERE idempotency_records.created_at <= ?",
+        "INSERT INTO idempotency_records (credential, key, fingerprint, state, owner, created_at) VALUES (?, ?, ?, 'running', ?, ?) ON CONFLICT (credential, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running', status = NULL, body = NULL, owner = excluded.owner, created_at = excluded.created_at WHERE idempotency_records.created_at <= ?",
       ),
       finish: db.query("UPDATE idempotency_records SET state = 'done', status = ?, body = ? WHERE credential = ? AND key = ?"),
       release: db.query("DELETE FROM idempotency_records WHERE credential = ? AND key = ? AND state = 'running'"),
       prune: db.query("DELETE FROM idempotency_records WHERE created_at <= ?"),
       releaseAbandoned: db.query("DELETE FROM idempotency_records WHERE state = 'running' AND created_at < ?"),
-      runningOwners: db.query<{ owner: string | null }, []>("SELECT DISTINCT body AS owner FROM idempotency_records WHERE state = 'running'"),
-      releaseOwnedBy: db.query<never, [string]>("DELETE FROM idempotency_records WHERE state = 'running' AND body = ?"),
-      releaseUnowned: db.query("DELETE FROM idempotency_records WHERE state = 'running' AND body IS NULL"),
+      runningOwners: db.query<{ owner: string | null }, []>("SELECT DISTINCT owner FROM idempotency_records WHERE state = 'running'"),
+      releaseOwnedBy: db.query<never, [string]>("DELETE FROM idempotency_records WHERE state = 'running' AND owner = ?"),
+      releaseUnowned: db.query("DELETE FROM idempotency_records WHERE state = 'running' AND owner IS NULL"),
     };
   }
 

@@ -25,7 +25,7 @@ describe(`idempotency records (${testStorage()})`, () => {
     const store = new IdempotencyStore(await openStoreDb());
     expect(store.claim("token-1", "k", "fp", "instance-a")).toBe(true);
     expect(store.claim("token-1", "k", "fp", "instance-b")).toBe(false);
-    expect(store.get("token-1", "k")).toMatchObject({ state: "running", body: "instance-a" });
+    expect(store.get("token-1", "k")).toMatchObject({ state: "running", owner: "instance-a", body: null });
     store.finish("token-1", "k", 201, '{"data":{"id":"w1"}}');
     expect(store.claim("token-1", "k", "fp", "instance-b")).toBe(false);
     expect(store.get("token-1", "k")).toMatchObject({ state: "done", status: 201, body: '{"data":{"id":"w1"}}' });

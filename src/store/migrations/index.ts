@@ -12,6 +12,7 @@ import networkRanges from "./010-network-ranges";
 import instances from "./011-instances";
 import runOwner from "./012-run-owner";
 import leases from "./013-leases";
+import idempotencyOwner from "./014-idempotency-owner";
 
 export interface Migration {
   version: number;
@@ -33,4 +34,5 @@ export const migrations: Migration[] = [
   instances,
   runOwner,
   leases,
+  idempotencyOwner,
 ].sort((a, b) => a.version - b.version);

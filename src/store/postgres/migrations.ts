@@ -519,4 +519,11 @@ CREATE TABLE leases (
 );
 `,
   },
+  {
+    version: 14,
+    name: "idempotency-owner",
+    sql: `
+ALTER TABLE idempotency_records ADD COLUMN owner TEXT COLLATE "C";
+`,
+  },
 ];
