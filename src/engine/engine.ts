@@ -15,14 +15,16 @@
  *   run-control.ts    cancel and retry
  *   resumes.ts        paused runs coming back (timers, resume links)
  *   recovery.ts       start-up recovery of unfinished runs
+ *   claims.ts         a cluster: runs taken over from instances that died, and from the shared queue
+ *   cluster-links.ts  a cluster: what crosses instances on the bus (cancel, streams, wake-ups, replies)
  *   run-table.ts      what the engine holds in memory about runs; src/store/run-writes.ts the group commit
  */
 import { errorMessage } from "./invoke-action";
 import type { RunT } from "../schema/run";
 import type { Environment } from "../schema/run";
-import type { FlowVersionT, SettingsT } from "../schema/workflow";
+import type { SettingsT } from "../schema/workflow";
 import { RunStore, type RunRow } from "../store/runs";
-import { BoundedMap } from "../lib/bounded-map";
+import { Claims } from "./claims";
 import { ClusterLinks } from "./cluster-links";
 import { Dispatcher } from "./dispatcher";
 import { Executor } from "./executor";
@@ -43,31 +45,6 @@ import { Waiters } from "./waiters";
 export type { EngineOptions } from "./run-table";
 export { MAX_SUBFLOW_DEPTH, type StartRunInput } from "./run-start";
 
-/** Runs a worker takes from the shared queue at once: enough to keep it busy, few enough to share them out. */
-const CLAIM_BATCH = 64;
-/** Runs given back for a missing piece that are remembered (not claimed again here). */
-const MAX_CANNOT_RUN = 200;
-
-/** The pieces a definition's steps run, with their pins (the trigger's own piece is not run by an executing instance). */
-function stepPieces(definition: FlowVersionT): Array<{ pieceId: string; pieceVersion?: string }> {
-  const found: Array<{ pieceId: string; pieceVersion?: string }> = [];
-  const visit = (value: unknown, isTrigger: boolean) => {
-    if (Array.isArray(value)) {
-      for (const item of value) visit(item, false);
-      return;
-    }
-    if (!value || typeof value !== "object") return;
-    const node = value as Record<string, unknown>;
-    if (!isTrigger && typeof node.pieceId === "string" && typeof node.type === "string") {
-      found.push({ pieceId: node.pieceId, pieceVersion: typeof node.pieceVersion === "string" ? node.pieceVersion : undefined });
-    }
-    // Configuration and sample data are the user's values: a "pieceId" there names nothing to run.
-    for (const [key, child] of Object.entries(node)) if (key !== "config" && key !== "sampleData" && key !== "pinnedData") visit(child, false);
-  };
-  visit(definition.trigger, true);
-  return found;
-}
-
 export class Engine {
   readonly store: RunStore;
   /** Group-committed run and step writes (on a writer thread when the database is a file). */
@@ -87,11 +64,8 @@ export class Engine {
   readonly links: ClusterLinks | null;
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private startPromise: Promise<void> | undefined;
-  /** A cluster: runs may wait in the shared queue (a wake-up, or the last claim took a full batch). */
-  private moreWork = true;
-  /** A cluster: runs given back because this instance lacks a piece they need (oldest first, bounded). */
-  private readonly cannotRun = new Set<string>();
-  private missingByDefinition = { generation: -1, map: new BoundedMap<string, { pieceId: string; pieceVersion?: string } | null>(256) };
+  /** A cluster: which runs this instance takes from others and from the shared queue; null alone. */
+  private readonly claims: Claims | null;
   private stopping = false;
 
   constructor(private readonly o: EngineOptions) {
@@ -136,15 +110,18 @@ export class Engine {
       ? new ClusterLinks(t, o.cluster.instanceId, {
           cancel: (workspaceId, runId) => this.control.cancel(workspaceId, runId),
           deliverReply: (runId, reply) => this.waiters.deliverReply(runId, reply),
-          workArrived: () => this.workArrived(),
+          workArrived: () => this.claims?.workArrived(),
         })
       : null;
+    this.claims =
+      o.cluster && this.links
+        ? new Claims(t, o.cluster, this.links, {
+            recover: (rows) => this.recover(rows),
+            ready: () => !this.stopping && this.startPromise !== undefined,
+          })
+        : null;
     if (this.links) {
       const links = this.links;
-      // A run that ends here makes room: take more from the shared queue while it has some.
-      t.finishedListeners.push(() => {
-        if (this.moreWork && this.dispatcher.pendingCount < CLAIM_BATCH / 2) this.claimWork();
-      });
       // An `api` instance stores a run and leaves it to the workers, which the bus wakes once it is committed.
       t.handOff = (p) => {
         if (p.row.owner !== null) {
@@ -168,7 +145,7 @@ export class Engine {
     if (this.startPromise) return this.startPromise;
     // Recovery runs first and synchronously: nothing new can be queued before it, so no run is queued twice.
     // Alone (SQLite) every unfinished run is this process's; in a cluster only those of instances that died.
-    this.recover(this.o.cluster ? this.claimable() : this.store.unfinished());
+    this.recover(this.claims ? this.claims.orphans() : this.store.unfinished());
     try {
       if (!this.o.db.inTransaction) this.retention.ensureIncrementalVacuum();
     } catch (error) {
@@ -179,7 +156,7 @@ export class Engine {
     this.sweeper = setInterval(() => this.sweep(), 200);
     (this.sweeper as { unref?: () => void }).unref?.();
     this.startPromise = Promise.resolve();
-    this.claimWork(); // runs left for workers (an `api` instance's intake, or copied from SQLite)
+    this.claims?.work(); // runs left for workers (an `api` instance's intake, or copied from SQLite)
     return this.startPromise;
   }
 
@@ -320,105 +297,11 @@ export class Engine {
   }
 
   /**
-   * A cluster: takes over the unfinished runs of instances that are not alive (and runs nobody holds) and
-   * recovers them as a restart would. Called at start and after every heartbeat; a no-op alone.
+   * A cluster: takes over the unfinished runs of instances that are not alive and recovers them as a restart
+   * would, then takes work from the shared queue (claims.ts). Called after every heartbeat; a no-op alone.
    */
   claimOrphans(): number {
-    if (!this.o.cluster || this.stopping || !this.startPromise) return 0;
-    const rows = this.claimable();
-    this.recover(rows);
-    if (rows.length) this.o.log.info("took over runs of instances that stopped", { runs: rows.length });
-    this.moreWork = true;
-    return rows.length + this.claimWork();
-  }
-
-  /**
-   * A cluster: takes runs nobody holds (an `api` instance's intake) while this instance has room, up to the
-   * engine's ceiling; with a full batch it looks again soon. Called when the bus says there is work, after
-   * each heartbeat, and when a run here ends.
-   */
-  claimWork(): number {
-    const c = this.o.cluster;
-    if (!c || c.role === "api" || this.stopping || !this.startPromise || !this.moreWork) return 0;
-    // Room under the engine's ceiling, and no more than a batch waiting here: the rest is left to other workers.
-    const waiting = this.dispatcher.pendingCount;
-    const batch = Math.min((this.o.maxActiveRuns ?? 1000) - this.table.active.size - waiting, CLAIM_BATCH - waiting);
-    if (batch <= 0) return 0; // looked at again when a run here ends
-    const claimed = this.store.claim(c.instanceId, null, batch, [...this.cannotRun]);
-    const rows = this.runnableHere(claimed);
-    for (const row of rows) this.table.remoteIntake.add(row.id);
-    this.recover(rows);
-    // Fewer than asked: the shared queue is empty until the bus or a heartbeat says otherwise.
-    this.moreWork = claimed.length === batch;
-    return rows.length;
-  }
-
-  /**
-   * A cluster: keeps the claimed runs whose steps' pieces (at their pins) this instance holds, and gives the
-   * others back for an instance that has them; they are not claimed here again.
-   */
-  private runnableHere(rows: RunRow[]): RunRow[] {
-    const c = this.o.cluster;
-    if (!c) return rows;
-    const kept: RunRow[] = [];
-    let released = false;
-    for (const row of rows) {
-      const missing = this.missingPiece(row);
-      if (!missing) {
-        kept.push(row);
-        continue;
-      }
-      this.store.release(row.id, c.instanceId);
-      this.cannotRun.add(row.id);
-      if (this.cannotRun.size > MAX_CANNOT_RUN) this.cannotRun.delete(this.cannotRun.values().next().value as string);
-      released = true;
-      this.o.log.warn("a run needs a piece this instance does not hold; left for another instance", {
-        runId: row.id,
-        piece: missing.pieceVersion ? `${missing.pieceId}@${missing.pieceVersion}` : missing.pieceId,
-      });
-    }
-    if (released) this.links?.wakeWorkers();
-    return kept;
-  }
-
-  /** The bus said runs wait for a worker. */
-  private workArrived() {
-    this.moreWork = true;
-    this.claimWork();
-  }
-
-  /** The first step piece (at its pin) of the run's definition this instance lacks; remembered per definition. */
-  private missingPiece(row: RunRow): { pieceId: string; pieceVersion?: string } | undefined {
-    const pieces = this.o.pieces;
-    if (this.missingByDefinition.generation !== pieces.generation) this.missingByDefinition = { generation: pieces.generation, map: new BoundedMap(256) };
-    const known = this.missingByDefinition.map.get(row.definition_hash);
-    if (known !== undefined) return known ?? undefined;
-    let missing: { pieceId: string; pieceVersion?: string } | undefined;
-    try {
-      missing = stepPieces(this.table.definitionOf(row)).find((step) => !pieces.isRunnable(step.pieceId, step.pieceVersion));
-    } catch {
-      missing = undefined; // recovery deals with a run whose definition cannot be read
-    }
-    this.missingByDefinition.map.set(row.definition_hash, missing ?? null);
-    return missing;
-  }
-
-  private claimable(): RunRow[] {
-    const c = this.o.cluster;
-    if (!c || c.role === "api") return [];
-    // Runs nobody holds are taken by claimWork, a batch at a time. Owners first, then who is alive: an instance registers before it starts a run, so an owner read here
-    // that was not yet alive in the list read after cannot be a newcomer.
-    const owners = this.store.unfinishedOwners();
-    const alive = c.aliveIds();
-    const claimed: RunRow[] = [];
-    for (const from of owners.filter((owner) => !alive.has(owner))) {
-      for (;;) {
-        const batch = this.store.claim(c.instanceId, from, 500);
-        claimed.push(...this.runnableHere(batch));
-        if (batch.length < 500) break;
-      }
-    }
-    return claimed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return this.claims?.afterHeartbeat() ?? 0;
   }
 
   private recover(rows: RunRow[]) {
