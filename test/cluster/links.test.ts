@@ -4,72 +4,32 @@
  * and cancelled from A while B executes it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { clusterEnv, effectSink, publishSinkChain, startInstance } from "../support/cluster";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
-import { type ServerHandle, startServer } from "../support/server";
+import type { ServerHandle } from "../support/server";
+import { parseSse, type SseEvent } from "../support/sse";
 
 announceMissingPostgres();
 
-let sink: ReturnType<typeof Bun.serve> | undefined;
+let sink: ReturnType<typeof effectSink>;
 const servers: ServerHandle[] = [];
-const hits = new Map<string, number>();
 
 beforeAll(() => {
-  sink = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    async fetch(request) {
-      const path = new URL(request.url).pathname;
-      hits.set(path, (hits.get(path) ?? 0) + 1);
-      await Bun.sleep(400);
-      return Response.json({ path });
-    },
-  });
+  sink = effectSink(400);
 });
 afterAll(async () => {
   for (const server of servers) await server.stop("SIGKILL").catch(() => undefined);
-  sink?.stop(true);
+  sink.stop();
 });
 
-interface Event {
-  id: number;
-  event: string;
-  data: any;
-}
-
-function parse(text: string): Event[] {
-  const events: Event[] = [];
-  for (const block of text.split("\n\n")) {
-    const fields: Record<string, string> = {};
-    for (const line of block.split("\n")) {
-      if (!line || line.startsWith(":")) continue;
-      const at = line.indexOf(": ");
-      fields[line.slice(0, at)] = line.slice(at + 2);
-    }
-    if (fields.event) events.push({ id: Number(fields.id), event: fields.event, data: JSON.parse(fields.data!) });
-  }
-  return events;
-}
-
-async function stream(server: ServerHandle, runId: string, lastEventId?: number): Promise<Event[]> {
+async function stream(server: ServerHandle, runId: string, lastEventId?: number): Promise<SseEvent[]> {
   const headers: Record<string, string> = {};
   if (lastEventId !== undefined) headers["last-event-id"] = String(lastEventId);
   const res = await server.fetch(`/api/runs/${runId}/stream`, { headers, signal: AbortSignal.timeout(20_000) });
   expect(res.status).toBe(200);
-  return parse(await res.text());
+  return parseSse(await res.text());
 }
-
-const slow = (name: string, next?: Record<string, unknown>) => ({
-  name,
-  type: "PIECE",
-  pieceId: "http",
-  actionId: "send_request",
-  config: { method: "GET", url: `http://127.0.0.1:${sink!.port}/{{trigger.body.tag}}/${name}`, timeout_ms: 10_000 },
-  ...(next ? { nextAction: next } : {}),
-});
 
 describe.skipIf(!postgresBinaries())("two instances on one PostgreSQL database", () => {
   let a: ServerHandle;
@@ -78,35 +38,10 @@ describe.skipIf(!postgresBinaries())("two instances on one PostgreSQL database",
 
   beforeAll(async () => {
     const { url } = await freshPostgresDatabase();
-    const env = { WEFT_DATABASE_URL: url, WEFT_HEARTBEAT_SECONDS: "1", WEFT_ALLOW_CIDRS: "127.0.0.0/8", WEFT_LOG_LEVEL: "warn" };
-    a = await startServer({ env });
-    servers.push(a);
-    const dir = mkdtempSync(join(tmpdir(), "weft-links-"));
-    copyFileSync(join(a.dataDir, "encryption.key"), join(dir, "encryption.key"));
-    b = await startServer({ env, dataDir: dir });
-    servers.push(b);
-    const made = await (
-      await a.fetch("/api/workflows", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          name: "three slow steps",
-          definition: {
-            schemaVersion: 2,
-            trigger: {
-              name: "trigger",
-              type: "webhook",
-              pieceId: "webhook",
-              actionId: "catch_webhook",
-              config: {},
-              nextAction: slow("one", slow("two", slow("three"))),
-            },
-          },
-        }),
-      })
-    ).json();
-    await a.fetch(`/api/workflows/${(made as any).data.id}/publish`, { method: "POST" });
-    token = (made as any).data.webhookToken;
+    const env = clusterEnv(url);
+    a = await startInstance(servers, env);
+    b = await startInstance(servers, env);
+    token = await publishSinkChain(a, sink.port, ["one", "two", "three"]);
   }, 60_000);
 
   const startOnB = async (tag: string): Promise<string> => {
@@ -139,13 +74,13 @@ describe.skipIf(!postgresBinaries())("two instances on one PostgreSQL database",
   test("a run executing on B is cancelled from A: it ends cancelled and its later steps never run", async () => {
     const runId = await startOnB("cancelled");
     // Wait until B is inside the first step.
-    for (const deadline = Date.now() + 5_000; !hits.has("/cancelled/one") && Date.now() < deadline; ) await Bun.sleep(20);
+    for (const deadline = Date.now() + 5_000; !sink.hits.has("/cancelled/one") && Date.now() < deadline; ) await Bun.sleep(20);
     const res = await a.fetch(`/api/runs/${runId}/cancel`, { method: "POST" });
     const body = (await res.json()) as any;
     expect(res.status).toBe(200);
     expect(body.data.status).toBe("cancelled");
     await Bun.sleep(1_200);
-    expect(hits.has("/cancelled/three")).toBe(false);
+    expect(sink.hits.has("/cancelled/three")).toBe(false);
     const seenByB = ((await (await b.fetch(`/api/runs/${runId}`)).json()) as any).data;
     expect(seenByB.status).toBe("cancelled");
   }, 30_000);

@@ -4,16 +4,15 @@
  * version they all serve, and a worker never keeps a run whose piece it lacks — the run waits for one that has it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { call, clusterEnv, startInstance } from "../support/cluster";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
-import { type ServerHandle, startServer } from "../support/server";
+import type { ServerHandle } from "../support/server";
 
 announceMissingPostgres();
-
-const MAIN = resolve(import.meta.dir, "../../src/main.ts");
 
 /** Test-only: a piece only some instances load (from their WEFT_PIECES_DIR). */
 const EXTRA = `export default (sdk) => sdk.definePiece({
@@ -28,31 +27,11 @@ afterAll(async () => {
   for (const server of servers) await server.stop("SIGKILL").catch(() => undefined);
 });
 
-async function call(server: ServerHandle, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await server.fetch(path, {
-    method,
-    headers: { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
-
 describe.skipIf(!postgresBinaries())("the live fleet of a cluster", () => {
   let env: Record<string, string>;
   let piecesDir: string;
-  let keyFrom: string | undefined;
-  const start = async (role: "all" | "api" | "worker", withExtra: boolean) => {
-    const dir = mkdtempSync(join(tmpdir(), `weft-fleet-${role}-`));
-    if (keyFrom) copyFileSync(join(keyFrom, "encryption.key"), join(dir, "encryption.key"));
-    const server = await startServer({
-      env: { ...env, ...(withExtra ? { WEFT_PIECES_DIR: piecesDir } : {}) },
-      dataDir: dir,
-      command: [process.execPath, MAIN, "serve", "--role", role],
-    });
-    keyFrom ??= server.dataDir;
-    servers.push(server);
-    return server;
-  };
+  const start = (role: "all" | "api" | "worker", withExtra: boolean) =>
+    startInstance(servers, env, { role, env: withExtra ? { WEFT_PIECES_DIR: piecesDir } : {} });
   const definition = (pieceVersion?: string) => ({
     schemaVersion: 2,
     trigger: {
@@ -67,7 +46,7 @@ describe.skipIf(!postgresBinaries())("the live fleet of a cluster", () => {
 
   beforeAll(async () => {
     const { url } = await freshPostgresDatabase();
-    env = { WEFT_DATABASE_URL: url, WEFT_HEARTBEAT_SECONDS: "1", WEFT_LOG_LEVEL: "warn" };
+    env = clusterEnv(url);
     piecesDir = mkdtempSync(join(tmpdir(), "weft-extra-"));
     writeFileSync(join(piecesDir, "extra.js"), EXTRA);
   });

@@ -5,61 +5,33 @@
  * worker alive runs wait, and a worker that starts takes them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { clusterEnv, ok, publishWebhook, startInstance } from "../support/cluster";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
-import { type ServerHandle, startServer } from "../support/server";
+import type { ServerHandle } from "../support/server";
 
 announceMissingPostgres();
 
-const MAIN = resolve(import.meta.dir, "../../src/main.ts");
 const servers: ServerHandle[] = [];
 afterAll(async () => {
   for (const server of servers) await server.stop("SIGKILL").catch(() => undefined);
 });
 
-async function call(server: ServerHandle, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await server.fetch(path, {
-    method,
-    headers: { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as any;
-  if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
-
 describe.skipIf(!postgresBinaries())("an api instance and workers on one PostgreSQL database", () => {
   let api: ServerHandle;
   let env: Record<string, string>;
-  const start = async (role: "api" | "worker") => {
-    const dir = mkdtempSync(join(tmpdir(), `weft-${role}-`));
-    if (api) copyFileSync(join(api.dataDir, "encryption.key"), join(dir, "encryption.key"));
-    const server = await startServer({ env, dataDir: dir, command: [process.execPath, MAIN, "serve", "--role", role] });
-    servers.push(server);
-    return server;
-  };
-  const workflow = async (name: string, nextAction: Record<string, unknown>) => {
-    const made = await call(api, "POST", "/api/workflows", {
-      name,
-      definition: { schemaVersion: 2, trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction } },
-    });
-    await call(api, "POST", `/api/workflows/${made.data.id}/publish`);
-    return made.data.webhookToken as string;
-  };
+  const start = (role: "api" | "worker") => startInstance(servers, env, { role });
 
   beforeAll(async () => {
     const { url } = await freshPostgresDatabase();
-    env = { WEFT_DATABASE_URL: url, WEFT_HEARTBEAT_SECONDS: "1", WEFT_LOG_LEVEL: "warn", WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0" };
+    env = clusterEnv(url);
     api = await start("api");
     await start("worker");
     await start("worker");
   }, 60_000);
 
   test("the fleet lists each instance's role; a worker answers /healthz and refuses the API, naming its role", async () => {
-    const fleet = (await call(api, "GET", "/api/fleet")).data as Array<{ role: string }>;
+    const fleet = (await ok(api, "GET", "/api/fleet")).data as Array<{ role: string }>;
     expect(fleet.map((i) => i.role).sort()).toEqual(["api", "worker", "worker"]);
     const worker = servers[1]!;
     expect(await (await worker.fetch("/healthz")).json()).toEqual({ data: { status: "ok" } });
@@ -69,7 +41,7 @@ describe.skipIf(!postgresBinaries())("an api instance and workers on one Postgre
   });
 
   test("a synchronous webhook accepted by the api instance answers with the reply of the run a worker executed, large or small", async () => {
-    const token = await workflow("echo", {
+    const token = await publishWebhook(api, "echo", {
       name: "reply",
       type: "PIECE",
       pieceId: "webhook",
@@ -88,7 +60,7 @@ describe.skipIf(!postgresBinaries())("an api instance and workers on one Postgre
   }, 30_000);
 
   test("with no worker alive, runs wait in the shared queue; a worker that starts takes them", async () => {
-    const token = await workflow("shape", {
+    const token = await publishWebhook(api, "shape", {
       name: "shape",
       type: "PIECE",
       pieceId: "data",
@@ -102,7 +74,7 @@ describe.skipIf(!postgresBinaries())("an api instance and workers on one Postgre
       ids.push(((await res.json()) as any).data.runId);
     };
     await Promise.all(Array.from({ length: 100 }, (_, n) => send(n)));
-    const statuses = async () => Promise.all(ids.map(async (id) => (await call(api, "GET", `/api/runs/${id}`)).data.status as string));
+    const statuses = async () => Promise.all(ids.map(async (id) => (await ok(api, "GET", `/api/runs/${id}`)).data.status as string));
     for (const deadline = Date.now() + 15_000; (await statuses()).some((s) => s !== "completed") && Date.now() < deadline; ) await Bun.sleep(200);
     expect(new Set(await statuses())).toEqual(new Set(["completed"]));
 

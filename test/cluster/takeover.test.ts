@@ -6,12 +6,10 @@
  * within the lease plus 10 s of the last accepted call.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { allRuns, clusterEnv, effectSink, publishSinkChain, startInstance } from "../support/cluster";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
-import { type ServerHandle, startServer } from "../support/server";
+import type { ServerHandle } from "../support/server";
 
 announceMissingPostgres();
 
@@ -20,92 +18,26 @@ const IN_FLIGHT = 24;
 const LEASE_SECONDS = 3;
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
 
-const hits = new Map<string, number>();
-let sink: ReturnType<typeof Bun.serve> | undefined;
+let sink: ReturnType<typeof effectSink>;
 const servers: ServerHandle[] = [];
 
 beforeAll(() => {
-  sink = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    async fetch(request) {
-      const path = new URL(request.url).pathname;
-      hits.set(path, (hits.get(path) ?? 0) + 1);
-      await Bun.sleep(5); // a side effect takes a moment: the kill lands inside steps too
-      return Response.json({ path });
-    },
-  });
+  sink = effectSink(5); // a side effect takes a moment: the kill lands inside steps too
 });
 afterAll(async () => {
   for (const server of servers) await server.stop("SIGKILL").catch(() => undefined);
-  sink?.stop(true);
+  sink.stop();
 });
-
-const effect = (name: string, what: string, next?: Record<string, unknown>) => ({
-  name,
-  type: "PIECE",
-  pieceId: "http",
-  actionId: "send_request",
-  config: { method: "GET", url: `http://127.0.0.1:${sink!.port}/{{trigger.body.tag}}/${what}`, timeout_ms: 10_000 },
-  ...(next ? { nextAction: next } : {}),
-});
-
-async function call(server: ServerHandle, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await server.fetch(path, {
-    method,
-    headers: { "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as any;
-  if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
-
-async function allRuns(server: ServerHandle): Promise<any[]> {
-  const runs: any[] = [];
-  for (let page = 1; ; page++) {
-    const res = await call(server, "GET", `/api/runs?environment=all&limit=100&page=${page}`);
-    runs.push(...res.data);
-    if (page >= res.pagination.totalPages) return runs;
-  }
-}
 
 describe.skipIf(!postgresBinaries())("a cluster of three on one PostgreSQL database", () => {
   test("one SIGKILLed half-way through 3,000 webhook calls: every accepted run ends once, no side effect twice, the survivors finish in time", async () => {
     const { url } = await freshPostgresDatabase();
-    const env = {
-      WEFT_DATABASE_URL: url,
-      WEFT_HEARTBEAT_SECONDS: "1",
-      WEFT_LEASE_SECONDS: String(LEASE_SECONDS),
-      WEFT_ALLOW_CIDRS: "127.0.0.0/8",
-      WEFT_LOG_LEVEL: "warn",
-      WEFT_RATE_LIMIT: "0",
-      WEFT_FLOOD_LIMIT: "0",
-    };
-    const first = await startServer({ env });
-    servers.push(first);
-    for (let i = 0; i < 2; i++) {
-      // One database, one encryption key.
-      const dir = mkdtempSync(join(tmpdir(), "weft-cluster-"));
-      copyFileSync(join(first.dataDir, "encryption.key"), join(dir, "encryption.key"));
-      servers.push(await startServer({ env, dataDir: dir }));
-    }
-    const made = await call(first, "POST", "/api/workflows", {
-      name: "two side effects",
-      definition: {
-        schemaVersion: 2,
-        trigger: {
-          name: "trigger",
-          type: "webhook",
-          pieceId: "webhook",
-          actionId: "catch_webhook",
-          config: {},
-          nextAction: effect("a", "a", effect("b", "b")),
-        },
-      },
-    });
-    await call(first, "POST", `/api/workflows/${made.data.id}/publish`);
-    const token = made.data.webhookToken as string;
+    const env = clusterEnv(url, { WEFT_LEASE_SECONDS: String(LEASE_SECONDS) });
+    const first = await startInstance(servers, env);
+    await startInstance(servers, env);
+    await startInstance(servers, env);
+    const token = await publishSinkChain(first, sink.port, ["a", "b"]);
+    const hits = sink.hits;
 
     const victim = servers[2]!;
     const alive = new Set(servers);

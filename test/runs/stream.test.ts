@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ROOT_TOKEN, type TestApp } from "../support/app";
 import { startServer, type ServerHandle } from "../support/server";
+import { parseSse, type SseEvent } from "../support/sse";
 import { chain, createWorkflow, definition, engineApp, runAndWait, stopEngines, template, testPiece } from "../engine/support";
 
 let t: TestApp;
@@ -17,33 +18,13 @@ beforeAll(async () => {
   );
 });
 
-interface Event {
-  id: number;
-  event: string;
-  data: any;
-}
-
-function parse(text: string): Event[] {
-  const events: Event[] = [];
-  for (const block of text.split("\n\n")) {
-    const fields: Record<string, string> = {};
-    for (const line of block.split("\n")) {
-      if (!line || line.startsWith(":")) continue;
-      const at = line.indexOf(": ");
-      fields[line.slice(0, at)] = line.slice(at + 2);
-    }
-    if (fields.event) events.push({ id: Number(fields.id), event: fields.event, data: JSON.parse(fields.data!) });
-  }
-  return events;
-}
-
 /** Reads the whole stream (it closes after `end`). */
-async function stream(runId: string, lastEventId?: number): Promise<{ status: number; type: string | null; events: Event[] }> {
+async function stream(runId: string, lastEventId?: number): Promise<{ status: number; type: string | null; events: SseEvent[] }> {
   const headers: Record<string, string> = { authorization: `Bearer ${ROOT_TOKEN}` };
   if (lastEventId !== undefined) headers["last-event-id"] = String(lastEventId);
   const res = await t.app.handle(new Request(`http://localhost/api/runs/${runId}/stream`, { headers }));
   const text = await res.text();
-  return { status: res.status, type: res.headers.get("content-type"), events: res.status === 200 ? parse(text) : [] };
+  return { status: res.status, type: res.headers.get("content-type"), events: res.status === 200 ? parseSse(text) : [] };
 }
 
 describe("run event stream", () => {
@@ -134,9 +115,9 @@ describe("over a real socket", () => {
       const { value, done } = await reader.read();
       if (done) break;
       text += decoder.decode(value);
-      for (const e of parse(text)) seenAt[`${e.event}:${e.data.status}`] ??= Date.now() - t0;
+      for (const e of parseSse(text)) seenAt[`${e.event}:${e.data.status}`] ??= Date.now() - t0;
     }
-    const events = parse(text);
+    const events = parseSse(text);
     expect(events[events.length - 1]!.event).toBe("end");
     expect(events.some((e) => e.event === "run" && e.data.status === "paused")).toBe(true);
     // The pause was streamed before the end arrived about a second later.
