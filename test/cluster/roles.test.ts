@@ -5,6 +5,9 @@
  * worker alive runs wait, and a worker that starts takes them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { clusterEnv, ok, publishWebhook, startInstance } from "../support/cluster";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
@@ -12,9 +15,31 @@ import type { ServerHandle } from "../support/server";
 
 announceMissingPostgres();
 
+const MAIN = resolve(import.meta.dir, "../../src/main.ts");
+
 const servers: ServerHandle[] = [];
 afterAll(async () => {
   for (const server of servers) await server.stop("SIGKILL").catch(() => undefined);
+});
+
+describe("weft serve --role", () => {
+  const serve = async (...args: string[]) => {
+    const proc = Bun.spawn([process.execPath, MAIN, "serve", ...args], {
+      env: { ...process.env, WEFT_PORT: "0", WEFT_DATA_DIR: mkdtempSync(join(tmpdir(), "weft-role-")), WEFT_DATABASE_URL: "" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    return { code: await proc.exited, stderr: await new Response(proc.stderr).text() };
+  };
+
+  test("a role other than all on SQLite, or an unknown role, stops start-up saying what is allowed", async () => {
+    const worker = await serve("--role", "worker");
+    expect(worker.code).toBe(2);
+    expect(worker.stderr).toContain("WEFT_ROLE=worker needs a cluster on PostgreSQL (WEFT_DATABASE_URL)");
+    const bogus = await serve("--role", "boss");
+    expect(bogus.code).toBe(2);
+    expect(bogus.stderr).toContain('WEFT_ROLE="boss" is not allowed; use one of: all, api, worker');
+  }, 30_000);
 });
 
 describe.skipIf(!postgresBinaries())("an api instance and workers on one PostgreSQL database", () => {
