@@ -7,7 +7,8 @@
  * It runs at a lower scheduling priority (SANDBOX_NICE) than the server, and a call's time limit counts its
  * CPU time: code that computes leaves the cores to the server first, and is not stopped for having waited
  * for one. Each reply (and the ready line) carries this process's CPU time so far (`cpuMs`), from which the
- * parent tells a call that is stuck from one that is only waiting for a core (./process-pool.ts).
+ * parent tells a call that is stuck from one that is only waiting for a core, and a reply how long its call
+ * ran here (`ms`), which the parent's clock cannot tell when its own thread is busy (./process-pool.ts).
  */
 import { setPriority } from "node:os";
 import { SANDBOX_NICE } from "./limits";
@@ -47,8 +48,9 @@ export async function runSandboxChild(): Promise<void> {
       buffer = buffer.slice(newline + 1);
       if (!line) continue;
       const request = JSON.parse(line) as ChildRequest;
+      const started = performance.now();
       const result = await runInline(request);
-      send({ id: request.id, result, cpuMs: processCpuMs() });
+      send({ id: request.id, result, ms: performance.now() - started, cpuMs: processCpuMs() });
       // Replies of quick calls go out together; none waits more than ~2 ms behind the calls after it,
       // since the parent's kill timer for the next call starts only when this reply arrives.
       if (!buffer.includes("\n") || performance.now() - lastFlush > FLUSH_EVERY_MS) {

@@ -20,8 +20,9 @@
  * else is pipelined (PIPELINE_DEPTH) behind running calls of code that last ran quick (QUICK_CALL_MS) while
  * the running one is not yet slow: one warm process serves quick code best, the pipe's round trip is shared.
  * Nothing is queued behind code not yet seen or seen slow: a burst of slow calls must not pile into the one
- * process that happened to be free. When every running call is slow the pool grows, up to `size` (when
- * every pipeline of quick code is full, up to one process per core); past that, calls wait here in arrival
+ * process that happened to be free. When every running call is slow the pool grows, up to one process per
+ * core (also when every pipeline of quick code is full), and past that up to `size` while every process
+ * runs slow code (how long a call ran is what its process reports); past that, calls wait here in arrival
  * order, in a bounded queue: past `queue` waiting calls a new one is refused at once with a clear error. A
  * call told it waits (onWait) learns when it starts.
  */
@@ -144,8 +145,17 @@ class SandboxProcess {
     if (this.headStartedAt === undefined) return !this.ready && this.pool.knownSlow(head.call.codeHash);
     const running = now - this.headStartedAt;
     if (running <= SLOW_CALL_MS) return false;
-    this.pool.learn(head.call.codeHash, running);
+    // Code known quick may only look slow here (this thread was busy); its reply will tell.
+    if (!head.quick) this.pool.learn(head.call.codeHash, running);
     return true;
+  }
+
+  /**
+   * Is it running slow code: a slow call of code not known quick? A known-quick call may only look slow
+   * (this thread was too busy to read its reply), so it never makes the pool grow past one process per core.
+   */
+  slowCode(now: number): boolean {
+    return this.slow(now) && this.sent[0]?.quick === false;
   }
 
   /** May a call be queued behind the ones it has? Only behind quick code, while the running call is not yet slow. */
@@ -309,7 +319,7 @@ class SandboxProcess {
   }
 
   private receive(line: string) {
-    let message: { ready?: boolean; id?: number; result?: SandboxResult; cpuMs?: number };
+    let message: { ready?: boolean; id?: number; result?: SandboxResult; ms?: number; cpuMs?: number };
     try {
       message = JSON.parse(line);
     } catch {
@@ -328,7 +338,7 @@ class SandboxProcess {
     if (!head || message.id !== head.id || !message.result) return;
     clearTimeout(head.timer);
     this.shift();
-    if (this.headStartedAt !== undefined) this.pool.learn(head.call.codeHash, performance.now() - this.headStartedAt);
+    this.pool.learn(head.call.codeHash, message.ms ?? performance.now() - (this.headStartedAt ?? 0));
     head.call.resolve(message.result);
     this.arm();
     this.pool.dispatch();
@@ -388,9 +398,13 @@ class Pool {
       this.idleCheck = undefined;
       this.watchIdle();
     }
-    const queueLimit = settings.queue;
-    const busy = this.processes.length >= this.size && this.processes.every((process) => process.dead || process.load > 0);
-    if (busy && this.waiting.length >= queueLimit) {
+    this.waiting.push(call);
+    this.dispatch();
+    // Still waiting, it is the last in line (dispatch takes from the front).
+    if (this.waiting.at(-1) !== call) return;
+    // The bound holds whatever the pool's size: the pool may stay below it (quick code grows it only to one process per core).
+    if (this.waiting.length > settings.queue) {
+      this.waiting.pop();
       call.resolve(
         failure(
           "busy",
@@ -399,12 +413,8 @@ class Pool {
       );
       return;
     }
-    this.waiting.push(call);
-    this.dispatch();
-    if (this.waiting.includes(call)) {
-      call.waited = true;
-      call.onWait?.(true);
-    }
+    call.waited = true;
+    call.onWait?.(true);
   }
 
   dispatch() {
@@ -412,8 +422,9 @@ class Pool {
     const now = performance.now();
     while (this.waiting.length) {
       // An idle process; else the least loaded one running quick code, with room in its pipeline; else a new
-      // process while the pool has room and every running call is slow — or, up to one per core, every
-      // pipeline is full (past that, more processes than cores would not run quick code any sooner).
+      // process while the pool has room and, up to one per core, every running call is slow or every pipeline
+      // full; past one per core, only while every process runs slow code (more processes than cores would not
+      // run quick code any sooner).
       let target = this.processes.find((candidate) => candidate.load === 0);
       if (!target) {
         for (const candidate of this.processes) {
@@ -424,7 +435,7 @@ class Pool {
       if (
         !target &&
         count < this.size &&
-        this.processes.every((candidate) => candidate.slow(now) || (candidate.load >= PIPELINE_DEPTH && count < this.cores))
+        this.processes.every((candidate) => (count < this.cores ? candidate.slow(now) || candidate.load >= PIPELINE_DEPTH : candidate.slowCode(now)))
       ) {
         target = new SandboxProcess(this.waiting[0].request.memoryBytes, this);
         this.processes.push(target);

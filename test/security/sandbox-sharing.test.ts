@@ -74,6 +74,23 @@ describe.skipIf(process.platform !== "linux")("more sandbox processes than cores
     expect(values(await others)).toEqual(Array.from({ length: PROCESSES - 1 }, (_, n) => n));
   }, 60_000);
 
+  test("past WEFT_SANDBOX_QUEUE waiting calls a new one is refused, though the pool is below WEFT_SANDBOX_PROCESSES", async () => {
+    // Quick code grows the pool to one process per core at most, so the pool stays below the setting here.
+    const quick = (n: number) => runUserCode({ code: "return input.n + 1", input: { n }, isolation: "process" });
+    for (let n = 0; n < 20; n++) await quick(n);
+    configureSandbox({ queue: 5 });
+    try {
+      const results = await Promise.all(Array.from({ length: 500 }, (_, n) => quick(n)));
+      const refused = results.filter((result) => !result.ok);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const result of refused) expect(result).toMatchObject({ reason: "busy", error: expect.stringContaining("WEFT_SANDBOX_QUEUE") });
+      // Every call not refused ran.
+      expect(results.filter((result) => result.ok).length).toBe(500 - refused.length);
+    } finally {
+      configureSandbox({ queue: previous.queue });
+    }
+  });
+
   test("idle sandbox processes are stopped, all but one, which still serves", async () => {
     configureSandbox({ processIdleMs: 1_000 });
     try {
