@@ -4,14 +4,11 @@
  * and writes one JSON reply per line on stdout, flushed within ~2 ms of the call's end. The parent SIGKILLs it when a call overruns; stdin
  * closing (the parent exited or was killed, or retired it when idle) ends it.
  *
- * It runs at a lower scheduling priority (SANDBOX_NICE) than the server, and a call's time limit counts its
- * CPU time: code that computes leaves the cores to the server first, and is not stopped for having waited
- * for one. Each reply (and the ready line) carries this process's CPU time so far (`cpuMs`), from which the
+ * A call's time limit counts its CPU time, so a call is not stopped for having waited for a core (the
+ * parent lowers the priority of a process whose call runs long, ./process-pool.ts). Each reply (and the ready line) carries this process's CPU time so far (`cpuMs`), from which the
  * parent tells a call that is stuck from one that is only waiting for a core, and a reply how long its call
  * ran here (`ms`), which the parent's clock cannot tell when its own thread is busy (./process-pool.ts).
  */
-import { setPriority } from "node:os";
-import { SANDBOX_NICE } from "./limits";
 import { countCpuTimeAsCallTime, processCpuMs, runInline, warmInline } from "./quickjs-runner";
 
 export interface ChildRequest {
@@ -27,11 +24,6 @@ export interface ChildRequest {
 const FLUSH_EVERY_MS = 2;
 
 export async function runSandboxChild(): Promise<void> {
-  try {
-    setPriority(SANDBOX_NICE);
-  } catch {
-    // Not allowed here: the process keeps the server's priority.
-  }
   countCpuTimeAsCallTime();
   const out = Bun.stdout.writer();
   const send = (message: unknown) => out.write(`${JSON.stringify(message)}\n`);

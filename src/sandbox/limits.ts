@@ -38,7 +38,7 @@ export const STACK_BYTES = 256 * 1024;
 export const MAX_INPUT_DEPTH = 200;
 /** Extra time a sandbox process gets past its time limit before it is killed. */
 export const KILL_GRACE_MS = 500;
-/** Scheduling priority (nice) of sandbox processes: code that computes yields the cores to the server's own work. */
+/** Scheduling priority (nice) of a sandbox process once a call in it runs slow: code that computes yields the cores to the server. */
 export const SANDBOX_NICE = 10;
 /** console.* lines kept per call. */
 export const MAX_LOG_LINES = 100;

@@ -3,8 +3,10 @@
  * call overruns its time limit by KILL_GRACE_MS is SIGKILLed and replaced. This stops what the
  * interrupt handler cannot (a single built-in that loops for minutes) and never blocks the calling
  * thread. Each calling thread (the server, each engine worker) keeps its own small pool; processes
- * start on first use and carry no secrets (a minimal environment). They run at a lower priority than the
- * server (./child.ts), and a process idle for `processIdleMs` is stopped, all but one.
+ * start on first use and carry no secrets (a minimal environment). A process whose call runs past
+ * SLOW_CALL_MS is lowered to SANDBOX_NICE for good, so code that computes leaves the cores to the server
+ * first; quick code, which the server's own requests wait on, keeps the server's priority. A process idle
+ * for `processIdleMs` is stopped, all but one.
  *
  * Time: inside the process a call's limit counts its CPU time, so a call that shares a core with other
  * sandbox processes is not stopped for waiting. The kill timer here is the backstop for a call that does
@@ -27,11 +29,11 @@
  * call told it waits (onWait) learns when it starts.
  */
 import { readFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { availableParallelism, setPriority } from "node:os";
 import { LRUCache } from "lru-cache";
 import { selfCommand } from "../lib/self-command";
 import { inputToJson } from "./input-json";
-import { KILL_GRACE_MS, type SandboxSettings } from "./limits";
+import { KILL_GRACE_MS, SANDBOX_NICE, type SandboxSettings } from "./limits";
 import type { InlineRequest } from "./quickjs-runner";
 import { failure, killedFailure, type SandboxResult } from "./result";
 
@@ -103,6 +105,8 @@ class SandboxProcess {
   private headCpuStartMs = 0;
   /** Calls sent that are not known quick: while any is, nothing is queued behind them. */
   private unsure = 0;
+  /** Lowered to SANDBOX_NICE (a call in it ran slow); a process cannot raise its priority back. */
+  private niced = false;
   /** Since when it has had nothing to run (performance.now()). */
   idleSince = performance.now();
   dead = false;
@@ -138,6 +142,7 @@ class SandboxProcess {
    * Is its running call slow (past SLOW_CALL_MS)? Calls are then not queued behind it but go to another
    * process. A call that turns slow marks its code slow at once, and a process still starting for code known
    * slow counts as slow: a burst of slow code gets its processes started together, not one after another.
+   * A slow call lowers its process's priority (the pool looks every SLOW_CALL_MS while calls run).
    */
   slow(now: number): boolean {
     const head = this.sent[0];
@@ -145,9 +150,19 @@ class SandboxProcess {
     if (this.headStartedAt === undefined) return !this.ready && this.pool.knownSlow(head.call.codeHash);
     const running = now - this.headStartedAt;
     if (running <= SLOW_CALL_MS) return false;
+    if (!this.niced) this.lowerPriority();
     // Code known quick may only look slow here (this thread was busy); its reply will tell.
     if (!head.quick) this.pool.learn(head.call.codeHash, running);
     return true;
+  }
+
+  private lowerPriority() {
+    this.niced = true;
+    try {
+      setPriority(this.proc.pid, SANDBOX_NICE);
+    } catch {
+      // Not allowed here, or already gone: it keeps the server's priority.
+    }
   }
 
   /**
@@ -217,6 +232,7 @@ class SandboxProcess {
     }
     if (!head || head.timer) return;
     this.headStartedAt = performance.now();
+    this.pool.watchSlow();
     if (head.call.waited) head.call.onWait?.(false);
     head.timer = setTimeout(() => this.checkOverrun(head), head.call.request.timeoutMs + KILL_GRACE_MS);
   }
@@ -367,6 +383,7 @@ class Pool {
   private readonly waiting: Call[] = [];
   private recheck: ReturnType<typeof setTimeout> | undefined;
   private idleCheck: ReturnType<typeof setInterval> | undefined;
+  private slowCheck: ReturnType<typeof setInterval> | undefined;
   /** How long the code's last call ran, ms (at least: a call still running when it turned slow). */
   private readonly lastDuration = new LRUCache<number | bigint, number>({ max: CODES_REMEMBERED });
   private readonly cores = Math.max(1, availableParallelism());
@@ -471,6 +488,25 @@ class Pool {
     this.dispatch();
   }
 
+  /** While calls run, looks every SLOW_CALL_MS for ones that turned slow (their processes' priority is lowered). */
+  watchSlow() {
+    if (this.slowCheck) return;
+    this.slowCheck = setInterval(() => {
+      const now = performance.now();
+      let running = false;
+      for (const candidate of this.processes) {
+        if (candidate.load === 0 || candidate.dead) continue;
+        running = true;
+        candidate.slow(now);
+      }
+      if (!running) {
+        clearInterval(this.slowCheck);
+        this.slowCheck = undefined;
+      }
+    }, SLOW_CALL_MS);
+    this.slowCheck.unref?.();
+  }
+
   /** While more than one process runs, stops those idle for `idleMs`, all but one. */
   private watchIdle() {
     if (this.idleCheck || this.processes.length < 2) return;
@@ -498,6 +534,8 @@ class Pool {
   stop() {
     clearInterval(this.idleCheck);
     this.idleCheck = undefined;
+    clearInterval(this.slowCheck);
+    this.slowCheck = undefined;
     for (const process of this.processes.splice(0)) process.kill();
   }
 }

@@ -1,7 +1,8 @@
 /**
  * More sandbox processes than cores: a burst of slow calls gets processes of its own (up to
- * WEFT_SANDBOX_PROCESSES), which run below the server's priority, count only the CPU time a call uses
- * against its limit, still kill a call stuck in a built-in, and leave once idle — all but one.
+ * WEFT_SANDBOX_PROCESSES), which run below the server's priority once a call runs slow, count only the
+ * CPU time a call uses against its limit, still kill a call stuck in a built-in, and leave once idle —
+ * all but one.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
@@ -51,6 +52,13 @@ const burst = (count: number, ms: number, timeoutMs: number) =>
 const values = (results: Awaited<ReturnType<typeof burst>>) => results.map((result) => (result.ok ? result.value : result.reason));
 
 describe.skipIf(process.platform !== "linux")("more sandbox processes than cores", () => {
+  test("a process that ran only quick code keeps the server's priority", async () => {
+    for (let n = 0; n < 50; n++) expect(await runUserCode({ code: "return input.n * 2", input: { n }, isolation: "process" })).toMatchObject({ value: n * 2 });
+    const pids = sandboxPids();
+    expect(pids.length).toBe(1);
+    expect(getPriority(pids[0])).toBe(getPriority());
+  });
+
   test("a burst of slow calls gets a process each, up to the setting, all below the server's priority", async () => {
     expect(values(await burst(PROCESSES, 600, 5_000))).toEqual(Array.from({ length: PROCESSES }, (_, n) => n));
     const pids = sandboxPids();
