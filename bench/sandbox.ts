@@ -8,17 +8,24 @@
  *    flight — inline (QuickJS in the calling thread; engine workers) and through a sandbox process
  *    (the hard backstop; what a step on the server's main thread uses).
  *    Then throughput and p99 at concurrency 1, 10 and 50 for both isolation modes (each sandbox process
- *    runs one call at a time; WEFT_SANDBOX_PROCESSES of them, one per core by default).
+ *    runs one call at a time; WEFT_SANDBOX_PROCESSES of them, two per core by default, 4 to 16), and
+ *    the same for CPU-bound code (~25 ms a call).
  * 2. Code steps on a real server at concurrency 1, 10 and 50 (a code step on the server's thread always
  *    uses process isolation): runs/s and p99 of POST /run?wait.
- * 3. The engine benchmark's workflow (manual → data.set_fields → router → text.template) against a
+ * 3. Issue 21's restart by hand: 20 webhook runs (set_fields → a code step busy-waiting 1.5 s → a 3 s
+ *    delay → set_fields), the server SIGKILLed 1 s in and restarted on its data directory: runs still
+ *    `running` 15 s after the restart and when the last one ends; GET /healthz p99 while the sandbox
+ *    processes busy-loop; the server's RSS and its sandbox processes once idle (--idle-wait seconds later).
+ * 4. The engine benchmark's workflow (manual → data.set_fields → router → text.template) against a
  *    real `weft serve`, without and with a run_code step after set_fields, and with a pure data step
  *    in its place (the cost of any extra step): completed runs/s of each.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
-import { configureSandbox, runUserCode, stopSandboxProcesses, type SandboxIsolation } from "../src/sandbox";
-import { startServer } from "../test/support/server";
+import { configureSandbox, runUserCode, sandboxSettings, stopSandboxProcesses, type SandboxIsolation } from "../src/sandbox";
+import { startServer, type ServerHandle } from "../test/support/server";
+import { rssMiB } from "./_support";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -27,6 +34,7 @@ const { values } = parseArgs({
     runs: { type: "string", default: "5000" },
     clients: { type: "string", default: "64" },
     workers: { type: "string", default: String(cpus().length) },
+    "idle-wait": { type: "string", default: "35" },
   },
 });
 const CALLS = Number(values.calls);
@@ -46,7 +54,9 @@ async function calls(isolation: SandboxIsolation) {
   }
   latencies.sort((a, b) => a - b);
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: n }, (_, i) => call(i)));
+  const results = await Promise.all(Array.from({ length: n }, (_, i) => call(i)));
+  const failed = results.find((result) => !result.ok);
+  if (failed) throw new Error(`a call in flight failed: ${JSON.stringify(failed)}`);
   const perCall = ((performance.now() - t0) * 1000) / n;
   console.log(
     `  ${isolation.padEnd(8)} p50 ${(percentile(latencies, 50) * 1000).toFixed(0).padStart(5)} µs   p99 ${(percentile(latencies, 99) * 1000).toFixed(0).padStart(6)} µs   ${perCall.toFixed(0).padStart(4)} µs/call with ${n} in flight`,
@@ -54,7 +64,7 @@ async function calls(isolation: SandboxIsolation) {
 }
 
 /** `clients` callers each making calls back to back: calls/s and p99 latency. */
-async function atConcurrency(isolation: SandboxIsolation, clients: number, total: number) {
+async function atConcurrency(isolation: SandboxIsolation, clients: number, total: number, code = "return input.a + 1") {
   const latencies: number[] = [];
   let next = 0;
   const t0 = performance.now();
@@ -63,7 +73,7 @@ async function atConcurrency(isolation: SandboxIsolation, clients: number, total
       while (next < total) {
         const i = next++;
         const started = performance.now();
-        const result = await runUserCode({ code: "return input.a + 1", input: { a: i }, isolation });
+        const result = await runUserCode({ code, input: { a: i }, isolation });
         latencies.push(performance.now() - started);
         if (!result.ok) throw new Error(`call failed: ${result.error}`);
       }
@@ -126,6 +136,124 @@ async function codeStepsOnServer(clientsList: number[], total: number) {
       latencies.sort((a, b) => a - b);
       console.log(
         `  server   concurrency ${String(clients).padStart(2)}: ${(total / seconds).toFixed(0).padStart(6)} runs/s    p99 ${percentile(latencies, 99).toFixed(2).padStart(7)} ms${failed ? `   (${failed} not completed)` : ""}`,
+      );
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+/** The pids whose parent is `pid` (Linux). */
+function childrenOf(pid: number): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((child) => {
+      try {
+        const stat = readFileSync(`/proc/${child}/stat`, "utf8");
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid;
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** Issue 21 by hand: a burst of slow code steps, SIGKILL, restart; what is left `running` 15 s later. */
+async function restartAfterBurst() {
+  const env = { WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0", WEFT_LOG_LEVEL: "warn" };
+  const busy = "const t = Date.now(); while (Date.now() - t < 1500) {} return { busy: true };";
+  const definition = {
+    schemaVersion: 2,
+    trigger: {
+      name: "trigger",
+      type: "webhook",
+      pieceId: "webhook",
+      actionId: "catch_webhook",
+      config: {},
+      nextAction: {
+        name: "first",
+        type: "PIECE",
+        pieceId: "data",
+        actionId: "set_fields",
+        config: { fields: { n: "{{trigger.body.n}}" } },
+        nextAction: {
+          name: "busy",
+          type: "PIECE",
+          pieceId: "code",
+          actionId: "run_code",
+          config: { code: busy, input: {} },
+          nextAction: {
+            name: "pause",
+            type: "PIECE",
+            pieceId: "delay",
+            actionId: "delay_for",
+            config: { seconds: 3 },
+            nextAction: { name: "last", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { done: true } } },
+          },
+        },
+      },
+    },
+  };
+  const first = await startServer({ env });
+  const created = (await (
+    await first.fetch("/api/workflows", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "burst", definition }),
+    })
+  ).json()) as any;
+  await first.fetch(`/api/workflows/${created.data.id}/publish`, { method: "POST" });
+  await Promise.all(
+    Array.from({ length: 20 }, (_, n) =>
+      fetch(`${first.url}/webhook/${created.data.webhookToken}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ n }),
+      }),
+    ),
+  );
+  await Bun.sleep(1_000);
+  await first.stop("SIGKILL");
+  const restarted = performance.now();
+  const server: ServerHandle = await startServer({ dataDir: first.dataDir, env });
+  try {
+    const statuses = async () => {
+      const runs = (await (await server.fetch(`/api/runs?workflowId=${created.data.id}&limit=50`)).json()).data as Array<{ status: string }>;
+      return {
+        running: runs.filter((run) => run.status === "running").length,
+        finished: runs.filter((run) => run.status === "completed" || run.status === "failed").length,
+      };
+    };
+    const health: number[] = [];
+    let runningAt15: number | undefined;
+    let lastRunningEnded: number | undefined;
+    let lastFinished: number | undefined;
+    let sandboxes = 0;
+    while (lastFinished === undefined || runningAt15 === undefined) {
+      const t0 = performance.now();
+      await fetch(`${server.url}/healthz`);
+      health.push(performance.now() - t0);
+      const since = (performance.now() - restarted) / 1000;
+      const { running, finished } = await statuses();
+      sandboxes = Math.max(sandboxes, childrenOf(server.proc.pid).length);
+      if (runningAt15 === undefined && since >= 15) runningAt15 = running;
+      if (running === 0) lastRunningEnded ??= since;
+      else lastRunningEnded = undefined;
+      if (finished === 20) lastFinished ??= since;
+      if (since > 90) break;
+      await Bun.sleep(100);
+    }
+    health.sort((a, b) => a - b);
+    console.log(
+      `  restart after 20 runs × 1.5 s of code: ${runningAt15} running 15 s after the restart; none running from ${lastRunningEnded?.toFixed(1)} s, all 20 finished at ${lastFinished?.toFixed(1)} s; up to ${sandboxes} sandbox processes; GET /healthz p50 ${percentile(health, 50).toFixed(2)} ms, p99 ${percentile(health, 99).toFixed(2)} ms`,
+    );
+    const idleWait = Number(values["idle-wait"]);
+    if (idleWait > 0) {
+      await Bun.sleep(idleWait * 1000);
+      const sandboxPids = childrenOf(server.proc.pid);
+      const sandboxRss = sandboxPids.reduce((sum, pid) => sum + rssMiB(pid), 0);
+      console.log(
+        `  ${idleWait} s later, idle: server RSS ${rssMiB(server.proc.pid).toFixed(1)} MiB; ${sandboxPids.length} sandbox process(es), ${sandboxRss.toFixed(1)} MiB`,
       );
     }
   } finally {
@@ -226,15 +354,22 @@ async function engineRunsPerSecond(variant: Variant): Promise<number> {
 }
 
 console.log(`run_code overhead, \`return input.a + 1\`, ${cpus().length} cores:`);
-configureSandbox({ timeoutMs: 5_000 });
+// Every call in flight runs: none is refused past WEFT_SANDBOX_QUEUE (1,000 by default; before this was set,
+// 4 in 5 of the 5,000 calls in flight were refused at once, and the figure counted them).
+configureSandbox({ timeoutMs: 5_000, queue: 10_000 });
 await calls("inline");
 await calls("process");
-console.log(`code calls at concurrency 1, 10, 50 (\`return input.a + 1\`, ${cpus().length} sandbox processes):`);
-configureSandbox({ processes: cpus().length });
+console.log(`code calls at concurrency 1, 10, 50 (\`return input.a + 1\`, up to ${sandboxSettings().processes} sandbox processes, the default):`);
 for (const isolation of ["inline", "process"] as const) for (const clients of [1, 10, 50]) await atConcurrency(isolation, clients, 4_000);
+// ~25 ms of computing a call (on this machine's speed, alone): more processes than cores share them.
+const CPU_BOUND = "let x = 0; for (let i = 0; i < 500_000; i++) x = (x + i * input.a) % 1_000_003; return x";
+console.log("CPU-bound code (~25 ms a call alone) at concurrency 1, 10, 50:");
+for (const isolation of ["inline", "process"] as const) for (const clients of [1, 10, 50]) await atConcurrency(isolation, clients, 200, CPU_BOUND);
 stopSandboxProcesses();
 console.log("code steps on a real server (process isolation on the server's thread), POST /run?wait=30:");
 await codeStepsOnServer([1, 10, 50], 2_000);
+console.log("issue 21 by hand (default WEFT_SANDBOX_PROCESSES):");
+await restartAfterBurst();
 
 console.log(`engine benchmark workflow, ${values.runs} runs, ${values.clients} clients, ${values.workers} workers:`);
 const without = await engineRunsPerSecond("none");
