@@ -87,24 +87,47 @@ export interface LoadResult {
   errors: number;
   tool: string /** Completed requests. */;
   requests: number;
+  /** Connections that failed to connect, read, write or timed out (wrk's 2 s timeout: such a request has no latency). */
+  socketErrors: number;
+  /** Connections actually open: `connections` rounded down to a multiple of the number of URLs. */
+  connections: number;
 }
 
-/** Drives `connections` concurrent clients for `seconds` with wrk (apt install wrk), else a Bun client. */
+/**
+ * Drives `connections` concurrent clients for `seconds` with wrk (apt install wrk), else a Bun client.
+ * Several URLs (the same path on several servers) share the connections evenly: wrk gets a thread per URL,
+ * each connected to its own server, and reports the latencies of all of them together.
+ */
 export async function load(
-  url: string,
+  url: string | string[],
   options: { connections: number; seconds: number; method?: string; headers?: Record<string, string>; body?: string },
 ): Promise<LoadResult> {
+  const urls = typeof url === "string" ? [url] : url;
+  const parsed = urls.map((u) => new URL(u));
+  if (urls.length === 0 || new Set(parsed.map((u) => u.pathname + u.search)).size !== 1)
+    throw new Error(`load: one path on one or more servers, not ${urls.join(", ")}`);
+  const connections = urls.length === 1 ? options.connections : Math.max(1, Math.floor(options.connections / urls.length)) * urls.length;
   const wrk = Bun.which("wrk");
   if (wrk) {
     const script = join(mkdtempSync(join(tmpdir(), "wrk-")), "req.lua");
     const headerLines = Object.entries(options.headers ?? {})
       .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
       .join("\n");
+    // Thread n connects to server n (wrk splits the connections evenly over its threads).
+    const targets = parsed.map((u) => `{${JSON.stringify(u.hostname)}, ${JSON.stringify(u.port)}}`);
+    const spread =
+      urls.length === 1
+        ? ""
+        : `local targets = {${targets.join(", ")}}\nlocal counter = 0\nfunction setup(thread)\n  local t = targets[counter % #targets + 1]\n  counter = counter + 1\n  thread.addr = wrk.lookup(t[1], t[2])[1]\nend\n`;
     await Bun.write(
       script,
-      `wrk.method = ${JSON.stringify(options.method ?? "GET")}\n${headerLines}\n${options.body ? `wrk.body = ${JSON.stringify(options.body)}` : ""}\n`,
+      `wrk.method = ${JSON.stringify(options.method ?? "GET")}\n${headerLines}\n${options.body ? `wrk.body = ${JSON.stringify(options.body)}` : ""}\n${spread}`,
     );
-    const out = Bun.spawnSync([wrk, "-t2", `-c${options.connections}`, `-d${options.seconds}s`, "--latency", "-s", script, url]).stdout.toString();
+    const threads = urls.length === 1 ? 2 : urls.length;
+    // Not spawnSync: the caller's event loop keeps running (a sampler may watch the servers meanwhile).
+    const proc = Bun.spawn([wrk, `-t${threads}`, `-c${connections}`, `-d${options.seconds}s`, "--latency", "-s", script, urls[0]!], { stdout: "pipe" });
+    const out = await new Response(proc.stdout).text();
+    await proc.exited;
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
     const ms = (label: string) => {
       const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);
@@ -114,19 +137,27 @@ export async function load(
     };
     const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
     const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
-    return { requestsPerSecond: rps, p50Ms: ms("50%"), p99Ms: ms("99%"), errors: non2xx, tool: "wrk", requests };
+    const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+    const socketErrors = socket ? socket.slice(1).reduce((n, v) => n + Number(v), 0) : 0;
+    return { requestsPerSecond: rps, p50Ms: ms("50%"), p99Ms: ms("99%"), errors: non2xx, tool: "wrk", requests, socketErrors, connections };
   }
   const latencies: number[] = [];
   let errors = 0;
+  let socketErrors = 0;
   const end = performance.now() + options.seconds * 1000;
   await Promise.all(
-    Array.from({ length: options.connections }, async () => {
+    Array.from({ length: connections }, async (_, i) => {
+      const target = urls[i % urls.length]!;
       while (performance.now() < end) {
         const t0 = performance.now();
-        const res = await fetch(url, { method: options.method ?? "GET", headers: options.headers, body: options.body });
-        await res.arrayBuffer();
-        if (!res.ok) errors++;
-        latencies.push(performance.now() - t0);
+        try {
+          const res = await fetch(target, { method: options.method ?? "GET", headers: options.headers, body: options.body });
+          await res.arrayBuffer();
+          if (!res.ok) errors++;
+          latencies.push(performance.now() - t0);
+        } catch {
+          socketErrors++;
+        }
       }
     }),
   );
@@ -138,7 +169,44 @@ export async function load(
     errors,
     tool: "bun fetch (install wrk for accurate figures)",
     requests: latencies.length,
+    socketErrors,
+    connections,
   };
+}
+
+/**
+ * User+system CPU time of a process (all its threads), ms; with `reaped`, also that of the children it has
+ * waited for (a wrk run, a PostgreSQL backend that has exited). 0 once the process is gone.
+ */
+export function processCpuMs(pid: number, reaped = false): number {
+  const fields = procStat(pid);
+  if (!fields) return 0;
+  const own = Number(fields[11]) + Number(fields[12]);
+  return (reaped ? own + Number(fields[13]) + Number(fields[14]) : own) * 10;
+}
+
+/** The fields of /proc/{pid}/stat after the command name (state first, then ppid…); undefined once it is gone. */
+export function procStat(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/** Busy CPU time of the whole machine (every core, every process), ms: what a phase left idle is the rest. */
+export function machineBusyMs(): number {
+  const cpu = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal: idle and iowait are not busy.
+  const busy = cpu.slice(0, 8).reduce((n, v, i) => (i === 3 || i === 4 ? n : n + v), 0);
+  return busy * 10;
+}
+
+/** How many runs of a workflow the server lists (with `status`, only those), production and test alike. */
+export async function runCount(baseUrl: string, workflowId: string, status?: string): Promise<number> {
+  const json = await benchApi(baseUrl)("GET", `/api/runs?workflowId=${workflowId}&environment=all&limit=1${status ? `&status=${status}` : ""}`);
+  return json.pagination.total;
 }
 
 export const machine = () => `nproc=${cpus().length}`;

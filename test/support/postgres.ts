@@ -41,7 +41,11 @@ async function run(command: string[], what: string) {
   if (code !== 0) throw new Error(`${what} failed (${code}): ${await new Response(proc.stderr).text()}${await new Response(proc.stdout).text()}`);
 }
 
-export async function startPostgres(): Promise<PostgresHandle> {
+/**
+ * `settings` are server settings given after the tests' own and so winning over them, e.g. `{ fsync: "on" }`
+ * for a benchmark that wants commits on disk as the SQLite default does (the tests run with fsync off).
+ */
+export async function startPostgres(options: { settings?: Record<string, string> } = {}): Promise<PostgresHandle> {
   const bin = postgresBinaries();
   if (!bin) throw new Error("PostgreSQL is not installed (Debian package postgresql)");
   const dir = mkdtempSync(join(tmpdir(), "weft-pg-"));
@@ -59,6 +63,9 @@ export async function startPostgres(): Promise<PostgresHandle> {
   }
   await run(asPostgres([join(bin, "initdb"), "-D", data, "-U", "weft", "--pwfile", pwfile, "-A", "scram-sha-256", "--no-sync", "-E", "UTF8"]), "initdb");
   const port = await freePort();
+  const extra = Object.entries(options.settings ?? {})
+    .map(([name, value]) => ` -c ${name}=${value}`)
+    .join("");
   await run(
     asPostgres([
       join(bin, "pg_ctl"),
@@ -71,7 +78,7 @@ export async function startPostgres(): Promise<PostgresHandle> {
       "30",
       "-o",
       // The PostgreSQL pass keeps a connection per test app until the run ends (test/support/postgres-storage.ts).
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400`,
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400${extra}`,
       "start",
     ]),
     "pg_ctl start",
