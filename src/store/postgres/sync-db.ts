@@ -168,8 +168,16 @@ export class PostgresDb {
     if (this.closed) throw new PostgresError("the database connection is closed", undefined);
     const seen = Atomics.load(this.wake, 0);
     this.port.postMessage(request);
-    Atomics.wait(this.wake, 0, seen);
-    const reply = receiveMessageOnPort(this.port)?.message as SyncReply | undefined;
+    // Atomics.wait may return before the thread answered (a signal such as SIGCHLD ends it early, the counter
+    // unchanged): taking no answer then would hand this request's late answer to the next one. So wait until
+    // the counter moved; the thread posts its answer before it moves the counter.
+    while (Atomics.load(this.wake, 0) === seen) Atomics.wait(this.wake, 0, seen, 1_000);
+    let received = receiveMessageOnPort(this.port);
+    for (let tries = 0; !received && tries < 1_000; tries++) {
+      Atomics.wait(this.wake, 0, Atomics.load(this.wake, 0), 1);
+      received = receiveMessageOnPort(this.port);
+    }
+    const reply = received?.message as SyncReply | undefined;
     if (!reply) throw new PostgresError("the database thread did not answer", undefined);
     if ("error" in reply) {
       const where = request.op === "query" ? ` (in: ${request.text.replace(/\s+/g, " ").slice(0, 200)})` : "";
