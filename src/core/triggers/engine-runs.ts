@@ -84,7 +84,12 @@ const pauseWatch = {
   },
   check() {
     for (const [waiter, { engine, runId }] of [...this.waiting]) {
-      if (engine.current(runId)?.status === "paused") waiter({ kind: "paused" });
+      try {
+        if (engine.current(runId)?.status === "paused") waiter({ kind: "paused" });
+      } catch {
+        // The database did not answer this time (it runs on a timer: an error here would end the process); the
+        // next check, the run's end or the reply timeout answers the caller.
+      }
     }
   },
 };
