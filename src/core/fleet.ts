@@ -65,6 +65,7 @@ export class Fleet {
   private readonly leaseMs: number;
   private readonly beatListeners: Array<() => void> = [];
   private timer: ReturnType<typeof setInterval> | undefined;
+  private expiryTimer: ReturnType<typeof setTimeout> | undefined;
   private startedAt = "";
 
   constructor(private readonly o: FleetOptions) {
@@ -138,6 +139,17 @@ export class Fleet {
       this.o.log.warn("fleet heartbeat failed; trying again at the next one", { error: (error as Error).message });
       return;
     }
+    this.notify();
+    try {
+      this.armExpiry();
+    } catch (error) {
+      this.o.log.warn("fleet: could not read the other instances' leases; their runs are looked at again at the next beat", {
+        error: (error as Error).message,
+      });
+    }
+  }
+
+  private notify(): void {
     for (const listener of this.beatListeners) {
       try {
         listener();
@@ -147,10 +159,32 @@ export class Fleet {
     }
   }
 
+  /**
+   * When another instance's lease runs out before this instance's next beat (it has been silent for most of
+   * its lease), the listeners also run just after that moment: its runs are taken over a lease after it fell
+   * silent, not up to a heartbeat later.
+   */
+  private armExpiry(): void {
+    if (!this.timer) return;
+    const now = this.now();
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const row of this.store.list()) {
+      const expires = Date.parse(row.heartbeat_at) + this.leaseMs;
+      if (row.id !== this.id && expires > now && expires < earliest) earliest = expires;
+    }
+    const wait = earliest - now + 100;
+    if (wait >= this.o.heartbeatSeconds * 1000) return;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = setTimeout(() => this.notify(), wait);
+    this.expiryTimer.unref();
+  }
+
   /** A clean stop: the heartbeat ends and the row goes. */
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
     try {
       this.store.delete(this.id);
     } catch {
