@@ -112,24 +112,43 @@ export function applyWireOp(db: Db, store: RunStore, op: WireOp): void {
  */
 export function applyBatch<Op>(db: Db, groups: Op[][], apply: (op: Op) => void): Array<string | null> {
   try {
-    db.transaction(() => {
+    inTransactionRetried(db, () => {
       for (const group of groups) for (const op of group) apply(op);
-    }).immediate();
+    });
     return groups.map(() => null);
   } catch (batchError) {
     knownDefinitions(db).clear();
     if (groups.length === 1) return [String((batchError as Error)?.message ?? batchError)];
     return groups.map((group) => {
       try {
-        db.transaction(() => {
+        inTransactionRetried(db, () => {
           for (const op of group) apply(op);
-        }).immediate();
+        });
         return null;
       } catch (error) {
         knownDefinitions(db).clear();
         return String((error as Error)?.message ?? error);
       }
     });
+  }
+}
+
+/** PostgreSQL chose this transaction to break a deadlock (40P01) or could not serialise it: running it again is right. */
+const TRANSIENT = /deadlock detected|could not serialize access/;
+
+/**
+ * Runs `work` in one transaction; one that PostgreSQL aborted to break a deadlock with another instance's
+ * writer (both update the same counter rows, in the order their runs come) is run again, up to three times.
+ */
+function inTransactionRetried(db: Db, work: () => void): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      db.transaction(work).immediate();
+      return;
+    } catch (error) {
+      if (attempt >= 3 || !TRANSIENT.test(String((error as Error)?.message ?? error))) throw error;
+      knownDefinitions(db).clear();
+    }
   }
 }
 
