@@ -20,6 +20,7 @@
  *    real `weft serve`, without and with a run_code step after set_fields, and with a pure data step
  *    in its place (the cost of any extra step): completed runs/s of each.
  */
+import { BURST_DEFINITION } from "../test/support/burst-workflow";
 import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
@@ -161,39 +162,7 @@ function childrenOf(pid: number): number[] {
 /** Issue 21 by hand: a burst of slow code steps, SIGKILL, restart; what is left `running` 15 s later. */
 async function restartAfterBurst() {
   const env = { WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0", WEFT_LOG_LEVEL: "warn" };
-  const busy = "const t = Date.now(); while (Date.now() - t < 1500) {} return { busy: true };";
-  const definition = {
-    schemaVersion: 2,
-    trigger: {
-      name: "trigger",
-      type: "webhook",
-      pieceId: "webhook",
-      actionId: "catch_webhook",
-      config: {},
-      nextAction: {
-        name: "first",
-        type: "PIECE",
-        pieceId: "data",
-        actionId: "set_fields",
-        config: { fields: { n: "{{trigger.body.n}}" } },
-        nextAction: {
-          name: "busy",
-          type: "PIECE",
-          pieceId: "code",
-          actionId: "run_code",
-          config: { code: busy, input: {} },
-          nextAction: {
-            name: "pause",
-            type: "PIECE",
-            pieceId: "delay",
-            actionId: "delay_for",
-            config: { seconds: 3 },
-            nextAction: { name: "last", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { done: true } } },
-          },
-        },
-      },
-    },
-  };
+  const definition = BURST_DEFINITION;
   const first = await startServer({ env });
   const created = (await (
     await first.fetch("/api/workflows", {

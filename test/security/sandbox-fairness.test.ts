@@ -4,6 +4,7 @@
  * process does not count against a call's time limit, and no call is killed for another's sake. (Before,
  * 18 of 20 failed: queued calls' limits ran while they waited, and each kill took an innocent call with it.)
  */
+import { BURST_DEFINITION } from "../support/burst-workflow";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startServer, type ServerHandle } from "../support/server";
 
@@ -13,42 +14,9 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const BUSY = "const t = Date.now(); while (Date.now() - t < 1500) {} return { busy: true };";
-
 describe("sandbox fairness under a burst", () => {
   test("20 concurrent runs with a 1.5 s code step complete 20 of 20, none failed", async () => {
-    const definition = {
-      schemaVersion: 2,
-      trigger: {
-        name: "trigger",
-        type: "webhook",
-        pieceId: "webhook",
-        actionId: "catch_webhook",
-        config: {},
-        nextAction: {
-          name: "first",
-          type: "PIECE",
-          pieceId: "data",
-          actionId: "set_fields",
-          config: { fields: { n: "{{trigger.body.n}}" } },
-          nextAction: {
-            name: "busy",
-            type: "PIECE",
-            pieceId: "code",
-            actionId: "run_code",
-            config: { code: BUSY, input: {} },
-            nextAction: {
-              name: "pause",
-              type: "PIECE",
-              pieceId: "delay",
-              actionId: "delay_for",
-              config: { seconds: 3 },
-              nextAction: { name: "last", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { done: true } } },
-            },
-          },
-        },
-      },
-    };
+    const definition = BURST_DEFINITION;
     const created = await (
       await server.fetch("/api/workflows", {
         method: "POST",
