@@ -134,7 +134,7 @@ export function applyBatch<Op>(db: Db, groups: Op[][], apply: (op: Op) => void):
 }
 
 /** PostgreSQL chose this transaction to break a deadlock (40P01) or could not serialise it: running it again is right. */
-const TRANSIENT = /deadlock detected|could not serialize access/;
+export const TRANSIENT = /deadlock detected|could not serialize access/;
 
 /**
  * Runs `work` in one transaction; one that PostgreSQL aborted to break a deadlock with another instance's
@@ -472,11 +472,18 @@ export class ThreadWriter extends QueueingWriter {
   /** Answers of truncateWal calls the thread has not answered yet, by message id. */
   private readonly truncations = new Map<number, (ok: boolean) => void>();
 
+  /**
+   * On PostgreSQL one: the thread's work is a round trip, not CPU, and what gathers while a commit runs is
+   * committed next as one batch (one commit, one WAL flush) instead of as two.
+   */
+  private readonly maxFlights: number;
+
   constructor(
     private readonly init: WriterThreadInit,
     onError: (error: unknown) => void,
   ) {
     super(onError);
+    this.maxFlights = /^postgres(?:ql)?:/.test(init.dbPath) ? 1 : MAX_FLIGHTS;
   }
 
   protected get inFlight() {
@@ -503,8 +510,10 @@ export class ThreadWriter extends QueueingWriter {
           | { t: "ready" }
           | { t: "init-failed"; error: string }
           | { t: "done"; id: number; failures: Array<string | null> }
-          | { t: "truncated"; id: number; ok: boolean };
+          | { t: "truncated"; id: number; ok: boolean }
+          | { t: "error"; error: string };
         if (message.t === "ready") return resolve();
+        if (message.t === "error") return this.onError(new Error(message.error));
         if (message.t === "init-failed") return reject(new Error(message.error));
         if (message.t === "truncated") {
           this.truncations.get(message.id)?.(message.ok);
@@ -539,7 +548,7 @@ export class ThreadWriter extends QueueingWriter {
   }
 
   protected kick() {
-    if (this.flights.size >= MAX_FLIGHTS || this.queue.length === 0) return;
+    if (this.flights.size >= this.maxFlights || this.queue.length === 0) return;
     const { entries, ops } = this.take();
     for (let i = 0; i < ops.length; i++) {
       const group = ops[i];

@@ -67,7 +67,8 @@ export interface StepRow {
   duration_ms: number | null;
 }
 
-const RUN_COLUMNS = [
+/** The columns of runs, in the order of the insert statement's values (RowValues). */
+export const RUN_COLUMNS = [
   "id",
   "workspace_id",
   "org_id",
@@ -105,7 +106,8 @@ const RUN_COLUMNS = [
   "owner",
 ] as const;
 
-const STEP_COLUMNS = [
+/** The columns of run_steps, in the order of the insert statement's values (RowValues). */
+export const STEP_COLUMNS = [
   "id",
   "run_id",
   "seq",
@@ -126,6 +128,18 @@ const STEP_COLUMNS = [
 ] as const;
 
 /** Columns of the list view: everything but the large, internal ones. */
+/**
+ * Deletes the definitions no run uses: `runs` (kept by triggers, migration 009) plus the changes not yet folded
+ * into it (run_definition_uses, migration 015; always empty on SQLite) is 0.
+ */
+export const DELETE_ORPHAN_DEFINITIONS = `DELETE FROM run_definitions
+  WHERE runs + COALESCE((SELECT SUM(n) FROM run_definition_uses WHERE run_definition_uses.hash = run_definitions.hash), 0) <= 0`;
+
+/** The columns of run_steps that completing a step (updateStep) writes; run_id and id find the row. */
+export const STEP_UPDATE_COLUMNS = STEP_COLUMNS.filter(
+  (c) => !["id", "run_id", "node_id", "node_type", "piece_id", "action_id", "display_name", "started_at"].includes(c),
+);
+
 const LIST_COLUMNS = RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash" && c !== "owner").join(", ");
 
 /** A comma-separated list of columns (or sort terms) of runs, qualified for a join. */
@@ -296,10 +310,7 @@ export class RunStore {
     // thread receives rows as arrays in this column order (run-writes.ts).
     this.insertRunStmt = db.prepare(`INSERT INTO runs (${RUN_COLUMNS.join(", ")}) VALUES (${RUN_COLUMNS.map(() => "?").join(", ")})`);
     this.insertStepStmt = db.prepare(`INSERT INTO run_steps (${STEP_COLUMNS.join(", ")}) VALUES (${STEP_COLUMNS.map(() => "?").join(", ")})`);
-    this.updateStepStmt = db.prepare(
-      `UPDATE run_steps SET seq = $seq, status = $status, input_data = $input_data, output_data = $output_data, output_truncated = $output_truncated,
-       error_message = $error_message, retry_count = $retry_count, finished_at = $finished_at, duration_ms = $duration_ms WHERE run_id = $run_id AND id = $id`,
-    );
+    this.updateStepStmt = db.prepare(`UPDATE run_steps SET ${STEP_UPDATE_COLUMNS.map((c) => `${c} = $${c}`).join(", ")} WHERE run_id = $run_id AND id = $id`);
     this.getRunStmt = db.prepare(`SELECT * FROM runs WHERE id = ?`);
     this.recentTriggerStmt = db.prepare(`SELECT trigger_data FROM runs WHERE workflow_id = ? AND trigger_type = ? ORDER BY started_at DESC, id DESC LIMIT ?`);
     this.getStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid`);
@@ -336,19 +347,9 @@ export class RunStore {
 
   /** Completes a step row written earlier (a paused step that resumed). */
   updateStep(row: StepRow): void {
-    this.updateStepStmt.run({
-      id: row.id,
-      run_id: row.run_id,
-      seq: row.seq,
-      status: row.status,
-      input_data: row.input_data,
-      output_data: row.output_data,
-      output_truncated: row.output_truncated,
-      error_message: row.error_message,
-      retry_count: row.retry_count,
-      finished_at: row.finished_at,
-      duration_ms: row.duration_ms,
-    });
+    const params: Record<string, unknown> = { id: row.id, run_id: row.run_id };
+    for (const c of STEP_UPDATE_COLUMNS) params[c] = row[c];
+    this.updateStepStmt.run(params as SQLQueryBindings);
   }
 
   patchRun(id: string, patch: RunPatch): void {
@@ -666,11 +667,11 @@ export class RunStore {
 
   /**
    * Drops definitions no run uses any more (called by the retention sweep): their run counts, kept by
-   * triggers (migration 009), are 0, so only the definitions table is read.
+   * triggers (migrations 009 and 015), are 0, so only the definitions tables are read.
    */
   deleteOrphanDefinitions(): number {
     knownDefinitions(this.db).clear();
-    return this.db.query(`DELETE FROM run_definitions WHERE runs <= 0`).run().changes;
+    return this.db.query(DELETE_ORPHAN_DEFINITIONS).run().changes;
   }
 }
 

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { newId } from "../../src/lib/ids";
 import type { RunRow } from "../../src/store/runs";
+import { runRow } from "../support/run-rows";
 import { testApp, type TestApp } from "../support/app";
 
 let t: TestApp;
@@ -18,17 +19,14 @@ const base = Date.parse("2025-03-01T10:00:00.000Z");
 let seeded: RunRow[] = [];
 
 function row(i: number, fields: Partial<RunRow>): RunRow {
-  return {
-    id: newId(),
+  return runRow(newId(), {
     workspace_id: workspaceId,
     org_id: orgId,
     workflow_id: W1,
     workflow_name: "one",
     workflow_trigger_type: "manual",
-    status: "completed",
     trigger_type: "api",
     trigger_data: '{"body":{},"headers":{},"query":{}}',
-    environment: "production",
     version_id: null,
     version_number: null,
     executed_version_id: null,
@@ -37,25 +35,9 @@ function row(i: number, fields: Partial<RunRow>): RunRow {
     started_at: new Date(base + i * 1000).toISOString(),
     finished_at: new Date(base + i * 1000 + 50).toISOString(),
     duration_ms: 50,
-    error_message: null,
-    tags: "[]",
-    started_from_step: null,
-    retry_of_run_id: null,
-    retried_by_run_id: null,
-    step_total: 1,
-    step_failed: 0,
-    wait_step: null,
-    resume_mode: null,
-    resume_at: null,
-    resume_token_hash: null,
-    parent_run_id: null,
-    depth: 0,
-    state: null,
-    response: null,
     event_seq: 3,
-    owner: null,
     ...fields,
-  };
+  });
 }
 
 const list = async (query = "", token?: string) => {

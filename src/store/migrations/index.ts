@@ -13,6 +13,7 @@ import instances from "./011-instances";
 import runOwner from "./012-run-owner";
 import leases from "./013-leases";
 import idempotencyOwner from "./014-idempotency-owner";
+import runCountDeltas from "./015-run-count-deltas";
 
 export interface Migration {
   version: number;
@@ -35,4 +36,5 @@ export const migrations: Migration[] = [
   runOwner,
   leases,
   idempotencyOwner,
+  runCountDeltas,
 ].sort((a, b) => a.version - b.version);

@@ -1,0 +1,307 @@
+/**
+ * The run writer's batches on PostgreSQL (the writer thread, ../writer-thread.ts): a batch of the engine's
+ * write ops becomes a handful of multi-row statements, sent together in one transaction, instead of one
+ * statement and one round trip per op. On SQLite, where a statement costs microseconds in-process, the ops
+ * are applied one by one (../run-writes.ts, applyWireOp); here each round trip costs more than the work.
+ *
+ * A batch is compiled in order into segments. Within a segment:
+ * - definitions, then runs, then steps are inserted (a run's row after its definition, a step after its run);
+ * - a patch of a run inserted in the same segment is merged into the inserted row, and an update of a step
+ *   inserted there into the step's row: a run that started and ended within one batch is written once, as
+ *   it ended (the engine already does this when the run ends before its insert is taken);
+ * - the patches of one run are merged in order (later fields win), then applied as one UPDATE per set of
+ *   columns, in id order (two instances' writers lock rows in the same order);
+ * - step updates keep the last one per step (each writes every column it sets).
+ * An op that must see the effect of an earlier op of a later kind (a run inserted after a patch to that id,
+ * a step inserted twice) ends the segment first; deletes and the definitions prune end it too, so the
+ * result is that of applying the ops one by one. Rows travel as one JSON array per statement
+ * (`jsonb_array_elements`), each value cast to its column's type as read from the catalog at start.
+ *
+ * The counters that follow runs (migration 15) are statement triggers, so a batch adds to each counter once.
+ */
+import type { SQL } from "bun";
+import { DELETE_ORPHAN_DEFINITIONS, RUN_COLUMNS, STEP_COLUMNS, STEP_UPDATE_COLUMNS, type RowValues, type RunPatch, type StepRow } from "../runs";
+import { TRANSIENT, type WireOp } from "../run-writes";
+
+interface Statement {
+  text: string;
+  params: unknown[];
+}
+
+/** Where a statement takes its rows: one JSON array, its only parameter (renumbered when statements are joined). */
+const ROWS = "$1::text::jsonb";
+
+/** How often a writer folds the counts' changes (PostgresRunBatches.foldIfDue). */
+const FOLD_EVERY_MS = 1_000;
+
+/** Column name → its type as a cast (`bigint`, `text`, …), per table. */
+type ColumnTypes = Map<string, string>;
+
+/** A value as bun:sqlite would bind it: booleans as 1/0, undefined as NULL. */
+const plain = (value: unknown) => (typeof value === "boolean" ? (value ? 1 : 0) : value === undefined ? null : value);
+
+/** A run's values with a patch applied (fields the patch leaves undefined keep their value). */
+function patched(values: RowValues, patch: RunPatch): RowValues {
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    const at = RUN_INDEX.get(key);
+    if (at === undefined) throw new Error(`runs has no column "${key}"`);
+    values[at] = value as RowValues[number];
+  }
+  return values;
+}
+
+const RUN_INDEX = new Map<string, number>(RUN_COLUMNS.map((c, i) => [c, i]));
+const STEP_INDEX = new Map<string, number>(STEP_COLUMNS.map((c, i) => [c, i]));
+const STEP_RUN = STEP_INDEX.get("run_id")!;
+const STEP_ID = STEP_INDEX.get("id")!;
+const stepKey = (runId: unknown, id: unknown) => `${runId}\u0000${id}`;
+
+/** The ops of one segment, gathered before they become statements. */
+class Segment {
+  readonly definitions = new Map<string, string>();
+  readonly runs = new Map<string, RowValues>();
+  readonly steps = new Map<string, RowValues>();
+  readonly stepUpdates = new Map<string, StepRow>();
+  readonly patches = new Map<string, RunPatch>();
+
+  get empty() {
+    return this.definitions.size + this.runs.size + this.steps.size + this.stepUpdates.size + this.patches.size === 0;
+  }
+}
+
+/** Needs a connection of its own (`max: 1`): its transactions are BEGIN … COMMIT sent on it. */
+export class PostgresRunBatches {
+  private constructor(
+    private readonly sql: SQL,
+    private readonly runTypes: ColumnTypes,
+    private readonly stepTypes: ColumnTypes,
+  ) {}
+
+  static async open(sql: SQL): Promise<PostgresRunBatches> {
+    const types = async (table: string): Promise<ColumnTypes> => {
+      const rows: Array<{ name: string; type: string }> = await sql`
+        SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+        WHERE attrelid = ${table}::regclass AND attnum > 0 AND NOT attisdropped`;
+      return new Map(rows.map((row) => [row.name, row.type]));
+    };
+    return new PostgresRunBatches(sql, await types("runs"), await types("run_steps"));
+  }
+
+  private lastFold = Date.now();
+
+  /**
+   * Folds the counts' changes into their totals (migration 15) once a second at most: called after batches,
+   * so the rows a count sums stay few. Another instance folding at the same moment makes this one skip.
+   */
+  async foldIfDue(now = Date.now()): Promise<void> {
+    if (now - this.lastFold < FOLD_EVERY_MS) return;
+    this.lastFold = now;
+    await retried(() => this.sql.unsafe("SELECT weft_fold_run_counts()"));
+  }
+
+  /**
+   * Applies a batch (one group of ops per writer) in one transaction; if it fails, each group alone, so one
+   * bad op cannot sink the others. Answers the failures, as applyBatch does on SQLite.
+   */
+  async apply(groups: WireOp[][]): Promise<Array<string | null>> {
+    try {
+      await this.transact(this.compile(groups.flat()));
+      return groups.map(() => null);
+    } catch (error) {
+      if (groups.length === 1) return [message(error)];
+      const failures: Array<string | null> = [];
+      for (const group of groups) {
+        try {
+          await this.transact(this.compile(group));
+          failures.push(null);
+        } catch (groupError) {
+          failures.push(message(groupError));
+        }
+      }
+      return failures;
+    }
+  }
+
+  /**
+   * One statement (the usual batch: one segment) is sent alone and is its own transaction: one round trip.
+   * Several are sent between BEGIN and COMMIT without waiting for answers in between (the client pipelines
+   * statements with parameters; BEGIN and COMMIT each wait for what is before them); after an error
+   * PostgreSQL ignores the rest and COMMIT rolls back.
+   */
+  private async transact(statements: Statement[]): Promise<void> {
+    if (statements.length === 0) return;
+    if (statements.length === 1) {
+      const [only] = statements;
+      await retried(() => this.sql.unsafe(only!.text, only!.params));
+      return;
+    }
+    await retried(async () => {
+      const sent = [this.sql.unsafe("BEGIN"), ...statements.map((s) => this.sql.unsafe(s.text, s.params)), this.sql.unsafe("COMMIT")];
+      const results = await Promise.allSettled(sent);
+      // The first error is the cause; the ones after it say the transaction was aborted.
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed) throw failed.reason;
+      const end = results.at(-1) as PromiseFulfilledResult<{ command?: string }>;
+      if (end.value.command !== "COMMIT") throw new Error(`the transaction ended with ${end.value.command ?? "no answer"} instead of COMMIT`);
+    });
+  }
+
+  /** The statements that apply `ops` in order (see the file's comment). */
+  compile(ops: WireOp[]): Statement[] {
+    const out: Statement[] = [];
+    let segment = new Segment();
+    const flush = () => {
+      if (!segment.empty) out.push(...this.statementsOf(segment));
+      segment = new Segment();
+    };
+    for (const op of ops) {
+      switch (op[0]) {
+        case 0: {
+          const id = String(op[1][0]);
+          if (segment.runs.has(id) || segment.patches.has(id)) flush();
+          segment.runs.set(id, op[1].slice());
+          break;
+        }
+        case 1: {
+          const key = stepKey(op[1][STEP_RUN], op[1][STEP_ID]);
+          if (segment.steps.has(key) || segment.stepUpdates.has(key)) flush();
+          segment.steps.set(key, op[1].slice());
+          break;
+        }
+        case 2: {
+          const row = op[1];
+          const key = stepKey(row.run_id, row.id);
+          const inserted = segment.steps.get(key);
+          if (inserted) for (const c of STEP_UPDATE_COLUMNS) inserted[STEP_INDEX.get(c)!] = row[c];
+          else segment.stepUpdates.set(key, row);
+          break;
+        }
+        case 3: {
+          const [, id, patch] = op;
+          const inserted = segment.runs.get(id);
+          if (inserted) patched(inserted, patch);
+          else segment.patches.set(id, { ...segment.patches.get(id), ...definedOnly(patch) });
+          break;
+        }
+        case 4:
+          if (!segment.definitions.has(op[1])) segment.definitions.set(op[1], op[2]);
+          break;
+        case 5:
+          flush();
+          out.push({ text: DELETE_ORPHAN_DEFINITIONS, params: [] });
+          break;
+        case 6:
+          flush();
+          if (op[1].length === 0) break;
+          out.push(
+            { text: `DELETE FROM run_steps WHERE run_id IN (SELECT jsonb_array_elements_text(${ROWS}))`, params: [JSON.stringify(op[1])] },
+            { text: `DELETE FROM runs WHERE id IN (SELECT jsonb_array_elements_text(${ROWS}))`, params: [JSON.stringify(op[1])] },
+          );
+          break;
+        case 7:
+          // Returning free pages is SQLite's; PostgreSQL's autovacuum does it.
+          break;
+      }
+    }
+    flush();
+    return out;
+  }
+
+  /** A segment's statements as one: a statement is atomic, so a batch of one segment needs no BEGIN and COMMIT. */
+  private statementsOf(segment: Segment): Statement[] {
+    const parts = this.partsOf(segment);
+    if (parts.length <= 1) return parts;
+    // Data-modifying WITH clauses: none touches a row another one does (the segment merged those), and the
+    // statement triggers fire once the whole statement ran.
+    const params: unknown[] = [];
+    const numbered = parts.map((part) => {
+      params.push(...part.params);
+      return part.text.replaceAll(ROWS, `$${params.length}::text::jsonb`);
+    });
+    const last = numbered.pop()!;
+    return [{ text: `WITH ${numbered.map((text, i) => `w${i} AS (${text})`).join(", ")} ${last}`, params }];
+  }
+
+  private partsOf(segment: Segment): Statement[] {
+    const out: Statement[] = [];
+    if (segment.definitions.size > 0) {
+      const now = new Date().toISOString();
+      const rows = [...segment.definitions].map(([hash, text]) => [hash, text, now]);
+      out.push({
+        text: `INSERT INTO run_definitions (hash, definition, created_at) SELECT x->>0, x->>1, x->>2 FROM jsonb_array_elements(${ROWS}) AS x ON CONFLICT DO NOTHING`,
+        params: [JSON.stringify(rows)],
+      });
+    }
+    if (segment.runs.size > 0) out.push(insertRows("runs", RUN_COLUMNS, this.runTypes, [...segment.runs.values()]));
+    if (segment.steps.size > 0) out.push(insertRows("run_steps", STEP_COLUMNS, this.stepTypes, [...segment.steps.values()]));
+    if (segment.stepUpdates.size > 0) {
+      const rows = [...segment.stepUpdates.values()].map((row) => [row.run_id, row.id, ...STEP_UPDATE_COLUMNS.map((c) => plain(row[c]))]);
+      const sets = STEP_UPDATE_COLUMNS.map((c, i) => `${c} = ${cast(`x->>${i + 2}`, this.stepTypes.get(c))}`).join(", ");
+      out.push({
+        text: `UPDATE run_steps AS s SET ${sets} FROM jsonb_array_elements(${ROWS}) AS x WHERE s.run_id = x->>0 AND s.id = x->>1`,
+        params: [JSON.stringify(rows)],
+      });
+    }
+    // One UPDATE per set of columns patched, each in id order.
+    const bySignature = new Map<string, Array<[string, RunPatch]>>();
+    for (const [id, patch] of [...segment.patches].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const keys = Object.keys(patch).sort();
+      if (keys.length === 0) continue;
+      const signature = keys.join(",");
+      const list = bySignature.get(signature);
+      if (list) list.push([id, patch]);
+      else bySignature.set(signature, [[id, patch]]);
+    }
+    for (const [signature, list] of bySignature) {
+      const keys = signature.split(",");
+      for (const key of keys) if (!RUN_INDEX.has(key)) throw new Error(`runs has no column "${key}"`);
+      const rows = list.map(([id, patch]) => [id, ...keys.map((k) => plain((patch as Record<string, unknown>)[k]))]);
+      const sets = keys.map((k, i) => `${k} = ${cast(`x->>${i + 1}`, this.runTypes.get(k))}`).join(", ");
+      out.push({
+        text: `UPDATE runs AS r SET ${sets} FROM jsonb_array_elements(${ROWS}) AS x WHERE r.id = x->>0`,
+        params: [JSON.stringify(rows)],
+      });
+    }
+    return out;
+  }
+}
+
+/** A patch without its undefined fields (they mean "unchanged", and must not override an earlier patch). */
+function definedOnly(patch: RunPatch): RunPatch {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(patch)) if (value !== undefined) out[key] = value;
+  return out as RunPatch;
+}
+
+/** `expression` (text from JSON) as a value of a column of type `type`. */
+function cast(expression: string, type: string | undefined): string {
+  if (type === undefined) throw new Error(`unknown column type for ${expression}`);
+  return type === "text" ? expression : `(${expression})::${type}`;
+}
+
+/** One INSERT of many rows, kept in the order given (run_steps' identity column numbers them in it). */
+function insertRows(table: string, columns: readonly string[], types: ColumnTypes, rows: RowValues[]): Statement {
+  const values = columns.map((c, i) => cast(`e.x->>${i}`, types.get(c))).join(", ");
+  return {
+    text: `INSERT INTO ${table} (${columns.join(", ")}) SELECT ${values} FROM jsonb_array_elements(${ROWS}) WITH ORDINALITY AS e(x, i) ORDER BY e.i`,
+    params: [JSON.stringify(rows.map((row) => row.map(plain)))],
+  };
+}
+
+/**
+ * Runs a transaction again when PostgreSQL aborted it to break a deadlock with another instance's writer
+ * (both add to the same counter rows), up to three times in all.
+ */
+async function retried(work: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await work();
+      return;
+    } catch (error) {
+      if (attempt >= 3 || !TRANSIENT.test(message(error))) throw error;
+    }
+  }
+}
+
+const message = (error: unknown) => String((error as Error)?.message ?? error);

@@ -1,0 +1,180 @@
+/**
+ * The run writer's batches on PostgreSQL (src/store/postgres/run-batches.ts) against a real server (Debian
+ * `postgresql`): a batch compiled into multi-row statements leaves exactly the rows and counts that applying
+ * its ops one by one leaves — runs patched in the batch that inserted them, steps completed there, patches
+ * merged, a run deleted and inserted again, definitions pruned — and one bad group fails alone.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import type { Db } from "../../src/store/db";
+import { PostgresRunBatches } from "../../src/store/postgres/run-batches";
+import { applyBatch, applyWireOp, encodeOp, type WireOp, type WriteOp } from "../../src/store/run-writes";
+import { RunStore, type RunRow, type StepRow } from "../../src/store/runs";
+import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
+import { runRow, stepRow } from "../support/run-rows";
+import { freshPostgresDatabase } from "../support/postgres-storage";
+
+announceMissingPostgres();
+
+const run = (id: string, overrides: Partial<RunRow> = {}): RunRow =>
+  runRow(id, {
+    workspace_id: "ws1",
+    org_id: "org1",
+    workflow_id: "wf1",
+    workflow_name: "Orders",
+    status: "pending",
+    trigger_data: `{"order":"${id}"}`,
+    version_id: "v1",
+    executed_version_id: "v1",
+    definition_hash: "def1",
+    started_at: "2026-11-25T10:00:00.000Z",
+    finished_at: null,
+    duration_ms: null,
+    step_total: 0,
+    event_seq: 0,
+    owner: "instance-a",
+    ...overrides,
+  });
+
+const step = (runId: string, id: string, seq: number, overrides: Partial<StepRow> = {}): StepRow =>
+  stepRow(runId, {
+    id,
+    seq,
+    node_id: id,
+    display_name: "Set fields",
+    status: "running",
+    input_data: '{"a":1}',
+    output_data: null,
+    started_at: "2026-11-25T10:00:00.010Z",
+    finished_at: null,
+    duration_ms: null,
+    ...overrides,
+  });
+
+const done = { status: "completed" as const, finished_at: "2026-11-25T10:00:00.050Z", duration_ms: 50 };
+
+/** Batches as the engine sends them: each a list of groups (one per writer waiting), each a list of ops. */
+const batches: WriteOp[][][] = [
+  [
+    [
+      { op: "putDefinition", hash: "def1", text: '{"steps":1}' },
+      { op: "insertRun", row: run("r1", { tags: '["vip","eu"]' }) },
+      { op: "insertStep", row: step("r1", "s1", 1) },
+      { op: "updateStep", row: step("r1", "s1", 1, { ...done, output_data: '{"b":2}' }) },
+      { op: "patchRun", id: "r1", patch: { status: "running" } },
+      { op: "patchRun", id: "r1", patch: { ...done, step_total: 1, event_seq: 3 } },
+    ],
+    [
+      { op: "putDefinition", hash: "def1", text: '{"steps":1}' },
+      { op: "insertRun", row: run("r2", { status: "running" }) },
+      { op: "insertStep", row: step("r2", "s1", 1) },
+      { op: "insertStep", row: step("r2", "s1b", 1, { node_id: "s1b" }) },
+    ],
+    [
+      { op: "putDefinition", hash: "def2", text: '{"steps":2}' },
+      { op: "insertRun", row: run("r5", { definition_hash: "def2", workflow_id: "wf2", started_at: "2026-11-25T11:59:59.999Z" }) },
+    ],
+  ],
+  [
+    [
+      { op: "patchRun", id: "r2", patch: { status: "paused", wait_step: "s1", resume_mode: "webhook", state: '{"x":1}', owner: undefined } },
+      { op: "updateStep", row: step("r2", "s1", 1, { status: "paused" }) },
+      { op: "insertRun", row: run("r3", { tags: '["eu"]' }) },
+      { op: "patchRun", id: "r3", patch: { status: "failed", error_message: "boom", finished_at: done.finished_at, duration_ms: 5 } },
+      { op: "patchRun", id: "r2", patch: { tags: '["eu","eu","late"]' } },
+      { op: "patchRun", id: "r5", patch: { owner: null } },
+    ],
+  ],
+  [
+    [
+      { op: "deleteRuns", ids: ["r1", "r5"] },
+      { op: "pruneDefinitions" },
+      { op: "insertRun", row: run("r1", { status: "running", started_at: "2026-11-25T12:00:00.000Z" }) },
+      { op: "patchRun", id: "r2", patch: { status: "completed", wait_step: null, resume_mode: null, state: null } },
+      { op: "updateStep", row: step("r2", "s1", 1, { ...done }) },
+      { op: "insertStep", row: step("r2", "s2", 2) },
+      { op: "patchRun", id: "r1", patch: { step_total: 1 } },
+      { op: "insertStep", row: step("r1", "s1", 1) },
+      { op: "returnFreePages", pages: 10 },
+    ],
+  ],
+  [
+    [{ op: "insertRun", row: run("r4") }],
+    // PostgreSQL text cannot hold U+0000: this group fails, alone.
+    [{ op: "insertRun", row: run("r6", { workflow_name: "bad\u0000name" }) }],
+    [
+      { op: "patchRun", id: "r3", patch: { retried_by_run_id: "r4" } },
+      { op: "insertStep", row: step("r4", "s1", 1) },
+      { op: "updateStep", row: step("r4", "s1", 1, { ...done, output_data: '{"ok":true}' }) },
+      // A patch of a run not stored yet changes nothing; the insert after it stands as given.
+      { op: "patchRun", id: "r7", patch: { status: "running" } },
+      { op: "insertRun", row: run("r7") },
+    ],
+  ],
+];
+
+const wire = (batch: WriteOp[][]): WireOp[][] => batch.map((group) => group.map(encodeOp));
+
+/** What a user could see of the stored runs: every row of the tables the writer and its triggers touch. */
+async function contents(url: string) {
+  const sql = new SQL(url, { adapter: "postgres", max: 1 });
+  try {
+    return {
+      runs: await sql`SELECT * FROM runs ORDER BY id`,
+      steps: await sql`SELECT run_id, seq, id, node_id, status, input_data, output_data, finished_at, duration_ms FROM run_steps ORDER BY run_id, seq, rowid`,
+      // A count is the sum over its slots (migration 15): the total and the changes not folded yet.
+      counts: await sql`SELECT workspace_id, environment, workflow_id, status, trigger_type, tag, sum(n)::int AS n FROM run_counts
+        GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4, 5, 6`,
+      hours: await sql`SELECT workspace_id, hour, environment, workflow_id, status, trigger_type, sum(n)::int AS n FROM run_hours
+        GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4, 5, 6`,
+      tags: await sql`SELECT * FROM run_tags ORDER BY workspace_id, tag, started_at, run_id`,
+      definitions: await sql`SELECT hash, definition, (runs + COALESCE((SELECT sum(n) FROM run_definition_uses u WHERE u.hash = d.hash), 0))::int AS runs
+        FROM run_definitions AS d ORDER BY hash`,
+    };
+  } finally {
+    await sql.close();
+  }
+}
+
+describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
+  const closing: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    for (const close of closing) await close();
+  });
+
+  test("batches compiled into multi-row statements store what the ops applied one by one store, and a bad group fails alone", async () => {
+    const oneByOne = await freshPostgresDatabase();
+    const store = new RunStore(oneByOne.db);
+    const apply = (op: WireOp) => applyWireOp(oneByOne.db as Db, store, op);
+    const expectedFailures = batches.map((batch) => applyBatch(oneByOne.db, wire(batch), apply));
+
+    const batched = await freshPostgresDatabase();
+    const sql = new SQL(batched.url, { adapter: "postgres", max: 1 });
+    closing.push(() => sql.close());
+    const writer = await PostgresRunBatches.open(sql);
+    const failures: Array<Array<string | null>> = [];
+    for (const batch of batches) failures.push(await writer.apply(wire(batch)));
+
+    expect(failures.map((f) => f.map((x) => x !== null))).toEqual(expectedFailures.map((f) => f.map((x) => x !== null)));
+    expect(failures.at(-1)).toEqual([null, expect.stringContaining("Unicode"), null]);
+
+    const expected = await contents(oneByOne.url);
+    const actual = await contents(batched.url);
+    expect(actual.runs.map((r: RunRow) => r.id)).toEqual(["r1", "r2", "r3", "r4", "r7"]);
+    expect(actual).toEqual(expected);
+    // The counts a user reads as list totals: r1 (again), r2, r3, r4, r7, by status.
+    expect(actual.counts.filter((c: { tag: string }) => c.tag === "").map((c: { status: string; n: number }) => [c.status, c.n])).toEqual([
+      ["completed", 1],
+      ["failed", 1],
+      ["pending", 2],
+      ["running", 1],
+    ]);
+
+    // Folding moves every change into slot 0 (and into run_definitions.runs): the counts read the same.
+    await writer.foldIfDue(Date.now() + 60_000);
+    expect(await contents(batched.url)).toEqual(actual);
+    const [left] = await sql`SELECT (SELECT count(*) FROM run_counts WHERE slot <> 0) + (SELECT count(*) FROM run_hours WHERE slot <> 0)
+      + (SELECT count(*) FROM run_definition_uses) AS n`;
+    expect(Number(left.n)).toBe(0);
+  });
+});
