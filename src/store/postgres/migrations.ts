@@ -562,67 +562,85 @@ CREATE TABLE run_definition_uses (
   PRIMARY KEY (hash, slot)
 );
 
-CREATE FUNCTION weft_run_counts() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  cols CONSTANT text := 'workspace_id, environment, workflow_id, status, trigger_type, tags, started_at, id, definition_hash';
-  changed CONSTANT text := 'FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE o.status IS DISTINCT FROM n.status OR o.tags IS DISTINCT FROM n.tags';
-  delta text;
+-- One run counted (d = 1) or uncounted (d = -1): what a count change needs of it.
+CREATE TYPE weft_run_delta AS (
+  workspace_id TEXT COLLATE "C",
+  environment TEXT COLLATE "C",
+  workflow_id TEXT COLLATE "C",
+  status TEXT COLLATE "C",
+  trigger_type TEXT COLLATE "C",
+  tags TEXT COLLATE "C",
+  started_at TEXT COLLATE "C",
+  id TEXT COLLATE "C",
+  definition_hash TEXT COLLATE "C",
+  d INTEGER
+);
+
+-- Adds a statement's changes, summed per cell, in this transaction's slot (only its own later statements add
+-- to the same rows). Static statements: their plans are kept for the session.
+CREATE FUNCTION weft_add_run_counts(deltas weft_run_delta[]) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-  -- delta: one row per run counted (d = 1) or uncounted (d = -1).
-  IF TG_OP = 'INSERT' THEN
-    IF NOT EXISTS (SELECT 1 FROM new_rows) THEN RETURN NULL; END IF;
-    delta := format('SELECT %s, 1 AS d FROM new_rows', cols);
-  ELSIF TG_OP = 'DELETE' THEN
-    IF NOT EXISTS (SELECT 1 FROM old_rows) THEN RETURN NULL; END IF;
-    delta := format('SELECT %s, -1 AS d FROM old_rows', cols);
-  ELSE
-    IF NOT EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE o.status IS DISTINCT FROM n.status OR o.tags IS DISTINCT FROM n.tags) THEN
-      RETURN NULL;
-    END IF;
-    delta := format('SELECT %s, -1 AS d %s UNION ALL SELECT %s, 1 AS d %s',
-      'o.workspace_id, o.environment, o.workflow_id, o.status, o.trigger_type, o.tags, o.started_at, o.id, o.definition_hash', changed,
-      'n.workspace_id, n.environment, n.workflow_id, n.status, n.trigger_type, n.tags, n.started_at, n.id, n.definition_hash', changed);
-  END IF;
-  -- The slot is this transaction's: only its own later statements add to the same rows.
-  EXECUTE format($q$
-    INSERT INTO run_counts AS c (workspace_id, environment, workflow_id, status, trigger_type, tag, n, slot)
-      SELECT workspace_id, environment, workflow_id, status, trigger_type, '', sum(d), txid_current() FROM (%s) AS delta
-      GROUP BY 1, 2, 3, 4, 5 HAVING sum(d) <> 0
-      ON CONFLICT (workspace_id, environment, workflow_id, status, trigger_type, tag, slot) DO UPDATE SET n = c.n + EXCLUDED.n$q$, delta);
-  EXECUTE format($q$
-    INSERT INTO run_counts AS c (workspace_id, environment, workflow_id, status, trigger_type, tag, n, slot)
-      SELECT workspace_id, environment, workflow_id, status, trigger_type, t.tag, sum(d), txid_current()
-      FROM (%s) AS delta, LATERAL (SELECT DISTINCT value AS tag FROM jsonb_array_elements_text(delta.tags::jsonb)) AS t
-      WHERE delta.tags <> '[]'
-      GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(d) <> 0
-      ON CONFLICT (workspace_id, environment, workflow_id, status, trigger_type, tag, slot) DO UPDATE SET n = c.n + EXCLUDED.n$q$, delta);
-  EXECUTE format($q$
-    INSERT INTO run_hours AS h (workspace_id, hour, environment, workflow_id, status, trigger_type, n, slot)
-      SELECT workspace_id, substr(started_at, 1, 13), environment, workflow_id, status, trigger_type, sum(d), txid_current() FROM (%s) AS delta
-      GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(d) <> 0
-      ON CONFLICT (workspace_id, hour, environment, workflow_id, status, trigger_type, slot) DO UPDATE SET n = h.n + EXCLUDED.n$q$, delta);
-  EXECUTE format($q$
-    DELETE FROM run_tags AS r USING (SELECT DISTINCT delta.workspace_id, t.value AS tag, delta.started_at, delta.id
-        FROM (%s) AS delta, jsonb_array_elements_text(delta.tags::jsonb) AS t WHERE delta.d = -1 AND delta.tags <> '[]') AS gone
-      WHERE r.workspace_id = gone.workspace_id AND r.tag = gone.tag AND r.started_at = gone.started_at AND r.run_id = gone.id$q$, delta);
-  EXECUTE format($q$
-    INSERT INTO run_tags (workspace_id, tag, started_at, run_id)
-      SELECT delta.workspace_id, t.value, delta.started_at, delta.id
-      FROM (%s) AS delta, jsonb_array_elements_text(delta.tags::jsonb) AS t WHERE delta.d = 1 AND delta.tags <> '[]'
-      ON CONFLICT DO NOTHING$q$, delta);
-  EXECUTE format($q$
-    INSERT INTO run_definition_uses AS u (hash, slot, n)
-      SELECT definition_hash, txid_current(), sum(d) FROM (%s) AS delta GROUP BY 1 HAVING sum(d) <> 0
-      ON CONFLICT (hash, slot) DO UPDATE SET n = u.n + EXCLUDED.n$q$, delta);
+  IF cardinality(deltas) = 0 THEN RETURN; END IF;
+  INSERT INTO run_counts AS c (workspace_id, environment, workflow_id, status, trigger_type, tag, n, slot)
+    SELECT r.workspace_id, r.environment, r.workflow_id, r.status, r.trigger_type, '', sum(r.d), txid_current() FROM unnest(deltas) AS r
+    GROUP BY 1, 2, 3, 4, 5 HAVING sum(r.d) <> 0
+    ON CONFLICT (workspace_id, environment, workflow_id, status, trigger_type, tag, slot) DO UPDATE SET n = c.n + EXCLUDED.n;
+  INSERT INTO run_counts AS c (workspace_id, environment, workflow_id, status, trigger_type, tag, n, slot)
+    SELECT r.workspace_id, r.environment, r.workflow_id, r.status, r.trigger_type, t.tag, sum(r.d), txid_current()
+    FROM unnest(deltas) AS r, LATERAL (SELECT DISTINCT value AS tag FROM jsonb_array_elements_text(r.tags::jsonb)) AS t
+    WHERE r.tags <> '[]'
+    GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(r.d) <> 0
+    ON CONFLICT (workspace_id, environment, workflow_id, status, trigger_type, tag, slot) DO UPDATE SET n = c.n + EXCLUDED.n;
+  INSERT INTO run_hours AS h (workspace_id, hour, environment, workflow_id, status, trigger_type, n, slot)
+    SELECT r.workspace_id, substr(r.started_at, 1, 13), r.environment, r.workflow_id, r.status, r.trigger_type, sum(r.d), txid_current()
+    FROM unnest(deltas) AS r
+    GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(r.d) <> 0
+    ON CONFLICT (workspace_id, hour, environment, workflow_id, status, trigger_type, slot) DO UPDATE SET n = h.n + EXCLUDED.n;
+  DELETE FROM run_tags AS t USING (SELECT DISTINCT r.workspace_id, v.value AS tag, r.started_at, r.id
+      FROM unnest(deltas) AS r, jsonb_array_elements_text(r.tags::jsonb) AS v WHERE r.d = -1 AND r.tags <> '[]') AS gone
+    WHERE t.workspace_id = gone.workspace_id AND t.tag = gone.tag AND t.started_at = gone.started_at AND t.run_id = gone.id;
+  INSERT INTO run_tags (workspace_id, tag, started_at, run_id)
+    SELECT r.workspace_id, v.value, r.started_at, r.id
+    FROM unnest(deltas) AS r, jsonb_array_elements_text(r.tags::jsonb) AS v WHERE r.d = 1 AND r.tags <> '[]'
+    ON CONFLICT DO NOTHING;
+  INSERT INTO run_definition_uses AS u (hash, slot, n)
+    SELECT r.definition_hash, txid_current(), sum(r.d) FROM unnest(deltas) AS r GROUP BY 1 HAVING sum(r.d) <> 0
+    ON CONFLICT (hash, slot) DO UPDATE SET n = u.n + EXCLUDED.n;
+END
+$$;
+
+CREATE FUNCTION weft_runs_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM weft_add_run_counts(ARRAY(SELECT ROW(workspace_id, environment, workflow_id, status, trigger_type, tags, started_at, id,
+    definition_hash, 1)::weft_run_delta FROM new_rows));
+  RETURN NULL;
+END
+$$;
+CREATE FUNCTION weft_runs_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM weft_add_run_counts(ARRAY(SELECT ROW(workspace_id, environment, workflow_id, status, trigger_type, tags, started_at, id,
+    definition_hash, -1)::weft_run_delta FROM old_rows));
+  RETURN NULL;
+END
+$$;
+-- An update matters when status or tags changed: the run is uncounted as it was and counted as it is.
+CREATE FUNCTION weft_runs_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM weft_add_run_counts(ARRAY(
+    SELECT ROW(o.workspace_id, o.environment, o.workflow_id, o.status, o.trigger_type, o.tags, o.started_at, o.id, o.definition_hash, -1)::weft_run_delta
+      FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE o.status IS DISTINCT FROM n.status OR o.tags IS DISTINCT FROM n.tags
+    UNION ALL
+    SELECT ROW(n.workspace_id, n.environment, n.workflow_id, n.status, n.trigger_type, n.tags, n.started_at, n.id, n.definition_hash, 1)::weft_run_delta
+      FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE o.status IS DISTINCT FROM n.status OR o.tags IS DISTINCT FROM n.tags));
   RETURN NULL;
 END
 $$;
 CREATE TRIGGER runs_counted_insert AFTER INSERT ON runs REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION weft_run_counts();
+  FOR EACH STATEMENT EXECUTE FUNCTION weft_runs_inserted();
 CREATE TRIGGER runs_counted_delete AFTER DELETE ON runs REFERENCING OLD TABLE AS old_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION weft_run_counts();
+  FOR EACH STATEMENT EXECUTE FUNCTION weft_runs_deleted();
 CREATE TRIGGER runs_counted_update AFTER UPDATE ON runs REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION weft_run_counts();
+  FOR EACH STATEMENT EXECUTE FUNCTION weft_runs_updated();
 
 -- Moves the changes in slots other than 0 into slot 0 (and definitions' uses into run_definitions.runs), in
 -- one transaction, so readers see the same sums before and after. One folder at a time (the others skip:
