@@ -473,17 +473,16 @@ export class ThreadWriter extends QueueingWriter {
   private readonly truncations = new Map<number, (ok: boolean) => void>();
 
   /**
-   * On PostgreSQL one: the thread's work is a round trip, not CPU, and what gathers while a commit runs is
-   * committed next as one batch (one commit, one WAL flush) instead of as two.
+   * Batches in flight at most: MAX_FLIGHTS, or as many as the thread says it commits at once (on PostgreSQL one
+   * per connection, postgres/writer-lanes.ts: a batch sent while another commits is committed beside it).
    */
-  private readonly maxFlights: number;
+  private maxFlights = MAX_FLIGHTS;
 
   constructor(
     private readonly init: WriterThreadInit,
     onError: (error: unknown) => void,
   ) {
     super(onError);
-    this.maxFlights = /^postgres(?:ql)?:/.test(init.dbPath) ? 1 : MAX_FLIGHTS;
   }
 
   protected get inFlight() {
@@ -507,12 +506,15 @@ export class ThreadWriter extends QueueingWriter {
       worker.addEventListener("open", () => worker.postMessage(JSON.stringify({ t: "init", ...this.init })));
       worker.addEventListener("message", (event: MessageEvent) => {
         const message = JSON.parse(event.data as string) as
-          | { t: "ready" }
+          | { t: "ready"; flights?: number }
           | { t: "init-failed"; error: string }
           | { t: "done"; id: number; failures: Array<string | null> }
           | { t: "truncated"; id: number; ok: boolean }
           | { t: "error"; error: string };
-        if (message.t === "ready") return resolve();
+        if (message.t === "ready") {
+          this.maxFlights = message.flights ?? MAX_FLIGHTS;
+          return resolve();
+        }
         if (message.t === "error") return this.onError(new Error(message.error));
         if (message.t === "init-failed") return reject(new Error(message.error));
         if (message.t === "truncated") {

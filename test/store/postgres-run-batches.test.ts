@@ -8,6 +8,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import type { Db } from "../../src/store/db";
 import { PostgresRunBatches } from "../../src/store/postgres/run-batches";
+import { PostgresWriterLanes } from "../../src/store/postgres/writer-lanes";
 import { applyBatch, applyWireOp, encodeOp, type WireOp, type WriteOp } from "../../src/store/run-writes";
 import { RunStore, type RunRow, type StepRow } from "../../src/store/runs";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
@@ -171,10 +172,40 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     ]);
 
     // Folding moves every change into slot 0 (and into run_definitions.runs): the counts read the same.
-    await writer.foldIfDue(Date.now() + 60_000);
+    await writer.fold();
     expect(await contents(batched.url)).toEqual(actual);
     const [left] = await sql`SELECT (SELECT count(*) FROM run_counts WHERE slot <> 0) + (SELECT count(*) FROM run_hours WHERE slot <> 0)
       + (SELECT count(*) FROM run_definition_uses) AS n`;
     expect(Number(left.n)).toBe(0);
+  });
+
+  test("on two connections, a batch that ends runs of a batch still committing waits for it; other batches go beside it", async () => {
+    const { url } = await freshPostgresDatabase();
+    const lanes = await PostgresWriterLanes.open(url);
+    closing.push(() => lanes.close());
+    // A large batch of new runs, then, before it committed, batches ending some of them and one of other runs.
+    const ids = Array.from({ length: 3_000 }, (_, i) => `big-${String(i).padStart(4, "0")}`);
+    const big = wire([[{ op: "putDefinition", hash: "def1", text: "{}" }, ...ids.map((id): WriteOp => ({ op: "insertRun", row: run(id) }))]]);
+    const ending = wire([
+      [
+        { op: "patchRun", id: ids[0]!, patch: { ...done, step_total: 1 } },
+        { op: "insertStep", row: step(ids[1]!, "s1", 1) },
+      ],
+    ]);
+    const other = wire([[{ op: "insertRun", row: run("other", { ...done, definition_hash: "def1" }) }]]);
+    const results = await Promise.all([lanes.apply(big), lanes.apply(ending), lanes.apply(other)]);
+    expect(results).toEqual([[null], [null], [null]]);
+
+    const sql = new SQL(url, { adapter: "postgres", max: 1 });
+    closing.push(() => sql.close());
+    const [first] = await sql`SELECT status, step_total FROM runs WHERE id = ${ids[0]}`;
+    expect(first).toEqual({ status: "completed", step_total: "1" });
+    const [steps] = await sql`SELECT count(*)::int AS n FROM run_steps WHERE run_id = ${ids[1]}`;
+    expect(steps.n).toBe(1);
+    const counts = await sql`SELECT status, sum(n)::int AS n FROM run_counts WHERE tag = '' GROUP BY status ORDER BY status`;
+    expect(counts.map((c: { status: string; n: number }) => [c.status, c.n])).toEqual([
+      ["completed", 2],
+      ["pending", ids.length - 1],
+    ]);
   });
 });

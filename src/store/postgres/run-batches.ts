@@ -31,9 +31,6 @@ interface Statement {
 /** Where a statement takes its rows: one JSON array, its only parameter (renumbered when statements are joined). */
 const ROWS = "$1::text::jsonb";
 
-/** How often a writer folds the counts' changes (PostgresRunBatches.foldIfDue). */
-const FOLD_EVERY_MS = 1_000;
-
 /** Column name → its type as a cast (`bigint`, `text`, …), per table. */
 type ColumnTypes = Map<string, string>;
 
@@ -88,15 +85,15 @@ export class PostgresRunBatches {
     return new PostgresRunBatches(sql, await types("runs"), await types("run_steps"));
   }
 
-  private lastFold = Date.now();
+  close(): Promise<void> {
+    return this.sql.close();
+  }
 
   /**
-   * Folds the counts' changes into their totals (migration 15) once a second at most: called after batches,
-   * so the rows a count sums stay few. Another instance folding at the same moment makes this one skip.
+   * Folds the counts' changes into their totals (migration 15), so the rows a count sums stay few. Another
+   * instance folding at the same moment makes this one skip (it folds those too).
    */
-  async foldIfDue(now = Date.now()): Promise<void> {
-    if (now - this.lastFold < FOLD_EVERY_MS) return;
-    this.lastFold = now;
+  async fold(): Promise<void> {
     await retried(() => this.sql.unsafe("SELECT weft_fold_run_counts()"));
   }
 
