@@ -17,13 +17,15 @@ export interface RecoveryLinks {
 
 /** Recovers `rows`: every unfinished run at start-up, or the runs just claimed from an instance that died. */
 export function recoverRuns(t: RunTable, rows: RunRow[], links: RecoveryLinks) {
+  // A batch holds many runs of few workflows: their variables are read once per workflow and definition.
+  const variablesRead = new Map<string, { variables: Record<string, unknown>; secrets: string[] }>();
   for (const row of rows) {
     try {
       if (row.status === "paused") {
         if (row.resume_at) links.scheduleResume(row.id, row.resume_at);
         continue;
       }
-      const base = t.pendingFor(row, t.definitionOf(row));
+      const base = t.pendingFor(row, t.definitionOf(row), variablesRead);
       if (row.status === "pending") {
         const state = row.state ? (JSON.parse(row.state) as PauseState) : undefined;
         t.queue(state ? { ...base, replay: state.log, resume: { payload: state.payload ?? { resumedBy: "restart" } }, activeMsBefore: state.activeMs } : base);

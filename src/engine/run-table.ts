@@ -275,11 +275,22 @@ export class RunTable {
   }
 
   /** The definition a run executed, by its content hash. */
+  /**
+   * The definition a stored run executes. Kept parsed by content hash (a definition never changes under its
+   * hash; runs share it read-only, as runs started from one published version do): a worker claiming a
+   * batch of one workflow's runs reads and parses it once, not once per run.
+   */
   definitionOf(row: RunRow): FlowVersionT {
+    const known = this.parsedDefinitions.get(row.definition_hash);
+    if (known) return known;
     const text = this.store.definition(row.definition_hash);
     if (!text) throw new AppError("INTERNAL", `the definition run ${row.id} executed (${row.definition_hash}) is missing`);
-    return JSON.parse(text) as FlowVersionT;
+    const definition = JSON.parse(text) as FlowVersionT;
+    this.parsedDefinitions.set(row.definition_hash, definition);
+    return definition;
   }
+
+  private readonly parsedDefinitions = new BoundedMap<string, FlowVersionT>(64);
 
   /** The workflow's variables for a definition the engine already holds; the definition's own when the workflow is gone. */
   variablesOf(row: RunRow, definition: FlowVersionT): { variables: Record<string, unknown>; secrets: string[] } {
@@ -290,9 +301,18 @@ export class RunTable {
     }
   }
 
-  /** A PendingRun for a row the engine already stored (resume, recovery). */
-  pendingFor(row: RunRow, definition: FlowVersionT): PendingRun {
-    const { variables, secrets } = this.variablesOf(row, definition);
+  /**
+   * A PendingRun for a row the engine already stored (resume, recovery). `variables`: what was read for other
+   * runs of the same call (recovering a batch reads a workflow's variables once), by workflow and definition.
+   */
+  pendingFor(row: RunRow, definition: FlowVersionT, variablesRead?: Map<string, { variables: Record<string, unknown>; secrets: string[] }>): PendingRun {
+    const key = `${row.workflow_id}\u0000${row.definition_hash}`;
+    let read = variablesRead?.get(key);
+    if (!read) {
+      read = this.variablesOf(row, definition);
+      variablesRead?.set(key, read);
+    }
+    const { variables, secrets } = read;
     return {
       id: row.id,
       workflowId: row.workflow_id,
