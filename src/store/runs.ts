@@ -435,18 +435,21 @@ export class RunStore {
   }
 
   /**
-   * Makes `me` the owner of up to `limit` unfinished runs held by `from` (null: by nobody) and returns them.
+   * Makes `me` the owner of up to `limit` unfinished runs held by `from` (null: by nobody), with ids above
+   * `after` when given, and returns them.
    * On PostgreSQL the rows are locked as they are taken and rows another instance is taking are skipped, so
    * two instances claiming at once never take the same run.
    */
-  claim(me: string, from: string | null, limit: number, skip: readonly string[] = []): RunRow[] {
+  claim(me: string, from: string | null, limit: number, skip: readonly string[] = [], after = ""): RunRow[] {
     const lock = isPostgres(this.db) ? " FOR UPDATE SKIP LOCKED" : "";
     const held = from === null ? "owner IS NULL" : "owner = ?";
     const skipped = skip.length ? " AND id NOT IN (SELECT value FROM json_each(?))" : "";
-    const sql = `UPDATE runs SET owner = ? WHERE id IN (SELECT id FROM runs WHERE status IN ('pending', 'running', 'paused') AND ${held}${skipped} ORDER BY id LIMIT ?${lock}) RETURNING *`;
+    const beyond = after ? " AND id > ?" : "";
+    const sql = `UPDATE runs SET owner = ? WHERE id IN (SELECT id FROM runs WHERE status IN ('pending', 'running', 'paused') AND ${held}${skipped}${beyond} ORDER BY id LIMIT ?${lock}) RETURNING *`;
     const params: (string | number)[] = [me];
     if (from !== null) params.push(from);
     if (skip.length) params.push(JSON.stringify(skip));
+    if (after) params.push(after);
     params.push(limit);
     return this.db.query<RunRow, (string | number)[]>(sql).all(...params);
   }
