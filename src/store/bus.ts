@@ -38,10 +38,23 @@ export function openBus(db: Db, onError: (error: unknown) => void): Bus | null {
   const sender = crypto.randomUUID();
   let sent = 0;
   let closed = false;
-  // One connection sends, so the parts of a message are notified in order, each after the one before.
-  let sending: Promise<unknown> = Promise.resolve();
+  // One connection sends, one statement at a time, each notifying everything queued while the one before was
+  // on its way (one round trip for a burst, not one each: an api instance sends two per synchronous call).
+  // PostgreSQL delivers a transaction's notifications in the order they were sent, so the parts of a message
+  // arrive in order.
+  let queued: Array<[string, string]> = [];
+  let sending: Promise<void> | null = null;
+  const flush = async () => {
+    while (queued.length > 0) {
+      const batch = queued;
+      queued = [];
+      await sql.unsafe("SELECT pg_notify(x->>0, x->>1) FROM jsonb_array_elements($1::text::jsonb) AS x", [JSON.stringify(batch)]).catch(onError);
+    }
+    sending = null;
+  };
   const notify = (channel: string, payload: string) => {
-    sending = sending.then(() => sql.notify(channel, payload)).catch(onError);
+    queued.push([channel, payload]);
+    sending ??= flush();
   };
   const assembler =
     (partial: Map<string, { parts: string[]; at: number }>) =>
