@@ -579,33 +579,42 @@ CREATE TYPE weft_run_delta AS (
 -- Adds a statement's changes, summed per cell, in this transaction's slot (only its own later statements add
 -- to the same rows). Static statements: their plans are kept for the session.
 CREATE FUNCTION weft_add_run_counts(deltas weft_run_delta[]) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  tagged boolean;
+  untagged boolean;
 BEGIN
   IF cardinality(deltas) = 0 THEN RETURN; END IF;
+  -- Most batches carry no tags: their tag statements are skipped.
+  SELECT bool_or(r.tags <> '[]'), bool_or(r.tags <> '[]' AND r.d = -1) INTO tagged, untagged FROM unnest(deltas) AS r;
   INSERT INTO run_counts AS c (workspace_id, environment, workflow_id, status, trigger_type, tag, n, slot)
     SELECT r.workspace_id, r.environment, r.workflow_id, r.status, r.trigger_type, '', sum(r.d), txid_current() FROM unnest(deltas) AS r
     GROUP BY 1, 2, 3, 4, 5 HAVING sum(r.d) <> 0
-    ON CONFLICT (workspace_id, environment, workflow_id, status, trigger_type, tag, slot) DO UPDATE SET n = c.n + EXCLUDED.n;
-  INSERT INTO run_counts AS c (workspace_id, environment, workflow_id, status, trigger_type, tag, n, slot)
-    SELECT r.workspace_id, r.environment, r.workflow_id, r.status, r.trigger_type, t.tag, sum(r.d), txid_current()
-    FROM unnest(deltas) AS r, LATERAL (SELECT DISTINCT value AS tag FROM jsonb_array_elements_text(r.tags::jsonb)) AS t
-    WHERE r.tags <> '[]'
-    GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(r.d) <> 0
     ON CONFLICT (workspace_id, environment, workflow_id, status, trigger_type, tag, slot) DO UPDATE SET n = c.n + EXCLUDED.n;
   INSERT INTO run_hours AS h (workspace_id, hour, environment, workflow_id, status, trigger_type, n, slot)
     SELECT r.workspace_id, substr(r.started_at, 1, 13), r.environment, r.workflow_id, r.status, r.trigger_type, sum(r.d), txid_current()
     FROM unnest(deltas) AS r
     GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(r.d) <> 0
     ON CONFLICT (workspace_id, hour, environment, workflow_id, status, trigger_type, slot) DO UPDATE SET n = h.n + EXCLUDED.n;
-  DELETE FROM run_tags AS t USING (SELECT DISTINCT r.workspace_id, v.value AS tag, r.started_at, r.id
-      FROM unnest(deltas) AS r, jsonb_array_elements_text(r.tags::jsonb) AS v WHERE r.d = -1 AND r.tags <> '[]') AS gone
-    WHERE t.workspace_id = gone.workspace_id AND t.tag = gone.tag AND t.started_at = gone.started_at AND t.run_id = gone.id;
-  INSERT INTO run_tags (workspace_id, tag, started_at, run_id)
-    SELECT r.workspace_id, v.value, r.started_at, r.id
-    FROM unnest(deltas) AS r, jsonb_array_elements_text(r.tags::jsonb) AS v WHERE r.d = 1 AND r.tags <> '[]'
-    ON CONFLICT DO NOTHING;
   INSERT INTO run_definition_uses AS u (hash, slot, n)
     SELECT r.definition_hash, txid_current(), sum(r.d) FROM unnest(deltas) AS r GROUP BY 1 HAVING sum(r.d) <> 0
     ON CONFLICT (hash, slot) DO UPDATE SET n = u.n + EXCLUDED.n;
+  IF tagged THEN
+    INSERT INTO run_counts AS c (workspace_id, environment, workflow_id, status, trigger_type, tag, n, slot)
+      SELECT r.workspace_id, r.environment, r.workflow_id, r.status, r.trigger_type, t.tag, sum(r.d), txid_current()
+      FROM unnest(deltas) AS r, LATERAL (SELECT DISTINCT value AS tag FROM jsonb_array_elements_text(r.tags::jsonb)) AS t
+      WHERE r.tags <> '[]'
+      GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(r.d) <> 0
+      ON CONFLICT (workspace_id, environment, workflow_id, status, trigger_type, tag, slot) DO UPDATE SET n = c.n + EXCLUDED.n;
+    IF untagged THEN
+      DELETE FROM run_tags AS t USING (SELECT DISTINCT r.workspace_id, v.value AS tag, r.started_at, r.id
+          FROM unnest(deltas) AS r, jsonb_array_elements_text(r.tags::jsonb) AS v WHERE r.d = -1 AND r.tags <> '[]') AS gone
+        WHERE t.workspace_id = gone.workspace_id AND t.tag = gone.tag AND t.started_at = gone.started_at AND t.run_id = gone.id;
+    END IF;
+    INSERT INTO run_tags (workspace_id, tag, started_at, run_id)
+      SELECT r.workspace_id, v.value, r.started_at, r.id
+      FROM unnest(deltas) AS r, jsonb_array_elements_text(r.tags::jsonb) AS v WHERE r.d = 1 AND r.tags <> '[]'
+      ON CONFLICT DO NOTHING;
+  END IF;
 END
 $$;
 
