@@ -26,6 +26,7 @@
  *   bun bench/cluster.ts [--seconds 10] [--repeat 1] [--connections 50] [--takeover-leases 3,30]
  *     [--takeover-rate 150] [--pg-fsync on|off] [--retries 2] [--only sqlite,pg1,pg2,pg3,api1,api2]
  *     [--statements: count the statements per call with pg_stat_statements]
+ *     [--server-flags="--cpu-prof-md --cpu-prof-dir=/tmp/prof": extra flags for each instance's bun]
  */
 import { SQL } from "bun";
 import { copyFileSync, mkdtempSync, readdirSync } from "node:fs";
@@ -65,6 +66,7 @@ const { values } = parseArgs({
     "pg-fsync": { type: "string", default: "on" },
     only: { type: "string", default: "" },
     statements: { type: "boolean", default: false },
+    "server-flags": { type: "string", default: "" },
     retries: { type: "string", default: "2" },
   },
 });
@@ -77,6 +79,7 @@ const CORES = cpus().length;
 const RETRIES = Math.max(0, Number(values.retries));
 /** Count statements per call with pg_stat_statements (loaded into the throwaway server). */
 const STATEMENTS = values.statements === true;
+const SERVER_FLAGS = values["server-flags"]!.split(" ").filter(Boolean);
 /** How long a backlog left by an engine phase may drain before the next phase goes on without it. */
 const DRAIN_SECONDS = Math.max(5, SECONDS);
 const UNFINISHED = ["pending", "running", "paused"];
@@ -158,7 +161,15 @@ const otherHost = (() => {
  * The instance at `elsewhere` (an index) runs under another host name when it can.
  */
 async function startInstances(roles: Role[], env: Record<string, string>, elsewhere = -1): Promise<BenchServer[]> {
-  const serve = (role: Role, i: number) => [...(i === elsewhere ? (otherHost ?? []) : []), process.execPath, `${ROOT}/src/main.ts`, "serve", "--role", role];
+  const serve = (role: Role, i: number) => [
+    ...(i === elsewhere ? (otherHost ?? []) : []),
+    process.execPath,
+    ...SERVER_FLAGS,
+    `${ROOT}/src/main.ts`,
+    "serve",
+    "--role",
+    role,
+  ];
   const first = await startBenchServer(serve(roles[0]!, 0), env);
   live.add(first);
   const others = await Promise.all(
