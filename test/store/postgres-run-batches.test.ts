@@ -179,6 +179,43 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     expect(Number(left.n)).toBe(0);
   });
 
+  test("counts stay exact while two writers add and fold at the same time; a fold leaves only slot 0", async () => {
+    const { url } = await freshPostgresDatabase();
+    const [a, b] = [await PostgresWriterLanes.open(url), await PostgresWriterLanes.open(url)];
+    closing.push(
+      () => a.close(),
+      () => b.close(),
+    );
+    const sql = new SQL(url, { adapter: "postgres", max: 1 });
+    closing.push(() => sql.close());
+    const total = async () => Number((await sql`SELECT sum(n) AS n FROM run_counts WHERE tag = '' AND workflow_id = 'wf1'`)[0].n ?? 0);
+    // Two instances' writers: each inserts 20 batches of 50 runs (half of them ended in a later batch), folding
+    // as it goes; a reader samples the total meanwhile, which only grows.
+    const seen: number[] = [];
+    const writer = async (lanes: PostgresWriterLanes, name: string) => {
+      for (let k = 0; k < 20; k++) {
+        const ids = Array.from({ length: 50 }, (_, i) => `${name}-${k}-${i}`);
+        const batch = wire([[{ op: "putDefinition", hash: "def1", text: "{}" }, ...ids.map((id): WriteOp => ({ op: "insertRun", row: run(id) }))]]);
+        const ending = wire([ids.filter((_, i) => i % 2 === 0).map((id): WriteOp => ({ op: "patchRun", id, patch: { ...done } }))]);
+        expect(await Promise.all([lanes.apply(batch), lanes.apply(ending)])).toEqual([[null], [null]]);
+        await lanes.foldIfDue(Date.now() + 60_000 * (k + 1));
+        seen.push(await total());
+      }
+    };
+    await Promise.all([writer(a, "a"), writer(b, "b")]);
+    expect(seen).toEqual([...seen].sort((x, y) => x - y));
+    expect(await total()).toBe(2_000);
+    const byStatus = await sql`SELECT status, sum(n)::int AS n FROM run_counts WHERE tag = '' GROUP BY status ORDER BY status`;
+    expect(byStatus.map((r: { status: string; n: number }) => [r.status, r.n])).toEqual([
+      ["completed", 1_000],
+      ["pending", 1_000],
+    ]);
+    await a.foldIfDue(Date.now() + 10 * 3_600_000);
+    const [left] = await sql`SELECT count(*)::int AS n FROM run_counts WHERE slot <> 0`;
+    expect(left.n).toBe(0);
+    expect(await total()).toBe(2_000);
+  });
+
   test("on two connections, a batch that ends runs of a batch still committing waits for it; other batches go beside it", async () => {
     const { url } = await freshPostgresDatabase();
     const lanes = await PostgresWriterLanes.open(url);
