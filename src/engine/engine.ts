@@ -37,6 +37,7 @@ import { RunLifecycle } from "./run-lifecycle";
 import { RunStarter, type StartRunInput } from "./run-start";
 import { type EngineOptions, type PendingRun, RunTable } from "./run-table";
 import { InlineWriter, type RunWrites, ThreadWriter } from "../store/run-writes";
+import { PostgresWriter } from "../store/postgres/writer";
 import { WorkflowStore } from "../store/workflows";
 import type { WebhookReply } from "./step-context";
 import { StepHost } from "./step-host";
@@ -74,10 +75,13 @@ export class Engine {
     // The writer thread opens its own connection: to the SQLite file or the PostgreSQL database, never to an
     // in-memory database (which a second connection cannot share).
     const writerAddress = o.dbPath ?? o.storeAddress ?? null;
+    // On PostgreSQL the writer's client is asynchronous: it commits from this thread without blocking it.
     this.writes =
-      writerAddress && o.config.runWriter === "thread"
-        ? new ThreadWriter({ dbPath: writerAddress, synchronous: o.config.dbSynchronous }, onWriteError)
-        : new InlineWriter(o.db, onWriteError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
+      writerAddress && /^postgres(?:ql)?:/.test(writerAddress)
+        ? new PostgresWriter(writerAddress, onWriteError)
+        : writerAddress && o.config.runWriter === "thread"
+          ? new ThreadWriter({ dbPath: writerAddress, synchronous: o.config.dbSynchronous }, onWriteError)
+          : new InlineWriter(o.db, onWriteError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
     const t = new RunTable(o, this.store, this.writes, this.dispatcher);
     this.table = t;

@@ -4,9 +4,9 @@
  * caller answers only when its row is durable; `fire(op)` is the same for writes nobody waits on; an op
  * may be a function evaluated when the batch is built (a `running` status nobody needs once the run ended).
  *
- * Two implementations: `ThreadWriter` commits on a dedicated thread with its own connection (the main thread
- * never waits for SQLite or fsync); `InlineWriter` commits on the calling thread (in-memory databases, which
- * a second connection cannot share).
+ * Two implementations for SQLite: `ThreadWriter` commits on a dedicated thread with its own connection (the
+ * main thread never waits for SQLite or fsync); `InlineWriter` commits on the calling thread (in-memory
+ * databases, which a second connection cannot share). PostgreSQL's (postgres/writer.ts) shares the queueing.
  *
  * One file on purpose: both writers share the op encoding, the batching and the failure rules, and a change
  * to one must be made to the other; the writer thread's entry is writer-thread.ts.
@@ -158,8 +158,28 @@ interface Entry {
   reject?: (error: Error) => void;
 }
 
+/**
+ * Leaves out of `ops` the definitions already in `sent` (sent in a batch that committed or is in flight) and
+ * adds the others; a prune forgets them all (it is ordered before every later insert, which then carries its
+ * definition again). A run's definition text (often many kilobytes) is then serialised and bound once per
+ * writer instead of once per run.
+ */
+export function dropSentDefinitions(ops: WriteOp[][], sent: Set<string>): void {
+  for (let i = 0; i < ops.length; i++) {
+    const group = ops[i]!;
+    if (!group.some((op) => op.op === "putDefinition" || op.op === "pruneDefinitions")) continue;
+    ops[i] = group.filter((op) => {
+      if (op.op === "pruneDefinitions") sent.clear();
+      if (op.op !== "putDefinition") return true;
+      if (sent.has(op.hash)) return false;
+      sent.add(op.hash);
+      return true;
+    });
+  }
+}
+
 /** Shared queueing: entries accumulate until the next batch is taken. */
-abstract class QueueingWriter implements RunWrites {
+export abstract class QueueingWriter implements RunWrites {
   protected queue: Entry[] = [];
   private scheduled = false;
   private drainWaiters: Array<() => void> = [];
@@ -444,7 +464,7 @@ const WRITER_URL = threadEntry("store/writer-thread.ts");
 const MAX_FLIGHTS = 2;
 
 export interface WriterThreadInit {
-  /** The SQLite file, or a postgres:// URL. */
+  /** The SQLite file. */
   dbPath: string;
   synchronous: "FULL" | "NORMAL";
 }
@@ -471,12 +491,6 @@ export class ThreadWriter extends QueueingWriter {
   private sentDefinitions = new Set<string>();
   /** Answers of truncateWal calls the thread has not answered yet, by message id. */
   private readonly truncations = new Map<number, (ok: boolean) => void>();
-
-  /**
-   * Batches in flight at most: MAX_FLIGHTS, or as many as the thread says it commits at once (on PostgreSQL one
-   * per connection, postgres/writer-lanes.ts: a batch sent while another commits is committed beside it).
-   */
-  private maxFlights = MAX_FLIGHTS;
 
   constructor(
     private readonly init: WriterThreadInit,
@@ -506,16 +520,11 @@ export class ThreadWriter extends QueueingWriter {
       worker.addEventListener("open", () => worker.postMessage(JSON.stringify({ t: "init", ...this.init })));
       worker.addEventListener("message", (event: MessageEvent) => {
         const message = JSON.parse(event.data as string) as
-          | { t: "ready"; flights?: number }
+          | { t: "ready" }
           | { t: "init-failed"; error: string }
           | { t: "done"; id: number; failures: Array<string | null> }
-          | { t: "truncated"; id: number; ok: boolean }
-          | { t: "error"; error: string };
-        if (message.t === "ready") {
-          this.maxFlights = message.flights ?? MAX_FLIGHTS;
-          return resolve();
-        }
-        if (message.t === "error") return this.onError(new Error(message.error));
+          | { t: "truncated"; id: number; ok: boolean };
+        if (message.t === "ready") return resolve();
         if (message.t === "init-failed") return reject(new Error(message.error));
         if (message.t === "truncated") {
           this.truncations.get(message.id)?.(message.ok);
@@ -550,19 +559,9 @@ export class ThreadWriter extends QueueingWriter {
   }
 
   protected kick() {
-    if (this.flights.size >= this.maxFlights || this.queue.length === 0) return;
+    if (this.flights.size >= MAX_FLIGHTS || this.queue.length === 0) return;
     const { entries, ops } = this.take();
-    for (let i = 0; i < ops.length; i++) {
-      const group = ops[i];
-      if (!group.some((op) => op.op === "putDefinition" || op.op === "pruneDefinitions")) continue;
-      ops[i] = group.filter((op) => {
-        if (op.op === "pruneDefinitions") this.sentDefinitions.clear();
-        if (op.op !== "putDefinition") return true;
-        if (this.sentDefinitions.has(op.hash)) return false;
-        this.sentDefinitions.add(op.hash);
-        return true;
-      });
-    }
+    dropSentDefinitions(ops, this.sentDefinitions);
     const id = ++this.nextId;
     this.flights.set(id, entries);
     this.inFlightEntries += entries.length;

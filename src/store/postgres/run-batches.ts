@@ -1,5 +1,5 @@
 /**
- * The run writer's batches on PostgreSQL (the writer thread, ../writer-thread.ts): a batch of the engine's
+ * The run writer's batches on PostgreSQL (./writer.ts): a batch of the engine's
  * write ops becomes a handful of multi-row statements, sent together in one transaction, instead of one
  * statement and one round trip per op. On SQLite, where a statement costs microseconds in-process, the ops
  * are applied one by one (../run-writes.ts, applyWireOp); here each round trip costs more than the work.

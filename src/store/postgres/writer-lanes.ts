@@ -1,5 +1,5 @@
 /**
- * The run writer's connections to PostgreSQL (the writer thread, ../writer-thread.ts): batches are committed
+ * The run writer's connections to PostgreSQL (./writer.ts): batches are committed
  * on LANES connections at once, so one batch's commit (its WAL flush, its round trip) overlaps the next
  * batch's work instead of the instance waiting for it with the requests behind it.
  *

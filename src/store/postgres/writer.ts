@@ -1,0 +1,65 @@
+/**
+ * The run writer on PostgreSQL, on the main thread: the client is asynchronous, so nothing here blocks the
+ * event loop, and a batch costs no hand-off to another thread (the thread's wake-ups cost most on busy cores,
+ * where several instances share them). Batches are compiled into one statement each (./run-batches.ts) and
+ * committed two at once (./writer-lanes.ts); its callers are answered when their batch committed.
+ */
+import { dropSentDefinitions, encodeOp, QueueingWriter } from "../run-writes";
+import { LANES, PostgresWriterLanes } from "./writer-lanes";
+
+export class PostgresWriter extends QueueingWriter {
+  /** Opened on the first batch, so start-up work finishes before more connections open. */
+  private lanes: Promise<PostgresWriterLanes> | undefined;
+  private flights = 0;
+  private inFlightEntries = 0;
+  /** See dropSentDefinitions; forgotten when a batch fails. */
+  private readonly sentDefinitions = new Set<string>();
+
+  constructor(
+    private readonly url: string,
+    onError: (error: unknown) => void,
+  ) {
+    super(onError);
+  }
+
+  protected get inFlight() {
+    return this.inFlightEntries;
+  }
+
+  protected kick() {
+    if (this.flights >= LANES || this.queue.length === 0) return;
+    const { entries, ops } = this.take();
+    dropSentDefinitions(ops, this.sentDefinitions);
+    const wire = ops.map((group) => group.map(encodeOp));
+    this.flights++;
+    this.inFlightEntries += entries.length;
+    this.lanes ??= PostgresWriterLanes.open(this.url);
+    // Batches reach the lanes in the order taken (callbacks of one promise run in order): what a batch waits
+    // for is decided by its place.
+    void this.lanes
+      .then((lanes) => lanes.apply(wire))
+      .catch((error: unknown) => wire.map(() => `the run writer could not reach PostgreSQL: ${String((error as Error)?.message ?? error)}`))
+      .then((failures) => {
+        this.flights--;
+        this.inFlightEntries -= entries.length;
+        if (failures.some((failure) => failure !== null)) this.sentDefinitions.clear();
+        this.settle(entries, failures);
+        this.kick();
+        void this.lanes
+          ?.then((lanes) => lanes.foldIfDue())
+          .catch((error: unknown) => this.onError(new Error(`folding the run counts failed: ${String((error as Error)?.message ?? error)}`)));
+      });
+  }
+
+  /** PostgreSQL has no write-ahead log of the kind this truncates: nothing to do once the writes are in. */
+  async truncateWal(): Promise<boolean> {
+    await this.drain();
+    return true;
+  }
+
+  async close() {
+    await this.drain();
+    const lanes = await this.lanes?.catch(() => undefined);
+    await lanes?.close();
+  }
+}
