@@ -38,6 +38,7 @@ import { RunStarter, type StartRunInput } from "./run-start";
 import { type EngineOptions, type PendingRun, RunTable } from "./run-table";
 import { InlineWriter, type RunWrites, ThreadWriter } from "../store/run-writes";
 import { PostgresWriter } from "../store/postgres/writer";
+import { isPostgres } from "../store/postgres/sync-db";
 import { WorkflowStore } from "../store/workflows";
 import type { WebhookReply } from "./step-context";
 import { StepHost } from "./step-host";
@@ -72,16 +73,15 @@ export class Engine {
   constructor(private readonly o: EngineOptions) {
     this.store = new RunStore(o.db);
     const onWriteError = (error: unknown) => o.log.error("run write failed", { error: errorMessage(error) });
-    // The writer thread opens its own connection: to the SQLite file or the PostgreSQL database, never to an
-    // in-memory database (which a second connection cannot share).
+    // On PostgreSQL the writer's client is asynchronous: it commits from this thread without blocking it. The
+    // SQLite writer thread opens its own connection to the file, never to an in-memory database (which a second
+    // connection cannot share).
     const writerAddress = o.dbPath ?? o.storeAddress ?? null;
-    // On PostgreSQL the writer's client is asynchronous: it commits from this thread without blocking it.
-    this.writes =
-      writerAddress && /^postgres(?:ql)?:/.test(writerAddress)
-        ? new PostgresWriter(writerAddress, onWriteError)
-        : writerAddress && o.config.runWriter === "thread"
-          ? new ThreadWriter({ dbPath: writerAddress, synchronous: o.config.dbSynchronous }, onWriteError)
-          : new InlineWriter(o.db, onWriteError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
+    this.writes = isPostgres(o.db)
+      ? new PostgresWriter(o.db.url, onWriteError)
+      : writerAddress && o.config.runWriter === "thread"
+        ? new ThreadWriter({ dbPath: writerAddress, synchronous: o.config.dbSynchronous }, onWriteError)
+        : new InlineWriter(o.db, onWriteError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
     const t = new RunTable(o, this.store, this.writes, this.dispatcher);
     this.table = t;

@@ -22,6 +22,7 @@
 import type { SQL } from "bun";
 import { DELETE_ORPHAN_DEFINITIONS, RUN_COLUMNS, STEP_COLUMNS, STEP_UPDATE_COLUMNS, type RowValues, type RunPatch, type StepRow } from "../runs";
 import { TRANSIENT, type WireOp } from "../run-writes";
+import { bindable } from "./sync-db";
 
 interface Statement {
   text: string;
@@ -33,9 +34,6 @@ const ROWS = "$1::text::jsonb";
 
 /** Column name → its type as a cast (`bigint`, `text`, …), per table. */
 type ColumnTypes = Map<string, string>;
-
-/** A value as bun:sqlite would bind it: booleans as 1/0, undefined as NULL. */
-const plain = (value: unknown) => (typeof value === "boolean" ? (value ? 1 : 0) : value === undefined ? null : value);
 
 /** A run's values with a patch applied (fields the patch leaves undefined keep their value). */
 function patched(values: RowValues, patch: RunPatch): RowValues {
@@ -233,7 +231,7 @@ export class PostgresRunBatches {
     if (segment.runs.size > 0) out.push(insertRows("runs", RUN_COLUMNS, this.runTypes, [...segment.runs.values()]));
     if (segment.steps.size > 0) out.push(insertRows("run_steps", STEP_COLUMNS, this.stepTypes, [...segment.steps.values()]));
     if (segment.stepUpdates.size > 0) {
-      const rows = [...segment.stepUpdates.values()].map((row) => [row.run_id, row.id, ...STEP_UPDATE_COLUMNS.map((c) => plain(row[c]))]);
+      const rows = [...segment.stepUpdates.values()].map((row) => [row.run_id, row.id, ...STEP_UPDATE_COLUMNS.map((c) => bindable(row[c]))]);
       const sets = STEP_UPDATE_COLUMNS.map((c, i) => `${c} = ${cast(`x->>${i + 2}`, this.stepTypes.get(c))}`).join(", ");
       out.push({
         text: `UPDATE run_steps AS s SET ${sets} FROM jsonb_array_elements(${ROWS}) AS x WHERE s.run_id = x->>0 AND s.id = x->>1`,
@@ -253,7 +251,7 @@ export class PostgresRunBatches {
     for (const [signature, list] of bySignature) {
       const keys = signature.split(",");
       for (const key of keys) if (!RUN_INDEX.has(key)) throw new Error(`runs has no column "${key}"`);
-      const rows = list.map(([id, patch]) => [id, ...keys.map((k) => plain((patch as Record<string, unknown>)[k]))]);
+      const rows = list.map(([id, patch]) => [id, ...keys.map((k) => bindable((patch as Record<string, unknown>)[k]))]);
       const sets = keys.map((k, i) => `${k} = ${cast(`x->>${i + 1}`, this.runTypes.get(k))}`).join(", ");
       out.push({
         text: `UPDATE runs AS r SET ${sets} FROM jsonb_array_elements(${ROWS}) AS x WHERE r.id = x->>0`,
@@ -282,7 +280,7 @@ function insertRows(table: string, columns: readonly string[], types: ColumnType
   const values = columns.map((c, i) => cast(`e.x->>${i}`, types.get(c))).join(", ");
   return {
     text: `INSERT INTO ${table} (${columns.join(", ")}) SELECT ${values} FROM jsonb_array_elements(${ROWS}) WITH ORDINALITY AS e(x, i) ORDER BY e.i`,
-    params: [JSON.stringify(rows.map((row) => row.map(plain)))],
+    params: [JSON.stringify(rows.map((row) => row.map(bindable)))],
   };
 }
 

@@ -95,7 +95,7 @@ export function toPostgres(sqlite: string): { text: string; order: Array<string 
 }
 
 /** A value as bun:sqlite would bind it: booleans as 1/0, undefined as NULL. */
-function bindable(value: unknown): unknown {
+export function bindable(value: unknown): unknown {
   if (typeof value === "boolean") return value ? 1 : 0;
   if (value === undefined) return null;
   return value;
