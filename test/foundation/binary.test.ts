@@ -1,12 +1,17 @@
 /** The single executable: built once, copied alone into an empty folder, started with a fresh data dir. */
 import { describe, expect, test, beforeAll, afterAll } from "bun:test";
+import { SQL } from "bun";
 import { copyFileSync, mkdtempSync, chmodSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { FIXTURE, FIXTURE_ID, fixturePackage } from "../support/activepieces-fixture";
 import { packTarball } from "../support/npm-registry";
 import { startServer, type ServerHandle } from "../support/server";
+import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
+import { freshPostgresDatabase } from "../support/postgres-storage";
 import { HEAP_RAM_SIZE } from "../../src/heap-tuning";
+
+announceMissingPostgres();
 
 const ROOT = resolve(import.meta.dir, "../..");
 let server: ServerHandle;
@@ -60,48 +65,27 @@ describe("compiled binary", () => {
   });
 
   test("executes a published workflow on its embedded worker threads and pieces", async () => {
-    const definition = {
-      schemaVersion: 2,
-      trigger: {
-        name: "trigger",
-        type: "manual",
-        config: {},
-        nextAction: {
-          name: "greet",
-          type: "PIECE",
-          pieceId: "data",
-          actionId: "set_fields",
-          config: { fields: { greeting: "hello {{trigger.body.name}}", doubled: "{{trigger.body.n * 2}}" } },
-          nextAction: {
-            name: "shout",
-            type: "PIECE",
-            pieceId: "text",
-            actionId: "template",
-            config: { template: "{{greet.output.greeting}}!" },
-            // Not pure: runs on a worker thread, whose entry must resolve inside the binary.
-            nextAction: { name: "remember", type: "PIECE", pieceId: "store", actionId: "put", config: { key: "last", value: "{{greet.output.doubled}}" } },
-          },
-        },
-      },
-    };
-    const json = { "content-type": "application/json" };
-    const created = await (
-      await server.fetch("/api/workflows", { method: "POST", headers: json, body: JSON.stringify({ name: "in the binary", definition }) })
-    ).json();
-    const id = created.data.id;
-    expect((await server.fetch(`/api/workflows/${id}/publish`, { method: "POST" })).status).toBe(200);
-    const res = await server.fetch(`/api/workflows/${id}/run?environment=production&wait=20`, {
-      method: "POST",
-      headers: json,
-      body: JSON.stringify({ name: "Ada", n: 21 }),
-    });
-    expect(res.status).toBe(200);
-    const run = (await res.json()).data;
-    expect(run.status).toBe("completed");
-    const detail = (await (await server.fetch(`/api/runs/${run.id}`)).json()).data;
-    const greet = detail.steps.find((s: any) => s.nodeId === "greet");
-    expect(greet.outputData).toMatchObject({ greeting: "hello Ada", doubled: 42 });
-    expect(detail.steps.find((s: any) => s.nodeId === "remember")).toMatchObject({ status: "completed", outputData: { key: "last", value: 42 } });
+    await expectWorkflowRuns(server);
+  });
+
+  // Its connection lives on a thread of its own (src/store/postgres/sync-db.ts), whose entry must resolve
+  // inside the binary too.
+  test.skipIf(!postgresBinaries())("stores in PostgreSQL with WEFT_DATABASE_URL, and runs a workflow there", async () => {
+    const { url } = await freshPostgresDatabase();
+    const alone = mkdtempSync(join(tmpdir(), "weft-alone-pg-"));
+    const onPostgres = await startServer({ command: [binary, "serve"], cwd: alone, env: { WEFT_DATABASE_URL: url } });
+    try {
+      const runId = await expectWorkflowRuns(onPostgres);
+      const pg = new SQL(url, { adapter: "postgres", max: 1 });
+      try {
+        const [row] = await pg`SELECT status FROM runs WHERE id = ${runId}`;
+        expect(row?.status).toBe("completed");
+      } finally {
+        await pg.close();
+      }
+    } finally {
+      await onPostgres.stop();
+    }
   });
 
   test("restarted itself in place with the collector tuned for a server (same pid, src/heap-tuning.ts)", () => {
@@ -169,3 +153,50 @@ describe("compiled binary", () => {
     }
   }, 60_000);
 });
+
+/** Creates, publishes and runs a three-step workflow (its last step on a worker thread) on `target`; the run's id. */
+async function expectWorkflowRuns(target: ServerHandle): Promise<string> {
+  const definition = {
+    schemaVersion: 2,
+    trigger: {
+      name: "trigger",
+      type: "manual",
+      config: {},
+      nextAction: {
+        name: "greet",
+        type: "PIECE",
+        pieceId: "data",
+        actionId: "set_fields",
+        config: { fields: { greeting: "hello {{trigger.body.name}}", doubled: "{{trigger.body.n * 2}}" } },
+        nextAction: {
+          name: "shout",
+          type: "PIECE",
+          pieceId: "text",
+          actionId: "template",
+          config: { template: "{{greet.output.greeting}}!" },
+          // Not pure: runs on a worker thread, whose entry must resolve inside the binary.
+          nextAction: { name: "remember", type: "PIECE", pieceId: "store", actionId: "put", config: { key: "last", value: "{{greet.output.doubled}}" } },
+        },
+      },
+    },
+  };
+  const json = { "content-type": "application/json" };
+  const created = await (
+    await target.fetch("/api/workflows", { method: "POST", headers: json, body: JSON.stringify({ name: "in the binary", definition }) })
+  ).json();
+  const id = created.data.id;
+  expect((await target.fetch(`/api/workflows/${id}/publish`, { method: "POST" })).status).toBe(200);
+  const res = await target.fetch(`/api/workflows/${id}/run?environment=production&wait=20`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ name: "Ada", n: 21 }),
+  });
+  expect(res.status).toBe(200);
+  const run = (await res.json()).data;
+  expect(run.status).toBe("completed");
+  const detail = (await (await target.fetch(`/api/runs/${run.id}`)).json()).data;
+  const greet = detail.steps.find((s: any) => s.nodeId === "greet");
+  expect(greet.outputData).toMatchObject({ greeting: "hello Ada", doubled: 42 });
+  expect(detail.steps.find((s: any) => s.nodeId === "remember")).toMatchObject({ status: "completed", outputData: { key: "last", value: 42 } });
+  return run.id as string;
+}

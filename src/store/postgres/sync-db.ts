@@ -151,7 +151,10 @@ export class PostgresDb {
   constructor(readonly url: string) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    this.worker = new Worker(new URL(threadEntry("store/postgres/sync-thread.ts")), {
+    // node:worker_threads takes a file URL as a URL object (from source), an embedded entry as the path
+    // threadEntry gives (inside the compiled binary, where it is no URL).
+    const entry = threadEntry("store/postgres/sync-thread.ts");
+    this.worker = new Worker(entry.startsWith("file:") ? new URL(entry) : entry, {
       workerData: { url, port: port2, counter: this.wake.buffer },
       transferList: [port2],
     });
