@@ -16,6 +16,8 @@
  * - Identity columns (run_steps.rowid: SQLite's implicit rowid) keep their values; their sequences move past
  *   the largest one copied.
  * - Before the commit, every table's row count is compared with the source's; a difference rolls all back.
+ * - After it, the copied tables are vacuumed and analysed, so the first queries are planned on their real
+ *   sizes and index-only scans work from the start.
  */
 import { Database } from "bun:sqlite";
 import type { SQL } from "bun";
@@ -333,6 +335,10 @@ export async function copySqliteToPostgres(options: CopyToPostgresOptions): Prom
       }
       return { tables, replaced: held };
     });
+    // Statistics and visibility map of the copied tables now, not when autovacuum gets to them: until then
+    // PostgreSQL plans the first queries (the run list's among them) as if the tables were nearly empty, and
+    // its index-only scans read every row's table page anyway.
+    await target.unsafe(`VACUUM (ANALYZE) ${plans.map((plan) => quote(plan.name)).join(", ")}`);
     return { ...report, rows: report.tables.reduce((sum, table) => sum + table.rows, 0), schemaVersion };
   } finally {
     if (source.inTransaction) source.run("ROLLBACK");
