@@ -14,8 +14,16 @@
  * The server runs with WEFT_RUN_RETENTION_DAYS=0 and WEFT_RUN_RETENTION_MAX=0 (keep everything): with the
  * defaults (30 days, 100,000 runs) its first retention sweep would start deleting the seeded history.
  *
+ * With WEFT_BENCH_STORAGE=postgres the same figures are taken on PostgreSQL: the seeded data directory
+ * is moved with `weft migrate --from DIR --to postgres://…` (as a user moving up would; its time is printed)
+ * into a throwaway server (test/support/postgres.ts, fsync on, as SQLite's default commits), and every server
+ * runs with WEFT_DATABASE_URL on that directory. Bytes per run are then the database's size
+ * (pg_database_size, after a CHECKPOINT) over the runs, with the largest relations. Without PostgreSQL
+ * installed (Debian package postgresql) the bench prints one line and exits.
+ *
  *   WEFT_BENCH_HISTORY_SIZES=100000,1000000 bun bench/history.ts     (10000000 allowed: about 10 GB of disk)
  *   WEFT_BENCH_HISTORY_REQUESTS=50 WEFT_BENCH_HISTORY_WARMUP=5       (requests measured per figure, warm-ups)
+ *   WEFT_BENCH_STORAGE=postgres                                       (sqlite by default)
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,6 +33,8 @@ import { openDatabase, type Db } from "../src/store/db";
 import { RunStore, runValues, stepValues, type RunRow, type StepRow } from "../src/store/runs";
 import { FRESH_RUN } from "../src/engine/run-table";
 import { sha256 } from "../src/lib/ids";
+import { SQL } from "bun";
+import { postgresBinaries, startPostgres, type PostgresHandle } from "../test/support/postgres";
 import { BENCH_TOKEN, type BenchServer, benchApi, machine, ROOT, spawnBenchServer } from "./_support";
 
 // ------------------------------------------------------------------------------------------ seeding
@@ -425,12 +435,16 @@ const BENCH_WORKFLOWS = [
 /** The compiled binary (`npm run build`), when built: start-up is also measured with it. */
 const BINARY = join(ROOT, "dist", "weft");
 
-/** `weft serve` from source (or the compiled binary) on `dataDir`, keeping every run (retention off), not yet answering. */
-const spawnServer = (dataDir: string, binary = false) =>
+/**
+ * `weft serve` from source (or the compiled binary) on `dataDir`, keeping every run (retention off), not yet
+ * answering; on the PostgreSQL database `databaseUrl` when given (the data directory still holds its keys).
+ */
+const spawnServer = (dataDir: string, binary = false, databaseUrl?: string) =>
   spawnBenchServer(binary ? [BINARY, "serve"] : [process.execPath, `${ROOT}/src/main.ts`, "serve"], {
     WEFT_DATA_DIR: dataDir,
     WEFT_RUN_RETENTION_DAYS: "0",
     WEFT_RUN_RETENTION_MAX: "0",
+    ...(databaseUrl ? { WEFT_DATABASE_URL: databaseUrl } : {}),
   });
 
 /** One spawn, two pollers: GET /healthz and a webhook (202 once its run is queued); ms since the spawn. */
@@ -449,10 +463,10 @@ const startTimes = (server: BenchServer, webhookPath: string) =>
     ),
   ]);
 
-/** Spawn → first webhook 202 of the compiled binary on `dataDir`, or null when it is not built. */
-async function binaryStartMs(dataDir: string, webhookPath: string): Promise<number | null> {
+/** Spawn → first webhook 202 of the compiled binary on `dataDir` (or `databaseUrl`), or null when it is not built. */
+async function binaryStartMs(dataDir: string, webhookPath: string, databaseUrl?: string): Promise<number | null> {
   if (!existsSync(BINARY)) return null;
-  const server = await spawnServer(dataDir, true);
+  const server = await spawnServer(dataDir, true, databaseUrl);
   try {
     return (await startTimes(server, webhookPath))[1];
   } finally {
@@ -572,13 +586,80 @@ interface SizeFigures {
   timings: Array<{ label: string; t: Timing }>;
 }
 
+/** The storage measured (WEFT_BENCH_STORAGE, also read by bench/prune.ts); PostgreSQL's throwaway server once started. */
+export const STORAGE = process.env.WEFT_BENCH_STORAGE === "postgres" ? "postgres" : "sqlite";
+let postgres: PostgresHandle | undefined;
+let databases = 0;
+
+/** Stops the bench's PostgreSQL server, if one was started. */
+export async function stopPostgres(): Promise<void> {
+  await postgres?.stop();
+  postgres = undefined;
+}
+
+/** A new, empty database on the bench's PostgreSQL server, its URL and how to drop it. */
+export async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  postgres ??= await startPostgres({ settings: { fsync: "on" } });
+  const pg = postgres;
+  const name = `weft_history_${++databases}`;
+  const admin = new SQL(pg.url, { adapter: "postgres", max: 1 });
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin.close();
+  return {
+    url: `postgres://${pg.user}:${pg.password}@${pg.host}:${pg.port}/${name}`,
+    drop: async () => {
+      const again = new SQL(pg.url, { adapter: "postgres", max: 1 });
+      await again.unsafe(`DROP DATABASE ${name} WITH (FORCE)`);
+      await again.close();
+    },
+  };
+}
+
+/** `weft migrate --from dataDir --to url`, as a user moving up runs it; its time, ms. */
+export async function copyToPostgres(dataDir: string, url: string): Promise<number> {
+  const started = performance.now();
+  const proc = Bun.spawn([process.execPath, `${ROOT}/src/main.ts`, "migrate", "--from", dataDir, "--to", url], {
+    cwd: ROOT,
+    env: { ...process.env, WEFT_LOG_LEVEL: "warn", WEFT_DATA_DIR: dataDir },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`weft migrate --from --to failed (${code}): ${stderr}${stdout}`);
+  return performance.now() - started;
+}
+
+/** The database's size after a checkpoint, and its largest relations (tables with their TOAST, indexes alone). */
+export async function postgresBytes(url: string): Promise<{ total: number; relations: Array<{ name: string; bytes: number }> }> {
+  const db = new SQL(url, { adapter: "postgres", max: 1 });
+  try {
+    await db`CHECKPOINT`;
+    const [{ total }] = await db`SELECT pg_database_size(current_database())::bigint AS total`;
+    const relations = await db`
+      SELECT c.relname AS name, (CASE WHEN c.relkind = 'r' THEN pg_table_size(c.oid) ELSE pg_relation_size(c.oid) END)::bigint AS bytes
+      FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'i')
+      ORDER BY bytes DESC LIMIT 10`;
+    return { total: Number(total), relations: relations.map((r: { name: string; bytes: string }) => ({ name: r.name, bytes: Number(r.bytes) })) };
+  } finally {
+    await db.close();
+  }
+}
+
 async function measure(n: number): Promise<SizeFigures> {
-  console.log(`\n--- ${thousands(n)} runs ---`);
+  console.log(`\n--- ${thousands(n)} runs (${STORAGE}) ---`);
   const { dataDir, workflows } = await prepareDataDir();
   const hook = workflows.find((w) => w.webhookPath)!;
+  let database: { url: string; drop: () => Promise<void> } | undefined;
   try {
-    // The compiled binary's start before any run is stored: what the history adds is the difference.
-    const binaryEmptyMs = await binaryStartMs(dataDir, hook.webhookPath!);
+    // The compiled binary's start before any run is stored: what the history adds is the difference. On
+    // PostgreSQL it starts on a copy of the empty data directory (its webhook's run stays in that copy).
+    let binaryEmptyMs: number | null;
+    if (STORAGE === "postgres") {
+      const empty = await freshDatabase();
+      await copyToPostgres(dataDir, empty.url);
+      binaryEmptyMs = await binaryStartMs(dataDir, hook.webhookPath!, empty.url);
+      await empty.drop();
+    } else binaryEmptyMs = await binaryStartMs(dataDir, hook.webhookPath!);
     let lastReport = 0;
     const seeded = seedRuns(dataDir, n, {
       onProgress: (runs, ms) => {
@@ -598,20 +679,31 @@ async function measure(n: number): Promise<SizeFigures> {
         .join(", ")}`,
     );
 
-    // Size after the seeder's checkpoint (TRUNCATE): the WAL is empty, the database holds everything.
-    const dbFile = fileBytes(join(dataDir, "weft.db"));
-    const walFile = fileBytes(join(dataDir, "weft.db-wal"));
-    const bytesPerRun = (dbFile + walFile) / n;
-    console.log(`data dir: weft.db ${mb(dbFile)} + WAL ${mb(walFile)} = ${bytesPerRun.toFixed(0)} bytes/run (whole data dir ${mb(dirBytes(dataDir))})`);
-    console.log(
-      `  by table/index: ${tableBytes(dataDir)
-        .map((t) => `${t.name} ${(t.bytes / n).toFixed(0)} B/run`)
-        .join(", ")}`,
-    );
+    let bytesPerRun: number;
+    if (STORAGE === "postgres") {
+      database = await freshDatabase();
+      const copyMs = await copyToPostgres(dataDir, database.url);
+      console.log(`weft migrate --from --to: ${thousands(n)} runs copied into PostgreSQL in ${(copyMs / 1000).toFixed(1)} s`);
+      const size = await postgresBytes(database.url);
+      bytesPerRun = size.total / n;
+      console.log(`database: ${mb(size.total)} = ${bytesPerRun.toFixed(0)} bytes/run (pg_database_size after a CHECKPOINT)`);
+      console.log(`  largest relations: ${size.relations.map((r) => `${r.name} ${(r.bytes / n).toFixed(0)} B/run`).join(", ")}`);
+    } else {
+      // Size after the seeder's checkpoint (TRUNCATE): the WAL is empty, the database holds everything.
+      const dbFile = fileBytes(join(dataDir, "weft.db"));
+      const walFile = fileBytes(join(dataDir, "weft.db-wal"));
+      bytesPerRun = (dbFile + walFile) / n;
+      console.log(`data dir: weft.db ${mb(dbFile)} + WAL ${mb(walFile)} = ${bytesPerRun.toFixed(0)} bytes/run (whole data dir ${mb(dirBytes(dataDir))})`);
+      console.log(
+        `  by table/index: ${tableBytes(dataDir)
+          .map((t) => `${t.name} ${(t.bytes / n).toFixed(0)} B/run`)
+          .join(", ")}`,
+      );
+    }
 
     let figures: SizeFigures;
     // Start-up from source: GET /healthz and the busiest workflow's webhook.
-    const server = await spawnServer(dataDir);
+    const server = await spawnServer(dataDir, false, database?.url);
     try {
       const [healthzMs, webhookMs] = await startTimes(server, hook.webhookPath!);
       const t0 = performance.now();
@@ -623,8 +715,8 @@ async function measure(n: number): Promise<SizeFigures> {
 
       // Every default-filtered total must count the seeded production runs plus the webhook run above.
       const busiest = workflows[0]!;
-      // (and the one the binary's start before seeding accepted).
-      const hookRuns = binaryEmptyMs === null ? 1 : 2;
+      // (and the one the binary's start before seeding accepted, unless that went into PostgreSQL's empty copy).
+      const hookRuns = binaryEmptyMs === null || STORAGE === "postgres" ? 1 : 2;
       const expectProduction = seeded.production + hookRuns;
       const busiestRuns = (seeded.byWorkflow[`production:${busiest.id}`] ?? 0) + (hook.id === busiest.id ? hookRuns : 0);
       const totalIs = (expected: number) => (json: any, path: string) => {
@@ -698,7 +790,7 @@ async function measure(n: number): Promise<SizeFigures> {
     } finally {
       await server.stop();
     }
-    figures.binaryWebhookMs = await binaryStartMs(dataDir, hook.webhookPath!);
+    figures.binaryWebhookMs = await binaryStartMs(dataDir, hook.webhookPath!, database?.url);
     console.log(
       figures.binaryWebhookMs === null
         ? "compiled binary: not built (npm run build), its start is not measured"
@@ -706,6 +798,7 @@ async function measure(n: number): Promise<SizeFigures> {
     );
     return figures;
   } finally {
+    await database?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
@@ -715,15 +808,25 @@ if (import.meta.main) {
     .split(",")
     .map((s) => Number(s.trim().replace(/_/g, "")))
     .filter((n) => Number.isInteger(n) && n > 0);
-  console.log(`machine: ${machine()}; sizes ${sizes.map(thousands).join(", ")}; ${WARMUP} warm-up + ${REQUESTS} measured requests per figure, sequential`);
+  if (STORAGE === "postgres" && !postgresBinaries()) {
+    console.log("bench/history.ts (PostgreSQL) skipped: PostgreSQL is not installed (Debian package postgresql)");
+    process.exit(0);
+  }
+  console.log(
+    `machine: ${machine()}; storage ${STORAGE}; sizes ${sizes.map(thousands).join(", ")}; ${WARMUP} warm-up + ${REQUESTS} measured requests per figure, sequential`,
+  );
   const all: SizeFigures[] = [];
-  for (const n of sizes) all.push(await measure(n));
+  try {
+    for (const n of sizes) all.push(await measure(n));
+  } finally {
+    await stopPostgres();
+  }
 
   console.log(`\nsummary (ms unless stated; p50 / p95)`);
   const header = ["", ...all.map((s) => `${thousands(s.n)} runs`)];
   const rows: string[][] = [
     ["seeding, runs/s", ...all.map((s) => thousands(Math.round(s.seedRunsPerSecond)))],
-    ["bytes per run (db + WAL)", ...all.map((s) => s.bytesPerRun.toFixed(0))],
+    [STORAGE === "postgres" ? "bytes per run (database)" : "bytes per run (db + WAL)", ...all.map((s) => s.bytesPerRun.toFixed(0))],
     ["spawn → GET /healthz", ...all.map((s) => f(s.healthzMs))],
     ["spawn → first webhook 202", ...all.map((s) => f(s.webhookMs))],
     [

@@ -9,15 +9,23 @@
  * during the baseline before it, the webhooks' latency likewise and how many were refused, and the data
  * directory's size before and after (disk returned to the file system by incremental vacuum).
  *
+ * With WEFT_BENCH_STORAGE=postgres the seeded directory is moved into PostgreSQL (`weft migrate --from --to`,
+ * a throwaway server with fsync on; see bench/history.ts) and the server runs on it. The prune then ends when
+ * the old runs are deleted: PostgreSQL keeps the freed space in its files for the runs that follow
+ * (autovacuum marks it reusable; only VACUUM FULL, which locks the tables, would give it back), so the sizes
+ * printed are the database's before and after.
+ *
  *   WEFT_BENCH_PRUNE_RUNS=1000000          runs to prune
  *   WEFT_BENCH_PRUNE_WEBHOOK_RATE=500      webhooks per second while pruning (sent at a steady pace)
  *   WEFT_BENCH_PRUNE_BASELINE=6            seconds of the same load before the first sweep
+ *   WEFT_BENCH_STORAGE=postgres            (sqlite by default)
  */
 import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { postgresBinaries } from "../test/support/postgres";
 import { BENCH_TOKEN, machine, ROOT, spawnBenchServer } from "./_support";
-import { dirBytes, firstAnswer, prepareDataDir, type SeedOptions } from "./history";
+import { copyToPostgres, dirBytes, firstAnswer, freshDatabase, postgresBytes, prepareDataDir, STORAGE, stopPostgres, type SeedOptions } from "./history";
 
 const RUNS = Number(process.env.WEFT_BENCH_PRUNE_RUNS ?? 1_000_000);
 const RATE = Number(process.env.WEFT_BENCH_PRUNE_WEBHOOK_RATE ?? 500);
@@ -68,15 +76,29 @@ function seedInProcess(dataDir: string, count: number, options: SeedOptions): { 
   return { runsPerSecond: Number(child.stdout.toString().trim().split("\n").at(-1)) };
 }
 
-console.log(`machine: ${machine()}; ${RUNS.toLocaleString("en-US")} runs to prune, ${RECENT.toLocaleString("en-US")} recent ones kept, ${RATE} webhooks/s`);
+if (STORAGE === "postgres" && !postgresBinaries()) {
+  console.log("bench/prune.ts (PostgreSQL) skipped: PostgreSQL is not installed (Debian package postgresql)");
+  process.exit(0);
+}
+console.log(
+  `machine: ${machine()}; storage ${STORAGE}; ${RUNS.toLocaleString("en-US")} runs to prune, ${RECENT.toLocaleString("en-US")} recent ones kept, ${RATE} webhooks/s`,
+);
 const { dataDir, workflows } = await prepareDataDir();
+let database: { url: string; drop: () => Promise<void> } | undefined;
 try {
   const hook = workflows.find((w) => w.webhookPath)!;
   const old = seedInProcess(dataDir, RUNS, { now: Date.now() - 45 * DAY, days: 10 });
   seedInProcess(dataDir, RECENT, { days: 5, seed: 11 });
-  const before = dirBytes(dataDir);
+  if (STORAGE === "postgres") {
+    database = await freshDatabase();
+    const copyMs = await copyToPostgres(dataDir, database.url);
+    console.log(`copied into PostgreSQL (weft migrate --from --to) in ${(copyMs / 1000).toFixed(1)} s`);
+  }
+  /** The data directory's bytes, or the PostgreSQL database's. */
+  const size = async () => (database ? (await postgresBytes(database.url)).total : dirBytes(dataDir));
+  const before = await size();
   console.log(
-    `seeded ${RUNS.toLocaleString("en-US")} runs 35–45 days old (${Math.round(old.runsPerSecond).toLocaleString("en-US")} runs/s) and ${RECENT} of the last 5 days: data dir ${mib(before)}`,
+    `seeded ${RUNS.toLocaleString("en-US")} runs 35–45 days old (${Math.round(old.runsPerSecond).toLocaleString("en-US")} runs/s) and ${RECENT} of the last 5 days: ${database ? "database" : "data dir"} ${mib(before)}`,
   );
 
   // Every finished run older than 30 days goes at the first sweep, due BASELINE_S seconds after the start.
@@ -85,6 +107,7 @@ try {
     WEFT_RUN_RETENTION_DAYS: "30",
     WEFT_RUN_RETENTION_MAX: "0",
     WEFT_RUN_RETENTION_INTERVAL: String(BASELINE_S + 1),
+    ...(database ? { WEFT_DATABASE_URL: database.url } : {}),
   });
   try {
     await firstAnswer(server, () => fetch(`${server.url}/healthz`), 200);
@@ -132,10 +155,10 @@ try {
     })();
 
     // The prune starts when the total falls below what was stored plus what arrived; it ends when the old
-    // runs are gone and the database's free pages are back with the file system (incremental vacuum done),
-    // read from a read-only connection of the bench's own.
-    const watcher = new Database(join(dataDir, "weft.db"), { readonly: true });
-    const freePages = () => (watcher.query("PRAGMA freelist_count").get() as { freelist_count: number }).freelist_count;
+    // runs are gone and (SQLite) the database's free pages are back with the file system (incremental vacuum
+    // done), read from a read-only connection of the bench's own.
+    const watcher = database ? undefined : new Database(join(dataDir, "weft.db"), { readonly: true });
+    const freePages = () => (watcher ? (watcher.query("PRAGMA freelist_count").get() as { freelist_count: number }).freelist_count : 0);
     const t0 = performance.now();
     const stored = RUNS + RECENT;
     let pruneStart = Number.NaN;
@@ -154,12 +177,12 @@ try {
       }
       if (now - t0 > 30 * 60_000) throw new Error(`the prune did not finish in 30 minutes (total ${total})`);
     }
-    watcher.close();
+    watcher?.close();
     // The same load a little longer: the sweep's last step (the WAL truncation) falls inside the window.
     await Bun.sleep(1000);
     stop = true;
     await Promise.all([sender, reader]);
-    const after = dirBytes(dataDir);
+    const after = await size();
 
     const seconds = (pruneEnd - pruneStart) / 1000;
     console.log(
@@ -177,10 +200,16 @@ try {
     console.log(
       `slowest answers: ${slowest.map((s) => `${f(s.ms)} ms at +${((s.at - pruneStart) / 1000).toFixed(1)} s (${new URL(s.url).pathname.replace(/[0-9a-f-]{36}/, ":id")})`).join(", ")}`,
     );
-    console.log(`data dir: ${mib(before)} before, ${mib(after)} after (${((1 - after / before) * 100).toFixed(0)} % returned to the file system)`);
+    console.log(
+      database
+        ? `database: ${mib(before)} before, ${mib(after)} after (PostgreSQL reuses the freed space for new runs; it does not shrink its files)`
+        : `data dir: ${mib(before)} before, ${mib(after)} after (${((1 - after / before) * 100).toFixed(0)} % returned to the file system)`,
+    );
   } finally {
     await server.stop();
   }
 } finally {
+  await database?.drop();
+  await stopPostgres();
   rmSync(dataDir, { recursive: true, force: true });
 }
