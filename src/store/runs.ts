@@ -153,6 +153,20 @@ const pageOf = (postgres: boolean, where: string, order: string) =>
     ? `SELECT ${LIST_COLUMNS} FROM runs WHERE id IN (SELECT id FROM runs WHERE ${where} ORDER BY ${order} LIMIT $limit OFFSET $offset) ORDER BY ${order}`
     : `SELECT ${LIST_COLUMNS} FROM runs WHERE ${where} ORDER BY ${order} LIMIT $limit OFFSET $offset`;
 
+/** A run's place in start order (oldest first: started_at, then id). */
+export interface RunPosition {
+  id: string;
+  startedAt: string;
+}
+
+/**
+ * Runs after a position in start order ($startedAt, $startedAt, $id): a range on the list index's started_at
+ * (a row-value or OR comparison would not bound the scan on both databases), ties broken by id.
+ */
+const AFTER_POSITION = " AND started_at >= ? AND NOT (started_at = ? AND id <= ?)";
+
+const positions = (rows: Array<{ id: string; started_at: string }>): RunPosition[] => rows.map((r) => ({ id: r.id, startedAt: r.started_at }));
+
 /** A comma-separated list of columns (or sort terms) of runs, qualified for a join. */
 const ofRuns = (terms: string) =>
   terms
@@ -643,21 +657,27 @@ export class RunStore {
   }
 
   /**
-   * Ids of a workflow's oldest finished runs, started before `beforeIso` when given, oldest first. Reads the
-   * workflow's list index only (the status is one of its columns).
+   * A workflow's oldest finished runs, started before `beforeIso` when given, oldest first, after `after` when
+   * given. Reads the workflow's list index only (the status is one of its columns).
    */
-  oldestFinishedOf(workflowId: string, limit: number, beforeIso?: string): string[] {
+  oldestFinishedOf(workflowId: string, limit: number, beforeIso?: string, after?: RunPosition): RunPosition[] {
     const before = beforeIso === undefined ? "" : " AND started_at < ?";
-    const sql = `SELECT id FROM runs WHERE workflow_id = ?${before} AND status NOT IN ('pending', 'running', 'paused') ORDER BY started_at, id LIMIT ?`;
-    const params = beforeIso === undefined ? [workflowId, limit] : [workflowId, beforeIso, limit];
-    return (this.listStatement(sql) as Statement<{ id: string }>).all(...params).map((r) => r.id);
+    const sql = `SELECT id, started_at FROM runs WHERE workflow_id = ?${before}${after ? AFTER_POSITION : ""} AND status NOT IN ('pending', 'running', 'paused') ORDER BY started_at, id LIMIT ?`;
+    const params: Array<string | number> = [workflowId];
+    if (beforeIso !== undefined) params.push(beforeIso);
+    if (after) params.push(after.startedAt, after.startedAt, after.id);
+    params.push(limit);
+    return positions((this.listStatement(sql) as Statement<{ id: string; started_at: string }>).all(...params));
   }
 
-  /** Ids of a workspace's oldest finished runs, leaving out the runs of `exceptWorkflows`, oldest first. */
-  oldestFinishedIn(workspaceId: string, exceptWorkflows: string[], limit: number): string[] {
+  /** A workspace's oldest finished runs, leaving out the runs of `exceptWorkflows`, oldest first, after `after` when given. */
+  oldestFinishedIn(workspaceId: string, exceptWorkflows: string[], limit: number, after?: RunPosition): RunPosition[] {
     const except = exceptWorkflows.length > 0 ? ` AND workflow_id NOT IN (${exceptWorkflows.map(() => "?").join(",")})` : "";
-    const sql = `SELECT id FROM runs WHERE workspace_id = ? AND status NOT IN ('pending', 'running', 'paused')${except} ORDER BY started_at, id LIMIT ?`;
-    return (this.listStatement(sql) as Statement<{ id: string }>).all(workspaceId, ...exceptWorkflows, limit).map((r) => r.id);
+    const sql = `SELECT id, started_at FROM runs WHERE workspace_id = ?${after ? AFTER_POSITION : ""} AND status NOT IN ('pending', 'running', 'paused')${except} ORDER BY started_at, id LIMIT ?`;
+    const params: Array<string | number> = [workspaceId];
+    if (after) params.push(after.startedAt, after.startedAt, after.id);
+    params.push(...exceptWorkflows, limit);
+    return positions((this.listStatement(sql) as Statement<{ id: string; started_at: string }>).all(...params));
   }
 
   /** Deletes runs and their steps in one transaction. */

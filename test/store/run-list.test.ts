@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate, openDatabase, type Db } from "../../src/store/db";
 import { migrations } from "../../src/store/migrations";
-import { type RunListFilter, type RunRow, RunStore } from "../../src/store/runs";
+import { type RunListFilter, type RunPosition, type RunRow, RunStore } from "../../src/store/runs";
 import { FRESH_RUN } from "../../src/engine/run-table";
 import type { Environment, RunStatus } from "../../src/schema/run";
 import { freshPostgresDatabase, testStorage } from "../support/postgres-storage";
@@ -216,15 +216,32 @@ describe("GET /api/runs from kept counts", () => {
 
     const workflow = byWorkflow[0]!.workflowId;
     const ofWorkflow = finished.filter((r) => r.workflow_id === workflow);
-    expect(store.oldestFinishedOf(workflow, 3)).toEqual(oldestFirst(ofWorkflow).slice(0, 3));
+    const ids = (found: RunPosition[]) => found.map((p) => p.id);
+    const at = (id: string): RunPosition => ({ id, startedAt: rows.find((r) => r.id === id)!.started_at });
+    expect(ids(store.oldestFinishedOf(workflow, 3))).toEqual(oldestFirst(ofWorkflow).slice(0, 3));
+    expect(store.oldestFinishedOf(workflow, 3)).toEqual(oldestFirst(ofWorkflow).slice(0, 3).map(at));
     const cutoff = oldestFirst(ofWorkflow).map((id) => rows.find((r) => r.id === id)!.started_at)[4]!;
-    expect(store.oldestFinishedOf(workflow, 100)).toEqual(oldestFirst(ofWorkflow));
-    expect(store.oldestFinishedOf(workflow, 100, cutoff)).toEqual(oldestFirst(ofWorkflow.filter((r) => r.started_at < cutoff)));
+    expect(ids(store.oldestFinishedOf(workflow, 100))).toEqual(oldestFirst(ofWorkflow));
+    expect(ids(store.oldestFinishedOf(workflow, 100, cutoff))).toEqual(oldestFirst(ofWorkflow.filter((r) => r.started_at < cutoff)));
 
     const exempt = WORKFLOWS["ws-a"]!.slice(0, 1);
     const inA = finished.filter((r) => r.workspace_id === "ws-a");
-    expect(store.oldestFinishedIn("ws-a", [], 7)).toEqual(oldestFirst(inA).slice(0, 7));
-    expect(store.oldestFinishedIn("ws-a", exempt, 7)).toEqual(oldestFirst(inA.filter((r) => !exempt.includes(r.workflow_id))).slice(0, 7));
+    expect(ids(store.oldestFinishedIn("ws-a", [], 7))).toEqual(oldestFirst(inA).slice(0, 7));
+    expect(ids(store.oldestFinishedIn("ws-a", exempt, 7))).toEqual(oldestFirst(inA.filter((r) => !exempt.includes(r.workflow_id))).slice(0, 7));
+
+    // Retention looks for each batch after the last one's last run: paging by position visits every run once, in order.
+    const paged = (page: (after: RunPosition | undefined) => RunPosition[]) => {
+      const seen: string[] = [];
+      // (Bounded: a page that ignored `after` would repeat forever.)
+      for (let after: RunPosition | undefined, found = page(undefined); found.length > 0 && seen.length <= rows.length; found = page(after)) {
+        seen.push(...ids(found));
+        after = found[found.length - 1];
+      }
+      return seen;
+    };
+    expect(paged((after) => store.oldestFinishedOf(workflow, 2, undefined, after))).toEqual(oldestFirst(ofWorkflow));
+    expect(paged((after) => store.oldestFinishedOf(workflow, 2, cutoff, after))).toEqual(oldestFirst(ofWorkflow.filter((r) => r.started_at < cutoff)));
+    expect(paged((after) => store.oldestFinishedIn("ws-a", exempt, 3, after))).toEqual(oldestFirst(inA.filter((r) => !exempt.includes(r.workflow_id))));
     db.close();
   });
 
