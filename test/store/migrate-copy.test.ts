@@ -215,6 +215,16 @@ describe.skipIf(!postgresBinaries())("weft migrate --from a SQLite data dir --to
     // The kept counts were copied as stored, not counted a second time by the triggers on runs.
     expect(target.query("SELECT sum(n) AS n FROM run_counts WHERE tag = ''").get()).toEqual({ n: String(RUNS) });
     expect(target.query("SELECT sum(runs) AS n FROM run_definitions").get()).toEqual({ n: String(RUNS) });
+    // The copied tables are vacuumed and analysed: planned on their real sizes from the first query.
+    const maintained = target
+      .query(
+        "SELECT relname, last_vacuum IS NOT NULL AS vacuumed, last_analyze IS NOT NULL AS analysed FROM pg_stat_user_tables WHERE relname IN ('runs', 'run_steps') ORDER BY relname",
+      )
+      .all();
+    expect(maintained).toEqual([
+      { relname: "run_steps", vacuumed: true, analysed: true },
+      { relname: "runs", vacuumed: true, analysed: true },
+    ]);
     // Steps keep their order key, and new steps are numbered after the copied ones.
     const maxRowid = Number((target.query("SELECT max(rowid) AS m FROM run_steps").get() as { m: string }).m);
     expect(maxRowid).toBeGreaterThanOrEqual(sourceCounts.run_steps!);
