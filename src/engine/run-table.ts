@@ -274,7 +274,8 @@ export class RunTable {
     this.emitRun(run.row);
   }
 
-  /** The definition a run executed, by its content hash. */
+  private readonly parsedDefinitions = new BoundedMap<string, FlowVersionT>(64);
+
   /**
    * The definition a stored run executes. Kept parsed by content hash (a definition never changes under its
    * hash; runs share it read-only, as runs started from one published version do): a worker claiming a
@@ -289,8 +290,6 @@ export class RunTable {
     this.parsedDefinitions.set(row.definition_hash, definition);
     return definition;
   }
-
-  private readonly parsedDefinitions = new BoundedMap<string, FlowVersionT>(64);
 
   /** The workflow's variables for a definition the engine already holds; the definition's own when the workflow is gone. */
   variablesOf(row: RunRow, definition: FlowVersionT): { variables: Record<string, unknown>; secrets: string[] } {

@@ -469,7 +469,7 @@ export class RunStore {
    * two instances claiming at once never take the same run.
    */
   claim(me: string, from: string | null, limit: number, skip: readonly string[] = [], after = ""): RunRow[] {
-    const lock = isPostgres(this.db) ? " FOR UPDATE SKIP LOCKED" : "";
+    const lock = this.postgres ? " FOR UPDATE SKIP LOCKED" : "";
     const held = from === null ? "owner IS NULL" : "owner = ?";
     const skipped = skip.length ? " AND id NOT IN (SELECT value FROM json_each(?))" : "";
     const beyond = after ? " AND id > ?" : "";

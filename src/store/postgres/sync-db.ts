@@ -14,7 +14,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
-import { threadEntry } from "../../lib/thread-entry";
+import { nodeThreadEntry } from "../../lib/thread-entry";
 
 export type SyncRequest =
   /** Without params the text goes as a simple query, which may hold several statements. */
@@ -151,10 +151,7 @@ export class PostgresDb {
   constructor(readonly url: string) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    // node:worker_threads takes a file URL as a URL object (from source), an embedded entry as the path
-    // threadEntry gives (inside the compiled binary, where it is no URL).
-    const entry = threadEntry("store/postgres/sync-thread.ts");
-    this.worker = new Worker(entry.startsWith("file:") ? new URL(entry) : entry, {
+    this.worker = new Worker(nodeThreadEntry("store/postgres/sync-thread.ts"), {
       workerData: { url, port: port2, counter: this.wake.buffer },
       transferList: [port2],
     });
