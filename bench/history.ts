@@ -30,7 +30,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { acquireDataDirLock } from "../src/store/data-dir-lock";
 import { openDatabase, type Db } from "../src/store/db";
-import { RunStore, runValues, stepValues, type RunRow, type StepRow } from "../src/store/runs";
+import { RunStore, packSteps, runValues, stepValues, type RowValues, type RunRow, type StepRow } from "../src/store/runs";
 import { FRESH_RUN } from "../src/engine/run-table";
 import { sha256 } from "../src/lib/ids";
 import { SQL } from "bun";
@@ -154,13 +154,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /**
  * Fills the database of `dataDir` (migrated through openDatabase) with `count` finished runs of its workflows,
  * oldest first, as the engine would have written them over time: UUIDv7 ids of their start instant, one step
- * row per action of the workflow (3 for the bench's workflows) with small JSON payloads. The data directory
- * must not be in use (its lock is taken) and must hold at least one workflow. Inserts go through RunStore's
- * insertRunValues / insertStepValues, `transactionRuns` runs per transaction, with synchronous=OFF and a
- * rollback journal for the load; the database is back in WAL mode, checkpointed, when it returns.
- *
- * Speed: SQLite's B-tree inserts are nearly all of it (about 80 % of the CPU profile; the rows are generated
- * in a tenth of the time): about 2.1 KB of rows and index entries per run cost 20–25 µs of CPU on a 2-core VM.
+ * per action of the workflow (3 for the bench's workflows) with small JSON payloads, packed into the run's row
+ * as the run writer stores a finished run. The data directory must not be in use (its lock is taken) and must
+ * hold at least one workflow. Inserts go through RunStore's insertPackedRunValues, `transactionRuns` runs per
+ * transaction, with synchronous=OFF and a rollback journal for the load; the database is back in WAL mode,
+ * checkpointed, when it returns.
  */
 export function seedRuns(dataDir: string, count: number, options: SeedOptions = {}): SeedResult {
   const lock = acquireDataDirLock(dataDir);
@@ -317,6 +315,7 @@ function insertHistory(db: Db, store: RunStore, workflows: SeedWorkflow[], count
     // Step payloads by position: set fields, render a text, serialise (small JSON, like the bench workflows).
     let at = startMs + queued;
     const last = wf.steps.length - 1;
+    const steps: RowValues[] = [];
     for (let s = 0; s <= last; s++) {
       const node = wf.steps[s]!;
       const stepMs = s === last ? Math.max(0, startMs + duration - at) : Math.min(Math.floor(rnd() * 4), Math.max(0, startMs + duration - at));
@@ -354,10 +353,11 @@ function insertHistory(db: Db, store: RunStore, workflows: SeedWorkflow[], count
       step.started_at = iso(at);
       step.finished_at = iso(at + stepMs);
       step.duration_ms = stepMs;
-      store.insertStepValues(stepValues(step));
+      steps.push(stepValues(step));
       at += stepMs;
     }
-    store.insertRunValues(runValues(run));
+    // As the run writer stores a finished run: its steps packed into its row (runs.ts, packSteps).
+    store.insertPackedRunValues(runValues(run), packSteps(steps));
 
     result.steps += wf.steps.length;
     if (!test) result.production++;

@@ -196,7 +196,9 @@ function checkRow(plan: TablePlan, row: unknown[]): void {
     if (value === null) continue;
     const integer = column.type === "bigint" || column.type === "integer";
     let problem: string | undefined;
-    if (value instanceof Uint8Array) problem = `holds ${value.byteLength} bytes of binary data; only ${integer ? "integers" : "text"} can be copied`;
+    if (value instanceof Uint8Array) {
+      if (column.type !== "bytea") problem = `holds ${value.byteLength} bytes of binary data; only ${integer ? "integers" : "text"} can be copied`;
+    } else if (column.type === "bytea") problem = `holds ${JSON.stringify(value).slice(0, 40)} where PostgreSQL's bytea column takes only bytes`;
     else if (integer && typeof value !== "bigint")
       problem = `holds ${JSON.stringify(value).slice(0, 40)} where PostgreSQL's ${column.type} column takes only integers`;
     else if (typeof value === "string" && value.includes("\u0000"))

@@ -14,7 +14,21 @@
 import type { Statement } from "bun:sqlite";
 import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
 import type { Db } from "./db";
-import { RunStore, knownDefinitions, runValues, stepValues, type RowValues, type RunPatch, type RunRow, type StepRow } from "./runs";
+import {
+  MAX_PACKED_STEPS,
+  RUN_COLUMNS,
+  RunStore,
+  STEP_COLUMNS,
+  STEP_UPDATE_COLUMNS,
+  knownDefinitions,
+  packSteps,
+  runValues,
+  stepValues,
+  type RowValues,
+  type RunPatch,
+  type RunRow,
+  type StepRow,
+} from "./runs";
 import { threadEntry } from "../lib/thread-entry";
 import { returnFreePages, truncateWal } from "./maintenance";
 
@@ -53,7 +67,19 @@ export interface RunWrites {
  * An op as the store applies it, on either writer: rows as arrays of column values (no repeated keys to
  * serialise, parse or bind by name; the writer thread receives exactly this), tagged by a number.
  */
-export type WireOp = [0, RowValues] | [1, RowValues] | [2, StepRow] | [3, string, RunPatch] | [4, string, string] | [5] | [6, string[]] | [7, number];
+export type WireOp =
+  | [0, RowValues]
+  | [1, RowValues]
+  | [2, StepRow]
+  | [3, string, RunPatch]
+  | [4, string, string]
+  | [5]
+  | [6, string[]]
+  | [7, number]
+  /** A finished run with its steps packed (packFinishedRuns; built where the ops are applied, never sent). */
+  | [8, RowValues, Uint8Array]
+  /** The step rows of a run that just finished, packed into its row (packFinishedRuns, likewise). */
+  | [9, string];
 
 export function encodeOp(op: WriteOp): WireOp {
   switch (op.op) {
@@ -103,7 +129,72 @@ export function applyWireOp(db: Db, store: RunStore, op: WireOp): void {
     case 7:
       returnFreePages(db, op[1]);
       return;
+    case 8:
+      store.insertPackedRunValues(op[1], op[2]);
+      return;
+    case 9:
+      store.packStoredSteps(op[1]);
+      return;
   }
+}
+
+const RUN_STATUS = RUN_COLUMNS.indexOf("status");
+const STEP_RUN = STEP_COLUMNS.indexOf("run_id");
+const STEP_UPDATES = STEP_UPDATE_COLUMNS.map((name) => [name, STEP_COLUMNS.indexOf(name)] as const);
+const FINISHED = new Set(["completed", "failed", "cancelled"]);
+
+/**
+ * One writer's ops with each run that is inserted already finished, together with the inserts (and updates)
+ * of its steps, turned into one insert of the run with its steps packed (runs.ts, packSteps): no step rows,
+ * no step index entries. A run inserted earlier has its step rows packed when the op that finishes it is
+ * applied (the rows are read back, packed into the run's row and deleted, in the same transaction).
+ * Applied on the thread that commits (the compression stays off the main thread).
+ */
+export function packFinishedRuns(group: WireOp[]): WireOp[] {
+  const runs = new Map<string, RowValues[]>();
+  for (const op of group) {
+    if (op[0] === 0 && FINISHED.has(op[1][RUN_STATUS] as string)) runs.set(op[1][0] as string, []);
+  }
+  if (runs.size === 0) return finishing(group) ? packOnFinish(group) : group;
+  // The steps of those runs as they stand after every op of the group (an update applied to its insert).
+  const consumed = new Set<WireOp>();
+  for (const op of group) {
+    if (op[0] === 1) {
+      const steps = runs.get(op[1][STEP_RUN] as string);
+      if (!steps) continue;
+      steps.push(op[1]);
+      consumed.add(op);
+    } else if (op[0] === 2) {
+      const update = op[1];
+      const step = runs.get(update.run_id)?.find((values) => values[0] === update.id);
+      if (!step) continue;
+      for (const [name, index] of STEP_UPDATES) step[index] = update[name] as RowValues[number];
+      consumed.add(op);
+    }
+  }
+  const packable = (runId: string) => {
+    const steps = runs.get(runId);
+    return steps !== undefined && steps.length > 0 && steps.length <= MAX_PACKED_STEPS;
+  };
+  const out: WireOp[] = [];
+  for (const op of group) {
+    if (op[0] === 0 && packable(op[1][0] as string)) out.push([8, op[1], packSteps(runs.get(op[1][0] as string)!)]);
+    else if (!consumed.has(op) || !packable(op[0] === 1 ? (op[1][STEP_RUN] as string) : (op[1] as StepRow).run_id)) out.push(op);
+  }
+  return finishing(out) ? packOnFinish(out) : out;
+}
+
+const finishes = (op: WireOp): op is [3, string, RunPatch] => op[0] === 3 && op[2].status !== undefined && FINISHED.has(op[2].status);
+const finishing = (group: WireOp[]) => group.some(finishes);
+
+/** Each op that finishes a run followed by the packing of that run's step rows. */
+function packOnFinish(group: WireOp[]): WireOp[] {
+  const out: WireOp[] = [];
+  for (const op of group) {
+    out.push(op);
+    if (finishes(op)) out.push([9, op[1]]);
+  }
+  return out;
 }
 
 /**
@@ -301,7 +392,7 @@ export class InlineWriter extends QueueingWriter {
   /** Copies WAL frames into the database file off this thread (see checkpoint-thread.ts). */
   private checkpointer: Worker | undefined;
   private walFrames = 0;
-  private readonly apply = (op: WriteOp) => applyWireOp(this.db, this.store, encodeOp(op));
+  private readonly apply = (op: WireOp) => applyWireOp(this.db, this.store, op);
 
   constructor(
     private readonly db: Db,
@@ -329,7 +420,8 @@ export class InlineWriter extends QueueingWriter {
     // page once instead of once per small batch. Runs that end meanwhile are then inserted already finished.
     if (this.syncing && this.queue.length < this.maxBatch) return;
     while (this.queue.length > 0) {
-      const { entries, ops } = this.take();
+      const { entries, ops: taken } = this.take();
+      const ops = taken.map((group) => packFinishedRuns(group.map(encodeOp)));
       if (!this.setNormal) {
         this.settle(entries, applyBatch(this.db, ops, this.apply));
         continue;

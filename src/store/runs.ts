@@ -127,7 +127,6 @@ export const STEP_COLUMNS = [
   "duration_ms",
 ] as const;
 
-/** Columns of the list view: everything but the large, internal ones. */
 /**
  * Deletes the definitions no run uses: `runs` (kept by triggers, migration 009) plus the changes not yet folded
  * into it (run_definition_uses, migration 015; always empty on SQLite) is 0.
@@ -140,6 +139,10 @@ export const STEP_UPDATE_COLUMNS = STEP_COLUMNS.filter(
   (c) => !["id", "run_id", "node_id", "node_type", "piece_id", "action_id", "display_name", "started_at"].includes(c),
 );
 
+/** Every column of a run row (RunRow), without the packed steps, which only RunStore.steps reads. */
+const ROW_COLUMNS = RUN_COLUMNS.join(", ");
+
+/** Columns of the list view: everything but the large, internal ones. */
 const LIST_COLUMNS = RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash" && c !== "owner").join(", ");
 
 /**
@@ -311,11 +314,15 @@ export interface RunPatch {
 
 export class RunStore {
   private readonly insertRunStmt: Statement;
+  private readonly insertPackedRunStmt: Statement;
   private readonly insertStepStmt: Statement;
   private readonly updateStepStmt: Statement;
   private readonly getRunStmt: Statement<RunRow>;
   private readonly recentTriggerStmt: Statement<{ trigger_data: string }>;
   private readonly getStepsStmt: Statement<StepRow>;
+  private readonly packedStepsStmt: Statement<{ packed_steps: Uint8Array | null }>;
+  private readonly setPackedStmt: Statement;
+  private readonly deleteStepRowsStmt: Statement;
   private readonly stepCountStmt: Statement<{ n: number }>;
   private readonly firstStepsStmt: Statement<StepRow>;
   private readonly lastStepsStmt: Statement<StepRow>;
@@ -337,11 +344,15 @@ export class RunStore {
     // Positional parameters: binding 34 values by position costs less than by name, and the run writer's
     // thread receives rows as arrays in this column order (run-writes.ts).
     this.insertRunStmt = db.prepare(`INSERT INTO runs (${RUN_COLUMNS.join(", ")}) VALUES (${RUN_COLUMNS.map(() => "?").join(", ")})`);
+    this.insertPackedRunStmt = db.prepare(`INSERT INTO runs (${ROW_COLUMNS}, packed_steps) VALUES (${RUN_COLUMNS.map(() => "?").join(", ")}, ?)`);
     this.insertStepStmt = db.prepare(`INSERT INTO run_steps (${STEP_COLUMNS.join(", ")}) VALUES (${STEP_COLUMNS.map(() => "?").join(", ")})`);
     this.updateStepStmt = db.prepare(`UPDATE run_steps SET ${STEP_UPDATE_COLUMNS.map((c) => `${c} = $${c}`).join(", ")} WHERE run_id = $run_id AND id = $id`);
-    this.getRunStmt = db.prepare(`SELECT * FROM runs WHERE id = ?`);
+    this.getRunStmt = db.prepare(`SELECT ${ROW_COLUMNS} FROM runs WHERE id = ?`);
     this.recentTriggerStmt = db.prepare(`SELECT trigger_data FROM runs WHERE workflow_id = ? AND trigger_type = ? ORDER BY started_at DESC, id DESC LIMIT ?`);
     this.getStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid`);
+    this.packedStepsStmt = db.prepare(`SELECT packed_steps FROM runs WHERE id = ? AND packed_steps IS NOT NULL`);
+    this.setPackedStmt = db.prepare(`UPDATE runs SET packed_steps = ? WHERE id = ?`);
+    this.deleteStepRowsStmt = db.prepare(`DELETE FROM run_steps WHERE run_id = ?`);
     this.stepCountStmt = db.prepare(`SELECT count(*) AS n FROM run_steps WHERE run_id = ?`);
     this.firstStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid LIMIT ?`);
     this.lastStepsStmt = db.prepare(
@@ -351,7 +362,7 @@ export class RunStore {
     this.getDefinitionStmt = db.prepare(`SELECT definition FROM run_definitions WHERE hash = ?`);
     this.progressStmt = db.prepare(`UPDATE runs SET step_total = ?, step_failed = ?, event_seq = ? WHERE id = ?`);
     // Start-up recovery: runs_unfinished holds only these rows, so the cost follows the unfinished runs, not the history.
-    this.unfinishedStmt = db.prepare(`SELECT * FROM runs WHERE status IN ('pending', 'running', 'paused') ORDER BY id`);
+    this.unfinishedStmt = db.prepare(`SELECT ${ROW_COLUMNS} FROM runs WHERE status IN ('pending', 'running', 'paused') ORDER BY id`);
     this.lastRunStmt = db.prepare(`SELECT status, started_at FROM runs WHERE workflow_id = ? ORDER BY started_at DESC, id DESC LIMIT 1`);
   }
 
@@ -364,6 +375,11 @@ export class RunStore {
     this.insertRunStmt.run(...values);
   }
 
+  /** A finished run (values in RUN_COLUMNS order) with its steps packed (packSteps) instead of step rows. */
+  insertPackedRunValues(values: RowValues, packed: Uint8Array): void {
+    this.insertPackedRunStmt.run(...values, packed);
+  }
+
   insertStep(row: StepRow): void {
     this.insertStepValues(stepValues(row));
   }
@@ -373,11 +389,19 @@ export class RunStore {
     this.insertStepStmt.run(...values);
   }
 
-  /** Completes a step row written earlier (a paused step that resumed). */
+  /**
+   * Completes a step written earlier (a paused step that resumed); a step whose run finished meanwhile (a step
+   * that ended after its run was cancelled) is updated where packStoredSteps put it.
+   */
   updateStep(row: StepRow): void {
     const params: Record<string, unknown> = { id: row.id, run_id: row.run_id };
     for (const c of STEP_UPDATE_COLUMNS) params[c] = row[c];
-    this.updateStepStmt.run(params as SQLQueryBindings);
+    if (this.updateStepStmt.run(params as SQLQueryBindings).changes > 0) return;
+    const packed = this.packedSteps(row.run_id);
+    const step = packed?.find((s) => s.id === row.id);
+    if (!packed || !step) return;
+    for (const c of STEP_UPDATE_COLUMNS) (step as unknown as Record<string, unknown>)[c] = row[c];
+    this.setPackedStmt.run(packSteps(packed.map(stepValues)), row.run_id);
   }
 
   patchRun(id: string, patch: RunPatch): void {
@@ -415,8 +439,29 @@ export class RunStore {
     return row && row.workspace_id === workspaceId ? row : null;
   }
 
+  /** A run's steps, whichever way they were stored (rows, packed, or both), in order. */
   steps(runId: string): StepRow[] {
-    return this.getStepsStmt.all(runId);
+    const packed = this.packedSteps(runId);
+    const rows = this.getStepsStmt.all(runId);
+    return packed ? mergeSteps(packed, rows) : rows;
+  }
+
+  /**
+   * Moves the step rows of a finished run into its row, packed with any steps packed there already (the run
+   * writer, when the run finishes; inside its transaction). A run of more than MAX_PACKED_STEPS keeps its rows.
+   */
+  packStoredSteps(runId: string): void {
+    const rows = this.getStepsStmt.all(runId);
+    if (rows.length === 0) return;
+    const steps = mergeSteps(this.packedSteps(runId) ?? [], rows);
+    if (steps.length > MAX_PACKED_STEPS) return;
+    this.setPackedStmt.run(packSteps(steps.map(stepValues)), runId);
+    this.deleteStepRowsStmt.run(runId);
+  }
+
+  private packedSteps(runId: string): StepRow[] | undefined {
+    const packed = this.packedStepsStmt.get(runId)?.packed_steps;
+    return packed ? unpackSteps(runId, packed) : undefined;
   }
 
   /**
@@ -424,6 +469,13 @@ export class RunStore {
    * (a long loop's iterations are elided in the middle) with the number left out.
    */
   stepsBounded(runId: string, max: number): { steps: StepRow[]; omitted: number } {
+    const packed = this.packedSteps(runId);
+    if (packed) {
+      const all = mergeSteps(packed, this.getStepsStmt.all(runId));
+      if (all.length <= max) return { steps: all, omitted: 0 };
+      const half = Math.floor(max / 2);
+      return { steps: [...all.slice(0, half), ...all.slice(all.length - (max - half))], omitted: all.length - max };
+    }
     const total = this.stepCountStmt.get(runId)?.n ?? 0;
     if (total <= max) return { steps: this.getStepsStmt.all(runId), omitted: 0 };
     const half = Math.floor(max / 2);
@@ -473,7 +525,7 @@ export class RunStore {
     const held = from === null ? "owner IS NULL" : "owner = ?";
     const skipped = skip.length ? " AND id NOT IN (SELECT value FROM json_each(?))" : "";
     const beyond = after ? " AND id > ?" : "";
-    const sql = `UPDATE runs SET owner = ? WHERE id IN (SELECT id FROM runs WHERE status IN ('pending', 'running', 'paused') AND ${held}${skipped}${beyond} ORDER BY id LIMIT ?${lock}) RETURNING *`;
+    const sql = `UPDATE runs SET owner = ? WHERE id IN (SELECT id FROM runs WHERE status IN ('pending', 'running', 'paused') AND ${held}${skipped}${beyond} ORDER BY id LIMIT ?${lock}) RETURNING ${ROW_COLUMNS}`;
     const params: (string | number)[] = [me];
     if (from !== null) params.push(from);
     if (skip.length) params.push(JSON.stringify(skip));
@@ -725,4 +777,98 @@ export function knownDefinitions(db: Db): Set<string> {
     definitionsByDb.set(db, set);
   }
   return set;
+}
+
+/*
+ * Packed steps. A finished run's steps as one compressed record in its run row (runs.packed_steps, migration 016) instead of
+ * one row per step in run_steps plus an entry per step in run_steps_run.
+ *
+ * Why: the steps of a three-step run cost ~1,190 bytes as rows and index entries (ids, run id and ISO times
+ * repeated as text in each), and their payloads repeat one another (a step's input is mostly the output before
+ * it). Packed, the same steps take ~260 bytes (zstd of a compact JSON tuple per step, times as offsets), and
+ * the commit that inserts the run touches two fewer b-trees.
+ *
+ * When: the SQLite writer packs a run whose insert reaches the database already finished together with its
+ * step inserts (the usual case: a run of main-thread steps ends before its group commit is taken; see
+ * RunStarter.lazyInsertOps). A run that is still running when inserted keeps row-per-step, because its steps
+ * are written as they happen and may be updated (a resumed step). Readers (RunStore.steps) merge both forms,
+ * so a run is read the same whichever way it was written. PostgreSQL's writer writes rows; its column holds
+ * what a copy from SQLite brought.
+ *
+ * Lossless: every column of every step comes back as written; a time is stored as an offset only when it
+ * is the canonical ISO text of its instant, else as written.
+ */
+
+/** The record's layout; a reader refuses another. */
+const FORMAT = 1;
+/** A run with more steps keeps row-per-step (its detail is read in bounded parts). */
+export const MAX_PACKED_STEPS = 1_000;
+
+const COLUMN = Object.fromEntries(STEP_COLUMNS.map((name, i) => [name, i])) as Record<(typeof STEP_COLUMNS)[number], number>;
+const STARTED = COLUMN.started_at;
+const FINISHED = COLUMN.finished_at;
+const RUN_ID = COLUMN.run_id;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The instant of `text` when `text` is its canonical ISO form (what the engine writes), else undefined. */
+function canonicalMs(text: unknown): number | undefined {
+  if (typeof text !== "string" || text.length !== 24) return undefined;
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) && new Date(ms).toISOString() === text ? ms : undefined;
+}
+
+/** Steps (values in STEP_COLUMNS order, all of one run) as one record. */
+export function packSteps(steps: readonly RowValues[]): Uint8Array {
+  let base = 0;
+  for (const step of steps) {
+    const ms = canonicalMs(step[STARTED]);
+    if (ms !== undefined) {
+      base = ms;
+      break;
+    }
+  }
+  const tuples = steps.map((step) => {
+    const tuple: unknown[] = [];
+    for (let i = 0; i < step.length; i++) {
+      if (i === RUN_ID) continue;
+      const value = step[i];
+      if (i === STARTED || i === FINISHED) {
+        const ms = canonicalMs(value);
+        tuple.push(ms === undefined ? value : ms - base);
+      } else tuple.push(value);
+    }
+    return tuple;
+  });
+  return Bun.zstdCompressSync(encoder.encode(JSON.stringify([FORMAT, base, tuples])));
+}
+
+/** The steps of run `runId` from its record, in the order they were packed. */
+export function unpackSteps(runId: string, packed: Uint8Array): StepRow[] {
+  const [format, base, tuples] = JSON.parse(decoder.decode(Bun.zstdDecompressSync(packed))) as [number, number, unknown[][]];
+  if (format !== FORMAT) throw new Error(`the steps of run ${runId} are stored in format ${format}; this weft reads format ${FORMAT}`);
+  return tuples.map((tuple) => {
+    const row: Record<string, unknown> = {};
+    let at = 0;
+    for (let i = 0; i < STEP_COLUMNS.length; i++) {
+      const name = STEP_COLUMNS[i]!;
+      if (i === RUN_ID) {
+        row[name] = runId;
+        continue;
+      }
+      const value = tuple[at++];
+      row[name] = (i === STARTED || i === FINISHED) && typeof value === "number" ? new Date(base + value).toISOString() : value;
+    }
+    return row as unknown as StepRow;
+  });
+}
+
+/**
+ * A run's steps from both forms, ordered as run_steps is read (by seq; packed steps, which were written with
+ * the run, before rows of the same seq).
+ */
+export function mergeSteps(packed: StepRow[], rows: StepRow[]): StepRow[] {
+  if (rows.length === 0) return packed;
+  return [...packed, ...rows].sort((a, b) => a.seq - b.seq);
 }

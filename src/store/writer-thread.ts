@@ -7,7 +7,7 @@
 import { openDatabase, type Db } from "./db";
 import { truncateWal } from "./maintenance";
 import { RunStore } from "./runs";
-import { applyBatch, applyWireOp, type WireOp } from "./run-writes";
+import { applyBatch, applyWireOp, packFinishedRuns, type WireOp } from "./run-writes";
 
 declare const self: Worker;
 
@@ -37,6 +37,6 @@ self.onmessage = (event: MessageEvent) => {
     self.postMessage(JSON.stringify({ t: "truncated", id: message.id, ok: db ? truncateWal(db) : false }));
     return;
   }
-  const failures = applyBatch(db!, message.ops, apply);
+  const failures = applyBatch(db!, message.ops.map(packFinishedRuns), apply);
   self.postMessage(JSON.stringify({ t: "done", id: message.id, failures }));
 };

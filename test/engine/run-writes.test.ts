@@ -2,7 +2,8 @@
  * The run writer thread (src/store/run-writes.ts, ThreadWriter), against a real database file: what a write
  * resolves is committed and readable from another connection; a failing write is rejected with SQLite's
  * message while the other writes of its batch commit; a definition is serialised once yet always stored,
- * also after retention pruned it.
+ * also after retention pruned it; a run inserted finished has its steps packed in its row and reads back
+ * exactly as written, one inserted running keeps step rows.
  */
 import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
@@ -10,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ThreadWriter } from "../../src/store/run-writes";
 import { openDatabase, type Db } from "../../src/store/db";
-import type { RunRow, StepRow } from "../../src/store/runs";
+import { RUN_COLUMNS, RunStore, type RunRow, type StepRow } from "../../src/store/runs";
+import { testStorage } from "../support/postgres-storage";
 import { runRow, stepRow } from "../support/run-rows";
 
 const open: Array<{ writer: ThreadWriter; db: Db }> = [];
@@ -36,15 +38,30 @@ const step = (runId: string): StepRow => stepRow(runId);
 const definitionOf = (db: Db, hash: string) =>
   (db.query("SELECT definition FROM run_definitions WHERE hash = ?").get(hash) as { definition: string } | null)?.definition;
 
+const stored = (db: Db, id: string) => db.query(`SELECT ${RUN_COLUMNS.join(", ")} FROM runs WHERE id = ?`).get(id);
+const stepRowsOf = (db: Db, id: string) => (db.query("SELECT count(*) AS n FROM run_steps WHERE run_id = ?").get(id) as { n: number }).n;
+
 test("a resolved write is committed: another connection reads the rows exactly as written", async () => {
   const { db, writer } = setup();
+  // Finished when inserted: its steps are packed into its row. Running: a step row, then its completion.
+  const second = stepRow("r1", { id: "r1-t", seq: 1, started_at: "2026-11-22T00:00:00.5Z", finished_at: null, output_data: '{"é":"\u2028 ☃"}' });
+  const running = { ...run("r2"), status: "running" as const, finished_at: null, duration_ms: null };
   await writer.write([
     { op: "putDefinition", hash: "h1", text: '{"trigger":{}}' },
     { op: "insertRun", row: run("r1") },
     { op: "insertStep", row: step("r1") },
+    { op: "insertStep", row: { ...second, status: "running", output_data: null } },
+    { op: "updateStep", row: second },
+    { op: "insertRun", row: running },
+    { op: "insertStep", row: step("r2") },
   ]);
-  expect(db.query("SELECT * FROM runs WHERE id = 'r1'").get()).toEqual(run("r1"));
-  expect((db.query("SELECT output_data FROM run_steps WHERE run_id = 'r1'").get() as { output_data: string }).output_data).toBe('{"ok":true}');
+  const store = new RunStore(db);
+  expect(stored(db, "r1")).toEqual(run("r1"));
+  expect(store.steps("r1")).toEqual([step("r1"), second]);
+  expect(stepRowsOf(db, "r1")).toBe(0);
+  expect(stored(db, "r2")).toEqual(running);
+  expect(store.steps("r2")).toEqual([step("r2")]);
+  expect(stepRowsOf(db, "r2")).toBe(1);
   expect(definitionOf(db, "h1")).toBe('{"trigger":{}}');
 });
 
@@ -104,11 +121,12 @@ test("many writers in flight: every write resolves once and every row is stored"
   );
   expect(resolved).toBe(ids.length);
   expect((db.query("SELECT count(*) AS n FROM runs").get() as { n: number }).n).toBe(ids.length);
-  expect((db.query("SELECT count(*) AS n FROM run_steps").get() as { n: number }).n).toBe(ids.length);
+  const store = new RunStore(db);
+  expect(ids.filter((id) => store.steps(id).length === 1).length).toBe(ids.length);
   expect(writer.stats.batches).toBeGreaterThan(1);
 });
 
-test("a webhook run of main-thread steps is committed in one write: its row inserted finished, with its step rows", async () => {
+test("a webhook run of main-thread steps is committed in one write: its row inserted finished, its steps packed in it", async () => {
   const { engineApp, stopEngines, createWorkflow, set } = await import("./support");
   const t = await engineApp();
   try {
@@ -141,7 +159,9 @@ test("a webhook run of main-thread steps is committed in one write: its row inse
     expect(t.deps.engine.writes.stats.ops - before).toBe(1);
     const stored = t.db.query("SELECT status, step_total FROM runs WHERE id = ?").get(runId);
     expect(stored).toEqual({ status: "completed", step_total: 2 });
-    const steps = t.db.query("SELECT node_id, status, output_data FROM run_steps WHERE run_id = ? ORDER BY seq").all(runId);
+    // SQLite's writer packs a run inserted finished; PostgreSQL's writes step rows.
+    expect(stepRowsOf(t.db, runId)).toBe(testStorage() === "postgres" ? 2 : 0);
+    const steps = t.deps.engine.store.steps(runId).map(({ node_id, status, output_data }) => ({ node_id, status, output_data }));
     expect(steps).toEqual([
       { node_id: "a", status: "completed", output_data: '{"x":7}' },
       { node_id: "b", status: "completed", output_data: '{"y":7}' },

@@ -75,7 +75,7 @@ async function postgresSchema(sql: SQL): Promise<SchemaShape> {
   const columns: Array<{ table_name: string; column_name: string; data_type: string; is_nullable: string; column_default: string | null }> = await sql`
     SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns
     WHERE table_schema = current_schema() AND table_name <> 'weft_schema_migrations' ORDER BY table_name, ordinal_position`;
-  const sqliteType: Record<string, string> = { text: "TEXT", bigint: "INTEGER", integer: "INTEGER" };
+  const sqliteType: Record<string, string> = { text: "TEXT", bigint: "INTEGER", integer: "INTEGER", bytea: "BLOB" };
   for (const c of columns) {
     // SQLite's implicit rowid of run_steps, made an explicit identity column on PostgreSQL.
     if (c.table_name === "run_steps" && c.column_name === "rowid") continue;

@@ -14,6 +14,7 @@ import runOwner from "./012-run-owner";
 import leases from "./013-leases";
 import idempotencyOwner from "./014-idempotency-owner";
 import runCountDeltas from "./015-run-count-deltas";
+import packedSteps from "./016-packed-steps";
 
 export interface Migration {
   version: number;
@@ -37,4 +38,5 @@ export const migrations: Migration[] = [
   leases,
   idempotencyOwner,
   runCountDeltas,
+  packedSteps,
 ].sort((a, b) => a.version - b.version);

@@ -680,4 +680,13 @@ END
 $$;
 `,
   },
+  {
+    // SQLite's migration 016: a finished run's steps as one compressed record. PostgreSQL's writer writes step
+    // rows; the column holds what a copy from SQLite brought, and RunStore.steps reads both.
+    version: 16,
+    name: "packed-steps",
+    sql: `
+ALTER TABLE runs ADD COLUMN packed_steps BYTEA;
+`,
+  },
 ];
