@@ -148,14 +148,15 @@ const FINISHED = new Set(["completed", "failed", "cancelled"]);
  * of its steps, turned into one insert of the run with its steps packed (runs.ts, packSteps): no step rows,
  * no step index entries. A run inserted earlier has its step rows packed when the op that finishes it is
  * applied (the rows are read back, packed into the run's row and deleted, in the same transaction).
- * Applied on the thread that commits (the compression stays off the main thread).
+ * Applied on the thread that commits (the compression stays off the main thread). `onFinish` false: runs
+ * inserted earlier keep their step rows (PostgreSQL's writer, which would have to read them back first).
  */
-export function packFinishedRuns(group: WireOp[]): WireOp[] {
+export function packFinishedRuns(group: WireOp[], onFinish = true): WireOp[] {
   const runs = new Map<string, RowValues[]>();
   for (const op of group) {
     if (op[0] === 0 && FINISHED.has(op[1][RUN_STATUS] as string)) runs.set(op[1][0] as string, []);
   }
-  if (runs.size === 0) return finishing(group) ? packOnFinish(group) : group;
+  if (runs.size === 0) return onFinish && finishing(group) ? packOnFinish(group) : group;
   // The steps of those runs as they stand after every op of the group (an update applied to its insert).
   const consumed = new Set<WireOp>();
   for (const op of group) {
@@ -181,7 +182,7 @@ export function packFinishedRuns(group: WireOp[]): WireOp[] {
     if (op[0] === 0 && packable(op[1][0] as string)) out.push([8, op[1], packSteps(runs.get(op[1][0] as string)!)]);
     else if (!consumed.has(op) || !packable(op[0] === 1 ? (op[1][STEP_RUN] as string) : (op[1] as StepRow).run_id)) out.push(op);
   }
-  return finishing(out) ? packOnFinish(out) : out;
+  return onFinish && finishing(out) ? packOnFinish(out) : out;
 }
 
 const finishes = (op: WireOp): op is [3, string, RunPatch] => op[0] === 3 && op[2].status !== undefined && FINISHED.has(op[2].status);

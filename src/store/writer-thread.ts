@@ -37,6 +37,10 @@ self.onmessage = (event: MessageEvent) => {
     self.postMessage(JSON.stringify({ t: "truncated", id: message.id, ok: db ? truncateWal(db) : false }));
     return;
   }
-  const failures = applyBatch(db!, message.ops.map(packFinishedRuns), apply);
+  const failures = applyBatch(
+    db!,
+    message.ops.map((group) => packFinishedRuns(group)),
+    apply,
+  );
   self.postMessage(JSON.stringify({ t: "done", id: message.id, failures }));
 };

@@ -2,14 +2,15 @@
  * The run writer's batches on PostgreSQL (src/store/postgres/run-batches.ts) against a real server (Debian
  * `postgresql`): a batch compiled into multi-row statements leaves exactly the rows and counts that applying
  * its ops one by one leaves — runs patched in the batch that inserted them, steps completed there, patches
- * merged, a run deleted and inserted again, definitions pruned — and one bad group fails alone.
+ * merged, a run deleted and inserted again, definitions pruned, a run inserted finished with its steps
+ * packed — and one bad group fails alone.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import type { Db } from "../../src/store/db";
 import { PostgresRunBatches } from "../../src/store/postgres/run-batches";
 import { PostgresWriterLanes } from "../../src/store/postgres/writer-lanes";
-import { applyBatch, applyWireOp, encodeOp, type WireOp, type WriteOp } from "../../src/store/run-writes";
+import { applyBatch, applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
 import { RunStore, type RunRow, type StepRow } from "../../src/store/runs";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { runRow, stepRow } from "../support/run-rows";
@@ -100,7 +101,14 @@ const batches: WriteOp[][][] = [
     ],
   ],
   [
-    [{ op: "insertRun", row: run("r4") }],
+    [
+      { op: "insertRun", row: run("r4") },
+      // Inserted finished with its steps: stored with them packed into its row, no step rows.
+      { op: "insertRun", row: run("r8", { ...done, step_total: 2 }) },
+      { op: "insertStep", row: step("r8", "s1", 1, { ...done, output_data: '{"n":1}' }) },
+      { op: "insertStep", row: step("r8", "s2", 2) },
+      { op: "updateStep", row: step("r8", "s2", 2, { ...done, output_data: '{"n":2}' }) },
+    ],
     // PostgreSQL text cannot hold U+0000: this group fails, alone.
     [{ op: "insertRun", row: run("r6", { workflow_name: "bad\u0000name" }) }],
     [
@@ -114,7 +122,8 @@ const batches: WriteOp[][][] = [
   ],
 ];
 
-const wire = (batch: WriteOp[][]): WireOp[][] => batch.map((group) => group.map(encodeOp));
+/** As PostgreSQL's writer sends them: runs inserted finished carry their steps packed. */
+const wire = (batch: WriteOp[][]): WireOp[][] => batch.map((group) => packFinishedRuns(group.map(encodeOp), false));
 
 /** What a user could see of the stored runs: every row of the tables the writer and its triggers touch. */
 async function contents(url: string) {
@@ -161,11 +170,16 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
 
     const expected = await contents(oneByOne.url);
     const actual = await contents(batched.url);
-    expect(actual.runs.map((r: RunRow) => r.id)).toEqual(["r1", "r2", "r3", "r4", "r7"]);
+    expect(actual.runs.map((r: RunRow) => r.id)).toEqual(["r1", "r2", "r3", "r4", "r7", "r8"]);
     expect(actual).toEqual(expected);
+    expect(actual.steps.filter((s: StepRow) => s.run_id === "r8")).toEqual([]);
+    expect(new RunStore(batched.db).steps("r8")).toEqual([
+      step("r8", "s1", 1, { ...done, output_data: '{"n":1}' }),
+      step("r8", "s2", 2, { ...done, output_data: '{"n":2}' }),
+    ]);
     // The counts a user reads as list totals: r1 (again), r2, r3, r4, r7, by status.
     expect(actual.counts.filter((c: { tag: string }) => c.tag === "").map((c: { status: string; n: number }) => [c.status, c.n])).toEqual([
-      ["completed", 1],
+      ["completed", 2],
       ["failed", 1],
       ["pending", 2],
       ["running", 1],

@@ -8,7 +8,8 @@
  * - definitions, then runs, then steps are inserted (a run's row after its definition, a step after its run);
  * - a patch of a run inserted in the same segment is merged into the inserted row, and an update of a step
  *   inserted there into the step's row: a run that started and ended within one batch is written once, as
- *   it ended (the engine already does this when the run ends before its insert is taken);
+ *   it ended (the engine already does this when the run ends before its insert is taken); a run inserted
+ *   finished arrives with its steps packed (op 8, ../run-writes.ts packFinishedRuns) and has no step rows;
  * - the patches of one run are merged in order (later fields win), then applied as one UPDATE per set of
  *   columns, in id order (two instances' writers lock rows in the same order);
  * - step updates keep the last one per step (each writes every column it sets).
@@ -47,6 +48,8 @@ function patched(values: RowValues, patch: RunPatch): RowValues {
 }
 
 const RUN_INDEX = new Map<string, number>(RUN_COLUMNS.map((c, i) => [c, i]));
+/** A run is inserted with its packed steps (null unless packed) after its other columns. */
+const RUN_INSERT_COLUMNS = [...RUN_COLUMNS, "packed_steps"];
 const STEP_INDEX = new Map<string, number>(STEP_COLUMNS.map((c, i) => [c, i]));
 const STEP_RUN = STEP_INDEX.get("run_id")!;
 const STEP_ID = STEP_INDEX.get("id")!;
@@ -152,10 +155,12 @@ export class PostgresRunBatches {
     };
     for (const op of ops) {
       switch (op[0]) {
-        case 0: {
+        case 0:
+        case 8: {
           const id = String(op[1][0]);
           if (segment.runs.has(id) || segment.patches.has(id)) flush();
-          segment.runs.set(id, op[1].slice());
+          // The run's values and its packed steps (packFinishedRuns), as base64 in the JSON that carries the rows.
+          segment.runs.set(id, [...op[1], op[0] === 8 ? Buffer.from(op[2]).toString("base64") : null]);
           break;
         }
         case 1: {
@@ -197,6 +202,9 @@ export class PostgresRunBatches {
         case 7:
           // Returning free pages is SQLite's; PostgreSQL's autovacuum does it.
           break;
+        case 9:
+          // Not sent here (packFinishedRuns without onFinish): a finished run's step rows stay rows.
+          break;
       }
     }
     flush();
@@ -228,7 +236,7 @@ export class PostgresRunBatches {
         params: [JSON.stringify(rows)],
       });
     }
-    if (segment.runs.size > 0) out.push(insertRows("runs", RUN_COLUMNS, this.runTypes, [...segment.runs.values()]));
+    if (segment.runs.size > 0) out.push(insertRows("runs", RUN_INSERT_COLUMNS, this.runTypes, [...segment.runs.values()]));
     if (segment.steps.size > 0) out.push(insertRows("run_steps", STEP_COLUMNS, this.stepTypes, [...segment.steps.values()]));
     if (segment.stepUpdates.size > 0) {
       const rows = [...segment.stepUpdates.values()].map((row) => [row.run_id, row.id, ...STEP_UPDATE_COLUMNS.map((c) => bindable(row[c]))]);
@@ -272,6 +280,7 @@ function definedOnly(patch: RunPatch): RunPatch {
 /** `expression` (text from JSON) as a value of a column of type `type`. */
 function cast(expression: string, type: string | undefined): string {
   if (type === undefined) throw new Error(`unknown column type for ${expression}`);
+  if (type === "bytea") return `decode(${expression}, 'base64')`;
   return type === "text" ? expression : `(${expression})::${type}`;
 }
 

@@ -4,7 +4,7 @@
  * where several instances share them). Batches are compiled into one statement each (./run-batches.ts) and
  * committed two at once (./writer-lanes.ts); its callers are answered when their batch committed.
  */
-import { dropSentDefinitions, encodeOp, QueueingWriter } from "../run-writes";
+import { dropSentDefinitions, encodeOp, packFinishedRuns, QueueingWriter } from "../run-writes";
 import { LANES, PostgresWriterLanes } from "./writer-lanes";
 
 export class PostgresWriter extends QueueingWriter {
@@ -30,7 +30,9 @@ export class PostgresWriter extends QueueingWriter {
     if (this.flights >= LANES || this.queue.length === 0) return;
     const { entries, ops } = this.take();
     dropSentDefinitions(ops, this.sentDefinitions);
-    const wire = ops.map((group) => group.map(encodeOp));
+    // A run inserted finished carries its steps packed (one value instead of a row per step); one inserted
+    // earlier keeps its step rows (packing them would first read them back).
+    const wire = ops.map((group) => packFinishedRuns(group.map(encodeOp), false));
     this.flights++;
     this.inFlightEntries += entries.length;
     this.lanes ??= PostgresWriterLanes.open(this.url);
