@@ -669,7 +669,7 @@ async function measure(n: number): Promise<SizeFigures> {
       },
     });
     console.log(
-      `seeded ${thousands(seeded.runs)} runs + ${thousands(seeded.steps)} step rows in ${(seeded.ms / 1000).toFixed(1)} s: ${thousands(Math.round(seeded.runsPerSecond))} runs/s (${thousands(Math.round((seeded.runsPerSecond * seeded.steps) / seeded.runs))} step rows/s)`,
+      `seeded ${thousands(seeded.runs)} runs with ${thousands(seeded.steps)} steps (packed into their runs) in ${(seeded.ms / 1000).toFixed(1)} s: ${thousands(Math.round(seeded.runsPerSecond))} runs/s (${thousands(Math.round((seeded.runsPerSecond * seeded.steps) / seeded.runs))} steps/s)`,
     );
     console.log(
       `  mix: ${Object.entries(seeded.byStatus)

@@ -732,6 +732,19 @@ export class RunStore {
     return positions((this.listStatement(sql) as Statement<{ id: string; started_at: string }>).all(...params));
   }
 
+  /**
+   * Where each unfinished run stands (retention keeps its place in the history after them). Read through
+   * runs_unfinished, which holds only unfinished runs: the cost follows them, not the history.
+   */
+  unfinishedPositions(): Array<RunPosition & { workflowId: string; workspaceId: string }> {
+    return this.db
+      .query<{ id: string; started_at: string; workflow_id: string; workspace_id: string }, []>(
+        `SELECT id, started_at, workflow_id, workspace_id FROM runs WHERE status IN ('pending', 'running', 'paused')`,
+      )
+      .all()
+      .map((r) => ({ id: r.id, startedAt: r.started_at, workflowId: r.workflow_id, workspaceId: r.workspace_id }));
+  }
+
   /** Deletes runs and their steps in one transaction. */
   deleteRuns(ids: string[]): void {
     if (ids.length === 0) return;

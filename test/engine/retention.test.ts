@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import type { RunRow } from "../../src/store/runs";
+import type { RunPosition, RunRow } from "../../src/store/runs";
 import type { TestApp } from "../support/app";
 import { testStorage } from "../support/postgres-storage";
 import { createWorkflow, definition, engineApp, runAndWait, stopEngines, template } from "./support";
@@ -140,6 +140,44 @@ describe("retention", () => {
     // The other workspace has 16 runs, under its own cap of 20.
     expect(kept(theirRuns)).toEqual(theirRuns);
     expect(result.deletedRuns).toBe(11);
+  });
+
+  test("a sweep looks from where the last one stopped, yet deletes a run passed over while it was unfinished once it ends", async () => {
+    const t = await engineApp({ WEFT_RUN_RETENTION_DAYS: "7", WEFT_RUN_RETENTION_MAX: "0" });
+    const run = await runAndWait(t, await createWorkflow(t, definition(template("a", "x"))));
+    const store = t.deps.engine.store;
+    const model = store.getRow(run.id)!;
+    const older = seed(t, model, 31, 40);
+    const [paused] = seed(t, model, 30.5, 1, "paused");
+    const newer = seed(t, model, 30, 40);
+    // Where each sweep's first look-up starts (undefined: at the oldest run).
+    const firstLooks: Array<RunPosition | undefined> = [];
+    const look = store.oldestFinishedOf.bind(store);
+    let looked = false;
+    store.oldestFinishedOf = (workflowId, limit, beforeIso, after) => {
+      if (!looked) firstLooks.push(after);
+      looked = true;
+      return look(workflowId, limit, beforeIso, after);
+    };
+    const sweep = async () => {
+      looked = false;
+      return (await t.deps.engine.retention.sweep()).deletedRuns;
+    };
+
+    expect(await sweep()).toBe(80);
+    expect(store.getRow(paused!)).not.toBeNull();
+    // The paused run was passed over: the next sweep looks from it, not from after the last run deleted.
+    expect(await sweep()).toBe(0);
+    const pausedAt = store.getRow(paused!)!.started_at;
+    expect(firstLooks).toEqual([undefined, { startedAt: pausedAt, id: "" }]);
+    // Once it ends it is deleted, and the sweep after that looks from it.
+    store.patchRun(paused!, { status: "completed", finished_at: new Date().toISOString(), duration_ms: 5 });
+    expect(await sweep()).toBe(1);
+    expect(store.getRow(paused!)).toBeNull();
+    expect(await sweep()).toBe(0);
+    expect(firstLooks.slice(2)).toEqual([{ startedAt: pausedAt, id: "" }, { startedAt: pausedAt, id: paused }]);
+    for (const id of [...older, ...newer]) expect(store.getRow(id)).toBeNull();
+    expect(store.getRow(run.id)).not.toBeNull();
   });
 
   test("retention settings out of range are refused with the field and the allowed range named", async () => {
