@@ -175,7 +175,10 @@ describe("retention", () => {
     expect(await sweep()).toBe(1);
     expect(store.getRow(paused!)).toBeNull();
     expect(await sweep()).toBe(0);
-    expect(firstLooks.slice(2)).toEqual([{ startedAt: pausedAt, id: "" }, { startedAt: pausedAt, id: paused }]);
+    expect(firstLooks.slice(2)).toEqual([
+      { startedAt: pausedAt, id: "" },
+      { startedAt: pausedAt, id: paused },
+    ]);
     for (const id of [...older, ...newer]) expect(store.getRow(id)).toBeNull();
     expect(store.getRow(run.id)).not.toBeNull();
   });
