@@ -53,13 +53,6 @@ export interface RunWrites {
   /** Resolves once everything queued so far is committed. */
   drain(): Promise<void>;
   /**
-   * Resolves once no write of runs or steps is queued or in flight: retention's upkeep (deletions, the
-   * definitions' prune, returning free pages) is not waited for. What readers of runs wait for.
-   */
-  drainRuns(): Promise<void>;
-  /** Writes queued or in flight, retention's upkeep left out. */
-  readonly pendingRuns: number;
-  /**
    * Once everything queued so far is committed, checkpoints the WAL and truncates it, on the writer's
    * connection; false when a reader held it (a later call retries).
    */
@@ -255,13 +248,7 @@ interface Entry {
   ops: QueuedOp[];
   resolve?: () => void;
   reject?: (error: Error) => void;
-  /** Retention's upkeep only (see isUpkeep). */
-  upkeep?: boolean;
 }
-
-const UPKEEP = new Set(["deleteRuns", "pruneDefinitions", "returnFreePages"]);
-/** Ops that only remove what no reader waits for (retention): a read of runs need not wait for them. */
-const isUpkeep = (ops: QueuedOp[]) => ops.length > 0 && ops.every((op) => typeof op !== "function" && UPKEEP.has(op.op));
 
 /**
  * Leaves out of `ops` the definitions already in `sent` (sent in a batch that committed or is in flight) and
@@ -288,9 +275,6 @@ export abstract class QueueingWriter implements RunWrites {
   protected queue: Entry[] = [];
   private scheduled = false;
   private drainWaiters: Array<() => void> = [];
-  private runWaiters: Array<() => void> = [];
-  /** Upkeep entries queued or in flight. */
-  private upkeep = 0;
   stats = { batches: 0, ops: 0 };
 
   constructor(
@@ -300,9 +284,7 @@ export abstract class QueueingWriter implements RunWrites {
 
   write(ops: QueuedOp[]): Promise<void> {
     return new Promise((resolve, reject) => {
-      const upkeep = isUpkeep(ops);
-      if (upkeep) this.upkeep++;
-      this.queue.push({ ops, resolve, reject, upkeep });
+      this.queue.push({ ops, resolve, reject });
       this.schedule();
     });
   }
@@ -314,18 +296,6 @@ export abstract class QueueingWriter implements RunWrites {
 
   get pending(): number {
     return this.queue.length + this.inFlight;
-  }
-
-  get pendingRuns(): number {
-    return this.pending - this.upkeep;
-  }
-
-  drainRuns(): Promise<void> {
-    if (this.pendingRuns === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.runWaiters.push(resolve);
-      this.schedule();
-    });
   }
 
   protected abstract get inFlight(): number;
@@ -366,7 +336,6 @@ export abstract class QueueingWriter implements RunWrites {
 
   protected settle(entries: Entry[], failures: Array<string | null>) {
     entries.forEach((entry, i) => {
-      if (entry.upkeep) this.upkeep--;
       const failure = failures[i];
       if (failure === null || failure === undefined) {
         entry.resolve?.();
@@ -379,11 +348,6 @@ export abstract class QueueingWriter implements RunWrites {
     if (this.pending === 0 && this.drainWaiters.length > 0) {
       const waiters = this.drainWaiters;
       this.drainWaiters = [];
-      for (const waiter of waiters) waiter();
-    }
-    if (this.pendingRuns === 0 && this.runWaiters.length > 0) {
-      const waiters = this.runWaiters;
-      this.runWaiters = [];
       for (const waiter of waiters) waiter();
     }
   }

@@ -12,20 +12,19 @@ import { runListFilter, type RawQuery } from "./list-query";
 export const MAX_WAIT_SECONDS = 30;
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
 /**
- * Reads follow the writes of runs queued before them: a run just finished is listed finished, with all its
- * steps (retention's deletions are not waited for: a run about to be deleted may still be listed).
+ * Reads follow the writes queued before them: a run just finished is listed finished, with all its steps.
  * Only behind a backlog (more than BACKLOG queued writes: a long loop queues thousands of step rows) does a
  * read of runs still in progress stop waiting after READ_WAIT_MS and answer with what is committed, so the
  * API stays responsive. A finished run's detail always waits for its own rows.
  */
 const READ_WAIT_MS = 50;
 const BACKLOG = 1_000;
-function settled(writes: { drainRuns(): Promise<void>; readonly pendingRuns: number }, mayAnswerEarly = true): Promise<void> {
-  if (writes.pendingRuns === 0) return Promise.resolve();
-  if (!mayAnswerEarly || writes.pendingRuns <= BACKLOG) return writes.drainRuns();
+function settled(writes: { drain(): Promise<void>; readonly pending: number }, mayAnswerEarly = true): Promise<void> {
+  if (writes.pending === 0) return Promise.resolve();
+  if (!mayAnswerEarly || writes.pending <= BACKLOG) return writes.drain();
   let timer: ReturnType<typeof setTimeout> | undefined;
   return Promise.race([
-    writes.drainRuns(),
+    writes.drain(),
     new Promise<void>((resolve) => {
       timer = setTimeout(resolve, READ_WAIT_MS);
     }),
