@@ -222,7 +222,7 @@ async function throughput() {
     );
     console.log(`  RSS idle / peak           ${idleRss.toFixed(0)} / ${peak.toFixed(0)} MB`);
     console.log(
-      `  persisted                 ${list.pagination.total} runs in the list; ${incomplete} of the measured runs lack step rows; a run has ${sample.data.steps.length} step rows (stepTotal ${sample.data.stepTotal})`,
+      `  persisted                 ${list.pagination.total} runs in the list; ${incomplete} of the measured runs lack steps; a run has ${sample.data.steps.length} steps (stepTotal ${sample.data.stepTotal})`,
     );
   } finally {
     await server.stop();
