@@ -217,7 +217,11 @@ describe.skipIf(!postgresBinaries())("triggers on a cluster of instances sharing
       const first = sink.since(killedAt).find((call) => call.pid === survivor.proc.pid);
       expect(first).toBeDefined();
       expect(first!.at - killedAt).toBeLessThan((LEASE_SECONDS + 3) * 1000);
-      const status = (await api(survivor, "GET", `/api/workflows/${workflowId}/trigger`)).data.subscription;
+      // The piece reached the sink while it was opening the subscription: the survivor reports it open once
+      // that returned (within a few seconds).
+      const statusOf = async () => (await api(survivor, "GET", `/api/workflows/${workflowId}/trigger`)).data.subscription;
+      let status = await statusOf();
+      for (const until = Date.now() + 3_000; !status.open && Date.now() < until; status = await statusOf()) await Bun.sleep(100);
       const survivorId = (await api(survivor, "GET", "/api/fleet")).data.find((instance: any) => instance.self).id;
       expect(status).toMatchObject({ open: true, failures: 0, owner: survivorId });
     } finally {
