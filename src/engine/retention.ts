@@ -175,10 +175,11 @@ export class Retention {
     next: (limit: number, after: RunPosition | undefined) => RunPosition[],
     max = Number.POSITIVE_INFINITY,
   ): Promise<number> {
-    const keep = (last: RunPosition) => this.places.set(place, unfinished && before(unfinished, last) ? justBefore(unfinished) : last);
-    let after = this.places.get(place);
-    if (after) keep(after);
-    after = this.places.get(place);
+    // Never past the run that was unfinished when the sweep began: kept so, a place stays valid once it ends.
+    const placed = (last: RunPosition) => (unfinished && before(unfinished, last) ? justBefore(unfinished) : last);
+    const stored = this.places.get(place);
+    let after = stored && placed(stored);
+    if (after) this.places.set(place, after);
     let done = 0;
     while (done < max) {
       const started = performance.now();
@@ -189,7 +190,7 @@ export class Retention {
       const ids = found.map((run) => run.id);
       await this.o.writes.write([{ op: "deleteRuns", ids }]);
       after = found[found.length - 1]!;
-      keep(after);
+      this.places.set(place, placed(after));
       this.o.onDeleted?.(ids);
       done += ids.length;
       const ms = performance.now() - started;

@@ -173,14 +173,13 @@ export function packFinishedRuns(group: WireOp[], onFinish = true): WireOp[] {
       consumed.add(op);
     }
   }
-  const packable = (runId: string) => {
-    const steps = runs.get(runId);
-    return steps !== undefined && steps.length > 0 && steps.length <= MAX_PACKED_STEPS;
-  };
+  // A run without steps, or with too many, is written as it came.
+  for (const [id, steps] of runs) if (steps.length === 0 || steps.length > MAX_PACKED_STEPS) runs.delete(id);
   const out: WireOp[] = [];
   for (const op of group) {
-    if (op[0] === 0 && packable(op[1][0] as string)) out.push([8, op[1], packSteps(runs.get(op[1][0] as string)!)]);
-    else if (!consumed.has(op) || !packable(op[0] === 1 ? (op[1][STEP_RUN] as string) : (op[1] as StepRow).run_id)) out.push(op);
+    const steps = op[0] === 0 ? runs.get(op[1][0] as string) : undefined;
+    if (steps && op[0] === 0) out.push([8, op[1], packSteps(steps)]);
+    else if (!consumed.has(op) || !runs.has(op[0] === 1 ? (op[1][STEP_RUN] as string) : (op[1] as StepRow).run_id)) out.push(op);
   }
   return onFinish && finishing(out) ? packOnFinish(out) : out;
 }

@@ -343,8 +343,9 @@ export class RunStore {
     this.postgres = isPostgres(db);
     // Positional parameters: binding 34 values by position costs less than by name, and the run writer's
     // thread receives rows as arrays in this column order (run-writes.ts).
-    this.insertRunStmt = db.prepare(`INSERT INTO runs (${RUN_COLUMNS.join(", ")}) VALUES (${RUN_COLUMNS.map(() => "?").join(", ")})`);
-    this.insertPackedRunStmt = db.prepare(`INSERT INTO runs (${ROW_COLUMNS}, packed_steps) VALUES (${RUN_COLUMNS.map(() => "?").join(", ")}, ?)`);
+    const marks = RUN_COLUMNS.map(() => "?").join(", ");
+    this.insertRunStmt = db.prepare(`INSERT INTO runs (${ROW_COLUMNS}) VALUES (${marks})`);
+    this.insertPackedRunStmt = db.prepare(`INSERT INTO runs (${ROW_COLUMNS}, packed_steps) VALUES (${marks}, ?)`);
     this.insertStepStmt = db.prepare(`INSERT INTO run_steps (${STEP_COLUMNS.join(", ")}) VALUES (${STEP_COLUMNS.map(() => "?").join(", ")})`);
     this.updateStepStmt = db.prepare(`UPDATE run_steps SET ${STEP_UPDATE_COLUMNS.map((c) => `${c} = $${c}`).join(", ")} WHERE run_id = $run_id AND id = $id`);
     this.getRunStmt = db.prepare(`SELECT ${ROW_COLUMNS} FROM runs WHERE id = ?`);
