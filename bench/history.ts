@@ -30,7 +30,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { acquireDataDirLock } from "../src/store/data-dir-lock";
 import { openDatabase, type Db } from "../src/store/db";
-import { RunStore, packSteps, runValues, stepValues, type RowValues, type RunRow, type StepRow } from "../src/store/runs";
+import { RunStore, runValues, stepValues, type RowValues, type RunRow, type StepRow } from "../src/store/runs";
 import { FRESH_RUN } from "../src/engine/run-table";
 import { sha256 } from "../src/lib/ids";
 import { SQL } from "bun";
@@ -156,7 +156,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * oldest first, as the engine would have written them over time: UUIDv7 ids of their start instant, one step
  * per action of the workflow (3 for the bench's workflows) with small JSON payloads, packed into the run's row
  * as the run writer stores a finished run. The data directory must not be in use (its lock is taken) and must
- * hold at least one workflow. Inserts go through RunStore's insertPackedRunValues, `transactionRuns` runs per
+ * hold at least one workflow. Inserts go through RunStore's insertFinishedRun, `transactionRuns` runs per
  * transaction, with synchronous=OFF and a rollback journal for the load; the database is back in WAL mode,
  * checkpointed, when it returns.
  */
@@ -356,8 +356,8 @@ function insertHistory(db: Db, store: RunStore, workflows: SeedWorkflow[], count
       steps.push(stepValues(step));
       at += stepMs;
     }
-    // As the run writer stores a finished run: its steps packed into its row (runs.ts, packSteps).
-    store.insertPackedRunValues(runValues(run), packSteps(steps));
+    // As the run writer stores a finished run: its steps and cold columns in its record (run-records.ts).
+    store.insertFinishedRun(runValues(run), steps);
 
     result.steps += wf.steps.length;
     if (!test) result.production++;

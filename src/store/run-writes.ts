@@ -20,8 +20,7 @@ import {
   RunStore,
   STEP_COLUMNS,
   STEP_UPDATE_COLUMNS,
-  knownDefinitions,
-  packSteps,
+  forgetWrites,
   runValues,
   stepValues,
   type RowValues,
@@ -76,10 +75,22 @@ export type WireOp =
   | [5]
   | [6, string[]]
   | [7, number]
-  /** A finished run with its steps packed (packFinishedRuns; built where the ops are applied, never sent). */
-  | [8, RowValues, Uint8Array]
+  /** A finished run with its steps, stored as one record (packFinishedRuns; built where the ops are applied, never sent). */
+  | [8, RowValues, RowValues[]]
   /** The step rows of a run that just finished, packed into its row (packFinishedRuns, likewise). */
-  | [9, string];
+  | [9, string]
+  /**
+   * PostgreSQL's form of op 8: the run's values with its cold columns blanked, its record, and the dictionary
+   * the record needs when the writer has not yet seen it stored (postgres/record-dictionaries.ts).
+   */
+  | [10, RowValues, Uint8Array, AnnouncedDictionary | null];
+
+/** A dictionary a record needs, written with the record unless stored already. */
+export interface AnnouncedDictionary {
+  id: string;
+  definitionHash: string;
+  bytes: Uint8Array;
+}
 
 export function encodeOp(op: WriteOp): WireOp {
   switch (op.op) {
@@ -130,11 +141,13 @@ export function applyWireOp(db: Db, store: RunStore, op: WireOp): void {
       returnFreePages(db, op[1]);
       return;
     case 8:
-      store.insertPackedRunValues(op[1], op[2]);
+      store.insertFinishedRun(op[1], op[2]);
       return;
     case 9:
       store.packStoredSteps(op[1]);
       return;
+    case 10:
+      throw new Error("op 10 is PostgreSQL's (run-batches.ts)");
   }
 }
 
@@ -145,9 +158,9 @@ const FINISHED = new Set(["completed", "failed", "cancelled"]);
 
 /**
  * One writer's ops with each run that is inserted already finished, together with the inserts (and updates)
- * of its steps, turned into one insert of the run with its steps packed (runs.ts, packSteps): no step rows,
- * no step index entries. A run inserted earlier has its step rows packed when the op that finishes it is
- * applied (the rows are read back, packed into the run's row and deleted, in the same transaction).
+ * of its steps, turned into one insert of the run with its steps in its record (run-records.ts): no step
+ * rows, no step index entries. A run inserted earlier has its step rows packed when the op that finishes it
+ * is applied (the rows are read back, packed into the run's record and deleted, in the same transaction).
  * Applied on the thread that commits (the compression stays off the main thread). `onFinish` false: runs
  * inserted earlier keep their step rows (PostgreSQL's writer, which would have to read them back first).
  */
@@ -178,7 +191,7 @@ export function packFinishedRuns(group: WireOp[], onFinish = true): WireOp[] {
   const out: WireOp[] = [];
   for (const op of group) {
     const steps = op[0] === 0 ? runs.get(op[1][0] as string) : undefined;
-    if (steps && op[0] === 0) out.push([8, op[1], packSteps(steps)]);
+    if (steps && op[0] === 0) out.push([8, op[1], steps]);
     else if (!consumed.has(op) || !runs.has(op[0] === 1 ? (op[1][STEP_RUN] as string) : (op[1] as StepRow).run_id)) out.push(op);
   }
   return onFinish && finishing(out) ? packOnFinish(out) : out;
@@ -208,7 +221,7 @@ export function applyBatch<Op>(db: Db, groups: Op[][], apply: (op: Op) => void):
     });
     return groups.map(() => null);
   } catch (batchError) {
-    knownDefinitions(db).clear();
+    forgetWrites(db);
     if (groups.length === 1) return [String((batchError as Error)?.message ?? batchError)];
     return groups.map((group) => {
       try {
@@ -217,7 +230,7 @@ export function applyBatch<Op>(db: Db, groups: Op[][], apply: (op: Op) => void):
         });
         return null;
       } catch (error) {
-        knownDefinitions(db).clear();
+        forgetWrites(db);
         return String((error as Error)?.message ?? error);
       }
     });
@@ -238,7 +251,7 @@ function inTransactionRetried(db: Db, work: () => void): void {
       return;
     } catch (error) {
       if (attempt >= 3 || !TRANSIENT.test(String((error as Error)?.message ?? error))) throw error;
-      knownDefinitions(db).clear();
+      forgetWrites(db);
     }
   }
 }

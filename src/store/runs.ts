@@ -6,7 +6,28 @@
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import { bindRow, countOf, type Db } from "./db";
 import { isPostgres } from "./postgres/sync-db";
+import {
+  BLANK,
+  COLD_COLUMNS,
+  type Dictionary,
+  dictionaryOf,
+  isCold,
+  MAX_DICTIONARY_BYTES,
+  MAX_PACKED_STEPS,
+  mergeSteps,
+  packRecord,
+  readRecord,
+  type RowValues,
+  recordDictionary,
+  recordText,
+  type RunRecord,
+  STEP_COLUMNS,
+  type StepRow,
+  withCold,
+} from "./run-records";
 import type { Environment, RunStatus, RunT, StepT } from "../schema/run";
+
+export { MAX_PACKED_STEPS, mergeSteps, type RowValues, STEP_COLUMNS, type StepRow } from "./run-records";
 
 export interface RunRow {
   id: string;
@@ -45,26 +66,6 @@ export interface RunRow {
   event_seq: number;
   /** The instance holding the run while it is unfinished (a cluster on PostgreSQL); null on SQLite and when unclaimed. */
   owner: string | null;
-}
-
-export interface StepRow {
-  id: string;
-  run_id: string;
-  seq: number;
-  node_id: string;
-  node_type: string;
-  piece_id: string | null;
-  action_id: string | null;
-  display_name: string | null;
-  status: string;
-  input_data: string | null;
-  output_data: string | null;
-  output_truncated: number;
-  error_message: string | null;
-  retry_count: number;
-  started_at: string | null;
-  finished_at: string | null;
-  duration_ms: number | null;
 }
 
 /** The columns of runs, in the order of the insert statement's values (RowValues). */
@@ -106,27 +107,6 @@ export const RUN_COLUMNS = [
   "owner",
 ] as const;
 
-/** The columns of run_steps, in the order of the insert statement's values (RowValues). */
-export const STEP_COLUMNS = [
-  "id",
-  "run_id",
-  "seq",
-  "node_id",
-  "node_type",
-  "piece_id",
-  "action_id",
-  "display_name",
-  "status",
-  "input_data",
-  "output_data",
-  "output_truncated",
-  "error_message",
-  "retry_count",
-  "started_at",
-  "finished_at",
-  "duration_ms",
-] as const;
-
 /**
  * Deletes the definitions no run uses: `runs` (kept by triggers, migration 009) plus the changes not yet folded
  * into it (run_definition_uses, migration 015; always empty on SQLite) is 0.
@@ -134,16 +114,39 @@ export const STEP_COLUMNS = [
 export const DELETE_ORPHAN_DEFINITIONS = `DELETE FROM run_definitions
   WHERE runs + COALESCE((SELECT SUM(n) FROM run_definition_uses WHERE run_definition_uses.hash = run_definitions.hash), 0) <= 0`;
 
+/**
+ * Deletes the dictionaries (run-records.ts) of definitions that are gone, unless a writer announced them
+ * since `before` (ISO): a writer that confirmed a dictionary stored uses it for an hour without announcing
+ * it again, so a day's margin means no record being written can need one deleted here.
+ */
+export const deleteOrphanDictionaries = (before: string) => {
+  if (!/^[0-9T:.Z-]+$/.test(before)) throw new Error(`not an ISO time: ${before}`);
+  return `DELETE FROM run_dictionaries WHERE seen_at < '${before}'
+  AND NOT EXISTS (SELECT 1 FROM run_definitions WHERE run_definitions.hash = run_dictionaries.definition_hash)`;
+};
+
+/** Dictionaries announced within this long ago are not deleted even when their definition is gone. */
+export const DICTIONARY_GRACE_MS = 24 * 3_600_000;
+
 /** The columns of run_steps that completing a step (updateStep) writes; run_id and id find the row. */
 export const STEP_UPDATE_COLUMNS = STEP_COLUMNS.filter(
   (c) => !["id", "run_id", "node_id", "node_type", "piece_id", "action_id", "display_name", "started_at"].includes(c),
 );
 
-/** Every column of a run row (RunRow), without the packed steps, which only RunStore.steps reads. */
+/** Every column of a run row (RunRow), without its record (the unfinished runs these read have none). */
 const ROW_COLUMNS = RUN_COLUMNS.join(", ");
 
-/** Columns of the list view: everything but the large, internal ones. */
-const LIST_COLUMNS = RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash" && c !== "owner").join(", ");
+/** Every column of a run row and its record, which holds the cold columns of a finished run (RunStore.hydrate). */
+const STORED_COLUMNS = `${ROW_COLUMNS}, packed_steps`;
+
+/** Columns of the list view: everything but the large, internal ones, and the record. */
+const LIST_COLUMNS = `${RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash" && c !== "owner").join(", ")}, packed_steps`;
+
+/** A run row as selected with its record. */
+type StoredRow = RunRow & { packed_steps?: Uint8Array | null };
+
+const RUN_INDEX = new Map<string, number>(RUN_COLUMNS.map((c, i) => [c, i]));
+const DEFINITION_HASH = RUN_INDEX.get("definition_hash")!;
 
 /**
  * One page of the runs matching `where` in `order` ($limit, $offset). SQLite skips the rows of an OFFSET in
@@ -178,9 +181,6 @@ const ofRuns = (terms: string) =>
     .join(", ");
 
 const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
-
-/** A row's values in the order of its insert statement's columns (every column is text, a number or null). */
-export type RowValues = SQLQueryBindings[];
 
 function valuesOf<Row>(row: Row, columns: readonly (keyof Row)[]): RowValues {
   const values: RowValues = new Array(columns.length);
@@ -315,13 +315,18 @@ export interface RunPatch {
 export class RunStore {
   private readonly insertRunStmt: Statement;
   private readonly insertPackedRunStmt: Statement;
+  private readonly recordStmt: Statement<StoredRow>;
+  private readonly setRecordStmt: Statement;
+  private readonly setPackedOnlyStmt: Statement;
+  private readonly dictionaryStmt: Statement<{ bytes: Uint8Array }>;
+  private readonly definitionDictionaryStmt: Statement<{ id: string; bytes: Uint8Array }>;
+  private readonly insertDictionaryStmt: Statement;
   private readonly insertStepStmt: Statement;
   private readonly updateStepStmt: Statement;
-  private readonly getRunStmt: Statement<RunRow>;
-  private readonly recentTriggerStmt: Statement<{ trigger_data: string }>;
+  private readonly getRunStmt: Statement<StoredRow>;
+  private readonly recentTriggerStmt: Statement<{ id: string; trigger_data: string; packed_steps: Uint8Array | null }>;
   private readonly getStepsStmt: Statement<StepRow>;
   private readonly packedStepsStmt: Statement<{ packed_steps: Uint8Array | null }>;
-  private readonly setPackedStmt: Statement;
   private readonly deleteStepRowsStmt: Statement;
   private readonly stepCountStmt: Statement<{ n: number }>;
   private readonly firstStepsStmt: Statement<StepRow>;
@@ -348,11 +353,20 @@ export class RunStore {
     this.insertPackedRunStmt = db.prepare(`INSERT INTO runs (${ROW_COLUMNS}, packed_steps) VALUES (${marks}, ?)`);
     this.insertStepStmt = db.prepare(`INSERT INTO run_steps (${STEP_COLUMNS.join(", ")}) VALUES (${STEP_COLUMNS.map(() => "?").join(", ")})`);
     this.updateStepStmt = db.prepare(`UPDATE run_steps SET ${STEP_UPDATE_COLUMNS.map((c) => `${c} = $${c}`).join(", ")} WHERE run_id = $run_id AND id = $id`);
-    this.getRunStmt = db.prepare(`SELECT ${ROW_COLUMNS} FROM runs WHERE id = ?`);
-    this.recentTriggerStmt = db.prepare(`SELECT trigger_data FROM runs WHERE workflow_id = ? AND trigger_type = ? ORDER BY started_at DESC, id DESC LIMIT ?`);
+    this.getRunStmt = db.prepare(`SELECT ${STORED_COLUMNS} FROM runs WHERE id = ?`);
+    this.recordStmt = db.prepare(`SELECT ${STORED_COLUMNS} FROM runs WHERE id = ? AND packed_steps IS NOT NULL`);
+    this.setRecordStmt = db.prepare(
+      `UPDATE runs SET packed_steps = ?, ${COLD_COLUMNS.map((c) => `${c} = ${BLANK[c] === null ? "NULL" : "''"}`).join(", ")} WHERE id = ?`,
+    );
+    this.setPackedOnlyStmt = db.prepare(`UPDATE runs SET packed_steps = ? WHERE id = ?`);
+    this.dictionaryStmt = db.prepare(`SELECT bytes FROM run_dictionaries WHERE id = ?`);
+    this.definitionDictionaryStmt = db.prepare(`SELECT id, bytes FROM run_dictionaries WHERE definition_hash = ? ORDER BY seen_at DESC, id LIMIT 1`);
+    this.insertDictionaryStmt = db.prepare(`INSERT OR IGNORE INTO run_dictionaries (id, definition_hash, bytes, seen_at) VALUES (?, ?, ?, ?)`);
+    this.recentTriggerStmt = db.prepare(
+      `SELECT id, trigger_data, packed_steps FROM runs WHERE workflow_id = ? AND trigger_type = ? ORDER BY started_at DESC, id DESC LIMIT ?`,
+    );
     this.getStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid`);
     this.packedStepsStmt = db.prepare(`SELECT packed_steps FROM runs WHERE id = ? AND packed_steps IS NOT NULL`);
-    this.setPackedStmt = db.prepare(`UPDATE runs SET packed_steps = ? WHERE id = ?`);
     this.deleteStepRowsStmt = db.prepare(`DELETE FROM run_steps WHERE run_id = ?`);
     this.stepCountStmt = db.prepare(`SELECT count(*) AS n FROM run_steps WHERE run_id = ?`);
     this.firstStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid LIMIT ?`);
@@ -376,9 +390,17 @@ export class RunStore {
     this.insertRunStmt.run(...values);
   }
 
-  /** A finished run (values in RUN_COLUMNS order) with its steps packed (packSteps) instead of step rows. */
-  insertPackedRunValues(values: RowValues, packed: Uint8Array): void {
-    this.insertPackedRunStmt.run(...values, packed);
+  /**
+   * A finished run (values in RUN_COLUMNS order) with its steps (values in STEP_COLUMNS order) and cold
+   * columns in its record (run-records.ts), compressed against its definition's dictionary; no step rows.
+   */
+  insertFinishedRun(values: RowValues, steps: readonly RowValues[]): void {
+    const cold = COLD_COLUMNS.map((c) => values[RUN_INDEX.get(c)!]);
+    const text = recordText(cold, steps);
+    const dictionary = this.writerDictionary(String(values[DEFINITION_HASH]), text);
+    const row = values.slice();
+    for (const c of COLD_COLUMNS) row[RUN_INDEX.get(c)!] = BLANK[c];
+    this.insertPackedRunStmt.run(...row, packRecord(text, dictionary));
   }
 
   insertStep(row: StepRow): void {
@@ -398,18 +420,31 @@ export class RunStore {
     const params: Record<string, unknown> = { id: row.id, run_id: row.run_id };
     for (const c of STEP_UPDATE_COLUMNS) params[c] = row[c];
     if (this.updateStepStmt.run(params as SQLQueryBindings).changes > 0) return;
-    const packed = this.packedSteps(row.run_id);
-    const step = packed?.find((s) => s.id === row.id);
-    if (!packed || !step) return;
+    const stored = this.recordStmt.get(row.run_id);
+    if (!stored?.packed_steps) return;
+    const record = this.record(stored.id, stored.packed_steps);
+    const step = record.steps.find((s) => s.id === row.id);
+    if (!step) return;
     for (const c of STEP_UPDATE_COLUMNS) (step as unknown as Record<string, unknown>)[c] = row[c];
-    this.setPackedStmt.run(packSteps(packed.map(stepValues)), row.run_id);
+    this.writeRecord(stored, record);
   }
 
   patchRun(id: string, patch: RunPatch): void {
-    const keys = Object.keys(patch)
+    let keys = Object.keys(patch)
       .filter((k) => (patch as Record<string, unknown>)[k] !== undefined)
       .sort();
     if (keys.length === 0) return;
+    // A cold column of a run whose record holds them is changed in the record.
+    if (keys.some(isCold)) {
+      const stored = this.recordStmt.get(id);
+      const record = stored?.packed_steps ? this.record(id, stored.packed_steps) : undefined;
+      if (stored && record?.cold) {
+        for (const k of keys) if (isCold(k)) record.cold[COLD_COLUMNS.indexOf(k)] = (patch as Record<string, unknown>)[k];
+        this.writeRecord(stored, record);
+        keys = keys.filter((k) => !isCold(k));
+        if (keys.length === 0) return;
+      }
+    }
     const sig = keys.join(",");
     let stmt = this.patchStatements.get(sig);
     if (!stmt) {
@@ -427,17 +462,18 @@ export class RunStore {
 
   /** The trigger output of a workflow's newest `limit` runs of one trigger type, newest first (a subscription telling a redelivery from a new event). */
   recentTriggerData(workflowId: string, triggerType: string, limit: number): unknown[] {
-    return this.recentTriggerStmt.all(workflowId, triggerType, limit).map((row) => JSON.parse(row.trigger_data));
+    return this.recentTriggerStmt.all(workflowId, triggerType, limit).map((row) => JSON.parse(this.hydrate(row).trigger_data));
   }
 
   getRow(id: string): RunRow | null {
-    return this.getRunStmt.get(id) ?? null;
+    const row = this.getRunStmt.get(id);
+    return row ? this.hydrate(row) : null;
   }
 
   /** One run of a workspace (another workspace's id reads as absent). */
   get(workspaceId: string, id: string): RunRow | null {
     const row = this.getRunStmt.get(id);
-    return row && row.workspace_id === workspaceId ? row : null;
+    return row && row.workspace_id === workspaceId ? this.hydrate(row) : null;
   }
 
   /** A run's steps, whichever way they were stored (rows, packed, or both), in order. */
@@ -448,21 +484,87 @@ export class RunStore {
   }
 
   /**
-   * Moves the step rows of a finished run into its row, packed with any steps packed there already (the run
-   * writer, when the run finishes; inside its transaction). A run of more than MAX_PACKED_STEPS keeps its rows.
+   * Moves the step rows and the cold columns of a finished run into its record, with any steps packed there
+   * already (the run writer, when the run finishes; inside its transaction). A run of more than
+   * MAX_PACKED_STEPS keeps its rows.
    */
   packStoredSteps(runId: string): void {
     const rows = this.getStepsStmt.all(runId);
     if (rows.length === 0) return;
-    const steps = mergeSteps(this.packedSteps(runId) ?? [], rows);
+    const stored = this.getRunStmt.get(runId);
+    if (!stored) return;
+    const old = stored.packed_steps ? this.record(runId, stored.packed_steps) : undefined;
+    const steps = mergeSteps(old?.steps ?? [], rows);
     if (steps.length > MAX_PACKED_STEPS) return;
-    this.setPackedStmt.run(packSteps(steps.map(stepValues)), runId);
+    const row = this.hydrate(stored);
+    const cold = COLD_COLUMNS.map((c) => row[c]);
+    this.writeRecord(stored, { cold, steps });
     this.deleteStepRowsStmt.run(runId);
+  }
+
+  /** A record written again (a step or a cold column changed), against the dictionary of its definition. */
+  private writeRecord(stored: StoredRow, record: RunRecord): void {
+    const text = recordText(record.cold, record.steps.map(stepValues));
+    const packed = packRecord(text, this.writerDictionary(stored.definition_hash, text));
+    if (record.cold) this.setRecordStmt.run(packed, stored.id);
+    else this.setPackedOnlyStmt.run(packed, stored.id);
   }
 
   private packedSteps(runId: string): StepRow[] | undefined {
     const packed = this.packedStepsStmt.get(runId)?.packed_steps;
-    return packed ? unpackSteps(runId, packed) : undefined;
+    return packed ? this.record(runId, packed).steps : undefined;
+  }
+
+  private record(runId: string, bytes: Uint8Array): RunRecord {
+    return readRecord(runId, bytes, (id) => this.dictionary(id));
+  }
+
+  /** `row` (selected with its record) with its cold columns from the record, and without the record. */
+  private hydrate<Row extends { id: string; packed_steps?: Uint8Array | null }>(row: Row): Omit<Row, "packed_steps"> {
+    const bytes = row.packed_steps;
+    delete row.packed_steps;
+    // Only a record of FORMAT 2 can hold cold columns; the zstd frames of FORMAT 1 never do.
+    if (bytes && bytes[0] === 2) withCold(row, this.record(row.id, bytes).cold);
+    return row;
+  }
+
+  private hydrateAll(rows: StoredRow[]): RunRow[] {
+    for (const row of rows) this.hydrate(row);
+    return rows;
+  }
+
+  /** A dictionary's bytes by id (immutable: cached for good, up to a bound). */
+  private dictionary(id: string): Uint8Array | null {
+    const cache = dictionaryCache(this.db);
+    let bytes = cache.get(id);
+    if (bytes) return bytes;
+    bytes = this.dictionaryStmt.get(id)?.bytes;
+    if (!bytes) return null;
+    if (cache.size >= 1_000) cache.clear();
+    cache.set(id, bytes);
+    return bytes;
+  }
+
+  /**
+   * The dictionary a writer compresses the records of definition `hash` against: the newest stored, else
+   * `text` (a record of that definition) made one and stored, inside the caller's transaction. Remembered per
+   * connection like definitions (forgotten with them). A record too large to be a dictionary, while none
+   * exists, is compressed on its own.
+   */
+  writerDictionary(hash: string, text: Uint8Array): Dictionary | undefined {
+    const known = knownDictionaries(this.db);
+    let dictionary = known.get(hash);
+    if (dictionary) return dictionary;
+    const stored = this.definitionDictionaryStmt.get(hash);
+    if (stored) dictionary = { id: stored.id, bytes: stored.bytes };
+    else {
+      if (text.byteLength > MAX_DICTIONARY_BYTES) return undefined;
+      dictionary = dictionaryOf(text);
+      this.insertDictionaryStmt.run(dictionary.id, hash, dictionary.bytes, new Date().toISOString());
+    }
+    if (known.size >= 10_000) known.clear();
+    known.set(hash, dictionary);
+    return dictionary;
   }
 
   /**
@@ -620,11 +722,11 @@ export class RunStore {
       const sql = `SELECT ${ofRuns(LIST_COLUMNS)} FROM run_tags JOIN runs ON runs.id = run_tags.run_id
         WHERE run_tags.workspace_id = $workspaceId AND run_tags.tag = $tag AND ${cells.where.map((c) => `runs.${c}`).join(" AND ")}
         ORDER BY ${order} LIMIT $limit OFFSET $offset`;
-      return { rows: this.listStatement(sql).all(bindRow({ ...cells.params, tag: filter.tag, ...page })) as RunRow[], total };
+      return { rows: this.hydrateAll(this.listStatement(sql).all(bindRow({ ...cells.params, tag: filter.tag, ...page })) as StoredRow[]), total };
     }
     if (filter.sort === "duration") {
       const sql = pageOf(this.postgres, cells.where.join(" AND "), DURATION_ORDER);
-      return { rows: this.listStatement(sql).all(bindRow({ ...cells.params, ...page })) as RunRow[], total };
+      return { rows: this.hydrateAll(this.listStatement(sql).all(bindRow({ ...cells.params, ...page })) as StoredRow[]), total };
     }
     const newest = filter.sort !== "oldest";
     const span = this.hourSpan(cells, newest, filter.offset, end, total);
@@ -635,8 +737,8 @@ export class RunStore {
     const sql = pageOf(this.postgres, [...rowCells.where, "started_at >= $from", "started_at < $to"].join(" AND "), `started_at ${direction}, id ${direction}`);
     const rows = this.listStatement(sql).all(
       bindRow({ ...rowCells.params, from: span.from, to: span.to, limit: filter.limit, offset: filter.offset - span.before }),
-    ) as RunRow[];
-    return { rows, total };
+    ) as StoredRow[];
+    return { rows: this.hydrateAll(rows), total };
   }
 
   /**
@@ -772,12 +874,45 @@ export class RunStore {
    * triggers (migrations 009 and 015), are 0, so only the definitions tables are read.
    */
   deleteOrphanDefinitions(): number {
-    knownDefinitions(this.db).clear();
-    return this.db.query(DELETE_ORPHAN_DEFINITIONS).run().changes;
+    forgetWrites(this.db);
+    const deleted = this.db.query(DELETE_ORPHAN_DEFINITIONS).run().changes;
+    this.db.query(deleteOrphanDictionaries(new Date(Date.now() - DICTIONARY_GRACE_MS).toISOString())).run();
+    return deleted;
   }
 }
 
 const definitionsByDb = new WeakMap<Db, Set<string>>();
+const dictionariesByDb = new WeakMap<Db, Map<string, Dictionary>>();
+const dictionaryCaches = new WeakMap<Db, Map<string, Uint8Array>>();
+
+/** The dictionary a connection's writer uses per definition hash (RunStore.writerDictionary). */
+function knownDictionaries(db: Db): Map<string, Dictionary> {
+  let map = dictionariesByDb.get(db);
+  if (!map) {
+    map = new Map();
+    dictionariesByDb.set(db, map);
+  }
+  return map;
+}
+
+/** Dictionary bytes by id, for reading records. */
+function dictionaryCache(db: Db): Map<string, Uint8Array> {
+  let map = dictionaryCaches.get(db);
+  if (!map) {
+    map = new Map();
+    dictionaryCaches.set(db, map);
+  }
+  return map;
+}
+
+/**
+ * Forgets what a connection remembers having written (definitions, dictionaries): after a failed transaction,
+ * which may have rolled them back, and when orphans are deleted.
+ */
+export function forgetWrites(db: Db): void {
+  knownDefinitions(db).clear();
+  knownDictionaries(db).clear();
+}
 
 /**
  * Definition hashes inserted through a connection (its transactions are serial, so a hash seen here is in the
@@ -791,98 +926,4 @@ export function knownDefinitions(db: Db): Set<string> {
     definitionsByDb.set(db, set);
   }
   return set;
-}
-
-/*
- * Packed steps. A finished run's steps as one compressed record in its run row (runs.packed_steps, migration 016) instead of
- * one row per step in run_steps plus an entry per step in run_steps_run.
- *
- * Why: the steps of a three-step run cost ~1,190 bytes as rows and index entries (ids, run id and ISO times
- * repeated as text in each), and their payloads repeat one another (a step's input is mostly the output before
- * it). Packed, the same steps take ~260 bytes (zstd of a compact JSON tuple per step, times as offsets), and
- * the commit that inserts the run touches two fewer b-trees.
- *
- * When: the SQLite writer packs a run whose insert reaches the database already finished together with its
- * step inserts (the usual case: a run of main-thread steps ends before its group commit is taken; see
- * RunStarter.lazyInsertOps). A run that is still running when inserted keeps row-per-step, because its steps
- * are written as they happen and may be updated (a resumed step). Readers (RunStore.steps) merge both forms,
- * so a run is read the same whichever way it was written. PostgreSQL's writer writes rows; its column holds
- * what a copy from SQLite brought.
- *
- * Lossless: every column of every step comes back as written; a time is stored as an offset only when it
- * is the canonical ISO text of its instant, else as written.
- */
-
-/** The record's layout; a reader refuses another. */
-const FORMAT = 1;
-/** A run with more steps keeps row-per-step (its detail is read in bounded parts). */
-export const MAX_PACKED_STEPS = 1_000;
-
-const COLUMN = Object.fromEntries(STEP_COLUMNS.map((name, i) => [name, i])) as Record<(typeof STEP_COLUMNS)[number], number>;
-const STARTED = COLUMN.started_at;
-const FINISHED = COLUMN.finished_at;
-const RUN_ID = COLUMN.run_id;
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-/** The instant of `text` when `text` is its canonical ISO form (what the engine writes), else undefined. */
-function canonicalMs(text: unknown): number | undefined {
-  if (typeof text !== "string" || text.length !== 24) return undefined;
-  const ms = Date.parse(text);
-  return Number.isFinite(ms) && new Date(ms).toISOString() === text ? ms : undefined;
-}
-
-/** Steps (values in STEP_COLUMNS order, all of one run) as one record. */
-export function packSteps(steps: readonly RowValues[]): Uint8Array {
-  let base = 0;
-  for (const step of steps) {
-    const ms = canonicalMs(step[STARTED]);
-    if (ms !== undefined) {
-      base = ms;
-      break;
-    }
-  }
-  const tuples = steps.map((step) => {
-    const tuple: unknown[] = [];
-    for (let i = 0; i < step.length; i++) {
-      if (i === RUN_ID) continue;
-      const value = step[i];
-      if (i === STARTED || i === FINISHED) {
-        const ms = canonicalMs(value);
-        tuple.push(ms === undefined ? value : ms - base);
-      } else tuple.push(value);
-    }
-    return tuple;
-  });
-  return Bun.zstdCompressSync(encoder.encode(JSON.stringify([FORMAT, base, tuples])));
-}
-
-/** The steps of run `runId` from its record, in the order they were packed. */
-export function unpackSteps(runId: string, packed: Uint8Array): StepRow[] {
-  const [format, base, tuples] = JSON.parse(decoder.decode(Bun.zstdDecompressSync(packed))) as [number, number, unknown[][]];
-  if (format !== FORMAT) throw new Error(`the steps of run ${runId} are stored in format ${format}; this weft reads format ${FORMAT}`);
-  return tuples.map((tuple) => {
-    const row: Record<string, unknown> = {};
-    let at = 0;
-    for (let i = 0; i < STEP_COLUMNS.length; i++) {
-      const name = STEP_COLUMNS[i]!;
-      if (i === RUN_ID) {
-        row[name] = runId;
-        continue;
-      }
-      const value = tuple[at++];
-      row[name] = (i === STARTED || i === FINISHED) && typeof value === "number" ? new Date(base + value).toISOString() : value;
-    }
-    return row as unknown as StepRow;
-  });
-}
-
-/**
- * A run's steps from both forms, ordered as run_steps is read (by seq; packed steps, which were written with
- * the run, before rows of the same seq).
- */
-export function mergeSteps(packed: StepRow[], rows: StepRow[]): StepRow[] {
-  if (rows.length === 0) return packed;
-  return [...packed, ...rows].sort((a, b) => a.seq - b.seq);
 }

@@ -6,8 +6,13 @@
 import { expect, test } from "bun:test";
 import { openDatabase } from "../../src/store/db";
 import { applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
-import { MAX_PACKED_STEPS, RunStore, STEP_COLUMNS, packSteps, stepValues, unpackSteps, type StepRow } from "../../src/store/runs";
+import { packRecord, readRecord, recordText, type RowValues } from "../../src/store/run-records";
+import { MAX_PACKED_STEPS, RunStore, STEP_COLUMNS, stepValues, type StepRow } from "../../src/store/runs";
 import { runRow, stepRow } from "../support/run-rows";
+
+/** Steps packed and read back (no cold columns, no dictionary). */
+const packSteps = (steps: RowValues[]) => packRecord(recordText(null, steps));
+const unpackSteps = (runId: string, bytes: Uint8Array) => readRecord(runId, bytes, () => null).steps;
 
 /** One writer's ops as the run writer applies them (one group). */
 const apply = (store: RunStore, ops: WriteOp[]) => {
@@ -113,4 +118,115 @@ test("a run inserted running has its step rows packed when it finishes; a step t
   apply(store, [{ op: "updateStep", row: ended }]);
   expect(store.steps("r1")).toEqual([first, ended]);
   expect(store.getRow("r1")).toMatchObject({ status: "cancelled", duration_ms: 1000 });
+});
+
+/** A finished webhook run of definition h1 whose payload differs from the others' in a few values. */
+const webhookRun = (id: string, order: number) => {
+  const body = { orderId: order, email: `customer${order}@example.com`, total: order / 100 };
+  const triggerData = JSON.stringify({ method: "POST", headers: { "content-type": "application/json", "user-agent": "Shop-Hook/1.0" }, query: {}, body });
+  const run = runRow(id, {
+    trigger_data: triggerData,
+    org_id: "0198f2a0-0000-7000-8000-00000000000a",
+    workflow_name: "Payment events",
+    version_id: "0198f2a0-0000-7000-8000-00000000000b",
+    executed_version_id: "0198f2a0-0000-7000-8000-00000000000b",
+    error_message: order % 2 ? 'step "render" failed' : null,
+    step_total: 2,
+  });
+  const steps = [
+    stepRow(id, { id: `${id}-1`, seq: 1, node_id: "shape", input_data: JSON.stringify({ fields: body }), output_data: JSON.stringify(body) }),
+    stepRow(id, {
+      id: `${id}-2`,
+      seq: 2,
+      node_id: "render",
+      input_data: JSON.stringify({ template: `Order ${order}` }),
+      output_data: JSON.stringify({ text: `Order ${order}` }),
+    }),
+  ];
+  return { run, steps, ops: [{ op: "insertRun", row: run }, ...steps.map((row): WriteOp => ({ op: "insertStep", row }))] as WriteOp[] };
+};
+const rawRow = (store: RunStore, id: string) => store.db.query("SELECT * FROM runs WHERE id = ?").get(id) as Record<string, unknown>;
+
+test("a finished run's cold columns are in its record, compressed against its definition's dictionary, and read back as written", () => {
+  const db = openDatabase(":memory:");
+  const store = new RunStore(db);
+  const runs = [webhookRun("r1", 1001), webhookRun("r2", 2002), webhookRun("r3", 3003)];
+  for (const r of runs) apply(store, r.ops);
+  // The row keeps what queries use; the record holds the rest.
+  expect(rawRow(store, "r2")).toMatchObject({ trigger_data: "", org_id: "", workflow_name: "", version_id: null, finished_at: null, error_message: null });
+  expect(rawRow(store, "r2")).toMatchObject({ workflow_id: "wf", status: "completed", started_at: runs[1]!.run.started_at, definition_hash: "h1" });
+  // One dictionary for the three runs of the definition: the first one's record.
+  expect(db.query("SELECT definition_hash FROM run_dictionaries").all()).toEqual([{ definition_hash: "h1" }]);
+  // Read through another store (nothing cached): the run, its steps, the list and the trigger data as written.
+  const reader = new RunStore(db);
+  for (const r of runs) {
+    expect(reader.getRow(r.run.id)).toEqual(r.run);
+    expect(reader.steps(r.run.id)).toEqual(r.steps);
+  }
+  const listed = reader.list({ workspaceId: "ws", environments: ["production"], sort: "newest", limit: 10, offset: 0 });
+  expect(listed.total).toBe(3);
+  expect([...listed.rows].sort((a, b) => a.id.localeCompare(b.id)) as unknown[]).toEqual(
+    runs.map((r) => {
+      const { state: _s, response: _r, resume_token_hash: _t, owner: _o, ...listedRow } = r.run;
+      return listedRow;
+    }),
+  );
+  expect(
+    reader
+      .recentTriggerData("wf", "webhook", 5)
+      .map((d) => (d as { body: { orderId: number } }).body.orderId)
+      .sort(),
+  ).toEqual([1001, 2002, 3003]);
+  // Against the dictionary, a run's record is a fraction of the same record compressed alone.
+  const bytes = (rawRow(store, "r3").packed_steps as Uint8Array).byteLength;
+  const alone = packRecord(recordText([], runs[2]!.steps.map(stepValues))).byteLength;
+  expect(bytes).toBeLessThan(alone * 0.6);
+});
+
+test("a record whose dictionary is missing is an error, not an empty run", () => {
+  const db = openDatabase(":memory:");
+  const store = new RunStore(db);
+  apply(store, webhookRun("r1", 1).ops);
+  db.run("DELETE FROM run_dictionaries");
+  expect(() => new RunStore(db).getRow("r1")).toThrow(/needs dictionary [0-9a-f]{16}, which is not stored/);
+});
+
+test("a cold column changed after the run was packed is changed in its record", () => {
+  const db = openDatabase(":memory:");
+  const store = new RunStore(db);
+  const { run, ops } = webhookRun("r1", 2);
+  apply(store, ops);
+  apply(store, [{ op: "patchRun", id: "r1", patch: { error_message: "cancelled later", retried_by_run_id: "r9" } }]);
+  expect(store.getRow("r1")).toEqual({ ...run, error_message: "cancelled later", retried_by_run_id: "r9" });
+  expect(rawRow(store, "r1")).toMatchObject({ error_message: null, retried_by_run_id: "r9" });
+});
+
+test("a run packed when it finishes moves its cold columns into its record too", () => {
+  const db = openDatabase(":memory:");
+  const store = new RunStore(db);
+  const { run, steps } = webhookRun("r1", 3);
+  apply(store, [
+    { op: "insertRun", row: { ...run, status: "running", finished_at: null, duration_ms: null, error_message: null } },
+    ...steps.map((row): WriteOp => ({ op: "insertStep", row })),
+  ]);
+  expect(rawRow(store, "r1")).toMatchObject({ trigger_data: run.trigger_data, packed_steps: null });
+  apply(store, [{ op: "patchRun", id: "r1", patch: { status: "completed", finished_at: run.finished_at, duration_ms: 1, error_message: run.error_message } }]);
+  expect(rawRow(store, "r1")).toMatchObject({ trigger_data: "", org_id: "", finished_at: null });
+  expect(store.getRow("r1")).toEqual(run);
+  expect(store.steps("r1")).toEqual(steps);
+});
+
+test("retention deletes the dictionaries of definitions no run uses, once unannounced for a day", () => {
+  const db = openDatabase(":memory:");
+  const store = new RunStore(db);
+  apply(store, [{ op: "putDefinition", hash: "h1", text: "{}" }, ...webhookRun("r1", 1).ops]);
+  apply(store, [{ op: "deleteRuns", ids: ["r1"] }, { op: "pruneDefinitions" }]);
+  // Announced moments ago: kept.
+  expect(db.query("SELECT count(*) AS n FROM run_dictionaries").get()).toEqual({ n: 1 });
+  db.run("UPDATE run_dictionaries SET seen_at = '2026-01-01T00:00:00.000Z'");
+  apply(store, [{ op: "pruneDefinitions" }]);
+  expect(db.query("SELECT count(*) AS n FROM run_dictionaries").get()).toEqual({ n: 0 });
+  // The next run of that definition makes and stores a dictionary again.
+  apply(store, [{ op: "putDefinition", hash: "h1", text: "{}" }, ...webhookRun("r2", 2).ops]);
+  expect(new RunStore(db).getRow("r2")).toEqual(webhookRun("r2", 2).run);
 });

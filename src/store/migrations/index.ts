@@ -15,6 +15,7 @@ import leases from "./013-leases";
 import idempotencyOwner from "./014-idempotency-owner";
 import runCountDeltas from "./015-run-count-deltas";
 import packedSteps from "./016-packed-steps";
+import runDictionaries from "./017-run-dictionaries";
 
 export interface Migration {
   version: number;
@@ -39,4 +40,5 @@ export const migrations: Migration[] = [
   idempotencyOwner,
   runCountDeltas,
   packedSteps,
+  runDictionaries,
 ].sort((a, b) => a.version - b.version);

@@ -681,12 +681,26 @@ $$;
 `,
   },
   {
-    // SQLite's migration 016: a finished run's steps as one compressed record. PostgreSQL's writer writes step
-    // rows; the column holds what a copy from SQLite brought, and RunStore.steps reads both.
+    // SQLite's migration 016: a finished run's steps as one compressed record (the run writer packs the runs
+    // inserted finished; RunStore.steps reads both forms).
     version: 16,
     name: "packed-steps",
     sql: `
 ALTER TABLE runs ADD COLUMN packed_steps BYTEA;
+`,
+  },
+  {
+    // SQLite's migration 017: the dictionaries records are compressed against.
+    version: 17,
+    name: "run-dictionaries",
+    sql: `
+CREATE TABLE run_dictionaries (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  definition_hash TEXT COLLATE "C" NOT NULL,
+  bytes BYTEA NOT NULL,
+  seen_at TEXT COLLATE "C" NOT NULL
+);
+CREATE INDEX run_dictionaries_definition ON run_dictionaries(definition_hash, seen_at);
 `,
   },
 ];

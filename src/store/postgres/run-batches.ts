@@ -5,11 +5,13 @@
  * are applied one by one (../run-writes.ts, applyWireOp); here each round trip costs more than the work.
  *
  * A batch is compiled in order into segments. Within a segment:
- * - definitions, then runs, then steps are inserted (a run's row after its definition, a step after its run);
+ * - definitions, dictionaries, then runs, then steps are inserted (a run's row after its definition and the
+ *   dictionary of its record, a step after its run);
  * - a patch of a run inserted in the same segment is merged into the inserted row, and an update of a step
  *   inserted there into the step's row: a run that started and ended within one batch is written once, as
  *   it ended (the engine already does this when the run ends before its insert is taken); a run inserted
- *   finished arrives with its steps packed (op 8, ../run-writes.ts packFinishedRuns) and has no step rows;
+ *   finished arrives with its steps and cold columns in its record (op 10, ./record-dictionaries.ts) and has
+ *   no step rows;
  * - the patches of one run are merged in order (later fields win), then applied as one UPDATE per set of
  *   columns, in id order (two instances' writers lock rows in the same order);
  * - step updates keep the last one per step (each writes every column it sets).
@@ -21,8 +23,18 @@
  * The counters that follow runs (migration 15) are statement triggers, so a batch adds to each counter once.
  */
 import type { SQL } from "bun";
-import { DELETE_ORPHAN_DEFINITIONS, RUN_COLUMNS, STEP_COLUMNS, STEP_UPDATE_COLUMNS, type RowValues, type RunPatch, type StepRow } from "../runs";
-import { TRANSIENT, type WireOp } from "../run-writes";
+import {
+  DELETE_ORPHAN_DEFINITIONS,
+  DICTIONARY_GRACE_MS,
+  deleteOrphanDictionaries,
+  RUN_COLUMNS,
+  STEP_COLUMNS,
+  STEP_UPDATE_COLUMNS,
+  type RowValues,
+  type RunPatch,
+  type StepRow,
+} from "../runs";
+import { type AnnouncedDictionary, TRANSIENT, type WireOp } from "../run-writes";
 import { bindable } from "./sync-db";
 
 interface Statement {
@@ -62,9 +74,10 @@ class Segment {
   readonly steps = new Map<string, RowValues>();
   readonly stepUpdates = new Map<string, StepRow>();
   readonly patches = new Map<string, RunPatch>();
+  readonly dictionaries = new Map<string, AnnouncedDictionary>();
 
   get empty() {
-    return this.definitions.size + this.runs.size + this.steps.size + this.stepUpdates.size + this.patches.size === 0;
+    return this.definitions.size + this.dictionaries.size + this.runs.size + this.steps.size + this.stepUpdates.size + this.patches.size === 0;
   }
 }
 
@@ -156,13 +169,16 @@ export class PostgresRunBatches {
     for (const op of ops) {
       switch (op[0]) {
         case 0:
-        case 8: {
+        case 10: {
           const id = String(op[1][0]);
           if (segment.runs.has(id) || segment.patches.has(id)) flush();
-          // The run's values and its packed steps (packFinishedRuns), as base64 in the JSON that carries the rows.
-          segment.runs.set(id, [...op[1], op[0] === 8 ? Buffer.from(op[2]).toString("base64") : null]);
+          // The run's values and its record (record-dictionaries.ts), as base64 in the JSON that carries the rows.
+          segment.runs.set(id, [...op[1], op[0] === 10 ? Buffer.from(op[2]).toString("base64") : null]);
+          if (op[0] === 10 && op[3]) segment.dictionaries.set(op[3].id, op[3]);
           break;
         }
+        case 8:
+          throw new Error("a finished run reaches PostgreSQL's writer as op 10 (record-dictionaries.ts)");
         case 1: {
           const key = stepKey(op[1][STEP_RUN], op[1][STEP_ID]);
           if (segment.steps.has(key) || segment.stepUpdates.has(key)) flush();
@@ -189,7 +205,10 @@ export class PostgresRunBatches {
           break;
         case 5:
           flush();
-          out.push({ text: DELETE_ORPHAN_DEFINITIONS, params: [] });
+          out.push(
+            { text: DELETE_ORPHAN_DEFINITIONS, params: [] },
+            { text: deleteOrphanDictionaries(new Date(Date.now() - DICTIONARY_GRACE_MS).toISOString()), params: [] },
+          );
           break;
         case 6:
           flush();
@@ -233,6 +252,19 @@ export class PostgresRunBatches {
       const rows = [...segment.definitions].map(([hash, text]) => [hash, text, now]);
       out.push({
         text: `INSERT INTO run_definitions (hash, definition, created_at) SELECT x->>0, x->>1, x->>2 FROM jsonb_array_elements(${ROWS}) AS x ON CONFLICT DO NOTHING`,
+        params: [JSON.stringify(rows)],
+      });
+    }
+    if (segment.dictionaries.size > 0) {
+      // Before the runs whose records need them; in id order (two writers upserting the same rows take their
+      // locks in one order).
+      const now = new Date().toISOString();
+      const rows = [...segment.dictionaries.values()]
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map((d) => [d.id, d.definitionHash, Buffer.from(d.bytes).toString("base64"), now]);
+      out.push({
+        text: `INSERT INTO run_dictionaries (id, definition_hash, bytes, seen_at) SELECT x->>0, x->>1, decode(x->>2, 'base64'), x->>3
+          FROM jsonb_array_elements(${ROWS}) AS x ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`,
         params: [JSON.stringify(rows)],
       });
     }

@@ -5,6 +5,7 @@
  * committed two at once (./writer-lanes.ts); its callers are answered when their batch committed.
  */
 import { dropSentDefinitions, encodeOp, packFinishedRuns, QueueingWriter } from "../run-writes";
+import { RecordDictionaries } from "./record-dictionaries";
 import { LANES, PostgresWriterLanes } from "./writer-lanes";
 
 export class PostgresWriter extends QueueingWriter {
@@ -14,6 +15,7 @@ export class PostgresWriter extends QueueingWriter {
   private inFlightEntries = 0;
   /** See dropSentDefinitions; forgotten when a batch fails. */
   private readonly sentDefinitions = new Set<string>();
+  private readonly dictionaries = new RecordDictionaries();
 
   constructor(
     private readonly url: string,
@@ -30,9 +32,9 @@ export class PostgresWriter extends QueueingWriter {
     if (this.flights >= LANES || this.queue.length === 0) return;
     const { entries, ops } = this.take();
     dropSentDefinitions(ops, this.sentDefinitions);
-    // A run inserted finished carries its steps packed (one value instead of a row per step); one inserted
-    // earlier keeps its step rows (packing them would first read them back).
-    const wire = ops.map((group) => packFinishedRuns(group.map(encodeOp), false));
+    // A run inserted finished carries its steps and cold columns in its record (one value instead of a row
+    // per step); one inserted earlier keeps its step rows (packing them would first read them back).
+    const wire = ops.map((group) => this.dictionaries.compress(packFinishedRuns(group.map(encodeOp), false)));
     this.flights++;
     this.inFlightEntries += entries.length;
     this.lanes ??= PostgresWriterLanes.open(this.url);
@@ -45,6 +47,7 @@ export class PostgresWriter extends QueueingWriter {
         this.flights--;
         this.inFlightEntries -= entries.length;
         if (failures.some((failure) => failure !== null)) this.sentDefinitions.clear();
+        for (let i = 0; i < wire.length; i++) if (failures[i] === null) this.dictionaries.committed(wire[i]!);
         this.settle(entries, failures);
         this.kick();
         void this.lanes

@@ -1,0 +1,67 @@
+/**
+ * Records and their dictionaries on PostgreSQL's run writer (../run-records.ts). The writer runs on the main
+ * thread and talks to the database asynchronously, so it does not look dictionaries up: the first record of
+ * each definition it packs becomes that definition's dictionary for the life of the process (each instance of
+ * a cluster has its own; a record names the one it needs).
+ *
+ * A record must never reach the database without its dictionary. A group that packs a record against a
+ * dictionary this writer has not seen committed carries the dictionary too (an upsert: whichever group
+ * commits first stores it, the others refresh `seen_at`), so each group stands alone even when a batch is
+ * retried group by group. Once a group carrying it committed, the dictionary counts as stored for an hour;
+ * after that it is announced again, which keeps its `seen_at` within the hour while it is used. Deleting a
+ * dictionary needs its definition gone and a day without announcement (runs.ts, deleteOrphanDictionaries):
+ * no record written meanwhile can need it.
+ */
+import type { AnnouncedDictionary, WireOp } from "../run-writes";
+import { BLANK, COLD_COLUMNS, type Dictionary, dictionaryOf, MAX_DICTIONARY_BYTES, packRecord, recordText } from "../run-records";
+import { RUN_COLUMNS } from "../runs";
+
+/** How long a dictionary seen committed is used without being announced again. */
+export const CONFIRMED_FOR_MS = 3_600_000;
+
+const INDEX = new Map<string, number>(RUN_COLUMNS.map((c, i) => [c, i]));
+const DEFINITION_HASH = INDEX.get("definition_hash")!;
+
+export class RecordDictionaries {
+  private readonly byDefinition = new Map<string, Dictionary>();
+  /** Dictionary id → when a group carrying it was seen committed (ms). */
+  private readonly confirmed = new Map<string, number>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** A group's ops with each finished run and its steps (op 8) as PostgreSQL's record insert (op 10). */
+  compress(group: WireOp[]): WireOp[] {
+    if (!group.some((op) => op[0] === 8)) return group;
+    return group.map((op): WireOp => {
+      if (op[0] !== 8) return op;
+      const [, values, steps] = op;
+      const cold = COLD_COLUMNS.map((c) => values[INDEX.get(c)!]);
+      const text = recordText(cold, steps);
+      const hash = String(values[DEFINITION_HASH]);
+      let dictionary = this.byDefinition.get(hash);
+      if (!dictionary && text.byteLength <= MAX_DICTIONARY_BYTES) {
+        if (this.byDefinition.size >= 10_000) this.byDefinition.clear();
+        dictionary = dictionaryOf(text);
+        this.byDefinition.set(hash, dictionary);
+      }
+      const row = values.slice();
+      for (const c of COLD_COLUMNS) row[INDEX.get(c)!] = BLANK[c];
+      const confirmedAt = dictionary ? this.confirmed.get(dictionary.id) : undefined;
+      const announce =
+        dictionary && (confirmedAt === undefined || this.now() - confirmedAt > CONFIRMED_FOR_MS)
+          ? { id: dictionary.id, definitionHash: hash, bytes: dictionary.bytes }
+          : null;
+      return [10, row, packRecord(text, dictionary), announce];
+    });
+  }
+
+  /** The dictionaries a committed group carried are stored. */
+  committed(group: WireOp[]): void {
+    for (const op of group) if (op[0] === 10 && op[3]) this.confirmed.set(op[3].id, this.now());
+  }
+
+  /** The dictionaries a group carries (tests). */
+  static announced(group: WireOp[]): AnnouncedDictionary[] {
+    return group.flatMap((op) => (op[0] === 10 && op[3] ? [op[3]] : []));
+  }
+}

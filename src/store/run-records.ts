@@ -1,0 +1,249 @@
+/**
+ * A finished run's record: its steps and the columns nobody searches, in one compressed value of its row
+ * (runs.packed_steps), compressed against a dictionary shared by the runs of its definition.
+ *
+ * Why: a run of a webhook workflow stores the same things each time — header names, step names, piece and
+ * action ids, the workflow's name and version ids — and a few values that differ. Compressed alone, a
+ * three-step run with small payloads still takes ~600 bytes (the compressor starts from nothing each time);
+ * compressed against an earlier run of the same definition it takes ~240, because only what differs is
+ * left. The dictionary is the record of the first run of that definition the writer packed (zstd's raw
+ * content dictionary, node:zlib).
+ *
+ * Layout (FORMAT 2): byte 0 is 2; bytes 1–8 the dictionary's id (the first 8 bytes of the SHA-256 of its
+ * bytes; all zero: none); then a zstd frame of the JSON `[cold, base, steps]`:
+ * - `cold`: the values of COLD_COLUMNS, whose columns then hold blanks (null when the columns hold the values);
+ * - `base`: the first canonical start time of a step, ms; a step's start and finish are offsets from it when
+ *   they are the canonical ISO text of their instant, else kept as written;
+ * - `steps`: one tuple per step, STEP_COLUMNS without run_id.
+ * FORMAT 1 (a zstd frame of `[1, base, steps]`, no cold columns, no dictionary) is still read: runs packed
+ * before dictionaries (2026-11-26) keep it. Every value comes back exactly as written.
+ */
+import { zstdCompressSync, zstdDecompressSync } from "node:zlib";
+import type { SQLQueryBindings } from "bun:sqlite";
+
+/** A row's values in the order of its insert statement's columns (every column is text, a number or null). */
+export type RowValues = SQLQueryBindings[];
+
+export interface StepRow {
+  id: string;
+  run_id: string;
+  seq: number;
+  node_id: string;
+  node_type: string;
+  piece_id: string | null;
+  action_id: string | null;
+  display_name: string | null;
+  status: string;
+  input_data: string | null;
+  output_data: string | null;
+  output_truncated: number;
+  error_message: string | null;
+  retry_count: number;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+}
+
+/** The columns of run_steps, in the order of the insert statement's values (RowValues). */
+export const STEP_COLUMNS = [
+  "id",
+  "run_id",
+  "seq",
+  "node_id",
+  "node_type",
+  "piece_id",
+  "action_id",
+  "display_name",
+  "status",
+  "input_data",
+  "output_data",
+  "output_truncated",
+  "error_message",
+  "retry_count",
+  "started_at",
+  "finished_at",
+  "duration_ms",
+] as const;
+
+/**
+ * Columns of runs a finished run keeps in its record: no query filters, sorts or counts by them, and nothing
+ * changes them once the run finished (RunStore.patchRun rewrites the record if something does).
+ */
+export const COLD_COLUMNS = [
+  "trigger_data",
+  "org_id",
+  "workflow_name",
+  "workflow_trigger_type",
+  "version_id",
+  "version_number",
+  "executed_version_id",
+  "executed_version_number",
+  "finished_at",
+  "error_message",
+  "started_from_step",
+  "retry_of_run_id",
+  "parent_run_id",
+] as const;
+
+export type ColdColumn = (typeof COLD_COLUMNS)[number];
+
+/** What a cold column holds while the record holds its value (the columns that may not be NULL hold ''). */
+export const BLANK: Record<ColdColumn, string | null> = Object.fromEntries(
+  COLD_COLUMNS.map((c) => [c, c === "trigger_data" || c === "org_id" || c === "workflow_name" ? "" : null]),
+) as Record<ColdColumn, string | null>;
+
+const COLD = new Set<string>(COLD_COLUMNS);
+export const isCold = (column: string): column is ColdColumn => COLD.has(column);
+
+/** A run with more steps keeps row-per-step (its detail is read in bounded parts). */
+export const MAX_PACKED_STEPS = 1_000;
+
+/** A record larger than this (uncompressed) is not made a dictionary: its own repetitions are what compress it. */
+export const MAX_DICTIONARY_BYTES = 16_384;
+
+/** Dictionary bytes and their id (16 hex digits). */
+export interface Dictionary {
+  id: string;
+  bytes: Uint8Array;
+}
+
+/** A record's contents. `cold` null: the run's columns hold their own values. */
+export interface RunRecord {
+  cold: unknown[] | null;
+  steps: StepRow[];
+}
+
+const FORMAT = 2;
+const OLD_FORMAT = 1;
+const HEADER = 9;
+const NO_DICTIONARY = "0000000000000000";
+
+const STEP = Object.fromEntries(STEP_COLUMNS.map((name, i) => [name, i])) as Record<(typeof STEP_COLUMNS)[number], number>;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function dictionaryOf(bytes: Uint8Array): Dictionary {
+  const hash = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+  return { id: hash.slice(0, 16), bytes };
+}
+
+/** The instant of `text` when `text` is its canonical ISO form (what the engine writes), else undefined. */
+function canonicalMs(text: unknown): number | undefined {
+  if (typeof text !== "string" || text.length !== 24) return undefined;
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) && new Date(ms).toISOString() === text ? ms : undefined;
+}
+
+/** The cold values of a run (values in RUN_COLUMNS order, `columns` giving each one's index). */
+export function coldValues(values: readonly unknown[], index: ReadonlyMap<string, number>): unknown[] {
+  return COLD_COLUMNS.map((c) => values[index.get(c)!]);
+}
+
+/**
+ * The uncompressed record of `steps` (values in STEP_COLUMNS order, all of one run) and `cold` (null: the
+ * columns keep their values). Its bytes are what a dictionary is made of.
+ */
+export function recordText(cold: readonly unknown[] | null, steps: readonly RowValues[]): Uint8Array {
+  let base = 0;
+  for (const step of steps) {
+    const ms = canonicalMs(step[STEP.started_at]);
+    if (ms !== undefined) {
+      base = ms;
+      break;
+    }
+  }
+  const tuples = steps.map((step) => {
+    const tuple: unknown[] = [];
+    for (let i = 0; i < step.length; i++) {
+      if (i === STEP.run_id) continue;
+      const value = step[i];
+      if (i === STEP.started_at || i === STEP.finished_at) {
+        const ms = canonicalMs(value);
+        tuple.push(ms === undefined ? value : ms - base);
+      } else tuple.push(value);
+    }
+    return tuple;
+  });
+  return encoder.encode(JSON.stringify([cold, base, tuples]));
+}
+
+/** A record's bytes: `text` (recordText) compressed, against `dictionary` when given. */
+export function packRecord(text: Uint8Array, dictionary?: Dictionary): Uint8Array {
+  const frame = dictionary ? zstdCompressSync(text, { dictionary: dictionary.bytes }) : zstdCompressSync(text);
+  const out = new Uint8Array(HEADER + frame.byteLength);
+  out[0] = FORMAT;
+  out.set(Buffer.from(dictionary?.id ?? NO_DICTIONARY, "hex"), 1);
+  out.set(frame, HEADER);
+  return out;
+}
+
+/** The id of the dictionary a record was compressed against, or null. */
+export function recordDictionary(bytes: Uint8Array): string | null {
+  if (bytes[0] !== FORMAT) return null;
+  const id = Buffer.from(bytes.subarray(1, HEADER)).toString("hex");
+  return id === NO_DICTIONARY ? null : id;
+}
+
+/**
+ * The contents of run `runId`'s record. `dictionary` gives the bytes of a dictionary by id (a record whose
+ * dictionary is missing cannot be read: that is an error, never an empty run).
+ */
+export function readRecord(runId: string, bytes: Uint8Array, dictionary: (id: string) => Uint8Array | null): RunRecord {
+  let json: string;
+  if (bytes[0] === FORMAT) {
+    const id = recordDictionary(bytes);
+    const frame = bytes.subarray(HEADER);
+    if (id === null) json = decoder.decode(zstdDecompressSync(frame));
+    else {
+      const dict = dictionary(id);
+      if (!dict) throw new Error(`the record of run ${runId} needs dictionary ${id}, which is not stored`);
+      json = decoder.decode(zstdDecompressSync(frame, { dictionary: dict }));
+    }
+  } else json = decoder.decode(Bun.zstdDecompressSync(bytes));
+  const [head, base, tuples] = JSON.parse(json) as [unknown, number, unknown[][]];
+  let cold: unknown[] | null;
+  if (bytes[0] === FORMAT) cold = head as unknown[] | null;
+  else if (head === OLD_FORMAT) cold = null;
+  else throw new Error(`the record of run ${runId} is in a format this weft does not read`);
+  const steps = tuples.map((tuple) => {
+    const row: Record<string, unknown> = {};
+    let at = 0;
+    for (let i = 0; i < STEP_COLUMNS.length; i++) {
+      const name = STEP_COLUMNS[i]!;
+      if (i === STEP.run_id) {
+        row[name] = runId;
+        continue;
+      }
+      const value = tuple[at++];
+      row[name] = (i === STEP.started_at || i === STEP.finished_at) && typeof value === "number" ? new Date(base + value).toISOString() : value;
+    }
+    return row as unknown as StepRow;
+  });
+  return { cold, steps };
+}
+
+/**
+ * `row` with the values its record holds for its cold columns. A column that holds something other than its
+ * blank was written after the record (an update the writer could not fold into the record: PostgreSQL's
+ * writer patches columns without reading the record) and wins.
+ */
+export function withCold<Row extends object>(row: Row, cold: readonly unknown[] | null): Row {
+  if (!cold) return row;
+  const values = row as Record<string, unknown>;
+  for (let i = 0; i < COLD_COLUMNS.length; i++) {
+    const column = COLD_COLUMNS[i]!;
+    const value = values[column];
+    if (value === undefined || value === BLANK[column]) values[column] = cold[i];
+  }
+  return row;
+}
+
+/**
+ * A run's steps from both forms, ordered as run_steps is read (by seq; packed steps, which were written with
+ * the run, before rows of the same seq).
+ */
+export function mergeSteps(packed: StepRow[], rows: StepRow[]): StepRow[] {
+  if (rows.length === 0) return packed;
+  return [...packed, ...rows].sort((a, b) => a.seq - b.seq);
+}
