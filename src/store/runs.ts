@@ -881,29 +881,24 @@ export class RunStore {
   }
 }
 
-const definitionsByDb = new WeakMap<Db, Set<string>>();
-const dictionariesByDb = new WeakMap<Db, Map<string, Dictionary>>();
-const dictionaryCaches = new WeakMap<Db, Map<string, Uint8Array>>();
+/** What a connection remembers, one value per connection, made on first use. */
+function perConnection<T>(make: () => T): (db: Db) => T {
+  const byDb = new WeakMap<Db, T>();
+  return (db) => {
+    let value = byDb.get(db);
+    if (value === undefined) {
+      value = make();
+      byDb.set(db, value);
+    }
+    return value;
+  };
+}
 
 /** The dictionary a connection's writer uses per definition hash (RunStore.writerDictionary). */
-function knownDictionaries(db: Db): Map<string, Dictionary> {
-  let map = dictionariesByDb.get(db);
-  if (!map) {
-    map = new Map();
-    dictionariesByDb.set(db, map);
-  }
-  return map;
-}
+const knownDictionaries = perConnection(() => new Map<string, Dictionary>());
 
 /** Dictionary bytes by id, for reading records. */
-function dictionaryCache(db: Db): Map<string, Uint8Array> {
-  let map = dictionaryCaches.get(db);
-  if (!map) {
-    map = new Map();
-    dictionaryCaches.set(db, map);
-  }
-  return map;
-}
+const dictionaryCache = perConnection(() => new Map<string, Uint8Array>());
 
 /**
  * Forgets what a connection remembers having written (definitions, dictionaries): after a failed transaction,
@@ -919,11 +914,4 @@ export function forgetWrites(db: Db): void {
  * table unless this connection deleted it). A rolled-back batch may leave a hash here that is not stored:
  * applyBatch forgets them all when a transaction fails.
  */
-export function knownDefinitions(db: Db): Set<string> {
-  let set = definitionsByDb.get(db);
-  if (!set) {
-    set = new Set();
-    definitionsByDb.set(db, set);
-  }
-  return set;
-}
+export const knownDefinitions: (db: Db) => Set<string> = perConnection(() => new Set<string>());
