@@ -48,7 +48,10 @@ export class NetworkSettings {
     this.putInForce(this.effective());
   }
 
-  /** In a cluster: follows the changes other instances make (bus and timer). Alone: nothing to do. */
+  /**
+   * In a cluster: follows the changes other instances make (bus and timer). Alone: nothing to do. Resolves
+   * once it listens; a change committed before then is found by the re-read that follows.
+   */
   async start(): Promise<void> {
     if (this.bus) return;
     this.bus = openBus(this.o.db, (error) => this.o.log.warn("cluster bus (Settings → Network)", { error: String((error as Error)?.message ?? error) }));
@@ -59,6 +62,7 @@ export class NetworkSettings {
       .subscribe(SETTINGS_CHANNEL, (message) => {
         if ((message as { what?: unknown } | null)?.what === "network") this.reload();
       })
+      .then(() => this.reload())
       .catch((error) =>
         this.o.log.error("cannot listen on the cluster bus; changes made on other instances apply at the next re-read", {
           error: String((error as Error)?.message ?? error),

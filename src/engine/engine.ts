@@ -147,6 +147,7 @@ export class Engine {
    */
   start(): Promise<void> {
     if (this.startPromise) return this.startPromise;
+    this.writes.warm?.();
     // Recovery runs first and synchronously: nothing new can be queued before it, so no run is queued twice.
     // Alone (SQLite) every unfinished run is this process's; in a cluster only those of instances that died.
     this.recover(this.claims ? this.claims.orphans() : this.store.unfinished());

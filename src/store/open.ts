@@ -6,6 +6,7 @@
 import type { Synchronous } from "../config";
 import { migrate, openDatabase, schemaVersion, type Db } from "./db";
 import { migratePostgres, openPostgres, postgresSchemaVersion } from "./postgres/db";
+import { postgresMigrations } from "./postgres/migrations";
 import { isPostgres, PostgresDb } from "./postgres/sync-db";
 
 export interface StoreLocation {
@@ -41,10 +42,18 @@ export function openStoreAt(address: string, synchronous: Synchronous): Db {
 /** Opens the store, applying pending migrations unless `migrate` is false. */
 export async function openStore(location: StoreLocation, options: { migrate?: boolean } = {}): Promise<Db> {
   if (!location.databaseUrl) return openDatabase(location.sqlitePath, { synchronous: location.synchronous, migrate: options.migrate });
-  // Migrations run on a connection of their own, under an advisory lock (instances starting together wait).
-  const migrator = await openPostgres(location.databaseUrl, { migrate: options.migrate, max: 1 });
-  await migrator.close();
-  return new PostgresDb(location.databaseUrl).asDatabase();
+  const db = new PostgresDb(location.databaseUrl);
+  // Pending migrations run on a connection of their own, under an advisory lock (instances starting together
+  // wait). A schema already up to date, the usual start, costs one query on the store's own connection.
+  if (options.migrate !== false && postgresBehind(db)) {
+    try {
+      await (await openPostgres(location.databaseUrl, { max: 1 })).close();
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+  return db.asDatabase();
 }
 
 /** `weft migrate`: applies what is pending and says where, what and the resulting schema version. */
@@ -64,5 +73,16 @@ export async function migrateStore(location: StoreLocation): Promise<{ applied: 
     return { applied, version: schemaVersion(db) };
   } finally {
     db.close();
+  }
+}
+
+/** True unless every migration this build knows is recorded as applied (a fresh database: no table yet). */
+function postgresBehind(db: PostgresDb): boolean {
+  const latest = postgresMigrations.at(-1)?.version ?? 0;
+  try {
+    const [row] = db.call({ op: "query", text: "SELECT max(version) AS version FROM weft_schema_migrations" }).rows;
+    return Number(row?.version ?? 0) < latest;
+  } catch {
+    return true;
   }
 }

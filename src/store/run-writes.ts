@@ -59,6 +59,8 @@ export interface RunWrites {
   readonly pending: number;
   /** Commits what is queued and releases the writer. */
   close(): Promise<void>;
+  /** Gets ready for the first batch in the background (a writer that connects lazily connects now). */
+  warm?(): void;
   stats: { batches: number; ops: number };
 }
 

@@ -17,6 +17,7 @@ import { Identity, type Principal } from "../../src/core/identity";
 import { NetworkSettings } from "../../src/core/network";
 import { createLogger } from "../../src/http/logger";
 import type { Db } from "../../src/store/db";
+import { NetworkRangeStore } from "../../src/store/network";
 import { startProvider, type Provider } from "../connections/support/oauth-provider";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { connectPostgresDatabase, freshPostgresDatabase } from "../support/postgres-storage";
@@ -279,13 +280,17 @@ describe.skipIf(!postgresBinaries())("Settings → Network on two connections to
       await Bun.sleep(100);
       expect(a.applied).toEqual([["192.168.1.0/24"], ["192.168.1.0/24", "10.20.0.0/16"]]);
 
-      // C started after the change was announced, so it missed it: its timer reads it.
-      await c.settings.start();
+      // C was made before the change and listens only after it was announced: it reads it once it listens.
       expect(c.applied).toEqual([["192.168.1.0/24"]]);
-      await until(() => c.applied.length === 2, 2_000);
-      expect(c.applied[1]).toEqual(["192.168.1.0/24", "10.20.0.0/16"]);
+      await c.settings.start();
+      expect(c.applied).toEqual([["192.168.1.0/24"], ["192.168.1.0/24", "10.20.0.0/16"]]);
       await Bun.sleep(300);
       expect(c.applied).toHaveLength(2); // re-read, unchanged: not applied again
+      // A change whose notification never came (written without one): C's timer reads it; B's, a minute, not yet.
+      new NetworkRangeStore(db).delete("10.20.0.0/16");
+      await until(() => c.applied.length === 3, 2_000);
+      expect(c.applied[2]).toEqual(["192.168.1.0/24"]);
+      expect(b.applied).toHaveLength(2);
     } finally {
       for (const { settings } of [a, b, c]) await settings.stop();
     }

@@ -92,8 +92,16 @@ export class PostgresWriterLanes {
   }
 
   static async open(url: string): Promise<PostgresWriterLanes> {
-    const lanes: PostgresRunBatches[] = [];
-    for (let i = 0; i < LANES; i++) lanes.push(await PostgresRunBatches.open(new SQL(url, { adapter: "postgres", max: 1, idleTimeout: 0 })));
+    // Connected side by side: each connection's handshake is a few round trips and an authentication.
+    const opened = await Promise.allSettled(
+      Array.from({ length: LANES }, () => PostgresRunBatches.open(new SQL(url, { adapter: "postgres", max: 1, idleTimeout: 0 }))),
+    );
+    const failed = opened.find((o): o is PromiseRejectedResult => o.status === "rejected");
+    const lanes = opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
+    if (failed) {
+      for (const lane of lanes) await lane.close().catch(() => {});
+      throw failed.reason;
+    }
     return new PostgresWriterLanes(lanes);
   }
 
