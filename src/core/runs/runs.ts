@@ -12,16 +12,16 @@ import { runListFilter, type RawQuery } from "./list-query";
 export const MAX_WAIT_SECONDS = 30;
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
 /**
- * Reads follow the writes queued before them: a run just finished is listed finished, with all its steps.
- * Only behind a backlog (more than BACKLOG queued writes: a long loop queues thousands of step rows) does a
- * read of runs still in progress stop waiting after READ_WAIT_MS and answer with what is committed, so the
- * API stays responsive. A finished run's detail always waits for its own rows.
+ * Reads follow the queued writes: a run just finished is listed finished, with all its steps. A list, or the
+ * detail of a run in progress, waits for them at most READ_WAIT_MS and then answers with what is committed,
+ * so a slow commit (a backlog of thousands of step rows; a database flushing a checkpoint, 100–300 ms) does
+ * not hold the API. The detail of a run this process is finishing waits for its own rows; that of a run it
+ * does not hold (no longer executing, its end committed) waits for nothing: every write of it is committed.
  */
 const READ_WAIT_MS = 50;
-const BACKLOG = 1_000;
 function settled(writes: { drain(): Promise<void>; readonly pending: number }, mayAnswerEarly = true): Promise<void> {
   if (writes.pending === 0) return Promise.resolve();
-  if (!mayAnswerEarly || writes.pending <= BACKLOG) return writes.drain();
+  if (!mayAnswerEarly) return writes.drain();
   let timer: ReturnType<typeof setTimeout> | undefined;
   return Promise.race([
     writes.drain(),
@@ -100,8 +100,10 @@ export class Runs {
 
   /** One run with its steps in execution order (pending writes are committed first, so the steps match the run). */
   async get(workspaceId: string, runId: string): Promise<RunT> {
-    const live = this.engine.row(workspaceId, runId);
-    await settled(this.engine.writes, live !== null && !FINISHED.has(live.status));
+    if (this.engine.holds(runId)) {
+      const live = this.engine.row(workspaceId, runId);
+      await settled(this.engine.writes, live !== null && !FINISHED.has(live.status));
+    }
     const row = this.engine.row(workspaceId, runId);
     if (!row) throw notFound(`run ${runId}`);
     const { steps, omitted } = this.engine.store.stepsBounded(runId, MAX_DETAIL_STEPS);

@@ -1,0 +1,47 @@
+/**
+ * How long a read of runs waits for queued writes (src/core/runs/runs.ts, settled): with the writer stuck (a
+ * commit held up, as when PostgreSQL flushes a checkpoint), a list and the detail of a run this process does
+ * not hold still answer, with what is committed; the detail of a run it is finishing waits for its rows.
+ */
+import { expect, test } from "bun:test";
+import { Runs } from "../../src/core/runs/runs";
+import type { Engine } from "../../src/engine/engine";
+import { openDatabase } from "../../src/store/db";
+import { RunStore } from "../../src/store/runs";
+import { runRow, stepRow } from "../support/run-rows";
+
+/** An engine whose writer never finishes committing until `release()`, holding the runs in `held`. */
+function stuckEngine(held: Set<string>) {
+  const store = new RunStore(openDatabase(":memory:"));
+  for (const id of ["done", "finishing"]) {
+    store.insertRun(runRow(id, { workspace_id: "ws" }));
+    store.insertStep(stepRow(id));
+  }
+  let release!: () => void;
+  const drained = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const engine = {
+    store,
+    writes: { pending: 3, drain: () => drained },
+    holds: (id: string) => held.has(id),
+    row: (workspaceId: string, id: string) => store.get(workspaceId, id),
+    withWait: (run: unknown) => run,
+  };
+  return { runs: new Runs(engine as unknown as Engine), release };
+}
+
+/** "answered" when `promise` settles before the writer is released, else "waiting". */
+const raced = async (promise: Promise<unknown>) => Promise.race([promise.then(() => "answered"), Bun.sleep(1_000).then(() => "waiting")]);
+
+test("a list and a run not held answer while the writer is stuck; a run being finished waits for its rows", async () => {
+  const { runs, release } = stuckEngine(new Set(["finishing"]));
+  expect(await raced(runs.list("ws", {}))).toBe("answered");
+  expect((await runs.list("ws", {})).pagination.total).toBe(2);
+  expect(await raced(runs.get("ws", "done"))).toBe("answered");
+  expect((await runs.get("ws", "done")).steps).toHaveLength(1);
+  const finishing = runs.get("ws", "finishing");
+  expect(await raced(finishing)).toBe("waiting");
+  release();
+  expect((await finishing).id).toBe("finishing");
+});
