@@ -229,6 +229,11 @@ describe.skipIf(!postgresBinaries())("weft migrate --from a SQLite data dir --to
       { relname: "run_steps", vacuumed: true, analysed: true },
       { relname: "runs", vacuumed: true, analysed: true },
     ]);
+    // The indexes of the large tables, dropped for the copy and built after it, are the schema's, every one.
+    const indexes = (db: typeof target) => db.query("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname").all();
+    const fresh = await freshPostgresDatabase();
+    expect(indexes(target)).toEqual(indexes(fresh.db));
+    expect((indexes(target) as Array<{ indexname: string }>).map((i) => i.indexname)).toContain("runs_workflow_started");
     // Steps keep their order key, and new steps are numbered after the copied ones.
     const maxRowid = Number((target.query("SELECT max(rowid) AS m FROM run_steps").get() as { m: string }).m);
     expect(maxRowid).toBeGreaterThanOrEqual(sourceCounts.run_steps!);
