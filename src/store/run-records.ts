@@ -178,6 +178,9 @@ export function packRecord(text: Uint8Array, dictionary?: Dictionary): Uint8Arra
   return out;
 }
 
+/** Whether a record is of the format that can hold cold columns (FORMAT 1's zstd frames never do). */
+export const mayHoldColdColumns = (bytes: Uint8Array | null | undefined): boolean => bytes?.[0] === FORMAT;
+
 /** The id of the dictionary a record was compressed against, or null. */
 export function recordDictionary(bytes: Uint8Array): string | null {
   if (bytes[0] !== FORMAT) return null;

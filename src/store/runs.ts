@@ -14,11 +14,11 @@ import {
   isCold,
   MAX_DICTIONARY_BYTES,
   MAX_PACKED_STEPS,
+  mayHoldColdColumns,
   mergeSteps,
   packRecord,
   readRecord,
   type RowValues,
-  recordDictionary,
   recordText,
   type RunRecord,
   STEP_COLUMNS,
@@ -434,8 +434,9 @@ export class RunStore {
       .filter((k) => (patch as Record<string, unknown>)[k] !== undefined)
       .sort();
     if (keys.length === 0) return;
-    // A cold column of a run whose record holds them is changed in the record.
-    if (keys.some(isCold)) {
+    // A cold column of a run whose record holds them is changed in the record. (A run finishing has no record
+    // yet: its patch comes before the packing; one look at the record column tells.)
+    if (keys.some(isCold) && mayHoldColdColumns(this.packedStepsStmt.get(id)?.packed_steps)) {
       const stored = this.recordStmt.get(id);
       const record = stored?.packed_steps ? this.record(id, stored.packed_steps) : undefined;
       if (stored && record?.cold) {
@@ -523,8 +524,7 @@ export class RunStore {
   private hydrate<Row extends { id: string; packed_steps?: Uint8Array | null }>(row: Row): Omit<Row, "packed_steps"> {
     const bytes = row.packed_steps;
     delete row.packed_steps;
-    // Only a record of FORMAT 2 can hold cold columns; the zstd frames of FORMAT 1 never do.
-    if (bytes && bytes[0] === 2) withCold(row, this.record(row.id, bytes).cold);
+    if (bytes && mayHoldColdColumns(bytes)) withCold(row, this.record(row.id, bytes).cold);
     return row;
   }
 
