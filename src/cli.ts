@@ -64,6 +64,19 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+/** The configured store; a PostgreSQL that cannot be used stops the command naming it (without its password). */
+async function openConfiguredStore(config: Config) {
+  try {
+    return await openStore(storeLocation(config));
+  } catch (error) {
+    if (!config.databaseUrl) throw error;
+    const reason = String((error as Error)?.message ?? error).replace(/ \(in: [^)]*\)$/, "");
+    fail(
+      `cannot use the database WEFT_DATABASE_URL names (${describeDatabaseUrl(config.databaseUrl)}): ${reason}; check that PostgreSQL listens there, that the user and password are right and that the database exists (createdb)`,
+    );
+  }
+}
+
 /** Takes the data directory for this process, or stops with the pid that holds it (src/store/data-dir-lock.ts). */
 function lockDataDir(dataDir: string, waitMs = 0): DataDirLock {
   try {
@@ -142,7 +155,7 @@ export async function serve(config: Config) {
     if (error instanceof PieceLoadError) fail(`pieces: ${error.message}`);
     throw error;
   });
-  const db = await openStore(storeLocation(config));
+  const db = await openConfiguredStore(config);
   const { app, deps } = createApp({ config, db, log, pieces });
   if (config.bootstrapToken && deps.identity.bootstrap(config.bootstrapToken)) {
     log.info("bootstrap token created", { workspace: deps.identity.ensureOrg().workspaceId });
@@ -210,7 +223,7 @@ async function mcp(config: Config) {
     if (error instanceof PieceLoadError) fail(`pieces: ${error.message}`);
     throw error;
   });
-  const db = await openStore(storeLocation(config));
+  const db = await openConfiguredStore(config);
   const { deps } = createApp({ config, db, log, pieces });
   if (config.bootstrapToken) deps.identity.bootstrap(config.bootstrapToken);
   const auth = deps.identity.authenticateToken(token);
@@ -233,7 +246,7 @@ async function piecesCommand(config: Config, args: string[]) {
   const [action, given] = positionals;
   if (!action || (action !== "list" && !given)) fail(usage);
   const target = given ?? "";
-  const db = await openStore(storeLocation(config));
+  const db = await openConfiguredStore(config);
   const log = createLogger("error", (line) => process.stderr.write(`${line}\n`));
   const { deps } = createApp({ config, db, log, pieces: await loadRegistry(config) });
   const row = (pkg: { pieceId: string; name: string; version: string; actions: number; triggers: number; authKind: string | null }) =>
@@ -371,7 +384,7 @@ export async function main(argv: string[]) {
       const { values } = parseArgs({ args: argv.slice(2), options: { name: { type: "string" }, scopes: { type: "string" }, workspace: { type: "string" } } });
       if (!values.name) fail("--name is required");
       if (!values.scopes) fail("--scopes is required: a comma-separated list or all");
-      const db = await openStore(storeLocation(config));
+      const db = await openConfiguredStore(config);
       const identity = new Identity(db);
       try {
         const { orgId, workspaceId } = identity.ensureOrg();
@@ -387,7 +400,7 @@ export async function main(argv: string[]) {
     }
     case "keys": {
       if (argv[1] !== "rotate") fail("usage: weft keys rotate");
-      const db = await openStore(storeLocation(config));
+      const db = await openConfiguredStore(config);
       try {
         const report = rotateKeys(db, config);
         console.log(`re-encrypted ${report.rewritten} value(s) in ${report.rows} row(s) under key ${report.keyId} (${report.keySource})`);
