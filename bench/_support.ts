@@ -12,6 +12,9 @@ process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
 export const ROOT = resolve(import.meta.dir, "..");
 export const BENCH_TOKEN = "weft_bench_token_0123456789abcdef";
 
+/** How long a server is left alone before its idle RSS is read (benches engine and peers). */
+export const IDLE_SETTLE_MS = 2_000;
+
 export function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;

@@ -22,6 +22,7 @@ import {
   benchApi,
   freePort,
   greetStep,
+  IDLE_SETTLE_MS,
   load,
   type LoadResult,
   machine,
@@ -178,6 +179,10 @@ const median = (runs: LoadResult[]) => [...runs].sort((a, b) => a.requestsPerSec
 const installed = installNodeRed(NODE_RED_VERSION);
 const nodeVersion = Bun.spawnSync([installed.node, "--version"]).stdout.toString().trim();
 const peers: Array<Peer & { runs?: () => Promise<number> }> = [await startNodeRed(installed), await startWeft()];
+// Idle: 2 s after each server's set-up (Weft's workflow created through its API, Node-RED's flow deployed), so
+// the figure is a server at rest, not the memory of its last request (which Weft's allocator hands back within
+// a second or so: 81–84 MiB read at once, 75–76 settled, 2026-11-26).
+await Bun.sleep(IDLE_SETTLE_MS);
 const idle = new Map(peers.map((p) => [p.name, rssMiB(p.pid)]));
 const tool = (await hit(peers[0]!, 1, 1)).tool;
 console.log(
