@@ -123,9 +123,11 @@ const STEP = Object.fromEntries(STEP_COLUMNS.map((name, i) => [name, i])) as Rec
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-export function dictionaryOf(bytes: Uint8Array): Dictionary {
-  const hash = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-  return { id: hash.slice(0, 16), bytes };
+/** A record's text made a dictionary; undefined when it is too large to be one (MAX_DICTIONARY_BYTES). */
+export function dictionaryFrom(text: Uint8Array): Dictionary | undefined {
+  if (text.byteLength > MAX_DICTIONARY_BYTES) return undefined;
+  const hash = new Bun.CryptoHasher("sha256").update(text).digest("hex");
+  return { id: hash.slice(0, 16), bytes: text };
 }
 
 /** The instant of `text` when `text` is its canonical ISO form (what the engine writes), else undefined. */
@@ -135,9 +137,18 @@ function canonicalMs(text: unknown): number | undefined {
   return Number.isFinite(ms) && new Date(ms).toISOString() === text ? ms : undefined;
 }
 
-/** The cold values of a run (values in RUN_COLUMNS order, `columns` giving each one's index). */
-export function coldValues(values: readonly unknown[], index: ReadonlyMap<string, number>): unknown[] {
-  return COLD_COLUMNS.map((c) => values[index.get(c)!]);
+/**
+ * A finished run's values (in RUN_COLUMNS order, `index` giving each column's place) split into the cold
+ * values its record holds and the row to store, with blanks in their place.
+ */
+export function splitCold(values: RowValues, index: ReadonlyMap<string, number>): { cold: unknown[]; row: RowValues } {
+  const row = values.slice();
+  const cold = COLD_COLUMNS.map((c) => {
+    const at = index.get(c)!;
+    row[at] = BLANK[c];
+    return values[at];
+  });
+  return { cold, row };
 }
 
 /**

@@ -10,9 +10,8 @@ import {
   BLANK,
   COLD_COLUMNS,
   type Dictionary,
-  dictionaryOf,
+  dictionaryFrom,
   isCold,
-  MAX_DICTIONARY_BYTES,
   MAX_PACKED_STEPS,
   mayHoldColdColumns,
   mergeSteps,
@@ -21,6 +20,7 @@ import {
   type RowValues,
   recordText,
   type RunRecord,
+  splitCold,
   STEP_COLUMNS,
   type StepRow,
   withCold,
@@ -145,7 +145,8 @@ const LIST_COLUMNS = `${RUN_COLUMNS.filter((c) => c !== "state" && c !== "respon
 /** A run row as selected with its record. */
 type StoredRow = RunRow & { packed_steps?: Uint8Array | null };
 
-const RUN_INDEX = new Map<string, number>(RUN_COLUMNS.map((c, i) => [c, i]));
+/** Each column's place in RUN_COLUMNS (and in a row's RowValues). */
+export const RUN_INDEX: ReadonlyMap<string, number> = new Map(RUN_COLUMNS.map((c, i) => [c, i]));
 const DEFINITION_HASH = RUN_INDEX.get("definition_hash")!;
 
 /**
@@ -395,12 +396,9 @@ export class RunStore {
    * columns in its record (run-records.ts), compressed against its definition's dictionary; no step rows.
    */
   insertFinishedRun(values: RowValues, steps: readonly RowValues[]): void {
-    const cold = COLD_COLUMNS.map((c) => values[RUN_INDEX.get(c)!]);
+    const { cold, row } = splitCold(values, RUN_INDEX);
     const text = recordText(cold, steps);
-    const dictionary = this.writerDictionary(String(values[DEFINITION_HASH]), text);
-    const row = values.slice();
-    for (const c of COLD_COLUMNS) row[RUN_INDEX.get(c)!] = BLANK[c];
-    this.insertPackedRunStmt.run(...row, packRecord(text, dictionary));
+    this.insertPackedRunStmt.run(...row, packRecord(text, this.writerDictionary(String(values[DEFINITION_HASH]), text)));
   }
 
   insertStep(row: StepRow): void {
@@ -497,7 +495,8 @@ export class RunStore {
     const old = stored.packed_steps ? this.record(runId, stored.packed_steps) : undefined;
     const steps = mergeSteps(old?.steps ?? [], rows);
     if (steps.length > MAX_PACKED_STEPS) return;
-    const row = this.hydrate(stored);
+    // The cold values: the old record's when it holds them (read once, above), else the row's.
+    const row = withCold(stored, old?.cold ?? null);
     const cold = COLD_COLUMNS.map((c) => row[c]);
     this.writeRecord(stored, { cold, steps });
     this.deleteStepRowsStmt.run(runId);
@@ -558,8 +557,8 @@ export class RunStore {
     const stored = this.definitionDictionaryStmt.get(hash);
     if (stored) dictionary = { id: stored.id, bytes: stored.bytes };
     else {
-      if (text.byteLength > MAX_DICTIONARY_BYTES) return undefined;
-      dictionary = dictionaryOf(text);
+      dictionary = dictionaryFrom(text);
+      if (!dictionary) return undefined;
       this.insertDictionaryStmt.run(dictionary.id, hash, dictionary.bytes, new Date().toISOString());
     }
     if (known.size >= 10_000) known.clear();

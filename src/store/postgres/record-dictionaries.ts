@@ -13,14 +13,13 @@
  * no record written meanwhile can need it.
  */
 import type { AnnouncedDictionary, WireOp } from "../run-writes";
-import { BLANK, COLD_COLUMNS, type Dictionary, dictionaryOf, MAX_DICTIONARY_BYTES, packRecord, recordText } from "../run-records";
-import { RUN_COLUMNS } from "../runs";
+import { type Dictionary, dictionaryFrom, packRecord, recordText, splitCold } from "../run-records";
+import { RUN_INDEX } from "../runs";
 
 /** How long a dictionary seen committed is used without being announced again. */
 export const CONFIRMED_FOR_MS = 3_600_000;
 
-const INDEX = new Map<string, number>(RUN_COLUMNS.map((c, i) => [c, i]));
-const DEFINITION_HASH = INDEX.get("definition_hash")!;
+const DEFINITION_HASH = RUN_INDEX.get("definition_hash")!;
 
 export class RecordDictionaries {
   private readonly byDefinition = new Map<string, Dictionary>();
@@ -35,17 +34,15 @@ export class RecordDictionaries {
     return group.map((op): WireOp => {
       if (op[0] !== 8) return op;
       const [, values, steps] = op;
-      const cold = COLD_COLUMNS.map((c) => values[INDEX.get(c)!]);
+      const { cold, row } = splitCold(values, RUN_INDEX);
       const text = recordText(cold, steps);
       const hash = String(values[DEFINITION_HASH]);
       let dictionary = this.byDefinition.get(hash);
-      if (!dictionary && text.byteLength <= MAX_DICTIONARY_BYTES) {
+      if (!dictionary) {
+        dictionary = dictionaryFrom(text);
         if (this.byDefinition.size >= 10_000) this.byDefinition.clear();
-        dictionary = dictionaryOf(text);
-        this.byDefinition.set(hash, dictionary);
+        if (dictionary) this.byDefinition.set(hash, dictionary);
       }
-      const row = values.slice();
-      for (const c of COLD_COLUMNS) row[INDEX.get(c)!] = BLANK[c];
       const confirmedAt = dictionary ? this.confirmed.get(dictionary.id) : undefined;
       const announce =
         dictionary && (confirmedAt === undefined || this.now() - confirmedAt > CONFIRMED_FOR_MS)

@@ -28,6 +28,7 @@ import {
   DICTIONARY_GRACE_MS,
   deleteOrphanDictionaries,
   RUN_COLUMNS,
+  RUN_INDEX,
   STEP_COLUMNS,
   STEP_UPDATE_COLUMNS,
   type RowValues,
@@ -59,7 +60,6 @@ function patched(values: RowValues, patch: RunPatch): RowValues {
   return values;
 }
 
-const RUN_INDEX = new Map<string, number>(RUN_COLUMNS.map((c, i) => [c, i]));
 /** A run is inserted with its packed steps (null unless packed) after its other columns. */
 const RUN_INSERT_COLUMNS = [...RUN_COLUMNS, "packed_steps"];
 const STEP_INDEX = new Map<string, number>(STEP_COLUMNS.map((c, i) => [c, i]));
