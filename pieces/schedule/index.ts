@@ -1,7 +1,7 @@
 /** Schedule: start runs on a cron expression or at a fixed interval. */
 import { Cron } from "croner";
 import { definePiece, Property, trigger } from "../../src/pieces-sdk";
-import { timeZoneProblem } from "../../src/pieces-sdk/time-zone";
+import { cronZone, timeZoneProblem } from "../../src/pieces-sdk/time-zone";
 
 /** Validates a cron expression with croner; returns the job (paused, never fires). */
 export function parseCron(expression: unknown, timezone: string): Cron {
@@ -9,7 +9,7 @@ export function parseCron(expression: unknown, timezone: string): Cron {
   const problem = timeZoneProblem(timezone);
   if (problem) throw new Error(problem);
   try {
-    return new Cron(expression.trim(), { timezone, paused: true });
+    return new Cron(expression.trim(), { ...cronZone(timezone), paused: true });
   } catch (error) {
     throw new Error(`expression "${expression}" is not a valid cron expression (${(error as Error).message}); use 5 or 6 fields, e.g. "*/15 * * * *"`);
   }

@@ -30,6 +30,29 @@ describe("schedule spec", () => {
     expect(scheduleOf(cron({ expression: "*/30 * * * * *" }), registry, 10).kind).toBe("cron");
   });
 
+  test("a 5-field expression is held to a minimum above a minute (it fires on whole minutes: 60 s apart at least)", () => {
+    expect(scheduleOf(cron({ expression: "* * * * *" }), registry, 60).kind).toBe("cron");
+    expect(() => scheduleOf(cron({ expression: "* * * * *" }), registry, 120)).toThrow(/every 60 s.*minimum of 120 s/);
+    expect(() => scheduleOf(cron({ expression: "0,1 9 * * *" }), registry, 120)).toThrow(/every 60 s/);
+    expect(scheduleOf(cron({ expression: "*/2 * * * *" }), registry, 120).kind).toBe("cron");
+  });
+
+  test("UTC (computed without Intl) fires at the same instants as the zone named through Intl", () => {
+    for (const pattern of ["*/15 9-17 * * 1-5", "0 0 L * *", "0 12 * * 5#2", "0 9 15W * *", "30 2 * * SUN", "0 0 29 2 *", "*/7 * * * * *"]) {
+      const utc = { kind: "cron" as const, pattern, timezone: "UTC", key: `cron:${pattern}@UTC` };
+      const named = { kind: "cron" as const, pattern, timezone: "Etc/UTC", key: `cron:${pattern}@Etc/UTC` };
+      let at = Date.parse("2027-12-30T23:59:30Z");
+      for (let i = 0; i < 300; i++) {
+        const next = nextFireAfter(utc, at);
+        expect(next, `${pattern} after ${new Date(at).toISOString()}`).toBe(nextFireAfter(named, at));
+        if (next === null) break;
+        at = next;
+      }
+    }
+    const spec = scheduleOf(cron({ expression: "0 12 * * 5#2" }), registry, 60);
+    expect(new Date(nextFireAfter(spec, Date.parse("2026-11-01T00:00:00Z"))!).toISOString()).toBe("2026-11-13T12:00:00.000Z");
+  });
+
   test("invalid expressions and time zones get a clear diagnostic", () => {
     expect(() => scheduleOf(cron({ expression: "61 * * * *" }), registry, 60)).toThrow(/not a valid cron expression|not valid/);
     expect(() => scheduleOf(cron({ expression: "* * *" }), registry, 60)).toThrow(/5 or 6 fields/);

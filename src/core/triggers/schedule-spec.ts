@@ -5,7 +5,7 @@
  * default 60 s) is refused, naming the shortest gap it would produce.
  */
 import { Cron } from "croner";
-import { timeZoneProblem } from "../../pieces-sdk/time-zone";
+import { cronZone, timeZoneProblem } from "../../pieces-sdk/time-zone";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 
 export type ScheduleSpec = { kind: "cron"; pattern: string; timezone: string; key: string } | { kind: "every"; everySeconds: number; key: string };
@@ -32,7 +32,7 @@ export function compileCron(pattern: string, timezone: string): Cron {
     );
   }
   try {
-    return new Cron(pattern.trim(), { timezone, paused: true, mode: "5-or-6-parts" });
+    return new Cron(pattern.trim(), { ...cronZone(timezone), paused: true, mode: "5-or-6-parts" });
   } catch (error) {
     throw new ScheduleError(`cron expression "${pattern}" is not valid (${(error as Error).message}); use 5 or 6 fields, e.g. "0 9 * * 1-5"`);
   }
@@ -73,7 +73,9 @@ export function scheduleOf(node: TriggerNodeLike, registry: Pick<PieceRegistry, 
   const timezone = described.timezone || "UTC";
   const pattern = described.cron.trim().replace(/\s+/g, " ");
   const job = compileCron(pattern, timezone);
-  const gap = shortestGapSeconds(job);
+  // Five fields fire on whole minutes, never twice within 60 s: only a longer minimum needs the gaps (60
+  // instants: ~6 ms for a yearly pattern, at every start for every live schedule).
+  const gap = pattern.split(" ").length === 5 && minIntervalSeconds <= 60 ? null : shortestGapSeconds(job);
   if (gap !== null && gap < minIntervalSeconds) {
     throw new ScheduleError(
       `cron expression "${pattern}" fires every ${gap} s, more often than the minimum of ${minIntervalSeconds} s (WEFT_SCHEDULE_MIN_INTERVAL); use e.g. "*/${Math.max(1, Math.ceil(minIntervalSeconds / 60))} * * * *"`,
