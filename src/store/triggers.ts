@@ -6,6 +6,11 @@
  */
 import { bindRow, type Db } from "./db";
 
+/** Which workflows have trigger rows (TriggerStore.triggerRowIds). */
+export interface TriggerRowIds {
+  schedules: Set<string>;
+  polls: Set<string>;
+}
 export interface ScheduleRow {
   workflow_id: string;
   workspace_id: string;
@@ -173,10 +178,18 @@ export class TriggerStore {
    * Deletes the schedule and polling rows of workflows not in `live` (left behind when an unpublish did not
    * finish); answers how many.
    */
-  deleteTriggerRowsExcept(live: Set<string>): number {
+  /** The workflows that have a schedule row and those that have a poll row. */
+  triggerRowIds(): TriggerRowIds {
+    return {
+      schedules: new Set(this.q.scheduleIds.all().map((r) => r.workflow_id)),
+      polls: new Set(this.q.pollIds.all().map((r) => r.workflow_id)),
+    };
+  }
+  /** Deletes the schedule and poll rows of workflows not in `live`, among `rows` (triggerRowIds). */
+  deleteTriggerRowsExcept(live: Set<string>, rows: TriggerRowIds = this.triggerRowIds()): number {
     let deleted = 0;
-    for (const { workflow_id } of this.q.scheduleIds.all()) if (!live.has(workflow_id)) deleted += this.q.deleteSchedule.run(workflow_id).changes;
-    for (const { workflow_id } of this.q.pollIds.all()) if (!live.has(workflow_id)) deleted += this.q.deletePoll.run(workflow_id).changes;
+    for (const workflowId of rows.schedules) if (!live.has(workflowId)) deleted += this.q.deleteSchedule.run(workflowId).changes;
+    for (const workflowId of rows.polls) if (!live.has(workflowId)) deleted += this.q.deletePoll.run(workflowId).changes;
     return deleted;
   }
   registrationWorkflowIds(): string[] {

@@ -13,6 +13,7 @@
 import { AppError } from "../../http/errors";
 import type { Logger } from "../../http/logger";
 import type { FlowVersionT } from "../../schema/workflow";
+import type { TriggerRowIds } from "../../store/triggers";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { LifecycleHooks, PublishedVersion } from "../workflows/hooks";
 import type { Poller } from "./poller";
@@ -67,8 +68,11 @@ export class TriggerLifecycle implements LifecycleHooks {
     });
   }
 
-  /** Schedule and poll rows for a live version (also used at start-up to repair missing rows). */
-  syncRows(workflow: WorkflowLike, versionId: string, definition: FlowVersionT): void {
+  /**
+   * Schedule and poll rows for a live version (also used at start-up to repair missing rows). `rows`, when
+   * given, says which workflows have rows (start-up: one look for all, not a delete per workflow and kind).
+   */
+  syncRows(workflow: WorkflowLike, versionId: string, definition: FlowVersionT, rows?: TriggerRowIds): void {
     const trigger = definition.trigger;
     if (trigger.type === "cron") {
       let spec: ReturnType<typeof scheduleOf>;
@@ -80,11 +84,11 @@ export class TriggerLifecycle implements LifecycleHooks {
         throw new AppError("NOT_PUBLISHABLE", `the workflow is live but its schedule cannot run: ${error.message}. Fix trigger.config and publish again`);
       }
       this.o.scheduler.enable(workflow.id, workflow.workspaceId, versionId, spec);
-    } else this.o.scheduler.disable(workflow.id);
+    } else if (!rows || rows.schedules.has(workflow.id)) this.o.scheduler.disable(workflow.id);
 
     if (trigger.type === "poll" && trigger.pieceId && trigger.actionId) {
       this.o.poller.enable(workflow.id, workflow.workspaceId, versionId, trigger.pieceId, trigger.actionId, this.pollInterval(trigger.config));
-    } else this.o.poller.disable(workflow.id);
+    } else if (!rows || rows.polls.has(workflow.id)) this.o.poller.disable(workflow.id);
 
     if (trigger.type === "subscription" && trigger.pieceId && trigger.actionId) {
       this.o.subscriptions.enable({ workflowId: workflow.id, workspaceId: workflow.workspaceId, versionId, trigger });

@@ -178,15 +178,17 @@ export function createTriggers(deps: TriggersDeps) {
    */
   function reconcile(): void {
     const live = new Set<string>();
+    // Which workflows have trigger rows, looked up once: only those need rows deleted.
+    const rows = store.triggerRowIds();
     for (const { workflow, version } of workflows.liveWorkflows()) {
       live.add(workflow.id);
       try {
-        lifecycle.syncRows(workflow, version.id, version.definition);
+        lifecycle.syncRows(workflow, version.id, version.definition, rows);
       } catch (error) {
         deps.log.warn("live workflow's trigger cannot run", { workflowId: workflow.id, error: (error as Error).message });
       }
     }
-    store.deleteTriggerRowsExcept(live);
+    store.deleteTriggerRowsExcept(live, rows);
     // A registration whose workflow is no longer live (its unpublish hook did not finish): de-register, best-effort.
     for (const workflowId of store.registrationWorkflowIds()) {
       if (!live.has(workflowId)) void registrations.disable(workflowId, null);

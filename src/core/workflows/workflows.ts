@@ -524,8 +524,9 @@ export class Workflows {
 
   /** Every live workflow with its published snapshot (schedulers load these at start). */
   liveWorkflows(): Array<{ workflow: WorkflowT; version: PublishedVersion }> {
+    const versions = this.store.liveVersions();
     return this.store.live().flatMap((row) => {
-      const version = row.latest_version_id ? this.store.versionById(row.latest_version_id) : null;
+      const version = row.latest_version_id ? versions.get(row.latest_version_id) : undefined;
       if (!version) return [];
       const workflow = this.summary({ ...row, live_hash: version.hash, live_number: version.number }, null);
       return [{ workflow, version: { id: version.id, number: version.number, definition: this.snapshot(version) } }];
