@@ -6,12 +6,15 @@
  * place with the collector tuned for a server (src/heap-tuning.ts): doing that here, before the app is
  * imported, spares start-up a second load of the whole program.
  */
-import { execWithHeapTuning, isLongRunning } from "./heap-tuning";
+import { commandOf, execWithHeapTuning, isLongRunning } from "./heap-tuning";
 
 const argv = process.argv.slice(2);
 if (argv[0] === "__sandbox") await (await import("./sandbox/child")).runSandboxChild();
 else if (argv[0] === "__piece-host") await (await import("./pieces-runtime/activepieces/host")).runPieceHost();
 else {
   if (isLongRunning(argv)) execWithHeapTuning();
+  // On PostgreSQL the store's connection thread starts now, connecting while the program loads.
+  const url = process.env.WEFT_DATABASE_URL;
+  if (commandOf(argv) === "serve" && url && /^postgres(?:ql)?:\/\//.test(url)) (await import("./store/postgres/sync-db")).startEarly(url);
   await (await import("./cli")).main(argv);
 }

@@ -4,7 +4,7 @@
  * savepoints, errors and values behave as bun:sqlite's do for the code above it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { PostgresDb, toPostgres } from "../../src/store/postgres/sync-db";
+import { PostgresDb, startEarly, toPostgres } from "../../src/store/postgres/sync-db";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
 
@@ -46,6 +46,21 @@ describe.skipIf(!pgBin)("on a real PostgreSQL", () => {
   afterAll(() => db?.close());
 
   const count = () => (db.query("SELECT count(*) AS n FROM t").get() as { n: number }).n;
+
+  test("a connection thread started early (weft serve, while the program loads) is the one the store then opens", async () => {
+    const { db: probe, url } = await freshPostgresDatabase();
+    const database = new URL(url).pathname.slice(1);
+    const pids = () =>
+      (probe.query(`SELECT pid FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()`).all(database) as Array<{ pid: number }>).map((r) => r.pid);
+    const before = new Set(pids());
+    startEarly(url);
+    let early: number[] = [];
+    for (const until = Date.now() + 5_000; early.length === 0 && Date.now() < until; await Bun.sleep(10)) early = pids().filter((pid) => !before.has(pid));
+    expect(early).toHaveLength(1);
+    const store = new PostgresDb(url);
+    expect(store.query("SELECT pg_backend_pid() AS pid").get()).toEqual({ pid: early[0] });
+    store.close();
+  });
 
   test("rows come back as bun:sqlite's do: int8 as numbers, a missing row as null, run() counts changes", () => {
     expect(

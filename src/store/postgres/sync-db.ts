@@ -13,7 +13,7 @@
  * PostgreSQL's own error, naming the statement.
  */
 import type { Database } from "bun:sqlite";
-import { MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { nodeThreadEntry } from "../../lib/thread-entry";
 
 export type SyncRequest =
@@ -137,27 +137,63 @@ class PostgresStatement {
   finalize() {}
 }
 
+/** A connection thread and the first query it was given (SELECT 1), whose answer its opener waits for. */
+interface Thread {
+  url: string;
+  worker: Worker;
+  port: MessagePort;
+  wake: Int32Array;
+  /** The counter's value when the first query was posted. */
+  seen: number;
+}
+
+function spawnThread(url: string): Thread {
+  const wake = new Int32Array(new SharedArrayBuffer(4));
+  const { port1, port2 } = new MessageChannel();
+  const worker = new Worker(nodeThreadEntry("store/postgres/sync-thread.ts"), {
+    workerData: { url, port: port2, counter: wake.buffer },
+    transferList: [port2],
+  });
+  worker.unref();
+  const seen = Atomics.load(wake, 0);
+  // The first query also proves the server answers (and fails the open with its error if not).
+  port1.postMessage({ op: "query", text: "SELECT 1" } satisfies SyncRequest);
+  return { url, worker, port: port1, wake, seen };
+}
+
+let early: Thread | undefined;
+
+/**
+ * `weft serve` on PostgreSQL: starts the store's connection thread before the program is loaded, so that
+ * loading the thread, connecting and authenticating (~25 ms) happen while the main thread loads the rest;
+ * the store opened later on the same URL takes this thread. Unused, it keeps nothing alive.
+ */
+export function startEarly(url: string): void {
+  early ??= spawnThread(url);
+}
+
 export class PostgresDb {
   readonly dialect = "postgres";
   /** Not a file: the engine treats a database without a file name like an in-memory one. */
   readonly filename = "";
   private readonly worker: Worker;
   private readonly port;
-  private readonly wake = new Int32Array(new SharedArrayBuffer(4));
+  private readonly wake;
   private depth = 0;
   private closed = false;
   private readonly statements = new Map<string, PostgresStatement>();
 
   constructor(readonly url: string) {
-    const { port1, port2 } = new MessageChannel();
-    this.port = port1;
-    this.worker = new Worker(nodeThreadEntry("store/postgres/sync-thread.ts"), {
-      workerData: { url, port: port2, counter: this.wake.buffer },
-      transferList: [port2],
-    });
-    this.worker.unref();
-    // The first query also proves the server answers (and fails the open with its error if not).
-    this.call({ op: "query", text: "SELECT 1" });
+    let thread = early;
+    early = undefined;
+    if (thread?.url !== url) {
+      if (thread) void thread.worker.terminate();
+      thread = spawnThread(url);
+    }
+    this.worker = thread.worker;
+    this.port = thread.port;
+    this.wake = thread.wake;
+    this.answer({ op: "query", text: "SELECT 1" }, thread.seen);
   }
 
   get inTransaction() {
@@ -168,6 +204,11 @@ export class PostgresDb {
     if (this.closed) throw new PostgresError("the database connection is closed", undefined);
     const seen = Atomics.load(this.wake, 0);
     this.port.postMessage(request);
+    return this.answer(request, seen);
+  }
+
+  /** Waits for the answer to `request`, posted when the counter was `seen`. */
+  private answer(request: SyncRequest, seen: number): { rows: Array<Record<string, unknown>>; count: number } {
     // Atomics.wait may return before the thread answered (a signal such as SIGCHLD ends it early, the counter
     // unchanged): taking no answer then would hand this request's late answer to the next one. So wait until
     // the counter moved; the thread posts its answer before it moves the counter.
