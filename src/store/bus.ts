@@ -32,9 +32,56 @@ interface Part {
   d: string;
 }
 
+/** The bus of each store and how many hold it: one connection per process, whoever listens. */
+const shared = new WeakMap<Db, { bus: Bus; holders: number }>();
+
+/**
+ * The process's bus on `db` (null on SQLite), shared by everything that opens one: the run links and
+ * Settings → Network listen on one connection (the second to open it waits for no handshake of its own at
+ * start-up). It closes when the last holder closes it. Errors of sending go to the first holder's `onError`,
+ * a listener's to its own holder's.
+ */
 export function openBus(db: Db, onError: (error: unknown) => void): Bus | null {
   if (!isPostgres(db)) return null;
-  const sql = new SQL(db.url, { max: 1 });
+  let entry = shared.get(db);
+  if (!entry) {
+    entry = { bus: connectBus(db.url, onError), holders: 0 };
+    shared.set(db, entry);
+  }
+  const held = entry;
+  held.holders++;
+  let closed = false;
+  // This holder's subscriptions end when it closes, whoever else still holds the bus.
+  const unlisten: Array<() => void> = [];
+  return {
+    publish: (channel, message) => {
+      if (!closed) held.bus.publish(channel, message);
+    },
+    subscribe: async (channel, listener) => {
+      const off = await held.bus.subscribe(channel, (message) => {
+        if (closed) return;
+        try {
+          listener(message);
+        } catch (error) {
+          onError(error);
+        }
+      });
+      unlisten.push(off);
+      return off;
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      for (const off of unlisten) off();
+      if (--held.holders > 0) return;
+      if (shared.get(db) === held) shared.delete(db);
+      await held.bus.close();
+    },
+  };
+}
+
+function connectBus(url: string, onError: (error: unknown) => void): Bus {
+  const sql = new SQL(url, { max: 1 });
   const sender = crypto.randomUUID();
   let sent = 0;
   let closed = false;
