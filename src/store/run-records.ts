@@ -6,8 +6,8 @@
  * action ids, the workflow's name and version ids — and a few values that differ. Compressed alone, a
  * three-step run with small payloads still takes ~600 bytes (the compressor starts from nothing each time);
  * compressed against an earlier run of the same definition it takes ~240, because only what differs is
- * left. The dictionary is the record of the first run of that definition the writer packed (zstd's raw
- * content dictionary, node:zlib).
+ * left. The dictionary is the record of the first run of that definition the writer packed, then the first
+ * DICTIONARY_RECORDS records together (zstd's raw content dictionary, node:zlib).
  *
  * Layout (FORMAT 2): byte 0 is 2; bytes 1–8 the dictionary's id (the first 8 bytes of the SHA-256 of its
  * bytes; all zero: none); then a zstd frame of the JSON `[cold, base, steps]`:
@@ -128,6 +128,43 @@ export function dictionaryFrom(text: Uint8Array): Dictionary | undefined {
   if (text.byteLength > MAX_DICTIONARY_BYTES) return undefined;
   const hash = new Bun.CryptoHasher("sha256").update(text).digest("hex");
   return { id: hash.slice(0, 16), bytes: text };
+}
+
+/**
+ * Records of a definition its dictionary is made of in the end. The first record alone is the dictionary at
+ * first; a first run unlike the later ones (a test call, a branch rarely taken) would then cost every later
+ * run (~70 bytes each in bench/history.ts), so the first DICTIONARY_RECORDS records together replace it.
+ */
+export const DICTIONARY_RECORDS = 4;
+
+/** A writer's dictionary for one definition, and the records it is being made of (null: made for good). */
+export interface GrowingDictionary {
+  dictionary: Dictionary | undefined;
+  texts: Uint8Array[] | null;
+}
+
+/**
+ * The dictionary of a definition whose first record is `text` (GrowingDictionary.dictionary undefined when
+ * that record is too large to be one: the definition then has none).
+ */
+export function firstDictionary(text: Uint8Array): GrowingDictionary {
+  const dictionary = dictionaryFrom(text);
+  return { dictionary, texts: dictionary ? [text] : null };
+}
+
+/**
+ * Takes the text of a later record of the definition; returns the new dictionary when this record completes
+ * the DICTIONARY_RECORDS it is made of (the caller stores it; `grown.dictionary` is it from then on), else
+ * undefined. Together too large to be one, the first record's stays.
+ */
+export function growDictionary(grown: GrowingDictionary, text: Uint8Array): Dictionary | undefined {
+  if (!grown.texts) return undefined;
+  grown.texts.push(text);
+  if (grown.texts.length < DICTIONARY_RECORDS) return undefined;
+  const made = dictionaryFrom(Buffer.concat(grown.texts));
+  grown.texts = null;
+  if (made) grown.dictionary = made;
+  return made;
 }
 
 /** The instant of `text` when `text` is its canonical ISO form (what the engine writes), else undefined. */

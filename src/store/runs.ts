@@ -10,7 +10,9 @@ import {
   BLANK,
   COLD_COLUMNS,
   type Dictionary,
-  dictionaryFrom,
+  firstDictionary,
+  type GrowingDictionary,
+  growDictionary,
   isCold,
   MAX_PACKED_STEPS,
   mayHoldColdColumns,
@@ -361,7 +363,9 @@ export class RunStore {
     );
     this.setPackedOnlyStmt = db.prepare(`UPDATE runs SET packed_steps = ? WHERE id = ?`);
     this.dictionaryStmt = db.prepare(`SELECT bytes FROM run_dictionaries WHERE id = ?`);
-    this.definitionDictionaryStmt = db.prepare(`SELECT id, bytes FROM run_dictionaries WHERE definition_hash = ? ORDER BY seen_at DESC, id LIMIT 1`);
+    this.definitionDictionaryStmt = db.prepare(
+      `SELECT id, bytes FROM run_dictionaries WHERE definition_hash = ? ORDER BY seen_at DESC, length(bytes) DESC, id LIMIT 1`,
+    );
     this.insertDictionaryStmt = db.prepare(`INSERT OR IGNORE INTO run_dictionaries (id, definition_hash, bytes, seen_at) VALUES (?, ?, ?, ?)`);
     this.recentTriggerStmt = db.prepare(
       `SELECT id, trigger_data, packed_steps FROM runs WHERE workflow_id = ? AND trigger_type = ? ORDER BY started_at DESC, id DESC LIMIT ?`,
@@ -552,18 +556,22 @@ export class RunStore {
    */
   writerDictionary(hash: string, text: Uint8Array): Dictionary | undefined {
     const known = knownDictionaries(this.db);
-    let dictionary = known.get(hash);
-    if (dictionary) return dictionary;
+    let grown = known.get(hash);
+    if (grown) {
+      const made = growDictionary(grown, text);
+      if (made) this.insertDictionaryStmt.run(made.id, hash, made.bytes, new Date().toISOString());
+      return grown.dictionary;
+    }
     const stored = this.definitionDictionaryStmt.get(hash);
-    if (stored) dictionary = { id: stored.id, bytes: stored.bytes };
+    if (stored) grown = { dictionary: { id: stored.id, bytes: stored.bytes }, texts: null };
     else {
-      dictionary = dictionaryFrom(text);
-      if (!dictionary) return undefined;
-      this.insertDictionaryStmt.run(dictionary.id, hash, dictionary.bytes, new Date().toISOString());
+      grown = firstDictionary(text);
+      if (!grown.dictionary) return undefined;
+      this.insertDictionaryStmt.run(grown.dictionary.id, hash, grown.dictionary.bytes, new Date().toISOString());
     }
     if (known.size >= 10_000) known.clear();
-    known.set(hash, dictionary);
-    return dictionary;
+    known.set(hash, grown);
+    return grown.dictionary;
   }
 
   /**
@@ -894,7 +902,7 @@ function perConnection<T>(make: () => T): (db: Db) => T {
 }
 
 /** The dictionary a connection's writer uses per definition hash (RunStore.writerDictionary). */
-const knownDictionaries = perConnection(() => new Map<string, Dictionary>());
+const knownDictionaries = perConnection(() => new Map<string, GrowingDictionary>());
 
 /** Dictionary bytes by id, for reading records. */
 const dictionaryCache = perConnection(() => new Map<string, Uint8Array>());

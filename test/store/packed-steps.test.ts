@@ -183,6 +183,30 @@ test("a finished run's cold columns are in its record, compressed against its de
   expect(bytes).toBeLessThan(alone * 0.6);
 });
 
+test("a definition's dictionary is remade from its first four records: a first run unlike the rest costs the later ones nothing", () => {
+  const recordBytes = (store: RunStore, ids: string[]) =>
+    ids.reduce((sum, id) => sum + (rawRow(store, id).packed_steps as Uint8Array).byteLength, 0) / ids.length;
+  const later = Array.from({ length: 30 }, (_, i) => `r${i + 5}`);
+  // A test call first (empty body, no steps' data), then the real traffic.
+  const odd = webhookRun("r1", 1);
+  const probe = {
+    run: { ...odd.run, trigger_data: '{"body":{},"headers":{},"query":{}}', error_message: null },
+    steps: odd.steps.map((step) => ({ ...step, input_data: "{}", output_data: "{}" })),
+  };
+  const oddFirst = new RunStore(openDatabase(":memory:"));
+  apply(oddFirst, [{ op: "insertRun", row: probe.run }, ...probe.steps.map((row): WriteOp => ({ op: "insertStep", row }))]);
+  const usual = new RunStore(openDatabase(":memory:"));
+  apply(usual, webhookRun("r1", 1999).ops);
+  for (const store of [oddFirst, usual]) for (let i = 2; i <= 34; i++) apply(store, webhookRun(`r${i}`, 1000 + i * 37).ops);
+  expect(Math.abs(recordBytes(oddFirst, later) - recordBytes(usual, later))).toBeLessThan(3);
+  // Two dictionaries: the first record's (which the first runs name) and the one of the first four.
+  expect(oddFirst.db.query("SELECT count(*) AS n FROM run_dictionaries WHERE definition_hash = 'h1'").get()).toEqual({ n: 2 });
+  const reader = new RunStore(oddFirst.db);
+  expect(reader.getRow("r1")).toEqual(probe.run);
+  expect(reader.steps("r1")).toEqual(probe.steps);
+  for (const i of [2, 4, 5, 34]) expect(reader.getRow(`r${i}`)).toEqual(webhookRun(`r${i}`, 1000 + i * 37).run);
+});
+
 test("a record whose dictionary is missing is an error, not an empty run", () => {
   const db = openDatabase(":memory:");
   const store = new RunStore(db);

@@ -29,10 +29,24 @@ test("a group carries the dictionary its record needs until a group carrying it 
   expect(RecordDictionaries.announced(second)).toEqual([a!]);
   book.committed(second);
   expect(RecordDictionaries.announced(book.compress(group("r3")))).toEqual([]);
+  // The fourth record completes the definition's next dictionary (its first four records): a new one, carried
+  // until a group carrying it committed, then again an hour later.
+  const fourth = book.compress(group("r4"));
+  const [b] = RecordDictionaries.announced(fourth);
+  expect(b).toMatchObject({ definitionHash: "h1" });
+  expect(b!.id).not.toBe(a!.id);
+  expect(b!.bytes.byteLength).toBeGreaterThan(3 * a!.bytes.byteLength);
+  expect(RecordDictionaries.announced(book.compress(group("r5")))).toEqual([b!]);
+  book.committed(fourth);
+  const sixth = book.compress(group("r6"));
+  expect(RecordDictionaries.announced(sixth)).toEqual([]);
+  const r6 = sixth.find((o) => o[0] === 10) as Extract<WireOp, { 0: 10 }>;
+  expect(recordDictionary(r6[2])).toBe(b!.id);
+  expect(readRecord("r6", r6[2], (id) => (id === b!.id ? b!.bytes : null)).steps).toEqual([stepRow("r6")]);
   now += CONFIRMED_FOR_MS + 1;
-  expect(RecordDictionaries.announced(book.compress(group("r4")))).toEqual([a!]);
+  expect(RecordDictionaries.announced(book.compress(group("r7")))).toEqual([b!]);
   // Another definition, another dictionary.
-  expect(RecordDictionaries.announced(book.compress(group("r5", "h2")))[0]).toMatchObject({ definitionHash: "h2" });
+  expect(RecordDictionaries.announced(book.compress(group("r8", "h2")))[0]).toMatchObject({ definitionHash: "h2" });
   // The record names its dictionary and reads back with it: the run's cold columns and its step.
   const op = first.find((o) => o[0] === 10) as Extract<WireOp, { 0: 10 }>;
   expect(recordDictionary(op[2])).toBe(a!.id);

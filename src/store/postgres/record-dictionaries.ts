@@ -1,8 +1,9 @@
 /**
  * Records and their dictionaries on PostgreSQL's run writer (../run-records.ts). The writer runs on the main
  * thread and talks to the database asynchronously, so it does not look dictionaries up: the first record of
- * each definition it packs becomes that definition's dictionary for the life of the process (each instance of
- * a cluster has its own; a record names the one it needs).
+ * each definition it packs becomes that definition's dictionary, and its first DICTIONARY_RECORDS records
+ * together the next one, for the life of the process (each instance of a cluster has its own; a record names
+ * the one it needs).
  *
  * A record must never reach the database without its dictionary. A group that packs a record against a
  * dictionary this writer has not seen committed carries the dictionary too (an upsert: whichever group
@@ -13,7 +14,7 @@
  * no record written meanwhile can need it.
  */
 import type { AnnouncedDictionary, WireOp } from "../run-writes";
-import { type Dictionary, dictionaryFrom, packRecord, recordText, splitCold } from "../run-records";
+import { firstDictionary, type GrowingDictionary, growDictionary, packRecord, recordText, splitCold } from "../run-records";
 import { RUN_INDEX } from "../runs";
 
 /** How long a dictionary seen committed is used without being announced again. */
@@ -22,7 +23,7 @@ export const CONFIRMED_FOR_MS = 3_600_000;
 const DEFINITION_HASH = RUN_INDEX.get("definition_hash")!;
 
 export class RecordDictionaries {
-  private readonly byDefinition = new Map<string, Dictionary>();
+  private readonly byDefinition = new Map<string, GrowingDictionary>();
   /** Dictionary id → when a group carrying it was seen committed (ms). */
   private readonly confirmed = new Map<string, number>();
 
@@ -37,12 +38,15 @@ export class RecordDictionaries {
       const { cold, row } = splitCold(values, RUN_INDEX);
       const text = recordText(cold, steps);
       const hash = String(values[DEFINITION_HASH]);
-      let dictionary = this.byDefinition.get(hash);
-      if (!dictionary) {
-        dictionary = dictionaryFrom(text);
+      let grown = this.byDefinition.get(hash);
+      if (grown) growDictionary(grown, text);
+      else {
+        // A record too large to be a dictionary leaves the definition without one until a smaller record comes.
+        grown = firstDictionary(text);
         if (this.byDefinition.size >= 10_000) this.byDefinition.clear();
-        if (dictionary) this.byDefinition.set(hash, dictionary);
+        if (grown.dictionary) this.byDefinition.set(hash, grown);
       }
+      const dictionary = grown.dictionary;
       const confirmedAt = dictionary ? this.confirmed.get(dictionary.id) : undefined;
       const announce =
         dictionary && (confirmedAt === undefined || this.now() - confirmedAt > CONFIRMED_FOR_MS)
