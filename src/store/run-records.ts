@@ -153,6 +153,21 @@ export function firstDictionary(text: Uint8Array): GrowingDictionary {
 }
 
 /**
+ * A stored dictionary taken up by a writer (SQLite's, after a restart or from another connection): one made
+ * of a single record (valid JSON; several records one after the other never are) goes on growing from the
+ * records this writer packs next.
+ */
+export function storedDictionary(dictionary: Dictionary): GrowingDictionary {
+  let single = true;
+  try {
+    JSON.parse(decoder.decode(dictionary.bytes));
+  } catch {
+    single = false;
+  }
+  return { dictionary, texts: single ? [dictionary.bytes] : null };
+}
+
+/**
  * Takes the text of a later record of the definition; returns the new dictionary when this record completes
  * the DICTIONARY_RECORDS it is made of (the caller stores it; `grown.dictionary` is it from then on), else
  * undefined. Together too large to be one, the first record's stays.

@@ -25,6 +25,7 @@ import {
   splitCold,
   STEP_COLUMNS,
   type StepRow,
+  storedDictionary,
   withCold,
 } from "./run-records";
 import type { Environment, RunStatus, RunT, StepT } from "../schema/run";
@@ -550,28 +551,35 @@ export class RunStore {
 
   /**
    * The dictionary a writer compresses the records of definition `hash` against: the newest stored, else
-   * `text` (a record of that definition) made one and stored, inside the caller's transaction. Remembered per
-   * connection like definitions (forgotten with them). A record too large to be a dictionary, while none
-   * exists, is compressed on its own.
+   * `text` (a record of that definition) made one and stored, inside the caller's transaction; one made of a
+   * single record is made again from the first DICTIONARY_RECORDS (run-records.ts). Remembered per connection
+   * like definitions (forgotten with them). A record too large to be a dictionary, while none exists, is
+   * compressed on its own.
    */
   writerDictionary(hash: string, text: Uint8Array): Dictionary | undefined {
     const known = knownDictionaries(this.db);
     let grown = known.get(hash);
-    if (grown) {
-      const made = growDictionary(grown, text);
-      if (made) this.insertDictionaryStmt.run(made.id, hash, made.bytes, new Date().toISOString());
-      return grown.dictionary;
+    if (!grown) {
+      const stored = this.definitionDictionaryStmt.get(hash);
+      if (!stored) {
+        grown = firstDictionary(text);
+        if (!grown.dictionary) return undefined;
+        this.insertDictionaryStmt.run(grown.dictionary.id, hash, grown.dictionary.bytes, new Date().toISOString());
+        this.rememberDictionary(hash, grown);
+        return grown.dictionary;
+      }
+      grown = storedDictionary({ id: stored.id, bytes: stored.bytes });
+      this.rememberDictionary(hash, grown);
     }
-    const stored = this.definitionDictionaryStmt.get(hash);
-    if (stored) grown = { dictionary: { id: stored.id, bytes: stored.bytes }, texts: null };
-    else {
-      grown = firstDictionary(text);
-      if (!grown.dictionary) return undefined;
-      this.insertDictionaryStmt.run(grown.dictionary.id, hash, grown.dictionary.bytes, new Date().toISOString());
-    }
+    const made = growDictionary(grown, text);
+    if (made) this.insertDictionaryStmt.run(made.id, hash, made.bytes, new Date().toISOString());
+    return grown.dictionary;
+  }
+
+  private rememberDictionary(hash: string, grown: GrowingDictionary): void {
+    const known = knownDictionaries(this.db);
     if (known.size >= 10_000) known.clear();
     known.set(hash, grown);
-    return grown.dictionary;
   }
 
   /**

@@ -4,6 +4,9 @@
  * order, a run too long to pack keeps its rows, and the detail's bounded read sees packed steps too.
  */
 import { expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { openDatabase } from "../../src/store/db";
 import { applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
 import { packRecord, readRecord, recordText, type RowValues } from "../../src/store/run-records";
@@ -205,6 +208,22 @@ test("a definition's dictionary is remade from its first four records: a first r
   expect(reader.getRow("r1")).toEqual(probe.run);
   expect(reader.steps("r1")).toEqual(probe.steps);
   for (const i of [2, 4, 5, 34]) expect(reader.getRow(`r${i}`)).toEqual(webhookRun(`r${i}`, 1000 + i * 37).run);
+});
+
+test("a one-record dictionary found stored (another connection, a restart) goes on growing; a grown one does not", () => {
+  const file = join(mkdtempSync(join(tmpdir(), "weft-dict-")), "weft.db");
+  const dictionaries = (store: RunStore) => (store.db.query("SELECT count(*) AS n FROM run_dictionaries").get() as { n: number }).n;
+  const first = new RunStore(openDatabase(file));
+  apply(first, webhookRun("r1", 1).ops);
+  expect(dictionaries(first)).toBe(1);
+  const restarted = new RunStore(openDatabase(file));
+  for (let i = 2; i <= 4; i++) apply(restarted, webhookRun(`r${i}`, i).ops);
+  expect(dictionaries(restarted)).toBe(2);
+  const again = new RunStore(openDatabase(file));
+  for (let i = 5; i <= 9; i++) apply(again, webhookRun(`r${i}`, i).ops);
+  expect(dictionaries(again)).toBe(2);
+  const reader = new RunStore(openDatabase(file));
+  for (let i = 1; i <= 9; i++) expect(reader.getRow(`r${i}`)).toEqual(webhookRun(`r${i}`, i).run);
 });
 
 test("a record whose dictionary is missing is an error, not an empty run", () => {
