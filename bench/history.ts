@@ -24,6 +24,7 @@
  *   WEFT_BENCH_HISTORY_SIZES=100000,1000000 bun bench/history.ts     (10000000 allowed: about 10 GB of disk)
  *   WEFT_BENCH_HISTORY_REQUESTS=50 WEFT_BENCH_HISTORY_WARMUP=5       (requests measured per figure, warm-ups)
  *   WEFT_BENCH_STORAGE=postgres                                       (sqlite by default)
+ *   WEFT_BENCH_PG_SETTINGS=max_wal_size=4GB,wal_compression=lz4       (PostgreSQL server settings besides fsync=on)
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -591,6 +592,19 @@ export const STORAGE = process.env.WEFT_BENCH_STORAGE === "postgres" ? "postgres
 let postgres: PostgresHandle | undefined;
 let databases = 0;
 
+/** WEFT_BENCH_PG_SETTINGS ("name=value,name=value"): server settings on top of fsync=on, to measure a tuning. */
+function benchPostgresSettings(): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const pair of (process.env.WEFT_BENCH_PG_SETTINGS ?? "").split(",").filter(Boolean)) {
+    const [name, value] = pair.split("=");
+    if (!name || value === undefined || !/^[a-z_]+$/.test(name) || !/^[\w.]+$/.test(value)) {
+      throw new Error(`WEFT_BENCH_PG_SETTINGS: "${pair}" is not name=value; use e.g. max_wal_size=4GB,wal_compression=lz4`);
+    }
+    settings[name] = value;
+  }
+  return settings;
+}
+
 /** Stops the bench's PostgreSQL server, if one was started. */
 export async function stopPostgres(): Promise<void> {
   await postgres?.stop();
@@ -599,7 +613,7 @@ export async function stopPostgres(): Promise<void> {
 
 /** A new, empty database on the bench's PostgreSQL server, its URL and how to drop it. */
 export async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  postgres ??= await startPostgres({ settings: { fsync: "on" } });
+  postgres ??= await startPostgres({ settings: { fsync: "on", ...benchPostgresSettings() } });
   const pg = postgres;
   const name = `weft_history_${++databases}`;
   const admin = new SQL(pg.url, { adapter: "postgres", max: 1 });
