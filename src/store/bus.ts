@@ -1,6 +1,6 @@
 /**
- * The cluster's bus: small messages between instances sharing a PostgreSQL database, by LISTEN/NOTIFY on a
- * connection of its own (Bun's SQL client reconnects it and listens again after a drop). Messages are JSON,
+ * The cluster's bus: small messages between instances sharing a PostgreSQL database, by LISTEN/NOTIFY on
+ * connections of its own (Bun's SQL client reconnects it and listens again after a drop). Messages are JSON,
  * mostly small: they name what changed (a run id), and the receiver reads the rest from the database. One
  * longer than a notification may carry (PostgreSQL's limit is 8,000 bytes; a webhook reply can be larger) is
  * sent in parts on the same connection, which PostgreSQL delivers in order, and put together again. A
@@ -32,14 +32,14 @@ interface Part {
   d: string;
 }
 
-/** The bus of each store and how many hold it: one connection per process, whoever listens. */
+/** The bus of each store and how many hold it: one per process, whoever listens. */
 const shared = new WeakMap<Db, { bus: Bus; holders: number }>();
 
 /**
  * The process's bus on `db` (null on SQLite), shared by everything that opens one: the run links and
- * Settings → Network listen on one connection (the second to open it waits for no handshake of its own at
- * start-up). It closes when the last holder closes it. Errors of sending go to the first holder's `onError`,
- * a listener's to its own holder's.
+ * Settings → Network send and listen on the same connections (Bun's client holds two: one sends, one
+ * listens), and the second to open it waits for no handshake of its own at start-up. It closes when the last
+ * holder closes it. Errors of sending go to the first holder's `onError`, a listener's to its own holder's.
  */
 export function openBus(db: Db, onError: (error: unknown) => void): Bus | null {
   if (!isPostgres(db)) return null;
