@@ -561,25 +561,22 @@ export class RunStore {
     let grown = known.get(hash);
     if (!grown) {
       const stored = this.definitionDictionaryStmt.get(hash);
+      grown = stored ? storedDictionary({ id: stored.id, bytes: stored.bytes }) : firstDictionary(text);
+      if (!grown.dictionary) return undefined;
+      if (known.size >= 10_000) known.clear();
+      known.set(hash, grown);
       if (!stored) {
-        grown = firstDictionary(text);
-        if (!grown.dictionary) return undefined;
-        this.insertDictionaryStmt.run(grown.dictionary.id, hash, grown.dictionary.bytes, new Date().toISOString());
-        this.rememberDictionary(hash, grown);
+        this.storeDictionary(hash, grown.dictionary);
         return grown.dictionary;
       }
-      grown = storedDictionary({ id: stored.id, bytes: stored.bytes });
-      this.rememberDictionary(hash, grown);
     }
     const made = growDictionary(grown, text);
-    if (made) this.insertDictionaryStmt.run(made.id, hash, made.bytes, new Date().toISOString());
+    if (made) this.storeDictionary(hash, made);
     return grown.dictionary;
   }
 
-  private rememberDictionary(hash: string, grown: GrowingDictionary): void {
-    const known = knownDictionaries(this.db);
-    if (known.size >= 10_000) known.clear();
-    known.set(hash, grown);
+  private storeDictionary(hash: string, dictionary: Dictionary): void {
+    this.insertDictionaryStmt.run(dictionary.id, hash, dictionary.bytes, new Date().toISOString());
   }
 
   /**

@@ -11,6 +11,7 @@ export interface TriggerRowIds {
   schedules: Set<string>;
   polls: Set<string>;
 }
+
 export interface ScheduleRow {
   workflow_id: string;
   workspace_id: string;
@@ -174,10 +175,6 @@ export class TriggerStore {
   putRegistration(row: RegistrationRow): void {
     this.q.upsertRegistration.run(bindRow(row));
   }
-  /**
-   * Deletes the schedule and polling rows of workflows not in `live` (left behind when an unpublish did not
-   * finish); answers how many.
-   */
   /** The workflows that have a schedule row and those that have a poll row. */
   triggerRowIds(): TriggerRowIds {
     return {
@@ -185,7 +182,10 @@ export class TriggerStore {
       polls: new Set(this.q.pollIds.all().map((r) => r.workflow_id)),
     };
   }
-  /** Deletes the schedule and poll rows of workflows not in `live`, among `rows` (triggerRowIds). */
+  /**
+   * Deletes the schedule and poll rows of workflows not in `live` (left behind when an unpublish did not
+   * finish), among `rows` (triggerRowIds); answers how many.
+   */
   deleteTriggerRowsExcept(live: Set<string>, rows: TriggerRowIds = this.triggerRowIds()): number {
     let deleted = 0;
     for (const workflowId of rows.schedules) if (!live.has(workflowId)) deleted += this.q.deleteSchedule.run(workflowId).changes;
