@@ -147,6 +147,7 @@ export class Engine {
    */
   start(): Promise<void> {
     if (this.startPromise) return this.startPromise;
+    this.writes.warm?.();
     // Recovery runs first and synchronously: nothing new can be queued before it, so no run is queued twice.
     // Alone (SQLite) every unfinished run is this process's; in a cluster only those of instances that died.
     this.recover(this.claims ? this.claims.orphans() : this.store.unfinished());
@@ -155,9 +156,6 @@ export class Engine {
     } catch (error) {
       this.o.log.warn("could not switch the database to incremental vacuum", { error: errorMessage(error) });
     }
-    // The run writer connects now rather than on the first batch (after the vacuum switch, which a second
-    // SQLite connection would hold up).
-    this.writes.warm?.();
     this.retention.start();
     this.links?.start();
     this.sweeper = setInterval(() => this.sweep(), 200);

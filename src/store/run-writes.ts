@@ -583,7 +583,7 @@ export interface WriterThreadInit {
  */
 export class ThreadWriter extends QueueingWriter {
   private worker: Worker | undefined;
-  /** Spawned by `warm` or the first batch, after start-up work (recovery, VACUUM), which a second connection would hold up. */
+  /** Spawned on the first batch, so start-up work (recovery, VACUUM) finishes before a second connection opens. */
   private ready: Promise<void> | undefined;
   private readonly flights = new Map<number, Entry[]>();
   private inFlightEntries = 0;
@@ -685,16 +685,6 @@ export class ThreadWriter extends QueueingWriter {
         );
       },
     );
-  }
-
-  /**
-   * Spawns the thread now (the engine's start, once recovery and the switch to incremental vacuum are done)
-   * instead of on the first batch: loading the thread and opening its connection took ~25 ms of the first
-   * webhook's answer. A thread that cannot start fails the batches handed to it, as before.
-   */
-  warm() {
-    this.ready ??= this.spawn();
-    this.ready.catch(() => undefined);
   }
 
   /** The thread checkpoints after the batches already handed to it, outside a transaction. */
