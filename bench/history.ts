@@ -532,7 +532,7 @@ function tableBytes(dataDir: string): Array<{ name: string; bytes: number }> {
   try {
     return db
       .query(
-        `SELECT name, SUM(pgsize) AS bytes FROM dbstat WHERE name IN ('runs', 'run_steps', 'run_definitions') OR name LIKE 'runs_%' OR name LIKE 'run_steps_%' OR name = 'sqlite_autoindex_runs_1'
+        `SELECT name, SUM(pgsize) AS bytes FROM dbstat WHERE name IN ('runs', 'run_steps', 'run_definitions', 'run_names', 'run_hours') OR name LIKE 'runs_%' OR name LIKE 'run_steps_%' OR name = 'sqlite_autoindex_runs_1'
          GROUP BY name ORDER BY bytes DESC`,
       )
       .all() as Array<{ name: string; bytes: number }>;

@@ -230,11 +230,11 @@ export class Retention {
   }
 }
 
-/** Whether `a` comes before `b` in start order (started_at, then id). */
-const before = (a: RunPosition, b: RunPosition) => a.startedAt < b.startedAt || (a.startedAt === b.startedAt && a.id < b.id);
+/** Whether `a` comes before `b` in start order (started_at, then the store's tie). */
+const before = (a: RunPosition, b: RunPosition) => a.startedAt < b.startedAt || (a.startedAt === b.startedAt && a.tie < b.tie);
 
 /** A position from which a look-up includes `run` (and any run started in the same millisecond). */
-const justBefore = (run: RunPosition): RunPosition => ({ startedAt: run.startedAt, id: "" });
+const justBefore = (run: RunPosition): RunPosition => ({ startedAt: run.startedAt, id: "", tie: "" });
 
 /** The first of `runs` in start order. */
 function earliest(runs: RunPosition[]): RunPosition | undefined {

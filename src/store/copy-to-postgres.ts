@@ -26,6 +26,7 @@
 import { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 import { migrations } from "./migrations";
+import { SQLITE_COMPACT } from "./run-layout";
 import { migratePostgres, openPostgres, postgresSchemaVersion } from "./postgres/db";
 
 export interface CopyToPostgresOptions {
@@ -108,13 +109,13 @@ function readSource(source: Database): SourceTable[] {
   const tables = source
     .query<{ name: string; sql: string }, []>("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
     .all()
-    .filter(({ name }) => !NOT_COPIED.has(name));
+    .filter(({ name }) => !NOT_COPIED.has(name) && !SQLITE_COMPACT.tables.has(name));
   return tables.map(({ name, sql }) => {
     const info = source.query<{ name: string; pk: bigint }, []>(`PRAGMA table_info(${quote(name)})`).all();
     const parents = source.query<{ table: string }, []>(`PRAGMA foreign_key_list(${quote(name)})`).all();
     return {
       name,
-      columns: info.map((column) => column.name),
+      columns: info.map((column) => column.name).filter((column) => !SQLITE_COMPACT.columns.get(name)?.has(column)),
       primaryKey: info
         .filter((column) => column.pk > 0n)
         .sort((a, b) => Number(a.pk - b.pk))
@@ -172,7 +173,10 @@ function planTables(source: SourceTable[], target: Map<string, TargetColumn[]>):
     if (!columns) throw new CopyRefusedError(`table ${table.name} of the SQLite database is missing in the PostgreSQL database`);
     const missing = table.columns.filter((name) => !columns.some((column) => column.name === name));
     if (missing.length) throw new CopyRefusedError(`table ${table.name}: column(s) ${missing.join(", ")} are missing in the PostgreSQL database`);
+    const text = SQLITE_COMPACT.text.get(table.name);
     const sourceExpressions = columns.map((column) => {
+      // A column SQLite stores compact (run-layout.ts) is copied as the text PostgreSQL keeps.
+      if (text?.[column.name]) return `${text[column.name]} AS ${quote(column.name)}`;
       if (table.columns.includes(column.name)) return quote(column.name);
       // SQLite's implicit rowid, an explicit column on PostgreSQL (run_steps: steps of one seq in insertion order).
       if (column.name === "rowid" && !table.withoutRowid) return "rowid";

@@ -6,6 +6,7 @@
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import { bindRow, countOf, type Db } from "./db";
 import { isPostgres } from "./postgres/sync-db";
+import { type RunLayout, runLayout, type Stored } from "./run-layout";
 import {
   BLANK,
   COLD_COLUMNS,
@@ -148,34 +149,39 @@ const LIST_COLUMNS = `${RUN_COLUMNS.filter((c) => c !== "state" && c !== "respon
 /** A run row as selected with its record. */
 type StoredRow = RunRow & { packed_steps?: Uint8Array | null };
 
+/** A run's place as selected (values as stored). */
+interface PositionRow {
+  id: string;
+  started_at: Stored;
+  tie: Stored;
+}
+
 /** Each column's place in RUN_COLUMNS (and in a row's RowValues). */
 export const RUN_INDEX: ReadonlyMap<string, number> = new Map(RUN_COLUMNS.map((c, i) => [c, i]));
 const DEFINITION_HASH = RUN_INDEX.get("definition_hash")!;
 
 /**
- * One page of the runs matching `where` in `order` ($limit, $offset). SQLite skips the rows of an OFFSET in
- * the list index without reading the table. PostgreSQL reads every skipped row from the table unless the
- * scan returns index columns only: there the page's ids come first, from the list index alone (an
- * index-only scan), then those rows (1,000 skipped rows: 9 ms → 3.5 ms at 1,000,000 runs).
+ * One page of the runs matching `where` in `order` ($limit, $offset): the page's keys first, from the list
+ * index alone, then those rows: the runs an OFFSET skips are never read from the table (PostgreSQL reads every
+ * skipped row from the table unless the scan returns index columns only: 1,000 skipped rows 9 ms → 3.5 ms at
+ * 1,000,000 runs).
  */
-const pageOf = (postgres: boolean, where: string, order: string) =>
-  postgres
-    ? `SELECT ${LIST_COLUMNS} FROM runs WHERE id IN (SELECT id FROM runs WHERE ${where} ORDER BY ${order} LIMIT $limit OFFSET $offset) ORDER BY ${order}`
-    : `SELECT ${LIST_COLUMNS} FROM runs WHERE ${where} ORDER BY ${order} LIMIT $limit OFFSET $offset`;
+const pageOf = (tie: string, where: string, order: string) =>
+  `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (SELECT ${tie} FROM runs WHERE ${where} ORDER BY ${order} LIMIT $limit OFFSET $offset) ORDER BY ${order}`;
 
-/** A run's place in start order (oldest first: started_at, then id). */
+/** A run's place in start order (oldest first: started_at, then the layout's tie: run-layout.ts). */
 export interface RunPosition {
   id: string;
   startedAt: string;
+  /** Orders runs of the same start as the store does, as text ("" comes before every run). */
+  tie: string;
 }
 
 /**
- * Runs after a position in start order ($startedAt, $startedAt, $id): a range on the list index's started_at
- * (a row-value or OR comparison would not bound the scan on both databases), ties broken by id.
+ * Runs after a position in start order ($startedAt, $startedAt, $tie): a range on the list index's started_at
+ * (a row-value or OR comparison would not bound the scan on both databases), ties broken by `tie`.
  */
-const AFTER_POSITION = " AND started_at >= ? AND NOT (started_at = ? AND id <= ?)";
-
-const positions = (rows: Array<{ id: string; started_at: string }>): RunPosition[] => rows.map((r) => ({ id: r.id, startedAt: r.started_at }));
+const afterPosition = (tie: string) => ` AND started_at >= ? AND NOT (started_at = ? AND ${tie} <= ?)`;
 
 /** A comma-separated list of columns (or sort terms) of runs, qualified for a join. */
 const ofRuns = (terms: string) =>
@@ -253,31 +259,41 @@ interface Cells {
   params: Record<string, unknown>;
 }
 
-/** `withWorkspace` false: the workspace condition left out (a workflow's runs are all in its workspace). */
-function cellConditions(filter: RunListFilter, withWorkspace = true): Cells {
-  const where: string[] = withWorkspace ? ["workspace_id = $workspaceId"] : [];
-  const params: Record<string, unknown> = withWorkspace ? { workspaceId: filter.workspaceId } : {};
+/**
+ * `withWorkspace` false: the workspace condition left out (a workflow's runs are all in its workspace).
+ * Undefined when a name of the filter was never stored with a run (nothing matches).
+ */
+function cellConditions(filter: RunListFilter, layout: RunLayout, withWorkspace = true): Cells | undefined {
+  const where: string[] = [];
+  const params: Record<string, unknown> = {};
+  const workspace = layout.find(filter.workspaceId);
+  if (workspace === undefined) return undefined;
+  if (withWorkspace) {
+    where.push("workspace_id = $workspaceId");
+    params.workspaceId = workspace;
+  }
   if (filter.environments.length === 1) {
     where.push("environment = $environment");
-    params.environment = filter.environments[0];
+    params.environment = layout.environment(filter.environments[0]!);
   }
   if (filter.status) {
     where.push("status = $status");
-    params.status = filter.status;
+    params.status = layout.status(filter.status);
   }
   if (filter.triggerType) {
+    const key = layout.find(filter.triggerType);
+    if (key === undefined) return undefined;
     where.push("trigger_type = $triggerType");
-    params.triggerType = filter.triggerType;
+    params.triggerType = key;
   }
   if (filter.workflowId) {
+    const key = layout.find(filter.workflowId);
+    if (key === undefined) return undefined;
     where.push("workflow_id = $workflowId");
-    params.workflowId = filter.workflowId;
+    params.workflowId = key;
   }
   return { where, params };
 }
-
-/** sort=duration: longest first, runs without a duration last (NULLS LAST is SQLite's own DESC order, spelled out for PostgreSQL). */
-const DURATION_ORDER = "duration_ms DESC NULLS LAST, started_at DESC, id DESC";
 
 /** The number of runs in the kept counts a query sums (run_counts, run_hours); BIGINT so both databases answer an integer. */
 const SUM_OF_N = "CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n";
@@ -344,12 +360,16 @@ export class RunStore {
   private readonly patchStatements = new Map<string, Statement>();
 
   private readonly postgres: boolean;
+  /** How this database stores the searched columns (run-layout.ts). */
+  private readonly layout: RunLayout;
 
   constructor(
     readonly db: Db,
     private readonly rememberDefinitions = false,
   ) {
     this.postgres = isPostgres(db);
+    this.layout = runLayout(db);
+    const { tie } = this.layout;
     // Positional parameters: binding 34 values by position costs less than by name, and the run writer's
     // thread receives rows as arrays in this column order (run-writes.ts).
     const marks = RUN_COLUMNS.map(() => "?").join(", ");
@@ -369,7 +389,7 @@ export class RunStore {
     );
     this.insertDictionaryStmt = db.prepare(`INSERT OR IGNORE INTO run_dictionaries (id, definition_hash, bytes, seen_at) VALUES (?, ?, ?, ?)`);
     this.recentTriggerStmt = db.prepare(
-      `SELECT id, trigger_data, packed_steps FROM runs WHERE workflow_id = ? AND trigger_type = ? ORDER BY started_at DESC, id DESC LIMIT ?`,
+      `SELECT id, trigger_data, packed_steps FROM runs WHERE workflow_id = ? AND trigger_type = ? ORDER BY started_at DESC, ${tie} DESC LIMIT ?`,
     );
     this.getStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid`);
     this.packedStepsStmt = db.prepare(`SELECT packed_steps FROM runs WHERE id = ? AND packed_steps IS NOT NULL`);
@@ -383,8 +403,8 @@ export class RunStore {
     this.getDefinitionStmt = db.prepare(`SELECT definition FROM run_definitions WHERE hash = ?`);
     this.progressStmt = db.prepare(`UPDATE runs SET step_total = ?, step_failed = ?, event_seq = ? WHERE id = ?`);
     // Start-up recovery: runs_unfinished holds only these rows, so the cost follows the unfinished runs, not the history.
-    this.unfinishedStmt = db.prepare(`SELECT ${ROW_COLUMNS} FROM runs WHERE status IN ('pending', 'running', 'paused') ORDER BY id`);
-    this.lastRunStmt = db.prepare(`SELECT status, started_at FROM runs WHERE workflow_id = ? ORDER BY started_at DESC, id DESC LIMIT 1`);
+    this.unfinishedStmt = db.prepare(`SELECT ${ROW_COLUMNS} FROM runs WHERE status IN (${this.layout.unfinished}) ORDER BY id`);
+    this.lastRunStmt = db.prepare(`SELECT status, started_at FROM runs WHERE workflow_id = ? ORDER BY started_at DESC, ${tie} DESC LIMIT 1`);
   }
 
   insertRun(row: RunRow): void {
@@ -393,7 +413,7 @@ export class RunStore {
 
   /** A run row as its values in RUN_COLUMNS order. */
   insertRunValues(values: RowValues): void {
-    this.insertRunStmt.run(...values);
+    this.insertRunStmt.run(...this.layout.encodeRow(values, RUN_INDEX));
   }
 
   /**
@@ -403,7 +423,7 @@ export class RunStore {
   insertFinishedRun(values: RowValues, steps: readonly RowValues[]): void {
     const { cold, row } = splitCold(values, RUN_INDEX);
     const text = recordText(cold, steps);
-    this.insertPackedRunStmt.run(...row, packRecord(text, this.writerDictionary(String(values[DEFINITION_HASH]), text)));
+    this.insertPackedRunStmt.run(...this.layout.encodeRow(row, RUN_INDEX), packRecord(text, this.writerDictionary(String(values[DEFINITION_HASH]), text)));
   }
 
   insertStep(row: StepRow): void {
@@ -457,6 +477,7 @@ export class RunStore {
     }
     const params: Record<string, unknown> = { id };
     for (const k of keys) params[k] = (patch as Record<string, unknown>)[k];
+    if (patch.status !== undefined) params.status = this.layout.status(patch.status);
     stmt.run(bindRow(params));
   }
 
@@ -466,7 +487,10 @@ export class RunStore {
 
   /** The trigger output of a workflow's newest `limit` runs of one trigger type, newest first (a subscription telling a redelivery from a new event). */
   recentTriggerData(workflowId: string, triggerType: string, limit: number): unknown[] {
-    return this.recentTriggerStmt.all(workflowId, triggerType, limit).map((row) => JSON.parse(this.hydrate(row).trigger_data));
+    const workflow = this.layout.find(workflowId);
+    const trigger = this.layout.find(triggerType);
+    if (workflow === undefined || trigger === undefined) return [];
+    return this.recentTriggerStmt.all(workflow, trigger, limit).map((row) => JSON.parse(this.hydrate(row).trigger_data));
   }
 
   getRow(id: string): RunRow | null {
@@ -477,7 +501,9 @@ export class RunStore {
   /** One run of a workspace (another workspace's id reads as absent). */
   get(workspaceId: string, id: string): RunRow | null {
     const row = this.getRunStmt.get(id);
-    return row && row.workspace_id === workspaceId ? this.hydrate(row) : null;
+    if (!row) return null;
+    const run = this.hydrate(row);
+    return run.workspace_id === workspaceId ? run : null;
   }
 
   /** A run's steps, whichever way they were stored (rows, packed, or both), in order. */
@@ -509,6 +535,7 @@ export class RunStore {
 
   /** A record written again (a step or a cold column changed), against the dictionary of its definition. */
   private writeRecord(stored: StoredRow, record: RunRecord): void {
+    this.layout.decode(stored);
     const text = recordText(record.cold, record.steps.map(stepValues));
     const packed = packRecord(text, this.writerDictionary(stored.definition_hash, text));
     if (record.cold) this.setRecordStmt.run(packed, stored.id);
@@ -528,6 +555,7 @@ export class RunStore {
   private hydrate<Row extends { id: string; packed_steps?: Uint8Array | null }>(row: Row): Omit<Row, "packed_steps"> {
     const bytes = row.packed_steps;
     delete row.packed_steps;
+    this.layout.decode(row);
     if (bytes && mayHoldColdColumns(bytes)) withCold(row, this.record(row.id, bytes).cold);
     return row;
   }
@@ -624,7 +652,7 @@ export class RunStore {
   /** The owners of unfinished runs (a cluster looks among them for instances that died). */
   unfinishedOwners(): string[] {
     return this.db
-      .query<{ owner: string }, []>(`SELECT DISTINCT owner FROM runs WHERE status IN ('pending', 'running', 'paused') AND owner IS NOT NULL`)
+      .query<{ owner: string }, []>(`SELECT DISTINCT owner FROM runs WHERE status IN (${this.layout.unfinished}) AND owner IS NOT NULL`)
       .all()
       .map((r) => r.owner);
   }
@@ -640,13 +668,16 @@ export class RunStore {
     const held = from === null ? "owner IS NULL" : "owner = ?";
     const skipped = skip.length ? " AND id NOT IN (SELECT value FROM json_each(?))" : "";
     const beyond = after ? " AND id > ?" : "";
-    const sql = `UPDATE runs SET owner = ? WHERE id IN (SELECT id FROM runs WHERE status IN ('pending', 'running', 'paused') AND ${held}${skipped}${beyond} ORDER BY id LIMIT ?${lock}) RETURNING ${ROW_COLUMNS}`;
+    const sql = `UPDATE runs SET owner = ? WHERE id IN (SELECT id FROM runs WHERE status IN (${this.layout.unfinished}) AND ${held}${skipped}${beyond} ORDER BY id LIMIT ?${lock}) RETURNING ${ROW_COLUMNS}`;
     const params: (string | number)[] = [me];
     if (from !== null) params.push(from);
     if (skip.length) params.push(JSON.stringify(skip));
     if (after) params.push(after);
     params.push(limit);
-    return this.db.query<RunRow, (string | number)[]>(sql).all(...params);
+    return this.db
+      .query<RunRow, (string | number)[]>(sql)
+      .all(...params)
+      .map((row) => this.layout.decode(row));
   }
 
   /** Gives back a run `me` claimed but cannot execute (it lacks a piece the run needs): nobody holds it again. */
@@ -664,38 +695,43 @@ export class RunStore {
       return (
         this.db
           .query<never, [string, string, string]>(
-            `UPDATE runs SET owner = ?, resume_token_hash = NULL WHERE id = ? AND status = 'paused' AND resume_token_hash = ?`,
+            `UPDATE runs SET owner = ?, resume_token_hash = NULL WHERE id = ? AND status = ${this.layout.paused} AND resume_token_hash = ?`,
           )
           .run(me, runId, guard.tokenHash).changes > 0
       );
     }
     if (guard.owner === null) {
       return (
-        this.db.query<never, [string, string]>(`UPDATE runs SET owner = ? WHERE id = ? AND status = 'paused' AND owner IS NULL`).run(me, runId).changes > 0
+        this.db.query<never, [string, string]>(`UPDATE runs SET owner = ? WHERE id = ? AND status = ${this.layout.paused} AND owner IS NULL`).run(me, runId)
+          .changes > 0
       );
     }
     return (
-      this.db.query<never, [string, string, string]>(`UPDATE runs SET owner = ? WHERE id = ? AND status = 'paused' AND owner = ?`).run(me, runId, guard.owner)
-        .changes > 0
+      this.db
+        .query<never, [string, string, string]>(`UPDATE runs SET owner = ? WHERE id = ? AND status = ${this.layout.paused} AND owner = ?`)
+        .run(me, runId, guard.owner).changes > 0
     );
   }
 
   /** A cluster: makes `me` the owner of an unfinished run held by `from` (an instance that died); false when another took it first. */
   takeRun(runId: string, me: string, from: string | null): boolean {
     const held = from === null ? "owner IS NULL" : "owner = ?";
-    const sql = `UPDATE runs SET owner = ? WHERE id = ? AND status IN ('pending', 'running', 'paused') AND ${held}`;
+    const sql = `UPDATE runs SET owner = ? WHERE id = ? AND status IN (${this.layout.unfinished}) AND ${held}`;
     const params = from === null ? [me, runId] : [me, runId, from];
     return this.db.query<never, string[]>(sql).run(...params).changes > 0;
   }
 
   unfinished(): RunRow[] {
-    return this.unfinishedStmt.all();
+    return this.unfinishedStmt.all().map((row) => this.layout.decode(row));
   }
 
   /** `{status, startedAt}` of a workflow's newest run, or null (the workflow record's `lastRun`). */
   lastRun(workflowId: string): { status: string; startedAt: string } | null {
-    const row = this.lastRunStmt.get(workflowId);
-    return row ? { status: row.status, startedAt: row.started_at } : null;
+    const workflow = this.layout.find(workflowId);
+    const row = workflow === undefined ? null : this.lastRunStmt.get(workflow);
+    if (!row) return null;
+    this.layout.decode(row);
+    return { status: row.status, startedAt: row.started_at };
   }
 
   /** `lastRun` of several workflows at once (workflow list pages). */
@@ -715,7 +751,9 @@ export class RunStore {
    * those hours only. sort=duration and the tag filter page through their index with OFFSET.
    */
   list(filter: RunListFilter): { rows: RunRow[]; total: number } {
-    const cells = cellConditions(filter);
+    const { tie } = this.layout;
+    const cells = cellConditions(filter, this.layout);
+    if (!cells) return { rows: [], total: 0 };
     const total = countOf(
       this.listStatement(`SELECT ${SUM_OF_N} FROM run_counts WHERE ${cells.where.join(" AND ")} AND tag = $tag`).get(
         bindRow({ ...cells.params, tag: filter.tag ?? "" }),
@@ -729,7 +767,7 @@ export class RunStore {
         filter.sort === "oldest"
           ? "run_tags.started_at ASC, run_tags.run_id ASC"
           : filter.sort === "duration"
-            ? ofRuns(DURATION_ORDER)
+            ? ofRuns(this.layout.durationOrder)
             : "run_tags.started_at DESC, run_tags.run_id DESC";
       const sql = `SELECT ${ofRuns(LIST_COLUMNS)} FROM run_tags JOIN runs ON runs.id = run_tags.run_id
         WHERE run_tags.workspace_id = $workspaceId AND run_tags.tag = $tag AND ${cells.where.map((c) => `runs.${c}`).join(" AND ")}
@@ -737,7 +775,7 @@ export class RunStore {
       return { rows: this.hydrateAll(this.listStatement(sql).all(bindRow({ ...cells.params, tag: filter.tag, ...page })) as StoredRow[]), total };
     }
     if (filter.sort === "duration") {
-      const sql = pageOf(this.postgres, cells.where.join(" AND "), DURATION_ORDER);
+      const sql = pageOf(tie, cells.where.join(" AND "), this.layout.durationOrder);
       return { rows: this.hydrateAll(this.listStatement(sql).all(bindRow({ ...cells.params, ...page })) as StoredRow[]), total };
     }
     const newest = filter.sort !== "oldest";
@@ -745,8 +783,8 @@ export class RunStore {
     const direction = newest ? "DESC" : "ASC";
     // A workflow's runs all belong to its workspace, and the count above proved this one is the caller's:
     // the workflow index alone then finds the rows (it does not hold the workspace).
-    const rowCells = filter.workflowId ? cellConditions(filter, false) : cells;
-    const sql = pageOf(this.postgres, [...rowCells.where, "started_at >= $from", "started_at < $to"].join(" AND "), `started_at ${direction}, id ${direction}`);
+    const rowCells = filter.workflowId ? cellConditions(filter, this.layout, false)! : cells;
+    const sql = pageOf(tie, [...rowCells.where, "started_at >= $from", "started_at < $to"].join(" AND "), this.layout.startOrder(direction));
     const rows = this.listStatement(sql).all(
       bindRow({ ...rowCells.params, from: span.from, to: span.to, limit: filter.limit, offset: filter.offset - span.before }),
     ) as StoredRow[];
@@ -758,16 +796,16 @@ export class RunStore {
    * `started_at`, and how many listed runs come before the first of them. Walks the hour counts from
    * whichever end of the history is nearer, so the last page costs what the first does.
    */
-  private hourSpan(cells: Cells, newest: boolean, offset: number, end: number, total: number): { from: string; to: string; before: number } {
+  private hourSpan(cells: Cells, newest: boolean, offset: number, end: number, total: number): { from: Stored; to: Stored; before: number } {
     const forward = offset < total - end;
     // Positions counted from the end the walk starts at: `a` is reached first, `b` (>= a) later.
     const [a, b] = forward ? [offset, end - 1] : [total - end, total - 1 - offset];
-    let hourA: string | undefined;
-    let hourB: string | undefined;
+    let hourA: Stored | undefined;
+    let hourB: Stored | undefined;
     let beforeA = 0;
     let throughB = 0;
     let seen = 0;
-    let after: string | null = null;
+    let after: Stored | null = null;
     for (let chunk = 16; hourB === undefined; chunk *= 4) {
       const hours = this.hourCounts(cells, forward === newest, after, chunk);
       for (const { hour, n } of hours) {
@@ -785,19 +823,22 @@ export class RunStore {
       if (hours.length < chunk) break;
       after = hours[hours.length - 1].hour;
     }
-    if (hourA === undefined || hourB === undefined) return { from: "", to: "~", before: 0 }; // counts disagree: read it all
+    if (hourA === undefined || hourB === undefined) {
+      // The counts disagree with the rows: read it all.
+      return this.postgres ? { from: "", to: "~", before: 0 } : { from: Number.MIN_SAFE_INTEGER, to: Number.MAX_SAFE_INTEGER, before: 0 };
+    }
     const [startHour, endHour, before] = forward ? [hourA, hourB, beforeA] : [hourB, hourA, total - throughB];
-    // An hour H holds the starts from "H" up to "H~" ('~' sorts after every character of an ISO time).
-    return newest ? { from: endHour, to: `${startHour}~`, before } : { from: startHour, to: `${endHour}~`, before };
+    const [first, last] = newest ? [endHour, startHour] : [startHour, endHour];
+    return { from: this.layout.hourBounds(first).from, to: this.layout.hourBounds(last).to, before };
   }
 
   /** Runs per hour that match `cells`, newest or oldest hour first, beyond `after` (exclusive), `limit` hours. */
-  private hourCounts(cells: Cells, newestFirst: boolean, after: string | null, limit: number): Array<{ hour: string; n: number }> {
+  private hourCounts(cells: Cells, newestFirst: boolean, after: Stored | null, limit: number): Array<{ hour: Stored; n: number }> {
     const where = [...cells.where];
     if (after !== null) where.push(newestFirst ? "hour < $after" : "hour > $after");
     const sql = `SELECT hour, ${SUM_OF_N} FROM run_hours WHERE ${where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
       ORDER BY hour ${newestFirst ? "DESC" : "ASC"} LIMIT $limit`;
-    return this.listStatement(sql).all(bindRow({ ...cells.params, ...(after === null ? {} : { after }), limit })) as Array<{ hour: string; n: number }>;
+    return this.listStatement(sql).all(bindRow({ ...cells.params, ...(after === null ? {} : { after }), limit })) as Array<{ hour: Stored; n: number }>;
   }
 
   private listStatement(sql: string): Statement {
@@ -819,6 +860,7 @@ export class RunStore {
     );
     return this.countsByWorkflowStmt
       .all()
+      .map((r) => this.layout.decode(r))
       .map((r) => ({ workspaceId: r.workspace_id, workflowId: r.workflow_id, runs: Number(r.n) }))
       .filter((r) => r.runs > 0);
   }
@@ -828,23 +870,45 @@ export class RunStore {
    * given. Reads the workflow's list index only (the status is one of its columns).
    */
   oldestFinishedOf(workflowId: string, limit: number, beforeIso?: string, after?: RunPosition): RunPosition[] {
+    const { tie, unfinished } = this.layout;
+    const workflow = this.layout.find(workflowId);
+    if (workflow === undefined) return [];
     const before = beforeIso === undefined ? "" : " AND started_at < ?";
-    const sql = `SELECT id, started_at FROM runs WHERE workflow_id = ?${before}${after ? AFTER_POSITION : ""} AND status NOT IN ('pending', 'running', 'paused') ORDER BY started_at, id LIMIT ?`;
-    const params: Array<string | number> = [workflowId];
-    if (beforeIso !== undefined) params.push(beforeIso);
-    if (after) params.push(after.startedAt, after.startedAt, after.id);
+    const sql = `SELECT id, started_at, ${tie} AS tie FROM runs WHERE workflow_id = ?${before}${after ? afterPosition(tie) : ""} AND status NOT IN (${unfinished}) ORDER BY started_at, ${tie} LIMIT ?`;
+    const params: Stored[] = [workflow];
+    if (beforeIso !== undefined) params.push(this.layout.time(beforeIso));
+    if (after) params.push(...this.afterValues(after));
     params.push(limit);
-    return positions((this.listStatement(sql) as Statement<{ id: string; started_at: string }>).all(...params));
+    return this.positions((this.listStatement(sql) as Statement<PositionRow>).all(...params));
   }
 
   /** A workspace's oldest finished runs, leaving out the runs of `exceptWorkflows`, oldest first, after `after` when given. */
   oldestFinishedIn(workspaceId: string, exceptWorkflows: string[], limit: number, after?: RunPosition): RunPosition[] {
-    const except = exceptWorkflows.length > 0 ? ` AND workflow_id NOT IN (${exceptWorkflows.map(() => "?").join(",")})` : "";
-    const sql = `SELECT id, started_at FROM runs WHERE workspace_id = ?${after ? AFTER_POSITION : ""} AND status NOT IN ('pending', 'running', 'paused')${except} ORDER BY started_at, id LIMIT ?`;
-    const params: Array<string | number> = [workspaceId];
-    if (after) params.push(after.startedAt, after.startedAt, after.id);
-    params.push(...exceptWorkflows, limit);
-    return positions((this.listStatement(sql) as Statement<{ id: string; started_at: string }>).all(...params));
+    const { tie, unfinished } = this.layout;
+    const workspace = this.layout.find(workspaceId);
+    if (workspace === undefined) return [];
+    // A workflow without a stored name has no runs to leave out.
+    const exempt = exceptWorkflows.map((id) => this.layout.find(id)).filter((key) => key !== undefined);
+    const except = exempt.length > 0 ? ` AND workflow_id NOT IN (${exempt.map(() => "?").join(",")})` : "";
+    const sql = `SELECT id, started_at, ${tie} AS tie FROM runs WHERE workspace_id = ?${after ? afterPosition(tie) : ""} AND status NOT IN (${unfinished})${except} ORDER BY started_at, ${tie} LIMIT ?`;
+    const params: Stored[] = [workspace];
+    if (after) params.push(...this.afterValues(after));
+    params.push(...exempt, limit);
+    return this.positions((this.listStatement(sql) as Statement<PositionRow>).all(...params));
+  }
+
+  /** The values afterPosition binds for `after`. */
+  private afterValues(after: RunPosition): Stored[] {
+    const started = this.layout.time(after.startedAt);
+    return [started, started, this.layout.tieValue(after.tie)];
+  }
+
+  private positions(rows: PositionRow[]): RunPosition[] {
+    return rows.map((row) => {
+      const tie = this.layout.tieText(row.tie);
+      this.layout.decode(row);
+      return { id: row.id, startedAt: row.started_at as string, tie };
+    });
   }
 
   /**
@@ -852,12 +916,17 @@ export class RunStore {
    * runs_unfinished, which holds only unfinished runs: the cost follows them, not the history.
    */
   unfinishedPositions(): Array<RunPosition & { workflowId: string; workspaceId: string }> {
+    const { tie, unfinished } = this.layout;
     return this.db
-      .query<{ id: string; started_at: string; workflow_id: string; workspace_id: string }, []>(
-        `SELECT id, started_at, workflow_id, workspace_id FROM runs WHERE status IN ('pending', 'running', 'paused')`,
+      .query<PositionRow & { workflow_id: string; workspace_id: string }, []>(
+        `SELECT id, started_at, ${tie} AS tie, workflow_id, workspace_id FROM runs WHERE status IN (${unfinished})`,
       )
       .all()
-      .map((r) => ({ id: r.id, startedAt: r.started_at, workflowId: r.workflow_id, workspaceId: r.workspace_id }));
+      .map((r) => {
+        const tieText = this.layout.tieText(r.tie);
+        this.layout.decode(r);
+        return { id: r.id, startedAt: r.started_at as string, tie: tieText, workflowId: r.workflow_id, workspaceId: r.workspace_id };
+      });
   }
 
   /** Deletes runs and their steps in one transaction. */
@@ -913,12 +982,13 @@ const knownDictionaries = perConnection(() => new Map<string, GrowingDictionary>
 const dictionaryCache = perConnection(() => new Map<string, Uint8Array>());
 
 /**
- * Forgets what a connection remembers having written (definitions, dictionaries): after a failed transaction,
+ * Forgets what a connection remembers having written (definitions, dictionaries, names' keys): after a failed transaction,
  * which may have rolled them back, and when orphans are deleted.
  */
 export function forgetWrites(db: Db): void {
   knownDefinitions(db).clear();
   knownDictionaries(db).clear();
+  runLayout(db).forgetWrites();
 }
 
 /**

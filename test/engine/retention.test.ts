@@ -169,15 +169,15 @@ describe("retention", () => {
     // The paused run was passed over: the next sweep looks from it, not from after the last run deleted.
     expect(await sweep()).toBe(0);
     const pausedAt = store.getRow(paused!)!.started_at;
-    expect(firstLooks).toEqual([undefined, { startedAt: pausedAt, id: "" }]);
+    expect(firstLooks).toEqual([undefined, { startedAt: pausedAt, id: "", tie: "" }]);
     // Once it ends it is deleted, and the sweep after that looks from it.
     store.patchRun(paused!, { status: "completed", finished_at: new Date().toISOString(), duration_ms: 5 });
     expect(await sweep()).toBe(1);
     expect(store.getRow(paused!)).toBeNull();
     expect(await sweep()).toBe(0);
     expect(firstLooks.slice(2)).toEqual([
-      { startedAt: pausedAt, id: "" },
-      { startedAt: pausedAt, id: paused },
+      { startedAt: pausedAt, id: "", tie: "" },
+      { startedAt: pausedAt, id: paused, tie: expect.any(String) },
     ]);
     for (const id of [...older, ...newer]) expect(store.getRow(id)).toBeNull();
     expect(store.getRow(run.id)).not.toBeNull();

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ThreadWriter } from "../../src/store/run-writes";
 import { openDatabase, type Db } from "../../src/store/db";
+import { runLayout } from "../../src/store/run-layout";
 import { RUN_COLUMNS, RunStore, type RunRow, type StepRow } from "../../src/store/runs";
 import { runRow, stepRow } from "../support/run-rows";
 
@@ -37,7 +38,8 @@ const step = (runId: string): StepRow => stepRow(runId);
 const definitionOf = (db: Db, hash: string) =>
   (db.query("SELECT definition FROM run_definitions WHERE hash = ?").get(hash) as { definition: string } | null)?.definition;
 
-const stored = (db: Db, id: string) => db.query(`SELECT ${RUN_COLUMNS.join(", ")} FROM runs WHERE id = ?`).get(id);
+/** A run's columns as another connection reads them, the searched ones as text (SQLite stores them compact: run-layout.ts). */
+const stored = (db: Db, id: string) => runLayout(db).decode(db.query(`SELECT ${RUN_COLUMNS.join(", ")} FROM runs WHERE id = ?`).get(id) as object);
 const stepRowsOf = (db: Db, id: string) => (db.query("SELECT count(*) AS n FROM run_steps WHERE run_id = ?").get(id) as { n: number }).n;
 
 test("a resolved write is committed: another connection reads the rows exactly as written", async () => {
@@ -158,7 +160,7 @@ test("a webhook run of main-thread steps is committed in one write: its row inse
     await t.deps.engine.writes.drain();
     // One queued write for the whole run (no `running` update, no finish update, no write per step).
     expect(t.deps.engine.writes.stats.ops - before).toBe(1);
-    const stored = t.db.query("SELECT status, step_total FROM runs WHERE id = ?").get(runId);
+    const stored = runLayout(t.db).decode(t.db.query("SELECT status, step_total FROM runs WHERE id = ?").get(runId) as object);
     expect(stored).toEqual({ status: "completed", step_total: 2 });
     expect(stepRowsOf(t.db, runId)).toBe(0);
     const steps = t.deps.engine.store.steps(runId).map(({ node_id, status, output_data }) => ({ node_id, status, output_data }));

@@ -192,9 +192,12 @@ describe.skipIf(!postgresBinaries())("weft migrate --from a SQLite data dir --to
     server = undefined;
 
     const source = new Database(join(dataDir, "weft.db"), { readonly: true });
-    // Every table but the fleet registry, which lists running processes and is not data.
+    // Every table but the fleet registry, which lists running processes and is not data, and SQLite's names
+    // of its compact run columns (PostgreSQL keeps their text: run-layout.ts).
     const tables = source
-      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'instances'")
+      .query<{ name: string }, []>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('instances', 'run_names')",
+      )
       .all();
     sourceCounts = Object.fromEntries(tables.map(({ name }) => [name, (source.query(`SELECT count(*) AS n FROM ${name}`).get() as { n: number }).n]));
     // A run inserted finished keeps its steps packed in its row (runs.packed_steps), others as run_steps rows.

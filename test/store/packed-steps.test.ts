@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../../src/store/db";
 import { applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
+import { runLayout } from "../../src/store/run-layout";
 import { packRecord, readRecord, recordText, type RowValues } from "../../src/store/run-records";
 import { MAX_PACKED_STEPS, RunStore, STEP_COLUMNS, stepValues, type StepRow } from "../../src/store/runs";
 import { runRow, stepRow } from "../support/run-rows";
@@ -148,7 +149,9 @@ const webhookRun = (id: string, order: number) => {
   ];
   return { run, steps, ops: [{ op: "insertRun", row: run }, ...steps.map((row): WriteOp => ({ op: "insertStep", row }))] as WriteOp[] };
 };
-const rawRow = (store: RunStore, id: string) => store.db.query("SELECT * FROM runs WHERE id = ?").get(id) as Record<string, unknown>;
+/** A run's row as stored, its searched columns read back as text (SQLite stores them compact: run-layout.ts). */
+const rawRow = (store: RunStore, id: string) =>
+  runLayout(store.db).decode(store.db.query("SELECT * FROM runs WHERE id = ?").get(id) as Record<string, unknown>);
 
 test("a finished run's cold columns are in its record, compressed against its definition's dictionary, and read back as written", () => {
   const db = openDatabase(":memory:");

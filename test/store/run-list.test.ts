@@ -14,6 +14,7 @@ import { migrations } from "../../src/store/migrations";
 import { type RunListFilter, type RunPosition, type RunRow, RunStore } from "../../src/store/runs";
 import { FRESH_RUN } from "../../src/engine/run-table";
 import type { Environment, RunStatus } from "../../src/schema/run";
+import { isPostgres } from "../../src/store/postgres/sync-db";
 import { freshPostgresDatabase, testStorage } from "../support/postgres-storage";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-run-list-"));
@@ -103,7 +104,21 @@ function insertOlderRuns(db: Db, pick: () => number, count: number): Map<string,
 }
 
 /** What the list must answer, read the slow way. */
-function expected(all: Map<string, RunRow>, filter: RunListFilter): { ids: string[]; total: number } {
+/**
+ * How the store orders runs of the same start, per run: by id on PostgreSQL; on SQLite in its list index's
+ * order (run-layout.ts: the stored environment, status and trigger type, then seq; for sort=duration the
+ * environment, then seq). The tag filter orders its runs of one start by id on both.
+ */
+type Ties = Map<string, { start: Array<string | number>; duration: Array<string | number> }>;
+function storedTies(db: Db): Ties {
+  const ties: Ties = new Map();
+  if (isPostgres(db)) return ties;
+  const rows = db.query("SELECT id, environment, status, trigger_type, seq FROM runs").all() as Array<Record<string, number> & { id: string }>;
+  for (const r of rows) ties.set(r.id, { start: [r.environment, r.status, r.trigger_type, r.seq], duration: [r.environment, r.seq] });
+  return ties;
+}
+
+function expected(all: Map<string, RunRow>, filter: RunListFilter, ties: Ties = new Map()): { ids: string[]; total: number } {
   const rows = [...all.values()].filter(
     (r) =>
       r.workspace_id === filter.workspaceId &&
@@ -114,14 +129,21 @@ function expected(all: Map<string, RunRow>, filter: RunListFilter): { ids: strin
       (filter.tag === undefined || (JSON.parse(r.tags) as string[]).includes(filter.tag)),
   );
   const cmp = (x: string | number, y: string | number) => (x < y ? -1 : x > y ? 1 : 0);
+  const kind = filter.sort === "duration" ? "duration" : "start";
+  const tie = (r: RunRow) => (filter.tag === undefined || kind === "duration" ? ties.get(r.id)?.[kind] : undefined) ?? [r.id];
+  const byTie = (x: RunRow, y: RunRow) => {
+    const [a, b] = [tie(x), tie(y)];
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return cmp(a[i]!, b[i]!);
+    return 0;
+  };
   rows.sort((x, y) => {
-    if (filter.sort === "oldest") return cmp(x.started_at, y.started_at) || cmp(x.id, y.id);
+    if (filter.sort === "oldest") return cmp(x.started_at, y.started_at) || byTie(x, y);
     if (filter.sort === "duration") {
       if ((x.duration_ms === null) !== (y.duration_ms === null)) return x.duration_ms === null ? 1 : -1;
       const byDuration = x.duration_ms === null ? 0 : cmp(y.duration_ms!, x.duration_ms!);
       if (byDuration !== 0) return byDuration;
     }
-    return cmp(y.started_at, x.started_at) || cmp(y.id, x.id);
+    return cmp(y.started_at, x.started_at) || byTie(y, x);
   });
   return { ids: rows.slice(filter.offset, filter.offset + filter.limit).map((r) => r.id), total: rows.length };
 }
@@ -147,6 +169,7 @@ function filters(): Array<Omit<RunListFilter, "sort" | "limit" | "offset">> {
 
 function checkEveryList(store: RunStore, all: Map<string, RunRow>): number {
   let checked = 0;
+  const ties = storedTies(store.db);
   for (const base of filters()) {
     for (const sort of ["newest", "oldest", "duration"] as const) {
       for (const limit of [7, 20]) {
@@ -155,7 +178,7 @@ function checkEveryList(store: RunStore, all: Map<string, RunRow>): number {
         for (const page of new Set([1, 2, Math.ceil(pages / 2), pages - 1, pages, pages + 1].filter((p) => p >= 1))) {
           const filter: RunListFilter = { ...base, sort, limit, offset: (page - 1) * limit };
           const got = store.list(filter);
-          const want = expected(all, filter);
+          const want = expected(all, filter, ties);
           expect({ filter, total: got.total, ids: got.rows.map((r) => r.id) }).toEqual({ filter, total: want.total, ids: want.ids });
           checked++;
         }
@@ -217,9 +240,9 @@ describe("GET /api/runs from kept counts", () => {
     const workflow = byWorkflow[0]!.workflowId;
     const ofWorkflow = finished.filter((r) => r.workflow_id === workflow);
     const ids = (found: RunPosition[]) => found.map((p) => p.id);
-    const at = (id: string): RunPosition => ({ id, startedAt: rows.find((r) => r.id === id)!.started_at });
+    const at = (id: string) => ({ id, startedAt: rows.find((r) => r.id === id)!.started_at });
     expect(ids(store.oldestFinishedOf(workflow, 3))).toEqual(oldestFirst(ofWorkflow).slice(0, 3));
-    expect(store.oldestFinishedOf(workflow, 3)).toEqual(oldestFirst(ofWorkflow).slice(0, 3).map(at));
+    expect(store.oldestFinishedOf(workflow, 3).map(({ id, startedAt }) => ({ id, startedAt }))).toEqual(oldestFirst(ofWorkflow).slice(0, 3).map(at));
     const cutoff = oldestFirst(ofWorkflow).map((id) => rows.find((r) => r.id === id)!.started_at)[4]!;
     expect(ids(store.oldestFinishedOf(workflow, 100))).toEqual(oldestFirst(ofWorkflow));
     expect(ids(store.oldestFinishedOf(workflow, 100, cutoff))).toEqual(oldestFirst(ofWorkflow.filter((r) => r.started_at < cutoff)));

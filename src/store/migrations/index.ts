@@ -16,6 +16,7 @@ import idempotencyOwner from "./014-idempotency-owner";
 import runCountDeltas from "./015-run-count-deltas";
 import packedSteps from "./016-packed-steps";
 import runDictionaries from "./017-run-dictionaries";
+import compactRuns from "./018-compact-runs";
 
 export interface Migration {
   version: number;
@@ -41,4 +42,5 @@ export const migrations: Migration[] = [
   runCountDeltas,
   packedSteps,
   runDictionaries,
+  compactRuns,
 ].sort((a, b) => a.version - b.version);

@@ -703,4 +703,11 @@ CREATE TABLE run_dictionaries (
 CREATE INDEX run_dictionaries_definition ON run_dictionaries(definition_hash, seen_at);
 `,
   },
+  {
+    // SQLite's migration 018 (compact run rows) changes how SQLite stores runs; PostgreSQL keeps its columns'
+    // text (../run-layout.ts). The version is kept in step so both schemas have the same number.
+    version: 18,
+    name: "compact-runs",
+    sql: `SELECT 1;`,
+  },
 ];

@@ -1,0 +1,212 @@
+/**
+ * SQLite's compact run rows (migration 018, src/store/run-layout.ts): a database of runs stored before it reads
+ * back exactly as written after it, with the same lists, counts, hours, tags and definition uses; names learned
+ * in a transaction that rolled back are not reused; a start that is not a canonical ISO time is refused.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { migrate, openDatabase, type Db } from "../../src/store/db";
+import { migrations } from "../../src/store/migrations";
+import { forgetWrites, RUN_COLUMNS, type RunListFilter, type RunRow, RunStore } from "../../src/store/runs";
+import type { Environment, RunStatus } from "../../src/schema/run";
+import { runRow, stepRow } from "../support/run-rows";
+import { testStorage } from "../support/postgres-storage";
+
+const dir = mkdtempSync(join(tmpdir(), "weft-compact-runs-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const STATUSES: RunStatus[] = ["completed", "failed", "cancelled", "pending", "running", "paused"];
+const TRIGGERS = ["webhook", "cron", "api", "manual", "subflow"];
+const ENVIRONMENTS: Environment[] = ["production", "test"];
+
+/** 240 runs over 30 hours of two workspaces and three workflows, every status, trigger type and environment; some tagged. */
+function history(): RunRow[] {
+  const rows: RunRow[] = [];
+  for (let i = 0; i < 240; i++) {
+    const workspace = i % 5 === 0 ? "ws-b" : "ws-a";
+    const status = STATUSES[i % STATUSES.length]!;
+    const unfinished = status === "pending" || status === "running" || status === "paused";
+    rows.push(
+      runRow(`0191${String(i).padStart(4, "0")}-0000-7000-8000-000000000000`, {
+        workspace_id: workspace,
+        workflow_id: workspace === "ws-b" ? "wf-b" : i % 2 ? "wf-a1" : "wf-a2",
+        status,
+        trigger_type: TRIGGERS[i % TRIGGERS.length]!,
+        environment: ENVIRONMENTS[Math.floor(i / 7) % 2]!,
+        definition_hash: i % 3 ? "h1" : "h2",
+        // Several runs share each start (the tie), and the starts cover 30 hours.
+        started_at: new Date(Date.UTC(2026, 10, 20, 0, 0, 0) + Math.floor(i / 8) * 3_600_000 + (i % 3) * 1_234).toISOString(),
+        finished_at: unfinished ? null : new Date(Date.UTC(2026, 10, 20, 5) + i).toISOString(),
+        duration_ms: unfinished ? null : (i * 37) % 101,
+        tags: i % 4 === 0 ? '["vip"]' : i % 4 === 1 ? '["vip","eu"]' : "[]",
+        trigger_data: JSON.stringify({ i, body: "é \u2028" }),
+        error_message: status === "failed" ? `step ${i} failed` : null,
+        resume_token_hash: status === "paused" ? `token-${i}` : null,
+        state: unfinished ? `{"at":${i}}` : null,
+      }),
+    );
+  }
+  return rows;
+}
+
+/** Every filter of the list that a workspace's runs can be asked by, in each sort. */
+function filters(): RunListFilter[] {
+  const out: RunListFilter[] = [];
+  for (const workspaceId of ["ws-a", "ws-b"])
+    for (const environments of [["production"], ["test"], ["production", "test"]] as Environment[][])
+      for (const sort of ["newest", "oldest", "duration"] as const)
+        for (const extra of [{}, { status: "failed" as RunStatus }, { triggerType: "cron" }, { workflowId: "wf-a1" }, { tag: "vip" }, { triggerType: "never" }])
+          out.push({ workspaceId, environments, sort, limit: 500, offset: 0, ...extra });
+  return out;
+}
+
+/** Where a run stands in a list's order, but for the order of runs of one start (the store's own). */
+const place = (filter: RunListFilter, r: RunRow) => (filter.sort === "duration" ? `${r.duration_ms ?? "none"} ${r.started_at}` : r.started_at);
+
+/** A page as its places in order and the ids at each place. */
+function shape(filter: RunListFilter, rows: RunRow[], total: number) {
+  const at = new Map<string, string[]>();
+  for (const r of rows) at.set(place(filter, r), [...(at.get(place(filter, r)) ?? []), r.id].sort());
+  return { filter, total, places: [...at.keys()], at: Object.fromEntries(at) };
+}
+
+/** What every list must answer, read the slow way from `rows`. */
+function expectedLists(rows: RunRow[]) {
+  return filters().map((filter) => {
+    const matching = rows.filter(
+      (r) =>
+        r.workspace_id === filter.workspaceId &&
+        filter.environments.includes(r.environment) &&
+        (!filter.status || r.status === filter.status) &&
+        (!filter.triggerType || r.trigger_type === filter.triggerType) &&
+        (!filter.workflowId || r.workflow_id === filter.workflowId) &&
+        (filter.tag === undefined || (JSON.parse(r.tags) as string[]).includes(filter.tag)),
+    );
+    const cmp = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0);
+    matching.sort((x, y) => {
+      if (filter.sort === "oldest") return cmp(x.started_at, y.started_at);
+      if (filter.sort === "duration" && (x.duration_ms === null) !== (y.duration_ms === null)) return x.duration_ms === null ? 1 : -1;
+      if (filter.sort === "duration" && x.duration_ms !== y.duration_ms) return cmp(y.duration_ms!, x.duration_ms!);
+      return cmp(y.started_at, x.started_at);
+    });
+    return shape(filter, matching, matching.length);
+  });
+}
+
+const lists = (store: RunStore) =>
+  filters().map((filter) => {
+    const { rows, total } = store.list(filter);
+    return shape(filter, rows, total);
+  });
+
+test.skipIf(testStorage() === "postgres")(
+  "runs stored before migration 018 read back exactly as written, listed and counted as before; later writes keep the counts",
+  () => {
+    const db = openDatabase(join(dir, "upgrade.db"), { migrate: false });
+    for (const m of migrations.filter((m) => m.version < 18)) db.transaction(() => db.run(m.sql))();
+    db.run("PRAGMA user_version = 17");
+    db.run(`INSERT INTO run_definitions (hash, definition, created_at) VALUES ('h1', '{}', 'then'), ('h2', '{}', 'then'), ('unused', '{}', 'then')`);
+    const rows = history();
+    const insert = db.prepare(`INSERT INTO runs (${RUN_COLUMNS.join(", ")}) VALUES (${RUN_COLUMNS.map(() => "?").join(", ")})`);
+    for (const row of rows) insert.run(...RUN_COLUMNS.map((c) => row[c]));
+    const step = stepRow(rows[3]!.id, { status: "running", finished_at: null });
+    db.prepare(
+      `INSERT INTO run_steps (${Object.keys(step).join(", ")}) VALUES (${Object.keys(step)
+        .map(() => "?")
+        .join(", ")})`,
+    ).run(...(Object.values(step) as string[]));
+    const unfinished = rows.filter((r) => ["pending", "running", "paused"].includes(r.status));
+
+    expect(migrate(db)).toEqual([18]);
+    const store = new RunStore(db);
+    for (const row of rows) expect(store.getRow(row.id)).toEqual(row);
+    expect(store.steps(rows[3]!.id).map((s) => s.status)).toEqual(["running"]);
+    const want = expectedLists(rows);
+    expect(want.filter((l) => l.total > 0).length).toBeGreaterThan(60);
+    expect(lists(store)).toEqual(want);
+    const perWorkflow = Map.groupBy(rows, (r) => `${r.workspace_id} ${r.workflow_id}`);
+    expect(new Set(store.runCountsByWorkflow())).toEqual(
+      new Set([...perWorkflow].map(([key, of]) => ({ workspaceId: key.split(" ")[0]!, workflowId: key.split(" ")[1]!, runs: of.length }))),
+    );
+    expect(store.unfinishedPositions().map(({ id, startedAt, workflowId, workspaceId }) => ({ id, startedAt, workflowId, workspaceId }))).toEqual(
+      unfinished.map((r) => ({ id: r.id, startedAt: r.started_at, workflowId: r.workflow_id, workspaceId: r.workspace_id })),
+    );
+    expect(store.unfinished().map((r) => r.id)).toEqual(unfinished.map((r) => r.id));
+    expect(store.lastRun("wf-b")).toEqual({
+      status: rows.findLast((r) => r.workflow_id === "wf-b")!.status,
+      startedAt: rows.findLast((r) => r.workflow_id === "wf-b")!.started_at,
+    });
+    // Every stored value is compact: no text left in a searched column.
+    expect(
+      db
+        .query("SELECT count(*) AS n FROM runs WHERE typeof(workspace_id) <> 'integer' OR typeof(started_at) <> 'integer' OR typeof(status) <> 'integer'")
+        .get(),
+    ).toEqual({ n: 0 });
+
+    // The kept counts go on from the migrated ones: new runs, a status change, deletions; then they match a full count.
+    store.insertRun(
+      runRow("new-1", { workspace_id: "ws-a", workflow_id: "wf-new", trigger_type: "poll", started_at: "2026-11-21T10:00:00.000Z", tags: '["vip"]' }),
+    );
+    store.patchRun(rows[0]!.id, { status: "failed" });
+    store.deleteRuns(rows.slice(100, 140).map((r) => r.id));
+    const remaining = [...rows.filter((_, i) => i < 100 || i >= 140).map((r) => (r.id === rows[0]!.id ? { ...r, status: "failed" as RunStatus } : r))];
+    remaining.push(store.getRow("new-1")!);
+    for (const filter of filters()) {
+      const matching = remaining.filter(
+        (r) =>
+          r.workspace_id === filter.workspaceId &&
+          filter.environments.includes(r.environment) &&
+          (!filter.status || r.status === filter.status) &&
+          (!filter.triggerType || r.trigger_type === filter.triggerType) &&
+          (!filter.workflowId || r.workflow_id === filter.workflowId) &&
+          (filter.tag === undefined || (JSON.parse(r.tags) as string[]).includes(filter.tag)),
+      );
+      const { rows: listed, total } = store.list(filter);
+      expect({ filter, total, ids: listed.map((r) => r.id).sort() }).toEqual({ filter, total: matching.length, ids: matching.map((r) => r.id).sort() });
+    }
+    const uses = () => db.query("SELECT hash, runs FROM run_definitions ORDER BY hash").all();
+    expect(uses()).toEqual([
+      { hash: "h1", runs: remaining.filter((r) => r.definition_hash === "h1").length },
+      { hash: "h2", runs: remaining.filter((r) => r.definition_hash === "h2").length },
+      { hash: "unused", runs: 0 },
+    ]);
+    expect(store.deleteOrphanDefinitions()).toBe(1);
+    db.close();
+  },
+);
+
+test.skipIf(testStorage() === "postgres")("a name first stored in a transaction that rolled back is not read as another's once forgotten", () => {
+  const db: Db = openDatabase(join(dir, "rollback.db"));
+  const writer = new RunStore(db, true);
+  expect(() =>
+    db.transaction(() => {
+      writer.insertRun(runRow("r1", { workflow_id: "wf-gone" }));
+      throw new Error("the batch failed");
+    })(),
+  ).toThrow("the batch failed");
+  forgetWrites(db);
+  writer.insertRun(runRow("r2", { workflow_id: "wf-kept" }));
+  writer.insertRun(runRow("r3", { workflow_id: "wf-gone" }));
+  const reader = new RunStore(openDatabase(join(dir, "rollback.db")));
+  expect([reader.getRow("r2")!.workflow_id, reader.getRow("r3")!.workflow_id]).toEqual(["wf-kept", "wf-gone"]);
+  expect(writer.getRow("r2")!.workflow_id).toBe("wf-kept");
+  db.close();
+  reader.db.close();
+});
+
+test.skipIf(testStorage() === "postgres")("a run whose start, status or environment cannot be stored is refused, naming what is allowed", () => {
+  const store = new RunStore(openDatabase(join(dir, "refused.db")));
+  expect(() => store.insertRun(runRow("r1", { started_at: "2026-11-22T00:00:00Z" }))).toThrow(
+    'a run\'s start must be a canonical ISO time (as Date.toISOString writes it); got "2026-11-22T00:00:00Z"',
+  );
+  expect(() => store.insertRun(runRow("r2", { status: "done" as RunStatus }))).toThrow(
+    'a run\'s status must be one of completed, failed, cancelled, pending, running, paused; got "done"',
+  );
+  expect(() => store.insertRun(runRow("r3", { environment: "staging" as Environment }))).toThrow(
+    'a run\'s environment must be production or test; got "staging"',
+  );
+  expect(store.list({ workspaceId: "ws", environments: ["production"], sort: "newest", limit: 20, offset: 0 })).toEqual({ rows: [], total: 0 });
+  store.db.close();
+});
