@@ -15,7 +15,7 @@ import { createLogger } from "./http/logger";
 import { backupDatabase } from "./store/backup";
 import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./store/copy-to-postgres";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
-import { checkDatabase, type Db, openDatabase, schemaVersion } from "./store/db";
+import { checkDatabase, type Db, NewerSchemaError, openDatabase, schemaVersion } from "./store/db";
 import { migrateStore, openStore, type StoreLocation } from "./store/open";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
@@ -69,6 +69,7 @@ async function openConfiguredStore(config: Config) {
   try {
     return await openStore(storeLocation(config));
   } catch (error) {
+    if (error instanceof NewerSchemaError) fail(error.message);
     if (!config.databaseUrl) throw error;
     const reason = String((error as Error)?.message ?? error).replace(/ \(in: [^)]*\)$/, "");
     fail(
@@ -355,7 +356,10 @@ export async function main(argv: string[]) {
         await copyCommand(argv.slice(1));
         return;
       }
-      const { applied, version } = await migrateStore(storeLocation(config));
+      const { applied, version } = await migrateStore(storeLocation(config)).catch((error) => {
+        if (error instanceof NewerSchemaError) fail(error.message);
+        throw error;
+      });
       console.log(applied.length ? `applied migrations ${applied.join(", ")}; schema version ${version}` : `up to date; schema version ${version}`);
       return;
     }

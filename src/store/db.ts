@@ -37,9 +37,21 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
   return db;
 }
 
-/** Applies every migration newer than the database's `user_version`, each in its own transaction. */
+/** What a weft refuses to open: a database a newer weft changed in ways this one does not know. */
+export class NewerSchemaError extends Error {
+  constructor(where: string, version: number, latest: number) {
+    super(`${where} is at schema version ${version}, newer than this weft knows (${latest}): run the weft version that wrote it, or a newer one`);
+  }
+}
+
+/**
+ * Applies every migration newer than the database's `user_version`, each in its own transaction. A database
+ * of a newer schema is refused (an older weft would write rows the newer layout reads wrongly).
+ */
 export function migrate(db: Db): number[] {
   const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+  const latest = migrations.at(-1)?.version ?? 0;
+  if (current > latest) throw new NewerSchemaError(`the database ${db.filename}`, current, latest);
   const applied: number[] = [];
   for (const migration of migrations) {
     if (migration.version <= current) continue;

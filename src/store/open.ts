@@ -4,7 +4,7 @@
  * knows which it got.
  */
 import type { Synchronous } from "../config";
-import { migrate, openDatabase, schemaVersion, type Db } from "./db";
+import { migrate, NewerSchemaError, openDatabase, schemaVersion, type Db } from "./db";
 import { migratePostgres, openPostgres, postgresSchemaVersion } from "./postgres/db";
 import { postgresMigrations } from "./postgres/migrations";
 import { isPostgres, PostgresDb } from "./postgres/sync-db";
@@ -76,13 +76,22 @@ export async function migrateStore(location: StoreLocation): Promise<{ applied: 
   }
 }
 
-/** True unless every migration this build knows is recorded as applied (a fresh database: no table yet). */
+/**
+ * True unless every migration this build knows is recorded as applied (a fresh database: no table yet).
+ * Throws for a database of a newer schema.
+ */
 function postgresBehind(db: PostgresDb): boolean {
   const latest = postgresMigrations.at(-1)?.version ?? 0;
+  let version: number;
   try {
     const [row] = db.call({ op: "query", text: "SELECT max(version) AS version FROM weft_schema_migrations" }).rows;
-    return Number(row?.version ?? 0) < latest;
+    version = Number(row?.version ?? 0);
   } catch {
     return true;
   }
+  if (version > latest) {
+    db.close();
+    throw new NewerSchemaError("the PostgreSQL database", version, latest);
+  }
+  return version < latest;
 }

@@ -4,7 +4,9 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startServer } from "../support/server";
+import { Database } from "bun:sqlite";
 import { HEAP_RAM_SIZE } from "../../src/heap-tuning";
+import { migrations } from "../../src/store/migrations";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const weft = (args: string[], env: Record<string, string> = {}) =>
@@ -41,6 +43,26 @@ describe("CLI", () => {
     expect(first.stdout.toString()).toContain("applied migrations");
     const second = weft(["migrate"], { WEFT_DATA_DIR: dataDir });
     expect(second.stdout.toString()).toContain("up to date");
+  });
+
+  test("a database a newer weft migrated is refused by serve and migrate, naming both schema versions, and left as it was", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "weft-cli-"));
+    expect(weft(["migrate"], { WEFT_DATA_DIR: dataDir }).exitCode).toBe(0);
+    const path = join(dataDir, "weft.db");
+    const latest = migrations.at(-1)!.version;
+    const newer = new Database(path);
+    newer.run(`PRAGMA user_version = ${latest + 1}`);
+    newer.close();
+    for (const command of [["serve"], ["migrate"]]) {
+      const res = weft(command, { WEFT_DATA_DIR: dataDir, WEFT_PORT: "0" });
+      expect(res.exitCode).toBe(2);
+      expect(res.stderr.toString()).toBe(
+        `weft: the database ${path} is at schema version ${latest + 1}, newer than this weft knows (${latest}): run the weft version that wrote it, or a newer one\n`,
+      );
+    }
+    const db = new Database(path, { readonly: true });
+    expect(db.query("PRAGMA user_version").get()).toEqual({ user_version: latest + 1 });
+    db.close();
   });
 
   test("a bad configuration value stops start-up with a message naming the variable and the legal values", () => {

@@ -12,6 +12,7 @@ import { openDatabase, schemaVersion } from "../../src/store/db";
 import { migrations } from "../../src/store/migrations";
 import { MIGRATION_LOCK_KEY, migratePostgres, openPostgres, postgresSchemaVersion } from "../../src/store/postgres/db";
 import { postgresMigrations } from "../../src/store/postgres/migrations";
+import { openStore } from "../../src/store/open";
 import { SQLITE_COMPACT } from "../../src/store/run-layout";
 import { announceMissingPostgres, postgresBinaries, startPostgres, type PostgresHandle } from "../support/postgres";
 
@@ -268,6 +269,18 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
     lite.close();
     const [{ n }] = await sql`SELECT count(*)::int AS n FROM weft_schema_migrations`;
     expect(n).toBe(migrations.length);
+  });
+
+  test("a database a newer weft migrated is refused, naming both schema versions, and left as it was", async () => {
+    const url = await freshDatabase();
+    const sql = await openPostgres(url);
+    clients.push(sql);
+    const latest = postgresMigrations.at(-1)!.version;
+    await sql`INSERT INTO weft_schema_migrations (version, name, applied_at) VALUES (${latest + 1}, 'from-the-future', 'now')`;
+    const message = `the PostgreSQL database is at schema version ${latest + 1}, newer than this weft knows (${latest}): run the weft version that wrote it, or a newer one`;
+    await expect(migratePostgres(sql)).rejects.toThrow(message);
+    await expect(openStore({ databaseUrl: url, sqlitePath: "", synchronous: "FULL" })).rejects.toThrow(message);
+    expect(await postgresSchemaVersion(sql)).toBe(latest + 1);
   });
 
   test("deleting a user deletes its sessions (ON DELETE CASCADE) and an org still in use cannot be deleted, as on SQLite", async () => {

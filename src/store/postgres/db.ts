@@ -5,6 +5,7 @@
  * Bun's client returns BIGINT columns as strings (BigInt with `bigint: true`); INTEGER and text as written.
  */
 import { SQL } from "bun";
+import { NewerSchemaError } from "../db";
 import { postgresMigrations } from "./migrations";
 
 export interface OpenPostgresOptions {
@@ -41,6 +42,9 @@ export async function migratePostgres(sql: SQL): Promise<number[]> {
     await tx`CREATE TABLE IF NOT EXISTS weft_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)`;
     const rows: Array<{ version: number }> = await tx`SELECT version FROM weft_schema_migrations`;
     const recorded = new Set(rows.map((row) => row.version));
+    const newest = Math.max(0, ...recorded);
+    const latest = postgresMigrations.at(-1)?.version ?? 0;
+    if (newest > latest) throw new NewerSchemaError("the PostgreSQL database", newest, latest);
     const applied: number[] = [];
     for (const migration of postgresMigrations) {
       if (recorded.has(migration.version)) continue;
