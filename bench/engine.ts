@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { runLayout } from "../src/store/run-layout";
 import { RunStore } from "../src/store/runs";
 import { startServer } from "../test/support/server";
 import { IDLE_SETTLE_MS, load } from "./_support";
@@ -198,13 +199,15 @@ async function throughput() {
     const db = new Database(join(server.dataDir, "weft.db"), { readonly: true });
     // Steps as rows or packed into their run's row (a run inserted finished): RunStore reads both.
     const store = new RunStore(db);
+    // The searched columns as stored (SQLite keeps keys and codes: src/store/run-layout.ts).
+    const layout = runLayout(db);
     const rows = (
-      db.query(`SELECT r.id, r.duration_ms AS d, r.status AS s FROM runs r WHERE r.workflow_id = ? ORDER BY r.id`).all(id) as Array<{
+      db.query(`SELECT r.id, r.duration_ms AS d, r.status FROM runs r WHERE r.workflow_id = ? ORDER BY r.id`).all(layout.find(id) ?? null) as Array<{
         id: string;
         d: number;
-        s: string;
+        status: string;
       }>
-    ).map((r) => ({ ...r, steps: store.steps(r.id).length }));
+    ).map((r) => ({ id: r.id, d: r.d, s: layout.decode(r).status, steps: store.steps(r.id).length }));
     db.close();
     const measured = rows.slice(warmRuns);
     const completed = measured.filter((r) => r.s === "completed");
