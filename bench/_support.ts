@@ -126,7 +126,8 @@ export async function load(
       script,
       `wrk.method = ${JSON.stringify(options.method ?? "GET")}\n${headerLines}\n${options.body ? `wrk.body = ${JSON.stringify(options.body)}` : ""}\n${spread}`,
     );
-    const threads = urls.length === 1 ? 2 : urls.length;
+    // wrk refuses more threads than connections.
+    const threads = urls.length === 1 ? Math.min(2, connections) : urls.length;
     // Not spawnSync: the caller's event loop keeps running (a sampler may watch the servers meanwhile).
     const proc = Bun.spawn([wrk, `-t${threads}`, `-c${connections}`, `-d${options.seconds}s`, "--latency", "-s", script, urls[0]!], { stdout: "pipe" });
     const out = await new Response(proc.stdout).text();
