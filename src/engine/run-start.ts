@@ -77,7 +77,7 @@ export class RunStarter {
     t.store.insertRun(pending.row);
     pending.verify = true;
     setImmediate(() => {
-      if (!t.store.getRow(pending.id)) return; // the caller's transaction rolled back
+      if (!t.store.has(pending.id)) return; // the caller's transaction rolled back
       t.queue(pending);
     });
     t.stats.started++;

@@ -13,10 +13,10 @@
  * columns keep their text and ties are broken by id; the same queries run on both with the values of
  * `RunLayout`, so only this file (and the migration) knows the difference.
  *
- * Keys learned while writing are remembered per connection and forgotten with the connection's other
- * remembered writes (runs.ts, forgetWrites) when a transaction fails: a key of a name whose insert was rolled
- * back may be given to another name. Keys read back are remembered only outside a transaction, so every name
- * remembered was committed.
+ * Keys are remembered per connection. A key of a name whose insert was rolled back may be given to another
+ * name, so a key learned inside a transaction is remembered only by a writer that forgets what it remembers
+ * whenever a transaction fails (runs.ts, forgetWrites; the run writer's batches); any other is remembered
+ * only when learned outside a transaction, where every name it read or stored is committed.
  */
 import type { Statement } from "bun:sqlite";
 import type { Db } from "./db";
@@ -55,8 +55,11 @@ export interface RunLayout {
   time(iso: string): Stored;
   /** The stored key of a name (workspace, workflow, trigger type); undefined when no run was ever stored with it. */
   find(name: string): Stored | undefined;
-  /** A row's values in RUN_COLUMNS order (`columns`: each column's place), as stored; names new here are stored. */
-  encodeRow(values: RowValues, columns: ReadonlyMap<string, number>): RowValues;
+  /**
+   * A row's values in RUN_COLUMNS order (`columns`: each column's place), as stored; names new here are
+   * stored. `forgetsOnFailure`: the caller forgets the connection's remembered writes when its transaction fails.
+   */
+  encodeRow(values: RowValues, columns: ReadonlyMap<string, number>, forgetsOnFailure: boolean): RowValues;
   /** A row read back (any of the run columns), with its text values in place of the stored ones. */
   decode<Row extends object>(row: Row): Row;
   /** A value of run_hours.hour as bounds on started_at: from ≤ started_at < to. */
@@ -144,13 +147,13 @@ class CompactLayout implements RunLayout {
   }
 
   /** The key of `name`, stored if new (inside the caller's transaction). */
-  private key(name: string): number {
+  private key(name: string, forgetsOnFailure: boolean): number {
     const known = this.keys.get(name);
     if (known !== undefined) return known;
     if (typeof name !== "string") throw new Error(`a run's workspace, workflow, trigger type and definition are text; got ${JSON.stringify(name)}`);
     this.addStmt.run(name);
     const key = this.findStmt.get(name)!.key;
-    this.remember(name, key);
+    if (forgetsOnFailure || !this.db.inTransaction) this.remember(name, key);
     return key;
   }
 
@@ -169,11 +172,11 @@ class CompactLayout implements RunLayout {
     return name;
   }
 
-  encodeRow(values: RowValues, columns: ReadonlyMap<string, number>): RowValues {
+  encodeRow(values: RowValues, columns: ReadonlyMap<string, number>, forgetsOnFailure: boolean): RowValues {
     const row = values.slice();
     for (const column of NAMED) {
       const at = columns.get(column)!;
-      row[at] = this.key(values[at] as string);
+      row[at] = this.key(values[at] as string, forgetsOnFailure);
     }
     const status = columns.get("status")!;
     row[status] = this.status(values[status] as string);

@@ -344,6 +344,7 @@ export class RunStore {
   private readonly insertStepStmt: Statement;
   private readonly updateStepStmt: Statement;
   private readonly getRunStmt: Statement<StoredRow>;
+  private readonly hasStmt: Statement<{ found: number }>;
   private readonly recentTriggerStmt: Statement<{ id: string; trigger_data: string; packed_steps: Uint8Array | null }>;
   private readonly getStepsStmt: Statement<StepRow>;
   private readonly packedStepsStmt: Statement<{ packed_steps: Uint8Array | null }>;
@@ -363,9 +364,14 @@ export class RunStore {
   /** How this database stores the searched columns (run-layout.ts). */
   private readonly layout: RunLayout;
 
+  /**
+   * `remembersWrites`: every transaction of this store's that fails is followed by forgetWrites (the run
+   * writer's batches: applyBatch), so what it stored inside one may be remembered as stored — definitions and
+   * names' keys (run-layout.ts). Any other store remembers a key only when it learned it outside a transaction.
+   */
   constructor(
     readonly db: Db,
-    private readonly rememberDefinitions = false,
+    private readonly remembersWrites = false,
   ) {
     this.postgres = isPostgres(db);
     this.layout = runLayout(db);
@@ -378,6 +384,7 @@ export class RunStore {
     this.insertStepStmt = db.prepare(`INSERT INTO run_steps (${STEP_COLUMNS.join(", ")}) VALUES (${STEP_COLUMNS.map(() => "?").join(", ")})`);
     this.updateStepStmt = db.prepare(`UPDATE run_steps SET ${STEP_UPDATE_COLUMNS.map((c) => `${c} = $${c}`).join(", ")} WHERE run_id = $run_id AND id = $id`);
     this.getRunStmt = db.prepare(`SELECT ${STORED_COLUMNS} FROM runs WHERE id = ?`);
+    this.hasStmt = db.prepare("SELECT 1 AS found FROM runs WHERE id = ?");
     this.recordStmt = db.prepare(`SELECT ${STORED_COLUMNS} FROM runs WHERE id = ? AND packed_steps IS NOT NULL`);
     this.setRecordStmt = db.prepare(
       `UPDATE runs SET packed_steps = ?, ${COLD_COLUMNS.map((c) => `${c} = ${BLANK[c] === null ? "NULL" : "''"}`).join(", ")} WHERE id = ?`,
@@ -413,7 +420,7 @@ export class RunStore {
 
   /** A run row as its values in RUN_COLUMNS order. */
   insertRunValues(values: RowValues): void {
-    this.insertRunStmt.run(...this.layout.encodeRow(values, RUN_INDEX));
+    this.insertRunStmt.run(...this.layout.encodeRow(values, RUN_INDEX, this.remembersWrites));
   }
 
   /**
@@ -423,7 +430,10 @@ export class RunStore {
   insertFinishedRun(values: RowValues, steps: readonly RowValues[]): void {
     const { cold, row } = splitCold(values, RUN_INDEX);
     const text = recordText(cold, steps);
-    this.insertPackedRunStmt.run(...this.layout.encodeRow(row, RUN_INDEX), packRecord(text, this.writerDictionary(String(values[DEFINITION_HASH]), text)));
+    this.insertPackedRunStmt.run(
+      ...this.layout.encodeRow(row, RUN_INDEX, this.remembersWrites),
+      packRecord(text, this.writerDictionary(String(values[DEFINITION_HASH]), text)),
+    );
   }
 
   insertStep(row: StepRow): void {
@@ -491,6 +501,11 @@ export class RunStore {
     const trigger = this.layout.find(triggerType);
     if (workflow === undefined || trigger === undefined) return [];
     return this.recentTriggerStmt.all(workflow, trigger, limit).map((row) => JSON.parse(this.hydrate(row).trigger_data));
+  }
+
+  /** Whether run `id` is stored (committed, or written by this connection's open transaction). */
+  has(id: string): boolean {
+    return this.hasStmt.get(id) !== null;
   }
 
   getRow(id: string): RunRow | null {
@@ -631,10 +646,10 @@ export class RunStore {
    * Stores a run's definition unless this connection already stored it. Every run insert carries one, and
    * binding the definition's text each time costs more than the run row; the memory of what is stored is
    * per connection and forgotten whenever orphaned definitions are deleted (deleteOrphanDefinitions), so
-   * only a store whose every transaction fails loudly (the engine's batch writer) may remember.
+   * only a store whose every failed transaction is forgotten (`remembersWrites`: the run writer) may remember.
    */
   putDefinition(hash: string, definition: string): void {
-    if (!this.rememberDefinitions) {
+    if (!this.remembersWrites) {
       this.insertDefinitionStmt.run(hash, definition, new Date().toISOString());
       return;
     }

@@ -25,7 +25,8 @@ self.onmessage = (event: MessageEvent) => {
       // It only appends: the tail and inner pages of a few b-trees are all it rereads (a 16 MB cache only held
       // pages it had written, ~15 MB of the process's peak under load).
       db = openDatabase(message.dbPath, { synchronous: message.synchronous, migrate: false, cacheKiB: 2_000 });
-      store = new RunStore(db);
+      // Every batch goes through applyBatch, which forgets what was remembered when a transaction fails.
+      store = new RunStore(db, true);
       self.postMessage(JSON.stringify({ t: "ready" }));
     } catch (error) {
       self.postMessage(JSON.stringify({ t: "init-failed", error: String((error as Error)?.message ?? error) }));

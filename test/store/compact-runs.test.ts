@@ -196,6 +196,27 @@ test.skipIf(testStorage() === "postgres")("a name first stored in a transaction 
   reader.db.close();
 });
 
+test.skipIf(testStorage() === "postgres")(
+  "a name a store without forgetting stored in a transaction that rolled back is not remembered (the engine's enqueue inside a trigger's transaction)",
+  () => {
+    const path = join(dir, "untrusted.db");
+    const main = new RunStore(openDatabase(path));
+    const writer = new RunStore(openDatabase(path), true);
+    expect(() =>
+      main.db.transaction(() => {
+        main.insertRun(runRow("r1", { workflow_id: "wf-gone" }));
+        throw new Error("the trigger's bookkeeping failed");
+      })(),
+    ).toThrow("the trigger's bookkeeping failed");
+    // Another connection now stores another name, which takes the key the rolled-back one had.
+    writer.insertRun(runRow("r2", { workflow_id: "wf-other" }));
+    main.db.transaction(() => main.insertRun(runRow("r3", { workflow_id: "wf-gone" })))();
+    expect([main.getRow("r2")!.workflow_id, main.getRow("r3")!.workflow_id, writer.getRow("r3")!.workflow_id]).toEqual(["wf-other", "wf-gone", "wf-gone"]);
+    main.db.close();
+    writer.db.close();
+  },
+);
+
 test.skipIf(testStorage() === "postgres")("a run whose start, status or environment cannot be stored is refused, naming what is allowed", () => {
   const store = new RunStore(openDatabase(join(dir, "refused.db")));
   expect(() => store.insertRun(runRow("r1", { started_at: "2026-11-22T00:00:00Z" }))).toThrow(
