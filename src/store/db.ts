@@ -53,13 +53,22 @@ export function migrate(db: Db): number[] {
   const latest = migrations.at(-1)?.version ?? 0;
   if (current > latest) throw new NewerSchemaError(`the database ${db.filename}`, current, latest);
   const applied: number[] = [];
-  for (const migration of migrations) {
-    if (migration.version <= current) continue;
-    db.transaction(() => {
-      db.run(migration.sql);
-      db.run(`PRAGMA user_version = ${migration.version}`);
-    }).immediate();
-    applied.push(migration.version);
+  if (current === latest) return applied;
+  // A migration may rewrite a large table and build its indexes: their sorts spill to temporary files instead
+  // of memory (schema 18 on 10,000,000 runs: 825 MiB of memory otherwise). Not changeable inside a transaction.
+  const tempStore = (db.query("PRAGMA temp_store").get() as { temp_store: number }).temp_store;
+  db.run("PRAGMA temp_store = FILE");
+  try {
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      db.transaction(() => {
+        db.run(migration.sql);
+        db.run(`PRAGMA user_version = ${migration.version}`);
+      }).immediate();
+      applied.push(migration.version);
+    }
+  } finally {
+    db.run(`PRAGMA temp_store = ${tempStore}`);
   }
   return applied;
 }
