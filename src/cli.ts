@@ -11,11 +11,11 @@ import { Identity } from "./core/identity";
 import { PieceLoadError } from "./pieces-runtime/loader";
 import { loadRegistry } from "./pieces-runtime/registry";
 import { commandOf } from "./heap-tuning";
-import { createLogger } from "./http/logger";
+import { createLogger, type Logger } from "./http/logger";
 import { backupDatabase } from "./store/backup";
 import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./store/copy-to-postgres";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
-import { checkDatabase, type Db, NewerSchemaError, openDatabase, schemaVersion } from "./store/db";
+import { checkDatabase, type Db, NewerSchemaError, openDatabase, schemaVersion, type UpgradeListener } from "./store/db";
 import { migrateStore, openStore, type StoreLocation } from "./store/open";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
@@ -59,15 +59,26 @@ const storeLocation = (config: Config): StoreLocation => ({
   synchronous: config.dbSynchronous,
 });
 
+/** Logs an upgrade of the database's schema as it starts and when it is done. */
+const logUpgrade =
+  (log: Logger): UpgradeListener =>
+  ({ from, to, migrations, notes, ms }) =>
+    ms === undefined
+      ? log.info("upgrading the database; nothing answers until it is done", { from, to, migrations, notes })
+      : log.info("database upgraded", { from, to, ms });
+
 function fail(message: string): never {
   process.stderr.write(`weft: ${message}\n`);
   process.exit(2);
 }
 
-/** The configured store; a PostgreSQL that cannot be used stops the command naming it (without its password). */
-async function openConfiguredStore(config: Config) {
+/**
+ * The configured store; a PostgreSQL that cannot be used stops the command naming it (without its password).
+ * `log`: an upgrade of the database's schema is logged before and after (some take minutes on a large history).
+ */
+async function openConfiguredStore(config: Config, log?: Logger) {
   try {
-    return await openStore(storeLocation(config));
+    return await openStore(storeLocation(config), { onUpgrade: log && logUpgrade(log) });
   } catch (error) {
     if (error instanceof NewerSchemaError) fail(error.message);
     if (!config.databaseUrl) throw error;
@@ -156,7 +167,7 @@ export async function serve(config: Config) {
     if (error instanceof PieceLoadError) fail(`pieces: ${error.message}`);
     throw error;
   });
-  const db = await openConfiguredStore(config);
+  const db = await openConfiguredStore(config, log);
   const { app, deps } = createApp({ config, db, log, pieces });
   if (config.bootstrapToken && deps.identity.bootstrap(config.bootstrapToken)) {
     log.info("bootstrap token created", { workspace: deps.identity.ensureOrg().workspaceId });
@@ -356,7 +367,10 @@ export async function main(argv: string[]) {
         await copyCommand(argv.slice(1));
         return;
       }
-      const { applied, version } = await migrateStore(storeLocation(config)).catch((error) => {
+      const upgrading: UpgradeListener = ({ from, to, migrations, notes, ms }) => {
+        if (ms === undefined) console.log(`upgrading schema version ${from} to ${to} (${migrations.join(", ")})${notes.map((note) => `; ${note}`).join("")}`);
+      };
+      const { applied, version } = await migrateStore(storeLocation(config), upgrading).catch((error) => {
         if (error instanceof NewerSchemaError) fail(error.message);
         throw error;
       });

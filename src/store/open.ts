@@ -4,7 +4,7 @@
  * knows which it got.
  */
 import type { Synchronous } from "../config";
-import { migrate, NewerSchemaError, openDatabase, schemaVersion, type Db } from "./db";
+import { migrate, NewerSchemaError, openDatabase, schemaVersion, type Db, type UpgradeListener } from "./db";
 import { migratePostgres, openPostgres, postgresSchemaVersion } from "./postgres/db";
 import { postgresMigrations } from "./postgres/migrations";
 import { isPostgres, PostgresDb } from "./postgres/sync-db";
@@ -40,8 +40,9 @@ export function openStoreAt(address: string, synchronous: Synchronous): Db {
 }
 
 /** Opens the store, applying pending migrations unless `migrate` is false. */
-export async function openStore(location: StoreLocation, options: { migrate?: boolean } = {}): Promise<Db> {
-  if (!location.databaseUrl) return openDatabase(location.sqlitePath, { synchronous: location.synchronous, migrate: options.migrate });
+export async function openStore(location: StoreLocation, options: { migrate?: boolean; onUpgrade?: UpgradeListener } = {}): Promise<Db> {
+  if (!location.databaseUrl)
+    return openDatabase(location.sqlitePath, { synchronous: location.synchronous, migrate: options.migrate, onUpgrade: options.onUpgrade });
   const db = new PostgresDb(location.databaseUrl);
   // Pending migrations run on a connection of their own, under an advisory lock (instances starting together
   // wait). A schema already up to date, the usual start, costs one query on the store's own connection.
@@ -57,7 +58,7 @@ export async function openStore(location: StoreLocation, options: { migrate?: bo
 }
 
 /** `weft migrate`: applies what is pending and says where, what and the resulting schema version. */
-export async function migrateStore(location: StoreLocation): Promise<{ applied: number[]; version: number }> {
+export async function migrateStore(location: StoreLocation, onUpgrade?: UpgradeListener): Promise<{ applied: number[]; version: number }> {
   if (location.databaseUrl) {
     const sql = await openPostgres(location.databaseUrl, { migrate: false, max: 1 });
     try {
@@ -69,7 +70,7 @@ export async function migrateStore(location: StoreLocation): Promise<{ applied: 
   }
   const db = openDatabase(location.sqlitePath, { synchronous: location.synchronous, migrate: false });
   try {
-    const applied = migrate(db);
+    const applied = migrate(db, onUpgrade);
     return { applied, version: schemaVersion(db) };
   } finally {
     db.close();

@@ -45,6 +45,22 @@ describe("CLI", () => {
     expect(second.stdout.toString()).toContain("up to date");
   });
 
+  test("migrate announces an upgrade of a database that had a schema, with what its migrations do; a new one is just created", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "weft-cli-"));
+    const fresh = weft(["migrate"], { WEFT_DATA_DIR: dataDir });
+    expect(fresh.stdout.toString()).not.toContain("upgrading");
+    const older = mkdtempSync(join(tmpdir(), "weft-cli-"));
+    const db = new Database(join(older, "weft.db"));
+    for (const m of migrations.filter((m) => m.version < 18)) db.run(m.sql);
+    db.run("PRAGMA user_version = 17");
+    db.close();
+    const upgraded = weft(["migrate"], { WEFT_DATA_DIR: older });
+    expect(upgraded.exitCode).toBe(0);
+    expect(upgraded.stdout.toString()).toStartWith(
+      "upgrading schema version 17 to 18 (18 compact-runs); 18 compact-runs: rewrites every stored run once: ~11 s per million runs on 2 cores\n",
+    );
+  });
+
   test("a database a newer weft migrated is refused by serve and migrate, naming both schema versions, and left as it was", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "weft-cli-"));
     expect(weft(["migrate"], { WEFT_DATA_DIR: dataDir }).exitCode).toBe(0);

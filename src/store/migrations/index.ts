@@ -22,6 +22,8 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** What an operator should know while it is applied (logged with the upgrade), e.g. how long it takes. */
+  note?: string;
 }
 
 export const migrations: Migration[] = [
