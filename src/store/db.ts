@@ -76,8 +76,7 @@ export function migrate(db: Db, onUpgrade?: UpgradeListener): number[] {
   const tempStore = (db.query("PRAGMA temp_store").get() as { temp_store: number }).temp_store;
   db.run("PRAGMA temp_store = FILE");
   try {
-    for (const migration of migrations) {
-      if (migration.version <= current) continue;
+    for (const migration of pending) {
       db.transaction(() => {
         db.run(migration.sql);
         db.run(`PRAGMA user_version = ${migration.version}`);

@@ -21,7 +21,7 @@
 import type { Statement } from "bun:sqlite";
 import type { Db } from "./db";
 import { isPostgres } from "./postgres/sync-db";
-import type { RowValues } from "./run-records";
+import { canonicalMs, type RowValues } from "./run-records";
 
 /** Status codes of SQLite's runs (migration 018). Never renumber: stored rows and the partial index hold them. */
 export const STATUS_CODES = { completed: 0, failed: 1, cancelled: 2, pending: 3, running: 4, paused: 5 } as const;
@@ -64,6 +64,8 @@ export interface RunLayout {
   decode<Row extends object>(row: Row): Row;
   /** A value of run_hours.hour as bounds on started_at: from ≤ started_at < to. */
   hourBounds(hour: Stored): { from: Stored; to: Stored };
+  /** Bounds on started_at that every run is within. */
+  readonly allTime: { from: Stored; to: Stored };
   /** A stored tie value as text that sorts in the same order (RunPosition.tie). */
   tieText(value: Stored): string;
   /** The reverse of tieText, to bind ("" comes before any run). */
@@ -88,6 +90,7 @@ const TEXT: RunLayout = {
   decode: (row) => row,
   // An hour H holds the starts from "H" up to "H~" ('~' sorts after every character of an ISO time).
   hourBounds: (hour) => ({ from: hour, to: `${hour}~` }),
+  allTime: { from: "", to: "~" },
   tieText: (value) => String(value),
   tieValue: (text) => text,
   forgetWrites: () => {},
@@ -101,6 +104,7 @@ const NAMED = ["workspace_id", "workflow_id", "trigger_type", "definition_hash"]
 class CompactLayout implements RunLayout {
   readonly tie = "seq";
   readonly durationOrder = "duration_ms DESC NULLS LAST, started_at DESC, environment DESC, seq DESC";
+  readonly allTime = { from: Number.MIN_SAFE_INTEGER, to: Number.MAX_SAFE_INTEGER };
   readonly unfinished = `${STATUS_CODES.pending}, ${STATUS_CODES.running}, ${STATUS_CODES.paused}`;
   readonly paused = String(STATUS_CODES.paused);
   private readonly keys = new Map<string, number>();
@@ -132,9 +136,8 @@ class CompactLayout implements RunLayout {
   }
 
   time(iso: string): number {
-    const ms = typeof iso === "string" && iso.length === 24 ? Date.parse(iso) : Number.NaN;
-    if (!Number.isFinite(ms) || new Date(ms).toISOString() !== iso)
-      throw new Error(`a run's start must be a canonical ISO time (as Date.toISOString writes it); got ${JSON.stringify(iso)}`);
+    const ms = canonicalMs(iso);
+    if (ms === undefined) throw new Error(`a run's start must be a canonical ISO time (as Date.toISOString writes it); got ${JSON.stringify(iso)}`);
     return ms;
   }
 

@@ -183,7 +183,7 @@ export function growDictionary(grown: GrowingDictionary, text: Uint8Array): Dict
 }
 
 /** The instant of `text` when `text` is its canonical ISO form (what the engine writes), else undefined. */
-function canonicalMs(text: unknown): number | undefined {
+export function canonicalMs(text: unknown): number | undefined {
   if (typeof text !== "string" || text.length !== 24) return undefined;
   const ms = Date.parse(text);
   return Number.isFinite(ms) && new Date(ms).toISOString() === text ? ms : undefined;

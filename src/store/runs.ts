@@ -838,10 +838,7 @@ export class RunStore {
       if (hours.length < chunk) break;
       after = hours[hours.length - 1].hour;
     }
-    if (hourA === undefined || hourB === undefined) {
-      // The counts disagree with the rows: read it all.
-      return this.postgres ? { from: "", to: "~", before: 0 } : { from: Number.MIN_SAFE_INTEGER, to: Number.MAX_SAFE_INTEGER, before: 0 };
-    }
+    if (hourA === undefined || hourB === undefined) return { ...this.layout.allTime, before: 0 }; // counts disagree: read it all
     const [startHour, endHour, before] = forward ? [hourA, hourB, beforeA] : [hourB, hourA, total - throughB];
     const [first, last] = newest ? [endHour, startHour] : [startHour, endHour];
     return { from: this.layout.hourBounds(first).from, to: this.layout.hourBounds(last).to, before };
@@ -919,11 +916,14 @@ export class RunStore {
   }
 
   private positions(rows: PositionRow[]): RunPosition[] {
-    return rows.map((row) => {
-      const tie = this.layout.tieText(row.tie);
-      this.layout.decode(row);
-      return { id: row.id, startedAt: row.started_at as string, tie };
-    });
+    return rows.map((row) => this.position(row));
+  }
+
+  /** A selected position with its values as the API has them. */
+  private position(row: PositionRow): RunPosition {
+    const tie = this.layout.tieText(row.tie);
+    this.layout.decode(row);
+    return { id: row.id, startedAt: row.started_at as string, tie };
   }
 
   /**
@@ -937,11 +937,7 @@ export class RunStore {
         `SELECT id, started_at, ${tie} AS tie, workflow_id, workspace_id FROM runs WHERE status IN (${unfinished})`,
       )
       .all()
-      .map((r) => {
-        const tieText = this.layout.tieText(r.tie);
-        this.layout.decode(r);
-        return { id: r.id, startedAt: r.started_at as string, tie: tieText, workflowId: r.workflow_id, workspaceId: r.workspace_id };
-      });
+      .map((r) => ({ ...this.position(r), workflowId: r.workflow_id, workspaceId: r.workspace_id }));
   }
 
   /** Deletes runs and their steps in one transaction. */

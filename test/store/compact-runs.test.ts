@@ -72,18 +72,19 @@ function shape(filter: RunListFilter, rows: RunRow[], total: number) {
   return { filter, total, places: [...at.keys()], at: Object.fromEntries(at) };
 }
 
+/** Whether a run is one `filter` lists. */
+const matches = (filter: RunListFilter) => (r: RunRow) =>
+  r.workspace_id === filter.workspaceId &&
+  filter.environments.includes(r.environment) &&
+  (!filter.status || r.status === filter.status) &&
+  (!filter.triggerType || r.trigger_type === filter.triggerType) &&
+  (!filter.workflowId || r.workflow_id === filter.workflowId) &&
+  (filter.tag === undefined || (JSON.parse(r.tags) as string[]).includes(filter.tag));
+
 /** What every list must answer, read the slow way from `rows`. */
 function expectedLists(rows: RunRow[]) {
   return filters().map((filter) => {
-    const matching = rows.filter(
-      (r) =>
-        r.workspace_id === filter.workspaceId &&
-        filter.environments.includes(r.environment) &&
-        (!filter.status || r.status === filter.status) &&
-        (!filter.triggerType || r.trigger_type === filter.triggerType) &&
-        (!filter.workflowId || r.workflow_id === filter.workflowId) &&
-        (filter.tag === undefined || (JSON.parse(r.tags) as string[]).includes(filter.tag)),
-    );
+    const matching = rows.filter(matches(filter));
     const cmp = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0);
     matching.sort((x, y) => {
       if (filter.sort === "oldest") return cmp(x.started_at, y.started_at);
@@ -165,15 +166,7 @@ test.skipIf(testStorage() === "postgres")(
     const remaining = [...rows.filter((_, i) => i < 100 || i >= 140).map((r) => (r.id === rows[0]!.id ? { ...r, status: "failed" as RunStatus } : r))];
     remaining.push(store.getRow("new-1")!);
     for (const filter of filters()) {
-      const matching = remaining.filter(
-        (r) =>
-          r.workspace_id === filter.workspaceId &&
-          filter.environments.includes(r.environment) &&
-          (!filter.status || r.status === filter.status) &&
-          (!filter.triggerType || r.trigger_type === filter.triggerType) &&
-          (!filter.workflowId || r.workflow_id === filter.workflowId) &&
-          (filter.tag === undefined || (JSON.parse(r.tags) as string[]).includes(filter.tag)),
-      );
+      const matching = remaining.filter(matches(filter));
       const { rows: listed, total } = store.list(filter);
       expect({ filter, total, ids: listed.map((r) => r.id).sort() }).toEqual({ filter, total: matching.length, ids: matching.map((r) => r.id).sort() });
     }
