@@ -175,7 +175,21 @@ async function expectWorkflowRuns(target: ServerHandle): Promise<string> {
           actionId: "template",
           config: { template: "{{greet.output.greeting}}!" },
           // Not pure: runs on a worker thread, whose entry must resolve inside the binary.
-          nextAction: { name: "remember", type: "PIECE", pieceId: "store", actionId: "put", config: { key: "last", value: "{{greet.output.doubled}}" } },
+          nextAction: {
+            name: "remember",
+            type: "PIECE",
+            pieceId: "store",
+            actionId: "put",
+            config: { key: "last", value: "{{greet.output.doubled}}" },
+            // User code runs in a sandbox child process: the binary re-executed as `weft __sandbox`.
+            nextAction: {
+              name: "compute",
+              type: "PIECE",
+              pieceId: "code",
+              actionId: "run_code",
+              config: { code: "return { tripled: input.n * 3 };", input: { n: "{{greet.output.doubled}}" } },
+            },
+          },
         },
       },
     },
@@ -198,5 +212,6 @@ async function expectWorkflowRuns(target: ServerHandle): Promise<string> {
   const greet = detail.steps.find((s: any) => s.nodeId === "greet");
   expect(greet.outputData).toMatchObject({ greeting: "hello Ada", doubled: 42 });
   expect(detail.steps.find((s: any) => s.nodeId === "remember")).toMatchObject({ status: "completed", outputData: { key: "last", value: 42 } });
+  expect(detail.steps.find((s: any) => s.nodeId === "compute")).toMatchObject({ status: "completed", outputData: { tripled: 126 } });
   return run.id as string;
 }
