@@ -1,5 +1,5 @@
 /** Shared by benchmarks: start a server, drive load with wrk when present, read RSS. */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir, cpus } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -14,6 +14,27 @@ export const BENCH_TOKEN = "weft_bench_token_0123456789abcdef";
 
 /** How long a server is left alone before its idle RSS is read (benches engine and peers). */
 export const IDLE_SETTLE_MS = 2_000;
+
+/** One figure a bench measured against a goal the product has set itself (issue 19's "Done when"). */
+export interface GoalFigure {
+  /** What was measured, with where: "GET /api/runs p95, slowest figure, 1,000,000 runs (sqlite)". */
+  figure: string;
+  /** The measurement as printed: "4.98 ms (status=failed middle page)". */
+  value: string;
+  /** The goal as printed: "< 20 ms". */
+  goal: string;
+  met: boolean;
+}
+
+/**
+ * Hands a goal figure to `npm run bench` (bench/run.ts), which prints every bench's figures in one table when
+ * the last bench has run, so one sitting shows each goal beside its measurement. A bench run on its own
+ * (no WEFT_BENCH_GOALS) only prints its own output.
+ */
+export function reportGoal(figure: GoalFigure): void {
+  const file = process.env.WEFT_BENCH_GOALS;
+  if (file) appendFileSync(file, `${JSON.stringify({ ...figure, bench: Bun.main.split("/").pop() })}\n`);
+}
 
 export function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");

@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import { runLayout } from "../src/store/run-layout";
 import { RunStore } from "../src/store/runs";
 import { startServer } from "../test/support/server";
-import { IDLE_SETTLE_MS, load } from "./_support";
+import { IDLE_SETTLE_MS, load, reportGoal } from "./_support";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -227,6 +227,19 @@ async function throughput() {
       `  server CPU per run        ${((cpu * 1000) / Math.max(1, completed.length)).toFixed(0)} µs (${(cpu / 10 / seconds).toFixed(0)}% of one core)`,
     );
     console.log(`  RSS idle / peak           ${idleRss.toFixed(0)} / ${peak.toFixed(0)} MB`);
+    const runsPerSecond = completed.length / seconds;
+    reportGoal({
+      figure: `engine: three-step runs/s, ${CLIENTS} connections, synchronous=${values.sync}`,
+      value: `${runsPerSecond.toFixed(0)} (${((cpu * 1000) / Math.max(1, completed.length)).toFixed(0)} µs of server CPU per run)`,
+      goal: "≥ 12,000",
+      met: runsPerSecond >= 12_000,
+    });
+    reportGoal({
+      figure: "engine: RSS idle / peak",
+      value: `${idleRss.toFixed(0)} / ${peak.toFixed(0)} MiB`,
+      goal: "< 80 / < 150 MiB",
+      met: idleRss < 80 && peak < 150,
+    });
     console.log(
       `  persisted                 ${list.pagination.total} runs in the list; ${incomplete} of the measured runs lack steps; a run has ${sample.data.steps.length} steps (stepTotal ${sample.data.stepTotal})`,
     );

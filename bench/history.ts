@@ -36,7 +36,7 @@ import { FRESH_RUN } from "../src/engine/run-table";
 import { sha256 } from "../src/lib/ids";
 import { SQL } from "bun";
 import { postgresBinaries, startPostgres, type PostgresHandle } from "../test/support/postgres";
-import { BENCH_TOKEN, type BenchServer, benchApi, machine, ROOT, spawnBenchServer } from "./_support";
+import { BENCH_TOKEN, type BenchServer, benchApi, machine, reportGoal, ROOT, spawnBenchServer } from "./_support";
 
 // ------------------------------------------------------------------------------------------ seeding
 
@@ -854,4 +854,23 @@ if (import.meta.main) {
   const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  ");
   console.log(line(header));
   for (const row of rows) console.log(line(row));
+
+  for (const s of all) {
+    const where = `${thousands(s.n)} runs (${STORAGE})`;
+    const slowest = s.timings.reduce((a, b) => (b.t.p95 > a.t.p95 ? b : a));
+    reportGoal({
+      figure: `slowest p95 of the list, run and workflow-list figures, ${where}`,
+      value: `${f(slowest.t.p95)} ms (${slowest.label})`,
+      goal: "< 20 ms",
+      met: slowest.t.p95 < 20,
+    });
+    reportGoal({ figure: `bytes per run, ${where}`, value: s.bytesPerRun.toFixed(0), goal: "≤ 500", met: s.bytesPerRun <= 500 });
+    if (s.binaryWebhookMs !== null)
+      reportGoal({
+        figure: `compiled binary: spawn → first webhook, ${where}`,
+        value: `${f(s.binaryWebhookMs)} ms`,
+        goal: "< 200 ms",
+        met: s.binaryWebhookMs < 200,
+      });
+  }
 }

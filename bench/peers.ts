@@ -28,6 +28,7 @@ import {
   machine,
   peakRssMiB,
   publishWebhookWorkflow,
+  reportGoal,
   ROOT,
   replyStep,
   rssMiB,
@@ -230,6 +231,33 @@ try {
       `${String(connections).padStart(3)} connections: req/s ×${(w.requestsPerSecond / n.requestsPerSecond).toFixed(2)} (goal ≥ 1.5), p99 ${f(w.p99Ms)} vs ${f(n.p99Ms)} ms (goal: Weft ≤ Node-RED)`,
     );
   }
+  for (const connections of LEVELS) {
+    const w = results.get(`Weft|${connections}`)!;
+    const n = results.get(`${peers[0]!.name}|${connections}`)!;
+    const ratio = w.requestsPerSecond / n.requestsPerSecond;
+    reportGoal({
+      figure: `webhook req/s, Weft ÷ Node-RED, ${connections} connections`,
+      value: `×${ratio.toFixed(2)} (${f(w.requestsPerSecond)} vs ${f(n.requestsPerSecond)})`,
+      goal: "≥ ×1.5",
+      met: ratio >= 1.5,
+    });
+    reportGoal({
+      figure: `webhook p99, Weft vs Node-RED, ${connections} connections`,
+      value: `${f(w.p99Ms)} vs ${f(n.p99Ms)} ms`,
+      goal: "Weft ≤ Node-RED",
+      met: w.p99Ms <= n.p99Ms,
+    });
+    if (connections === 50)
+      reportGoal({ figure: "webhook req/s, Weft, 50 connections", value: f(w.requestsPerSecond), goal: "≥ 30,000", met: w.requestsPerSecond >= 30_000 });
+  }
+  const weftIdle = idle.get("Weft")!;
+  const weftPeak = peakRssMiB(weft.pid);
+  reportGoal({
+    figure: "webhook bench: Weft's RSS idle / peak",
+    value: `${weftIdle.toFixed(0)} / ${weftPeak.toFixed(0)} MiB`,
+    goal: "< 80 / < 150 MiB",
+    met: weftIdle < 80 && weftPeak < 150,
+  });
   for (const peer of peers) console.log(`RSS of ${peer.name}: ${idle.get(peer.name)!.toFixed(0)} MiB idle, ${peakRssMiB(peer.pid).toFixed(0)} MiB at its peak`);
   console.log(
     `Weft stored ${stored} runs for the ${weftAnswered} requests it answered 200 (warm-ups included)${stored >= weftAnswered ? "" : ": RUNS MISSING"}`,
