@@ -1,7 +1,8 @@
 /**
  * How long a read of runs waits for queued writes (src/core/runs/runs.ts, settled): with the writer stuck (a
  * commit held up, as when PostgreSQL flushes a checkpoint), a list and the detail of a run this process does
- * not hold still answer, with what is committed; the detail of a run it is finishing waits for its rows.
+ * not hold still answer, with what is committed; the detail of a run it is finishing waits for its rows,
+ * also when the run ends while the read waits.
  */
 import { expect, test } from "bun:test";
 import { Runs } from "../../src/core/runs/runs";
@@ -24,6 +25,8 @@ function stuckEngine(held: Set<string>) {
   const engine = {
     store,
     writes: { pending: 3, drain: () => drained },
+    // A run's end is committed with everything else the writer holds.
+    waitFor: () => drained.then(() => null),
     holds: (id: string) => held.has(id),
     row: (workspaceId: string, id: string) => store.get(workspaceId, id),
     withWait: (run: unknown) => run,
@@ -44,4 +47,36 @@ test("a list and a run not held answer while the writer is stuck; a run being fi
   expect(await raced(finishing)).toBe("waiting");
   release();
   expect((await finishing).id).toBe("finishing");
+});
+
+test("a run that ends while its detail waits is answered finished only with its last steps", async () => {
+  const store = new RunStore(openDatabase(":memory:"));
+  store.insertRun(runRow("ending", { workspace_id: "ws", status: "running", finished_at: null, duration_ms: null }));
+  store.insertStep(stepRow("ending", { id: "ending-1", node_id: "first", seq: 1 }));
+  // In memory the run is running, and ends 10 ms into the read's wait; its end (and its last step) commit
+  // only when the writer is released.
+  const live = { ...store.getRow("ending")! };
+  let release!: () => void;
+  const committed = new Promise<void>((resolve) => {
+    release = () => {
+      store.insertStep(stepRow("ending", { id: "ending-2", node_id: "last", seq: 2 }));
+      store.patchRun("ending", { status: "completed", finished_at: new Date().toISOString(), duration_ms: 12 });
+      resolve();
+    };
+  });
+  setTimeout(() => Object.assign(live, { status: "completed" }), 10);
+  const engine = {
+    store,
+    writes: { pending: 1, drain: () => committed },
+    waitFor: () => committed.then(() => null),
+    holds: () => true,
+    row: () => live,
+    withWait: (run: unknown) => run,
+  };
+  const detail = new Runs(engine as unknown as Engine).get("ws", "ending");
+  expect(await raced(detail)).toBe("waiting");
+  release();
+  const run = await detail;
+  expect(run.status).toBe("completed");
+  expect(run.steps?.map((step) => step.nodeId)).toEqual(["first", "last"]);
 });

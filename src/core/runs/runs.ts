@@ -15,13 +15,14 @@ const FINISHED = new Set(["completed", "failed", "cancelled"]);
  * Reads follow the queued writes: a run just finished is listed finished, with all its steps. A list, or the
  * detail of a run in progress, waits for them at most READ_WAIT_MS and then answers with what is committed,
  * so a slow commit (a backlog of thousands of step rows; a database flushing a checkpoint, 100–300 ms) does
- * not hold the API. The detail of a run this process is finishing waits for its own rows; that of a run it
- * does not hold (no longer executing, its end committed) waits for nothing: every write of it is committed.
+ * not hold the API. The detail of a run this process is finishing waits for the commit of its end (up to
+ * END_WAIT_MS), not for every queued write; that of a run it does not hold (no longer executing, its end
+ * committed) waits for nothing: every write of it is committed.
  */
 const READ_WAIT_MS = 50;
-function settled(writes: { drain(): Promise<void>; readonly pending: number }, mayAnswerEarly = true): Promise<void> {
+const END_WAIT_MS = 10_000;
+function settled(writes: { drain(): Promise<void>; readonly pending: number }): Promise<void> {
   if (writes.pending === 0) return Promise.resolve();
-  if (!mayAnswerEarly) return writes.drain();
   let timer: ReturnType<typeof setTimeout> | undefined;
   return Promise.race([
     writes.drain(),
@@ -102,7 +103,11 @@ export class Runs {
   async get(workspaceId: string, runId: string): Promise<RunT> {
     if (this.engine.holds(runId)) {
       const live = this.engine.row(workspaceId, runId);
-      await settled(this.engine.writes, live !== null && !FINISHED.has(live.status));
+      if (live !== null && !FINISHED.has(live.status)) await settled(this.engine.writes);
+      // Ended, maybe while the line above waited: its end and last steps may still be committing. A finished
+      // run is shown with all its steps, so its own end commit is waited for (the memory row is finished
+      // before its steps are readable: "completed" with its last steps missing was answered).
+      if (this.engine.holds(runId) && FINISHED.has(this.engine.row(workspaceId, runId)?.status ?? "")) await this.engine.waitFor(runId, END_WAIT_MS);
     }
     const row = this.engine.row(workspaceId, runId);
     if (!row) throw notFound(`run ${runId}`);
