@@ -8,7 +8,8 @@
  * is reconnecting is lost to it, so every receiver also looks again on a timer. On SQLite there is one
  * instance and no bus.
  */
-import { SQL } from "bun";
+// Bun.SQL at the call: naming it at the top would load the client in every process, SQLite ones included.
+import type { SQL } from "bun";
 import type { Db } from "./db";
 import { isPostgres } from "./postgres/sync-db";
 
@@ -81,7 +82,7 @@ export function openBus(db: Db, onError: (error: unknown) => void): Bus | null {
 }
 
 function connectBus(url: string, onError: (error: unknown) => void): Bus {
-  const sql = new SQL(url, { max: 1 });
+  const sql = new Bun.SQL(url, { max: 1 });
   const sender = crypto.randomUUID();
   let sent = 0;
   let closed = false;

@@ -687,6 +687,15 @@ export class ThreadWriter extends QueueingWriter {
     );
   }
 
+  /**
+   * Starts the thread now (the engine's start), in the background: it loads its code and opens its connection
+   * on the other core while the server finishes starting, instead of in the first webhook's answer.
+   */
+  warm() {
+    this.ready ??= this.spawn();
+    this.ready.catch(() => {});
+  }
+
   /** The thread checkpoints after the batches already handed to it, outside a transaction. */
   async truncateWal(): Promise<boolean> {
     this.ready ??= this.spawn();

@@ -4,7 +4,8 @@
  *
  * Bun's client returns BIGINT columns as strings (BigInt with `bigint: true`); INTEGER and text as written.
  */
-import { SQL } from "bun";
+// Bun.SQL at the call: naming it at the top would load the client in every process, SQLite ones included.
+import type { SQL } from "bun";
 import { NewerSchemaError } from "../db";
 import { postgresMigrations } from "./migrations";
 
@@ -20,7 +21,7 @@ export const MIGRATION_LOCK_KEY = 0x7765_6674_6d69_6772n;
 
 export async function openPostgres(url: string, options: OpenPostgresOptions = {}): Promise<SQL> {
   // adapter: the URL alone would let a mysql:// or sqlite: URL pick another driver.
-  const sql = new SQL(url, { adapter: "postgres", ...(options.max === undefined ? {} : { max: options.max }) });
+  const sql = new Bun.SQL(url, { adapter: "postgres", ...(options.max === undefined ? {} : { max: options.max }) });
   try {
     if (options.migrate !== false) await migratePostgres(sql);
   } catch (error) {

@@ -12,7 +12,8 @@
  * Batches of different runs do not wait: the run counts they add to are rows of their own transaction
  * (migration 15), so nothing else is shared.
  */
-import { SQL } from "bun";
+// Bun.SQL at the call: naming it at the top would load the client in every process, SQLite ones included.
+import type { SQL } from "bun";
 import { RUN_COLUMNS } from "../runs";
 import type { WireOp } from "../run-writes";
 import { PostgresRunBatches } from "./run-batches";
@@ -94,7 +95,7 @@ export class PostgresWriterLanes {
   static async open(url: string): Promise<PostgresWriterLanes> {
     // Connected side by side: each connection's handshake is a few round trips and an authentication.
     const opened = await Promise.allSettled(
-      Array.from({ length: LANES }, () => PostgresRunBatches.open(new SQL(url, { adapter: "postgres", max: 1, idleTimeout: 0 }))),
+      Array.from({ length: LANES }, () => PostgresRunBatches.open(new Bun.SQL(url, { adapter: "postgres", max: 1, idleTimeout: 0 }))),
     );
     const failed = opened.find((o): o is PromiseRejectedResult => o.status === "rejected");
     const lanes = opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
