@@ -1,4 +1,5 @@
 /** Structured logs: one JSON object per line on stdout (errors on stderr). */
+import { writeSync } from "node:fs";
 import type { LogLevel } from "../config";
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
@@ -26,6 +27,17 @@ export function createLogger(level: LogLevel, sink: (line: string, isError: bool
   };
 }
 
+/**
+ * Written straight to the descriptor, as Node does for files and pipes on Linux: the first use of
+ * process.stdout builds a stream first (~12 ms of a server's start, before its "weft listening" line). A
+ * descriptor that refuses to block (EAGAIN: a non-blocking pipe that is full) falls back to the stream.
+ */
 function defaultSink(line: string, isError: boolean) {
-  (isError ? process.stderr : process.stdout).write(`${line}\n`);
+  const bytes = Buffer.from(`${line}\n`);
+  let written = 0;
+  try {
+    while (written < bytes.length) written += writeSync(isError ? 2 : 1, bytes, written);
+  } catch {
+    (isError ? process.stderr : process.stdout).write(bytes.subarray(written));
+  }
 }
