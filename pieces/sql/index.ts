@@ -6,7 +6,6 @@
  * SSRF policy first (allowedAddress); SQLite files must lie in a WEFT_SQLITE_DIRS directory.
  */
 import { Database } from "bun:sqlite";
-import { SQL } from "bun";
 import { realpathSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import { sqliteDirsFrom } from "../../src/config";
@@ -75,7 +74,8 @@ async function open(fetch: GuardedFetch, auth: ResolvedAuth | undefined): Promis
   // The policy is checked on the resolved address; without TLS the step connects to exactly that address.
   // With TLS the certificate is checked for the host name, so the name is used (after the check).
   const address = await allowedAddress(fetch, host);
-  const sql = new SQL({
+  // Bun.SQL at the call: naming it at the top would load the client in every process at start.
+  const sql = new Bun.SQL({
     adapter: dialect === "postgres" ? "postgres" : "mysql",
     hostname: ssl ? host : address,
     port: Number(s.port ?? (dialect === "postgres" ? 5432 : 3306)),

@@ -36,14 +36,15 @@ export interface UserCodeRequest {
 /**
  * Code that ran into its time limit inline is "heavy": its later runs go to a sandbox process, where
  * the kill is exact. (Inline, the interrupt handler is consulted every few thousand operations, so a
- * loop around an expensive built-in can overshoot the limit; once is enough to learn that.)
+ * loop around an expensive built-in can overshoot the limit; once is enough to learn that.) Made by the
+ * first such code: the cache allocates room for all its entries at once, which no start should pay for.
  */
-const heavy = new LRUCache<number | bigint, true>({ max: 10_000 });
+let heavy: LRUCache<number | bigint, true> | undefined;
 
 /** Where the code would run now: the operator's choice, or "process" for code flagged heavy. */
 export function isolationFor(code: string, requested?: SandboxIsolation): SandboxIsolation {
   if (sandboxSettings().isolation === "process" || requested === "process") return "process";
-  return heavy.has(Bun.hash(code)) ? "process" : "inline";
+  return heavy?.has(Bun.hash(code)) ? "process" : "inline";
 }
 
 export async function runUserCode(request: UserCodeRequest): Promise<SandboxResult> {
@@ -56,6 +57,9 @@ export async function runUserCode(request: UserCodeRequest): Promise<SandboxResu
   const call = { code: request.code, input: request.input, timeoutMs, memoryBytes, maxOutputBytes: settings.maxOutputBytes };
   if (isolationFor(request.code, request.isolation) === "process") return runInProcess(call, settings, request.onWait);
   const result = await runInline(call);
-  if (!result.ok && result.reason === "timeout") heavy.set(Bun.hash(request.code), true);
+  if (!result.ok && result.reason === "timeout") {
+    heavy ??= new LRUCache({ max: 10_000 });
+    heavy.set(Bun.hash(request.code), true);
+  }
   return result;
 }

@@ -540,7 +540,8 @@ class Pool {
   }
 }
 
-const pool = new Pool();
+/** Made by the first call: its cache of durations is allocated whole (10,000 entries), a cost no start should pay. */
+let pool: Pool | undefined;
 
 export function runInProcess(
   request: InlineRequest,
@@ -549,10 +550,12 @@ export function runInProcess(
 ): Promise<SandboxResult> {
   const input = inputToJson(request.input);
   if (!input.ok) return Promise.resolve(failure("input", input.error));
-  return new Promise((resolve) => pool.submit({ request, codeHash: Bun.hash(request.code), inputJson: input.json, resolve, onWait }, settings));
+  pool ??= new Pool();
+  const running = pool;
+  return new Promise((resolve) => running.submit({ request, codeHash: Bun.hash(request.code), inputJson: input.json, resolve, onWait }, settings));
 }
 
 /** Kills every sandbox process of this thread (shutdown, tests). Calls in flight fail. */
 export function stopSandboxProcesses() {
-  pool.stop();
+  pool?.stop();
 }
