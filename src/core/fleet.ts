@@ -99,12 +99,12 @@ export class Fleet {
     return this.o.now?.() ?? Date.now();
   }
 
-  /** The pieces this process can run, every installed version. */
+  /** The pieces this process can run, every installed version, in code-unit order (a first localeCompare sets up the collator: ~2 ms of every start). */
   private pieces(): Array<{ id: string; version: string }> {
     return this.o.pieces
       .ids()
       .flatMap((id) => this.o.pieces.versionsOf(id).map((piece) => ({ id, version: piece.version })))
-      .sort((a, b) => (a.id === b.id ? a.version.localeCompare(b.version) : a.id.localeCompare(b.id)));
+      .sort((a, b) => (a.id === b.id ? byCodeUnits(a.version, b.version) : byCodeUnits(a.id, b.id)));
   }
 
   /** Registers this process and starts its heartbeat (`weft serve`). */
@@ -217,3 +217,5 @@ export class Fleet {
     }));
   }
 }
+
+const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
