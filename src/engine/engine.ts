@@ -69,6 +69,7 @@ export class Engine {
   /** A cluster: which runs this instance takes from others and from the shared queue; null alone. */
   private readonly claims: Claims | null;
   private stopping = false;
+  private readonly workflows: WorkflowStore;
 
   constructor(private readonly o: EngineOptions) {
     this.store = new RunStore(o.db);
@@ -86,6 +87,7 @@ export class Engine {
     const t = new RunTable(o, this.store, this.writes, this.dispatcher);
     this.table = t;
     const workflows = new WorkflowStore(o.db);
+    this.workflows = workflows;
     this.retention = new Retention({
       db: o.db,
       store: this.store,
@@ -147,7 +149,9 @@ export class Engine {
    */
   start(): Promise<void> {
     if (this.startPromise) return this.startPromise;
-    this.writes.warm?.();
+    // A server with a live workflow is about to take runs: its writer gets ready now (the SQLite writer's thread
+    // loads on the other core while the server finishes starting). One with none starts it with its first run.
+    if (this.workflows.anyLive()) this.writes.warm?.();
     // Recovery runs first and synchronously: nothing new can be queued before it, so no run is queued twice.
     // Alone (SQLite) every unfinished run is this process's; in a cluster only those of instances that died.
     this.recover(this.claims ? this.claims.orphans() : this.store.unfinished());
