@@ -151,7 +151,7 @@ export class Engine {
     if (this.startPromise) return this.startPromise;
     // A server with a live workflow is about to take runs: its writer gets ready now (the SQLite writer's thread
     // loads on the other core while the server finishes starting). One with none starts it with its first run.
-    if (this.workflows.anyLive()) this.writes.warm?.();
+    if (this.workflows.live().length > 0) this.writes.warm?.();
     // Recovery runs first and synchronously: nothing new can be queued before it, so no run is queued twice.
     // Alone (SQLite) every unfinished run is this process's; in a cluster only those of instances that died.
     this.recover(this.claims ? this.claims.orphans() : this.store.unfinished());

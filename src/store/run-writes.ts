@@ -673,8 +673,7 @@ export class ThreadWriter extends QueueingWriter {
     this.flights.set(id, entries);
     this.inFlightEntries += entries.length;
     const payload = JSON.stringify({ t: "batch", id, ops: ops.map((group) => group.map(encodeOp)) });
-    this.ready ??= this.spawn();
-    this.ready.then(
+    this.started().then(
       () => this.worker!.postMessage(payload),
       (error) => {
         this.land(id);
@@ -692,14 +691,18 @@ export class ThreadWriter extends QueueingWriter {
    * on the other core while the server finishes starting, instead of in the first webhook's answer.
    */
   warm() {
+    this.started().catch(() => {});
+  }
+
+  /** The thread, spawned by the first caller that needs it. */
+  private started(): Promise<void> {
     this.ready ??= this.spawn();
-    this.ready.catch(() => {});
+    return this.ready;
   }
 
   /** The thread checkpoints after the batches already handed to it, outside a transaction. */
   async truncateWal(): Promise<boolean> {
-    this.ready ??= this.spawn();
-    await this.ready;
+    await this.started();
     const worker = this.worker;
     if (!worker) return false;
     const id = ++this.nextId;

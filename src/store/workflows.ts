@@ -75,7 +75,6 @@ export class WorkflowStore {
       getAny: db.query<WorkflowRow, [string]>("SELECT * FROM workflows WHERE id = ?"),
       byTokenHash: db.query<WorkflowRow, [string]>("SELECT * FROM workflows WHERE webhook_token_hash = ?"),
       live: db.query<WorkflowRow, []>("SELECT * FROM workflows WHERE status = 'active' ORDER BY created_at"),
-      anyLive: db.query<{ one: number }, []>("SELECT 1 AS one FROM workflows WHERE status = 'active' LIMIT 1"),
       liveVersions: db.query<VersionRow, []>("SELECT v.* FROM workflows w JOIN workflow_versions v ON v.id = w.latest_version_id WHERE w.status = 'active'"),
       insert: db.query(`INSERT INTO workflows (id, workspace_id, org_id, name, description, definition, draft_hash, definition_rev, status, trigger_type,
         cron_expression, webhook_token, webhook_token_hash, latest_version_id, folder_id, tags, test_payloads, created_by, created_at, updated_at)
@@ -130,11 +129,6 @@ export class WorkflowStore {
 
   live(): WorkflowRow[] {
     return this.q.live.all();
-  }
-
-  /** Whether any workflow is live (published and active). */
-  anyLive(): boolean {
-    return this.q.anyLive.get() !== null;
   }
 
   /** The published versions of the live workflows, by version id (one query, however many are live). */
