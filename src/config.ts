@@ -61,8 +61,8 @@ export interface Config {
   loopMaxItems: number;
   /** Most steps one run may execute (loop iterations count each step); the next one fails the run. */
   runMaxSteps: number;
-  /** Where run and step rows are committed: a dedicated writer thread (default; the main thread keeps serving requests) or the main thread (least CPU in total). */
-  runWriter: "thread" | "inline";
+  /** Where run and step rows are committed: auto (default: the main thread while it has time to spare, a dedicated writer thread under load), the thread, or the main thread (least CPU in total). */
+  runWriter: "auto" | "thread" | "inline";
   oauthAppsFile: string | undefined;
   /** How long an OAuth2 authorize URL (its signed state) stays valid, seconds. */
   oauthStateTtlSeconds: number;
@@ -251,7 +251,7 @@ export function loadConfig(env: Env = process.env): Config {
     stepMaxOutputMb: integer(env, "WEFT_STEP_MAX_OUTPUT_MB", 10, 1, 4_096),
     loopMaxItems: integer(env, "WEFT_LOOP_MAX_ITEMS", 100_000, 1, 100_000_000),
     runMaxSteps: integer(env, "WEFT_RUN_MAX_STEPS", 250_000, 1, 1_000_000_000),
-    runWriter: oneOf(env, "WEFT_RUN_WRITER", "thread", ["thread", "inline"] as const),
+    runWriter: oneOf(env, "WEFT_RUN_WRITER", "auto", ["auto", "thread", "inline"] as const),
     oauthAppsFile: env.WEFT_OAUTH_APPS || undefined,
     oauthStateTtlSeconds: integer(env, "WEFT_OAUTH_STATE_TTL_SECONDS", 600, 1, 86_400),
     allowedCidrs: cidrs,

@@ -38,6 +38,7 @@ import { RunStarter, type StartRunInput } from "./run-start";
 import { type EngineOptions, type PendingRun, RunTable } from "./run-table";
 import { InlineWriter, type RunWrites, ThreadWriter } from "../store/run-writes";
 import { PostgresWriter } from "../store/postgres/writer";
+import { AdaptiveWriter, threadCpuMs } from "../store/adaptive-writer";
 import { isPostgres } from "../store/postgres/sync-db";
 import { WorkflowStore } from "../store/workflows";
 import type { WebhookReply } from "./step-context";
@@ -78,11 +79,21 @@ export class Engine {
     // SQLite writer thread opens its own connection to the file, never to an in-memory database (which a second
     // connection cannot share).
     const writerAddress = o.dbPath ?? o.storeAddress ?? null;
+    // With WEFT_RUN_WRITER=auto (the default) both commit, one at a time: inline while the main thread has
+    // time to spare, on the thread under load (store/adaptive-writer.ts).
+    const inline = () => new InlineWriter(o.db, onWriteError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
+    const thread = () => new ThreadWriter({ dbPath: writerAddress!, synchronous: o.config.dbSynchronous }, onWriteError);
+    const mode = o.config.runWriter;
     this.writes = isPostgres(o.db)
       ? new PostgresWriter(o.db.url, onWriteError)
-      : writerAddress && o.config.runWriter === "thread"
-        ? new ThreadWriter({ dbPath: writerAddress, synchronous: o.config.dbSynchronous }, onWriteError)
-        : new InlineWriter(o.db, onWriteError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
+      : !writerAddress || mode === "inline"
+        ? inline()
+        : mode === "auto" && o.dbPath && threadCpuMs() !== undefined
+          ? new AdaptiveWriter(inline(), thread(), {
+              onSwitch: (to, load) =>
+                o.log.debug("run writer switched", { commitsOn: to === "inline" ? "main thread" : "writer thread", mainThreadBusy: load }),
+            })
+          : thread();
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
     const t = new RunTable(o, this.store, this.writes, this.dispatcher);
     this.table = t;

@@ -548,6 +548,14 @@ export class InlineWriter extends QueueingWriter {
     return truncateWal(this.db);
   }
 
+  /**
+   * Forgets what this connection remembers having written (definitions, dictionaries, names' keys): another
+   * connection committed runs meanwhile and may have pruned what it remembers (AdaptiveWriter's switch).
+   */
+  forget(): void {
+    forgetWrites(this.db);
+  }
+
   async close() {
     this.kick();
     await this.drain();
@@ -698,6 +706,19 @@ export class ThreadWriter extends QueueingWriter {
   private started(): Promise<void> {
     this.ready ??= this.spawn();
     return this.ready;
+  }
+
+  /**
+   * The thread forgets what it remembers having written, before the next batch, and this side what it sent:
+   * another connection committed runs meanwhile and may have pruned definitions (AdaptiveWriter's switch).
+   */
+  forget(): void {
+    this.sentDefinitions.clear();
+    if (!this.ready) return; // not spawned: a new thread remembers nothing
+    this.ready.then(
+      () => this.worker?.postMessage(JSON.stringify({ t: "forget" })),
+      () => {},
+    );
   }
 
   /** The thread checkpoints after the batches already handed to it, outside a transaction. */

@@ -6,7 +6,7 @@
  */
 import { openDatabase, type Db } from "./db";
 import { truncateWal } from "./maintenance";
-import { RunStore } from "./runs";
+import { forgetWrites, RunStore } from "./runs";
 import { applyBatch, applyWireOp, packFinishedRuns, type WireOp } from "./run-writes";
 
 declare const self: Worker;
@@ -19,7 +19,8 @@ self.onmessage = (event: MessageEvent) => {
   const message = JSON.parse(event.data as string) as
     | { t: "init"; dbPath: string; synchronous: "FULL" | "NORMAL" }
     | { t: "batch"; id: number; ops: WireOp[][] }
-    | { t: "truncateWal"; id: number };
+    | { t: "truncateWal"; id: number }
+    | { t: "forget" };
   if (message.t === "init") {
     try {
       // It only appends: the tail and inner pages of a few b-trees are all it rereads (a 16 MB cache only held
@@ -31,6 +32,11 @@ self.onmessage = (event: MessageEvent) => {
     } catch (error) {
       self.postMessage(JSON.stringify({ t: "init-failed", error: String((error as Error)?.message ?? error) }));
     }
+    return;
+  }
+  if (message.t === "forget") {
+    // Another connection wrote meanwhile (the adaptive writer committed inline): what this one remembers may be gone.
+    if (db) forgetWrites(db);
     return;
   }
   if (message.t === "truncateWal") {

@@ -1,0 +1,189 @@
+/**
+ * The SQLite run writer that commits where it is cheapest at the moment (WEFT_RUN_WRITER=auto, the default
+ * for a database file): on the main thread while it has time to spare, on the writer thread once it is
+ * busy (./run-writes.ts has both).
+ *
+ * Why: a batch handed to the writer thread waits for two thread wake-ups (there and back) besides its
+ * commit; at low concurrency every request waits for them, and on a machine where a wake-up is dear that is
+ * most of a request's time (10 connections: inline +21–32 % req/s, docs/operations.md). Under load the
+ * main thread is the bottleneck and the thread takes SQLite's work off it (50 connections, the engine
+ * bench: thread +13–30 %). Which case holds is read from the main thread's own CPU time (Linux,
+ * /proc/thread-self/stat), sampled by the writes themselves at most every SAMPLE_MS (an idle server reads
+ * nothing): busy ≥ TO_THREAD of the time while committing inline moves the commits to the thread, ≤ TO_INLINE
+ * while the thread commits brings them back. The gap is wide on purpose: handing its commits to the thread
+ * takes ~40 % of the main thread's time off it (0.92 → 0.5 measured under the engine bench), so closer
+ * thresholds would switch back and forth. Retention's deletions, the return of free pages and the WAL's
+ * truncation always go to the thread (tens of milliseconds a batch that requests would wait behind). It
+ * starts inline (an idle server has time to spare). Where /proc
+ * does not tell a thread's CPU time (not Linux) the engine uses the thread alone, as before.
+ *
+ * A switch waits until everything the current writer holds is committed and synced, holding new writes
+ * meanwhile (in call order): runs are then written by one connection at a time, in order. The connection
+ * taking over forgets what it remembers having written (definitions, dictionaries, names' keys), since the
+ * other one may have pruned them (retention deletes orphan definitions through the writer).
+ */
+import { readFileSync } from "node:fs";
+import type { InlineWriter, QueuedOp, RunWrites, ThreadWriter } from "./run-writes";
+
+/** Main-thread CPU share (0–1) at or above which inline commits move to the thread. */
+export const TO_THREAD = 0.9;
+/** Main-thread CPU share at or below which the thread's commits come back inline. */
+export const TO_INLINE = 0.35;
+/** Shortest interval the CPU share is measured over. */
+export const SAMPLE_MS = 500;
+
+/** The calling thread's CPU time in ms (user + system), or undefined where /proc does not say. */
+export function threadCpuMs(): number | undefined {
+  try {
+    const stat = readFileSync("/proc/thread-self/stat", "latin1");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime, in clock ticks of 10 ms (USER_HZ is 100 on Linux).
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * 10 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The main thread's CPU share since the last sample, once at least SAMPLE_MS passed; undefined otherwise. */
+export function mainThreadLoad(cpuMs: () => number | undefined = threadCpuMs, now: () => number = performance.now.bind(performance)) {
+  let last: { at: number; cpu: number } | undefined;
+  return (): number | undefined => {
+    const at = now();
+    if (last && at - last.at < SAMPLE_MS) return undefined;
+    const cpu = cpuMs();
+    if (cpu === undefined) return undefined;
+    const previous = last;
+    last = { at, cpu };
+    return previous ? (cpu - previous.cpu) / (at - previous.at) : undefined;
+  };
+}
+
+export type WriterMode = "inline" | "thread";
+
+/** An op of retention's maintenance (a deferred op is always a run's write). */
+const isMaintenance = (op: QueuedOp): boolean => typeof op !== "function" && (op.op === "deleteRuns" || op.op === "returnFreePages");
+
+export interface AdaptiveWriterOptions {
+  /** The main thread's CPU share now (default mainThreadLoad()), or undefined when there is no new reading. */
+  load?: () => number | undefined;
+  /** Told of each switch once the other writer took over, with the reading that caused it (none: forced). */
+  onSwitch?: (mode: WriterMode, load: number | undefined) => void;
+}
+
+export class AdaptiveWriter implements RunWrites {
+  private mode: WriterMode = "inline";
+  /** Settles once the writer switched to has taken over; writes wait for it. */
+  private switching: Promise<void> | undefined;
+  private held = 0;
+  switches = 0;
+
+  private readonly load: () => number | undefined;
+  private readonly onSwitch: AdaptiveWriterOptions["onSwitch"];
+
+  constructor(
+    private readonly inline: InlineWriter,
+    private readonly thread: ThreadWriter,
+    options: AdaptiveWriterOptions = {},
+  ) {
+    this.load = options.load ?? mainThreadLoad();
+    this.onSwitch = options.onSwitch;
+  }
+
+  /** Which writer commits now. */
+  get current(): WriterMode {
+    return this.mode;
+  }
+
+  private get writer(): RunWrites {
+    return this.mode === "inline" ? this.inline : this.thread;
+  }
+
+  write(ops: QueuedOp[]): Promise<void> {
+    if (ops.some(isMaintenance)) this.offMainThread();
+    else this.consider();
+    if (!this.switching) return this.writer.write(ops);
+    this.held++;
+    return this.switching.then(() => {
+      this.held--;
+      return this.writer.write(ops);
+    });
+  }
+
+  fire(op: QueuedOp): void {
+    if (isMaintenance(op)) this.offMainThread();
+    else this.consider();
+    if (!this.switching) {
+      this.writer.fire(op);
+      return;
+    }
+    this.held++;
+    void this.switching.then(() => {
+      this.held--;
+      this.writer.fire(op);
+    });
+  }
+
+  /**
+   * Retention's deletions, the return of free pages and the WAL's truncation take tens of milliseconds a
+   * batch (and more): the thread does them, whatever the load, as it did before this writer existed.
+   */
+  private offMainThread(): void {
+    if (this.mode === "inline" && !this.switching) void this.switchTo("thread");
+  }
+
+  /** Reads the load and switches when it crossed its threshold. */
+  private consider(): void {
+    if (this.switching) return;
+    const load = this.load();
+    if (load === undefined) return;
+    if (this.mode === "inline" && load >= TO_THREAD) void this.switchTo("thread", load);
+    else if (this.mode === "thread" && load <= TO_INLINE) void this.switchTo("inline", load);
+  }
+
+  /** Switches once the current writer committed and synced all it holds (tests call it to force a switch). */
+  switchTo(mode: WriterMode, load?: number): Promise<void> {
+    if (this.switching) return this.switching.then(() => this.switchTo(mode, load));
+    if (mode === this.mode) return Promise.resolve();
+    const from = this.writer;
+    this.switching = from.drain().then(() => {
+      this.mode = mode;
+      this.switches++;
+      this.onSwitch?.(mode, load);
+      if (mode === "inline") this.inline.forget();
+      else this.thread.forget();
+      this.switching = undefined;
+    });
+    return this.switching;
+  }
+
+  get pending(): number {
+    return this.inline.pending + this.thread.pending + this.held;
+  }
+
+  get stats() {
+    return { batches: this.inline.stats.batches + this.thread.stats.batches, ops: this.inline.stats.ops + this.thread.stats.ops };
+  }
+
+  async drain(): Promise<void> {
+    while (this.switching) await this.switching;
+    await this.writer.drain();
+  }
+
+  async truncateWal(): Promise<boolean> {
+    this.offMainThread();
+    while (this.switching) await this.switching;
+    return this.writer.truncateWal();
+  }
+
+  /** The thread loads while the server starts, so a switch to it does not wait for that. */
+  warm(): void {
+    this.thread.warm();
+  }
+
+  async close(): Promise<void> {
+    while (this.switching) await this.switching;
+    await this.inline.close();
+    await this.thread.close();
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * The adaptive run writer (src/store/adaptive-writer.ts), against a real database file: writes made around a
+ * switch are committed in call order and all resolve; a definition pruned through one connection is stored
+ * again by the other; the main thread's CPU share moves the commits to the thread and back; retention's
+ * maintenance goes to the thread; the share is measured over at least SAMPLE_MS, from the thread's own CPU time.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AdaptiveWriter, type AdaptiveWriterOptions, mainThreadLoad, SAMPLE_MS, threadCpuMs, type WriterMode } from "../../src/store/adaptive-writer";
+import { openDatabase, type Db } from "../../src/store/db";
+import { InlineWriter, ThreadWriter } from "../../src/store/run-writes";
+import { RunStore, type RunRow } from "../../src/store/runs";
+import { runRow, stepRow } from "../support/run-rows";
+
+const open: Array<{ writer: AdaptiveWriter; db: Db }> = [];
+afterEach(async () => {
+  for (const { writer, db } of open.splice(0)) {
+    await writer.close();
+    db.close();
+  }
+});
+
+/** As the engine makes it for a database file at synchronous=FULL (the inline side syncs the WAL itself). */
+function setup(options: AdaptiveWriterOptions = { load: () => undefined }) {
+  const path = join(mkdtempSync(join(tmpdir(), "weft-adaptive-")), "weft.db");
+  const db = openDatabase(path, { synchronous: "FULL" });
+  const errors: unknown[] = [];
+  const onError = (error: unknown) => errors.push(error);
+  const writer = new AdaptiveWriter(
+    new InlineWriter(db, onError, { syncWal: `${path}-wal` }),
+    new ThreadWriter({ dbPath: path, synchronous: "FULL" }, onError),
+    options,
+  );
+  open.push({ writer, db });
+  return { db, writer, errors };
+}
+
+const running = (id: string, hash = "h1"): RunRow => ({ ...runRow(id, { definition_hash: hash }), status: "running", finished_at: null, duration_ms: null });
+const definitionOf = (db: Db, hash: string) =>
+  (db.query("SELECT definition FROM run_definitions WHERE hash = ?").get(hash) as { definition: string } | null)?.definition;
+
+test("writes made while the writer switches are committed in call order, and each resolves once", async () => {
+  const { db, writer, errors } = setup();
+  expect(writer.current).toBe("inline");
+  const done: string[] = [];
+  const writes: Array<Promise<void>> = [];
+  const write = (label: string, ops: Parameters<AdaptiveWriter["write"]>[0]) => writes.push(writer.write(ops).then(() => void done.push(label)));
+  for (let round = 0; round < 6; round++) {
+    const id = `r${round}`;
+    write(`${id} inserted`, [
+      { op: "putDefinition", hash: "h1", text: '{"trigger":{}}' },
+      { op: "insertRun", row: running(id) },
+      { op: "insertStep", row: stepRow(id, { status: "running", finished_at: null, output_data: null }) },
+    ]);
+    // Switched between a run's insert and the ops that finish it: they must land after the insert.
+    const switched = writer.switchTo(round % 2 === 0 ? "thread" : "inline");
+    write(`${id} finished`, [
+      { op: "updateStep", row: stepRow(id) },
+      { op: "patchRun", id, patch: { status: "completed", finished_at: "2026-11-22T00:00:00.001Z", duration_ms: 1 } },
+    ]);
+    if (round % 3 === 2) await switched;
+  }
+  await Promise.all(writes);
+  await writer.drain();
+  expect(errors).toEqual([]);
+  expect(writer.switches).toBe(6);
+  expect(done.length).toBe(12);
+  const store = new RunStore(db);
+  for (let round = 0; round < 6; round++) {
+    const id = `r${round}`;
+    expect(done.indexOf(`${id} inserted`)).toBeLessThan(done.indexOf(`${id} finished`));
+    expect(store.getRow(id)).toMatchObject({ status: "completed", duration_ms: 1 });
+    expect(store.steps(id)).toEqual([stepRow(id)]);
+  }
+  expect(writer.pending).toBe(0);
+});
+
+test("a definition pruned through one connection is stored again by the other", async () => {
+  const { db, writer } = setup();
+  const text = (hash: string) => JSON.stringify({ trigger: { name: hash, padding: "x".repeat(5_000) } });
+  const insert = (id: string, hash: string) =>
+    writer.write([
+      { op: "putDefinition", hash, text: text(hash) },
+      { op: "insertRun", row: runRow(id, { definition_hash: hash }) },
+    ]);
+  // Each side learns its definition, the other side deletes every run of it and prunes it, then the first
+  // side stores a run of it again: it must not take the definition for stored.
+  for (const [first, second, hash] of [
+    ["thread", "inline", "h-thread"],
+    ["inline", "thread", "h-inline"],
+  ] as Array<[WriterMode, WriterMode, string]>) {
+    await writer.switchTo(first);
+    await insert(`${hash}-1`, hash);
+    await writer.switchTo(second);
+    db.run("DELETE FROM runs WHERE id = ?", [`${hash}-1`]); // as retention's deletion would (below: on the thread)
+    await writer.write([{ op: "pruneDefinitions" }]);
+    expect(writer.current).toBe(second);
+    expect(definitionOf(db, hash)).toBeUndefined();
+    await writer.switchTo(first);
+    await insert(`${hash}-2`, hash);
+    expect(definitionOf(db, hash)).toBe(text(hash));
+    expect(new RunStore(db).getRow(`${hash}-2`)).toMatchObject({ definition_hash: hash });
+  }
+});
+
+test("a busy main thread moves the commits to the writer thread; an idle one brings them back", async () => {
+  const readings: Array<number | undefined> = [];
+  const switches: Array<[WriterMode, number | undefined]> = [];
+  const { db, writer } = setup({ load: () => readings.shift(), onSwitch: (mode, load) => switches.push([mode, load]) });
+  const insert = (id: string) => writer.write([{ op: "insertRun", row: runRow(id) }]);
+
+  readings.push(0.6); // busy, but below the threshold: stays inline
+  await insert("a");
+  expect(writer.current).toBe("inline");
+  readings.push(0.95);
+  await insert("b"); // held until the inline writer drained, then committed by the thread
+  expect(writer.current).toBe("thread");
+  readings.push(0.5); // the thread took work off the main thread: not idle enough to come back
+  await insert("c");
+  expect(writer.current).toBe("thread");
+  readings.push(0.2);
+  await insert("d");
+  expect(writer.current).toBe("inline");
+  expect(switches).toEqual([
+    ["thread", 0.95],
+    ["inline", 0.2],
+  ]);
+  expect((db.query("SELECT count(*) AS n FROM runs").get() as { n: number }).n).toBe(4);
+});
+
+test("retention's deletions and the WAL's truncation are done by the thread, whatever the load", async () => {
+  const { db, writer } = setup();
+  await writer.write([
+    { op: "insertRun", row: runRow("a") },
+    { op: "insertRun", row: runRow("b") },
+  ]);
+  expect(writer.current).toBe("inline");
+  await writer.write([{ op: "deleteRuns", ids: ["a"] }]);
+  expect(writer.current).toBe("thread");
+  expect(new RunStore(db).getRow("a")).toBeNull();
+  await writer.switchTo("inline");
+  expect(await writer.truncateWal()).toBe(true);
+  expect(writer.current).toBe("thread");
+  await writer.switchTo("inline");
+  writer.fire({ op: "returnFreePages", pages: 10 });
+  await writer.drain();
+  expect(writer.current).toBe("thread");
+  expect(new RunStore(db).getRow("b")).toMatchObject({ id: "b" });
+});
+
+test("the main thread's CPU share is measured over at least SAMPLE_MS from its own CPU time", () => {
+  let cpu = 1_000;
+  let clock = 0;
+  const load = mainThreadLoad(
+    () => cpu,
+    () => clock,
+  );
+  expect(load()).toBeUndefined(); // the first reading has nothing to compare with
+  clock += SAMPLE_MS - 1;
+  cpu += 100;
+  expect(load()).toBeUndefined(); // too soon
+  clock += 1;
+  expect(load()).toBeCloseTo(100 / SAMPLE_MS);
+  clock += 1_000;
+  cpu += 900;
+  expect(load()).toBeCloseTo(0.9);
+  clock += 2_000;
+  expect(load()).toBe(0);
+
+  // On Linux the real reading is this thread's time, which grows while it computes (10 ms ticks).
+  const before = threadCpuMs();
+  if (before === undefined) return; // not Linux: the engine uses the writer thread alone
+  const until = performance.now() + 60;
+  let spin = 0;
+  while (performance.now() < until) spin++;
+  expect(spin).toBeGreaterThan(0);
+  expect(threadCpuMs()!).toBeGreaterThanOrEqual(before + 30);
+});
