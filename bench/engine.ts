@@ -8,7 +8,7 @@
  * average (other work on the machine skews every figure), and the cost of the worker hop per step
  * (in-process, a non-pure echo step vs a pure one).
  *
- *   bun bench/engine.ts [--seconds 10] [--clients 50] [--workers 2] [--sync NORMAL|FULL] [--runs 20000 (no wrk)]
+ *   bun bench/engine.ts [--seconds 10] [--clients 50] [--workers 2] [--sync NORMAL|FULL] [--runs 20000 (no wrk)] [--writer auto|thread|inline]
  */
 import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
@@ -31,7 +31,8 @@ const { values } = parseArgs({
     hop: { type: "string", default: "2000" },
     /** Extra flags for the server's bun, e.g. "--smol" or "--cpu-prof-md --cpu-prof-dir=/tmp/prof". */
     "server-flags": { type: "string", default: "" },
-    writer: { type: "string", default: "thread" },
+    /** WEFT_RUN_WRITER: auto (the product's default), thread or inline. */
+    writer: { type: "string", default: "auto" },
   },
 });
 const RUNS = Number(values.runs);

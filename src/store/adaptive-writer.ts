@@ -13,9 +13,11 @@
  * while the thread commits brings them back. The gap is wide on purpose: handing its commits to the thread
  * takes ~40 % of the main thread's time off it (0.92 → 0.5 measured under the engine bench), so closer
  * thresholds would switch back and forth. Retention's deletions, the return of free pages and the WAL's
- * truncation always go to the thread (tens of milliseconds a batch that requests would wait behind). It
- * starts inline (an idle server has time to spare). Where /proc
- * does not tell a thread's CPU time (not Linux) the engine uses the thread alone, as before.
+ * truncation always go to the thread (tens of milliseconds a batch that requests would wait behind), which
+ * then keeps the commits for MAINTENANCE_HOLD_MS after the last of them. It starts on the thread, which the
+ * engine loads while the server starts (the first webhook after a start does not wait for a connection to
+ * open on the main thread; the first reading comes SAMPLE_MS later). Where /proc does not tell a thread's
+ * CPU time (not Linux) the engine uses the thread alone, as before.
  *
  * A switch waits until everything the current writer holds is committed and synced, holding new writes
  * meanwhile (in call order): runs are then written by one connection at a time, in order. The connection
@@ -31,6 +33,13 @@ export const TO_THREAD = 0.9;
 export const TO_INLINE = 0.35;
 /** Shortest interval the CPU share is measured over. */
 export const SAMPLE_MS = 500;
+/**
+ * How long the thread keeps the commits after retention's last maintenance op: a sweep's deletions come in
+ * batches ~20 ms apart, and a main thread idle in between would otherwise bring the commits back inline
+ * between each two (every switch makes new writes wait for the batch in flight: the prune bench's slowest
+ * answers went from 73 to 90–103 ms with that).
+ */
+export const MAINTENANCE_HOLD_MS = 5_000;
 
 /** The calling thread's CPU time in ms (user + system), or undefined where /proc does not say. */
 export function threadCpuMs(): number | undefined {
@@ -69,10 +78,12 @@ export interface AdaptiveWriterOptions {
   load?: () => number | undefined;
   /** Told of each switch once the other writer took over, with the reading that caused it (none: forced). */
   onSwitch?: (mode: WriterMode, load: number | undefined) => void;
+  /** The clock of MAINTENANCE_HOLD_MS, ms (default performance.now). */
+  now?: () => number;
 }
 
 export class AdaptiveWriter implements RunWrites {
-  private mode: WriterMode = "inline";
+  private mode: WriterMode = "thread";
   /** Settles once the writer switched to has taken over; writes wait for it. */
   private switching: Promise<void> | undefined;
   private held = 0;
@@ -81,13 +92,26 @@ export class AdaptiveWriter implements RunWrites {
   private readonly load: () => number | undefined;
   private readonly onSwitch: AdaptiveWriterOptions["onSwitch"];
 
+  private made: InlineWriter | undefined;
+
+  /** `inline` is made when first needed (opening its connection takes milliseconds a start can spare). */
   constructor(
-    private readonly inline: InlineWriter,
+    private readonly makeInline: () => InlineWriter,
     private readonly thread: ThreadWriter,
     options: AdaptiveWriterOptions = {},
   ) {
     this.load = options.load ?? mainThreadLoad();
     this.onSwitch = options.onSwitch;
+    this.now = options.now ?? performance.now.bind(performance);
+  }
+
+  private readonly now: () => number;
+  /** Until when the thread keeps the commits whatever the load (MAINTENANCE_HOLD_MS). */
+  private heldOnThreadUntil = Number.NEGATIVE_INFINITY;
+
+  private get inline(): InlineWriter {
+    this.made ??= this.makeInline();
+    return this.made;
   }
 
   /** Which writer commits now. */
@@ -129,6 +153,7 @@ export class AdaptiveWriter implements RunWrites {
    * batch (and more): the thread does them, whatever the load, as it did before this writer existed.
    */
   private offMainThread(): void {
+    this.heldOnThreadUntil = this.now() + MAINTENANCE_HOLD_MS;
     if (this.mode === "inline" && !this.switching) void this.switchTo("thread");
   }
 
@@ -138,7 +163,7 @@ export class AdaptiveWriter implements RunWrites {
     const load = this.load();
     if (load === undefined) return;
     if (this.mode === "inline" && load >= TO_THREAD) void this.switchTo("thread", load);
-    else if (this.mode === "thread" && load <= TO_INLINE) void this.switchTo("inline", load);
+    else if (this.mode === "thread" && load <= TO_INLINE && this.now() >= this.heldOnThreadUntil) void this.switchTo("inline", load);
   }
 
   /** Switches once the current writer committed and synced all it holds (tests call it to force a switch). */
@@ -158,11 +183,12 @@ export class AdaptiveWriter implements RunWrites {
   }
 
   get pending(): number {
-    return this.inline.pending + this.thread.pending + this.held;
+    return (this.made?.pending ?? 0) + this.thread.pending + this.held;
   }
 
   get stats() {
-    return { batches: this.inline.stats.batches + this.thread.stats.batches, ops: this.inline.stats.ops + this.thread.stats.ops };
+    const inline = this.made?.stats ?? { batches: 0, ops: 0 };
+    return { batches: inline.batches + this.thread.stats.batches, ops: inline.ops + this.thread.stats.ops };
   }
 
   async drain(): Promise<void> {
@@ -183,7 +209,7 @@ export class AdaptiveWriter implements RunWrites {
 
   async close(): Promise<void> {
     while (this.switching) await this.switching;
-    await this.inline.close();
+    await this.made?.close();
     await this.thread.close();
   }
 }

@@ -382,6 +382,8 @@ export interface InlineWriterOptions {
    * under NORMAL), so an acknowledged write is never only in a WAL that a checkpoint could recycle.
    */
   syncWal?: string | null;
+  /** The connection is the writer's own (AdaptiveWriter's): closed with the writer. */
+  ownsDb?: boolean;
 }
 
 /** Frames in the WAL beyond which the writer finishes a checkpoint itself, so the WAL restarts from its start. */
@@ -571,6 +573,7 @@ export class InlineWriter extends QueueingWriter {
         // Already closed.
       }
     }
+    if (this.options.ownsDb) this.db.close();
   }
 }
 

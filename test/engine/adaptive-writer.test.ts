@@ -2,13 +2,21 @@
  * The adaptive run writer (src/store/adaptive-writer.ts), against a real database file: writes made around a
  * switch are committed in call order and all resolve; a definition pruned through one connection is stored
  * again by the other; the main thread's CPU share moves the commits to the thread and back; retention's
- * maintenance goes to the thread; the share is measured over at least SAMPLE_MS, from the thread's own CPU time.
+ * maintenance goes to the thread, which keeps the commits a while after it; the share is measured over at least SAMPLE_MS, from the thread's own CPU time.
  */
 import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdaptiveWriter, type AdaptiveWriterOptions, mainThreadLoad, SAMPLE_MS, threadCpuMs, type WriterMode } from "../../src/store/adaptive-writer";
+import {
+  AdaptiveWriter,
+  type AdaptiveWriterOptions,
+  MAINTENANCE_HOLD_MS,
+  mainThreadLoad,
+  SAMPLE_MS,
+  threadCpuMs,
+  type WriterMode,
+} from "../../src/store/adaptive-writer";
 import { openDatabase, type Db } from "../../src/store/db";
 import { InlineWriter, ThreadWriter } from "../../src/store/run-writes";
 import { RunStore, type RunRow } from "../../src/store/runs";
@@ -22,14 +30,14 @@ afterEach(async () => {
   }
 });
 
-/** As the engine makes it for a database file at synchronous=FULL (the inline side syncs the WAL itself). */
+/** As the engine makes it for a database file at synchronous=FULL (the inline side: a connection of its own that syncs the WAL itself). */
 function setup(options: AdaptiveWriterOptions = { load: () => undefined }) {
   const path = join(mkdtempSync(join(tmpdir(), "weft-adaptive-")), "weft.db");
   const db = openDatabase(path, { synchronous: "FULL" });
   const errors: unknown[] = [];
   const onError = (error: unknown) => errors.push(error);
   const writer = new AdaptiveWriter(
-    new InlineWriter(db, onError, { syncWal: `${path}-wal` }),
+    () => new InlineWriter(openDatabase(path, { synchronous: "FULL", migrate: false, cacheKiB: 2_000 }), onError, { syncWal: `${path}-wal`, ownsDb: true }),
     new ThreadWriter({ dbPath: path, synchronous: "FULL" }, onError),
     options,
   );
@@ -43,7 +51,7 @@ const definitionOf = (db: Db, hash: string) =>
 
 test("writes made while the writer switches are committed in call order, and each resolves once", async () => {
   const { db, writer, errors } = setup();
-  expect(writer.current).toBe("inline");
+  expect(writer.current).toBe("thread");
   const done: string[] = [];
   const writes: Array<Promise<void>> = [];
   const write = (label: string, ops: Parameters<AdaptiveWriter["write"]>[0]) => writes.push(writer.write(ops).then(() => void done.push(label)));
@@ -55,7 +63,7 @@ test("writes made while the writer switches are committed in call order, and eac
       { op: "insertStep", row: stepRow(id, { status: "running", finished_at: null, output_data: null }) },
     ]);
     // Switched between a run's insert and the ops that finish it: they must land after the insert.
-    const switched = writer.switchTo(round % 2 === 0 ? "thread" : "inline");
+    const switched = writer.switchTo(round % 2 === 0 ? "inline" : "thread");
     write(`${id} finished`, [
       { op: "updateStep", row: stepRow(id) },
       { op: "patchRun", id, patch: { status: "completed", finished_at: "2026-11-22T00:00:00.001Z", duration_ms: 1 } },
@@ -111,27 +119,31 @@ test("a busy main thread moves the commits to the writer thread; an idle one bri
   const { db, writer } = setup({ load: () => readings.shift(), onSwitch: (mode, load) => switches.push([mode, load]) });
   const insert = (id: string) => writer.write([{ op: "insertRun", row: runRow(id) }]);
 
-  readings.push(0.6); // busy, but below the threshold: stays inline
+  expect(writer.current).toBe("thread"); // as the server starts
+  readings.push(0.5); // the thread takes work off the main thread: this is not idle enough to come back
   await insert("a");
-  expect(writer.current).toBe("inline");
-  readings.push(0.95);
-  await insert("b"); // held until the inline writer drained, then committed by the thread
-  expect(writer.current).toBe("thread");
-  readings.push(0.5); // the thread took work off the main thread: not idle enough to come back
-  await insert("c");
   expect(writer.current).toBe("thread");
   readings.push(0.2);
-  await insert("d");
+  await insert("b"); // held until the thread drained, then committed inline
   expect(writer.current).toBe("inline");
+  readings.push(0.6); // busy, but below the threshold: stays inline
+  await insert("c");
+  expect(writer.current).toBe("inline");
+  readings.push(0.95);
+  await insert("d");
+  expect(writer.current).toBe("thread");
   expect(switches).toEqual([
-    ["thread", 0.95],
     ["inline", 0.2],
+    ["thread", 0.95],
   ]);
   expect((db.query("SELECT count(*) AS n FROM runs").get() as { n: number }).n).toBe(4);
 });
 
 test("retention's deletions and the WAL's truncation are done by the thread, whatever the load", async () => {
-  const { db, writer } = setup();
+  const readings: Array<number | undefined> = [];
+  let clock = 0;
+  const { db, writer } = setup({ load: () => readings.shift(), now: () => clock });
+  await writer.switchTo("inline");
   await writer.write([
     { op: "insertRun", row: runRow("a") },
     { op: "insertRun", row: runRow("b") },
@@ -140,6 +152,15 @@ test("retention's deletions and the WAL's truncation are done by the thread, wha
   await writer.write([{ op: "deleteRuns", ids: ["a"] }]);
   expect(writer.current).toBe("thread");
   expect(new RunStore(db).getRow("a")).toBeNull();
+  // The main thread is idle between a sweep's batches: the thread keeps the commits a while all the same.
+  clock += MAINTENANCE_HOLD_MS - 1;
+  readings.push(0.1);
+  await writer.write([{ op: "insertRun", row: runRow("c") }]);
+  expect(writer.current).toBe("thread");
+  clock += 1;
+  readings.push(0.1);
+  await writer.write([{ op: "insertRun", row: runRow("d") }]);
+  expect(writer.current).toBe("inline");
   await writer.switchTo("inline");
   expect(await writer.truncateWal()).toBe(true);
   expect(writer.current).toBe("thread");
