@@ -99,6 +99,7 @@ export class Engine {
         ? inline()
         : mode === "auto" && o.dbPath && threadCpuMs() !== undefined
           ? new AdaptiveWriter(() => adaptiveInline(o.dbPath!), thread(), {
+              onError: onWriteError,
               onSwitch: (to, load) =>
                 o.log.debug("run writer switched", { commitsOn: to === "inline" ? "main thread" : "writer thread", mainThreadBusy: load }),
             })

@@ -80,18 +80,29 @@ export interface AdaptiveWriterOptions {
   onSwitch?: (mode: WriterMode, load: number | undefined) => void;
   /** The clock of MAINTENANCE_HOLD_MS, ms (default performance.now). */
   now?: () => number;
+  /** Told what went wrong outside any write (the main thread's connection could not open, onSwitch threw). */
+  onError?: (error: unknown) => void;
 }
+
+/** A write made while the writer switches, handed to the writer taking over in call order. */
+type Held = { ops: QueuedOp[]; resolve: () => void; reject: (error: Error) => void } | { op: QueuedOp };
 
 export class AdaptiveWriter implements RunWrites {
   private mode: WriterMode = "thread";
-  /** Settles once the writer switched to has taken over; writes wait for it. */
+  /** The mode a switch in progress goes to (= mode when none is). */
+  private target: WriterMode = "thread";
+  /** Settles once the switch in progress is over; writes meanwhile wait in `held`. */
   private switching: Promise<void> | undefined;
-  private held = 0;
+  private held: Held[] = [];
+  private closed = false;
   switches = 0;
 
   private readonly load: () => number | undefined;
   private readonly onSwitch: AdaptiveWriterOptions["onSwitch"];
-
+  private readonly onError: (error: unknown) => void;
+  private readonly now: () => number;
+  /** Until when the thread keeps the commits whatever the load (MAINTENANCE_HOLD_MS). */
+  private heldOnThreadUntil = Number.NEGATIVE_INFINITY;
   private made: InlineWriter | undefined;
 
   /** `inline` is made when first needed (opening its connection takes milliseconds a start can spare). */
@@ -102,16 +113,8 @@ export class AdaptiveWriter implements RunWrites {
   ) {
     this.load = options.load ?? mainThreadLoad();
     this.onSwitch = options.onSwitch;
+    this.onError = options.onError ?? (() => {});
     this.now = options.now ?? performance.now.bind(performance);
-  }
-
-  private readonly now: () => number;
-  /** Until when the thread keeps the commits whatever the load (MAINTENANCE_HOLD_MS). */
-  private heldOnThreadUntil = Number.NEGATIVE_INFINITY;
-
-  private get inline(): InlineWriter {
-    this.made ??= this.makeInline();
-    return this.made;
   }
 
   /** Which writer commits now. */
@@ -120,70 +123,96 @@ export class AdaptiveWriter implements RunWrites {
   }
 
   private get writer(): RunWrites {
-    return this.mode === "inline" ? this.inline : this.thread;
+    return this.mode === "inline" ? this.made! : this.thread;
   }
 
   write(ops: QueuedOp[]): Promise<void> {
     if (ops.some(isMaintenance)) this.offMainThread();
     else this.consider();
     if (!this.switching) return this.writer.write(ops);
-    this.held++;
-    return this.switching.then(() => {
-      this.held--;
-      return this.writer.write(ops);
-    });
+    return new Promise((resolve, reject) => this.held.push({ ops, resolve, reject }));
   }
 
   fire(op: QueuedOp): void {
     if (isMaintenance(op)) this.offMainThread();
     else this.consider();
-    if (!this.switching) {
-      this.writer.fire(op);
-      return;
-    }
-    this.held++;
-    void this.switching.then(() => {
-      this.held--;
-      this.writer.fire(op);
-    });
+    if (!this.switching) this.writer.fire(op);
+    else this.held.push({ op });
   }
 
   /**
    * Retention's deletions, the return of free pages and the WAL's truncation take tens of milliseconds a
-   * batch (and more): the thread does them, whatever the load, as it did before this writer existed.
+   * batch (and more): the thread does them, whatever the load, as it did before this writer existed. One
+   * that arrives while a switch to inline drains turns that switch back.
    */
   private offMainThread(): void {
     this.heldOnThreadUntil = this.now() + MAINTENANCE_HOLD_MS;
-    if (this.mode === "inline" && !this.switching) void this.switchTo("thread");
+    if (this.target === "inline") void this.switchTo("thread");
   }
 
   /** Reads the load and switches when it crossed its threshold. */
   private consider(): void {
-    if (this.switching) return;
+    if (this.switching || this.closed) return;
     const load = this.load();
     if (load === undefined) return;
     if (this.mode === "inline" && load >= TO_THREAD) void this.switchTo("thread", load);
     else if (this.mode === "thread" && load <= TO_INLINE && this.now() >= this.heldOnThreadUntil) void this.switchTo("inline", load);
   }
 
-  /** Switches once the current writer committed and synced all it holds (tests call it to force a switch). */
+  /**
+   * Switches once the current writer committed and synced all it holds (tests call it to force a switch).
+   * Settles when no switch is in progress any more.
+   */
   switchTo(mode: WriterMode, load?: number): Promise<void> {
-    if (this.switching) return this.switching.then(() => this.switchTo(mode, load));
-    if (mode === this.mode) return Promise.resolve();
-    const from = this.writer;
-    this.switching = from.drain().then(() => {
-      this.mode = mode;
-      this.switches++;
-      this.onSwitch?.(mode, load);
-      if (mode === "inline") this.inline.forget();
-      else this.thread.forget();
-      this.switching = undefined;
-    });
+    if (this.closed) return this.switching ?? Promise.resolve();
+    this.target = mode;
+    if (!this.switching) {
+      if (mode === this.mode) return Promise.resolve();
+      // takeOver awaits the drain before it ends, so `switching` is set before it is cleared.
+      this.switching = this.takeOver(load);
+    }
     return this.switching;
   }
 
+  private async takeOver(load: number | undefined): Promise<void> {
+    while (this.mode !== this.target) {
+      await this.writer.drain();
+      const goal = this.target;
+      if (goal === this.mode) break; // turned back while the current writer drained
+      try {
+        // Made before anything changes: a connection that cannot open leaves the thread committing.
+        if (goal === "inline") this.made ??= this.makeInline();
+      } catch (error) {
+        this.onError(new Error(`the run writer stays on its thread: the main thread's connection could not open: ${(error as Error)?.message ?? error}`));
+        this.target = this.mode;
+        break;
+      }
+      this.mode = goal;
+      this.switches++;
+      if (goal === "inline") this.made!.forget();
+      else {
+        this.thread.forget();
+        // Its checkpoints would contend with the thread's; it starts again with the next inline commit.
+        this.made?.stopCheckpointer();
+      }
+      try {
+        this.onSwitch?.(goal, load);
+      } catch (error) {
+        this.onError(error);
+      }
+    }
+    // Synchronously, before anything else can write: the held writes, in call order, then the others.
+    const held = this.held;
+    this.held = [];
+    for (const entry of held) {
+      if ("ops" in entry) this.writer.write(entry.ops).then(entry.resolve, entry.reject);
+      else this.writer.fire(entry.op);
+    }
+    this.switching = undefined;
+  }
+
   get pending(): number {
-    return (this.made?.pending ?? 0) + this.thread.pending + this.held;
+    return (this.made?.pending ?? 0) + this.thread.pending + this.held.length;
   }
 
   get stats() {
@@ -207,7 +236,9 @@ export class AdaptiveWriter implements RunWrites {
     this.thread.warm();
   }
 
+  /** No switch after this (a write still arriving goes to the writer in place, as with one writer alone). */
   async close(): Promise<void> {
+    this.closed = true;
     while (this.switching) await this.switching;
     await this.made?.close();
     await this.thread.close();

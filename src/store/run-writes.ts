@@ -563,17 +563,21 @@ export class InlineWriter extends QueueingWriter {
     await this.drain();
     if (this.walFd !== undefined) closeSync(this.walFd);
     this.walFd = undefined;
-    if (this.checkpointer) {
-      this.checkpointer.postMessage({ t: "stop" });
-      this.checkpointer.terminate();
-      this.checkpointer = undefined;
-      try {
-        this.db.run("PRAGMA wal_autocheckpoint = 1000");
-      } catch {
-        // Already closed.
-      }
-    }
+    this.stopCheckpointer();
     if (this.options.ownsDb) this.db.close();
+  }
+
+  /** Stops the checkpoint thread (the next batch starts it again); this connection checkpoints by itself meanwhile. */
+  stopCheckpointer(): void {
+    if (!this.checkpointer) return;
+    this.checkpointer.postMessage({ t: "stop" });
+    this.checkpointer.terminate();
+    this.checkpointer = undefined;
+    try {
+      this.db.run("PRAGMA wal_autocheckpoint = 1000");
+    } catch {
+      // Already closed.
+    }
   }
 }
 
