@@ -36,10 +36,9 @@ import { type RetryOptions, RunControl } from "./run-control";
 import { RunLifecycle } from "./run-lifecycle";
 import { RunStarter, type StartRunInput } from "./run-start";
 import { type EngineOptions, type PendingRun, RunTable } from "./run-table";
-import { InlineWriter, type RunWrites, ThreadWriter } from "../store/run-writes";
+import type { RunWrites } from "../store/run-writes";
 import { PostgresWriter } from "../store/postgres/writer";
-import { AdaptiveWriter, threadCpuMs } from "../store/adaptive-writer";
-import { openDatabase } from "../store/db";
+import { sqliteRunWriter } from "../store/adaptive-writer";
 import { isPostgres } from "../store/postgres/sync-db";
 import { WorkflowStore } from "../store/workflows";
 import type { WebhookReply } from "./step-context";
@@ -76,34 +75,19 @@ export class Engine {
   constructor(private readonly o: EngineOptions) {
     this.store = new RunStore(o.db);
     const onWriteError = (error: unknown) => o.log.error("run write failed", { error: errorMessage(error) });
-    // On PostgreSQL the writer's client is asynchronous: it commits from this thread without blocking it. The
-    // SQLite writer thread opens its own connection to the file, never to an in-memory database (which a second
-    // connection cannot share).
-    const writerAddress = o.dbPath ?? o.storeAddress ?? null;
-    // With WEFT_RUN_WRITER=auto (the default) both commit, one at a time: inline while the main thread has
-    // time to spare, on the thread under load (store/adaptive-writer.ts).
-    const inline = () => new InlineWriter(o.db, onWriteError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
-    const thread = () => new ThreadWriter({ dbPath: writerAddress!, synchronous: o.config.dbSynchronous }, onWriteError);
-    // The adaptive writer's inline side commits through a connection of its own with a small cache, as the
-    // thread does: the pages it writes are not read again, and in the API's connection's 16 MB cache they
-    // took ~16 MiB of the server's peak RSS (140 against 124 MiB, bench/peers.ts).
-    const adaptiveInline = (path: string) =>
-      new InlineWriter(openDatabase(path, { synchronous: o.config.dbSynchronous, migrate: false, cacheKiB: 2_000 }), onWriteError, {
-        syncWal: `${path}-wal`,
-        ownsDb: true,
-      });
-    const mode = o.config.runWriter;
+    // On PostgreSQL the writer's client is asynchronous: it commits from this thread without blocking it. On
+    // SQLite the store picks the writer (WEFT_RUN_WRITER; store/adaptive-writer.ts, sqliteRunWriter).
     this.writes = isPostgres(o.db)
       ? new PostgresWriter(o.db.url, onWriteError)
-      : !writerAddress || mode === "inline"
-        ? inline()
-        : mode === "auto" && o.dbPath && threadCpuMs() !== undefined
-          ? new AdaptiveWriter(() => adaptiveInline(o.dbPath!), thread(), {
-              onError: onWriteError,
-              onSwitch: (to, load) =>
-                o.log.debug("run writer switched", { commitsOn: to === "inline" ? "main thread" : "writer thread", mainThreadBusy: load }),
-            })
-          : thread();
+      : sqliteRunWriter({
+          db: o.db,
+          dbPath: o.dbPath ?? null,
+          storeAddress: o.storeAddress ?? null,
+          mode: o.config.runWriter,
+          synchronous: o.config.dbSynchronous,
+          onError: onWriteError,
+          onSwitch: (to, load) => o.log.debug("run writer switched", { commitsOn: to === "inline" ? "main thread" : "writer thread", mainThreadBusy: load }),
+        });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
     const t = new RunTable(o, this.store, this.writes, this.dispatcher);
     this.table = t;

@@ -7,7 +7,7 @@
 import { openDatabase, type Db } from "./db";
 import { truncateWal } from "./maintenance";
 import { forgetWrites, RunStore } from "./runs";
-import { applyBatch, applyWireOp, packFinishedRuns, type WireOp } from "./run-writes";
+import { applyBatch, applyWireOp, packFinishedRuns, type WireOp, WRITER_CACHE_KIB } from "./run-writes";
 
 declare const self: Worker;
 
@@ -23,9 +23,7 @@ self.onmessage = (event: MessageEvent) => {
     | { t: "forget" };
   if (message.t === "init") {
     try {
-      // It only appends: the tail and inner pages of a few b-trees are all it rereads (a 16 MB cache only held
-      // pages it had written, ~15 MB of the process's peak under load).
-      db = openDatabase(message.dbPath, { synchronous: message.synchronous, migrate: false, cacheKiB: 2_000 });
+      db = openDatabase(message.dbPath, { synchronous: message.synchronous, migrate: false, cacheKiB: WRITER_CACHE_KIB });
       // Every batch goes through applyBatch, which forgets what was remembered when a transaction fails.
       store = new RunStore(db, true);
       self.postMessage(JSON.stringify({ t: "ready" }));
