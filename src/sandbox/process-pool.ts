@@ -3,9 +3,10 @@
  * call overruns its time limit by KILL_GRACE_MS is SIGKILLed and replaced. This stops what the
  * interrupt handler cannot (a single built-in that loops for minutes) and never blocks the calling
  * thread. Each calling thread (the server, each engine worker) keeps its own small pool; processes
- * start on first use and carry no secrets (a minimal environment). A process whose call runs past
- * SLOW_CALL_MS is lowered to SANDBOX_NICE for good, so code that computes leaves the cores to the server
- * first; quick code, which the server's own requests wait on, keeps the server's priority. A process idle
+ * start on first use and carry no secrets (a minimal environment). A process whose call computes past
+ * SLOW_CALL_MS of CPU time is lowered to SANDBOX_NICE for good, so code that computes leaves the cores to the
+ * server first; quick code, which the server's own requests wait on, keeps the server's priority even when a
+ * loaded machine makes it wait past SLOW_CALL_MS. A process idle
  * for `processIdleMs` is stopped, all but one.
  *
  * Time: inside the process a call's limit counts its CPU time, so a call that shares a core with other
@@ -107,6 +108,8 @@ class SandboxProcess {
   private unsure = 0;
   /** Lowered to SANDBOX_NICE (a call in it ran slow); a process cannot raise its priority back. */
   private niced = false;
+  /** When its CPU time was last read to decide whether to lower it (performance.now()). */
+  private cpuLookedAt = Number.NEGATIVE_INFINITY;
   /** Since when it has had nothing to run (performance.now()). */
   idleSince = performance.now();
   dead = false;
@@ -150,10 +153,23 @@ class SandboxProcess {
     if (this.headStartedAt === undefined) return !this.ready && this.pool.knownSlow(head.call.codeHash);
     const running = now - this.headStartedAt;
     if (running <= SLOW_CALL_MS) return false;
-    if (!this.niced) this.lowerPriority();
+    if (!this.niced && this.computedPastSlow(now)) this.lowerPriority();
     // Code known quick may only look slow here (this thread was busy); its reply will tell.
     if (!head.quick) this.pool.learn(head.call.codeHash, running);
     return true;
+  }
+
+  /**
+   * Has the running call computed past SLOW_CALL_MS? Its process's CPU time says, not the wall clock: on a
+   * loaded machine a quick call can wait longer than that for a core, or for this thread to read its reply,
+   * and must not lower its process for good. Read at most every CPU_RECHECK_MS; where CPU time cannot be
+   * read (not Linux), the wall clock decides.
+   */
+  private computedPastSlow(now: number): boolean {
+    if (now - this.cpuLookedAt < CPU_RECHECK_MS) return false;
+    this.cpuLookedAt = now;
+    const cpuNow = cpuMsOf(this.proc.pid);
+    return cpuNow === undefined || cpuNow - this.headCpuStartMs > SLOW_CALL_MS;
   }
 
   private lowerPriority() {

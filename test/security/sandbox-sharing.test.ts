@@ -59,6 +59,19 @@ describe.skipIf(process.platform !== "linux")("more sandbox processes than cores
     expect(getPriority(pids[0])).toBe(getPriority());
   });
 
+  test("a quick call answered late because the server was busy keeps the server's priority", async () => {
+    // The server's thread computes for 100 ms right after sending each call, as under a heavy load: the reply
+    // waits unread past the slow mark, but the call itself computed for a millisecond.
+    for (let n = 0; n < 5; n++) {
+      const call = runUserCode({ code: "return input.n * 3", input: { n }, isolation: "process" });
+      for (const until = Date.now() + 100; Date.now() < until; );
+      expect(await call).toMatchObject({ value: n * 3 });
+    }
+    const pids = sandboxPids();
+    expect(pids.length).toBe(1);
+    expect(getPriority(pids[0])).toBe(getPriority());
+  });
+
   test("a burst of slow calls gets a process each, up to the setting, all below the server's priority", async () => {
     expect(values(await burst(PROCESSES, 600, 5_000))).toEqual(Array.from({ length: PROCESSES }, (_, n) => n));
     const pids = sandboxPids();
