@@ -297,6 +297,16 @@ function cellConditions(filter: RunListFilter, layout: RunLayout, withWorkspace 
 
 /** The number of runs in the kept counts a query sums (run_counts, run_hours); BIGINT so both databases answer an integer. */
 const SUM_OF_N = "CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n";
+/** Hours a list page's walk reads first, from the nearer end of the history: the first pages lie in them. */
+const FIRST_HOURS = 16;
+
+/** Where a list page starts and ends in the hour counts, as the walk from one end of the history finds them. */
+interface HourSpanEnds {
+  hourA: Stored;
+  beforeA: number;
+  hourB: Stored;
+  throughB: number;
+}
 
 export interface RunListFilter {
   workspaceId: string;
@@ -808,49 +818,59 @@ export class RunStore {
 
   /**
    * The hours (of `started_at`) holding positions [offset, end) of the list in its order, as bounds on
-   * `started_at`, and how many listed runs come before the first of them. Walks the hour counts from
-   * whichever end of the history is nearer, so the last page costs what the first does.
+   * `started_at`, and how many listed runs come before the first of them. Counted from whichever end of the
+   * history is nearer, so the last page costs what the first does: the nearest FIRST_HOURS hours first (an
+   * index range, enough for the first pages), else every hour's running total in one statement (one round
+   * trip to PostgreSQL, not one per chunk of hours).
    */
   private hourSpan(cells: Cells, newest: boolean, offset: number, end: number, total: number): { from: Stored; to: Stored; before: number } {
     const forward = offset < total - end;
+    const newestFirst = forward === newest;
     // Positions counted from the end the walk starts at: `a` is reached first, `b` (>= a) later.
     const [a, b] = forward ? [offset, end - 1] : [total - end, total - 1 - offset];
-    let hourA: Stored | undefined;
-    let hourB: Stored | undefined;
-    let beforeA = 0;
-    let throughB = 0;
-    let seen = 0;
-    let after: Stored | null = null;
-    for (let chunk = 16; hourB === undefined; chunk *= 4) {
-      const hours = this.hourCounts(cells, forward === newest, after, chunk);
-      for (const { hour, n } of hours) {
-        if (hourA === undefined && seen + n > a) {
-          hourA = hour;
-          beforeA = seen;
-        }
-        seen += n;
-        if (seen > b) {
-          hourB = hour;
-          throughB = seen;
-          break;
-        }
-      }
-      if (hours.length < chunk) break;
-      after = hours[hours.length - 1].hour;
+    let found = this.spanInFirstHours(cells, newestFirst, a, b);
+    if (!found) {
+      const hours = this.hoursThrough(cells, newestFirst, a, b);
+      const [first, last] = [hours[0], hours[hours.length - 1]];
+      if (first && last) found = { hourA: first.hour, beforeA: Number(first.through) - Number(first.n), hourB: last.hour, throughB: Number(last.through) };
     }
-    if (hourA === undefined || hourB === undefined) return { ...this.layout.allTime, before: 0 }; // counts disagree: read it all
+    if (!found) return { ...this.layout.allTime, before: 0 }; // counts disagree: read it all
+    const { hourA, hourB, beforeA, throughB } = found;
     const [startHour, endHour, before] = forward ? [hourA, hourB, beforeA] : [hourB, hourA, total - throughB];
-    const [first, last] = newest ? [endHour, startHour] : [startHour, endHour];
-    return { from: this.layout.hourBounds(first).from, to: this.layout.hourBounds(last).to, before };
+    const [firstHour, lastHour] = newest ? [endHour, startHour] : [startHour, endHour];
+    return { from: this.layout.hourBounds(firstHour).from, to: this.layout.hourBounds(lastHour).to, before };
   }
 
-  /** Runs per hour that match `cells`, newest or oldest hour first, beyond `after` (exclusive), `limit` hours. */
-  private hourCounts(cells: Cells, newestFirst: boolean, after: Stored | null, limit: number): Array<{ hour: Stored; n: number }> {
-    const where = [...cells.where];
-    if (after !== null) where.push(newestFirst ? "hour < $after" : "hour > $after");
-    const sql = `SELECT hour, ${SUM_OF_N} FROM run_hours WHERE ${where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
+  /** The hours of positions a..b (counted from the walk's end) when all of them lie in the nearest FIRST_HOURS hours. */
+  private spanInFirstHours(cells: Cells, newestFirst: boolean, a: number, b: number): HourSpanEnds | undefined {
+    const sql = `SELECT hour, ${SUM_OF_N} FROM run_hours WHERE ${cells.where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
       ORDER BY hour ${newestFirst ? "DESC" : "ASC"} LIMIT $limit`;
-    return this.listStatement(sql).all(bindRow({ ...cells.params, ...(after === null ? {} : { after }), limit })) as Array<{ hour: Stored; n: number }>;
+    const hours = this.listStatement(sql).all(bindRow({ ...cells.params, limit: FIRST_HOURS })) as Array<{ hour: Stored; n: number }>;
+    let hourA: Stored | undefined;
+    let beforeA = 0;
+    let seen = 0;
+    for (const { hour, n } of hours) {
+      if (hourA === undefined && seen + Number(n) > a) {
+        hourA = hour;
+        beforeA = seen;
+      }
+      seen += Number(n);
+      if (seen > b) return { hourA: hourA!, beforeA, hourB: hour, throughB: seen };
+    }
+    return undefined;
+  }
+
+  /**
+   * The hours that hold positions a..b (counted from the walk's end), each with its runs and the running total
+   * through it, in walking order: one statement sums every hour's cells and keeps the few hours that overlap.
+   */
+  private hoursThrough(cells: Cells, newestFirst: boolean, a: number, b: number): Array<{ hour: Stored; n: number; through: number }> {
+    const direction = newestFirst ? "DESC" : "ASC";
+    const sql = `SELECT hour, n, through FROM (
+        SELECT hour, ${SUM_OF_N}, CAST(SUM(SUM(n)) OVER (ORDER BY hour ${direction}) AS BIGINT) AS through
+        FROM run_hours WHERE ${cells.where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
+      ) AS hours WHERE through > $a AND through - n <= $b ORDER BY hour ${direction}`;
+    return this.listStatement(sql).all(bindRow({ ...cells.params, a, b })) as Array<{ hour: Stored; n: number; through: number }>;
   }
 
   private listStatement(sql: string): Statement {
