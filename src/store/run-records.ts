@@ -256,22 +256,7 @@ export function recordDictionary(bytes: Uint8Array): string | null {
  * dictionary is missing cannot be read: that is an error, never an empty run).
  */
 export function readRecord(runId: string, bytes: Uint8Array, dictionary: (id: string) => Uint8Array | null): RunRecord {
-  let json: string;
-  if (bytes[0] === FORMAT) {
-    const id = recordDictionary(bytes);
-    const frame = bytes.subarray(HEADER);
-    if (id === null) json = decoder.decode(zstdDecompressSync(frame));
-    else {
-      const dict = dictionary(id);
-      if (!dict) throw new Error(`the record of run ${runId} needs dictionary ${id}, which is not stored`);
-      json = decoder.decode(zstdDecompressSync(frame, { dictionary: dict }));
-    }
-  } else json = decoder.decode(Bun.zstdDecompressSync(bytes));
-  const [head, base, tuples] = JSON.parse(json) as [unknown, number, unknown[][]];
-  let cold: unknown[] | null;
-  if (bytes[0] === FORMAT) cold = head as unknown[] | null;
-  else if (head === OLD_FORMAT) cold = null;
-  else throw new Error(`the record of run ${runId} is in a format this weft does not read`);
+  const { cold, base, tuples } = unpack(runId, bytes, dictionary);
   const steps = tuples.map((tuple) => {
     const row: Record<string, unknown> = {};
     let at = 0;
@@ -287,6 +272,33 @@ export function readRecord(runId: string, bytes: Uint8Array, dictionary: (id: st
     return row as unknown as StepRow;
   });
   return { cold, steps };
+}
+
+/** The cold columns' values a record holds (null: none), without building its steps (a list's rows need only these). */
+export function readColdColumns(runId: string, bytes: Uint8Array, dictionary: (id: string) => Uint8Array | null): unknown[] | null {
+  return unpack(runId, bytes, dictionary).cold;
+}
+
+function unpack(
+  runId: string,
+  bytes: Uint8Array,
+  dictionary: (id: string) => Uint8Array | null,
+): { cold: unknown[] | null; base: number; tuples: unknown[][] } {
+  let json: string;
+  if (bytes[0] === FORMAT) {
+    const id = recordDictionary(bytes);
+    const frame = bytes.subarray(HEADER);
+    if (id === null) json = decoder.decode(zstdDecompressSync(frame));
+    else {
+      const dict = dictionary(id);
+      if (!dict) throw new Error(`the record of run ${runId} needs dictionary ${id}, which is not stored`);
+      json = decoder.decode(zstdDecompressSync(frame, { dictionary: dict }));
+    }
+  } else json = decoder.decode(Bun.zstdDecompressSync(bytes));
+  const [head, base, tuples] = JSON.parse(json) as [unknown, number, unknown[][]];
+  if (bytes[0] === FORMAT) return { cold: head as unknown[] | null, base, tuples };
+  if (head === OLD_FORMAT) return { cold: null, base, tuples };
+  throw new Error(`the record of run ${runId} is in a format this weft does not read`);
 }
 
 /**

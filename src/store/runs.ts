@@ -19,6 +19,7 @@ import {
   mayHoldColdColumns,
   mergeSteps,
   packRecord,
+  readColdColumns,
   readRecord,
   type RowValues,
   recordText,
@@ -576,12 +577,16 @@ export class RunStore {
     return readRecord(runId, bytes, (id) => this.dictionary(id));
   }
 
+  private coldColumns(runId: string, bytes: Uint8Array): unknown[] | null {
+    return readColdColumns(runId, bytes, (id) => this.dictionary(id));
+  }
+
   /** `row` (selected with its record) with its cold columns from the record, and without the record. */
   private hydrate<Row extends { id: string; packed_steps?: Uint8Array | null }>(row: Row): Omit<Row, "packed_steps"> {
     const bytes = row.packed_steps;
     delete row.packed_steps;
     this.layout.decode(row);
-    if (bytes && mayHoldColdColumns(bytes)) withCold(row, this.record(row.id, bytes).cold);
+    if (bytes && mayHoldColdColumns(bytes)) withCold(row, this.coldColumns(row.id, bytes));
     return row;
   }
 
