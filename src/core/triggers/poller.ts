@@ -76,6 +76,8 @@ export class Poller {
     const existing = this.o.store.poll(workflowId);
     if (existing && existing.piece_id === pieceId && existing.trigger_id === triggerId) {
       const intervalChanged = existing.interval_seconds !== intervalSeconds;
+      // Unchanged (the start-up reconcile re-enables every live poll): nothing to write, no fsync.
+      if (!intervalChanged && existing.workspace_id === workspaceId && existing.version_id === versionId) return;
       this.o.store.putPoll({
         ...existing,
         workspace_id: workspaceId,

@@ -50,6 +50,8 @@ export class Scheduler {
     const existing = this.o.store.schedule(workflowId);
     // Same schedule republished: keep the stored instant so an instant already fired is not fired again.
     if (existing && existing.spec === spec.key) {
+      // Unchanged (the start-up reconcile re-enables every live schedule): nothing to write, no fsync.
+      if (existing.version_id === versionId && existing.workspace_id === workspaceId) return;
       this.o.store.putSchedule({ ...existing, version_id: versionId, workspace_id: workspaceId, updated_at: now });
       return;
     }
