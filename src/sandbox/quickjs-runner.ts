@@ -16,17 +16,8 @@
  * What it cannot do alone: stop a single built-in call that loops without reaching the interrupt
  * handler (`Array(2**32 - 1).join()` takes minutes). That is what process isolation is for.
  */
-import releaseSync from "@jitl/quickjs-wasmfile-release-sync";
 import wasmPath from "@jitl/quickjs-wasmfile-release-sync/wasm" with { type: "file" };
-import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  type Intrinsics,
-  type QuickJSContext,
-  type QuickJSHandle,
-  type QuickJSRuntime,
-  type QuickJSWASMModule,
-} from "quickjs-emscripten-core";
+import type { Intrinsics, QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { inputToJson } from "./input-json";
 import { MAX_LOG_LINE_CHARS, MAX_LOG_LINES, STACK_BYTES } from "./limits";
 import { failure, memoryFailure, outputTooLarge, stackFailure, timeoutFailure, type SandboxResult } from "./result";
@@ -98,6 +89,11 @@ function wasmModule(): Promise<WebAssembly.Module> {
 async function createInstance(memoryBytes: number): Promise<Instance> {
   const maximumPages = Math.ceil((BASE_BYTES + memoryBytes) / PAGE);
   const memory = new WebAssembly.Memory({ initial: BASE_BYTES / PAGE, maximum: maximumPages });
+  // Loaded by the first instance, not with the server: a server with no code step never needs them (~3–14 ms of start-up).
+  const [{ newQuickJSWASMModuleFromVariant, newVariant }, { default: releaseSync }] = await Promise.all([
+    import("quickjs-emscripten-core"),
+    import("@jitl/quickjs-wasmfile-release-sync"),
+  ]);
   const quickjs = await newQuickJSWASMModuleFromVariant(newVariant(releaseSync, { wasmModule: await wasmModule(), wasmMemory: memory }));
   return { quickjs, memory, memoryBytes, runtime: undefined, runtimeCalls: 0, deadline: 0, timeoutMs: 0, cpuStartMs: 0, alive: true };
 }
