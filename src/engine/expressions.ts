@@ -7,8 +7,18 @@
  *   cached; a bare path (`fetch.output.items[0].id`) is read without JSONata (the common, fast case);
  *   a string that is exactly one `{{ }}` keeps the value's type, otherwise results are interpolated as text.
  */
-import jsonata from "jsonata";
+import type Jsonata from "jsonata";
 import { BoundedMap } from "../lib/bounded-map";
+
+/**
+ * JSONata, loaded by the first expression that needs it: most expressions are bare paths and arithmetic that
+ * never reach it, and its module builds its whole function library when evaluated (a few ms of start-up).
+ */
+let jsonataModule: typeof Jsonata | undefined;
+const jsonata: typeof Jsonata = ((source: string, options?: Parameters<typeof Jsonata>[1]) => {
+  jsonataModule ??= require("jsonata") as typeof Jsonata;
+  return jsonataModule(source, options);
+}) as typeof Jsonata;
 
 export interface FoundExpression {
   /** The expression between the braces, trimmed. */
@@ -154,10 +164,10 @@ export const EXPRESSION_LIMITS = { timeoutMs: 5_000, stackDepth: 500, sequenceLe
 type Segment = string | number;
 /** `path` also gets a JSONata form, made on first need, for paths that map over arrays. */
 type Compiled =
-  | { kind: "path"; path: Segment[]; expr?: jsonata.Expression }
+  | { kind: "path"; path: Segment[]; expr?: Jsonata.Expression }
   /** `path <op> number`: computed directly when the path holds a finite number, else by JSONata (its errors, its rules). */
-  | { kind: "arith"; path: Segment[]; op: string; operand: number; expr?: jsonata.Expression }
-  | { kind: "jsonata"; expr: jsonata.Expression }
+  | { kind: "arith"; path: Segment[]; op: string; operand: number; expr?: Jsonata.Expression }
+  | { kind: "jsonata"; expr: Jsonata.Expression }
   | { kind: "invalid"; reason: string };
 
 const compiledCache = new BoundedMap<string, Compiled>(10_000);
@@ -208,7 +218,7 @@ function arithmetic(value: unknown, op: string, operand: number): unknown {
   return Number.isFinite(result) ? result : MISS;
 }
 
-function compileJsonata(source: string): jsonata.Expression {
+function compileJsonata(source: string): Jsonata.Expression {
   return jsonata(source, { timeout: EXPRESSION_LIMITS.timeoutMs, stack: EXPRESSION_LIMITS.stackDepth, sequence: EXPRESSION_LIMITS.sequenceLength });
 }
 
