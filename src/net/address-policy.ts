@@ -6,9 +6,16 @@
  * Parsing (including the odd IPv4 spellings `2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1`) and
  * range tables come from ipaddr.js.
  */
-import ipaddr from "ipaddr.js";
+import type IpAddr from "ipaddr.js";
 
-type Address = ipaddr.IPv4 | ipaddr.IPv6;
+/** ipaddr.js, loaded by the first address checked (its module builds its parsers and range tables when evaluated). */
+let ipaddrModule: typeof IpAddr | undefined;
+const ip = (): typeof IpAddr => {
+  ipaddrModule ??= require("ipaddr.js") as typeof IpAddr;
+  return ipaddrModule;
+};
+
+type Address = IpAddr.IPv4 | IpAddr.IPv6;
 
 export type AddressVerdict = { allowed: true; address: string } | { allowed: false; address: string; range: string };
 
@@ -43,9 +50,9 @@ export const REFUSED_BY_DEFAULT: ReadonlyArray<{ ranges: string[]; what: string 
 ];
 
 /** The IPv4 address an IPv6 address carries, if it is one of the forms that embed one. */
-function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+function embeddedIPv4(address: IpAddr.IPv6): IpAddr.IPv4 | undefined {
   const p = address.parts;
-  const v4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  const v4 = (high: number, low: number) => new (ip().IPv4)([high >> 8, high & 0xff, low >> 8, low & 0xff]);
   if (address.isIPv4MappedAddress()) return address.toIPv4Address();
   // IPv4-compatible ::a.b.c.d (deprecated, but a kernel may still route it); :: and ::1 are judged as IPv6.
   if (p[0] === 0 && p[1] === 0 && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0 && (p[6] !== 0 || p[7] > 1)) return v4(p[6], p[7]);
@@ -60,7 +67,7 @@ function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
 export function parseAddress(text: string): Address | undefined {
   const bare = text.startsWith("[") && text.endsWith("]") ? text.slice(1, -1) : text;
   try {
-    return ipaddr.parse(bare);
+    return ip().parse(bare);
   } catch {
     return undefined;
   }
@@ -81,15 +88,15 @@ export function checkAllowedRange(text: string): { cidr: string } | { error: str
   }
   const [, host, bitsText] = match;
   const bits = Number(bitsText);
-  const v4 = ipaddr.IPv4.isValidFourPartDecimal(host);
-  if (!v4 && !(host.includes(":") && ipaddr.IPv6.isValid(host))) {
+  const v4 = ip().IPv4.isValidFourPartDecimal(host);
+  if (!v4 && !(host.includes(":") && ip().IPv6.isValid(host))) {
     return { error: `"${text}" is not a CIDR range: write IPv4 as four decimal numbers without leading zeros, or IPv6, ${example}` };
   }
   const max = v4 ? 32 : 128;
   if (bits > max) return { error: `"${text}" has a prefix longer than an ${v4 ? "IPv4" : "IPv6"} address (at most /${max})` };
-  const network = v4 ? ipaddr.IPv4.networkAddressFromCIDR(text) : ipaddr.IPv6.networkAddressFromCIDR(text);
+  const network = v4 ? ip().IPv4.networkAddressFromCIDR(text) : ip().IPv6.networkAddressFromCIDR(text);
   const cidr = `${network.toString()}/${bits}`;
-  if (network.toString() !== ipaddr.parse(host).toString()) return { error: `"${text}" has address bits set past its prefix; the range is ${cidr}` };
+  if (network.toString() !== ip().parse(host).toString()) return { error: `"${text}" has address bits set past its prefix; the range is ${cidr}` };
   if (bits === 0) return { error: `"${text}" is every address, which would turn the guard off; allow only the ranges your workflows need, ${example}` };
   if (bits === max && isMetadataAddress(network)) {
     return { error: `"${text}" is a cloud metadata address, which stays refused whatever is allowed (it hands out the machine's credentials)` };
@@ -115,7 +122,7 @@ export class AddressPolicy {
   setAllowed(allowCidrs: readonly string[]): void {
     this.allowed = allowCidrs.map((cidr) => {
       try {
-        return ipaddr.parseCIDR(cidr.trim());
+        return ip().parseCIDR(cidr.trim());
       } catch {
         throw new Error(`allow-list entry "${cidr}" is not a CIDR; use e.g. 127.0.0.0/8 or fd00::/8`);
       }
@@ -127,10 +134,10 @@ export class AddressPolicy {
     const parsed = parseAddress(text);
     if (!parsed) return { allowed: false, address: text, range: "unparseable" };
     const address = parsed.toString();
-    const inner = parsed.kind() === "ipv6" ? embeddedIPv4(parsed as ipaddr.IPv6) : undefined;
+    const inner = parsed.kind() === "ipv6" ? embeddedIPv4(parsed as IpAddr.IPv6) : undefined;
     if (isMetadataAddress(parsed) || (inner && isMetadataAddress(inner))) return { allowed: false, address, range: METADATA_RANGE };
     if (this.isAllowListed(parsed) || (inner && this.isAllowListed(inner))) return { allowed: true, address };
-    if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).range() === "teredo") return { allowed: false, address, range: "teredo" };
+    if (parsed.kind() === "ipv6" && (parsed as IpAddr.IPv6).range() === "teredo") return { allowed: false, address, range: "teredo" };
     const judged = inner ?? parsed;
     const range = judged.range();
     if (range === "unicast") return { allowed: true, address };
@@ -142,7 +149,7 @@ export class AddressPolicy {
       if (network.kind() === address.kind()) {
         if (address.match(network as any, bits)) return true;
       } else if (address.kind() === "ipv4" && network.kind() === "ipv6") {
-        if ((address as ipaddr.IPv4).toIPv4MappedAddress().match(network as ipaddr.IPv6, bits)) return true;
+        if ((address as IpAddr.IPv4).toIPv4MappedAddress().match(network as IpAddr.IPv6, bits)) return true;
       }
     }
     return false;
