@@ -837,7 +837,10 @@ export class RunStore {
     if (!found) {
       const hours = this.hoursThrough(cells, newestFirst, a, b);
       const [first, last] = [hours[0], hours[hours.length - 1]];
-      if (first && last) found = { hourA: first.hour, beforeA: Number(first.through) - Number(first.n), hourB: last.hour, throughB: Number(last.through) };
+      // The last hour must reach past `b`; when the hours end before it the counts disagree (as below).
+      if (first && last && Number(last.through) > b) {
+        found = { hourA: first.hour, beforeA: Number(first.through) - Number(first.n), hourB: last.hour, throughB: Number(last.through) };
+      }
     }
     if (!found) return { ...this.layout.allTime, before: 0 }; // counts disagree: read it all
     const { hourA, hourB, beforeA, throughB } = found;
