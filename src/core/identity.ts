@@ -7,6 +7,7 @@ import { AppError } from "../http/errors";
 import { nowIso, type Db, atomically } from "../store/db";
 import { IdentityStore, type TokenRow, type UserRow, type WorkspaceRow } from "../store/identity";
 import { newId, newSecret, sha256 } from "../lib/ids";
+import { lazy } from "../lib/lazy";
 import { SCOPES, parseScopes, type Scope } from "../schema/scopes";
 
 export interface Principal {
@@ -51,11 +52,7 @@ export class Identity {
   readonly store: IdentityStore;
   // Hot path: a bearer call hashes the token and reads one cached row; revocation evicts at once. Made by the
   // first call that needs it: lru-cache allocates all its slots at once (~4 ms of start-up for this one).
-  private tokens?: LRUCache<string, { row: TokenRow; principal: Principal }>;
-  private get tokenCache() {
-    this.tokens ??= new LRUCache({ max: 10_000, ttl: 30_000 });
-    return this.tokens;
-  }
+  private readonly tokenCache = lazy(() => new LRUCache<string, { row: TokenRow; principal: Principal }>({ max: 10_000, ttl: 30_000 }));
   private readonly touched = new Map<string, number>();
 
   constructor(readonly db: Db) {
@@ -151,14 +148,14 @@ export class Identity {
     const row = this.store.token(id, workspaceId);
     if (!row || row.revoked_at) throw new AppError("NOT_FOUND", `token ${id} not found`);
     this.store.revokeToken(id, nowIso());
-    this.tokenCache.delete(row.token_hash);
+    this.tokenCache().delete(row.token_hash);
     return tokenView(row);
   }
 
   /** Resolves a raw bearer token, or null when it is unknown or revoked. */
   authenticateToken(raw: string): Principal | null {
     const hash = sha256(raw);
-    let hit = this.tokenCache.get(hash);
+    let hit = this.tokenCache().get(hash);
     if (!hit) {
       const row = this.store.tokenByHash(hash);
       if (!row || row.revoked_at) return null;
@@ -173,7 +170,7 @@ export class Identity {
           scopes: new Set(row.scopes.split(" ") as Scope[]),
         },
       };
-      this.tokenCache.set(hash, hit);
+      this.tokenCache().set(hash, hit);
     }
     const now = Date.now();
     if ((this.touched.get(hit.row.id) ?? 0) + TOUCH_INTERVAL_MS < now) {

@@ -9,16 +9,14 @@
  */
 import type Jsonata from "jsonata";
 import { BoundedMap } from "../lib/bounded-map";
+import { lazy } from "../lib/lazy";
 
 /**
  * JSONata, loaded by the first expression that needs it: most expressions are bare paths and arithmetic that
  * never reach it, and its module builds its whole function library when evaluated (a few ms of start-up).
  */
-let jsonataModule: typeof Jsonata | undefined;
-const jsonata: typeof Jsonata = ((source: string, options?: Parameters<typeof Jsonata>[1]) => {
-  jsonataModule ??= require("jsonata") as typeof Jsonata;
-  return jsonataModule(source, options);
-}) as typeof Jsonata;
+const jsonataModule = lazy(() => require("jsonata") as typeof Jsonata);
+const jsonata = ((source: string, options?: Parameters<typeof Jsonata>[1]) => jsonataModule()(source, options)) as typeof Jsonata;
 
 export interface FoundExpression {
   /** The expression between the braces, trimmed. */

@@ -7,13 +7,10 @@
  * range tables come from ipaddr.js.
  */
 import type IpAddr from "ipaddr.js";
+import { lazy } from "../lib/lazy";
 
 /** ipaddr.js, loaded by the first address checked (its module builds its parsers and range tables when evaluated). */
-let ipaddrModule: typeof IpAddr | undefined;
-const ip = (): typeof IpAddr => {
-  ipaddrModule ??= require("ipaddr.js") as typeof IpAddr;
-  return ipaddrModule;
-};
+const ip = lazy(() => require("ipaddr.js") as typeof IpAddr);
 
 type Address = IpAddr.IPv4 | IpAddr.IPv6;
 

@@ -573,12 +573,11 @@ export class RunStore {
     return packed ? this.record(runId, packed).steps : undefined;
   }
 
-  private record(runId: string, bytes: Uint8Array): RunRecord {
-    return readRecord(runId, bytes, (id) => this.dictionary(id));
-  }
+  /** A dictionary's bytes by id, as the record readers take it (one function, not one per row read). */
+  private readonly dictionaryOf = (id: string) => this.dictionary(id);
 
-  private coldColumns(runId: string, bytes: Uint8Array): unknown[] | null {
-    return readColdColumns(runId, bytes, (id) => this.dictionary(id));
+  private record(runId: string, bytes: Uint8Array): RunRecord {
+    return readRecord(runId, bytes, this.dictionaryOf);
   }
 
   /** `row` (selected with its record) with its cold columns from the record, and without the record. */
@@ -586,7 +585,7 @@ export class RunStore {
     const bytes = row.packed_steps;
     delete row.packed_steps;
     this.layout.decode(row);
-    if (bytes && mayHoldColdColumns(bytes)) withCold(row, this.coldColumns(row.id, bytes));
+    if (bytes && mayHoldColdColumns(bytes)) withCold(row, readColdColumns(row.id, bytes, this.dictionaryOf));
     return row;
   }
 

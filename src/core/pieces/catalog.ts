@@ -7,6 +7,7 @@ import { AppError } from "../../http/errors";
 import type { ActionDef, AuthDef, DynamicOptions, GuardedFetch, PieceDef, ResolvedAuth, TriggerDef } from "../../pieces-sdk/types";
 import { discriminators, project, RESERVED_QUERY_KEYS, type SpecProperty, toSpecProperty, type Projection, type QueryValues } from "./projection";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
+import { lazy } from "../../lib/lazy";
 
 const quoteList = (ids: string[]) => (ids.length ? ids.map((id) => `"${id}"`).join(", ") : "(none)");
 
@@ -147,11 +148,7 @@ export function pieceSummary(piece: PieceDef) {
  */
 export class ProjectionCache {
   /** Made by the first projection asked for, not at start-up (lru-cache allocates all its slots at once). */
-  private answers?: LRUCache<string, string>;
-  private get cache() {
-    this.answers ??= new LRUCache({ max: 5000, maxSize: 32 * 1024 * 1024, sizeCalculation: (v) => v.length || 1 });
-    return this.answers;
-  }
+  private readonly cache = lazy(() => new LRUCache<string, string>({ max: 5000, maxSize: 32 * 1024 * 1024, sizeCalculation: (v) => v.length || 1 }));
 
   constructor(private readonly registry: PieceRegistry) {}
 
@@ -165,22 +162,22 @@ export class ProjectionCache {
   /** The `{"data": <projection>}` envelope as JSON text. */
   actionJson(pieceId: string, actionId: string, query: QueryValues): string {
     const key = this.key("a", pieceId, actionId, query);
-    let json = this.cache.get(key);
+    let json = this.cache().get(key);
     if (json === undefined) {
       const { piece, action } = findAction(this.registry, pieceId, actionId);
       json = JSON.stringify({ data: project(piece, action, "action", query) });
-      this.cache.set(key, json);
+      this.cache().set(key, json);
     }
     return json;
   }
 
   triggerJson(pieceId: string, triggerId: string, query: QueryValues): string {
     const key = this.key("t", pieceId, triggerId, query);
-    let json = this.cache.get(key);
+    let json = this.cache().get(key);
     if (json === undefined) {
       const { piece, trigger } = findTrigger(this.registry, pieceId, triggerId);
       json = JSON.stringify({ data: project(piece, trigger, "trigger", query) });
-      this.cache.set(key, json);
+      this.cache().set(key, json);
     }
     return json;
   }

@@ -28,6 +28,7 @@ import {
 } from "../../schema/workflow";
 import { isExpression, isPresent, resolveProperties } from "../pieces/conditions";
 import { LIMITS, walk, type AnyNode } from "./tree";
+import { lazy } from "../../lib/lazy";
 
 /** The part of the piece registry (src/pieces-runtime/registry.ts) the gate reads. */
 export interface GateFleet {
@@ -78,11 +79,7 @@ const MAX_DIAGNOSTICS = 200;
  * The definition schema's compiled check, made by the first definition checked: compiling it takes ~15 ms,
  * which a server's start-up (and its first webhook) need not wait for.
  */
-let compiled: ReturnType<typeof TypeCompiler.Compile<typeof FlowVersion>> | undefined;
-const structure = () => {
-  compiled ??= TypeCompiler.Compile(FlowVersion);
-  return compiled;
-};
+const structure = lazy(() => TypeCompiler.Compile(FlowVersion));
 
 /** Runs every check on a definition (any JSON value) and writes nothing. */
 export function validateDefinition(input: unknown, ctx: GateContext): GateResult {
