@@ -3,11 +3,11 @@
  * call overruns its time limit by KILL_GRACE_MS is SIGKILLed and replaced. This stops what the
  * interrupt handler cannot (a single built-in that loops for minutes) and never blocks the calling
  * thread. Each calling thread (the server, each engine worker) keeps its own small pool; processes
- * start on first use and carry no secrets (a minimal environment). A process whose call computes past
- * SLOW_CALL_MS of CPU time is lowered to SANDBOX_NICE for good, so code that computes leaves the cores to the
- * server first; quick code, which the server's own requests wait on, keeps the server's priority even when a
- * loaded machine makes it wait past SLOW_CALL_MS. A process idle
- * for `processIdleMs` is stopped, all but one.
+ * start on first use and carry no secrets (a minimal environment). A process whose call runs past
+ * SLOW_CALL_MS and then computes SLOW_CALL_MS more of CPU time is lowered to SANDBOX_NICE for good, so code
+ * that computes leaves the cores to the server first; quick code, which the server's own requests wait on,
+ * keeps the server's priority even when a loaded machine makes it wait past SLOW_CALL_MS. A process idle for
+ * `processIdleMs` is stopped, all but one.
  *
  * Time: inside the process a call's limit counts its CPU time, so a call that shares a core with other
  * sandbox processes is not stopped for waiting. The kill timer here is the backstop for a call that does
@@ -60,6 +60,8 @@ interface Sent {
   timer?: ReturnType<typeof setTimeout>;
   /** Past its limit on the wall clock: the CPU time it had used when last looked at, and when that last grew. */
   cpuSeen?: number;
+  /** The process's CPU time (ms) when this call was first seen running past SLOW_CALL_MS. */
+  cpuWhenSlow?: number;
   progressAt?: number;
 }
 
@@ -153,23 +155,26 @@ class SandboxProcess {
     if (this.headStartedAt === undefined) return !this.ready && this.pool.knownSlow(head.call.codeHash);
     const running = now - this.headStartedAt;
     if (running <= SLOW_CALL_MS) return false;
-    if (!this.niced && this.computedPastSlow(now)) this.lowerPriority();
+    if (!this.niced && this.computesOn(head, now)) this.lowerPriority();
     // Code known quick may only look slow here (this thread was busy); its reply will tell.
     if (!head.quick) this.pool.learn(head.call.codeHash, running);
     return true;
   }
 
   /**
-   * Has the running call computed past SLOW_CALL_MS? Its process's CPU time says, not the wall clock: on a
-   * loaded machine a quick call can wait longer than that for a core, or for this thread to read its reply,
-   * and must not lower its process for good. Read at most every CPU_RECHECK_MS; where CPU time cannot be
-   * read (not Linux), the wall clock decides.
+   * Does the call, running past SLOW_CALL_MS, keep computing? Its process's CPU time says, not the wall clock:
+   * on a loaded machine a quick call can wait longer than that for a core, or for this thread to read its
+   * reply, and must not lower its process for good. Counted from when the call was first seen slow, so work the
+   * process did before (a collection after earlier calls) is not the call's. Read at most every
+   * CPU_RECHECK_MS; where CPU time cannot be read (not Linux), the wall clock decides.
    */
-  private computedPastSlow(now: number): boolean {
+  private computesOn(head: Sent, now: number): boolean {
     if (now - this.cpuLookedAt < CPU_RECHECK_MS) return false;
     this.cpuLookedAt = now;
     const cpuNow = cpuMsOf(this.proc.pid);
-    return cpuNow === undefined || cpuNow - this.headCpuStartMs > SLOW_CALL_MS;
+    if (cpuNow === undefined) return true;
+    head.cpuWhenSlow ??= cpuNow;
+    return cpuNow - head.cpuWhenSlow >= SLOW_CALL_MS;
   }
 
   private lowerPriority() {
