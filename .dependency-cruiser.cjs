@@ -27,7 +27,7 @@ module.exports = {
       name: "ground-floor-imports-nothing-above",
       severity: "error",
       comment: "schema, pieces-sdk, config, lib, net and http are the ground floor: they import only each other.",
-      from: { path: "^src/(schema|pieces-sdk|lib|net|http)/|^src/config\\.ts$|^src/heap-tuning\\.ts$" },
+      from: { path: "^src/(schema|pieces-sdk|lib|net|http)/|^src/config\\.ts$|^src/runtime-tuning\\.ts$" },
       to: { path: [upper(["sandbox", "store", "pieces-runtime", "engine", "core", "api", "mcp", "app", "cli", "main"]), "^pieces/"] },
     },
     {

@@ -10,7 +10,7 @@ import { rotateKeys } from "./core/connections/key-rotation";
 import { Identity } from "./core/identity";
 import { PieceLoadError } from "./pieces-runtime/loader";
 import { loadRegistry } from "./pieces-runtime/registry";
-import { commandOf } from "./heap-tuning";
+import { commandOf } from "./runtime-tuning";
 import { createLogger, type Logger } from "./http/logger";
 import { backupDatabase } from "./store/backup";
 import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./store/copy-to-postgres";

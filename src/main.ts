@@ -3,16 +3,16 @@
  * The `weft` program. Decides before anything heavy is loaded what this process is: the code sandbox or
  * a piece host (child processes of a server that re-execute this program, docs/security.md; they need no
  * config and print nothing else), or a command of src/cli.ts. A long-running command first restarts in
- * place with the collector tuned for a server (src/heap-tuning.ts): doing that here, before the app is
+ * place with the runtime tuned for a server (src/runtime-tuning.ts): doing that here, before the app is
  * imported, spares start-up a second load of the whole program.
  */
-import { commandOf, execWithHeapTuning, isLongRunning } from "./heap-tuning";
+import { commandOf, execWithRuntimeTuning, isLongRunning } from "./runtime-tuning";
 
 const argv = process.argv.slice(2);
 if (argv[0] === "__sandbox") await (await import("./sandbox/child")).runSandboxChild();
 else if (argv[0] === "__piece-host") await (await import("./pieces-runtime/activepieces/host")).runPieceHost();
 else {
-  if (isLongRunning(argv)) execWithHeapTuning();
+  if (isLongRunning(argv)) execWithRuntimeTuning();
   // On PostgreSQL the store's connection thread starts now, connecting while the program loads.
   const url = process.env.WEFT_DATABASE_URL;
   if (commandOf(argv) === "serve" && url && /^postgres(?:ql)?:\/\//.test(url)) (await import("./store/postgres/sync-db")).startEarly(url);

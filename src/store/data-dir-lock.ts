@@ -90,7 +90,7 @@ function tryAcquire(dataDir: string, pid: number): DataDirLock {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
     const holder = holderOf(path);
-    // Our own pid: this process re-executed itself in place (src/heap-tuning.ts keeps the pid), or a
+    // Our own pid: this process re-executed itself in place (src/runtime-tuning.ts keeps the pid), or a
     // container restarted it with the same pid after a crash. Either way no other process holds it.
     if (holder === pid) return held(path, pid);
     if (holder !== undefined && isRunning(holder)) throw new DataDirLockedError(dataDir, holder);

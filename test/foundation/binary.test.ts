@@ -9,7 +9,7 @@ import { packTarball } from "../support/npm-registry";
 import { startServer, type ServerHandle } from "../support/server";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
-import { HEAP_RAM_SIZE } from "../../src/heap-tuning";
+import { RUNTIME_SETTINGS } from "../../src/runtime-tuning";
 
 announceMissingPostgres();
 
@@ -88,9 +88,9 @@ describe("compiled binary", () => {
     }
   });
 
-  test("restarted itself in place with the collector tuned for a server (same pid, src/heap-tuning.ts)", () => {
+  test("restarted itself in place with the runtime tuned for a server (same pid, src/runtime-tuning.ts)", () => {
     const environ = readFileSync(`/proc/${server.proc.pid}/environ`, "utf8").split("\0");
-    expect(environ).toContain(`BUN_JSC_forceRAMSize=${HEAP_RAM_SIZE}`);
+    for (const [name, value] of Object.entries(RUNTIME_SETTINGS)) expect(environ).toContain(`${name}=${value}`);
   });
 
   test("prints only JSON log lines (no framework warnings from the bundled code)", () => {

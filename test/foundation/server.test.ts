@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startServer } from "../support/server";
 import { Database } from "bun:sqlite";
-import { HEAP_RAM_SIZE } from "../../src/heap-tuning";
+import { HEAP_RAM_SIZE, RUNTIME_SETTINGS } from "../../src/runtime-tuning";
 import { migrations } from "../../src/store/migrations";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -159,21 +159,28 @@ describe("request bodies over a real socket", () => {
   });
 });
 
-describe("collector tuning (src/heap-tuning.ts)", () => {
+describe("runtime tuning (src/runtime-tuning.ts)", () => {
   const environOf = (pid: number) =>
     readFileSync(`/proc/${pid}/environ`, "utf8")
       .split("\0")
-      .filter((v) => v.startsWith("BUN_JSC_forceRAMSize="));
+      .filter((v) => v.startsWith("BUN_JSC_"))
+      .sort();
+  const tuned = (values: Record<string, string>) =>
+    Object.entries({ ...RUNTIME_SETTINGS, ...values })
+      .map(([name, value]) => `${name}=${value}`)
+      .sort();
 
-  test("serve restarts itself in place once with the server's heap setting; an operator's value or WEFT_HEAP_TUNING=off is respected", async () => {
-    const { BUN_JSC_forceRAMSize: _inherited, ...env } = process.env;
+  test("serve restarts itself in place once with the server's runtime settings; an operator's values or WEFT_HEAP_TUNING=off are respected", async () => {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("BUN_JSC_"))) as Record<string, string>;
+    expect(RUNTIME_SETTINGS.BUN_JSC_forceRAMSize).toBe(HEAP_RAM_SIZE);
+    const operator = { BUN_JSC_forceRAMSize: "536870912", BUN_JSC_thresholdForJITSoon: "500" };
     const cases: Array<[Record<string, string>, string[]]> = [
-      [{}, [`BUN_JSC_forceRAMSize=${HEAP_RAM_SIZE}`]],
-      [{ BUN_JSC_forceRAMSize: "536870912" }, ["BUN_JSC_forceRAMSize=536870912"]],
+      [{}, tuned({})],
+      [operator, tuned(operator)],
       [{ WEFT_HEAP_TUNING: "off" }, []],
     ];
     for (const [extra, expected] of cases) {
-      const server = await startServer({ env: { ...(env as Record<string, string>), ...extra } });
+      const server = await startServer({ env: { ...env, ...extra } });
       try {
         expect((await server.fetch("/healthz", { token: null })).status).toBe(200);
         expect(environOf(server.proc.pid)).toEqual(expected);
