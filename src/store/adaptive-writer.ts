@@ -14,10 +14,12 @@
  * takes ~40 % of the main thread's time off it (0.92 → 0.5 measured under the engine bench), so closer
  * thresholds would switch back and forth. Retention's deletions, the return of free pages and the WAL's
  * truncation always go to the thread (tens of milliseconds a batch that requests would wait behind), which
- * then keeps the commits for MAINTENANCE_HOLD_MS after the last of them. It starts on the thread, which the
- * engine loads while the server starts (the first webhook after a start does not wait for a connection to
- * open on the main thread; the first reading comes SAMPLE_MS later). Where /proc does not tell a thread's
- * CPU time (not Linux) the engine uses the thread alone, as before.
+ * then keeps the commits for MAINTENANCE_HOLD_MS after the last of them. It starts inline: a server that
+ * just started is idle, and the thread, spawned while the server started, took CPU from the start itself
+ * (its loading on the other core, then two wake-ups for the first webhook's commit; spawn → first webhook
+ * ~15 ms less without it on 2 cores, docs/operations.md). The thread is loaded THREAD_WARM_MS after the
+ * start, before it is likely needed (a switch or a retention sweep would otherwise wait for it). Where /proc
+ * does not tell a thread's CPU time (not Linux) the engine uses the thread alone, as before.
  *
  * A switch waits until everything the current writer holds is committed and synced, holding new writes
  * meanwhile (in call order): runs are then written by one connection at a time, in order. The connection
@@ -41,6 +43,8 @@ export const SAMPLE_MS = 500;
  * answers went from 73 to 90–103 ms with that).
  */
 export const MAINTENANCE_HOLD_MS = 5_000;
+/** How long after the start (warm()) the thread is loaded, when the writer starts inline. */
+export const THREAD_WARM_MS = 1_000;
 
 /** The calling thread's CPU time in ms (user + system), or undefined where /proc does not say. */
 export function threadCpuMs(): number | undefined {
@@ -83,15 +87,17 @@ export interface AdaptiveWriterOptions {
   now?: () => number;
   /** Told what went wrong outside any write (the main thread's connection could not open, onSwitch threw). */
   onError?: (error: unknown) => void;
+  /** Which writer commits first (default inline). */
+  start?: WriterMode;
 }
 
 /** A write made while the writer switches, handed to the writer taking over in call order. */
 type Held = { ops: QueuedOp[]; resolve: () => void; reject: (error: Error) => void } | { op: QueuedOp };
 
 export class AdaptiveWriter implements RunWrites {
-  private mode: WriterMode = "thread";
+  private mode: WriterMode;
   /** The mode a switch in progress goes to (= mode when none is). */
-  private target: WriterMode = "thread";
+  private target: WriterMode;
   /** Settles once the switch in progress is over; writes meanwhile wait in `held`. */
   private switching: Promise<void> | undefined;
   private held: Held[] = [];
@@ -105,6 +111,7 @@ export class AdaptiveWriter implements RunWrites {
   /** Until when the thread keeps the commits whatever the load (MAINTENANCE_HOLD_MS). */
   private heldOnThreadUntil = Number.NEGATIVE_INFINITY;
   private made: InlineWriter | undefined;
+  private warming: ReturnType<typeof setTimeout> | undefined;
 
   /** `inline` is made when first needed (opening its connection takes milliseconds a start can spare). */
   constructor(
@@ -116,6 +123,7 @@ export class AdaptiveWriter implements RunWrites {
     this.onSwitch = options.onSwitch;
     this.onError = options.onError ?? (() => {});
     this.now = options.now ?? performance.now.bind(performance);
+    this.mode = this.target = options.start ?? "inline";
   }
 
   /** Which writer commits now. */
@@ -124,7 +132,18 @@ export class AdaptiveWriter implements RunWrites {
   }
 
   private get writer(): RunWrites {
-    return this.mode === "inline" ? this.made! : this.thread;
+    if (this.mode === "thread") return this.thread;
+    if (!this.made) {
+      try {
+        this.made = this.makeInline();
+      } catch (error) {
+        // Not expected (the server's own connection to the same file is open): the thread commits instead.
+        this.onError(new Error(`the run writer commits on its thread: the main thread's connection could not open: ${(error as Error)?.message ?? error}`));
+        this.mode = this.target = "thread";
+        return this.thread;
+      }
+    }
+    return this.made;
   }
 
   write(ops: QueuedOp[]): Promise<void> {
@@ -177,7 +196,7 @@ export class AdaptiveWriter implements RunWrites {
 
   private async takeOver(load: number | undefined): Promise<void> {
     while (this.mode !== this.target) {
-      await this.writer.drain();
+      await this.drainCurrent();
       const goal = this.target;
       if (goal === this.mode) break; // turned back while the current writer drained
       try {
@@ -223,7 +242,12 @@ export class AdaptiveWriter implements RunWrites {
 
   async drain(): Promise<void> {
     while (this.switching) await this.switching;
-    await this.writer.drain();
+    await this.drainCurrent();
+  }
+
+  /** The current writer's drain (an inline side not made yet holds nothing). */
+  private async drainCurrent(): Promise<void> {
+    await (this.mode === "inline" ? this.made?.drain() : this.thread.drain());
   }
 
   async truncateWal(): Promise<boolean> {
@@ -232,14 +256,22 @@ export class AdaptiveWriter implements RunWrites {
     return this.writer.truncateWal();
   }
 
-  /** The thread loads while the server starts, so a switch to it does not wait for that. */
+  /**
+   * Called as the server starts. The thread loads now if it commits first, else THREAD_WARM_MS later (not
+   * while the server starts): a switch to it then does not wait for that.
+   */
   warm(): void {
-    this.thread.warm();
+    if (this.mode === "thread") return this.thread.warm();
+    this.warming ??= setTimeout(() => {
+      if (!this.closed) this.thread.warm();
+    }, THREAD_WARM_MS);
+    (this.warming as { unref?: () => void }).unref?.();
   }
 
   /** No switch after this (a write still arriving goes to the writer in place, as with one writer alone). */
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.warming);
     while (this.switching) await this.switching;
     await this.made?.close();
     await this.thread.close();

@@ -14,6 +14,7 @@ import {
   MAINTENANCE_HOLD_MS,
   mainThreadLoad,
   SAMPLE_MS,
+  THREAD_WARM_MS,
   threadCpuMs,
   type WriterMode,
 } from "../../src/store/adaptive-writer";
@@ -30,16 +31,20 @@ afterEach(async () => {
   }
 });
 
-/** As the engine makes it for a database file at synchronous=FULL (the inline side: a connection of its own that syncs the WAL itself). */
-function setup(options: AdaptiveWriterOptions = { load: () => undefined }) {
+/**
+ * As the engine makes it for a database file at synchronous=FULL (the inline side: a connection of its own that
+ * syncs the WAL itself); starting on the thread unless told otherwise, so each switch below is one.
+ */
+function setup(options: AdaptiveWriterOptions = { load: () => undefined }, makeInline?: () => InlineWriter) {
   const path = join(mkdtempSync(join(tmpdir(), "weft-adaptive-")), "weft.db");
   const db = openDatabase(path, { synchronous: "FULL" });
   const errors: unknown[] = [];
   const onError = (error: unknown) => errors.push(error);
   const writer = new AdaptiveWriter(
-    () => new InlineWriter(openDatabase(path, { synchronous: "FULL", migrate: false, cacheKiB: 2_000 }), onError, { syncWal: `${path}-wal`, ownsDb: true }),
+    makeInline ??
+      (() => new InlineWriter(openDatabase(path, { synchronous: "FULL", migrate: false, cacheKiB: 2_000 }), onError, { syncWal: `${path}-wal`, ownsDb: true })),
     new ThreadWriter({ dbPath: path, synchronous: "FULL" }, onError),
-    options,
+    { start: "thread", ...options },
   );
   open.push({ writer, db });
   return { db, writer, errors, path };
@@ -116,7 +121,7 @@ test("a main-thread connection that cannot open leaves the thread committing, an
       throw new Error("EMFILE: too many open files");
     },
     new ThreadWriter({ dbPath: path, synchronous: "FULL" }, (error) => errors.push(error)),
-    { load: () => undefined, onError: (error) => errors.push(error) },
+    { load: () => undefined, onError: (error) => errors.push(error), start: "thread" },
   );
   open.push({ writer, db });
   await writer.switchTo("inline");
@@ -124,6 +129,35 @@ test("a main-thread connection that cannot open leaves the thread committing, an
   expect(String(errors[0])).toContain("EMFILE");
   await writer.write([{ op: "insertRun", row: runRow("a") }]);
   expect(new RunStore(db).getRow("a")).toMatchObject({ id: "a" });
+});
+
+test("it starts inline and loads the thread THREAD_WARM_MS after the start; a main-thread connection that cannot open leaves the thread committing", async () => {
+  const { db, writer, errors } = setup({ load: () => undefined, start: undefined });
+  expect(writer.current).toBe("inline"); // as the server starts: idle
+  const threads = () =>
+    Bun.spawnSync(["ls", `/proc/${process.pid}/task`])
+      .stdout.toString()
+      .trim()
+      .split("\n").length;
+  const before = threads();
+  writer.warm();
+  await writer.write([{ op: "insertRun", row: runRow("a") }]);
+  expect(writer.current).toBe("inline");
+  expect(new RunStore(db).getRow("a")).toMatchObject({ id: "a" });
+  await Bun.sleep(THREAD_WARM_MS + 500);
+  expect(threads()).toBeGreaterThan(before); // the writer thread (and the inline side's checkpointer) loaded
+  await writer.switchTo("thread");
+  await writer.write([{ op: "insertRun", row: runRow("b") }]);
+  expect(new RunStore(db).getRow("b")).toMatchObject({ id: "b" });
+  expect(errors).toEqual([]);
+
+  const failing = setup({ load: () => undefined, onError: (error) => failing.errors.push(error), start: undefined }, () => {
+    throw new Error("EMFILE: too many open files");
+  });
+  await failing.writer.write([{ op: "insertRun", row: runRow("c") }]);
+  expect(failing.writer.current).toBe("thread");
+  expect(String(failing.errors[0])).toContain("EMFILE");
+  expect(new RunStore(failing.db).getRow("c")).toMatchObject({ id: "c" });
 });
 
 test("a definition pruned through one connection is stored again by the other", async () => {
@@ -160,7 +194,7 @@ test("a busy main thread moves the commits to the writer thread; an idle one bri
   const { db, writer } = setup({ load: () => readings.shift(), onSwitch: (mode, load) => switches.push([mode, load]) });
   const insert = (id: string) => writer.write([{ op: "insertRun", row: runRow(id) }]);
 
-  expect(writer.current).toBe("thread"); // as the server starts
+  expect(writer.current).toBe("thread");
   readings.push(0.5); // the thread takes work off the main thread: this is not idle enough to come back
   await insert("a");
   expect(writer.current).toBe("thread");
