@@ -261,7 +261,10 @@ export class AdaptiveWriter implements RunWrites {
    * while the server starts): a switch to it then does not wait for that.
    */
   warm(): void {
-    if (this.mode === "thread") return this.thread.warm();
+    if (this.mode === "thread") {
+      this.thread.warm();
+      return;
+    }
     this.warming ??= setTimeout(() => {
       if (!this.closed) this.thread.warm();
     }, THREAD_WARM_MS);
