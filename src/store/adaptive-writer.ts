@@ -133,17 +133,24 @@ export class AdaptiveWriter implements RunWrites {
 
   private get writer(): RunWrites {
     if (this.mode === "thread") return this.thread;
-    if (!this.made) {
-      try {
-        this.made = this.makeInline();
-      } catch (error) {
-        // Not expected (the server's own connection to the same file is open): the thread commits instead.
-        this.onError(new Error(`the run writer commits on its thread: the main thread's connection could not open: ${(error as Error)?.message ?? error}`));
-        this.mode = this.target = "thread";
-        return this.thread;
-      }
+    if (this.inline()) return this.made!;
+    // Starting inline, the connection could not open: the thread commits instead.
+    this.mode = this.target = "thread";
+    return this.thread;
+  }
+
+  /**
+   * Makes the inline side if it is not made yet; false (and said why) when its connection cannot open, which is
+   * not expected (the server's own connection to the same file is open): the thread then keeps committing.
+   */
+  private inline(): boolean {
+    try {
+      this.made ??= this.makeInline();
+      return true;
+    } catch (error) {
+      this.onError(new Error(`the run writer commits on its thread: the main thread's connection could not open: ${(error as Error)?.message ?? error}`));
+      return false;
     }
-    return this.made;
   }
 
   write(ops: QueuedOp[]): Promise<void> {
@@ -199,11 +206,8 @@ export class AdaptiveWriter implements RunWrites {
       await this.drainCurrent();
       const goal = this.target;
       if (goal === this.mode) break; // turned back while the current writer drained
-      try {
-        // Made before anything changes: a connection that cannot open leaves the thread committing.
-        if (goal === "inline") this.made ??= this.makeInline();
-      } catch (error) {
-        this.onError(new Error(`the run writer stays on its thread: the main thread's connection could not open: ${(error as Error)?.message ?? error}`));
+      // Made before anything changes: a connection that cannot open leaves the thread committing.
+      if (goal === "inline" && !this.inline()) {
         this.target = this.mode;
         break;
       }
