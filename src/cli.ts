@@ -177,8 +177,10 @@ export async function serve(config: Config) {
   deps.fleet.start();
   // Runs left unfinished by the last process (in a cluster: by instances that died) are recovered before anything new is accepted.
   await deps.engine.start();
-  // In a cluster, a change of Settings → Network made on another instance is put in force here too.
-  await deps.network.start();
+  // In a cluster, a change of Settings → Network made on another instance is put in force here too. Not
+  // awaited: the allow-list in force was read as the app was built, and once the bus listens it is read again,
+  // so a change committed meanwhile is not missed; waiting for the bus's connection held the start ~30 ms.
+  void deps.network.start();
   // Schedules and polls start once the engine can take runs; missed schedule instants fire now, once. A
   // worker leaves them to the instances that take requests.
   if (config.role !== "worker") deps.triggers.start();

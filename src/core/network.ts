@@ -50,32 +50,40 @@ export class NetworkSettings {
 
   /**
    * In a cluster: follows the changes other instances make (bus and timer). Alone: nothing to do. Resolves
-   * once it listens; a change committed before then is found by the re-read that follows.
+   * once it listens; a change committed before then is found by the re-read that follows (`weft serve` does
+   * not wait for it: the allow-list read when the app was built is in force meanwhile).
    */
   async start(): Promise<void> {
     if (this.bus) return;
-    this.bus = openBus(this.o.db, (error) => this.o.log.warn("cluster bus (Settings → Network)", { error: String((error as Error)?.message ?? error) }));
-    if (!this.bus) return;
+    const bus = openBus(this.o.db, (error) => this.o.log.warn("cluster bus (Settings → Network)", { error: String((error as Error)?.message ?? error) }));
+    this.bus = bus;
+    if (!bus) return;
     this.recheck = setInterval(() => this.reload(), this.o.recheckMs ?? 30_000);
     this.recheck.unref?.();
-    await this.bus
+    // Whatever ends after stop() (which closes the bus) is not this instance's concern any more.
+    const running = () => this.bus === bus;
+    await bus
       .subscribe(SETTINGS_CHANNEL, (message) => {
         if ((message as { what?: unknown } | null)?.what === "network") this.reload();
       })
-      .then(() => this.reload())
-      .catch((error) =>
+      .then(() => {
+        if (running()) this.reload();
+      })
+      .catch((error) => {
+        if (!running()) return;
         this.o.log.error("cannot listen on the cluster bus; changes made on other instances apply at the next re-read", {
           error: String((error as Error)?.message ?? error),
           recheckSeconds: (this.o.recheckMs ?? 30_000) / 1000,
-        }),
-      );
+        });
+      });
   }
 
   async stop(): Promise<void> {
     if (this.recheck) clearInterval(this.recheck);
     this.recheck = undefined;
-    await this.bus?.close();
+    const bus = this.bus;
     this.bus = null;
+    await bus?.close();
   }
 
   /** Re-reads the stored ranges and puts them in force if another instance changed them. */

@@ -78,7 +78,7 @@ export class Engine {
     // On PostgreSQL the writer's client is asynchronous: it commits from this thread without blocking it. On
     // SQLite the store picks the writer (WEFT_RUN_WRITER; store/adaptive-writer.ts, sqliteRunWriter).
     this.writes = isPostgres(o.db)
-      ? new PostgresWriter(o.db.url, onWriteError)
+      ? new PostgresWriter(o.db, onWriteError)
       : sqliteRunWriter({
           db: o.db,
           dbPath: o.dbPath ?? null,

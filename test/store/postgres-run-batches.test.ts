@@ -8,8 +8,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import type { Db } from "../../src/store/db";
-import { PostgresRunBatches } from "../../src/store/postgres/run-batches";
+import { PostgresRunBatches, readColumnTypes } from "../../src/store/postgres/run-batches";
 import { RecordDictionaries } from "../../src/store/postgres/record-dictionaries";
+import type { PostgresDb } from "../../src/store/postgres/sync-db";
 import { PostgresWriterLanes } from "../../src/store/postgres/writer-lanes";
 import { applyBatch, applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
 import { RunStore, type RunRow, type StepRow } from "../../src/store/runs";
@@ -152,6 +153,33 @@ async function contents(url: string) {
 
 describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
   const closing: Array<() => Promise<void>> = [];
+
+  /**
+   * `n` new runs in one batch (with their definition), and a batch that ends the first and adds a step to the
+   * second: it must be committed after the first batch (expectEnded checks it).
+   */
+  function manyThenEnding(prefix: string, n: number) {
+    const ids = Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(4, "0")}`);
+    const big = wire([[{ op: "putDefinition", hash: "def1", text: "{}" }, ...ids.map((id): WriteOp => ({ op: "insertRun", row: run(id) }))]]);
+    const ending = wire([
+      [
+        { op: "patchRun", id: ids[0]!, patch: { ...done, step_total: 1 } },
+        { op: "insertStep", row: step(ids[1]!, "s1", 1) },
+      ],
+    ]);
+    return { ids, big, ending };
+  }
+
+  /** The first run ended and the second has its step (manyThenEnding); a connection for more checks. */
+  async function expectEnded(url: string, ids: string[]) {
+    const sql = new SQL(url, { adapter: "postgres", max: 1 });
+    closing.push(() => sql.close());
+    const [first] = await sql`SELECT status, step_total FROM runs WHERE id = ${ids[0]}`;
+    expect(first).toEqual({ status: "completed", step_total: "1" });
+    const [steps] = await sql`SELECT count(*)::int AS n FROM run_steps WHERE run_id = ${ids[1]}`;
+    expect(steps.n).toBe(1);
+    return sql;
+  }
   afterAll(async () => {
     for (const close of closing) await close();
   });
@@ -165,7 +193,7 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     const batched = await freshPostgresDatabase();
     const sql = new SQL(batched.url, { adapter: "postgres", max: 1 });
     closing.push(() => sql.close());
-    const writer = await PostgresRunBatches.open(sql);
+    const writer = PostgresRunBatches.on(sql, readColumnTypes(batched.db));
     const failures: Array<Array<string | null>> = [];
     for (const batch of batches) failures.push(await writer.apply(wire(batch)));
 
@@ -202,8 +230,9 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
   });
 
   test("counts stay exact while two writers add and fold at the same time; a fold leaves only slot 0", async () => {
-    const { url } = await freshPostgresDatabase();
-    const [a, b] = [await PostgresWriterLanes.open(url), await PostgresWriterLanes.open(url)];
+    const { url, db } = await freshPostgresDatabase();
+    const types = readColumnTypes(db);
+    const [a, b] = [await PostgresWriterLanes.open(url, types), await PostgresWriterLanes.open(url, types)];
     closing.push(
       () => a.close(),
       () => b.close(),
@@ -239,32 +268,47 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
   });
 
   test("on two connections, a batch that ends runs of a batch still committing waits for it; other batches go beside it", async () => {
-    const { url } = await freshPostgresDatabase();
-    const lanes = await PostgresWriterLanes.open(url);
+    const { url, db } = await freshPostgresDatabase();
+    const lanes = await PostgresWriterLanes.open(url, readColumnTypes(db));
     closing.push(() => lanes.close());
     // A large batch of new runs, then, before it committed, batches ending some of them and one of other runs.
-    const ids = Array.from({ length: 3_000 }, (_, i) => `big-${String(i).padStart(4, "0")}`);
-    const big = wire([[{ op: "putDefinition", hash: "def1", text: "{}" }, ...ids.map((id): WriteOp => ({ op: "insertRun", row: run(id) }))]]);
-    const ending = wire([
-      [
-        { op: "patchRun", id: ids[0]!, patch: { ...done, step_total: 1 } },
-        { op: "insertStep", row: step(ids[1]!, "s1", 1) },
-      ],
-    ]);
+    const { ids, big, ending } = manyThenEnding("big", 3_000);
     const other = wire([[{ op: "insertRun", row: run("other", { ...done, definition_hash: "def1" }) }]]);
     const results = await Promise.all([lanes.apply(big), lanes.apply(ending), lanes.apply(other)]);
     expect(results).toEqual([[null], [null], [null]]);
 
-    const sql = new SQL(url, { adapter: "postgres", max: 1 });
-    closing.push(() => sql.close());
-    const [first] = await sql`SELECT status, step_total FROM runs WHERE id = ${ids[0]}`;
-    expect(first).toEqual({ status: "completed", step_total: "1" });
-    const [steps] = await sql`SELECT count(*)::int AS n FROM run_steps WHERE run_id = ${ids[1]}`;
-    expect(steps.n).toBe(1);
+    const sql = await expectEnded(url, ids);
     const counts = await sql`SELECT status, sum(n)::int AS n FROM run_counts WHERE tag = '' GROUP BY status ORDER BY status`;
     expect(counts.map((c: { status: string; n: number }) => [c.status, c.n])).toEqual([
       ["completed", 2],
       ["pending", ids.length - 1],
+    ]);
+  });
+
+  test("until a connection of its own opens, the writer commits on the store's connection, in order, one bad group failing alone", async () => {
+    const { url, db } = await freshPostgresDatabase();
+    // A password the server refuses: the writer's own connections never open.
+    const refused = new URL(url);
+    refused.password = "not-the-password";
+    const lanes = await PostgresWriterLanes.open(refused.toString(), readColumnTypes(db), db as unknown as PostgresDb);
+    closing.push(() => lanes.close());
+    const { ids, big, ending } = manyThenEnding("early", 500);
+    const groups = wire([
+      [{ op: "insertRun", row: run("good-1", { definition_hash: "def1" }) }],
+      [{ op: "insertRun", row: run("bad", { definition_hash: "def1", workflow_name: "a\u0000b" }) }],
+      [{ op: "insertRun", row: run("good-2", { definition_hash: "def1" }) }],
+    ]);
+    const results = await Promise.all([lanes.apply(big), lanes.apply(ending), lanes.apply(groups)]);
+    expect(results.slice(0, 2)).toEqual([[null], [null]]);
+    expect(results[2]).toEqual([null, expect.stringContaining("Unicode"), null]);
+
+    const sql = await expectEnded(url, ids);
+    const stored = await sql`SELECT id FROM runs WHERE id IN ('good-1', 'bad', 'good-2') ORDER BY id`;
+    expect(stored.map((r: { id: string }) => r.id)).toEqual(["good-1", "good-2"]);
+    const counts = await sql`SELECT status, sum(n)::int AS n FROM run_counts WHERE tag = '' GROUP BY status ORDER BY status`;
+    expect(counts.map((c: { status: string; n: number }) => [c.status, c.n])).toEqual([
+      ["completed", 1],
+      ["pending", ids.length + 1],
     ]);
   });
 });

@@ -36,6 +36,7 @@ import {
   type StepRow,
 } from "../runs";
 import { type AnnouncedDictionary, TRANSIENT, type WireOp } from "../run-writes";
+import type { Db } from "../db";
 import { bindable } from "./sync-db";
 
 interface Statement {
@@ -81,34 +82,56 @@ class Segment {
   }
 }
 
-/** Needs a connection of its own (`max: 1`): its transactions are BEGIN … COMMIT sent on it. */
+/** Column name → its type as a cast, of runs and of run_steps (read once per writer: readColumnTypes). */
+export interface RunColumnTypes {
+  runs: ColumnTypes;
+  steps: ColumnTypes;
+}
+
+/** The types the batches cast each column's JSON text to, from the catalog, on the store's connection. */
+export function readColumnTypes(db: Db): RunColumnTypes {
+  const rows = db
+    .query(
+      `SELECT attrelid = 'runs'::regclass AS of_runs, attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+       WHERE attrelid IN ('runs'::regclass, 'run_steps'::regclass) AND attnum > 0 AND NOT attisdropped`,
+    )
+    .all() as Array<{ of_runs: boolean; name: string; type: string }>;
+  const types: RunColumnTypes = { runs: new Map(), steps: new Map() };
+  for (const row of rows) (row.of_runs ? types.runs : types.steps).set(row.name, row.type);
+  return types;
+}
+
+/** Where a batch's statements are committed, as one transaction. */
+type Commit = (statements: Statement[]) => Promise<void>;
+
 export class PostgresRunBatches {
-  private constructor(
-    private readonly sql: SQL,
-    private readonly runTypes: ColumnTypes,
-    private readonly stepTypes: ColumnTypes,
+  /**
+   * `connection` (folds the counts, closed with the batches) is the writer's own, `max: 1`; without one the
+   * statements go to `commit` alone (the store's connection thread, sync-db.ts applyStatements).
+   */
+  constructor(
+    private readonly commit: Commit,
+    private readonly types: RunColumnTypes,
+    private readonly connection: SQL | null = null,
   ) {}
 
-  static async open(sql: SQL): Promise<PostgresRunBatches> {
-    const types = async (table: string): Promise<ColumnTypes> => {
-      const rows: Array<{ name: string; type: string }> = await sql`
-        SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute
-        WHERE attrelid = ${table}::regclass AND attnum > 0 AND NOT attisdropped`;
-      return new Map(rows.map((row) => [row.name, row.type]));
-    };
-    return new PostgresRunBatches(sql, await types("runs"), await types("run_steps"));
+  /** Batches committed on a connection of their own (`max: 1`): BEGIN … COMMIT are sent on it. */
+  static on(sql: SQL, types: RunColumnTypes): PostgresRunBatches {
+    return new PostgresRunBatches((statements) => pipelined(sql, statements), types, sql);
   }
 
   close(): Promise<void> {
-    return this.sql.close();
+    return this.connection?.close() ?? Promise.resolve();
   }
 
   /**
    * Folds the counts' changes into their totals (migration 15), so the rows a count sums stay few. Another
-   * instance folding at the same moment makes this one skip (it folds those too).
+   * instance folding at the same moment makes this one skip (it folds those too). Only on a connection of
+   * the writer's own.
    */
   async fold(): Promise<void> {
-    await retried(() => this.sql.unsafe("SELECT weft_fold_run_counts()"));
+    const sql = this.connection;
+    if (sql) await retried(() => sql.unsafe("SELECT weft_fold_run_counts()"));
   }
 
   /**
@@ -134,28 +157,8 @@ export class PostgresRunBatches {
     }
   }
 
-  /**
-   * One statement (the usual batch: one segment) is sent alone and is its own transaction: one round trip.
-   * Several are sent between BEGIN and COMMIT without waiting for answers in between (the client pipelines
-   * statements with parameters; BEGIN and COMMIT each wait for what is before them); after an error
-   * PostgreSQL ignores the rest and COMMIT rolls back.
-   */
   private async transact(statements: Statement[]): Promise<void> {
-    if (statements.length === 0) return;
-    if (statements.length === 1) {
-      const [only] = statements;
-      await retried(() => this.sql.unsafe(only!.text, only!.params));
-      return;
-    }
-    await retried(async () => {
-      const sent = [this.sql.unsafe("BEGIN"), ...statements.map((s) => this.sql.unsafe(s.text, s.params)), this.sql.unsafe("COMMIT")];
-      const results = await Promise.allSettled(sent);
-      // The first error is the cause; the ones after it say the transaction was aborted.
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-      if (failed) throw failed.reason;
-      const end = results.at(-1) as PromiseFulfilledResult<{ command?: string }>;
-      if (end.value.command !== "COMMIT") throw new Error(`the transaction ended with ${end.value.command ?? "no answer"} instead of COMMIT`);
-    });
+    if (statements.length > 0) await retried(() => this.commit(statements));
   }
 
   /** The statements that apply `ops` in order (see the file's comment). */
@@ -268,11 +271,11 @@ export class PostgresRunBatches {
         params: [JSON.stringify(rows)],
       });
     }
-    if (segment.runs.size > 0) out.push(insertRows("runs", RUN_INSERT_COLUMNS, this.runTypes, [...segment.runs.values()]));
-    if (segment.steps.size > 0) out.push(insertRows("run_steps", STEP_COLUMNS, this.stepTypes, [...segment.steps.values()]));
+    if (segment.runs.size > 0) out.push(insertRows("runs", RUN_INSERT_COLUMNS, this.types.runs, [...segment.runs.values()]));
+    if (segment.steps.size > 0) out.push(insertRows("run_steps", STEP_COLUMNS, this.types.steps, [...segment.steps.values()]));
     if (segment.stepUpdates.size > 0) {
       const rows = [...segment.stepUpdates.values()].map((row) => [row.run_id, row.id, ...STEP_UPDATE_COLUMNS.map((c) => bindable(row[c]))]);
-      const sets = STEP_UPDATE_COLUMNS.map((c, i) => `${c} = ${cast(`x->>${i + 2}`, this.stepTypes.get(c))}`).join(", ");
+      const sets = STEP_UPDATE_COLUMNS.map((c, i) => `${c} = ${cast(`x->>${i + 2}`, this.types.steps.get(c))}`).join(", ");
       out.push({
         text: `UPDATE run_steps AS s SET ${sets} FROM jsonb_array_elements(${ROWS}) AS x WHERE s.run_id = x->>0 AND s.id = x->>1`,
         params: [JSON.stringify(rows)],
@@ -292,7 +295,7 @@ export class PostgresRunBatches {
       const keys = signature.split(",");
       for (const key of keys) if (!RUN_INDEX.has(key)) throw new Error(`runs has no column "${key}"`);
       const rows = list.map(([id, patch]) => [id, ...keys.map((k) => bindable((patch as Record<string, unknown>)[k]))]);
-      const sets = keys.map((k, i) => `${k} = ${cast(`x->>${i + 1}`, this.runTypes.get(k))}`).join(", ");
+      const sets = keys.map((k, i) => `${k} = ${cast(`x->>${i + 1}`, this.types.runs.get(k))}`).join(", ");
       out.push({
         text: `UPDATE runs AS r SET ${sets} FROM jsonb_array_elements(${ROWS}) AS x WHERE r.id = x->>0`,
         params: [JSON.stringify(rows)],
@@ -323,6 +326,26 @@ function insertRows(table: string, columns: readonly string[], types: ColumnType
     text: `INSERT INTO ${table} (${columns.join(", ")}) SELECT ${values} FROM jsonb_array_elements(${ROWS}) WITH ORDINALITY AS e(x, i) ORDER BY e.i`,
     params: [JSON.stringify(rows.map((row) => row.map(bindable)))],
   };
+}
+
+/**
+ * One statement (the usual batch: one segment) is sent alone and is its own transaction: one round trip.
+ * Several are sent between BEGIN and COMMIT without waiting for answers in between (the client pipelines
+ * statements with parameters; BEGIN and COMMIT each wait for what is before them); after an error
+ * PostgreSQL ignores the rest and COMMIT rolls back.
+ */
+async function pipelined(sql: SQL, statements: Statement[]): Promise<void> {
+  if (statements.length === 1) {
+    await sql.unsafe(statements[0]!.text, statements[0]!.params);
+    return;
+  }
+  const sent = [sql.unsafe("BEGIN"), ...statements.map((s) => sql.unsafe(s.text, s.params)), sql.unsafe("COMMIT")];
+  const results = await Promise.allSettled(sent);
+  // The first error is the cause; the ones after it say the transaction was aborted.
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+  const end = results.at(-1) as PromiseFulfilledResult<{ command?: string }>;
+  if (end.value.command !== "COMMIT") throw new Error(`the transaction ended with ${end.value.command ?? "no answer"} instead of COMMIT`);
 }
 
 /**

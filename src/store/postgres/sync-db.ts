@@ -18,7 +18,17 @@ import { nodeThreadEntry } from "../../lib/thread-entry";
 
 export type SyncRequest =
   /** Without params the text goes as a simple query, which may hold several statements. */
-  { op: "query"; text: string; params?: unknown[] } | { op: "begin" } | { op: "commit" } | { op: "rollback" } | { op: "close" };
+  | { op: "query"; text: string; params?: unknown[] }
+  | { op: "begin" }
+  | { op: "commit" }
+  | { op: "rollback" }
+  | { op: "close" }
+  /** Where the answers of `statements` requests go (they are not waited for): sent once, before the first. */
+  | { op: "attach"; port: MessagePort }
+  /** Statements applied in one transaction, answered on the attached port with the same id (BatchReply). */
+  | { op: "statements"; id: number; statements: Array<{ text: string; params: unknown[] }> };
+
+export type BatchReply = { id: number; error?: string };
 
 export type SyncReply = { rows: Array<Record<string, unknown>>; count: number } | { error: string; code?: string };
 
@@ -200,6 +210,40 @@ export class PostgresDb {
     return this.depth > 0;
   }
 
+  /** The port the thread answers `statements` requests on, and what waits for each answer. */
+  private batches: { port: MessagePort; waiting: Map<number, { resolve: () => void; reject: (error: Error) => void }>; next: number } | undefined;
+
+  /**
+   * Applies `statements` (PostgreSQL's text, `$n` parameters) in one transaction on this connection without
+   * waiting for them: they run on the thread in order with every other request, and the promise settles on
+   * their answer. The run writer uses it at start-up, before its own connections have authenticated (which
+   * they do on this thread, and only when it is idle).
+   */
+  applyStatements(statements: Array<{ text: string; params: unknown[] }>): Promise<void> {
+    if (this.closed) return Promise.reject(new PostgresError("the database connection is closed", undefined));
+    if (!this.batches) {
+      const { port1, port2 } = new MessageChannel();
+      const waiting = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+      port1.on("message", ({ id, error }: BatchReply) => {
+        const waiter = waiting.get(id);
+        waiting.delete(id);
+        if (waiting.size === 0) port1.unref();
+        if (error === undefined) waiter?.resolve();
+        else waiter?.reject(new PostgresError(error, undefined));
+      });
+      this.port.postMessage({ op: "attach", port: port2 } satisfies SyncRequest, [port2]);
+      this.batches = { port: port1, waiting, next: 0 };
+    }
+    const batches = this.batches;
+    const id = ++batches.next;
+    return new Promise<void>((resolve, reject) => {
+      batches.waiting.set(id, { resolve, reject });
+      // Held open while an answer is due: a process stopping waits for its writes.
+      batches.port.ref();
+      this.port.postMessage({ op: "statements", id, statements } satisfies SyncRequest);
+    });
+  }
+
   call(request: SyncRequest): { rows: Array<Record<string, unknown>>; count: number } {
     if (this.closed) throw new PostgresError("the database connection is closed", undefined);
     const seen = Atomics.load(this.wake, 0);
@@ -278,6 +322,8 @@ export class PostgresDb {
       this.call({ op: "close" });
     } finally {
       this.closed = true;
+      for (const waiter of this.batches?.waiting.values() ?? []) waiter.reject(new PostgresError("the database connection is closed", undefined));
+      this.batches?.port.close();
       this.port.close();
       void this.worker.terminate();
     }

@@ -5,7 +5,7 @@
  */
 import { SQL } from "bun";
 import { workerData, type MessagePort } from "node:worker_threads";
-import type { SyncReply, SyncRequest } from "./sync-db";
+import type { BatchReply, SyncReply, SyncRequest } from "./sync-db";
 
 const { url, port, counter } = workerData as { url: string; port: MessagePort; counter: SharedArrayBuffer };
 const wake = new Int32Array(counter);
@@ -64,10 +64,41 @@ async function answer(request: SyncRequest): Promise<SyncReply> {
     case "close":
       await sql.close();
       return { rows: [], count: 0 };
+    case "attach":
+    case "statements":
+      throw new Error(`${request.op} is not answered synchronously`);
   }
 }
 
+/** Where `statements` requests are answered (sync-db.ts applyStatements). */
+let batchPort: MessagePort | undefined;
+
+/** Statements in one transaction: alone, one statement is its own. */
+async function apply(statements: Array<{ text: string; params: unknown[] }>): Promise<void> {
+  if (statements.length === 1) {
+    await sql.unsafe(statements[0]!.text, statements[0]!.params);
+    return;
+  }
+  await sql.begin(async (inner) => {
+    for (const statement of statements) await inner.unsafe(statement.text, statement.params);
+  });
+}
+
 port.on("message", async (request: SyncRequest) => {
+  if (request.op === "attach") {
+    batchPort = request.port;
+    return;
+  }
+  if (request.op === "statements") {
+    let error: string | undefined;
+    try {
+      await apply(request.statements);
+    } catch (e) {
+      error = String((e as Error)?.message ?? e);
+    }
+    batchPort?.postMessage({ id: request.id, error } satisfies BatchReply);
+    return;
+  }
   let reply: SyncReply;
   try {
     reply = await answer(request);

@@ -16,7 +16,8 @@
 import type { SQL } from "bun";
 import { RUN_COLUMNS } from "../runs";
 import type { WireOp } from "../run-writes";
-import { PostgresRunBatches } from "./run-batches";
+import { PostgresRunBatches, type RunColumnTypes } from "./run-batches";
+import type { PostgresDb } from "./sync-db";
 
 /** Connections the writer commits on (the writer keeps as many batches in flight). */
 export const LANES = 2;
@@ -84,26 +85,79 @@ interface Flight {
 }
 
 export class PostgresWriterLanes {
-  private readonly free: PostgresRunBatches[];
+  private readonly free: PostgresRunBatches[] = [];
   private readonly waitingForLane: Array<(lane: PostgresRunBatches) => void> = [];
   private readonly flights = new Set<Flight>();
+  /** Every lane opened (closed too, once open). */
+  private readonly lanes: PostgresRunBatches[] = [];
+  /** The lanes' connections still opening. */
+  private readonly opening: Array<Promise<void>> = [];
+  private closed = false;
+  /** Ends the wait before connecting (see open). */
+  private stopWaiting = () => {};
+  /** Free to take: the early lane (see open), while no lane of the writer's own is open yet. */
+  private earlyFree: boolean;
 
-  private constructor(private readonly lanes: PostgresRunBatches[]) {
-    this.free = [...lanes];
+  private constructor(private readonly early: PostgresRunBatches | null) {
+    this.earlyFree = early !== null;
   }
 
-  static async open(url: string): Promise<PostgresWriterLanes> {
-    // Connected side by side: each connection's handshake is a few round trips and an authentication.
-    const opened = await Promise.allSettled(
-      Array.from({ length: LANES }, () => PostgresRunBatches.open(new Bun.SQL(url, { adapter: "postgres", max: 1, idleTimeout: 0 }))),
-    );
-    const failed = opened.find((o): o is PromiseRejectedResult => o.status === "rejected");
-    const lanes = opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
-    if (failed) {
-      for (const lane of lanes) await lane.close().catch(() => {});
-      throw failed.reason;
+  /**
+   * Starts connecting LANES connections side by side (each handshake is a few round trips and an
+   * authentication, done on this thread when it is idle) and resolves once batches can be committed: at once
+   * with `store` (the store's connection thread commits them, one at a time, until the first lane is open — a
+   * start's first runs do not wait for the handshakes, which wait for the start to end), else once the first
+   * lane is open. Lanes join as they open; one that cannot open is left out. Rejects, without `store`, when
+   * none opens (with the first lane's error); with it the store's connection goes on committing.
+   * `connectAfterMs` (with `store`) puts off connecting: see PostgresWriter.
+   */
+  static open(url: string, types: RunColumnTypes, store?: PostgresDb, connectAfterMs = 0): Promise<PostgresWriterLanes> {
+    const writer = new PostgresWriterLanes(store ? new PostgresRunBatches((statements) => store.applyStatements(statements), types) : null);
+    // Closing ends the wait (and then connects nothing).
+    const due = new Promise<void>((resolve) => {
+      const timer = connectAfterMs > 0 ? setTimeout(resolve, connectAfterMs) : undefined;
+      if (timer)
+        timer.unref(); // a process ending meanwhile needs no connection
+      else resolve();
+      writer.stopWaiting = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    const attempts = Array.from({ length: LANES }, async () => {
+      await due;
+      if (writer.closed) throw new Error("closed before connecting");
+      const sql = new Bun.SQL(url, { adapter: "postgres", max: 1, idleTimeout: 0 });
+      try {
+        await sql.connect();
+      } catch (error) {
+        await sql.close().catch(() => {});
+        throw error;
+      }
+      return PostgresRunBatches.on(sql, types);
+    });
+    for (const attempt of attempts) {
+      writer.opening.push(
+        attempt.then(
+          (lane) => writer.joined(lane),
+          () => {},
+        ),
+      );
     }
-    return new PostgresWriterLanes(lanes);
+    if (store) return Promise.resolve(writer);
+    return Promise.any(attempts).then(
+      () => writer,
+      (error: AggregateError) => {
+        throw error.errors[0];
+      },
+    );
+  }
+
+  private joined(lane: PostgresRunBatches): Promise<void> | void {
+    this.lanes.push(lane);
+    if (this.closed) return lane.close();
+    this.earlyFree = false;
+    this.release(lane);
   }
 
   /**
@@ -137,7 +191,7 @@ export class PostgresWriterLanes {
    * first: called after batches, so the rows a count sums stay few.
    */
   async foldIfDue(now = Date.now()): Promise<void> {
-    if (now - this.lastFold < FOLD_EVERY_MS) return;
+    if (now - this.lastFold < FOLD_EVERY_MS || this.lanes.length === 0) return;
     this.lastFold = now;
     const lane = await this.lane();
     try {
@@ -150,16 +204,32 @@ export class PostgresWriterLanes {
   /** Closes the connections once the batches given are committed. */
   async close(): Promise<void> {
     await Promise.all([...this.flights].map((flight) => flight.done));
+    // A lane still connecting closes as soon as it is open; one not connecting yet never does.
+    this.closed = true;
+    this.stopWaiting();
     await Promise.all(this.lanes.map((lane) => lane.close()));
+    await Promise.all(this.opening);
   }
 
   private lane(): Promise<PostgresRunBatches> {
     const lane = this.free.pop();
     if (lane) return Promise.resolve(lane);
+    if (this.earlyFree) {
+      this.earlyFree = false;
+      return Promise.resolve(this.early!);
+    }
     return new Promise((resolve) => this.waitingForLane.push(resolve));
   }
 
   private release(lane: PostgresRunBatches) {
+    if (lane === this.early) {
+      // Used only until a lane of the writer's own is open (or none can open).
+      if (this.lanes.length > 0) return;
+      const next = this.waitingForLane.shift();
+      if (next) next(lane);
+      else this.earlyFree = true;
+      return;
+    }
     const next = this.waitingForLane.shift();
     if (next) next(lane);
     else this.free.push(lane);

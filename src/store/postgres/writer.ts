@@ -6,7 +6,12 @@
  */
 import { dropSentDefinitions, encodeOp, packFinishedRuns, QueueingWriter } from "../run-writes";
 import { RecordDictionaries } from "./record-dictionaries";
+import { readColumnTypes } from "./run-batches";
+import type { PostgresDb } from "./sync-db";
 import { LANES, PostgresWriterLanes } from "./writer-lanes";
+
+/** How long after its first use (warm or a batch) the writer's own connections start connecting. */
+export const CONNECT_AFTER_MS = 1_000;
 
 export class PostgresWriter extends QueueingWriter {
   /** Opened by `warm` (the engine's start) or the first batch, whichever comes first. */
@@ -17,23 +22,34 @@ export class PostgresWriter extends QueueingWriter {
   private readonly sentDefinitions = new Set<string>();
   private readonly dictionaries = new RecordDictionaries();
 
+  /** The store's connection: the column types are read on it, and it commits until a lane is open. */
   constructor(
-    private readonly url: string,
+    private readonly db: PostgresDb,
     onError: (error: unknown) => void,
   ) {
     super(onError);
   }
 
-  /**
-   * Opens the writer's connections now, in the background, so the first run after start-up does not wait for
-   * their handshakes (two connections, each authenticated: ~10–20 ms of the start on loopback). A failure
-   * here is the first batch's to report.
-   */
+  /** Gets ready for the first batch (the engine's start, when a workflow is live). */
   warm() {
-    this.lanes ??= PostgresWriterLanes.open(this.url);
-    this.lanes.catch(() => {
-      this.lanes = undefined;
-    });
+    void this.open().catch(() => {});
+  }
+
+  /**
+   * The lanes: batches are committed on the store's connection until the first of the writer's own
+   * connections is open (writer-lanes.ts), and those start connecting CONNECT_AFTER_MS later. Each
+   * authentication takes this thread ~6 ms of CPU (SCRAM's 4,096 rounds), done whenever it is idle — at start,
+   * while the first webhook waits for its commit, which it held up by ~20 ms.
+   */
+  private open(): Promise<PostgresWriterLanes> {
+    if (!this.lanes) {
+      const lanes = PostgresWriterLanes.open(this.db.url, readColumnTypes(this.db.asDatabase()), this.db, CONNECT_AFTER_MS);
+      this.lanes = lanes;
+      lanes.catch(() => {
+        if (this.lanes === lanes) this.lanes = undefined;
+      });
+    }
+    return this.lanes;
   }
 
   protected get inFlight() {
@@ -49,10 +65,9 @@ export class PostgresWriter extends QueueingWriter {
     const wire = ops.map((group) => this.dictionaries.compress(packFinishedRuns(group.map(encodeOp), false)));
     this.flights++;
     this.inFlightEntries += entries.length;
-    this.lanes ??= PostgresWriterLanes.open(this.url);
     // Batches reach the lanes in the order taken (callbacks of one promise run in order): what a batch waits
-    // for is decided by its place.
-    void this.lanes
+    // for is decided by its place. Reading the column types may throw (the server is gone): the batch fails.
+    void Promise.try(() => this.open())
       .then((lanes) => lanes.apply(wire))
       .catch((error: unknown) => wire.map(() => `the run writer could not reach PostgreSQL: ${String((error as Error)?.message ?? error)}`))
       .then((failures) => {
