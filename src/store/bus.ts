@@ -1,6 +1,8 @@
 /**
  * The cluster's bus: small messages between instances sharing a PostgreSQL database, by LISTEN/NOTIFY on
- * connections of its own (Bun's SQL client reconnects it and listens again after a drop). Messages are JSON,
+ * connections of its own (Bun's SQL client reconnects it and listens again after a drop), which the store's
+ * connection thread holds (postgres/sync-thread.ts): loading the client and authenticating took the main
+ * thread ~20 ms of a start, before its first webhook was answered. Messages are JSON,
  * mostly small: they name what changed (a run id), and the receiver reads the rest from the database. One
  * longer than a notification may carry (PostgreSQL's limit is 8,000 bytes; a webhook reply can be larger) is
  * sent in parts on the same connection, which PostgreSQL delivers in order, and put together again. A
@@ -8,10 +10,8 @@
  * is reconnecting is lost to it, so every receiver also looks again on a timer. On SQLite there is one
  * instance and no bus.
  */
-// Bun.SQL at the call: naming it at the top would load the client in every process, SQLite ones included.
-import type { SQL } from "bun";
 import type { Db } from "./db";
-import { isPostgres } from "./postgres/sync-db";
+import { isPostgres, type PostgresDb } from "./postgres/sync-db";
 
 export interface Bus {
   publish(channel: string, message: unknown): void;
@@ -46,7 +46,7 @@ export function openBus(db: Db, onError: (error: unknown) => void): Bus | null {
   if (!isPostgres(db)) return null;
   let entry = shared.get(db);
   if (!entry) {
-    entry = { bus: connectBus(db.url, onError), holders: 0 };
+    entry = { bus: connectBus(db, onError), holders: 0 };
     shared.set(db, entry);
   }
   const held = entry;
@@ -81,29 +81,14 @@ export function openBus(db: Db, onError: (error: unknown) => void): Bus | null {
   };
 }
 
-function connectBus(url: string, onError: (error: unknown) => void): Bus {
-  const sql = new Bun.SQL(url, { max: 1 });
+function connectBus(db: PostgresDb, onError: (error: unknown) => void): Bus {
   const sender = crypto.randomUUID();
   let sent = 0;
   let closed = false;
-  // One connection sends, one statement at a time, each notifying everything queued while the one before was
-  // on its way (one round trip for a burst, not one each: an api instance sends two per synchronous call).
-  // PostgreSQL delivers a transaction's notifications in the order they were sent, so the parts of a message
-  // arrive in order.
-  let queued: Array<[string, string]> = [];
-  let sending: Promise<void> | null = null;
-  const flush = async () => {
-    while (queued.length > 0) {
-      const batch = queued;
-      queued = [];
-      await sql.unsafe("SELECT pg_notify(x->>0, x->>1) FROM jsonb_array_elements($1::text::jsonb) AS x", [JSON.stringify(batch)]).catch(onError);
-    }
-    sending = null;
-  };
-  const notify = (channel: string, payload: string) => {
-    queued.push([channel, payload]);
-    sending ??= flush();
-  };
+  db.onBusError = onError;
+  // The store's connection thread holds the bus's connections and sends what is queued while its previous
+  // notification is on its way, in order (postgres/sync-thread.ts).
+  const notify = (channel: string, payload: string) => db.busNotify([[channel, payload]]);
   const assembler =
     (partial: Map<string, { parts: string[]; at: number }>) =>
     (part: Part): string | null => {
@@ -133,7 +118,7 @@ function connectBus(url: string, onError: (error: unknown) => void): Bus {
     },
     async subscribe(channel, listener) {
       const assemble = assembler(new Map());
-      const subscription = await sql.listen(channel, (payload) => {
+      const { sub, listening } = db.busListen(channel, (payload) => {
         let message: unknown;
         try {
           message = JSON.parse(payload);
@@ -151,11 +136,17 @@ function connectBus(url: string, onError: (error: unknown) => void): Bus {
           onError(error);
         }
       });
-      return () => void subscription.unlisten().catch(() => undefined);
+      try {
+        await listening;
+      } catch (error) {
+        db.busUnlisten(sub);
+        throw error;
+      }
+      return () => db.busUnlisten(sub);
     },
     async close() {
       closed = true;
-      await sql.close().catch(() => undefined);
+      await db.busClose().catch(() => undefined);
     },
   };
 }

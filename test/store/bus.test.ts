@@ -64,4 +64,18 @@ describe.skipIf(!pgBin)("on a real PostgreSQL", () => {
     expect(await settle(gotC, 1)).toEqual([{ n: 4 }]);
     await c.close();
   });
+
+  test("a notification the server refuses is reported to the bus's holder; the bus goes on working", async () => {
+    const { db } = await freshPostgresDatabase();
+    const errors: unknown[] = [];
+    const bus = openBus(db, (error) => errors.push(error))!;
+    const got: unknown[] = [];
+    await bus.subscribe("weft_test", (m) => got.push(m));
+    bus.publish("", { n: 0 }); // PostgreSQL: "channel name cannot be empty"
+    expect(await settle(errors, 1)).toHaveLength(1);
+    expect(String((errors[0] as Error).message)).toContain("channel name cannot be empty");
+    bus.publish("weft_test", { n: 1 });
+    expect(await settle(got, 1)).toEqual([{ n: 1 }]);
+    await bus.close();
+  });
 });

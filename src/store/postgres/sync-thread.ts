@@ -5,7 +5,7 @@
  */
 import { SQL } from "bun";
 import { workerData, type MessagePort } from "node:worker_threads";
-import type { BatchReply, SyncReply, SyncRequest } from "./sync-db";
+import type { SideMessage, SyncReply, SyncRequest } from "./sync-db";
 
 const { url, port, counter } = workerData as { url: string; port: MessagePort; counter: SharedArrayBuffer };
 const wake = new Int32Array(counter);
@@ -64,14 +64,14 @@ async function answer(request: SyncRequest): Promise<SyncReply> {
     case "close":
       await sql.close();
       return { rows: [], count: 0 };
-    case "attach":
-    case "statements":
+    default:
       throw new Error(`${request.op} is not answered synchronously`);
   }
 }
 
-/** Where `statements` requests are answered (sync-db.ts applyStatements). */
-let batchPort: MessagePort | undefined;
+/** Where the requests not waited for are answered (sync-db.ts, the side port). */
+let side: MessagePort | undefined;
+const tell = (message: SideMessage) => side?.postMessage(message);
 
 /** Statements in one transaction: alone, one statement is its own. */
 async function apply(statements: Array<{ text: string; params: unknown[] }>): Promise<void> {
@@ -84,21 +84,90 @@ async function apply(statements: Array<{ text: string; params: unknown[] }>): Pr
   });
 }
 
-port.on("message", async (request: SyncRequest) => {
-  if (request.op === "attach") {
-    batchPort = request.port;
-    return;
+/**
+ * The cluster bus's connection (../bus.ts): Bun's client listens on a connection of its own and reconnects it
+ * (listening again) after a drop, and sends on another. Opened with the first request for it.
+ */
+let bus: SQL | undefined;
+const subscriptions = new Map<number, Promise<{ unlisten(): Promise<void> } | undefined>>();
+// One notifying statement at a time, each sending everything queued while the one before was on its way (one
+// round trip for a burst). PostgreSQL delivers a transaction's notifications in the order they were sent.
+let queued: Array<[string, string]> = [];
+let sending: Promise<void> | null = null;
+async function flush() {
+  while (queued.length > 0) {
+    const batch = queued;
+    queued = [];
+    bus ??= new SQL(url, { adapter: "postgres", max: 1 });
+    await bus
+      .unsafe("SELECT pg_notify(x->>0, x->>1) FROM jsonb_array_elements($1::text::jsonb) AS x", [JSON.stringify(batch)])
+      .catch((error) => tell({ busError: String((error as Error)?.message ?? error) }));
   }
-  if (request.op === "statements") {
-    let error: string | undefined;
-    try {
-      await apply(request.statements);
-    } catch (e) {
-      error = String((e as Error)?.message ?? e);
+  sending = null;
+}
+
+const SIDE_OPS = new Set<SyncRequest["op"]>(["attach", "statements", "listen", "unlisten", "notify", "closeBus"]);
+
+/** The requests sync-db.ts does not wait for. */
+async function sideRequest(request: SyncRequest): Promise<void> {
+  switch (request.op) {
+    case "attach":
+      side = request.port;
+      return;
+    case "statements": {
+      let error: string | undefined;
+      try {
+        await apply(request.statements);
+      } catch (e) {
+        error = String((e as Error)?.message ?? e);
+      }
+      tell({ id: request.id, error });
+      return;
     }
-    batchPort?.postMessage({ id: request.id, error } satisfies BatchReply);
-    return;
+    case "listen": {
+      const { id, channel } = request;
+      bus ??= new SQL(url, { adapter: "postgres", max: 1 });
+      const listening = bus.listen(channel, (payload) => tell({ sub: id, payload }));
+      subscriptions.set(
+        id,
+        listening.then(
+          (subscription) => subscription,
+          () => undefined,
+        ),
+      );
+      try {
+        await listening;
+        tell({ id });
+      } catch (e) {
+        subscriptions.delete(id);
+        tell({ id, error: String((e as Error)?.message ?? e) });
+      }
+      return;
+    }
+    case "unlisten": {
+      const subscription = subscriptions.get(request.sub);
+      subscriptions.delete(request.sub);
+      await (await subscription)?.unlisten().catch(() => undefined);
+      return;
+    }
+    case "notify":
+      queued.push(...request.notifications);
+      sending ??= flush();
+      return;
+    case "closeBus": {
+      const closing = bus;
+      bus = undefined;
+      subscriptions.clear();
+      await sending;
+      await closing?.close().catch(() => undefined);
+      tell({ id: request.id });
+      return;
+    }
   }
+}
+
+port.on("message", async (request: SyncRequest) => {
+  if (SIDE_OPS.has(request.op)) return sideRequest(request);
   let reply: SyncReply;
   try {
     reply = await answer(request);
