@@ -290,7 +290,11 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     // A password the server refuses: the writer's own connections never open.
     const refused = new URL(url);
     refused.password = "not-the-password";
-    const lanes = await PostgresWriterLanes.open(refused.toString(), readColumnTypes(db), db as unknown as PostgresDb);
+    const noLane: unknown[] = [];
+    const lanes = await PostgresWriterLanes.open(refused.toString(), readColumnTypes(db), {
+      store: db as unknown as PostgresDb,
+      noLane: (error) => noLane.push(error),
+    });
     closing.push(() => lanes.close());
     const { ids, big, ending } = manyThenEnding("early", 500);
     const groups = wire([
@@ -305,6 +309,9 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     const sql = await expectEnded(url, ids);
     const stored = await sql`SELECT id FROM runs WHERE id IN ('good-1', 'bad', 'good-2') ORDER BY id`;
     expect(stored.map((r: { id: string }) => r.id)).toEqual(["good-1", "good-2"]);
+    // The reason the writer's own connections did not open is told once.
+    expect(noLane).toHaveLength(1);
+    expect(String((noLane[0] as Error).message)).toContain("password authentication failed");
     const counts = await sql`SELECT status, sum(n)::int AS n FROM run_counts WHERE tag = '' GROUP BY status ORDER BY status`;
     expect(counts.map((c: { status: string; n: number }) => [c.status, c.n])).toEqual([
       ["completed", 1],

@@ -84,6 +84,15 @@ interface Flight {
   done: Promise<void>;
 }
 
+/** Where batches are committed before the writer's own connections are open (PostgresWriterLanes.open). */
+export interface EarlyLane {
+  /** The store's connection: commits batches until a lane is open. */
+  store?: PostgresDb;
+  connectAfterMs?: number;
+  /** Told when none of the lanes could open (the store's connection then goes on committing). */
+  noLane?: (error: unknown) => void;
+}
+
 export class PostgresWriterLanes {
   private readonly free: PostgresRunBatches[] = [];
   private readonly waitingForLane: Array<(lane: PostgresRunBatches) => void> = [];
@@ -108,10 +117,11 @@ export class PostgresWriterLanes {
    * with `store` (the store's connection thread commits them, one at a time, until the first lane is open — a
    * start's first runs do not wait for the handshakes, which wait for the start to end), else once the first
    * lane is open. Lanes join as they open; one that cannot open is left out. Rejects, without `store`, when
-   * none opens (with the first lane's error); with it the store's connection goes on committing.
-   * `connectAfterMs` (with `store`) puts off connecting: see PostgresWriter.
+   * none opens (with the first lane's error); with it the store's connection goes on committing, and
+   * `noLane` is told why. `connectAfterMs` (with `store`) puts off connecting: see PostgresWriter.
    */
-  static open(url: string, types: RunColumnTypes, store?: PostgresDb, connectAfterMs = 0): Promise<PostgresWriterLanes> {
+  static open(url: string, types: RunColumnTypes, options: EarlyLane = {}): Promise<PostgresWriterLanes> {
+    const { store, connectAfterMs = 0, noLane } = options;
     const writer = new PostgresWriterLanes(store ? new PostgresRunBatches((statements) => store.applyStatements(statements), types) : null);
     // Closing ends the wait (and then connects nothing).
     const due = new Promise<void>((resolve) => {
@@ -144,7 +154,12 @@ export class PostgresWriterLanes {
         ),
       );
     }
-    if (store) return Promise.resolve(writer);
+    if (store) {
+      void Promise.any(attempts).catch((error: AggregateError) => {
+        if (!writer.closed) noLane?.(error.errors[0]);
+      });
+      return Promise.resolve(writer);
+    }
     return Promise.any(attempts).then(
       () => writer,
       (error: AggregateError) => {

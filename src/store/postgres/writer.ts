@@ -43,7 +43,16 @@ export class PostgresWriter extends QueueingWriter {
    */
   private open(): Promise<PostgresWriterLanes> {
     if (!this.lanes) {
-      const lanes = PostgresWriterLanes.open(this.db.url, readColumnTypes(this.db.asDatabase()), this.db, CONNECT_AFTER_MS);
+      const lanes = PostgresWriterLanes.open(this.db.url, readColumnTypes(this.db.asDatabase()), {
+        store: this.db,
+        connectAfterMs: CONNECT_AFTER_MS,
+        noLane: (error) =>
+          this.onError(
+            new Error(
+              `the run writer's own connections could not open (${String((error as Error)?.message ?? error)}); it commits on the store's connection, one batch at a time, until a restart`,
+            ),
+          ),
+      });
       this.lanes = lanes;
       lanes.catch(() => {
         if (this.lanes === lanes) this.lanes = undefined;
