@@ -126,9 +126,8 @@ export class PostgresWriterLanes {
     // Closing ends the wait (and then connects nothing).
     const due = new Promise<void>((resolve) => {
       const timer = connectAfterMs > 0 ? setTimeout(resolve, connectAfterMs) : undefined;
-      if (timer)
-        timer.unref(); // a process ending meanwhile needs no connection
-      else resolve();
+      timer?.unref(); // a process ending meanwhile needs no connection
+      if (!timer) resolve();
       writer.stopWaiting = () => {
         clearTimeout(timer);
         resolve();
