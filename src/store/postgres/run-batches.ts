@@ -38,11 +38,7 @@ import {
 import { type AnnouncedDictionary, TRANSIENT, type WireOp } from "../run-writes";
 import type { Db } from "../db";
 import { bindable } from "./sync-db";
-
-interface Statement {
-  text: string;
-  params: unknown[];
-}
+import { commitStatements, type Statement } from "./transaction";
 
 /** Where a statement takes its rows: one JSON array, its only parameter (renumbered when statements are joined). */
 const ROWS = "$1::text::jsonb";
@@ -117,7 +113,7 @@ export class PostgresRunBatches {
 
   /** Batches committed on a connection of their own (`max: 1`): BEGIN … COMMIT are sent on it. */
   static on(sql: SQL, types: RunColumnTypes): PostgresRunBatches {
-    return new PostgresRunBatches((statements) => pipelined(sql, statements), types, sql);
+    return new PostgresRunBatches((statements) => commitStatements(sql, statements), types, sql);
   }
 
   close(): Promise<void> {
@@ -326,26 +322,6 @@ function insertRows(table: string, columns: readonly string[], types: ColumnType
     text: `INSERT INTO ${table} (${columns.join(", ")}) SELECT ${values} FROM jsonb_array_elements(${ROWS}) WITH ORDINALITY AS e(x, i) ORDER BY e.i`,
     params: [JSON.stringify(rows.map((row) => row.map(bindable)))],
   };
-}
-
-/**
- * One statement (the usual batch: one segment) is sent alone and is its own transaction: one round trip.
- * Several are sent between BEGIN and COMMIT without waiting for answers in between (the client pipelines
- * statements with parameters; BEGIN and COMMIT each wait for what is before them); after an error
- * PostgreSQL ignores the rest and COMMIT rolls back.
- */
-async function pipelined(sql: SQL, statements: Statement[]): Promise<void> {
-  if (statements.length === 1) {
-    await sql.unsafe(statements[0]!.text, statements[0]!.params);
-    return;
-  }
-  const sent = [sql.unsafe("BEGIN"), ...statements.map((s) => sql.unsafe(s.text, s.params)), sql.unsafe("COMMIT")];
-  const results = await Promise.allSettled(sent);
-  // The first error is the cause; the ones after it say the transaction was aborted.
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failed) throw failed.reason;
-  const end = results.at(-1) as PromiseFulfilledResult<{ command?: string }>;
-  if (end.value.command !== "COMMIT") throw new Error(`the transaction ended with ${end.value.command ?? "no answer"} instead of COMMIT`);
 }
 
 /**

@@ -15,6 +15,7 @@
 import type { Database } from "bun:sqlite";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { nodeThreadEntry } from "../../lib/thread-entry";
+import type { Statement } from "./transaction";
 
 export type SyncRequest =
   /** Without params the text goes as a simple query, which may hold several statements. */
@@ -26,7 +27,7 @@ export type SyncRequest =
   /** Where the answers of the requests below go (they are not waited for): sent once, before the first. */
   | { op: "attach"; port: MessagePort }
   /** Statements applied in one transaction, answered on the attached port with the same id. */
-  | { op: "statements"; id: number; statements: Array<{ text: string; params: unknown[] }> }
+  | { op: "statements"; id: number; statements: Statement[] }
   /** The bus (../bus.ts), on a connection of the thread's own: listen, answered once listening; then each notification as `sub`. */
   | { op: "listen"; id: number; channel: string }
   | { op: "unlisten"; sub: number }
@@ -269,7 +270,7 @@ export class PostgresDb {
    * their answer. The run writer uses it at start-up, before its own connections have authenticated (which
    * they do on this thread, and only when it is idle).
    */
-  applyStatements(statements: Array<{ text: string; params: unknown[] }>): Promise<void> {
+  applyStatements(statements: Statement[]): Promise<void> {
     return this.ask((id) => ({ op: "statements", id, statements }));
   }
 

@@ -6,6 +6,7 @@
 import { SQL } from "bun";
 import { workerData, type MessagePort } from "node:worker_threads";
 import type { SideMessage, SyncReply, SyncRequest } from "./sync-db";
+import { commitStatements } from "./transaction";
 
 const { url, port, counter } = workerData as { url: string; port: MessagePort; counter: SharedArrayBuffer };
 const wake = new Int32Array(counter);
@@ -73,17 +74,6 @@ async function answer(request: SyncRequest): Promise<SyncReply> {
 let side: MessagePort | undefined;
 const tell = (message: SideMessage) => side?.postMessage(message);
 
-/** Statements in one transaction: alone, one statement is its own. */
-async function apply(statements: Array<{ text: string; params: unknown[] }>): Promise<void> {
-  if (statements.length === 1) {
-    await sql.unsafe(statements[0]!.text, statements[0]!.params);
-    return;
-  }
-  await sql.begin(async (inner) => {
-    for (const statement of statements) await inner.unsafe(statement.text, statement.params);
-  });
-}
-
 /**
  * The cluster bus's connection (../bus.ts): Bun's client listens on a connection of its own and reconnects it
  * (listening again) after a drop, and sends on another. Opened with the first request for it.
@@ -117,7 +107,7 @@ async function sideRequest(request: SyncRequest): Promise<void> {
     case "statements": {
       let error: string | undefined;
       try {
-        await apply(request.statements);
+        await commitStatements(sql, request.statements);
       } catch (e) {
         error = String((e as Error)?.message ?? e);
       }
