@@ -17,8 +17,9 @@
  *   (same definitions, inside the transaction): one sorted build is faster than an insert per row, and the
  *   index comes out packed, where rows arriving in the middle of an index leave its pages half full
  *   (1,000,000 runs: the workflow and duration indexes ~150 bytes a run instead of ~270).
- * - Identity columns (run_steps.rowid: SQLite's implicit rowid) keep their values; their sequences move past
- *   the largest one copied.
+ * - Both store runs compact (run-layout.ts): run_names, the keys, codes and millisecond times are copied as
+ *   stored. Identity columns (run_steps.rowid: SQLite's implicit rowid; runs.seq and run_names.key, SQLite's
+ *   rowids by name) keep their values; their sequences move past the largest one copied.
  * - Before the commit, every table's row count is compared with the source's; a difference rolls all back.
  * - After it, the copied tables are vacuumed and analysed, so the first queries are planned on their real
  *   sizes and index-only scans work from the start.
@@ -26,7 +27,6 @@
 import { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 import { migrations } from "./migrations";
-import { SQLITE_COMPACT } from "./run-layout";
 import { migratePostgres, openPostgres, postgresSchemaVersion } from "./postgres/db";
 
 export interface CopyToPostgresOptions {
@@ -109,13 +109,13 @@ function readSource(source: Database): SourceTable[] {
   const tables = source
     .query<{ name: string; sql: string }, []>("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
     .all()
-    .filter(({ name }) => !NOT_COPIED.has(name) && !SQLITE_COMPACT.tables.has(name));
+    .filter(({ name }) => !NOT_COPIED.has(name));
   return tables.map(({ name, sql }) => {
     const info = source.query<{ name: string; pk: bigint }, []>(`PRAGMA table_info(${quote(name)})`).all();
     const parents = source.query<{ table: string }, []>(`PRAGMA foreign_key_list(${quote(name)})`).all();
     return {
       name,
-      columns: info.map((column) => column.name).filter((column) => !SQLITE_COMPACT.columns.get(name)?.has(column)),
+      columns: info.map((column) => column.name),
       primaryKey: info
         .filter((column) => column.pk > 0n)
         .sort((a, b) => Number(a.pk - b.pk))
@@ -173,10 +173,7 @@ function planTables(source: SourceTable[], target: Map<string, TargetColumn[]>):
     if (!columns) throw new CopyRefusedError(`table ${table.name} of the SQLite database is missing in the PostgreSQL database`);
     const missing = table.columns.filter((name) => !columns.some((column) => column.name === name));
     if (missing.length) throw new CopyRefusedError(`table ${table.name}: column(s) ${missing.join(", ")} are missing in the PostgreSQL database`);
-    const text = SQLITE_COMPACT.text.get(table.name);
     const sourceExpressions = columns.map((column) => {
-      // A column SQLite stores compact (run-layout.ts) is copied as the text PostgreSQL keeps.
-      if (text?.[column.name]) return `${text[column.name]} AS ${quote(column.name)}`;
       if (table.columns.includes(column.name)) return quote(column.name);
       // SQLite's implicit rowid, an explicit column on PostgreSQL (run_steps: steps of one seq in insertion order).
       if (column.name === "rowid" && !table.withoutRowid) return "rowid";
@@ -205,7 +202,7 @@ function checkRow(plan: TablePlan, row: unknown[]): void {
   for (const [index, column] of plan.targetColumns.entries()) {
     const value = row[index];
     if (value === null) continue;
-    const integer = column.type === "bigint" || column.type === "integer";
+    const integer = column.type === "bigint" || column.type === "integer" || column.type === "smallint";
     let problem: string | undefined;
     if (value instanceof Uint8Array) {
       if (column.type !== "bytea") problem = `holds ${value.byteLength} bytes of binary data; only ${integer ? "integers" : "text"} can be copied`;

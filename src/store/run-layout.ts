@@ -9,9 +9,9 @@
  *   holds anyway, instead of the 36-character id. A list page follows its index's order exactly (started_at,
  *   then the filter columns the index holds, then seq): a sort of the runs of one start by seq alone would
  *   cost a deep page ~6 times as much (16 against 2.7 ms for 100,000 skipped runs).
- * run_counts, run_hours (hour: started_at / 3,600,000) and run_tags hold the same values. On PostgreSQL the
- * columns keep their text and ties are broken by id; the same queries run on both with the values of
- * `RunLayout`, so only this file (and the migration) knows the difference.
+ * run_counts, run_hours (hour: started_at / 3,600,000) and run_tags hold the same values. PostgreSQL stores them
+ * the same way since its migration 19 (postgres/compact-runs-migration.ts), `seq` an identity column there; the
+ * queries take the values of `RunLayout`, so only this file (and the migrations) knows how a column is stored.
  *
  * Keys are remembered per connection. A key of a name whose insert was rolled back may be given to another
  * name, so a key learned inside a transaction is remembered only by a writer that forgets what it remembers
@@ -20,10 +20,9 @@
  */
 import type { Statement } from "bun:sqlite";
 import type { Db } from "./db";
-import { isPostgres } from "./postgres/sync-db";
 import { canonicalMs, type RowValues } from "./run-records";
 
-/** Status codes of SQLite's runs (migration 018). Never renumber: stored rows and the partial index hold them. */
+/** Status codes of stored runs (SQLite's migration 018, PostgreSQL's 19). Never renumber: stored rows and the partial index hold them. */
 export const STATUS_CODES = { completed: 0, failed: 1, cancelled: 2, pending: 3, running: 4, paused: 5 } as const;
 export const ENVIRONMENT_CODES = { production: 0, test: 1 } as const;
 
@@ -36,7 +35,7 @@ function invert(codes: Record<string, number>): string[] {
   return names;
 }
 
-/** A stored value of a searched column: text on PostgreSQL, an integer on SQLite. */
+/** A stored value of a searched column (an integer; a tie is bound as text in a list position). */
 export type Stored = string | number;
 
 export interface RunLayout {
@@ -72,29 +71,12 @@ export interface RunLayout {
   tieValue(text: string): Stored;
   /** Forgets the keys learned while writing (the transaction may have been rolled back). */
   forgetWrites(): void;
+  /**
+   * Reads the keys of those of `names` not remembered, in one query, and remembers them (nothing inside a
+   * transaction): a writer on PostgreSQL, where each look-up is a round trip, asks for a batch's names at once.
+   */
+  prefetch(names: Iterable<unknown>): void;
 }
-
-/** PostgreSQL: every column holds its text. */
-const TEXT: RunLayout = {
-  tie: "id",
-  startOrder: (direction) => `started_at ${direction}, id ${direction}`,
-  // NULLS LAST is SQLite's own DESC order, spelled out for PostgreSQL.
-  durationOrder: "duration_ms DESC NULLS LAST, started_at DESC, id DESC",
-  unfinished: "'pending', 'running', 'paused'",
-  paused: "'paused'",
-  status: (status) => status,
-  environment: (environment) => environment,
-  time: (iso) => iso,
-  find: (name) => name,
-  encodeRow: (values) => values,
-  decode: (row) => row,
-  // An hour H holds the starts from "H" up to "H~" ('~' sorts after every character of an ISO time).
-  hourBounds: (hour) => ({ from: hour, to: `${hour}~` }),
-  allTime: { from: "", to: "~" },
-  tieText: (value) => String(value),
-  tieValue: (text) => text,
-  forgetWrites: () => {},
-};
 
 const HOUR_MS = 3_600_000;
 
@@ -149,13 +131,26 @@ class CompactLayout implements RunLayout {
     return key;
   }
 
+  prefetch(names: Iterable<unknown>): void {
+    if (this.db.inTransaction) return;
+    const unknown = [...new Set(names)].filter((name): name is string => typeof name === "string" && !this.keys.has(name));
+    if (unknown.length === 0) return;
+    const rows = this.db
+      .query<{ key: number; name: string }, string[]>(`SELECT key, name FROM run_names WHERE name IN (${unknown.map(() => "?").join(", ")})`)
+      .all(...unknown);
+    for (const row of rows) this.remember(row.name, row.key);
+  }
+
   /** The key of `name`, stored if new (inside the caller's transaction). */
   private key(name: string, forgetsOnFailure: boolean): number {
     const known = this.keys.get(name);
     if (known !== undefined) return known;
     if (typeof name !== "string") throw new Error(`a run's workspace, workflow, trigger type and definition are text; got ${JSON.stringify(name)}`);
-    this.addStmt.run(name);
-    const key = this.findStmt.get(name)!.key;
+    let key = this.findStmt.get(name)?.key;
+    if (key === undefined) {
+      this.addStmt.run(name);
+      key = this.findStmt.get(name)!.key;
+    }
     if (forgetsOnFailure || !this.db.inTransaction) this.remember(name, key);
     return key;
   }
@@ -221,7 +216,6 @@ const layouts = new WeakMap<Db, RunLayout>();
 
 /** The layout of a connection's runs (one per connection: its remembered keys are the connection's). */
 export function runLayout(db: Db): RunLayout {
-  if (isPostgres(db)) return TEXT;
   let layout = layouts.get(db);
   if (!layout) {
     layout = new CompactLayout(db);
@@ -229,56 +223,3 @@ export function runLayout(db: Db): RunLayout {
   }
   return layout;
 }
-
-const nameOf = (column: string) => `(SELECT name FROM run_names WHERE key = ${column})`;
-const codeText = (column: string, codes: Record<string, number>) =>
-  `CASE ${column} ${Object.entries(codes)
-    .map(([name, code]) => `WHEN ${code} THEN '${name}'`)
-    .join(" ")} END`;
-/** Exact: whole seconds formatted, then the milliseconds (no floating-point division). */
-const isoOf = (column: string) => `strftime('%Y-%m-%dT%H:%M:%S', ${column} / 1000, 'unixepoch') || '.' || printf('%03d', ${column} % 1000) || 'Z'`;
-
-/**
- * For a copy to PostgreSQL (copy-to-postgres.ts): per table, SQLite expressions giving the text of each
- * compact column (PostgreSQL keeps the text), and the SQLite-only table and column left out.
- */
-export const SQLITE_COMPACT = {
-  tables: new Set(["run_names"]),
-  columns: new Map([["runs", new Set(["seq"])]]),
-  text: new Map<string, Record<string, string>>([
-    [
-      "runs",
-      {
-        workspace_id: nameOf("workspace_id"),
-        workflow_id: nameOf("workflow_id"),
-        trigger_type: nameOf("trigger_type"),
-        definition_hash: nameOf("definition_hash"),
-        status: codeText("status", STATUS_CODES),
-        environment: codeText("environment", ENVIRONMENT_CODES),
-        started_at: isoOf("started_at"),
-      },
-    ],
-    [
-      "run_counts",
-      {
-        workspace_id: nameOf("workspace_id"),
-        workflow_id: nameOf("workflow_id"),
-        trigger_type: nameOf("trigger_type"),
-        status: codeText("status", STATUS_CODES),
-        environment: codeText("environment", ENVIRONMENT_CODES),
-      },
-    ],
-    [
-      "run_hours",
-      {
-        workspace_id: nameOf("workspace_id"),
-        workflow_id: nameOf("workflow_id"),
-        trigger_type: nameOf("trigger_type"),
-        status: codeText("status", STATUS_CODES),
-        environment: codeText("environment", ENVIRONMENT_CODES),
-        hour: `strftime('%Y-%m-%dT%H', hour * 3600, 'unixepoch')`,
-      },
-    ],
-    ["run_tags", { workspace_id: nameOf("workspace_id"), started_at: isoOf("started_at") }],
-  ]),
-};

@@ -10,6 +10,7 @@ import { startServer, type ServerHandle } from "../support/server";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
 import { RUNTIME_SETTINGS } from "../../src/runtime-tuning";
+import { STATUS_CODES } from "../../src/store/run-layout";
 
 announceMissingPostgres();
 
@@ -78,8 +79,9 @@ describe("compiled binary", () => {
       const runId = await expectWorkflowRuns(onPostgres);
       const pg = new SQL(url, { adapter: "postgres", max: 1 });
       try {
+        // The status as stored: its code (src/store/run-layout.ts).
         const [row] = await pg`SELECT status FROM runs WHERE id = ${runId}`;
-        expect(row?.status).toBe("completed");
+        expect(row?.status).toBe(STATUS_CODES.completed);
       } finally {
         await pg.close();
       }

@@ -1,6 +1,6 @@
 /**
- * SQLite's compact run rows (migration 018, src/store/run-layout.ts): a database of runs stored before it reads
- * back exactly as written after it, with the same lists, counts, hours, tags and definition uses; names learned
+ * Compact run rows (SQLite's migration 018, PostgreSQL's 19; src/store/run-layout.ts): a database of runs
+ * stored before it reads back exactly as written after it, with the same lists, counts, hours, tags and definition uses; names learned
  * in a transaction that rolled back are not reused; a start that is not a canonical ISO time is refused.
  */
 import { afterAll, expect, test } from "bun:test";
@@ -12,7 +12,9 @@ import { migrations } from "../../src/store/migrations";
 import { forgetWrites, RUN_COLUMNS, type RunListFilter, type RunRow, RunStore } from "../../src/store/runs";
 import type { Environment, RunStatus } from "../../src/schema/run";
 import { runRow, stepRow } from "../support/run-rows";
-import { testStorage } from "../support/postgres-storage";
+import { openPostgres, migratePostgres } from "../../src/store/postgres/db";
+import { postgresMigrations } from "../../src/store/postgres/migrations";
+import { connectPostgresDatabase, emptyPostgresDatabase, testStorage } from "../support/postgres-storage";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-compact-runs-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -102,6 +104,63 @@ const lists = (store: RunStore) =>
     return shape(filter, rows, total);
   });
 
+/**
+ * What a user of an upgraded database sees (`rows` stored before the upgrade, `unfinished` those not finished):
+ * every run read back as written, every list, the counts per workflow, the unfinished runs; then new runs, a
+ * status change and deletions, after which the lists and definitions' uses still match a full count.
+ */
+function expectUpgraded(db: Db, rows: RunRow[], unfinished: RunRow[]) {
+  const store = new RunStore(db);
+  for (const row of rows) expect(store.getRow(row.id)).toEqual(row);
+  expect(store.steps(rows[3]!.id).map((s) => s.status)).toEqual(["running"]);
+  const want = expectedLists(rows);
+  expect(want.filter((l) => l.total > 0).length).toBeGreaterThan(60);
+  expect(lists(store)).toEqual(want);
+  const perWorkflow = Map.groupBy(rows, (r) => `${r.workspace_id} ${r.workflow_id}`);
+  expect(new Set(store.runCountsByWorkflow())).toEqual(
+    new Set([...perWorkflow].map(([key, of]) => ({ workspaceId: key.split(" ")[0]!, workflowId: key.split(" ")[1]!, runs: of.length }))),
+  );
+  // In no particular order (the engine files each under its workflow).
+  const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
+  expect(
+    store
+      .unfinishedPositions()
+      .map(({ id, startedAt, workflowId, workspaceId }) => ({ id, startedAt, workflowId, workspaceId }))
+      .sort(byId),
+  ).toEqual(unfinished.map((r) => ({ id: r.id, startedAt: r.started_at, workflowId: r.workflow_id, workspaceId: r.workspace_id })).sort(byId));
+  expect(store.unfinished().map((r) => r.id)).toEqual(unfinished.map((r) => r.id));
+  expect(store.lastRun("wf-b")).toEqual({
+    status: rows.findLast((r) => r.workflow_id === "wf-b")!.status,
+    startedAt: rows.findLast((r) => r.workflow_id === "wf-b")!.started_at,
+  });
+
+  // The kept counts go on from the migrated ones: new runs, a status change, deletions; then they match a full count.
+  store.insertRun(
+    runRow("new-1", { workspace_id: "ws-a", workflow_id: "wf-new", trigger_type: "poll", started_at: "2026-11-21T10:00:00.000Z", tags: '["vip"]' }),
+  );
+  store.patchRun(rows[0]!.id, { status: "failed" });
+  store.deleteRuns(rows.slice(100, 140).map((r) => r.id));
+  const remaining = [...rows.filter((_, i) => i < 100 || i >= 140).map((r) => (r.id === rows[0]!.id ? { ...r, status: "failed" as RunStatus } : r))];
+  remaining.push(store.getRow("new-1")!);
+  for (const filter of filters()) {
+    const matching = remaining.filter(matches(filter));
+    const { rows: listed, total } = store.list(filter);
+    expect({ filter, total, ids: listed.map((r) => r.id).sort() }).toEqual({ filter, total: matching.length, ids: matching.map((r) => r.id).sort() });
+  }
+  // Each definition's runs: the kept number and the changes not folded into it yet (PostgreSQL's migration 15).
+  const uses = () =>
+    db
+      .query("SELECT hash, runs + COALESCE((SELECT SUM(n) FROM run_definition_uses u WHERE u.hash = d.hash), 0) AS runs FROM run_definitions d ORDER BY hash")
+      .all()
+      .map((u) => ({ hash: (u as { hash: string }).hash, runs: Number((u as { runs: number }).runs) }));
+  expect(uses()).toEqual([
+    { hash: "h1", runs: remaining.filter((r) => r.definition_hash === "h1").length },
+    { hash: "h2", runs: remaining.filter((r) => r.definition_hash === "h2").length },
+    { hash: "unused", runs: 0 },
+  ]);
+  expect(store.deleteOrphanDefinitions()).toBe(1);
+}
+
 test.skipIf(testStorage() === "postgres")(
   "runs stored before migration 018 read back exactly as written, listed and counted as before; later writes keep the counts",
   () => {
@@ -121,63 +180,73 @@ test.skipIf(testStorage() === "postgres")(
     const unfinished = rows.filter((r) => ["pending", "running", "paused"].includes(r.status));
 
     const upgrades: unknown[] = [];
-    expect(migrate(db, (upgrade) => upgrades.push(upgrade))).toEqual([18]);
-    // Announced before (nothing answers meanwhile) and after, with the migration's note.
+    expect(migrate(db, (upgrade) => upgrades.push(upgrade))).toEqual([18, 19]);
+    // Announced before (nothing answers meanwhile) and after, with the migration's note (19 changes nothing on SQLite).
     const announced = {
       from: 17,
-      to: 18,
-      migrations: ["18 compact-runs"],
-      notes: ["18 compact-runs: rewrites every stored run once: ~11 s per million runs on 2 cores"],
+      to: 19,
+      migrations: ["18 compact-runs", "19 compact-runs-postgres"],
+      notes: [
+        "18 compact-runs: rewrites every stored run once: ~11 s per million runs on 2 cores",
+        "19 compact-runs-postgres: changes nothing on SQLite (PostgreSQL's runs are rewritten as SQLite's already are)",
+      ],
     };
     expect(upgrades).toEqual([announced, { ...announced, ms: expect.any(Number) }]);
     // Migrations sort through temporary files; the connection keeps its temporary tables in memory again after.
     expect(db.query("PRAGMA temp_store").get()).toEqual({ temp_store: 2 });
-    const store = new RunStore(db);
-    for (const row of rows) expect(store.getRow(row.id)).toEqual(row);
-    expect(store.steps(rows[3]!.id).map((s) => s.status)).toEqual(["running"]);
-    const want = expectedLists(rows);
-    expect(want.filter((l) => l.total > 0).length).toBeGreaterThan(60);
-    expect(lists(store)).toEqual(want);
-    const perWorkflow = Map.groupBy(rows, (r) => `${r.workspace_id} ${r.workflow_id}`);
-    expect(new Set(store.runCountsByWorkflow())).toEqual(
-      new Set([...perWorkflow].map(([key, of]) => ({ workspaceId: key.split(" ")[0]!, workflowId: key.split(" ")[1]!, runs: of.length }))),
-    );
-    expect(store.unfinishedPositions().map(({ id, startedAt, workflowId, workspaceId }) => ({ id, startedAt, workflowId, workspaceId }))).toEqual(
-      unfinished.map((r) => ({ id: r.id, startedAt: r.started_at, workflowId: r.workflow_id, workspaceId: r.workspace_id })),
-    );
-    expect(store.unfinished().map((r) => r.id)).toEqual(unfinished.map((r) => r.id));
-    expect(store.lastRun("wf-b")).toEqual({
-      status: rows.findLast((r) => r.workflow_id === "wf-b")!.status,
-      startedAt: rows.findLast((r) => r.workflow_id === "wf-b")!.started_at,
-    });
     // Every stored value is compact: no text left in a searched column.
     expect(
       db
         .query("SELECT count(*) AS n FROM runs WHERE typeof(workspace_id) <> 'integer' OR typeof(started_at) <> 'integer' OR typeof(status) <> 'integer'")
         .get(),
     ).toEqual({ n: 0 });
-
-    // The kept counts go on from the migrated ones: new runs, a status change, deletions; then they match a full count.
-    store.insertRun(
-      runRow("new-1", { workspace_id: "ws-a", workflow_id: "wf-new", trigger_type: "poll", started_at: "2026-11-21T10:00:00.000Z", tags: '["vip"]' }),
-    );
-    store.patchRun(rows[0]!.id, { status: "failed" });
-    store.deleteRuns(rows.slice(100, 140).map((r) => r.id));
-    const remaining = [...rows.filter((_, i) => i < 100 || i >= 140).map((r) => (r.id === rows[0]!.id ? { ...r, status: "failed" as RunStatus } : r))];
-    remaining.push(store.getRow("new-1")!);
-    for (const filter of filters()) {
-      const matching = remaining.filter(matches(filter));
-      const { rows: listed, total } = store.list(filter);
-      expect({ filter, total, ids: listed.map((r) => r.id).sort() }).toEqual({ filter, total: matching.length, ids: matching.map((r) => r.id).sort() });
-    }
-    const uses = () => db.query("SELECT hash, runs FROM run_definitions ORDER BY hash").all();
-    expect(uses()).toEqual([
-      { hash: "h1", runs: remaining.filter((r) => r.definition_hash === "h1").length },
-      { hash: "h2", runs: remaining.filter((r) => r.definition_hash === "h2").length },
-      { hash: "unused", runs: 0 },
-    ]);
-    expect(store.deleteOrphanDefinitions()).toBe(1);
+    expectUpgraded(db, rows, unfinished);
     db.close();
+  },
+);
+
+test.skipIf(testStorage() !== "postgres")(
+  "runs stored on PostgreSQL before its migration 19 read back exactly as written, listed and counted as before; later writes keep the counts",
+  async () => {
+    const url = await emptyPostgresDatabase();
+    const sql = await openPostgres(url, { migrate: false });
+    try {
+      await sql.begin(async (tx) => {
+        await tx`CREATE TABLE weft_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)`;
+        for (const m of postgresMigrations.filter((m) => m.version < 19)) {
+          await tx.unsafe(m.sql);
+          await tx`INSERT INTO weft_schema_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, 'then')`;
+        }
+      });
+      await sql`INSERT INTO run_definitions (hash, definition, created_at) VALUES ('h1', '{}', 'then'), ('h2', '{}', 'then'), ('unused', '{}', 'then')`;
+      const rows = history();
+      // As the text layout stored them: every searched column its text.
+      for (const row of rows) {
+        await sql.unsafe(
+          `INSERT INTO runs (${RUN_COLUMNS.join(", ")}) VALUES (${RUN_COLUMNS.map((_, i) => `$${i + 1}`).join(", ")})`,
+          RUN_COLUMNS.map((c) => row[c]),
+        );
+      }
+      const step = stepRow(rows[3]!.id, { status: "running", finished_at: null });
+      await sql.unsafe(
+        `INSERT INTO run_steps (${Object.keys(step).join(", ")}) VALUES (${Object.keys(step)
+          .map((_, i) => `$${i + 1}`)
+          .join(", ")})`,
+        Object.values(step),
+      );
+      expect(await migratePostgres(sql)).toEqual([19]);
+      const [types] =
+        await sql`SELECT pg_typeof(workspace_id)::text AS workspace, pg_typeof(started_at)::text AS started, pg_typeof(status)::text AS status FROM runs LIMIT 1`;
+      expect(types).toEqual({ workspace: "integer", started: "bigint", status: "smallint" });
+    } finally {
+      await sql.close();
+    }
+    const rows = history();
+    expectUpgraded(
+      connectPostgresDatabase(url),
+      rows,
+      rows.filter((r) => ["pending", "running", "paused"].includes(r.status)),
+    );
   },
 );
 

@@ -192,12 +192,9 @@ describe.skipIf(!postgresBinaries())("weft migrate --from a SQLite data dir --to
     server = undefined;
 
     const source = new Database(join(dataDir, "weft.db"), { readonly: true });
-    // Every table but the fleet registry, which lists running processes and is not data, and SQLite's names
-    // of its compact run columns (PostgreSQL keeps their text: run-layout.ts).
+    // Every table but the fleet registry, which lists running processes and is not data.
     const tables = source
-      .query<{ name: string }, []>(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('instances', 'run_names')",
-      )
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('instances')")
       .all();
     sourceCounts = Object.fromEntries(tables.map(({ name }) => [name, (source.query(`SELECT count(*) AS n FROM ${name}`).get() as { n: number }).n]));
     // A run inserted finished keeps its steps packed in its row (runs.packed_steps), others as run_steps rows.
@@ -258,7 +255,17 @@ describe.skipIf(!postgresBinaries())("weft migrate --from a SQLite data dir --to
     expect({ status: answer.status, body: await answer.json() }).toEqual({ status: 200, body: { user: "ada" } });
     expect(seen).toEqual([SECRET]);
     expect(await total("")).toBe(RUNS + 1);
-    const stepRowids = target.query("SELECT rowid FROM run_steps WHERE run_id = (SELECT id FROM runs WHERE workflow_id = ?)").all(callsApi) as Array<{
+    // Runs and names are stored compact on both (run-layout.ts), their keys copied as they were: the run just
+    // stored took a seq after the copied ones, and every seq is still one run's.
+    const seqs = target
+      .query(
+        "SELECT count(DISTINCT seq)::int AS distinct, count(*)::int AS runs, max(seq) = (SELECT seq FROM runs ORDER BY started_at DESC, seq DESC LIMIT 1) AS last FROM runs",
+      )
+      .get();
+    expect(seqs).toEqual({ distinct: RUNS + 1, runs: RUNS + 1, last: true });
+    const stepRowids = target
+      .query("SELECT rowid FROM run_steps WHERE run_id = (SELECT id FROM runs WHERE workflow_id = (SELECT key FROM run_names WHERE name = ?))")
+      .all(callsApi) as Array<{
       rowid: string;
     }>;
     expect(stepRowids.length).toBeGreaterThan(0);

@@ -13,7 +13,6 @@ import { migrations } from "../../src/store/migrations";
 import { MIGRATION_LOCK_KEY, migratePostgres, openPostgres, postgresSchemaVersion } from "../../src/store/postgres/db";
 import { postgresMigrations } from "../../src/store/postgres/migrations";
 import { openStore } from "../../src/store/open";
-import { SQLITE_COMPACT } from "../../src/store/run-layout";
 import { announceMissingPostgres, postgresBinaries, startPostgres, type PostgresHandle } from "../support/postgres";
 
 interface TableShape {
@@ -34,25 +33,18 @@ interface SchemaShape {
 }
 
 /**
- * SQLite's schema as PostgreSQL has it: SQLite stores the searched run columns compact (migration 018,
- * src/store/run-layout.ts) where PostgreSQL keeps their text, and breaks ties of a run's start by its rowid
- * (`seq`) where PostgreSQL's list indexes hold the run id.
+ * SQLite's schema as PostgreSQL has it. Both store runs compact (SQLite's migration 018, PostgreSQL's 19:
+ * src/store/run-layout.ts), but SQLite's `seq` is the rowid, which every index entry holds, where
+ * PostgreSQL's is an identity column that its list indexes end with, and PostgreSQL's runs put their
+ * fixed-width columns first (no padding between them): runs' columns are compared in name order.
  */
 function asPostgresKeepsRuns(shape: SchemaShape): SchemaShape {
-  for (const table of SQLITE_COMPACT.tables) delete shape.tables[table];
-  for (const [table, text] of SQLITE_COMPACT.text) {
-    for (const column of shape.tables[table]!.columns) if (column.name in text) column.type = "TEXT";
-  }
-  const runs = shape.tables.runs!;
-  runs.columns = runs.columns.filter((column) => !SQLITE_COMPACT.columns.get("runs")!.has(column.name));
-  expect(runs.primaryKey).toEqual(["seq"]);
-  expect(runs.unique).toEqual(["id"]);
-  runs.primaryKey = ["id"];
-  runs.unique = [];
-  for (const index of Object.values(shape.indexes)) {
-    const started = index.columns.indexOf("started_at");
-    if (index.table === "runs" && started >= 0) index.columns.splice(started + 1, 0, "id");
-  }
+  for (const index of Object.values(shape.indexes)) if (index.table === "runs" && index.columns.includes("started_at")) index.columns.push("seq");
+  return runsColumnsByName(shape);
+}
+
+function runsColumnsByName(shape: SchemaShape): SchemaShape {
+  shape.tables.runs!.columns.sort((a, b) => (a.name < b.name ? -1 : 1));
   return shape;
 }
 
@@ -100,7 +92,7 @@ async function postgresSchema(sql: SQL): Promise<SchemaShape> {
   const columns: Array<{ table_name: string; column_name: string; data_type: string; is_nullable: string; column_default: string | null }> = await sql`
     SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns
     WHERE table_schema = current_schema() AND table_name <> 'weft_schema_migrations' ORDER BY table_name, ordinal_position`;
-  const sqliteType: Record<string, string> = { text: "TEXT", bigint: "INTEGER", integer: "INTEGER", bytea: "BLOB" };
+  const sqliteType: Record<string, string> = { text: "TEXT", bigint: "INTEGER", integer: "INTEGER", smallint: "INTEGER", bytea: "BLOB" };
   for (const c of columns) {
     // SQLite's implicit rowid of run_steps, made an explicit identity column on PostgreSQL.
     if (c.table_name === "run_steps" && c.column_name === "rowid") continue;
@@ -159,6 +151,10 @@ async function outcomes(lite: Database, sql: SQL, text: string) {
   return { sqlite, postgres };
 }
 
+/** A stored run's or count's workflow and status (`c`) as text. */
+const NAMES = `(SELECT name FROM run_names WHERE key = c.workflow_id) AS workflow_id,
+  CASE c.status WHEN 0 THEN 'completed' WHEN 1 THEN 'failed' ELSE c.status::text END AS status`;
+
 const seedIdentity = `
 INSERT INTO orgs (id, name, created_at) VALUES ('org1', 'Acme', '2025-01-01T00:00:00.000Z');
 INSERT INTO workspaces (id, org_id, name, created_at) VALUES ('ws1', 'org1', 'Default', '2025-01-01T00:00:00.000Z');
@@ -208,7 +204,7 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
     const lite = openDatabase(":memory:");
     const expected = asPostgresKeepsRuns(sqliteSchema(lite));
     expect(Object.keys(expected.tables).length).toBeGreaterThan(20);
-    expect(await postgresSchema(sql)).toEqual(expected);
+    expect(runsColumnsByName(await postgresSchema(sql))).toEqual(expected);
     const pgIndexes: Array<{ indexname: string }> = await sql`SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()`;
     const sqliteIndexes = lite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex_%'").all();
     expect(sqliteIndexes.length).toBeGreaterThan(10);
@@ -350,7 +346,7 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
     lite.close();
   });
 
-  test("runs stored before the kept counts (migrations 8 and 9) are counted when they are applied, tags, hours and definitions' uses included", async () => {
+  test("runs stored before the kept counts (migrations 8 and 9) are counted when they are applied, tags, hours and definitions' uses included, and stored compact by 19 with the same values", async () => {
     const sql = client(await freshDatabase());
     await sql.begin(async (tx) => {
       await tx`CREATE TABLE weft_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)`;
@@ -381,7 +377,8 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
       ).map((r: any) => `${r.hash} ${r.runs}`);
     // Migration 9 counts each definition's runs.
     expect(await uses()).toEqual(["h 3", "h2 1", "unused 0"]);
-    const counts = await sql`SELECT workflow_id, status, tag, n::int AS n FROM run_counts ORDER BY workflow_id, status, tag`;
+    // Migration 19 stores them with names' keys and status codes (src/store/run-layout.ts): read as text here.
+    const counts = await sql.unsafe(`SELECT ${NAMES}, tag, n::int AS n FROM run_counts c ORDER BY 1, 2, 3`);
     expect(counts.map((r: any) => `${r.workflow_id} ${r.status} ${r.tag || "*"} ${r.n}`)).toEqual([
       "wf1 completed * 2",
       "wf1 completed eu 1",
@@ -390,19 +387,27 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
       "wf1 failed vip 1",
       "wf2 completed * 1",
     ]);
-    const hours = await sql`SELECT hour, workflow_id, status, n::int AS n FROM run_hours ORDER BY hour, workflow_id, status`;
+    const hours = await sql.unsafe(
+      `SELECT to_char(to_timestamp(hour * 3600) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24') AS hour, ${NAMES}, n::int AS n FROM run_hours c ORDER BY 1, 2, 3`,
+    );
     expect(hours.map((r: any) => `${r.hour} ${r.workflow_id} ${r.status} ${r.n}`)).toEqual([
       "2026-11-01T10 wf1 completed 2",
       "2026-11-01T11 wf1 failed 1",
       "2026-11-02T08 wf2 completed 1",
     ]);
-    const tags = await sql`SELECT tag, run_id FROM run_tags ORDER BY tag, started_at`;
-    expect(tags.map((r: any) => `${r.tag} ${r.run_id}`)).toEqual(["eu r2", "vip r2", "vip r3"]);
+    const tags = await sql`SELECT tag, run_id, started_at FROM run_tags ORDER BY tag, started_at`;
+    expect(tags.map((r: any) => `${r.tag} ${r.run_id} ${new Date(Number(r.started_at)).toISOString()}`)).toEqual([
+      "eu r2 2026-11-01T10:59:59.999Z",
+      "vip r2 2026-11-01T10:59:59.999Z",
+      "vip r3 2026-11-01T11:00:00.000Z",
+    ]);
+    const stored = await sql.unsafe(`SELECT id, ${NAMES}, started_at, tags FROM runs c ORDER BY seq`);
+    expect(stored.map((r: any) => [r.id, r.workflow_id, r.status, new Date(Number(r.started_at)).toISOString(), r.tags])).toEqual(runs);
     // From now on the triggers keep them: r3 completes, r1 is deleted.
-    await sql`UPDATE runs SET status = 'completed' WHERE id = 'r3'`;
+    await sql`UPDATE runs SET status = 0 WHERE id = 'r3'`;
     await sql`DELETE FROM runs WHERE id = 'r1'`;
     expect(await uses()).toEqual(["h 2", "h2 1", "unused 0"]);
-    const after = await sql`SELECT workflow_id, status, tag, sum(n)::int AS n FROM run_counts GROUP BY 1, 2, 3 HAVING sum(n) > 0 ORDER BY 1, 2, 3`;
+    const after = await sql.unsafe(`SELECT ${NAMES}, tag, sum(n)::int AS n FROM run_counts c GROUP BY 1, 2, 3 HAVING sum(n) > 0 ORDER BY 1, 2, 3`);
     expect(after.map((r: any) => `${r.workflow_id} ${r.status} ${r.tag || "*"} ${r.n}`)).toEqual([
       "wf1 completed * 2",
       "wf1 completed eu 1",

@@ -11,6 +11,7 @@ import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
 import { startServer, type ServerHandle } from "../support/server";
 import { RunStore } from "../../src/store/runs";
+import { STATUS_CODES } from "../../src/store/run-layout";
 
 announceMissingPostgres();
 
@@ -49,8 +50,12 @@ describe.skipIf(!postgresBinaries())("weft serve on PostgreSQL", () => {
     expect(await call(server.url)).toEqual({ status: 200, body: { name: "Ada", greeting: "hello Ada" } });
 
     // Another connection (not the server's) sees the run and its steps.
-    const stored = db.query("SELECT id, status FROM runs r WHERE workflow_id = ?").all(id) as Array<{ id: string; status: string }>;
-    expect(stored).toEqual([{ id: expect.any(String), status: "completed" }]);
+    // Stored compact (src/store/run-layout.ts): the workflow as its name's key, the status as its code.
+    const stored = db.query("SELECT id, status FROM runs WHERE workflow_id = (SELECT key FROM run_names WHERE name = ?)").all(id) as Array<{
+      id: string;
+      status: number;
+    }>;
+    expect(stored).toEqual([{ id: expect.any(String), status: STATUS_CODES.completed }]);
     // As rows or packed into the run's row (a run inserted finished): the store reads both.
     expect(new RunStore(db).steps(stored[0]!.id).map((step) => step.status)).toEqual(["completed", "completed"]);
 

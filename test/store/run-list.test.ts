@@ -14,7 +14,6 @@ import { migrations } from "../../src/store/migrations";
 import { type RunListFilter, type RunPosition, type RunRow, RunStore } from "../../src/store/runs";
 import { FRESH_RUN } from "../../src/engine/run-table";
 import type { Environment, RunStatus } from "../../src/schema/run";
-import { isPostgres } from "../../src/store/postgres/sync-db";
 import { freshPostgresDatabase, testStorage } from "../support/postgres-storage";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-run-list-"));
@@ -105,14 +104,13 @@ function insertOlderRuns(db: Db, pick: () => number, count: number): Map<string,
 
 /** What the list must answer, read the slow way. */
 /**
- * How the store orders runs of the same start, per run: by id on PostgreSQL; on SQLite in its list index's
- * order (run-layout.ts: the stored environment, status and trigger type, then seq; for sort=duration the
- * environment, then seq). The tag filter orders its runs of one start by id on both.
+ * How the store orders runs of the same start, per run: in its list index's order (run-layout.ts: the stored
+ * environment, status and trigger type, then seq; for sort=duration the environment, then seq), on both
+ * storages. The tag filter orders its runs of one start by id.
  */
 type Ties = Map<string, { start: Array<string | number>; duration: Array<string | number> }>;
 function storedTies(db: Db): Ties {
   const ties: Ties = new Map();
-  if (isPostgres(db)) return ties;
   const rows = db.query("SELECT id, environment, status, trigger_type, seq FROM runs").all() as Array<Record<string, number> & { id: string }>;
   for (const r of rows) ties.set(r.id, { start: [r.environment, r.status, r.trigger_type, r.seq], duration: [r.environment, r.seq] });
   return ties;

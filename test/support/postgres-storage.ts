@@ -40,6 +40,14 @@ export async function freshPostgresDatabase(): Promise<{ db: Db; url: string }> 
   return { db: db.asDatabase(), url };
 }
 
+/** A new database with no schema at all (a test migrates it step by step), with its URL. */
+export async function emptyPostgresDatabase(): Promise<string> {
+  const { pg, admin } = await shared();
+  const name = `weft_empty_${process.pid}_${++created}`;
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  return urlOf(pg, name);
+}
+
 /** One more connection to a database handed out by freshPostgresDatabase (closed with the others). */
 export function connectPostgresDatabase(url: string): Db {
   const db = new PostgresDb(url);

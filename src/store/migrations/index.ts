@@ -17,6 +17,7 @@ import runCountDeltas from "./015-run-count-deltas";
 import packedSteps from "./016-packed-steps";
 import runDictionaries from "./017-run-dictionaries";
 import compactRuns from "./018-compact-runs";
+import compactRunsPostgres from "./019-compact-runs-postgres";
 
 export interface Migration {
   version: number;
@@ -45,4 +46,5 @@ export const migrations: Migration[] = [
   packedSteps,
   runDictionaries,
   compactRuns,
+  compactRunsPostgres,
 ].sort((a, b) => a.version - b.version);

@@ -31,6 +31,7 @@
  *   PostgreSQL rejects it.
  */
 import type { Migration } from "../migrations";
+import { COMPACT_RUNS } from "./compact-runs-migration";
 
 /** The advisory lock a fold of the run counts holds (weft_fold_run_counts): "weftfold" in ASCII. */
 export const FOLD_LOCK_KEY = 0x7765_6674_666f_6c64n;
@@ -709,5 +710,16 @@ CREATE INDEX run_dictionaries_definition ON run_dictionaries(definition_hash, se
     version: 18,
     name: "compact-runs",
     sql: `SELECT 1;`,
+  },
+  {
+    // SQLite's migration 018 on PostgreSQL (../run-layout.ts): run_names holds each workspace id, workflow id,
+    // trigger type and definition hash once, runs and the kept counts hold its integer key; status and
+    // environment are codes, started_at milliseconds, run_hours.hour started_at / 3,600,000; `seq` (an identity
+    // column, numbered in start order here) orders runs started in the same millisecond, so the list indexes
+    // end with it instead of the run id. The fixed-width columns come first (no alignment padding between
+    // them). A 3-step run took ~1,190 bytes, ~480 of them its three list index entries.
+    version: 19,
+    name: "compact-runs-postgres",
+    sql: COMPACT_RUNS,
   },
 ];

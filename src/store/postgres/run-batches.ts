@@ -37,6 +37,7 @@ import {
 } from "../runs";
 import { type AnnouncedDictionary, TRANSIENT, type WireOp } from "../run-writes";
 import type { Db } from "../db";
+import { type RunLayout, runLayout } from "../run-layout";
 import { bindable } from "./sync-db";
 import { commitStatements, type Statement } from "./transaction";
 
@@ -56,6 +57,9 @@ function patched(values: RowValues, patch: RunPatch): RowValues {
   }
   return values;
 }
+
+/** Where the values of the columns that hold names' keys are in a run's values (../run-layout.ts). */
+const NAMED = ["workspace_id", "workflow_id", "trigger_type", "definition_hash"].map((column) => RUN_INDEX.get(column)!);
 
 /** A run is inserted with its packed steps (null unless packed) after its other columns. */
 const RUN_INSERT_COLUMNS = [...RUN_COLUMNS, "packed_steps"];
@@ -78,10 +82,18 @@ class Segment {
   }
 }
 
-/** Column name → its type as a cast, of runs and of run_steps (read once per writer: readColumnTypes). */
+/**
+ * How runs are stored: each column's type as a cast, of runs and of run_steps (read once per writer:
+ * readColumnTypes), and how the searched columns are stored (../run-layout.ts).
+ */
 export interface RunColumnTypes {
   runs: ColumnTypes;
   steps: ColumnTypes;
+  /**
+   * The store's connection's layout: the keys of new names are stored on that connection, outside any
+   * transaction, so a key a batch holds is committed whatever becomes of the batch.
+   */
+  layout: RunLayout;
 }
 
 /** The types the batches cast each column's JSON text to, from the catalog, on the store's connection. */
@@ -92,7 +104,7 @@ export function readColumnTypes(db: Db): RunColumnTypes {
        WHERE attrelid IN ('runs'::regclass, 'run_steps'::regclass) AND attnum > 0 AND NOT attisdropped`,
     )
     .all() as Array<{ of_runs: boolean; name: string; type: string }>;
-  const types: RunColumnTypes = { runs: new Map(), steps: new Map() };
+  const types: RunColumnTypes = { runs: new Map(), steps: new Map(), layout: runLayout(db) };
   for (const row of rows) (row.of_runs ? types.runs : types.steps).set(row.name, row.type);
   return types;
 }
@@ -136,6 +148,11 @@ export class PostgresRunBatches {
    */
   async apply(groups: WireOp[][]): Promise<Array<string | null>> {
     try {
+      // The names of the batch's runs whose keys are not known yet, in one round trip (each group looks up
+      // what is still missing again, and fails alone if that fails).
+      this.types.layout.prefetch(groups.flatMap((group) => group.flatMap((op) => (op[0] === 0 || op[0] === 10 ? NAMED.map((at) => op[1][at]) : []))));
+    } catch {}
+    try {
       await this.transact(this.compile(groups.flat()));
       return groups.map(() => null);
     } catch (error) {
@@ -171,8 +188,10 @@ export class PostgresRunBatches {
         case 10: {
           const id = String(op[1][0]);
           if (segment.runs.has(id) || segment.patches.has(id)) flush();
-          // The run's values and its record (record-dictionaries.ts), as base64 in the JSON that carries the rows.
-          segment.runs.set(id, [...op[1], op[0] === 10 ? Buffer.from(op[2]).toString("base64") : null]);
+          // The run's values as stored (../run-layout.ts) and its record (record-dictionaries.ts), as base64 in the
+          // JSON that carries the rows.
+          const values = this.types.layout.encodeRow(op[1], RUN_INDEX, false);
+          segment.runs.set(id, [...values, op[0] === 10 ? Buffer.from(op[2]).toString("base64") : null]);
           if (op[0] === 10 && op[3]) segment.dictionaries.set(op[3].id, op[3]);
           break;
         }
@@ -193,7 +212,8 @@ export class PostgresRunBatches {
           break;
         }
         case 3: {
-          const [, id, patch] = op;
+          const [, id, written] = op;
+          const patch = written.status === undefined ? written : { ...written, status: this.types.layout.status(written.status) as never };
           const inserted = segment.runs.get(id);
           if (inserted) patched(inserted, patch);
           else segment.patches.set(id, { ...segment.patches.get(id), ...definedOnly(patch) });
