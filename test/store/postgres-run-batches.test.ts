@@ -294,6 +294,29 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     ]);
   });
 
+  test("on two connections, a batch that changes runs a batch still committing inserted finished (their steps in their records) waits for it", async () => {
+    const { url, db } = await freshPostgresDatabase();
+    const lanes = await PostgresWriterLanes.open(url, readColumnTypes(db));
+    closing.push(() => lanes.close());
+    const ids = Array.from({ length: 3_000 }, (_, i) => `fin-${String(i).padStart(4, "0")}`);
+    const big = wire([
+      [
+        { op: "putDefinition", hash: "def1", text: "{}" },
+        ...ids.flatMap((id): WriteOp[] => [
+          { op: "insertRun", row: run(id, { ...done, step_total: 1 }) },
+          { op: "insertStep", row: step(id, "s1", 1, { ...done }) },
+        ]),
+      ],
+    ]);
+    expect(big[0]!.filter((op) => op[0] === 10)).toHaveLength(ids.length);
+    const tagged = wire([[{ op: "patchRun", id: ids[0]!, patch: { tags: '["late"]' } }]]);
+    expect(await Promise.all([lanes.apply(big), lanes.apply(tagged)])).toEqual([[null], [null]]);
+    const sql = new SQL(url, { adapter: "postgres", max: 1 });
+    closing.push(() => sql.close());
+    const [first] = await sql`SELECT tags FROM runs WHERE id = ${ids[0]}`;
+    expect(first).toEqual({ tags: '["late"]' });
+  });
+
   test("until a connection of its own opens, the writer commits on the store's connection, in order, one bad group failing alone", async () => {
     const { url, db } = await freshPostgresDatabase();
     // A password the server refuses: the writer's own connections never open.

@@ -42,6 +42,7 @@ function footprint(groups: WireOp[][]): Footprint {
     for (const op of group) {
       switch (op[0]) {
         case 0:
+        case 10:
           out.runs.add(String(op[1][0]));
           out.uses.add(String(op[1][DEFINITION]));
           break;
