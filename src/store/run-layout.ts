@@ -55,8 +55,8 @@ export interface RunLayout {
   /** The stored key of a name (workspace, workflow, trigger type); undefined when no run was ever stored with it. */
   find(name: string): Stored | undefined;
   /**
-   * A row's values in RUN_COLUMNS order (`columns`: each column's place), as stored; names new here are
-   * stored. `forgetsOnFailure`: the caller forgets the connection's remembered writes when its transaction fails.
+   * A row's values in RUN_COLUMNS order (`columns`: each column's place), as stored, in a new array; names new
+   * here are stored. `forgetsOnFailure`: the caller forgets the connection's remembered writes when its transaction fails.
    */
   encodeRow(values: RowValues, columns: ReadonlyMap<string, number>, forgetsOnFailure: boolean): RowValues;
   /** A row read back (any of the run columns), with its text values in place of the stored ones. */
@@ -72,10 +72,11 @@ export interface RunLayout {
   /** Forgets the keys learned while writing (the transaction may have been rolled back). */
   forgetWrites(): void;
   /**
-   * Reads the keys of those of `names` not remembered, in one query, and remembers them (nothing inside a
-   * transaction): a writer on PostgreSQL, where each look-up is a round trip, asks for a batch's names at once.
+   * Reads the keys of the names in `rows` (run values, `columns` giving each column's place) not remembered,
+   * in one query, and remembers them (nothing inside a transaction): a writer on PostgreSQL, where each
+   * look-up is a round trip, asks for a batch's names at once before encoding its rows.
    */
-  prefetch(names: Iterable<unknown>): void;
+  prefetch(rows: Iterable<RowValues>, columns: ReadonlyMap<string, number>): void;
 }
 
 const HOUR_MS = 3_600_000;
@@ -131,14 +132,22 @@ class CompactLayout implements RunLayout {
     return key;
   }
 
-  prefetch(names: Iterable<unknown>): void {
+  prefetch(rows: Iterable<RowValues>, columns: ReadonlyMap<string, number>): void {
     if (this.db.inTransaction) return;
-    const unknown = [...new Set(names)].filter((name): name is string => typeof name === "string" && !this.keys.has(name));
-    if (unknown.length === 0) return;
-    const rows = this.db
-      .query<{ key: number; name: string }, string[]>(`SELECT key, name FROM run_names WHERE name IN (${unknown.map(() => "?").join(", ")})`)
-      .all(...unknown);
-    for (const row of rows) this.remember(row.name, row.key);
+    const places = NAMED.map((column) => columns.get(column)!);
+    const unknown = new Set<string>();
+    for (const values of rows) {
+      for (const at of places) {
+        const name = values[at];
+        if (typeof name === "string" && !this.keys.has(name)) unknown.add(name);
+      }
+    }
+    if (unknown.size === 0) return;
+    const names = [...unknown];
+    const found = this.db
+      .query<{ key: number; name: string }, string[]>(`SELECT key, name FROM run_names WHERE name IN (${names.map(() => "?").join(", ")})`)
+      .all(...names);
+    for (const row of found) this.remember(row.name, row.key);
   }
 
   /** The key of `name`, stored if new (inside the caller's transaction). */

@@ -58,9 +58,6 @@ function patched(values: RowValues, patch: RunPatch): RowValues {
   return values;
 }
 
-/** Where the values of the columns that hold names' keys are in a run's values (../run-layout.ts). */
-const NAMED = ["workspace_id", "workflow_id", "trigger_type", "definition_hash"].map((column) => RUN_INDEX.get(column)!);
-
 /** A run is inserted with its packed steps (null unless packed) after its other columns. */
 const RUN_INSERT_COLUMNS = [...RUN_COLUMNS, "packed_steps"];
 const STEP_INDEX = new Map<string, number>(STEP_COLUMNS.map((c, i) => [c, i]));
@@ -150,7 +147,7 @@ export class PostgresRunBatches {
     try {
       // The names of the batch's runs whose keys are not known yet, in one round trip (each group looks up
       // what is still missing again, and fails alone if that fails).
-      this.types.layout.prefetch(groups.flatMap((group) => group.flatMap((op) => (op[0] === 0 || op[0] === 10 ? NAMED.map((at) => op[1][at]) : []))));
+      this.types.layout.prefetch(runValues(groups), RUN_INDEX);
     } catch {}
     try {
       await this.transact(this.compile(groups.flat()));
@@ -190,8 +187,9 @@ export class PostgresRunBatches {
           if (segment.runs.has(id) || segment.patches.has(id)) flush();
           // The run's values as stored (../run-layout.ts) and its record (record-dictionaries.ts), as base64 in the
           // JSON that carries the rows.
-          const values = this.types.layout.encodeRow(op[1], RUN_INDEX, false);
-          segment.runs.set(id, [...values, op[0] === 10 ? Buffer.from(op[2]).toString("base64") : null]);
+          const values = this.types.layout.encodeRow(op[1], RUN_INDEX, false); // a copy: the record goes after it
+          values.push(op[0] === 10 ? Buffer.from(op[2]).toString("base64") : null);
+          segment.runs.set(id, values);
           if (op[0] === 10 && op[3]) segment.dictionaries.set(op[3].id, op[3]);
           break;
         }
@@ -319,6 +317,11 @@ export class PostgresRunBatches {
     }
     return out;
   }
+}
+
+/** The values of the runs the groups insert. */
+function* runValues(groups: WireOp[][]): Generator<RowValues> {
+  for (const group of groups) for (const op of group) if (op[0] === 0 || op[0] === 10) yield op[1];
 }
 
 /** A patch without its undefined fields (they mean "unchanged", and must not override an earlier patch). */
