@@ -4,11 +4,16 @@
  * A transaction holds the connection from `begin` to `commit`/`rollback`; requests in between run in it.
  */
 import { SQL } from "bun";
-import { workerData, type MessagePort } from "node:worker_threads";
-import type { SideMessage, SyncReply, SyncRequest } from "./sync-db";
+import type { MessagePort } from "node:worker_threads";
+import type { SideMessage, SyncReply, SyncRequest, ThreadStart } from "./sync-db";
 import { commitStatements } from "./transaction";
 
-const { url, port, counter } = workerData as { url: string; port: MessagePort; counter: SharedArrayBuffer };
+declare const self: Worker;
+
+const { url, port, counter } = await new Promise<ThreadStart>((started) => {
+  self.onmessage = (event: MessageEvent<ThreadStart>) => started(event.data);
+});
+self.onmessage = null;
 const wake = new Int32Array(counter);
 // bigint: int8 values arrive as BigInt (not strings), so they are told apart from text and made numbers below.
 const sql = new SQL(url, { adapter: "postgres", max: 1, bigint: true, idleTimeout: 0 });
@@ -156,7 +161,8 @@ async function sideRequest(request: SyncRequest): Promise<void> {
   }
 }
 
-port.on("message", async (request: SyncRequest) => {
+// A web Worker's port: `onmessage`, not node's `on("message")`.
+(port as unknown as { onmessage: (event: { data: SyncRequest }) => void }).onmessage = async ({ data: request }) => {
   if (SIDE_OPS.has(request.op)) return sideRequest(request);
   let reply: SyncReply;
   try {
@@ -168,4 +174,4 @@ port.on("message", async (request: SyncRequest) => {
   port.postMessage(reply);
   Atomics.add(wake, 0, 1);
   Atomics.notify(wake, 0);
-});
+};
