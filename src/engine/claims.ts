@@ -31,7 +31,11 @@ export interface ClaimLinks {
 }
 
 export class Claims {
-  /** Runs may wait in the shared queue (a wake-up, or the last claim took a full batch). */
+  /**
+   * Runs may wait in the shared queue: the owners' read (`orphans`) saw one nobody holds, the bus said some
+   * arrived, or the last claim took a full batch. False spares the claim's UPDATE (at start ~13 ms on
+   * PostgreSQL, its first write in the session) when nothing waits.
+   */
   private moreWork = true;
   /**
    * The highest id of the last full claim: the next claim looks beyond it. The oldest runs of the queue are
@@ -63,7 +67,6 @@ export class Claims {
     const rows = this.orphans();
     this.engine.recover(rows);
     if (rows.length) this.t.o.log.info("took over runs of instances that stopped", { runs: rows.length });
-    this.moreWork = true;
     this.cursor = "";
     return rows.length + this.work();
   }
@@ -100,8 +103,10 @@ export class Claims {
     if (this.cluster.role === "api") return [];
     const t = this.t;
     // Owners first, then who is alive: an instance registers before it starts a run, so an owner read here
-    // that was not yet alive in the list read after cannot be a newcomer. Runs nobody holds are `work`.
-    const owners = t.store.unfinishedOwners();
+    // that was not yet alive in the list read after cannot be a newcomer. Runs nobody holds are `work`'s; a
+    // run that arrives after this read is announced on the bus (workArrived).
+    const { owners, unowned } = t.store.unfinishedHolders();
+    this.moreWork = unowned;
     const alive = this.cluster.aliveIds();
     const claimed: RunRow[] = [];
     for (const from of owners.filter((owner) => !alive.has(owner))) {

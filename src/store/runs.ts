@@ -678,12 +678,14 @@ export class RunStore {
     return this.getDefinitionStmt.get(hash)?.definition ?? null;
   }
 
-  /** The owners of unfinished runs (a cluster looks among them for instances that died). */
-  unfinishedOwners(): string[] {
-    return this.db
-      .query<{ owner: string }, []>(`SELECT DISTINCT owner FROM runs WHERE status IN (${this.layout.unfinished}) AND owner IS NOT NULL`)
-      .all()
-      .map((r) => r.owner);
+  /**
+   * The owners of unfinished runs (a cluster looks among them for instances that died), and whether an
+   * unfinished run has none (the shared queue holds work).
+   */
+  unfinishedHolders(): { owners: string[]; unowned: boolean } {
+    const rows = this.db.query<{ owner: string | null }, []>(`SELECT DISTINCT owner FROM runs WHERE status IN (${this.layout.unfinished})`).all();
+    const owners = rows.flatMap((row) => (row.owner === null ? [] : [row.owner]));
+    return { owners, unowned: owners.length < rows.length };
   }
 
   /**
