@@ -8,7 +8,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import type { Db } from "../../src/store/db";
-import { PostgresRunBatches, readColumnTypes } from "../../src/store/postgres/run-batches";
+import { PostgresRunBatches, runColumnTypes } from "../../src/store/postgres/run-batches";
 import { RecordDictionaries } from "../../src/store/postgres/record-dictionaries";
 import type { PostgresDb } from "../../src/store/postgres/sync-db";
 import { PostgresWriterLanes } from "../../src/store/postgres/writer-lanes";
@@ -201,7 +201,7 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     const batched = await freshPostgresDatabase();
     const sql = new SQL(batched.url, { adapter: "postgres", max: 1 });
     closing.push(() => sql.close());
-    const writer = PostgresRunBatches.on(sql, readColumnTypes(batched.db));
+    const writer = PostgresRunBatches.on(sql, runColumnTypes(batched.db));
     const failures: Array<Array<string | null>> = [];
     for (const batch of batches) failures.push(await writer.apply(wire(batch)));
 
@@ -239,7 +239,7 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
 
   test("counts stay exact while two writers add and fold at the same time; a fold leaves only slot 0", async () => {
     const { url, db } = await freshPostgresDatabase();
-    const types = readColumnTypes(db);
+    const types = runColumnTypes(db);
     const [a, b] = [await PostgresWriterLanes.open(url, types), await PostgresWriterLanes.open(url, types)];
     closing.push(
       () => a.close(),
@@ -278,7 +278,7 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
 
   test("on two connections, a batch that ends runs of a batch still committing waits for it; other batches go beside it", async () => {
     const { url, db } = await freshPostgresDatabase();
-    const lanes = await PostgresWriterLanes.open(url, readColumnTypes(db));
+    const lanes = await PostgresWriterLanes.open(url, runColumnTypes(db));
     closing.push(() => lanes.close());
     // A large batch of new runs, then, before it committed, batches ending some of them and one of other runs.
     const { ids, big, ending } = manyThenEnding("big", 3_000);
@@ -296,7 +296,7 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
 
   test("on two connections, a batch that changes runs a batch still committing inserted finished (their steps in their records) waits for it", async () => {
     const { url, db } = await freshPostgresDatabase();
-    const lanes = await PostgresWriterLanes.open(url, readColumnTypes(db));
+    const lanes = await PostgresWriterLanes.open(url, runColumnTypes(db));
     closing.push(() => lanes.close());
     const ids = Array.from({ length: 3_000 }, (_, i) => `fin-${String(i).padStart(4, "0")}`);
     const big = wire([
@@ -323,7 +323,7 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     const refused = new URL(url);
     refused.password = "not-the-password";
     const noLane: unknown[] = [];
-    const lanes = await PostgresWriterLanes.open(refused.toString(), readColumnTypes(db), {
+    const lanes = await PostgresWriterLanes.open(refused.toString(), runColumnTypes(db), {
       store: db as unknown as PostgresDb,
       noLane: (error) => noLane.push(error),
     });

@@ -12,6 +12,7 @@ import { openDatabase, schemaVersion } from "../../src/store/db";
 import { migrations } from "../../src/store/migrations";
 import { MIGRATION_LOCK_KEY, migratePostgres, openPostgres, postgresSchemaVersion } from "../../src/store/postgres/db";
 import { postgresMigrations } from "../../src/store/postgres/migrations";
+import { RUN_COLUMN_TYPES, STEP_COLUMN_TYPES } from "../../src/store/postgres/run-batches";
 import { openStore } from "../../src/store/open";
 import { announceMissingPostgres, postgresBinaries, startPostgres, type PostgresHandle } from "../support/postgres";
 
@@ -210,6 +211,20 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
     expect(sqliteIndexes.length).toBeGreaterThan(10);
     for (const { name } of sqliteIndexes) expect(pgIndexes.map((i) => i.indexname)).toContain(name);
     lite.close();
+  });
+
+  test("the run writer's column types are the migrated database's, column for column", async () => {
+    const sql = await migrated();
+    const catalog = async (table: string) =>
+      new Map(
+        (
+          (await sql.unsafe(
+            `SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = '${table}'::regclass AND attnum > 0 AND NOT attisdropped`,
+          )) as Array<{ name: string; type: string }>
+        ).map((row) => [row.name, row.type]),
+      );
+    expect(new Map([...RUN_COLUMN_TYPES].sort())).toEqual(new Map([...(await catalog("runs"))].sort()));
+    expect(new Map([...STEP_COLUMN_TYPES].sort())).toEqual(new Map([...(await catalog("run_steps"))].sort()));
   });
 
   test("two instances migrating at once both succeed, and each migration is applied and recorded once", async () => {

@@ -6,7 +6,7 @@
  */
 import { dropSentDefinitions, encodeOp, packFinishedRuns, QueueingWriter } from "../run-writes";
 import { RecordDictionaries } from "./record-dictionaries";
-import { readColumnTypes } from "./run-batches";
+import { runColumnTypes } from "./run-batches";
 import type { PostgresDb } from "./sync-db";
 import { LANES, PostgresWriterLanes } from "./writer-lanes";
 
@@ -22,7 +22,7 @@ export class PostgresWriter extends QueueingWriter {
   private readonly sentDefinitions = new Set<string>();
   private readonly dictionaries = new RecordDictionaries();
 
-  /** The store's connection: the column types are read on it, and it commits until a lane is open. */
+  /** The store's connection: it commits until a lane is open (and its layout keeps the names' keys). */
   constructor(
     private readonly db: PostgresDb,
     onError: (error: unknown) => void,
@@ -43,7 +43,7 @@ export class PostgresWriter extends QueueingWriter {
    */
   private open(): Promise<PostgresWriterLanes> {
     if (!this.lanes) {
-      const lanes = PostgresWriterLanes.open(this.db.url, readColumnTypes(this.db.asDatabase()), {
+      const lanes = PostgresWriterLanes.open(this.db.url, runColumnTypes(this.db.asDatabase()), {
         store: this.db,
         connectAfterMs: CONNECT_AFTER_MS,
         noLane: (error) =>
@@ -75,7 +75,7 @@ export class PostgresWriter extends QueueingWriter {
     this.flights++;
     this.inFlightEntries += entries.length;
     // Batches reach the lanes in the order taken (callbacks of one promise run in order): what a batch waits
-    // for is decided by its place. Reading the column types may throw (the server is gone): the batch fails.
+    // for is decided by its place. Opening the lanes may throw (the server is gone): the batch fails.
     void Promise.try(() => this.open())
       .then((lanes) => lanes.apply(wire))
       .catch((error: unknown) => wire.map(() => `the run writer could not reach PostgreSQL: ${String((error as Error)?.message ?? error)}`))
