@@ -1,4 +1,5 @@
 /** Workflows, their published versions, pinned data and variables. Every read is bounded by workspace. */
+import { BoundedMap } from "../lib/bounded-map";
 import { countOf, type Db } from "./db";
 
 export interface WorkflowRow {
@@ -68,6 +69,7 @@ const LIST_COLUMNS = `w.id, w.workspace_id, w.org_id, w.name, w.description, w.d
 
 export class WorkflowStore {
   private readonly q;
+  private readonly versionsById = new BoundedMap<string, VersionRow>(64);
 
   constructor(private readonly db: Db) {
     this.q = {
@@ -216,8 +218,18 @@ export class WorkflowStore {
     return this.q.version.get(versionId, workflowId, workspaceId);
   }
 
+  /**
+   * A version by id. Versions are never changed once written (they go only with their workflow), so each is
+   * read once and kept: a webhook's first run read its published version twice (its plan, then what the run
+   * executes), and what a production run executes is looked up again every second.
+   */
   versionById(versionId: string): VersionRow | null {
-    return this.q.versionById.get(versionId);
+    let row = this.versionsById.recall(versionId);
+    if (!row) {
+      row = this.q.versionById.get(versionId) ?? undefined;
+      if (row) this.versionsById.set(versionId, row);
+    }
+    return row ?? null;
   }
 
   nextVersionNumber(workflowId: string): number {

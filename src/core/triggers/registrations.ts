@@ -104,10 +104,10 @@ export class Registrations {
     this.scheduleRenewal(input.workflowId);
   }
 
-  /** `weft serve`: renewal timers for every registration whose trigger renews. */
-  startRenewals(): void {
+  /** `weft serve`: renewal timers for every registration whose trigger renews (`workflowIds`: those the start-up repair kept). */
+  startRenewals(workflowIds: readonly string[] = this.o.store.registrationWorkflowIds()): void {
     this.renewing = true;
-    for (const workflowId of this.o.store.registrationWorkflowIds()) this.scheduleRenewal(workflowId);
+    for (const workflowId of workflowIds) this.scheduleRenewal(workflowId);
   }
 
   stopRenewals(): void {

@@ -175,8 +175,9 @@ export function createTriggers(deps: TriggersDeps) {
   /**
    * Start-up repair: every live workflow has the schedule / poll row its version needs (existing rows
    * and their stored instants and baselines are kept), and no row outlives its workflow's liveness.
+   * Returns the workflows with a registration that stays (their renewals are started next).
    */
-  function reconcile(): void {
+  function reconcile(): string[] {
     const live = new Set<string>();
     // Which workflows have trigger rows, looked up once: only those need rows deleted.
     const rows = store.triggerRowIds();
@@ -190,9 +191,11 @@ export function createTriggers(deps: TriggersDeps) {
     }
     store.deleteTriggerRowsExcept(live, rows);
     // A registration whose workflow is no longer live (its unpublish hook did not finish): de-register, best-effort.
-    for (const workflowId of store.registrationWorkflowIds()) {
+    const registered = store.registrationWorkflowIds();
+    for (const workflowId of registered) {
       if (!live.has(workflowId)) void registrations.disable(workflowId, null);
     }
+    return registered.filter((workflowId) => live.has(workflowId));
   }
 
   /** What the live trigger of a workflow is doing (GET /api/workflows/{id}/trigger). */
@@ -247,11 +250,11 @@ export function createTriggers(deps: TriggersDeps) {
     start() {
       if (started) return;
       started = true;
-      reconcile();
+      const registered = reconcile();
       scheduler.start();
       poller.start();
       subscriptions.start();
-      registrations.startRenewals();
+      registrations.startRenewals(registered);
       if (ownership.shared) {
         leaseTimer = setInterval(keepLeases, ownership.renewEveryMs);
         leaseTimer.unref();

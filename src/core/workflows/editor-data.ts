@@ -182,9 +182,27 @@ export class EditorData {
 
   /** definition.variables overlaid with the stored variables, secrets decrypted: what `{{variables.x}}` reads. */
   runVariables(workflowId: string, definition: FlowVersionT): Record<string, unknown> {
-    const values: Record<string, unknown> = { ...(definition.variables ?? {}) };
-    for (const v of this.workflows.store.variables(workflowId)) values[v.name] = JSON.parse(v.secret ? this.secrets.decrypt(v.value) : v.value);
-    return values;
+    return this.runVariablesAndSecrets(workflowId, definition).variables;
+  }
+
+  /**
+   * runVariables, with the values of the secret ones as a run's log masks them (a non-empty string as it is,
+   * another scalar as its text; empty, null and objects are nothing to mask): one read of the variables.
+   */
+  runVariablesAndSecrets(workflowId: string, definition: FlowVersionT): { variables: Record<string, unknown>; secrets: string[] } {
+    const variables: Record<string, unknown> = { ...(definition.variables ?? {}) };
+    const secretNames: string[] = [];
+    for (const v of this.workflows.store.variables(workflowId)) {
+      variables[v.name] = JSON.parse(v.secret ? this.secrets.decrypt(v.value) : v.value);
+      if (v.secret) secretNames.push(v.name);
+    }
+    const secrets: string[] = [];
+    for (const name of secretNames) {
+      const value = variables[name];
+      if (typeof value === "string" && value !== "") secrets.push(value);
+      else if (value !== undefined && value !== null && typeof value !== "object") secrets.push(String(value));
+    }
+    return { variables, secrets };
   }
 
   /** Stored variables for export: secret values removed. */

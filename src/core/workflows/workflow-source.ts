@@ -3,7 +3,6 @@
  * executes, its variables and secrets, and the live workflows with event triggers.
  */
 import type { RunnableWorkflow, WorkflowSource, Environment } from "../../engine/workflow-source";
-import type { FlowVersionT } from "../../schema/workflow";
 import type { Workflows } from "./workflows";
 
 /**
@@ -12,17 +11,10 @@ import type { Workflows } from "./workflows";
  */
 const PRODUCTION_CACHE_MS = 1_000;
 
+/** How old a list of live workflows the event triggers' look-up may take (Workflows.liveWorkflows). */
+const LIVE_REUSE_MS = 1_000;
+
 export function workflowSourceFrom(workflows: Workflows): WorkflowSource {
-  const secretValues = (workflowId: string, variables: Record<string, unknown>): string[] => {
-    const out: string[] = [];
-    for (const row of workflows.store.variables(workflowId)) {
-      if (!row.secret) continue;
-      const value = variables[row.name];
-      if (typeof value === "string" && value !== "") out.push(value);
-      else if (value !== undefined && value !== null && typeof value !== "object") out.push(String(value));
-    }
-    return out;
-  };
   const production = new Map<string, { at: number; value: RunnableWorkflow }>();
   const source: WorkflowSource & { load(workspaceId: string | null, workflowId: string, environment: Environment): RunnableWorkflow } = {
     forRun(workspaceId, workflowId, environment) {
@@ -59,19 +51,17 @@ export function workflowSourceFrom(workflows: Workflows): WorkflowSource {
         executedVersionId: live ? rd.versionId : null,
         executedVersionNumber: live ? rd.versionNumber : null,
         variables: rd.variables ?? rd.definition.variables ?? {},
-        secrets: secretValues(rd.workflow.id, rd.variables ?? {}),
+        secrets: rd.secrets,
         pinnedData: live ? {} : (rd.pinnedData ?? {}),
       };
     },
     variablesFor(workflowId, definition) {
-      const editor = (workflows as unknown as { editor?: { runVariables?: (id: string, d: FlowVersionT) => Record<string, unknown> } }).editor;
-      const variables = editor?.runVariables ? editor.runVariables(workflowId, definition) : (definition.variables ?? {});
-      return { variables, secrets: secretValues(workflowId, variables) };
+      return workflows.editor.runVariablesAndSecrets(workflowId, definition);
     },
     liveWithTriggerTypes(types) {
       const wanted = new Set(types);
       return workflows
-        .liveWorkflows()
+        .liveWorkflows(LIVE_REUSE_MS)
         .filter(({ version }) => wanted.has(version.definition.trigger.type))
         .map(({ workflow, version }) => ({ workflowId: workflow.id, workspaceId: workflow.workspaceId, trigger: version.definition.trigger }));
     },

@@ -52,6 +52,8 @@ export interface RunDefinition {
   environment: Environment;
   /** definition.variables overlaid with the stored variables (secrets decrypted). */
   variables: Record<string, unknown>;
+  /** The values of the secret variables, as the run's log masks them (editor-data.ts runVariablesAndSecrets). */
+  secrets: string[];
   /** Step name → pinned output, for test runs (fresh pins only); {} in production. */
   pinnedData: Record<string, unknown>;
 }
@@ -68,6 +70,8 @@ export class Workflows {
   private readonly parsed = new LRUCache<string, FlowVersionT>({ max: 2_000 });
   /** Test payloads, pinned data and variables: stored outside the definition. */
   readonly editor: EditorData;
+  /** The last liveWorkflows read; dropped when this instance publishes, unpublishes or deletes a live workflow. */
+  private lastLive: { at: number; value: Array<{ workflow: WorkflowT; version: PublishedVersion }> } | undefined;
 
   constructor(private readonly options: WorkflowsOptions) {
     this.db = options.db;
@@ -320,6 +324,7 @@ export class Workflows {
     const row = this.row(actor.workspaceId, id);
     const record = row.status === "active" ? this.record(row) : undefined;
     this.store.delete(actor.workspaceId, id);
+    if (record) this.lastLive = undefined;
     if (record) await this.runUnpublishHooks(record);
     return { id, deleted: true };
   }
@@ -382,6 +387,7 @@ export class Workflows {
       this.store.update(next);
       return { next, version };
     });
+    this.lastLive = undefined;
     const record = this.record(next);
     const published: PublishedVersion = { id: version.id, number: version.number, definition: structuredClone(this.snapshot(version)) };
     for (const hook of this.options.hooks) await hook.onPublish?.(record, published);
@@ -394,6 +400,7 @@ export class Workflows {
     if (row.status !== "active") return this.record(row);
     const next: WorkflowRow = { ...row, status: "paused", updated_at: nowIso() };
     this.store.update(next);
+    this.lastLive = undefined;
     const record = this.record(next);
     await this.runUnpublishHooks(record);
     return record;
@@ -498,7 +505,7 @@ export class Workflows {
         versionId: live.id,
         versionNumber: live.number,
         environment,
-        variables: this.editor.runVariables(row.id, definition),
+        ...this.editor.runVariablesAndSecrets(row.id, definition),
         pinnedData: {},
       };
     }
@@ -509,7 +516,7 @@ export class Workflows {
       versionId: live?.id ?? null,
       versionNumber: live?.number ?? null,
       environment,
-      variables: this.editor.runVariables(row.id, definition),
+      ...this.editor.runVariablesAndSecrets(row.id, definition),
       pinnedData: this.editor.freshPins(row.id, definition),
     };
   }
@@ -522,15 +529,23 @@ export class Workflows {
     return this.record(row);
   }
 
-  /** Every live workflow with its published snapshot (schedulers load these at start). */
-  liveWorkflows(): Array<{ workflow: WorkflowT; version: PublishedVersion }> {
+  /**
+   * Every live workflow with its published snapshot (schedulers load these at start). `reuseMs`: a list read
+   * at most that long ago may be returned (read-only, shared), unless this instance published or unpublished
+   * since — the run follow-ups' first look after a start takes the list the triggers' repair just read.
+   */
+  liveWorkflows(reuseMs = 0): Array<{ workflow: WorkflowT; version: PublishedVersion }> {
+    const now = Date.now();
+    if (this.lastLive && now - this.lastLive.at <= reuseMs) return this.lastLive.value;
     const versions = this.store.liveVersions();
-    return this.store.live().flatMap((row) => {
+    const value = this.store.live().flatMap((row) => {
       const version = row.latest_version_id ? versions.get(row.latest_version_id) : undefined;
       if (!version) return [];
       const workflow = this.summary({ ...row, live_hash: version.hash, live_number: version.number }, null);
       return [{ workflow, version: { id: version.id, number: version.number, definition: this.snapshot(version) } }];
     });
+    this.lastLive = { at: now, value };
+    return value;
   }
 }
 
