@@ -93,71 +93,31 @@ export interface RunColumnTypes {
   layout: RunLayout;
 }
 
-const columnsOf = (type: string, names: string[]) => names.map((name) => [name, type] as const);
+/** Each column's type, text unless `types` names another. */
+function typed(columns: readonly string[], types: Record<string, string>): ReadonlyMap<string, string> {
+  return new Map(columns.map((column) => [column, types[column] ?? "text"]));
+}
 
 /**
  * The columns of runs and run_steps with their types, as PostgreSQL's migrations (1–19) leave them; a
  * migration that changes one changes these (test/store/postgres-schema.test.ts compares them with the
  * catalog). Known here rather than read from the catalog at start: that read was ~3 ms of every start.
  */
-export const RUN_COLUMN_TYPES: ReadonlyMap<string, string> = new Map([
-  ...columnsOf("bigint", ["seq", "started_at", "duration_ms", "event_seq"]),
-  ...columnsOf("integer", [
-    "workspace_id",
-    "workflow_id",
-    "trigger_type",
-    "definition_hash",
-    "step_total",
-    "step_failed",
-    "depth",
-    "version_number",
-    "executed_version_number",
-  ]),
-  ...columnsOf("smallint", ["status", "environment"]),
-  ...columnsOf("bytea", ["packed_steps"]),
-  ...columnsOf("text", [
-    "id",
-    "org_id",
-    "workflow_name",
-    "workflow_trigger_type",
-    "trigger_data",
-    "version_id",
-    "executed_version_id",
-    "finished_at",
-    "error_message",
-    "tags",
-    "started_from_step",
-    "retry_of_run_id",
-    "retried_by_run_id",
-    "wait_step",
-    "resume_mode",
-    "resume_at",
-    "resume_token_hash",
-    "parent_run_id",
-    "state",
-    "response",
-    "owner",
-  ]),
-]);
-export const STEP_COLUMN_TYPES: ReadonlyMap<string, string> = new Map([
-  ...columnsOf("bigint", ["seq", "retry_count", "duration_ms", "rowid"]),
-  ...columnsOf("integer", ["output_truncated"]),
-  ...columnsOf("text", [
-    "id",
-    "run_id",
-    "node_id",
-    "node_type",
-    "piece_id",
-    "action_id",
-    "display_name",
-    "status",
-    "input_data",
-    "output_data",
-    "error_message",
-    "started_at",
-    "finished_at",
-  ]),
-]);
+export const RUN_COLUMN_TYPES = typed([...RUN_INSERT_COLUMNS, "seq"], {
+  ...Object.fromEntries(["seq", "started_at", "duration_ms", "event_seq"].map((c) => [c, "bigint"])),
+  ...Object.fromEntries(
+    ["workspace_id", "workflow_id", "trigger_type", "definition_hash", "step_total", "step_failed", "depth", "version_number", "executed_version_number"].map(
+      (c) => [c, "integer"],
+    ),
+  ),
+  status: "smallint",
+  environment: "smallint",
+  packed_steps: "bytea",
+});
+export const STEP_COLUMN_TYPES = typed([...STEP_COLUMNS, "rowid"], {
+  ...Object.fromEntries(["seq", "retry_count", "duration_ms", "rowid"].map((c) => [c, "bigint"])),
+  output_truncated: "integer",
+});
 
 /** The types the batches cast each column's JSON text to, and the layout of the store's connection. */
 export function runColumnTypes(db: Db): RunColumnTypes {
