@@ -73,8 +73,9 @@ export interface RunLayout {
   forgetWrites(): void;
   /**
    * Reads the keys of the names in `rows` (run values, `columns` giving each column's place) not remembered,
-   * in one query, and remembers them (nothing inside a transaction): a writer on PostgreSQL, where each
-   * look-up is a round trip, asks for a batch's names at once before encoding its rows.
+   * in one query, stores the names not found yet in one more and reads their keys, and remembers them all
+   * (nothing inside a transaction): a writer on PostgreSQL, where each look-up is a round trip, asks for a
+   * batch's names at once before encoding its rows (a new workflow's first run took three round trips a name).
    */
   prefetch(rows: Iterable<RowValues>, columns: ReadonlyMap<string, number>): void;
 }
@@ -143,11 +144,18 @@ class CompactLayout implements RunLayout {
       }
     }
     if (unknown.size === 0) return;
-    const names = [...unknown];
-    const found = this.db
-      .query<{ key: number; name: string }, string[]>(`SELECT key, name FROM run_names WHERE name IN (${names.map(() => "?").join(", ")})`)
-      .all(...names);
-    for (const row of found) this.remember(row.name, row.key);
+    const find = (names: string[]) => {
+      const list = names.map(() => "?").join(", ");
+      const rows = this.db.query<{ key: number; name: string }, string[]>(`SELECT key, name FROM run_names WHERE name IN (${list})`).all(...names);
+      for (const row of rows) this.remember(row.name, row.key);
+    };
+    find([...unknown]);
+    const missing = [...unknown].filter((name) => !this.keys.has(name));
+    if (missing.length === 0) return;
+    // Stored outside any transaction, so a key a batch holds is committed whatever becomes of the batch; a
+    // name another instance stored meanwhile is read back all the same.
+    this.db.query(`INSERT INTO run_names (name) VALUES ${missing.map(() => "(?)").join(", ")} ON CONFLICT (name) DO NOTHING`).run(...missing);
+    find(missing);
   }
 
   /** The key of `name`, stored if new (inside the caller's transaction). */
