@@ -146,8 +146,8 @@ class CompactLayout implements RunLayout {
     if (unknown.size === 0) return;
     const find = (names: string[]) => {
       const list = names.map(() => "?").join(", ");
-      const rows = this.db.query<{ key: number; name: string }, string[]>(`SELECT key, name FROM run_names WHERE name IN (${list})`).all(...names);
-      for (const row of rows) this.remember(row.name, row.key);
+      const found = this.db.query<{ key: number; name: string }, string[]>(`SELECT key, name FROM run_names WHERE name IN (${list})`).all(...names);
+      for (const row of found) this.remember(row.name, row.key);
     };
     find([...unknown]);
     const missing = [...unknown].filter((name) => !this.keys.has(name));

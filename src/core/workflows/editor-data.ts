@@ -180,25 +180,18 @@ export class EditorData {
     return this.workflows.store.variables(workflowId).map((v) => v.name);
   }
 
-  /** definition.variables overlaid with the stored variables, secrets decrypted: what `{{variables.x}}` reads. */
-  runVariables(workflowId: string, definition: FlowVersionT): Record<string, unknown> {
-    return this.runVariablesAndSecrets(workflowId, definition).variables;
-  }
-
   /**
-   * runVariables, with the values of the secret ones as a run's log masks them (a non-empty string as it is,
-   * another scalar as its text; empty, null and objects are nothing to mask): one read of the variables.
+   * definition.variables overlaid with the stored variables, secrets decrypted: what `{{variables.x}}` reads;
+   * and the secret ones' values as a run's log masks them (a non-empty string as it is, another scalar as its
+   * text; empty, null and objects are nothing to mask).
    */
   runVariablesAndSecrets(workflowId: string, definition: FlowVersionT): { variables: Record<string, unknown>; secrets: string[] } {
     const variables: Record<string, unknown> = { ...(definition.variables ?? {}) };
-    const secretNames: string[] = [];
-    for (const v of this.workflows.store.variables(workflowId)) {
-      variables[v.name] = JSON.parse(v.secret ? this.secrets.decrypt(v.value) : v.value);
-      if (v.secret) secretNames.push(v.name);
-    }
     const secrets: string[] = [];
-    for (const name of secretNames) {
-      const value = variables[name];
+    for (const v of this.workflows.store.variables(workflowId)) {
+      const value: unknown = JSON.parse(v.secret ? this.secrets.decrypt(v.value) : v.value);
+      variables[v.name] = value;
+      if (!v.secret) continue;
       if (typeof value === "string" && value !== "") secrets.push(value);
       else if (value !== undefined && value !== null && typeof value !== "object") secrets.push(String(value));
     }

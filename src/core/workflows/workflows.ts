@@ -324,8 +324,10 @@ export class Workflows {
     const row = this.row(actor.workspaceId, id);
     const record = row.status === "active" ? this.record(row) : undefined;
     this.store.delete(actor.workspaceId, id);
-    if (record) this.lastLive = undefined;
-    if (record) await this.runUnpublishHooks(record);
+    if (record) {
+      this.lastLive = undefined;
+      await this.runUnpublishHooks(record);
+    }
     return { id, deleted: true };
   }
 

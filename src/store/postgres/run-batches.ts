@@ -93,9 +93,10 @@ export interface RunColumnTypes {
   layout: RunLayout;
 }
 
-/** Each column's type, text unless `types` names another. */
-function typed(columns: readonly string[], types: Record<string, string>): ReadonlyMap<string, string> {
-  return new Map(columns.map((column) => [column, types[column] ?? "text"]));
+/** Each column's type: the type `byType` lists it under, else text. */
+function typed(columns: readonly string[], byType: Record<string, string[]>): ReadonlyMap<string, string> {
+  const typeOf = new Map(Object.entries(byType).flatMap(([type, names]) => names.map((name) => [name, type] as const)));
+  return new Map(columns.map((column) => [column, typeOf.get(column) ?? "text"]));
 }
 
 /**
@@ -104,19 +105,24 @@ function typed(columns: readonly string[], types: Record<string, string>): Reado
  * catalog). Known here rather than read from the catalog at start: that read was ~3 ms of every start.
  */
 export const RUN_COLUMN_TYPES = typed([...RUN_INSERT_COLUMNS, "seq"], {
-  ...Object.fromEntries(["seq", "started_at", "duration_ms", "event_seq"].map((c) => [c, "bigint"])),
-  ...Object.fromEntries(
-    ["workspace_id", "workflow_id", "trigger_type", "definition_hash", "step_total", "step_failed", "depth", "version_number", "executed_version_number"].map(
-      (c) => [c, "integer"],
-    ),
-  ),
-  status: "smallint",
-  environment: "smallint",
-  packed_steps: "bytea",
+  bigint: ["seq", "started_at", "duration_ms", "event_seq"],
+  integer: [
+    "workspace_id",
+    "workflow_id",
+    "trigger_type",
+    "definition_hash",
+    "step_total",
+    "step_failed",
+    "depth",
+    "version_number",
+    "executed_version_number",
+  ],
+  smallint: ["status", "environment"],
+  bytea: ["packed_steps"],
 });
 export const STEP_COLUMN_TYPES = typed([...STEP_COLUMNS, "rowid"], {
-  ...Object.fromEntries(["seq", "retry_count", "duration_ms", "rowid"].map((c) => [c, "bigint"])),
-  output_truncated: "integer",
+  bigint: ["seq", "retry_count", "duration_ms", "rowid"],
+  integer: ["output_truncated"],
 });
 
 /** The types the batches cast each column's JSON text to, and the layout of the store's connection. */
