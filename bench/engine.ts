@@ -8,6 +8,9 @@
  * average (other work on the machine skews every figure), and the cost of the worker hop per step
  * (in-process, a non-pure echo step vs a pure one).
  *
+ * With WEFT_BENCH_STORAGE=postgres the server stores in a new database on a throwaway PostgreSQL server of its
+ * own (fsync on, on the same cores; ./history.ts starts it), as with WEFT_DATABASE_URL set.
+ *
  *   bun bench/engine.ts [--seconds 10] [--clients 50] [--workers 2] [--sync NORMAL|FULL] [--runs 20000 (no wrk)] [--writer auto|thread|inline]
  */
 import { Database } from "bun:sqlite";
@@ -15,10 +18,14 @@ import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import type { Db } from "../src/store/db";
+import { openStoreAt } from "../src/store/open";
 import { runLayout } from "../src/store/run-layout";
 import { RunStore } from "../src/store/runs";
+import { postgresBinaries } from "../test/support/postgres";
 import { startServer } from "../test/support/server";
 import { IDLE_SETTLE_MS, load, reportGoal } from "./_support";
+import { freshDatabase, STORAGE, stopPostgres } from "./history";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -115,8 +122,12 @@ function rssNowMb(pid: number): number {
   }
 }
 
+/** Said after each goal's figure on PostgreSQL (SQLite's keep the names they always had). */
+const ON = STORAGE === "postgres" ? " (postgres)" : "";
+
 async function throughput() {
   const flags = values["server-flags"]!.split(" ").filter(Boolean);
+  const database = STORAGE === "postgres" ? await freshDatabase() : undefined;
   const server = await startServer({
     command: [process.execPath, ...flags, join(import.meta.dir, "../src/main.ts"), "serve"],
     env: {
@@ -126,6 +137,7 @@ async function throughput() {
       WEFT_LOG_LEVEL: "warn",
       WEFT_DB_SYNCHRONOUS: values.sync!,
       WEFT_RUN_WRITER: values.writer!,
+      ...(database ? { WEFT_DATABASE_URL: database.url } : {}),
     },
   });
   try {
@@ -197,7 +209,7 @@ async function throughput() {
     const list = await json(await server.fetch(`/api/runs?workflowId=${id}&limit=1`));
     const sample = await json(await server.fetch(`/api/runs/${list.data[0].id}`));
     await server.stop();
-    const db = new Database(join(server.dataDir, "weft.db"), { readonly: true });
+    const db: Db = database ? openStoreAt(database.url, "FULL") : (new Database(join(server.dataDir, "weft.db"), { readonly: true }) as Db);
     // Steps as rows or packed into their run's row (a run inserted finished): RunStore reads both.
     const store = new RunStore(db);
     // The searched columns as stored (SQLite keeps keys and codes: src/store/run-layout.ts).
@@ -215,7 +227,7 @@ async function throughput() {
     const durations = completed.map((r) => r.d).sort((a, b) => a - b);
     const incomplete = measured.filter((r) => r.steps !== 3).length;
     console.log(
-      `engine throughput: ${CLIENTS} connections${Bun.which("wrk") ? ` (wrk, ${SECONDS} s)` : ` (bun fetch, ${RUNS} runs)`}, ${values.workers} workers, synchronous=${values.sync}, writer=${values.writer}, ${cpus().length} cores; load average ${loadBefore} → ${loadAfter}`,
+      `engine throughput: ${CLIENTS} connections${Bun.which("wrk") ? ` (wrk, ${SECONDS} s)` : ` (bun fetch, ${RUNS} runs)`}, ${values.workers} workers, ${database ? "PostgreSQL (fsync on)" : `synchronous=${values.sync}, writer=${values.writer}`}, ${cpus().length} cores; load average ${loadBefore} → ${loadAfter}`,
     );
     console.log(`  completed runs/s          ${(completed.length / seconds).toFixed(0)}  (${requests} answered, ${failed} not completed)`);
     console.log(
@@ -229,13 +241,13 @@ async function throughput() {
     console.log(`  RSS idle / peak           ${idleRss.toFixed(0)} / ${peak.toFixed(0)} MB`);
     const runsPerSecond = completed.length / seconds;
     reportGoal({
-      figure: `engine: three-step runs/s, ${CLIENTS} connections, synchronous=${values.sync}`,
+      figure: `engine: three-step runs/s, ${CLIENTS} connections, ${database ? "postgres" : `synchronous=${values.sync}`}`,
       value: `${runsPerSecond.toFixed(0)} (${cpuPerRunUs.toFixed(0)} µs of server CPU per run)`,
       goal: "≥ 12,000",
       met: runsPerSecond >= 12_000,
     });
     reportGoal({
-      figure: "engine: RSS idle / peak",
+      figure: `engine: RSS idle / peak${ON}`,
       value: `${idleRss.toFixed(0)} / ${peak.toFixed(0)} MiB`,
       goal: "< 80 / < 150 MiB",
       met: idleRss < 80 && peak < 150,
@@ -245,6 +257,8 @@ async function throughput() {
     );
   } finally {
     await server.stop();
+    await database?.drop();
+    await stopPostgres();
   }
 }
 
@@ -306,6 +320,11 @@ async function workerHop() {
   await t.deps.engine.stop();
 }
 
+if (STORAGE === "postgres" && !postgresBinaries()) {
+  console.log("bench/engine.ts (PostgreSQL) skipped: PostgreSQL is not installed (Debian package postgresql)");
+  process.exit(0);
+}
 await throughput();
-await workerHop();
+// The worker hop is measured in-process on an in-memory store: the same on either storage.
+if (STORAGE !== "postgres") await workerHop();
 process.exit(0);

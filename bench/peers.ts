@@ -11,6 +11,9 @@
  * from source with its defaults (synchronous=FULL): every run and each of its steps is committed before the
  * reply — afterwards the bench checks that every answered request is a stored run.
  *
+ * With WEFT_BENCH_STORAGE=postgres Weft stores in a new database on a throwaway PostgreSQL server of its own
+ * (fsync on, on the same cores; ./history.ts starts it), as a user with WEFT_DATABASE_URL set would run it.
+ *
  *   bun bench/peers.ts [--seconds 10] [--repeat 3] [--connections 10,50] [--node-red 5.0.7] [--node 22.23.3]
  *                      [--node-red-step function|change]
  */
@@ -34,6 +37,8 @@ import {
   rssMiB,
   startBenchServer,
 } from "./_support";
+import { freshDatabase, STORAGE, stopPostgres } from "./history";
+import { postgresBinaries } from "../test/support/postgres";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -139,14 +144,19 @@ async function startNodeRed({ red, node }: { red: string; node: string }): Promi
 // ------------------------------------------------------------------------------------------ Weft
 
 async function startWeft(): Promise<Peer & { runs: () => Promise<number> }> {
-  const server = await startBenchServer([process.execPath, `${ROOT}/src/main.ts`, "serve"]);
+  const database = STORAGE === "postgres" ? await freshDatabase() : undefined;
+  const server = await startBenchServer([process.execPath, `${ROOT}/src/main.ts`, "serve"], database ? { WEFT_DATABASE_URL: database.url } : {});
   const api = benchApi(server.url);
   const { id, url } = await publishWebhookWorkflow(server.url, "peers bench", greetStep(replyStep));
   return {
     name: "Weft",
     url,
     pid: server.proc.pid,
-    stop: server.stop,
+    stop: async () => {
+      await server.stop();
+      await database?.drop();
+      await stopPostgres();
+    },
     runs: async () => (await api("GET", `/api/runs?workflowId=${id}&limit=1`)).pagination.total,
   };
 }
@@ -177,6 +187,12 @@ const hit = (peer: Peer, connections: number, seconds: number) =>
 const f = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 const median = (runs: LoadResult[]) => [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[Math.floor(runs.length / 2)]!;
 
+if (STORAGE === "postgres" && !postgresBinaries()) {
+  console.log("bench/peers.ts (PostgreSQL) skipped: PostgreSQL is not installed (Debian package postgresql)");
+  process.exit(0);
+}
+/** Said after each goal's figure on PostgreSQL (SQLite's keep the names they always had). */
+const ON = STORAGE === "postgres" ? " (postgres)" : "";
 const installed = installNodeRed(NODE_RED_VERSION);
 const nodeVersion = Bun.spawnSync([installed.node, "--version"]).stdout.toString().trim();
 const peers: Array<Peer & { runs?: () => Promise<number> }> = [await startNodeRed(installed), await startWeft()];
@@ -187,7 +203,7 @@ await Bun.sleep(IDLE_SETTLE_MS);
 const idle = new Map(peers.map((p) => [p.name, rssMiB(p.pid)]));
 const tool = (await hit(peers[0]!, 1, 1)).tool;
 console.log(
-  `machine: ${machine()}; load generator: ${tool}, on the same cores; Node-RED on Node ${nodeVersion} with a ${STEP} node, Weft from source on Bun ${Bun.version} (synchronous=FULL, every run and step stored); ${REPEAT} × ${SECONDS} s per figure, the median by req/s`,
+  `machine: ${machine()}; load generator: ${tool}, on the same cores; Node-RED on Node ${nodeVersion} with a ${STEP} node, Weft from source on Bun ${Bun.version} (${STORAGE === "postgres" ? "PostgreSQL, fsync on" : "SQLite, synchronous=FULL"}, every run and step stored); ${REPEAT} × ${SECONDS} s per figure, the median by req/s`,
 );
 
 const results = new Map<string, LoadResult>();
@@ -232,24 +248,24 @@ try {
       `${String(connections).padStart(3)} connections: req/s ×${ratio.toFixed(2)} (goal ≥ 1.5), p99 ${f(w.p99Ms)} vs ${f(n.p99Ms)} ms (goal: Weft ≤ Node-RED)`,
     );
     reportGoal({
-      figure: `webhook req/s, Weft ÷ Node-RED, ${connections} connections`,
+      figure: `webhook req/s, Weft ÷ Node-RED, ${connections} connections${ON}`,
       value: `×${ratio.toFixed(2)} (${f(w.requestsPerSecond)} vs ${f(n.requestsPerSecond)})`,
       goal: "≥ ×1.5",
       met: ratio >= 1.5,
     });
     reportGoal({
-      figure: `webhook p99, Weft vs Node-RED, ${connections} connections`,
+      figure: `webhook p99, Weft vs Node-RED, ${connections} connections${ON}`,
       value: `${f(w.p99Ms)} vs ${f(n.p99Ms)} ms`,
       goal: "Weft ≤ Node-RED",
       met: w.p99Ms <= n.p99Ms,
     });
     if (connections === 50)
-      reportGoal({ figure: "webhook req/s, Weft, 50 connections", value: f(w.requestsPerSecond), goal: "≥ 30,000", met: w.requestsPerSecond >= 30_000 });
+      reportGoal({ figure: `webhook req/s, Weft, 50 connections${ON}`, value: f(w.requestsPerSecond), goal: "≥ 30,000", met: w.requestsPerSecond >= 30_000 });
   }
   const weftIdle = idle.get("Weft")!;
   const weftPeak = peakRssMiB(weft.pid);
   reportGoal({
-    figure: "webhook bench: Weft's RSS idle / peak",
+    figure: `webhook bench: Weft's RSS idle / peak${ON}`,
     value: `${weftIdle.toFixed(0)} / ${weftPeak.toFixed(0)} MiB`,
     goal: "< 80 / < 150 MiB",
     met: weftIdle < 80 && weftPeak < 150,
