@@ -12,7 +12,12 @@
  * nothing): busy ≥ TO_THREAD of the time while committing inline moves the commits to the thread, ≤ TO_INLINE
  * while the thread commits brings them back. The gap is wide on purpose: handing its commits to the thread
  * takes ~40 % of the main thread's time off it (0.92 → 0.5 measured under the engine bench), so closer
- * thresholds would switch back and forth. Retention's deletions, the return of free pages and the WAL's
+ * thresholds would switch back and forth. A busy main thread is not enough, though: the thread pays off when
+ * many writes wait together (it commits one batch while the next one gathers), not when a few requests take
+ * turns, each then waiting for the two wake-ups. So the commits move to the thread only while the inline
+ * commits average at least THREAD_MIN_WRITES writes, and come back once the thread's average fewer than
+ * INLINE_MAX_WRITES (10 connections on the webhook bench: ~5 a commit, inline 8,400–9,600 req/s against
+ * 7,300–8,800 with the switch; 50 connections: ~24 a commit, the thread as fast or faster; docs/operations.md). Retention's deletions, the return of free pages and the WAL's
  * truncation always go to the thread (tens of milliseconds a batch that requests would wait behind), which
  * then keeps the commits for MAINTENANCE_HOLD_MS after the last of them. It starts inline: a server that
  * just started is idle, and the thread, spawned while the server started, took CPU from the start itself
@@ -34,6 +39,10 @@ import { InlineWriter, type QueuedOp, type RunWrites, ThreadWriter, WRITER_CACHE
 export const TO_THREAD = 0.9;
 /** Main-thread CPU share at or below which the thread's commits come back inline. */
 export const TO_INLINE = 0.35;
+/** Writes per inline commit, on average since the last reading, at or above which a busy main thread hands its commits to the thread. */
+export const THREAD_MIN_WRITES = 8;
+/** Writes per thread commit, on average since the last reading, below which the commits come back inline. */
+export const INLINE_MAX_WRITES = 4;
 /** Shortest interval the CPU share is measured over. */
 export const SAMPLE_MS = 500;
 /**
@@ -112,6 +121,8 @@ export class AdaptiveWriter implements RunWrites {
   private heldOnThreadUntil = Number.NEGATIVE_INFINITY;
   private made: InlineWriter | undefined;
   private warming: ReturnType<typeof setTimeout> | undefined;
+  /** The current writer's batch and write counts at the last reading (or at the switch to it). */
+  private counted = { batches: 0, ops: 0 };
 
   /** `inline` is made when first needed (opening its connection takes milliseconds a start can spare). */
   constructor(
@@ -177,13 +188,29 @@ export class AdaptiveWriter implements RunWrites {
     if (this.target === "inline") void this.switchTo("thread");
   }
 
-  /** Reads the load and switches when it crossed its threshold. */
+  /** Reads the load and the writes per commit, and switches when they crossed their thresholds. */
   private consider(): void {
     if (this.switching || this.closed) return;
     const load = this.load();
     if (load === undefined) return;
-    if (this.mode === "inline" && load >= TO_THREAD) void this.switchTo("thread", load);
-    else if (this.mode === "thread" && load <= TO_INLINE && this.now() >= this.heldOnThreadUntil) void this.switchTo("inline", load);
+    const perCommit = this.writesPerCommit();
+    if (this.mode === "inline" && load >= TO_THREAD && perCommit >= THREAD_MIN_WRITES) void this.switchTo("thread", load);
+    else if (this.mode === "thread" && (load <= TO_INLINE || perCommit < INLINE_MAX_WRITES) && this.now() >= this.heldOnThreadUntil)
+      void this.switchTo("inline", load);
+  }
+
+  /** The current writer's stats (an inline side not made yet has none). */
+  private currentStats(): { batches: number; ops: number } {
+    return (this.mode === "inline" ? this.made?.stats : this.thread.stats) ?? { batches: 0, ops: 0 };
+  }
+
+  /** Writes per commit of the current writer since the last reading (0 when it committed nothing). */
+  private writesPerCommit(): number {
+    const { batches, ops } = this.currentStats();
+    const commits = batches - this.counted.batches;
+    const writes = ops - this.counted.ops;
+    this.counted = { batches, ops };
+    return commits > 0 ? writes / commits : 0;
   }
 
   /**
@@ -213,6 +240,8 @@ export class AdaptiveWriter implements RunWrites {
       }
       this.mode = goal;
       this.switches++;
+      const { batches, ops } = this.currentStats();
+      this.counted = { batches, ops };
       if (goal === "inline") this.made!.forget();
       else {
         this.thread.forget();

@@ -471,12 +471,15 @@ export class InlineWriter extends QueueingWriter {
       const worker = new Worker(CHECKPOINT_URL, { smol: true } as WorkerOptions);
       (worker as { unref?: () => void }).unref?.();
       worker.addEventListener("message", (event: MessageEvent) => {
+        // A message sent before the thread was stopped may still arrive, after this connection closed.
+        if (this.checkpointer !== worker) return;
         const message = event.data as { t: "ready" } | { t: "init-failed"; error: string } | { t: "frames"; log: number };
         if (message.t === "ready") this.db.run("PRAGMA wal_autocheckpoint = 0");
         else if (message.t === "frames") this.walFrames = message.log;
         else this.onError(new Error(`the WAL checkpointer could not start: ${message.error}`));
       });
       worker.addEventListener("error", (event: ErrorEvent) => {
+        if (this.checkpointer !== worker) return;
         this.db.run("PRAGMA wal_autocheckpoint = 1000");
         this.onError(new Error(`the WAL checkpointer failed: ${event.message}`));
       });

@@ -1,7 +1,7 @@
 /**
  * The adaptive run writer (src/store/adaptive-writer.ts), against a real database file: writes made around a
  * switch are committed in call order and all resolve; a definition pruned through one connection is stored
- * again by the other; the main thread's CPU share moves the commits to the thread and back; retention's
+ * again by the other; the main thread's CPU share and the writes per commit move the commits to the thread and back; retention's
  * maintenance goes to the thread, which keeps the commits a while after it; the share is measured over at least SAMPLE_MS, from the thread's own CPU time.
  */
 import { afterEach, expect, spyOn, test } from "bun:test";
@@ -14,6 +14,7 @@ import {
   MAINTENANCE_HOLD_MS,
   mainThreadLoad,
   SAMPLE_MS,
+  THREAD_MIN_WRITES,
   THREAD_WARM_MS,
   threadCpuMs,
   type WriterMode,
@@ -188,14 +189,17 @@ test("a definition pruned through one connection is stored again by the other", 
   }
 });
 
-test("a busy main thread moves the commits to the writer thread; an idle one brings them back", async () => {
+test("a busy main thread moves the commits to the writer thread while many writes wait together; an idle one brings them back", async () => {
   const readings: Array<number | undefined> = [];
   const switches: Array<[WriterMode, number | undefined]> = [];
   const { db, writer } = setup({ load: () => readings.shift(), onSwitch: (mode, load) => switches.push([mode, load]) });
   const insert = (id: string) => writer.write([{ op: "insertRun", row: runRow(id) }]);
+  /** `n` writes made together: the writer takes them in one batch. */
+  const together = (prefix: string, n: number) => Promise.all(Array.from({ length: n }, (_, i) => insert(`${prefix}${i}`)));
 
   expect(writer.current).toBe("thread");
-  readings.push(0.5); // the thread takes work off the main thread: this is not idle enough to come back
+  await together("t", THREAD_MIN_WRITES);
+  readings.push(0.5); // the thread takes work off the main thread, and has company: stays
   await insert("a");
   expect(writer.current).toBe("thread");
   readings.push(0.2);
@@ -204,14 +208,23 @@ test("a busy main thread moves the commits to the writer thread; an idle one bri
   readings.push(0.6); // busy, but below the threshold: stays inline
   await insert("c");
   expect(writer.current).toBe("inline");
-  readings.push(0.95);
+  readings.push(0.95); // busy, but its writes came one at a time (a few requests taking turns): stays inline
   await insert("d");
+  expect(writer.current).toBe("inline");
+  await together("e", 2 * THREAD_MIN_WRITES);
+  readings.push(0.95); // busy with many writes a commit: the thread takes them
+  await insert("f");
   expect(writer.current).toBe("thread");
+  await insert("g");
+  readings.push(0.6); // not idle, but the thread's commits are of one write each: back inline
+  await insert("h");
+  expect(writer.current).toBe("inline");
   expect(switches).toEqual([
     ["inline", 0.2],
     ["thread", 0.95],
+    ["inline", 0.6],
   ]);
-  expect((db.query("SELECT count(*) AS n FROM runs").get() as { n: number }).n).toBe(4);
+  expect((db.query("SELECT count(*) AS n FROM runs").get() as { n: number }).n).toBe(3 * THREAD_MIN_WRITES + 7);
 });
 
 test("retention's deletions and the WAL's truncation are done by the thread, whatever the load", async () => {
