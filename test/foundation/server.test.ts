@@ -57,7 +57,7 @@ describe("CLI", () => {
     const upgraded = weft(["migrate"], { WEFT_DATA_DIR: older });
     expect(upgraded.exitCode).toBe(0);
     expect(upgraded.stdout.toString()).toStartWith(
-      "upgrading schema version 17 to 19 (18 compact-runs, 19 compact-runs-postgres); 18 compact-runs: rewrites every stored run once: ~11 s per million runs on 2 cores; 19 compact-runs-postgres: changes nothing on SQLite (PostgreSQL's runs are rewritten as SQLite's already are)\n",
+      "upgrading schema version 17 to 20 (18 compact-runs, 19 compact-runs-postgres, 20 run-id-hash); 18 compact-runs: rewrites every stored run once: ~11 s per million runs on 2 cores; 19 compact-runs-postgres: changes nothing on SQLite (PostgreSQL's runs are rewritten as SQLite's already are); 20 run-id-hash: changes nothing on SQLite (PostgreSQL's unique index of run ids becomes a smaller hash index)\n",
     );
   });
 

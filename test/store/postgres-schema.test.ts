@@ -14,6 +14,8 @@ import { MIGRATION_LOCK_KEY, migratePostgres, openPostgres, postgresSchemaVersio
 import { postgresMigrations } from "../../src/store/postgres/migrations";
 import { RUN_COLUMN_TYPES, STEP_COLUMN_TYPES } from "../../src/store/postgres/run-batches";
 import { openStore } from "../../src/store/open";
+import { RunStore } from "../../src/store/runs";
+import { runRow } from "../support/run-rows";
 import { announceMissingPostgres, postgresBinaries, startPostgres, type PostgresHandle } from "../support/postgres";
 
 interface TableShape {
@@ -105,18 +107,27 @@ async function postgresSchema(sql: SQL): Promise<SchemaShape> {
       default: c.column_default?.replace(/::text$/, "") ?? null,
     });
   }
-  const constraints: Array<{ table: string; type: string; columns: string[]; target: string | null; target_columns: string[] | null; on_delete: string }> =
-    await sql`
+  const constraints: Array<{
+    table: string;
+    type: string;
+    columns: string[];
+    target: string | null;
+    target_columns: string[] | null;
+    on_delete: string;
+    equal: boolean | null;
+  }> = await sql`
     SELECT c.conrelid::regclass::text AS table, c.contype AS type, c.confrelid::regclass::text AS target, c.confdeltype AS on_delete,
+      (SELECT bool_and(o.oprname = '=') FROM unnest(c.conexclop) AS x(op) JOIN pg_operator o ON o.oid = x.op) AS equal,
       ARRAY(SELECT a.attname || CASE WHEN a.attcollation = 'weft_nocase'::regcollation THEN ' NOCASE' ELSE '' END
             FROM unnest(c.conkey) WITH ORDINALITY k(n, i) JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n ORDER BY k.i) AS columns,
       ARRAY(SELECT a.attname::text FROM unnest(c.confkey) WITH ORDINALITY k(n, i) JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n ORDER BY k.i) AS target_columns
     FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
-    WHERE t.relnamespace = current_schema()::regnamespace AND c.contype IN ('p', 'u', 'f') AND t.relname <> 'weft_schema_migrations'`;
+    WHERE t.relnamespace = current_schema()::regnamespace AND c.contype IN ('p', 'u', 'f', 'x') AND t.relname <> 'weft_schema_migrations'`;
   for (const c of constraints) {
     const table = shape.tables[c.table]!;
     if (c.type === "p") table.primaryKey = c.columns;
-    if (c.type === "u") table.unique.push(c.columns.join(","));
+    // An exclusion constraint whose operators are all = is a unique constraint (runs' ids: a hash index, migration 20).
+    if (c.type === "u" || (c.type === "x" && c.equal)) table.unique.push(c.columns.join(","));
     if (c.type === "f") table.foreignKeys.push(`${c.columns.join(",")} -> ${c.target}(${c.target_columns!.join(",")}) ON DELETE ${onDelete[c.on_delete]}`);
   }
   for (const table of Object.values(shape.tables)) {
@@ -292,6 +303,39 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
     await expect(migratePostgres(sql)).rejects.toThrow(message);
     await expect(openStore({ databaseUrl: url, sqlitePath: "", synchronous: "FULL" })).rejects.toThrow(message);
     expect(await postgresSchemaVersion(sql)).toBe(latest + 1);
+  });
+
+  test("a run id stored twice is refused as on SQLite, also when two connections insert it at once", async () => {
+    const url = await freshDatabase();
+    const db = await openStore({ databaseUrl: url, sqlitePath: "", synchronous: "FULL" });
+    const lite = openDatabase(":memory:");
+    const first = runRow("run-1");
+    for (const store of [new RunStore(db), new RunStore(lite)]) {
+      store.insertRun(first);
+      let code: string | undefined;
+      try {
+        store.insertRun({ ...first, workflow_name: "another" });
+      } catch (error) {
+        code = (error as { code?: string }).code;
+      }
+      expect(code).toBe("SQLITE_CONSTRAINT_UNIQUE");
+      expect(store.getRow("run-1")).toEqual(first);
+    }
+    // Two transactions inserting one new id together: one commits, the other is refused.
+    const insert = `INSERT INTO runs (started_at, workspace_id, workflow_id, trigger_type, definition_hash, status, environment, id, org_id, workflow_name, trigger_data)
+      SELECT started_at, workspace_id, workflow_id, trigger_type, definition_hash, status, environment, 'run-2', org_id, workflow_name, trigger_data FROM runs WHERE id = 'run-1'`;
+    const [one, two] = [client(url), client(url)];
+    const outcomes = await Promise.allSettled([
+      one.begin(async (tx) => {
+        await tx.unsafe(insert);
+        await Bun.sleep(200);
+      }),
+      two.begin((tx) => tx.unsafe(insert)),
+    ]);
+    expect(outcomes.map((o) => o.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect((await one`SELECT count(*)::int AS n FROM runs WHERE id = 'run-2'`)[0].n).toBe(1);
+    db.close();
+    lite.close();
   });
 
   test("deleting a user deletes its sessions (ON DELETE CASCADE) and an org still in use cannot be deleted, as on SQLite", async () => {

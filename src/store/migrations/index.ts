@@ -18,6 +18,7 @@ import packedSteps from "./016-packed-steps";
 import runDictionaries from "./017-run-dictionaries";
 import compactRuns from "./018-compact-runs";
 import compactRunsPostgres from "./019-compact-runs-postgres";
+import runIdHash from "./020-run-id-hash";
 
 export interface Migration {
   version: number;
@@ -47,4 +48,5 @@ export const migrations: Migration[] = [
   runDictionaries,
   compactRuns,
   compactRunsPostgres,
+  runIdHash,
 ].sort((a, b) => a.version - b.version);

@@ -50,6 +50,8 @@ export const TEXT_NOT_STORABLE = "WEFT_TEXT_NOT_STORABLE";
 /** SQLite's error codes for PostgreSQL's SQLSTATEs that code above the store tells apart. */
 const SQLITE_CODES: Record<string, string> = {
   "23505": "SQLITE_CONSTRAINT_UNIQUE",
+  // An exclusion constraint with = is a unique constraint (runs' ids: PostgreSQL's migration 20).
+  "23P01": "SQLITE_CONSTRAINT_UNIQUE",
   "23503": "SQLITE_CONSTRAINT_FOREIGNKEY",
   "23502": "SQLITE_CONSTRAINT_NOTNULL",
   "23514": "SQLITE_CONSTRAINT_CHECK",
