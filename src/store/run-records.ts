@@ -231,9 +231,15 @@ export function recordText(cold: readonly unknown[] | null, steps: readonly RowV
   return encoder.encode(JSON.stringify([cold, base, tuples]));
 }
 
+/**
+ * The output buffer a compression starts with (a larger frame takes more of them). node:zlib's default for
+ * zstd is its stream's output size, ~128 KiB allocated for every record of a few hundred bytes.
+ */
+const CHUNK_BYTES = 4_096;
+
 /** A record's bytes: `text` (recordText) compressed, against `dictionary` when given. */
 export function packRecord(text: Uint8Array, dictionary?: Dictionary): Uint8Array {
-  const frame = dictionary ? zstdCompressSync(text, { dictionary: dictionary.bytes }) : zstdCompressSync(text);
+  const frame = zstdCompressSync(text, dictionary ? { dictionary: dictionary.bytes, chunkSize: CHUNK_BYTES } : { chunkSize: CHUNK_BYTES });
   const out = new Uint8Array(HEADER + frame.byteLength);
   out[0] = FORMAT;
   out.set(Buffer.from(dictionary?.id ?? NO_DICTIONARY, "hex"), 1);
