@@ -17,9 +17,10 @@
  * turns, each then waiting for the two wake-ups. So the commits move to the thread only while the inline
  * commits average at least THREAD_MIN_WRITES writes, and come back once the thread's average fewer than
  * INLINE_MAX_WRITES (10 connections on the webhook bench: ~5 a commit, inline 8,400–9,600 req/s against
- * 7,300–8,800 with the switch; 50 connections: ~24 a commit, the thread as fast or faster; docs/operations.md). Retention's deletions, the return of free pages and the WAL's
- * truncation always go to the thread (tens of milliseconds a batch that requests would wait behind), which
- * then keeps the commits for MAINTENANCE_HOLD_MS after the last of them. It starts inline: a server that
+ * 7,300–8,800 with the switch; 50 connections: ~24 a commit, the thread as fast or faster; docs/operations.md).
+ * Retention's deletions, the return of free pages and the WAL's truncation always go to the thread (tens of
+ * milliseconds a batch that requests would wait behind), which then keeps the commits for MAINTENANCE_HOLD_MS
+ * after the last of them. It starts inline: a server that
  * just started is idle, and the thread, spawned while the server started, took CPU from the start itself
  * (its loading on the other core, then two wake-ups for the first webhook's commit; spawn → first webhook
  * ~15 ms less without it on 2 cores, docs/operations.md). The thread is loaded THREAD_WARM_MS after the
@@ -39,7 +40,7 @@ import { InlineWriter, type QueuedOp, type RunWrites, ThreadWriter, WRITER_CACHE
 export const TO_THREAD = 0.9;
 /** Main-thread CPU share at or below which the thread's commits come back inline. */
 export const TO_INLINE = 0.35;
-/** Writes per inline commit, on average since the last reading, at or above which a busy main thread hands its commits to the thread. */
+/** Writes per inline commit (the average since the last reading) from which a busy main thread hands its commits to the thread. */
 export const THREAD_MIN_WRITES = 8;
 /** Writes per thread commit, on average since the last reading, below which the commits come back inline. */
 export const INLINE_MAX_WRITES = 4;
