@@ -409,6 +409,8 @@ export class InlineWriter extends QueueingWriter {
   /** Copies WAL frames into the database file off this thread (see checkpoint-thread.ts). */
   private checkpointer: Worker | undefined;
   private walFrames = 0;
+  /** Set by close(): a write that comes later still fails or commits on its own, but starts no checkpointer. */
+  private closed = false;
   private readonly apply = (op: WireOp) => applyWireOp(this.db, this.store, op);
 
   constructor(
@@ -454,7 +456,7 @@ export class InlineWriter extends QueueingWriter {
       this.unsyncedEntries += entries.length;
     }
     if (this.setNormal) {
-      this.checkpointer ??= this.startCheckpointer();
+      if (!this.closed) this.checkpointer ??= this.startCheckpointer();
       if (this.walFrames > WAL_RESTART_FRAMES) this.restartWal();
     }
     this.sync();
@@ -472,14 +474,14 @@ export class InlineWriter extends QueueingWriter {
       (worker as { unref?: () => void }).unref?.();
       worker.addEventListener("message", (event: MessageEvent) => {
         // A message sent before the thread was stopped may still arrive, after this connection closed.
-        if (this.checkpointer !== worker) return;
+        if (this.checkpointer !== worker || this.closed) return;
         const message = event.data as { t: "ready" } | { t: "init-failed"; error: string } | { t: "frames"; log: number };
         if (message.t === "ready") this.db.run("PRAGMA wal_autocheckpoint = 0");
         else if (message.t === "frames") this.walFrames = message.log;
         else this.onError(new Error(`the WAL checkpointer could not start: ${message.error}`));
       });
       worker.addEventListener("error", (event: ErrorEvent) => {
-        if (this.checkpointer !== worker) return;
+        if (this.checkpointer !== worker || this.closed) return;
         this.db.run("PRAGMA wal_autocheckpoint = 1000");
         this.onError(new Error(`the WAL checkpointer failed: ${event.message}`));
       });
@@ -564,6 +566,7 @@ export class InlineWriter extends QueueingWriter {
   async close() {
     this.kick();
     await this.drain();
+    this.closed = true;
     if (this.walFd !== undefined) closeSync(this.walFd);
     this.walFd = undefined;
     this.stopCheckpointer();

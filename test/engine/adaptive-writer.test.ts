@@ -2,7 +2,8 @@
  * The adaptive run writer (src/store/adaptive-writer.ts), against a real database file: writes made around a
  * switch are committed in call order and all resolve; a definition pruned through one connection is stored
  * again by the other; the main thread's CPU share and the writes per commit move the commits to the thread and back; retention's
- * maintenance goes to the thread, which keeps the commits a while after it; the share is measured over at least SAMPLE_MS, from the thread's own CPU time.
+ * maintenance goes to the thread, which keeps the commits a while after it; the share is measured over at least SAMPLE_MS, from the thread's own CPU time;
+ * a write after the inline side closed fails alone.
  */
 import { afterEach, expect, spyOn, test } from "bun:test";
 import { mkdtempSync, statSync } from "node:fs";
@@ -265,6 +266,29 @@ test("retention's deletions and the WAL's truncation are done by the thread, wha
   await Promise.all([toInline, deleted]);
   expect(writer.current).toBe("thread");
   expect(new RunStore(db).getRow("b")).toBeNull();
+});
+
+test("a write made after the inline writer closed fails alone: nothing starts on its closed connection", async () => {
+  const path = join(mkdtempSync(join(tmpdir(), "weft-inline-")), "weft.db");
+  openDatabase(path, { synchronous: "FULL" }).close();
+  const errors: unknown[] = [];
+  const writer = new InlineWriter(openDatabase(path, { synchronous: "FULL", migrate: false }), (error) => errors.push(error), {
+    syncWal: `${path}-wal`,
+    ownsDb: true,
+  });
+  await writer.write([{ op: "insertRun", row: runRow("before") }]);
+  await writer.close();
+  const late = await writer.write([{ op: "insertRun", row: runRow("after") }]).then(
+    () => "committed",
+    (error: Error) => error.message,
+  );
+  expect(late).toContain("closed");
+  // A WAL checkpointer started by that write would answer within this; its answer used the closed connection.
+  await Bun.sleep(500);
+  const db = openDatabase(path, { synchronous: "FULL", migrate: false });
+  expect((db.query("SELECT count(*) AS n FROM runs").get() as { n: number }).n).toBe(1);
+  db.close();
+  expect(errors).toEqual([]);
 });
 
 test("the main thread's CPU share is measured over at least SAMPLE_MS from its own CPU time", () => {
