@@ -22,10 +22,9 @@ import type { Db } from "../src/store/db";
 import { openStoreAt } from "../src/store/open";
 import { runLayout } from "../src/store/run-layout";
 import { RunStore } from "../src/store/runs";
-import { postgresBinaries } from "../test/support/postgres";
 import { startServer } from "../test/support/server";
 import { IDLE_SETTLE_MS, load, reportGoal } from "./_support";
-import { freshDatabase, STORAGE, stopPostgres } from "./history";
+import { exitUnlessPostgresInstalled, freshDatabase, STORAGE, stopPostgres } from "./history";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -320,10 +319,7 @@ async function workerHop() {
   await t.deps.engine.stop();
 }
 
-if (STORAGE === "postgres" && !postgresBinaries()) {
-  console.log("bench/engine.ts (PostgreSQL) skipped: PostgreSQL is not installed (Debian package postgresql)");
-  process.exit(0);
-}
+exitUnlessPostgresInstalled("engine.ts");
 await throughput();
 // The worker hop is measured in-process on an in-memory store: the same on either storage.
 if (STORAGE !== "postgres") await workerHop();

@@ -623,6 +623,13 @@ function benchPostgresSettings(): Record<string, string> {
   return settings;
 }
 
+/** Ends a bench asked to measure PostgreSQL (WEFT_BENCH_STORAGE) on a machine without it, saying so in one line. */
+export function exitUnlessPostgresInstalled(bench: string): void {
+  if (STORAGE !== "postgres" || postgresBinaries()) return;
+  console.log(`bench/${bench} (PostgreSQL) skipped: PostgreSQL is not installed (Debian package postgresql)`);
+  process.exit(0);
+}
+
 /** Stops the bench's PostgreSQL server, if one was started. */
 export async function stopPostgres(): Promise<void> {
   await postgres?.stop();
@@ -842,10 +849,7 @@ if (import.meta.main) {
     .split(",")
     .map((s) => Number(s.trim().replace(/_/g, "")))
     .filter((n) => Number.isInteger(n) && n > 0);
-  if (STORAGE === "postgres" && !postgresBinaries()) {
-    console.log("bench/history.ts (PostgreSQL) skipped: PostgreSQL is not installed (Debian package postgresql)");
-    process.exit(0);
-  }
+  exitUnlessPostgresInstalled("history.ts");
   console.log(
     `machine: ${machine()}; storage ${STORAGE}; sizes ${sizes.map(thousands).join(", ")}; ${WARMUP} warm-up + ${REQUESTS} measured requests per figure, sequential`,
   );

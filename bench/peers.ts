@@ -37,8 +37,7 @@ import {
   rssMiB,
   startBenchServer,
 } from "./_support";
-import { freshDatabase, STORAGE, stopPostgres } from "./history";
-import { postgresBinaries } from "../test/support/postgres";
+import { exitUnlessPostgresInstalled, freshDatabase, STORAGE, stopPostgres } from "./history";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -187,10 +186,7 @@ const hit = (peer: Peer, connections: number, seconds: number) =>
 const f = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 const median = (runs: LoadResult[]) => [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[Math.floor(runs.length / 2)]!;
 
-if (STORAGE === "postgres" && !postgresBinaries()) {
-  console.log("bench/peers.ts (PostgreSQL) skipped: PostgreSQL is not installed (Debian package postgresql)");
-  process.exit(0);
-}
+exitUnlessPostgresInstalled("peers.ts");
 /** Said after each goal's figure on PostgreSQL (SQLite's keep the names they always had). */
 const ON = STORAGE === "postgres" ? " (postgres)" : "";
 const installed = installNodeRed(NODE_RED_VERSION);

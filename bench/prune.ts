@@ -23,9 +23,19 @@
 import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { postgresBinaries } from "../test/support/postgres";
 import { BENCH_TOKEN, machine, reportGoal, ROOT, spawnBenchServer } from "./_support";
-import { copyToPostgres, dirBytes, firstAnswer, freshDatabase, postgresBytes, prepareDataDir, STORAGE, stopPostgres, type SeedOptions } from "./history";
+import {
+  copyToPostgres,
+  dirBytes,
+  exitUnlessPostgresInstalled,
+  firstAnswer,
+  freshDatabase,
+  postgresBytes,
+  prepareDataDir,
+  STORAGE,
+  stopPostgres,
+  type SeedOptions,
+} from "./history";
 
 const RUNS = Number(process.env.WEFT_BENCH_PRUNE_RUNS ?? 1_000_000);
 const RATE = Number(process.env.WEFT_BENCH_PRUNE_WEBHOOK_RATE ?? 500);
@@ -76,10 +86,7 @@ function seedInProcess(dataDir: string, count: number, options: SeedOptions): { 
   return { runsPerSecond: Number(child.stdout.toString().trim().split("\n").at(-1)) };
 }
 
-if (STORAGE === "postgres" && !postgresBinaries()) {
-  console.log("bench/prune.ts (PostgreSQL) skipped: PostgreSQL is not installed (Debian package postgresql)");
-  process.exit(0);
-}
+exitUnlessPostgresInstalled("prune.ts");
 console.log(
   `machine: ${machine()}; storage ${STORAGE}; ${RUNS.toLocaleString("en-US")} runs to prune, ${RECENT.toLocaleString("en-US")} recent ones kept, ${RATE} webhooks/s`,
 );

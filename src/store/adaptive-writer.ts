@@ -207,11 +207,10 @@ export class AdaptiveWriter implements RunWrites {
 
   /** Writes per commit of the current writer since the last reading (0 when it committed nothing). */
   private writesPerCommit(): number {
-    const { batches, ops } = this.currentStats();
-    const commits = batches - this.counted.batches;
-    const writes = ops - this.counted.ops;
-    this.counted = { batches, ops };
-    return commits > 0 ? writes / commits : 0;
+    const last = this.counted;
+    this.counted = { ...this.currentStats() };
+    const commits = this.counted.batches - last.batches;
+    return commits > 0 ? (this.counted.ops - last.ops) / commits : 0;
   }
 
   /**
@@ -241,8 +240,7 @@ export class AdaptiveWriter implements RunWrites {
       }
       this.mode = goal;
       this.switches++;
-      const { batches, ops } = this.currentStats();
-      this.counted = { batches, ops };
+      this.counted = { ...this.currentStats() };
       if (goal === "inline") this.made!.forget();
       else {
         this.thread.forget();
