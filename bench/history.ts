@@ -34,7 +34,7 @@ import { acquireDataDirLock } from "../src/store/data-dir-lock";
 import { openDatabase, type Db } from "../src/store/db";
 import { RunStore, runValues, stepValues, type RowValues, type RunRow, type StepRow } from "../src/store/runs";
 import { FRESH_RUN } from "../src/engine/run-table";
-import { sha256 } from "../src/lib/ids";
+import { sha256, stepIdOf } from "../src/lib/ids";
 import { SQL } from "bun";
 import { postgresBinaries, startPostgres, type PostgresHandle } from "../test/support/postgres";
 import { BENCH_TOKEN, type BenchServer, benchApi, machine, reportGoal, ROOT, spawnBenchServer } from "./_support";
@@ -321,7 +321,7 @@ function insertHistory(db: Db, store: RunStore, workflows: SeedWorkflow[], count
     for (let s = 0; s <= last; s++) {
       const node = wf.steps[s]!;
       const stepMs = s === last ? Math.max(0, startMs + duration - at) : Math.min(Math.floor(rnd() * 4), Math.max(0, startMs + duration - at));
-      step.id = Bun.randomUUIDv7("hex", at);
+      step.id = stepIdOf(id, s + 1); // as the engine names a run's steps (lib/ids.ts)
       step.run_id = id;
       step.seq = s + 2;
       step.node_id = node.name;

@@ -10,7 +10,7 @@
  * One file on purpose: the walk is one recursive algorithm (chains, branches, loops and error branches
  * call each other and share the run's stop, budget and replay state); where each step runs is step-host.ts.
  */
-import { newId } from "../lib/ids";
+import { stepIdOf } from "../lib/ids";
 import { isoTime } from "./iso-time";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { ActionDef, PauseRequest } from "../pieces-sdk/types";
@@ -174,7 +174,7 @@ export class Executor {
       output = null;
       stored = serializeCapped(null, this.host.outputLimit);
     }
-    const id = fields.id ?? newId();
+    const id = fields.id ?? stepIdOf(run.row.id, run.row.step_total + 1);
     const row: StepRow = {
       id,
       run_id: run.row.id,
@@ -334,7 +334,8 @@ export class Executor {
 
     const maxAttempts = Math.max(1, Math.min(10, action!.retry?.maxAttempts ?? 1));
     const backoffMs = Math.max(0, action!.retry?.backoffMs ?? 0);
-    const stepId = reused?.stepId ?? newId();
+    // The id of the step this one becomes (step_total counts it once its row is written, below or in record()).
+    const stepId = reused?.stepId ?? stepIdOf(run.row.id, run.row.step_total + 1);
     let rowWritten = reused !== undefined;
     if (!rowWritten && this.host.recordsStart({ node, action: action!, config, stepId })) {
       const notRecorded = await this.writeRunning(run, node, stepId, startedAt, config);

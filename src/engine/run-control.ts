@@ -4,7 +4,7 @@
  * with the original definition or the latest.
  */
 import { AppError, notFound } from "../http/errors";
-import { newId } from "../lib/ids";
+import { newId, stepIdOf } from "../lib/ids";
 import type { RunT, RunTriggerType } from "../schema/run";
 import { type RunRow, runFromRow, type StepRow } from "../store/runs";
 import type { ReplayEntry } from "./run-execution";
@@ -107,7 +107,7 @@ export class RunControl {
     const { pending, definitionText } =
       version === "latest" ? this.latest(original, reuse.startedFromStep) : this.sameDefinition(original, reuse.startedFromStep);
     const newRow = pending.row;
-    const copies = reuse.copied.map((r, i) => ({ ...r, id: newId(), run_id: newRow.id, seq: i + 1 }));
+    const copies = reuse.copied.map((r, i) => ({ ...r, id: stepIdOf(newRow.id, i + 1), run_id: newRow.id, seq: i + 1 }));
     pending.replay = reuse.replay.map((entry, i) => ({ ...entry, stepId: copies[i]?.id ?? entry.stepId }));
     newRow.step_total = copies.length;
     newRow.step_failed = copies.filter((r) => r.status === "failed").length;

@@ -9,17 +9,23 @@
  * left. The dictionary is the record of the first run of that definition the writer packed, then the first
  * DICTIONARY_RECORDS records together (zstd's raw content dictionary, node:zlib).
  *
- * Layout (FORMAT 2): byte 0 is 2; bytes 1–8 the dictionary's id (the first 8 bytes of the SHA-256 of its
+ * Layout (FORMAT 3): byte 0 is 3; bytes 1–8 the dictionary's id (the first 8 bytes of the SHA-256 of its
  * bytes; all zero: none); then a zstd frame of the JSON `[cold, base, steps]`:
  * - `cold`: the values of COLD_COLUMNS, whose columns then hold blanks (null when the columns hold the values);
  * - `base`: the first canonical start time of a step, ms; a step's start and finish are offsets from it when
  *   they are the canonical ISO text of their instant, else kept as written;
- * - `steps`: one tuple per step, STEP_COLUMNS without run_id.
- * FORMAT 1 (a zstd frame of `[1, base, steps]`, no cold columns, no dictionary) is still read: runs packed
- * before dictionaries (2026-11-26) keep it. Every value comes back exactly as written.
+ * - `steps`: one tuple per step, STEP_COLUMNS without run_id, where
+ *   - the id is null when it is the id the engine gives the step at its place (the n-th step of the record:
+ *     lib/ids.ts stepIdOf(run id, n)), the number k when it is stepIdOf(run id, k), else its text — a random
+ *     id took ~16 of the ~65 bytes a step of a small run is compressed to;
+ *   - duration_ms is left out (the tuple is one shorter) when it is the finish's offset minus the start's.
+ * FORMAT 2 (2026-11-26: ids and durations always written) is read the same way; FORMAT 1 (a zstd frame of
+ * `[1, base, steps]`, no cold columns, no dictionary), from before dictionaries, is still read. Every value
+ * comes back exactly as written.
  */
 import { zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import type { SQLQueryBindings } from "bun:sqlite";
+import { mayBeStepIdOf, stepIdOf } from "../lib/ids";
 
 /** A row's values in the order of its insert statement's columns (every column is text, a number or null). */
 export type RowValues = SQLQueryBindings[];
@@ -113,8 +119,12 @@ export interface RunRecord {
   steps: StepRow[];
 }
 
-const FORMAT = 2;
+const FORMAT = 3;
+/** FORMAT 2 records: read as FORMAT 3 (its tuples are the full ones, which FORMAT 3 may still write). */
+const FORMAT_2 = 2;
 const OLD_FORMAT = 1;
+/** The length of a step tuple that holds every column but run_id; one shorter: no duration_ms. */
+const TUPLE_LENGTH = STEP_COLUMNS.length - 1;
 const HEADER = 9;
 const NO_DICTIONARY = "0000000000000000";
 
@@ -216,19 +226,35 @@ export function recordText(cold: readonly unknown[] | null, steps: readonly RowV
       break;
     }
   }
-  const tuples = steps.map((step) => {
+  const tuples = steps.map((step, place) => {
     const tuple: unknown[] = [];
     for (let i = 0; i < step.length; i++) {
       if (i === STEP.run_id) continue;
       const value = step[i];
-      if (i === STEP.started_at || i === STEP.finished_at) {
+      if (i === STEP.id) tuple.push(storedStepId(String(step[STEP.run_id]), value, place, steps.length));
+      else if (i === STEP.started_at || i === STEP.finished_at) {
         const ms = canonicalMs(value);
         tuple.push(ms === undefined ? value : ms - base);
       } else tuple.push(value);
     }
+    const started = tuple[TUPLE_STARTED];
+    const finished = tuple[TUPLE_FINISHED];
+    if (typeof started === "number" && typeof finished === "number" && tuple[TUPLE_LENGTH - 1] === finished - started) tuple.pop();
     return tuple;
   });
   return encoder.encode(JSON.stringify([cold, base, tuples]));
+}
+
+/** The places of a step's start and finish in its tuple (run_id is left out, before them). */
+const TUPLE_STARTED = STEP.started_at - 1;
+const TUPLE_FINISHED = STEP.finished_at - 1;
+
+/** A step id as its record holds it (FORMAT 3): null for stepIdOf(run, place + 1), k for stepIdOf(run, k), else the id. */
+function storedStepId(runId: string, id: unknown, place: number, count: number): unknown {
+  if (!mayBeStepIdOf(id)) return id;
+  if (id === stepIdOf(runId, place + 1)) return null;
+  for (let k = 1; k <= count; k++) if (k !== place + 1 && id === stepIdOf(runId, k)) return k;
+  return id;
 }
 
 /**
@@ -248,11 +274,11 @@ export function packRecord(text: Uint8Array, dictionary?: Dictionary): Uint8Arra
 }
 
 /** Whether a record is of the format that can hold cold columns (FORMAT 1's zstd frames never do). */
-export const mayHoldColdColumns = (bytes: Uint8Array | null | undefined): boolean => bytes?.[0] === FORMAT;
+export const mayHoldColdColumns = (bytes: Uint8Array | null | undefined): boolean => bytes?.[0] === FORMAT || bytes?.[0] === FORMAT_2;
 
 /** The id of the dictionary a record was compressed against, or null. */
 export function recordDictionary(bytes: Uint8Array): string | null {
-  if (bytes[0] !== FORMAT) return null;
+  if (!mayHoldColdColumns(bytes)) return null;
   const id = Buffer.from(bytes.subarray(1, HEADER)).toString("hex");
   return id === NO_DICTIONARY ? null : id;
 }
@@ -263,7 +289,7 @@ export function recordDictionary(bytes: Uint8Array): string | null {
  */
 export function readRecord(runId: string, bytes: Uint8Array, dictionary: (id: string) => Uint8Array | null): RunRecord {
   const { cold, base, tuples } = unpack(runId, bytes, dictionary);
-  const steps = tuples.map((tuple) => {
+  const steps = tuples.map((tuple, place) => {
     const row: Record<string, unknown> = {};
     let at = 0;
     for (let i = 0; i < STEP_COLUMNS.length; i++) {
@@ -273,8 +299,10 @@ export function readRecord(runId: string, bytes: Uint8Array, dictionary: (id: st
         continue;
       }
       const value = tuple[at++];
-      row[name] = (i === STEP.started_at || i === STEP.finished_at) && typeof value === "number" ? new Date(base + value).toISOString() : value;
+      if (i === STEP.id) row[name] = value === null ? stepIdOf(runId, place + 1) : typeof value === "number" ? stepIdOf(runId, value) : value;
+      else row[name] = (i === STEP.started_at || i === STEP.finished_at) && typeof value === "number" ? new Date(base + value).toISOString() : value;
     }
+    if (tuple.length < TUPLE_LENGTH) row.duration_ms = (tuple[TUPLE_FINISHED] as number) - (tuple[TUPLE_STARTED] as number);
     return row as unknown as StepRow;
   });
   return { cold, steps };
@@ -291,7 +319,8 @@ function unpack(
   dictionary: (id: string) => Uint8Array | null,
 ): { cold: unknown[] | null; base: number; tuples: unknown[][] } {
   let json: string;
-  if (bytes[0] === FORMAT) {
+  const current = mayHoldColdColumns(bytes);
+  if (current) {
     const id = recordDictionary(bytes);
     const frame = bytes.subarray(HEADER);
     if (id === null) json = decoder.decode(zstdDecompressSync(frame));
@@ -302,7 +331,7 @@ function unpack(
     }
   } else json = decoder.decode(Bun.zstdDecompressSync(bytes));
   const [head, base, tuples] = JSON.parse(json) as [unknown, number, unknown[][]];
-  if (bytes[0] === FORMAT) return { cold: head as unknown[] | null, base, tuples };
+  if (current) return { cold: head as unknown[] | null, base, tuples };
   if (head === OLD_FORMAT) return { cold: null, base, tuples };
   throw new Error(`the record of run ${runId} is in a format this weft does not read`);
 }

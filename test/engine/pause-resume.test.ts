@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createApp } from "../../src/app";
-import { newId } from "../../src/lib/ids";
+import { newId, stepIdOf } from "../../src/lib/ids";
 import { createLogger } from "../../src/http/logger";
 import type { TestApp } from "../support/app";
 import { ROOT_TOKEN } from "../support/app";
@@ -67,6 +67,8 @@ describe("delay", () => {
     expect(done.waitStep).toBeNull();
     expect(done.resumeAt).toBeNull();
     expect(done.stepTotal).toBe(3);
+    // The paused step kept its id when it resumed; the step after it took the next one (no id given twice).
+    expect(done.steps.map((s: any) => s.id)).toEqual([1, 2, 3].map((k) => stepIdOf(run.id, k)));
     // `before` ran once: its row was not written twice.
     expect(done.steps.filter((s: any) => s.nodeId === "before").length).toBe(1);
   });
@@ -180,6 +182,9 @@ describe("surviving a restart", () => {
         (r) => r.status === "completed",
       );
       expect(resumed.steps.map((s: any) => s.nodeId)).toEqual(["a", "b"]);
+      // Step b, run after the restart, is the run's second step: its id follows the one stored before.
+      expect(stepOf(resumed, "b").id).toBe(stepIdOf(resumable.id, 2));
+      expect(stepOf(resumed, "a").id).not.toBe(stepOf(resumed, "b").id);
       expect(stepOf(resumed, "b").outputData.text).toBe("two:one");
       const failed = await until(
         () => getRun(next, cut.id),

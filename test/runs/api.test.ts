@@ -2,6 +2,7 @@
  * POST /api/workflows/{id}/run (spec 4.3), GET /api/runs/{id}, cancel and retry (DESIGN.md §3 "Runs").
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { stepIdOf } from "../../src/lib/ids";
 import type { TestApp } from "../support/app";
 import { chain, createWorkflow, definition, engineApp, runAndWait, set, stepOf, stopEngines, template, testPiece, until } from "../engine/support";
 
@@ -164,6 +165,8 @@ describe("GET /api/runs/{id}", () => {
     const res = await t.req("GET", `/api/runs/${run.id}`);
     expect(res.status).toBe(200);
     expect(res.body.data.steps.map((s: any) => s.nodeId)).toEqual(["first", "second", "third"]);
+    // Step ids are the run's: the UUIDv5 of 1, 2, 3 in the run id's namespace (lib/ids.ts; the record stores none).
+    expect(res.body.data.steps.map((s: any) => s.id)).toEqual([1, 2, 3].map((k) => stepIdOf(run.id, k)));
     const other = await t.otherWorkspace();
     expect((await t.req("GET", `/api/runs/${run.id}`, { token: other.token })).status).toBe(404);
     expect((await t.req("GET", `/api/runs/not-a-uuid`)).status).toBe(400);
@@ -197,6 +200,9 @@ describe("POST /api/runs/{id}/retry", () => {
     expect(stepOf(full, "A").outputData).toEqual({ step: "A", value: 7 });
     expect(full.triggerData).toEqual(failed.triggerData);
     const original = (await t.req("GET", `/api/runs/${failed.id}`)).body.data;
+    // The reused step is a step of the new run, with an id of its own; no id is shared between the two runs.
+    expect(full.steps.map((s: any) => s.id)).toEqual([1, 2, 3].map((k) => stepIdOf(full.id, k)));
+    expect(new Set([...original.steps, ...full.steps].map((s: any) => s.id)).size).toBe(original.steps.length + full.steps.length);
     expect(original.retriedByRunId).toBe(full.id);
   });
 

@@ -7,6 +7,7 @@ import { expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { stepIdOf } from "../../src/lib/ids";
 import { openDatabase } from "../../src/store/db";
 import { applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
 import { runLayout } from "../../src/store/run-layout";
@@ -51,6 +52,32 @@ test("packed steps read back exactly as written, whatever their values", () => {
   const packed = packSteps(steps.map(stepValues));
   expect(unpackSteps("r1", packed)).toEqual(steps);
   expect(Object.keys(unpackSteps("r1", packed)[0]!)).toEqual([...STEP_COLUMNS]);
+});
+
+test("a record stores no step id the engine derives and no duration that is finish minus start; both read back as written", () => {
+  const run = "0198f2a0-0000-7000-8000-0000000000aa";
+  const at = (ms: number) => new Date(Date.UTC(2026, 10, 27, 12) + ms).toISOString();
+  const steps: StepRow[] = [
+    stepRow(run, { id: stepIdOf(run, 1), seq: 2, started_at: at(0), finished_at: at(3), duration_ms: 3 }),
+    // The engine's id of another place (a step copied by a retry, say): its number is kept.
+    stepRow(run, { id: stepIdOf(run, 4), seq: 3, started_at: at(3), finished_at: at(5), duration_ms: 2 }),
+    // A random id, and a version-5 id of another run: kept as text. A duration that is not finish − start: kept.
+    stepRow(run, { id: "0198f2a0-0000-7000-8000-000000000003", seq: 4, started_at: at(5), finished_at: at(9), duration_ms: 7 }),
+    stepRow(run, { id: stepIdOf("0198f2a0-0000-7000-8000-0000000000bb", 4), seq: 5, started_at: at(9), finished_at: null, duration_ms: null }),
+  ];
+  const text = recordText(null, steps.map(stepValues));
+  const [, , tuples] = JSON.parse(new TextDecoder().decode(text)) as [null, number, unknown[][]];
+  expect(tuples.map((tuple) => tuple[0])).toEqual([null, 4, steps[2]!.id, steps[3]!.id]);
+  expect(tuples.map((tuple) => tuple.length)).toEqual([STEP_COLUMNS.length - 2, STEP_COLUMNS.length - 2, STEP_COLUMNS.length - 1, STEP_COLUMNS.length - 1]);
+  expect(unpackSteps(run, packRecord(text))).toEqual(steps);
+  expect(Object.keys(unpackSteps(run, packRecord(text))[0]!)).toEqual([...STEP_COLUMNS]);
+  // What it saves: the same three-step run with random step ids takes more than 30 bytes more.
+  const engine = steps
+    .slice(0, 3)
+    .map((step, i) => ({ ...step, id: stepIdOf(run, i + 1), duration_ms: 2 + i, finished_at: at(i * 10 + 2 + i), started_at: at(i * 10) }));
+  const random = engine.map((step, i) => ({ ...step, id: `0198f2a0-0000-7000-8${i}3c-4f1e9a7b2c0${i}` }));
+  const size = (rows: StepRow[]) => packSteps(rows.map(stepValues)).byteLength;
+  expect(size(random) - size(engine)).toBeGreaterThan(30);
 });
 
 test("large step data is stored compressed", () => {
