@@ -19,6 +19,7 @@ import runDictionaries from "./017-run-dictionaries";
 import compactRuns from "./018-compact-runs";
 import compactRunsPostgres from "./019-compact-runs-postgres";
 import runIdHash from "./020-run-id-hash";
+import runSizes from "./021-run-sizes";
 
 export interface Migration {
   version: number;
@@ -49,4 +50,5 @@ export const migrations: Migration[] = [
   compactRuns,
   compactRunsPostgres,
   runIdHash,
+  runSizes,
 ].sort((a, b) => a.version - b.version);

@@ -100,24 +100,24 @@ function typed(columns: readonly string[], byType: Record<string, string[]>): Re
 }
 
 /**
- * The columns of runs and run_steps with their types, as PostgreSQL's migrations (1–19) leave them; a
+ * The columns of runs and run_steps with their types, as PostgreSQL's migrations (1–21) leave them; a
  * migration that changes one changes these (test/store/postgres-schema.test.ts compares them with the
  * catalog). Known here rather than read from the catalog at start: that read was ~3 ms of every start.
  */
 export const RUN_COLUMN_TYPES = typed([...RUN_INSERT_COLUMNS, "seq"], {
-  bigint: ["seq", "started_at", "duration_ms", "event_seq"],
+  bigint: ["seq", "started_at", "duration_ms"],
   integer: [
+    "event_seq",
     "workspace_id",
     "workflow_id",
     "trigger_type",
     "definition_hash",
     "step_total",
     "step_failed",
-    "depth",
     "version_number",
     "executed_version_number",
   ],
-  smallint: ["status", "environment"],
+  smallint: ["status", "environment", "depth"],
   bytea: ["packed_steps"],
 });
 export const STEP_COLUMN_TYPES = typed([...STEP_COLUMNS, "rowid"], {
