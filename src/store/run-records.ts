@@ -12,6 +12,7 @@
  * Layout (FORMAT 3): byte 0 is 3; bytes 1–8 the dictionary's id (the first 8 bytes of the SHA-256 of its
  * bytes; all zero: none); then a zstd frame of the JSON `[cold, base, steps]`:
  * - `cold`: the values of COLD_COLUMNS, whose columns then hold blanks (null when the columns hold the values);
+ *   finished_at is 0 when it is started_at plus duration_ms (FINISHED_IS_START_PLUS_DURATION);
  * - `base`: the first canonical start time of a step, ms; a step's start and finish are offsets from it when
  *   they are the canonical ISO text of their instant, else kept as written;
  * - `steps`: one tuple per step, STEP_COLUMNS without run_id, where
@@ -210,8 +211,30 @@ export function splitCold(values: RowValues, index: ReadonlyMap<string, number>)
     row[at] = BLANK[c];
     return values[at];
   });
+  const finished = canonicalMs(cold[COLD_FINISHED]);
+  const started = canonicalMs(values[index.get("started_at")!]);
+  const duration = values[index.get("duration_ms")!];
+  if (finished !== undefined && started !== undefined && typeof duration === "number" && finished === started + duration) {
+    cold[COLD_FINISHED] = FINISHED_IS_START_PLUS_DURATION;
+  }
   return { cold, row };
 }
+
+/** finished_at's place among the cold values. */
+const COLD_FINISHED = COLD_COLUMNS.indexOf("finished_at");
+
+/**
+ * What a record (FORMAT 3) holds for finished_at when it is the canonical ISO text of started_at plus
+ * duration_ms, both of which the run's row keeps (a finish writes all three together): a number, which
+ * finished_at never is. ~9 bytes a run of compressed time text.
+ */
+const FINISHED_IS_START_PLUS_DURATION = 0;
+
+/**
+ * Whether a record's cold values (readRecord) hold finished_at as start plus duration: a patch of started_at
+ * or duration_ms alone must then write finished_at's text into the record first (RunStore.patchRun).
+ */
+export const finishedIsDerived = (cold: readonly unknown[] | null): boolean => cold?.[COLD_FINISHED] === FINISHED_IS_START_PLUS_DURATION;
 
 /**
  * The uncompressed record of `steps` (values in STEP_COLUMNS order, all of one run) and `cold` (null: the
@@ -355,7 +378,14 @@ export function withCold<Row extends object>(row: Row, cold: readonly unknown[] 
   for (let i = 0; i < COLD_COLUMNS.length; i++) {
     const column = COLD_COLUMNS[i]!;
     const value = values[column];
-    if (value === undefined || value === BLANK[column]) values[column] = cold[i];
+    if (value !== undefined && value !== BLANK[column]) continue;
+    if (i !== COLD_FINISHED || cold[i] !== FINISHED_IS_START_PLUS_DURATION) values[column] = cold[i];
+    else {
+      // Start plus duration, from the row (started_at as text or as the stored ms); a row read without them
+      // (a query that needs neither) gets no finished_at either.
+      const started = typeof values.started_at === "number" ? values.started_at : canonicalMs(values.started_at);
+      if (started !== undefined && typeof values.duration_ms === "number") values[column] = new Date(started + values.duration_ms).toISOString();
+    }
   }
   return row;
 }

@@ -29,6 +29,7 @@ import {
   type StepRow,
   storedDictionary,
   withCold,
+  finishedIsDerived,
 } from "./run-records";
 import type { Environment, RunStatus, RunT, StepT } from "../schema/run";
 
@@ -479,11 +480,17 @@ export class RunStore {
       .sort();
     if (keys.length === 0) return;
     // A cold column of a run whose record holds them is changed in the record. (A run finishing has no record
-    // yet: its patch comes before the packing; one look at the record column tells.)
-    if (keys.some(isCold) && mayHoldColdColumns(this.packedStepsStmt.get(id)?.packed_steps)) {
+    // yet: its patch comes before the packing; one look at the record column tells.) A record holding
+    // finished_at as start plus duration gets its text before either of those changes.
+    const movesFinish = keys.includes("started_at") || keys.includes("duration_ms");
+    if ((keys.some(isCold) || movesFinish) && mayHoldColdColumns(this.packedStepsStmt.get(id)?.packed_steps)) {
       const stored = this.recordStmt.get(id);
       const record = stored?.packed_steps ? this.record(id, stored.packed_steps) : undefined;
       if (stored && record?.cold) {
+        if (finishedIsDerived(record.cold)) {
+          const finished = withCold(this.layout.decode({ started_at: stored.started_at, duration_ms: stored.duration_ms, finished_at: null }), record.cold);
+          record.cold[COLD_COLUMNS.indexOf("finished_at")] = finished.finished_at;
+        }
         for (const k of keys) if (isCold(k)) record.cold[COLD_COLUMNS.indexOf(k)] = (patch as Record<string, unknown>)[k];
         this.writeRecord(stored, record);
         keys = keys.filter((k) => !isCold(k));

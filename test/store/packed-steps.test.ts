@@ -12,6 +12,7 @@ import { openDatabase } from "../../src/store/db";
 import { applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
 import { runLayout } from "../../src/store/run-layout";
 import { packRecord, readRecord, recordText, type RowValues } from "../../src/store/run-records";
+import { COLD_COLUMNS } from "../../src/store/run-records";
 import { MAX_PACKED_STEPS, RunStore, STEP_COLUMNS, stepValues, type StepRow } from "../../src/store/runs";
 import { runRow, stepRow } from "../support/run-rows";
 
@@ -272,6 +273,24 @@ test("a cold column changed after the run was packed is changed in its record", 
   apply(store, [{ op: "patchRun", id: "r1", patch: { error_message: "cancelled later", retried_by_run_id: "r9" } }]);
   expect(store.getRow("r1")).toEqual({ ...run, error_message: "cancelled later", retried_by_run_id: "r9" });
   expect(rawRow(store, "r1")).toMatchObject({ error_message: null, retried_by_run_id: "r9" });
+});
+
+test("a finish that is start plus duration is not in the record; one that is not is kept; a later duration leaves it as it was", () => {
+  const db = openDatabase(":memory:");
+  const store = new RunStore(db);
+  const derived = webhookRun("r1", 1);
+  // Written elsewhere: the finish is not the start plus the duration.
+  const kept = webhookRun("r2", 2);
+  kept.run.finished_at = "2026-11-22T00:00:00.005Z";
+  for (const r of [derived, kept]) apply(store, r.ops);
+  const dictionary = (id: string) => (db.query("SELECT bytes FROM run_dictionaries WHERE id = ?").get(id) as { bytes: Uint8Array } | null)?.bytes ?? null;
+  const coldFinish = (id: string) => readRecord(id, rawRow(store, id).packed_steps as Uint8Array, dictionary).cold![COLD_COLUMNS.indexOf("finished_at")];
+  expect([coldFinish("r1"), coldFinish("r2")]).toEqual([0, "2026-11-22T00:00:00.005Z"]);
+  expect(store.getRow("r1")).toEqual(derived.run);
+  expect(store.getRow("r2")).toEqual(kept.run);
+  apply(store, [{ op: "patchRun", id: "r1", patch: { duration_ms: 50 } }]);
+  expect(store.getRow("r1")).toEqual({ ...derived.run, duration_ms: 50 });
+  expect(coldFinish("r1")).toBe(derived.run.finished_at);
 });
 
 test("a run packed when it finishes moves its cold columns into its record too", () => {
