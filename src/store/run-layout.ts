@@ -87,7 +87,7 @@ const NAMED = ["workspace_id", "workflow_id", "trigger_type", "definition_hash"]
 
 class CompactLayout implements RunLayout {
   readonly tie = "seq";
-  readonly durationOrder = "duration_ms DESC NULLS LAST, started_at DESC, environment DESC, seq DESC";
+  readonly durationOrder = "duration_ms DESC NULLS LAST, environment DESC, seq DESC";
   readonly allTime = { from: Number.MIN_SAFE_INTEGER, to: Number.MAX_SAFE_INTEGER };
   readonly unfinished = `${STATUS_CODES.pending}, ${STATUS_CODES.running}, ${STATUS_CODES.paused}`;
   readonly paused = String(STATUS_CODES.paused);

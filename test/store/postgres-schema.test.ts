@@ -42,7 +42,8 @@ interface SchemaShape {
  * fixed-width columns first (no padding between them): runs' columns are compared in name order.
  */
 function asPostgresKeepsRuns(shape: SchemaShape): SchemaShape {
-  for (const index of Object.values(shape.indexes)) if (index.table === "runs" && index.columns.includes("started_at")) index.columns.push("seq");
+  const listIndexes = ["runs_workspace_started", "runs_workflow_started", "runs_workspace_duration"];
+  for (const name of listIndexes) shape.indexes[name]!.columns.push("seq");
   return runsColumnsByName(shape);
 }
 

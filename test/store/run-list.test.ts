@@ -139,7 +139,8 @@ function expected(all: Map<string, RunRow>, filter: RunListFilter, ties: Ties = 
     if (filter.sort === "duration") {
       if ((x.duration_ms === null) !== (y.duration_ms === null)) return x.duration_ms === null ? 1 : -1;
       const byDuration = x.duration_ms === null ? 0 : cmp(y.duration_ms!, x.duration_ms!);
-      if (byDuration !== 0) return byDuration;
+      // Equal durations: the index's order (environment, seq), newest stored first; the start plays no part.
+      return byDuration || byTie(y, x);
     }
     return cmp(y.started_at, x.started_at) || byTie(y, x);
   });

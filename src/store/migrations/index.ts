@@ -20,6 +20,7 @@ import compactRuns from "./018-compact-runs";
 import compactRunsPostgres from "./019-compact-runs-postgres";
 import runIdHash from "./020-run-id-hash";
 import runSizes from "./021-run-sizes";
+import durationIndex from "./022-duration-index";
 
 export interface Migration {
   version: number;
@@ -51,4 +52,5 @@ export const migrations: Migration[] = [
   compactRunsPostgres,
   runIdHash,
   runSizes,
+  durationIndex,
 ].sort((a, b) => a.version - b.version);
