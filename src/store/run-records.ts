@@ -287,11 +287,12 @@ function storedStepId(runId: string, id: unknown, place: number, count: number):
 const CHUNK_BYTES = 4_096;
 
 /**
- * zstd's level for records. Level 4 searches a little further than the default 3 at the same cost for a
- * record of ~1 KB against a ~5 KB dictionary (9.4 against 9.8 µs, node:zlib, bench/history.ts's records) and
- * takes ~8 bytes less a run (169 → 161); 5 and 6 save 2 and 4 more for +1 and +2 µs, 9 and up cost ~85 µs.
+ * zstd's parameters for records. Level 6 searches further than the default 3: bench/history.ts's records
+ * (~1.2 KB against a ~5 KB dictionary) take ~154 bytes at level 3, ~146 at 4 and ~140 at 6, for ~9 µs a
+ * compression at 3 and 4 and ~11 at 6 (node:zlib, this machine; 9 and up cost ~85 µs). No content size in the
+ * frame header (a byte): the frame's end ends it.
  */
-const LEVEL_PARAMS = { [zlibConstants.ZSTD_c_compressionLevel]: 4 };
+const LEVEL_PARAMS = { [zlibConstants.ZSTD_c_compressionLevel]: 6, [zlibConstants.ZSTD_c_contentSizeFlag]: 0 };
 
 /** A record's bytes: `text` (recordText) compressed, against `dictionary` when given. */
 export function packRecord(text: Uint8Array, dictionary?: Dictionary): Uint8Array {
