@@ -26,7 +26,7 @@
  */
 import { constants as zlibConstants, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import type { SQLQueryBindings } from "bun:sqlite";
-import { mayBeStepIdOf, stepIdOf } from "../lib/ids";
+import { isStepIdOf, mayBeStepIdOf, stepIdOf } from "../lib/ids";
 
 /** A row's values in the order of its insert statement's columns (every column is text, a number or null). */
 export type RowValues = SQLQueryBindings[];
@@ -211,14 +211,20 @@ export function splitCold(values: RowValues, index: ReadonlyMap<string, number>)
     row[at] = BLANK[c];
     return values[at];
   });
-  const finished = canonicalMs(cold[COLD_FINISHED]);
-  const started = canonicalMs(values[index.get("started_at")!]);
+  // A run's start is stored only in its canonical form (run-layout.ts refuses any other), so one parse and one
+  // formatting tell whether the finish is the start plus the duration, in its canonical form too.
+  const finished = cold[COLD_FINISHED];
+  const started = values[index.get("started_at")!];
   const duration = values[index.get("duration_ms")!];
-  if (finished !== undefined && started !== undefined && typeof duration === "number" && finished === started + duration) {
-    cold[COLD_FINISHED] = FINISHED_IS_START_PLUS_DURATION;
+  if (typeof finished === "string" && typeof started === "string" && typeof duration === "number") {
+    const ms = Date.parse(started) + duration;
+    if (Math.abs(ms) <= MAX_DATE_MS && new Date(ms).toISOString() === finished) cold[COLD_FINISHED] = FINISHED_IS_START_PLUS_DURATION;
   }
   return { cold, row };
 }
+
+/** The largest time a Date holds, ms (ECMAScript: 100,000,000 days either side of the epoch; NaN fails too). */
+const MAX_DATE_MS = 8.64e15;
 
 /** finished_at's place among the cold values. */
 const COLD_FINISHED = COLD_COLUMNS.indexOf("finished_at");
@@ -275,8 +281,8 @@ const TUPLE_FINISHED = STEP.finished_at - 1;
 /** A step id as its record holds it (FORMAT 3): null for stepIdOf(run, place + 1), k for stepIdOf(run, k), else the id. */
 function storedStepId(runId: string, id: unknown, place: number, count: number): unknown {
   if (!mayBeStepIdOf(id)) return id;
-  if (id === stepIdOf(runId, place + 1)) return null;
-  for (let k = 1; k <= count; k++) if (k !== place + 1 && id === stepIdOf(runId, k)) return k;
+  if (isStepIdOf(id as string, runId, place + 1)) return null;
+  for (let k = 1; k <= count; k++) if (k !== place + 1 && isStepIdOf(id as string, runId, k)) return k;
   return id;
 }
 

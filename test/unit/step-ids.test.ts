@@ -4,7 +4,7 @@
  * in between (the function keeps the last run id's bytes).
  */
 import { expect, test } from "bun:test";
-import { isUuid, stepIdOf } from "../../src/lib/ids";
+import { isStepIdOf, isUuid, stepIdOf } from "../../src/lib/ids";
 
 test("a step id is the standard UUIDv5 of its number in the run id's namespace", () => {
   const run = "0198f2a0-0000-7000-8000-0000000000aa";
@@ -26,4 +26,17 @@ test("a run id that is not a UUID still gives distinct UUIDs, the same each time
   expect(ids.every(isUuid)).toBe(true);
   expect(new Set(ids).size).toBe(4);
   expect(stepIdOf("run-1", 2)).toBe(ids[1]!);
+});
+
+test("isStepIdOf answers for the run and number only, whether the id was named just now or long ago", () => {
+  const run = "0198f2a0-0000-7000-8000-0000000000aa";
+  const id = stepIdOf(run, 3);
+  expect(isStepIdOf(id, run, 3)).toBe(true);
+  expect(isStepIdOf(id, run, 4)).toBe(false);
+  expect(isStepIdOf(id, "0198f2a0-0000-7000-8000-0000000000ab", 3)).toBe(false);
+  // Named long ago: every remembered slot taken by other ids since.
+  for (let k = 1; k <= 5_000; k++) stepIdOf("0b55ac5e-df54-5367-86a0-6d737745d22c", k);
+  expect(isStepIdOf(id, run, 3)).toBe(true);
+  expect(isStepIdOf(id, run, 2)).toBe(false);
+  expect(isStepIdOf(Bun.randomUUIDv7(), run, 3)).toBe(false);
 });
