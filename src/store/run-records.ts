@@ -237,10 +237,18 @@ const COLD_FINISHED = COLD_COLUMNS.indexOf("finished_at");
 const FINISHED_IS_START_PLUS_DURATION = 0;
 
 /**
- * Whether a record's cold values (readRecord) hold finished_at as start plus duration: a patch of started_at
- * or duration_ms alone must then write finished_at's text into the record first (RunStore.patchRun).
+ * Writes finished_at's text into a record's cold values (readRecord) in place of FINISHED_IS_START_PLUS_DURATION,
+ * from `row`'s start and duration: a patch of started_at or duration_ms alone needs it first (RunStore.patchRun).
  */
-export const finishedIsDerived = (cold: readonly unknown[] | null): boolean => cold?.[COLD_FINISHED] === FINISHED_IS_START_PLUS_DURATION;
+export function spellFinish(cold: unknown[], row: { started_at?: unknown; duration_ms?: unknown }): void {
+  if (cold[COLD_FINISHED] === FINISHED_IS_START_PLUS_DURATION) cold[COLD_FINISHED] = finishOf(row) ?? null;
+}
+
+/** Start plus duration of a run row (started_at as text or as the stored ms), or undefined without them. */
+function finishOf(row: { started_at?: unknown; duration_ms?: unknown }): string | undefined {
+  const started = typeof row.started_at === "number" ? row.started_at : canonicalMs(row.started_at);
+  return started !== undefined && typeof row.duration_ms === "number" ? new Date(started + row.duration_ms).toISOString() : undefined;
+}
 
 /**
  * The uncompressed record of `steps` (values in STEP_COLUMNS order, all of one run) and `cold` (null: the
@@ -388,10 +396,9 @@ export function withCold<Row extends object>(row: Row, cold: readonly unknown[] 
     if (value !== undefined && value !== BLANK[column]) continue;
     if (i !== COLD_FINISHED || cold[i] !== FINISHED_IS_START_PLUS_DURATION) values[column] = cold[i];
     else {
-      // Start plus duration, from the row (started_at as text or as the stored ms); a row read without them
-      // (a query that needs neither) gets no finished_at either.
-      const started = typeof values.started_at === "number" ? values.started_at : canonicalMs(values.started_at);
-      if (started !== undefined && typeof values.duration_ms === "number") values[column] = new Date(started + values.duration_ms).toISOString();
+      // A row read without its start and duration (a query that needs neither) gets no finished_at either.
+      const finish = finishOf(values);
+      if (finish !== undefined) values[column] = finish;
     }
   }
   return row;

@@ -29,7 +29,7 @@ import {
   type StepRow,
   storedDictionary,
   withCold,
-  finishedIsDerived,
+  spellFinish,
 } from "./run-records";
 import type { Environment, RunStatus, RunT, StepT } from "../schema/run";
 
@@ -487,10 +487,7 @@ export class RunStore {
       const stored = this.recordStmt.get(id);
       const record = stored?.packed_steps ? this.record(id, stored.packed_steps) : undefined;
       if (stored && record?.cold) {
-        if (finishedIsDerived(record.cold)) {
-          const finished = withCold(this.layout.decode({ started_at: stored.started_at, duration_ms: stored.duration_ms, finished_at: null }), record.cold);
-          record.cold[COLD_COLUMNS.indexOf("finished_at")] = finished.finished_at;
-        }
+        if (movesFinish) spellFinish(record.cold, stored);
         for (const k of keys) if (isCold(k)) record.cold[COLD_COLUMNS.indexOf(k)] = (patch as Record<string, unknown>)[k];
         this.writeRecord(stored, record);
         keys = keys.filter((k) => !isCold(k));
