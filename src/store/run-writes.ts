@@ -386,9 +386,20 @@ export interface InlineWriterOptions {
   ownsDb?: boolean;
 }
 
-/** Frames in the WAL beyond which the writer finishes a checkpoint itself, so the WAL restarts from its start. */
+/** Frames in the WAL beyond which the writer pauses its commits until the checkpointer caught up, so the WAL restarts from its start. */
 const WAL_RESTART_FRAMES = 4000;
+/** Longest pause of the commits for the checkpointer to catch up (a disk that stalls; a thread that died). */
+const RESTART_WAIT_MS = 2_000;
 const CHECKPOINT_URL = threadEntry("store/checkpoint-thread.ts");
+
+/** What checkpoint-thread.ts tells the writer. */
+type CheckpointerMessage =
+  | { t: "ready" }
+  | { t: "init-failed"; error: string }
+  /** The WAL's length at the thread's last checkpoint. */
+  | { t: "frames"; log: number }
+  /** The answer to `finish`: the thread checkpointed as far as it could. */
+  | { t: "finished" };
 
 interface Committed {
   entries: Entry[];
@@ -409,6 +420,8 @@ export class InlineWriter extends QueueingWriter {
   /** Copies WAL frames into the database file off this thread (see checkpoint-thread.ts). */
   private checkpointer: Worker | undefined;
   private walFrames = 0;
+  /** Commits wait while the checkpointer copies the WAL's last frames (restartWal); the timer ends the wait anyway. */
+  private restarting: ReturnType<typeof setTimeout> | undefined;
   /** Set by close(): a write that comes later still fails or commits on its own, but starts no checkpointer. */
   private closed = false;
   private readonly apply = (op: WireOp) => applyWireOp(this.db, this.store, op);
@@ -437,7 +450,8 @@ export class InlineWriter extends QueueingWriter {
     // While an fsync runs, writes gather and are committed together when it returns: none of them could be
     // acknowledged before the next fsync anyway, and one transaction of hundreds of runs writes each touched
     // page once instead of once per small batch. Runs that end meanwhile are then inserted already finished.
-    if (this.syncing && this.queue.length < this.maxBatch) return;
+    // Likewise while the checkpointer finishes the WAL (restartWal): a commit meanwhile would add frames to copy.
+    if ((this.syncing || this.restarting) && this.queue.length < this.maxBatch) return;
     while (this.queue.length > 0) {
       const { entries, ops: taken } = this.take();
       const ops = taken.map((group) => packFinishedRuns(group.map(encodeOp)));
@@ -455,11 +469,9 @@ export class InlineWriter extends QueueingWriter {
       this.unsynced.push({ entries, failures });
       this.unsyncedEntries += entries.length;
     }
-    if (this.setNormal) {
-      if (!this.closed) this.checkpointer ??= this.startCheckpointer();
-      if (this.walFrames > WAL_RESTART_FRAMES) this.restartWal();
-    }
+    if (this.setNormal && !this.closed) this.checkpointer ??= this.startCheckpointer();
     this.sync();
+    if (this.walFrames > WAL_RESTART_FRAMES) this.restartWal();
     this.settle([], []);
   }
 
@@ -475,15 +487,17 @@ export class InlineWriter extends QueueingWriter {
       worker.addEventListener("message", (event: MessageEvent) => {
         // A message sent before the thread was stopped may still arrive, after this connection closed.
         if (this.checkpointer !== worker || this.closed) return;
-        const message = event.data as { t: "ready" } | { t: "init-failed"; error: string } | { t: "frames"; log: number };
+        const message = event.data as CheckpointerMessage;
         if (message.t === "ready") this.db.run("PRAGMA wal_autocheckpoint = 0");
         else if (message.t === "frames") this.walFrames = message.log;
+        else if (message.t === "finished") this.endRestart();
         else this.onError(new Error(`the WAL checkpointer could not start: ${message.error}`));
       });
       worker.addEventListener("error", (event: ErrorEvent) => {
         if (this.checkpointer !== worker || this.closed) return;
         this.db.run("PRAGMA wal_autocheckpoint = 1000");
         this.onError(new Error(`the WAL checkpointer failed: ${event.message}`));
+        this.endRestart();
       });
       worker.postMessage({ t: "init", dbPath: this.db.filename, intervalMs: 100 });
       return worker;
@@ -494,17 +508,26 @@ export class InlineWriter extends QueueingWriter {
   }
 
   /**
-   * Under steady load the background checkpoint never catches the last frames, so the WAL would only grow:
-   * between two batches (no writer active) this connection copies what is left, and the next commit starts
-   * the WAL over from its beginning.
+   * Under steady load the background checkpoint never catches the last frames, so the WAL would only grow.
+   * So new commits wait (like they do during an fsync) while the checkpointer copies what is left; once it
+   * caught up, the next commit starts the WAL over from its beginning. The checkpoint and its fsyncs stay off
+   * this thread: when the disk stalls, webhooks wait for their commit as they would for its fsync, but the
+   * API keeps answering (it once waited up to 135 ms here for a checkpoint this thread finished itself).
+   * Whether it caught up or not (a reader holding an old snapshot), the next attempt waits for the thread's
+   * next count of the frames.
    */
   private restartWal() {
-    try {
-      const result = this.db.query("PRAGMA wal_checkpoint(PASSIVE)").get() as { busy: number; log: number; checkpointed: number } | null;
-      if (result && result.busy === 0 && result.checkpointed >= result.log) this.walFrames = 0;
-    } catch (error) {
-      this.onError(error);
-    }
+    if (this.restarting || !this.checkpointer) return;
+    this.walFrames = 0;
+    this.restarting = setTimeout(() => this.endRestart(), RESTART_WAIT_MS);
+    this.checkpointer.postMessage({ t: "finish" });
+  }
+
+  private endRestart() {
+    if (!this.restarting) return;
+    clearTimeout(this.restarting);
+    this.restarting = undefined;
+    this.kick();
   }
 
   /** One fsync at a time; it covers every batch committed before it started. */
@@ -579,6 +602,7 @@ export class InlineWriter extends QueueingWriter {
     this.checkpointer.postMessage({ t: "stop" });
     this.checkpointer.terminate();
     this.checkpointer = undefined;
+    this.endRestart();
     try {
       this.db.run("PRAGMA wal_autocheckpoint = 1000");
     } catch {
