@@ -215,15 +215,17 @@ export function canonicalMs(text: unknown): number | undefined {
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   if (day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return undefined;
+  const ms = digits(text, 20, 3);
   // Date.UTC reads years 0–99 as 1900–1999; the calendar repeats every 400 years.
-  const shift = year < 100 ? 400 : 0;
-  return Date.UTC(year + shift, month - 1, day, hour, minute, second, digits(text, 20, 3)) - shift * YEARS_400_MS;
+  if (year < 100) return Date.UTC(year + 400, month - 1, day, hour, minute, second, ms) - MS_400_YEARS;
+  return Date.UTC(year, month - 1, day, hour, minute, second, ms);
 }
 
 /** The character codes of "YYYY-MM-DDTHH:MM:SS.mmmZ"'s separators by place; 0 where a digit goes. */
 const ISO_SEPARATORS = Array.from("0000-00-00T00:00:00.000Z", (c) => (c === "0" ? 0 : c.charCodeAt(0)));
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-const YEARS_400_MS = (146_097 * 86_400_000) / 400;
+/** 400 Gregorian years (146,097 days), ms. */
+const MS_400_YEARS = 146_097 * 86_400_000;
 
 /** The decimal number of `count` digits at `at` (checked to be digits). */
 function digits(text: string, at: number, count: number): number {
