@@ -24,9 +24,10 @@
  * `[1, base, steps]`, no cold columns, no dictionary), from before dictionaries, is still read. Every value
  * comes back exactly as written.
  */
-import { constants as zlibConstants, zstdCompressSync, zstdDecompressSync } from "node:zlib";
+import { zstdDecompressSync } from "node:zlib";
 import type { SQLQueryBindings } from "bun:sqlite";
 import { isStepIdOf, mayBeStepIdOf, stepIdOf } from "../lib/ids";
+import { type ZstdCompressor, zstdCompressor } from "../lib/zstd";
 
 /** A row's values in the order of its insert statement's columns (every column is text, a number or null). */
 export type RowValues = SQLQueryBindings[];
@@ -325,27 +326,22 @@ function storedStepId(runId: string, id: unknown, place: number, count: number):
 }
 
 /**
- * The output buffer a compression starts with (a larger frame takes more of them). node:zlib's default for
- * zstd is its stream's output size, ~128 KiB allocated for every record of a few hundred bytes.
+ * zstd's level for records. Level 6 searches further than the default 3: bench/history.ts's records (~1.2 KB
+ * against a ~5 KB dictionary) take ~154 bytes at level 3, ~146 at 4 and ~140 at 6, for ~9 µs a compression at
+ * 3 and 4 and ~11 at 6 with node:zlib (9 and up cost ~85 µs), ~2.5 µs at 6 with the kept context of
+ * lib/zstd.ts. No content size in the frame header (a byte): the frame's end ends it.
  */
-const CHUNK_BYTES = 4_096;
+const LEVEL = 6;
 
-/**
- * zstd's parameters for records. Level 6 searches further than the default 3: bench/history.ts's records
- * (~1.2 KB against a ~5 KB dictionary) take ~154 bytes at level 3, ~146 at 4 and ~140 at 6, for ~9 µs a
- * compression at 3 and 4 and ~11 at 6 (node:zlib, this machine; 9 and up cost ~85 µs). No content size in the
- * frame header (a byte): the frame's end ends it.
- */
-const LEVEL_PARAMS = { [zlibConstants.ZSTD_c_compressionLevel]: 6, [zlibConstants.ZSTD_c_contentSizeFlag]: 0 };
+/** This thread's compressor, made at its first record (a thread that never packs one never loads libzstd). */
+let compressor: ZstdCompressor | undefined;
 
 /** A record's bytes: `text` (recordText) compressed, against `dictionary` when given. */
 export function packRecord(text: Uint8Array, dictionary?: Dictionary): Uint8Array {
-  const options = { chunkSize: CHUNK_BYTES, params: LEVEL_PARAMS };
-  const frame = zstdCompressSync(text, dictionary ? { ...options, dictionary: dictionary.bytes } : options);
-  const out = new Uint8Array(HEADER + frame.byteLength);
+  compressor ??= zstdCompressor(LEVEL);
+  const out = compressor.compress(text, dictionary, HEADER);
   out[0] = FORMAT;
   out.set(Buffer.from(dictionary?.id ?? NO_DICTIONARY, "hex"), 1);
-  out.set(frame, HEADER);
   return out;
 }
 
