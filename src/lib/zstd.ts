@@ -98,22 +98,23 @@ function nativeCompressor(level: number): ZstdCompressor | undefined {
     prepared.set(dictionary.id, made);
     return made;
   };
-  // Frames are written here, then copied out at their size; grown to the bound of a larger text.
-  let out = new Uint8Array(64 * 1024);
+  // Frames are written here, then copied out at their size. A text whose bound is larger gets a buffer of its
+  // own for that call: kept, one large record would hold that much memory for the thread's life.
+  const out = new Uint8Array(64 * 1024);
   return {
     library: "libzstd",
     compress(text, dictionary, prefix = 0) {
       const bound = zstd.ZSTD_compressBound(text.byteLength) as number;
-      if (bound > out.byteLength) out = new Uint8Array(bound);
+      const target = bound > out.byteLength ? new Uint8Array(bound) : out;
       const referred = zstd.ZSTD_CCtx_refCDict(context, dictionary ? preparedOf(dictionary) : null);
-      const size = ok(referred) ? zstd.ZSTD_compress2(context, out, out.byteLength, text, text.byteLength) : referred;
+      const size = ok(referred) ? zstd.ZSTD_compress2(context, target, target.byteLength, text, text.byteLength) : referred;
       if (!ok(size)) {
         // A failed frame leaves the context mid-frame; it must start over before its next one.
         zstd.ZSTD_CCtx_reset(context, ZSTD_RESET_SESSION_ONLY);
         throw new Error(`zstd could not compress a record: ${zstd.ZSTD_getErrorName(size)}`);
       }
       const frame = new Uint8Array(prefix + (size as number));
-      frame.set(out.subarray(0, size as number), prefix);
+      frame.set(target.subarray(0, size as number), prefix);
       return frame;
     },
   };

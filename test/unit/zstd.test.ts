@@ -37,7 +37,7 @@ function noise(length: number, seed: number): Uint8Array {
   return out;
 }
 
-const readBack = (frame: Uint8Array, dictionary?: ZstdDictionary) =>
+const readBack = (frame: Uint8Array, dictionary?: ZstdDictionary): Uint8Array =>
   new Uint8Array(zstdDecompressSync(frame, dictionary ? { dictionary: dictionary.bytes } : {}));
 
 const compressors: Array<[string, ZstdCompressor]> = [["node:zlib", fallback]];
@@ -46,7 +46,15 @@ if (hasLibzstd) compressors.push(["libzstd", native]);
 for (const [name, compressor] of compressors) {
   test(`${name}: texts of every size come back exactly, with and without a dictionary, after the prefix`, () => {
     const dictionary = dictionaryOf("d1", Buffer.concat([record(1), record(2), record(3), record(4)]));
-    const texts = [new Uint8Array(0), encoder.encode("x"), record(7), record(123_456), noise(3_000, 5), noise(200_000, 9), encoder.encode("ab".repeat(150_000))];
+    const texts = [
+      new Uint8Array(0),
+      encoder.encode("x"),
+      record(7),
+      record(123_456),
+      noise(3_000, 5),
+      noise(200_000, 9),
+      encoder.encode("ab".repeat(150_000)),
+    ];
     for (const text of texts) {
       for (const dict of [undefined, dictionary]) {
         const framed = compressor.compress(text, dict, 9);
