@@ -77,13 +77,18 @@ function nativeCompressor(level: number): ZstdCompressor | undefined {
     zstd.ZSTD_freeCCtx(context);
     return undefined;
   }
-  // Prepared dictionaries by id, least recently used first (a hit moves its entry to the end).
+  // Prepared dictionaries by id, least recently used first (a hit moves its entry to the end). A run of records
+  // of one definition asks for the same one again and again: that one is answered without touching the map.
   const prepared = new Map<string, Pointer>();
+  let newestId: string | undefined;
   const preparedOf = (dictionary: ZstdDictionary): Pointer => {
     const known = prepared.get(dictionary.id);
     if (known !== undefined) {
-      prepared.delete(dictionary.id);
-      prepared.set(dictionary.id, known);
+      if (dictionary.id !== newestId) {
+        prepared.delete(dictionary.id);
+        prepared.set(dictionary.id, known);
+        newestId = dictionary.id;
+      }
       return known;
     }
     const made = zstd.ZSTD_createCDict(dictionary.bytes, dictionary.bytes.byteLength, level) as Pointer | null;
@@ -96,6 +101,7 @@ function nativeCompressor(level: number): ZstdCompressor | undefined {
       zstd.ZSTD_freeCDict(oldest);
     }
     prepared.set(dictionary.id, made);
+    newestId = dictionary.id;
     return made;
   };
   // Frames are written here, then copied out at their size. A text whose bound is larger gets a buffer of its

@@ -27,7 +27,7 @@
 import { zstdDecompressSync } from "node:zlib";
 import type { SQLQueryBindings } from "bun:sqlite";
 import { isStepIdOf, mayBeStepIdOf, stepIdOf } from "../lib/ids";
-import { type ZstdCompressor, zstdCompressor } from "../lib/zstd";
+import { type ZstdCompressor, type ZstdDictionary, zstdCompressor } from "../lib/zstd";
 
 /** A row's values in the order of its insert statement's columns (every column is text, a number or null). */
 export type RowValues = SQLQueryBindings[];
@@ -109,11 +109,8 @@ export const MAX_PACKED_STEPS = 1_000;
 /** A record larger than this (uncompressed) is not made a dictionary: its own repetitions are what compress it. */
 export const MAX_DICTIONARY_BYTES = 16_384;
 
-/** Dictionary bytes and their id (16 hex digits). */
-export interface Dictionary {
-  id: string;
-  bytes: Uint8Array;
-}
+/** Dictionary bytes and their id (16 hex digits: the first 8 bytes of the bytes' SHA-256), as lib/zstd.ts takes them. */
+export type Dictionary = ZstdDictionary;
 
 /** A record's contents. `cold` null: the run's columns hold their own values. */
 export interface RunRecord {
