@@ -14,6 +14,7 @@ const EXTRA_ENTRYPOINTS = [
   "src/store/writer-thread.ts",
   "src/store/checkpoint-thread.ts",
   "src/store/postgres/sync-thread.ts",
+  "src/store/reader-thread.ts",
   "src/sandbox/child.ts",
 ].filter((file) => existsSync(file));
 

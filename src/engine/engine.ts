@@ -37,9 +37,8 @@ import { RunLifecycle } from "./run-lifecycle";
 import { RunStarter, type StartRunInput } from "./run-start";
 import { type EngineOptions, type PendingRun, RunTable } from "./run-table";
 import type { RunWrites } from "../store/run-writes";
-import { PostgresWriter } from "../store/postgres/writer";
-import { sqliteRunWriter } from "../store/adaptive-writer";
-import { isPostgres } from "../store/postgres/sync-db";
+import { openRunReads, type RunReads } from "../store/run-reads";
+import { openRunWriter } from "../store/run-writer";
 import { WorkflowStore } from "../store/workflows";
 import type { WebhookReply } from "./step-context";
 import { StepHost } from "./step-host";
@@ -52,6 +51,8 @@ export class Engine {
   readonly store: RunStore;
   /** Group-committed run and step writes (on a writer thread when the database is a file). */
   readonly writes: RunWrites;
+  /** List pages and run details, read on reader threads (store/run-reads.ts). */
+  readonly reads: RunReads;
   readonly dispatcher: Dispatcher<PendingRun>;
   readonly retention: Retention;
   /** Fires on shutdown: run event streams end so the HTTP server can stop. */
@@ -75,19 +76,17 @@ export class Engine {
   constructor(private readonly o: EngineOptions) {
     this.store = new RunStore(o.db);
     const onWriteError = (error: unknown) => o.log.error("run write failed", { error: errorMessage(error) });
-    // On PostgreSQL the writer's client is asynchronous: it commits from this thread without blocking it. On
-    // SQLite the store picks the writer (WEFT_RUN_WRITER; store/adaptive-writer.ts, sqliteRunWriter).
-    this.writes = isPostgres(o.db)
-      ? new PostgresWriter(o.db, onWriteError)
-      : sqliteRunWriter({
-          db: o.db,
-          dbPath: o.dbPath ?? null,
-          storeAddress: o.storeAddress ?? null,
-          mode: o.config.runWriter,
-          synchronous: o.config.dbSynchronous,
-          onError: onWriteError,
-          onSwitch: (to, load) => o.log.debug("run writer switched", { commitsOn: to === "inline" ? "main thread" : "writer thread", mainThreadBusy: load }),
-        });
+    // The store picks the writer for its database (store/run-writer.ts; on SQLite, WEFT_RUN_WRITER).
+    this.writes = openRunWriter({
+      db: o.db,
+      dbPath: o.dbPath ?? null,
+      storeAddress: o.storeAddress ?? null,
+      mode: o.config.runWriter,
+      synchronous: o.config.dbSynchronous,
+      onError: onWriteError,
+      onSwitch: (to, load) => o.log.debug("run writer switched", { commitsOn: to === "inline" ? "main thread" : "writer thread", mainThreadBusy: load }),
+    });
+    this.reads = openRunReads(this.store, o.storeAddress ?? null, { threads: o.config.readerThreads, synchronous: o.config.dbSynchronous });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
     const t = new RunTable(o, this.store, this.writes, this.dispatcher);
     this.table = t;
@@ -186,6 +185,7 @@ export class Engine {
     this.retention.stop();
     this.resumes.clearAll();
     await this.writes.close();
+    await this.reads.close();
     await this.links?.stop();
     await this.host.stopPool();
   }

@@ -8,6 +8,7 @@ import { expect, test } from "bun:test";
 import { Runs } from "../../src/core/runs/runs";
 import type { Engine } from "../../src/engine/engine";
 import { openDatabase } from "../../src/store/db";
+import { openRunReads } from "../../src/store/run-reads";
 import { RunStore } from "../../src/store/runs";
 import { runRow, stepRow } from "../support/run-rows";
 
@@ -24,6 +25,7 @@ function stuckEngine(held: Set<string>) {
   });
   const engine = {
     store,
+    reads: openRunReads(store, null, { synchronous: "FULL" }),
     writes: { pending: 3, drain: () => drained },
     // A run's end is committed with everything else the writer holds.
     waitFor: () => drained.then(() => null),
@@ -67,6 +69,7 @@ test("a run that ends while its detail waits is answered finished only with its 
   setTimeout(() => Object.assign(live, { status: "completed" }), 10);
   const engine = {
     store,
+    reads: openRunReads(store, null, { synchronous: "FULL" }),
     writes: { pending: 1, drain: () => committed },
     waitFor: () => committed.then(() => null),
     holds: () => true,

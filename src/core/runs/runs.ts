@@ -92,7 +92,7 @@ export class Runs {
   async list(workspaceId: string, query: RawQuery) {
     const filter = runListFilter(workspaceId, query);
     await settled(this.engine.writes);
-    const { rows, total } = this.engine.store.list(filter);
+    const { rows, total } = await this.engine.reads.list(filter);
     return {
       data: rows.map(runFromRow),
       pagination: { page: filter.page, limit: filter.limit, total, totalPages: Math.ceil(total / filter.limit) },
@@ -111,7 +111,7 @@ export class Runs {
     }
     const row = this.engine.row(workspaceId, runId);
     if (!row) throw notFound(`run ${runId}`);
-    const { steps, omitted } = this.engine.store.stepsBounded(runId, MAX_DETAIL_STEPS);
+    const { steps, omitted } = await this.engine.reads.stepsBounded(runId, MAX_DETAIL_STEPS);
     const run: RunT = { ...this.engine.withWait(runFromRow(row)), steps: steps.map(stepFromRow) };
     return omitted > 0 ? { ...run, stepsOmitted: omitted } : run;
   }

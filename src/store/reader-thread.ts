@@ -1,0 +1,44 @@
+/**
+ * Worker-thread entry of the run reader (./run-reads.ts): owns a connection of its own to the store (a SQLite
+ * connection reading WAL snapshots, or a PostgreSQL connection) and answers each read with its result, so a
+ * list page, its total or a long run's steps never hold the thread that serves HTTP.
+ */
+import { openStoreAt } from "./open";
+import type { ReaderReply, ReaderRequest } from "./run-reads";
+import { RunStore } from "./runs";
+
+declare const self: Worker;
+
+let store: RunStore | undefined;
+
+function answer(request: ReaderRequest): unknown {
+  if (!store) throw new Error("the run reader's store is not open");
+  switch (request.t) {
+    case "list":
+      return store.list(request.filter);
+    case "steps":
+      return store.stepsBounded(request.runId, request.max);
+  }
+}
+
+self.onmessage = (event: MessageEvent) => {
+  const message = JSON.parse(event.data as string) as { t: "init"; address: string; synchronous: "FULL" | "NORMAL" } | ReaderRequest;
+  if (message.t === "init") {
+    let reply: ReaderReply;
+    try {
+      store = new RunStore(openStoreAt(message.address, message.synchronous));
+      reply = { id: 0, result: null };
+    } catch (error) {
+      reply = { id: 0, error: String((error as Error)?.message ?? error) };
+    }
+    self.postMessage(JSON.stringify(reply));
+    return;
+  }
+  let reply: ReaderReply;
+  try {
+    reply = { id: message.id, result: answer(message) };
+  } catch (error) {
+    reply = { id: message.id, error: String((error as Error)?.message ?? error), code: (error as { code?: string })?.code };
+  }
+  self.postMessage(JSON.stringify(reply));
+};

@@ -1,0 +1,159 @@
+/**
+ * The heavy reads of runs — a list page with its exact total, a run's steps for its detail — answered off the
+ * thread that serves HTTP. Each costs a few queries (a sum of counts, an hour walk, a page; a run's records and
+ * step rows): on SQLite a deep page or a long run holds a thread for milliseconds, on PostgreSQL each query is
+ * a network round trip. On that thread, 20 list reads at once held every other request (a webhook, /healthz)
+ * for 50–400 ms. Here they run on reader threads (READER_THREADS by default), each with a connection of its
+ * own to the store: a SQLite connection reads a WAL snapshot beside the writer, a PostgreSQL connection
+ * queries beside the store's, so reads also overlap one another. A read queues for a thread, never the
+ * serving thread for a read.
+ *
+ * A store no second connection can open (an in-memory SQLite database) is read on the calling thread.
+ * Reads see what is committed: callers that must see their own queued writes wait for the run writer first
+ * (src/core/runs/runs.ts).
+ */
+import { threadEntry } from "../lib/thread-entry";
+import type { Synchronous } from "../config";
+import type { RunListFilter, RunRow, RunStore, StepRow } from "./runs";
+
+/** Reader threads by default: two reads at once, which two cores can serve beside the requests. */
+export const READER_THREADS = 2;
+
+export interface RunReads {
+  /** One page of a workspace's runs and the exact number that match (RunStore.list). */
+  list(filter: RunListFilter): Promise<{ rows: RunRow[]; total: number }>;
+  /** A run's steps for its detail, at most `max` (RunStore.stepsBounded). */
+  stepsBounded(runId: string, max: number): Promise<{ steps: StepRow[]; omitted: number }>;
+  /** Ends the threads; reads still queued fail. */
+  close(): Promise<void>;
+}
+
+/** What the serving thread asks a reader thread (./reader-thread.ts), as JSON. */
+export type ReaderRequest = { t: "list"; id: number; filter: RunListFilter } | { t: "steps"; id: number; runId: string; max: number };
+/** A reader thread's answer: `id` 0 answers the start. */
+export type ReaderReply = { id: number; result: unknown } | { id: number; error: string; code?: string };
+
+/** A failed read, with the storage error's code when it had one. */
+export class ReadError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The reads of `store`: on `threads` reader threads opening `address` (store/open.ts storeAddress), or on the
+ * calling thread when `address` is null or `threads` is 0.
+ */
+export function openRunReads(store: RunStore, address: string | null, options: { threads?: number; synchronous: Synchronous }): RunReads {
+  const threads = options.threads ?? READER_THREADS;
+  if (address === null || threads <= 0) return inlineReads(store);
+  return new ThreadedReads(address, options.synchronous, threads);
+}
+
+function inlineReads(store: RunStore): RunReads {
+  return {
+    list: async (filter) => store.list(filter),
+    stepsBounded: async (runId, max) => store.stepsBounded(runId, max),
+    close: async () => {},
+  };
+}
+
+interface Reader {
+  worker: Worker;
+  /** Reads sent and not answered. */
+  waiting: Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>;
+  /** Settles once the thread's connection is open (rejects when it cannot open). */
+  ready: Promise<void>;
+}
+
+class ThreadedReads implements RunReads {
+  private readonly readers: Reader[] = [];
+  private next = 0;
+  private closed = false;
+
+  constructor(
+    private readonly address: string,
+    private readonly synchronous: Synchronous,
+    private readonly threads: number,
+  ) {}
+
+  list(filter: RunListFilter) {
+    return this.ask<{ rows: RunRow[]; total: number }>((id) => ({ t: "list", id, filter }));
+  }
+
+  stepsBounded(runId: string, max: number) {
+    return this.ask<{ steps: StepRow[]; omitted: number }>((id) => ({ t: "steps", id, runId, max }));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const reader of this.readers.splice(0)) {
+      for (const waiter of reader.waiting.values()) waiter.reject(new ReadError("the store is closed", undefined));
+      reader.waiting.clear();
+      reader.worker.terminate();
+    }
+  }
+
+  /** Sends a read to the reader with the fewest reads waiting (threads start on first use, not at the server's start). */
+  private async ask<T>(request: (id: number) => ReaderRequest): Promise<T> {
+    if (this.closed) throw new ReadError("the store is closed", undefined);
+    const reader = this.pick();
+    await reader.ready;
+    const id = ++this.next;
+    return new Promise<T>((resolve, reject) => {
+      reader.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      (reader.worker as { ref?: () => void }).ref?.();
+      reader.worker.postMessage(JSON.stringify(request(id)));
+    });
+  }
+
+  private pick(): Reader {
+    let best: Reader | undefined;
+    for (const reader of this.readers) if (!best || reader.waiting.size < best.waiting.size) best = reader;
+    if (best && (best.waiting.size === 0 || this.readers.length >= this.threads)) return best;
+    const reader = this.spawn();
+    this.readers.push(reader);
+    return reader;
+  }
+
+  private spawn(): Reader {
+    const worker = new Worker(threadEntry("store/reader-thread.ts"));
+    const waiting: Reader["waiting"] = new Map();
+    let started!: (error?: string) => void;
+    const ready = new Promise<void>((resolve, reject) => {
+      started = (error) => (error === undefined ? resolve() : reject(new ReadError(`the run reader could not open the store: ${error}`, undefined)));
+    });
+    const reader: Reader = { worker, waiting, ready };
+    worker.onmessage = (event: MessageEvent) => {
+      const reply = JSON.parse(event.data as string) as ReaderReply;
+      if (reply.id === 0) return started("error" in reply ? reply.error : undefined);
+      const waiter = waiting.get(reply.id);
+      waiting.delete(reply.id);
+      // Held open only while a read is due: an idle server (or a test's app) can end without closing it.
+      if (waiting.size === 0) (worker as { unref?: () => void }).unref?.();
+      if ("error" in reply) waiter?.reject(new ReadError(reply.error, reply.code));
+      else waiter?.resolve(reply.result);
+    };
+    worker.onerror = (event) => {
+      // A thread that died fails what it held; the next read starts another.
+      const error = new ReadError(`the run reader stopped: ${event.message}`, undefined);
+      started(error.message);
+      for (const waiter of waiting.values()) waiter.reject(error);
+      waiting.clear();
+      const at = this.readers.indexOf(reader);
+      if (at >= 0) this.readers.splice(at, 1);
+    };
+    worker.postMessage(JSON.stringify({ t: "init", address: this.address, synchronous: this.synchronous }));
+    (worker as { unref?: () => void }).unref?.();
+    // Not awaited by anyone yet: a failed start is reported to the read that waits for it.
+    ready.catch(() => {
+      const at = this.readers.indexOf(reader);
+      if (at >= 0) this.readers.splice(at, 1);
+      worker.terminate();
+    });
+    return reader;
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * The run writer of the store the process opened: on PostgreSQL the asynchronous client commits batches from
+ * the serving thread without blocking it (postgres/writer.ts); on SQLite WEFT_RUN_WRITER picks the writer
+ * (adaptive-writer.ts). The engine asks for "the run writer" and never learns which database it writes to.
+ */
+import { sqliteRunWriter, type SqliteRunWriterOptions } from "./adaptive-writer";
+import { PostgresWriter } from "./postgres/writer";
+import { isPostgres } from "./postgres/sync-db";
+import type { RunWrites } from "./run-writes";
+
+export function openRunWriter(options: SqliteRunWriterOptions): RunWrites {
+  return isPostgres(options.db) ? new PostgresWriter(options.db, options.onError) : sqliteRunWriter(options);
+}
