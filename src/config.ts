@@ -63,6 +63,8 @@ export interface Config {
   runMaxSteps: number;
   /** Where run and step rows are committed: auto (default: the main thread while it has time to spare, a dedicated writer thread under load), the thread, or the main thread (least CPU in total). */
   runWriter: "auto" | "thread" | "inline";
+  /** WEFT_DATABASE_POOL: connections the run writer may commit on at once (PostgreSQL; more open only while writes wait for one). */
+  databasePool: number;
   /** WEFT_READER_THREADS: threads that read run lists and run details off the serving thread (store/run-reads.ts); 0 reads on it. */
   readerThreads: number;
   oauthAppsFile: string | undefined;
@@ -255,6 +257,7 @@ export function loadConfig(env: Env = process.env): Config {
     runMaxSteps: integer(env, "WEFT_RUN_MAX_STEPS", 250_000, 1, 1_000_000_000),
     runWriter: oneOf(env, "WEFT_RUN_WRITER", "auto", ["auto", "thread", "inline"] as const),
     readerThreads: integer(env, "WEFT_READER_THREADS", 2, 0, 64),
+    databasePool: integer(env, "WEFT_DATABASE_POOL", 8, 1, 1_000),
     oauthAppsFile: env.WEFT_OAUTH_APPS || undefined,
     oauthStateTtlSeconds: integer(env, "WEFT_OAUTH_STATE_TTL_SECONDS", 600, 1, 86_400),
     allowedCidrs: cidrs,

@@ -83,6 +83,7 @@ export class Engine {
       storeAddress: o.storeAddress ?? null,
       mode: o.config.runWriter,
       synchronous: o.config.dbSynchronous,
+      pool: o.config.databasePool,
       onError: onWriteError,
       onSwitch: (to, load) => o.log.debug("run writer switched", { commitsOn: to === "inline" ? "main thread" : "writer thread", mainThreadBusy: load }),
     });

@@ -8,6 +8,11 @@ import { PostgresWriter } from "./postgres/writer";
 import { isPostgres } from "./postgres/sync-db";
 import type { RunWrites } from "./run-writes";
 
-export function openRunWriter(options: SqliteRunWriterOptions): RunWrites {
-  return isPostgres(options.db) ? new PostgresWriter(options.db, options.onError) : sqliteRunWriter(options);
+export interface RunWriterOptions extends SqliteRunWriterOptions {
+  /** Connections a database server's writer may commit on at once (WEFT_DATABASE_POOL). */
+  pool: number;
+}
+
+export function openRunWriter(options: RunWriterOptions): RunWrites {
+  return isPostgres(options.db) ? new PostgresWriter(options.db, options.onError, options.pool) : sqliteRunWriter(options);
 }

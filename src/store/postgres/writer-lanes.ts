@@ -1,7 +1,8 @@
 /**
- * The run writer's connections to PostgreSQL (./writer.ts): batches are committed
- * on LANES connections at once, so one batch's commit (its WAL flush, its round trip) overlaps the next
- * batch's work instead of the instance waiting for it with the requests behind it.
+ * The run writer's connections to PostgreSQL (./writer.ts): batches are committed on several connections at
+ * once, so one batch's commit (its WAL flush, its round trip) overlaps the next batch's work instead of the
+ * instance waiting for it with the requests behind it. LANES connections open at the start; more, up to the
+ * writer's pool (WEFT_DATABASE_POOL), open when batches wait for a lane (a remote database: ./writer.ts).
  *
  * Batches arrive in order; a batch waits for every earlier batch still committing that it depends on, so the
  * result is that of committing them one after another:
@@ -13,13 +14,12 @@
  * (migration 15), so nothing else is shared.
  */
 // Bun.SQL at the call: naming it at the top would load the client in every process, SQLite ones included.
-import type { SQL } from "bun";
 import { RUN_COLUMNS } from "../runs";
 import type { WireOp } from "../run-writes";
 import { PostgresRunBatches, type RunColumnTypes } from "./run-batches";
 import type { PostgresDb } from "./sync-db";
 
-/** Connections the writer commits on (the writer keeps as many batches in flight). */
+/** Connections the writer opens at the start and keeps batches in flight on however fast the database answers. */
 export const LANES = 2;
 /** How often the counts' changes are folded. */
 const FOLD_EVERY_MS = 1_000;
@@ -92,6 +92,8 @@ export interface EarlyLane {
   connectAfterMs?: number;
   /** Told when none of the lanes could open (the store's connection then goes on committing). */
   noLane?: (error: unknown) => void;
+  /** Connections the writer may open in all (at least 1; default LANES). */
+  pool?: number;
 }
 
 export class PostgresWriterLanes {
@@ -100,15 +102,23 @@ export class PostgresWriterLanes {
   private readonly flights = new Set<Flight>();
   /** Every lane opened (closed too, once open). */
   private readonly lanes: PostgresRunBatches[] = [];
-  /** The lanes' connections still opening. */
+  /** The lanes' connections opening or opened (each settles once joined or failed). */
   private readonly opening: Array<Promise<void>> = [];
+  /** Connections opening now. */
+  private connecting = 0;
+  /** A connection beyond the first lanes failed to open: no more are tried. */
+  private refused = false;
   private closed = false;
   /** Ends the wait before connecting (see open). */
   private stopWaiting = () => {};
   /** Free to take: the early lane (see open), while no lane of the writer's own is open yet. */
   private earlyFree: boolean;
 
-  private constructor(private readonly early: PostgresRunBatches | null) {
+  private constructor(
+    private readonly early: PostgresRunBatches | null,
+    private readonly connect: () => Promise<PostgresRunBatches>,
+    readonly pool: number,
+  ) {
     this.earlyFree = early !== null;
   }
 
@@ -123,7 +133,18 @@ export class PostgresWriterLanes {
    */
   static open(url: string, types: RunColumnTypes, options: EarlyLane = {}): Promise<PostgresWriterLanes> {
     const { store, connectAfterMs = 0, noLane } = options;
-    const writer = new PostgresWriterLanes(store ? new PostgresRunBatches((statements) => store.applyStatements(statements), types) : null);
+    const pool = Math.max(1, options.pool ?? LANES);
+    const connect = async () => {
+      const sql = new Bun.SQL(url, { adapter: "postgres", max: 1, idleTimeout: 0 });
+      try {
+        await sql.connect();
+      } catch (error) {
+        await sql.close().catch(() => {});
+        throw error;
+      }
+      return PostgresRunBatches.on(sql, types);
+    };
+    const writer = new PostgresWriterLanes(store ? new PostgresRunBatches((statements) => store.applyStatements(statements), types) : null, connect, pool);
     // Closing ends the wait (and then connects nothing).
     const due = new Promise<void>((resolve) => {
       const timer = connectAfterMs > 0 ? setTimeout(resolve, connectAfterMs) : undefined;
@@ -134,26 +155,12 @@ export class PostgresWriterLanes {
         resolve();
       };
     });
-    const attempts = Array.from({ length: LANES }, async () => {
+    const attempts = Array.from({ length: Math.min(LANES, pool) }, async () => {
       await due;
       if (writer.closed) throw new Error("closed before connecting");
-      const sql = new Bun.SQL(url, { adapter: "postgres", max: 1, idleTimeout: 0 });
-      try {
-        await sql.connect();
-      } catch (error) {
-        await sql.close().catch(() => {});
-        throw error;
-      }
-      return PostgresRunBatches.on(sql, types);
+      return connect();
     });
-    for (const attempt of attempts) {
-      writer.opening.push(
-        attempt.then(
-          (lane) => writer.joined(lane),
-          () => {},
-        ),
-      );
-    }
+    for (const attempt of attempts) writer.track(attempt);
     if (store) {
       void Promise.any(attempts).catch((error: AggregateError) => {
         if (!writer.closed) noLane?.(error.errors[0]);
@@ -165,6 +172,32 @@ export class PostgresWriterLanes {
       (error: AggregateError) => {
         throw error.errors[0];
       },
+    );
+  }
+
+  /** A connection opening: it joins the lanes once open; one that cannot open is left out. */
+  private track(attempt: Promise<PostgresRunBatches>) {
+    const opening = attempt.then(
+      (lane) => this.joined(lane),
+      () => {},
+    );
+    this.opening.push(opening);
+    this.connecting++;
+    void opening.finally(() => this.connecting--);
+  }
+
+  /**
+   * One more connection when batches wait for a lane and the pool has room: a database far away keeps each
+   * batch out for its round trip, and the batches behind it should not wait for that too. Not while the first
+   * lanes have yet to open (the start), nor after one failed to open (the server refuses more).
+   */
+  private grow() {
+    if (this.closed || this.refused || this.lanes.length === 0 || this.connecting > 0 || this.lanes.length >= this.pool) return;
+    this.track(
+      this.connect().catch((error: unknown) => {
+        this.refused = true;
+        throw error;
+      }),
     );
   }
 
@@ -233,6 +266,7 @@ export class PostgresWriterLanes {
       this.earlyFree = false;
       return Promise.resolve(this.early!);
     }
+    this.grow();
     return new Promise((resolve) => this.waitingForLane.push(resolve));
   }
 

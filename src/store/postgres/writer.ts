@@ -2,7 +2,13 @@
  * The run writer on PostgreSQL, on the main thread: the client is asynchronous, so nothing here blocks the
  * event loop, and a batch costs no hand-off to another thread (the thread's wake-ups cost most on busy cores,
  * where several instances share them). Batches are compiled into one statement each (./run-batches.ts) and
- * committed two at once (./writer-lanes.ts); its callers are answered when their batch committed.
+ * committed several at once (./writer-lanes.ts); its callers are answered when their batch committed.
+ *
+ * How many at once: LANES while the database answers fast — the writes that wait meanwhile go out together
+ * in the next batch, the fewest transactions for the database to commit. When the oldest waiting write has
+ * waited LANE_WAIT_MS (a database across a network: each batch is out for a round trip of 0.5–5 ms), another
+ * batch goes out on another connection, up to the pool (WEFT_DATABASE_POOL), so a write waits for its own
+ * round trip and not also for the batches ahead of it.
  */
 import { dropSentDefinitions, encodeOp, packFinishedRuns, QueueingWriter } from "../run-writes";
 import { RecordDictionaries } from "./record-dictionaries";
@@ -12,6 +18,14 @@ import { LANES, PostgresWriterLanes } from "./writer-lanes";
 
 /** How long after its first use (warm or a batch) the writer's own connections start connecting. */
 export const CONNECT_AFTER_MS = 1_000;
+/**
+ * How long a write waits for one of the first LANES batches to come back before another batch takes it. A
+ * commit on the same machine usually answers within it, one across a network does not (docs/scaling.md,
+ * "A database across a network").
+ */
+export const LANE_WAIT_MS = 1;
+/** Connections the writer commits on at most by default (WEFT_DATABASE_POOL). */
+export const DEFAULT_POOL = 8;
 
 export class PostgresWriter extends QueueingWriter {
   /** Opened by `warm` (the engine's start) or the first batch, whichever comes first. */
@@ -21,11 +35,15 @@ export class PostgresWriter extends QueueingWriter {
   /** See dropSentDefinitions; forgotten when a batch fails. */
   private readonly sentDefinitions = new Set<string>();
   private readonly dictionaries = new RecordDictionaries();
+  /** When the oldest write in the queue was first seen waiting (performance.now()); undefined while none waits. */
+  private waitingSince: number | undefined;
+  private waitTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** The store's connection: it commits until a lane is open (and its layout keeps the names' keys). */
   constructor(
     private readonly db: PostgresDb,
     onError: (error: unknown) => void,
+    private readonly pool = DEFAULT_POOL,
   ) {
     super(onError);
   }
@@ -46,6 +64,7 @@ export class PostgresWriter extends QueueingWriter {
       const lanes = PostgresWriterLanes.open(this.db.url, runColumnTypes(this.db.asDatabase()), {
         store: this.db,
         connectAfterMs: CONNECT_AFTER_MS,
+        pool: this.pool,
         noLane: (error) =>
           this.onError(
             new Error(
@@ -66,8 +85,28 @@ export class PostgresWriter extends QueueingWriter {
   }
 
   protected kick() {
-    if (this.flights >= LANES || this.queue.length === 0) return;
+    if (this.queue.length === 0) {
+      this.waitingSince = undefined;
+      return;
+    }
+    const first = Math.min(LANES, this.pool);
+    if (this.flights >= Math.max(first, this.pool)) return;
+    if (this.flights >= first) {
+      const now = performance.now();
+      this.waitingSince ??= now;
+      const left = this.waitingSince + LANE_WAIT_MS - now;
+      if (left > 0) {
+        this.waitTimer ??= setTimeout(() => {
+          this.waitTimer = undefined;
+          this.kick();
+        }, left);
+        return;
+      }
+    }
+    clearTimeout(this.waitTimer);
+    this.waitTimer = undefined;
     const { entries, ops } = this.take();
+    this.waitingSince = this.queue.length > 0 ? performance.now() : undefined;
     dropSentDefinitions(ops, this.sentDefinitions);
     // A run inserted finished carries its steps and cold columns in its record (one value instead of a row
     // per step); one inserted earlier keeps its step rows (packing them would first read them back).
