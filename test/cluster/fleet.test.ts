@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testApp } from "../support/app";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
-import { freshPostgresDatabase } from "../support/postgres-storage";
+import { networkPostgresDatabase } from "../support/postgres-storage";
 import { type ServerHandle, startServer } from "../support/server";
 
 announceMissingPostgres();
@@ -44,7 +44,7 @@ describe.skipIf(!postgresBinaries())("the fleet registry, two instances on one P
   });
 
   test("each lists both; a SIGKILLed one is shown not alive after three missed heartbeats; a clean stop leaves", async () => {
-    const { url } = await freshPostgresDatabase();
+    const { url } = await networkPostgresDatabase();
     const env = { WEFT_DATABASE_URL: url, WEFT_HEARTBEAT_SECONDS: "1", WEFT_LOG_LEVEL: "warn" };
     const a = await startServer({ env });
     servers.push(a);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { clusterEnv, effectSink, publishSinkChain, startInstance } from "../support/cluster";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
-import { freshPostgresDatabase } from "../support/postgres-storage";
+import { networkPostgresDatabase } from "../support/postgres-storage";
 import type { ServerHandle } from "../support/server";
 import { parseSse, type SseEvent } from "../support/sse";
 
@@ -37,7 +37,7 @@ describe.skipIf(!postgresBinaries())("two instances on one PostgreSQL database",
   let token: string;
 
   beforeAll(async () => {
-    const { url } = await freshPostgresDatabase();
+    const { url } = await networkPostgresDatabase();
     const env = clusterEnv(url);
     a = await startInstance(servers, env);
     b = await startInstance(servers, env);

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { call, clusterEnv, startInstance } from "../support/cluster";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
-import { freshPostgresDatabase } from "../support/postgres-storage";
+import { networkPostgresDatabase } from "../support/postgres-storage";
 import type { ServerHandle } from "../support/server";
 
 announceMissingPostgres();
@@ -45,7 +45,7 @@ describe.skipIf(!postgresBinaries())("the live fleet of a cluster", () => {
   });
 
   beforeAll(async () => {
-    const { url } = await freshPostgresDatabase();
+    const { url } = await networkPostgresDatabase();
     env = clusterEnv(url);
     piecesDir = mkdtempSync(join(tmpdir(), "weft-extra-"));
     writeFileSync(join(piecesDir, "extra.js"), EXTRA);

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { clusterEnv, ok, publishWebhook, startInstance } from "../support/cluster";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
-import { freshPostgresDatabase } from "../support/postgres-storage";
+import { networkPostgresDatabase } from "../support/postgres-storage";
 import type { ServerHandle } from "../support/server";
 
 announceMissingPostgres();
@@ -48,7 +48,7 @@ describe.skipIf(!postgresBinaries())("an api instance and workers on one Postgre
   const start = (role: "api" | "worker") => startInstance(servers, env, { role });
 
   beforeAll(async () => {
-    const { url } = await freshPostgresDatabase();
+    const { url } = await networkPostgresDatabase();
     env = clusterEnv(url);
     api = await start("api");
     await start("worker");

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { allRuns, clusterEnv, effectSink, publishSinkChain, startInstance } from "../support/cluster";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
-import { freshPostgresDatabase } from "../support/postgres-storage";
+import { networkPostgresDatabase } from "../support/postgres-storage";
 import type { ServerHandle } from "../support/server";
 
 announceMissingPostgres();
@@ -31,7 +31,7 @@ afterAll(async () => {
 
 describe.skipIf(!postgresBinaries())("a cluster of three on one PostgreSQL database", () => {
   test("one SIGKILLed half-way through 3,000 webhook calls: every accepted run ends once, no side effect twice, the survivors finish in time", async () => {
-    const { url } = await freshPostgresDatabase();
+    const { url } = await networkPostgresDatabase();
     const env = clusterEnv(url, { WEFT_LEASE_SECONDS: String(LEASE_SECONDS) });
     const first = await startInstance(servers, env);
     await startInstance(servers, env);

@@ -13,7 +13,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
-import { freshPostgresDatabase } from "../support/postgres-storage";
+import { networkPostgresDatabase } from "../support/postgres-storage";
 import { type ServerHandle, startServer } from "../support/server";
 
 announceMissingPostgres();
@@ -117,7 +117,7 @@ describe.skipIf(!postgresBinaries())("triggers on a cluster of instances sharing
   });
 
   test("a schedule every second, live on three instances for ~10 s, fires exactly one run per instant", async () => {
-    const { url } = await freshPostgresDatabase();
+    const { url } = await networkPostgresDatabase();
     const [a, b, c] = await cluster(3, clusterEnv(url, { WEFT_SCHEDULE_MIN_INTERVAL: "1" }), servers);
     // Every second (six fields, seconds first; the built-in "every" stops at 10 s).
     const workflowId = await publish(a!, { type: "cron", pieceId: "schedule", actionId: "cron", config: { expression: "* * * * * *", timezone: "UTC" } });
@@ -150,7 +150,7 @@ describe.skipIf(!postgresBinaries())("triggers on a cluster of instances sharing
     try {
       const piecesDir = mkdtempSync(join(tmpdir(), "weft-pid-poll-"));
       writeFileSync(join(piecesDir, "pid-poll.js"), PID_POLL);
-      const { url } = await freshPostgresDatabase();
+      const { url } = await networkPostgresDatabase();
       const env = clusterEnv(url, { WEFT_PIECES_DIR: piecesDir, WEFT_ALLOW_CIDRS: "127.0.0.0/8", WEFT_POLL_MIN_INTERVAL: "1" });
       const [a, b] = await cluster(2, env, servers);
       const pids = new Set([a!.proc.pid, b!.proc.pid]);
@@ -185,7 +185,7 @@ describe.skipIf(!postgresBinaries())("triggers on a cluster of instances sharing
     try {
       const piecesDir = mkdtempSync(join(tmpdir(), "weft-pid-sub-"));
       writeFileSync(join(piecesDir, "pid-sub.js"), PID_SUBSCRIPTION);
-      const { url } = await freshPostgresDatabase();
+      const { url } = await networkPostgresDatabase();
       const [a, b] = await cluster(2, clusterEnv(url, { WEFT_PIECES_DIR: piecesDir, WEFT_ALLOW_CIDRS: "127.0.0.0/8" }), servers);
       const workflowId = await publish(a!, { type: "subscription", pieceId: "pid_sub", actionId: "held", config: { url: sink.url } });
 

@@ -1,6 +1,7 @@
 /**
- * Real `weft serve` processes forming a cluster on one PostgreSQL database, for test/cluster/: the
- * environment they share, starting instances (one encryption key for all), JSON calls, a loopback sink that
+ * Real `weft serve` processes forming a cluster on one PostgreSQL database, for test/cluster/ — reached, as in
+ * a real cluster, across a "network": a loopback proxy ~2 ms away (postgres-storage.ts, networkPostgresDatabase).
+ * The environment they share, starting instances (one encryption key for all), JSON calls, a loopback sink that
  * counts the side effects of steps, and a workflow of HTTP steps calling it.
  */
 import { resolve } from "node:path";

@@ -7,6 +7,7 @@ import { SQL } from "bun";
 import type { Db } from "../../src/store/db";
 import { openPostgres } from "../../src/store/postgres/db";
 import { PostgresDb } from "../../src/store/postgres/sync-db";
+import { type LatencyProxy, startLatencyProxy } from "./latency-proxy";
 import { startPostgres, type PostgresHandle } from "./postgres";
 
 export const testStorage = (): "sqlite" | "postgres" => (process.env.WEFT_TEST_STORAGE === "postgres" ? "postgres" : "sqlite");
@@ -40,6 +41,19 @@ export async function freshPostgresDatabase(): Promise<{ db: Db; url: string }> 
   return { db: db.asDatabase(), url };
 }
 
+let proxy: Promise<LatencyProxy> | undefined;
+
+/**
+ * A fresh database as freshPostgresDatabase gives it, with `url` reaching it through a loopback proxy that adds
+ * ~1 ms each way (test/support/latency-proxy.ts): a round trip of ~2 ms, as to a database on another host. The
+ * cluster tests give instances this URL; `db` is direct, for the test's own checks.
+ */
+export async function networkPostgresDatabase(): Promise<{ db: Db; url: string }> {
+  const fresh = await freshPostgresDatabase();
+  proxy ??= startLatencyProxy(fresh.url, { delayMs: 1 });
+  return { db: fresh.db, url: (await proxy).url(fresh.url) };
+}
+
 /** A new database with no schema at all (a test migrates it step by step), with its URL. */
 export async function emptyPostgresDatabase(): Promise<string> {
   const { pg, admin } = await shared();
@@ -58,6 +72,8 @@ export function connectPostgresDatabase(url: string): Db {
 /** Closes every database handed out and stops the server (the preload calls it after the last file). */
 export async function stopSharedPostgres(): Promise<void> {
   if (!server) return;
+  await (await proxy?.catch(() => undefined))?.stop();
+  proxy = undefined;
   const { pg, admin } = await server;
   for (const db of open.splice(0)) {
     try {
