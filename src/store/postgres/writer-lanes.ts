@@ -1,8 +1,9 @@
 /**
  * The run writer's connections to PostgreSQL (./writer.ts): batches are committed on several connections at
  * once, so one batch's commit (its WAL flush, its round trip) overlaps the next batch's work instead of the
- * instance waiting for it with the requests behind it. LANES connections open at the start; more, up to the
- * writer's pool (WEFT_DATABASE_POOL), open when batches wait for a lane (a remote database: ./writer.ts).
+ * instance waiting for it with the requests behind it. LANES connections open at the start; on a database
+ * across a network (REMOTE_ROUND_TRIP_MS) more, up to the writer's pool (WEFT_DATABASE_POOL), open when batches
+ * wait for a lane (./writer.ts).
  *
  * Batches arrive in order; a batch waits for every earlier batch still committing that it depends on, so the
  * result is that of committing them one after another:
@@ -14,6 +15,7 @@
  * (migration 15), so nothing else is shared.
  */
 // Bun.SQL at the call: naming it at the top would load the client in every process, SQLite ones included.
+import type { SQL } from "bun";
 import { RUN_COLUMNS } from "../runs";
 import type { WireOp } from "../run-writes";
 import { PostgresRunBatches, type RunColumnTypes } from "./run-batches";
@@ -21,6 +23,23 @@ import type { PostgresDb } from "./sync-db";
 
 /** Connections the writer opens at the start and keeps batches in flight on however fast the database answers. */
 export const LANES = 2;
+/**
+ * A round trip from which on the database counts as across a network. On the same machine one takes 0.05–0.3
+ * ms; to another host in the same rack 0.3–0.5, another rack or zone 1–2.
+ */
+export const REMOTE_ROUND_TRIP_MS = 0.5;
+
+/** The shortest of three `SELECT 1` round trips on `sql`, ms (the first may pay for preparing the statement). */
+async function roundTripMs(sql: SQL): Promise<number> {
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < 3; i++) {
+    const started = performance.now();
+    await sql.unsafe("SELECT 1");
+    best = Math.min(best, performance.now() - started);
+  }
+  return best;
+}
+
 /** How often the counts' changes are folded. */
 const FOLD_EVERY_MS = 1_000;
 const DEFINITION = RUN_COLUMNS.indexOf("definition_hash");
@@ -108,6 +127,20 @@ export class PostgresWriterLanes {
   private connecting = 0;
   /** A connection beyond the first lanes failed to open: no more are tried. */
   private refused = false;
+  /** The shortest round trip measured on a lane as it opened, ms. */
+  private roundTrip = Number.POSITIVE_INFINITY;
+
+  /**
+   * The database is across a network: a round trip takes REMOTE_ROUND_TRIP_MS or more. Only then does the
+   * writer keep more than LANES batches in flight (./writer.ts).
+   */
+  get remote(): boolean {
+    return this.roundTrip !== Number.POSITIVE_INFINITY && this.roundTrip >= REMOTE_ROUND_TRIP_MS;
+  }
+
+  private heard(ms: number) {
+    this.roundTrip = Math.min(this.roundTrip, ms);
+  }
   private closed = false;
   /** Ends the wait before connecting (see open). */
   private stopWaiting = () => {};
@@ -138,6 +171,7 @@ export class PostgresWriterLanes {
       const sql = new Bun.SQL(url, { adapter: "postgres", max: 1, idleTimeout: 0 });
       try {
         await sql.connect();
+        writer.heard(await roundTripMs(sql));
       } catch (error) {
         await sql.close().catch(() => {});
         throw error;
@@ -187,12 +221,14 @@ export class PostgresWriterLanes {
   }
 
   /**
-   * One more connection when batches wait for a lane and the pool has room: a database far away keeps each
-   * batch out for its round trip, and the batches behind it should not wait for that too. Not while the first
-   * lanes have yet to open (the start), nor after one failed to open (the server refuses more).
+   * One more connection when batches wait for a lane, the database is across a network and the pool has room:
+   * a database far away keeps each batch out for its round trip, and the batches behind it should not wait for
+   * that too. Not while the first lanes have yet to open (the start), nor after one failed to open (the server
+   * refuses more). On the same machine more lanes only make smaller batches: each a transaction and a WAL
+   * flush of its own (at 50 connections, half the requests a second with eight lanes than with two).
    */
   private grow() {
-    if (this.closed || this.refused || this.lanes.length === 0 || this.connecting > 0 || this.lanes.length >= this.pool) return;
+    if (!this.remote || this.closed || this.refused || this.lanes.length === 0 || this.connecting > 0 || this.lanes.length >= this.pool) return;
     this.track(
       this.connect().catch((error: unknown) => {
         this.refused = true;

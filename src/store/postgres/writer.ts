@@ -4,11 +4,12 @@
  * where several instances share them). Batches are compiled into one statement each (./run-batches.ts) and
  * committed several at once (./writer-lanes.ts); its callers are answered when their batch committed.
  *
- * How many at once: LANES while the database answers fast — the writes that wait meanwhile go out together
- * in the next batch, the fewest transactions for the database to commit. When the oldest waiting write has
- * waited LANE_WAIT_MS (a database across a network: each batch is out for a round trip of 0.5–5 ms), another
- * batch goes out on another connection, up to the pool (WEFT_DATABASE_POOL), so a write waits for its own
- * round trip and not also for the batches ahead of it.
+ * How many at once: LANES on a database on the same machine — the writes that wait meanwhile go out together
+ * in the next batch, the fewest transactions (and WAL flushes) for the database to commit. On a database
+ * across a network (the lanes measure its round trip as they open: writer-lanes.ts, REMOTE_ROUND_TRIP_MS),
+ * each batch is out for a round trip of 0.5–5 ms besides its commit: once the oldest waiting write has waited
+ * LANE_WAIT_MS, another batch goes out on another connection, up to the pool (WEFT_DATABASE_POOL), so a write
+ * waits for its own round trip and not also for the batches ahead of it.
  */
 import { dropSentDefinitions, encodeOp, packFinishedRuns, QueueingWriter } from "../run-writes";
 import { RecordDictionaries } from "./record-dictionaries";
@@ -19,9 +20,8 @@ import { LANES, PostgresWriterLanes } from "./writer-lanes";
 /** How long after its first use (warm or a batch) the writer's own connections start connecting. */
 export const CONNECT_AFTER_MS = 1_000;
 /**
- * How long a write waits for one of the first LANES batches to come back before another batch takes it. A
- * commit on the same machine usually answers within it, one across a network does not (docs/scaling.md,
- * "A database across a network").
+ * How long a write waits for one of the first LANES batches to come back before another batch takes it, on a
+ * database across a network (docs/scaling.md, "A database across a network").
  */
 export const LANE_WAIT_MS = 1;
 /** Connections the writer commits on at most by default (WEFT_DATABASE_POOL). */
@@ -38,6 +38,8 @@ export class PostgresWriter extends QueueingWriter {
   /** When the oldest write in the queue was first seen waiting (performance.now()); undefined while none waits. */
   private waitingSince: number | undefined;
   private waitTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The lanes once open (whether the database is across a network is theirs to tell). */
+  private opened: PostgresWriterLanes | undefined;
 
   /** The store's connection: it commits until a lane is open (and its layout keeps the names' keys). */
   constructor(
@@ -73,9 +75,14 @@ export class PostgresWriter extends QueueingWriter {
           ),
       });
       this.lanes = lanes;
-      lanes.catch(() => {
-        if (this.lanes === lanes) this.lanes = undefined;
-      });
+      lanes.then(
+        (open) => {
+          this.opened = open;
+        },
+        () => {
+          if (this.lanes === lanes) this.lanes = undefined;
+        },
+      );
     }
     return this.lanes;
   }
@@ -90,7 +97,7 @@ export class PostgresWriter extends QueueingWriter {
       return;
     }
     const first = Math.min(LANES, this.pool);
-    if (this.flights >= Math.max(first, this.pool)) return;
+    if (this.flights >= (this.opened?.remote ? Math.max(first, this.pool) : first)) return;
     if (this.flights >= first) {
       const now = performance.now();
       this.waitingSince ??= now;
