@@ -27,6 +27,7 @@ import type { AppDeps } from "./api/deps";
 import type { Config } from "./config";
 import { Connections, ManagedApps, stateKeyFrom } from "./core/connections";
 import { keyringOptions } from "./core/connections/key-rotation";
+import { ClusterChanges } from "./core/cluster-changes";
 import { secretBox } from "./core/crypto";
 import { Identity } from "./core/identity";
 import { Fleet } from "./core/fleet";
@@ -79,7 +80,9 @@ export interface CreateAppOptions {
 export function createApp(options: CreateAppOptions) {
   const { config, db } = options;
   const log = options.log ?? createLogger(config.logLevel);
-  const identity = new Identity(db);
+  // In a cluster, what one instance changes of the shared settings the others hear of (alone: nothing happens).
+  const clusterChanges = new ClusterChanges({ db, log });
+  const identity = new Identity(db, clusterChanges);
   const security = createSecurity({ identity, rateLimitPerSecond: config.rateLimitPerSecond, rateLimitBurst: config.rateLimitBurst });
   const instanceId = newId();
   // In a cluster each claim of an Idempotency-Key names the instance executing it (released below if it dies).
@@ -95,7 +98,7 @@ export function createApp(options: CreateAppOptions) {
   // One allow-list for this thread's steps and piece calls; Settings → Network changes it (NetworkSettings below).
   const addressPolicy = new AddressPolicy(config.allowedCidrs);
   const guardedFetch = createGuardedFetch({ policy: addressPolicy });
-  const deps = { config, db, log, identity, security, contract, pieces, secrets, guardedFetch } as AppDeps;
+  const deps = { config, db, log, identity, security, contract, pieces, secrets, guardedFetch, clusterChanges } as AppDeps;
   deps.connections = new Connections({
     db,
     box: secrets,
@@ -167,6 +170,7 @@ export function createApp(options: CreateAppOptions) {
       deps.engine.setAllowedCidrs(cidrs);
       packages.setAllowCidrs(cidrs);
     },
+    changes: clusterChanges,
   });
   deps.piecePackages = new PackagesService({ packages, registry: pieces, workflows: deps.workflows, log });
   deps.fleet = new Fleet({
@@ -194,15 +198,19 @@ export function createApp(options: CreateAppOptions) {
   deps.workflows.setLastRunProvider((ids) => deps.engine.store.lastRuns(ids));
   const followUps = new FollowUps(deps.engine, () => workflowSource, pieces, log);
   deps.lifecycleHooks.push({
+    // Announced first: a trigger hook below may throw, and what the others keep of the workflow is stale already.
     onPublish: (workflow, version) => {
       workflowSource.invalidate(workflow.id);
       deps.engine.settingsChanged(workflow.id, "production", version.definition.settings);
       followUps.invalidate();
+      clusterChanges.announce({ what: "workflow", id: workflow.id });
     },
     onUnpublish: (workflow) => {
       workflowSource.invalidate(workflow.id);
       followUps.invalidate();
+      clusterChanges.announce({ what: "workflow", id: workflow.id });
     },
+    onWebhookRotated: (workflow) => clusterChanges.announce({ what: "workflow", id: workflow.id }),
   });
   deps.triggers = createTriggers({
     db,
@@ -222,6 +230,28 @@ export function createApp(options: CreateAppOptions) {
     owner: sharedStore(db) ? deps.fleet.id : undefined,
   });
   deps.lifecycleHooks.push(deps.triggers.lifecycle);
+  // A workflow published, unpublished or rotated on another instance: its webhook target, production definition,
+  // the live event-triggered workflows and the settings of its lane here are read again.
+  const liveSettingsToLane = (workflowId: string) => {
+    const settings = deps.workflows.liveSettings(workflowId);
+    if (settings) deps.engine.settingsChanged(workflowId, "production", settings);
+  };
+  clusterChanges.follow(
+    "workflow",
+    ({ id }) => {
+      if (!id) return;
+      workflowSource.invalidate(id);
+      deps.triggers.forget(id);
+      followUps.invalidate();
+      if (deps.engine.dispatcher.hasLane(id, "production")) liveSettingsToLane(id);
+    },
+    () => {
+      workflowSource.invalidate();
+      deps.triggers.forget();
+      followUps.invalidate();
+      for (const id of deps.engine.dispatcher.waitingWorkflows("production")) liveSettingsToLane(id);
+    },
+  );
 
   const basics: RequestBasics = {
     requestId: (request) => request.headers.get("x-request-id")?.slice(0, 100) || crypto.randomUUID(),

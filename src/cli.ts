@@ -6,8 +6,10 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { VERSION, createApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
-import { rotateKeys } from "./core/connections/key-rotation";
+import { keyringOptions, rotateKeys } from "./core/connections/key-rotation";
 import { Identity } from "./core/identity";
+import { checkClusterKey, KeyMismatchError } from "./core/key-check";
+import { secretBox } from "./core/crypto";
 import { PieceLoadError } from "./pieces-runtime/loader";
 import { loadRegistry } from "./pieces-runtime/registry";
 import { commandOf } from "./runtime-tuning";
@@ -16,7 +18,7 @@ import { backupDatabase } from "./store/backup";
 import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./store/copy-to-postgres";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
 import { checkDatabase, type Db, NewerSchemaError, openDatabase, schemaVersion, type UpgradeListener } from "./store/db";
-import { migrateStore, openStore, type StoreLocation } from "./store/open";
+import { migrateStore, openStore, sharedStore, type StoreLocation } from "./store/open";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
 
@@ -86,6 +88,22 @@ async function openConfiguredStore(config: Config, log?: Logger) {
     fail(
       `cannot use the database WEFT_DATABASE_URL names (${describeDatabaseUrl(config.databaseUrl)}): ${reason}; check that PostgreSQL listens there, that the user and password are right and that the database exists (createdb)`,
     );
+  }
+}
+
+/**
+ * On a shared database (a cluster): stops start-up before the app is built — so before the instance registers,
+ * writes or takes any work — unless it encrypts with the key the cluster's secrets use (src/core/key-check.ts).
+ * Alone on SQLite nothing is checked.
+ */
+function checkEncryptionKey(config: Config, db: Db) {
+  if (!sharedStore(db)) return;
+  try {
+    checkClusterKey(db, secretBox(keyringOptions(config)), config);
+  } catch (error) {
+    if (!(error instanceof KeyMismatchError)) throw error;
+    db.close();
+    fail(error.message);
   }
 }
 
@@ -168,7 +186,9 @@ export async function serve(config: Config) {
     throw error;
   });
   const db = await openConfiguredStore(config, log);
+  checkEncryptionKey(config, db);
   const { app, deps } = createApp({ config, db, log, pieces });
+  // Instances of a cluster starting together each try this: one creates the org and token, the others find them.
   if (config.bootstrapToken && deps.identity.bootstrap(config.bootstrapToken)) {
     log.info("bootstrap token created", { workspace: deps.identity.ensureOrg().workspaceId });
   }
@@ -177,10 +197,11 @@ export async function serve(config: Config) {
   deps.fleet.start();
   // Runs left unfinished by the last process (in a cluster: by instances that died) are recovered before anything new is accepted.
   await deps.engine.start();
-  // In a cluster, a change of Settings → Network made on another instance is put in force here too. Not
-  // awaited: the allow-list in force was read as the app was built, and once the bus listens it is read again,
-  // so a change committed meanwhile is not missed; waiting for the bus's connection held the start ~30 ms.
-  void deps.network.start();
+  // In a cluster, a change of a shared setting made on another instance (Settings → Network, a revoked token, a
+  // workflow published, unpublished or rotated) is put in force here too. Not awaited: what is in force was read
+  // as the app was built, and once the bus listens it is read again, so a change committed meanwhile is not
+  // missed; waiting for the bus's connection held the start ~30 ms.
+  void deps.clusterChanges.start();
   // Schedules and polls start once the engine can take runs; missed schedule instants fire now, once. A
   // worker leaves them to the instances that take requests.
   if (config.role !== "worker") deps.triggers.start();
@@ -199,7 +220,7 @@ export async function serve(config: Config) {
     await deps.triggers.stop(); // no new schedule or poll runs; an in-flight poll finishes and commits
     await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
     deps.piecePackages.stop();
-    await deps.network.stop();
+    await deps.clusterChanges.stop();
     deps.fleet.stop(); // leaves the registry
     db.close();
     lock.release();
@@ -238,6 +259,7 @@ async function mcp(config: Config) {
     throw error;
   });
   const db = await openConfiguredStore(config);
+  checkEncryptionKey(config, db);
   const { deps } = createApp({ config, db, log, pieces });
   if (config.bootstrapToken) deps.identity.bootstrap(config.bootstrapToken);
   const auth = deps.identity.authenticateToken(token);

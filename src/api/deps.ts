@@ -5,6 +5,7 @@
  * own with `permission`, which the security macro writes into the contract as `x-permission`.
  */
 import type { Config } from "../config";
+import type { ClusterChanges } from "../core/cluster-changes";
 import type { Connections } from "../core/connections";
 import type { SecretBox } from "../core/crypto";
 import type { Identity } from "../core/identity";
@@ -61,6 +62,8 @@ export interface AppDeps {
   piecePackages: PackagesService;
   /** Settings → Network: the stored allowed ranges, put in force with WEFT_ALLOW_CIDRS on every thread and piece host. */
   network: NetworkSettings;
+  /** In a cluster: changes of shared settings announced to and heard from the other instances; `serve` calls `start()`. */
+  clusterChanges: ClusterChanges;
   /** The fleet registry: this process's row and heartbeat (`serve` calls `fleet.start()`), and every instance's. */
   fleet: Fleet;
   /** Webhook intake, scheduler, poller, provider registrations (src/core/triggers); `serve` calls `triggers.start()`. */

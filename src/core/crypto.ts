@@ -13,6 +13,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { AppError } from "../http/errors";
 
 const VERSION = "v1";
 const KEY_FILE = "encryption.key";
@@ -21,10 +22,15 @@ export interface SecretBox {
   /** The id of the key new blobs are written with. */
   readonly keyId: string;
   encrypt(text: string): string;
-  /** Throws when the blob was tampered with or written under a key this box does not hold. */
+  /**
+   * Throws when the blob was tampered with, or AppError ENCRYPTION_KEY_MISSING (naming the key id) when it was
+   * written under a key this box does not hold.
+   */
   decrypt(blob: string): string;
   /** True when `blob` was written under the current key (false: re-encrypt it during rotation). */
   isCurrent(blob: string): boolean;
+  /** True when this box holds the key of that id, current or previous. */
+  holds(keyId: string): boolean;
 }
 
 export interface SecretBoxOptions {
@@ -83,10 +89,7 @@ export function secretBox(options: SecretBoxOptions): SecretBox {
       const [version, id, nonceText, bodyText] = blob.split(":");
       if (version !== VERSION || !id || !nonceText || bodyText === undefined) throw new Error("not an encrypted value (expected v1:<keyId>:<nonce>:<data>)");
       const key = keys.get(id);
-      if (!key)
-        throw new Error(
-          `value was encrypted with key ${id}, which this server does not hold (current key ${keyId}); restore the old WEFT_ENCRYPTION_KEY or key file`,
-        );
+      if (!key) throw keyMissing(id, keyId, options.encryptionKey !== undefined);
       const body = Buffer.from(bodyText, "base64url");
       if (body.length < 16) throw new Error("encrypted value is truncated");
       const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(nonceText, "base64url"));
@@ -94,5 +97,15 @@ export function secretBox(options: SecretBoxOptions): SecretBox {
       return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString("utf8");
     },
     isCurrent: (blob: string) => blob.split(":")[1] === keyId,
+    holds: (id: string) => keys.has(id),
   };
+}
+
+/** A secret this server cannot read, as the API answers it: the key it needs, and the two ways to give it that key. */
+function keyMissing(needed: string, held: string, fromEnvironment: boolean): AppError {
+  return new AppError(
+    "ENCRYPTION_KEY_MISSING",
+    `a stored secret was encrypted with key ${needed}, which this server does not hold (its key is ${held}, from ${fromEnvironment ? "WEFT_ENCRYPTION_KEY" : "its data directory's encryption.key"}): give the server that key — copy encryption.key from the data directory of the server that stored the secret, or set WEFT_ENCRYPTION_KEY to that key — and restart it, or enter the secret again`,
+    { keyId: needed, serverKeyId: held },
+  );
 }

@@ -7,8 +7,8 @@ import { AppError } from "../http/errors";
 import { nowIso, type Db, atomically } from "../store/db";
 import { IdentityStore, type TokenRow, type UserRow, type WorkspaceRow } from "../store/identity";
 import { newId, newSecret, sha256 } from "../lib/ids";
-import { lazy } from "../lib/lazy";
 import { SCOPES, parseScopes, type Scope } from "../schema/scopes";
+import type { ClusterChanges } from "./cluster-changes";
 
 export interface Principal {
   kind: "token" | "session";
@@ -33,6 +33,7 @@ export interface TokenView {
 }
 
 const SESSION_DAYS = 14;
+const SETUP_DONE = "setup is already done; log in with POST /api/auth/login";
 const TOUCH_INTERVAL_MS = 60_000;
 
 const tokenView = (row: TokenRow): TokenView => ({
@@ -50,35 +51,61 @@ export const userView = (row: UserRow) => ({ id: row.id, email: row.email, name:
 
 export class Identity {
   readonly store: IdentityStore;
-  // Hot path: a bearer call hashes the token and reads one cached row; revocation evicts at once. Made by the
-  // first call that needs it: lru-cache allocates all its slots at once (~4 ms of start-up for this one).
-  private readonly tokenCache = lazy(() => new LRUCache<string, { row: TokenRow; principal: Principal }>({ max: 10_000, ttl: 30_000 }));
+  // Hot path: a bearer call hashes the token and reads one cached row; revocation evicts at once (in a cluster,
+  // on every instance: `changes`). Made by the first call that needs it: lru-cache allocates all its slots at
+  // once (~4 ms of start-up for this one).
+  private tokens: LRUCache<string, { row: TokenRow; principal: Principal }> | undefined;
   private readonly touched = new Map<string, number>();
 
-  constructor(readonly db: Db) {
+  /** `changes`: where a revocation is announced to the other instances of a cluster, and heard from them. */
+  constructor(
+    readonly db: Db,
+    private readonly changes?: ClusterChanges,
+  ) {
     this.store = new IdentityStore(db);
+    changes?.follow(
+      "tokens",
+      () => this.forgetTokens(),
+      () => this.forgetTokens(),
+    );
   }
 
-  /** Creates org + workspace + all-scopes token with exactly `raw` when the database has no tokens. */
+  private tokenCache() {
+    if (!this.tokens) this.tokens = new LRUCache({ max: 10_000, ttl: 30_000 });
+    return this.tokens;
+  }
+
+  /** Tokens are read from the database again (one was revoked, maybe on another instance). */
+  forgetTokens(): void {
+    this.tokens?.clear();
+  }
+
+  /**
+   * Creates org + workspace + all-scopes token with exactly `raw` when the database has no tokens. Instances
+   * of a cluster starting together all call it: the check and the inserts are one unit, so one of them
+   * creates and the others find its token.
+   */
   bootstrap(raw: string): boolean {
-    if (this.store.countTokens() > 0) return false;
-    atomically(this.db, () => {
+    return atomically(this.db, () => {
+      if (this.store.countTokens() > 0) return false;
       const { orgId, workspaceId } = this.ensureOrg();
       this.insertToken(orgId, workspaceId, "bootstrap", [...SCOPES], null, raw);
+      return true;
     });
-    return true;
   }
 
-  /** The first org and its first workspace, created when missing. */
+  /** The first org and its first workspace, created when missing (one unit: never two "Default org"s). */
   ensureOrg(orgName = "Default org"): { orgId: string; workspaceId: string } {
-    const org = this.store.firstOrg();
-    if (org) return { orgId: org.id, workspaceId: this.store.firstWorkspace(org.id)!.id };
-    const orgId = newId();
-    const workspaceId = newId();
-    const at = nowIso();
-    this.store.insertOrg({ id: orgId, name: orgName, created_at: at });
-    this.store.insertWorkspace({ id: workspaceId, org_id: orgId, name: "Default workspace", created_at: at });
-    return { orgId, workspaceId };
+    return atomically(this.db, () => {
+      const org = this.store.firstOrg();
+      if (org) return { orgId: org.id, workspaceId: this.store.firstWorkspace(org.id)!.id };
+      const orgId = newId();
+      const workspaceId = newId();
+      const at = nowIso();
+      this.store.insertOrg({ id: orgId, name: orgName, created_at: at });
+      this.store.insertWorkspace({ id: workspaceId, org_id: orgId, name: "Default workspace", created_at: at });
+      return { orgId, workspaceId };
+    });
   }
 
   createWorkspace(orgId: string, name: string) {
@@ -149,6 +176,7 @@ export class Identity {
     if (!row || row.revoked_at) throw new AppError("NOT_FOUND", `token ${id} not found`);
     this.store.revokeToken(id, nowIso());
     this.tokenCache().delete(row.token_hash);
+    this.changes?.announce({ what: "tokens" });
     return tokenView(row);
   }
 
@@ -186,12 +214,15 @@ export class Identity {
     return this.store.countUsers() === 0;
   }
 
-  /** Creates the first owner; refused once any user exists. Returns a new session. */
+  /**
+   * Creates the first owner; refused once any user exists. Returns a new session. The check that decides is
+   * the one inside the unit: two setups sent to two instances at once both pass the first while they hash.
+   */
   async setupOwner(input: { email: string; password: string; name?: string }) {
-    if (!this.needsSetup()) throw new AppError("CONFLICT", "setup is already done; log in with POST /api/auth/login");
+    if (!this.needsSetup()) throw new AppError("CONFLICT", SETUP_DONE);
     const passwordHash = await Bun.password.hash(input.password, { algorithm: "argon2id" });
     const user = atomically(this.db, () => {
-      if (!this.needsSetup()) throw new AppError("CONFLICT", "setup is already done; log in with POST /api/auth/login");
+      if (!this.needsSetup()) throw new AppError("CONFLICT", SETUP_DONE);
       const { orgId, workspaceId } = this.ensureOrg();
       const row: UserRow = {
         id: newId(),

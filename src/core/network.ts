@@ -4,19 +4,19 @@
  * run (the `apply` port: this thread's guarded fetch, the worker threads, the piece host processes) and
  * logged with who made it. Only the instance owner changes it; any workspace admin may read it.
  *
- * In a cluster (instances sharing a PostgreSQL database) a change made on one instance is announced on the
- * bus (`weft_settings` {what: "network"}, after its commit); every instance re-reads the stored ranges and
- * puts them in force, and also re-reads them every `recheckMs`, should a notification be lost while the bus
- * reconnects. Alone (SQLite) there is no bus and no timer.
+ * In a cluster (instances sharing a PostgreSQL database) a change made on one instance is announced after its
+ * commit (`network`, core/cluster-changes.ts); every instance re-reads the stored ranges and puts them in force
+ * when they differ from what it applied, and re-reads them on the cluster's timer too, should a notification
+ * be lost while the bus reconnects. Alone (SQLite) there is no bus and no timer.
  */
 import type { Static } from "@sinclair/typebox";
 import { AppError } from "../http/errors";
 import type { Logger } from "../http/logger";
 import { checkAllowedRange, METADATA_ADDRESSES, METADATA_NAME_LIST, REFUSED_BY_DEFAULT } from "../net/address-policy";
 import type { NetworkPolicy } from "../schema/network";
-import { type Bus, openBus } from "../store/bus";
 import { atomically, type Db, nowIso } from "../store/db";
 import { NetworkRangeStore } from "../store/network";
+import type { ClusterChanges } from "./cluster-changes";
 import type { Identity, Principal } from "./identity";
 
 export type NetworkPolicyT = Static<typeof NetworkPolicy> & { canChange: boolean };
@@ -29,61 +29,23 @@ export interface NetworkSettingsOptions {
   environmentCidrs: readonly string[];
   /** Puts an allow-list in force everywhere steps run; called at start and after every change. */
   apply: (cidrs: readonly string[]) => void;
-  /** In a cluster, how often the stored ranges are re-read besides the bus's notifications; default 30 s. */
-  recheckMs?: number;
+  /** Where a change is announced to the other instances of a cluster, and heard from them. */
+  changes: ClusterChanges;
 }
-
-/** The bus channel on which a committed change of instance-wide settings is announced. */
-const SETTINGS_CHANNEL = "weft_settings";
 
 export class NetworkSettings {
   private readonly store: NetworkRangeStore;
   /** The allow-list last put in force, to apply a re-read only when it differs. */
   private applied: string[] = [];
-  private bus: Bus | null = null;
-  private recheck: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly o: NetworkSettingsOptions) {
     this.store = new NetworkRangeStore(o.db);
     this.putInForce(this.effective());
-  }
-
-  /**
-   * In a cluster: follows the changes other instances make (bus and timer). Alone: nothing to do. Resolves
-   * once it listens; a change committed before then is found by the re-read that follows (`weft serve` does
-   * not wait for it: the allow-list read when the app was built is in force meanwhile).
-   */
-  async start(): Promise<void> {
-    if (this.bus) return;
-    const bus = openBus(this.o.db, (error) => this.o.log.warn("cluster bus (Settings → Network)", { error: String((error as Error)?.message ?? error) }));
-    this.bus = bus;
-    if (!bus) return;
-    this.recheck = setInterval(() => this.reload(), this.o.recheckMs ?? 30_000);
-    this.recheck.unref?.();
-    // Whatever ends after stop() (which closes the bus) is not this instance's concern any more.
-    const running = () => this.bus === bus;
-    await bus
-      .subscribe(SETTINGS_CHANNEL, (message) => {
-        if ((message as { what?: unknown } | null)?.what === "network") this.reload();
-      })
-      .then(() => {
-        if (running()) this.reload();
-      })
-      .catch((error) => {
-        if (!running()) return;
-        this.o.log.error("cannot listen on the cluster bus; changes made on other instances apply at the next re-read", {
-          error: String((error as Error)?.message ?? error),
-          recheckSeconds: (this.o.recheckMs ?? 30_000) / 1000,
-        });
-      });
-  }
-
-  async stop(): Promise<void> {
-    if (this.recheck) clearInterval(this.recheck);
-    this.recheck = undefined;
-    const bus = this.bus;
-    this.bus = null;
-    await bus?.close();
+    o.changes.follow(
+      "network",
+      () => this.reload(),
+      () => this.reload(),
+    );
   }
 
   /** Re-reads the stored ranges and puts them in force if another instance changed them. */
@@ -147,7 +109,7 @@ export class NetworkSettings {
       this.putInForce(effective);
       this.o.log.info("network allow-list changed (Settings → Network)", { by, userId: principal.userId, added, removed, effective });
       // Committed above: every other instance reads the same ranges when it hears this.
-      this.bus?.publish(SETTINGS_CHANNEL, { what: "network" });
+      this.o.changes.announce({ what: "network" });
     }
     return this.policy(principal);
   }

@@ -56,6 +56,18 @@ export class Dispatcher<T extends Dispatchable> {
     return lane;
   }
 
+  /** Whether a workflow has a lane in `environment`: runs waiting or executing, or settings in force. */
+  hasLane(workflowId: string, environment: "production" | "test"): boolean {
+    return this.lanes.has(this.key(workflowId, environment));
+  }
+
+  /** The workflows with runs waiting in their lane of `environment` (held back by their settings, or by the ceiling). */
+  waitingWorkflows(environment: "production" | "test"): string[] {
+    const ids: string[] = [];
+    for (const [key, lane] of this.lanes) if (lane.environment === environment && lane.queue.length > lane.head) ids.push(key.slice(0, key.lastIndexOf("|")));
+    return ids;
+  }
+
   /** The settings in force for a workflow's lane (from the newest definition seen, or a publish). */
   setSettings(workflowId: string, environment: "production" | "test", settings: SettingsT | undefined) {
     const lane = this.lane(workflowId, environment);

@@ -19,6 +19,8 @@ export const ErrorStatus = {
   UNPROCESSABLE: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
+  /** A stored secret was encrypted with a key this server does not hold (details.keyId names it). */
+  ENCRYPTION_KEY_MISSING: 500,
   SERVICE_UNAVAILABLE: 503,
   GATEWAY_TIMEOUT: 504,
 } as const;

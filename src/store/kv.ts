@@ -3,7 +3,7 @@
  * workspace per handle, values kept as JSON text. Synchronous like bun:sqlite itself.
  */
 import type { KeyValueStore } from "../pieces-sdk/types";
-import { nowIso, type Db } from "./db";
+import { atomically, nowIso, type Db } from "./db";
 
 export const MAX_KEY_LENGTH = 256;
 export const MAX_VALUE_BYTES = 1024 * 1024;
@@ -48,18 +48,16 @@ export class KvStore {
       },
       delete: (key) => this.deleteStmt.run(workspaceId, checkKey(key)).changes > 0,
       append: (key, value) =>
-        // Read-modify-write in one immediate transaction so concurrent appends never lose an item.
-        this.db
-          .transaction(() => {
-            const current = read(key);
-            if (current !== undefined && current !== null && !Array.isArray(current)) {
-              throw new KvStoreError(`the value at "${key}" is not a list (it is ${typeof current}); append needs a list or no value`);
-            }
-            const list = [...((current as unknown[] | undefined) ?? []), value];
-            this.putStmt.run(workspaceId, key, encode(list), nowIso());
-            return list.length;
-          })
-          .immediate(),
+        // Read-modify-write in one unit so concurrent appends never lose an item (on PostgreSQL, from any instance).
+        atomically(this.db, () => {
+          const current = read(key);
+          if (current !== undefined && current !== null && !Array.isArray(current)) {
+            throw new KvStoreError(`the value at "${key}" is not a list (it is ${typeof current}); append needs a list or no value`);
+          }
+          const list = [...((current as unknown[] | undefined) ?? []), value];
+          this.putStmt.run(workspaceId, key, encode(list), nowIso());
+          return list.length;
+        }),
     };
   }
 }

@@ -4,7 +4,7 @@
  * Rows exist only for live workflows (publish writes them, unpublish deletes them) and go with the
  * workflow when it is deleted (foreign keys cascade).
  */
-import { bindRow, type Db } from "./db";
+import { atomically, bindRow, type Db } from "./db";
 
 /** Which workflows have trigger rows (TriggerStore.triggerRowIds). */
 export interface TriggerRowIds {
@@ -174,6 +174,16 @@ export class TriggerStore {
   }
   putRegistration(row: RegistrationRow): void {
     this.q.upsertRegistration.run(bindRow(row));
+  }
+  /**
+   * Changes some columns of a registration, keeping the others as stored (its provider state, which the
+   * trigger's own store writes, maybe on another instance); nothing when the row is gone.
+   */
+  patchRegistration(workflowId: string, patch: Partial<Omit<RegistrationRow, "workflow_id">>): void {
+    atomically(this.db, () => {
+      const row = this.q.registration.get(workflowId);
+      if (row) this.q.upsertRegistration.run(bindRow({ ...row, ...patch }));
+    });
   }
   /** The workflows that have a schedule row and those that have a poll row. */
   triggerRowIds(): TriggerRowIds {

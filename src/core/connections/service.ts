@@ -204,24 +204,28 @@ export class Connections {
     const prepared = changesCredentials ? prepareCredentials(piece, auth, mergeInput(toInput(before), credentials), this.ctx.managedApps) : before;
     if (name !== undefined) this.assertNameFree(workspaceId, name, row.id);
     if (changesCredentials) await validateCredentials(piece, prepared);
-    const next: ConnectionRow = { ...row, ...this.columns(prepared), name: name ?? row.name, updated_at: nowIso() };
-    if (changesCredentials) {
-      // A different client, grant or URL makes the stored tokens meaningless: authorize again.
-      const reauthorize =
-        prepared.authKind === "oauth2" &&
-        (prepared.clientId !== before.clientId ||
-          prepared.managedApp !== before.managedApp ||
-          JSON.stringify(prepared.config) !== JSON.stringify(before.config));
-      if (reauthorize) {
-        next.tokens = null;
-        next.token_expires_at = null;
+    // A different client, grant or URL makes the stored tokens meaningless: authorize again.
+    const reauthorize =
+      changesCredentials &&
+      prepared.authKind === "oauth2" &&
+      (prepared.clientId !== before.clientId || prepared.managedApp !== before.managedApp || JSON.stringify(prepared.config) !== JSON.stringify(before.config));
+    // Read again in one unit with the write: tokens a refresh stored meanwhile (on any instance, while the
+    // credentials were validated) are kept, and so are credentials this change does not touch.
+    const next = atomically(this.ctx.store.db, () => {
+      const current = this.row(workspaceId, id);
+      if (name !== undefined) this.assertNameFree(workspaceId, name, current.id);
+      const next: ConnectionRow = { ...current, ...(changesCredentials ? this.columns(prepared) : {}), name: name ?? current.name, updated_at: nowIso() };
+      if (changesCredentials) {
+        if (reauthorize) {
+          next.tokens = null;
+          next.token_expires_at = null;
+        }
+        next.status = prepared.grantType === "authorization_code" && !next.tokens ? "pending" : "active";
+        next.status_message = null;
+        this.ctx.store.dropStatesOf(current.id);
       }
-      next.status = prepared.grantType === "authorization_code" && !next.tokens ? "pending" : "active";
-      next.status_message = null;
-    }
-    atomically(this.ctx.store.db, () => {
-      if (changesCredentials) this.ctx.store.dropStatesOf(row.id);
       this.ctx.store.update(next);
+      return next;
     });
     this.ctx.log.info("connection updated", { connectionId: row.id, fields: Object.keys(patch).filter((k) => (patch as any)[k] !== undefined) });
     if (changesCredentials && prepared.grantType === "client_credentials") await this.obtainClientCredentialsToken(next);
@@ -230,6 +234,13 @@ export class Connections {
 
   /** Refused while a live workflow uses the connection; the refusal names those workflows. */
   delete(workspaceId: string, id: string): ConnectionView {
+    // One unit: a workflow published on another instance meanwhile is either seen here or sees the connection gone.
+    const view = atomically(this.ctx.store.db, () => this.deleteUnused(workspaceId, id));
+    this.ctx.log.info("connection deleted", { connectionId: id, pieceId: view.pieceId });
+    return view;
+  }
+
+  private deleteUnused(workspaceId: string, id: string): ConnectionView {
     const row = this.row(workspaceId, id);
     const users = this.ctx.store.liveWorkflowsMentioning(workspaceId, id).filter((w) => usesConnection(w.draft, id) || usesConnection(w.live, id));
     if (users.length > 0) {
@@ -241,7 +252,6 @@ export class Connections {
     }
     const view = this.view(row);
     this.ctx.store.delete(workspaceId, id);
-    this.ctx.log.info("connection deleted", { connectionId: id, pieceId: row.piece_id });
     return view;
   }
 

@@ -72,42 +72,46 @@ export class Poller {
    * interval and version follow the new version.
    */
   enable(workflowId: string, workspaceId: string, versionId: string, pieceId: string, triggerId: string, intervalSeconds: number): void {
-    const now = this.o.clock.now();
-    const existing = this.o.store.poll(workflowId);
-    if (existing && existing.piece_id === pieceId && existing.trigger_id === triggerId) {
-      const intervalChanged = existing.interval_seconds !== intervalSeconds;
-      // Unchanged (the start-up reconcile re-enables every live poll): nothing to write, no fsync.
-      if (!intervalChanged && existing.workspace_id === workspaceId && existing.version_id === versionId) return;
+    // One unit: the row written back keeps the baseline and times a poll on another instance stored meanwhile (it stores in a unit too).
+    atomically(this.o.db, () => {
+      const now = this.o.clock.now();
+      const existing = this.o.store.poll(workflowId);
+      if (existing && existing.piece_id === pieceId && existing.trigger_id === triggerId) {
+        const intervalChanged = existing.interval_seconds !== intervalSeconds;
+        // Unchanged (the start-up reconcile re-enables every live poll): nothing to write, no fsync.
+        if (!intervalChanged && existing.workspace_id === workspaceId && existing.version_id === versionId) return;
+        this.o.store.putPoll({
+          ...existing,
+          workspace_id: workspaceId,
+          version_id: versionId,
+          interval_seconds: intervalSeconds,
+          next_poll_at: intervalChanged ? Math.min(existing.next_poll_at, now + intervalSeconds * 1000) : existing.next_poll_at,
+          updated_at: now,
+        });
+        return;
+      }
       this.o.store.putPoll({
-        ...existing,
+        workflow_id: workflowId,
         workspace_id: workspaceId,
         version_id: versionId,
+        piece_id: pieceId,
+        trigger_id: triggerId,
         interval_seconds: intervalSeconds,
-        next_poll_at: intervalChanged ? Math.min(existing.next_poll_at, now + intervalSeconds * 1000) : existing.next_poll_at,
+        next_poll_at: now,
+        baseline: null,
+        last_poll_at: null,
+        last_success_at: null,
+        failures: 0,
+        last_error: null,
         updated_at: now,
       });
-      return;
-    }
-    this.o.store.putPoll({
-      workflow_id: workflowId,
-      workspace_id: workspaceId,
-      version_id: versionId,
-      piece_id: pieceId,
-      trigger_id: triggerId,
-      interval_seconds: intervalSeconds,
-      next_poll_at: now,
-      baseline: null,
-      last_poll_at: null,
-      last_success_at: null,
-      failures: 0,
-      last_error: null,
-      updated_at: now,
     });
   }
 
   /** Unpublish: stop polling and forget the baseline. */
   disable(workflowId: string): void {
-    if (this.o.store.deletePoll(workflowId)) this.ownership.drop(POLL_LEASE + workflowId);
+    // A unit: a poll stored on another instance meanwhile (a unit, read then written) does not bring the row back.
+    if (atomically(this.o.db, () => this.o.store.deletePoll(workflowId))) this.ownership.drop(POLL_LEASE + workflowId);
   }
 
   status(workflowId: string) {
@@ -224,18 +228,23 @@ export class Poller {
   }
 
   private recordFailure(row: PollRow, started: number, message: string): PollOutcome {
-    const current = this.o.store.poll(row.workflow_id);
-    if (!current) return { workflowId: row.workflow_id, result: "skipped", runIds: [], error: message };
-    const failures = current.failures + 1;
-    const backoff = Math.min(this.o.maxBackoffMs ?? 3_600_000, current.interval_seconds * 1000 * 2 ** Math.min(failures, 20));
-    this.o.store.putPoll({
-      ...current,
-      failures,
-      last_error: message.slice(0, 2000),
-      last_poll_at: started,
-      next_poll_at: started + Math.max(backoff, current.interval_seconds * 1000),
-      updated_at: this.o.clock.now(),
+    // One unit with the read: an unpublish meanwhile (a unit too) is not undone by writing the row back.
+    const failures = atomically(this.o.db, () => {
+      const current = this.o.store.poll(row.workflow_id);
+      if (!current) return null;
+      const failures = current.failures + 1;
+      const backoff = Math.min(this.o.maxBackoffMs ?? 3_600_000, current.interval_seconds * 1000 * 2 ** Math.min(failures, 20));
+      this.o.store.putPoll({
+        ...current,
+        failures,
+        last_error: message.slice(0, 2000),
+        last_poll_at: started,
+        next_poll_at: started + Math.max(backoff, current.interval_seconds * 1000),
+        updated_at: this.o.clock.now(),
+      });
+      return failures;
     });
+    if (failures === null) return { workflowId: row.workflow_id, result: "skipped", runIds: [], error: message };
     this.o.log.warn("poll failed", { workflowId: row.workflow_id, failures, error: message });
     return { workflowId: row.workflow_id, result: "failed", runIds: [], error: message };
   }

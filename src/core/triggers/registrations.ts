@@ -67,7 +67,7 @@ export class Registrations {
     const hash = sha256(JSON.stringify([trigger.pieceId, trigger.actionId, trigger.config ?? {}, trigger.connectionId ?? null, input.webhookToken]));
     const existing = this.o.store.registration(input.workflowId);
     if (existing?.enabled && existing.config_hash === hash) {
-      this.o.store.putRegistration({ ...existing, version_id: input.versionId, updated_at: this.o.clock.now() });
+      this.o.store.patchRegistration(input.workflowId, { version_id: input.versionId, updated_at: this.o.clock.now() });
       return;
     }
     // A different trigger or config than the one registered: take the old registration down first.
@@ -93,14 +93,14 @@ export class Registrations {
       await def.onEnable?.(ctx);
     } catch (error) {
       const message = (error as Error).message ?? String(error);
-      this.o.store.putRegistration({ ...this.o.store.registration(input.workflowId)!, last_error: message.slice(0, 2000), updated_at: this.o.clock.now() });
+      this.o.store.patchRegistration(input.workflowId, { last_error: message.slice(0, 2000), updated_at: this.o.clock.now() });
       this.o.log.warn("webhook registration failed", { workflowId: input.workflowId, piece: trigger.pieceId, trigger: trigger.actionId, error: message });
       throw new AppError(
         "UNPROCESSABLE",
         `the workflow is live, but the ${trigger.pieceId} provider refused to register its webhook: ${message}. Check the trigger's connection and config, then publish again (GET /api/workflows/${input.workflowId}/trigger shows the registration)`,
       );
     }
-    this.o.store.putRegistration({ ...this.o.store.registration(input.workflowId)!, enabled: 1, last_error: null, updated_at: this.o.clock.now() });
+    this.o.store.patchRegistration(input.workflowId, { enabled: 1, last_error: null, updated_at: this.o.clock.now() });
     this.scheduleRenewal(input.workflowId);
   }
 
@@ -161,14 +161,10 @@ export class Registrations {
     if (!row || !live || !renew) return;
     try {
       await renew.run(await this.context(row, JSON.parse(row.trigger) as TriggerNodeT, live.webhookToken ?? null));
-      this.o.store.putRegistration({ ...this.o.store.registration(workflowId)!, last_error: null, updated_at: this.o.clock.now() });
+      this.o.store.patchRegistration(workflowId, { last_error: null, updated_at: this.o.clock.now() });
     } catch (error) {
       const message = (error as Error).message ?? String(error);
-      this.o.store.putRegistration({
-        ...this.o.store.registration(workflowId)!,
-        last_error: `renewal failed: ${message}`.slice(0, 2000),
-        updated_at: this.o.clock.now(),
-      });
+      this.o.store.patchRegistration(workflowId, { last_error: `renewal failed: ${message}`.slice(0, 2000), updated_at: this.o.clock.now() });
       this.o.log.warn("webhook renewal failed; trying again at the next renewal time", {
         workflowId,
         piece: row.piece_id,

@@ -46,35 +46,39 @@ export class Scheduler {
 
   /** Publish: start (or keep) the schedule of a live version. */
   enable(workflowId: string, workspaceId: string, versionId: string, spec: ScheduleSpec): void {
-    const now = this.o.clock.now();
-    const existing = this.o.store.schedule(workflowId);
-    // Same schedule republished: keep the stored instant so an instant already fired is not fired again.
-    if (existing && existing.spec === spec.key) {
-      // Unchanged (the start-up reconcile re-enables every live schedule): nothing to write, no fsync.
-      if (existing.version_id === versionId && existing.workspace_id === workspaceId) return;
-      this.o.store.putSchedule({ ...existing, version_id: versionId, workspace_id: workspaceId, updated_at: now });
-      return;
-    }
-    const next = nextFireAfter(spec, now);
-    if (next === null) {
-      this.o.store.deleteSchedule(workflowId);
-      return;
-    }
-    this.o.store.putSchedule({
-      workflow_id: workflowId,
-      workspace_id: workspaceId,
-      version_id: versionId,
-      spec: spec.key,
-      next_fire_at: next,
-      last_fired_at: existing?.last_fired_at ?? null,
-      last_run_id: existing?.last_run_id ?? null,
-      updated_at: now,
+    // One unit: the row written back keeps an instant another instance's tick moved meanwhile (it fires in a unit too).
+    atomically(this.o.db, () => {
+      const now = this.o.clock.now();
+      const existing = this.o.store.schedule(workflowId);
+      // Same schedule republished: keep the stored instant so an instant already fired is not fired again.
+      if (existing && existing.spec === spec.key) {
+        // Unchanged (the start-up reconcile re-enables every live schedule): nothing to write, no fsync.
+        if (existing.version_id === versionId && existing.workspace_id === workspaceId) return;
+        this.o.store.putSchedule({ ...existing, version_id: versionId, workspace_id: workspaceId, updated_at: now });
+        return;
+      }
+      const next = nextFireAfter(spec, now);
+      if (next === null) {
+        this.o.store.deleteSchedule(workflowId);
+        return;
+      }
+      this.o.store.putSchedule({
+        workflow_id: workflowId,
+        workspace_id: workspaceId,
+        version_id: versionId,
+        spec: spec.key,
+        next_fire_at: next,
+        last_fired_at: existing?.last_fired_at ?? null,
+        last_run_id: existing?.last_run_id ?? null,
+        updated_at: now,
+      });
     });
   }
 
   /** Unpublish (or a live version that is no longer a schedule): nothing fires from now on. */
   disable(workflowId: string): void {
-    this.o.store.deleteSchedule(workflowId);
+    // A unit: an enable on another instance meanwhile (a unit, read then written) does not bring the row back.
+    atomically(this.o.db, () => this.o.store.deleteSchedule(workflowId));
   }
 
   status(workflowId: string): { nextFireAt: string; lastFiredAt: string | null; lastRunId: string | null; schedule: string } | null {

@@ -16,7 +16,7 @@ import type { Logger } from "../../http/logger";
 import { createGuardedFetch, wrapGuardedFetch } from "../../net/guarded-fetch";
 import type { GuardedFetch, ResolvedAuth } from "../../pieces-sdk/types";
 import type { FlowVersionT } from "../../schema/workflow";
-import type { Db } from "../../store/db";
+import { atomically, type Db } from "../../store/db";
 import { TriggerStore } from "../../store/triggers";
 import { safeEqual, sha256 } from "../../lib/ids";
 import { KvStore } from "../../store/kv";
@@ -179,17 +179,21 @@ export function createTriggers(deps: TriggersDeps) {
    */
   function reconcile(): string[] {
     const live = new Set<string>();
-    // Which workflows have trigger rows, looked up once: only those need rows deleted.
-    const rows = store.triggerRowIds();
-    for (const { workflow, version } of workflows.liveWorkflows()) {
-      live.add(workflow.id);
-      try {
-        lifecycle.syncRows(workflow, version.id, version.definition, rows);
-      } catch (error) {
-        deps.log.warn("live workflow's trigger cannot run", { workflowId: workflow.id, error: (error as Error).message });
+    // One unit: instances of a cluster starting together repair in turn, and a publish or unpublish on another
+    // instance lands before or after the repair, never between its look at the live workflows and its deletes.
+    atomically(deps.db, () => {
+      // Which workflows have trigger rows, looked up once: only those need rows deleted.
+      const rows = store.triggerRowIds();
+      for (const { workflow, version } of workflows.liveWorkflows()) {
+        live.add(workflow.id);
+        try {
+          lifecycle.syncRows(workflow, version.id, version.definition, rows);
+        } catch (error) {
+          deps.log.warn("live workflow's trigger cannot run", { workflowId: workflow.id, error: (error as Error).message });
+        }
       }
-    }
-    store.deleteTriggerRowsExcept(live, rows);
+      store.deleteTriggerRowsExcept(live, rows);
+    });
     // A registration whose workflow is no longer live (its unpublish hook did not finish): de-register, best-effort.
     const registered = store.registrationWorkflowIds();
     for (const workflowId of registered) {
@@ -246,6 +250,12 @@ export function createTriggers(deps: TriggersDeps) {
     ownership,
     reconcile,
     status,
+    /** A workflow changed on another instance of the cluster (all of them: undefined): its webhook target is read again. */
+    forget(workflowId?: string) {
+      if (workflowId !== undefined) return forget(workflowId);
+      targets.clear();
+      hashByWorkflow.clear();
+    },
     /** `weft serve`: repair rows, then run the scheduler and the poller on timers. */
     start() {
       if (started) return;

@@ -4,7 +4,7 @@
  * changed), and workflow variables (`{{variables.x}}`; secret values encrypted at rest, masked on read).
  */
 import { AppError, notFound } from "../../http/errors";
-import { nowIso } from "../../store/db";
+import { atomically, nowIso } from "../../store/db";
 import type { Db } from "../../store/db";
 import type { VariableRow, WorkflowRow, WorkflowStore } from "../../store/workflows";
 import type { FlowVersionT } from "../../schema/workflow";
@@ -121,11 +121,14 @@ export class EditorData {
 
   /** Records one named test payload (the test webhook URL's "listen for a test event"). */
   recordTestPayload(workflowId: string, name: string, payload: unknown) {
-    const row = this.workflows.store.getAnyWorkspace(workflowId);
-    if (!row) return;
-    const payloads = JSON.parse(row.test_payloads) as Record<string, unknown>;
-    payloads[name] = payload;
-    this.workflows.store.setTestPayloads(row.id, JSON.stringify(payloads));
+    // One unit: test calls landing on two instances at once both keep their payload.
+    atomically(this.workflows.db, () => {
+      const row = this.workflows.store.getAnyWorkspace(workflowId);
+      if (!row) return;
+      const payloads = JSON.parse(row.test_payloads) as Record<string, unknown>;
+      payloads[name] = payload;
+      this.workflows.store.setTestPayloads(row.id, JSON.stringify(payloads));
+    });
   }
 
   // ------------------------------------------------------------------ variables
@@ -140,12 +143,17 @@ export class EditorData {
    * value, so a list read with GET (secrets masked as null) can be sent back unchanged.
    */
   setVariables(actor: Actor, workflowId: string, input: VariableInput[]): VariableView[] {
-    const row = this.workflows.row(actor.workspaceId, workflowId);
     const seen = new Set<string>();
     for (const v of input) {
       if (seen.has(v.name)) throw new AppError("VALIDATION_FAILED", `variable "${v.name}" appears twice; names are unique`);
       seen.add(v.name);
     }
+    // One unit: a secret kept as stored is the one stored when the list is written, whatever another instance set meanwhile.
+    return atomically(this.workflows.db, () => this.replaceVariables(actor, workflowId, input));
+  }
+
+  private replaceVariables(actor: Actor, workflowId: string, input: VariableInput[]): VariableView[] {
+    const row = this.workflows.row(actor.workspaceId, workflowId);
     const current = new Map(this.workflows.store.variables(row.id).map((r) => [r.name, r]));
     const at = nowIso();
     const rows: VariableRow[] = input.map((v) => {

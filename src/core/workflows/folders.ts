@@ -41,18 +41,24 @@ export class Folders {
     return view(folder);
   }
 
+  // The name check and the write are one unit: two instances creating the same name at once answer 201 and 409.
   create(actor: Actor, name: string): FolderView {
-    const trimmed = this.assertFreeName(actor.workspaceId, name);
-    const at = nowIso();
-    const row: FolderRow = { id: newId(), workspace_id: actor.workspaceId, name: trimmed, created_at: at, updated_at: at };
-    this.store.insert(row);
+    const row = atomically(this.workflows.db, () => {
+      const trimmed = this.assertFreeName(actor.workspaceId, name);
+      const at = nowIso();
+      const row: FolderRow = { id: newId(), workspace_id: actor.workspaceId, name: trimmed, created_at: at, updated_at: at };
+      this.store.insert(row);
+      return row;
+    });
     return view({ ...row, workflow_count: 0 });
   }
 
   rename(actor: Actor, id: string, name: string): FolderView {
-    this.get(actor.workspaceId, id);
-    const trimmed = this.assertFreeName(actor.workspaceId, name, id);
-    this.store.rename(actor.workspaceId, id, trimmed, nowIso());
+    atomically(this.workflows.db, () => {
+      this.get(actor.workspaceId, id);
+      const trimmed = this.assertFreeName(actor.workspaceId, name, id);
+      this.store.rename(actor.workspaceId, id, trimmed, nowIso());
+    });
     return this.get(actor.workspaceId, id);
   }
 

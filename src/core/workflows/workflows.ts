@@ -14,7 +14,7 @@ import { nowIso, type Db, atomically } from "../../store/db";
 import { FolderStore } from "../../store/folders";
 import { RunStore } from "../../store/runs";
 import { WorkflowStore, type VersionRow, type WorkflowListRow, type WorkflowRow } from "../../store/workflows";
-import { emptyDefinition, type FlowVersionT } from "../../schema/workflow";
+import { emptyDefinition, type FlowVersionT, type SettingsT } from "../../schema/workflow";
 import { WORKFLOW_STATUSES, type DiagnosticsT, type WorkflowCreateBodyT, type WorkflowT, type WorkflowUpdateBodyT } from "../../schema/workflow-record";
 import type { SecretBox } from "../crypto";
 import { isUuid, newId, newSecret, safeEqual, sha256 } from "../../lib/ids";
@@ -398,10 +398,15 @@ export class Workflows {
 
   /** Unpublish: live → paused (hooks best-effort); paused stays paused; a draft stays a draft. */
   async unpublish(actor: Actor, id: string): Promise<WorkflowT> {
-    const row = this.row(actor.workspaceId, id);
-    if (row.status !== "active") return this.record(row);
-    const next: WorkflowRow = { ...row, status: "paused", updated_at: nowIso() };
-    this.store.update(next);
+    // One unit: the whole row written back is the one read, whatever another instance saves meanwhile.
+    const { row, next } = atomically(this.db, () => {
+      const row = this.row(actor.workspaceId, id);
+      if (row.status !== "active") return { row, next: null };
+      const next: WorkflowRow = { ...row, status: "paused", updated_at: nowIso() };
+      this.store.update(next);
+      return { row, next };
+    });
+    if (!next) return this.record(row);
     this.lastLive = undefined;
     const record = this.record(next);
     await this.runUnpublishHooks(record);
@@ -424,14 +429,16 @@ export class Workflows {
 
   /** The only operation that revokes a webhook token: a new one replaces it at once. */
   async rotateWebhook(actor: Actor, id: string): Promise<WorkflowT> {
-    const row = this.row(actor.workspaceId, id);
-    if (row.trigger_type !== "webhook") {
-      throw new AppError("UNPROCESSABLE", `workflow ${id} has a ${row.trigger_type} trigger; only webhook triggers have a URL token to rotate`);
-    }
-    const previous = row.webhook_token;
-    const next: WorkflowRow = { ...row, webhook_token: null, webhook_token_hash: null, updated_at: nowIso() };
-    ensureWebhookToken(next);
-    this.store.update(next);
+    const { previous, next } = atomically(this.db, () => {
+      const row = this.row(actor.workspaceId, id);
+      if (row.trigger_type !== "webhook") {
+        throw new AppError("UNPROCESSABLE", `workflow ${id} has a ${row.trigger_type} trigger; only webhook triggers have a URL token to rotate`);
+      }
+      const next: WorkflowRow = { ...row, webhook_token: null, webhook_token_hash: null, updated_at: nowIso() };
+      ensureWebhookToken(next);
+      this.store.update(next);
+      return { previous: row.webhook_token, next };
+    });
     const record = this.record(next);
     for (const hook of this.options.hooks) await hook.onWebhookRotated?.(record, previous);
     return record;
@@ -521,6 +528,13 @@ export class Workflows {
       ...this.editor.runVariablesAndSecrets(row.id, definition),
       pinnedData: this.editor.freshPins(row.id, definition),
     };
+  }
+
+  /** The settings of a workflow's live version (concurrencyLimit, maintenanceMode, …); null when it is not live. */
+  liveSettings(workflowId: string): SettingsT | null {
+    const row = this.store.getAnyWorkspace(workflowId);
+    const live = row?.status === "active" && row.latest_version_id ? this.store.versionById(row.latest_version_id) : null;
+    return live ? (this.snapshot(live).settings ?? {}) : null;
   }
 
   /** The workflow a public webhook URL names (token compared by hash, then in constant time), or null. */

@@ -21,6 +21,7 @@ import compactRunsPostgres from "./019-compact-runs-postgres";
 import runIdHash from "./020-run-id-hash";
 import runSizes from "./021-run-sizes";
 import durationIndex from "./022-duration-index";
+import encryptionKeyCheck from "./023-encryption-key-check";
 
 export interface Migration {
   version: number;
@@ -53,4 +54,5 @@ export const migrations: Migration[] = [
   runIdHash,
   runSizes,
   durationIndex,
+  encryptionKeyCheck,
 ].sort((a, b) => a.version - b.version);

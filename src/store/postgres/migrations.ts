@@ -766,4 +766,16 @@ DROP INDEX runs_workspace_duration;
 CREATE INDEX runs_workspace_duration ON runs(workspace_id, duration_ms NULLS FIRST, environment, seq) WITH (fillfactor = 100);
 `,
   },
+  {
+    // As SQLite's 023: the key the cluster's secrets are encrypted with, as a known text encrypted with it.
+    version: 23,
+    name: "encryption-key-check",
+    sql: `
+CREATE TABLE encryption_key_check (
+  name TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  value TEXT COLLATE "C" NOT NULL,
+  recorded_at TEXT COLLATE "C" NOT NULL
+);
+`,
+  },
 ];
