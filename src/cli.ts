@@ -152,15 +152,11 @@ function listenAsWorker(config: Config, db: Db) {
     fetch(request) {
       const path = new URL(request.url).pathname;
       if (path === "/healthz" && (request.method === "GET" || request.method === "HEAD")) {
-        try {
-          checkDatabase(db);
-          return Response.json({ data: { status: "ok" } });
-        } catch (error) {
-          return Response.json(
-            { error: { code: "SERVICE_UNAVAILABLE", message: `the database does not answer: ${(error as Error).message}` } },
-            { status: 503 },
-          );
-        }
+        return checkDatabase(db).then(
+          () => Response.json({ data: { status: "ok" } }),
+          (error: unknown) =>
+            Response.json({ error: { code: "SERVICE_UNAVAILABLE", message: `the database does not answer: ${(error as Error).message}` } }, { status: 503 }),
+        );
       }
       return Response.json(
         {

@@ -23,8 +23,8 @@ export const serviceApi = ({ security, contract, db }: AppDeps) => {
     .use(security)
     .get(
       "/healthz",
-      () => {
-        checkDatabase(db);
+      async () => {
+        await checkDatabase(db);
         return { data: { status: "ok" } };
       },
       {

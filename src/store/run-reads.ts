@@ -18,13 +18,15 @@ import type { RunListFilter, RunRow, RunStore, StepRow } from "./runs";
 
 /** Reader threads by default: two reads at once, which two cores can serve beside the requests. */
 export const READER_THREADS = 2;
+/** How long closing waits for the reads already sent. */
+const CLOSE_WAIT_MS = 2_000;
 
 export interface RunReads {
   /** One page of a workspace's runs and the exact number that match (RunStore.list). */
   list(filter: RunListFilter): Promise<{ rows: RunRow[]; total: number }>;
   /** A run's steps for its detail, at most `max` (RunStore.stepsBounded). */
   stepsBounded(runId: string, max: number): Promise<{ steps: StepRow[]; omitted: number }>;
-  /** Ends the threads; reads still queued fail. */
+  /** Ends the threads once the reads sent are answered; new reads fail. */
   close(): Promise<void>;
 }
 
@@ -88,8 +90,11 @@ class ThreadedReads implements RunReads {
     return this.ask<{ steps: StepRow[]; omitted: number }>((id) => ({ t: "steps", id, runId, max }));
   }
 
+  /** Lets the reads sent finish (up to CLOSE_WAIT_MS: a server stopping still answers them), then ends the threads. */
   async close(): Promise<void> {
     this.closed = true;
+    const deadline = Date.now() + CLOSE_WAIT_MS;
+    while (this.readers.some((reader) => reader.waiting.size > 0) && Date.now() < deadline) await Bun.sleep(5);
     for (const reader of this.readers.splice(0)) {
       for (const waiter of reader.waiting.values()) waiter.reject(new ReadError("the store is closed", undefined));
       reader.waiting.clear();
