@@ -58,6 +58,7 @@ import { createSecurity } from "./api/middleware/security";
 import type { Db } from "./store/db";
 import { IdempotencyStore } from "./store/idempotency";
 import { sharedStore, sqliteFile, storeAddress } from "./store/open";
+import { storageError } from "./store/storage-errors";
 import { newId } from "./lib/ids";
 import { AddressPolicy } from "./net/address-policy";
 import { createGuardedFetch, wrapGuardedFetch } from "./net/guarded-fetch";
@@ -274,7 +275,7 @@ export function createApp(options: CreateAppOptions) {
     app: (request) => app.fetch(request),
   };
   const errorAnswer = (code: string | number, error: unknown, requestId: string, request: Request, path: string) => {
-    const answer = toErrorResponse(code, error, requestId, request.method, path);
+    const answer = toErrorResponse(code, error, requestId, request.method, path, storageError);
     idempotency.after(request, answer.status, answer.body);
     if (answer.internal) log.error("unhandled error", { requestId, method: request.method, path, error: (error as Error)?.stack ?? String(error) });
     return { status: answer.status, headers: { ...answer.headers, "content-type": "application/json" }, body: answer.body };

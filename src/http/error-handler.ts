@@ -3,6 +3,7 @@
  * Validation messages name the path and the expected type or values; unknown keys name the allowed keys.
  */
 import { ValueErrorType } from "@sinclair/typebox/errors";
+import { StorageError } from "../lib/storage-error";
 import { AppError, errorBody } from "./errors";
 
 export interface ErrorResponse {
@@ -81,7 +82,21 @@ export function validationResponse(on: string, errors: ValueErrorLike[]): ErrorR
   return { status: 400, body: errorBody("VALIDATION_FAILED", message, { path, expected: describeExpected(first.schema) }) };
 }
 
-export function toErrorResponse(code: string | number, error: any, requestId: string, method: string, path: string): ErrorResponse {
+/**
+ * Tells a storage error thrown untranslated (a store method's driver error) as Weft's, by its kind. The
+ * composition root hands it in from the store (src/http knows no database's codes); errors the store
+ * translated already are StorageErrors.
+ */
+export type StorageErrorClassifier = (error: unknown) => StorageError | undefined;
+
+export function toErrorResponse(
+  code: string | number,
+  error: any,
+  requestId: string,
+  method: string,
+  path: string,
+  classifyStorageError: StorageErrorClassifier,
+): ErrorResponse {
   // Elysia wraps what a parser throws; our parser throws AppErrors.
   if (code === "PARSE" && error?.cause instanceof AppError) error = error.cause;
   if (error instanceof AppError) {
@@ -103,7 +118,8 @@ export function toErrorResponse(code: string | number, error: any, requestId: st
   if (typeof error?.status === "number" && error.status >= 400 && error.status < 500) {
     return { status: error.status, body: errorBody(error.status === 413 ? "PAYLOAD_TOO_LARGE" : "VALIDATION_FAILED", String(error.message)) };
   }
-  if (error?.code === "WEFT_TEXT_NOT_STORABLE") {
+  const stored = error instanceof StorageError ? error : classifyStorageError(error);
+  if (stored?.kind === "not_storable") {
     return {
       status: 400,
       body: errorBody(
@@ -112,7 +128,7 @@ export function toErrorResponse(code: string | number, error: any, requestId: st
       ),
     };
   }
-  if (error?.code === "SQLITE_FULL" || /database or disk is full/i.test(String(error?.message))) {
+  if (stored?.kind === "full") {
     return {
       status: 503,
       body: errorBody("SERVICE_UNAVAILABLE", `storage is full; nothing was written. Free disk space and retry (request ${requestId})`),

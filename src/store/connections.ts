@@ -4,6 +4,7 @@
  */
 import type { SQLQueryBindings } from "bun:sqlite";
 import { bindRow, countOf, type Db } from "./db";
+import { rethrowTranslated } from "./storage-errors";
 
 export type ConnectionStatus = "pending" | "active" | "error";
 export type AuthKind = "oauth2" | "api_key" | "basic" | "custom";
@@ -105,8 +106,13 @@ export class ConnectionStore {
     };
   }
 
+  /** Throws StorageError "unique" when the workspace has a connection of that name (or the id is taken). */
   insert(row: Omit<ConnectionRow, "refresh_lease" | "refresh_lease_until">) {
-    this.q.insert.run(bindRow(row));
+    try {
+      this.q.insert.run(bindRow(row));
+    } catch (error) {
+      rethrowTranslated(error);
+    }
   }
 
   get(workspaceId: string, id: string) {

@@ -26,7 +26,7 @@
  */
 import { Database } from "bun:sqlite";
 import type { SQL } from "bun";
-import { migrations } from "./migrations";
+import { migrations } from "./sqlite/migrations";
 import { migratePostgres, openPostgres, postgresSchemaVersion } from "./postgres/db";
 
 export interface CopyToPostgresOptions {

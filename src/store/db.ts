@@ -7,8 +7,9 @@ import { Database, type SQLQueryBindings } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Synchronous } from "../config";
-import { migrations } from "./migrations";
+import { migrations } from "./sqlite/migrations";
 import { isPostgres } from "./postgres/sync-db";
+import { rethrowTranslated } from "./storage-errors";
 
 export type Db = Database;
 
@@ -105,15 +106,23 @@ const LOCK_UNITS = `SELECT pg_advisory_xact_lock(${UNIT_LOCK_KEY})`;
  * free", "the draft is at revision 3") would not hold until its write. Units of every instance take turns,
  * as SQLite's writers do; the run writer, claims, leases and heartbeats are single statements that need no
  * turn and never wait for one (docs/scaling.md, "Start-up and shared state").
+ *
+ * A refusal of the database that Weft tells apart (a unique key, a full disk, …) leaves as StorageError
+ * (src/lib/storage-error.ts), with its kind, on either database.
  */
 export function atomically<T>(db: Db, work: () => T): T {
-  if (!isPostgres(db)) return db.transaction(work).immediate();
-  return db
-    .transaction(() => {
-      db.query(LOCK_UNITS).get();
-      return work();
-    })
-    .immediate();
+  try {
+    if (!isPostgres(db)) return db.transaction(work).immediate();
+    return db
+      .transaction(() => {
+        db.query(LOCK_UNITS).get();
+        return work();
+      })
+      .immediate();
+  } catch (error) {
+    // SQLite's own error becomes Weft's (PostgreSQL's client throws Weft's already): callers ask for a kind.
+    rethrowTranslated(error);
+  }
 }
 
 /**

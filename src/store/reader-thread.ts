@@ -6,6 +6,7 @@
 import { openStoreAt } from "./open";
 import type { ReaderReply, ReaderRequest } from "./run-reads";
 import { RunStore } from "./runs";
+import { failureOf } from "./storage-errors";
 
 declare const self: Worker;
 
@@ -38,7 +39,8 @@ self.onmessage = (event: MessageEvent) => {
   try {
     reply = { id: message.id, result: answer(message) };
   } catch (error) {
-    reply = { id: message.id, error: String((error as Error)?.message ?? error), code: (error as { code?: string })?.code };
+    const { message: text, kind } = failureOf(error);
+    reply = kind ? { id: message.id, error: text, kind } : { id: message.id, error: text };
   }
   self.postMessage(JSON.stringify(reply));
 };

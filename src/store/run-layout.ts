@@ -10,7 +10,7 @@
  *   then the filter columns the index holds, then seq): a sort of the runs of one start by seq alone would
  *   cost a deep page ~6 times as much (16 against 2.7 ms for 100,000 skipped runs).
  * run_counts, run_hours (hour: started_at / 3,600,000) and run_tags hold the same values. PostgreSQL stores them
- * the same way since its migration 19 (postgres/compact-runs-migration.ts), `seq` an identity column there; the
+ * the same way since its migration 19 (postgres/migrations/019-compact-runs-postgres.ts), `seq` an identity column there; the
  * queries take the values of `RunLayout`, so only this file (and the migrations) knows how a column is stored.
  *
  * Keys are remembered per connection. A key of a name whose insert was rolled back may be given to another

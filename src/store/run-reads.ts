@@ -12,6 +12,7 @@
  * Reads see what is committed: callers that must see their own queued writes wait for the run writer first
  * (src/core/runs/runs.ts).
  */
+import { StorageError, type StorageErrorKind } from "../lib/storage-error";
 import { threadEntry } from "../lib/thread-entry";
 import type { Synchronous } from "../config";
 import type { RunListFilter, RunRow, RunStore, StepRow } from "./runs";
@@ -32,18 +33,11 @@ export interface RunReads {
 
 /** What the serving thread asks a reader thread (./reader-thread.ts), as JSON. */
 export type ReaderRequest = { t: "list"; id: number; filter: RunListFilter } | { t: "steps"; id: number; runId: string; max: number };
-/** A reader thread's answer: `id` 0 answers the start. */
-export type ReaderReply = { id: number; result: unknown } | { id: number; error: string; code?: string };
+/** A reader thread's answer: `id` 0 answers the start; a failed read has the storage error's kind when it had one. */
+export type ReaderReply = { id: number; result: unknown } | { id: number; error: string; kind?: StorageErrorKind };
 
-/** A failed read, with the storage error's code when it had one. */
-export class ReadError extends Error {
-  constructor(
-    message: string,
-    readonly code: string | undefined,
-  ) {
-    super(message);
-  }
-}
+/** A read that failed, or a reader thread that could not start or stopped. */
+export class ReadError extends Error {}
 
 /**
  * The reads of `store`: on `threads` reader threads opening `address` (store/open.ts storeAddress), or on the
@@ -96,7 +90,7 @@ class ThreadedReads implements RunReads {
     const deadline = Date.now() + CLOSE_WAIT_MS;
     while (this.readers.some((reader) => reader.waiting.size > 0) && Date.now() < deadline) await Bun.sleep(5);
     for (const reader of this.readers.splice(0)) {
-      for (const waiter of reader.waiting.values()) waiter.reject(new ReadError("the store is closed", undefined));
+      for (const waiter of reader.waiting.values()) waiter.reject(new ReadError("the store is closed"));
       reader.waiting.clear();
       reader.worker.terminate();
     }
@@ -104,7 +98,7 @@ class ThreadedReads implements RunReads {
 
   /** Sends a read to the reader with the fewest reads waiting (threads start on first use, not at the server's start). */
   private async ask<T>(request: (id: number) => ReaderRequest): Promise<T> {
-    if (this.closed) throw new ReadError("the store is closed", undefined);
+    if (this.closed) throw new ReadError("the store is closed");
     const reader = this.pick();
     await reader.ready;
     const id = ++this.next;
@@ -129,7 +123,7 @@ class ThreadedReads implements RunReads {
     const waiting: Reader["waiting"] = new Map();
     let started!: (error?: string) => void;
     const ready = new Promise<void>((resolve, reject) => {
-      started = (error) => (error === undefined ? resolve() : reject(new ReadError(`the run reader could not open the store: ${error}`, undefined)));
+      started = (error) => (error === undefined ? resolve() : reject(new ReadError(`the run reader could not open the store: ${error}`)));
     });
     const reader: Reader = { worker, waiting, ready };
     worker.onmessage = (event: MessageEvent) => {
@@ -139,12 +133,12 @@ class ThreadedReads implements RunReads {
       waiting.delete(reply.id);
       // Held open only while a read is due: an idle server (or a test's app) can end without closing it.
       if (waiting.size === 0) (worker as { unref?: () => void }).unref?.();
-      if ("error" in reply) waiter?.reject(new ReadError(reply.error, reply.code));
+      if ("error" in reply) waiter?.reject(reply.kind ? new StorageError(reply.kind, reply.error) : new ReadError(reply.error));
       else waiter?.resolve(reply.result);
     };
     worker.onerror = (event) => {
       // A thread that died fails what it held; the next read starts another.
-      const error = new ReadError(`the run reader stopped: ${event.message}`, undefined);
+      const error = new ReadError(`the run reader stopped: ${event.message}`);
       started(error.message);
       for (const waiter of waiting.values()) waiter.reject(error);
       waiting.clear();

@@ -30,6 +30,7 @@ import {
 } from "./runs";
 import { threadEntry } from "../lib/thread-entry";
 import { returnFreePages, truncateWal } from "./maintenance";
+import { errorOf, type Failure, failureOf } from "./storage-errors";
 
 export type WriteOp =
   | { op: "insertRun"; row: RunRow }
@@ -214,9 +215,9 @@ function packOnFinish(group: WireOp[]): WireOp[] {
 
 /**
  * Applies a batch (one group of ops per writer) in one transaction; if it fails, each group alone, so one bad
- * op cannot sink the others. Returns the failures.
+ * op cannot sink the others. Returns the failures, each with its storage kind when it has one.
  */
-export function applyBatch<Op>(db: Db, groups: Op[][], apply: (op: Op) => void): Array<string | null> {
+export function applyBatch<Op>(db: Db, groups: Op[][], apply: (op: Op) => void): Array<Failure | null> {
   try {
     inTransactionRetried(db, () => {
       for (const group of groups) for (const op of group) apply(op);
@@ -224,7 +225,7 @@ export function applyBatch<Op>(db: Db, groups: Op[][], apply: (op: Op) => void):
     return groups.map(() => null);
   } catch (batchError) {
     forgetWrites(db);
-    if (groups.length === 1) return [String((batchError as Error)?.message ?? batchError)];
+    if (groups.length === 1) return [failureOf(batchError)];
     return groups.map((group) => {
       try {
         inTransactionRetried(db, () => {
@@ -233,7 +234,7 @@ export function applyBatch<Op>(db: Db, groups: Op[][], apply: (op: Op) => void):
         return null;
       } catch (error) {
         forgetWrites(db);
-        return String((error as Error)?.message ?? error);
+        return failureOf(error);
       }
     });
   }
@@ -348,14 +349,15 @@ export abstract class QueueingWriter implements RunWrites {
     return { entries, ops };
   }
 
-  protected settle(entries: Entry[], failures: Array<string | null>) {
+  /** Answers each entry: resolved, or rejected with its failure (a StorageError when it has a kind). */
+  protected settle(entries: Entry[], failures: Array<Failure | null>) {
     entries.forEach((entry, i) => {
       const failure = failures[i];
       if (failure === null || failure === undefined) {
         entry.resolve?.();
         return;
       }
-      const error = new Error(failure);
+      const error = errorOf(failure);
       if (entry.reject) entry.reject(error);
       else this.onError(error);
     });
@@ -403,7 +405,7 @@ type CheckpointerMessage =
 
 interface Committed {
   entries: Entry[];
-  failures: Array<string | null>;
+  failures: Array<Failure | null>;
 }
 
 export class InlineWriter extends QueueingWriter {
@@ -460,7 +462,7 @@ export class InlineWriter extends QueueingWriter {
         continue;
       }
       this.setNormal.run();
-      let failures: Array<string | null>;
+      let failures: Array<Failure | null>;
       try {
         failures = applyBatch(this.db, ops, this.apply);
       } finally {
@@ -542,7 +544,7 @@ export class InlineWriter extends QueueingWriter {
       this.syncing = undefined;
       this.syncingEntries = 0;
       for (const { entries, failures } of batches) {
-        this.settle(entries, error ? entries.map(() => `the run database could not be synced to disk: ${error.message}`) : failures);
+        this.settle(entries, error ? entries.map(() => failureOf(error, "the run database could not be synced to disk: ")) : failures);
       }
       this.kick();
     };
@@ -679,7 +681,7 @@ export class ThreadWriter extends QueueingWriter {
         const message = JSON.parse(event.data as string) as
           | { t: "ready" }
           | { t: "init-failed"; error: string }
-          | { t: "done"; id: number; failures: Array<string | null> }
+          | { t: "done"; id: number; failures: Array<Failure | null> }
           | { t: "truncated"; id: number; ok: boolean };
         if (message.t === "ready") return resolve();
         if (message.t === "init-failed") return reject(new Error(message.error));
@@ -704,7 +706,7 @@ export class ThreadWriter extends QueueingWriter {
           const entries = this.land(id)!;
           this.settle(
             entries,
-            entries.map(() => `the run writer thread failed: ${event.message}`),
+            entries.map(() => ({ message: `the run writer thread failed: ${event.message}` })),
           );
         }
         if (!this.closed) {
@@ -730,7 +732,7 @@ export class ThreadWriter extends QueueingWriter {
         this.sentDefinitions.clear();
         this.settle(
           entries,
-          entries.map(() => `the run writer thread could not start: ${(error as Error).message}`),
+          entries.map(() => failureOf(error, "the run writer thread could not start: ")),
         );
       },
     );

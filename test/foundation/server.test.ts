@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { startServer } from "../support/server";
 import { Database } from "bun:sqlite";
 import { HEAP_RAM_SIZE, RUNTIME_SETTINGS } from "../../src/runtime-tuning";
-import { migrations } from "../../src/store/migrations";
+import { migrations } from "../../src/store/sqlite/migrations";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const weft = (args: string[], env: Record<string, string> = {}) =>

@@ -1,7 +1,8 @@
 /**
  * Storage has one port: only src/store/ says how things are stored. Outside it no module opens the database
  * driver, prepares a statement, opens a transaction or holds SQL text — so a second storage adapter
- * (PostgreSQL) has one folder to implement. Comments are not code and are ignored.
+ * (PostgreSQL) has one folder to implement. Errors cross the port as Weft's own (StorageError, with a kind):
+ * outside it no module names SQLite's or PostgreSQL's error codes. Comments are not code and are ignored.
  */
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -60,4 +61,28 @@ test("the check sees SQL where it is", () => {
     for (const [pattern, what] of FORBIDDEN) if (pattern.test(code)) hits.add(what);
   }
   expect([...hits]).toEqual(expect.arrayContaining(["holds SQL text", "imports the SQLite driver", "opens a transaction", "prepares a statement"]));
+});
+
+/**
+ * A database's own error codes: SQLite's result codes, and PostgreSQL's SQLSTATEs of the classes a store meets
+ * (08 connection, 22 data, 23 integrity, 25 transaction state, 40 rollback, 42 syntax and access, 53–58
+ * resources and system, P0 PL/pgSQL, XX internal) as string literals. Above the store an error has a kind.
+ */
+const NAMES_A_DATABASE_CODE: Array<[RegExp, string]> = [
+  [/\bSQLITE_[A-Z]+/, "names a SQLite error code"],
+  [/["'`](?:08|2[2-5]|4[02]|5[3-8]|P0|XX)[0-9A-Z]{3}["'`]/, "names a PostgreSQL SQLSTATE"],
+];
+
+test("no module above src/store/ names a database's error codes: it asks for a storage error's kind", () => {
+  expect(offencesOutsideStore(NAMES_A_DATABASE_CODE)).toEqual([]);
+  // The patterns find what they forbid where it belongs (the store's translation of both databases' codes)...
+  const translation = withoutComments(readFileSync(join(SRC, "store/storage-errors.ts"), "utf8"));
+  for (const [pattern, what] of NAMES_A_DATABASE_CODE) expect([what, pattern.test(translation)]).toEqual([what, true]);
+  for (const code of ['"SQLITE_CONSTRAINT_UNIQUE"', "error.code === 'SQLITE_FULL'", '"23505"', '"23P01"', '"53100"', '"22P05"', "`40P01`"]) {
+    expect([code, NAMES_A_DATABASE_CODE.some(([pattern]) => pattern.test(code))]).toEqual([code, true]);
+  }
+  // ...and not what only looks alike: Weft's own variable naming SQLite, a number in a string.
+  for (const near of ["env.WEFT_SQLITE_DIRS", '"20000"', '"ERROR"', '"12345"']) {
+    expect([near, NAMES_A_DATABASE_CODE.some(([pattern]) => pattern.test(near))]).toEqual([near, false]);
+  }
 });

@@ -40,8 +40,8 @@ const expect503 = (res: { status: number; headers: Headers; body: any; text: str
   expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
 };
 
-// The fault is simulated SQLite's way (max_page_count). On PostgreSQL a full disk is SQLSTATE 53100, which
-// src/store/postgres/sync-db.ts maps to the same storage-full code; it is not simulated on the PostgreSQL pass.
+// The fault is simulated SQLite's way (max_page_count). On PostgreSQL a full disk is SQLSTATE 53100, which the
+// store throws as the same StorageError kind "full" (src/store/storage-errors.ts); it is not simulated on the PostgreSQL pass.
 test.skipIf(testStorage() === "postgres")(
   "a full disk answers 503 with Retry-After, never a 2xx for a start it could not commit; service returns with space",
   async () => {

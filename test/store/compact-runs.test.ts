@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate, openDatabase, type Db } from "../../src/store/db";
-import { migrations } from "../../src/store/migrations";
+import { migrations } from "../../src/store/sqlite/migrations";
 import { forgetWrites, RUN_COLUMNS, type RunListFilter, type RunRow, RunStore } from "../../src/store/runs";
 import type { Environment, RunStatus } from "../../src/schema/run";
 import { runRow, stepRow } from "../support/run-rows";
@@ -180,12 +180,12 @@ test.skipIf(testStorage() === "postgres")(
     const unfinished = rows.filter((r) => ["pending", "running", "paused"].includes(r.status));
 
     const upgrades: unknown[] = [];
-    expect(migrate(db, (upgrade) => upgrades.push(upgrade))).toEqual([18, 19, 20, 21, 22]);
+    expect(migrate(db, (upgrade) => upgrades.push(upgrade))).toEqual([18, 19, 20, 21, 22, 23]);
     // Announced before (nothing answers meanwhile) and after, with the migrations' notes (19, 20 and 21 change nothing on SQLite).
     const announced = {
       from: 17,
-      to: 22,
-      migrations: ["18 compact-runs", "19 compact-runs-postgres", "20 run-id-hash", "21 run-sizes", "22 duration-index"],
+      to: 23,
+      migrations: ["18 compact-runs", "19 compact-runs-postgres", "20 run-id-hash", "21 run-sizes", "22 duration-index", "23 encryption-key-check"],
       notes: [
         "18 compact-runs: rewrites every stored run once: ~11 s per million runs on 2 cores",
         "19 compact-runs-postgres: changes nothing on SQLite (PostgreSQL's runs are rewritten as SQLite's already are)",
@@ -237,7 +237,7 @@ test.skipIf(testStorage() !== "postgres")(
           .join(", ")})`,
         Object.values(step),
       );
-      expect(await migratePostgres(sql)).toEqual([19, 20, 21, 22]);
+      expect(await migratePostgres(sql)).toEqual([19, 20, 21, 22, 23]);
       const [types] =
         await sql`SELECT pg_typeof(workspace_id)::text AS workspace, pg_typeof(started_at)::text AS started, pg_typeof(status)::text AS status FROM runs LIMIT 1`;
       expect(types).toEqual({ workspace: "integer", started: "bigint", status: "smallint" });

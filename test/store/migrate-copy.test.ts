@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openDatabase } from "../../src/store/db";
-import { migrations } from "../../src/store/migrations";
+import { migrations } from "../../src/store/sqlite/migrations";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
 import { startServer, type ServerHandle } from "../support/server";

@@ -15,6 +15,7 @@ import { PostgresWriterLanes } from "../../src/store/postgres/writer-lanes";
 import { applyBatch, applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
 import { RunStore, type RunRow, type StepRow } from "../../src/store/runs";
 import { STATUS_CODES } from "../../src/store/run-layout";
+import type { Failure } from "../../src/store/storage-errors";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { runRow, stepRow } from "../support/run-rows";
 import { freshPostgresDatabase } from "../support/postgres-storage";
@@ -202,11 +203,13 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     const sql = new SQL(batched.url, { adapter: "postgres", max: 1 });
     closing.push(() => sql.close());
     const writer = PostgresRunBatches.on(sql, runColumnTypes(batched.db));
-    const failures: Array<Array<string | null>> = [];
+    const failures: Array<Array<Failure | null>> = [];
     for (const batch of batches) failures.push(await writer.apply(wire(batch)));
 
     expect(failures.map((f) => f.map((x) => x !== null))).toEqual(expectedFailures.map((f) => f.map((x) => x !== null)));
-    expect(failures.at(-1)).toEqual([null, expect.stringContaining("Unicode"), null]);
+    // The failure keeps its kind, whichever path wrote it: the engine's caller is answered 400, not 500.
+    expect(failures.at(-1)).toEqual([null, { kind: "not_storable", message: expect.stringContaining("Unicode") }, null]);
+    expect(expectedFailures.at(-1)?.[1]?.kind).toBe("not_storable");
 
     const expected = await contents(oneByOne.url);
     const actual = await contents(batched.url);
@@ -336,7 +339,7 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     ]);
     const results = await Promise.all([lanes.apply(big), lanes.apply(ending), lanes.apply(groups)]);
     expect(results.slice(0, 2)).toEqual([[null], [null]]);
-    expect(results[2]).toEqual([null, expect.stringContaining("Unicode"), null]);
+    expect(results[2]).toEqual([null, { kind: "not_storable", message: expect.stringContaining("Unicode") }, null]);
 
     const sql = await expectEnded(url, ids);
     const stored = await sql`SELECT id FROM runs WHERE id IN ('good-1', 'bad', 'good-2') ORDER BY id`;

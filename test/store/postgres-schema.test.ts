@@ -9,12 +9,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { openDatabase, schemaVersion } from "../../src/store/db";
-import { migrations } from "../../src/store/migrations";
+import { migrations } from "../../src/store/sqlite/migrations";
 import { MIGRATION_LOCK_KEY, migratePostgres, openPostgres, postgresSchemaVersion } from "../../src/store/postgres/db";
 import { postgresMigrations } from "../../src/store/postgres/migrations";
 import { RUN_COLUMN_TYPES, STEP_COLUMN_TYPES } from "../../src/store/postgres/run-batches";
 import { openStore } from "../../src/store/open";
 import { RunStore } from "../../src/store/runs";
+import { storageError } from "../../src/store/storage-errors";
 import { runRow } from "../support/run-rows";
 import { announceMissingPostgres, postgresBinaries, startPostgres, type PostgresHandle } from "../support/postgres";
 
@@ -66,7 +67,7 @@ function sqliteSchema(db: Database): SchemaShape {
         .map((c) => `${c.name}${c.coll === "NOCASE" ? " NOCASE" : ""}${c.desc ? " DESC" : ""}`);
     shape.tables[table] = {
       // A PRIMARY KEY column counts as NOT NULL: that is what it means (SQLite's rowid tables let a NULL
-      // through a non-INTEGER key as a legacy quirk; PostgreSQL does not — see src/store/postgres/migrations.ts).
+      // through a non-INTEGER key as a legacy quirk; PostgreSQL does not — see src/store/postgres/migrations/index.ts).
       columns: info.map((c) => ({ name: c.name, type: c.type, notNull: c.notnull === 1 || c.pk > 0, default: c.dflt_value })),
       primaryKey: info
         .filter((c) => c.pk > 0)
@@ -320,13 +321,13 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
     const first = runRow("run-1");
     for (const store of [new RunStore(db), new RunStore(lite)]) {
       store.insertRun(first);
-      let code: string | undefined;
+      let kind: string | undefined;
       try {
         store.insertRun({ ...first, workflow_name: "another" });
       } catch (error) {
-        code = (error as { code?: string }).code;
+        kind = storageError(error)?.kind;
       }
-      expect(code).toBe("SQLITE_CONSTRAINT_UNIQUE");
+      expect(kind).toBe("unique");
       expect(store.getRow("run-1")).toEqual(first);
     }
     // Two transactions inserting one new id together: one commits, the other is refused.
@@ -341,6 +342,8 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
       two.begin((tx) => tx.unsafe(insert)),
     ]);
     expect(outcomes.map((o) => o.status).sort()).toEqual(["fulfilled", "rejected"]);
+    // The exclusion constraint's refusal (23P01) is a unique violation to the code above the store.
+    expect(storageError(outcomes.find((o) => o.status === "rejected")?.reason)?.kind).toBe("unique");
     expect((await one`SELECT count(*)::int AS n FROM runs WHERE id = 'run-2'`)[0].n).toBe(1);
     db.close();
     lite.close();

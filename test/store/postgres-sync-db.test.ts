@@ -4,6 +4,7 @@
  * savepoints, errors and values behave as bun:sqlite's do for the code above it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { StorageError } from "../../src/lib/storage-error";
 import { PostgresDb, startEarly, toPostgres } from "../../src/store/postgres/sync-db";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
@@ -99,7 +100,8 @@ describe.skipIf(!pgBin)("on a real PostgreSQL", () => {
           db.run("INSERT INTO t (id) VALUES (?)", "d");
         })();
       } catch (error) {
-        expect((error as { code?: string }).code).toBe("SQLITE_CONSTRAINT_UNIQUE");
+        expect(error).toBeInstanceOf(StorageError);
+        expect((error as StorageError).kind).toBe("unique");
       }
     }).immediate();
     expect(db.query("SELECT id FROM t WHERE id IN ('d', 'e') ORDER BY id").all()).toEqual([{ id: "d" }]);

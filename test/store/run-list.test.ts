@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate, openDatabase, type Db } from "../../src/store/db";
-import { migrations } from "../../src/store/migrations";
+import { migrations } from "../../src/store/sqlite/migrations";
 import { type RunListFilter, type RunPosition, type RunRow, RunStore } from "../../src/store/runs";
 import { FRESH_RUN } from "../../src/engine/run-table";
 import type { Environment, RunStatus } from "../../src/schema/run";

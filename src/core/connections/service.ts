@@ -15,6 +15,7 @@ import { ConnectionStore, type ConnectionRow, type ConnectionStatus } from "../.
 import { nowIso, type Db, atomically } from "../../store/db";
 import type { SecretBox } from "../crypto";
 import { newId } from "../../lib/ids";
+import { isStorageError } from "../../lib/storage-error";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import { AuthResolver, type ConnectionRef } from "./auth-resolver";
 import type { CallbackOutcome } from "./callback-page";
@@ -162,7 +163,7 @@ export class Connections {
     try {
       this.ctx.store.insert(row);
     } catch (error) {
-      if (/UNIQUE/i.test(String((error as Error).message))) this.assertNameFree(actor.workspaceId, name);
+      if (isStorageError(error, "unique")) this.assertNameFree(actor.workspaceId, name);
       throw error;
     }
     this.ctx.log.info("connection created", { connectionId: row.id, pieceId: row.piece_id, authKind: row.auth_kind, managedApp: row.managed_app === 1 });

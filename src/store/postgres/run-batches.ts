@@ -38,6 +38,7 @@ import {
 import { type AnnouncedDictionary, TRANSIENT, type WireOp } from "../run-writes";
 import type { Db } from "../db";
 import { type RunLayout, runLayout } from "../run-layout";
+import { type Failure, failureOf } from "../storage-errors";
 import { bindable } from "./sync-db";
 import { commitStatements, type Statement } from "./transaction";
 
@@ -167,7 +168,7 @@ export class PostgresRunBatches {
    * Applies a batch (one group of ops per writer) in one transaction; if it fails, each group alone, so one
    * bad op cannot sink the others. Answers the failures, as applyBatch does on SQLite.
    */
-  async apply(groups: WireOp[][]): Promise<Array<string | null>> {
+  async apply(groups: WireOp[][]): Promise<Array<Failure | null>> {
     try {
       // The names of the batch's runs whose keys are not known yet, in one round trip (each group looks up
       // what is still missing again, and fails alone if that fails).
@@ -177,14 +178,14 @@ export class PostgresRunBatches {
       await this.transact(this.compile(groups.flat()));
       return groups.map(() => null);
     } catch (error) {
-      if (groups.length === 1) return [message(error)];
-      const failures: Array<string | null> = [];
+      if (groups.length === 1) return [failureOf(error)];
+      const failures: Array<Failure | null> = [];
       for (const group of groups) {
         try {
           await this.transact(this.compile(group));
           failures.push(null);
         } catch (groupError) {
-          failures.push(message(groupError));
+          failures.push(failureOf(groupError));
         }
       }
       return failures;

@@ -10,11 +10,13 @@
  *
  * The statements are written for SQLite. `toPostgres` rewrites the few SQLite idioms the repositories use
  * (listed on it) and the placeholders (`?` and `$name` become `$1…`); anything else SQLite-only fails with
- * PostgreSQL's own error, naming the statement.
+ * PostgreSQL's own error, naming the statement. A refusal Weft tells apart (a unique key, text PostgreSQL
+ * cannot store, a full disk, …) is thrown as StorageError with its kind, from the SQLSTATE (../storage-errors.ts).
  */
 import type { Database } from "bun:sqlite";
 import { MessageChannel, type MessagePort, receiveMessageOnPort } from "node:worker_threads";
 import { threadEntry } from "../../lib/thread-entry";
+import { storageErrorOf } from "../storage-errors";
 import type { Statement } from "./transaction";
 
 export type SyncRequest =
@@ -40,27 +42,14 @@ export type SyncRequest =
 export type ThreadStart = { url: string; port: MessagePort; counter: SharedArrayBuffer };
 
 /** What the thread sends on the attached port. */
-export type SideMessage = { id: number; error?: string } | { sub: number; payload: string } | { busError: string };
+export type SideMessage = { id: number; error?: string; code?: string } | { sub: number; payload: string } | { busError: string };
 
 export type SyncReply = { rows: Array<Record<string, unknown>>; count: number } | { error: string; code?: string };
 
-/** The code of a storage error caused by text the database cannot hold (PostgreSQL and U+0000). */
-export const TEXT_NOT_STORABLE = "WEFT_TEXT_NOT_STORABLE";
-
-/** SQLite's error codes for PostgreSQL's SQLSTATEs that code above the store tells apart. */
-const SQLITE_CODES: Record<string, string> = {
-  "23505": "SQLITE_CONSTRAINT_UNIQUE",
-  // An exclusion constraint with = is a unique constraint (runs' ids: PostgreSQL's migration 20).
-  "23P01": "SQLITE_CONSTRAINT_UNIQUE",
-  "23503": "SQLITE_CONSTRAINT_FOREIGNKEY",
-  "23502": "SQLITE_CONSTRAINT_NOTNULL",
-  "23514": "SQLITE_CONSTRAINT_CHECK",
-  "53100": "SQLITE_FULL",
-  // U+0000 in text or JSON: PostgreSQL cannot store it (SQLite can); the API refuses the request (400).
-  "22021": TEXT_NOT_STORABLE,
-  "22P05": TEXT_NOT_STORABLE,
-};
-
+/**
+ * An error of the database or of this client that is not one Weft tells apart (those are thrown as
+ * StorageError, with a kind: ../storage-errors.ts); `code` is PostgreSQL's SQLSTATE when it sent one.
+ */
 export class PostgresError extends Error {
   constructor(
     message: string,
@@ -248,7 +237,7 @@ export class PostgresDb {
         // Held open only while an answer is due: a process stopping waits for its writes, an idle one can end.
         if (side.waiting.size === 0) port1.unref();
         if (message.error === undefined) waiter?.resolve();
-        else waiter?.reject(new PostgresError(message.error, undefined));
+        else waiter?.reject(storageErrorOf(message.code, message.error) ?? new PostgresError(message.error, message.code));
       });
       port1.unref();
       this.port.postMessage({ op: "attach", port: port2 } satisfies SyncRequest, [port2]);
@@ -329,7 +318,8 @@ export class PostgresDb {
     if (!reply) throw new PostgresError("the database thread did not answer", undefined);
     if ("error" in reply) {
       const where = request.op === "query" ? ` (in: ${request.text.replace(/\s+/g, " ").slice(0, 200)})` : "";
-      throw new PostgresError(`${reply.error}${where}`, (reply.code && SQLITE_CODES[reply.code]) ?? reply.code);
+      const message = `${reply.error}${where}`;
+      throw storageErrorOf(reply.code, message) ?? new PostgresError(message, reply.code);
     }
     return reply;
   }

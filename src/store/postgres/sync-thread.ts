@@ -75,6 +75,12 @@ async function answer(request: SyncRequest): Promise<SyncReply> {
   }
 }
 
+/** PostgreSQL's SQLSTATE of an error (Bun's client puts it in `errno`), else the error's own code. */
+function sqlstate(error: unknown): string | undefined {
+  const e = error as { errno?: string; code?: string } | undefined;
+  return e?.errno ?? e?.code;
+}
+
 /** Where the requests not waited for are answered (sync-db.ts, the side port). */
 let side: MessagePort | undefined;
 const tell = (message: SideMessage) => side?.postMessage(message);
@@ -110,13 +116,12 @@ async function sideRequest(request: SyncRequest): Promise<void> {
       side = request.port;
       return;
     case "statements": {
-      let error: string | undefined;
       try {
         await commitStatements(sql, request.statements);
+        tell({ id: request.id });
       } catch (e) {
-        error = String((e as Error)?.message ?? e);
+        tell({ id: request.id, error: String((e as Error)?.message ?? e), code: sqlstate(e) });
       }
-      tell({ id: request.id, error });
       return;
     }
     case "listen": {
@@ -168,8 +173,7 @@ async function sideRequest(request: SyncRequest): Promise<void> {
   try {
     reply = await answer(request);
   } catch (error) {
-    const e = error as { message?: string; errno?: string; code?: string };
-    reply = { error: String(e?.message ?? error), code: e?.errno ?? e?.code };
+    reply = { error: String((error as Error)?.message ?? error), code: sqlstate(error) };
   }
   port.postMessage(reply);
   Atomics.add(wake, 0, 1);

@@ -18,6 +18,7 @@
 import type { SQL } from "bun";
 import { RUN_COLUMNS } from "../runs";
 import type { WireOp } from "../run-writes";
+import type { Failure } from "../storage-errors";
 import { PostgresRunBatches, type RunColumnTypes } from "./run-batches";
 import type { PostgresDb } from "./sync-db";
 
@@ -248,7 +249,7 @@ export class PostgresWriterLanes {
    * Commits a batch (as PostgresRunBatches.apply) once the earlier batches it depends on are committed. Call
    * in the order the batches came: what it waits for is decided before its first await.
    */
-  async apply(groups: WireOp[][]): Promise<Array<string | null>> {
+  async apply(groups: WireOp[][]): Promise<Array<Failure | null>> {
     const print = footprint(groups);
     const before = [...this.flights].filter((flight) => dependsOn(print, flight.footprint)).map((flight) => flight.done);
     let finished!: () => void;

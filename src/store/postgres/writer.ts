@@ -12,6 +12,7 @@
  * waits for its own round trip and not also for the batches ahead of it.
  */
 import { dropSentDefinitions, encodeOp, packFinishedRuns, QueueingWriter } from "../run-writes";
+import { failureOf } from "../storage-errors";
 import { RecordDictionaries } from "./record-dictionaries";
 import { runColumnTypes } from "./run-batches";
 import type { PostgresDb } from "./sync-db";
@@ -124,7 +125,7 @@ export class PostgresWriter extends QueueingWriter {
     // for is decided by its place. Opening the lanes may throw (the server is gone): the batch fails.
     void Promise.try(() => this.open())
       .then((lanes) => lanes.apply(wire))
-      .catch((error: unknown) => wire.map(() => `the run writer could not reach PostgreSQL: ${String((error as Error)?.message ?? error)}`))
+      .catch((error: unknown) => wire.map(() => failureOf(error, "the run writer could not reach PostgreSQL: ")))
       .then((failures) => {
         this.flights--;
         this.inFlightEntries -= entries.length;

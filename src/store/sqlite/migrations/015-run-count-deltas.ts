@@ -1,6 +1,6 @@
 /**
  * Counts added as rows, not to rows (for PostgreSQL, where several writers share the counters; see
- * postgres/migrations.ts, version 15). `run_counts` and `run_hours` gain `slot` in their key: slot 0 is the
+ * ../../postgres/migrations/015-run-count-deltas.ts). `run_counts` and `run_hours` gain `slot` in their key: slot 0 is the
  * count, any other slot a change not yet folded into it; a count is the sum over its slots, as every query
  * of them already sums. `run_definition_uses` holds such changes of `run_definitions.runs`.
  *

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL's migration 20 keeps run ids unique through a hash index (../postgres/migrations.ts); SQLite's
+ * PostgreSQL's migration 20 keeps run ids unique through a hash index (../../postgres/migrations/020-run-id-hash.ts); SQLite's
  * run ids keep their unique b-tree. The version is kept in step so both schemas have the same number.
  */
 export default {

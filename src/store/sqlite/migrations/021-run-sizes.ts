@@ -1,5 +1,5 @@
 /**
- * PostgreSQL's migration 21 packs its run indexes and narrows two run columns (../postgres/migrations.ts);
+ * PostgreSQL's migration 21 packs its run indexes and narrows two run columns (../../postgres/migrations/021-run-sizes.ts);
  * SQLite stores integers in as few bytes as they need and has no index fill factor. The version is kept in
  * step so both schemas have the same number.
  */

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL's migration 19 stores runs as SQLite's migration 018 does (../postgres/compact-runs-migration.ts);
+ * PostgreSQL's migration 19 stores runs as SQLite's migration 018 does (../../postgres/migrations/019-compact-runs-postgres.ts);
  * SQLite's runs are already stored so. The version is kept in step so both schemas have the same number.
  */
 export default {

@@ -1,5 +1,5 @@
 /**
- * Compact run rows and list indexes (issue 19, "less disk per run"; ../run-layout.ts says how each column is
+ * Compact run rows and list indexes (issue 19, "less disk per run"; ../../run-layout.ts says how each column is
  * stored and read). A 3-step run took ~1,020 bytes, most of it keys: each of the three list index entries held
  * a 36-character workspace or workflow id, a 24-character time, the 36-character run id and three words, the
  * row three such ids and a 64-character definition hash. Now:

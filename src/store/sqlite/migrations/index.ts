@@ -1,4 +1,7 @@
-/** Numbered migrations, applied in order. Add a file and one line here; never edit a shipped one. */
+/**
+ * SQLite's numbered migrations, applied in order. Add a file and one line here, and the same version in
+ * ../../postgres/migrations/; never edit a shipped one.
+ */
 import identity from "./001-identity";
 import workflows from "./002-workflows";
 import kvStore from "./003-kv-store";
@@ -22,14 +25,7 @@ import runIdHash from "./020-run-id-hash";
 import runSizes from "./021-run-sizes";
 import durationIndex from "./022-duration-index";
 import encryptionKeyCheck from "./023-encryption-key-check";
-
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-  /** What an operator should know while it is applied (logged with the upgrade), e.g. how long it takes. */
-  note?: string;
-}
+import type { Migration } from "../../migration";
 
 export const migrations: Migration[] = [
   identity,

@@ -1,0 +1,219 @@
+/**
+ * Errors cross the storage port as Weft's own (src/lib/storage-error.ts): real refusals of SQLite and — against
+ * a real server (Debian `postgresql`) — of PostgreSQL become a StorageError with the same kind, however the
+ * store met them (a statement, a unit of work, the run writer's batches, Bun's asynchronous client), and the
+ * HTTP error handler answers by kind.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { AppError } from "../../src/http/errors";
+import { toErrorResponse } from "../../src/http/error-handler";
+import { StorageError } from "../../src/lib/storage-error";
+import { atomically, type Db, openDatabase } from "../../src/store/db";
+import { PostgresDb, PostgresError } from "../../src/store/postgres/sync-db";
+import { applyBatch } from "../../src/store/run-writes";
+import { errorOf, failureOf, kindOfCode, storageError } from "../../src/store/storage-errors";
+import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
+import { freshPostgresDatabase } from "../support/postgres-storage";
+
+const TABLES = [
+  "CREATE TABLE se_parent (id TEXT PRIMARY KEY)",
+  "CREATE TABLE se_child (id TEXT PRIMARY KEY, parent TEXT REFERENCES se_parent (id), name TEXT NOT NULL UNIQUE, k INTEGER CHECK (k > 0))",
+];
+
+/** What `work` threw. */
+function thrown(work: () => unknown): unknown {
+  try {
+    work();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("nothing was thrown");
+}
+
+/** The refusals both databases make alike, each with the kind the code above the store is given. */
+const REFUSALS: Array<[string, (db: Db) => unknown, string]> = [
+  ["a second row with a unique name", (db) => db.run("INSERT INTO se_child (id, name) VALUES ('c2', 'taken')"), "unique"],
+  ["a primary key taken", (db) => db.run("INSERT INTO se_parent (id) VALUES ('p1')"), "unique"],
+  ["a parent that does not exist", (db) => db.run("INSERT INTO se_child (id, parent, name) VALUES ('c3', 'nobody', 'n3')"), "foreign_key"],
+  ["a parent still named by a child", (db) => db.run("DELETE FROM se_parent WHERE id = 'p1'"), "foreign_key"],
+  ["no value for a NOT NULL column", (db) => db.run("INSERT INTO se_child (id, name) VALUES ('c4', NULL)"), "not_null"],
+  ["a value its CHECK refuses", (db) => db.run("INSERT INTO se_child (id, name, k) VALUES ('c5', 'n5', -1)"), "check"],
+];
+
+/** Weft's schema in a database capped near its current size, filled until a page-sized row no longer fits. */
+function fullDatabase(): Db {
+  const db = openDatabase(":memory:");
+  db.run("CREATE TABLE filler (x BLOB)");
+  const { page_count } = db.query("PRAGMA page_count").get() as { page_count: number };
+  db.run(`PRAGMA max_page_count = ${page_count + 4}`);
+  for (let i = 0; i < 100; i++) {
+    try {
+      db.run("INSERT INTO filler VALUES (randomblob(4000))");
+    } catch {
+      return db;
+    }
+  }
+  throw new Error("the database never filled");
+}
+
+function seed(db: Db) {
+  for (const statement of TABLES) db.run(statement);
+  db.run("INSERT INTO se_parent (id) VALUES ('p1')");
+  db.run("INSERT INTO se_child (id, parent, name) VALUES ('c1', 'p1', 'taken')");
+}
+
+describe("SQLite", () => {
+  let db: Db;
+  beforeAll(() => {
+    db = openDatabase(":memory:", { migrate: false });
+    seed(db);
+  });
+  afterAll(() => db.close());
+
+  for (const [what, refused, kind] of REFUSALS) {
+    test(`${what}: kind "${kind}", SQLite's message kept for the log`, () => {
+      const error = thrown(() => refused(db));
+      const translated = storageError(error);
+      expect(translated).toBeInstanceOf(StorageError);
+      expect(translated?.kind).toBe(kind as StorageError["kind"]);
+      expect(translated?.message).toBe((error as Error).message);
+      expect(translated?.cause).toBe(error);
+      // A unit of work translates what it throws, and keeps nothing of it.
+      const before = db.query("SELECT (SELECT count(*) FROM se_parent) + (SELECT count(*) FROM se_child) AS n").get();
+      const fromUnit = thrown(() =>
+        atomically(db, () => {
+          db.run("INSERT INTO se_parent (id) VALUES ('in-the-unit')");
+          refused(db);
+        }),
+      );
+      expect(fromUnit).toBeInstanceOf(StorageError);
+      expect((fromUnit as StorageError).kind).toBe(kind as StorageError["kind"]);
+      expect(db.query("SELECT (SELECT count(*) FROM se_parent) + (SELECT count(*) FROM se_child) AS n").get()).toEqual(before);
+    });
+  }
+
+  test('a full database (max_page_count, as test/security/disk-full.test.ts fills it): kind "full", from a statement, a unit and the run writer\'s batch', () => {
+    const full = fullDatabase();
+    const fill = () => full.run("INSERT INTO filler VALUES (randomblob(4000))");
+    const error = thrown(fill);
+    expect(String((error as Error).message)).toContain("full");
+    expect(storageError(error)?.kind).toBe("full");
+    expect((thrown(() => atomically(full, fill)) as StorageError).kind).toBe("full");
+    // The run writer answers across a thread with the failure's kind, and its caller is given a StorageError.
+    const [failure] = applyBatch(full, [[0]], fill);
+    expect(failure).toEqual({ kind: "full", message: expect.stringContaining("full") });
+    expect(errorOf(failure!)).toBeInstanceOf(StorageError);
+    full.close();
+  });
+
+  test("anything else is left as it is", () => {
+    const syntax = thrown(() => db.run("SELECT nope FROM se_parent"));
+    expect(storageError(syntax)).toBeUndefined();
+    expect(storageError(new AppError("CONFLICT", "taken"))).toBeUndefined();
+    expect(storageError("a string")).toBeUndefined();
+    expect(thrown(() => atomically(db, () => db.run("SELECT nope FROM se_parent")))).not.toBeInstanceOf(StorageError);
+    expect(failureOf(syntax, "while writing: ")).toEqual({ message: `while writing: ${(syntax as Error).message}` });
+    expect(errorOf({ message: "gone" })).not.toBeInstanceOf(StorageError);
+  });
+});
+
+describe("the HTTP answer goes by kind", () => {
+  const answer = (error: unknown, classify = storageError) => toErrorResponse("UNKNOWN", error, "req-1", "POST", "/api/x", classify);
+
+  test("not storable: 400 saying what to remove; full: 503 with Retry-After; other kinds: 500", () => {
+    const nul = answer(new StorageError("not_storable", 'invalid byte sequence for encoding "UTF8": 0x00'));
+    expect(nul.status).toBe(400);
+    expect(nul.body.error.code).toBe("VALIDATION_FAILED");
+    expect(nul.body.error.message).toContain("U+0000");
+    const full = answer(new StorageError("full", "database or disk is full"));
+    expect(full.status).toBe(503);
+    expect(full.body.error.code).toBe("SERVICE_UNAVAILABLE");
+    expect(full.body.error.message).toContain("storage is full");
+    expect(full.headers?.["retry-after"]).toBe("30");
+    const unique = answer(new StorageError("unique", "UNIQUE constraint failed: t.id"));
+    expect([unique.status, unique.internal]).toEqual([500, true]);
+  });
+
+  test("a driver's error nobody translated is classified by what the composition root hands in, not by the handler", () => {
+    const full = fullDatabase();
+    const raw = thrown(() => full.run("INSERT INTO filler VALUES (randomblob(4000))"));
+    full.close();
+    expect(raw).not.toBeInstanceOf(StorageError);
+    expect(answer(raw).status).toBe(503);
+    // The handler itself knows no database's codes or messages.
+    expect(answer(raw, () => undefined).status).toBe(500);
+  });
+});
+
+const pgBin = postgresBinaries();
+announceMissingPostgres();
+
+describe.skipIf(!pgBin)("PostgreSQL", () => {
+  let url: string;
+  let db: Db;
+  const open: Array<{ close(): unknown }> = [];
+
+  beforeAll(async () => {
+    ({ url, db } = await freshPostgresDatabase());
+    seed(db);
+    db.run("CREATE TABLE se_text (id TEXT PRIMARY KEY, body TEXT, doc JSONB)");
+  });
+  afterAll(async () => {
+    for (const connection of open) await connection.close();
+  });
+
+  for (const [what, refused, kind] of REFUSALS) {
+    test(`${what}: the client throws kind "${kind}" itself, with PostgreSQL's message and the statement`, () => {
+      const error = thrown(() => refused(db));
+      expect(error).toBeInstanceOf(StorageError);
+      expect((error as StorageError).kind).toBe(kind as StorageError["kind"]);
+      expect((error as Error).message).toContain("(in: ");
+      expect(storageError(error)).toBe(error as StorageError);
+      const fromUnit = thrown(() =>
+        atomically(db, () => {
+          db.run("INSERT INTO se_parent (id) VALUES ('in-the-unit')");
+          refused(db);
+        }),
+      );
+      expect((fromUnit as StorageError).kind).toBe(kind as StorageError["kind"]);
+      expect(db.query("SELECT id FROM se_parent WHERE id = 'in-the-unit'").get()).toBeNull();
+    });
+  }
+
+  test('U+0000 in text or in JSON: kind "not_storable"', () => {
+    const inText = thrown(() => db.query("INSERT INTO se_text (id, body) VALUES (?, ?)").run("t1", "a\u0000b"));
+    expect((inText as StorageError).kind).toBe("not_storable");
+    const inJson = thrown(() => db.query("INSERT INTO se_text (id, doc) VALUES (?, ?::text::jsonb)").run("t2", JSON.stringify({ a: "a\u0000b" })));
+    expect((inJson as StorageError).kind).toBe("not_storable");
+    expect(db.query("SELECT count(*) AS n FROM se_text").get()).toEqual({ n: 0 });
+  });
+
+  test("statements applied without waiting (the run writer's first batches) reject with the kind too", async () => {
+    const pg = new PostgresDb(url);
+    open.push(pg);
+    const rejected = await pg.applyStatements([{ text: "INSERT INTO se_parent (id) VALUES ($1)", params: ["p1"] }]).catch((error: unknown) => error);
+    expect(rejected).toBeInstanceOf(StorageError);
+    expect((rejected as StorageError).kind).toBe("unique");
+  });
+
+  test("Bun's asynchronous client (the run writer's lanes): its errors are translated by their SQLSTATE", async () => {
+    const sql = new SQL(url, { adapter: "postgres", max: 1 });
+    open.push(sql);
+    const unique = await sql.unsafe("INSERT INTO se_parent (id) VALUES ($1)", ["p1"]).catch((error: unknown) => error);
+    expect(storageError(unique)?.kind).toBe("unique");
+    const nul = await sql.unsafe("INSERT INTO se_text (id, body) VALUES ($1, $2)", ["t3", "a\u0000b"]).catch((error: unknown) => error);
+    expect(failureOf(nul)).toEqual({ kind: "not_storable", message: (nul as Error).message });
+  });
+
+  test("an error Weft does not tell apart stays PostgreSQL's, with its SQLSTATE", () => {
+    const error = thrown(() => db.run("SELECT nope FROM se_parent"));
+    expect(error).toBeInstanceOf(PostgresError);
+    expect(error).not.toBeInstanceOf(StorageError);
+    expect((error as PostgresError).code).toBe("42703");
+  });
+
+  test('a full disk (53100, not simulated here) is kind "full"', () => {
+    expect(kindOfCode("53100")).toBe("full");
+  });
+});
