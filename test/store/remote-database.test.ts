@@ -68,6 +68,9 @@ describe.skipIf(!postgresBinaries())("a PostgreSQL server ~2 ms away", () => {
       expect(await res.json()).toEqual({ hello: "Ada" });
     };
     for (let i = 0; i < 20; i++) await call();
+    // The run writer's own connections open a second after its first use (CONNECT_AFTER_MS); until then it
+    // commits on the store's connection. Counted below, they must be open.
+    await Bun.sleep(1_500);
 
     // The list's first query on its connection is sent with its text: held, with what follows it, for 500 ms.
     const held = proxy.stallNextQuery("AS n FROM run_counts", 500);

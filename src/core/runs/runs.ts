@@ -111,8 +111,11 @@ export class Runs {
     }
     const row = this.engine.row(workspaceId, runId);
     if (!row) throw notFound(`run ${runId}`);
+    // The run as it stands now, before its steps are read: the engine changes a live row in place, and a run
+    // that ended while the steps were being read would be shown finished with the steps of before its end.
+    const now = this.engine.withWait(runFromRow(row));
     const { steps, omitted } = await this.engine.reads.stepsBounded(runId, MAX_DETAIL_STEPS);
-    const run: RunT = { ...this.engine.withWait(runFromRow(row)), steps: steps.map(stepFromRow) };
+    const run: RunT = { ...now, steps: steps.map(stepFromRow) };
     return omitted > 0 ? { ...run, stepsOmitted: omitted } : run;
   }
 
