@@ -4,7 +4,7 @@
  * with a password user `weft`. Skip the suite when `postgresBinaries()` is undefined.
  *   const pg = await startPostgres(); ... await pg.stop();
  */
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DatabaseServer } from "./database-server";
@@ -59,7 +59,8 @@ export async function startPostgres(options: { settings?: Record<string, string>
     chownSync(dir, uid, gid);
     chownSync(pwfile, uid, gid);
     // The per-run temp directory (test/support/preload.ts) is private to root: let postgres through it.
-    chmodSync(tmpdir(), 0o755);
+    // Bits added, never taken: a bench without the preload has /tmp itself here, which must stay 1777.
+    chmodSync(tmpdir(), statSync(tmpdir()).mode | 0o755);
   }
   await run(asPostgres([join(bin, "initdb"), "-D", data, "-U", "weft", "--pwfile", pwfile, "-A", "scram-sha-256", "--no-sync", "-E", "UTF8"]), "initdb");
   const port = await freePort();
