@@ -166,10 +166,34 @@ const DEFINITION_HASH = RUN_INDEX.get("definition_hash")!;
  * One page of the runs matching `where` in `order` ($limit, $offset): the page's keys first, from the list
  * index alone, then those rows: the runs an OFFSET skips are never read from the table (PostgreSQL reads every
  * skipped row from the table unless the scan returns index columns only: 1,000 skipped rows 9 ms → 3.5 ms at
- * 1,000,000 runs).
+ * 1,000,000 runs). `walk` is the order the keys are looked for in: `order` reversed when the page is counted
+ * from the list's other end (RunStore.list).
  */
-const pageOf = (tie: string, where: string, order: string) =>
-  `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (SELECT ${tie} FROM runs WHERE ${where} ORDER BY ${order} LIMIT $limit OFFSET $offset) ORDER BY ${order}`;
+const pageOf = (tie: string, where: string, order: string, walk = order) =>
+  `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (SELECT ${tie} FROM runs WHERE ${where} ORDER BY ${walk} LIMIT $limit OFFSET $offset) ORDER BY ${order}`;
+
+/** An ORDER BY list read backwards: each term's direction and place of NULLs turned round. */
+function reversedOrder(order: string): string {
+  return order
+    .split(", ")
+    .map((term) => {
+      const [column, direction = "ASC", ...nulls] = term.split(" ");
+      const backwards = direction === "DESC" ? "ASC" : "DESC";
+      if (nulls.length === 0) return `${column} ${backwards}`;
+      return `${column} ${backwards} NULLS ${nulls[1] === "LAST" ? "FIRST" : "LAST"}`;
+    })
+    .join(", ");
+}
+
+/**
+ * Where a list page lies counted from the end of the list nearer to it: positions [offset, end) of a list of
+ * `total` runs, or positions [total - end, total - offset) of the same list read backwards. A walk through an
+ * index costs what it skips, so the last page costs what the first does and the middle one is the dearest.
+ */
+function nearerEnd(offset: number, end: number, total: number): { limit: number; offset: number; backwards: boolean } {
+  const backwards = offset > total - end;
+  return { limit: end - offset, offset: backwards ? total - end : offset, backwards };
+}
 
 /** A run's place in start order (oldest first: started_at, then the layout's tie: run-layout.ts). */
 export interface RunPosition {
@@ -185,12 +209,12 @@ export interface RunPosition {
  */
 const afterPosition = (tie: string) => ` AND started_at >= ? AND NOT (started_at = ? AND ${tie} <= ?)`;
 
-/** A comma-separated list of columns (or sort terms) of runs, qualified for a join. */
-const ofRuns = (terms: string) =>
+/** A comma-separated list of columns (or sort terms, or conditions joined by AND) of runs, qualified by `alias` for a join. */
+const qualified = (alias: string, terms: string, separator = ", ") =>
   terms
-    .split(", ")
-    .map((term) => `runs.${term}`)
-    .join(", ");
+    .split(separator)
+    .map((term) => `${alias}.${term}`)
+    .join(separator);
 
 const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
 
@@ -780,10 +804,20 @@ export class RunStore {
   }
 
   /**
-   * One page of a workspace's runs and the exact number that match (spec 4.6), at a cost that does not grow
-   * with the history (migration 008): the total is a sum over the counted cells; a time-sorted page is found
-   * by adding up runs per hour from the nearer end of the history, then read from the list index within
-   * those hours only. sort=duration and the tag filter page through their index with OFFSET.
+   * One page of a workspace's runs and the exact number that match (spec 4.6). The total is a sum over the
+   * counted cells (run_counts, migration 008), whatever the history's size. The page is found by walking an
+   * index in the list's own order, so it is the page a plain `ORDER BY … LIMIT … OFFSET` gives, run for run;
+   * what a walk costs is what it skips, and each kind of page skips as little as the schema allows:
+   * - Time-sorted, no tag: runs are added up per hour (run_hours) from the nearer end of the history, and the
+   *   page is read from the list index within those hours only (hourSpan): any page costs about the same.
+   * - sort=duration, no tag: the duration index is walked from the list's nearer end (the last page read
+   *   backwards, `nearerEnd`), keys only, and the page's rows read by key (pageOf). On SQLite the filter's
+   *   columns are written so that no index may serve them (`+column`): the planner otherwise sorts each run of
+   *   equal durations by seq again (a temporary b-tree per duration: 3× the walk at 1,000,000 runs).
+   * - The tag filter: run_tags is walked from the nearer end, and a run's filter columns are read from the
+   *   list index at its start (taggedPage), the row only when its start is shared.
+   * There are no counts by duration or by tag and hour, so the walks of those two cost what they skip: up to
+   * half the list (the middle page). bench/history.ts measures every kind; docs/operations.md has the figures.
    */
   list(filter: RunListFilter): { rows: RunRow[]; total: number } {
     const { tie } = this.layout;
@@ -796,34 +830,96 @@ export class RunStore {
     );
     const end = Math.min(filter.offset + filter.limit, total);
     if (filter.offset >= end) return { rows: [], total };
-    const page = { limit: filter.limit, offset: filter.offset };
-    if (filter.tag !== undefined) {
-      const order =
-        filter.sort === "oldest"
-          ? "run_tags.started_at ASC, run_tags.run_id ASC"
-          : filter.sort === "duration"
-            ? ofRuns(this.layout.durationOrder)
-            : "run_tags.started_at DESC, run_tags.run_id DESC";
-      const sql = `SELECT ${ofRuns(LIST_COLUMNS)} FROM run_tags JOIN runs ON runs.id = run_tags.run_id
-        WHERE run_tags.workspace_id = $workspaceId AND run_tags.tag = $tag AND ${cells.where.map((c) => `runs.${c}`).join(" AND ")}
-        ORDER BY ${order} LIMIT $limit OFFSET $offset`;
-      return { rows: this.hydrateAll(this.listStatement(sql).all(bindRow({ ...cells.params, tag: filter.tag, ...page })) as StoredRow[]), total };
-    }
+    if (filter.tag !== undefined) return { rows: this.taggedPage(filter, filter.tag, cells, total, nearerEnd(filter.offset, end, total)), total };
     if (filter.sort === "duration") {
-      const sql = pageOf(tie, cells.where.join(" AND "), this.layout.durationOrder);
+      const { backwards, ...page } = nearerEnd(filter.offset, end, total);
+      const order = this.layout.durationOrder;
+      const sql = pageOf(tie, this.durationWalkConditions(cells), order, backwards ? reversedOrder(order) : order);
       return { rows: this.hydrateAll(this.listStatement(sql).all(bindRow({ ...cells.params, ...page })) as StoredRow[]), total };
     }
     const newest = filter.sort !== "oldest";
     const span = this.hourSpan(cells, newest, filter.offset, end, total);
     const direction = newest ? "DESC" : "ASC";
-    // A workflow's runs all belong to its workspace, and the count above proved this one is the caller's:
-    // the workflow index alone then finds the rows (it does not hold the workspace).
-    const rowCells = filter.workflowId ? cellConditions(filter, this.layout, false)! : cells;
+    const rowCells = this.rowCells(filter, cells);
     const sql = pageOf(tie, [...rowCells.where, "started_at >= $from", "started_at < $to"].join(" AND "), this.layout.startOrder(direction));
     const rows = this.listStatement(sql).all(
       bindRow({ ...rowCells.params, from: span.from, to: span.to, limit: filter.limit, offset: filter.offset - span.before }),
     ) as StoredRow[];
     return { rows: this.hydrateAll(rows), total };
+  }
+
+  /**
+   * The conditions a list index answers alone: with a workflow, the workflow index's (it does not hold the
+   * workspace; a workflow's runs all belong to its workspace, and the count in `list` proved this one is the caller's).
+   */
+  private rowCells(filter: RunListFilter, cells: Cells): Cells {
+    return filter.workflowId ? cellConditions(filter, this.layout, false)! : cells;
+  }
+
+  /**
+   * The filter's conditions for a walk of the duration index (`alias` qualifies them). On SQLite those the index
+   * does not lead with are written `+column` so that the planner may not serve them from the index: it then
+   * sorts every run of one duration by seq again (a temporary b-tree per duration, 3× the walk at 1,000,000 runs).
+   */
+  private durationWalkConditions(cells: Cells, alias = ""): string {
+    const of = alias ? `${alias}.` : "";
+    return cells.where.map((c) => (this.postgres || c.startsWith("workspace_id ") ? `${of}${c}` : `+${of}${c}`)).join(" AND ");
+  }
+
+  /**
+   * A page of the `total` runs carrying `tag`, `page` counted from the nearer end (nearerEnd).
+   *
+   * In start order run_tags is walked alone, in the list's order (start, then run id), and whether a tagged run
+   * matches the filter is read from a list index at its start (`o`, `m`: keys and codes only) when no other run
+   * of the workspace started in the same millisecond, else from its row (`r`): run_tags holds each run's
+   * workspace and start, which never change (migration 008), so the only run at that start is the tagged run.
+   * Reading the row of every skipped run cost 5 µs a run on SQLite and 26 µs on PostgreSQL at 1,000,000 runs.
+   *
+   * sort=duration needs each run's duration, which only its row and the duration index hold: either the duration
+   * index is walked and each run looked up in run_tags (a row read per run walked: the first pages), or every
+   * tagged run's row is read and sorted (a row read per tagged run, whatever the page). The walk is taken while
+   * it reads fewer than half as many rows, as the kept counts tell: it reads (offset + limit) × listed / total.
+   */
+  private taggedPage(filter: RunListFilter, tag: string, cells: Cells, total: number, page: { limit: number; offset: number; backwards: boolean }): RunRow[] {
+    const { tie } = this.layout;
+    const params = bindRow({ ...cells.params, tag, limit: page.limit, offset: page.offset });
+    if (filter.sort === "duration") {
+      const order = this.layout.durationOrder;
+      const walk = qualified("r", page.backwards ? reversedOrder(order) : order);
+      // The runs the filter lists, tagged or not: a walk of the duration index reads listed / total of them per tagged run.
+      const listed = countOf(
+        this.listStatement(`SELECT ${SUM_OF_N} FROM run_counts WHERE ${cells.where.join(" AND ")} AND tag = ''`).get(bindRow(cells.params)) as {
+          n: number;
+        } | null,
+      );
+      const keys =
+        2 * (page.offset + page.limit) * listed < total * total
+          ? `SELECT r.${tie} FROM runs AS r WHERE ${this.durationWalkConditions(cells, "r")} AND (SELECT count(*) FROM run_tags AS t
+              WHERE t.workspace_id = r.workspace_id AND t.tag = $tag AND t.started_at = r.started_at AND t.run_id = r.id) = 1`
+          : `SELECT r.${tie} FROM run_tags AS t JOIN runs AS r ON r.id = t.run_id
+              WHERE t.workspace_id = $workspaceId AND t.tag = $tag AND ${qualified("r", cells.where.join(" AND "), " AND ")}`;
+      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (${keys} ORDER BY ${walk} LIMIT $limit OFFSET $offset) ORDER BY ${order}`;
+      return this.hydrateAll(this.listStatement(sql).all(params) as StoredRow[]);
+    }
+    const direction = filter.sort === "oldest" ? "ASC" : "DESC";
+    const walk = (direction === "ASC") === page.backwards ? "DESC" : "ASC";
+    // Only the workspace to match (every environment, no other filter): run_tags holds it.
+    let matches = "";
+    if (cells.where.length > 1) {
+      const on = (alias: string, conditions: Cells) => qualified(alias, conditions.where.join(" AND "), " AND ");
+      const atStart = "FROM runs AS o WHERE o.workspace_id = t.workspace_id AND o.started_at = t.started_at";
+      const byRow = `(SELECT count(*) FROM runs AS r WHERE r.id = t.run_id AND ${on("r", cells)})`;
+      // The workspace's list index holds every filter column but the workflow: one look at the start decides. With a
+      // workflow, a second look finds the run in the workflow's list index.
+      matches = filter.workflowId
+        ? ` AND CASE WHEN (SELECT count(*) ${atStart}) = 1
+            THEN (SELECT count(*) FROM runs AS m WHERE ${on("m", this.rowCells(filter, cells))} AND m.started_at = t.started_at) ELSE ${byRow} END = 1`
+        : ` AND COALESCE((SELECT CASE WHEN count(*) = 1 THEN max(CASE WHEN ${on("o", cells)} THEN 1 ELSE 0 END) END ${atStart}), ${byRow}) = 1`;
+    }
+    const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE id IN (SELECT t.run_id FROM run_tags AS t
+      WHERE t.workspace_id = $workspaceId AND t.tag = $tag${matches}
+      ORDER BY t.started_at ${walk}, t.run_id ${walk} LIMIT $limit OFFSET $offset) ORDER BY started_at ${direction}, id ${direction}`;
+    return this.hydrateAll(this.listStatement(sql).all(params) as StoredRow[]);
   }
 
   /**
