@@ -30,7 +30,7 @@ self.onmessage = (event: MessageEvent) => {
       store = new RunStore(openStoreAt(message.address, message.synchronous));
       reply = { id: 0, result: null };
     } catch (error) {
-      reply = { id: 0, error: String((error as Error)?.message ?? error) };
+      reply = { id: 0, failure: failureOf(error) };
     }
     self.postMessage(JSON.stringify(reply));
     return;
@@ -39,8 +39,7 @@ self.onmessage = (event: MessageEvent) => {
   try {
     reply = { id: message.id, result: answer(message) };
   } catch (error) {
-    const { message: text, kind } = failureOf(error);
-    reply = kind ? { id: message.id, error: text, kind } : { id: message.id, error: text };
+    reply = { id: message.id, failure: failureOf(error) };
   }
   self.postMessage(JSON.stringify(reply));
 };

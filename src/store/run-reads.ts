@@ -12,10 +12,10 @@
  * Reads see what is committed: callers that must see their own queued writes wait for the run writer first
  * (src/core/runs/runs.ts).
  */
-import { StorageError, type StorageErrorKind } from "../lib/storage-error";
 import { threadEntry } from "../lib/thread-entry";
 import type { Synchronous } from "../config";
 import type { RunListFilter, RunRow, RunStore, StepRow } from "./runs";
+import { errorOf, type Failure } from "./storage-errors";
 
 /** Reader threads by default: two reads at once, which two cores can serve beside the requests. */
 export const READER_THREADS = 2;
@@ -34,7 +34,7 @@ export interface RunReads {
 /** What the serving thread asks a reader thread (./reader-thread.ts), as JSON. */
 export type ReaderRequest = { t: "list"; id: number; filter: RunListFilter } | { t: "steps"; id: number; runId: string; max: number };
 /** A reader thread's answer: `id` 0 answers the start; a failed read has the storage error's kind when it had one. */
-export type ReaderReply = { id: number; result: unknown } | { id: number; error: string; kind?: StorageErrorKind };
+export type ReaderReply = { id: number; result: unknown } | { id: number; failure: Failure };
 
 /** A read that failed, or a reader thread that could not start or stopped. */
 export class ReadError extends Error {}
@@ -128,12 +128,12 @@ class ThreadedReads implements RunReads {
     const reader: Reader = { worker, waiting, ready };
     worker.onmessage = (event: MessageEvent) => {
       const reply = JSON.parse(event.data as string) as ReaderReply;
-      if (reply.id === 0) return started("error" in reply ? reply.error : undefined);
+      if (reply.id === 0) return started("failure" in reply ? reply.failure.message : undefined);
       const waiter = waiting.get(reply.id);
       waiting.delete(reply.id);
       // Held open only while a read is due: an idle server (or a test's app) can end without closing it.
       if (waiting.size === 0) (worker as { unref?: () => void }).unref?.();
-      if ("error" in reply) waiter?.reject(reply.kind ? new StorageError(reply.kind, reply.error) : new ReadError(reply.error));
+      if ("failure" in reply) waiter?.reject(errorOf(reply.failure));
       else waiter?.resolve(reply.result);
     };
     worker.onerror = (event) => {
