@@ -14,7 +14,7 @@ const dataDir = mkdtempSync(join(tmpdir(), "weft-bench-conn-"));
 const config = loadConfig({ WEFT_DATA_DIR: dataDir, WEFT_LOG_LEVEL: "silent", WEFT_ALLOW_CIDRS: "127.0.0.0/8" });
 const db = openDatabase(join(dataDir, "weft.db"), { synchronous: "NORMAL" });
 const { deps } = createApp({ config, db, log: createLogger("silent") });
-const { orgId, workspaceId } = deps.identity.ensureOrg();
+const { orgId, workspaceId } = await deps.identity.ensureOrg();
 const actor = { orgId, workspaceId, userId: null };
 
 let refreshes = 0;

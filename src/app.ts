@@ -59,6 +59,7 @@ import type { Db } from "./store/db";
 import { IdempotencyStore } from "./store/idempotency";
 import { sharedStore, sqliteFile, storeAddress } from "./store/open";
 import { storageError } from "./store/storage-errors";
+import { storageOf } from "./store/storage";
 import { newId } from "./lib/ids";
 import { AddressPolicy } from "./net/address-policy";
 import { createGuardedFetch, wrapGuardedFetch } from "./net/guarded-fetch";
@@ -83,7 +84,9 @@ export function createApp(options: CreateAppOptions) {
   const log = options.log ?? createLogger(config.logLevel);
   // In a cluster, what one instance changes of the shared settings the others hear of (alone: nothing happens).
   const clusterChanges = new ClusterChanges({ db, log });
-  const identity = new Identity(db, clusterChanges);
+  // The storage port (src/store/port.ts): the areas already on it; the others still take `db`.
+  const storage = storageOf(db, { pool: config.databasePool });
+  const identity = new Identity(storage, clusterChanges);
   const security = createSecurity({ identity, rateLimitPerSecond: config.rateLimitPerSecond, rateLimitBurst: config.rateLimitBurst });
   const instanceId = newId();
   // In a cluster each claim of an Idempotency-Key names the instance executing it (released below if it dies).
@@ -99,7 +102,7 @@ export function createApp(options: CreateAppOptions) {
   // One allow-list for this thread's steps and piece calls; Settings → Network changes it (NetworkSettings below).
   const addressPolicy = new AddressPolicy(config.allowedCidrs);
   const guardedFetch = createGuardedFetch({ policy: addressPolicy });
-  const deps = { config, db, log, identity, security, contract, pieces, secrets, guardedFetch, clusterChanges } as AppDeps;
+  const deps = { config, db, storage, log, identity, security, contract, pieces, secrets, guardedFetch, clusterChanges } as AppDeps;
   deps.connections = new Connections({
     db,
     box: secrets,
@@ -163,7 +166,7 @@ export function createApp(options: CreateAppOptions) {
   });
   for (const failure of packages.load()) log.warn("an installed piece package could not be loaded", failure);
   deps.network = new NetworkSettings({
-    db,
+    storage,
     log,
     identity,
     environmentCidrs: config.allowedCidrs,

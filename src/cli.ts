@@ -19,6 +19,7 @@ import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./s
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
 import { checkDatabase, type Db, NewerSchemaError, openDatabase, schemaVersion, type UpgradeListener } from "./store/db";
 import { migrateStore, openStore, sharedStore, type StoreLocation } from "./store/open";
+import { storageOf } from "./store/storage";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
 
@@ -185,9 +186,11 @@ export async function serve(config: Config) {
   checkEncryptionKey(config, db);
   const { app, deps } = createApp({ config, db, log, pieces });
   // Instances of a cluster starting together each try this: one creates the org and token, the others find them.
-  if (config.bootstrapToken && deps.identity.bootstrap(config.bootstrapToken)) {
-    log.info("bootstrap token created", { workspace: deps.identity.ensureOrg().workspaceId });
+  if (config.bootstrapToken && (await deps.identity.bootstrap(config.bootstrapToken))) {
+    log.info("bootstrap token created", { workspace: (await deps.identity.ensureOrg()).workspaceId });
   }
+  // Steps start running below: the ranges an owner allowed in Settings → Network are in force first.
+  await deps.network.loaded;
   // The fleet registry: this instance's row and heartbeat (GET /api/fleet). First: in a cluster an instance is
   // alive before it owns a run, so no other instance takes one of its runs for a dead one's.
   deps.fleet.start();
@@ -257,8 +260,8 @@ async function mcp(config: Config) {
   const db = await openConfiguredStore(config);
   checkEncryptionKey(config, db);
   const { deps } = createApp({ config, db, log, pieces });
-  if (config.bootstrapToken) deps.identity.bootstrap(config.bootstrapToken);
-  const auth = deps.identity.authenticateToken(token);
+  if (config.bootstrapToken) await deps.identity.bootstrap(config.bootstrapToken);
+  const auth = await deps.identity.authenticateToken(token);
   if (!auth) fail(`WEFT_TOKEN is not a valid API token for the database in ${config.dataDir} (unknown or revoked); mint one with weft token create`);
   await deps.engine.start();
   await serveMcpStdio(deps, auth, VERSION);
@@ -423,10 +426,16 @@ export async function main(argv: string[]) {
       if (!values.name) fail("--name is required");
       if (!values.scopes) fail("--scopes is required: a comma-separated list or all");
       const db = await openConfiguredStore(config);
-      const identity = new Identity(db);
+      const identity = new Identity(storageOf(db));
       try {
-        const { orgId, workspaceId } = identity.ensureOrg();
-        const token = identity.createToken({ orgId, workspaceId: values.workspace ?? workspaceId, name: values.name, scopes: values.scopes, createdBy: null });
+        const { orgId, workspaceId } = await identity.ensureOrg();
+        const token = await identity.createToken({
+          orgId,
+          workspaceId: values.workspace ?? workspaceId,
+          name: values.name,
+          scopes: values.scopes,
+          createdBy: null,
+        });
         console.log(token.token);
         process.stderr.write(`token "${token.name}" (${token.scopes.join(" ")}) for workspace ${token.workspaceId}; it is shown only once\n`);
       } catch (error) {

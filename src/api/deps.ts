@@ -24,11 +24,15 @@ import type { PackagesService } from "../core/pieces/packages";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { GuardedFetch, ResolvedAuth } from "../pieces-sdk/types";
 import type { Db } from "../store/db";
+import type { Storage } from "../store/port";
 import type { Security } from "./middleware/security";
 
 export interface AppDeps {
   config: Config;
+  /** The store, for the areas not yet on the storage port. */
   db: Db;
+  /** The storage port (src/store/port.ts): both databases behind one asynchronous surface. */
+  storage: Storage;
   log: Logger;
   identity: Identity;
   security: Security;

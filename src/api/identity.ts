@@ -15,7 +15,7 @@ export const identityApi = ({ identity, security, config }: AppDeps) => {
   const secure = config.publicUrl.startsWith("https:");
   return new Elysia({ name: "api-identity" })
     .use(security)
-    .get("/api/auth/status", () => ({ data: { needsSetup: identity.needsSetup() } }), {
+    .get("/api/auth/status", async () => ({ data: { needsSetup: await identity.needsSetup() } }), {
       permission: "public",
       detail: { tags, summary: "Whether the first owner account still has to be created" },
       response: Data(t.Object({ needsSetup: t.Boolean() })),
@@ -49,37 +49,37 @@ export const identityApi = ({ identity, security, config }: AppDeps) => {
     )
     .post(
       "/api/auth/logout",
-      ({ request, set }) => {
+      async ({ request, set }) => {
         const cookie = /(?:^|;\s*)weft_session=([^;]+)/.exec(request.headers.get("cookie") ?? "")?.[1];
-        if (cookie) identity.logout(decodeURIComponent(cookie));
+        if (cookie) await identity.logout(decodeURIComponent(cookie));
         set.headers["set-cookie"] = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
         return { data: { loggedOut: true } };
       },
       { permission: "authenticated", detail: { tags, summary: "End the browser session" } },
     )
-    .get("/api/auth/me", ({ auth }) => ({ data: identity.me(auth) }), {
+    .get("/api/auth/me", async ({ auth }) => ({ data: await identity.me(auth) }), {
       permission: "authenticated",
       detail: { tags, summary: "The caller: user, active workspace, scopes and (for sessions) the CSRF token" },
     })
-    .post("/api/auth/workspace", ({ auth, body }) => ({ data: identity.switchWorkspace(auth, body.workspaceId) }), {
+    .post("/api/auth/workspace", async ({ auth, body }) => ({ data: await identity.switchWorkspace(auth, body.workspaceId) }), {
       permission: "authenticated",
       body: t.Object({ workspaceId: t.String({ format: "uuid" }) }, { additionalProperties: false }),
       detail: { tags, summary: "Switch the browser session's active workspace" },
     })
     .get(
       "/api/tokens",
-      ({ auth }) => {
-        const tokens = identity.listTokens(auth.workspaceId);
+      async ({ auth }) => {
+        const tokens = await identity.listTokens(auth.workspaceId);
         return { data: tokens, total: tokens.length };
       },
       { permission: "workspace:admin", response: List(Token), detail: { tags, summary: "List the workspace's API tokens (never their raw values)" } },
     )
     .post(
       "/api/tokens",
-      ({ auth, body, set }) => {
+      async ({ auth, body, set }) => {
         set.status = 201;
         return {
-          data: identity.createToken({
+          data: await identity.createToken({
             orgId: auth.orgId,
             workspaceId: body.workspaceId ?? auth.workspaceId,
             name: body.name,
@@ -96,7 +96,7 @@ export const identityApi = ({ identity, security, config }: AppDeps) => {
         detail: { tags, summary: "Mint an API token; the raw value is returned once" },
       },
     )
-    .delete("/api/tokens/:id", ({ auth, params }) => ({ data: identity.revokeToken(auth.workspaceId, params.id) }), {
+    .delete("/api/tokens/:id", async ({ auth, params }) => ({ data: await identity.revokeToken(auth.workspaceId, params.id) }), {
       permission: "workspace:admin",
       params: IdParams,
       response: Data(Token),
@@ -104,17 +104,17 @@ export const identityApi = ({ identity, security, config }: AppDeps) => {
     })
     .get(
       "/api/workspaces",
-      ({ auth }) => {
-        const workspaces = identity.listWorkspaces(auth.orgId);
+      async ({ auth }) => {
+        const workspaces = await identity.listWorkspaces(auth.orgId);
         return { data: workspaces, total: workspaces.length };
       },
       { permission: "workspace:admin", response: List(Workspace), detail: { tags, summary: "List the org's workspaces" } },
     )
     .post(
       "/api/workspaces",
-      ({ auth, body, set }) => {
+      async ({ auth, body, set }) => {
         set.status = 201;
-        return { data: identity.createWorkspace(auth.orgId, body.name) };
+        return { data: await identity.createWorkspace(auth.orgId, body.name) };
       },
       {
         permission: "workspace:admin",

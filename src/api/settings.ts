@@ -13,7 +13,7 @@ const Policy = t.Composite([
 export const settingsApi = ({ security, network }: AppDeps) =>
   new Elysia({ name: "api-settings" })
     .use(security)
-    .get("/api/settings/network", ({ auth }) => ({ data: network.policy(auth) }), {
+    .get("/api/settings/network", async ({ auth }) => ({ data: await network.policy(auth) }), {
       permission: "workspace:admin",
       response: Data(Policy),
       detail: {
@@ -22,7 +22,7 @@ export const settingsApi = ({ security, network }: AppDeps) =>
           "The address policy of outbound requests from steps: what is always refused, what is refused by default, the ranges WEFT_ALLOW_CIDRS allows (read-only) and the stored ranges with who allowed them and when",
       },
     })
-    .put("/api/settings/network", ({ auth, body }) => ({ data: network.replace(auth, body.allowedCidrs) }), {
+    .put("/api/settings/network", async ({ auth, body }) => ({ data: await network.replace(auth, body.allowedCidrs) }), {
       permission: "workspace:admin",
       body: NetworkSettingsBody,
       response: Data(Policy),

@@ -30,8 +30,8 @@ export interface Change {
 
 interface Follower {
   what: ChangeKind;
-  onChange: (change: Change) => void;
-  recheck: () => void;
+  onChange: (change: Change) => void | Promise<void>;
+  recheck: () => void | Promise<void>;
 }
 
 /** The bus channel of these announcements. */
@@ -54,7 +54,7 @@ export class ClusterChanges {
   constructor(private readonly o: ClusterChangesOptions) {}
 
   /** `onChange` hears every announcement of `what`, this instance's own included; `recheck` re-reads it all (timer, start). */
-  follow(what: ChangeKind, onChange: (change: Change) => void, recheck: () => void): void {
+  follow(what: ChangeKind, onChange: (change: Change) => void | Promise<void>, recheck: () => void | Promise<void>): void {
     this.followers.push({ what, onChange, recheck });
   }
 
@@ -74,17 +74,17 @@ export class ClusterChanges {
     this.bus = bus;
     if (!bus) return;
     const recheckMs = this.o.recheckMs ?? RECHECK_MS;
-    this.timer = setInterval(() => this.recheck(), recheckMs);
+    this.timer = setInterval(() => void this.recheck(), recheckMs);
     this.timer.unref?.();
     // Whatever ends after stop() (which closes the bus) is not this instance's concern any more.
     const running = () => this.bus === bus;
     await bus
       .subscribe(CHANNEL, (message) => {
         const change = message as Change | null;
-        for (const follower of this.followers) if (follower.what === change?.what) this.guarded(follower, () => follower.onChange(change));
+        for (const follower of this.followers) if (follower.what === change?.what) void this.guarded(follower, () => follower.onChange(change));
       })
-      .then(() => {
-        if (running()) this.recheck();
+      .then(async () => {
+        if (running()) await this.recheck();
       })
       .catch((error) => {
         if (!running()) return;
@@ -103,14 +103,14 @@ export class ClusterChanges {
     await bus?.close();
   }
 
-  /** Every follower reads again what it keeps. */
-  recheck(): void {
-    for (const follower of this.followers) this.guarded(follower, follower.recheck);
+  /** Every follower reads again what it keeps; settles when all have. */
+  async recheck(): Promise<void> {
+    await Promise.all(this.followers.map((follower) => this.guarded(follower, follower.recheck)));
   }
 
-  private guarded(follower: Follower, work: () => void): void {
+  private async guarded(follower: Follower, work: () => void | Promise<void>): Promise<void> {
     try {
-      work();
+      await work();
     } catch (error) {
       this.o.log.warn("could not apply a change made on another instance; trying again at the next re-read", { what: follower.what, error: errorText(error) });
     }

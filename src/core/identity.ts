@@ -4,8 +4,9 @@
  */
 import { LRUCache } from "lru-cache";
 import { AppError } from "../http/errors";
-import { nowIso, type Db, atomically } from "../store/db";
-import { IdentityStore, type TokenRow, type UserRow, type WorkspaceRow } from "../store/identity";
+import { nowIso } from "../store/db";
+import type { TokenRow, UserRow, WorkspaceRow } from "../store/identity";
+import type { Storage } from "../store/port";
 import { newId, newSecret, sha256 } from "../lib/ids";
 import { SCOPES, parseScopes, type Scope } from "../schema/scopes";
 import type { ClusterChanges } from "./cluster-changes";
@@ -50,7 +51,6 @@ export const workspaceView = (row: WorkspaceRow) => ({ id: row.id, orgId: row.or
 export const userView = (row: UserRow) => ({ id: row.id, email: row.email, name: row.name, role: row.role, orgId: row.org_id });
 
 export class Identity {
-  readonly store: IdentityStore;
   // Hot path: a bearer call hashes the token and reads one cached row; revocation evicts at once (in a cluster,
   // on every instance: `changes`). Made by the first call that needs it: lru-cache allocates all its slots at
   // once (~4 ms of start-up for this one).
@@ -59,10 +59,9 @@ export class Identity {
 
   /** `changes`: where a revocation is announced to the other instances of a cluster, and heard from them. */
   constructor(
-    readonly db: Db,
+    private readonly storage: Storage,
     private readonly changes?: ClusterChanges,
   ) {
-    this.store = new IdentityStore(db);
     changes?.follow(
       "tokens",
       () => this.forgetTokens(),
@@ -85,48 +84,56 @@ export class Identity {
    * of a cluster starting together all call it: the check and the inserts are one unit, so one of them
    * creates and the others find its token.
    */
-  bootstrap(raw: string): boolean {
-    return atomically(this.db, () => {
-      if (this.store.countTokens() > 0) return false;
-      const { orgId, workspaceId } = this.ensureOrg();
-      this.insertToken(orgId, workspaceId, "bootstrap", [...SCOPES], null, raw);
+  bootstrap(raw: string): Promise<boolean> {
+    return this.storage.atomically(async (unit) => {
+      if ((await unit.identity.countTokens()) > 0) return false;
+      const { orgId, workspaceId } = await this.ensureOrg(undefined, unit);
+      await this.insertToken(unit, orgId, workspaceId, "bootstrap", [...SCOPES], null, raw);
       return true;
     });
   }
 
   /** The first org and its first workspace, created when missing (one unit: never two "Default org"s). */
-  ensureOrg(orgName = "Default org"): { orgId: string; workspaceId: string } {
-    return atomically(this.db, () => {
-      const org = this.store.firstOrg();
-      if (org) return { orgId: org.id, workspaceId: this.store.firstWorkspace(org.id)!.id };
+  ensureOrg(orgName = "Default org", storage: Storage = this.storage): Promise<{ orgId: string; workspaceId: string }> {
+    return storage.atomically(async (unit) => {
+      const org = await unit.identity.firstOrg();
+      if (org) return { orgId: org.id, workspaceId: (await unit.identity.firstWorkspace(org.id))!.id };
       const orgId = newId();
       const workspaceId = newId();
       const at = nowIso();
-      this.store.insertOrg({ id: orgId, name: orgName, created_at: at });
-      this.store.insertWorkspace({ id: workspaceId, org_id: orgId, name: "Default workspace", created_at: at });
+      await unit.identity.insertOrg({ id: orgId, name: orgName, created_at: at });
+      await unit.identity.insertWorkspace({ id: workspaceId, org_id: orgId, name: "Default workspace", created_at: at });
       return { orgId, workspaceId };
     });
   }
 
-  createWorkspace(orgId: string, name: string) {
+  async createWorkspace(orgId: string, name: string) {
     const row: WorkspaceRow = { id: newId(), org_id: orgId, name, created_at: nowIso() };
-    this.store.insertWorkspace(row);
+    await this.storage.identity.insertWorkspace(row);
     return workspaceView(row);
   }
 
-  listWorkspaces(orgId: string) {
-    return this.store.workspacesOfOrg(orgId).map(workspaceView);
+  async listWorkspaces(orgId: string) {
+    return (await this.storage.identity.workspacesOfOrg(orgId)).map(workspaceView);
   }
 
-  workspaceOf(orgId: string, workspaceId: string) {
-    const row = this.store.workspace(workspaceId, orgId);
+  async workspaceOf(orgId: string, workspaceId: string) {
+    const row = await this.storage.identity.workspace(workspaceId, orgId);
     if (!row) throw new AppError("NOT_FOUND", `workspace ${workspaceId} not found in this org`);
     return row;
   }
 
   // ---- API tokens ----
 
-  private insertToken(orgId: string, workspaceId: string, name: string, scopes: Scope[], createdBy: string | null, raw = newSecret("weft_")) {
+  private async insertToken(
+    storage: Storage,
+    orgId: string,
+    workspaceId: string,
+    name: string,
+    scopes: Scope[],
+    createdBy: string | null,
+    raw = newSecret("weft_"),
+  ) {
     const row = {
       id: newId(),
       org_id: orgId,
@@ -138,12 +145,12 @@ export class Identity {
       created_by: createdBy,
       created_at: nowIso(),
     };
-    this.store.insertToken(row);
+    await storage.identity.insertToken(row);
     return { raw, view: tokenView({ ...row, last_used_at: null, revoked_at: null }) };
   }
 
   /** Mints a token; the raw value is returned here once and never again. */
-  createToken(input: {
+  async createToken(input: {
     orgId: string;
     workspaceId: string;
     name: string;
@@ -162,30 +169,30 @@ export class Identity {
       if (beyond.length > 0)
         throw new AppError("FORBIDDEN", `a token cannot grant scopes its creator lacks: ${beyond.join(", ")}; grantable: ${[...input.grantable].join(", ")}`);
     }
-    const workspace = this.workspaceOf(input.orgId, input.workspaceId);
-    const { raw, view } = this.insertToken(input.orgId, workspace.id, input.name, scopes, input.createdBy);
+    const workspace = await this.workspaceOf(input.orgId, input.workspaceId);
+    const { raw, view } = await this.insertToken(this.storage, input.orgId, workspace.id, input.name, scopes, input.createdBy);
     return { ...view, token: raw };
   }
 
-  listTokens(workspaceId: string): TokenView[] {
-    return this.store.tokensOfWorkspace(workspaceId).map(tokenView);
+  async listTokens(workspaceId: string): Promise<TokenView[]> {
+    return (await this.storage.identity.tokensOfWorkspace(workspaceId)).map(tokenView);
   }
 
-  revokeToken(workspaceId: string, id: string) {
-    const row = this.store.token(id, workspaceId);
+  async revokeToken(workspaceId: string, id: string) {
+    const row = await this.storage.identity.token(id, workspaceId);
     if (!row || row.revoked_at) throw new AppError("NOT_FOUND", `token ${id} not found`);
-    this.store.revokeToken(id, nowIso());
+    await this.storage.identity.revokeToken(id, nowIso());
     this.tokenCache().delete(row.token_hash);
     this.changes?.announce({ what: "tokens" });
     return tokenView(row);
   }
 
   /** Resolves a raw bearer token, or null when it is unknown or revoked. */
-  authenticateToken(raw: string): Principal | null {
+  async authenticateToken(raw: string): Promise<Principal | null> {
     const hash = sha256(raw);
     let hit = this.tokenCache().get(hash);
     if (!hit) {
-      const row = this.store.tokenByHash(hash);
+      const row = await this.storage.identity.tokenByHash(hash);
       if (!row || row.revoked_at) return null;
       hit = {
         row,
@@ -203,15 +210,16 @@ export class Identity {
     const now = Date.now();
     if ((this.touched.get(hit.row.id) ?? 0) + TOUCH_INTERVAL_MS < now) {
       this.touched.set(hit.row.id, now);
-      this.store.touchToken(hit.row.id, new Date(now).toISOString());
+      // Not waited for: the call goes on; a failure only leaves "last used" a minute older.
+      this.storage.identity.touchToken(hit.row.id, new Date(now).toISOString()).catch(() => {});
     }
     return hit.principal;
   }
 
   // ---- users and sessions ----
 
-  needsSetup(): boolean {
-    return this.store.countUsers() === 0;
+  async needsSetup(storage: Storage = this.storage): Promise<boolean> {
+    return (await storage.identity.countUsers()) === 0;
   }
 
   /**
@@ -219,11 +227,11 @@ export class Identity {
    * the one inside the unit: two setups sent to two instances at once both pass the first while they hash.
    */
   async setupOwner(input: { email: string; password: string; name?: string }) {
-    if (!this.needsSetup()) throw new AppError("CONFLICT", SETUP_DONE);
+    if (!(await this.needsSetup())) throw new AppError("CONFLICT", SETUP_DONE);
     const passwordHash = await Bun.password.hash(input.password, { algorithm: "argon2id" });
-    const user = atomically(this.db, () => {
-      if (!this.needsSetup()) throw new AppError("CONFLICT", SETUP_DONE);
-      const { orgId, workspaceId } = this.ensureOrg();
+    const user = await this.storage.atomically(async (unit) => {
+      if (!(await this.needsSetup(unit))) throw new AppError("CONFLICT", SETUP_DONE);
+      const { orgId, workspaceId } = await this.ensureOrg(undefined, unit);
       const row: UserRow = {
         id: newId(),
         org_id: orgId,
@@ -234,25 +242,25 @@ export class Identity {
         default_workspace_id: workspaceId,
         created_at: nowIso(),
       };
-      this.store.insertUser(row);
+      await unit.identity.insertUser(row);
       return row;
     });
     return this.openSession(user);
   }
 
   async login(email: string, password: string) {
-    const user = this.store.userByEmail(email);
+    const user = await this.storage.identity.userByEmail(email);
     // Verify against a dummy hash when the user is unknown so timing does not reveal which emails exist.
     const ok = await Bun.password.verify(password, user?.password_hash ?? (await dummyHash()));
     if (!user || !ok) throw new AppError("UNAUTHORIZED", "email or password is wrong");
     return this.openSession(user);
   }
 
-  private openSession(user: UserRow) {
+  private async openSession(user: UserRow) {
     const raw = newSecret("", 32);
     const csrfToken = newSecret("", 24);
     const expires = new Date(Date.now() + SESSION_DAYS * 86_400_000).toISOString();
-    this.store.insertSession({
+    await this.storage.identity.insertSession({
       id_hash: sha256(raw),
       user_id: user.id,
       workspace_id: user.default_workspace_id,
@@ -263,11 +271,11 @@ export class Identity {
     return { sessionId: raw, csrfToken, expiresAt: expires, user: userView(user), workspaceId: user.default_workspace_id };
   }
 
-  authenticateSession(raw: string): Principal | null {
+  async authenticateSession(raw: string): Promise<Principal | null> {
     const idHash = sha256(raw);
-    const session = this.store.session(idHash);
+    const session = await this.storage.identity.session(idHash);
     if (!session || session.expires_at < nowIso()) return null;
-    const user = this.store.user(session.user_id);
+    const user = await this.storage.identity.user(session.user_id);
     if (!user) return null;
     return {
       kind: "session",
@@ -280,20 +288,30 @@ export class Identity {
     };
   }
 
-  logout(raw: string) {
-    this.store.deleteSession(sha256(raw));
+  async logout(raw: string) {
+    await this.storage.identity.deleteSession(sha256(raw));
   }
 
-  switchWorkspace(principal: Principal, workspaceId: string) {
+  async switchWorkspace(principal: Principal, workspaceId: string) {
     if (principal.kind !== "session") throw new AppError("FORBIDDEN", "only a browser session can switch workspace; an API token is bound to its workspace");
-    const workspace = this.workspaceOf(principal.orgId, workspaceId);
-    this.store.setSessionWorkspace(principal.credentialId, workspace.id);
+    const workspace = await this.workspaceOf(principal.orgId, workspaceId);
+    await this.storage.identity.setSessionWorkspace(principal.credentialId, workspace.id);
     return workspaceView(workspace);
   }
 
-  me(principal: Principal) {
-    const user = principal.userId ? this.store.user(principal.userId) : null;
-    const workspace = this.store.workspace(principal.workspaceId, principal.orgId)!;
+  /** A user of this installation. */
+  user(id: string): Promise<UserRow | null> {
+    return this.storage.identity.user(id);
+  }
+
+  /** A token of a workspace, revoked ones included. */
+  token(id: string, workspaceId: string): Promise<TokenRow | null> {
+    return this.storage.identity.token(id, workspaceId);
+  }
+
+  async me(principal: Principal) {
+    const user = principal.userId ? await this.storage.identity.user(principal.userId) : null;
+    const workspace = (await this.storage.identity.workspace(principal.workspaceId, principal.orgId))!;
     return {
       kind: principal.kind,
       user: user ? userView(user) : null,

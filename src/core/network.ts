@@ -14,15 +14,15 @@ import { AppError } from "../http/errors";
 import type { Logger } from "../http/logger";
 import { checkAllowedRange, METADATA_ADDRESSES, METADATA_NAME_LIST, REFUSED_BY_DEFAULT } from "../net/address-policy";
 import type { NetworkPolicy } from "../schema/network";
-import { atomically, type Db, nowIso } from "../store/db";
-import { NetworkRangeStore } from "../store/network";
+import { nowIso } from "../store/db";
+import type { Storage } from "../store/port";
 import type { ClusterChanges } from "./cluster-changes";
 import type { Identity, Principal } from "./identity";
 
 export type NetworkPolicyT = Static<typeof NetworkPolicy> & { canChange: boolean };
 
 export interface NetworkSettingsOptions {
-  db: Db;
+  storage: Storage;
   log: Logger;
   identity: Identity;
   /** WEFT_ALLOW_CIDRS, as config.ts parsed it. */
@@ -34,13 +34,18 @@ export interface NetworkSettingsOptions {
 }
 
 export class NetworkSettings {
-  private readonly store: NetworkRangeStore;
   /** The allow-list last put in force, to apply a re-read only when it differs. */
-  private applied: string[] = [];
+  private applied: string[];
+  /** Settles once the stored ranges are in force (until then, WEFT_ALLOW_CIDRS alone is); `weft serve` waits for it. */
+  readonly loaded: Promise<void>;
 
   constructor(private readonly o: NetworkSettingsOptions) {
-    this.store = new NetworkRangeStore(o.db);
-    this.putInForce(this.effective());
+    // What the app was built with (WEFT_ALLOW_CIDRS) is in force until the stored ranges are read.
+    this.applied = [...new Set(o.environmentCidrs)];
+    this.loaded = this.effective().then(
+      (effective) => this.putInForce(effective),
+      (error) => this.o.log.warn("could not read the allowed address ranges; trying again at the next re-read", { error: String(error?.message ?? error) }),
+    );
     o.changes.follow(
       "network",
       () => this.reload(),
@@ -49,9 +54,9 @@ export class NetworkSettings {
   }
 
   /** Re-reads the stored ranges and puts them in force if another instance changed them. */
-  reload(): void {
+  async reload(): Promise<void> {
     try {
-      const effective = this.effective();
+      const effective = await this.effective();
       if (sameList(effective, this.applied)) return;
       this.putInForce(effective);
       this.o.log.info("network allow-list changed on another instance (Settings → Network)", { effective });
@@ -66,12 +71,13 @@ export class NetworkSettings {
   }
 
   /** WEFT_ALLOW_CIDRS and the stored ranges together, each once. */
-  effective(): string[] {
-    return [...new Set([...this.o.environmentCidrs, ...this.store.list().map((row) => row.cidr)])];
+  async effective(): Promise<string[]> {
+    return [...new Set([...this.o.environmentCidrs, ...(await this.o.storage.networkRanges.list()).map((row) => row.cidr)])];
   }
 
   /** The policy in plain data, as the caller may see it (`canChange`: they are the instance owner). */
-  policy(principal: Principal): NetworkPolicyT {
+  async policy(principal: Principal): Promise<NetworkPolicyT> {
+    const stored = await this.o.storage.networkRanges.list();
     return {
       alwaysRefused: {
         addresses: [...METADATA_ADDRESSES],
@@ -80,9 +86,9 @@ export class NetworkSettings {
       },
       refusedByDefault: REFUSED_BY_DEFAULT.map((group) => ({ ranges: [...group.ranges], what: group.what })),
       environment: { variable: "WEFT_ALLOW_CIDRS", allowedCidrs: [...this.o.environmentCidrs] },
-      allowedRanges: this.store.list().map((row) => ({ cidr: row.cidr, addedBy: row.added_by, addedAt: row.added_at })),
-      effective: this.effective(),
-      canChange: this.ownerRefusal(principal) === undefined,
+      allowedRanges: stored.map((row) => ({ cidr: row.cidr, addedBy: row.added_by, addedAt: row.added_at })),
+      effective: [...new Set([...this.o.environmentCidrs, ...stored.map((row) => row.cidr)])],
+      canChange: (await this.ownerRefusal(principal)) === undefined,
     };
   }
 
@@ -90,22 +96,22 @@ export class NetworkSettings {
    * Replaces the stored ranges with `cidrs` (each checked strictly; kept ones keep who added them and when),
    * puts the new allow-list in force and logs what changed and who changed it.
    */
-  replace(principal: Principal, cidrs: readonly string[]): NetworkPolicyT {
-    const refusal = this.ownerRefusal(principal);
+  async replace(principal: Principal, cidrs: readonly string[]): Promise<NetworkPolicyT> {
+    const refusal = await this.ownerRefusal(principal);
     if (refusal) throw new AppError("FORBIDDEN", refusal);
     const wanted = checkRanges(cidrs);
-    const by = this.describe(principal);
-    const { added, removed } = atomically(this.o.db, () => {
-      const stored = new Set(this.store.list().map((row) => row.cidr));
+    const by = await this.describe(principal);
+    const { added, removed } = await this.o.storage.atomically(async (unit) => {
+      const stored = new Set((await unit.networkRanges.list()).map((row) => row.cidr));
       const added = wanted.filter((cidr) => !stored.has(cidr));
       const removed = [...stored].filter((cidr) => !wanted.includes(cidr));
       const at = nowIso();
-      for (const cidr of removed) this.store.delete(cidr);
-      for (const cidr of added) this.store.insert({ cidr, added_by: by, added_at: at });
+      for (const cidr of removed) await unit.networkRanges.delete(cidr);
+      for (const cidr of added) await unit.networkRanges.insert({ cidr, added_by: by, added_at: at });
       return { added, removed };
     });
     if (added.length > 0 || removed.length > 0) {
-      const effective = this.effective();
+      const effective = await this.effective();
       this.putInForce(effective);
       this.o.log.info("network allow-list changed (Settings → Network)", { by, userId: principal.userId, added, removed, effective });
       // Committed above: every other instance reads the same ranges when it hears this.
@@ -115,19 +121,19 @@ export class NetworkSettings {
   }
 
   /** Why the caller may not change the policy, or undefined when they may. */
-  private ownerRefusal(principal: Principal): string | undefined {
+  private async ownerRefusal(principal: Principal): Promise<string | undefined> {
     // A token made from WEFT_BOOTSTRAP_TOKEN (or by `weft token create`) has no user: its holder controls the server's environment, WEFT_ALLOW_CIDRS included.
     if (principal.userId === null) return undefined;
-    const user = this.o.identity.store.user(principal.userId);
+    const user = await this.o.identity.user(principal.userId);
     if (user?.role === "owner") return undefined;
     return `Settings → Network applies to the whole instance, so only the instance owner may change it; ${user ? `${user.email} is ${user.role}` : "this credential's user no longer exists"}. Ask the owner, or the operator (WEFT_ALLOW_CIDRS)`;
   }
 
   /** Who made a change, as the policy and the log show it. */
-  private describe(principal: Principal): string {
-    const user = principal.userId ? this.o.identity.store.user(principal.userId) : null;
+  private async describe(principal: Principal): Promise<string> {
+    const user = principal.userId ? await this.o.identity.user(principal.userId) : null;
     if (principal.kind === "session") return user?.email ?? "a signed-in user";
-    const token = this.o.identity.store.token(principal.credentialId, principal.workspaceId);
+    const token = await this.o.identity.token(principal.credentialId, principal.workspaceId);
     const name = token ? `API token "${token.name}" (${token.prefix}…)` : "an API token";
     return user ? `${user.email} with ${name}` : name;
   }

@@ -31,6 +31,7 @@ import {
 import { threadEntry } from "../lib/thread-entry";
 import { returnFreePages, truncateWal } from "./maintenance";
 import { errorOf, type Failure, failureOf } from "./storage-errors";
+import { turnsFor } from "./sqlite/connection";
 
 export type WriteOp =
   | { op: "insertRun"; row: RunRow }
@@ -454,6 +455,13 @@ export class InlineWriter extends QueueingWriter {
     // page once instead of once per small batch. Runs that end meanwhile are then inserted already finished.
     // Likewise while the checkpointer finishes the WAL (restartWal): a commit meanwhile would add frames to copy.
     if ((this.syncing || this.restarting) && this.queue.length < this.maxBatch) return;
+    // A unit of the storage port holds the connection between its own awaits (sqlite/connection.ts): a batch
+    // committed now would join the unit's transaction, and leave with it on a rollback. It goes right after.
+    const unit = turnsFor(this.db).free();
+    if (unit) {
+      void unit.then(() => this.kick());
+      return;
+    }
     while (this.queue.length > 0) {
       const { entries, ops: taken } = this.take();
       const ops = taken.map((group) => packFinishedRuns(group.map(encodeOp)));

@@ -21,7 +21,7 @@ import { Identity, type Principal } from "../../src/core/identity";
 import { NetworkSettings } from "../../src/core/network";
 import { createLogger } from "../../src/http/logger";
 import type { Db } from "../../src/store/db";
-import { NetworkRangeStore } from "../../src/store/network";
+import { storageOf } from "../../src/store/storage";
 import { startProvider, type Provider } from "../connections/support/oauth-provider";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { connectPostgresDatabase, freshPostgresDatabase } from "../support/postgres-storage";
@@ -317,9 +317,9 @@ describe.skipIf(!postgresBinaries())("Settings → Network on two connections to
     const applied: string[][] = [];
     const changes = new ClusterChanges({ db, log: createLogger("silent"), recheckMs });
     const settings = new NetworkSettings({
-      db,
+      storage: storageOf(db),
       log: createLogger("silent"),
-      identity: new Identity(db),
+      identity: new Identity(storageOf(db)),
       environmentCidrs: ["192.168.1.0/24"],
       apply: (cidrs) => applied.push([...cidrs]),
       changes,
@@ -339,12 +339,13 @@ describe.skipIf(!postgresBinaries())("Settings → Network on two connections to
     const a = settingsOn(db, 60_000);
     const b = settingsOn(connectPostgresDatabase(url), 60_000);
     const c = settingsOn(connectPostgresDatabase(url), 200);
+    await Promise.all([a, b, c].map(({ settings }) => settings.loaded));
     expect(b.applied).toEqual([["192.168.1.0/24"]]);
     await a.changes.start();
     await b.changes.start();
     try {
       // Heard on the bus: B's timer would take a minute.
-      a.settings.replace(operator, ["10.20.0.0/16"]);
+      await a.settings.replace(operator, ["10.20.0.0/16"]);
       await until(() => b.applied.length === 2, 2_000);
       expect(b.applied[1]).toEqual(["192.168.1.0/24", "10.20.0.0/16"]);
       // The sender applied it once, not again when its own notification came back.
@@ -358,7 +359,7 @@ describe.skipIf(!postgresBinaries())("Settings → Network on two connections to
       await Bun.sleep(300);
       expect(c.applied).toHaveLength(2); // re-read, unchanged: not applied again
       // A change whose notification never came (written without one): C's timer reads it; B's, a minute, not yet.
-      new NetworkRangeStore(db).delete("10.20.0.0/16");
+      await storageOf(db).networkRanges.delete("10.20.0.0/16");
       await until(() => c.applied.length === 3, 2_000);
       expect(c.applied[2]).toEqual(["192.168.1.0/24"]);
       expect(b.applied).toHaveLength(2);

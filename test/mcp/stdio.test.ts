@@ -5,19 +5,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Identity } from "../../src/core/identity";
 import { openDatabase } from "../../src/store/db";
+import { storageOf } from "../../src/store/storage";
 import { ROOT_TOKEN } from "../support/app";
 import { freePort, startServer, type ServerHandle } from "../support/server";
 import { buildAndRunWebhookToHttp, echoServer } from "./agent";
 import { stdioClient } from "./client";
 
 /** A data dir holding the bootstrap token and a token limited to piece:read. */
-function dataDirWithTokens() {
+async function dataDirWithTokens() {
   const dataDir = mkdtempSync(join(tmpdir(), "weft-mcp-stdio-"));
   const db = openDatabase(join(dataDir, "weft.db"), { synchronous: "NORMAL" });
-  const identity = new Identity(db);
-  identity.bootstrap(ROOT_TOKEN);
-  const { orgId, workspaceId } = identity.ensureOrg();
-  const reader = identity.createToken({ orgId, workspaceId, name: "reader", scopes: ["piece:read"], createdBy: null }).token;
+  const identity = new Identity(storageOf(db));
+  await identity.bootstrap(ROOT_TOKEN);
+  const { orgId, workspaceId } = await identity.ensureOrg();
+  const reader = (await identity.createToken({ orgId, workspaceId, name: "reader", scopes: ["piece:read"], createdBy: null })).token;
   db.close();
   return { dataDir, reader };
 }
@@ -29,7 +30,7 @@ describe("weft mcp on its own data directory (stdio)", () => {
   let mcp: Awaited<ReturnType<typeof stdioClient>>;
 
   beforeAll(async () => {
-    const made = dataDirWithTokens();
+    const made = await dataDirWithTokens();
     reader = made.reader;
     // A free port: no server answers there, so `weft mcp` opens the data directory itself.
     env = { WEFT_DATA_DIR: made.dataDir, WEFT_PORT: String(await freePort()), WEFT_LOG_LEVEL: "info", WEFT_WORKERS: "1", WEFT_ALLOW_CIDRS: "127.0.0.0/8" };

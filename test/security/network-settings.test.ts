@@ -30,8 +30,8 @@ async function sessionOf(t: TestApp, role: "owner" | "member"): Promise<{ header
   const password = "correct horse battery staple";
   if (role === "owner") await t.deps.identity.setupOwner({ email, password });
   else {
-    const { orgId, workspaceId } = t.deps.identity.ensureOrg();
-    t.deps.identity.store.insertUser({
+    const { orgId, workspaceId } = await t.deps.identity.ensureOrg();
+    await t.deps.storage.identity.insertUser({
       id: newId(),
       org_id: orgId,
       email,
@@ -181,6 +181,8 @@ describe("kept and audited", () => {
     const t = await testApp();
     expect((await t.req("PUT", PATH, { body: { allowedCidrs: ["127.0.0.0/8"] } })).status).toBe(200);
     const restarted = createApp({ config: t.config, db: t.reopen(), log: createLogger("silent") });
+    // `weft serve` waits for this before it runs a step or answers a request.
+    await restarted.deps.network.loaded;
     const response = await restarted.deps.guardedFetch(`${listener.url}/after-restart`);
     expect(await response.json()).toEqual({ reached: true });
     const view = await restarted.app.handle(new Request(`http://localhost${PATH}`, { headers: { authorization: `Bearer ${ROOT_TOKEN}` } }));

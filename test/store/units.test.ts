@@ -9,6 +9,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Identity } from "../../src/core/identity";
+import { storageOf } from "../../src/store/storage";
 import { KvStore } from "../../src/store/kv";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
@@ -29,7 +30,7 @@ process.exit(0);
 describe.skipIf(!postgresBinaries())("units of work on PostgreSQL, three processes at once", () => {
   test("appends to one list from three processes lose no item", async () => {
     const { db, url } = await freshPostgresDatabase();
-    const { workspaceId } = new Identity(db).ensureOrg();
+    const { workspaceId } = await new Identity(storageOf(db)).ensureOrg();
     const script = join(mkdtempSync(join(tmpdir(), "weft-units-")), "writer.ts");
     writeFileSync(script, WRITER);
     const count = 150;

@@ -51,7 +51,8 @@ export async function testApp(env: Record<string, string> = {}) {
   const lines: string[] = [];
   const log = createLogger(config.logLevel === "silent" ? "debug" : config.logLevel, (line) => lines.push(line));
   const created = createApp({ config, db, log });
-  created.deps.identity.bootstrap(ROOT_TOKEN);
+  await created.deps.identity.bootstrap(ROOT_TOKEN);
+  await created.deps.network.loaded;
 
   async function req(method: string, path: string, options: ReqOptions = {}): Promise<TestResponse> {
     const headers: Record<string, string> = { ...options.headers };

@@ -41,7 +41,8 @@ export async function triggerApp(options: { env?: Record<string, string>; dataDi
   const clock = options.clock ?? new FakeClock();
   const created = createApp({ config, db, log, triggerClock: clock });
   for (const piece of options.pieces ?? []) created.deps.pieces.register(piece);
-  created.deps.identity.bootstrap(ROOT_TOKEN);
+  await created.deps.identity.bootstrap(ROOT_TOKEN);
+  await created.deps.network.loaded;
   // The engine runs every step on this thread until engine.start() (no worker pool): fast, and test pieces work.
   const engine = created.deps.engine;
 

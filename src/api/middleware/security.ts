@@ -33,16 +33,16 @@ export function sessionCookie(header: string | null): string | undefined {
 export function createSecurity(options: SecurityOptions) {
   const buckets = new TokenBuckets(options.rateLimitPerSecond, options.rateLimitBurst);
 
-  function authenticate(request: Request, set: { headers: Record<string, any> }, permission: Permission): Principal | undefined {
+  async function authenticate(request: Request, set: { headers: Record<string, any> }, permission: Permission): Promise<Principal | undefined> {
     if (permission === "public") return undefined;
     const authorization = request.headers.get("authorization");
     let principal: Principal | null = null;
     if (authorization !== null) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-      if (match) principal = options.identity.authenticateToken(match[1]);
+      if (match) principal = await options.identity.authenticateToken(match[1]);
     } else {
       const cookie = sessionCookie(request.headers.get("cookie"));
-      if (cookie) principal = options.identity.authenticateSession(cookie);
+      if (cookie) principal = await options.identity.authenticateSession(cookie);
     }
     if (!principal) {
       const why = authorization === null && !request.headers.get("cookie") ? "missing credentials" : "the credential is invalid, expired or revoked";
@@ -79,8 +79,8 @@ export function createSecurity(options: SecurityOptions) {
         "x-permission": permission,
         security: permission === "public" ? [] : [{ bearer: [] }, { session: [] }],
       } as Record<string, unknown>,
-      transform(ctx: any) {
-        ctx.auth = authenticate(ctx.request, ctx.set, permission);
+      async transform(ctx: any) {
+        ctx.auth = await authenticate(ctx.request, ctx.set, permission);
       },
       resolve: (ctx: any) => ({ auth: ctx.auth as Principal }),
     }),

@@ -369,8 +369,16 @@ export class PostgresDb {
     return Object.assign(wrapped, { immediate: wrapped, deferred: wrapped, exclusive: wrapped });
   }
 
+  private readonly closers: Array<() => Promise<unknown>> = [];
+
+  /** `close` is called as this connection closes (the storage port's pool: ../storage.ts). */
+  whenClosed(close: () => Promise<unknown>): void {
+    this.closers.push(close);
+  }
+
   close() {
     if (this.closed) return;
+    for (const close of this.closers.splice(0)) void close().catch(() => {});
     try {
       this.call({ op: "close" });
     } finally {

@@ -1,0 +1,30 @@
+/**
+ * The storage port: what Weft asks of its database, area by area, with two implementations of its own,
+ * src/store/sqlite/ (bun:sqlite, embedded) and src/store/postgres/ (Bun's SQL client, a pool), each in its own
+ * SQL dialect. Every method answers a promise on both: a database on another host delays only the caller that
+ * asked, and code above the store never knows which database it runs on (`storageOf`, ./storage.ts, picks).
+ *
+ * Areas move onto the port one at a time; until all have, the others are still the synchronous repositories
+ * beside this file (docs/architecture.md, "Storage").
+ */
+import type { IdentityRepository } from "./identity";
+import type { NetworkRangeRepository } from "./network";
+
+/** The repositories of every area on the port. */
+export interface Repositories {
+  readonly identity: IdentityRepository;
+  readonly networkRanges: NetworkRangeRepository;
+}
+
+export interface Storage extends Repositories {
+  /**
+   * Runs `work` as one unit: every write it makes through the `unit` it is given is kept, or none is (an error
+   * it throws rolls all back, and is thrown on). What `work` reads through `unit` cannot change before it
+   * writes: on SQLite the unit holds the process's connection (other calls wait for it); on PostgreSQL it
+   * holds a pooled connection and a cluster-wide advisory lock, so units of every instance take turns.
+   *
+   * `work` awaits only the unit's own calls: anything slower (hashing a password, a network call) is done
+   * before the unit starts. `unit.atomically` joins the unit it is called on.
+   */
+  atomically<T>(work: (unit: Storage) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,85 @@
+/** Orgs, workspaces, users, sessions and API tokens on PostgreSQL (../identity.ts says what each answers). */
+import type { IdentityRepository, OrgRow, SessionRow, TokenRow, UserRow, WorkspaceRow } from "../identity";
+import type { PostgresConnection } from "./connection";
+
+export class PostgresIdentity implements IdentityRepository {
+  constructor(private readonly c: PostgresConnection) {}
+
+  async insertOrg(row: OrgRow) {
+    await this.c.run("INSERT INTO orgs (id, name, created_at) VALUES ($1, $2, $3)", [row.id, row.name, row.created_at]);
+  }
+  firstOrg() {
+    return this.c.get<OrgRow>("SELECT * FROM orgs ORDER BY created_at LIMIT 1");
+  }
+  async insertWorkspace(row: WorkspaceRow) {
+    await this.c.run("INSERT INTO workspaces (id, org_id, name, created_at) VALUES ($1, $2, $3, $4)", [row.id, row.org_id, row.name, row.created_at]);
+  }
+  workspace(id: string, orgId: string) {
+    return this.c.get<WorkspaceRow>("SELECT * FROM workspaces WHERE id = $1 AND org_id = $2", [id, orgId]);
+  }
+  workspacesOfOrg(orgId: string) {
+    return this.c.all<WorkspaceRow>("SELECT * FROM workspaces WHERE org_id = $1 ORDER BY created_at", [orgId]);
+  }
+  firstWorkspace(orgId: string) {
+    return this.c.get<WorkspaceRow>("SELECT * FROM workspaces WHERE org_id = $1 ORDER BY created_at LIMIT 1", [orgId]);
+  }
+  async countUsers() {
+    return (await this.c.get<{ n: number }>("SELECT count(*) AS n FROM users"))?.n ?? 0;
+  }
+  async insertUser(row: UserRow) {
+    await this.c.run(
+      "INSERT INTO users (id, org_id, email, name, password_hash, role, default_workspace_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+      [row.id, row.org_id, row.email, row.name, row.password_hash, row.role, row.default_workspace_id, row.created_at],
+    );
+  }
+  userByEmail(email: string) {
+    // The column's collation (weft_nocase) ignores case.
+    return this.c.get<UserRow>("SELECT * FROM users WHERE email = $1", [email]);
+  }
+  user(id: string) {
+    return this.c.get<UserRow>("SELECT * FROM users WHERE id = $1", [id]);
+  }
+  async insertSession(row: SessionRow) {
+    await this.c.run("INSERT INTO sessions (id_hash, user_id, workspace_id, csrf_token, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)", [
+      row.id_hash,
+      row.user_id,
+      row.workspace_id,
+      row.csrf_token,
+      row.expires_at,
+      row.created_at,
+    ]);
+  }
+  session(idHash: string) {
+    return this.c.get<SessionRow>("SELECT * FROM sessions WHERE id_hash = $1", [idHash]);
+  }
+  async deleteSession(idHash: string) {
+    await this.c.run("DELETE FROM sessions WHERE id_hash = $1", [idHash]);
+  }
+  async setSessionWorkspace(idHash: string, workspaceId: string) {
+    await this.c.run("UPDATE sessions SET workspace_id = $1 WHERE id_hash = $2", [workspaceId, idHash]);
+  }
+  async countTokens() {
+    return (await this.c.get<{ n: number }>("SELECT count(*) AS n FROM api_tokens"))?.n ?? 0;
+  }
+  async insertToken(row: Omit<TokenRow, "last_used_at" | "revoked_at">) {
+    await this.c.run(
+      "INSERT INTO api_tokens (id, org_id, workspace_id, name, prefix, token_hash, scopes, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+      [row.id, row.org_id, row.workspace_id, row.name, row.prefix, row.token_hash, row.scopes, row.created_by, row.created_at],
+    );
+  }
+  tokenByHash(hash: string) {
+    return this.c.get<TokenRow>("SELECT * FROM api_tokens WHERE token_hash = $1", [hash]);
+  }
+  tokensOfWorkspace(workspaceId: string) {
+    return this.c.all<TokenRow>("SELECT * FROM api_tokens WHERE workspace_id = $1 AND revoked_at IS NULL ORDER BY created_at", [workspaceId]);
+  }
+  token(id: string, workspaceId: string) {
+    return this.c.get<TokenRow>("SELECT * FROM api_tokens WHERE id = $1 AND workspace_id = $2", [id, workspaceId]);
+  }
+  async revokeToken(id: string, at: string) {
+    await this.c.run("UPDATE api_tokens SET revoked_at = $1 WHERE id = $2", [at, id]);
+  }
+  async touchToken(id: string, at: string) {
+    await this.c.run("UPDATE api_tokens SET last_used_at = $1 WHERE id = $2", [at, id]);
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The embedded database as the storage port's repositories use it: one bun:sqlite connection per process,
+ * taken in turns. A call is synchronous inside (bun:sqlite answers in microseconds) and is handed to its caller
+ * as a settled promise, the port's shape on both databases.
+ *
+ * A unit of work (`atomically`, ./storage.ts) holds the connection from BEGIN to COMMIT while its caller awaits
+ * the unit's own calls: every other call through the port waits for the unit to end instead of slipping into
+ * its transaction (where a rollback would take it along). The unit's own repositories are made without the
+ * turn (`turns: null`), so they go on.
+ */
+import type { Database } from "bun:sqlite";
+import { storageError } from "../storage-errors";
+
+/** Whose turn it is on a connection: free, or a unit's until `held` settles. */
+export class Turns {
+  private held: Promise<void> | null = null;
+
+  /** Settles when no unit holds the connection (undefined when none does now). */
+  free(): Promise<void> | undefined {
+    return this.held ?? undefined;
+  }
+
+  get busy(): boolean {
+    return this.held !== null;
+  }
+
+  /** Takes the connection for a unit, after any unit before it; the returned function gives it back. */
+  async take(): Promise<() => void> {
+    while (this.held) await this.held;
+    let release!: () => void;
+    this.held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return () => {
+      this.held = null;
+      release();
+    };
+  }
+}
+
+const turnsOf = new WeakMap<Database, Turns>();
+
+/** The turns of a connection: one per connection, shared by everything in the process that writes on it. */
+export function turnsFor(db: Database): Turns {
+  const known = turnsOf.get(db);
+  if (known) return known;
+  const turns = new Turns();
+  turnsOf.set(db, turns);
+  return turns;
+}
+
+export class SqliteConnection {
+  /** `turns` null: the connection of a unit that holds it (./storage.ts). */
+  constructor(
+    readonly db: Database,
+    private readonly turns: Turns | null,
+  ) {}
+
+  /** Runs `work` on the connection when it is this caller's turn; SQLite's refusals come back as StorageError. */
+  do<T>(work: () => T): Promise<T> {
+    const wait = this.turns?.free();
+    if (wait) return wait.then(() => this.do(work));
+    try {
+      return Promise.resolve(work());
+    } catch (error) {
+      return Promise.reject(storageError(error) ?? error);
+    }
+  }
+}

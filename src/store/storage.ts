@@ -1,0 +1,35 @@
+/**
+ * The storage port (./port.ts) of an open store: SQLite's or PostgreSQL's implementation, picked here and
+ * nowhere above src/store. One per store, made by its first caller: everything in the process shares it (on
+ * PostgreSQL, its pool).
+ */
+import type { Database } from "bun:sqlite";
+import type { Db } from "./db";
+import type { Storage } from "./port";
+import { openPool } from "./postgres/connection";
+import { postgresStorage } from "./postgres/storage";
+import { isPostgres } from "./postgres/sync-db";
+import { sqliteStorage } from "./sqlite/storage";
+
+/** The port's pool on PostgreSQL when nothing says otherwise (WEFT_DATABASE_POOL). */
+export const DEFAULT_POOL = 8;
+
+const made = new WeakMap<Db, Storage>();
+
+/**
+ * The port of `db`. `pool`: the most connections it holds at once on PostgreSQL (they open as queries need
+ * them), taken from the first call; they close with the store.
+ */
+export function storageOf(db: Db, options: { pool?: number } = {}): Storage {
+  let storage = made.get(db);
+  if (storage) return storage;
+  if (isPostgres(db)) {
+    const pool = openPool(db.url, options.pool ?? DEFAULT_POOL);
+    db.whenClosed(() => pool.close());
+    storage = postgresStorage(pool);
+  } else {
+    storage = sqliteStorage(db as Database);
+  }
+  made.set(db, storage);
+  return storage;
+}
