@@ -56,7 +56,6 @@ import { buildOpenApi } from "./api/middleware/openapi";
 import { TokenBuckets } from "./api/middleware/rate-limit";
 import { createSecurity } from "./api/middleware/security";
 import type { Db } from "./store/db";
-import { IdempotencyStore } from "./store/idempotency";
 import { sharedStore, sqliteFile, storeAddress } from "./store/open";
 import { storageError } from "./store/storage-errors";
 import { storageOf } from "./store/storage";
@@ -90,7 +89,7 @@ export function createApp(options: CreateAppOptions) {
   const security = createSecurity({ identity, rateLimitPerSecond: config.rateLimitPerSecond, rateLimitBurst: config.rateLimitBurst });
   const instanceId = newId();
   // In a cluster each claim of an Idempotency-Key names the instance executing it (released below if it dies).
-  const idempotency = new Idempotency(new IdempotencyStore(db), sharedStore(db) ? instanceId : null);
+  const idempotency = new Idempotency(storage.idempotency, sharedStore(db) ? instanceId : null);
   const flood = new TokenBuckets(config.floodPerSecond, config.floodPerSecond * 2);
 
   let document: ReturnType<typeof buildOpenApi> | undefined;
@@ -190,14 +189,11 @@ export function createApp(options: CreateAppOptions) {
   deps.fleet.onBeat(() => deps.engine.claimOrphans());
   // Keys a killed process had claimed but never answered (docs/security.md "Crashes"): alone, every claim at
   // start-up; in a cluster, those of instances no longer alive, looked for again when one stops being alive.
-  const releaseAbandonedKeys = () => {
-    try {
-      idempotency.releaseAbandoned(sharedStore(db) ? deps.fleet.aliveIds() : undefined);
-    } catch (error) {
+  const releaseAbandonedKeys = () =>
+    idempotency.releaseAbandoned(sharedStore(db) ? deps.fleet.aliveIds() : undefined).catch((error) => {
       log.warn("could not release abandoned Idempotency-Key claims", { error: String((error as Error)?.message ?? error) });
-    }
-  };
-  releaseAbandonedKeys();
+    });
+  void releaseAbandonedKeys();
   if (sharedStore(db)) deps.fleet.onBeat(releaseAbandonedKeys);
   deps.workflows.setLastRunProvider((ids) => deps.engine.store.lastRuns(ids));
   const followUps = new FollowUps(deps.engine, () => workflowSource, pieces, log);
@@ -279,7 +275,10 @@ export function createApp(options: CreateAppOptions) {
   };
   const errorAnswer = (code: string | number, error: unknown, requestId: string, request: Request, path: string) => {
     const answer = toErrorResponse(code, error, requestId, request.method, path, storageError);
-    idempotency.after(request, answer.status, answer.body);
+    // Not waited for (an error's answer is made synchronously): a retry meanwhile finds the key running and waits.
+    void idempotency
+      .after(request, answer.status, answer.body)
+      .catch((error) => log.warn("could not store or release an Idempotency-Key's answer", { error: String((error as Error)?.message ?? error) }));
     if (answer.internal) log.error("unhandled error", { requestId, method: request.method, path, error: (error as Error)?.stack ?? String(error) });
     return { status: answer.status, headers: { ...answer.headers, "content-type": "application/json" }, body: answer.body };
   };
@@ -308,8 +307,8 @@ export function createApp(options: CreateAppOptions) {
     // Hooks destructure what they use: passing the whole context on would make Elysia parse cookies, the
     // query and every header into objects for every route (see idempotency.ts).
     .onBeforeHandle(({ request, body, set, auth, acceptsIdempotencyKey }: any) => idempotency.before({ request, body, set, auth, acceptsIdempotencyKey }))
-    .onAfterHandle(({ request, set, responseValue, response }: any) => {
-      idempotency.after(request, typeof set.status === "number" ? set.status : 200, responseValue ?? response);
+    .onAfterHandle(async ({ request, set, responseValue, response }: any) => {
+      await idempotency.after(request, typeof set.status === "number" ? set.status : 200, responseValue ?? response);
     })
     .onError(({ code, error, set, request, path }) => {
       const answer = errorAnswer(code, error, String(set.headers["x-request-id"] ?? ""), request, path);

@@ -97,10 +97,10 @@ async function openConfiguredStore(config: Config, log?: Logger) {
  * writes or takes any work — unless it encrypts with the key the cluster's secrets use (src/core/key-check.ts).
  * Alone on SQLite nothing is checked.
  */
-function checkEncryptionKey(config: Config, db: Db) {
+async function checkEncryptionKey(config: Config, db: Db) {
   if (!sharedStore(db)) return;
   try {
-    checkClusterKey(db, secretBox(keyringOptions(config)), config);
+    await checkClusterKey(storageOf(db, { pool: config.databasePool }), secretBox(keyringOptions(config)), config);
   } catch (error) {
     if (!(error instanceof KeyMismatchError)) throw error;
     db.close();
@@ -183,7 +183,7 @@ export async function serve(config: Config) {
     throw error;
   });
   const db = await openConfiguredStore(config, log);
-  checkEncryptionKey(config, db);
+  await checkEncryptionKey(config, db);
   const { app, deps } = createApp({ config, db, log, pieces });
   // Instances of a cluster starting together each try this: one creates the org and token, the others find them.
   if (config.bootstrapToken && (await deps.identity.bootstrap(config.bootstrapToken))) {
@@ -258,7 +258,7 @@ async function mcp(config: Config) {
     throw error;
   });
   const db = await openConfiguredStore(config);
-  checkEncryptionKey(config, db);
+  await checkEncryptionKey(config, db);
   const { deps } = createApp({ config, db, log, pieces });
   if (config.bootstrapToken) await deps.identity.bootstrap(config.bootstrapToken);
   const auth = await deps.identity.authenticateToken(token);

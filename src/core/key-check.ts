@@ -11,11 +11,11 @@
  * rotation. Alone on SQLite the data directory holds both the database and its key, and a secret that cannot
  * be decrypted is answered with ENCRYPTION_KEY_MISSING (src/core/crypto.ts) instead.
  *
- *   checkClusterKey(db, secrets, config); // throws KeyMismatchError with the message to print
+ *   await checkClusterKey(storage, secrets, config); // throws KeyMismatchError with the message to print
  */
 import { join } from "node:path";
-import { nowIso, type Db } from "../store/db";
-import { KeyCheckStore } from "../store/key-check";
+import { nowIso } from "../store/db";
+import type { Storage } from "../store/port";
 import type { SecretBox } from "./crypto";
 
 /** What the recorded check decrypts to. */
@@ -42,15 +42,15 @@ export class KeyMismatchError extends Error {
  * Checks (and, on a database that records none yet, records) the cluster's key; throws KeyMismatchError when
  * this instance does not write with it. `recorded`: this call recorded it.
  */
-export function checkClusterKey(db: Db, box: SecretBox, source: KeySource): { keyId: string; recorded: boolean } {
-  const store = new KeyCheckStore(db);
-  let check = store.current();
+export async function checkClusterKey(storage: Storage, box: SecretBox, source: KeySource): Promise<{ keyId: string; recorded: boolean }> {
+  const store = storage.keyCheck;
+  let check = await store.current();
   let recorded = false;
   if (check === null) {
-    const foreign = store.secretKeyIds().find((id) => !box.holds(id));
+    const foreign = (await store.secretKeyIds()).find((id) => !box.holds(id));
     if (foreign !== undefined) throw lacking(foreign, box, source);
-    recorded = store.recordIfAbsent(box.encrypt(CHECK_TEXT), nowIso());
-    check = store.current();
+    recorded = await store.recordIfAbsent(box.encrypt(CHECK_TEXT), nowIso());
+    check = await store.current();
     if (check === null) throw new Error("the encryption key check was recorded but cannot be read back");
   }
   const keyId = check.split(":")[1] ?? "";

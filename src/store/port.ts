@@ -7,12 +7,16 @@
  * Areas move onto the port one at a time; until all have, the others are still the synchronous repositories
  * beside this file (docs/architecture.md, "Storage").
  */
+import type { IdempotencyRepository } from "./idempotency";
 import type { IdentityRepository } from "./identity";
+import type { KeyCheckRepository } from "./key-check";
 import type { NetworkRangeRepository } from "./network";
 
 /** The repositories of every area on the port. */
 export interface Repositories {
   readonly identity: IdentityRepository;
+  readonly idempotency: IdempotencyRepository;
+  readonly keyCheck: KeyCheckRepository;
   readonly networkRanges: NetworkRangeRepository;
 }
 

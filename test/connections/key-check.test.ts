@@ -10,6 +10,7 @@ import { rotateKeys } from "../../src/core/connections/key-rotation";
 import { secretBox } from "../../src/core/crypto";
 import { checkClusterKey, KeyMismatchError } from "../../src/core/key-check";
 import { loadConfig } from "../../src/config";
+import { storageOf } from "../../src/store/storage";
 import { createLogger } from "../../src/http/logger";
 import { ROOT_TOKEN, testApp, type TestApp } from "../support/app";
 import { registerTestPieces } from "./support/flow";
@@ -21,9 +22,9 @@ const OTHER_KEY = "another-instance-key-9876543210zyxwvuts";
 const boxOf = (t: TestApp, encryptionKey: string, previousKeys: string[] = []) => secretBox({ dataDir: t.dataDir, encryptionKey, previousKeys });
 
 /** What checkClusterKey threw, or null when it let the instance start. */
-function refusal(run: () => unknown): KeyMismatchError | null {
+async function refusal(run: () => Promise<unknown>): Promise<KeyMismatchError | null> {
   try {
-    run();
+    await run();
     return null;
   } catch (error) {
     if (error instanceof KeyMismatchError) return error;
@@ -35,12 +36,18 @@ describe("the cluster's encryption key, checked at start", () => {
   test("the first instance records its key; another key is refused naming the key it lacks and the two ways to get it", async () => {
     const t = await testApp({ WEFT_ENCRYPTION_KEY: CLUSTER_KEY });
     const cluster = boxOf(t, CLUSTER_KEY);
-    expect(checkClusterKey(t.db, cluster, { encryptionKey: CLUSTER_KEY, dataDir: t.dataDir })).toEqual({ keyId: cluster.keyId, recorded: true });
+    expect(await checkClusterKey(storageOf(t.db), cluster, { encryptionKey: CLUSTER_KEY, dataDir: t.dataDir })).toEqual({
+      keyId: cluster.keyId,
+      recorded: true,
+    });
     // The next instance with the same key starts, recording nothing.
-    expect(checkClusterKey(t.reopen(), cluster, { encryptionKey: CLUSTER_KEY, dataDir: "/srv/b" })).toEqual({ keyId: cluster.keyId, recorded: false });
+    expect(await checkClusterKey(storageOf(t.reopen()), cluster, { encryptionKey: CLUSTER_KEY, dataDir: "/srv/b" })).toEqual({
+      keyId: cluster.keyId,
+      recorded: false,
+    });
 
     const other = boxOf(t, OTHER_KEY);
-    const refused = refusal(() => checkClusterKey(t.reopen(), other, { dataDir: "/srv/b" }));
+    const refused = await refusal(() => checkClusterKey(storageOf(t.reopen()), other, { dataDir: "/srv/b" }));
     expect(refused?.clusterKeyId).toBe(cluster.keyId);
     expect(refused?.message).toContain(`does not hold encryption key ${cluster.keyId}`);
     expect(refused?.message).toContain(`its own key is ${other.keyId}, from /srv/b/encryption.key`);
@@ -50,9 +57,9 @@ describe("the cluster's encryption key, checked at start", () => {
 
   test("an instance holding the cluster's key only as a previous one is refused: the others could not read what it wrote", async () => {
     const t = await testApp({ WEFT_ENCRYPTION_KEY: CLUSTER_KEY });
-    checkClusterKey(t.db, boxOf(t, CLUSTER_KEY), { encryptionKey: CLUSTER_KEY, dataDir: t.dataDir });
+    await checkClusterKey(storageOf(t.db), boxOf(t, CLUSTER_KEY), { encryptionKey: CLUSTER_KEY, dataDir: t.dataDir });
     const moving = boxOf(t, OTHER_KEY, [CLUSTER_KEY]);
-    const refused = refusal(() => checkClusterKey(t.reopen(), moving, { encryptionKey: OTHER_KEY, dataDir: t.dataDir }));
+    const refused = await refusal(() => checkClusterKey(storageOf(t.reopen()), moving, { encryptionKey: OTHER_KEY, dataDir: t.dataDir }));
     expect(refused?.clusterKeyId).toBe(boxOf(t, CLUSTER_KEY).keyId);
     expect(refused?.message).toContain(`would encrypt new secrets with key ${moving.keyId} (from WEFT_ENCRYPTION_KEY)`);
     expect(refused?.message).toContain("stop every instance and run weft keys rotate");
@@ -63,23 +70,23 @@ describe("the cluster's encryption key, checked at start", () => {
     registerTestPieces(t);
     expect((await t.req("POST", "/api/connections", { body: { pieceId: "test-apikey", name: "k", apiKey: "sk-live" } })).status).toBe(201);
     const other = boxOf(t, OTHER_KEY);
-    expect(refusal(() => checkClusterKey(t.reopen(), other, { dataDir: t.dataDir }))?.clusterKeyId).toBe(boxOf(t, CLUSTER_KEY).keyId);
+    expect((await refusal(() => checkClusterKey(storageOf(t.reopen()), other, { dataDir: t.dataDir })))?.clusterKeyId).toBe(boxOf(t, CLUSTER_KEY).keyId);
     // Refused without recording: the instance with the secrets' key records it afterwards.
-    expect(checkClusterKey(t.db, boxOf(t, CLUSTER_KEY), { encryptionKey: CLUSTER_KEY, dataDir: t.dataDir }).recorded).toBe(true);
+    expect((await checkClusterKey(storageOf(t.db), boxOf(t, CLUSTER_KEY), { encryptionKey: CLUSTER_KEY, dataDir: t.dataDir })).recorded).toBe(true);
   });
 
   test("weft keys rotate moves the record with the secrets: the new key starts, the old one is refused", async () => {
     const t = await testApp({ WEFT_ENCRYPTION_KEY: CLUSTER_KEY });
-    checkClusterKey(t.db, boxOf(t, CLUSTER_KEY), { encryptionKey: CLUSTER_KEY, dataDir: t.dataDir });
+    await checkClusterKey(storageOf(t.db), boxOf(t, CLUSTER_KEY), { encryptionKey: CLUSTER_KEY, dataDir: t.dataDir });
     const report = rotateKeys(t.db, loadConfig({ WEFT_DATA_DIR: t.dataDir, WEFT_ENCRYPTION_KEY: OTHER_KEY }), { WEFT_ENCRYPTION_KEY_PREVIOUS: CLUSTER_KEY });
     expect(report.unreadable).toBe(0);
-    expect(checkClusterKey(t.reopen(), boxOf(t, OTHER_KEY), { encryptionKey: OTHER_KEY, dataDir: t.dataDir })).toEqual({
+    expect(await checkClusterKey(storageOf(t.reopen()), boxOf(t, OTHER_KEY), { encryptionKey: OTHER_KEY, dataDir: t.dataDir })).toEqual({
       keyId: report.keyId,
       recorded: false,
     });
-    expect(refusal(() => checkClusterKey(t.reopen(), boxOf(t, CLUSTER_KEY), { encryptionKey: CLUSTER_KEY, dataDir: t.dataDir }))?.clusterKeyId).toBe(
-      report.keyId,
-    );
+    expect(
+      (await refusal(() => checkClusterKey(storageOf(t.reopen()), boxOf(t, CLUSTER_KEY), { encryptionKey: CLUSTER_KEY, dataDir: t.dataDir })))?.clusterKeyId,
+    ).toBe(report.keyId);
   });
 });
 

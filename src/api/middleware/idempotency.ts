@@ -8,7 +8,7 @@
  */
 import { sha256 } from "../../lib/ids";
 import type { Principal } from "../../core/identity";
-import type { IdempotencyStore } from "../../store/idempotency";
+import { IDEMPOTENCY_RETENTION_MS, type IdempotencyRepository } from "../../store/idempotency";
 import { AppError } from "../../http/errors";
 
 const MAX_KEY_LENGTH = 255;
@@ -42,7 +42,7 @@ export class Idempotency {
 
   /** `instanceId`: this instance's fleet id in a cluster (its claims name it); null alone on SQLite. */
   constructor(
-    private readonly store: IdempotencyStore,
+    private readonly store: IdempotencyRepository,
     private readonly instanceId: string | null = null,
   ) {}
 
@@ -52,11 +52,15 @@ export class Idempotency {
    * the claims of instances not in `alive`, looked for at the first call and whenever an instance alive at
    * the previous call is gone — never a live instance's, which may still answer.
    */
-  releaseAbandoned(alive?: ReadonlySet<string>): number {
-    if (!alive) return this.store.releaseAbandoned();
+  async releaseAbandoned(alive?: ReadonlySet<string>): Promise<number> {
+    if (!alive) return await this.store.releaseRunningBefore(Date.now());
     const lost = this.lastAlive === undefined || [...this.lastAlive].some((id) => !alive.has(id));
     this.lastAlive = alive;
-    return lost ? this.store.releaseAbandonedExcept(alive) : 0;
+    if (!lost) return 0;
+    let released = 0;
+    // Those naming no instance were made by a version that did not record it.
+    for (const owner of await this.store.runningOwners()) if (owner === null || !alive.has(owner)) released += await this.store.releaseOwnedBy(owner);
+    return released;
   }
 
   /** Runs before the handler; returns a stored response to replay, or undefined to proceed. */
@@ -77,15 +81,17 @@ export class Idempotency {
     const fingerprint = sha256(`${ctx.request.method}\n${url.pathname}\n${url.search}\n${ctx.body === undefined ? "" : JSON.stringify(ctx.body)}`);
     if (++this.sincePrune >= 1000) {
       this.sincePrune = 0;
-      this.store.prune();
+      // Not waited for: the request goes on; what a failed prune leaves is pruned at the next one.
+      void this.store.prune(Date.now() - IDEMPOTENCY_RETENTION_MS).catch(() => {});
     }
     const deadline = Date.now() + WAIT_MS;
     for (;;) {
-      if (this.store.claim(credential, key, fingerprint, this.instanceId)) {
+      const now = Date.now();
+      if (await this.store.claim(credential, key, fingerprint, this.instanceId, now, now - IDEMPOTENCY_RETENTION_MS)) {
         this.claimed.set(ctx.request, { credential, key });
         return undefined;
       }
-      const record = this.store.get(credential, key);
+      const record = await this.store.get(credential, key, Date.now() - IDEMPOTENCY_RETENTION_MS);
       if (!record) continue; // expired between the two statements: claim again
       if (record.fingerprint !== fingerprint) {
         throw new AppError(
@@ -106,11 +112,11 @@ export class Idempotency {
   }
 
   /** Stores the answer of a claimed request; 5xx answers release the key instead. */
-  after(request: Request, status: number, body: unknown) {
+  async after(request: Request, status: number, body: unknown): Promise<void> {
     const claimed = this.claimed.get(request);
     if (!claimed) return;
     this.claimed.delete(request);
-    if (status >= 500) this.store.release(claimed.credential, claimed.key);
-    else this.store.finish(claimed.credential, claimed.key, status, JSON.stringify(body ?? null));
+    if (status >= 500) await this.store.release(claimed.credential, claimed.key);
+    else await this.store.finish(claimed.credential, claimed.key, status, JSON.stringify(body ?? null));
   }
 }

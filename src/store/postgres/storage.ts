@@ -2,7 +2,9 @@
 import type { SQL } from "bun";
 import type { Storage } from "../port";
 import { PostgresConnection } from "./connection";
+import { PostgresIdempotency } from "./idempotency";
 import { PostgresIdentity } from "./identity";
+import { PostgresKeyCheck } from "./key-check";
 import { PostgresNetworkRanges } from "./network";
 
 /**
@@ -15,7 +17,12 @@ import { PostgresNetworkRanges } from "./network";
 export const PORT_UNIT_LOCK_KEY = 0x7765_6674_706f_7274n;
 
 function repositories(connection: PostgresConnection) {
-  return { identity: new PostgresIdentity(connection), networkRanges: new PostgresNetworkRanges(connection) };
+  return {
+    identity: new PostgresIdentity(connection),
+    idempotency: new PostgresIdempotency(connection),
+    keyCheck: new PostgresKeyCheck(connection),
+    networkRanges: new PostgresNetworkRanges(connection),
+  };
 }
 
 export function postgresStorage(pool: SQL): Storage {

@@ -3,11 +3,18 @@ import type { Database } from "bun:sqlite";
 import type { Storage } from "../port";
 import { storageError } from "../storage-errors";
 import { SqliteConnection, turnsFor } from "./connection";
+import { SqliteIdempotency } from "./idempotency";
 import { SqliteIdentity } from "./identity";
+import { SqliteKeyCheck } from "./key-check";
 import { SqliteNetworkRanges } from "./network";
 
 function repositories(connection: SqliteConnection) {
-  return { identity: new SqliteIdentity(connection), networkRanges: new SqliteNetworkRanges(connection) };
+  return {
+    identity: new SqliteIdentity(connection),
+    idempotency: new SqliteIdempotency(connection),
+    keyCheck: new SqliteKeyCheck(connection),
+    networkRanges: new SqliteNetworkRanges(connection),
+  };
 }
 
 export function sqliteStorage(db: Database): Storage {

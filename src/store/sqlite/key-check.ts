@@ -1,0 +1,29 @@
+/** The encryption key check on SQLite (../key-check.ts says what each answers). */
+import { CURRENT_CHECK, type KeyCheckRepository } from "../key-check";
+import type { SqliteConnection } from "./connection";
+
+export class SqliteKeyCheck implements KeyCheckRepository {
+  private readonly q;
+
+  constructor(private readonly c: SqliteConnection) {
+    this.q = {
+      get: c.db.query<{ value: string }, [string]>("SELECT value FROM encryption_key_check WHERE name = ?"),
+      record: c.db.query<null, [string, string, string]>("INSERT OR IGNORE INTO encryption_key_check (name, value, recorded_at) VALUES (?, ?, ?)"),
+      secretKeyIds: c.db.query<{ key_id: string }, []>(
+        `SELECT substr(secrets, 4, 8) AS key_id FROM connections WHERE secrets LIKE 'v1:%'
+         UNION SELECT substr(tokens, 4, 8) FROM connections WHERE tokens LIKE 'v1:%'
+         UNION SELECT substr(value, 4, 8) FROM workflow_variables WHERE secret = 1 AND value LIKE 'v1:%'`,
+      ),
+    };
+  }
+
+  current() {
+    return this.c.do(() => this.q.get.get(CURRENT_CHECK)?.value ?? null);
+  }
+  recordIfAbsent(value: string, at: string) {
+    return this.c.do(() => this.q.record.run(CURRENT_CHECK, value, at).changes > 0);
+  }
+  secretKeyIds() {
+    return this.c.do(() => this.q.secretKeyIds.all().map((row) => row.key_id));
+  }
+}
