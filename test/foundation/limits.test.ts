@@ -24,6 +24,18 @@ describe("rate limits (spec 8)", () => {
     expect(res.headers.get("x-ratelimit-remaining")).toBe("0");
   });
 
+  test("a burst of 1,000 calls at once with one token is limited to the bucket and its refill, on either database", async () => {
+    const t = await testApp({ WEFT_RATE_LIMIT: "50", WEFT_RATE_BURST: "200" });
+    const started = performance.now();
+    const answers = await Promise.all(Array.from({ length: 1_000 }, () => t.req("GET", "/api/auth/me")));
+    const seconds = (performance.now() - started) / 1000;
+    const allowed = answers.filter((res) => res.status === 200).length;
+    expect(answers.filter((res) => res.status !== 200).every((res) => res.status === 429 && res.body.error.code === "RATE_LIMITED")).toBe(true);
+    // The 200 of the bucket, and what refilled (50 a second) while the burst was answered.
+    expect(allowed).toBeGreaterThanOrEqual(200);
+    expect(allowed).toBeLessThanOrEqual(200 + Math.ceil(50 * seconds) + 1);
+  });
+
   test("buckets are per credential: one token's exhaustion leaves another's untouched", async () => {
     const t = await testApp({ WEFT_RATE_LIMIT: "1", WEFT_RATE_BURST: "2" });
     const other = await t.token(["workspace:admin"]); // the mint itself takes from the root bucket
