@@ -17,7 +17,7 @@ import { createLogger, type Logger } from "./http/logger";
 import { backupDatabase } from "./store/backup";
 import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./store/copy-to-postgres";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
-import { checkDatabase, type Db, NewerSchemaError, openDatabase, schemaVersion, type UpgradeListener } from "./store/db";
+import { type Db, NewerSchemaError, openDatabase, schemaVersion, type UpgradeListener } from "./store/db";
 import { migrateStore, openStore, sharedStore, type StoreLocation } from "./store/open";
 import { storageOf } from "./store/storage";
 
@@ -153,11 +153,13 @@ function listenAsWorker(config: Config, db: Db) {
     fetch(request) {
       const path = new URL(request.url).pathname;
       if (path === "/healthz" && (request.method === "GET" || request.method === "HEAD")) {
-        return checkDatabase(db).then(
-          () => Response.json({ data: { status: "ok" } }),
-          (error: unknown) =>
-            Response.json({ error: { code: "SERVICE_UNAVAILABLE", message: `the database does not answer: ${(error as Error).message}` } }, { status: 503 }),
-        );
+        return storageOf(db)
+          .ping()
+          .then(
+            () => Response.json({ data: { status: "ok" } }),
+            (error: unknown) =>
+              Response.json({ error: { code: "SERVICE_UNAVAILABLE", message: `the database does not answer: ${(error as Error).message}` } }, { status: 503 }),
+          );
       }
       return Response.json(
         {

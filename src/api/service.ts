@@ -1,12 +1,11 @@
 /** Health and the OpenAPI contract (the reference page is ./api-docs.ts, the UI ./ui.ts). */
 import { Elysia, t } from "elysia";
-import { checkDatabase } from "../store/db";
 import type { AppDeps } from "./deps";
 import { acceptsGzip, gzip } from "./page-bundle";
 
 const tags = ["Service"];
 
-export const serviceApi = ({ security, contract, db }: AppDeps) => {
+export const serviceApi = ({ security, contract, storage }: AppDeps) => {
   // The contract is fixed once the routes are: serialised and gzipped once (about 230 KB, 20 KB gzipped).
   let served: { json: Uint8Array<ArrayBuffer>; gzip: Uint8Array<ArrayBuffer> } | undefined;
   const contractResponse = (request: Request) => {
@@ -24,7 +23,7 @@ export const serviceApi = ({ security, contract, db }: AppDeps) => {
     .get(
       "/healthz",
       async () => {
-        await checkDatabase(db);
+        await storage.ping();
         return { data: { status: "ok" } };
       },
       {

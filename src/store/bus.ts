@@ -1,8 +1,7 @@
 /**
  * The cluster's bus: small messages between instances sharing a PostgreSQL database, by LISTEN/NOTIFY on
- * connections of its own (Bun's SQL client reconnects it and listens again after a drop), which the store's
- * connection thread holds (postgres/sync-thread.ts): loading the client and authenticating took the main
- * thread ~20 ms of a start, before its first webhook was answered. Messages are JSON,
+ * connections of its own (Bun's SQL client reconnects it and listens again after a drop:
+ * postgres/bus-connection.ts). Messages are JSON,
  * mostly small: they name what changed (a run id), and the receiver reads the rest from the database. One
  * longer than a notification may carry (PostgreSQL's limit is 8,000 bytes; a webhook reply can be larger) is
  * sent in parts on the same connection, which PostgreSQL delivers in order, and put together again. A
@@ -11,7 +10,8 @@
  * instance and no bus.
  */
 import type { Db } from "./db";
-import { isPostgres, type PostgresDb } from "./postgres/sync-db";
+import { PostgresBusConnection } from "./postgres/bus-connection";
+import { isPostgres } from "./postgres/sync-db";
 
 export interface Bus {
   publish(channel: string, message: unknown): void;
@@ -46,7 +46,7 @@ export function openBus(db: Db, onError: (error: unknown) => void): Bus | null {
   if (!isPostgres(db)) return null;
   let entry = shared.get(db);
   if (!entry) {
-    entry = { bus: connectBus(db, onError), holders: 0 };
+    entry = { bus: connectBus(new PostgresBusConnection(db.url, onError)), holders: 0 };
     shared.set(db, entry);
   }
   const held = entry;
@@ -81,14 +81,11 @@ export function openBus(db: Db, onError: (error: unknown) => void): Bus | null {
   };
 }
 
-function connectBus(db: PostgresDb, onError: (error: unknown) => void): Bus {
+function connectBus(connection: PostgresBusConnection): Bus {
   const sender = crypto.randomUUID();
   let sent = 0;
   let closed = false;
-  db.onBusError = onError;
-  // The store's connection thread holds the bus's connections and sends what is queued while its previous
-  // notification is on its way, in order (postgres/sync-thread.ts).
-  const notify = (channel: string, payload: string) => db.busNotify([[channel, payload]]);
+  const notify = (channel: string, payload: string) => connection.notify(channel, payload);
   const assembler =
     (partial: Map<string, { parts: string[]; at: number }>) =>
     (part: Part): string | null => {
@@ -118,7 +115,7 @@ function connectBus(db: PostgresDb, onError: (error: unknown) => void): Bus {
     },
     async subscribe(channel, listener) {
       const assemble = assembler(new Map());
-      const { sub, listening } = db.busListen(channel, (payload) => {
+      return await connection.listen(channel, (payload) => {
         let message: unknown;
         try {
           message = JSON.parse(payload);
@@ -130,23 +127,13 @@ function connectBus(db: PostgresDb, onError: (error: unknown) => void): Bus {
         } catch {
           return; // not ours
         }
-        try {
-          listener(message);
-        } catch (error) {
-          onError(error);
-        }
+        // A listener's errors are its holder's (openBus).
+        listener(message);
       });
-      try {
-        await listening;
-      } catch (error) {
-        db.busUnlisten(sub);
-        throw error;
-      }
-      return () => db.busUnlisten(sub);
     },
     async close() {
       closed = true;
-      await db.busClose().catch(() => undefined);
+      await connection.close();
     },
   };
 }

@@ -125,15 +125,6 @@ export function atomically<T>(db: Db, work: () => T): T {
   }
 }
 
-/**
- * Rejects when the database cannot answer a trivial query (the health check). A database server is asked
- * without waiting on the calling thread: /healthz must answer while a round trip is on its way.
- */
-export async function checkDatabase(db: Db): Promise<void> {
-  if (isPostgres(db)) await db.applyStatements([{ text: "SELECT 1", params: [] }]);
-  else db.query("SELECT 1").get();
-}
-
 export function schemaVersion(db: Db): number {
   return (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
 }

@@ -31,4 +31,6 @@ export interface Storage extends Repositories {
    * before the unit starts. `unit.atomically` joins the unit it is called on.
    */
   atomically<T>(work: (unit: Storage) => Promise<T>): Promise<T>;
+  /** Rejects when the database cannot answer a trivial query (the health check). */
+  ping(): Promise<void>;
 }

@@ -71,13 +71,8 @@ export interface RunLayout {
   tieValue(text: string): Stored;
   /** Forgets the keys learned while writing (the transaction may have been rolled back). */
   forgetWrites(): void;
-  /**
-   * Reads the keys of the names in `rows` (run values, `columns` giving each column's place) not remembered,
-   * in one query, stores the names not found yet in one more and reads their keys, and remembers them all
-   * (nothing inside a transaction): a writer on PostgreSQL, where each look-up is a round trip, asks for a
-   * batch's names at once before encoding its rows (a new workflow's first run took three round trips a name).
-   */
-  prefetch(rows: Iterable<RowValues>, columns: ReadonlyMap<string, number>): void;
+  /** How the names' keys are looked up and remembered (RunNames). */
+  readonly names: RunNames;
 }
 
 const HOUR_MS = 3_600_000;
@@ -85,12 +80,37 @@ const HOUR_MS = 3_600_000;
 /** The columns whose text is a name of run_names. */
 const NAMED = ["workspace_id", "workflow_id", "trigger_type", "definition_hash"] as const;
 
-class CompactLayout implements RunLayout {
-  readonly tie = "seq";
-  readonly durationOrder = "duration_ms DESC NULLS LAST, environment DESC, seq DESC";
-  readonly allTime = { from: Number.MIN_SAFE_INTEGER, to: Number.MAX_SAFE_INTEGER };
-  readonly unfinished = `${STATUS_CODES.pending}, ${STATUS_CODES.running}, ${STATUS_CODES.paused}`;
-  readonly paused = String(STATUS_CODES.paused);
+/**
+ * The keys of run_names, remembered: on SQLite looked up (and stored) as they are needed (`SqliteRunNames`
+ * below); on PostgreSQL, where a look-up is a round trip, the run writer reads a batch's names in one awaited
+ * query before it encodes the batch (postgres/run-names.ts).
+ */
+export interface RunNames {
+  /** The key of a name, undefined when none is stored. */
+  find(name: string): number | undefined;
+  /** The key of `name`, stored if new. `forgetsOnFailure`: see RunLayout.encodeRow. */
+  key(name: string, forgetsOnFailure: boolean): number;
+  /** The name of a stored key. */
+  name(key: number): string;
+  /** Forgets every key remembered. */
+  forget(): void;
+}
+
+/** The names (of run_names) that rows of run values hold, `columns` giving each column's place. */
+export function namesOf(rows: Iterable<RowValues>, columns: ReadonlyMap<string, number>): Set<string> {
+  const places = NAMED.map((column) => columns.get(column)!);
+  const names = new Set<string>();
+  for (const values of rows) {
+    for (const at of places) {
+      const name = values[at];
+      if (typeof name === "string") names.add(name);
+    }
+  }
+  return names;
+}
+
+/** Names' keys on a SQLite connection: each look-up is a statement of microseconds. */
+class SqliteRunNames implements RunNames {
   private readonly keys = new Map<string, number>();
   private readonly names = new Map<number, string>();
   private readonly findStmt: Statement<{ key: number }>;
@@ -102,6 +122,57 @@ class CompactLayout implements RunLayout {
     this.nameStmt = db.prepare("SELECT name FROM run_names WHERE key = ?");
     this.addStmt = db.prepare("INSERT INTO run_names (name) VALUES (?) ON CONFLICT (name) DO NOTHING");
   }
+
+  find(name: string): number | undefined {
+    const known = this.keys.get(name);
+    if (known !== undefined) return known;
+    const key = this.findStmt.get(name)?.key;
+    if (key !== undefined && !this.db.inTransaction) this.remember(name, key);
+    return key;
+  }
+
+  key(name: string, forgetsOnFailure: boolean): number {
+    const known = this.keys.get(name);
+    if (known !== undefined) return known;
+    if (typeof name !== "string") throw new Error(`a run's workspace, workflow, trigger type and definition are text; got ${JSON.stringify(name)}`);
+    let key = this.findStmt.get(name)?.key;
+    if (key === undefined) {
+      this.addStmt.run(name);
+      key = this.findStmt.get(name)!.key;
+    }
+    if (forgetsOnFailure || !this.db.inTransaction) this.remember(name, key);
+    return key;
+  }
+
+  name(key: number): string {
+    const known = this.names.get(key);
+    if (known !== undefined) return known;
+    const name = this.nameStmt.get(key)?.name;
+    if (name === undefined) throw new Error(`run_names holds no key ${key}`);
+    if (!this.db.inTransaction) this.remember(name, key);
+    return name;
+  }
+
+  private remember(name: string, key: number): void {
+    if (this.keys.size >= 50_000) this.forget();
+    this.keys.set(name, key);
+    this.names.set(key, name);
+  }
+
+  forget(): void {
+    this.keys.clear();
+    this.names.clear();
+  }
+}
+
+export class CompactLayout implements RunLayout {
+  readonly tie = "seq";
+  readonly durationOrder = "duration_ms DESC NULLS LAST, environment DESC, seq DESC";
+  readonly allTime = { from: Number.MIN_SAFE_INTEGER, to: Number.MAX_SAFE_INTEGER };
+  readonly unfinished = `${STATUS_CODES.pending}, ${STATUS_CODES.running}, ${STATUS_CODES.paused}`;
+  readonly paused = String(STATUS_CODES.paused);
+
+  constructor(readonly names: RunNames) {}
 
   startOrder(direction: "ASC" | "DESC"): string {
     return ["started_at", "environment", "status", "trigger_type", "seq"].map((column) => `${column} ${direction}`).join(", ");
@@ -126,72 +197,14 @@ class CompactLayout implements RunLayout {
   }
 
   find(name: string): number | undefined {
-    const known = this.keys.get(name);
-    if (known !== undefined) return known;
-    const key = this.findStmt.get(name)?.key;
-    if (key !== undefined && !this.db.inTransaction) this.remember(name, key);
-    return key;
-  }
-
-  prefetch(rows: Iterable<RowValues>, columns: ReadonlyMap<string, number>): void {
-    if (this.db.inTransaction) return;
-    const places = NAMED.map((column) => columns.get(column)!);
-    const unknown = new Set<string>();
-    for (const values of rows) {
-      for (const at of places) {
-        const name = values[at];
-        if (typeof name === "string" && !this.keys.has(name)) unknown.add(name);
-      }
-    }
-    if (unknown.size === 0) return;
-    const find = (names: string[]) => {
-      const list = names.map(() => "?").join(", ");
-      const found = this.db.query<{ key: number; name: string }, string[]>(`SELECT key, name FROM run_names WHERE name IN (${list})`).all(...names);
-      for (const row of found) this.remember(row.name, row.key);
-    };
-    find([...unknown]);
-    const missing = [...unknown].filter((name) => !this.keys.has(name));
-    if (missing.length === 0) return;
-    // Stored outside any transaction, so a key a batch holds is committed whatever becomes of the batch; a
-    // name another instance stored meanwhile is read back all the same.
-    this.db.query(`INSERT INTO run_names (name) VALUES ${missing.map(() => "(?)").join(", ")} ON CONFLICT (name) DO NOTHING`).run(...missing);
-    find(missing);
-  }
-
-  /** The key of `name`, stored if new (inside the caller's transaction). */
-  private key(name: string, forgetsOnFailure: boolean): number {
-    const known = this.keys.get(name);
-    if (known !== undefined) return known;
-    if (typeof name !== "string") throw new Error(`a run's workspace, workflow, trigger type and definition are text; got ${JSON.stringify(name)}`);
-    let key = this.findStmt.get(name)?.key;
-    if (key === undefined) {
-      this.addStmt.run(name);
-      key = this.findStmt.get(name)!.key;
-    }
-    if (forgetsOnFailure || !this.db.inTransaction) this.remember(name, key);
-    return key;
-  }
-
-  private remember(name: string, key: number): void {
-    if (this.keys.size >= 50_000) this.forgetWrites();
-    this.keys.set(name, key);
-    this.names.set(key, name);
-  }
-
-  private name(key: number): string {
-    const known = this.names.get(key);
-    if (known !== undefined) return known;
-    const name = this.nameStmt.get(key)?.name;
-    if (name === undefined) throw new Error(`run_names holds no key ${key}`);
-    if (!this.db.inTransaction) this.remember(name, key);
-    return name;
+    return this.names.find(name);
   }
 
   encodeRow(values: RowValues, columns: ReadonlyMap<string, number>, forgetsOnFailure: boolean): RowValues {
     const row = values.slice();
     for (const column of NAMED) {
       const at = columns.get(column)!;
-      row[at] = this.key(values[at] as string, forgetsOnFailure);
+      row[at] = this.names.key(values[at] as string, forgetsOnFailure);
     }
     const status = columns.get("status")!;
     row[status] = this.status(values[status] as string);
@@ -204,7 +217,7 @@ class CompactLayout implements RunLayout {
 
   decode<Row extends object>(row: Row): Row {
     const values = row as Record<string, unknown>;
-    for (const column of NAMED) if (typeof values[column] === "number") values[column] = this.name(values[column] as number);
+    for (const column of NAMED) if (typeof values[column] === "number") values[column] = this.names.name(values[column] as number);
     if (typeof values.status === "number") values.status = STATUS_NAMES[values.status];
     if (typeof values.environment === "number") values.environment = ENVIRONMENT_NAMES[values.environment];
     if (typeof values.started_at === "number") values.started_at = new Date(values.started_at).toISOString();
@@ -224,8 +237,7 @@ class CompactLayout implements RunLayout {
   }
 
   forgetWrites(): void {
-    this.keys.clear();
-    this.names.clear();
+    this.names.forget();
   }
 }
 
@@ -235,7 +247,7 @@ const layouts = new WeakMap<Db, RunLayout>();
 export function runLayout(db: Db): RunLayout {
   let layout = layouts.get(db);
   if (!layout) {
-    layout = new CompactLayout(db);
+    layout = new CompactLayout(new SqliteRunNames(db));
     layouts.set(db, layout);
   }
   return layout;

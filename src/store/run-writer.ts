@@ -6,6 +6,7 @@
 import { sqliteRunWriter, type SqliteRunWriterOptions } from "./adaptive-writer";
 import { PostgresWriter } from "./postgres/writer";
 import { isPostgres } from "./postgres/sync-db";
+import { postgresPoolOf } from "./storage";
 import type { RunWrites } from "./run-writes";
 
 export interface RunWriterOptions extends SqliteRunWriterOptions {
@@ -14,5 +15,5 @@ export interface RunWriterOptions extends SqliteRunWriterOptions {
 }
 
 export function openRunWriter(options: RunWriterOptions): RunWrites {
-  return isPostgres(options.db) ? new PostgresWriter(options.db, options.onError, options.pool) : sqliteRunWriter(options);
+  return isPostgres(options.db) ? new PostgresWriter(options.db, postgresPoolOf(options.db), options.onError, options.pool) : sqliteRunWriter(options);
 }

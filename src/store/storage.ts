@@ -4,6 +4,7 @@
  * PostgreSQL, its pool).
  */
 import type { Database } from "bun:sqlite";
+import type { SQL } from "bun";
 import type { Db } from "./db";
 import type { Storage } from "./port";
 import { openPool } from "./postgres/connection";
@@ -15,6 +16,7 @@ import { sqliteStorage } from "./sqlite/storage";
 export const DEFAULT_POOL = 8;
 
 const made = new WeakMap<Db, Storage>();
+const pools = new WeakMap<Db, SQL>();
 
 /**
  * The port of `db`. `pool`: the most connections it holds at once on PostgreSQL (they open as queries need
@@ -26,10 +28,19 @@ export function storageOf(db: Db, options: { pool?: number } = {}): Storage {
   if (isPostgres(db)) {
     const pool = openPool(db.url, options.pool ?? DEFAULT_POOL);
     db.whenClosed(() => pool.close());
+    pools.set(db, pool);
     storage = postgresStorage(pool);
   } else {
     storage = sqliteStorage(db as Database);
   }
   made.set(db, storage);
   return storage;
+}
+
+/** The port's pool of a PostgreSQL store (the run writer commits its first batches on it), made if need be. */
+export function postgresPoolOf(db: Db): SQL {
+  storageOf(db);
+  const pool = pools.get(db);
+  if (!pool) throw new Error("not a PostgreSQL store");
+  return pool;
 }

@@ -10,7 +10,8 @@ import { SQL } from "bun";
 import type { Db } from "../../src/store/db";
 import { PostgresRunBatches, runColumnTypes } from "../../src/store/postgres/run-batches";
 import { RecordDictionaries } from "../../src/store/postgres/record-dictionaries";
-import type { PostgresDb } from "../../src/store/postgres/sync-db";
+import { commitStatements } from "../../src/store/postgres/transaction";
+import { postgresPoolOf } from "../../src/store/storage";
 import { PostgresWriterLanes } from "../../src/store/postgres/writer-lanes";
 import { applyBatch, applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
 import { RunStore, type RunRow, type StepRow } from "../../src/store/runs";
@@ -202,7 +203,7 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     const batched = await freshPostgresDatabase();
     const sql = new SQL(batched.url, { adapter: "postgres", max: 1 });
     closing.push(() => sql.close());
-    const writer = PostgresRunBatches.on(sql, runColumnTypes(batched.db));
+    const writer = PostgresRunBatches.on(sql, runColumnTypes(postgresPoolOf(batched.db)));
     const failures: Array<Array<Failure | null>> = [];
     for (const batch of batches) failures.push(await writer.apply(wire(batch)));
 
@@ -242,7 +243,7 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
 
   test("counts stay exact while two writers add and fold at the same time; a fold leaves only slot 0", async () => {
     const { url, db } = await freshPostgresDatabase();
-    const types = runColumnTypes(db);
+    const types = runColumnTypes(postgresPoolOf(db));
     const [a, b] = [await PostgresWriterLanes.open(url, types), await PostgresWriterLanes.open(url, types)];
     closing.push(
       () => a.close(),
@@ -281,7 +282,7 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
 
   test("on two connections, a batch that ends runs of a batch still committing waits for it; other batches go beside it", async () => {
     const { url, db } = await freshPostgresDatabase();
-    const lanes = await PostgresWriterLanes.open(url, runColumnTypes(db));
+    const lanes = await PostgresWriterLanes.open(url, runColumnTypes(postgresPoolOf(db)));
     closing.push(() => lanes.close());
     // A large batch of new runs, then, before it committed, batches ending some of them and one of other runs.
     const { ids, big, ending } = manyThenEnding("big", 3_000);
@@ -299,7 +300,7 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
 
   test("on two connections, a batch that changes runs a batch still committing inserted finished (their steps in their records) waits for it", async () => {
     const { url, db } = await freshPostgresDatabase();
-    const lanes = await PostgresWriterLanes.open(url, runColumnTypes(db));
+    const lanes = await PostgresWriterLanes.open(url, runColumnTypes(postgresPoolOf(db)));
     closing.push(() => lanes.close());
     const ids = Array.from({ length: 3_000 }, (_, i) => `fin-${String(i).padStart(4, "0")}`);
     const big = wire([
@@ -320,14 +321,21 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     expect(first).toEqual({ tags: '["late"]' });
   });
 
-  test("until a connection of its own opens, the writer commits on the store's connection, in order, one bad group failing alone", async () => {
+  test("until a connection of its own opens, the writer commits on the storage port's pool, in order, one bad group failing alone", async () => {
     const { url, db } = await freshPostgresDatabase();
     // A password the server refuses: the writer's own connections never open.
     const refused = new URL(url);
     refused.password = "not-the-password";
     const noLane: unknown[] = [];
-    const lanes = await PostgresWriterLanes.open(refused.toString(), runColumnTypes(db), {
-      store: db as unknown as PostgresDb,
+    const lanes = await PostgresWriterLanes.open(refused.toString(), runColumnTypes(postgresPoolOf(db)), {
+      commit: async (statements) => {
+        const connection = await postgresPoolOf(db).reserve();
+        try {
+          await commitStatements(connection, statements);
+        } finally {
+          connection.release();
+        }
+      },
       noLane: (error) => noLane.push(error),
     });
     closing.push(() => lanes.close());

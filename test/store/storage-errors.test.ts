@@ -11,6 +11,7 @@ import { toErrorResponse } from "../../src/http/error-handler";
 import { StorageError } from "../../src/lib/storage-error";
 import { atomically, type Db, openDatabase } from "../../src/store/db";
 import { PostgresDb, PostgresError } from "../../src/store/postgres/sync-db";
+import { openPool, PostgresConnection } from "../../src/store/postgres/connection";
 import { applyBatch } from "../../src/store/run-writes";
 import { errorOf, failureOf, kindOfCode, storageError } from "../../src/store/storage-errors";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
@@ -189,12 +190,13 @@ describe.skipIf(!pgBin)("PostgreSQL", () => {
     expect(db.query("SELECT count(*) AS n FROM se_text").get()).toEqual({ n: 0 });
   });
 
-  test("statements applied without waiting (the run writer's first batches) reject with the kind too", async () => {
-    const pg = new PostgresDb(url);
-    open.push(pg);
-    const rejected = await pg.applyStatements([{ text: "INSERT INTO se_parent (id) VALUES ($1)", params: ["p1"] }]).catch((error: unknown) => error);
+  test("the storage port's awaited queries reject with the kind too, naming the statement", async () => {
+    const pool = openPool(url, 1);
+    open.push(pool);
+    const rejected = await new PostgresConnection(pool).run("INSERT INTO se_parent (id) VALUES ($1)", ["p1"]).catch((error: unknown) => error);
     expect(rejected).toBeInstanceOf(StorageError);
     expect((rejected as StorageError).kind).toBe("unique");
+    expect((rejected as StorageError).message).toContain("INSERT INTO se_parent");
   });
 
   test("Bun's asynchronous client (the run writer's lanes): its errors are translated by their SQLSTATE", async () => {

@@ -36,8 +36,9 @@ import {
   type StepRow,
 } from "../runs";
 import { type AnnouncedDictionary, TRANSIENT, type WireOp } from "../run-writes";
-import type { Db } from "../db";
-import { type RunLayout, runLayout } from "../run-layout";
+import { CompactLayout, namesOf, type RunLayout } from "../run-layout";
+import { PostgresConnection } from "./connection";
+import { PostgresRunNames } from "./run-names";
 import { type Failure, failureOf } from "../storage-errors";
 import { bindable } from "./sync-db";
 import { commitStatements, type Statement } from "./transaction";
@@ -87,11 +88,10 @@ class Segment {
 export interface RunColumnTypes {
   runs: ColumnTypes;
   steps: ColumnTypes;
-  /**
-   * The store's connection's layout: the keys of new names are stored on that connection, outside any
-   * transaction, so a key a batch holds is committed whatever becomes of the batch.
-   */
+  /** How rows are encoded (../run-layout.ts), with `names`' keys. */
   layout: RunLayout;
+  /** The names' keys, read ahead of each batch (./run-names.ts). */
+  names: PostgresRunNames;
 }
 
 /** Each column's type: the type `byType` lists it under, else text. */
@@ -126,9 +126,13 @@ export const STEP_COLUMN_TYPES = typed([...STEP_COLUMNS, "rowid"], {
   integer: ["output_truncated"],
 });
 
-/** The types the batches cast each column's JSON text to, and the layout of the store's connection. */
-export function runColumnTypes(db: Db): RunColumnTypes {
-  return { runs: RUN_COLUMN_TYPES, steps: STEP_COLUMN_TYPES, layout: runLayout(db) };
+/**
+ * The types the batches cast each column's JSON text to, and the layout their rows are encoded with, whose
+ * names' keys are read on `pool` (the storage port's) ahead of each batch.
+ */
+export function runColumnTypes(pool: SQL): RunColumnTypes {
+  const names = new PostgresRunNames(new PostgresConnection(pool));
+  return { runs: RUN_COLUMN_TYPES, steps: STEP_COLUMN_TYPES, layout: new CompactLayout(names), names };
 }
 
 /** Where a batch's statements are committed, as one transaction. */
@@ -170,11 +174,8 @@ export class PostgresRunBatches {
    */
   async apply(groups: WireOp[][]): Promise<Array<Failure | null>> {
     try {
-      // The names of the batch's runs whose keys are not known yet, in one round trip (each group looks up
-      // what is still missing again, and fails alone if that fails).
-      this.types.layout.prefetch(runValues(groups), RUN_INDEX);
-    } catch {}
-    try {
+      // The keys of the batch's names not known yet, in one round trip: encoding then finds them all.
+      await this.types.names.load(namesOf(runValues(groups), RUN_INDEX));
       await this.transact(this.compile(groups.flat()));
       return groups.map(() => null);
     } catch (error) {
@@ -182,6 +183,7 @@ export class PostgresRunBatches {
       const failures: Array<Failure | null> = [];
       for (const group of groups) {
         try {
+          await this.types.names.load(namesOf(runValues([group]), RUN_INDEX));
           await this.transact(this.compile(group));
           failures.push(null);
         } catch (groupError) {

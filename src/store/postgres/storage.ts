@@ -26,13 +26,16 @@ function repositories(connection: PostgresConnection) {
 }
 
 export function postgresStorage(pool: SQL): Storage {
+  const main = new PostgresConnection(pool);
+  const ping = async () => void (await main.run("SELECT 1"));
   return {
-    ...repositories(new PostgresConnection(pool)),
+    ...repositories(main),
+    ping,
     atomically<T>(work: (unit: Storage) => Promise<T>): Promise<T> {
       return pool.begin(async (tx) => {
         const connection = new PostgresConnection(tx);
         await connection.run(`SELECT pg_advisory_xact_lock(${PORT_UNIT_LOCK_KEY})`);
-        const unit: Storage = { ...repositories(connection), atomically: (inner) => inner(unit) };
+        const unit: Storage = { ...repositories(connection), atomically: (inner) => inner(unit), ping };
         return await work(unit);
       }) as Promise<T>;
     },

@@ -17,32 +17,13 @@ import type { Database } from "bun:sqlite";
 import { MessageChannel, type MessagePort, receiveMessageOnPort } from "node:worker_threads";
 import { threadEntry } from "../../lib/thread-entry";
 import { storageErrorOf } from "../storage-errors";
-import type { Statement } from "./transaction";
 
 export type SyncRequest =
   /** Without params the text goes as a simple query, which may hold several statements. */
-  | { op: "query"; text: string; params?: unknown[] }
-  | { op: "begin" }
-  | { op: "commit" }
-  | { op: "rollback" }
-  | { op: "close" }
-  /** Where the answers of the requests below go (they are not waited for): sent once, before the first. */
-  | { op: "attach"; port: MessagePort }
-  /** Statements applied in one transaction, answered on the attached port with the same id. */
-  | { op: "statements"; id: number; statements: Statement[] }
-  /** The bus (../bus.ts), on a connection of the thread's own: listen, answered once listening; then each notification as `sub`. */
-  | { op: "listen"; id: number; channel: string }
-  | { op: "unlisten"; sub: number }
-  /** Sends notifications in order, each (channel, payload); a failure comes back as `busError`. */
-  | { op: "notify"; notifications: Array<[string, string]> }
-  /** Closes the bus's connection; answered when closed. */
-  | { op: "closeBus"; id: number };
+  { op: "query"; text: string; params?: unknown[] } | { op: "begin" } | { op: "commit" } | { op: "rollback" } | { op: "close" };
 
 /** The thread's first message: where to connect, where requests come from, the counter it wakes its caller with. */
 export type ThreadStart = { url: string; port: MessagePort; counter: SharedArrayBuffer };
-
-/** What the thread sends on the attached port. */
-export type SideMessage = { id: number; error?: string; code?: string } | { sub: number; payload: string } | { busError: string };
 
 export type SyncReply = { rows: Array<Record<string, unknown>>; count: number } | { error: string; code?: string };
 
@@ -213,89 +194,6 @@ export class PostgresDb {
     return this.depth > 0;
   }
 
-  /** The port the thread answers the requests on that are not waited for, and what waits for each answer. */
-  private side:
-    | {
-        port: MessagePort;
-        waiting: Map<number, { resolve: () => void; reject: (error: Error) => void }>;
-        listeners: Map<number, (payload: string) => void>;
-        next: number;
-      }
-    | undefined;
-  /** Told of a failure to send the bus's notifications. */
-  onBusError: (error: Error) => void = () => {};
-
-  private sidePort() {
-    if (!this.side) {
-      const { port1, port2 } = new MessageChannel();
-      const side = { port: port1, waiting: new Map(), listeners: new Map(), next: 0 };
-      port1.on("message", (message: SideMessage) => {
-        if ("sub" in message) return side.listeners.get(message.sub)?.(message.payload);
-        if ("busError" in message) return this.onBusError(new PostgresError(message.busError, undefined));
-        const waiter = side.waiting.get(message.id);
-        side.waiting.delete(message.id);
-        // Held open only while an answer is due: a process stopping waits for its writes, an idle one can end.
-        if (side.waiting.size === 0) port1.unref();
-        if (message.error === undefined) waiter?.resolve();
-        else waiter?.reject(storageErrorOf(message.code, message.error) ?? new PostgresError(message.error, message.code));
-      });
-      port1.unref();
-      this.port.postMessage({ op: "attach", port: port2 } satisfies SyncRequest, [port2]);
-      this.side = side;
-    }
-    return this.side;
-  }
-
-  /** Posts a request answered on the side port with its id; settles on that answer. */
-  private ask(request: (id: number) => SyncRequest): Promise<void> {
-    if (this.closed) return Promise.reject(new PostgresError("the database connection is closed", undefined));
-    const side = this.sidePort();
-    const id = ++side.next;
-    return new Promise<void>((resolve, reject) => {
-      side.waiting.set(id, { resolve, reject });
-      side.port.ref();
-      this.port.postMessage(request(id));
-    });
-  }
-
-  /**
-   * Applies `statements` (PostgreSQL's text, `$n` parameters) in one transaction on this connection without
-   * waiting for them: they run on the thread in order with every other request, and the promise settles on
-   * their answer. The run writer uses it at start-up, before its own connections have authenticated (which
-   * they do on this thread, and only when it is idle).
-   */
-  applyStatements(statements: Statement[]): Promise<void> {
-    return this.ask((id) => ({ op: "statements", id, statements }));
-  }
-
-  /**
-   * The bus's side (../bus.ts): LISTEN/NOTIFY on a connection the thread opens for it, so that loading the
-   * client and authenticating (~15 ms) are not this thread's work at start-up. `listening` settles once the
-   * server listens; `sub` names the subscription for unlisten.
-   */
-  busListen(channel: string, listener: (payload: string) => void): { sub: number; listening: Promise<void> } {
-    let sub = 0;
-    const listening = this.ask((id) => {
-      sub = id;
-      this.sidePort().listeners.set(id, listener);
-      return { op: "listen", id, channel };
-    });
-    return { sub, listening };
-  }
-
-  busUnlisten(sub: number): void {
-    this.side?.listeners.delete(sub);
-    if (!this.closed) this.port.postMessage({ op: "unlisten", sub } satisfies SyncRequest);
-  }
-
-  busNotify(notifications: Array<[string, string]>): void {
-    if (!this.closed) this.port.postMessage({ op: "notify", notifications } satisfies SyncRequest);
-  }
-
-  busClose(): Promise<void> {
-    return this.closed ? Promise.resolve() : this.ask((id) => ({ op: "closeBus", id }));
-  }
-
   call(request: SyncRequest): { rows: Array<Record<string, unknown>>; count: number } {
     if (this.closed) throw new PostgresError("the database connection is closed", undefined);
     const seen = Atomics.load(this.wake, 0);
@@ -383,8 +281,6 @@ export class PostgresDb {
       this.call({ op: "close" });
     } finally {
       this.closed = true;
-      for (const waiter of this.side?.waiting.values() ?? []) waiter.reject(new PostgresError("the database connection is closed", undefined));
-      this.side?.port.close();
       this.port.close();
       void this.worker.terminate();
     }

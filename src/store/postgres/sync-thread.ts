@@ -5,8 +5,7 @@
  */
 import { SQL } from "bun";
 import type { MessagePort } from "node:worker_threads";
-import type { SideMessage, SyncReply, SyncRequest, ThreadStart } from "./sync-db";
-import { commitStatements } from "./transaction";
+import type { SyncReply, SyncRequest, ThreadStart } from "./sync-db";
 
 declare const self: Worker;
 
@@ -70,8 +69,6 @@ async function answer(request: SyncRequest): Promise<SyncReply> {
     case "close":
       await sql.close();
       return { rows: [], count: 0 };
-    default:
-      throw new Error(`${request.op} is not answered synchronously`);
   }
 }
 
@@ -81,94 +78,8 @@ function sqlstate(error: unknown): string | undefined {
   return e?.errno ?? e?.code;
 }
 
-/** Where the requests not waited for are answered (sync-db.ts, the side port). */
-let side: MessagePort | undefined;
-const tell = (message: SideMessage) => side?.postMessage(message);
-
-/**
- * The cluster bus's connection (../bus.ts): Bun's client listens on a connection of its own and reconnects it
- * (listening again) after a drop, and sends on another. Opened with the first request for it.
- */
-let bus: SQL | undefined;
-const subscriptions = new Map<number, Promise<{ unlisten(): Promise<void> } | undefined>>();
-// One notifying statement at a time, each sending everything queued while the one before was on its way (one
-// round trip for a burst). PostgreSQL delivers a transaction's notifications in the order they were sent.
-let queued: Array<[string, string]> = [];
-let sending: Promise<void> | null = null;
-async function flush() {
-  while (queued.length > 0) {
-    const batch = queued;
-    queued = [];
-    bus ??= new SQL(url, { adapter: "postgres", max: 1 });
-    await bus
-      .unsafe("SELECT pg_notify(x->>0, x->>1) FROM jsonb_array_elements($1::text::jsonb) AS x", [JSON.stringify(batch)])
-      .catch((error) => tell({ busError: String((error as Error)?.message ?? error) }));
-  }
-  sending = null;
-}
-
-const SIDE_OPS = new Set<SyncRequest["op"]>(["attach", "statements", "listen", "unlisten", "notify", "closeBus"]);
-
-/** The requests sync-db.ts does not wait for. */
-async function sideRequest(request: SyncRequest): Promise<void> {
-  switch (request.op) {
-    case "attach":
-      side = request.port;
-      return;
-    case "statements": {
-      try {
-        await commitStatements(sql, request.statements);
-        tell({ id: request.id });
-      } catch (e) {
-        tell({ id: request.id, error: String((e as Error)?.message ?? e), code: sqlstate(e) });
-      }
-      return;
-    }
-    case "listen": {
-      const { id, channel } = request;
-      bus ??= new SQL(url, { adapter: "postgres", max: 1 });
-      const listening = bus.listen(channel, (payload) => tell({ sub: id, payload }));
-      subscriptions.set(
-        id,
-        listening.then(
-          (subscription) => subscription,
-          () => undefined,
-        ),
-      );
-      try {
-        await listening;
-        tell({ id });
-      } catch (e) {
-        subscriptions.delete(id);
-        tell({ id, error: String((e as Error)?.message ?? e) });
-      }
-      return;
-    }
-    case "unlisten": {
-      const subscription = subscriptions.get(request.sub);
-      subscriptions.delete(request.sub);
-      await (await subscription)?.unlisten().catch(() => undefined);
-      return;
-    }
-    case "notify":
-      queued.push(...request.notifications);
-      sending ??= flush();
-      return;
-    case "closeBus": {
-      const closing = bus;
-      bus = undefined;
-      subscriptions.clear();
-      await sending;
-      await closing?.close().catch(() => undefined);
-      tell({ id: request.id });
-      return;
-    }
-  }
-}
-
 // A web Worker's port: `onmessage`, not node's `on("message")`.
 (port as unknown as { onmessage: (event: { data: SyncRequest }) => void }).onmessage = async ({ data: request }) => {
-  if (SIDE_OPS.has(request.op)) return sideRequest(request);
   let reply: SyncReply;
   try {
     reply = await answer(request);

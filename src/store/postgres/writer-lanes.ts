@@ -20,7 +20,7 @@ import { RUN_COLUMNS } from "../runs";
 import type { WireOp } from "../run-writes";
 import type { Failure } from "../storage-errors";
 import { PostgresRunBatches, type RunColumnTypes } from "./run-batches";
-import type { PostgresDb } from "./sync-db";
+import type { Statement } from "./transaction";
 
 /** Connections the writer opens at the start and keeps batches in flight on however fast the database answers. */
 export const LANES = 2;
@@ -107,8 +107,8 @@ interface Flight {
 
 /** Where batches are committed before the writer's own connections are open (PostgresWriterLanes.open). */
 export interface EarlyLane {
-  /** The store's connection: commits batches until a lane is open. */
-  store?: PostgresDb;
+  /** Commits batches until a lane is open (the storage port's pool, already connected at start-up). */
+  commit?: (statements: Statement[]) => Promise<void>;
   connectAfterMs?: number;
   /** Told when none of the lanes could open (the store's connection then goes on committing). */
   noLane?: (error: unknown) => void;
@@ -159,14 +159,14 @@ export class PostgresWriterLanes {
   /**
    * Starts connecting LANES connections side by side (each handshake is a few round trips and an
    * authentication, done on this thread when it is idle) and resolves once batches can be committed: at once
-   * with `store` (the store's connection thread commits them, one at a time, until the first lane is open — a
+   * with `commit` (the storage port's pool commits them, one at a time, until the first lane is open — a
    * start's first runs do not wait for the handshakes, which wait for the start to end), else once the first
-   * lane is open. Lanes join as they open; one that cannot open is left out. Rejects, without `store`, when
-   * none opens (with the first lane's error); with it the store's connection goes on committing, and
-   * `noLane` is told why. `connectAfterMs` (with `store`) puts off connecting: see PostgresWriter.
+   * lane is open. Lanes join as they open; one that cannot open is left out. Rejects, without `commit`, when
+   * none opens (with the first lane's error); with it the pool goes on committing, and `noLane` is told why.
+   * `connectAfterMs` (with `commit`) puts off connecting: see PostgresWriter.
    */
   static open(url: string, types: RunColumnTypes, options: EarlyLane = {}): Promise<PostgresWriterLanes> {
-    const { store, connectAfterMs = 0, noLane } = options;
+    const { commit, connectAfterMs = 0, noLane } = options;
     const pool = Math.max(1, options.pool ?? LANES);
     const connect = async () => {
       const sql = new Bun.SQL(url, { adapter: "postgres", max: 1, idleTimeout: 0 });
@@ -179,7 +179,7 @@ export class PostgresWriterLanes {
       }
       return PostgresRunBatches.on(sql, types);
     };
-    const writer = new PostgresWriterLanes(store ? new PostgresRunBatches((statements) => store.applyStatements(statements), types) : null, connect, pool);
+    const writer = new PostgresWriterLanes(commit ? new PostgresRunBatches(commit, types) : null, connect, pool);
     // Closing ends the wait (and then connects nothing).
     const due = new Promise<void>((resolve) => {
       const timer = connectAfterMs > 0 ? setTimeout(resolve, connectAfterMs) : undefined;
@@ -196,7 +196,7 @@ export class PostgresWriterLanes {
       return connect();
     });
     for (const attempt of attempts) writer.track(attempt);
-    if (store) {
+    if (commit) {
       void Promise.any(attempts).catch((error: AggregateError) => {
         if (!writer.closed) noLane?.(error.errors[0]);
       });

@@ -15,7 +15,9 @@ import { dropSentDefinitions, encodeOp, packFinishedRuns, QueueingWriter } from 
 import { failureOf } from "../storage-errors";
 import { RecordDictionaries } from "./record-dictionaries";
 import { runColumnTypes } from "./run-batches";
+import type { SQL } from "bun";
 import type { PostgresDb } from "./sync-db";
+import { commitStatements } from "./transaction";
 import { LANES, PostgresWriterLanes } from "./writer-lanes";
 
 /** How long after its first use (warm or a batch) the writer's own connections start connecting. */
@@ -42,9 +44,13 @@ export class PostgresWriter extends QueueingWriter {
   /** The lanes once open (whether the database is across a network is theirs to tell). */
   private opened: PostgresWriterLanes | undefined;
 
-  /** The store's connection: it commits until a lane is open (and its layout keeps the names' keys). */
+  /**
+   * `db`: the store (its layout keeps the names' keys); `storagePool`: the storage port's pool, which commits
+   * until a lane is open.
+   */
   constructor(
     private readonly db: PostgresDb,
+    private readonly storagePool: SQL,
     onError: (error: unknown) => void,
     private readonly pool = DEFAULT_POOL,
   ) {
@@ -64,8 +70,16 @@ export class PostgresWriter extends QueueingWriter {
    */
   private open(): Promise<PostgresWriterLanes> {
     if (!this.lanes) {
-      const lanes = PostgresWriterLanes.open(this.db.url, runColumnTypes(this.db.asDatabase()), {
-        store: this.db,
+      const lanes = PostgresWriterLanes.open(this.db.url, runColumnTypes(this.storagePool), {
+        commit: async (statements) => {
+          // One connection of the pool for the transaction's statements, sent without waiting in between.
+          const connection = await this.storagePool.reserve();
+          try {
+            await commitStatements(connection, statements);
+          } finally {
+            connection.release();
+          }
+        },
         connectAfterMs: CONNECT_AFTER_MS,
         pool: this.pool,
         noLane: (error) =>

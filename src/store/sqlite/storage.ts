@@ -20,9 +20,11 @@ function repositories(connection: SqliteConnection) {
 export function sqliteStorage(db: Database): Storage {
   const turns = turnsFor(db);
   // The unit's repositories skip the turns: while a unit runs, the connection is its own.
-  const unit: Storage = { ...repositories(new SqliteConnection(db, null)), atomically: (work) => work(unit) };
+  const ping = () => new SqliteConnection(db, turns).do(() => void db.query("SELECT 1").get());
+  const unit: Storage = { ...repositories(new SqliteConnection(db, null)), atomically: (work) => work(unit), ping };
   return {
     ...repositories(new SqliteConnection(db, turns)),
+    ping,
     async atomically(work) {
       const release = await turns.take();
       try {

@@ -1,0 +1,65 @@
+/**
+ * The keys of run_names (../run-layout.ts) for the run writer on PostgreSQL: a look-up is a round trip, so a
+ * batch's names are read in one awaited query before the batch is encoded (`load`), the new ones stored in
+ * one more and read back, and encoding then finds every key remembered. Stored outside any transaction, so a
+ * key a batch holds is committed whatever becomes of the batch; a name another instance stored meanwhile is
+ * read back all the same.
+ */
+import type { RunNames } from "../run-layout";
+import type { PostgresConnection } from "./connection";
+
+/** Keys remembered at most; past it the memory starts again (a name's key never changes). */
+const MAX_REMEMBERED = 50_000;
+
+export class PostgresRunNames implements RunNames {
+  private readonly keys = new Map<string, number>();
+  private readonly names = new Map<number, string>();
+
+  constructor(private readonly c: PostgresConnection) {}
+
+  /** Reads the keys of `names` not remembered yet, storing the names that have none. */
+  async load(names: Iterable<string>): Promise<void> {
+    const wanted = [...names].filter((name) => !this.keys.has(name));
+    if (wanted.length === 0) return;
+    await this.read(wanted);
+    const missing = wanted.filter((name) => !this.keys.has(name));
+    if (missing.length === 0) return;
+    await this.c.run("INSERT INTO run_names (name) SELECT jsonb_array_elements_text($1::text::jsonb) ON CONFLICT (name) DO NOTHING", [JSON.stringify(missing)]);
+    await this.read(missing);
+  }
+
+  private async read(names: string[]): Promise<void> {
+    const rows = await this.c.all<{ key: number; name: string }>(
+      "SELECT key, name FROM run_names WHERE name IN (SELECT jsonb_array_elements_text($1::text::jsonb))",
+      [JSON.stringify(names)],
+    );
+    for (const row of rows) this.remember(row.name, row.key);
+  }
+
+  find(name: string): number | undefined {
+    return this.keys.get(name);
+  }
+
+  key(name: string): number {
+    const key = this.keys.get(name);
+    if (key === undefined) throw new Error(`the key of run name ${JSON.stringify(name)} was not read before its batch was encoded`);
+    return key;
+  }
+
+  name(key: number): string {
+    const name = this.names.get(key);
+    if (name === undefined) throw new Error(`run name key ${key} was not read before its row was decoded`);
+    return name;
+  }
+
+  private remember(name: string, key: number): void {
+    if (this.keys.size >= MAX_REMEMBERED) this.forget();
+    this.keys.set(name, key);
+    this.names.set(key, name);
+  }
+
+  forget(): void {
+    this.keys.clear();
+    this.names.clear();
+  }
+}
