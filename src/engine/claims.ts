@@ -47,6 +47,9 @@ export class Claims {
   private cursor = "";
   /** Runs given back because this instance lacks a piece they need (oldest first, bounded). */
   private readonly cannotRun = new Set<string>();
+  /** The claim from the shared queue on its way (one at a time), and whether another was asked for meanwhile. */
+  private working: Promise<number> | null = null;
+  private askedAgain = false;
   private missingByDefinition = { generation: -1, map: new BoundedMap<string, StepPiece | null>(256) };
 
   constructor(
@@ -57,40 +60,68 @@ export class Claims {
   ) {
     // A run that ends here makes room: take more from the shared queue while it has some.
     t.finishedListeners.push(() => {
-      if (this.moreWork && t.dispatcher.pendingCount < CLAIM_BATCH / 2) this.work();
+      if (this.moreWork && t.dispatcher.pendingCount < CLAIM_BATCH / 2) this.workLogged();
     });
   }
 
   /** After a heartbeat: the orphans of instances that died, recovered here, then work from the shared queue. */
-  afterHeartbeat(): number {
+  async afterHeartbeat(): Promise<number> {
     if (!this.engine.ready()) return 0;
-    const rows = this.orphans();
+    const rows = await this.orphans();
     this.engine.recover(rows);
     if (rows.length) this.t.o.log.info("took over runs of instances that stopped", { runs: rows.length });
     this.cursor = "";
-    return rows.length + this.work();
+    return rows.length + (await this.work());
   }
 
   /** The bus said runs wait for a worker. */
   workArrived(): void {
     this.moreWork = true;
-    this.work();
+    this.workLogged();
   }
 
-  /** Takes runs nobody holds while this instance has room: up to a batch, never more than a batch waiting here. */
-  work(): number {
+  private workLogged(): void {
+    this.work().catch((error) => this.t.o.log.warn("could not take runs from the shared queue", { error: String((error as Error)?.message ?? error) }));
+  }
+
+  /**
+   * Takes runs nobody holds while this instance has room: up to a batch, never more than a batch waiting here.
+   * One claim at a time (each counts the room the one before left); asked again meanwhile, it claims again after.
+   */
+  work(): Promise<number> {
+    if (this.working) {
+      this.askedAgain = true;
+      return this.working;
+    }
+    const working = (async () => {
+      let taken = 0;
+      try {
+        do {
+          this.askedAgain = false;
+          taken += await this.workOnce();
+        } while (this.askedAgain && this.moreWork);
+      } finally {
+        this.working = null;
+      }
+      return taken;
+    })();
+    this.working = working;
+    return working;
+  }
+
+  private async workOnce(): Promise<number> {
     const t = this.t;
     if (this.cluster.role === "api" || !this.engine.ready() || !this.moreWork) return 0;
     const waiting = t.dispatcher.pendingCount;
     const batch = Math.min((t.o.maxActiveRuns ?? 1000) - t.active.size - waiting, CLAIM_BATCH - waiting);
     if (batch <= 0) return 0; // looked at again when a run here ends
-    let claimed = t.store.claim(this.cluster.instanceId, null, batch, [...this.cannotRun], this.cursor);
+    let claimed = await t.claims.claim(this.cluster.instanceId, null, batch, [...this.cannotRun], this.cursor);
     if (claimed.length < batch && this.cursor) {
       this.cursor = "";
-      claimed = claimed.concat(t.store.claim(this.cluster.instanceId, null, batch - claimed.length, [...this.cannotRun]));
+      claimed = claimed.concat(await t.claims.claim(this.cluster.instanceId, null, batch - claimed.length, [...this.cannotRun]));
     }
     if (claimed.length === batch) for (const row of claimed) if (row.id > this.cursor) this.cursor = row.id;
-    const rows = this.runnableHere(claimed);
+    const rows = await this.runnableHere(claimed);
     for (const row of rows) t.remoteIntake.add(row.id);
     this.engine.recover(rows);
     // Fewer than asked: the shared queue is empty until the bus or a heartbeat says otherwise.
@@ -99,20 +130,20 @@ export class Claims {
   }
 
   /** Takes the unfinished runs of owners that are not alive, oldest first (recovered by the caller). */
-  orphans(): RunRow[] {
+  async orphans(): Promise<RunRow[]> {
     if (this.cluster.role === "api") return [];
     const t = this.t;
     // Owners first, then who is alive: an instance registers before it starts a run, so an owner read here
     // that was not yet alive in the list read after cannot be a newcomer. Runs nobody holds are `work`'s; a
     // run that arrives after this read is announced on the bus (workArrived).
-    const { owners, unowned } = t.store.unfinishedHolders();
+    const { owners, unowned } = await t.claims.unfinishedHolders();
     this.moreWork = unowned;
     const alive = this.cluster.aliveIds();
     const claimed: RunRow[] = [];
     for (const from of owners.filter((owner) => !alive.has(owner))) {
       for (;;) {
-        const batch = t.store.claim(this.cluster.instanceId, from, ORPHAN_BATCH);
-        claimed.push(...this.runnableHere(batch));
+        const batch = await t.claims.claim(this.cluster.instanceId, from, ORPHAN_BATCH);
+        claimed.push(...(await this.runnableHere(batch)));
         if (batch.length < ORPHAN_BATCH) break;
       }
     }
@@ -120,7 +151,7 @@ export class Claims {
   }
 
   /** Keeps the claimed runs whose step pieces this instance holds; gives the others back for an instance that has them. */
-  private runnableHere(rows: RunRow[]): RunRow[] {
+  private async runnableHere(rows: RunRow[]): Promise<RunRow[]> {
     const kept: RunRow[] = [];
     let released = false;
     for (const row of rows) {
@@ -129,7 +160,7 @@ export class Claims {
         kept.push(row);
         continue;
       }
-      this.t.store.release(row.id, this.cluster.instanceId);
+      await this.t.claims.release(row.id, this.cluster.instanceId);
       this.cannotRun.add(row.id);
       if (this.cannotRun.size > MAX_CANNOT_RUN) this.cannotRun.delete(this.cannotRun.values().next().value as string);
       released = true;

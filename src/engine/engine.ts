@@ -24,6 +24,7 @@ import type { RunT } from "../schema/run";
 import type { Environment } from "../schema/run";
 import type { SettingsT } from "../schema/workflow";
 import { RunStore, type RunRow } from "../store/runs";
+import { storageOf } from "../store/storage";
 import { Claims } from "./claims";
 import { ClusterLinks } from "./cluster-links";
 import { Dispatcher } from "./dispatcher";
@@ -89,7 +90,7 @@ export class Engine {
     });
     this.reads = openRunReads(this.store, o.storeAddress ?? null, { threads: o.config.readerThreads, synchronous: o.config.dbSynchronous });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
-    const t = new RunTable(o, this.store, this.writes, this.dispatcher);
+    const t = new RunTable(o, this.store, this.writes, this.dispatcher, storageOf(o.db).runClaims);
     this.table = t;
     const workflows = new WorkflowStore(o.db);
     this.workflows = workflows;
@@ -153,13 +154,26 @@ export class Engine {
    * step that needs it, so an idle server holds no worker threads (idle RSS).
    */
   start(): Promise<void> {
-    if (this.startPromise) return this.startPromise;
+    this.startPromise ??= this.starting();
+    return this.startPromise;
+  }
+
+  private async starting(): Promise<void> {
     // A server with a live workflow is about to take runs: its writer gets ready now (the SQLite writer's thread
     // loads on the other core while the server finishes starting). One with none starts it with its first run.
     if (this.workflows.live().length > 0) this.writes.warm?.();
-    // Recovery runs first and synchronously: nothing new can be queued before it, so no run is queued twice.
-    // Alone (SQLite) every unfinished run is this process's; in a cluster only those of instances that died.
-    this.recover(this.claims ? this.claims.orphans() : this.store.unfinished());
+    // Recovery comes first. Alone (SQLite) every unfinished run is this process's, recovered synchronously (this
+    // function awaits nothing then): nothing new can be queued before it, so no run is queued twice. In a
+    // cluster only the runs of instances that died, which no run started here can be, claimed (awaited).
+    if (this.claims) {
+      try {
+        this.recover(await this.claims.orphans());
+      } catch (error) {
+        this.o.log.error("could not take over the runs of instances that stopped; trying again after the next heartbeat", { error: errorMessage(error) });
+      }
+    } else {
+      this.recover(this.store.unfinished());
+    }
     try {
       if (!this.o.db.inTransaction) this.retention.ensureIncrementalVacuum();
     } catch (error) {
@@ -169,9 +183,8 @@ export class Engine {
     this.links?.start();
     this.sweeper = setInterval(() => this.sweep(), 200);
     (this.sweeper as { unref?: () => void }).unref?.();
-    this.startPromise = Promise.resolve();
-    this.claims?.work(); // runs left for workers (an `api` instance's intake, or copied from SQLite)
-    return this.startPromise;
+    // Runs left for workers (an `api` instance's intake, or copied from SQLite).
+    this.claims?.work().catch((error) => this.o.log.warn("could not take runs from the shared queue", { error: errorMessage(error) }));
   }
 
   /** Stops taking runs, lets executing ones finish (up to `graceMs`), flushes writes and stops the pool. */
@@ -315,8 +328,13 @@ export class Engine {
    * A cluster: takes over the unfinished runs of instances that are not alive and recovers them as a restart
    * would, then takes work from the shared queue (claims.ts). Called after every heartbeat; a no-op alone.
    */
-  claimOrphans(): number {
-    return this.claims?.afterHeartbeat() ?? 0;
+  async claimOrphans(): Promise<number> {
+    try {
+      return (await this.claims?.afterHeartbeat()) ?? 0;
+    } catch (error) {
+      this.o.log.warn("could not take over the runs of instances that stopped; trying again after the next heartbeat", { error: errorMessage(error) });
+      return 0;
+    }
   }
 
   private recover(rows: RunRow[]) {

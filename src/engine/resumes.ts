@@ -6,6 +6,7 @@
 import { AppError } from "../http/errors";
 import { safeEqual, sha256 } from "../lib/ids";
 import type { RunT } from "../schema/run";
+import type { PausedGuard } from "../store/run-claims";
 import { type RunRow, runFromRow } from "../store/runs";
 import { errorMessage } from "./invoke-action";
 import type { PauseState, RunTable } from "./run-table";
@@ -51,7 +52,7 @@ export class Resumes {
     const row = this.t.rowNow(runId);
     const valid =
       row && row.status === "paused" && row.resume_mode === "webhook" && row.resume_token_hash !== null && safeEqual(row.resume_token_hash, sha256(token));
-    if (!valid || !this.take(row, { tokenHash: row.resume_token_hash as string })) {
+    if (!valid || !(await this.take(row, { tokenHash: row.resume_token_hash as string }))) {
       throw new AppError("NOT_FOUND", "no paused run waits for this link: it was already used, expired, or the run was cancelled");
     }
     this.clear(runId);
@@ -61,7 +62,7 @@ export class Resumes {
 
   private async resumeByTimer(runId: string) {
     const row = this.t.store.getRow(runId);
-    if (row?.status !== "paused" || !this.take(row, { owner: row.owner })) return;
+    if (row?.status !== "paused" || !(await this.take(row, { owner: row.owner }))) return;
     // A time pause continues; an approval that nobody decided in time continues as expired.
     const payload = row.resume_mode === "webhook" ? { decision: "expired", expired: true } : { resumedBy: "timer" };
     await this.resume(row, payload);
@@ -71,10 +72,10 @@ export class Resumes {
    * In a cluster a paused run may be resumed by any instance (a link opened on another one, a timer of an
    * instance that took the run over): the first to take it resumes it, here, and owns it from now on.
    */
-  private take(row: RunRow, guard: { tokenHash: string } | { owner: string | null }): boolean {
+  private async take(row: RunRow, guard: PausedGuard): Promise<boolean> {
     const me = this.t.instanceId;
     if (me === null) return true;
-    if (!this.t.store.takePaused(row.id, me, guard)) return false;
+    if (!(await this.t.claims.takePaused(row.id, me, guard))) return false;
     row.owner = me;
     return true;
   }

@@ -55,7 +55,7 @@ export class RunControl {
         links.forwardCancel(row);
         return runFromRow(await this.storedEnd(runId, 10_000));
       }
-      if (!t.store.takeRun(runId, me, row.owner)) return runFromRow(await this.storedEnd(runId, 10_000));
+      if (!(await t.claims.takeRun(runId, me, row.owner))) return runFromRow(await this.storedEnd(runId, 10_000));
       row.owner = me;
     }
     if (pending) {

@@ -15,6 +15,7 @@ import type { GuardedFetch, ResolvedAuth } from "../pieces-sdk/types";
 import type { Environment, RunT } from "../schema/run";
 import type { FlowVersionT } from "../schema/workflow";
 import type { Db } from "../store/db";
+import type { RunClaimRepository } from "../store/run-claims";
 import { type RunRow, type RunStore, runFromRow, type StepRow } from "../store/runs";
 import type { Dispatcher } from "./dispatcher";
 import { RunEvents } from "./run-events";
@@ -167,6 +168,8 @@ export class RunTable {
     /** Group-committed run and step writes (on a writer thread when the database is a file). */
     readonly writes: RunWrites,
     readonly dispatcher: Dispatcher<PendingRun>,
+    /** A cluster's claims on runs (the storage port: awaited, on either database). */
+    readonly claims: RunClaimRepository,
   ) {
     const c = o.config;
     this.limits = {

@@ -11,6 +11,7 @@ import type { IdempotencyRepository } from "./idempotency";
 import type { IdentityRepository } from "./identity";
 import type { KeyCheckRepository } from "./key-check";
 import type { NetworkRangeRepository } from "./network";
+import type { RunClaimRepository } from "./run-claims";
 
 /** The repositories of every area on the port. */
 export interface Repositories {
@@ -18,6 +19,7 @@ export interface Repositories {
   readonly idempotency: IdempotencyRepository;
   readonly keyCheck: KeyCheckRepository;
   readonly networkRanges: NetworkRangeRepository;
+  readonly runClaims: RunClaimRepository;
 }
 
 export interface Storage extends Repositories {

@@ -78,7 +78,7 @@ export interface RunLayout {
 const HOUR_MS = 3_600_000;
 
 /** The columns whose text is a name of run_names. */
-const NAMED = ["workspace_id", "workflow_id", "trigger_type", "definition_hash"] as const;
+export const NAMED = ["workspace_id", "workflow_id", "trigger_type", "definition_hash"] as const;
 
 /**
  * The keys of run_names, remembered: on SQLite looked up (and stored) as they are needed (`SqliteRunNames`

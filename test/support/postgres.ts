@@ -78,8 +78,9 @@ export async function startPostgres(options: { settings?: Record<string, string>
       "-t",
       "30",
       "-o",
-      // The PostgreSQL pass keeps a connection per test app until the run ends (test/support/postgres-storage.ts).
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400${extra}`,
+      // The PostgreSQL pass keeps a few connections per test app until the run ends (test/support/postgres-storage.ts:
+      // the bridge's, the writer's, the storage port's pool, whose idle ones close after a minute).
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=1000${extra}`,
       "start",
     ]),
     "pg_ctl start",

@@ -64,8 +64,11 @@ export class PostgresConnection {
   }
 }
 
+/** Seconds a connection of the port's pool may sit idle before it is closed (the pool opens another when needed). */
+export const POOL_IDLE_SECONDS = 60;
+
 /** Bun's client for the port's pool: `max` connections, int8 as BigInt (made numbers above). */
 export function openPool(url: string, max: number): SQL {
   // adapter: the URL alone would let a mysql:// or sqlite: URL pick another driver.
-  return new Bun.SQL(url, { adapter: "postgres", max, bigint: true });
+  return new Bun.SQL(url, { adapter: "postgres", max, bigint: true, idleTimeout: POOL_IDLE_SECONDS });
 }

@@ -5,7 +5,7 @@
  * key a batch holds is committed whatever becomes of the batch; a name another instance stored meanwhile is
  * read back all the same.
  */
-import type { RunNames } from "../run-layout";
+import { NAMED, type RunNames } from "../run-layout";
 import type { PostgresConnection } from "./connection";
 
 /** Keys remembered at most; past it the memory starts again (a name's key never changes). */
@@ -34,6 +34,23 @@ export class PostgresRunNames implements RunNames {
       [JSON.stringify(names)],
     );
     for (const row of rows) this.remember(row.name, row.key);
+  }
+
+  /** Reads the names of the keys rows read back hold (in their named columns) that are not remembered yet. */
+  async loadKeys(rows: Iterable<object>): Promise<void> {
+    const wanted = new Set<number>();
+    for (const row of rows) {
+      for (const column of NAMED) {
+        const key = (row as Record<string, unknown>)[column];
+        if (typeof key === "number" && !this.names.has(key)) wanted.add(key);
+      }
+    }
+    if (wanted.size === 0) return;
+    const found = await this.c.all<{ key: number; name: string }>(
+      "SELECT key, name FROM run_names WHERE key IN (SELECT jsonb_array_elements_text($1::text::jsonb)::bigint)",
+      [JSON.stringify([...wanted])],
+    );
+    for (const row of found) this.remember(row.name, row.key);
   }
 
   find(name: string): number | undefined {

@@ -6,6 +6,8 @@ import { PostgresIdempotency } from "./idempotency";
 import { PostgresIdentity } from "./identity";
 import { PostgresKeyCheck } from "./key-check";
 import { PostgresNetworkRanges } from "./network";
+import { PostgresRunClaims } from "./run-claims";
+import { PostgresRunNames } from "./run-names";
 
 /**
  * The advisory lock a unit holds until its commit: "weftport" in ASCII. BEGIN locks nothing on PostgreSQL and
@@ -22,6 +24,7 @@ function repositories(connection: PostgresConnection) {
     idempotency: new PostgresIdempotency(connection),
     keyCheck: new PostgresKeyCheck(connection),
     networkRanges: new PostgresNetworkRanges(connection),
+    runClaims: new PostgresRunClaims(connection, new PostgresRunNames(connection)),
   };
 }
 

@@ -7,6 +7,7 @@ import { SqliteIdempotency } from "./idempotency";
 import { SqliteIdentity } from "./identity";
 import { SqliteKeyCheck } from "./key-check";
 import { SqliteNetworkRanges } from "./network";
+import { SqliteRunClaims } from "./run-claims";
 
 function repositories(connection: SqliteConnection) {
   return {
@@ -14,6 +15,7 @@ function repositories(connection: SqliteConnection) {
     idempotency: new SqliteIdempotency(connection),
     keyCheck: new SqliteKeyCheck(connection),
     networkRanges: new SqliteNetworkRanges(connection),
+    runClaims: new SqliteRunClaims(connection),
   };
 }
 
