@@ -7,12 +7,14 @@
  * Areas move onto the port one at a time; until all have, the others are still the synchronous repositories
  * beside this file (docs/architecture.md, "Storage").
  */
+import type { ConnectionRepository } from "./connections";
 import type { IdentityRepository } from "./identity";
 import type { NetworkRangeRepository } from "./network";
 
 /** The repositories of every area on the port. */
 export interface Repositories {
   readonly identity: IdentityRepository;
+  readonly connections: ConnectionRepository;
   readonly networkRanges: NetworkRangeRepository;
 }
 

@@ -2,6 +2,7 @@
 import type { SQL } from "bun";
 import type { Storage } from "../port";
 import { PostgresConnection } from "./connection";
+import { PostgresConnections } from "./connections";
 import { PostgresIdentity } from "./identity";
 import { PostgresNetworkRanges } from "./network";
 
@@ -15,7 +16,11 @@ import { PostgresNetworkRanges } from "./network";
 export const PORT_UNIT_LOCK_KEY = 0x7765_6674_706f_7274n;
 
 function repositories(connection: PostgresConnection) {
-  return { identity: new PostgresIdentity(connection), networkRanges: new PostgresNetworkRanges(connection) };
+  return {
+    identity: new PostgresIdentity(connection),
+    networkRanges: new PostgresNetworkRanges(connection),
+    connections: new PostgresConnections(connection),
+  };
 }
 
 export function postgresStorage(pool: SQL): Storage {

@@ -3,11 +3,16 @@ import type { Database } from "bun:sqlite";
 import type { Storage } from "../port";
 import { storageError } from "../storage-errors";
 import { SqliteConnection, turnsFor } from "./connection";
+import { SqliteConnections } from "./connections";
 import { SqliteIdentity } from "./identity";
 import { SqliteNetworkRanges } from "./network";
 
 function repositories(connection: SqliteConnection) {
-  return { identity: new SqliteIdentity(connection), networkRanges: new SqliteNetworkRanges(connection) };
+  return {
+    identity: new SqliteIdentity(connection),
+    networkRanges: new SqliteNetworkRanges(connection),
+    connections: new SqliteConnections(connection),
+  };
 }
 
 export function sqliteStorage(db: Database): Storage {
