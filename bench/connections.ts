@@ -36,7 +36,7 @@ const conn = await deps.connections.create(actor, {
   clientSecret: "s",
   config: { authUrl: "https://idp.example.com/a", tokenUrl },
 });
-const store = deps.connections.ctx.store;
+const store = deps.connections.ctx.storage.connections;
 const setTokens = (expiresInMs: number) =>
   store.setTokens(
     conn.id,
@@ -46,7 +46,7 @@ const setTokens = (expiresInMs: number) =>
   );
 const ref = { workspaceId, connectionId: conn.id, pieceId: "oauth2" };
 
-setTokens(3600_000);
+await setTokens(3600_000);
 for (let i = 0; i < 2000; i++) await deps.connections.resolveConnectionAuth(ref); // warm-up
 const n = 50_000;
 let started = performance.now();
@@ -59,7 +59,7 @@ console.log(
 const rounds = 20;
 let waited = 0;
 for (let r = 0; r < rounds; r++) {
-  setTokens(10_000); // inside the refresh margin
+  await setTokens(10_000); // inside the refresh margin
   started = performance.now();
   await Promise.all(Array.from({ length: 100 }, () => deps.connections.resolveConnectionAuth(ref)));
   waited += performance.now() - started;

@@ -103,6 +103,7 @@ export function createApp(options: CreateAppOptions) {
   const guardedFetch = createGuardedFetch({ policy: addressPolicy });
   const deps = { config, db, storage, log, identity, security, contract, pieces, secrets, guardedFetch, clusterChanges } as AppDeps;
   deps.connections = new Connections({
+    storage,
     db,
     box: secrets,
     stateKey: stateKeyFrom(config),

@@ -35,7 +35,7 @@ export const connectionsApi = ({ security, connections }: AppDeps) =>
       response: List(Connection),
       detail: { tags, summary: "List the workspace's connections (filter by pieceId and status; paginated)" },
     })
-    .get("/api/connections/:id", ({ auth, params }) => ({ data: connections.get(auth.workspaceId, params.id) }), {
+    .get("/api/connections/:id", async ({ auth, params }) => ({ data: await connections.get(auth.workspaceId, params.id) }), {
       permission: "connection:read",
       params: IdParams,
       response: Data(Connection),
@@ -48,7 +48,7 @@ export const connectionsApi = ({ security, connections }: AppDeps) =>
       response: Data(Connection),
       detail: { tags, summary: "Rename a connection or replace its credentials" },
     })
-    .delete("/api/connections/:id", ({ auth, params }) => ({ data: connections.delete(auth.workspaceId, params.id) }), {
+    .delete("/api/connections/:id", async ({ auth, params }) => ({ data: await connections.delete(auth.workspaceId, params.id) }), {
       permission: "connection:write",
       params: IdParams,
       response: Data(Connection),
@@ -56,9 +56,9 @@ export const connectionsApi = ({ security, connections }: AppDeps) =>
     })
     .post(
       "/api/connections/:id/oauth2/start",
-      ({ auth, params, set }) => {
+      async ({ auth, params, set }) => {
         set.headers["cache-control"] = "no-store";
-        return { data: connections.startOAuth2(auth.workspaceId, params.id) };
+        return { data: await connections.startOAuth2(auth.workspaceId, params.id) };
       },
       {
         permission: "connection:write",

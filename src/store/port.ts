@@ -8,6 +8,7 @@
  * beside this file (docs/architecture.md, "Storage").
  */
 import type { IdempotencyRepository } from "./idempotency";
+import type { ConnectionRepository } from "./connections";
 import type { IdentityRepository } from "./identity";
 import type { KeyCheckRepository } from "./key-check";
 import type { NetworkRangeRepository } from "./network";
@@ -18,6 +19,7 @@ export interface Repositories {
   readonly identity: IdentityRepository;
   readonly idempotency: IdempotencyRepository;
   readonly keyCheck: KeyCheckRepository;
+  readonly connections: ConnectionRepository;
   readonly networkRanges: NetworkRangeRepository;
   readonly runClaims: RunClaimRepository;
 }

@@ -5,9 +5,9 @@
  * above it never names either database's codes (test/foundation/storage-seam.test.ts checks it).
  *
  * Where the translation happens: PostgreSQL's synchronous client throws StorageError itself; a SQLite error is
- * translated by `atomically` (./db.ts), by the store methods whose callers tell a refusal apart
- * (ConnectionStore.insert), and, for the rest, by the HTTP error handler through `storageError`, which the
- * composition root (src/app.ts) hands it. The run writer and the run readers answer across threads and
+ * translated by `atomically` (./db.ts), by the storage port's connection (./sqlite/connection.ts: every call of
+ * the areas on the port, e.g. `connections.insert`, whose "unique" the service asks for), and, for the rest,
+ * by the HTTP error handler through `storageError`, which the composition root (src/app.ts) hands it. The run writer and the run readers answer across threads and
  * promises with a Failure, which keeps the kind.
  */
 import { StorageError, type StorageErrorKind } from "../lib/storage-error";

@@ -248,10 +248,10 @@ describe("scopes and workspace isolation", () => {
     await expect(t.deps.connections.resolveConnectionAuth({ workspaceId, connectionId: id, pieceId: "github" })).rejects.toThrow(
       'belongs to piece "test-apikey"',
     );
-    expect(t.deps.connections.connectionExists(workspaceId, id, "test-apikey")).toBe(true);
-    expect(t.deps.connections.connectionExists(workspaceId, id, "github")).toBe(false);
+    expect(await t.deps.connections.connectionExists(workspaceId, id, "test-apikey")).toBe(true);
+    expect(await t.deps.connections.connectionExists(workspaceId, id, "github")).toBe(false);
     const other = await t.otherWorkspace();
-    expect(t.deps.connections.connectionExists(other.workspaceId, id, "test-apikey")).toBe(false);
+    expect(await t.deps.connections.connectionExists(other.workspaceId, id, "test-apikey")).toBe(false);
   });
 });
 

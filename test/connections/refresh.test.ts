@@ -54,7 +54,7 @@ describe("refresh at run time", () => {
     await resolve(c); // refresh #1: the provider rotates and revokes the first refresh token
     provider.settings.expiresIn = 60;
     // Force another refresh: the stored token is short-lived again.
-    t.deps.connections.ctx.store.db.run("UPDATE connections SET token_expires_at = ? WHERE id = ?", [new Date(Date.now() + 1000).toISOString(), c.id]);
+    t.db.run("UPDATE connections SET token_expires_at = ? WHERE id = ?", [new Date(Date.now() + 1000).toISOString(), c.id]);
     const before = provider.counts.refresh;
     const auth = await resolve(c); // works only with the NEW refresh token
     expect(provider.counts.refresh).toBe(before + 1);
@@ -67,7 +67,7 @@ describe("refresh at run time", () => {
     try {
       const c = await activeConnection();
       await resolve(c);
-      t.deps.connections.ctx.store.db.run("UPDATE connections SET token_expires_at = ? WHERE id = ?", [new Date(Date.now() + 1000).toISOString(), c.id]);
+      t.db.run("UPDATE connections SET token_expires_at = ? WHERE id = ?", [new Date(Date.now() + 1000).toISOString(), c.id]);
       const before = provider.counts.refresh;
       await resolve(c);
       expect(provider.counts.refresh).toBe(before + 1);
@@ -141,7 +141,7 @@ describe("refresh at run time", () => {
     const c = await activeConnection();
     const ctx = t.deps.connections.ctx;
     // Another instance took the lease and is calling the provider.
-    expect(ctx.store.takeLease(c.id, "another-instance", Date.now() + 30_000, Date.now())).toBe(true);
+    expect(await ctx.storage.connections.takeLease(c.id, "another-instance", Date.now() + 30_000, Date.now())).toBe(true);
     provider.settings.expiresIn = 3600;
     const before = provider.counts.refresh;
     const pending = resolve(c);
@@ -149,8 +149,8 @@ describe("refresh at run time", () => {
     expect(provider.counts.refresh).toBe(before);
     // It stores the new token and lets go: the waiter re-reads the row, finds the token fresh and uses it.
     const expiresAt = new Date(Date.now() + 3600_000).toISOString();
-    ctx.store.setTokens(c.id, encryptJson(ctx, { accessToken: "at_from_elsewhere", tokenType: "Bearer" })!, expiresAt, nowIso());
-    ctx.store.releaseLease(c.id, "another-instance");
+    await ctx.storage.connections.setTokens(c.id, encryptJson(ctx, { accessToken: "at_from_elsewhere", tokenType: "Bearer" })!, expiresAt, nowIso());
+    await ctx.storage.connections.releaseLease(c.id, "another-instance");
     const auth = await pending;
     expect(auth.kind === "oauth2" && auth.accessToken).toBe("at_from_elsewhere");
     expect(provider.counts.refresh).toBe(before);

@@ -40,8 +40,8 @@ export class AuthResolver {
   constructor(private readonly ctx: ConnectionsContext) {}
 
   /** The row a step may use, or a refusal naming why (unknown, other workspace, other piece). */
-  bound(ref: ConnectionRef): ConnectionRow {
-    const row = this.ctx.store.get(ref.workspaceId, ref.connectionId);
+  async bound(ref: ConnectionRef): Promise<ConnectionRow> {
+    const row = await this.ctx.storage.connections.get(ref.workspaceId, ref.connectionId);
     if (!row)
       throw new AppError(
         "NOT_FOUND",
@@ -57,7 +57,7 @@ export class AuthResolver {
   }
 
   async resolve(ref: ConnectionRef): Promise<ResolvedAuth> {
-    let row = this.bound(ref);
+    let row = await this.bound(ref);
     switch (row.auth_kind) {
       case "api_key":
         return { kind: "api_key", apiKey: decryptJson<SecretValues>(this.ctx, row.secrets, {}).apiKey ?? "" };
@@ -123,21 +123,22 @@ export class AuthResolver {
   }
 
   private async refreshUnderLease(id: string): Promise<ConnectionRow> {
+    const store = this.ctx.storage.connections;
     const lease = newSecret("", 12);
     const deadline = this.ctx.now() + LEASE_MS + 5_000;
     for (;;) {
-      const row = this.ctx.store.getById(id);
+      const row = await store.getById(id);
       if (!row) throw new AppError("NOT_FOUND", `connection ${id} was deleted`);
       this.assertUsable(row);
       if (!this.needsToken(row)) return row; // another thread or process refreshed it meanwhile
       const now = this.ctx.now();
-      if (this.ctx.store.takeLease(id, lease, now + LEASE_MS, now)) {
+      if (await store.takeLease(id, lease, now + LEASE_MS, now)) {
         try {
           // Re-read under the lease: a refresh may have committed between our read and the lease.
-          const current = this.ctx.store.getById(id)!;
+          const current = (await store.getById(id))!;
           return this.needsToken(current) ? await this.refresh(current) : current;
         } finally {
-          this.ctx.store.releaseLease(id, lease);
+          await store.releaseLease(id, lease);
         }
       }
       if (this.ctx.now() > deadline)
@@ -151,6 +152,7 @@ export class AuthResolver {
 
   private async refresh(row: ConnectionRow): Promise<ConnectionRow> {
     const ctx = this.ctx;
+    const store = ctx.storage.connections;
     const piece = pieceOf(ctx, row);
     const auth = oauth2AuthOf(row, piece);
     const config = parseJson<OAuth2Settings>(row.config, {});
@@ -159,7 +161,7 @@ export class AuthResolver {
     const clientCredentials = row.grant_type === "client_credentials";
     if (!clientCredentials && !old?.refreshToken) {
       const message = `its access token expired and the provider issued no refresh token; ${reconnectHint(row)}`;
-      ctx.store.setError(row.id, message, false, nowIso());
+      await store.setError(row.id, message, false, nowIso());
       throw new AppError("UNPROCESSABLE", `${describe(row)} needs to be reconnected: ${message}`);
     }
     const grant: Record<string, string> = clientCredentials
@@ -171,13 +173,13 @@ export class AuthResolver {
       const { expiresAt, ...fresh } = tokens;
       // Providers that do not rotate refresh tokens omit them from the answer: keep the one we have.
       if (!fresh.refreshToken && old?.refreshToken) fresh.refreshToken = old.refreshToken;
-      ctx.store.setTokens(row.id, encryptJson(ctx, fresh)!, expiresAt ?? null, nowIso());
+      await store.setTokens(row.id, encryptJson(ctx, fresh)!, expiresAt ?? null, nowIso());
       ctx.log.info(clientCredentials ? "oauth2 client-credentials token obtained" : "oauth2 token refreshed", {
         connectionId: row.id,
         tokenExpiresAt: expiresAt ?? null,
         refreshTokenRotated: tokens.refreshToken !== undefined,
       });
-      return ctx.store.getById(row.id)!;
+      return (await store.getById(row.id))!;
     } catch (error) {
       if (!(error instanceof TokenEndpointError)) throw error;
       ctx.log.warn("oauth2 token refresh failed", { connectionId: row.id, error: error.error, status: error.status ?? null });
@@ -190,7 +192,7 @@ export class AuthResolver {
       const fix = clientCredentials ? `check clientId, clientSecret and config.tokenUrl (PATCH /api/connections/${row.id})` : reconnectHint(row);
       const message = `the provider ${what} (${error.error}${error.description ? `: ${error.description}` : ""}); ${fix}`;
       // Only invalid_grant says the stored grant is dead; after invalid_client (a changed secret) it may still work.
-      ctx.store.setError(row.id, message, !clientCredentials && error.error === "invalid_grant", nowIso());
+      await store.setError(row.id, message, !clientCredentials && error.error === "invalid_grant", nowIso());
       throw new AppError("UNPROCESSABLE", `${describe(row)} ${clientCredentials ? "could not obtain a token" : "needs to be reconnected"}: ${message}`);
     }
   }

@@ -1,11 +1,12 @@
 /**
- * What the connection modules share: the store, the secret box, the fleet, the managed apps, the outbound
+ * What the connection modules share: the storage port, the secret box, the fleet, the managed apps, the outbound
  * fetch, and the small decoders between rows and credentials.
  */
 import { AppError } from "../../http/errors";
 import type { Logger } from "../../http/logger";
 import type { GuardedFetch, OAuth2AuthDef, PieceDef } from "../../pieces-sdk/types";
-import type { ConnectionRow, ConnectionStore } from "../../store/connections";
+import type { ConnectionRow } from "../../store/connections";
+import type { Storage } from "../../store/port";
 import type { SecretBox } from "../crypto";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { OAuth2Settings, PreparedCredentials, PublicValues, SecretValues } from "./credentials";
@@ -14,7 +15,8 @@ import type { StateSigner } from "./oauth2-state";
 import type { TokenSet } from "./token-client";
 
 export interface ConnectionsContext {
-  store: ConnectionStore;
+  /** The storage port: `storage.connections`, and `storage.atomically` for units over the connections tables. */
+  storage: Storage;
   box: SecretBox;
   pieces: PieceRegistry;
   managedApps: ManagedApps;

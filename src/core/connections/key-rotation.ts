@@ -16,9 +16,9 @@
 import { randomBytes } from "node:crypto";
 import { appendFileSync, chmodSync, closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { ConnectionStore } from "../../store/connections";
 import type { Db } from "../../store/db";
 import { BLOB_PATTERN, rewriteEncryptedValues } from "../../store/encrypted-values";
+import type { Storage } from "../../store/port";
 import { loadOrCreateKeyFile, secretBox, type SecretBoxOptions } from "../crypto";
 
 const KEY_FILE = "encryption.key";
@@ -74,8 +74,12 @@ export interface RotationReport {
   keySource: string;
 }
 
-/** Re-encrypts every value under the current key (generating a new key first when the key file is in use). */
-export function rotateKeys(db: Db, source: KeyringSource, env: Env = process.env): RotationReport {
+/**
+ * Re-encrypts every value under the current key (generating a new key first when the key file is in use).
+ * The values of every table are rewritten on `db` in one transaction (a command run with the server stopped);
+ * the authorizations in progress are then dropped through the storage port.
+ */
+export async function rotateKeys(db: Db, storage: Storage, source: KeyringSource, env: Env = process.env): Promise<RotationReport> {
   let keySource: string;
   if (source.encryptionKey) {
     keySource = "WEFT_ENCRYPTION_KEY";
@@ -104,7 +108,7 @@ export function rotateKeys(db: Db, source: KeyringSource, env: Env = process.env
     }
   });
   // Authorizations in progress were signed with a key derived from the old one; they cannot complete now.
-  new ConnectionStore(db).dropAllStates();
+  await storage.connections.dropAllStates();
   if (unreadable === 0 && !source.encryptionKey) rmSync(join(source.dataDir, PREVIOUS_FILE), { force: true });
   return { keyId: box.keyId, previousKeyIds, rewritten: stats.rewritten, rows: stats.rows, unreadable, keySource };
 }

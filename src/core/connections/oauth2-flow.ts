@@ -5,7 +5,7 @@
  * encrypted.
  */
 import { AppError } from "../../http/errors";
-import { nowIso, atomically } from "../../store/db";
+import { nowIso } from "../../store/db";
 import type { CallbackOutcome } from "./callback-page";
 import { decryptJson, describe, encryptJson, oauth2AuthOf, parseJson, pieceOf, type ConnectionsContext } from "./context";
 import type { OAuth2Settings, SecretValues } from "./credentials";
@@ -17,8 +17,9 @@ import { requestToken, TokenEndpointError } from "./token-client";
 /** Parameters only the flow itself sets; a piece's extra parameters cannot replace them. */
 const RESERVED = ["response_type", "client_id", "redirect_uri", "scope", "access_type", "state", "code_challenge", "code_challenge_method"];
 
-export function startAuthorization(ctx: ConnectionsContext, workspaceId: string, connectionId: string) {
-  const row = ctx.store.get(workspaceId, connectionId);
+export async function startAuthorization(ctx: ConnectionsContext, workspaceId: string, connectionId: string) {
+  const store = ctx.storage.connections;
+  const row = await store.get(workspaceId, connectionId);
   if (!row) throw new AppError("NOT_FOUND", `connection ${connectionId} not found in this workspace; GET /api/connections lists them`);
   const piece = pieceOf(ctx, row);
   const auth = oauth2AuthOf(row, piece);
@@ -34,10 +35,10 @@ export function startAuthorization(ctx: ConnectionsContext, workspaceId: string,
     throw new AppError("UNPROCESSABLE", `${describe(row)} has no authorize URL; set config.authUrl with PATCH /api/connections/${row.id}`);
 
   const now = ctx.now();
-  ctx.store.pruneStates(now);
+  await store.pruneStates(now);
   const pkce = newPkce();
   const { state, payload } = ctx.signer.mint(row.id, now);
-  ctx.store.insertState({
+  await store.insertState({
     nonce: payload.nonce,
     connection_id: row.id,
     workspace_id: row.workspace_id,
@@ -75,12 +76,13 @@ const START_AGAIN = "Start the connection again from Weft to get a fresh link.";
 
 /** Handles the provider's redirect. Never throws: every outcome is a page for the person in the browser. */
 export async function completeAuthorization(ctx: ConnectionsContext, query: CallbackQuery): Promise<CallbackOutcome & { status: number }> {
+  const store = ctx.storage.connections;
   const now = ctx.now();
   const check = ctx.signer.verify(query.state, now);
   if (!check.ok) {
     ctx.log.warn("oauth2 callback refused", { reason: check.reason });
     if (check.reason === "expired") {
-      ctx.store.consumeState(check.payload!.nonce);
+      await store.consumeState(check.payload!.nonce);
       return {
         ...failure(
           "Authorization expired",
@@ -98,7 +100,7 @@ export async function completeAuthorization(ctx: ConnectionsContext, query: Call
   }
   const { payload } = check;
   // Consuming before anything else makes the state single-use even when two callbacks race.
-  const pending = ctx.store.consumeState(payload.nonce);
+  const pending = await store.consumeState(payload.nonce);
   if (!pending || pending.connection_id !== payload.connectionId) {
     ctx.log.warn("oauth2 callback refused", { reason: "replayed_or_unknown", connectionId: payload.connectionId });
     return {
@@ -106,7 +108,7 @@ export async function completeAuthorization(ctx: ConnectionsContext, query: Call
       status: 400,
     };
   }
-  const row = ctx.store.getById(pending.connection_id);
+  const row = await store.getById(pending.connection_id);
   if (!row || row.workspace_id !== pending.workspace_id) {
     return { ...failure("Connection not found", "The connection this authorization was for no longer exists. Nothing was stored."), status: 404 };
   }
@@ -146,10 +148,11 @@ export async function completeAuthorization(ctx: ConnectionsContext, query: Call
       provider.client,
     );
     const { expiresAt, ...stored } = tokens;
-    atomically(ctx.store.db, () => {
-      ctx.store.setTokens(row.id, encryptJson(ctx, stored)!, expiresAt ?? null, nowIso());
+    const sealed = encryptJson(ctx, stored)!;
+    await ctx.storage.atomically(async (unit) => {
+      await unit.connections.setTokens(row.id, sealed, expiresAt ?? null, nowIso());
       // Any other authorize link still open for this connection is void now.
-      ctx.store.dropStatesOf(row.id);
+      await unit.connections.dropStatesOf(row.id);
     });
     ctx.log.info("oauth2 connection authorized", {
       connectionId: row.id,

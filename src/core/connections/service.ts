@@ -3,7 +3,7 @@
  * authorization-code connection awaiting authorization), `active` (usable), `error` (with `statusMessage`,
  * e.g. the provider rejected the refresh token: reconnect). Every read and write is bounded by workspace.
  *
- *   const connections = new Connections({ db, box, stateKey, pieces, managedApps, publicUrl, log, fetch });
+ *   const connections = new Connections({ storage, db, box, stateKey, pieces, managedApps, publicUrl, log, fetch });
  *   const auth = await connections.resolveConnectionAuth({ workspaceId, connectionId, pieceId }); // for the engine
  */
 import { AppError } from "../../http/errors";
@@ -11,8 +11,10 @@ import type { Logger } from "../../http/logger";
 import { createGuardedFetch } from "../../net/guarded-fetch";
 import type { GuardedFetch, PieceDef, ResolvedAuth } from "../../pieces-sdk/types";
 import { pageOf } from "../../schema/common";
-import { ConnectionStore, type ConnectionRow, type ConnectionStatus } from "../../store/connections";
-import { nowIso, type Db, atomically } from "../../store/db";
+import { ConnectionDirectoryReader } from "../../store/connection-directory";
+import type { ConnectionRow, ConnectionStatus } from "../../store/connections";
+import { nowIso, type Db } from "../../store/db";
+import type { Storage } from "../../store/port";
 import type { SecretBox } from "../crypto";
 import { newId } from "../../lib/ids";
 import { isStorageError } from "../../lib/storage-error";
@@ -30,6 +32,9 @@ import { usesConnection } from "./workflow-usage";
 export const CONNECTION_STATUSES = ["pending", "active", "error"] as const;
 
 export interface ConnectionsOptions {
+  /** The storage port: every read and write of the connections tables. */
+  storage: Storage;
+  /** Only for the publish gate's synchronous directory (`directory`), until the gate awaits the port. */
   db: Db;
   box: SecretBox;
   /** HMAC key for OAuth2 state (≥ 32 bytes), derived from the encryption key. */
@@ -66,11 +71,13 @@ const CHECK_TIMEOUT_MS = 15_000;
 export class Connections {
   readonly ctx: ConnectionsContext;
   readonly resolver: AuthResolver;
+  private readonly directoryReader: ConnectionDirectoryReader;
 
   constructor(options: ConnectionsOptions) {
     const publicUrl = options.publicUrl.replace(/\/+$/, "");
+    this.directoryReader = new ConnectionDirectoryReader(options.db);
     this.ctx = {
-      store: new ConnectionStore(options.db),
+      storage: options.storage,
       box: options.box,
       pieces: options.pieces,
       managedApps: options.managedApps ?? new ManagedApps(),
@@ -91,11 +98,18 @@ export class Connections {
   /** Fresh credentials for a step; refuses a connection of another workspace or piece. Throws AppError. */
   resolveConnectionAuth = (ref: ConnectionRef): Promise<ResolvedAuth> => this.resolver.resolve(ref);
 
-  /** True when the workspace holds connection `id` and it belongs to `pieceId` (the publish gate's check). */
-  connectionExists = (workspaceId: string, id: string, pieceId: string): boolean => this.ctx.store.pieceOf(workspaceId, id) === pieceId;
+  /** True when the workspace holds connection `id` and it belongs to `pieceId`. */
+  connectionExists = async (workspaceId: string, id: string, pieceId: string): Promise<boolean> =>
+    (await this.ctx.storage.connections.pieceOf(workspaceId, id)) === pieceId;
 
-  /** The workspace's connections of a piece: the publish gate's connection directory (`workflows.setConnectionDirectory`). */
-  directory = (workspaceId: string, pieceId: string): Array<{ id: string; name: string }> => this.ctx.store.choices(workspaceId, pieceId);
+  /** The workspace's connections of a piece, by name. */
+  choices = (workspaceId: string, pieceId: string): Promise<Array<{ id: string; name: string }>> => this.ctx.storage.connections.choices(workspaceId, pieceId);
+
+  /**
+   * `choices`, read synchronously: the publish gate's connection directory (`workflows.setConnectionDirectory`),
+   * while the gate is synchronous (src/store/connection-directory.ts).
+   */
+  directory = (workspaceId: string, pieceId: string): Array<{ id: string; name: string }> => this.directoryReader.choices(workspaceId, pieceId);
 
   // ---- CRUD ----
 
@@ -109,26 +123,26 @@ export class Connections {
     });
   }
 
-  private row(workspaceId: string, id: string): ConnectionRow {
-    const row = this.ctx.store.get(workspaceId, id);
+  private async row(workspaceId: string, id: string, storage: Storage = this.ctx.storage): Promise<ConnectionRow> {
+    const row = await storage.connections.get(workspaceId, id);
     if (!row) throw new AppError("NOT_FOUND", `connection ${id} not found in this workspace; GET /api/connections lists them`);
     return row;
   }
 
-  get(workspaceId: string, id: string): ConnectionView {
-    return this.view(this.row(workspaceId, id));
+  async get(workspaceId: string, id: string): Promise<ConnectionView> {
+    return this.view(await this.row(workspaceId, id));
   }
 
-  list(workspaceId: string, query: { pieceId?: string; status?: string; page?: string; limit?: string }) {
+  async list(workspaceId: string, query: { pieceId?: string; status?: string; page?: string; limit?: string }) {
     const { limit, offset } = pageOf(query);
     // Like the run list (spec 4.6), an unknown status filter is dropped rather than refused.
     const status = (CONNECTION_STATUSES as readonly string[]).includes(query.status ?? "") ? (query.status as ConnectionStatus) : undefined;
-    const { rows, total } = this.ctx.store.list(workspaceId, { pieceId: query.pieceId || undefined, status }, limit, offset);
+    const { rows, total } = await this.ctx.storage.connections.list(workspaceId, { pieceId: query.pieceId || undefined, status }, limit, offset);
     return { data: rows.map((row) => this.view(row)), total };
   }
 
-  private assertNameFree(workspaceId: string, name: string, except?: string) {
-    const clash = this.ctx.store.byName(workspaceId, name);
+  private async assertNameFree(workspaceId: string, name: string, except?: string, storage: Storage = this.ctx.storage) {
+    const clash = await storage.connections.byName(workspaceId, name);
     if (clash && clash.id !== except)
       throw new AppError("CONFLICT", `a connection named "${name}" already exists in this workspace (${clash.id}); choose another name`);
   }
@@ -140,7 +154,7 @@ export class Connections {
       throw new AppError("VALIDATION_FAILED", `unknown piece "${pieceId}"; pieces that take connections: ${piecesWithAuth(this.ctx)().join(", ") || "none"}`);
     const auth = authOf(piece, piecesWithAuth(this.ctx));
     const prepared = prepareCredentials(piece, auth, credentials, this.ctx.managedApps);
-    this.assertNameFree(actor.workspaceId, name);
+    await this.assertNameFree(actor.workspaceId, name);
     await validateCredentials(piece, prepared);
     const at = nowIso();
     const row: ConnectionRow = {
@@ -161,9 +175,9 @@ export class Connections {
       updated_at: at,
     };
     try {
-      this.ctx.store.insert(row);
+      await this.ctx.storage.connections.insert(row);
     } catch (error) {
-      if (isStorageError(error, "unique")) this.assertNameFree(actor.workspaceId, name);
+      if (isStorageError(error, "unique")) await this.assertNameFree(actor.workspaceId, name);
       throw error;
     }
     this.ctx.log.info("connection created", { connectionId: row.id, pieceId: row.piece_id, authKind: row.auth_kind, managedApp: row.managed_app === 1 });
@@ -191,31 +205,34 @@ export class Connections {
       if (!(error instanceof AppError)) throw error;
       const message = error.message;
       // The resolver already recorded refusals; record outages too so the status tells the user.
-      if (this.ctx.store.getById(row.id)?.status !== "error") this.ctx.store.setError(row.id, message, false, nowIso());
+      if ((await this.ctx.storage.connections.getById(row.id))?.status !== "error")
+        await this.ctx.storage.connections.setError(row.id, message, false, nowIso());
     }
   }
 
   async update(workspaceId: string, id: string, patch: UpdateInput): Promise<ConnectionView> {
-    const row = this.row(workspaceId, id);
+    const row = await this.row(workspaceId, id);
     const { name, ...credentials } = patch;
     const piece = pieceOf(this.ctx, row);
     const auth = authOf(piece, piecesWithAuth(this.ctx));
     const before = preparedOf(this.ctx, row);
     const changesCredentials = Object.values(credentials).some((v) => v !== undefined);
     const prepared = changesCredentials ? prepareCredentials(piece, auth, mergeInput(toInput(before), credentials), this.ctx.managedApps) : before;
-    if (name !== undefined) this.assertNameFree(workspaceId, name, row.id);
+    if (name !== undefined) await this.assertNameFree(workspaceId, name, row.id);
     if (changesCredentials) await validateCredentials(piece, prepared);
     // A different client, grant or URL makes the stored tokens meaningless: authorize again.
     const reauthorize =
       changesCredentials &&
       prepared.authKind === "oauth2" &&
       (prepared.clientId !== before.clientId || prepared.managedApp !== before.managedApp || JSON.stringify(prepared.config) !== JSON.stringify(before.config));
+    // Encrypted before the unit: its body awaits only the unit's own calls.
+    const columns = changesCredentials ? this.columns(prepared) : {};
     // Read again in one unit with the write: tokens a refresh stored meanwhile (on any instance, while the
     // credentials were validated) are kept, and so are credentials this change does not touch.
-    const next = atomically(this.ctx.store.db, () => {
-      const current = this.row(workspaceId, id);
-      if (name !== undefined) this.assertNameFree(workspaceId, name, current.id);
-      const next: ConnectionRow = { ...current, ...(changesCredentials ? this.columns(prepared) : {}), name: name ?? current.name, updated_at: nowIso() };
+    const next = await this.ctx.storage.atomically(async (unit) => {
+      const current = await this.row(workspaceId, id, unit);
+      if (name !== undefined) await this.assertNameFree(workspaceId, name, current.id, unit);
+      const next: ConnectionRow = { ...current, ...columns, name: name ?? current.name, updated_at: nowIso() };
       if (changesCredentials) {
         if (reauthorize) {
           next.tokens = null;
@@ -223,9 +240,9 @@ export class Connections {
         }
         next.status = prepared.grantType === "authorization_code" && !next.tokens ? "pending" : "active";
         next.status_message = null;
-        this.ctx.store.dropStatesOf(current.id);
+        await unit.connections.dropStatesOf(current.id);
       }
-      this.ctx.store.update(next);
+      await unit.connections.update(next);
       return next;
     });
     this.ctx.log.info("connection updated", { connectionId: row.id, fields: Object.keys(patch).filter((k) => (patch as any)[k] !== undefined) });
@@ -234,16 +251,17 @@ export class Connections {
   }
 
   /** Refused while a live workflow uses the connection; the refusal names those workflows. */
-  delete(workspaceId: string, id: string): ConnectionView {
+  async delete(workspaceId: string, id: string): Promise<ConnectionView> {
     // One unit: a workflow published on another instance meanwhile is either seen here or sees the connection gone.
-    const view = atomically(this.ctx.store.db, () => this.deleteUnused(workspaceId, id));
+    const view = await this.ctx.storage.atomically((unit) => this.deleteUnused(unit, workspaceId, id));
     this.ctx.log.info("connection deleted", { connectionId: id, pieceId: view.pieceId });
     return view;
   }
 
-  private deleteUnused(workspaceId: string, id: string): ConnectionView {
-    const row = this.row(workspaceId, id);
-    const users = this.ctx.store.liveWorkflowsMentioning(workspaceId, id).filter((w) => usesConnection(w.draft, id) || usesConnection(w.live, id));
+  private async deleteUnused(unit: Storage, workspaceId: string, id: string): Promise<ConnectionView> {
+    const row = await this.row(workspaceId, id, unit);
+    const mentions = await unit.connections.liveWorkflowsMentioning(workspaceId, id);
+    const users = mentions.filter((w) => usesConnection(w.draft, id) || usesConnection(w.live, id));
     if (users.length > 0) {
       throw new AppError(
         "CONFLICT",
@@ -252,13 +270,13 @@ export class Connections {
       );
     }
     const view = this.view(row);
-    this.ctx.store.delete(workspaceId, id);
+    await unit.connections.delete(workspaceId, id);
     return view;
   }
 
   // ---- OAuth2 ----
 
-  startOAuth2(workspaceId: string, id: string): { authorizeUrl: string; redirectUri: string } {
+  startOAuth2(workspaceId: string, id: string): Promise<{ authorizeUrl: string; redirectUri: string }> {
     return startAuthorization(this.ctx, workspaceId, id);
   }
 
@@ -270,7 +288,7 @@ export class Connections {
 
   /** Runs the piece's declared check with fresh credentials; reports instead of throwing when the check fails. */
   async test(workspaceId: string, id: string): Promise<{ ok: boolean; message: string }> {
-    const row = this.row(workspaceId, id);
+    const row = await this.row(workspaceId, id);
     const piece = pieceOf(this.ctx, row);
     if (!piece.checkConnection) {
       throw new AppError(

@@ -3,6 +3,7 @@ import type { SQL } from "bun";
 import type { Storage } from "../port";
 import { PostgresConnection } from "./connection";
 import { PostgresIdempotency } from "./idempotency";
+import { PostgresConnections } from "./connections";
 import { PostgresIdentity } from "./identity";
 import { PostgresKeyCheck } from "./key-check";
 import { PostgresNetworkRanges } from "./network";
@@ -25,6 +26,7 @@ function repositories(connection: PostgresConnection) {
     keyCheck: new PostgresKeyCheck(connection),
     networkRanges: new PostgresNetworkRanges(connection),
     runClaims: new PostgresRunClaims(connection, new PostgresRunNames(connection)),
+    connections: new PostgresConnections(connection),
   };
 }
 

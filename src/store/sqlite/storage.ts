@@ -4,6 +4,7 @@ import type { Storage } from "../port";
 import { storageError } from "../storage-errors";
 import { SqliteConnection, turnsFor } from "./connection";
 import { SqliteIdempotency } from "./idempotency";
+import { SqliteConnections } from "./connections";
 import { SqliteIdentity } from "./identity";
 import { SqliteKeyCheck } from "./key-check";
 import { SqliteNetworkRanges } from "./network";
@@ -16,6 +17,7 @@ function repositories(connection: SqliteConnection) {
     keyCheck: new SqliteKeyCheck(connection),
     networkRanges: new SqliteNetworkRanges(connection),
     runClaims: new SqliteRunClaims(connection),
+    connections: new SqliteConnections(connection),
   };
 }
 
