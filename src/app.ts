@@ -59,7 +59,7 @@ import type { Db } from "./store/db";
 import { IdempotencyStore } from "./store/idempotency";
 import { sharedStore, sqliteFile, storeAddress } from "./store/open";
 import { storageError } from "./store/storage-errors";
-import { storageOf } from "./store/storage";
+import { storageOf, vitalStorageOf } from "./store/storage";
 import { newId } from "./lib/ids";
 import { AddressPolicy } from "./net/address-policy";
 import { createGuardedFetch, wrapGuardedFetch } from "./net/guarded-fetch";
@@ -178,7 +178,10 @@ export function createApp(options: CreateAppOptions) {
   });
   deps.piecePackages = new PackagesService({ packages, registry: pieces, workflows: deps.workflows, log });
   deps.fleet = new Fleet({
-    db,
+    // The heartbeat is not held up by slow work: an instance working hard is not taken for a dead one.
+    storage: vitalStorageOf(db),
+    // In a cluster the workflow gate asks which pieces the other instances serve: read once a second.
+    lookEveryMs: sharedStore(db) ? 1000 : undefined,
     log,
     pieces,
     version: VERSION,
@@ -218,6 +221,8 @@ export function createApp(options: CreateAppOptions) {
   });
   deps.triggers = createTriggers({
     db,
+    storage,
+    vitalStorage: vitalStorageOf(db),
     log,
     config,
     pieces,

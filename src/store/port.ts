@@ -8,12 +8,20 @@
  * beside this file (docs/architecture.md, "Storage").
  */
 import type { IdentityRepository } from "./identity";
+import type { InstanceRepository } from "./instances";
+import type { KvRepository } from "./kv";
+import type { LeaseRepository } from "./leases";
 import type { NetworkRangeRepository } from "./network";
+import type { TriggerRepository } from "./triggers";
 
 /** The repositories of every area on the port. */
 export interface Repositories {
   readonly identity: IdentityRepository;
   readonly networkRanges: NetworkRangeRepository;
+  readonly triggers: TriggerRepository;
+  readonly leases: LeaseRepository;
+  readonly instances: InstanceRepository;
+  readonly kv: KvRepository;
 }
 
 export interface Storage extends Repositories {

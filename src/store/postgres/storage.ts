@@ -3,7 +3,11 @@ import type { SQL } from "bun";
 import type { Storage } from "../port";
 import { PostgresConnection } from "./connection";
 import { PostgresIdentity } from "./identity";
+import { PostgresInstances } from "./instances";
+import { PostgresKv } from "./kv";
+import { PostgresLeases } from "./leases";
 import { PostgresNetworkRanges } from "./network";
+import { PostgresTriggers } from "./triggers";
 
 /**
  * The advisory lock a unit holds until its commit: "weftport" in ASCII. BEGIN locks nothing on PostgreSQL and
@@ -15,7 +19,14 @@ import { PostgresNetworkRanges } from "./network";
 export const PORT_UNIT_LOCK_KEY = 0x7765_6674_706f_7274n;
 
 function repositories(connection: PostgresConnection) {
-  return { identity: new PostgresIdentity(connection), networkRanges: new PostgresNetworkRanges(connection) };
+  return {
+    identity: new PostgresIdentity(connection),
+    networkRanges: new PostgresNetworkRanges(connection),
+    triggers: new PostgresTriggers(connection),
+    leases: new PostgresLeases(connection),
+    instances: new PostgresInstances(connection),
+    kv: new PostgresKv(connection),
+  };
 }
 
 export function postgresStorage(pool: SQL): Storage {

@@ -4,10 +4,21 @@ import type { Storage } from "../port";
 import { storageError } from "../storage-errors";
 import { SqliteConnection, turnsFor } from "./connection";
 import { SqliteIdentity } from "./identity";
+import { SqliteInstances } from "./instances";
+import { SqliteKv } from "./kv";
+import { SqliteLeases } from "./leases";
 import { SqliteNetworkRanges } from "./network";
+import { SqliteTriggers } from "./triggers";
 
 function repositories(connection: SqliteConnection) {
-  return { identity: new SqliteIdentity(connection), networkRanges: new SqliteNetworkRanges(connection) };
+  return {
+    identity: new SqliteIdentity(connection),
+    networkRanges: new SqliteNetworkRanges(connection),
+    triggers: new SqliteTriggers(connection),
+    leases: new SqliteLeases(connection),
+    instances: new SqliteInstances(connection),
+    kv: new SqliteKv(connection),
+  };
 }
 
 export function sqliteStorage(db: Database): Storage {
