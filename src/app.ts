@@ -200,8 +200,11 @@ export function createApp(options: CreateAppOptions) {
       log.warn("could not release abandoned Idempotency-Key claims", { error: String((error as Error)?.message ?? error) });
     }
   };
-  releaseAbandonedKeys();
-  if (sharedStore(db)) deps.fleet.onBeat(releaseAbandonedKeys);
+  if (sharedStore(db)) {
+    // Once the registry is read (refresh never rejects): an instance starting sees the others alive.
+    void deps.fleet.refresh().then(releaseAbandonedKeys);
+    deps.fleet.onBeat(releaseAbandonedKeys);
+  } else releaseAbandonedKeys();
   deps.workflows.setLastRunProvider((ids) => deps.engine.store.lastRuns(ids));
   const followUps = new FollowUps(deps.engine, () => workflowSource, pieces, log);
   deps.lifecycleHooks.push({
@@ -290,6 +293,7 @@ export function createApp(options: CreateAppOptions) {
   };
 
   // `serve.routes` are routes of the server itself (used by `listen`, never by `app.handle`): see webhookServerRoutes.
+  const cluster = sharedStore(db);
   const app = new Elysia({ normalize: false, serve: { routes: webhookServerRoutes(deps, basics) } as never })
     .onRequest(({ request, set, server }) => {
       set.headers["x-request-id"] = basics.requestId(request);
@@ -313,6 +317,11 @@ export function createApp(options: CreateAppOptions) {
     // Hooks destructure what they use: passing the whole context on would make Elysia parse cookies, the
     // query and every header into objects for every route (see idempotency.ts).
     .onBeforeHandle(({ request, body, set, auth, acceptsIdempotencyKey }: any) => idempotency.before({ request, body, set, auth, acceptsIdempotencyKey }))
+    // In a cluster the workflow gate (save, publish, restore, import) counts the pieces every executing instance
+    // serves, from the registry as last read: a change of workflows reads it first (one query, never failing).
+    .onBeforeHandle(async ({ request }: any) => {
+      if (cluster && request.method !== "GET" && request.url.includes("/api/workflows")) await deps.fleet.refresh();
+    })
     .onAfterHandle(({ request, set, responseValue, response }: any) => {
       idempotency.after(request, typeof set.status === "number" ? set.status : 200, responseValue ?? response);
     })

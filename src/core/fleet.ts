@@ -132,7 +132,7 @@ export class Fleet {
     this.timer = setInterval(() => void this.beat(), this.o.heartbeatSeconds * 1000);
     this.timer.unref();
     if (this.o.lookEveryMs) {
-      this.lookTimer = setInterval(() => void this.look(), this.o.lookEveryMs);
+      this.lookTimer = setInterval(() => void this.refresh(), this.o.lookEveryMs);
       this.lookTimer.unref();
     }
   }
@@ -178,8 +178,8 @@ export class Fleet {
     }
   }
 
-  /** Reads the registry again (between beats, in a cluster). Never rejects. */
-  private look(): Promise<void> {
+  /** Reads the registry again (what `aliveIds` and `executingPeers` answer from); settles when read. Never rejects. */
+  refresh(): Promise<void> {
     this.looking ??= (async () => {
       try {
         this.rows = await this.store.list();
