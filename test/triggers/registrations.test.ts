@@ -269,7 +269,7 @@ describe("event triggers and callable workflows", () => {
     const state = (await h.req("GET", `/api/workflows/${wf.id}/trigger`)).body.data;
     expect(state).toMatchObject({ webhook: null, schedule: null, poll: null, registration: null });
     h.clock.advance(86_400_000);
-    expect((await h.triggers.scheduler.tick())).toEqual([]);
+    expect(await h.triggers.scheduler.tick()).toEqual([]);
     expect(await h.triggers.poller.tick()).toEqual([]);
     expect(await h.runsOf(wf.id)).toEqual([]);
   });

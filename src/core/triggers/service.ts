@@ -141,7 +141,9 @@ export function createTriggers(deps: TriggersDeps) {
   };
 
   const webhookUrl = (token: string) => `${deps.config.publicUrl}/webhook/${token}`;
-  const ownership = deps.owner ? new LeaseOwnership({ storage, vital: deps.vitalStorage, owner: deps.owner, leaseMs: deps.config.leaseSeconds * 1000, clock }) : soleOwner;
+  const ownership = deps.owner
+    ? new LeaseOwnership({ storage, vital: deps.vitalStorage, owner: deps.owner, leaseMs: deps.config.leaseSeconds * 1000, clock })
+    : soleOwner;
   const scheduler = new Scheduler({ storage, clock, workflows: triggerWorkflows, runs: deps.runs, log: deps.log });
   const poller = new Poller({
     storage,
