@@ -58,7 +58,7 @@ import { createSecurity } from "./api/middleware/security";
 import type { Db } from "./store/db";
 import { sharedStore, sqliteFile, storeAddress } from "./store/open";
 import { storageError } from "./store/storage-errors";
-import { storageOf } from "./store/storage";
+import { storageOf, vitalStorageOf } from "./store/storage";
 import { newId } from "./lib/ids";
 import { AddressPolicy } from "./net/address-policy";
 import { createGuardedFetch, wrapGuardedFetch } from "./net/guarded-fetch";
@@ -178,7 +178,10 @@ export function createApp(options: CreateAppOptions) {
   });
   deps.piecePackages = new PackagesService({ packages, registry: pieces, workflows: deps.workflows, log });
   deps.fleet = new Fleet({
-    db,
+    // The heartbeat is not held up by slow work: an instance working hard is not taken for a dead one.
+    storage: vitalStorageOf(db),
+    // In a cluster the workflow gate asks which pieces the other instances serve: read once a second.
+    lookEveryMs: sharedStore(db) ? 1000 : undefined,
     log,
     pieces,
     version: VERSION,
@@ -194,8 +197,11 @@ export function createApp(options: CreateAppOptions) {
     idempotency.releaseAbandoned(sharedStore(db) ? deps.fleet.aliveIds() : undefined).catch((error) => {
       log.warn("could not release abandoned Idempotency-Key claims", { error: String((error as Error)?.message ?? error) });
     });
-  void releaseAbandonedKeys();
-  if (sharedStore(db)) deps.fleet.onBeat(releaseAbandonedKeys);
+  if (sharedStore(db)) {
+    // Once the registry is read (refresh never rejects): an instance starting sees the others alive.
+    void deps.fleet.refresh().then(releaseAbandonedKeys);
+    deps.fleet.onBeat(releaseAbandonedKeys);
+  } else void releaseAbandonedKeys();
   deps.workflows.setLastRunProvider((ids) => deps.engine.store.lastRuns(ids));
   const followUps = new FollowUps(deps.engine, () => workflowSource, pieces, log);
   deps.lifecycleHooks.push({
@@ -215,6 +221,8 @@ export function createApp(options: CreateAppOptions) {
   });
   deps.triggers = createTriggers({
     db,
+    storage,
+    vitalStorage: vitalStorageOf(db),
     log,
     config,
     pieces,
@@ -285,6 +293,7 @@ export function createApp(options: CreateAppOptions) {
   };
 
   // `serve.routes` are routes of the server itself (used by `listen`, never by `app.handle`): see webhookServerRoutes.
+  const cluster = sharedStore(db);
   const app = new Elysia({ normalize: false, serve: { routes: webhookServerRoutes(deps, basics) } as never })
     .onRequest(({ request, set, server }) => {
       set.headers["x-request-id"] = basics.requestId(request);
@@ -308,6 +317,11 @@ export function createApp(options: CreateAppOptions) {
     // Hooks destructure what they use: passing the whole context on would make Elysia parse cookies, the
     // query and every header into objects for every route (see idempotency.ts).
     .onBeforeHandle(({ request, body, set, auth, acceptsIdempotencyKey }: any) => idempotency.before({ request, body, set, auth, acceptsIdempotencyKey }))
+    // In a cluster the workflow gate (save, publish, restore, import) counts the pieces every executing instance
+    // serves, from the registry as last read: a change of workflows reads it first (one query, never failing).
+    .onBeforeHandle(async ({ request }: any) => {
+      if (cluster && request.method !== "GET" && request.url.includes("/api/workflows")) await deps.fleet.refresh();
+    })
     .onAfterHandle(async ({ request, set, responseValue, response }: any) => {
       await idempotency.after(request, typeof set.status === "number" ? set.status : 200, responseValue ?? response);
     })

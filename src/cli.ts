@@ -195,7 +195,7 @@ export async function serve(config: Config) {
   await deps.network.loaded;
   // The fleet registry: this instance's row and heartbeat (GET /api/fleet). First: in a cluster an instance is
   // alive before it owns a run, so no other instance takes one of its runs for a dead one's.
-  deps.fleet.start();
+  await deps.fleet.start();
   // Runs left unfinished by the last process (in a cluster: by instances that died) are recovered before anything new is accepted.
   await deps.engine.start();
   // In a cluster, a change of a shared setting made on another instance (Settings → Network, a revoked token, a
@@ -205,7 +205,7 @@ export async function serve(config: Config) {
   void deps.clusterChanges.start();
   // Schedules and polls start once the engine can take runs; missed schedule instants fire now, once. A
   // worker leaves them to the instances that take requests.
-  if (config.role !== "worker") deps.triggers.start();
+  if (config.role !== "worker") await deps.triggers.start();
   // Weft refuses oversized bodies itself (413 in the envelope, src/http/body.ts); Bun's own cap would answer without one.
   if (config.role === "worker") listenAsWorker(config, db);
   else app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false });
@@ -222,7 +222,7 @@ export async function serve(config: Config) {
     await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
     deps.piecePackages.stop();
     await deps.clusterChanges.stop();
-    deps.fleet.stop(); // leaves the registry
+    await deps.fleet.stop(); // leaves the registry
     db.close();
     lock.release();
     process.exit(0);

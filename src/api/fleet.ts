@@ -7,7 +7,7 @@ import { FleetInstance } from "../schema/fleet";
 const tags = ["Settings"];
 
 export const fleetApi = ({ security, fleet }: AppDeps) =>
-  new Elysia({ name: "api-fleet" }).use(security).get("/api/fleet", () => ({ data: fleet.list() }), {
+  new Elysia({ name: "api-fleet" }).use(security).get("/api/fleet", async () => ({ data: await fleet.list() }), {
     permission: "workspace:admin",
     response: Data(t.Array(FleetInstance)),
     detail: {

@@ -111,7 +111,7 @@ export const webhooksApi = (deps: AppDeps) => {
     async ({ params, request, body, set }: any) => {
       const intake = triggers().intake;
       if (request.method === "GET" && !request.headers.get("content-type")) {
-        const page = intake.page(params.token, test);
+        const page = await intake.page(params.token, test);
         if (page !== null) {
           set.headers["content-type"] = "text/html; charset=utf-8";
           return page;
@@ -177,7 +177,7 @@ export const webhooksApi = (deps: AppDeps) => {
     }
   }
 
-  return api.get("/api/workflows/:id/trigger", ({ auth, params }) => ({ data: triggers().status(auth.workspaceId, params.id) }), {
+  return api.get("/api/workflows/:id/trigger", async ({ auth, params }) => ({ data: await triggers().status(auth.workspaceId, params.id) }), {
     permission: "workflow:read",
     params: IdParams,
     detail: {

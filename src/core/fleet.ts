@@ -7,12 +7,17 @@
  *
  * The heartbeat is also each instance's lease on the runs it owns: `aliveIds` says whose runs nobody may take,
  * and after each beat the listeners look for runs to take over (the engine's claims).
+ *
+ * The registry is read through the storage port, every call a promise; what the engine and the workflow gate
+ * ask synchronously (`aliveIds`, `executingPeers`) is answered from the rows read at the last beat (read just
+ * after this instance's own write, so the listeners after a beat see the registry as it was then) or at the
+ * last look (`lookEveryMs`). A beat never overlaps the one before it.
  */
 import type { Logger } from "../http/logger";
 import { newId } from "../lib/ids";
 import type { PieceRegistry } from "../pieces-runtime/registry";
-import type { Db } from "../store/db";
-import { InstanceStore } from "../store/instances";
+import type { InstanceRepository, InstanceRow } from "../store/instances";
+import type { Storage } from "../store/port";
 import type { PeerPieces } from "./live-fleet";
 import { hostname } from "node:os";
 
@@ -45,7 +50,8 @@ export interface FleetInstance {
 }
 
 export interface FleetOptions {
-  db: Db;
+  /** The port the heartbeat writes through: one that slow work elsewhere does not hold up (src/store/storage.ts, `vitalStorageOf`). */
+  storage: Storage;
   log: Logger;
   pieces: PieceRegistry;
   version: string;
@@ -57,20 +63,28 @@ export interface FleetOptions {
   /** What this instance does in a cluster (`weft serve --role`); default `all`. */
   role?: string;
   now?: () => number;
+  /** In a cluster: how often the other instances' rows are read between beats (what `executingPeers` answers from); default only at beats. */
+  lookEveryMs?: number;
 }
 
 export class Fleet {
   readonly id: string;
-  private readonly store: InstanceStore;
+  private readonly store: InstanceRepository;
   private readonly leaseMs: number;
   private readonly beatListeners: Array<() => void> = [];
   private timer: ReturnType<typeof setInterval> | undefined;
+  private lookTimer: ReturnType<typeof setInterval> | undefined;
   private expiryTimer: ReturnType<typeof setTimeout> | undefined;
   private startedAt = "";
+  /** The registry as last read. */
+  private rows: InstanceRow[] = [];
+  /** The beat under way, and the look under way: neither starts again before it ends. */
+  private beating: Promise<void> | undefined;
+  private looking: Promise<void> | undefined;
 
   constructor(private readonly o: FleetOptions) {
     this.id = o.id ?? newId();
-    this.store = new InstanceStore(o.db);
+    this.store = o.storage.instances;
     this.leaseMs = (o.leaseSeconds ?? 3 * o.heartbeatSeconds) * 1000;
   }
 
@@ -87,7 +101,7 @@ export class Fleet {
     const since = new Date(this.now() - this.leaseMs).toISOString();
     const here = hostname();
     const alive = new Set([this.id]);
-    for (const row of this.store.list()) {
+    for (const row of this.rows) {
       if (row.heartbeat_at < since) continue;
       if (row.hostname === here && row.pid !== process.pid && !processExists(row.pid)) continue;
       alive.add(row.id);
@@ -107,18 +121,25 @@ export class Fleet {
       .sort((a, b) => (a.id === b.id ? byCodeUnits(a.version, b.version) : byCodeUnits(a.id, b.id)));
   }
 
-  /** Registers this process and starts its heartbeat (`weft serve`). */
-  start(): void {
+  /** Registers this process and starts its heartbeat (`weft serve`); resolves once it is registered. */
+  async start(): Promise<void> {
     if (this.timer) return;
     this.startedAt = new Date(this.now()).toISOString();
-    this.register();
-    this.timer = setInterval(() => this.beat(), this.o.heartbeatSeconds * 1000);
+    await this.register();
+    this.rows = await this.store.list();
+    if (this.timer) return; // started twice at once
+    // Beats and looks catch their own errors (logged): nothing to handle here.
+    this.timer = setInterval(() => void this.beat(), this.o.heartbeatSeconds * 1000);
     this.timer.unref();
+    if (this.o.lookEveryMs) {
+      this.lookTimer = setInterval(() => void this.refresh(), this.o.lookEveryMs);
+      this.lookTimer.unref();
+    }
   }
 
-  private register(): void {
+  private async register(): Promise<void> {
     const at = new Date(this.now()).toISOString();
-    this.store.put({
+    await this.store.put({
       id: this.id,
       hostname: hostname(),
       pid: process.pid,
@@ -130,11 +151,19 @@ export class Fleet {
     });
   }
 
-  /** Renews the heartbeat (and the piece list, which installs change); registers again if the row was pruned. */
-  beat(): void {
+  /** Renews the heartbeat (and the piece list, which installs change); registers again if the row was pruned. Never rejects. */
+  beat(): Promise<void> {
+    this.beating ??= this.beatOnce().finally(() => {
+      this.beating = undefined;
+    });
+    return this.beating;
+  }
+
+  private async beatOnce(): Promise<void> {
     try {
-      this.register();
-      this.store.deleteSilentSince(new Date(this.now() - FORGET_AFTER_MS).toISOString());
+      await this.register();
+      await this.store.deleteSilentSince(new Date(this.now() - FORGET_AFTER_MS).toISOString());
+      this.rows = await this.store.list();
     } catch (error) {
       this.o.log.warn("fleet heartbeat failed; trying again at the next one", { error: (error as Error).message });
       return;
@@ -147,6 +176,20 @@ export class Fleet {
         error: (error as Error).message,
       });
     }
+  }
+
+  /** Reads the registry again (what `aliveIds` and `executingPeers` answer from); settles when read. Never rejects. */
+  refresh(): Promise<void> {
+    this.looking ??= (async () => {
+      try {
+        this.rows = await this.store.list();
+      } catch (error) {
+        this.o.log.warn("fleet: could not read the registry; reading it again shortly", { error: (error as Error).message });
+      } finally {
+        this.looking = undefined;
+      }
+    })();
+    return this.looking;
   }
 
   private notify(): void {
@@ -168,7 +211,7 @@ export class Fleet {
     if (!this.timer) return;
     const now = this.now();
     let earliest = Number.POSITIVE_INFINITY;
-    for (const row of this.store.list()) {
+    for (const row of this.rows) {
       const expires = Date.parse(row.heartbeat_at) + this.leaseMs;
       if (row.id !== this.id && expires > now && expires < earliest) earliest = expires;
     }
@@ -180,30 +223,33 @@ export class Fleet {
   }
 
   /** A clean stop: the heartbeat ends and the row goes. */
-  stop(): void {
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    if (this.lookTimer) clearInterval(this.lookTimer);
+    this.lookTimer = undefined;
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
     this.expiryTimer = undefined;
+    // A beat under way would write the row back.
+    await this.beating;
     try {
-      this.store.delete(this.id);
+      await this.store.delete(this.id);
     } catch {
       // The database may already be closed; the row is forgotten after a day anyway.
     }
   }
 
-  /** The other instances alive now that execute runs (role `all` or `worker`), with the pieces each serves. */
+  /** The other instances alive now that execute runs (role `all` or `worker`), with the pieces each serves (as last read). */
   executingPeers(): PeerPieces[] {
     const alive = this.aliveIds();
-    return this.store
-      .list()
+    return this.rows
       .filter((row) => row.id !== this.id && alive.has(row.id) && row.role !== "api")
       .map((row) => ({ name: `${row.hostname} (pid ${row.pid})`, pieces: JSON.parse(row.pieces) as Array<{ id: string; version: string }> }));
   }
 
-  list(): FleetInstance[] {
+  async list(): Promise<FleetInstance[]> {
     const aliveSince = this.now() - this.leaseMs;
-    return this.store.list().map((row) => ({
+    return (await this.store.list()).map((row) => ({
       id: row.id,
       hostname: row.hostname,
       pid: row.pid,

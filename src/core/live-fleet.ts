@@ -4,6 +4,8 @@
  * that executes runs (role `all` or `worker`), so a piece version counts only when this instance holds it and
  * every other such instance alive serves a version that satisfies it (same major, at least it) — as each
  * instance registers in the fleet with its pieces (core/fleet.ts). Alone (SQLite), this is the local registry.
+ * The gate asks synchronously: the other instances are answered from the fleet's last reading of the registry
+ * (core/fleet.ts reads it once a second in a cluster), never from the database while the gate waits.
  */
 import type { PieceDef, TriggerDef } from "../pieces-sdk/types";
 import type { PieceRegistry } from "../pieces-runtime/registry";
@@ -16,16 +18,11 @@ export interface PeerPieces {
   pieces: Array<{ id: string; version: string }>;
 }
 
-/** How long a reading of the other instances' pieces is reused (a publish asks for each of its steps). */
-const PEERS_TTL_MS = 1_000;
-
 export class LiveFleet implements GateFleet {
-  private peersCache: { at: number; peers: PeerPieces[] } | undefined;
-
   constructor(
     /** This instance's registry (read per call: tests swap it). */
     private readonly registry: () => PieceRegistry,
-    /** The other live instances that execute runs. */
+    /** The other live instances that execute runs, as last read (no database call). */
     private readonly readPeers: () => PeerPieces[],
   ) {}
 
@@ -34,9 +31,7 @@ export class LiveFleet implements GateFleet {
   }
 
   private peers(): PeerPieces[] {
-    const now = Date.now();
-    if (!this.peersCache || now - this.peersCache.at > PEERS_TTL_MS) this.peersCache = { at: now, peers: this.readPeers() };
-    return this.peersCache.peers;
+    return this.readPeers();
   }
 
   /** The other instances that serve no version of `id` satisfying `version`, by name. */

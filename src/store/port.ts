@@ -13,6 +13,10 @@ import type { IdentityRepository } from "./identity";
 import type { KeyCheckRepository } from "./key-check";
 import type { NetworkRangeRepository } from "./network";
 import type { RunClaimRepository } from "./run-claims";
+import type { InstanceRepository } from "./instances";
+import type { KvRepository } from "./kv";
+import type { LeaseRepository } from "./leases";
+import type { TriggerRepository } from "./triggers";
 
 /** The repositories of every area on the port. */
 export interface Repositories {
@@ -22,6 +26,10 @@ export interface Repositories {
   readonly connections: ConnectionRepository;
   readonly networkRanges: NetworkRangeRepository;
   readonly runClaims: RunClaimRepository;
+  readonly triggers: TriggerRepository;
+  readonly leases: LeaseRepository;
+  readonly instances: InstanceRepository;
+  readonly kv: KvRepository;
 }
 
 export interface Storage extends Repositories {

@@ -44,3 +44,22 @@ export function postgresPoolOf(db: Db): SQL {
   if (!pool) throw new Error("not a PostgreSQL store");
   return pool;
 }
+
+const vital = new WeakMap<Db, Storage>();
+
+/**
+ * A port of `db` for the cluster's vital signs, the fleet heartbeat and the renewal of trigger leases: on
+ * PostgreSQL a pool of its own (two connections), so neither waits behind the units queued for their lock
+ * or a busy pool, and an instance that is working hard is not taken for a dead one. On SQLite, `storageOf`'s
+ * (its calls never wait on anything slow).
+ */
+export function vitalStorageOf(db: Db): Storage {
+  if (!isPostgres(db)) return storageOf(db);
+  let storage = vital.get(db);
+  if (storage) return storage;
+  const pool = openPool(db.url, 2);
+  db.whenClosed(() => pool.close());
+  storage = postgresStorage(pool);
+  vital.set(db, storage);
+  return storage;
+}

@@ -18,7 +18,7 @@ describe("the fleet registry, in one process", () => {
   test("a started instance lists itself with its pieces; a clean stop removes it; reading takes workspace:admin", async () => {
     const t = await testApp();
     expect((await t.req("GET", "/api/fleet")).body.data).toEqual([]);
-    t.deps.fleet.start();
+    await t.deps.fleet.start();
     try {
       const [self, ...others] = (await t.req("GET", "/api/fleet")).body.data;
       expect(others).toEqual([]);
@@ -31,7 +31,7 @@ describe("the fleet registry, in one process", () => {
       expect(refused.status).toBe(403);
       expect(refused.body.error.message).toContain("workspace:admin");
     } finally {
-      t.deps.fleet.stop();
+      await t.deps.fleet.stop();
     }
     expect((await t.req("GET", "/api/fleet")).body.data).toEqual([]);
   });

@@ -607,7 +607,7 @@ describe("@activepieces/piece-wordpress against a local site", () => {
     expect(await fired(h)).toEqual([]);
 
     h = await h.restart();
-    h.triggers.reconcile();
+    await h.triggers.reconcile();
     await h.req("POST", `/api/workflows/${writer.id}/run?environment=production&wait=20`, { body: { title: "After the restart" } });
     h.clock.advance(300_000);
     expect(await fired(h)).toEqual(["After the restart"]);

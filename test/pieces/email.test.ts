@@ -84,7 +84,7 @@ describe.skipIf(!hasDovecot())("email: IMAP", () => {
     subjects.push(...(await fired()));
     await append(150, 170);
     h = await h.restart();
-    h.triggers.reconcile();
+    await h.triggers.reconcile();
     await append(170, 200);
     h.clock.advance(60_000);
     subjects.push(...(await fired()));

@@ -88,7 +88,7 @@ describe("feed: new item trigger", () => {
     expect(await firedTitles(h)).toEqual([]); // nothing new: nothing fires
 
     h = await h.restart();
-    h.triggers.reconcile();
+    await h.triggers.reconcile();
     rssItems.unshift({ guid: "a4", title: "After the restart", date: "Wed, 25 Nov 2026 10:00:00 GMT" });
     h.clock.advance(INTERVAL_S * 1000);
     expect(await firedTitles(h)).toEqual(["After the restart"]);

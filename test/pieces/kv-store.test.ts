@@ -1,6 +1,7 @@
 /** The SQLite key-value store behind ctx.store: workspace-scoped, JSON values, atomic append. */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { KvStore } from "../../src/store/kv";
+import { KvStore, workspaceKv } from "../../src/store/kv";
+import { storageOf } from "../../src/store/storage";
 import { builtinRegistry } from "../../src/pieces-runtime/registry";
 import { testApp, type TestApp } from "../support/app";
 import { fakeContext } from "./fake-context";
@@ -61,5 +62,22 @@ describe("KvStore", () => {
     const actions = builtinRegistry().get("store")!.actions;
     await actions.put.run(ctx);
     expect(await actions.get.run({ ...ctx, config: { key: "counter" } })).toEqual({ key: "counter", found: true, value: 7 });
+  });
+});
+
+describe("the key-value store on the storage port", () => {
+  test("the same values, workspaces and append rules as the pieces' store, every answer a promise", async () => {
+    const store = workspaceKv(storageOf(t.db), mine);
+    await store.put("port-obj", { a: [1, "two", null] });
+    expect(await store.get("port-obj")).toEqual({ a: [1, "two", null] });
+    expect(kv.forWorkspace(mine).get("port-obj")).toEqual({ a: [1, "two", null] });
+    expect(await workspaceKv(storageOf(t.db), theirs).get("port-obj")).toBeUndefined();
+    expect(await store.append("port-list", 1)).toBe(1);
+    expect(await store.append("port-list", 2)).toBe(2);
+    expect(await store.get("port-list")).toEqual([1, 2]);
+    await expect(store.append("port-obj", 3)).rejects.toThrow("is not a list");
+    expect(await store.delete("port-list")).toBe(true);
+    expect(await store.delete("port-list")).toBe(false);
+    await expect(store.put("", 1)).rejects.toThrow("non-empty");
   });
 });

@@ -4,7 +4,7 @@
  * leaves behind).
  *   const h = await triggerApp();
  *   const wf = await h.publishWorkflow(definition);
- *   h.clock.advance(60_000); h.triggers.scheduler.tick();
+ *   h.clock.advance(60_000); await h.triggers.scheduler.tick();
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -167,7 +167,7 @@ describe("polling", () => {
     const wf = await h.publishWorkflow(definition(pollTrigger(), step));
     await poll();
     h = await h.restart();
-    h.triggers.reconcile();
+    await h.triggers.reconcile();
     feed.items.unshift({ id: 3, title: "after restart" });
     h.clock.advance(INTERVAL_MS);
     const [outcome] = await poll();

@@ -219,7 +219,7 @@ describe("triggers that read the call themselves", () => {
     const wf = await h.publishWorkflow(definition(batchTrigger(), keepId));
     await h.triggers.registrations.renew(wf.id);
     await h.triggers.registrations.renew(wf.id);
-    const row = h.triggers.store.registration(wf.id)!;
+    const row = (await h.triggers.store.registration(wf.id))!;
     expect(JSON.parse(row.state!)).toEqual({ renewed: 2, url: wf.webhookUrl });
 
     const failing = await h.publishWorkflow(definition(batchTrigger({ failRenewal: true }), keepId));
@@ -269,7 +269,7 @@ describe("event triggers and callable workflows", () => {
     const state = (await h.req("GET", `/api/workflows/${wf.id}/trigger`)).body.data;
     expect(state).toMatchObject({ webhook: null, schedule: null, poll: null, registration: null });
     h.clock.advance(86_400_000);
-    expect(h.triggers.scheduler.tick()).toEqual([]);
+    expect(await h.triggers.scheduler.tick()).toEqual([]);
     expect(await h.triggers.poller.tick()).toEqual([]);
     expect(await h.runsOf(wf.id)).toEqual([]);
   });

@@ -49,11 +49,11 @@ describe("schedules", () => {
     expect(status.body.data.schedule.nextFireAt).toBe("2025-01-06T09:00:00.000Z");
 
     h.clock.set("2025-01-06T08:59:59.999Z");
-    expect(h.triggers.scheduler.tick()).toEqual([]);
+    expect(await h.triggers.scheduler.tick()).toEqual([]);
     h.clock.set("2025-01-06T09:00:00.200Z");
-    const fired = h.triggers.scheduler.tick();
+    const fired = await h.triggers.scheduler.tick();
     expect(fired.map((f) => f.scheduledAt)).toEqual(["2025-01-06T09:00:00.000Z"]);
-    expect(h.triggers.scheduler.tick()).toEqual([]);
+    expect(await h.triggers.scheduler.tick()).toEqual([]);
 
     const run = await h.run(fired[0]!.runId);
     expect(run.status).toBe("completed");
@@ -70,15 +70,15 @@ describe("schedules", () => {
     const h = await app();
     const wf = await h.publishWorkflow(definition(cron("*/5 * * * *"), step));
     h.clock.set("2025-01-06T09:00:00.000Z");
-    expect(h.triggers.scheduler.tick()).toHaveLength(1);
+    expect(await h.triggers.scheduler.tick()).toHaveLength(1);
     expect((await h.req("POST", `/api/workflows/${wf.id}/unpublish`)).status).toBe(200);
     h.clock.set("2025-01-06T09:20:00.000Z");
-    expect(h.triggers.scheduler.tick()).toEqual([]);
+    expect(await h.triggers.scheduler.tick()).toEqual([]);
     expect((await h.req("GET", `/api/workflows/${wf.id}/trigger`)).body.data.schedule).toBeNull();
     expect((await h.publish(wf.id)).status).toBe(200);
-    expect(h.triggers.scheduler.tick()).toEqual([]);
+    expect(await h.triggers.scheduler.tick()).toEqual([]);
     h.clock.set("2025-01-06T09:25:00.000Z");
-    expect(h.triggers.scheduler.tick().map((f) => f.scheduledAt)).toEqual(["2025-01-06T09:25:00.000Z"]);
+    expect((await h.triggers.scheduler.tick()).map((f) => f.scheduledAt)).toEqual(["2025-01-06T09:25:00.000Z"]);
     expect(await cronRuns(h, wf.id)).toHaveLength(2);
   });
 
@@ -86,12 +86,12 @@ describe("schedules", () => {
     const h = await app();
     const wf = await h.publishWorkflow(definition(cron("0 * * * *"), step));
     h.clock.set("2025-01-06T09:00:00.300Z");
-    expect(h.triggers.scheduler.tick()).toHaveLength(1);
+    expect(await h.triggers.scheduler.tick()).toHaveLength(1);
     // A republish (here after an edit elsewhere in the tree) within the same second.
     const edited = definition(cron("0 * * * *"), { ...step, config: { fields: { at: "{{trigger.scheduledAt}}", v: 2 } } });
     expect((await h.req("PUT", `/api/workflows/${wf.id}`, { body: { name: "wf", definition: edited } })).status).toBe(200);
     expect((await h.publish(wf.id)).status).toBe(200);
-    expect(h.triggers.scheduler.tick()).toEqual([]);
+    expect(await h.triggers.scheduler.tick()).toEqual([]);
     expect((await h.req("GET", `/api/workflows/${wf.id}/trigger`)).body.data.schedule.nextFireAt).toBe("2025-01-06T10:00:00.000Z");
     // A changed schedule starts from its own next instant.
     expect((await h.req("PUT", `/api/workflows/${wf.id}`, { body: { name: "wf", definition: definition(cron("30 9 * * *"), step) } })).status).toBe(200);
@@ -104,22 +104,22 @@ describe("schedules", () => {
     const first = await app(clock);
     const wf = await first.publishWorkflow(definition(cron("0 * * * *"), step));
     clock.set("2025-01-06T09:00:00.100Z");
-    expect(first.triggers.scheduler.tick()).toHaveLength(1);
+    expect(await first.triggers.scheduler.tick()).toHaveLength(1);
 
     // Restart within the same second: the instant already fired and is not fired again.
     const second = await first.restart();
     open.push(second);
-    second.triggers.reconcile();
-    expect(second.triggers.scheduler.tick()).toEqual([]);
+    await second.triggers.reconcile();
+    expect(await second.triggers.scheduler.tick()).toEqual([]);
 
     // Down from 09:30 to 12:10: 10:00, 11:00 and 12:00 were missed; one run, then on to 13:00.
     clock.set("2025-01-06T12:10:00.000Z");
     const third = await second.restart();
     open.push(third);
-    third.triggers.reconcile();
-    const fired = third.triggers.scheduler.tick();
+    await third.triggers.reconcile();
+    const fired = await third.triggers.scheduler.tick();
     expect(fired.map((f) => f.scheduledAt)).toEqual(["2025-01-06T10:00:00.000Z"]);
-    expect(third.triggers.scheduler.tick()).toEqual([]);
+    expect(await third.triggers.scheduler.tick()).toEqual([]);
     expect((await third.req("GET", `/api/workflows/${wf.id}/trigger`)).body.data.schedule.nextFireAt).toBe("2025-01-06T13:00:00.000Z");
     expect(await cronRuns(third, wf.id)).toHaveLength(2);
   });
@@ -130,7 +130,7 @@ describe("schedules", () => {
     const times: string[] = [];
     for (let minute = 1; minute <= 16; minute++) {
       h.clock.advance(60_000);
-      times.push(...h.triggers.scheduler.tick().map((f) => f.scheduledAt));
+      times.push(...(await h.triggers.scheduler.tick()).map((f) => f.scheduledAt));
     }
     expect(times).toEqual(["2025-01-06T09:05:00.000Z", "2025-01-06T09:10:00.000Z", "2025-01-06T09:15:00.000Z"]);
     const run = (await cronRuns(h, wf.id))[0];
@@ -144,7 +144,7 @@ describe("schedules", () => {
     expect(res.status).toBe(422);
     expect(res.body.error.message).toContain("minimum of 60 s");
     h.clock.advance(3_600_000);
-    expect(h.triggers.scheduler.tick()).toEqual([]);
+    expect(await h.triggers.scheduler.tick()).toEqual([]);
   });
 
   test("a deleted live workflow stops firing", async () => {
@@ -152,6 +152,6 @@ describe("schedules", () => {
     const wf = await h.publishWorkflow(definition(cron("0 * * * *"), step));
     expect((await h.req("DELETE", `/api/workflows/${wf.id}`)).status).toBe(200);
     h.clock.set("2025-01-06T09:00:00.000Z");
-    expect(h.triggers.scheduler.tick()).toEqual([]);
+    expect(await h.triggers.scheduler.tick()).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@
 import { AppError } from "../../http/errors";
 import type { Logger } from "../../http/logger";
 import type { FlowVersionT } from "../../schema/workflow";
+import type { Storage } from "../../store/port";
 import type { TriggerRowIds } from "../../store/triggers";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { LifecycleHooks, PublishedVersion } from "../workflows/hooks";
@@ -58,7 +59,8 @@ export class TriggerLifecycle implements LifecycleHooks {
   /** Makes the trigger rows match a live version. Synchronous parts first, so a failing provider cannot leave a stale schedule. */
   async onPublish(workflow: WorkflowLike, version: PublishedVersion): Promise<void> {
     this.o.changed?.(workflow.id);
-    this.syncRows(workflow, version.id, version.definition);
+    await this.syncRows(workflow, version.id, version.definition);
+    await this.syncSubscription(workflow, version.id, version.definition);
     await this.o.registrations.enable({
       workflowId: workflow.id,
       workspaceId: workflow.workspaceId,
@@ -70,9 +72,10 @@ export class TriggerLifecycle implements LifecycleHooks {
 
   /**
    * Schedule and poll rows for a live version (also used at start-up to repair missing rows). `rows`, when
-   * given, says which workflows have rows (start-up: one look for all, not a delete per workflow and kind).
+   * given, says which workflows have rows (start-up: one look for all, not a delete per workflow and kind);
+   * `unit`, the unit they are written in (start-up: one for all).
    */
-  syncRows(workflow: WorkflowLike, versionId: string, definition: FlowVersionT, rows?: TriggerRowIds): void {
+  async syncRows(workflow: WorkflowLike, versionId: string, definition: FlowVersionT, rows?: TriggerRowIds, unit?: Storage): Promise<void> {
     const trigger = definition.trigger;
     if (trigger.type === "cron") {
       let spec: ReturnType<typeof scheduleOf>;
@@ -80,32 +83,36 @@ export class TriggerLifecycle implements LifecycleHooks {
         spec = scheduleOf(trigger, this.o.pieces, this.o.scheduleMinIntervalSeconds);
       } catch (error) {
         if (!(error instanceof ScheduleError)) throw error;
-        this.o.scheduler.disable(workflow.id);
+        await this.o.scheduler.disable(workflow.id, unit);
         throw new AppError("NOT_PUBLISHABLE", `the workflow is live but its schedule cannot run: ${error.message}. Fix trigger.config and publish again`);
       }
-      this.o.scheduler.enable(workflow.id, workflow.workspaceId, versionId, spec);
-    } else if (!rows || rows.schedules.has(workflow.id)) this.o.scheduler.disable(workflow.id);
+      await this.o.scheduler.enable(workflow.id, workflow.workspaceId, versionId, spec, unit);
+    } else if (!rows || rows.schedules.has(workflow.id)) await this.o.scheduler.disable(workflow.id, unit);
 
     if (trigger.type === "poll" && trigger.pieceId && trigger.actionId) {
-      this.o.poller.enable(workflow.id, workflow.workspaceId, versionId, trigger.pieceId, trigger.actionId, this.pollInterval(trigger.config));
-    } else if (!rows || rows.polls.has(workflow.id)) this.o.poller.disable(workflow.id);
+      await this.o.poller.enable(workflow.id, workflow.workspaceId, versionId, trigger.pieceId, trigger.actionId, this.pollInterval(trigger.config), unit);
+    } else if (!rows || rows.polls.has(workflow.id)) await this.o.poller.disable(workflow.id, unit);
+  }
 
+  /** The subscription a live version wants open, or none (outside any unit: a disable drops its lease). */
+  async syncSubscription(workflow: WorkflowLike, versionId: string, definition: FlowVersionT): Promise<void> {
+    const trigger = definition.trigger;
     if (trigger.type === "subscription" && trigger.pieceId && trigger.actionId) {
       this.o.subscriptions.enable({ workflowId: workflow.id, workspaceId: workflow.workspaceId, versionId, trigger });
-    } else this.o.subscriptions.disable(workflow.id);
+    } else await this.o.subscriptions.disable(workflow.id);
   }
 
   async onUnpublish(workflow: WorkflowLike): Promise<void> {
     this.o.changed?.(workflow.id);
-    this.o.scheduler.disable(workflow.id);
-    this.o.poller.disable(workflow.id);
-    this.o.subscriptions.disable(workflow.id);
+    await this.o.scheduler.disable(workflow.id);
+    await this.o.poller.disable(workflow.id);
+    await this.o.subscriptions.disable(workflow.id);
     await this.o.registrations.disable(workflow.id, workflow.webhookToken ?? null);
   }
 
   async onWebhookRotated(workflow: WorkflowLike, previousToken: string | null): Promise<void> {
     this.o.changed?.(workflow.id);
-    const registered = this.o.registrations.status(workflow.id);
+    const registered = await this.o.registrations.status(workflow.id);
     if (!registered || workflow.status !== "active") return;
     // The provider still calls the old URL: take it down (with the old URL) and register the new one.
     await this.o.registrations.disable(workflow.id, previousToken);

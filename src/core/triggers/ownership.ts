@@ -7,8 +7,8 @@
  * releases everything at once. Instants of schedules need no lease: the scheduler's compare-and-set on the
  * stored instant already lets one instance fire each (./scheduler.ts).
  */
-import type { Db } from "../../store/db";
-import { LeaseStore } from "../../store/leases";
+import type { LeaseRepository } from "../../store/leases";
+import type { Storage } from "../../store/port";
 import type { Clock } from "./clock";
 
 export const POLL_LEASE = "poll:";
@@ -21,42 +21,47 @@ export interface Ownership {
   /** How often the service renews what is held (`renew`), ms; 0 when there is nothing to renew. */
   readonly renewEveryMs: number;
   /** Takes `name` if it is free or lapsed, keeps it if already held; false while another instance holds it. */
-  claim(name: string): boolean;
+  claim(name: string): Promise<boolean>;
   /** Held by this instance as far as it knows since the last renewal (no database call). */
   holds(name: string): boolean;
-  /** Asks the database whether this instance still holds `name` (just before committing what the work produced). */
-  confirm(name: string): boolean;
+  /**
+   * Asks the database whether this instance still holds `name` (just before committing what the work produced);
+   * `leases`: those of the unit the answer is for (a unit awaits only its own calls).
+   */
+  confirm(name: string, leases?: LeaseRepository): Promise<boolean>;
   /** Who holds `name` now; null when nobody does or nothing is shared. */
-  holder(name: string): string | null;
+  holder(name: string): Promise<string | null>;
   /** Gives `name` up so another instance may take it at once. */
-  release(name: string): void;
-  /** The work `name` stood for is gone (unpublished), whoever held it. */
-  drop(name: string): void;
+  release(name: string): Promise<void>;
+  /** The work `name` stood for is gone (unpublished), whoever held it; `leases`: those of the unit it is dropped in. */
+  drop(name: string, leases?: LeaseRepository): Promise<void>;
   /** Names starting with `prefix` that some instance has claimed: how work published on another instance becomes known. */
-  known(prefix: string): string[];
+  known(prefix: string): Promise<string[]>;
   /** Renews everything held; answers the names lost (taken by another instance after a lapse, or dropped). */
-  renew(): string[];
+  renew(): Promise<string[]>;
   /** A clean stop: every lease held is released. */
-  releaseAll(): void;
+  releaseAll(): Promise<void>;
 }
 
 /** One process: it owns every poll, subscription and renewal. */
 export const soleOwner: Ownership = {
   shared: false,
   renewEveryMs: 0,
-  claim: () => true,
+  claim: async () => true,
   holds: () => true,
-  confirm: () => true,
-  holder: () => null,
-  release() {},
-  drop() {},
-  known: () => [],
-  renew: () => [],
-  releaseAll() {},
+  confirm: async () => true,
+  holder: async () => null,
+  async release() {},
+  async drop() {},
+  known: async () => [],
+  renew: async () => [],
+  async releaseAll() {},
 };
 
 export interface LeaseOwnershipOptions {
-  db: Db;
+  storage: Storage;
+  /** What the renewals go through: a port that slow work elsewhere does not hold up (default `storage`). */
+  vital?: Storage;
   /** This instance's fleet id (src/core/fleet.ts). */
   owner: string;
   leaseMs: number;
@@ -69,22 +74,22 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export class LeaseOwnership implements Ownership {
   readonly shared = true;
   readonly renewEveryMs: number;
-  private readonly store: LeaseStore;
+  private readonly store: LeaseRepository;
   /** What this instance holds: name → expiry it last wrote (ms). */
   private readonly held = new Map<string, number>();
 
   constructor(private readonly o: LeaseOwnershipOptions) {
-    this.store = new LeaseStore(o.db);
+    this.store = o.storage.leases;
     this.renewEveryMs = Math.max(100, Math.floor(o.leaseMs / 3));
   }
 
-  claim(name: string): boolean {
+  async claim(name: string): Promise<boolean> {
     const now = this.o.clock.now();
     const until = this.held.get(name);
     // Held with more than half the lease to run: nobody can have taken it, and the renewal keeps it.
     if (until !== undefined && until - now > this.o.leaseMs / 2) return true;
     const expires = now + this.o.leaseMs;
-    if (this.store.acquire(name, this.o.owner, iso(now), iso(expires))) {
+    if (await this.store.acquire(name, this.o.owner, iso(now), iso(expires))) {
       this.held.set(name, expires);
       return true;
     }
@@ -97,33 +102,33 @@ export class LeaseOwnership implements Ownership {
     return until !== undefined && until > this.o.clock.now();
   }
 
-  confirm(name: string): boolean {
-    return this.holder(name) === this.o.owner;
+  async confirm(name: string, leases: LeaseRepository = this.store): Promise<boolean> {
+    return (await leases.holder(name, iso(this.o.clock.now()))) === this.o.owner;
   }
 
-  holder(name: string): string | null {
+  holder(name: string): Promise<string | null> {
     return this.store.holder(name, iso(this.o.clock.now()));
   }
 
-  release(name: string): void {
+  async release(name: string): Promise<void> {
     this.held.delete(name);
-    this.store.release(name, this.o.owner, iso(this.o.clock.now()));
+    await this.store.release(name, this.o.owner, iso(this.o.clock.now()));
   }
 
-  drop(name: string): void {
+  async drop(name: string, leases: LeaseRepository = this.store): Promise<void> {
     this.held.delete(name);
-    this.store.drop(name);
+    await leases.drop(name);
   }
 
-  known(prefix: string): string[] {
-    return this.store.withPrefix(prefix).map((row) => row.name);
+  async known(prefix: string): Promise<string[]> {
+    return (await this.store.withPrefix(prefix)).map((row) => row.name);
   }
 
-  renew(): string[] {
+  async renew(): Promise<string[]> {
     if (this.held.size === 0) return [];
     const now = this.o.clock.now();
     const expires = now + this.o.leaseMs;
-    const kept = new Set(this.store.renewAll(this.o.owner, iso(now), iso(expires)));
+    const kept = new Set(await (this.o.vital ?? this.o.storage).leases.renewAll(this.o.owner, iso(now), iso(expires)));
     const lost: string[] = [];
     for (const name of [...this.held.keys()]) {
       if (kept.has(name)) this.held.set(name, expires);
@@ -133,11 +138,11 @@ export class LeaseOwnership implements Ownership {
       }
     }
     // Renewed but no longer wanted here (cannot happen unless a write outlived its caller): let it go.
-    for (const name of kept) if (!this.held.has(name)) this.store.release(name, this.o.owner, iso(now));
+    for (const name of kept) if (!this.held.has(name)) await this.store.release(name, this.o.owner, iso(now));
     return lost;
   }
 
-  releaseAll(): void {
-    for (const name of [...this.held.keys()]) this.release(name);
+  async releaseAll(): Promise<void> {
+    for (const name of [...this.held.keys()]) await this.release(name);
   }
 }

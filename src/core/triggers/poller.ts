@@ -10,12 +10,12 @@
  * with exponential backoff: interval × 2^failures, at most 1 h.
  * In a cluster each poll has one owner (./ownership.ts): an instance polls a due row only while it holds the
  * row's lease, and commits the items only if it still holds it; the others skip the row, and take it over
- * once the owner's lease lapses.
+ * once the owner's lease lapses. A tick never overlaps the one before it: a second call waits for the first.
  */
 import type { Logger } from "../../http/logger";
 import type { PollDedupe, TriggerDef } from "../../pieces-sdk/types";
-import { atomically, type Db } from "../../store/db";
-import type { PollRow, TriggerStore } from "../../store/triggers";
+import type { Storage } from "../../store/port";
+import type { PollRow } from "../../store/triggers";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Clock } from "./clock";
 import { type Ownership, POLL_LEASE, soleOwner } from "./ownership";
@@ -28,8 +28,7 @@ const BATCH = 50;
 export type Baseline = { strategy: "id"; ids: Array<string | number> } | { strategy: "time"; time: number | null };
 
 export interface PollerOptions {
-  db: Db;
-  store: TriggerStore;
+  storage: Storage;
   clock: Clock;
   workflows: TriggerWorkflows;
   runs: TriggerRunStarter;
@@ -71,16 +70,26 @@ export class Poller {
    * Publish: start polling a live version. An existing row keeps its baseline (republish); the
    * interval and version follow the new version.
    */
-  enable(workflowId: string, workspaceId: string, versionId: string, pieceId: string, triggerId: string, intervalSeconds: number): void {
+  async enable(
+    workflowId: string,
+    workspaceId: string,
+    versionId: string,
+    pieceId: string,
+    triggerId: string,
+    intervalSeconds: number,
+    /** The unit to write in (its `atomically` joins it); by default one of its own. */
+    within: Storage = this.o.storage,
+  ): Promise<void> {
     // One unit: the row written back keeps the baseline and times a poll on another instance stored meanwhile (it stores in a unit too).
-    atomically(this.o.db, () => {
+    await within.atomically(async (unit) => {
+      const store = unit.triggers;
       const now = this.o.clock.now();
-      const existing = this.o.store.poll(workflowId);
+      const existing = await store.poll(workflowId);
       if (existing && existing.piece_id === pieceId && existing.trigger_id === triggerId) {
         const intervalChanged = existing.interval_seconds !== intervalSeconds;
         // Unchanged (the start-up reconcile re-enables every live poll): nothing to write, no fsync.
         if (!intervalChanged && existing.workspace_id === workspaceId && existing.version_id === versionId) return;
-        this.o.store.putPoll({
+        await store.putPoll({
           ...existing,
           workspace_id: workspaceId,
           version_id: versionId,
@@ -90,7 +99,7 @@ export class Poller {
         });
         return;
       }
-      this.o.store.putPoll({
+      await store.putPoll({
         workflow_id: workflowId,
         workspace_id: workspaceId,
         version_id: versionId,
@@ -109,13 +118,16 @@ export class Poller {
   }
 
   /** Unpublish: stop polling and forget the baseline. */
-  disable(workflowId: string): void {
+  /** `within`: the unit to write in (the lease is dropped in it too); by default one of its own. */
+  async disable(workflowId: string, within: Storage = this.o.storage): Promise<void> {
     // A unit: a poll stored on another instance meanwhile (a unit, read then written) does not bring the row back.
-    if (atomically(this.o.db, () => this.o.store.deletePoll(workflowId))) this.ownership.drop(POLL_LEASE + workflowId);
+    await within.atomically(async (unit) => {
+      if (await unit.triggers.deletePoll(workflowId)) await this.ownership.drop(POLL_LEASE + workflowId, unit.leases);
+    });
   }
 
-  status(workflowId: string) {
-    const row = this.o.store.poll(workflowId);
+  async status(workflowId: string) {
+    const row = await this.o.storage.triggers.poll(workflowId);
     if (!row) return null;
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
     return {
@@ -127,15 +139,31 @@ export class Poller {
       failures: row.failures,
       lastError: row.last_error,
       // In a cluster: the instance polling it (GET /api/fleet lists them).
-      ...(this.ownership.shared ? { owner: this.ownership.holder(POLL_LEASE + workflowId) } : {}),
+      ...(this.ownership.shared ? { owner: await this.ownership.holder(POLL_LEASE + workflowId) } : {}),
     };
   }
 
-  /** Polls every due row once. Tests call it after moving a fake clock. */
-  async tick(): Promise<PollOutcome[]> {
+  /** Polls every due row once, after the tick under way if there is one. Tests call it after moving a fake clock. */
+  tick(): Promise<PollOutcome[]> {
+    const previous = this.inFlight;
+    const tick = (async () => {
+      if (previous) await previous.catch(() => undefined);
+      return this.pollDue();
+    })();
+    this.inFlight = tick;
+    const done = () => {
+      if (this.inFlight === tick) this.inFlight = undefined;
+    };
+    // Only the bookkeeping: the caller has `tick` and learns of its failure.
+    void tick.then(done, done);
+    return tick;
+  }
+
+  private async pollDue(): Promise<PollOutcome[]> {
     const outcomes: PollOutcome[] = [];
-    const due = this.o.store.duePolls(this.o.clock.now(), BATCH);
-    const mine = due.filter((row) => this.owns(row.workflow_id));
+    const due = await this.o.storage.triggers.duePolls(this.o.clock.now(), BATCH);
+    const owned = await Promise.all(due.map((row) => this.owns(row.workflow_id)));
+    const mine = due.filter((_, i) => owned[i]);
     this.othersDue = mine.length < due.length;
     // Polls of different workflows are independent network calls: run them side by side.
     const results = await Promise.all(mine.map((row) => this.pollOne(row)));
@@ -144,9 +172,9 @@ export class Poller {
   }
 
   /** Holds (or now takes) the row's lease; a database error counts as not owning it until the next tick. */
-  private owns(workflowId: string): boolean {
+  private async owns(workflowId: string): Promise<boolean> {
     try {
-      return this.ownership.claim(POLL_LEASE + workflowId);
+      return await this.ownership.claim(POLL_LEASE + workflowId);
     } catch (error) {
       this.o.log.warn("poll lease could not be taken; trying again at the next tick", { workflowId, error: (error as Error).message });
       return false;
@@ -155,12 +183,12 @@ export class Poller {
 
   private async pollOne(row: PollRow): Promise<PollOutcome> {
     const started = this.o.clock.now();
-    const live = this.o.workflows.live(row.workflow_id);
+    const live = await this.o.workflows.live(row.workflow_id);
     const definition = live ? this.o.workflows.versionDefinition(live.versionId) : null;
     const trigger = definition?.trigger;
     const def = trigger?.pieceId && trigger.actionId ? this.o.pieces.trigger(trigger.pieceId, trigger.actionId) : undefined;
     if (!live || !trigger || trigger.type !== "poll") {
-      this.disable(row.workflow_id);
+      await this.disable(row.workflow_id);
       return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
     }
     let items: unknown[];
@@ -187,14 +215,16 @@ export class Poller {
     return this.accept(row, def, trigger.config ?? {}, items, started);
   }
 
-  private accept(row: PollRow, def: TriggerDef, config: Record<string, unknown>, items: unknown[], started: number): PollOutcome {
+  private accept(row: PollRow, def: TriggerDef, config: Record<string, unknown>, items: unknown[], started: number): Promise<PollOutcome> {
     const dedupe = def.dedupe ?? DEFAULT_DEDUPE;
-    return atomically(this.o.db, (): PollOutcome => {
+    return this.o.storage.atomically(async (unit): Promise<PollOutcome> => {
       // Re-read inside the write transaction: an unpublish during the network call wins.
-      const current = this.o.store.poll(row.workflow_id);
+      const current = await unit.triggers.poll(row.workflow_id);
       if (!current) return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
       // A stall longer than the lease let another instance take the poll over: its items are its to start.
-      if (this.ownership.shared && !this.ownership.confirm(POLL_LEASE + row.workflow_id)) return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
+      if (this.ownership.shared && !(await this.ownership.confirm(POLL_LEASE + row.workflow_id, unit.leases))) {
+        return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
+      }
       const previous = current.baseline === null ? null : (JSON.parse(current.baseline) as Baseline);
       const { fresh, baseline } = diff(previous, items, dedupe, config);
       const runIds: string[] = [];
@@ -213,7 +243,7 @@ export class Poller {
         }
       }
       const now = this.o.clock.now();
-      this.o.store.putPoll({
+      await unit.triggers.putPoll({
         ...current,
         baseline: JSON.stringify(baseline),
         last_poll_at: started,
@@ -227,14 +257,14 @@ export class Poller {
     });
   }
 
-  private recordFailure(row: PollRow, started: number, message: string): PollOutcome {
+  private async recordFailure(row: PollRow, started: number, message: string): Promise<PollOutcome> {
     // One unit with the read: an unpublish meanwhile (a unit too) is not undone by writing the row back.
-    const failures = atomically(this.o.db, () => {
-      const current = this.o.store.poll(row.workflow_id);
+    const failures = await this.o.storage.atomically(async (unit) => {
+      const current = await unit.triggers.poll(row.workflow_id);
       if (!current) return null;
       const failures = current.failures + 1;
       const backoff = Math.min(this.o.maxBackoffMs ?? 3_600_000, current.interval_seconds * 1000 * 2 ** Math.min(failures, 20));
-      this.o.store.putPoll({
+      await unit.triggers.putPoll({
         ...current,
         failures,
         last_error: message.slice(0, 2000),
@@ -253,20 +283,23 @@ export class Poller {
   start(): void {
     if (this.running) return;
     this.running = true;
+    // The loop catches every error itself (a failing tick or read is logged, and it goes on).
     const loop = async () => {
       if (!this.running) return;
       try {
-        this.inFlight = this.tick();
-        await this.inFlight;
+        await this.tick();
       } catch (error) {
         this.o.log.error("poller tick failed", { error: (error as Error).message });
-      } finally {
-        this.inFlight = undefined;
       }
       if (!this.running) return;
-      const next = this.othersDue ? null : this.o.store.nextPollAt();
-      const sleep = next === null ? 1000 : Math.max(10, Math.min(1000, next - this.o.clock.now()));
-      this.timer = setTimeout(loop, sleep);
+      let sleep = 1000;
+      try {
+        const next = this.othersDue ? null : await this.o.storage.triggers.nextPollAt();
+        if (next !== null) sleep = Math.max(10, Math.min(1000, next - this.o.clock.now()));
+      } catch (error) {
+        this.o.log.error("poller could not read its next poll time; looking again shortly", { error: (error as Error).message });
+      }
+      if (this.running) this.timer = setTimeout(() => void loop(), sleep);
     };
     void loop();
   }

@@ -5,6 +5,7 @@
  */
 import type { GuardedFetch, KeyValueStore, ResolvedAuth } from "../../pieces-sdk/types";
 import type { FlowVersionT } from "../../schema/workflow";
+import type { TriggerRepository } from "../../store/triggers";
 
 export type TriggerRunType = "webhook" | "cron" | "poll" | "error" | "run_finished" | "subscription";
 
@@ -32,8 +33,11 @@ export interface LiveWorkflow {
 }
 
 export interface TriggerWorkflows {
-  /** The workflow when it is live (status active with a published version), else null. */
-  live(workflowId: string): LiveWorkflow | null;
+  /**
+   * The workflow when it is live (status active with a published version), else null. `via`: the trigger
+   * repository of the unit asking (a unit awaits only its own calls).
+   */
+  live(workflowId: string, via?: TriggerRepository): Promise<LiveWorkflow | null>;
   /** The published snapshot of a version (immutable, so callers may cache it). */
   versionDefinition(versionId: string): FlowVersionT | null;
 }
@@ -82,7 +86,7 @@ export interface WebhookTarget {
 
 export interface WebhookWorkflows {
   /** Looks the token up by its hash and confirms it in constant time; null when no workflow holds it. */
-  byToken(token: string): WebhookTarget | null;
+  byToken(token: string): Promise<WebhookTarget | null>;
   versionDefinition(versionId: string): FlowVersionT | null;
   draftDefinition(workflowId: string, workspaceId: string): FlowVersionT | null;
   /** Records an inbound test call as the workflow's test payload (the editor's "listen for a test event"). */

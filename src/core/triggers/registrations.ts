@@ -16,7 +16,8 @@ import { AppError } from "../../http/errors";
 import type { Logger } from "../../http/logger";
 import type { TriggerDef, TriggerLifecycleContext } from "../../pieces-sdk/types";
 import type { TriggerNodeT } from "../../schema/workflow";
-import type { RegistrationRow, TriggerStore } from "../../store/triggers";
+import type { Storage } from "../../store/port";
+import type { RegistrationRow } from "../../store/triggers";
 import { sha256 } from "../../lib/ids";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Clock } from "./clock";
@@ -24,7 +25,7 @@ import { type Ownership, RENEWAL_LEASE, soleOwner } from "./ownership";
 import type { TriggerRuntime, TriggerWorkflows } from "./ports";
 
 export interface RegistrationsOptions {
-  store: TriggerStore;
+  storage: Storage;
   pieces: PieceRegistry;
   runtime: TriggerRuntime;
   workflows: TriggerWorkflows;
@@ -53,6 +54,10 @@ export class Registrations {
     this.ownership = o.ownership ?? soleOwner;
   }
 
+  private get store() {
+    return this.o.storage.triggers;
+  }
+
   private def(pieceId: string | undefined, triggerId: string | undefined): TriggerDef | undefined {
     return pieceId && triggerId ? this.o.pieces.trigger(pieceId, triggerId) : undefined;
   }
@@ -65,9 +70,9 @@ export class Registrations {
     const { trigger } = input;
     const def = this.def(trigger.pieceId, trigger.actionId);
     const hash = sha256(JSON.stringify([trigger.pieceId, trigger.actionId, trigger.config ?? {}, trigger.connectionId ?? null, input.webhookToken]));
-    const existing = this.o.store.registration(input.workflowId);
+    const existing = await this.store.registration(input.workflowId);
     if (existing?.enabled && existing.config_hash === hash) {
-      this.o.store.patchRegistration(input.workflowId, { version_id: input.versionId, updated_at: this.o.clock.now() });
+      await this.store.patchRegistration(input.workflowId, { version_id: input.versionId, updated_at: this.o.clock.now() });
       return;
     }
     // A different trigger or config than the one registered: take the old registration down first.
@@ -87,27 +92,27 @@ export class Registrations {
       last_error: null,
       updated_at: now,
     };
-    this.o.store.putRegistration(row);
+    await this.store.putRegistration(row);
     const ctx = await this.context(row, trigger, input.webhookToken);
     try {
-      await def.onEnable?.(ctx);
+      await ctx.run(() => def.onEnable?.(ctx));
     } catch (error) {
       const message = (error as Error).message ?? String(error);
-      this.o.store.patchRegistration(input.workflowId, { last_error: message.slice(0, 2000), updated_at: this.o.clock.now() });
+      await this.store.patchRegistration(input.workflowId, { last_error: message.slice(0, 2000), updated_at: this.o.clock.now() });
       this.o.log.warn("webhook registration failed", { workflowId: input.workflowId, piece: trigger.pieceId, trigger: trigger.actionId, error: message });
       throw new AppError(
         "UNPROCESSABLE",
         `the workflow is live, but the ${trigger.pieceId} provider refused to register its webhook: ${message}. Check the trigger's connection and config, then publish again (GET /api/workflows/${input.workflowId}/trigger shows the registration)`,
       );
     }
-    this.o.store.patchRegistration(input.workflowId, { enabled: 1, last_error: null, updated_at: this.o.clock.now() });
-    this.scheduleRenewal(input.workflowId);
+    await this.store.patchRegistration(input.workflowId, { enabled: 1, last_error: null, updated_at: this.o.clock.now() });
+    await this.scheduleRenewal(input.workflowId);
   }
 
   /** `weft serve`: renewal timers for every registration whose trigger renews (`workflowIds`: those the start-up repair kept). */
-  startRenewals(workflowIds: readonly string[] = this.o.store.registrationWorkflowIds()): void {
+  async startRenewals(workflowIds?: readonly string[]): Promise<void> {
     this.renewing = true;
-    for (const workflowId of workflowIds) this.scheduleRenewal(workflowId);
+    for (const workflowId of workflowIds ?? (await this.store.registrationWorkflowIds())) await this.scheduleRenewal(workflowId);
   }
 
   stopRenewals(): void {
@@ -117,22 +122,25 @@ export class Registrations {
   }
 
   /** In a cluster, at every lease renewal: renewal timers for registrations made on another instance, none for those gone. */
-  sync(): void {
+  async sync(): Promise<void> {
     if (!this.renewing || !this.ownership.shared) return;
-    const ids = new Set(this.o.store.registrationWorkflowIds());
-    for (const workflowId of ids) if (!this.renewals.has(workflowId)) this.scheduleRenewal(workflowId);
-    for (const [workflowId, job] of this.renewals) {
+    const ids = new Set(await this.store.registrationWorkflowIds());
+    for (const workflowId of ids) if (!this.renewals.has(workflowId)) await this.scheduleRenewal(workflowId);
+    for (const [workflowId, job] of [...this.renewals]) {
       if (ids.has(workflowId)) continue;
       job.stop();
       this.renewals.delete(workflowId);
-      this.ownership.release(RENEWAL_LEASE + workflowId);
+      await this.ownership.release(RENEWAL_LEASE + workflowId);
     }
   }
 
-  private scheduleRenewal(workflowId: string): void {
+  private async scheduleRenewal(workflowId: string): Promise<void> {
     this.renewals.get(workflowId)?.stop();
     this.renewals.delete(workflowId);
-    const row = this.o.store.registration(workflowId);
+    const row = await this.store.registration(workflowId);
+    // Stopped, or scheduled again, while the row was read.
+    this.renewals.get(workflowId)?.stop();
+    this.renewals.delete(workflowId);
     const renew = row?.enabled ? this.def(row.piece_id, row.trigger_id)?.renew : undefined;
     if (!this.renewing || !renew) return;
     try {
@@ -145,7 +153,7 @@ export class Registrations {
   /** The renewal timer: renews unless another instance of the cluster holds this registration's renewals. */
   private async renewIfOwner(workflowId: string): Promise<void> {
     try {
-      if (!this.ownership.claim(RENEWAL_LEASE + workflowId)) return;
+      if (!(await this.ownership.claim(RENEWAL_LEASE + workflowId))) return;
     } catch (error) {
       this.o.log.warn("webhook renewal lease could not be taken; trying again at the next renewal time", { workflowId, error: (error as Error).message });
       return;
@@ -155,16 +163,17 @@ export class Registrations {
 
   /** Renews one registration now (the cron job, and tests). */
   async renew(workflowId: string): Promise<void> {
-    const row = this.o.store.registration(workflowId);
-    const live = this.o.workflows.live(workflowId);
+    const row = await this.store.registration(workflowId);
+    const live = await this.o.workflows.live(workflowId);
     const renew = row ? this.def(row.piece_id, row.trigger_id)?.renew : undefined;
     if (!row || !live || !renew) return;
     try {
-      await renew.run(await this.context(row, JSON.parse(row.trigger) as TriggerNodeT, live.webhookToken ?? null));
-      this.o.store.patchRegistration(workflowId, { last_error: null, updated_at: this.o.clock.now() });
+      const ctx = await this.context(row, JSON.parse(row.trigger) as TriggerNodeT, live.webhookToken ?? null);
+      await ctx.run(() => renew.run(ctx));
+      await this.store.patchRegistration(workflowId, { last_error: null, updated_at: this.o.clock.now() });
     } catch (error) {
       const message = (error as Error).message ?? String(error);
-      this.o.store.patchRegistration(workflowId, { last_error: `renewal failed: ${message}`.slice(0, 2000), updated_at: this.o.clock.now() });
+      await this.store.patchRegistration(workflowId, { last_error: `renewal failed: ${message}`.slice(0, 2000), updated_at: this.o.clock.now() });
       this.o.log.warn("webhook renewal failed; trying again at the next renewal time", {
         workflowId,
         piece: row.piece_id,
@@ -183,13 +192,14 @@ export class Registrations {
 
   /** Unpublish: de-registers best-effort. Never throws; a provider error is logged. */
   async disable(workflowId: string, webhookToken: string | null): Promise<void> {
-    const row = this.o.store.registration(workflowId);
+    const row = await this.store.registration(workflowId);
     if (!row) return;
     const def = this.def(row.piece_id, row.trigger_id);
     try {
       if (def?.onDisable) {
         // onDisable sees the trigger it was registered with (stored with the row: the workflow may be gone).
-        await def.onDisable(await this.context(row, JSON.parse(row.trigger) as TriggerNodeT, webhookToken));
+        const ctx = await this.context(row, JSON.parse(row.trigger) as TriggerNodeT, webhookToken);
+        await ctx.run(() => def.onDisable?.(ctx));
       }
     } catch (error) {
       this.o.log.warn("webhook de-registration failed; the provider may still call the URL (it answers 404 while paused)", {
@@ -199,15 +209,23 @@ export class Registrations {
         error: (error as Error).message ?? String(error),
       });
     } finally {
-      this.o.store.deleteRegistration(workflowId);
       this.renewals.get(workflowId)?.stop();
       this.renewals.delete(workflowId);
-      this.ownership.drop(RENEWAL_LEASE + workflowId);
+      try {
+        await this.store.deleteRegistration(workflowId);
+        await this.ownership.drop(RENEWAL_LEASE + workflowId);
+      } catch (error) {
+        // Never throws (see above): the start-up repair de-registers a registration whose workflow is not live.
+        this.o.log.warn("webhook registration could not be forgotten; the next start-up looks at it again", {
+          workflowId,
+          error: (error as Error).message ?? String(error),
+        });
+      }
     }
   }
 
-  status(workflowId: string) {
-    const row = this.o.store.registration(workflowId);
+  async status(workflowId: string) {
+    const row = await this.store.registration(workflowId);
     if (!row) return null;
     return {
       pieceId: row.piece_id,
@@ -218,12 +236,24 @@ export class Registrations {
     };
   }
 
-  private async context(row: RegistrationRow, trigger: TriggerNodeT, webhookToken: string | null): Promise<TriggerLifecycleContext> {
+  /**
+   * What a hook of the trigger is called with. The piece's `state` answers synchronously: it is read when the
+   * context is made and kept here, and each `set` is written in order; `run` calls the hook and then waits for
+   * those writes (a failed write fails the hook's call).
+   */
+  private async context(
+    row: RegistrationRow,
+    trigger: TriggerNodeT,
+    webhookToken: string | null,
+  ): Promise<TriggerLifecycleContext & { run(hook: () => unknown): Promise<void> }> {
     const auth = trigger.connectionId
       ? await this.o.runtime.auth({ workspaceId: row.workspace_id, connectionId: trigger.connectionId, pieceId: row.piece_id })
       : undefined;
-    const store = this.o.store;
+    const store = this.store;
     const clock = this.o.clock;
+    let state = (await store.registration(row.workflow_id))?.state ?? null;
+    let writes: Promise<void> = Promise.resolve();
+    let failed: { error: unknown } | undefined;
     return {
       config: trigger.config ?? {},
       auth,
@@ -232,11 +262,26 @@ export class Registrations {
       fetch: this.o.runtime.fetch,
       store: this.o.runtime.store(row.workspace_id),
       state: {
-        get: () => {
-          const text = store.registration(row.workflow_id)?.state;
-          return text ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+        get: () => (state ? (JSON.parse(state) as Record<string, unknown>) : undefined),
+        set: (value) => {
+          const text = value === undefined ? null : JSON.stringify(value);
+          state = text;
+          const at = clock.now();
+          // Handled here, told by `run`: the hook may go on for a while after it set the state.
+          writes = writes
+            .then(() => store.setRegistrationState(row.workflow_id, text, at))
+            .catch((error: unknown) => {
+              failed ??= { error };
+            });
         },
-        set: (value) => store.setRegistrationState(row.workflow_id, value === undefined ? null : JSON.stringify(value), clock.now()),
+      },
+      async run(hook) {
+        try {
+          await hook();
+        } finally {
+          await writes;
+        }
+        if (failed) throw failed.error;
       },
     };
   }

@@ -9,12 +9,13 @@
  * paused workflow is skipped from that moment. Instants missed while the server was down are
  * coalesced into one run at start-up (`missedInstants` tells how many were skipped for `every`).
  * Instances sharing a PostgreSQL database all tick; the write that moves (or deletes) the row is the
- * compare-and-set: the second instance's UPDATE waits for the first one's commit, then finds the instant
- * gone and fires nothing (READ COMMITTED re-checks the WHERE on the committed row).
+ * compare-and-set: the units of the storage port take turns across the cluster, so the second instance finds
+ * the instant gone and fires nothing.
+ * A tick never overlaps the one before it: a second call waits for the first to end.
  */
 import type { Logger } from "../../http/logger";
-import { atomically, type Db } from "../../store/db";
-import type { ScheduleRow, TriggerStore } from "../../store/triggers";
+import type { Storage } from "../../store/port";
+import type { ScheduleRow } from "../../store/triggers";
 import type { Clock } from "./clock";
 import { nextFireAfter, specFromKey, type ScheduleSpec } from "./schedule-spec";
 import type { TriggerRunStarter, TriggerWorkflows } from "./ports";
@@ -26,8 +27,7 @@ export interface FiredSchedule {
 }
 
 export interface SchedulerOptions {
-  db: Db;
-  store: TriggerStore;
+  storage: Storage;
   clock: Clock;
   workflows: TriggerWorkflows;
   runs: TriggerRunStarter;
@@ -41,28 +41,32 @@ const BATCH = 200;
 export class Scheduler {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private running = false;
+  /** The tick under way: the next one starts after it. */
+  private ticking: Promise<unknown> | undefined;
 
   constructor(private readonly o: SchedulerOptions) {}
 
   /** Publish: start (or keep) the schedule of a live version. */
-  enable(workflowId: string, workspaceId: string, versionId: string, spec: ScheduleSpec): void {
+  /** `within`: the unit to write in (its `atomically` joins it); by default one of its own. */
+  async enable(workflowId: string, workspaceId: string, versionId: string, spec: ScheduleSpec, within: Storage = this.o.storage): Promise<void> {
     // One unit: the row written back keeps an instant another instance's tick moved meanwhile (it fires in a unit too).
-    atomically(this.o.db, () => {
+    await within.atomically(async (unit) => {
+      const store = unit.triggers;
       const now = this.o.clock.now();
-      const existing = this.o.store.schedule(workflowId);
+      const existing = await store.schedule(workflowId);
       // Same schedule republished: keep the stored instant so an instant already fired is not fired again.
       if (existing && existing.spec === spec.key) {
         // Unchanged (the start-up reconcile re-enables every live schedule): nothing to write, no fsync.
         if (existing.version_id === versionId && existing.workspace_id === workspaceId) return;
-        this.o.store.putSchedule({ ...existing, version_id: versionId, workspace_id: workspaceId, updated_at: now });
+        await store.putSchedule({ ...existing, version_id: versionId, workspace_id: workspaceId, updated_at: now });
         return;
       }
       const next = nextFireAfter(spec, now);
       if (next === null) {
-        this.o.store.deleteSchedule(workflowId);
+        await store.deleteSchedule(workflowId);
         return;
       }
-      this.o.store.putSchedule({
+      await store.putSchedule({
         workflow_id: workflowId,
         workspace_id: workspaceId,
         version_id: versionId,
@@ -76,13 +80,13 @@ export class Scheduler {
   }
 
   /** Unpublish (or a live version that is no longer a schedule): nothing fires from now on. */
-  disable(workflowId: string): void {
+  async disable(workflowId: string, within: Storage = this.o.storage): Promise<void> {
     // A unit: an enable on another instance meanwhile (a unit, read then written) does not bring the row back.
-    atomically(this.o.db, () => this.o.store.deleteSchedule(workflowId));
+    await within.atomically((unit) => unit.triggers.deleteSchedule(workflowId));
   }
 
-  status(workflowId: string): { nextFireAt: string; lastFiredAt: string | null; lastRunId: string | null; schedule: string } | null {
-    const row = this.o.store.schedule(workflowId);
+  async status(workflowId: string): Promise<{ nextFireAt: string; lastFiredAt: string | null; lastRunId: string | null; schedule: string } | null> {
+    const row = await this.o.storage.triggers.schedule(workflowId);
     if (!row) return null;
     return {
       nextFireAt: iso(row.next_fire_at),
@@ -92,15 +96,31 @@ export class Scheduler {
     };
   }
 
-  /** Fires every due schedule once. Tests call it after moving a fake clock. */
-  tick(): FiredSchedule[] {
+  /** Fires every due schedule once, after the tick under way if there is one. Tests call it after moving a fake clock. */
+  tick(): Promise<FiredSchedule[]> {
+    const previous = this.ticking;
+    const tick = (async () => {
+      if (previous) await previous.catch(() => undefined);
+      return this.fireDue();
+    })();
+    this.ticking = tick;
+    const done = () => {
+      if (this.ticking === tick) this.ticking = undefined;
+    };
+    // Only the bookkeeping: the caller has `tick` and learns of its failure.
+    void tick.then(done, done);
+    return tick;
+  }
+
+  private async fireDue(): Promise<FiredSchedule[]> {
+    const store = this.o.storage.triggers;
     const fired: FiredSchedule[] = [];
     for (;;) {
       const now = this.o.clock.now();
-      const due = this.o.store.dueSchedules(now, BATCH);
+      const due = await store.dueSchedules(now, BATCH);
       for (const row of due) {
         try {
-          const result = this.fire(row, now);
+          const result = await this.fire(row, now);
           if (result) fired.push(result);
         } catch (error) {
           // One broken schedule must not stop the others; it is retried on the next tick.
@@ -111,29 +131,30 @@ export class Scheduler {
             error: (error as Error).message,
           });
           const next = nextInstantAfter(specFromKey(row.spec), row.next_fire_at, now);
-          if (next === null) this.o.store.deleteSchedule(row.workflow_id);
-          else this.o.store.advanceSchedule(row.workflow_id, row.next_fire_at, next, now, null);
+          if (next === null) await store.deleteSchedule(row.workflow_id);
+          else await store.advanceSchedule(row.workflow_id, row.next_fire_at, next, now, null);
         }
       }
       if (due.length < BATCH) return fired;
     }
   }
 
-  private fire(row: ScheduleRow, now: number): FiredSchedule | null {
+  private fire(row: ScheduleRow, now: number): Promise<FiredSchedule | null> {
     const spec = specFromKey(row.spec);
     const instant = row.next_fire_at;
     const next = nextInstantAfter(spec, instant, now);
-    return atomically(this.o.db, (): FiredSchedule | null => {
-      const live = this.o.workflows.live(row.workflow_id);
+    return this.o.storage.atomically(async (unit): Promise<FiredSchedule | null> => {
+      const store = unit.triggers;
+      const live = await this.o.workflows.live(row.workflow_id, store);
       if (!live) {
         // Not live any more (unpublished or deleted without the hook): nothing fires.
-        this.o.store.deleteSchedule(row.workflow_id);
+        await store.deleteSchedule(row.workflow_id);
         return null;
       }
       // The last instant of a schedule: whoever deletes the row fires it.
       if (next === null) {
-        if (!this.o.store.deleteSchedule(row.workflow_id)) return null;
-      } else if (!this.o.store.advanceSchedule(row.workflow_id, instant, next, now, null)) return null;
+        if (!(await store.deleteSchedule(row.workflow_id))) return null;
+      } else if (!(await store.advanceSchedule(row.workflow_id, instant, next, now, null))) return null;
       const triggerData: Record<string, unknown> = { body: {}, scheduledAt: iso(instant), firedAt: iso(now) };
       if (spec.kind === "cron") Object.assign(triggerData, { expression: spec.pattern, timezone: spec.timezone });
       else {
@@ -148,7 +169,7 @@ export class Scheduler {
         triggerType: "cron",
         triggerData,
       });
-      if (next !== null) this.o.store.setScheduleRun(row.workflow_id, runId);
+      if (next !== null) await store.setScheduleRun(row.workflow_id, runId);
       return { workflowId: row.workflow_id, runId, scheduledAt: iso(instant) };
     });
   }
@@ -157,25 +178,33 @@ export class Scheduler {
   start(): void {
     if (this.running) return;
     this.running = true;
-    const loop = () => {
+    const loop = async () => {
       if (!this.running) return;
       try {
-        this.tick();
+        await this.tick();
       } catch (error) {
         this.o.log.error("scheduler tick failed", { error: (error as Error).message });
       }
-      const next = this.o.store.nextScheduleAt();
+      if (!this.running) return;
       const max = this.o.maxSleepMs ?? 1000;
-      const sleep = next === null ? max : Math.max(10, Math.min(max, next - this.o.clock.now()));
-      this.timer = setTimeout(loop, sleep);
+      let sleep = max;
+      try {
+        const next = await this.o.storage.triggers.nextScheduleAt();
+        if (next !== null) sleep = Math.max(10, Math.min(max, next - this.o.clock.now()));
+      } catch (error) {
+        this.o.log.error("scheduler could not read its next instant; looking again shortly", { error: (error as Error).message });
+      }
+      if (this.running) this.timer = setTimeout(() => void loop(), sleep);
     };
-    loop();
+    void loop();
   }
 
-  stop(): void {
+  /** Stops the timer; resolves once the tick under way (if any) has ended. */
+  async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    await this.ticking?.catch(() => undefined);
   }
 }
 

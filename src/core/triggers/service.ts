@@ -4,7 +4,7 @@
  *
  *   const triggers = createTriggers({ ... });
  *   workflows hooks.push(triggers.lifecycle);   // publish → schedule/poll/register
- *   triggers.start();                           // `weft serve`: timers; tests call tick() instead
+ *   await triggers.start();                     // `weft serve`: timers; tests call tick() instead
  *
  * Given an `owner` (instances sharing a PostgreSQL database), each poll, subscription and webhook renewal is
  * done by one instance of the cluster, the holder of its lease (./ownership.ts), renewed every third of the
@@ -16,8 +16,8 @@ import type { Logger } from "../../http/logger";
 import { createGuardedFetch, wrapGuardedFetch } from "../../net/guarded-fetch";
 import type { GuardedFetch, ResolvedAuth } from "../../pieces-sdk/types";
 import type { FlowVersionT } from "../../schema/workflow";
-import { atomically, type Db } from "../../store/db";
-import { TriggerStore } from "../../store/triggers";
+import type { Db } from "../../store/db";
+import type { Storage } from "../../store/port";
 import { safeEqual, sha256 } from "../../lib/ids";
 import { KvStore } from "../../store/kv";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
@@ -33,7 +33,12 @@ import { Scheduler } from "./scheduler";
 import { WebhookIntake } from "./webhook-intake";
 
 export interface TriggersDeps {
+  /** For the pieces' key-value store, still synchronous (src/store/kv.ts). */
   db: Db;
+  /** The storage port: the trigger rows and the leases. */
+  storage: Storage;
+  /** The port lease renewals go through (src/store/storage.ts, `vitalStorageOf`); default `storage`. */
+  vitalStorage?: Storage;
   log: Logger;
   /** `leaseSeconds` (WEFT_LEASE_SECONDS): how long a cluster instance's trigger work stays its own unrenewed. */
   config: { publicUrl: string; leaseSeconds: number; triggers: TriggersConfig };
@@ -58,8 +63,8 @@ const MAX_TOKEN_LENGTH = 200;
 
 export function createTriggers(deps: TriggersDeps) {
   const clock = deps.clock ?? systemClock;
-  const store = new TriggerStore(deps.db);
-  const { workflows } = deps;
+  const { storage, workflows } = deps;
+  const store = storage.triggers;
 
   const versionDefinition = (versionId: string): FlowVersionT | null => {
     const row = workflows.store.versionById(versionId);
@@ -67,8 +72,8 @@ export function createTriggers(deps: TriggersDeps) {
   };
 
   const triggerWorkflows: TriggerWorkflows = {
-    live: (workflowId) => {
-      const row = store.liveWorkflow(workflowId);
+    live: async (workflowId, via = store) => {
+      const row = await via.liveWorkflow(workflowId);
       return row ? { id: row.id, workspaceId: row.workspace_id, versionId: row.latest_version_id, webhookToken: row.webhook_token } : null;
     },
     versionDefinition,
@@ -87,12 +92,12 @@ export function createTriggers(deps: TriggersDeps) {
   };
 
   const webhookWorkflows: WebhookWorkflows = {
-    byToken: (token) => {
+    byToken: async (token) => {
       if (!token || token.length > MAX_TOKEN_LENGTH) return null;
       const hash = sha256(token);
       let target = targets.recall(hash);
       if (!target) {
-        const row = store.webhookTarget(hash);
+        const row = await store.webhookTarget(hash);
         if (!row?.webhook_token) return null;
         target = { id: row.id, workspaceId: row.workspace_id, status: row.status, latestVersionId: row.latest_version_id, webhookToken: row.webhook_token };
         forget(row.id);
@@ -136,11 +141,12 @@ export function createTriggers(deps: TriggersDeps) {
   };
 
   const webhookUrl = (token: string) => `${deps.config.publicUrl}/webhook/${token}`;
-  const ownership = deps.owner ? new LeaseOwnership({ db: deps.db, owner: deps.owner, leaseMs: deps.config.leaseSeconds * 1000, clock }) : soleOwner;
-  const scheduler = new Scheduler({ db: deps.db, store, clock, workflows: triggerWorkflows, runs: deps.runs, log: deps.log });
+  const ownership = deps.owner
+    ? new LeaseOwnership({ storage, vital: deps.vitalStorage, owner: deps.owner, leaseMs: deps.config.leaseSeconds * 1000, clock })
+    : soleOwner;
+  const scheduler = new Scheduler({ storage, clock, workflows: triggerWorkflows, runs: deps.runs, log: deps.log });
   const poller = new Poller({
-    db: deps.db,
-    store,
+    storage,
     clock,
     workflows: triggerWorkflows,
     runs: deps.runs,
@@ -150,7 +156,7 @@ export function createTriggers(deps: TriggersDeps) {
     ownership,
   });
   const subscriptions = new Subscriptions({ pieces: deps.pieces, runs: deps.runs, runtime, log: deps.log, ownership, workflows: triggerWorkflows });
-  const registrations = new Registrations({ store, pieces: deps.pieces, runtime, workflows: triggerWorkflows, clock, log: deps.log, webhookUrl, ownership });
+  const registrations = new Registrations({ storage, pieces: deps.pieces, runtime, workflows: triggerWorkflows, clock, log: deps.log, webhookUrl, ownership });
   const lifecycle = new TriggerLifecycle({
     scheduler,
     poller,
@@ -177,33 +183,38 @@ export function createTriggers(deps: TriggersDeps) {
    * and their stored instants and baselines are kept), and no row outlives its workflow's liveness.
    * Returns the workflows with a registration that stays (their renewals are started next).
    */
-  function reconcile(): string[] {
+  async function reconcile(): Promise<string[]> {
     const live = new Set<string>();
+    const subscribed: Array<() => Promise<void>> = [];
     // One unit: instances of a cluster starting together repair in turn, and a publish or unpublish on another
     // instance lands before or after the repair, never between its look at the live workflows and its deletes.
-    atomically(deps.db, () => {
+    await storage.atomically(async (unit) => {
       // Which workflows have trigger rows, looked up once: only those need rows deleted.
-      const rows = store.triggerRowIds();
+      const rows = await unit.triggers.triggerRowIds();
       for (const { workflow, version } of workflows.liveWorkflows()) {
         live.add(workflow.id);
         try {
-          lifecycle.syncRows(workflow, version.id, version.definition, rows);
+          await lifecycle.syncRows(workflow, version.id, version.definition, rows, unit);
         } catch (error) {
           deps.log.warn("live workflow's trigger cannot run", { workflowId: workflow.id, error: (error as Error).message });
+          continue;
         }
+        subscribed.push(() => lifecycle.syncSubscription(workflow, version.id, version.definition));
       }
-      store.deleteTriggerRowsExcept(live, rows);
+      await unit.triggers.deleteTriggerRowsExcept(live, rows);
     });
+    for (const subscribe of subscribed) await subscribe();
     // A registration whose workflow is no longer live (its unpublish hook did not finish): de-register, best-effort.
-    const registered = store.registrationWorkflowIds();
+    const registered = await store.registrationWorkflowIds();
     for (const workflowId of registered) {
+      // Never throws (Registrations.disable logs what fails).
       if (!live.has(workflowId)) void registrations.disable(workflowId, null);
     }
     return registered.filter((workflowId) => live.has(workflowId));
   }
 
   /** What the live trigger of a workflow is doing (GET /api/workflows/{id}/trigger). */
-  function status(workspaceId: string, workflowId: string) {
+  async function status(workspaceId: string, workflowId: string) {
     const row = workflows.row(workspaceId, workflowId);
     return {
       workflowId: row.id,
@@ -212,31 +223,48 @@ export function createTriggers(deps: TriggersDeps) {
       webhook: row.webhook_token
         ? { url: webhookUrl(row.webhook_token), testUrl: `${webhookUrl(row.webhook_token)}/test`, live: row.status === "active" }
         : null,
-      schedule: scheduler.status(row.id),
-      poll: poller.status(row.id),
-      registration: registrations.status(row.id),
-      subscription: subscriptions.status(row.id),
+      schedule: await scheduler.status(row.id),
+      poll: await poller.status(row.id),
+      registration: await registrations.status(row.id),
+      subscription: await subscriptions.status(row.id),
     };
   }
 
-  /** Cluster only: renew the leases held, then follow what other instances changed and take what lapsed. */
+  /**
+   * Cluster only: renew the leases held, then follow what other instances changed and take what lapsed. The
+   * renewal has its own timer: it never waits for the following-up of the renewal before (which opens
+   * subscriptions, reads workflows), only for the renewal before itself.
+   */
+  let renewing: Promise<void> | undefined;
+  let following: Promise<void> | undefined;
   function keepLeases(): void {
-    try {
-      ownership.renew();
-    } catch (error) {
-      deps.log.warn("trigger leases could not be renewed; trying again at the next renewal", { error: (error as Error).message });
-      return;
-    }
-    for (const sync of [() => subscriptions.sync(), () => registrations.sync()]) {
+    if (renewing) return; // the one before is still under way: it renews to a later expiry anyway
+    renewing = (async () => {
       try {
-        sync();
+        await ownership.renew();
       } catch (error) {
-        deps.log.warn("trigger ownership could not be brought up to date; trying again at the next renewal", { error: (error as Error).message });
+        deps.log.warn("trigger leases could not be renewed; trying again at the next renewal", { error: (error as Error).message });
+        return;
       }
-    }
+      if (following) return; // still following up the renewal before: the next renewal follows up
+      following = (async () => {
+        for (const sync of [() => subscriptions.sync(), () => registrations.sync()]) {
+          try {
+            await sync();
+          } catch (error) {
+            deps.log.warn("trigger ownership could not be brought up to date; trying again at the next renewal", { error: (error as Error).message });
+          }
+        }
+      })().finally(() => {
+        following = undefined;
+      });
+    })().finally(() => {
+      renewing = undefined;
+    });
   }
 
   let started = false;
+  let starting: Promise<void> | undefined;
   let leaseTimer: ReturnType<typeof setInterval> | undefined;
   return {
     store,
@@ -257,29 +285,36 @@ export function createTriggers(deps: TriggersDeps) {
       hashByWorkflow.clear();
     },
     /** `weft serve`: repair rows, then run the scheduler and the poller on timers. */
-    start() {
-      if (started) return;
+    start(): Promise<void> {
+      if (started) return starting ?? Promise.resolve();
       started = true;
-      const registered = reconcile();
-      scheduler.start();
-      poller.start();
-      subscriptions.start();
-      registrations.startRenewals(registered);
-      if (ownership.shared) {
-        leaseTimer = setInterval(keepLeases, ownership.renewEveryMs);
-        leaseTimer.unref();
-      }
+      starting = (async () => {
+        const registered = await reconcile();
+        if (!started) return; // stopped meanwhile
+        scheduler.start();
+        poller.start();
+        subscriptions.start();
+        await registrations.startRenewals(registered);
+        if (ownership.shared && started) {
+          leaseTimer = setInterval(keepLeases, ownership.renewEveryMs);
+          leaseTimer.unref();
+        }
+      })();
+      return starting;
     },
     async stop() {
       started = false;
+      await starting?.catch(() => undefined);
+      starting = undefined;
       if (leaseTimer) clearInterval(leaseTimer);
       leaseTimer = undefined;
       registrations.stopRenewals();
-      scheduler.stop();
-      await Promise.all([poller.stop(), subscriptions.stop()]);
+      await Promise.all([scheduler.stop(), poller.stop(), subscriptions.stop()]);
+      await renewing;
+      await following;
       // Handed over at once: the other instances take the polls and subscriptions at their next look.
       try {
-        ownership.releaseAll();
+        await ownership.releaseAll();
       } catch (error) {
         deps.log.warn("trigger leases could not be released; the other instances take them when they lapse", { error: (error as Error).message });
       }

@@ -71,12 +71,13 @@ export class Subscriptions {
   }
 
   /** Unpublish: close it. */
-  disable(workflowId: string): void {
+  async disable(workflowId: string): Promise<void> {
     const entry = this.entries.get(workflowId);
     if (!entry) return;
     this.entries.delete(workflowId);
+    // Not waited for: closing may take the piece's time; close() logs its own failure.
     void this.close(entry);
-    this.ownership.drop(SUBSCRIPTION_LEASE + workflowId);
+    await this.ownership.drop(SUBSCRIPTION_LEASE + workflowId);
   }
 
   start(): void {
@@ -94,19 +95,22 @@ export class Subscriptions {
    * In a cluster, at every lease renewal: adopt subscriptions another instance published (their leases name
    * them), follow republish and unpublish done elsewhere, close what this instance lost, open what it can take.
    */
-  sync(): void {
+  async sync(): Promise<void> {
     const workflows = this.o.workflows;
     if (!this.running || !this.ownership.shared || !workflows) return;
-    for (const name of this.ownership.known(SUBSCRIPTION_LEASE)) {
+    for (const name of await this.ownership.known(SUBSCRIPTION_LEASE)) {
       const workflowId = name.slice(SUBSCRIPTION_LEASE.length);
+      if (this.entries.has(workflowId)) continue;
       // Not live any more (unpublished while its holder was down): nobody is to hold it.
-      if (!this.entries.has(workflowId) && !this.follow(workflowId, workflows.live(workflowId), workflows)) this.ownership.drop(name);
+      if (!this.follow(workflowId, await workflows.live(workflowId), workflows)) await this.ownership.drop(name);
     }
     for (const entry of [...this.entries.values()]) {
-      const live = workflows.live(entry.workflowId);
+      const live = await workflows.live(entry.workflowId);
+      // Disabled or replaced meanwhile.
+      if (this.entries.get(entry.workflowId) !== entry) continue;
       if (live?.versionId !== entry.versionId) {
         // Republished (the new version's subscription replaces it) or unpublished on another instance.
-        if (!this.follow(entry.workflowId, live, workflows)) this.disable(entry.workflowId);
+        if (!this.follow(entry.workflowId, live, workflows)) await this.disable(entry.workflowId);
       } else if ((entry.open || entry.opening) && !this.ownership.holds(SUBSCRIPTION_LEASE + entry.workflowId)) {
         this.o.log.info("subscription taken over by another instance; closing it here", { workflowId: entry.workflowId });
         void this.close(entry);
@@ -122,7 +126,7 @@ export class Subscriptions {
     return true;
   }
 
-  status(workflowId: string) {
+  async status(workflowId: string) {
     const entry = this.entries.get(workflowId);
     if (!entry) return null;
     return {
@@ -132,14 +136,14 @@ export class Subscriptions {
       failures: entry.failures,
       lastError: entry.lastError,
       // In a cluster: the instance holding it open (it may be another one than the instance answering).
-      ...(this.ownership.shared ? { owner: this.ownership.holder(SUBSCRIPTION_LEASE + workflowId) } : {}),
+      ...(this.ownership.shared ? { owner: await this.ownership.holder(SUBSCRIPTION_LEASE + workflowId) } : {}),
     };
   }
 
   /** Holds (or now takes) the subscription's lease; a database error counts as not holding it until the next sync. */
-  private owns(workflowId: string): boolean {
+  private async owns(workflowId: string): Promise<boolean> {
     try {
-      return this.ownership.claim(SUBSCRIPTION_LEASE + workflowId);
+      return await this.ownership.claim(SUBSCRIPTION_LEASE + workflowId);
     } catch (error) {
       this.o.log.warn("subscription lease could not be taken; trying again at the next renewal", { workflowId, error: (error as Error).message });
       return false;
@@ -155,12 +159,12 @@ export class Subscriptions {
 
   private open(entry: Entry): void {
     if (!this.running || entry.open || entry.opening || entry.retry) return;
-    // Another instance holds it open: this one waits on standby (sync tries again at every renewal).
-    if (!this.owns(entry.workflowId)) return;
     const generation = ++entry.generation;
     const current = () => this.entries.get(entry.workflowId) === entry && entry.generation === generation && this.running;
     entry.opening = (async () => {
       try {
+        // Another instance holds it open: this one waits on standby (sync tries again at every renewal).
+        if (!(await this.owns(entry.workflowId)) || !current()) return;
         const def = this.definition(entry);
         const { connectionId, pieceId, config } = entry.trigger;
         const auth = connectionId ? await this.o.runtime.auth({ workspaceId: entry.workspaceId, connectionId, pieceId: pieceId! }) : undefined;

@@ -71,8 +71,8 @@ export class WebhookIntake {
     this.plans.clear();
   }
 
-  resolve(token: string, test: boolean): { target: WebhookTarget; plan: Plan; versionId?: string } {
-    const target = this.o.workflows.byToken(token);
+  async resolve(token: string, test: boolean): Promise<{ target: WebhookTarget; plan: Plan; versionId?: string }> {
+    const target = await this.o.workflows.byToken(token);
     if (!target) throw new AppError("NOT_FOUND", NOT_FOUND_MESSAGE);
     if (test) {
       const definition = this.o.workflows.draftDefinition(target.id, target.workspaceId);
@@ -95,14 +95,14 @@ export class WebhookIntake {
   }
 
   /** The hosted page of a form-like trigger (GET on its URL), or null when the trigger has none. */
-  page(token: string, test: boolean): string | null {
-    const { plan } = this.resolve(token, test);
+  async page(token: string, test: boolean): Promise<string | null> {
+    const { plan } = await this.resolve(token, test);
     if (!plan.triggerDef?.page) return null;
     return plan.triggerDef.page({ config: plan.config, submitUrl: `${this.o.publicUrl}/webhook/${encodeURIComponent(token)}${test ? "/test" : ""}` });
   }
 
   async receive(token: string, data: WebhookTriggerData, test: boolean, acceptsHtml = false): Promise<WebhookAnswer> {
-    const { target, plan, versionId } = this.resolve(token, test);
+    const { target, plan, versionId } = await this.resolve(token, test);
     const allowed = String(plan.config.method ?? "ANY").toUpperCase();
     if (allowed !== "ANY" && allowed !== data.method) {
       throw new AppError(

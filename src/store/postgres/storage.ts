@@ -9,6 +9,10 @@ import { PostgresKeyCheck } from "./key-check";
 import { PostgresNetworkRanges } from "./network";
 import { PostgresRunClaims } from "./run-claims";
 import { PostgresRunNames } from "./run-names";
+import { PostgresInstances } from "./instances";
+import { PostgresKv } from "./kv";
+import { PostgresLeases } from "./leases";
+import { PostgresTriggers } from "./triggers";
 
 /**
  * The advisory lock a unit holds until its commit: "weftport" in ASCII. BEGIN locks nothing on PostgreSQL and
@@ -27,6 +31,10 @@ function repositories(connection: PostgresConnection) {
     networkRanges: new PostgresNetworkRanges(connection),
     runClaims: new PostgresRunClaims(connection, new PostgresRunNames(connection)),
     connections: new PostgresConnections(connection),
+    triggers: new PostgresTriggers(connection),
+    leases: new PostgresLeases(connection),
+    instances: new PostgresInstances(connection),
+    kv: new PostgresKv(connection),
   };
 }
 

@@ -9,6 +9,10 @@ import { SqliteIdentity } from "./identity";
 import { SqliteKeyCheck } from "./key-check";
 import { SqliteNetworkRanges } from "./network";
 import { SqliteRunClaims } from "./run-claims";
+import { SqliteInstances } from "./instances";
+import { SqliteKv } from "./kv";
+import { SqliteLeases } from "./leases";
+import { SqliteTriggers } from "./triggers";
 
 function repositories(connection: SqliteConnection) {
   return {
@@ -18,6 +22,10 @@ function repositories(connection: SqliteConnection) {
     networkRanges: new SqliteNetworkRanges(connection),
     runClaims: new SqliteRunClaims(connection),
     connections: new SqliteConnections(connection),
+    triggers: new SqliteTriggers(connection),
+    leases: new SqliteLeases(connection),
+    instances: new SqliteInstances(connection),
+    kv: new SqliteKv(connection),
   };
 }
 

@@ -1,0 +1,163 @@
+/** Schedules, polls, registrations and webhook targets on PostgreSQL (../triggers.ts says what each answers). */
+import {
+  type LiveWorkflowRow,
+  type PollRow,
+  patchedColumns,
+  type RegistrationPatch,
+  type RegistrationRow,
+  type ScheduleRow,
+  type TriggerRepository,
+  type TriggerRowIds,
+  type WebhookTargetRow,
+} from "../triggers";
+import type { PostgresConnection } from "./connection";
+
+const UPSERT_SCHEDULE = `INSERT INTO trigger_schedules (workflow_id, workspace_id, version_id, spec, next_fire_at, last_fired_at, last_run_id, updated_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+  ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, spec = excluded.spec,
+    next_fire_at = excluded.next_fire_at, last_fired_at = excluded.last_fired_at, last_run_id = excluded.last_run_id, updated_at = excluded.updated_at`;
+
+const UPSERT_POLL = `INSERT INTO trigger_polls (workflow_id, workspace_id, version_id, piece_id, trigger_id, interval_seconds, next_poll_at, baseline,
+    last_poll_at, last_success_at, failures, last_error, updated_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+  ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, piece_id = excluded.piece_id,
+    trigger_id = excluded.trigger_id, interval_seconds = excluded.interval_seconds, next_poll_at = excluded.next_poll_at, baseline = excluded.baseline,
+    last_poll_at = excluded.last_poll_at, last_success_at = excluded.last_success_at, failures = excluded.failures,
+    last_error = excluded.last_error, updated_at = excluded.updated_at`;
+
+const UPSERT_REGISTRATION = `INSERT INTO trigger_registrations (workflow_id, workspace_id, piece_id, trigger_id, version_id, trigger, config_hash, state, enabled, last_error, updated_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+  ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, piece_id = excluded.piece_id, trigger_id = excluded.trigger_id,
+    version_id = excluded.version_id, trigger = excluded.trigger, config_hash = excluded.config_hash, state = excluded.state,
+    enabled = excluded.enabled, last_error = excluded.last_error, updated_at = excluded.updated_at`;
+
+export class PostgresTriggers implements TriggerRepository {
+  constructor(private readonly c: PostgresConnection) {}
+
+  schedule(workflowId: string) {
+    return this.c.get<ScheduleRow>("SELECT * FROM trigger_schedules WHERE workflow_id = $1", [workflowId]);
+  }
+  async putSchedule(row: ScheduleRow) {
+    await this.c.run(UPSERT_SCHEDULE, [
+      row.workflow_id,
+      row.workspace_id,
+      row.version_id,
+      row.spec,
+      row.next_fire_at,
+      row.last_fired_at,
+      row.last_run_id,
+      row.updated_at,
+    ]);
+  }
+  async deleteSchedule(workflowId: string) {
+    return (await this.c.run("DELETE FROM trigger_schedules WHERE workflow_id = $1", [workflowId])) > 0;
+  }
+  dueSchedules(now: number, limit: number) {
+    return this.c.all<ScheduleRow>("SELECT * FROM trigger_schedules WHERE next_fire_at <= $1 ORDER BY next_fire_at LIMIT $2", [now, limit]);
+  }
+  async nextScheduleAt() {
+    return (await this.c.get<{ at: number | null }>("SELECT min(next_fire_at) AS at FROM trigger_schedules"))?.at ?? null;
+  }
+  async advanceSchedule(workflowId: string, heldInstant: number, nextFireAt: number, firedAt: number, runId: string | null) {
+    // Compare-and-set on the instant: a second writer's UPDATE waits for the first one's commit, then finds the instant gone.
+    const changed = await this.c.run(
+      "UPDATE trigger_schedules SET next_fire_at = $1, last_fired_at = $2, last_run_id = $3, updated_at = $2 WHERE workflow_id = $4 AND next_fire_at = $5",
+      [nextFireAt, firedAt, runId, workflowId, heldInstant],
+    );
+    return changed > 0;
+  }
+  async setScheduleRun(workflowId: string, runId: string) {
+    await this.c.run("UPDATE trigger_schedules SET last_run_id = $1 WHERE workflow_id = $2", [runId, workflowId]);
+  }
+
+  poll(workflowId: string) {
+    return this.c.get<PollRow>("SELECT * FROM trigger_polls WHERE workflow_id = $1", [workflowId]);
+  }
+  async putPoll(row: PollRow) {
+    await this.c.run(UPSERT_POLL, [
+      row.workflow_id,
+      row.workspace_id,
+      row.version_id,
+      row.piece_id,
+      row.trigger_id,
+      row.interval_seconds,
+      row.next_poll_at,
+      row.baseline,
+      row.last_poll_at,
+      row.last_success_at,
+      row.failures,
+      row.last_error,
+      row.updated_at,
+    ]);
+  }
+  async deletePoll(workflowId: string) {
+    return (await this.c.run("DELETE FROM trigger_polls WHERE workflow_id = $1", [workflowId])) > 0;
+  }
+  duePolls(now: number, limit: number) {
+    return this.c.all<PollRow>("SELECT * FROM trigger_polls WHERE next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2", [now, limit]);
+  }
+  async nextPollAt() {
+    return (await this.c.get<{ at: number | null }>("SELECT min(next_poll_at) AS at FROM trigger_polls"))?.at ?? null;
+  }
+
+  webhookTarget(tokenHash: string) {
+    return this.c.get<WebhookTargetRow>("SELECT id, workspace_id, status, latest_version_id, webhook_token FROM workflows WHERE webhook_token_hash = $1", [
+      tokenHash,
+    ]);
+  }
+  liveWorkflow(workflowId: string) {
+    return this.c.get<LiveWorkflowRow>(
+      "SELECT id, workspace_id, latest_version_id, webhook_token FROM workflows WHERE id = $1 AND status = 'active' AND latest_version_id IS NOT NULL",
+      [workflowId],
+    );
+  }
+
+  registration(workflowId: string) {
+    return this.c.get<RegistrationRow>("SELECT * FROM trigger_registrations WHERE workflow_id = $1", [workflowId]);
+  }
+  async putRegistration(row: RegistrationRow) {
+    await this.c.run(UPSERT_REGISTRATION, [
+      row.workflow_id,
+      row.workspace_id,
+      row.piece_id,
+      row.trigger_id,
+      row.version_id,
+      row.trigger,
+      row.config_hash,
+      row.state,
+      row.enabled,
+      row.last_error,
+      row.updated_at,
+    ]);
+  }
+  async patchRegistration(workflowId: string, patch: RegistrationPatch) {
+    const { columns, values } = patchedColumns(patch);
+    if (columns.length === 0) return;
+    const sets = columns.map((column, i) => `${column} = $${i + 1}`).join(", ");
+    await this.c.run(`UPDATE trigger_registrations SET ${sets} WHERE workflow_id = $${columns.length + 1}`, [...values, workflowId]);
+  }
+  async triggerRowIds(): Promise<TriggerRowIds> {
+    const schedules = await this.c.all<{ workflow_id: string }>("SELECT workflow_id FROM trigger_schedules");
+    const polls = await this.c.all<{ workflow_id: string }>("SELECT workflow_id FROM trigger_polls");
+    return { schedules: new Set(schedules.map((r) => r.workflow_id)), polls: new Set(polls.map((r) => r.workflow_id)) };
+  }
+  async deleteTriggerRowsExcept(live: Set<string>, rows?: TriggerRowIds) {
+    const known = rows ?? (await this.triggerRowIds());
+    const stale = (ids: Set<string>) => JSON.stringify([...ids].filter((id) => !live.has(id)));
+    // One statement per table, the stale ids as a JSON array.
+    const schedules = await this.c.run("DELETE FROM trigger_schedules WHERE workflow_id IN (SELECT json_array_elements_text($1::json))", [
+      stale(known.schedules),
+    ]);
+    const polls = await this.c.run("DELETE FROM trigger_polls WHERE workflow_id IN (SELECT json_array_elements_text($1::json))", [stale(known.polls)]);
+    return schedules + polls;
+  }
+  async registrationWorkflowIds() {
+    return (await this.c.all<{ workflow_id: string }>("SELECT workflow_id FROM trigger_registrations")).map((r) => r.workflow_id);
+  }
+  async setRegistrationState(workflowId: string, state: string | null, at: number) {
+    await this.c.run("UPDATE trigger_registrations SET state = $1, updated_at = $2 WHERE workflow_id = $3", [state, at, workflowId]);
+  }
+  async deleteRegistration(workflowId: string) {
+    return (await this.c.run("DELETE FROM trigger_registrations WHERE workflow_id = $1", [workflowId])) > 0;
+  }
+}
