@@ -39,7 +39,8 @@ import { type EngineOptions, type PendingRun, RunTable } from "./run-table";
 import type { RunWrites } from "../store/run-writes";
 import { openRunReads, type RunReads } from "../store/run-reads";
 import { openRunWriter } from "../store/run-writer";
-import { WorkflowStore } from "../store/workflows";
+import type { WorkflowRepository } from "../store/workflows";
+import { storageOf } from "../store/storage";
 import type { WebhookReply } from "./step-context";
 import { StepHost } from "./step-host";
 import { Waiters } from "./waiters";
@@ -71,7 +72,7 @@ export class Engine {
   /** A cluster: which runs this instance takes from others and from the shared queue; null alone. */
   private readonly claims: Claims | null;
   private stopping = false;
-  private readonly workflows: WorkflowStore;
+  private readonly workflows: WorkflowRepository;
 
   constructor(private readonly o: EngineOptions) {
     this.store = new RunStore(o.db);
@@ -91,7 +92,7 @@ export class Engine {
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
     const t = new RunTable(o, this.store, this.writes, this.dispatcher);
     this.table = t;
-    const workflows = new WorkflowStore(o.db);
+    const workflows = storageOf(o.db).workflows;
     this.workflows = workflows;
     this.retention = new Retention({
       db: o.db,
@@ -156,10 +157,14 @@ export class Engine {
     if (this.startPromise) return this.startPromise;
     // A server with a live workflow is about to take runs: its writer gets ready now (the SQLite writer's thread
     // loads on the other core while the server finishes starting). One with none starts it with its first run.
-    if (this.workflows.live().length > 0) this.writes.warm?.();
-    // Recovery runs first and synchronously: nothing new can be queued before it, so no run is queued twice.
-    // Alone (SQLite) every unfinished run is this process's; in a cluster only those of instances that died.
-    this.recover(this.claims ? this.claims.orphans() : this.store.unfinished());
+    // Not waited for: a failure only leaves the writer to get ready with the first run.
+    void this.workflows.live().then(
+      (live) => live.length > 0 && this.writes.warm?.(),
+      () => {},
+    );
+    // The runs to recover are read first and synchronously: nothing new can be queued before, so no run is queued
+    // twice. Alone (SQLite) every unfinished run is this process's; in a cluster only those of instances that died.
+    const recovered = this.recover(this.claims ? this.claims.orphans() : this.store.unfinished());
     try {
       if (!this.o.db.inTransaction) this.retention.ensureIncrementalVacuum();
     } catch (error) {
@@ -169,7 +174,7 @@ export class Engine {
     this.links?.start();
     this.sweeper = setInterval(() => this.sweep(), 200);
     (this.sweeper as { unref?: () => void }).unref?.();
-    this.startPromise = Promise.resolve();
+    this.startPromise = recovered;
     this.claims?.work(); // runs left for workers (an `api` instance's intake, or copied from SQLite)
     return this.startPromise;
   }
@@ -319,8 +324,8 @@ export class Engine {
     return this.claims?.afterHeartbeat() ?? 0;
   }
 
-  private recover(rows: RunRow[]) {
-    recoverRuns(this.table, rows, {
+  private recover(rows: RunRow[]): Promise<void> {
+    return recoverRuns(this.table, rows, {
       scheduleResume: (runId, at) => this.resumes.schedule(runId, at),
       finish: (row, outcome) => this.lifecycle.finish(row, outcome),
     });

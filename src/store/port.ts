@@ -9,11 +9,17 @@
  */
 import type { IdentityRepository } from "./identity";
 import type { NetworkRangeRepository } from "./network";
+import type { FolderRepository } from "./folders";
+import type { TemplateRepository } from "./templates";
+import type { WorkflowRepository } from "./workflows";
 
 /** The repositories of every area on the port. */
 export interface Repositories {
   readonly identity: IdentityRepository;
   readonly networkRanges: NetworkRangeRepository;
+  readonly workflows: WorkflowRepository;
+  readonly folders: FolderRepository;
+  readonly templates: TemplateRepository;
 }
 
 export interface Storage extends Repositories {

@@ -62,7 +62,8 @@ export function createTriggers(deps: TriggersDeps) {
   const { workflows } = deps;
 
   const versionDefinition = (versionId: string): FlowVersionT | null => {
-    const row = workflows.store.versionById(versionId);
+    // Synchronous: the trigger ports are (until triggers are on the storage port).
+    const row = workflows.versionByIdNow(versionId);
     return row ? workflows.snapshot(row) : null;
   };
 
@@ -104,7 +105,7 @@ export function createTriggers(deps: TriggersDeps) {
     },
     versionDefinition,
     draftDefinition: (workflowId, workspaceId) => {
-      const row = workflows.store.get(workspaceId, workflowId);
+      const row = workflows.syncReads.get(workspaceId, workflowId);
       return row ? workflows.draft(row) : null;
     },
     recordTestPayload: (workflowId, _workspaceId, name, payload) => workflows.editor.recordTestPayload(workflowId, name, payload),
@@ -184,7 +185,7 @@ export function createTriggers(deps: TriggersDeps) {
     atomically(deps.db, () => {
       // Which workflows have trigger rows, looked up once: only those need rows deleted.
       const rows = store.triggerRowIds();
-      for (const { workflow, version } of workflows.liveWorkflows()) {
+      for (const { workflow, version } of workflows.liveWorkflowsNow()) {
         live.add(workflow.id);
         try {
           lifecycle.syncRows(workflow, version.id, version.definition, rows);
@@ -204,7 +205,7 @@ export function createTriggers(deps: TriggersDeps) {
 
   /** What the live trigger of a workflow is doing (GET /api/workflows/{id}/trigger). */
   function status(workspaceId: string, workflowId: string) {
-    const row = workflows.row(workspaceId, workflowId);
+    const row = workflows.rowNow(workspaceId, workflowId);
     return {
       workflowId: row.id,
       status: row.status,

@@ -4,6 +4,9 @@ import type { Storage } from "../port";
 import { PostgresConnection } from "./connection";
 import { PostgresIdentity } from "./identity";
 import { PostgresNetworkRanges } from "./network";
+import { PostgresFolders } from "./folders";
+import { PostgresTemplates } from "./templates";
+import { PostgresWorkflows } from "./workflows";
 
 /**
  * The advisory lock a unit holds until its commit: "weftport" in ASCII. BEGIN locks nothing on PostgreSQL and
@@ -15,7 +18,13 @@ import { PostgresNetworkRanges } from "./network";
 export const PORT_UNIT_LOCK_KEY = 0x7765_6674_706f_7274n;
 
 function repositories(connection: PostgresConnection) {
-  return { identity: new PostgresIdentity(connection), networkRanges: new PostgresNetworkRanges(connection) };
+  return {
+    identity: new PostgresIdentity(connection),
+    networkRanges: new PostgresNetworkRanges(connection),
+    workflows: new PostgresWorkflows(connection),
+    folders: new PostgresFolders(connection),
+    templates: new PostgresTemplates(connection),
+  };
 }
 
 export function postgresStorage(pool: SQL): Storage {

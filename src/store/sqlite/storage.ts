@@ -5,9 +5,18 @@ import { storageError } from "../storage-errors";
 import { SqliteConnection, turnsFor } from "./connection";
 import { SqliteIdentity } from "./identity";
 import { SqliteNetworkRanges } from "./network";
+import { SqliteFolders } from "./folders";
+import { SqliteTemplates } from "./templates";
+import { SqliteWorkflows } from "./workflows";
 
 function repositories(connection: SqliteConnection) {
-  return { identity: new SqliteIdentity(connection), networkRanges: new SqliteNetworkRanges(connection) };
+  return {
+    identity: new SqliteIdentity(connection),
+    networkRanges: new SqliteNetworkRanges(connection),
+    workflows: new SqliteWorkflows(connection),
+    folders: new SqliteFolders(connection),
+    templates: new SqliteTemplates(connection),
+  };
 }
 
 export function sqliteStorage(db: Database): Storage {
