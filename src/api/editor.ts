@@ -33,9 +33,13 @@ export const editorApi = ({ security, workflows }: AppDeps) =>
         detail: { tags, summary: "Pin a step's output; it reads stale: true once the step's configuration changes" },
       },
     )
-    .delete("/api/workflows/:id/pinned-data/:stepName", async ({ auth, params }) => ({ data: await workflows.editor.unpin(auth, params.id, params.stepName) }), {
-      permission: "workflow:write",
-      params: StepNameParams,
-      response: Data(t.Object({ stepName: t.String(), deleted: t.Boolean() })),
-      detail: { tags, summary: "Remove a step's pinned output" },
-    });
+    .delete(
+      "/api/workflows/:id/pinned-data/:stepName",
+      async ({ auth, params }) => ({ data: await workflows.editor.unpin(auth, params.id, params.stepName) }),
+      {
+        permission: "workflow:write",
+        params: StepNameParams,
+        response: Data(t.Object({ stepName: t.String(), deleted: t.Boolean() })),
+        detail: { tags, summary: "Remove a step's pinned output" },
+      },
+    );

@@ -69,12 +69,16 @@ export const lifecycleApi = ({ security, workflows }: AppDeps) =>
       response: List(VersionSummary),
       detail: { tags, summary: "List a workflow's published versions, newest first" },
     })
-    .get("/api/workflows/:id/versions/:versionId", async ({ auth, params }) => ({ data: await workflows.version(auth.workspaceId, params.id, params.versionId) }), {
-      permission: "workflow:read",
-      params: VersionParams,
-      response: Data(Version),
-      detail: { tags, summary: "Read one published version with its definition snapshot" },
-    })
+    .get(
+      "/api/workflows/:id/versions/:versionId",
+      async ({ auth, params }) => ({ data: await workflows.version(auth.workspaceId, params.id, params.versionId) }),
+      {
+        permission: "workflow:read",
+        params: VersionParams,
+        response: Data(Version),
+        detail: { tags, summary: "Read one published version with its definition snapshot" },
+      },
+    )
     .post(
       "/api/workflows/:id/versions/:versionId/restore",
       async ({ auth, params, body }) => ({ data: await workflows.restore(auth, params.id, params.versionId, body?.expectedRev) }),

@@ -12,9 +12,7 @@ import { createMcpServer, toolsFor } from "./server";
 const TOOL_LIST_POLL_MS = 1_000;
 
 const signatureOf = async (deps: AppDeps, auth: Principal) =>
-  (await toolsFor(deps, auth))
-    .map((tool) => `${tool.name}\u0000${JSON.stringify(tool.input)}`)
-    .join("\u0001");
+  (await toolsFor(deps, auth)).map((tool) => `${tool.name}\u0000${JSON.stringify(tool.input)}`).join("\u0001");
 
 /** Serves MCP on stdin/stdout until stdin closes; resolves then. */
 export async function serveMcpStdio(deps: AppDeps, auth: Principal, version: string): Promise<void> {

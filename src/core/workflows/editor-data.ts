@@ -87,7 +87,13 @@ export class EditorData {
     const node = byName.get(stepName);
     if (!node) throw unknownStep(stepName, byName);
     const pinnedAt = nowIso();
-    await this.workflows.storage.workflows.putPin({ workflow_id: row.id, step_name: stepName, data: JSON.stringify(data ?? null), stamp: stepStamp(node), pinned_at: pinnedAt });
+    await this.workflows.storage.workflows.putPin({
+      workflow_id: row.id,
+      step_name: stepName,
+      data: JSON.stringify(data ?? null),
+      stamp: stepStamp(node),
+      pinned_at: pinnedAt,
+    });
     return { stepName, data: data ?? null, pinnedAt, stale: false };
   }
 
@@ -207,7 +213,12 @@ export class EditorData {
 
   /** Stored variables for export: secret values removed. */
   async exportVariables(workflowId: string) {
-    return (await this.workflows.storage.workflows.variables(workflowId)).map((v) => ({ name: v.name, value: v.secret ? null : JSON.parse(v.value), secret: v.secret === 1, description: v.description }));
+    return (await this.workflows.storage.workflows.variables(workflowId)).map((v) => ({
+      name: v.name,
+      value: v.secret ? null : JSON.parse(v.value),
+      secret: v.secret === 1,
+      description: v.description,
+    }));
   }
 
   /** Imported variables, written through `unit`: secrets arrive without values and are stored empty, to be filled in. */

@@ -45,7 +45,9 @@ export class PostgresWorkflows implements WorkflowRepository {
     return new Map(rows.map((v) => [v.id, v]));
   }
   async retentionOverrides() {
-    return retentionOverridesOf(await this.c.all<{ id: string; definition: string }>(`SELECT id, definition FROM workflows WHERE definition LIKE '%"retention%'`));
+    return retentionOverridesOf(
+      await this.c.all<{ id: string; definition: string }>(`SELECT id, definition FROM workflows WHERE definition LIKE '%"retention%'`),
+    );
   }
   async insert(row: WorkflowRow) {
     await this.c.run(
@@ -87,7 +89,12 @@ export class PostgresWorkflows implements WorkflowRepository {
     return (await this.c.get<{ n: number }>("SELECT count(*) AS n FROM workflows WHERE workspace_id = $1 AND folder_id = $2", [workspaceId, folderId]))?.n ?? 0;
   }
   async moveFolderContents(workspaceId: string, fromFolderId: string, toFolderId: string | null, at: string) {
-    await this.c.run("UPDATE workflows SET folder_id = $1, updated_at = $2 WHERE workspace_id = $3 AND folder_id = $4", [toFolderId, at, workspaceId, fromFolderId]);
+    await this.c.run("UPDATE workflows SET folder_id = $1, updated_at = $2 WHERE workspace_id = $3 AND folder_id = $4", [
+      toFolderId,
+      at,
+      workspaceId,
+      fromFolderId,
+    ]);
   }
   async move(workspaceId: string, id: string, folderId: string | null, at: string) {
     return (await this.c.run("UPDATE workflows SET folder_id = $1, updated_at = $2 WHERE workspace_id = $3 AND id = $4", [folderId, at, workspaceId, id])) > 0;
@@ -99,7 +106,11 @@ export class PostgresWorkflows implements WorkflowRepository {
     );
   }
   version(workspaceId: string, workflowId: string, versionId: string) {
-    return this.c.get<VersionRow>("SELECT * FROM workflow_versions WHERE id = $1 AND workflow_id = $2 AND workspace_id = $3", [versionId, workflowId, workspaceId]);
+    return this.c.get<VersionRow>("SELECT * FROM workflow_versions WHERE id = $1 AND workflow_id = $2 AND workspace_id = $3", [
+      versionId,
+      workflowId,
+      workspaceId,
+    ]);
   }
   versionById(versionId: string) {
     return this.c.get<VersionRow>("SELECT * FROM workflow_versions WHERE id = $1", [versionId]);

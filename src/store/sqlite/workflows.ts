@@ -36,7 +36,9 @@ export class SqliteWorkflows implements WorkflowRepository {
         WHERE id = $id AND workspace_id = $workspace_id`),
       delete: db.query<null, [string, string]>("DELETE FROM workflows WHERE id = ? AND workspace_id = ?"),
       countInFolder: db.query<{ n: number }, [string, string]>("SELECT COUNT(*) AS n FROM workflows WHERE workspace_id = ? AND folder_id = ?"),
-      moveFolder: db.query<null, [string | null, string, string, string]>("UPDATE workflows SET folder_id = ?, updated_at = ? WHERE workspace_id = ? AND folder_id = ?"),
+      moveFolder: db.query<null, [string | null, string, string, string]>(
+        "UPDATE workflows SET folder_id = ?, updated_at = ? WHERE workspace_id = ? AND folder_id = ?",
+      ),
       move: db.query<null, [string | null, string, string, string]>("UPDATE workflows SET folder_id = ?, updated_at = ? WHERE workspace_id = ? AND id = ?"),
       versions: db.query<Omit<VersionRow, "definition">, [string, string]>(
         "SELECT id, workflow_id, workspace_id, number, hash, trigger_type, created_by, created_at FROM workflow_versions WHERE workflow_id = ? AND workspace_id = ? ORDER BY number DESC",
@@ -48,7 +50,10 @@ export class SqliteWorkflows implements WorkflowRepository {
         VALUES ($id, $workflow_id, $workspace_id, $number, $definition, $hash, $trigger_type, $created_by, $created_at)`),
       liveHash: db.query<{ hash: string; number: number }, [string]>("SELECT hash, number FROM workflow_versions WHERE id = ?"),
       pins: db.query<PinRow, [string]>("SELECT * FROM workflow_pinned_data WHERE workflow_id = ? ORDER BY step_name"),
-      putPin: db.query<null, [string, string, string, string, string]>(`INSERT INTO workflow_pinned_data (workflow_id, step_name, data, stamp, pinned_at) VALUES (?, ?, ?, ?, ?)
+      putPin: db.query<
+        null,
+        [string, string, string, string, string]
+      >(`INSERT INTO workflow_pinned_data (workflow_id, step_name, data, stamp, pinned_at) VALUES (?, ?, ?, ?, ?)
         ON CONFLICT (workflow_id, step_name) DO UPDATE SET data = excluded.data, stamp = excluded.stamp, pinned_at = excluded.pinned_at`),
       deletePin: db.query<null, [string, string]>("DELETE FROM workflow_pinned_data WHERE workflow_id = ? AND step_name = ?"),
       variables: db.query<VariableRow, [string]>("SELECT * FROM workflow_variables WHERE workflow_id = ? ORDER BY name"),
