@@ -126,6 +126,7 @@ export function createApp(options: CreateAppOptions) {
     () => deps.fleet.executingPeers(),
   );
   deps.workflows = new Workflows({
+    storage,
     db,
     log,
     // In a cluster a run may execute on any instance: the gate counts only pieces every one of them serves.
@@ -242,8 +243,11 @@ export function createApp(options: CreateAppOptions) {
   // A workflow published, unpublished or rotated on another instance: its webhook target, production definition,
   // the live event-triggered workflows and the settings of its lane here are read again.
   const liveSettingsToLane = (workflowId: string) => {
-    const settings = deps.workflows.liveSettings(workflowId);
-    if (settings) deps.engine.settingsChanged(workflowId, "production", settings);
+    // Not waited for (a notice from the bus): a failed read leaves the lane's settings until the next change.
+    void deps.workflows.liveSettings(workflowId).then(
+      (settings) => settings && deps.engine.settingsChanged(workflowId, "production", settings),
+      (error) => log.warn("live settings could not be read", { workflowId, error: (error as Error).message }),
+    );
   };
   clusterChanges.follow(
     "workflow",

@@ -294,7 +294,7 @@ async function piecesCommand(config: Config, args: string[]) {
       console.log(list.length ? list.map(row).join("\n") : "no piece packages installed; weft pieces add @activepieces/piece-<name>");
     } else if (action === "add") console.log(`installed ${row(await deps.piecePackages.add(target))}`);
     else if (action === "upgrade") console.log(`installed ${row(await deps.piecePackages.upgrade(target))}`);
-    else if (action === "remove") for (const pkg of deps.piecePackages.remove(target, values.version)) console.log(`removed ${row(pkg)}`);
+    else if (action === "remove") for (const pkg of await deps.piecePackages.remove(target, values.version)) console.log(`removed ${row(pkg)}`);
     else fail(usage);
   } catch (error) {
     fail((error as Error).message);

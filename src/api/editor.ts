@@ -9,13 +9,13 @@ const tags = ["Editor Internals"];
 export const editorApi = ({ security, workflows }: AppDeps) =>
   new Elysia({ name: "api-editor" })
     .use(security)
-    .get("/api/workflows/:id/test-payloads", ({ auth, params }) => ({ data: workflows.editor.testPayloads(auth.workspaceId, params.id) }), {
+    .get("/api/workflows/:id/test-payloads", async ({ auth, params }) => ({ data: await workflows.editor.testPayloads(auth.workspaceId, params.id) }), {
       permission: "workflow:read",
       params: IdParams,
       response: Data(t.Record(t.String(), t.Any())),
       detail: { tags, summary: "Read the workflow's named test payloads (trigger inputs for test runs)" },
     })
-    .put("/api/workflows/:id/test-payloads", ({ auth, params, body }) => ({ data: workflows.editor.setTestPayloads(auth, params.id, body) }), {
+    .put("/api/workflows/:id/test-payloads", async ({ auth, params, body }) => ({ data: await workflows.editor.setTestPayloads(auth, params.id, body) }), {
       permission: "workflow:write",
       params: IdParams,
       body: TestPayloadsBody,
@@ -24,7 +24,7 @@ export const editorApi = ({ security, workflows }: AppDeps) =>
     })
     .put(
       "/api/workflows/:id/pinned-data/:stepName",
-      ({ auth, params, body }) => ({ data: workflows.editor.pin(auth, params.id, params.stepName, body.data) }),
+      async ({ auth, params, body }) => ({ data: await workflows.editor.pin(auth, params.id, params.stepName, body.data) }),
       {
         permission: "workflow:write",
         params: StepNameParams,
@@ -33,9 +33,13 @@ export const editorApi = ({ security, workflows }: AppDeps) =>
         detail: { tags, summary: "Pin a step's output; it reads stale: true once the step's configuration changes" },
       },
     )
-    .delete("/api/workflows/:id/pinned-data/:stepName", ({ auth, params }) => ({ data: workflows.editor.unpin(auth, params.id, params.stepName) }), {
-      permission: "workflow:write",
-      params: StepNameParams,
-      response: Data(t.Object({ stepName: t.String(), deleted: t.Boolean() })),
-      detail: { tags, summary: "Remove a step's pinned output" },
-    });
+    .delete(
+      "/api/workflows/:id/pinned-data/:stepName",
+      async ({ auth, params }) => ({ data: await workflows.editor.unpin(auth, params.id, params.stepName) }),
+      {
+        permission: "workflow:write",
+        params: StepNameParams,
+        response: Data(t.Object({ stepName: t.String(), deleted: t.Boolean() })),
+        detail: { tags, summary: "Remove a step's pinned output" },
+      },
+    );

@@ -19,9 +19,10 @@ export const foldersApi = ({ security, folders }: AppDeps) =>
     })
     .post(
       "/api/folders",
-      ({ auth, body, set }) => {
+      async ({ auth, body, set }) => {
+        const data = await folders.create(auth, body.name);
         set.status = 201;
-        return { data: folders.create(auth, body.name) };
+        return { data };
       },
       {
         permission: "workflow:write",
@@ -30,20 +31,20 @@ export const foldersApi = ({ security, folders }: AppDeps) =>
         detail: { tags, summary: "Create a folder (names are unique in a workspace, ignoring case)" },
       },
     )
-    .get("/api/folders/:id", ({ auth, params }) => ({ data: folders.get(auth.workspaceId, params.id) }), {
+    .get("/api/folders/:id", async ({ auth, params }) => ({ data: await folders.get(auth.workspaceId, params.id) }), {
       permission: "workflow:read",
       params: IdParams,
       response: Data(Folder),
       detail: { tags, summary: "Read a folder" },
     })
-    .put("/api/folders/:id", ({ auth, params, body }) => ({ data: folders.rename(auth, params.id, body.name) }), {
+    .put("/api/folders/:id", async ({ auth, params, body }) => ({ data: await folders.rename(auth, params.id, body.name) }), {
       permission: "workflow:write",
       params: IdParams,
       body: FolderBody,
       response: Data(Folder),
       detail: { tags, summary: "Rename a folder" },
     })
-    .delete("/api/folders/:id", ({ auth, params, query }) => ({ data: folders.delete(auth, params.id, query.moveTo) }), {
+    .delete("/api/folders/:id", async ({ auth, params, query }) => ({ data: await folders.delete(auth, params.id, query.moveTo) }), {
       permission: "workflow:write",
       params: IdParams,
       query: t.Object(
@@ -53,7 +54,7 @@ export const foldersApi = ({ security, folders }: AppDeps) =>
       response: Data(t.Object({ id: Uuid, deleted: t.Boolean(), moved: Type.Integer() })),
       detail: { tags, summary: "Delete a folder; one holding workflows is refused (409, with the count) unless ?moveTo=<folderId> or ?moveTo=root" },
     })
-    .post("/api/workflows/move", ({ auth, body }) => ({ data: folders.move(auth, body.workflowIds, body.folderId) }), {
+    .post("/api/workflows/move", async ({ auth, body }) => ({ data: await folders.move(auth, body.workflowIds, body.folderId) }), {
       permission: "workflow:write",
       body: MoveBody,
       response: Data(t.Object({ moved: Type.Integer(), folderId: t.Union([Uuid, t.Null()]) })),

@@ -13,13 +13,13 @@ export const lifecycleApi = ({ security, workflows }: AppDeps) =>
     .use(security)
     .post(
       "/api/workflows/validate",
-      ({ auth, body, query }) => {
+      async ({ auth, body, query }) => {
         // Forgiving about the envelope: a create/update body ({name, definition}) validates its definition.
         const input =
           body && typeof body === "object" && !Array.isArray(body) && "definition" in body && !("trigger" in body)
             ? (body as { definition: unknown }).definition
             : body;
-        return { data: workflows.validate(auth.workspaceId, input, query.workflowId) };
+        return { data: await workflows.validate(auth.workspaceId, input, query.workflowId) };
       },
       {
         permission: "workflow:read",
@@ -69,15 +69,19 @@ export const lifecycleApi = ({ security, workflows }: AppDeps) =>
       response: List(VersionSummary),
       detail: { tags, summary: "List a workflow's published versions, newest first" },
     })
-    .get("/api/workflows/:id/versions/:versionId", ({ auth, params }) => ({ data: workflows.version(auth.workspaceId, params.id, params.versionId) }), {
-      permission: "workflow:read",
-      params: VersionParams,
-      response: Data(Version),
-      detail: { tags, summary: "Read one published version with its definition snapshot" },
-    })
+    .get(
+      "/api/workflows/:id/versions/:versionId",
+      async ({ auth, params }) => ({ data: await workflows.version(auth.workspaceId, params.id, params.versionId) }),
+      {
+        permission: "workflow:read",
+        params: VersionParams,
+        response: Data(Version),
+        detail: { tags, summary: "Read one published version with its definition snapshot" },
+      },
+    )
     .post(
       "/api/workflows/:id/versions/:versionId/restore",
-      ({ auth, params, body }) => ({ data: workflows.restore(auth, params.id, params.versionId, body?.expectedRev) }),
+      async ({ auth, params, body }) => ({ data: await workflows.restore(auth, params.id, params.versionId, body?.expectedRev) }),
       {
         permission: "workflow:write",
         params: VersionParams,
@@ -93,8 +97,8 @@ export const lifecycleApi = ({ security, workflows }: AppDeps) =>
     )
     .get(
       "/api/workflows/:id/variables",
-      ({ auth, params }) => {
-        const data = workflows.editor.variables(auth.workspaceId, params.id);
+      async ({ auth, params }) => {
+        const data = await workflows.editor.variables(auth.workspaceId, params.id);
         return { data, total: data.length };
       },
       {
@@ -106,8 +110,8 @@ export const lifecycleApi = ({ security, workflows }: AppDeps) =>
     )
     .put(
       "/api/workflows/:id/variables",
-      ({ auth, params, body }) => {
-        const data = workflows.editor.setVariables(auth, params.id, body.variables);
+      async ({ auth, params, body }) => {
+        const data = await workflows.editor.setVariables(auth, params.id, body.variables);
         return { data, total: data.length };
       },
       {

@@ -80,8 +80,8 @@ export const piecePackagesApi = ({ security, piecePackages }: AppDeps) =>
     )
     .delete(
       "/api/pieces/packages/:pieceId",
-      ({ params, query }) => {
-        const data = piecePackages.remove(params.pieceId, query.version);
+      async ({ params, query }) => {
+        const data = await piecePackages.remove(params.pieceId, query.version);
         return { data, total: data.length };
       },
       {

@@ -39,7 +39,7 @@ export const templatesApi = ({ security, templates }: AppDeps) =>
         detail: { tags, summary: "List templates: the built-in catalog and the workspace's own (filters q, category, source)" },
       },
     )
-    .get("/api/templates/:id", ({ auth, params }) => ({ data: templates.get(auth.workspaceId, params.id) }), {
+    .get("/api/templates/:id", async ({ auth, params }) => ({ data: await templates.get(auth.workspaceId, params.id) }), {
       permission: "template:read",
       params: TemplateParams,
       response: Data(Template),
@@ -47,9 +47,10 @@ export const templatesApi = ({ security, templates }: AppDeps) =>
     })
     .post(
       "/api/templates",
-      ({ auth, body, set }) => {
+      async ({ auth, body, set }) => {
+        const data = await templates.createFromWorkflow(auth, body);
         set.status = 201;
-        return { data: templates.createFromWorkflow(auth, body) };
+        return { data };
       },
       {
         permission: "template:write",
@@ -66,7 +67,7 @@ export const templatesApi = ({ security, templates }: AppDeps) =>
         detail: { tags, summary: "Make a workspace template from a workflow's draft (connection ids removed)" },
       },
     )
-    .delete("/api/templates/:id", ({ auth, params }) => ({ data: templates.delete(auth, params.id) }), {
+    .delete("/api/templates/:id", async ({ auth, params }) => ({ data: await templates.delete(auth, params.id) }), {
       permission: "template:write",
       params: TemplateParams,
       response: Data(t.Object({ id: t.String(), deleted: t.Boolean() })),
@@ -74,15 +75,16 @@ export const templatesApi = ({ security, templates }: AppDeps) =>
     })
     .post(
       "/api/templates/:id/use",
-      ({ auth, params, body, set }) => {
+      async ({ auth, params, body, set }) => {
         // Creating the workflow needs workflow:write (the route's scope); reading the template needs template:read too.
         if (!auth.scopes.has("template:read"))
           throw new AppError(
             "FORBIDDEN",
             `this operation requires the scopes "workflow:write" and "template:read"; the credential has: ${[...auth.scopes].join(", ")}`,
           );
+        const data = await templates.use(auth, params.id, body ?? {});
         set.status = 201;
-        return { data: templates.use(auth, params.id, body ?? {}) };
+        return { data };
       },
       {
         permission: "workflow:write",

@@ -20,9 +20,10 @@ export const workflowsApi = ({ security, workflows, workflowTransfer }: AppDeps)
     .use(security)
     .post(
       "/api/workflows",
-      ({ auth, body, set }) => {
+      async ({ auth, body, set }) => {
+        const data = await workflows.create(auth, body as WorkflowCreateBodyT);
         set.status = 201;
-        return { data: workflows.create(auth, body as WorkflowCreateBodyT) };
+        return { data };
       },
       {
         permission: "workflow:write",
@@ -47,7 +48,7 @@ export const workflowsApi = ({ security, workflows, workflowTransfer }: AppDeps)
         detail: { tags, summary: "List workflows (filters folderId, status, tag, q; page/limit); items omit definition, testPayloads and pinnedData" },
       },
     )
-    .get("/api/workflows/:id", ({ auth, params }) => ({ data: workflows.get(auth.workspaceId, params.id) }), {
+    .get("/api/workflows/:id", async ({ auth, params }) => ({ data: await workflows.get(auth.workspaceId, params.id) }), {
       permission: "workflow:read",
       params: IdParams,
       response: Data(Workflow),
@@ -71,7 +72,7 @@ export const workflowsApi = ({ security, workflows, workflowTransfer }: AppDeps)
       response: Data(t.Object({ id: t.String(), deleted: t.Boolean() })),
       detail: { tags, summary: "Delete a workflow with its versions, pinned data and variables (a live one is unpublished first)" },
     })
-    .get("/api/workflows/:id/export", ({ auth, params }) => ({ data: workflowTransfer.export(auth.workspaceId, params.id) }), {
+    .get("/api/workflows/:id/export", async ({ auth, params }) => ({ data: await workflowTransfer.export(auth.workspaceId, params.id) }), {
       permission: "workflow:read",
       params: IdParams,
       response: Data(WorkflowExport),
@@ -79,9 +80,10 @@ export const workflowsApi = ({ security, workflows, workflowTransfer }: AppDeps)
     })
     .post(
       "/api/workflows/import",
-      ({ auth, body, set }) => {
+      async ({ auth, body, set }) => {
+        const data = await workflowTransfer.import(auth, body as any);
         set.status = 201;
-        return { data: workflowTransfer.import(auth, body as any) };
+        return { data };
       },
       {
         permission: "workflow:write",

@@ -24,8 +24,8 @@ const MAX_CANNOT_RUN = 200;
 type StepPiece = { pieceId: string; pieceVersion?: string };
 
 export interface ClaimLinks {
-  /** Recovers claimed rows by the restart rules (queue, re-arm, continue, or fail). */
-  recover(rows: RunRow[]): void;
+  /** Recovers claimed rows by the restart rules (queue, re-arm, continue, or fail); never rejects. */
+  recover(rows: RunRow[]): Promise<void>;
   /** False before the engine started and once it stops: nothing is claimed then. */
   ready(): boolean;
 }
@@ -68,7 +68,8 @@ export class Claims {
   async afterHeartbeat(): Promise<number> {
     if (!this.engine.ready()) return 0;
     const rows = await this.orphans();
-    this.engine.recover(rows);
+    // Not waited for: recovery fails a run it cannot recover itself and never rejects.
+    void this.engine.recover(rows);
     if (rows.length) this.t.o.log.info("took over runs of instances that stopped", { runs: rows.length });
     this.cursor = "";
     return rows.length + (await this.work());
@@ -123,7 +124,8 @@ export class Claims {
     if (claimed.length === batch) for (const row of claimed) if (row.id > this.cursor) this.cursor = row.id;
     const rows = await this.runnableHere(claimed);
     for (const row of rows) t.remoteIntake.add(row.id);
-    this.engine.recover(rows);
+    // Not waited for: recovery fails a run it cannot recover itself and never rejects.
+    void this.engine.recover(rows);
     // Fewer than asked: the shared queue is empty until the bus or a heartbeat says otherwise.
     this.moreWork = claimed.length === batch;
     return rows.length;

@@ -40,7 +40,7 @@ import { type EngineOptions, type PendingRun, RunTable } from "./run-table";
 import type { RunWrites } from "../store/run-writes";
 import { openRunReads, type RunReads } from "../store/run-reads";
 import { openRunWriter } from "../store/run-writer";
-import { WorkflowStore } from "../store/workflows";
+import type { WorkflowRepository } from "../store/workflows";
 import type { WebhookReply } from "./step-context";
 import { StepHost } from "./step-host";
 import { Waiters } from "./waiters";
@@ -72,7 +72,7 @@ export class Engine {
   /** A cluster: which runs this instance takes from others and from the shared queue; null alone. */
   private readonly claims: Claims | null;
   private stopping = false;
-  private readonly workflows: WorkflowStore;
+  private readonly workflows: WorkflowRepository;
 
   constructor(private readonly o: EngineOptions) {
     this.store = new RunStore(o.db);
@@ -92,7 +92,7 @@ export class Engine {
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
     const t = new RunTable(o, this.store, this.writes, this.dispatcher, storageOf(o.db).runClaims);
     this.table = t;
-    const workflows = new WorkflowStore(o.db);
+    const workflows = storageOf(o.db).workflows;
     this.workflows = workflows;
     this.retention = new Retention({
       db: o.db,
@@ -161,18 +161,23 @@ export class Engine {
   private async starting(): Promise<void> {
     // A server with a live workflow is about to take runs: its writer gets ready now (the SQLite writer's thread
     // loads on the other core while the server finishes starting). One with none starts it with its first run.
-    if (this.workflows.live().length > 0) this.writes.warm?.();
-    // Recovery comes first. Alone (SQLite) every unfinished run is this process's, recovered synchronously (this
-    // function awaits nothing then): nothing new can be queued before it, so no run is queued twice. In a
+    // Not waited for: a failure only leaves the writer to get ready with the first run.
+    void this.workflows.live().then(
+      (live) => live.length > 0 && this.writes.warm?.(),
+      () => {},
+    );
+    // Recovery comes first. Alone (SQLite) every unfinished run is this process's, read synchronously (this
+    // function awaits nothing before): nothing new can be queued before, so no run is queued twice. In a
     // cluster only the runs of instances that died, which no run started here can be, claimed (awaited).
+    let recovered: Promise<void> = Promise.resolve();
     if (this.claims) {
       try {
-        this.recover(await this.claims.orphans());
+        recovered = this.recover(await this.claims.orphans());
       } catch (error) {
         this.o.log.error("could not take over the runs of instances that stopped; trying again after the next heartbeat", { error: errorMessage(error) });
       }
     } else {
-      this.recover(this.store.unfinished());
+      recovered = this.recover(this.store.unfinished());
     }
     try {
       if (!this.o.db.inTransaction) this.retention.ensureIncrementalVacuum();
@@ -183,6 +188,7 @@ export class Engine {
     this.links?.start();
     this.sweeper = setInterval(() => this.sweep(), 200);
     (this.sweeper as { unref?: () => void }).unref?.();
+    await recovered;
     // Runs left for workers (an `api` instance's intake, or copied from SQLite).
     this.claims?.work().catch((error) => this.o.log.warn("could not take runs from the shared queue", { error: errorMessage(error) }));
   }
@@ -337,8 +343,8 @@ export class Engine {
     }
   }
 
-  private recover(rows: RunRow[]) {
-    recoverRuns(this.table, rows, {
+  private recover(rows: RunRow[]): Promise<void> {
+    return recoverRuns(this.table, rows, {
       scheduleResume: (runId, at) => this.resumes.schedule(runId, at),
       finish: (row, outcome) => this.lifecycle.finish(row, outcome),
     });

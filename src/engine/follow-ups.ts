@@ -35,7 +35,7 @@ export function runSummary(row: RunRow) {
 }
 
 export class FollowUps {
-  private live: LiveTriggerWorkflow[] | undefined;
+  private live: Promise<LiveTriggerWorkflow[]> | undefined;
   private loadedAt = 0;
 
   constructor(
@@ -52,10 +52,15 @@ export class FollowUps {
     this.live = undefined;
   }
 
-  private liveEventWorkflows(): LiveTriggerWorkflow[] {
+  private liveEventWorkflows(): Promise<LiveTriggerWorkflow[]> {
     if (!this.live || Date.now() - this.loadedAt > CACHE_MS) {
-      this.live = this.source()?.liveWithTriggerTypes(Object.keys(EVENT_TRIGGERS)) ?? [];
+      const live = this.source()?.liveWithTriggerTypes(Object.keys(EVENT_TRIGGERS)) ?? Promise.resolve([]);
+      this.live = live;
       this.loadedAt = Date.now();
+      // A failed read is not kept: the next finished run reads again.
+      live.catch(() => {
+        if (this.live === live) this.live = undefined;
+      });
     }
     return this.live;
   }
@@ -77,13 +82,19 @@ export class FollowUps {
       const errorWorkflowId = this.errorWorkflowOf(row);
       if (errorWorkflowId) start(errorWorkflowId, "error");
     }
-    let candidates: LiveTriggerWorkflow[];
-    try {
-      candidates = this.liveEventWorkflows();
-    } catch (error) {
-      this.log.warn("could not list event-triggered workflows", { error: errorMessage(error) });
-      return;
-    }
+    // Not waited for (the run has ended; what follows it starts on its own): a failed read is logged.
+    void this.liveEventWorkflows().then(
+      (candidates) => this.startFollowers(row, candidates, summaryOf, start),
+      (error) => this.log.warn("could not list event-triggered workflows", { error: errorMessage(error) }),
+    );
+  }
+
+  private startFollowers(
+    row: RunRow,
+    candidates: LiveTriggerWorkflow[],
+    summaryOf: () => ReturnType<typeof runSummary>,
+    start: (workflowId: string, triggerType: RunTriggerType) => void,
+  ) {
     for (const candidate of candidates) {
       if (candidate.workspaceId !== row.workspace_id) continue;
       const triggerType = EVENT_TRIGGERS[candidate.trigger.type];

@@ -15,17 +15,31 @@ export interface RecoveryLinks {
   finish(row: RunRow, outcome: EndOutcome): Promise<void>;
 }
 
-/** Recovers `rows`: every unfinished run at start-up, or the runs just claimed from an instance that died. */
-export function recoverRuns(t: RunTable, rows: RunRow[], links: RecoveryLinks) {
+/**
+ * Recovers `rows`: every unfinished run at start-up, or the runs just claimed from an instance that died. Their
+ * workflows' variables are read first (the rows were read before: a run started meanwhile is not among them);
+ * then every run is queued or resumed at once. Never rejects: a run that cannot be recovered fails.
+ */
+export async function recoverRuns(t: RunTable, rows: RunRow[], links: RecoveryLinks): Promise<void> {
   // A batch holds many runs of few workflows: their variables are read once per workflow and definition.
   const variablesRead = new Map<string, { variables: Record<string, unknown>; secrets: string[] }>();
+  const keyOf = (row: RunRow) => `${row.workflow_id}\u0000${row.definition_hash}`;
+  for (const row of rows) {
+    if (row.status === "paused" || variablesRead.has(keyOf(row))) continue;
+    try {
+      variablesRead.set(keyOf(row), await t.variablesOf(row, t.definitionOf(row)));
+    } catch {
+      // The definition is missing: the loop below fails the run with that error.
+    }
+  }
   for (const row of rows) {
     try {
       if (row.status === "paused") {
         if (row.resume_at) links.scheduleResume(row.id, row.resume_at);
         continue;
       }
-      const base = t.pendingFor(row, t.definitionOf(row), variablesRead);
+      const definition = t.definitionOf(row);
+      const base = t.pendingFor(row, definition, variablesRead.get(keyOf(row)) ?? { variables: definition.variables ?? {}, secrets: [] });
       if (row.status === "pending") {
         const state = row.state ? (JSON.parse(row.state) as PauseState) : undefined;
         t.queue(state ? { ...base, replay: state.log, resume: { payload: state.payload ?? { resumedBy: "restart" } }, activeMsBefore: state.activeMs } : base);

@@ -84,7 +84,7 @@ export class Resumes {
   private async resume(row: RunRow, payload: Record<string, unknown>) {
     const t = this.t;
     const state = row.state ? (JSON.parse(row.state) as PauseState) : { log: [], activeMs: 0 };
-    const pending = t.pendingFor(row, t.definitionOf(row));
+    const pending = await t.pendingOf(row, t.definitionOf(row));
     row.status = "pending";
     row.resume_token_hash = null;
     row.event_seq++;

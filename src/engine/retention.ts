@@ -38,7 +38,7 @@ export interface RetentionOptions {
   /** Runs kept per workspace; 0 keeps any number. */
   retentionMax: number;
   /** Workflows with their own settings, read at each sweep. */
-  overrides?: () => RetentionOverride[];
+  overrides?: () => Promise<RetentionOverride[]>;
   /** How long one delete transaction may hold the write lock, ms (default 20): batches grow or shrink to fit. */
   transactionMs?: number;
   /** How often a sweep runs, ms (default 10 minutes). */
@@ -107,7 +107,7 @@ export class Retention {
     if (this.running) return { deletedRuns: 0, freedPages: 0, walCheckpointed: false };
     this.running = true;
     try {
-      const own = new Map((this.o.overrides?.() ?? []).map((o) => [o.workflowId, o]));
+      const own = new Map(((await this.o.overrides?.()) ?? []).map((o) => [o.workflowId, o]));
       const { store } = this.o;
       if (++this.sweeps % RESTART_EVERY === 0) this.places.clear();
       // Read before any look-up: a run unfinished now may be passed over below and finish meanwhile.

@@ -105,7 +105,7 @@ export class RunControl {
     }
     const reuse = from === "failed_step" ? this.stepsBeforeFailure(runId) : { copied: [], replay: [], startedFromStep: null };
     const { pending, definitionText } =
-      version === "latest" ? this.latest(original, reuse.startedFromStep) : this.sameDefinition(original, reuse.startedFromStep);
+      version === "latest" ? await this.latest(original, reuse.startedFromStep) : await this.sameDefinition(original, reuse.startedFromStep);
     const newRow = pending.row;
     const copies = reuse.copied.map((r, i) => ({ ...r, id: stepIdOf(newRow.id, i + 1), run_id: newRow.id, seq: i + 1 }));
     pending.replay = reuse.replay.map((entry, i) => ({ ...entry, stepId: copies[i]?.id ?? entry.stepId }));
@@ -147,7 +147,7 @@ export class RunControl {
   }
 
   /** A retry of the live version (production) or the draft (test), as a new start of the workflow. */
-  private latest(original: RunRow, startedFromStep: string | null): { pending: PendingRun; definitionText: string | null } {
+  private latest(original: RunRow, startedFromStep: string | null): Promise<{ pending: PendingRun; definitionText: string | null }> {
     const input: StartRunInput = {
       workspaceId: original.workspace_id,
       workflowId: original.workflow_id,
@@ -160,7 +160,7 @@ export class RunControl {
   }
 
   /** A retry of the very definition the original run executed. */
-  private sameDefinition(original: RunRow, startedFromStep: string | null): { pending: PendingRun; definitionText: string | null } {
+  private async sameDefinition(original: RunRow, startedFromStep: string | null): Promise<{ pending: PendingRun; definitionText: string | null }> {
     const t = this.t;
     const definition = t.definitionOf(original);
     const row: RunRow = {
@@ -172,6 +172,6 @@ export class RunControl {
       started_from_step: startedFromStep,
       retry_of_run_id: original.id,
     };
-    return { pending: t.pendingFor(row, definition), definitionText: t.store.definition(original.definition_hash) };
+    return { pending: await t.pendingOf(row, definition), definitionText: t.store.definition(original.definition_hash) };
   }
 }

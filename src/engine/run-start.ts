@@ -12,6 +12,7 @@ import type { FlowVersionT } from "../schema/workflow";
 import { type RunRow, runFromRow } from "../store/runs";
 import { isoTime } from "./iso-time";
 import { FRESH_RUN, type PendingRun, type RunTable } from "./run-table";
+import type { RunnableWorkflow } from "./workflow-source";
 import type { QueuedOp, WriteOp } from "../store/run-writes";
 
 export const MAX_SUBFLOW_DEPTH = 10;
@@ -72,7 +73,8 @@ export class RunStarter {
   enqueue(input: StartRunInput): RunT {
     const t = this.t;
     this.gate.ensureStarted();
-    const { pending, definitionText } = this.prepare(input);
+    // Synchronous (inside the caller's transaction): the workflow is read synchronously too (WorkflowSource.forRunNow).
+    const { pending, definitionText } = this.prepareFor(this.t.source.forRunNow(input.workspaceId, input.workflowId, input.environment), input);
     if (definitionText !== null) t.store.putDefinition(pending.row.definition_hash, definitionText);
     t.store.insertRun(pending.row);
     pending.verify = true;
@@ -85,8 +87,12 @@ export class RunStarter {
   }
 
   /** The row and everything a new run of `input` executes with; `overrides` set columns (a retry's links). */
-  prepare(input: StartRunInput, overrides: Partial<RunRow> = {}): { pending: PendingRun; definitionText: string } {
-    const rw = this.t.source.forRun(input.workspaceId, input.workflowId, input.environment);
+  async prepare(input: StartRunInput, overrides: Partial<RunRow> = {}): Promise<{ pending: PendingRun; definitionText: string }> {
+    return this.prepareFor(await this.t.source.forRun(input.workspaceId, input.workflowId, input.environment), input, overrides);
+  }
+
+  /** As prepare, with the workflow `rw` already read. */
+  private prepareFor(rw: RunnableWorkflow, input: StartRunInput, overrides: Partial<RunRow> = {}): { pending: PendingRun; definitionText: string } {
     const depth = input.parent ? input.parent.depth + 1 : 0;
     if (depth > MAX_SUBFLOW_DEPTH) {
       throw new AppError(
@@ -148,7 +154,7 @@ export class RunStarter {
     if (this.gate.stopping())
       throw new AppError("SERVICE_UNAVAILABLE", "the server is shutting down; retry shortly", undefined, undefined, { "retry-after": "1" });
     this.gate.ensureStarted();
-    const { pending, definitionText } = this.prepare(input);
+    const { pending, definitionText } = await this.prepare(input);
     const row = pending.row;
     const started = snapshot ? runFromRow(row) : undefined;
     if (keepReply) t.awaitingReply.add(row.id);

@@ -295,25 +295,24 @@ export class RunTable {
   }
 
   /** The workflow's variables for a definition the engine already holds; the definition's own when the workflow is gone. */
-  variablesOf(row: RunRow, definition: FlowVersionT): { variables: Record<string, unknown>; secrets: string[] } {
+  async variablesOf(row: RunRow, definition: FlowVersionT): Promise<{ variables: Record<string, unknown>; secrets: string[] }> {
     try {
-      return this.source.variablesFor(row.workflow_id, definition);
+      return await this.source.variablesFor(row.workflow_id, definition);
     } catch {
       return { variables: definition.variables ?? {}, secrets: [] };
     }
   }
 
+  /** A PendingRun for a row the engine already stored (resume, retry), with the workflow's variables read now. */
+  async pendingOf(row: RunRow, definition: FlowVersionT): Promise<PendingRun> {
+    return this.pendingFor(row, definition, await this.variablesOf(row, definition));
+  }
+
   /**
-   * A PendingRun for a row the engine already stored (resume, recovery). `variables`: what was read for other
-   * runs of the same call (recovering a batch reads a workflow's variables once), by workflow and definition.
+   * A PendingRun for a row the engine already stored, with its workflow's variables as read (recovering a batch
+   * reads a workflow's variables once: recovery.ts).
    */
-  pendingFor(row: RunRow, definition: FlowVersionT, variablesRead?: Map<string, { variables: Record<string, unknown>; secrets: string[] }>): PendingRun {
-    const key = `${row.workflow_id}\u0000${row.definition_hash}`;
-    let read = variablesRead?.get(key);
-    if (!read) {
-      read = this.variablesOf(row, definition);
-      variablesRead?.set(key, read);
-    }
+  pendingFor(row: RunRow, definition: FlowVersionT, read: { variables: Record<string, unknown>; secrets: string[] }): PendingRun {
     const { variables, secrets } = read;
     return {
       id: row.id,

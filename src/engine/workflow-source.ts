@@ -35,12 +35,17 @@ export interface LiveTriggerWorkflow {
 }
 
 export interface WorkflowSource {
-  /** Throws AppError NOT_FOUND (unknown, or another workspace's) or NOT_PUBLISHED (production, never published). */
-  forRun(workspaceId: string | null, workflowId: string, environment: Environment): RunnableWorkflow;
+  /** Rejects with AppError NOT_FOUND (unknown, or another workspace's) or NOT_PUBLISHED (production, never published). */
+  forRun(workspaceId: string | null, workflowId: string, environment: Environment): Promise<RunnableWorkflow>;
+  /**
+   * As forRun, answered synchronously: for `engine.enqueue`, which inserts inside a trigger's synchronous
+   * transaction; goes when the triggers are on the storage port (src/store/workflow-reads-sync.ts).
+   */
+  forRunNow(workspaceId: string | null, workflowId: string, environment: Environment): RunnableWorkflow;
   /** Variables and secret values for a definition the engine already holds (resumes, retries). */
-  variablesFor(workflowId: string, definition: FlowVersionT): { variables: Record<string, unknown>; secrets: string[] };
+  variablesFor(workflowId: string, definition: FlowVersionT): Promise<{ variables: Record<string, unknown>; secrets: string[] }>;
   /** Every live workflow whose trigger type is one of `types`. */
-  liveWithTriggerTypes(types: string[]): LiveTriggerWorkflow[];
+  liveWithTriggerTypes(types: string[]): Promise<LiveTriggerWorkflow[]>;
   /** Forget what is cached about a workflow (it was published, unpublished or changed). */
   invalidate(workflowId?: string): void;
 }

@@ -63,9 +63,9 @@ function toolNameOf(name: string, id: string, taken: Set<string>): string {
 }
 
 /** One tool per live callable workflow of the principal's workspace (none without workflow:run). */
-export function callableTools(deps: AppDeps, auth: Principal, taken: Set<string>): McpTool[] {
+export async function callableTools(deps: AppDeps, auth: Principal, taken: Set<string>): Promise<McpTool[]> {
   if (!auth.scopes.has(RUN_SCOPE)) return [];
-  const { data } = deps.workflows.list(auth.workspaceId, { status: "active", page: 1, limit: MAX_CALLABLE_TOOLS, offset: 0 });
+  const { data } = await deps.workflows.list(auth.workspaceId, { status: "active", page: 1, limit: MAX_CALLABLE_TOOLS, offset: 0 });
   const tools: McpTool[] = [];
   // Oldest first, so a workflow keeps its tool name when a newer one with the same name goes live.
   const byAge = [...data].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
@@ -73,7 +73,7 @@ export function callableTools(deps: AppDeps, auth: Principal, taken: Set<string>
     if (workflow.triggerType !== "callable" || !workflow.latestVersionId) continue;
     let entry = schemaByVersion.get(workflow.latestVersionId);
     if (!entry) {
-      const { definition } = deps.workflows.version(auth.workspaceId, workflow.id, workflow.latestVersionId);
+      const { definition } = await deps.workflows.version(auth.workspaceId, workflow.id, workflow.latestVersionId);
       entry = { input: inputSchemaOf(definition.trigger), callable: definition.trigger.type === "callable" };
       schemaByVersion.set(workflow.latestVersionId, entry);
     }

@@ -56,15 +56,15 @@ function toolResult(body: Record<string, unknown>): CallToolResult {
 const STATIC_BY_NAME = new Map(STATIC_TOOLS.map((tool) => [tool.name, tool]));
 
 /** Every tool the principal's workspace has right now. */
-export function toolsFor(deps: AppDeps, auth: Principal): McpTool[] {
-  return [...STATIC_TOOLS, ...callableTools(deps, auth, new Set(STATIC_BY_NAME.keys()))];
+export async function toolsFor(deps: AppDeps, auth: Principal): Promise<McpTool[]> {
+  return [...STATIC_TOOLS, ...(await callableTools(deps, auth, new Set(STATIC_BY_NAME.keys())))];
 }
 
 export async function callTool(deps: AppDeps, auth: Principal, name: string, args: unknown, signal: AbortSignal): Promise<CallToolResult> {
   // Fixed tools are found without reading the workspace's callable workflows.
   let tool = STATIC_BY_NAME.get(name);
   if (!tool) {
-    const tools = toolsFor(deps, auth);
+    const tools = await toolsFor(deps, auth);
     tool = tools.find((candidate) => candidate.name === name);
     if (!tool) return toolError("NOT_FOUND", `tool "${name}" not found; tools: ${tools.map((t) => t.name).join(", ")}`);
   }
@@ -93,8 +93,8 @@ export function createMcpServer(deps: AppDeps, auth: Principal, options: { versi
     { name: "weft", version: options.version },
     { capabilities: { tools: { listChanged: options.listChanged ?? false } }, instructions: MCP_INSTRUCTIONS },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: toolsFor(deps, auth).map((tool) => ({
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: (await toolsFor(deps, auth)).map((tool) => ({
       name: tool.name,
       description: tool.description,
       inputSchema: toInputSchema(tool.input),

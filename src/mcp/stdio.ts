@@ -11,20 +11,19 @@ import { createMcpServer, toolsFor } from "./server";
 /** How often a stdio session looks for callable workflows that went live or were unpublished. */
 const TOOL_LIST_POLL_MS = 1_000;
 
-const signatureOf = (deps: AppDeps, auth: Principal) =>
-  toolsFor(deps, auth)
-    .map((tool) => `${tool.name}\u0000${JSON.stringify(tool.input)}`)
-    .join("\u0001");
+const signatureOf = async (deps: AppDeps, auth: Principal) =>
+  (await toolsFor(deps, auth)).map((tool) => `${tool.name}\u0000${JSON.stringify(tool.input)}`).join("\u0001");
 
 /** Serves MCP on stdin/stdout until stdin closes; resolves then. */
 export async function serveMcpStdio(deps: AppDeps, auth: Principal, version: string): Promise<void> {
   const server = createMcpServer(deps, auth, { version, listChanged: true });
   const transport = new StdioServerTransport();
   // A stdio session is long-lived, so it can tell the agent when the callable-workflow tools change.
-  let signature = signatureOf(deps, auth);
-  const poll = setInterval(() => {
+  let signature = await signatureOf(deps, auth);
+  // Each check is awaited within its tick and catches its own failure (a timer's rejection would end the process).
+  const poll = setInterval(async () => {
     try {
-      const next = signatureOf(deps, auth);
+      const next = await signatureOf(deps, auth);
       if (next === signature) return;
       signature = next;
       void server.sendToolListChanged().catch(() => {});

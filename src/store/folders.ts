@@ -1,5 +1,7 @@
-/** Folders that organise a workspace's workflows (flat: a workflow is in one folder or none). */
-import { bindRow, type Db } from "./db";
+/**
+ * Folders that organise a workspace's workflows (flat: a workflow is in one folder or none): the rows and what
+ * the storage port (./port.ts) answers about them. Implemented by ./sqlite/folders.ts and ./postgres/folders.ts.
+ */
 
 export interface FolderRow {
   id: string;
@@ -10,45 +12,14 @@ export interface FolderRow {
 }
 export type FolderWithCount = FolderRow & { workflow_count: number };
 
-export class FolderStore {
-  private readonly q;
-
-  constructor(db: Db) {
-    this.q = {
-      list: db.query<FolderWithCount, [string]>(
-        "SELECT f.*, (SELECT COUNT(*) FROM workflows w WHERE w.folder_id = f.id) AS workflow_count FROM folders f WHERE f.workspace_id = ? ORDER BY f.name COLLATE NOCASE",
-      ),
-      get: db.query<FolderWithCount, [string, string]>(
-        "SELECT f.*, (SELECT COUNT(*) FROM workflows w WHERE w.folder_id = f.id) AS workflow_count FROM folders f WHERE f.id = ? AND f.workspace_id = ?",
-      ),
-      byName: db.query<FolderRow, [string, string]>("SELECT * FROM folders WHERE workspace_id = ? AND name = ? COLLATE NOCASE"),
-      insert: db.query("INSERT INTO folders (id, workspace_id, name, created_at, updated_at) VALUES ($id, $workspace_id, $name, $created_at, $updated_at)"),
-      rename: db.query("UPDATE folders SET name = ?, updated_at = ? WHERE id = ? AND workspace_id = ?"),
-      delete: db.query("DELETE FROM folders WHERE id = ? AND workspace_id = ?"),
-    };
-  }
-
-  list(workspaceId: string) {
-    return this.q.list.all(workspaceId);
-  }
-
-  get(workspaceId: string, id: string) {
-    return this.q.get.get(id, workspaceId);
-  }
-
-  byName(workspaceId: string, name: string) {
-    return this.q.byName.get(workspaceId, name);
-  }
-
-  insert(row: FolderRow) {
-    this.q.insert.run(bindRow(row));
-  }
-
-  rename(workspaceId: string, id: string, name: string, at: string) {
-    this.q.rename.run(name, at, id, workspaceId);
-  }
-
-  delete(workspaceId: string, id: string): boolean {
-    return this.q.delete.run(id, workspaceId).changes > 0;
-  }
+export interface FolderRepository {
+  /** By name, ignoring case. */
+  list(workspaceId: string): Promise<FolderWithCount[]>;
+  get(workspaceId: string, id: string): Promise<FolderWithCount | null>;
+  /** Case-insensitive, as folder names are unique. */
+  byName(workspaceId: string, name: string): Promise<FolderRow | null>;
+  insert(row: FolderRow): Promise<void>;
+  rename(workspaceId: string, id: string, name: string, at: string): Promise<void>;
+  /** False when the workspace has no such folder. */
+  delete(workspaceId: string, id: string): Promise<boolean>;
 }

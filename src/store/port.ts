@@ -17,6 +17,9 @@ import type { InstanceRepository } from "./instances";
 import type { KvRepository } from "./kv";
 import type { LeaseRepository } from "./leases";
 import type { TriggerRepository } from "./triggers";
+import type { FolderRepository } from "./folders";
+import type { TemplateRepository } from "./templates";
+import type { WorkflowRepository } from "./workflows";
 
 /** The repositories of every area on the port. */
 export interface Repositories {
@@ -30,6 +33,9 @@ export interface Repositories {
   readonly leases: LeaseRepository;
   readonly instances: InstanceRepository;
   readonly kv: KvRepository;
+  readonly workflows: WorkflowRepository;
+  readonly folders: FolderRepository;
+  readonly templates: TemplateRepository;
 }
 
 export interface Storage extends Repositories {

@@ -39,6 +39,9 @@ export async function testApp(env: Record<string, string> = {}) {
     WEFT_RATE_LIMIT: "0",
     WEFT_FLOOD_LIMIT: "0",
     WEFT_WORKERS: "1",
+    // The port's pool on PostgreSQL: a test app is kept open until the last file ends (test/support/postgres-storage.ts),
+    // and hundreds of apps with the default 8 connections each would pass the server's max_connections.
+    WEFT_DATABASE_POOL: "2",
     ...env,
   });
   const postgres = testStorage() === "postgres" ? await freshPostgresDatabase() : null;

@@ -68,7 +68,7 @@ describe("pinned data", () => {
   test("test runs receive fresh pins only", async () => {
     const wf = await createWorkflow(t, { definition: greetDefinition() });
     await t.req("PUT", `/api/workflows/${wf.id}/pinned-data/greet`, { body: { data: { greeting: "pinned" } } });
-    expect(t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "test").pinnedData).toEqual({ greet: { greeting: "pinned" } });
+    expect((await t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "test")).pinnedData).toEqual({ greet: { greeting: "pinned" } });
   });
 });
 
@@ -91,7 +91,7 @@ describe("workflow variables", () => {
     const stored = t.db.query("SELECT value FROM workflow_variables WHERE workflow_id = ? AND name = 'apiKey'").get(wf.id) as { value: string };
     expect(stored.value).not.toContain("sk_live_123");
     expect(stored.value.startsWith("v1:")).toBe(true);
-    const run = t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "test");
+    const run = await t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "test");
     expect(run.variables).toEqual({ apiBase: "https://stock.example.com", apiKey: "sk_live_123" });
   });
 
@@ -103,7 +103,7 @@ describe("workflow variables", () => {
       body: { variables: listed.map((v: any) => ({ name: v.name, value: v.value, secret: v.secret })) },
     });
     expect(echoed.status).toBe(200);
-    expect(t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "test").variables.token).toBe("s3cret");
+    expect((await t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "test")).variables.token).toBe("s3cret");
     const fresh = await t.req("PUT", `/api/workflows/${wf.id}/variables`, { body: { variables: [{ name: "other", secret: true }] } });
     expect(fresh.status).toBe(400);
     const badName = await t.req("PUT", `/api/workflows/${wf.id}/variables`, { body: { variables: [{ name: "has-dash", value: 1 }] } });

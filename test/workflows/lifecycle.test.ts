@@ -37,7 +37,7 @@ describe("state table (spec 3.1)", () => {
     expect(version.body.data.number).toBe(1);
     expect(version.body.data.live).toBe(true);
     expect(version.body.data.definition.trigger.nextAction.name).toBe("greet");
-    const run = t.deps.workflows.definitionForRun(live.workspaceId, wf.id, "production");
+    const run = await t.deps.workflows.definitionForRun(live.workspaceId, wf.id, "production");
     expect(run.versionId).toBe(live.latestVersionId);
     expect(events).toContain(`publish ${wf.id} v1 active`);
   });
@@ -169,8 +169,8 @@ describe("POST /api/workflows/{id}/webhook/rotate", () => {
     const res = await t.req("POST", `/api/workflows/${wf.id}/webhook/rotate`);
     expect(res.status).toBe(200);
     expect(res.body.data.webhookToken).not.toBe(wf.webhookToken);
-    expect(t.deps.workflows.findByWebhookToken(wf.webhookToken)).toBeNull();
-    expect(t.deps.workflows.findByWebhookToken(res.body.data.webhookToken)?.id).toBe(wf.id);
+    expect(await t.deps.workflows.findByWebhookToken(wf.webhookToken)).toBeNull();
+    expect((await t.deps.workflows.findByWebhookToken(res.body.data.webhookToken))?.id).toBe(wf.id);
     expect(events).toContain(`rotate ${wf.id} ${wf.webhookToken}`);
     const cron = await createWorkflow(t, { definition: stockDefinition() });
     const refused = await t.req("POST", `/api/workflows/${cron.id}/webhook/rotate`);
@@ -201,9 +201,9 @@ describe("restore (spec 4.5)", () => {
     expect(restored.definition.trigger.nextAction.name).toBe("greet");
     expect(restored.hasUnpublishedChanges).toBe(true);
     expect(restored.definitionRev).toBe(before.definitionRev + 1);
-    const prod = t.deps.workflows.definitionForRun(restored.workspaceId, wf.id, "production");
+    const prod = await t.deps.workflows.definitionForRun(restored.workspaceId, wf.id, "production");
     expect(prod.definition.trigger.type).toBe("cron");
-    expect(t.deps.workflows.definitionForRun(restored.workspaceId, wf.id, "test").definition.trigger.type).toBe("webhook");
+    expect((await t.deps.workflows.definitionForRun(restored.workspaceId, wf.id, "test")).definition.trigger.type).toBe("webhook");
   });
 
   test("restoring the live version gives hasUnpublishedChanges false", async () => {
@@ -289,14 +289,11 @@ describe("restore (spec 4.5)", () => {
 describe("for the engine: definitionForRun", () => {
   test("production of a never-published workflow is 422 NOT_PUBLISHED; test runs the draft", async () => {
     const wf = await createWorkflow(t, { definition: greetDefinition() });
-    expect(() => t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "production")).toThrow(/never been published/);
-    try {
-      t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "production");
-    } catch (error: any) {
-      expect(error.code).toBe("NOT_PUBLISHED");
-      expect(error.status).toBe(422);
-    }
-    const test = t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "test");
+    await expect(t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "production")).rejects.toThrow(/never been published/);
+    const error: any = await t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "production").catch((e) => e);
+    expect(error.code).toBe("NOT_PUBLISHED");
+    expect(error.status).toBe(422);
+    const test = await t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "test");
     expect(test.definition.trigger.nextAction!.name).toBe("greet");
     expect(test.versionId).toBeNull();
   });

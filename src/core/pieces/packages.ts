@@ -12,7 +12,7 @@ import type { FlowVersionT } from "../../schema/workflow";
 import { walk } from "../workflows/tree";
 
 export interface LiveWorkflowSource {
-  liveWorkflows(): Array<{ workflow: { id: string; name: string }; version: { definition: FlowVersionT } }>;
+  liveWorkflows(): Promise<Array<{ workflow: { id: string; name: string }; version: { definition: FlowVersionT } }>>;
 }
 
 export interface PackagesServiceOptions {
@@ -48,7 +48,7 @@ export class PackagesService {
   }
 
   /** Removes one version, or every version when none is named; refused while a published workflow runs it. */
-  remove(pieceId: string, version?: string): PackageView[] {
+  async remove(pieceId: string, version?: string): Promise<PackageView[]> {
     const held = this.o.packages.versions(pieceId);
     if (held.length === 0) throw new AppError("NOT_FOUND", `no package is installed as piece ${pieceId}; GET /api/pieces/packages lists them`);
     const targets = version === undefined ? held : held.filter((pkg) => pkg.version === version);
@@ -56,7 +56,7 @@ export class PackagesService {
       throw new AppError("NOT_FOUND", `${pieceId} ${version} is not installed; installed versions: ${held.map((pkg) => pkg.version).join(", ")}`);
     }
     for (const target of targets) {
-      const users = this.liveUsers(pieceId, target.version);
+      const users = await this.liveUsers(pieceId, target.version);
       if (users.length > 0) {
         throw new AppError(
           "CONFLICT",
@@ -71,9 +71,9 @@ export class PackagesService {
   }
 
   /** Published workflows with a step that resolves to this version. */
-  private liveUsers(pieceId: string, version: string): Array<{ id: string; name: string }> {
+  private async liveUsers(pieceId: string, version: string): Promise<Array<{ id: string; name: string }>> {
     const users: Array<{ id: string; name: string }> = [];
-    for (const { workflow, version: published } of this.o.workflows.liveWorkflows()) {
+    for (const { workflow, version: published } of await this.o.workflows.liveWorkflows()) {
       for (const { node } of walk(published.definition)) {
         if (node.pieceId === pieceId && this.o.registry.get(pieceId, node.pieceVersion)?.version === version) {
           users.push({ id: workflow.id, name: workflow.name });

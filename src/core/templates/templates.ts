@@ -6,7 +6,7 @@ import { AppError, notFound } from "../../http/errors";
 import type { FlowVersionT } from "../../schema/workflow";
 import type { WorkflowT } from "../../schema/workflow-record";
 import { nowIso } from "../../store/db";
-import { TemplateStore, type TemplateRow } from "../../store/templates";
+import type { TemplateRow } from "../../store/templates";
 import { newId } from "../../lib/ids";
 import { walk, withoutConnections } from "../workflows/tree";
 import type { Actor, Workflows } from "../workflows/workflows";
@@ -30,33 +30,33 @@ export interface TemplateView {
 const SOURCES = ["builtin", "workspace"] as const;
 
 export class Templates {
-  readonly store: TemplateStore;
+  constructor(private readonly workflows: Workflows) {}
 
-  constructor(private readonly workflows: Workflows) {
-    this.store = new TemplateStore(workflows.db);
+  private get store() {
+    return this.workflows.storage.templates;
   }
 
-  list(workspaceId: string, query: { q?: string; category?: string; source?: string; limit: number; offset: number }) {
+  async list(workspaceId: string, query: { q?: string; category?: string; source?: string; limit: number; offset: number }) {
     const q = query.q?.trim().toLowerCase();
     const source = (SOURCES as readonly string[]).includes(query.source ?? "") ? query.source : undefined;
-    const all = [...BUILTIN_TEMPLATES.map(builtinView), ...this.store.list(workspaceId).map((r) => workspaceView(r))]
+    const all = [...BUILTIN_TEMPLATES.map(builtinView), ...(await this.store.list(workspaceId)).map((r) => workspaceView(r))]
       .filter((t) => !source || t.source === source)
       .filter((t) => !query.category || t.category === query.category)
       .filter((t) => !q || t.name.toLowerCase().includes(q) || t.description.toLowerCase().includes(q) || t.pieces.some((p) => p.includes(q)));
     return { data: all.slice(query.offset, query.offset + query.limit).map(({ definition: _d, ...summary }) => summary), total: all.length };
   }
 
-  get(workspaceId: string, id: string): TemplateView {
+  async get(workspaceId: string, id: string): Promise<TemplateView> {
     const builtin = BUILTIN_TEMPLATES.find((t) => t.id === id || t.slug === id);
     if (builtin) return builtinView(builtin);
-    const row = this.store.get(workspaceId, id);
+    const row = await this.store.get(workspaceId, id);
     if (!row) throw notFound(`template ${id} (GET /api/templates lists them)`);
     return workspaceView(row);
   }
 
   /** A workspace template from a workflow's draft (connection ids removed; variables stay with the workflow). */
-  createFromWorkflow(actor: Actor, input: { workflowId: string; name?: string; description?: string; category?: string }): TemplateView {
-    const row = this.workflows.row(actor.workspaceId, input.workflowId);
+  async createFromWorkflow(actor: Actor, input: { workflowId: string; name?: string; description?: string; category?: string }): Promise<TemplateView> {
+    const row = await this.workflows.row(actor.workspaceId, input.workflowId);
     const template: TemplateRow = {
       id: newId(),
       workspace_id: actor.workspaceId,
@@ -68,20 +68,20 @@ export class Templates {
       created_by: actor.userId ?? actor.credentialId,
       created_at: nowIso(),
     };
-    this.store.insert(template);
+    await this.store.insert(template);
     return workspaceView(template);
   }
 
-  delete(actor: Actor, id: string): { id: string; deleted: true } {
+  async delete(actor: Actor, id: string): Promise<{ id: string; deleted: true }> {
     if (BUILTIN_TEMPLATES.some((t) => t.id === id))
       throw new AppError("UNPROCESSABLE", `template ${id} is built in and cannot be deleted; only workspace templates can`);
-    if (!this.store.delete(actor.workspaceId, id)) throw notFound(`template ${id}`);
+    if (!(await this.store.delete(actor.workspaceId, id))) throw notFound(`template ${id}`);
     return { id, deleted: true };
   }
 
   /** A new draft workflow from the template. */
-  use(actor: Actor, id: string, input: { name?: string; folderId?: string | null }): WorkflowT {
-    const template = this.get(actor.workspaceId, id);
+  async use(actor: Actor, id: string, input: { name?: string; folderId?: string | null }): Promise<WorkflowT> {
+    const template = await this.get(actor.workspaceId, id);
     return this.workflows.create(actor, {
       name: input.name ?? template.name,
       description: template.description,

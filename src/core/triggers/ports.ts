@@ -90,5 +90,5 @@ export interface WebhookWorkflows {
   versionDefinition(versionId: string): FlowVersionT | null;
   draftDefinition(workflowId: string, workspaceId: string): FlowVersionT | null;
   /** Records an inbound test call as the workflow's test payload (the editor's "listen for a test event"). */
-  recordTestPayload(workflowId: string, workspaceId: string, triggerName: string, payload: unknown): void;
+  recordTestPayload(workflowId: string, workspaceId: string, triggerName: string, payload: unknown): void | Promise<void>;
 }

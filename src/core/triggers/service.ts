@@ -67,7 +67,8 @@ export function createTriggers(deps: TriggersDeps) {
   const store = storage.triggers;
 
   const versionDefinition = (versionId: string): FlowVersionT | null => {
-    const row = workflows.store.versionById(versionId);
+    // Synchronous: the trigger ports are (until triggers are on the storage port).
+    const row = workflows.versionByIdNow(versionId);
     return row ? workflows.snapshot(row) : null;
   };
 
@@ -109,7 +110,7 @@ export function createTriggers(deps: TriggersDeps) {
     },
     versionDefinition,
     draftDefinition: (workflowId, workspaceId) => {
-      const row = workflows.store.get(workspaceId, workflowId);
+      const row = workflows.syncReads.get(workspaceId, workflowId);
       return row ? workflows.draft(row) : null;
     },
     recordTestPayload: (workflowId, _workspaceId, name, payload) => workflows.editor.recordTestPayload(workflowId, name, payload),
@@ -191,7 +192,8 @@ export function createTriggers(deps: TriggersDeps) {
     await storage.atomically(async (unit) => {
       // Which workflows have trigger rows, looked up once: only those need rows deleted.
       const rows = await unit.triggers.triggerRowIds();
-      for (const { workflow, version } of workflows.liveWorkflows()) {
+      // Read in the unit: a publish or unpublish (a unit too) lands before or after, never in between.
+      for (const { workflow, version } of await workflows.liveWorkflows(0, unit)) {
         live.add(workflow.id);
         try {
           await lifecycle.syncRows(workflow, version.id, version.definition, rows, unit);
@@ -215,7 +217,7 @@ export function createTriggers(deps: TriggersDeps) {
 
   /** What the live trigger of a workflow is doing (GET /api/workflows/{id}/trigger). */
   async function status(workspaceId: string, workflowId: string) {
-    const row = workflows.row(workspaceId, workflowId);
+    const row = await workflows.row(workspaceId, workflowId);
     return {
       workflowId: row.id,
       status: row.status,

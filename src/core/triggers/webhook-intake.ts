@@ -113,7 +113,7 @@ export class WebhookIntake {
         { allow: allowed },
       );
     }
-    if (test) this.o.workflows.recordTestPayload(target.id, target.workspaceId, plan.triggerName, data);
+    if (test) await this.o.workflows.recordTestPayload(target.id, target.workspaceId, plan.triggerName, data);
     if (plan.triggerDef?.receive) return this.receiveItems(token, target, plan, versionId, data, test);
     const { runId, reply } = await this.o.runs.enqueue(
       {

@@ -4,18 +4,17 @@
  * changed), and workflow variables (`{{variables.x}}`; secret values encrypted at rest, masked on read).
  */
 import { AppError, notFound } from "../../http/errors";
-import { atomically, nowIso } from "../../store/db";
-import type { Db } from "../../store/db";
-import type { VariableRow, WorkflowRow, WorkflowStore } from "../../store/workflows";
+import { nowIso } from "../../store/db";
+import type { Storage } from "../../store/port";
+import type { PinRow, VariableRow, WorkflowRow } from "../../store/workflows";
 import type { FlowVersionT } from "../../schema/workflow";
 import type { SecretBox } from "../crypto";
 import { stepStamp, stepsByName, type AnyNode } from "./tree";
 
 /** The part of the workflows core this module reads: rows by workspace and their drafts (./workflows.ts serves it). */
 export interface WorkflowRows {
-  readonly store: WorkflowStore;
-  readonly db: Db;
-  row(workspaceId: string, id: string): WorkflowRow;
+  readonly storage: Storage;
+  row(workspaceId: string, id: string, storage?: Storage): Promise<WorkflowRow>;
   draft(row: WorkflowRow): FlowVersionT;
 }
 
@@ -50,58 +49,59 @@ export class EditorData {
   // ------------------------------------------------------------------ pinned data
 
   /** Every pin with its staleness judged against `definition` (the current draft). */
-  pinnedView(workflowId: string, definition: FlowVersionT): Record<string, PinnedEntry> {
-    const rows = this.workflows.store.pins(workflowId);
-    if (rows.length === 0) return {};
-    const byName = stepsByName(definition);
-    const view: Record<string, PinnedEntry> = {};
-    for (const pin of rows) {
-      const node = byName.get(pin.step_name);
-      view[pin.step_name] = { data: JSON.parse(pin.data), pinnedAt: pin.pinned_at, stale: !node || stepStamp(node) !== pin.stamp };
-    }
-    return view;
+  async pinnedView(workflowId: string, definition: FlowVersionT, storage: Storage = this.workflows.storage): Promise<Record<string, PinnedEntry>> {
+    return pinnedViewOf(await storage.workflows.pins(workflowId), definition);
   }
 
   /** Pins a test run may use instead of running the step: only those still matching the step. */
-  freshPins(workflowId: string, definition: FlowVersionT): Record<string, unknown> {
+  freshPinsOf(rows: PinRow[], definition: FlowVersionT): Record<string, unknown> {
     const fresh: Record<string, unknown> = {};
-    for (const [name, entry] of Object.entries(this.pinnedView(workflowId, definition))) if (!entry.stale) fresh[name] = entry.data;
+    for (const [name, entry] of Object.entries(pinnedViewOf(rows, definition))) if (!entry.stale) fresh[name] = entry.data;
     return fresh;
   }
 
   /**
-   * Pins supplied with a definition or a create/update body. A value shaped like an entry read back
-   * from GET (`{data, pinnedAt, stale}`) is left as stored, so a read-modify-write never refreshes a
+   * Pins supplied with a definition or a create/update body, written through `unit`. A value shaped like an entry
+   * read back from GET (`{data, pinnedAt, stale}`) is left as stored, so a read-modify-write never refreshes a
    * stale pin; any other value is pinned now against the step's current configuration.
    */
-  storePins(row: WorkflowRow, definition: FlowVersionT, pins: Record<string, unknown>) {
+  async storePins(row: WorkflowRow, definition: FlowVersionT, pins: Record<string, unknown>, unit: Storage): Promise<void> {
     const names = Object.keys(pins);
     if (names.length === 0) return;
     const byName = stepsByName(definition);
     const at = nowIso();
+    const rows: PinRow[] = [];
     for (const name of names) {
       const value = pins[name];
       if (isEntryAsRead(value)) continue;
       const node = byName.get(name);
       if (!node) throw unknownStep(name, byName);
-      this.workflows.store.putPin({ workflow_id: row.id, step_name: name, data: JSON.stringify(value ?? null), stamp: stepStamp(node), pinned_at: at });
+      rows.push({ workflow_id: row.id, step_name: name, data: JSON.stringify(value ?? null), stamp: stepStamp(node), pinned_at: at });
     }
+    for (const pin of rows) await unit.workflows.putPin(pin);
   }
 
-  pin(actor: Actor, workflowId: string, stepName: string, data: unknown): PinnedEntry & { stepName: string } {
-    const row = this.workflows.row(actor.workspaceId, workflowId);
+  async pin(actor: Actor, workflowId: string, stepName: string, data: unknown): Promise<PinnedEntry & { stepName: string }> {
+    const row = await this.workflows.row(actor.workspaceId, workflowId);
     const byName = stepsByName(this.workflows.draft(row));
     const node = byName.get(stepName);
     if (!node) throw unknownStep(stepName, byName);
     const pinnedAt = nowIso();
-    this.workflows.store.putPin({ workflow_id: row.id, step_name: stepName, data: JSON.stringify(data ?? null), stamp: stepStamp(node), pinned_at: pinnedAt });
+    await this.workflows.storage.workflows.putPin({
+      workflow_id: row.id,
+      step_name: stepName,
+      data: JSON.stringify(data ?? null),
+      stamp: stepStamp(node),
+      pinned_at: pinnedAt,
+    });
     return { stepName, data: data ?? null, pinnedAt, stale: false };
   }
 
-  unpin(actor: Actor, workflowId: string, stepName: string): { stepName: string; deleted: true } {
-    const row = this.workflows.row(actor.workspaceId, workflowId);
-    if (!this.workflows.store.deletePin(row.id, stepName)) {
-      const pinned = this.workflows.store.pins(row.id).map((p) => p.step_name);
+  async unpin(actor: Actor, workflowId: string, stepName: string): Promise<{ stepName: string; deleted: true }> {
+    const row = await this.workflows.row(actor.workspaceId, workflowId);
+    const store = this.workflows.storage.workflows;
+    if (!(await store.deletePin(row.id, stepName))) {
+      const pinned = (await store.pins(row.id)).map((p) => p.step_name);
       throw notFound(`pinned data of step "${stepName}" (pinned steps: ${pinned.join(", ") || "none"})`);
     }
     return { stepName, deleted: true };
@@ -109,52 +109,52 @@ export class EditorData {
 
   // ------------------------------------------------------------------ test payloads
 
-  testPayloads(workspaceId: string, workflowId: string): Record<string, unknown> {
-    return JSON.parse(this.workflows.row(workspaceId, workflowId).test_payloads);
+  async testPayloads(workspaceId: string, workflowId: string): Promise<Record<string, unknown>> {
+    return JSON.parse((await this.workflows.row(workspaceId, workflowId)).test_payloads);
   }
 
-  setTestPayloads(actor: Actor, workflowId: string, payloads: Record<string, unknown>): Record<string, unknown> {
-    const row = this.workflows.row(actor.workspaceId, workflowId);
-    this.workflows.store.setTestPayloads(row.id, JSON.stringify(payloads));
+  async setTestPayloads(actor: Actor, workflowId: string, payloads: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const row = await this.workflows.row(actor.workspaceId, workflowId);
+    await this.workflows.storage.workflows.setTestPayloads(row.id, JSON.stringify(payloads));
     return payloads;
   }
 
   /** Records one named test payload (the test webhook URL's "listen for a test event"). */
-  recordTestPayload(workflowId: string, name: string, payload: unknown) {
+  async recordTestPayload(workflowId: string, name: string, payload: unknown): Promise<void> {
     // One unit: test calls landing on two instances at once both keep their payload.
-    atomically(this.workflows.db, () => {
-      const row = this.workflows.store.getAnyWorkspace(workflowId);
+    await this.workflows.storage.atomically(async (unit) => {
+      const row = await unit.workflows.getAnyWorkspace(workflowId);
       if (!row) return;
       const payloads = JSON.parse(row.test_payloads) as Record<string, unknown>;
       payloads[name] = payload;
-      this.workflows.store.setTestPayloads(row.id, JSON.stringify(payloads));
+      await unit.workflows.setTestPayloads(row.id, JSON.stringify(payloads));
     });
   }
 
   // ------------------------------------------------------------------ variables
 
-  variables(workspaceId: string, workflowId: string): VariableView[] {
-    const row = this.workflows.row(workspaceId, workflowId);
-    return this.workflows.store.variables(row.id).map(variableView);
+  async variables(workspaceId: string, workflowId: string): Promise<VariableView[]> {
+    const row = await this.workflows.row(workspaceId, workflowId);
+    return (await this.workflows.storage.workflows.variables(row.id)).map(variableView);
   }
 
   /**
    * Replaces the workflow's variables. A secret sent without a value (or with null) keeps its stored
    * value, so a list read with GET (secrets masked as null) can be sent back unchanged.
    */
-  setVariables(actor: Actor, workflowId: string, input: VariableInput[]): VariableView[] {
+  async setVariables(actor: Actor, workflowId: string, input: VariableInput[]): Promise<VariableView[]> {
     const seen = new Set<string>();
     for (const v of input) {
       if (seen.has(v.name)) throw new AppError("VALIDATION_FAILED", `variable "${v.name}" appears twice; names are unique`);
       seen.add(v.name);
     }
     // One unit: a secret kept as stored is the one stored when the list is written, whatever another instance set meanwhile.
-    return atomically(this.workflows.db, () => this.replaceVariables(actor, workflowId, input));
+    return this.workflows.storage.atomically((unit) => this.replaceVariables(unit, actor, workflowId, input));
   }
 
-  private replaceVariables(actor: Actor, workflowId: string, input: VariableInput[]): VariableView[] {
-    const row = this.workflows.row(actor.workspaceId, workflowId);
-    const current = new Map(this.workflows.store.variables(row.id).map((r) => [r.name, r]));
+  private async replaceVariables(unit: Storage, actor: Actor, workflowId: string, input: VariableInput[]): Promise<VariableView[]> {
+    const row = await this.workflows.row(actor.workspaceId, workflowId, unit);
+    const current = new Map((await unit.workflows.variables(row.id)).map((r) => [r.name, r]));
     const at = nowIso();
     const rows: VariableRow[] = input.map((v) => {
       const secret = v.secret === true;
@@ -180,12 +180,12 @@ export class EditorData {
         updated_at: unchanged ? before.updated_at : at,
       };
     });
-    this.workflows.store.replaceVariables(row.id, rows);
+    await unit.workflows.replaceVariables(row.id, rows);
     return rows.map(variableView);
   }
 
-  variableNames(workflowId: string): string[] {
-    return this.workflows.store.variables(workflowId).map((v) => v.name);
+  async variableNames(workflowId: string): Promise<string[]> {
+    return (await this.workflows.storage.workflows.variables(workflowId)).map((v) => v.name);
   }
 
   /**
@@ -193,10 +193,15 @@ export class EditorData {
    * and the secret ones' values as a run's log masks them (a non-empty string as it is, another scalar as its
    * text; empty, null and objects are nothing to mask).
    */
-  runVariablesAndSecrets(workflowId: string, definition: FlowVersionT): { variables: Record<string, unknown>; secrets: string[] } {
+  async runVariablesAndSecrets(workflowId: string, definition: FlowVersionT): Promise<{ variables: Record<string, unknown>; secrets: string[] }> {
+    return this.variablesAndSecretsOf(await this.workflows.storage.workflows.variables(workflowId), definition);
+  }
+
+  /** As runVariablesAndSecrets, from the stored variables already read. */
+  variablesAndSecretsOf(rows: VariableRow[], definition: FlowVersionT): { variables: Record<string, unknown>; secrets: string[] } {
     const variables: Record<string, unknown> = { ...(definition.variables ?? {}) };
     const secrets: string[] = [];
-    for (const v of this.workflows.store.variables(workflowId)) {
+    for (const v of rows) {
       const value: unknown = JSON.parse(v.secret ? this.secrets.decrypt(v.value) : v.value);
       variables[v.name] = value;
       if (!v.secret) continue;
@@ -207,16 +212,19 @@ export class EditorData {
   }
 
   /** Stored variables for export: secret values removed. */
-  exportVariables(workflowId: string) {
-    return this.workflows.store
-      .variables(workflowId)
-      .map((v) => ({ name: v.name, value: v.secret ? null : JSON.parse(v.value), secret: v.secret === 1, description: v.description }));
+  async exportVariables(workflowId: string) {
+    return (await this.workflows.storage.workflows.variables(workflowId)).map((v) => ({
+      name: v.name,
+      value: v.secret ? null : JSON.parse(v.value),
+      secret: v.secret === 1,
+      description: v.description,
+    }));
   }
 
-  /** Imported variables: secrets arrive without values and are stored empty, to be filled in. */
-  importVariables(workflowId: string, input: Array<{ name: string; value: unknown; secret: boolean; description?: string }>) {
+  /** Imported variables, written through `unit`: secrets arrive without values and are stored empty, to be filled in. */
+  async importVariables(workflowId: string, input: Array<{ name: string; value: unknown; secret: boolean; description?: string }>, unit: Storage) {
     const at = nowIso();
-    this.workflows.store.replaceVariables(
+    await unit.workflows.replaceVariables(
       workflowId,
       input.map((v) => ({
         workflow_id: workflowId,
@@ -228,6 +236,18 @@ export class EditorData {
       })),
     );
   }
+}
+
+/** Every pin with its staleness judged against `definition` (the current draft). */
+function pinnedViewOf(rows: PinRow[], definition: FlowVersionT): Record<string, PinnedEntry> {
+  if (rows.length === 0) return {};
+  const byName = stepsByName(definition);
+  const view: Record<string, PinnedEntry> = {};
+  for (const pin of rows) {
+    const node = byName.get(pin.step_name);
+    view[pin.step_name] = { data: JSON.parse(pin.data), pinnedAt: pin.pinned_at, stale: !node || stepStamp(node) !== pin.stamp };
+  }
+  return view;
 }
 
 function variableView(r: VariableRow): VariableView {

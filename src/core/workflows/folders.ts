@@ -1,7 +1,8 @@
 /** Folders (flat): create, rename, delete (refused while non-empty unless ?moveTo=), move workflows. */
 import { AppError, notFound } from "../../http/errors";
-import { nowIso, atomically } from "../../store/db";
+import { nowIso } from "../../store/db";
 import type { FolderRow, FolderWithCount } from "../../store/folders";
+import type { Storage } from "../../store/port";
 import { newId } from "../../lib/ids";
 import type { Actor, Workflows } from "./workflows";
 
@@ -26,48 +27,48 @@ const view = (f: FolderWithCount): FolderView => ({
 export class Folders {
   constructor(private readonly workflows: Workflows) {}
 
-  private get store() {
-    return this.workflows.folders;
+  private get storage() {
+    return this.workflows.storage;
   }
 
-  list(workspaceId: string) {
-    const data = this.store.list(workspaceId).map(view);
+  async list(workspaceId: string) {
+    const data = (await this.storage.folders.list(workspaceId)).map(view);
     return { data, total: data.length };
   }
 
-  get(workspaceId: string, id: string): FolderView {
-    const folder = this.store.get(workspaceId, id);
+  async get(workspaceId: string, id: string, storage: Storage = this.storage): Promise<FolderView> {
+    const folder = await storage.folders.get(workspaceId, id);
     if (!folder) throw notFound(`folder ${id}`);
     return view(folder);
   }
 
   // The name check and the write are one unit: two instances creating the same name at once answer 201 and 409.
-  create(actor: Actor, name: string): FolderView {
-    const row = atomically(this.workflows.db, () => {
-      const trimmed = this.assertFreeName(actor.workspaceId, name);
+  async create(actor: Actor, name: string): Promise<FolderView> {
+    const row = await this.storage.atomically(async (unit) => {
+      const trimmed = await this.assertFreeName(unit, actor.workspaceId, name);
       const at = nowIso();
       const row: FolderRow = { id: newId(), workspace_id: actor.workspaceId, name: trimmed, created_at: at, updated_at: at };
-      this.store.insert(row);
+      await unit.folders.insert(row);
       return row;
     });
     return view({ ...row, workflow_count: 0 });
   }
 
-  rename(actor: Actor, id: string, name: string): FolderView {
-    atomically(this.workflows.db, () => {
-      this.get(actor.workspaceId, id);
-      const trimmed = this.assertFreeName(actor.workspaceId, name, id);
-      this.store.rename(actor.workspaceId, id, trimmed, nowIso());
+  async rename(actor: Actor, id: string, name: string): Promise<FolderView> {
+    await this.storage.atomically(async (unit) => {
+      await this.get(actor.workspaceId, id, unit);
+      const trimmed = await this.assertFreeName(unit, actor.workspaceId, name, id);
+      await unit.folders.rename(actor.workspaceId, id, trimmed, nowIso());
     });
     return this.get(actor.workspaceId, id);
   }
 
   /** Refused while the folder holds workflows, unless moveTo names another folder or `root`. */
-  delete(actor: Actor, id: string, moveTo?: string): { id: string; deleted: true; moved: number } {
-    const folder = this.get(actor.workspaceId, id);
+  async delete(actor: Actor, id: string, moveTo?: string): Promise<{ id: string; deleted: true; moved: number }> {
+    const folder = await this.get(actor.workspaceId, id);
     let moved = 0;
-    atomically(this.workflows.db, () => {
-      const count = this.workflows.store.countInFolder(actor.workspaceId, id);
+    await this.storage.atomically(async (unit) => {
+      const count = await unit.workflows.countInFolder(actor.workspaceId, id);
       if (count > 0) {
         if (moveTo === undefined || moveTo === "") {
           throw new AppError(
@@ -78,31 +79,31 @@ export class Folders {
         }
         const target = moveTo === "root" ? null : moveTo;
         if (target === id) throw new AppError("VALIDATION_FAILED", "moveTo names the folder being deleted; name another folder or root");
-        if (target !== null) this.workflows.assertFolder(actor.workspaceId, target);
-        this.workflows.store.moveFolderContents(actor.workspaceId, id, target, nowIso());
+        if (target !== null) await this.workflows.assertFolder(actor.workspaceId, target, unit);
+        await unit.workflows.moveFolderContents(actor.workspaceId, id, target, nowIso());
         moved = count;
       }
-      this.store.delete(actor.workspaceId, id);
+      await unit.folders.delete(actor.workspaceId, id);
     });
     return { id, deleted: true, moved };
   }
 
   /** Moves workflows into a folder (or out of every folder with null); all or nothing. */
-  move(actor: Actor, workflowIds: string[], folderId: string | null): { moved: number; folderId: string | null } {
-    if (folderId !== null) this.workflows.assertFolder(actor.workspaceId, folderId);
+  async move(actor: Actor, workflowIds: string[], folderId: string | null): Promise<{ moved: number; folderId: string | null }> {
+    if (folderId !== null) await this.workflows.assertFolder(actor.workspaceId, folderId);
     const at = nowIso();
-    atomically(this.workflows.db, () => {
+    await this.storage.atomically(async (unit) => {
       for (const id of new Set(workflowIds)) {
-        if (!this.workflows.store.move(actor.workspaceId, id, folderId, at)) throw notFound(`workflow ${id}`);
+        if (!(await unit.workflows.move(actor.workspaceId, id, folderId, at))) throw notFound(`workflow ${id}`);
       }
     });
     return { moved: new Set(workflowIds).size, folderId };
   }
 
-  private assertFreeName(workspaceId: string, name: string, exceptId?: string): string {
+  private async assertFreeName(unit: Storage, workspaceId: string, name: string, exceptId?: string): Promise<string> {
     const trimmed = name.trim();
     if (trimmed === "") throw new AppError("VALIDATION_FAILED", "a folder name cannot be blank");
-    const existing = this.store.byName(workspaceId, trimmed);
+    const existing = await unit.folders.byName(workspaceId, trimmed);
     if (existing && existing.id !== exceptId)
       throw new AppError("CONFLICT", `a folder named "${existing.name}" already exists (${existing.id}); pick another name`);
     return trimmed;

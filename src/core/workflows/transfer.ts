@@ -1,7 +1,7 @@
 /** Export and import of a workflow as one JSON document; connection ids and secret values never leave. */
 import type { FlowVersionT } from "../../schema/workflow";
 import type { WorkflowExportT, WorkflowT } from "../../schema/workflow-record";
-import { nowIso, atomically } from "../../store/db";
+import { nowIso } from "../../store/db";
 import { withoutConnections } from "./tree";
 import type { Actor, Workflows } from "./workflows";
 
@@ -17,32 +17,34 @@ export interface ImportInput {
 export class Transfer {
   constructor(private readonly workflows: Workflows) {}
 
-  export(workspaceId: string, id: string): WorkflowExportT {
-    const row = this.workflows.row(workspaceId, id);
+  async export(workspaceId: string, id: string): Promise<WorkflowExportT> {
+    const row = await this.workflows.row(workspaceId, id);
     return {
       weftExport: 1,
       name: row.name,
       description: row.description,
       tags: JSON.parse(row.tags),
       definition: withoutConnections(this.workflows.draft(row)),
-      variables: this.workflows.editor.exportVariables(row.id),
+      variables: await this.workflows.editor.exportVariables(row.id),
       exportedAt: nowIso(),
     };
   }
 
   /** A new draft from an export document (the gate runs at publish, as for any draft). */
-  import(actor: Actor, input: ImportInput): WorkflowT {
-    const id = atomically(this.workflows.db, () => {
-      const created = this.workflows.create(actor, {
-        name: input.name ?? "Imported workflow",
-        description: input.description,
-        tags: input.tags,
-        folderId: input.folderId ?? undefined,
-        definition: withoutConnections(input.definition),
-      });
-      if (input.variables?.length) this.workflows.editor.importVariables(created.id, input.variables);
-      return created.id;
+  async import(actor: Actor, input: ImportInput): Promise<WorkflowT> {
+    const { row, definition, pins } = await this.workflows.prepareCreate(actor, {
+      name: input.name ?? "Imported workflow",
+      description: input.description,
+      tags: input.tags,
+      folderId: input.folderId ?? undefined,
+      definition: withoutConnections(input.definition),
     });
-    return this.workflows.get(actor.workspaceId, id);
+    // One unit: the workflow is there with its variables, or not at all.
+    await this.workflows.storage.atomically(async (unit) => {
+      await unit.workflows.insert(row);
+      await this.workflows.editor.storePins(row, definition, pins, unit);
+      if (input.variables?.length) await this.workflows.editor.importVariables(row.id, input.variables, unit);
+    });
+    return this.workflows.get(actor.workspaceId, row.id);
   }
 }

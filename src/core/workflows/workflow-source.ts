@@ -3,7 +3,7 @@
  * executes, its variables and secrets, and the live workflows with event triggers.
  */
 import type { RunnableWorkflow, WorkflowSource, Environment } from "../../engine/workflow-source";
-import type { Workflows } from "./workflows";
+import type { RunDefinition, Workflows } from "./workflows";
 
 /**
  * How long a production run's workflow lookup is reused. Publish and unpublish invalidate at once; the
@@ -16,55 +16,63 @@ const LIVE_REUSE_MS = 1_000;
 
 export function workflowSourceFrom(workflows: Workflows): WorkflowSource {
   const production = new Map<string, { at: number; value: RunnableWorkflow }>();
-  const source: WorkflowSource & { load(workspaceId: string | null, workflowId: string, environment: Environment): RunnableWorkflow } = {
-    forRun(workspaceId, workflowId, environment) {
-      if (environment === "production") {
-        const hit = production.get(workflowId);
-        if (hit && Date.now() - hit.at < PRODUCTION_CACHE_MS && (workspaceId === null || hit.value.workspaceId === workspaceId)) return hit.value;
-      }
-      const value = this.load(workspaceId, workflowId, environment);
-      if (environment === "production") {
-        if (production.size > 10_000) production.clear();
-        production.set(workflowId, { at: Date.now(), value });
-      }
-      return value;
+  const cached = (workspaceId: string | null, workflowId: string, environment: Environment) => {
+    if (environment !== "production") return undefined;
+    const hit = production.get(workflowId);
+    return hit && Date.now() - hit.at < PRODUCTION_CACHE_MS && (workspaceId === null || hit.value.workspaceId === workspaceId) ? hit.value : undefined;
+  };
+  const keep = (environment: Environment, value: RunnableWorkflow) => {
+    if (environment !== "production") return value;
+    if (production.size > 10_000) production.clear();
+    production.set(value.workflowId, { at: Date.now(), value });
+    return value;
+  };
+  return {
+    async forRun(workspaceId, workflowId, environment) {
+      const hit = cached(workspaceId, workflowId, environment);
+      if (hit) return hit;
+      const rd =
+        workspaceId === null
+          ? await workflows.definitionForRunAnyWorkspace(workflowId, environment)
+          : await workflows.definitionForRun(workspaceId, workflowId, environment);
+      return keep(environment, runnableOf(rd, environment));
+    },
+    forRunNow(workspaceId, workflowId, environment) {
+      const hit = cached(workspaceId, workflowId, environment);
+      if (hit) return hit;
+      return keep(environment, runnableOf(workflows.definitionForRunNow(workspaceId, workflowId, environment), environment));
     },
     invalidate(workflowId) {
       if (workflowId === undefined) production.clear();
       else production.delete(workflowId);
     },
-    load(workspaceId: string | null, workflowId: string, environment: Environment): RunnableWorkflow {
-      const rd =
-        workspaceId === null
-          ? workflows.definitionForRunAnyWorkspace(workflowId, environment)
-          : workflows.definitionForRun(workspaceId, workflowId, environment);
-      const live = environment === "production";
-      return {
-        workflowId: rd.workflow.id,
-        workspaceId: rd.workflow.workspaceId,
-        orgId: rd.workflow.orgId,
-        name: rd.workflow.name,
-        triggerType: rd.workflow.triggerType,
-        definition: rd.definition,
-        versionId: rd.versionId,
-        versionNumber: rd.versionNumber,
-        executedVersionId: live ? rd.versionId : null,
-        executedVersionNumber: live ? rd.versionNumber : null,
-        variables: rd.variables ?? rd.definition.variables ?? {},
-        secrets: rd.secrets,
-        pinnedData: live ? {} : (rd.pinnedData ?? {}),
-      };
-    },
     variablesFor(workflowId, definition) {
       return workflows.editor.runVariablesAndSecrets(workflowId, definition);
     },
-    liveWithTriggerTypes(types) {
+    async liveWithTriggerTypes(types) {
       const wanted = new Set(types);
-      return workflows
-        .liveWorkflows(LIVE_REUSE_MS)
+      return (await workflows.liveWorkflows(LIVE_REUSE_MS))
         .filter(({ version }) => wanted.has(version.definition.trigger.type))
         .map(({ workflow, version }) => ({ workflowId: workflow.id, workspaceId: workflow.workspaceId, trigger: version.definition.trigger }));
     },
   };
-  return source;
+}
+
+function runnableOf(rd: RunDefinition, environment: Environment): RunnableWorkflow {
+  const live = environment === "production";
+  return {
+    workflowId: rd.workflow.id,
+    workspaceId: rd.workflow.workspaceId,
+    orgId: rd.workflow.orgId,
+    name: rd.workflow.name,
+    triggerType: rd.workflow.triggerType,
+    definition: rd.definition,
+    versionId: rd.versionId,
+    versionNumber: rd.versionNumber,
+    executedVersionId: live ? rd.versionId : null,
+    executedVersionNumber: live ? rd.versionNumber : null,
+    variables: rd.variables ?? rd.definition.variables ?? {},
+    secrets: rd.secrets,
+    pinnedData: live ? {} : (rd.pinnedData ?? {}),
+  };
 }

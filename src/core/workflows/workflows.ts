@@ -10,10 +10,12 @@ import { LRUCache } from "lru-cache";
 import type { Principal } from "../identity";
 import { AppError, notFound } from "../../http/errors";
 import type { Logger } from "../../http/logger";
-import { nowIso, type Db, atomically } from "../../store/db";
-import { FolderStore } from "../../store/folders";
+import { BoundedMap } from "../../lib/bounded-map";
+import { nowIso, type Db } from "../../store/db";
+import type { Storage } from "../../store/port";
 import { RunStore } from "../../store/runs";
-import { WorkflowStore, type VersionRow, type WorkflowListRow, type WorkflowRow } from "../../store/workflows";
+import { WorkflowSyncReads } from "../../store/workflow-reads-sync";
+import type { PinRow, VariableRow, VersionRow, WorkflowListRow, WorkflowRow } from "../../store/workflows";
 import { emptyDefinition, type FlowVersionT, type SettingsT } from "../../schema/workflow";
 import { WORKFLOW_STATUSES, type DiagnosticsT, type WorkflowCreateBodyT, type WorkflowT, type WorkflowUpdateBodyT } from "../../schema/workflow-record";
 import type { SecretBox } from "../crypto";
@@ -32,6 +34,8 @@ export type LastRunProvider = (workflowIds: string[]) => Map<string, LastRun>;
 export type ConnectionDirectory = (workspaceId: string, pieceId: string) => ConnectionChoice[] | undefined;
 
 export interface WorkflowsOptions {
+  storage: Storage;
+  /** The runs of the same store (the last run of each workflow, until the engine plugs in its own), and the synchronous reads below. */
   db: Db;
   log: Logger;
   /** The piece registry; a function because it may be built after this service. */
@@ -61,9 +65,18 @@ export interface RunDefinition {
 const HOOK_TIMEOUT_MS = 10_000;
 
 export class Workflows {
-  readonly store: WorkflowStore;
-  readonly folders: FolderStore;
-  readonly db: Db;
+  readonly storage: Storage;
+  /**
+   * Reads for the code not yet on the storage port that needs them synchronously (the triggers' ports, the
+   * engine's enqueue): see ../../store/workflow-reads-sync.ts. Everything else awaits `storage`.
+   */
+  readonly syncReads: WorkflowSyncReads;
+  /**
+   * Versions read by id. Versions are never changed once written (they go only with their workflow), so each is
+   * read once and kept: a webhook's first run read its published version twice (its plan, then what the run
+   * executes), and what a production run executes is looked up again every second.
+   */
+  private readonly versionsById = new BoundedMap<string, VersionRow>(64);
   private lastRunProvider: LastRunProvider;
   private connectionDirectory: ConnectionDirectory | undefined;
   /** Parsed definitions: published snapshots never change; drafts are keyed by their hash. */
@@ -74,9 +87,8 @@ export class Workflows {
   private lastLive: { at: number; value: Array<{ workflow: WorkflowT; version: PublishedVersion }> } | undefined;
 
   constructor(private readonly options: WorkflowsOptions) {
-    this.db = options.db;
-    this.store = new WorkflowStore(options.db);
-    this.folders = new FolderStore(options.db);
+    this.storage = options.storage;
+    this.syncReads = new WorkflowSyncReads(options.db);
     this.lastRunProvider = defaultLastRunProvider(options.db);
     this.editor = new EditorData(this, options.secrets);
   }
@@ -98,10 +110,30 @@ export class Workflows {
   // ------------------------------------------------------------------ records
 
   /** The row of a workflow of this workspace, or 404 (another workspace's ids are simply not found). */
-  row(workspaceId: string, id: string): WorkflowRow {
-    const row = this.store.get(workspaceId, id);
+  async row(workspaceId: string, id: string, storage: Storage = this.storage): Promise<WorkflowRow> {
+    const row = await storage.workflows.get(workspaceId, id);
     if (!row) throw notFound(`workflow ${id}`);
     return row;
+  }
+
+  /** A published version by id (kept once read: see `versionsById`). */
+  async versionById(versionId: string): Promise<VersionRow | null> {
+    let row = this.versionsById.recall(versionId);
+    if (!row) {
+      row = (await this.storage.workflows.versionById(versionId)) ?? undefined;
+      if (row) this.versionsById.set(versionId, row);
+    }
+    return row ?? null;
+  }
+
+  /** As `versionById`, read synchronously: for the code not yet on the storage port (`syncReads`). */
+  versionByIdNow(versionId: string): VersionRow | null {
+    let row = this.versionsById.recall(versionId);
+    if (!row) {
+      row = this.syncReads.versionById(versionId) ?? undefined;
+      if (row) this.versionsById.set(versionId, row);
+    }
+    return row ?? null;
   }
 
   draft(row: WorkflowRow): FlowVersionT {
@@ -125,9 +157,10 @@ export class Workflows {
   }
 
   /** The full record (spec 2.2): definition, test payloads, pinned data and lastRun included. */
-  record(row: WorkflowRow): WorkflowT {
+  async record(row: WorkflowRow, storage: Storage = this.storage): Promise<WorkflowT> {
     const definition = this.draft(row);
-    const live = this.store.liveVersionHash(row.latest_version_id);
+    const live = await storage.workflows.liveVersionHash(row.latest_version_id);
+    const pinnedData = await this.editor.pinnedView(row.id, definition, storage);
     const lastRun = this.lastRuns([row.id]).get(row.id) ?? null;
     const { id, name, description, ...rest } = this.summary({ ...row, live_hash: live?.hash ?? null, live_number: live?.number ?? null }, lastRun);
     const { lastRun: last, ...fields } = rest;
@@ -139,7 +172,7 @@ export class Workflows {
       definition: structuredClone(definition),
       ...fields,
       testPayloads: JSON.parse(row.test_payloads),
-      pinnedData: this.editor.pinnedView(row.id, definition),
+      pinnedData,
       lastRun: last,
     };
   }
@@ -179,14 +212,14 @@ export class Workflows {
     }
   }
 
-  get(workspaceId: string, id: string): WorkflowT {
-    return this.record(this.row(workspaceId, id));
+  async get(workspaceId: string, id: string): Promise<WorkflowT> {
+    return this.record(await this.row(workspaceId, id));
   }
 
-  list(workspaceId: string, query: { page: number; limit: number; offset: number; folderId?: string; status?: string; tag?: string; q?: string }) {
+  async list(workspaceId: string, query: { page: number; limit: number; offset: number; folderId?: string; status?: string; tag?: string; q?: string }) {
     const folderId = query.folderId === "none" ? null : isUuid(query.folderId) ? query.folderId : undefined;
     const status = (WORKFLOW_STATUSES as readonly string[]).includes(query.status ?? "") ? query.status : undefined;
-    const { rows, total } = this.store.list(
+    const { rows, total } = await this.storage.workflows.list(
       workspaceId,
       { folderId, status, tag: query.tag || undefined, q: query.q?.trim() || undefined },
       query.limit,
@@ -198,23 +231,27 @@ export class Workflows {
 
   // ------------------------------------------------------------------ the gate
 
-  /** The gate with this workspace's context (connections, workflows, stored variables). */
-  gate(workspaceId: string, definition: unknown, workflowId?: string): GateResult {
+  /** The gate with this workspace's context (connections, workflows, stored variables), read before it runs. */
+  async gate(workspaceId: string, definition: unknown, workflowId?: string): Promise<GateResult> {
     const directory = this.connectionDirectory;
+    // The one workflow the gate may ask about (settings.errorWorkflowId), looked up before it runs.
+    const errorWorkflowId = (definition as { settings?: { errorWorkflowId?: unknown } } | null)?.settings?.errorWorkflowId;
+    const errorWorkflowExists = typeof errorWorkflowId === "string" && (await this.storage.workflows.exists(workspaceId, errorWorkflowId));
+    const storedVariables = workflowId ? await this.editor.variableNames(workflowId) : [];
     return validateDefinition(definition, {
       fleet: this.fleet,
       connections: directory ? (pieceId) => directory(workspaceId, pieceId) : undefined,
-      workflowExists: (id) => this.store.exists(workspaceId, id),
+      workflowExists: (id) => id === errorWorkflowId && errorWorkflowExists,
       workflowId,
-      storedVariables: workflowId ? this.editor.variableNames(workflowId) : [],
+      storedVariables,
       scheduleMinIntervalSeconds: this.options.scheduleMinIntervalSeconds,
     });
   }
 
   /** POST /api/workflows/validate: the gate's diagnostics; writes nothing. */
-  validate(workspaceId: string, definition: unknown, workflowId?: string): DiagnosticsT {
-    if (workflowId !== undefined && !(isUuid(workflowId) && this.store.exists(workspaceId, workflowId))) workflowId = undefined;
-    return publicDiagnostics(this.gate(workspaceId, definition, workflowId));
+  async validate(workspaceId: string, definition: unknown, workflowId?: string): Promise<DiagnosticsT> {
+    if (workflowId !== undefined && !(isUuid(workflowId) && (await this.storage.workflows.exists(workspaceId, workflowId)))) workflowId = undefined;
+    return publicDiagnostics(await this.gate(workspaceId, definition, workflowId));
   }
 
   /**
@@ -222,9 +259,9 @@ export class Workflows {
    * for an ACTIVE workflow — every piece runnable by the live fleet; 422 PIECE_UNAVAILABLE otherwise.
    * Returns the full gate result so the caller can set each node's `valid` flag.
    */
-  private saveGate(workspaceId: string, definition: FlowVersionT, workflowId: string | undefined, active: boolean): GateResult {
+  private async saveGate(workspaceId: string, definition: FlowVersionT, workflowId: string | undefined, active: boolean): Promise<GateResult> {
     assertWithinLimits(shapeOf(definition));
-    const result = this.gate(workspaceId, definition, workflowId);
+    const result = await this.gate(workspaceId, definition, workflowId);
     if (active) {
       const blocking = result.errors.filter((e) => FLEET_CODES.has(e.code));
       if (blocking.length > 0) {
@@ -239,7 +276,20 @@ export class Workflows {
 
   // ------------------------------------------------------------------ create, update, delete
 
-  create(actor: Actor, body: WorkflowCreateBodyT): WorkflowT {
+  async create(actor: Actor, body: WorkflowCreateBodyT): Promise<WorkflowT> {
+    const { row, definition, pins } = await this.prepareCreate(actor, body);
+    await this.storage.atomically(async (unit) => {
+      await unit.workflows.insert(row);
+      await this.editor.storePins(row, definition, pins, unit);
+    });
+    return this.record(row);
+  }
+
+  /**
+   * A new workflow's row, its definition and the pins it comes with, checked by the gate; written by `create`
+   * (or by an import, with its variables, in one unit).
+   */
+  async prepareCreate(actor: Actor, body: WorkflowCreateBodyT): Promise<{ row: WorkflowRow; definition: FlowVersionT; pins: Record<string, unknown> }> {
     const fleet = this.fleet;
     let definition: FlowVersionT;
     let pins: Record<string, unknown> = {};
@@ -252,8 +302,8 @@ export class Workflows {
         definition.trigger = { name: "trigger", displayName: `${body.triggerType} trigger`, type: body.triggerType, config: {} };
       }
     }
-    if (body.folderId) this.assertFolder(actor.workspaceId, body.folderId);
-    this.saveGate(actor.workspaceId, definition, undefined, false);
+    if (body.folderId) await this.assertFolder(actor.workspaceId, body.folderId);
+    await this.saveGate(actor.workspaceId, definition, undefined, false);
     const at = nowIso();
     const text = JSON.stringify(definition);
     const row: WorkflowRow = {
@@ -279,51 +329,61 @@ export class Workflows {
       updated_at: at,
     };
     ensureWebhookToken(row);
-    atomically(this.db, () => {
-      this.store.insert(row);
-      this.editor.storePins(row, definition, { ...pins, ...(body.pinnedData ?? {}) });
-    });
-    return this.record(row);
+    return { row, definition, pins: { ...pins, ...(body.pinnedData ?? {}) } };
   }
 
   async update(actor: Actor, id: string, body: WorkflowUpdateBodyT): Promise<WorkflowT> {
-    let autoPublish = false;
-    const row = atomically(this.db, () => {
-      const row = this.row(actor.workspaceId, id);
-      assertRevision(row, body.expectedRev);
-      const next: WorkflowRow = { ...row, updated_at: nowIso(), definition_rev: row.definition_rev + 1 };
-      if (body.name !== undefined) next.name = body.name;
-      if (body.description !== undefined) next.description = body.description;
-      if (body.tags !== undefined) next.tags = JSON.stringify(body.tags);
-      if (body.testPayloads !== undefined) next.test_payloads = JSON.stringify(body.testPayloads);
-      if (body.folderId !== undefined) {
-        if (body.folderId !== null) this.assertFolder(actor.workspaceId, body.folderId);
-        next.folder_id = body.folderId;
-      }
-      let definition = this.draft(row);
-      let pins: Record<string, unknown> = {};
+    // A new definition passes the gate before the unit, against the row as read now; the unit writes it only if
+    // the workflow is still as live (or not) as the gate was told, else the gate runs again.
+    for (let attempt = 1; ; attempt++) {
+      let checked: { definition: FlowVersionT; pins: Record<string, unknown>; valid: boolean; active: boolean } | undefined;
       if (body.definition !== undefined) {
-        ({ definition, pinnedData: pins } = normalizeDefinition(body.definition, this.fleet));
+        const before = await this.row(actor.workspaceId, id);
+        assertRevision(before, body.expectedRev);
+        const { definition, pinnedData: pins } = normalizeDefinition(body.definition, this.fleet);
         assertTriggerType(body.triggerType, definition);
-        const result = this.saveGate(actor.workspaceId, definition, row.id, row.status === "active");
-        this.setDraft(next, definition);
-        autoPublish = row.status === "active" && definition.settings?.autoPublishFixes === true && result.valid && next.draft_hash !== row.draft_hash;
-      } else if (body.triggerType !== undefined) {
-        assertTriggerType(body.triggerType, definition);
+        const active = before.status === "active";
+        const result = await this.saveGate(actor.workspaceId, definition, before.id, active);
+        checked = { definition, pins, valid: result.valid, active };
       }
-      this.store.update(next);
-      this.editor.storePins(next, definition, { ...pins, ...(body.pinnedData ?? {}) });
-      return next;
-    });
-    // autoPublishFixes: a fix saved to a live workflow goes live at once when it passes the gate.
-    if (autoPublish) return this.publish(actor, row.id);
-    return this.record(row);
+      let autoPublish = false;
+      const row = await this.storage.atomically(async (unit) => {
+        const row = await this.row(actor.workspaceId, id, unit);
+        assertRevision(row, body.expectedRev);
+        if (checked && checked.active !== (row.status === "active") && attempt < 3) return null;
+        const next: WorkflowRow = { ...row, updated_at: nowIso(), definition_rev: row.definition_rev + 1 };
+        if (body.name !== undefined) next.name = body.name;
+        if (body.description !== undefined) next.description = body.description;
+        if (body.tags !== undefined) next.tags = JSON.stringify(body.tags);
+        if (body.testPayloads !== undefined) next.test_payloads = JSON.stringify(body.testPayloads);
+        if (body.folderId !== undefined) {
+          if (body.folderId !== null) await this.assertFolder(actor.workspaceId, body.folderId, unit);
+          next.folder_id = body.folderId;
+        }
+        let definition = this.draft(row);
+        let pins: Record<string, unknown> = {};
+        if (checked) {
+          ({ definition, pins } = checked);
+          this.setDraft(next, definition);
+          autoPublish = row.status === "active" && definition.settings?.autoPublishFixes === true && checked.valid && next.draft_hash !== row.draft_hash;
+        } else if (body.triggerType !== undefined) {
+          assertTriggerType(body.triggerType, definition);
+        }
+        await unit.workflows.update(next);
+        await this.editor.storePins(next, definition, { ...pins, ...(body.pinnedData ?? {}) }, unit);
+        return next;
+      });
+      if (!row) continue;
+      // autoPublishFixes: a fix saved to a live workflow goes live at once when it passes the gate.
+      if (autoPublish) return this.publish(actor, row.id);
+      return this.record(row);
+    }
   }
 
   async delete(actor: Actor, id: string): Promise<{ id: string; deleted: true }> {
-    const row = this.row(actor.workspaceId, id);
-    const record = row.status === "active" ? this.record(row) : undefined;
-    this.store.delete(actor.workspaceId, id);
+    const row = await this.row(actor.workspaceId, id);
+    const record = row.status === "active" ? await this.record(row) : undefined;
+    await this.storage.workflows.delete(actor.workspaceId, id);
     if (record) {
       this.lastLive = undefined;
       await this.runUnpublishHooks(record);
@@ -339,9 +399,9 @@ export class Workflows {
     ensureWebhookToken(row);
   }
 
-  assertFolder(workspaceId: string, folderId: string) {
-    if (!this.folders.get(workspaceId, folderId)) {
-      const folders = this.folders.list(workspaceId);
+  async assertFolder(workspaceId: string, folderId: string, storage: Storage = this.storage) {
+    if (!(await storage.folders.get(workspaceId, folderId))) {
+      const folders = await storage.folders.list(workspaceId);
       throw new AppError(
         "VALIDATION_FAILED",
         `folderId ${folderId} names no folder of this workspace; folders: ${folders.map((f) => `${f.id} (${f.name})`).join(", ") || "none (create one with POST /api/folders)"}`,
@@ -353,9 +413,9 @@ export class Workflows {
 
   /** Publish: gate → immutable version (unless the draft equals the live one) → live. */
   async publish(actor: Actor, id: string): Promise<WorkflowT> {
-    const row = this.row(actor.workspaceId, id);
+    const row = await this.row(actor.workspaceId, id);
     const definition = this.draft(row);
-    const result = this.gate(actor.workspaceId, definition, row.id);
+    const result = await this.gate(actor.workspaceId, definition, row.id);
     if (!result.valid) {
       const first = result.errors
         .slice(0, 3)
@@ -367,30 +427,30 @@ export class Workflows {
         publicDiagnostics(result),
       );
     }
-    const { next, version } = atomically(this.db, () => {
-      const current = this.row(actor.workspaceId, id);
-      let version = current.latest_version_id ? this.store.version(actor.workspaceId, id, current.latest_version_id) : null;
+    const { next, version } = await this.storage.atomically(async (unit) => {
+      const current = await this.row(actor.workspaceId, id, unit);
+      let version = current.latest_version_id ? await unit.workflows.version(actor.workspaceId, id, current.latest_version_id) : null;
       if (!version || version.hash !== current.draft_hash) {
         version = {
           id: newId(),
           workflow_id: id,
           workspace_id: actor.workspaceId,
-          number: this.store.nextVersionNumber(id),
+          number: await unit.workflows.nextVersionNumber(id),
           definition: current.definition,
           hash: current.draft_hash,
           trigger_type: current.trigger_type,
           created_by: actor.userId ?? actor.credentialId,
           created_at: nowIso(),
         };
-        this.store.insertVersion(version);
+        await unit.workflows.insertVersion(version);
       }
       const next: WorkflowRow = { ...current, status: "active", latest_version_id: version.id, updated_at: nowIso() };
       ensureWebhookToken(next);
-      this.store.update(next);
+      await unit.workflows.update(next);
       return { next, version };
     });
     this.lastLive = undefined;
-    const record = this.record(next);
+    const record = await this.record(next);
     const published: PublishedVersion = { id: version.id, number: version.number, definition: structuredClone(this.snapshot(version)) };
     for (const hook of this.options.hooks) await hook.onPublish?.(record, published);
     return record;
@@ -399,16 +459,16 @@ export class Workflows {
   /** Unpublish: live → paused (hooks best-effort); paused stays paused; a draft stays a draft. */
   async unpublish(actor: Actor, id: string): Promise<WorkflowT> {
     // One unit: the whole row written back is the one read, whatever another instance saves meanwhile.
-    const { row, next } = atomically(this.db, () => {
-      const row = this.row(actor.workspaceId, id);
+    const { row, next } = await this.storage.atomically(async (unit) => {
+      const row = await this.row(actor.workspaceId, id, unit);
       if (row.status !== "active") return { row, next: null };
       const next: WorkflowRow = { ...row, status: "paused", updated_at: nowIso() };
-      this.store.update(next);
+      await unit.workflows.update(next);
       return { row, next };
     });
     if (!next) return this.record(row);
     this.lastLive = undefined;
-    const record = this.record(next);
+    const record = await this.record(next);
     await this.runUnpublishHooks(record);
     return record;
   }
@@ -429,76 +489,102 @@ export class Workflows {
 
   /** The only operation that revokes a webhook token: a new one replaces it at once. */
   async rotateWebhook(actor: Actor, id: string): Promise<WorkflowT> {
-    const { previous, next } = atomically(this.db, () => {
-      const row = this.row(actor.workspaceId, id);
+    const { previous, next } = await this.storage.atomically(async (unit) => {
+      const row = await this.row(actor.workspaceId, id, unit);
       if (row.trigger_type !== "webhook") {
         throw new AppError("UNPROCESSABLE", `workflow ${id} has a ${row.trigger_type} trigger; only webhook triggers have a URL token to rotate`);
       }
       const next: WorkflowRow = { ...row, webhook_token: null, webhook_token_hash: null, updated_at: nowIso() };
       ensureWebhookToken(next);
-      this.store.update(next);
+      await unit.workflows.update(next);
       return { previous: row.webhook_token, next };
     });
-    const record = this.record(next);
+    const record = await this.record(next);
     for (const hook of this.options.hooks) await hook.onWebhookRotated?.(record, previous);
     return record;
   }
 
   // ------------------------------------------------------------------ versions (spec 4.5)
 
-  versions(workspaceId: string, id: string) {
-    const row = this.row(workspaceId, id);
-    const rows = this.store.versions(workspaceId, id);
+  async versions(workspaceId: string, id: string) {
+    const row = await this.row(workspaceId, id);
+    const rows = await this.storage.workflows.versions(workspaceId, id);
     return { data: rows.map((v) => versionSummary(v, row.latest_version_id)), total: rows.length };
   }
 
-  version(workspaceId: string, id: string, versionId: string) {
-    const row = this.row(workspaceId, id);
-    const version = this.versionRow(workspaceId, id, versionId);
+  async version(workspaceId: string, id: string, versionId: string) {
+    const row = await this.row(workspaceId, id);
+    const version = await this.versionRow(workspaceId, id, versionId);
     return { ...versionSummary(version, row.latest_version_id), definition: structuredClone(this.snapshot(version)) };
   }
 
-  private versionRow(workspaceId: string, id: string, versionId: string): VersionRow {
-    const version = this.store.version(workspaceId, id, versionId);
+  private async versionRow(workspaceId: string, id: string, versionId: string): Promise<VersionRow> {
+    const version = await this.storage.workflows.version(workspaceId, id, versionId);
     if (!version) throw notFound(`version ${versionId} of workflow ${id} (GET /api/workflows/${id}/versions lists its versions)`);
     return version;
   }
 
   /** Copies a version's snapshot over the draft; production is untouched (spec 3.1, 4.5). */
-  restore(actor: Actor, id: string, versionId: string, expectedRev?: number): WorkflowT {
-    const next = atomically(this.db, () => {
-      const row = this.row(actor.workspaceId, id);
-      const version = this.versionRow(actor.workspaceId, id, versionId);
-      assertRevision(row, expectedRev);
+  async restore(actor: Actor, id: string, versionId: string, expectedRev?: number): Promise<WorkflowT> {
+    // The snapshot passes the gate before the unit, as in `update`.
+    for (let attempt = 1; ; attempt++) {
+      const before = await this.row(actor.workspaceId, id);
+      const version = await this.versionRow(actor.workspaceId, id, versionId);
+      assertRevision(before, expectedRev);
       const { definition } = normalizeDefinition(this.snapshot(version), this.fleet);
-      this.saveGate(actor.workspaceId, definition, row.id, row.status === "active");
-      const next: WorkflowRow = { ...row, definition_rev: row.definition_rev + 1, updated_at: nowIso() };
-      // Also mints a webhook token when the restored trigger is a webhook and the workflow has none.
-      this.setDraft(next, definition);
-      this.store.update(next);
-      return next;
-    });
-    // Pinned data keeps its stamps; staleness is judged against the restored draft on every read.
-    return this.record(next);
+      const active = before.status === "active";
+      await this.saveGate(actor.workspaceId, definition, before.id, active);
+      const next = await this.storage.atomically(async (unit) => {
+        const row = await this.row(actor.workspaceId, id, unit);
+        assertRevision(row, expectedRev);
+        if (active !== (row.status === "active") && attempt < 3) return null;
+        const next: WorkflowRow = { ...row, definition_rev: row.definition_rev + 1, updated_at: nowIso() };
+        // Also mints a webhook token when the restored trigger is a webhook and the workflow has none.
+        this.setDraft(next, definition);
+        await unit.workflows.update(next);
+        return next;
+      });
+      if (!next) continue;
+      // Pinned data keeps its stamps; staleness is judged against the restored draft on every read.
+      return this.record(next);
+    }
   }
 
   // ------------------------------------------------------------------ for the engine and triggers
 
   /** What a run executes (spec 4.3 rule 1): production = the published snapshot, test = the draft. */
-  definitionForRun(workspaceId: string, workflowId: string, environment: Environment): RunDefinition {
-    const row = this.row(workspaceId, workflowId);
+  async definitionForRun(workspaceId: string, workflowId: string, environment: Environment): Promise<RunDefinition> {
+    const row = await this.row(workspaceId, workflowId);
     return this.runDefinitionOf(row, environment);
   }
 
   /** As definitionForRun, for system callers that hold only a workflow id (schedulers, error workflows). */
-  definitionForRunAnyWorkspace(workflowId: string, environment: Environment): RunDefinition {
-    const row = this.store.getAnyWorkspace(workflowId);
+  async definitionForRunAnyWorkspace(workflowId: string, environment: Environment): Promise<RunDefinition> {
+    const row = await this.storage.workflows.getAnyWorkspace(workflowId);
     if (!row) throw notFound(`workflow ${workflowId}`);
     return this.runDefinitionOf(row, environment);
   }
 
-  private runDefinitionOf(row: WorkflowRow, environment: Environment): RunDefinition {
-    const live = row.latest_version_id ? this.store.versionById(row.latest_version_id) : null;
+  /**
+   * As definitionForRun (workspaceId null: definitionForRunAnyWorkspace), read synchronously: for `engine.enqueue`
+   * inside a trigger's synchronous transaction, until triggers are on the storage port (`syncReads`).
+   */
+  definitionForRunNow(workspaceId: string | null, workflowId: string, environment: Environment): RunDefinition {
+    const row = workspaceId === null ? this.syncReads.getAnyWorkspace(workflowId) : this.syncReads.get(workspaceId, workflowId);
+    if (!row) throw notFound(`workflow ${workflowId}`);
+    const live = row.latest_version_id ? this.versionByIdNow(row.latest_version_id) : null;
+    const variables = this.syncReads.variables(row.id);
+    return this.runDefinitionFrom(row, live, variables, environment === "test" ? this.syncReads.pins(row.id) : [], environment);
+  }
+
+  private async runDefinitionOf(row: WorkflowRow, environment: Environment): Promise<RunDefinition> {
+    const live = row.latest_version_id ? await this.versionById(row.latest_version_id) : null;
+    const variables = await this.storage.workflows.variables(row.id);
+    const pins = environment === "test" ? await this.storage.workflows.pins(row.id) : [];
+    return this.runDefinitionFrom(row, live, variables, pins, environment);
+  }
+
+  private runDefinitionFrom(row: WorkflowRow, live: VersionRow | null, variables: VariableRow[], pins: PinRow[], environment: Environment): RunDefinition {
     const workflow = this.summary({ ...row, live_hash: live?.hash ?? null, live_number: live?.number ?? null }, null);
     if (environment === "production") {
       if (!live) {
@@ -514,7 +600,7 @@ export class Workflows {
         versionId: live.id,
         versionNumber: live.number,
         environment,
-        ...this.editor.runVariablesAndSecrets(row.id, definition),
+        ...this.editor.variablesAndSecretsOf(variables, definition),
         pinnedData: {},
       };
     }
@@ -525,22 +611,22 @@ export class Workflows {
       versionId: live?.id ?? null,
       versionNumber: live?.number ?? null,
       environment,
-      ...this.editor.runVariablesAndSecrets(row.id, definition),
-      pinnedData: this.editor.freshPins(row.id, definition),
+      ...this.editor.variablesAndSecretsOf(variables, definition),
+      pinnedData: this.editor.freshPinsOf(pins, definition),
     };
   }
 
   /** The settings of a workflow's live version (concurrencyLimit, maintenanceMode, …); null when it is not live. */
-  liveSettings(workflowId: string): SettingsT | null {
-    const row = this.store.getAnyWorkspace(workflowId);
-    const live = row?.status === "active" && row.latest_version_id ? this.store.versionById(row.latest_version_id) : null;
+  async liveSettings(workflowId: string): Promise<SettingsT | null> {
+    const row = await this.storage.workflows.getAnyWorkspace(workflowId);
+    const live = row?.status === "active" && row.latest_version_id ? await this.versionById(row.latest_version_id) : null;
     return live ? (this.snapshot(live).settings ?? {}) : null;
   }
 
   /** The workflow a public webhook URL names (token compared by hash, then in constant time), or null. */
-  findByWebhookToken(token: string): WorkflowT | null {
+  async findByWebhookToken(token: string): Promise<WorkflowT | null> {
     if (!token || token.length > 200) return null;
-    const row = this.store.byWebhookTokenHash(sha256(token));
+    const row = await this.storage.workflows.byWebhookTokenHash(sha256(token));
     if (!row?.webhook_token || !safeEqual(row.webhook_token, token)) return null;
     return this.record(row);
   }
@@ -549,18 +635,23 @@ export class Workflows {
    * Every live workflow with its published snapshot (schedulers load these at start). `reuseMs`: a list read
    * at most that long ago may be returned (read-only, shared), unless this instance published or unpublished
    * since — the run follow-ups' first look after a start takes the list the triggers' repair just read.
+   * `storage`: a unit that reads it (the triggers' repair).
    */
-  liveWorkflows(reuseMs = 0): Array<{ workflow: WorkflowT; version: PublishedVersion }> {
+  async liveWorkflows(reuseMs = 0, storage: Storage = this.storage): Promise<Array<{ workflow: WorkflowT; version: PublishedVersion }>> {
     const now = Date.now();
     if (this.lastLive && now - this.lastLive.at <= reuseMs) return this.lastLive.value;
-    const versions = this.store.liveVersions();
-    const value = this.store.live().flatMap((row) => {
+    const versions = await storage.workflows.liveVersions();
+    return this.keepLive(now, versions, await storage.workflows.live());
+  }
+
+  private keepLive(at: number, versions: Map<string, VersionRow>, rows: WorkflowRow[]) {
+    const value = rows.flatMap((row) => {
       const version = row.latest_version_id ? versions.get(row.latest_version_id) : undefined;
       if (!version) return [];
       const workflow = this.summary({ ...row, live_hash: version.hash, live_number: version.number }, null);
       return [{ workflow, version: { id: version.id, number: version.number, definition: this.snapshot(version) } }];
     });
-    this.lastLive = { at: now, value };
+    this.lastLive = { at, value };
     return value;
   }
 }

@@ -26,7 +26,7 @@ export const lifecycleTools = [
       },
       strict,
     ),
-    run: ({ deps, auth }, args) => ({ data: deps.workflows.validate(auth.workspaceId, args.definition, args.workflowId) }),
+    run: async ({ deps, auth }, args) => ({ data: await deps.workflows.validate(auth.workspaceId, args.definition, args.workflowId) }),
   }),
   defineTool<{ id: string }>({
     name: "publish_workflow",
@@ -57,7 +57,7 @@ export const lifecycleTools = [
     scope: "workflow:read",
     readOnly: true,
     input: VersionArgs,
-    run: ({ deps, auth }, args) => ({ data: deps.workflows.version(auth.workspaceId, args.id, args.versionId) }),
+    run: async ({ deps, auth }, args) => ({ data: await deps.workflows.version(auth.workspaceId, args.id, args.versionId) }),
   }),
   defineTool<{ id: string; versionId: string; expectedRev?: number }>({
     name: "restore_version",
@@ -65,6 +65,6 @@ export const lifecycleTools = [
       "Copy a version's snapshot over the draft (production is untouched until you publish). expectedRev, when > 0, must equal the current definitionRev.",
     scope: "workflow:write",
     input: t.Composite([VersionArgs, RestoreBody], strict),
-    run: ({ deps, auth }, args) => ({ data: deps.workflows.restore(auth, args.id, args.versionId, args.expectedRev) }),
+    run: async ({ deps, auth }, args) => ({ data: await deps.workflows.restore(auth, args.id, args.versionId, args.expectedRev) }),
   }),
 ];

@@ -21,14 +21,14 @@ export const templateTools = [
     description: "Create a draft workflow from a template; then adjust it with update_workflow, validate and publish.",
     scope: "workflow:write",
     input: t.Object({ id: TemplateId, ...UseTemplateFields }, strict),
-    run: ({ deps, auth }, { id, ...body }) => {
+    run: async ({ deps, auth }, { id, ...body }) => {
       // As the route: creating needs workflow:write (the tool's scope), reading the template template:read.
       if (!auth.scopes.has("template:read"))
         throw new AppError(
           "FORBIDDEN",
           `this operation requires the scopes "workflow:write" and "template:read"; the credential has: ${[...auth.scopes].join(", ")}`,
         );
-      return { data: deps.templates.use(auth, id, body) };
+      return { data: await deps.templates.use(auth, id, body) };
     },
   }),
 ];

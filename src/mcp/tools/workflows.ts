@@ -56,7 +56,7 @@ export const workflowTools = [
     scope: "workflow:read",
     readOnly: true,
     input: t.Object({ id: Uuid }, strict),
-    run: ({ deps, auth }, args) => ({ data: deps.workflows.get(auth.workspaceId, args.id) }),
+    run: async ({ deps, auth }, args) => ({ data: await deps.workflows.get(auth.workspaceId, args.id) }),
   }),
   defineTool<WorkflowCreateBodyT>({
     name: "create_workflow",
@@ -65,7 +65,7 @@ export const workflowTools = [
       "Then call validate_workflow and publish_workflow.",
     scope: "workflow:write",
     input: CreateArgs,
-    run: ({ deps, auth }, args) => ({ data: deps.workflows.create(auth, args) }),
+    run: async ({ deps, auth }, args) => ({ data: await deps.workflows.create(auth, args) }),
   }),
   defineTool<WorkflowUpdateBodyT & { id: string }>({
     name: "update_workflow",

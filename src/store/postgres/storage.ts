@@ -13,6 +13,9 @@ import { PostgresInstances } from "./instances";
 import { PostgresKv } from "./kv";
 import { PostgresLeases } from "./leases";
 import { PostgresTriggers } from "./triggers";
+import { PostgresFolders } from "./folders";
+import { PostgresTemplates } from "./templates";
+import { PostgresWorkflows } from "./workflows";
 
 /**
  * The advisory lock a unit holds until its commit: "weftport" in ASCII. BEGIN locks nothing on PostgreSQL and
@@ -35,6 +38,9 @@ function repositories(connection: PostgresConnection) {
     leases: new PostgresLeases(connection),
     instances: new PostgresInstances(connection),
     kv: new PostgresKv(connection),
+    workflows: new PostgresWorkflows(connection),
+    folders: new PostgresFolders(connection),
+    templates: new PostgresTemplates(connection),
   };
 }
 

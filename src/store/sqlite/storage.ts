@@ -13,6 +13,9 @@ import { SqliteInstances } from "./instances";
 import { SqliteKv } from "./kv";
 import { SqliteLeases } from "./leases";
 import { SqliteTriggers } from "./triggers";
+import { SqliteFolders } from "./folders";
+import { SqliteTemplates } from "./templates";
+import { SqliteWorkflows } from "./workflows";
 
 function repositories(connection: SqliteConnection) {
   return {
@@ -26,6 +29,9 @@ function repositories(connection: SqliteConnection) {
     leases: new SqliteLeases(connection),
     instances: new SqliteInstances(connection),
     kv: new SqliteKv(connection),
+    workflows: new SqliteWorkflows(connection),
+    folders: new SqliteFolders(connection),
+    templates: new SqliteTemplates(connection),
   };
 }
 
