@@ -18,9 +18,9 @@ export default definePiece({
       props: { key: key(), default_value: Property.json({ displayName: "Default", description: "Returned when the key has no value" }) },
       outputSchema: { type: "object", properties: { key: { type: "string" }, found: { type: "boolean" }, value: { type: "json" } } },
       sampleData: { key: "last_order_id", found: true, value: 1042 },
-      run: (ctx) => {
+      run: async (ctx) => {
         const k = String(ctx.config.key ?? "");
-        const value = ctx.store.get(k);
+        const value = await ctx.store.get(k);
         return { key: k, found: value !== undefined, value: value === undefined ? (ctx.config.default_value ?? null) : value };
       },
     }),
@@ -32,9 +32,9 @@ export default definePiece({
       props: { key: key(), value: Property.json({ displayName: "Value", required: true }) },
       outputSchema: { type: "object", properties: { key: { type: "string" }, value: { type: "json" } } },
       sampleData: { key: "last_order_id", value: 1043 },
-      run: (ctx) => {
+      run: async (ctx) => {
         const k = String(ctx.config.key ?? "");
-        ctx.store.put(k, ctx.config.value ?? null);
+        await ctx.store.put(k, ctx.config.value ?? null);
         return { key: k, value: ctx.config.value ?? null };
       },
     }),
@@ -46,9 +46,9 @@ export default definePiece({
       props: { key: key() },
       outputSchema: { type: "object", properties: { key: { type: "string" }, deleted: { type: "boolean" } } },
       sampleData: { key: "last_order_id", deleted: true },
-      run: (ctx) => {
+      run: async (ctx) => {
         const k = String(ctx.config.key ?? "");
-        return { key: k, deleted: ctx.store.delete(k) };
+        return { key: k, deleted: await ctx.store.delete(k) };
       },
     }),
     action({
@@ -59,9 +59,9 @@ export default definePiece({
       props: { key: key(), value: Property.json({ displayName: "Value", required: true }) },
       outputSchema: { type: "object", properties: { key: { type: "string" }, length: { type: "integer" } } },
       sampleData: { key: "seen_ids", length: 3 },
-      run: (ctx) => {
+      run: async (ctx) => {
         const k = String(ctx.config.key ?? "");
-        return { key: k, length: ctx.store.append(k, ctx.config.value ?? null) };
+        return { key: k, length: await ctx.store.append(k, ctx.config.value ?? null) };
       },
     }),
   ],

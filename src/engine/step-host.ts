@@ -6,7 +6,8 @@
  */
 import { AddressPolicy } from "../net/address-policy";
 import { createGuardedFetch } from "../net/guarded-fetch";
-import { KvStore } from "../store/kv";
+import { workspaceKv } from "../store/kv";
+import { storageOf } from "../store/storage";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { ActionDef, GuardedFetch, KeyValueStore, ResolvedAuth } from "../pieces-sdk/types";
 import type { RunT } from "../schema/run";
@@ -52,7 +53,6 @@ export class StepHost implements ExecutorHost {
   /** The pool started (or could not): steps can be placed. */
   private poolSettled = false;
   private poolPromise: Promise<void> | undefined;
-  private kv: KvStore | undefined;
   private ownFetch: GuardedFetch | undefined;
   /** What steps may reach although not public: this thread's guard, and the list the workers are given. */
   private readonly addressPolicy: AddressPolicy;
@@ -258,8 +258,7 @@ export class StepHost implements ExecutorHost {
   }
 
   private storeFor(workspaceId: string): KeyValueStore {
-    this.kv ??= new KvStore(this.t.o.db);
-    return this.kv.forWorkspace(workspaceId);
+    return workspaceKv(storageOf(this.t.o.db), workspaceId);
   }
 
   private async callWorkflow(parent: RunExecution, call: SubflowCall): Promise<SubflowResult> {

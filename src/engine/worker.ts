@@ -3,7 +3,8 @@
  * time (actions are mostly waiting on I/O). Cancellation is cooperative: the step's AbortSignal fires.
  * Sub-flow calls and webhook replies go back to the engine as messages.
  */
-import { KvStore } from "../store/kv";
+import { workspaceKv } from "../store/kv";
+import { storageOf } from "../store/storage";
 import { loadRegistry, type PieceRegistry } from "../pieces-runtime/registry";
 import { AddressPolicy } from "../net/address-policy";
 import { createGuardedFetch, wrapGuardedFetch } from "../net/guarded-fetch";
@@ -21,7 +22,6 @@ const post = (message: FromWorker) => self.postMessage(JSON.stringify(message));
 let registry: PieceRegistry | undefined;
 let init: WorkerInit | undefined;
 let db: Db | undefined;
-let kv: KvStore | undefined;
 /** Pieces reach the network only through the SSRF guard (docs/security.md), built from the allow-list. */
 let guardedFetch: GuardedFetch | undefined;
 /** The guard's allow-list; the engine sends a new one when an admin changes it (Settings → Network). */
@@ -33,8 +33,7 @@ let nextCallId = 1;
 function storeFor(workspaceId: string): KeyValueStore {
   if (!init?.store) throw new Error("the key-value store is not available for an in-memory database");
   db ??= openStoreAt(init.store, init.dbSynchronous);
-  kv ??= new KvStore(db);
-  return kv.forWorkspace(workspaceId);
+  return workspaceKv(storageOf(db), workspaceId);
 }
 
 async function runStep(request: StepRequest) {

@@ -112,12 +112,19 @@ export type GuardedFetch = ((url: string | URL, init?: RequestInit) => Promise<R
   resolveHost?: (host: string) => Promise<string>;
 };
 
+/**
+ * The workspace's key-value store (`ctx.store`), as Activepieces' `context.store`: every call answers a
+ * promise (the database may be on another host). Values are JSON; a key is at most 256 characters, a value
+ * at most 1 MiB as JSON.
+ */
 export interface KeyValueStore {
-  get(key: string): unknown;
-  put(key: string, value: unknown): void;
-  delete(key: string): boolean;
-  /** Appends to the list at key (creating it); returns the new list length. */
-  append(key: string, value: unknown): number;
+  /** The value at `key`, undefined when there is none. */
+  get(key: string): Promise<unknown>;
+  put(key: string, value: unknown): Promise<void>;
+  /** False when there was no value. */
+  delete(key: string): Promise<boolean>;
+  /** Appends to the list at key (creating it); returns the new list length. Concurrent appends lose no item. */
+  append(key: string, value: unknown): Promise<number>;
 }
 
 export interface RunInfo {

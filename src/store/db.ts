@@ -92,39 +92,6 @@ export function migrate(db: Db, onUpgrade?: UpgradeListener): number[] {
   return applied;
 }
 
-/** The advisory lock a unit of work holds on PostgreSQL (`atomically`): "weftunit" in ASCII. */
-export const UNIT_LOCK_KEY = 0x7765_6674_756e_6974n;
-const LOCK_UNITS = `SELECT pg_advisory_xact_lock(${UNIT_LOCK_KEY})`;
-
-/**
- * Runs `work` as one unit: every write it makes is kept, or none is (a thrown error rolls all back). Takes
- * the write lock at the start, so what `work` reads cannot change before it writes. Nested calls join the
- * outer unit.
- *
- * On PostgreSQL the write lock is the unit lock, held until the commit: BEGIN there locks nothing, and the
- * other instances of a cluster write meanwhile, so a check made inside a unit ("no user yet", "this name is
- * free", "the draft is at revision 3") would not hold until its write. Units of every instance take turns,
- * as SQLite's writers do; the run writer, claims, leases and heartbeats are single statements that need no
- * turn and never wait for one (docs/scaling.md, "Start-up and shared state").
- *
- * A refusal of the database that Weft tells apart (a unique key, a full disk, …) leaves as StorageError
- * (src/lib/storage-error.ts), with its kind, on either database.
- */
-export function atomically<T>(db: Db, work: () => T): T {
-  try {
-    if (!isPostgres(db)) return db.transaction(work).immediate();
-    return db
-      .transaction(() => {
-        db.query(LOCK_UNITS).get();
-        return work();
-      })
-      .immediate();
-  } catch (error) {
-    // SQLite's own error becomes Weft's (PostgreSQL's client throws Weft's already): callers ask for a kind.
-    rethrowTranslated(error);
-  }
-}
-
 export function schemaVersion(db: Db): number {
   return (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
 }

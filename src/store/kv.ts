@@ -1,13 +1,10 @@
 /**
- * The workspace key-value store behind `ctx.store` (the `store` piece): values kept as JSON text, one
- * workspace per handle. `KvRepository` is its table on the storage port (./port.ts); `workspaceKv` is the
- * workspace's store on the port, every call a promise.
- *
- * `KvStore` is the synchronous store pieces still see: the pieces' `KeyValueStore` (src/pieces-sdk) answers
- * values, not promises, so it stays on the synchronous `Db` until that API changes.
+ * The workspace key-value store behind `ctx.store` (the `store` piece, Activepieces' `context.store`): values
+ * kept as JSON text, one workspace per handle. `KvRepository` is its table on the storage port (./port.ts);
+ * `workspaceKv` is the workspace's store pieces see, every call a promise.
  */
 import type { KeyValueStore } from "../pieces-sdk/types";
-import { atomically, nowIso, type Db } from "./db";
+import { nowIso } from "./db";
 
 export const MAX_KEY_LENGTH = 256;
 export const MAX_VALUE_BYTES = 1024 * 1024;
@@ -49,15 +46,8 @@ export interface KvStorage {
   atomically<T>(work: (unit: { readonly kv: KvRepository }) => Promise<T>): Promise<T>;
 }
 
-/** A workspace's store on the port: `KeyValueStore` with every answer a promise. */
-export interface AsyncKeyValueStore {
-  get(key: string): Promise<unknown>;
-  put(key: string, value: unknown): Promise<void>;
-  delete(key: string): Promise<boolean>;
-  append(key: string, value: unknown): Promise<number>;
-}
-
-export function workspaceKv(storage: KvStorage, workspaceId: string): AsyncKeyValueStore {
+/** The store a step or trigger of `workspaceId` sees as `ctx.store`. */
+export function workspaceKv(storage: KvStorage, workspaceId: string): KeyValueStore {
   const parsed = (text: string | null) => (text === null ? undefined : JSON.parse(text));
   return {
     get: async (key) => parsed(await storage.kv.get(workspaceId, checkKey(key))),
@@ -73,41 +63,4 @@ export function workspaceKv(storage: KvStorage, workspaceId: string): AsyncKeyVa
       });
     },
   };
-}
-
-/** The synchronous store of a `Db`, for pieces (see above). */
-export class KvStore {
-  private readonly getStmt;
-  private readonly putStmt;
-  private readonly deleteStmt;
-
-  constructor(private readonly db: Db) {
-    this.getStmt = db.query<{ value: string }, [string, string]>("SELECT value FROM kv_entries WHERE workspace_id = ? AND key = ?");
-    this.putStmt = db.query(
-      "INSERT INTO kv_entries (workspace_id, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-    );
-    this.deleteStmt = db.query("DELETE FROM kv_entries WHERE workspace_id = ? AND key = ?");
-  }
-
-  /** The store a step of `workspaceId` sees as `ctx.store`. */
-  forWorkspace(workspaceId: string): KeyValueStore {
-    const read = (key: string) => {
-      const row = this.getStmt.get(workspaceId, checkKey(key));
-      return row ? JSON.parse(row.value) : undefined;
-    };
-    return {
-      get: read,
-      put: (key, value) => {
-        this.putStmt.run(workspaceId, checkKey(key), encode(value), nowIso());
-      },
-      delete: (key) => this.deleteStmt.run(workspaceId, checkKey(key)).changes > 0,
-      append: (key, value) =>
-        // Read-modify-write in one unit so concurrent appends never lose an item (on PostgreSQL, from any instance).
-        atomically(this.db, () => {
-          const list = appended(key, read(key), value);
-          this.putStmt.run(workspaceId, key, encode(list), nowIso());
-          return list.length;
-        }),
-    };
-  }
 }

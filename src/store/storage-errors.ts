@@ -4,8 +4,9 @@
  * PostgresError `code`). The store throws StorageError (src/lib/storage-error.ts) with a kind instead, so code
  * above it never names either database's codes (test/foundation/storage-seam.test.ts checks it).
  *
- * Where the translation happens: PostgreSQL's synchronous client throws StorageError itself; a SQLite error is
- * translated by `atomically` (./db.ts), by the storage port's connection (./sqlite/connection.ts: every call of
+ * Where the translation happens: PostgreSQL's clients throw StorageError themselves (./postgres/connection.ts,
+ * ./postgres/sync-db.ts); a SQLite error is translated by the storage port's connection and units
+ * (./sqlite/connection.ts, ./sqlite/storage.ts: every call of
  * the areas on the port, e.g. `connections.insert`, whose "unique" the service asks for), and, for the rest,
  * by the HTTP error handler through `storageError`, which the composition root (src/app.ts) hands it. The run writer and the run readers answer across threads and
  * promises with a Failure, which keeps the kind.

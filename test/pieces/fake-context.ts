@@ -15,10 +15,10 @@ export interface FakeContext extends ActionContext {
 
 export function memoryStore(kv = new Map<string, unknown>()): KeyValueStore {
   return {
-    get: (k) => kv.get(k),
-    put: (k, v) => void kv.set(k, v),
-    delete: (k) => kv.delete(k),
-    append: (k, v) => {
+    get: async (k) => kv.get(k),
+    put: async (k, v) => void kv.set(k, v),
+    delete: async (k) => kv.delete(k),
+    append: async (k, v) => {
       const list = [...((kv.get(k) as unknown[]) ?? []), v];
       kv.set(k, list);
       return list.length;

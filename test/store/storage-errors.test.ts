@@ -9,7 +9,7 @@ import { SQL } from "bun";
 import { AppError } from "../../src/http/errors";
 import { toErrorResponse } from "../../src/http/error-handler";
 import { StorageError } from "../../src/lib/storage-error";
-import { atomically, type Db, openDatabase } from "../../src/store/db";
+import { type Db, openDatabase } from "../../src/store/db";
 import { PostgresDb, PostgresError } from "../../src/store/postgres/sync-db";
 import { openPool, PostgresConnection } from "../../src/store/postgres/connection";
 import { applyBatch } from "../../src/store/run-writes";
@@ -80,27 +80,15 @@ describe("SQLite", () => {
       expect(translated?.kind).toBe(kind as StorageError["kind"]);
       expect(translated?.message).toBe((error as Error).message);
       expect(translated?.cause).toBe(error);
-      // A unit of work translates what it throws, and keeps nothing of it.
-      const before = db.query("SELECT (SELECT count(*) FROM se_parent) + (SELECT count(*) FROM se_child) AS n").get();
-      const fromUnit = thrown(() =>
-        atomically(db, () => {
-          db.run("INSERT INTO se_parent (id) VALUES ('in-the-unit')");
-          refused(db);
-        }),
-      );
-      expect(fromUnit).toBeInstanceOf(StorageError);
-      expect((fromUnit as StorageError).kind).toBe(kind as StorageError["kind"]);
-      expect(db.query("SELECT (SELECT count(*) FROM se_parent) + (SELECT count(*) FROM se_child) AS n").get()).toEqual(before);
     });
   }
 
-  test('a full database (max_page_count, as test/security/disk-full.test.ts fills it): kind "full", from a statement, a unit and the run writer\'s batch', () => {
+  test('a full database (max_page_count, as test/security/disk-full.test.ts fills it): kind "full", from a statement and the run writer\'s batch', () => {
     const full = fullDatabase();
     const fill = () => full.run("INSERT INTO filler VALUES (randomblob(4000))");
     const error = thrown(fill);
     expect(String((error as Error).message)).toContain("full");
     expect(storageError(error)?.kind).toBe("full");
-    expect((thrown(() => atomically(full, fill)) as StorageError).kind).toBe("full");
     // The run writer answers across a thread with the failure's kind, and its caller is given a StorageError.
     const [failure] = applyBatch(full, [[0]], fill);
     expect(failure).toEqual({ kind: "full", message: expect.stringContaining("full") });
@@ -113,7 +101,6 @@ describe("SQLite", () => {
     expect(storageError(syntax)).toBeUndefined();
     expect(storageError(new AppError("CONFLICT", "taken"))).toBeUndefined();
     expect(storageError("a string")).toBeUndefined();
-    expect(thrown(() => atomically(db, () => db.run("SELECT nope FROM se_parent")))).not.toBeInstanceOf(StorageError);
     expect(failureOf(syntax, "while writing: ")).toEqual({ message: `while writing: ${(syntax as Error).message}` });
     expect(errorOf({ message: "gone" })).not.toBeInstanceOf(StorageError);
   });
@@ -171,14 +158,6 @@ describe.skipIf(!pgBin)("PostgreSQL", () => {
       expect((error as StorageError).kind).toBe(kind as StorageError["kind"]);
       expect((error as Error).message).toContain("(in: ");
       expect(storageError(error)).toBe(error as StorageError);
-      const fromUnit = thrown(() =>
-        atomically(db, () => {
-          db.run("INSERT INTO se_parent (id) VALUES ('in-the-unit')");
-          refused(db);
-        }),
-      );
-      expect((fromUnit as StorageError).kind).toBe(kind as StorageError["kind"]);
-      expect(db.query("SELECT id FROM se_parent WHERE id = 'in-the-unit'").get()).toBeNull();
     });
   }
 

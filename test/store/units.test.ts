@@ -1,5 +1,5 @@
 /**
- * Units of work (`atomically`, src/store/db.ts) take turns across processes on PostgreSQL, as SQLite's writers
+ * Units of work (`storage.atomically`, src/store/port.ts) take turns across processes on PostgreSQL, as SQLite's writers
  * do: what a unit reads cannot change before it writes. Three processes append to one list of the workspace
  * key-value store at once (`ctx.store.append`: read the list, write it back longer, in one unit) and no item
  * is lost. Needs a real PostgreSQL server (the Debian package postgresql).
@@ -10,22 +10,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Identity } from "../../src/core/identity";
 import { storageOf } from "../../src/store/storage";
-import { KvStore, workspaceKv } from "../../src/store/kv";
+import { workspaceKv } from "../../src/store/kv";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
 
 announceMissingPostgres();
-
-/** One writer: appends its items one by one, as fast as it can, from the same instant as the others. */
-const WRITER = `
-import { PostgresDb } from ${JSON.stringify(resolve(import.meta.dir, "../../src/store/postgres/sync-db.ts"))};
-import { KvStore } from ${JSON.stringify(resolve(import.meta.dir, "../../src/store/kv.ts"))};
-const [url, workspaceId, me, startAt, count] = process.argv.slice(2);
-const store = new KvStore(new PostgresDb(url).asDatabase()).forWorkspace(workspaceId);
-await Bun.sleep(Number(startAt) - Date.now());
-for (let i = 0; i < Number(count); i++) store.append("log", me + ":" + i);
-process.exit(0);
-`;
 
 /** The same writer on the storage port: its append is a unit of the port (`workspaceKv`). */
 const PORT_WRITER = `
@@ -53,22 +42,6 @@ describe.skipIf(!postgresBinaries())("units of work on PostgreSQL, three process
     );
     expect(await Promise.all(writers.map((writer) => writer.exited))).toEqual([0, 0, 0]);
     const log = (await workspaceKv(storage, workspaceId).get("log")) as string[];
-    expect(log).toHaveLength(3 * count);
-    for (const me of ["a", "b", "c"]) expect(log.filter((item) => item.startsWith(`${me}:`))).toEqual(Array.from({ length: count }, (_, i) => `${me}:${i}`));
-  }, 30_000);
-
-  test("appends to one list from three processes lose no item", async () => {
-    const { db, url } = await freshPostgresDatabase();
-    const { workspaceId } = await new Identity(storageOf(db)).ensureOrg();
-    const script = join(mkdtempSync(join(tmpdir(), "weft-units-")), "writer.ts");
-    writeFileSync(script, WRITER);
-    const count = 150;
-    const startAt = Date.now() + 1_000;
-    const writers = ["a", "b", "c"].map((me) =>
-      Bun.spawn([process.execPath, script, url, workspaceId, me, String(startAt), String(count)], { stderr: "inherit" }),
-    );
-    expect(await Promise.all(writers.map((writer) => writer.exited))).toEqual([0, 0, 0]);
-    const log = new KvStore(db).forWorkspace(workspaceId).get("log") as string[];
     expect(log).toHaveLength(3 * count);
     for (const me of ["a", "b", "c"]) expect(log.filter((item) => item.startsWith(`${me}:`))).toEqual(Array.from({ length: count }, (_, i) => `${me}:${i}`));
   }, 30_000);

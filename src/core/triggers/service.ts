@@ -19,7 +19,7 @@ import type { FlowVersionT } from "../../schema/workflow";
 import type { Db } from "../../store/db";
 import type { Storage } from "../../store/port";
 import { safeEqual, sha256 } from "../../lib/ids";
-import { KvStore } from "../../store/kv";
+import { workspaceKv } from "../../store/kv";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Workflows } from "../workflows/workflows";
 import { systemClock, type Clock } from "./clock";
@@ -117,7 +117,6 @@ export function createTriggers(deps: TriggersDeps) {
   };
 
   let ownFetch: GuardedFetch | undefined;
-  let kv: KvStore | undefined;
   const currentFetch = (): GuardedFetch => {
     const given = deps.fetch?.();
     if (given) return given;
@@ -135,10 +134,7 @@ export function createTriggers(deps: TriggersDeps) {
       (url, init) => currentFetch()(url, init),
       () => currentFetch(),
     ),
-    store: (workspaceId: string) => {
-      kv ??= new KvStore(deps.db);
-      return kv.forWorkspace(workspaceId);
-    },
+    store: (workspaceId: string) => workspaceKv(storage, workspaceId),
   };
 
   const webhookUrl = (token: string) => `${deps.config.publicUrl}/webhook/${token}`;

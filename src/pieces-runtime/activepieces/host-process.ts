@@ -31,7 +31,7 @@ function residentMiB(pid: number): number | undefined {
   }
 }
 
-export type StoreHandler = (op: "get" | "put" | "delete", key: string, scope: "FLOW" | "COLLECTION", value?: unknown) => unknown;
+export type StoreHandler = (op: "get" | "put" | "delete", key: string, scope: "FLOW" | "COLLECTION", value?: unknown) => Promise<unknown>;
 
 export interface HostAnswer {
   value: unknown;
@@ -267,14 +267,14 @@ export class PieceHostProcess {
       else pending.resolve({ value: message.value, effects: message.effects ?? { tags: [] } });
     } else if (message.t === "store") {
       const pending = this.pending.get(message.id);
-      let answer: ToHost;
-      try {
-        if (!pending?.store) throw new Error("the store is not available here");
-        answer = { t: "store-result", callId: message.callId, value: pending.store(message.op, message.key, message.scope, message.value) };
-      } catch (error) {
-        answer = { t: "store-result", callId: message.callId, error: (error as Error).message };
-      }
-      proc.send(answer);
+      const { callId } = message;
+      const answered = pending?.store
+        ? pending.store(message.op, message.key, message.scope, message.value)
+        : Promise.reject(new Error("the store is not available here"));
+      answered.then(
+        (value) => proc.send({ t: "store-result", callId, value } satisfies ToHost),
+        (error: unknown) => proc.send({ t: "store-result", callId, error: (error as Error)?.message ?? String(error) } satisfies ToHost),
+      );
     }
   }
 

@@ -282,11 +282,11 @@ async function dropdownOptions(
 
 /** The piece's store: Weft's key-value store of the workspace, under the workflow's (FLOW scope) or the workspace's (COLLECTION) prefix. */
 function pieceStore(store: KeyValueStore, workflowId: string): StoreHandler {
-  return (op, key, scope, value) => {
+  return async (op, key, scope, value) => {
     const stored = scope === "FLOW" ? `ap/flow/${workflowId}/${key}` : `ap/project/${key}`;
-    if (op === "get") return store.get(stored) ?? null;
-    if (op === "put") store.put(stored, value);
-    else store.delete(stored);
+    if (op === "get") return (await store.get(stored)) ?? null;
+    if (op === "put") await store.put(stored, value);
+    else await store.delete(stored);
     return null;
   };
 }

@@ -21,8 +21,7 @@ import { PostgresWorkflows } from "./workflows";
  * The advisory lock a unit holds until its commit: "weftport" in ASCII. BEGIN locks nothing on PostgreSQL and
  * the other instances of a cluster write meanwhile, so a check made inside a unit ("no user yet", "this name is
  * free") would not hold until its write; units of every instance take turns instead, as SQLite's writers do
- * (docs/scaling.md, "Start-up and shared state"). Apart from the synchronous units' lock (../db.ts): a unit
- * here waits for its lock without holding the thread, and one of those would hold the thread while it waits.
+ * (docs/scaling.md, "Start-up and shared state"). A unit waits for its turn without holding the thread.
  */
 export const PORT_UNIT_LOCK_KEY = 0x7765_6674_706f_7274n;
 
