@@ -9,6 +9,7 @@
  */
 import type { IdempotencyRepository } from "./idempotency";
 import type { ConnectionRepository } from "./connections";
+import type { EncryptedValueRepository } from "./encrypted-values";
 import type { IdentityRepository } from "./identity";
 import type { KeyCheckRepository } from "./key-check";
 import type { NetworkRangeRepository } from "./network";
@@ -28,6 +29,7 @@ export interface Repositories {
   readonly idempotency: IdempotencyRepository;
   readonly keyCheck: KeyCheckRepository;
   readonly connections: ConnectionRepository;
+  readonly encryptedValues: EncryptedValueRepository;
   readonly networkRanges: NetworkRangeRepository;
   readonly runClaims: RunClaimRepository;
   readonly runRetention: RunRetentionRepository;

@@ -4,6 +4,7 @@ import type { Storage } from "../port";
 import { PostgresConnection } from "./connection";
 import { PostgresIdempotency } from "./idempotency";
 import { PostgresConnections } from "./connections";
+import { PostgresEncryptedValues } from "./encrypted-values";
 import { PostgresIdentity } from "./identity";
 import { PostgresKeyCheck } from "./key-check";
 import { PostgresNetworkRanges } from "./network";
@@ -36,6 +37,7 @@ function repositories(connection: PostgresConnection) {
     runClaims: new PostgresRunClaims(connection, runNames),
     runRetention: new PostgresRunRetention(connection, runNames),
     connections: new PostgresConnections(connection),
+    encryptedValues: new PostgresEncryptedValues(connection),
     triggers: new PostgresTriggers(connection),
     leases: new PostgresLeases(connection),
     instances: new PostgresInstances(connection),

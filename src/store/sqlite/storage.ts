@@ -5,6 +5,7 @@ import { storageError } from "../storage-errors";
 import { SqliteConnection, turnsFor } from "./connection";
 import { SqliteIdempotency } from "./idempotency";
 import { SqliteConnections } from "./connections";
+import { SqliteEncryptedValues } from "./encrypted-values";
 import { SqliteIdentity } from "./identity";
 import { SqliteKeyCheck } from "./key-check";
 import { SqliteNetworkRanges } from "./network";
@@ -27,6 +28,7 @@ function repositories(connection: SqliteConnection) {
     runClaims: new SqliteRunClaims(connection),
     runRetention: new SqliteRunRetention(connection),
     connections: new SqliteConnections(connection),
+    encryptedValues: new SqliteEncryptedValues(connection),
     triggers: new SqliteTriggers(connection),
     leases: new SqliteLeases(connection),
     instances: new SqliteInstances(connection),
