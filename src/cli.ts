@@ -451,7 +451,7 @@ export async function main(argv: string[]) {
       if (argv[1] !== "rotate") fail("usage: weft keys rotate");
       const db = await openConfiguredStore(config);
       try {
-        const report = await rotateKeys(db, storageOf(db), config);
+        const report = await rotateKeys(storageOf(db), config);
         console.log(`re-encrypted ${report.rewritten} value(s) in ${report.rows} row(s) under key ${report.keyId} (${report.keySource})`);
         if (report.unreadable > 0)
           process.stderr.write(

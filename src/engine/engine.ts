@@ -95,8 +95,7 @@ export class Engine {
     const workflows = storageOf(o.db).workflows;
     this.workflows = workflows;
     this.retention = new Retention({
-      db: o.db,
-      store: this.store,
+      runs: storageOf(o.db).runRetention,
       log: o.log,
       onDeleted: (ids) => {
         for (const id of ids) t.recent.delete(id);
@@ -180,7 +179,7 @@ export class Engine {
       recovered = this.recover(this.store.unfinished());
     }
     try {
-      if (!this.o.db.inTransaction) this.retention.ensureIncrementalVacuum();
+      if (!this.o.db.inTransaction) await this.retention.ensureIncrementalVacuum();
     } catch (error) {
       this.o.log.warn("could not switch the database to incremental vacuum", { error: errorMessage(error) });
     }
@@ -202,7 +201,8 @@ export class Engine {
     const deadline = Date.now() + graceMs;
     while (this.table.active.size > 0 && Date.now() < deadline) await Bun.sleep(20);
     if (this.sweeper) clearInterval(this.sweeper);
-    this.retention.stop();
+    // A sweep under way ends first: its deletions go through the writer closed below.
+    await this.retention.stop();
     this.resumes.clearAll();
     await this.writes.close();
     await this.reads.close();

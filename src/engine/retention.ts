@@ -6,10 +6,10 @@
  * incremental vacuum; the WAL is checkpointed and truncated.
  */
 import type { Logger } from "../http/logger";
-import type { Db } from "../store/db";
-import { ensureIncrementalVacuum, freePages, INCREMENTAL_VACUUM_HINT } from "../store/maintenance";
+import { INCREMENTAL_VACUUM_HINT } from "../store/maintenance";
+import type { RunRetentionRepository } from "../store/run-retention";
 import type { RunWrites } from "../store/run-writes";
-import type { RunPosition, RunStore } from "../store/runs";
+import type { RunPosition } from "../store/runs";
 
 /** A workflow's own retention (its saved definition's settings), replacing the instance's for its runs. */
 export interface RetentionOverride {
@@ -21,9 +21,11 @@ export interface RetentionOverride {
 }
 
 export interface RetentionOptions {
-  /** Read here (which runs expire, free pages); never written here. */
-  db: Db;
-  store: RunStore;
+  /**
+   * The storage port's questions about runs (which expire, where the unfinished ones stand, free pages), each
+   * awaited: on a database across a network a sweep holds no thread. Never written through here.
+   */
+  runs: RunRetentionRepository;
   /**
    * The run writer: deletions, the definitions' prune, the incremental vacuum and the WAL truncation go
    * through it, ordered with run inserts (a run is never stored pointing at a definition just pruned) and,
@@ -59,7 +61,9 @@ const FIRST_VACUUM_STEP = 64;
 
 export class Retention {
   private timer: ReturnType<typeof setInterval> | undefined;
-  private running = false;
+  /** The sweep under way, if any: one at a time, and stop() waits for it. */
+  private running: Promise<SweepResult> | undefined;
+  private stopped = false;
   /** Runs per delete transaction; adapts to `transactionMs`. */
   private batch = 100;
   private vacuumStep = FIRST_VACUUM_STEP;
@@ -80,8 +84,8 @@ export class Retention {
    * Switches the database to incremental auto-vacuum once (needs a VACUUM; quick on a young database).
    * A large database that predates it is left alone with a hint in the log, since VACUUM would stall it.
    */
-  ensureIncrementalVacuum(maxBytes = 256 * 1024 * 1024): boolean {
-    const { enabled, bytes } = ensureIncrementalVacuum(this.o.db, maxBytes);
+  async ensureIncrementalVacuum(maxBytes = 256 * 1024 * 1024): Promise<boolean> {
+    const { enabled, bytes } = await this.o.runs.ensureIncrementalVacuum(maxBytes);
     if (!enabled) {
       this.o.log.warn(`database is not in incremental auto-vacuum mode; ${INCREMENTAL_VACUUM_HINT}`, { bytes });
     }
@@ -89,13 +93,19 @@ export class Retention {
   }
 
   start() {
+    this.stopped = false;
     const interval = this.o.intervalMs ?? 10 * 60_000;
     this.timer = setInterval(() => void this.sweep().catch((error) => this.o.log.error("run retention failed", { error: String(error) })), interval);
     (this.timer as { unref?: () => void }).unref?.();
   }
 
-  stop() {
+  /** Stops the sweeps; resolves once a sweep under way ended (it stops after the batch it is deleting). */
+  async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    // Its failure was answered to whoever started it (logged, for the timer's).
+    await this.running?.catch(() => {});
   }
 
   /**
@@ -103,61 +113,64 @@ export class Retention {
    * writes and API reads go on while a large history is pruned; then returns the freed pages to the file
    * system step by step and truncates the WAL.
    */
-  async sweep(now = Date.now()): Promise<SweepResult> {
-    if (this.running) return { deletedRuns: 0, freedPages: 0, walCheckpointed: false };
-    this.running = true;
-    try {
-      const own = new Map(((await this.o.overrides?.()) ?? []).map((o) => [o.workflowId, o]));
-      const { store } = this.o;
-      if (++this.sweeps % RESTART_EVERY === 0) this.places.clear();
-      // Read before any look-up: a run unfinished now may be passed over below and finish meanwhile.
-      const unfinished = store.unfinishedPositions();
-      const firstUnfinished = (inScope: (run: (typeof unfinished)[number]) => boolean) => earliest(unfinished.filter(inScope));
-      let deleted = 0;
-      for (const { workflowId } of store.runCountsByWorkflow()) {
-        const days = own.get(workflowId)?.days ?? this.o.retentionDays;
-        if (days <= 0) continue;
-        const before = new Date(now - days * DAY_MS).toISOString();
+  sweep(now = Date.now()): Promise<SweepResult> {
+    if (this.running) return Promise.resolve({ deletedRuns: 0, freedPages: 0, walCheckpointed: false });
+    const running = this.sweeping(now).finally(() => {
+      this.running = undefined;
+    });
+    this.running = running;
+    return running;
+  }
+
+  private async sweeping(now: number): Promise<SweepResult> {
+    const own = new Map(((await this.o.overrides?.()) ?? []).map((o) => [o.workflowId, o]));
+    const store = this.o.runs;
+    if (++this.sweeps % RESTART_EVERY === 0) this.places.clear();
+    // Read before any look-up: a run unfinished now may be passed over below and finish meanwhile.
+    const unfinished = await store.unfinishedPositions();
+    const firstUnfinished = (inScope: (run: (typeof unfinished)[number]) => boolean) => earliest(unfinished.filter(inScope));
+    let deleted = 0;
+    for (const { workflowId } of await store.runCountsByWorkflow()) {
+      const days = own.get(workflowId)?.days ?? this.o.retentionDays;
+      if (days <= 0) continue;
+      const before = new Date(now - days * DAY_MS).toISOString();
+      deleted += await this.drain(
+        `age ${workflowId}`,
+        firstUnfinished((run) => run.workflowId === workflowId),
+        (limit, after) => store.oldestFinishedOf(workflowId, limit, before, after),
+      );
+    }
+    const counts = await store.runCountsByWorkflow();
+    for (const { workflowId, runs } of counts) {
+      const max = own.get(workflowId)?.maxRuns ?? 0;
+      if (max > 0 && runs > max)
         deleted += await this.drain(
-          `age ${workflowId}`,
+          `count ${workflowId}`,
           firstUnfinished((run) => run.workflowId === workflowId),
-          (limit, after) => store.oldestFinishedOf(workflowId, limit, before, after),
+          (limit, after) => store.oldestFinishedOf(workflowId, limit, undefined, after),
+          runs - max,
+        );
+    }
+    if (this.o.retentionMax > 0) {
+      for (const [workspaceId, workflows] of Map.groupBy(counts, (c) => c.workspaceId)) {
+        const capped = workflows.filter((w) => own.get(w.workflowId)?.maxRuns === undefined);
+        const excess = capped.reduce((sum, w) => sum + w.runs, 0) - this.o.retentionMax;
+        if (excess <= 0) continue;
+        const exempt = workflows.filter((w) => !capped.includes(w)).map((w) => w.workflowId);
+        deleted += await this.drain(
+          `workspace ${workspaceId} except ${[...exempt].sort().join(",")}`,
+          firstUnfinished((run) => run.workspaceId === workspaceId && !exempt.includes(run.workflowId)),
+          (limit, after) => store.oldestFinishedIn(workspaceId, exempt, limit, after),
+          excess,
         );
       }
-      const counts = store.runCountsByWorkflow();
-      for (const { workflowId, runs } of counts) {
-        const max = own.get(workflowId)?.maxRuns ?? 0;
-        if (max > 0 && runs > max)
-          deleted += await this.drain(
-            `count ${workflowId}`,
-            firstUnfinished((run) => run.workflowId === workflowId),
-            (limit, after) => store.oldestFinishedOf(workflowId, limit, undefined, after),
-            runs - max,
-          );
-      }
-      if (this.o.retentionMax > 0) {
-        for (const [workspaceId, workflows] of Map.groupBy(counts, (c) => c.workspaceId)) {
-          const capped = workflows.filter((w) => own.get(w.workflowId)?.maxRuns === undefined);
-          const excess = capped.reduce((sum, w) => sum + w.runs, 0) - this.o.retentionMax;
-          if (excess <= 0) continue;
-          const exempt = workflows.filter((w) => !capped.includes(w)).map((w) => w.workflowId);
-          deleted += await this.drain(
-            `workspace ${workspaceId} except ${[...exempt].sort().join(",")}`,
-            firstUnfinished((run) => run.workspaceId === workspaceId && !exempt.includes(run.workflowId)),
-            (limit, after) => store.oldestFinishedIn(workspaceId, exempt, limit, after),
-            excess,
-          );
-        }
-      }
-      if (deleted > 0) await this.o.writes.write([{ op: "pruneDefinitions" }]);
-      const free = await this.returnFreePages();
-      // False when a reader holds the WAL (busy): the next sweep truncates it.
-      const walCheckpointed = deleted > 0 || free > 0 ? await this.o.writes.truncateWal() : true;
-      if (deleted > 0) this.o.log.info("run retention", { deletedRuns: deleted, freedPages: free });
-      return { deletedRuns: deleted, freedPages: free, walCheckpointed };
-    } finally {
-      this.running = false;
     }
+    if (deleted > 0) await this.o.writes.write([{ op: "pruneDefinitions" }]);
+    const free = await this.returnFreePages();
+    // False when a reader holds the WAL (busy): the next sweep truncates it.
+    const walCheckpointed = deleted > 0 || free > 0 ? await this.o.writes.truncateWal() : true;
+    if (deleted > 0) this.o.log.info("run retention", { deletedRuns: deleted, freedPages: free });
+    return { deletedRuns: deleted, freedPages: free, walCheckpointed };
   }
 
   /**
@@ -172,7 +185,7 @@ export class Retention {
   private async drain(
     place: string,
     unfinished: RunPosition | undefined,
-    next: (limit: number, after: RunPosition | undefined) => RunPosition[],
+    next: (limit: number, after: RunPosition | undefined) => Promise<RunPosition[]>,
     max = Number.POSITIVE_INFINITY,
   ): Promise<number> {
     // Never past the run that was unfinished when the sweep began: kept so, a place stays valid once it ends.
@@ -181,10 +194,10 @@ export class Retention {
     let after = stored && placed(stored);
     if (after) this.places.set(place, after);
     let done = 0;
-    while (done < max) {
+    while (done < max && !this.stopped) {
       const started = performance.now();
       const limit = Math.min(this.batch, max - done);
-      const found = next(limit, after);
+      const found = await next(limit, after);
       const lookedMs = performance.now() - started;
       if (found.length === 0) break;
       const ids = found.map((run) => run.id);
@@ -194,8 +207,9 @@ export class Retention {
       this.o.onDeleted?.(ids);
       done += ids.length;
       const ms = performance.now() - started;
-      // The look-up blocks this thread (the delete does not): a batch is also kept small enough for it to stay
-      // at a fraction of the target (on PostgreSQL a big one read the table pages of 10,000 runs: 180 ms).
+      // The look-up is a transaction of its own (on SQLite it blocks this thread; the delete does not): a batch
+      // is also kept small enough for it to stay at a fraction of the target (on PostgreSQL a big one read the
+      // table pages of 10,000 runs: 180 ms).
       if (ids.length === limit) this.batch = this.adapt(this.batch, Math.max(ms, 4 * lookedMs), 10, 10_000);
       await Bun.sleep(Math.max(1, ms));
     }
@@ -205,14 +219,14 @@ export class Retention {
   /** Incremental vacuum in steps of about `transactionMs`, pausing between them like the deletes. */
   private async returnFreePages(): Promise<number> {
     let returned = 0;
-    for (;;) {
+    while (!this.stopped) {
       const started = performance.now();
-      const free = freePages(this.o.db);
+      const free = await this.o.runs.freePages();
       if (free === 0) break;
       const pages = Math.min(free, this.vacuumStep);
       await this.o.writes.write([{ op: "returnFreePages", pages }]);
       // Not in incremental auto-vacuum mode (an old large database): nothing is returned.
-      if (freePages(this.o.db) >= free) break;
+      if ((await this.o.runs.freePages()) >= free) break;
       returned += pages;
       const ms = performance.now() - started;
       if (pages === this.vacuumStep) this.vacuumStep = this.adapt(this.vacuumStep, ms, 64, 262_144);

@@ -44,11 +44,12 @@ export async function openStore(location: StoreLocation, options: { migrate?: bo
   if (!location.databaseUrl)
     return openDatabase(location.sqlitePath, { synchronous: location.synchronous, migrate: options.migrate, onUpgrade: options.onUpgrade });
   const db = new PostgresDb(location.databaseUrl);
-  // Pending migrations run on a connection of their own, under an advisory lock (instances starting together
-  // wait). A schema already up to date, the usual start, costs one query on the store's own connection.
-  if (options.migrate !== false && postgresBehind(db)) {
+  // The schema is checked, and pending migrations run, on a connection of their own, awaited (the store's
+  // connects meanwhile); migrations under an advisory lock (instances starting together wait). A schema already
+  // up to date, the usual start, costs one query there.
+  if (options.migrate !== false) {
     try {
-      await (await openPostgres(location.databaseUrl, { max: 1 })).close();
+      await migratePostgresIfBehind(location.databaseUrl);
     } catch (error) {
       db.close();
       throw error;
@@ -78,21 +79,18 @@ export async function migrateStore(location: StoreLocation, onUpgrade?: UpgradeL
 }
 
 /**
- * True unless every migration this build knows is recorded as applied (a fresh database: no table yet).
- * Throws for a database of a newer schema.
+ * Applies the migrations this build knows that the database at `url` lacks (all of them on a fresh database:
+ * no table yet). Throws NewerSchemaError for a database of a newer schema, changing nothing.
  */
-function postgresBehind(db: PostgresDb): boolean {
+async function migratePostgresIfBehind(url: string): Promise<void> {
   const latest = postgresMigrations.at(-1)?.version ?? 0;
-  let version: number;
+  const sql = await openPostgres(url, { migrate: false, max: 1 });
   try {
-    const [row] = db.call({ op: "query", text: "SELECT max(version) AS version FROM weft_schema_migrations" }).rows;
-    version = Number(row?.version ?? 0);
-  } catch {
-    return true;
+    const version = await postgresSchemaVersion(sql);
+    if (version > latest) throw new NewerSchemaError("the PostgreSQL database", version, latest);
+    // Checked again under the migrations' lock: another instance may be applying them now.
+    if (version < latest) await migratePostgres(sql);
+  } finally {
+    await sql.close();
   }
-  if (version > latest) {
-    db.close();
-    throw new NewerSchemaError("the PostgreSQL database", version, latest);
-  }
-  return version < latest;
 }

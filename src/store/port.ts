@@ -9,10 +9,12 @@
  */
 import type { IdempotencyRepository } from "./idempotency";
 import type { ConnectionRepository } from "./connections";
+import type { EncryptedValueRepository } from "./encrypted-values";
 import type { IdentityRepository } from "./identity";
 import type { KeyCheckRepository } from "./key-check";
 import type { NetworkRangeRepository } from "./network";
 import type { RunClaimRepository } from "./run-claims";
+import type { RunRetentionRepository } from "./run-retention";
 import type { InstanceRepository } from "./instances";
 import type { KvRepository } from "./kv";
 import type { LeaseRepository } from "./leases";
@@ -27,8 +29,10 @@ export interface Repositories {
   readonly idempotency: IdempotencyRepository;
   readonly keyCheck: KeyCheckRepository;
   readonly connections: ConnectionRepository;
+  readonly encryptedValues: EncryptedValueRepository;
   readonly networkRanges: NetworkRangeRepository;
   readonly runClaims: RunClaimRepository;
+  readonly runRetention: RunRetentionRepository;
   readonly triggers: TriggerRepository;
   readonly leases: LeaseRepository;
   readonly instances: InstanceRepository;

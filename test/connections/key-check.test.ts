@@ -78,7 +78,7 @@ describe("the cluster's encryption key, checked at start", () => {
   test("weft keys rotate moves the record with the secrets: the new key starts, the old one is refused", async () => {
     const t = await testApp({ WEFT_ENCRYPTION_KEY: CLUSTER_KEY });
     await checkClusterKey(storageOf(t.db), boxOf(t, CLUSTER_KEY), { encryptionKey: CLUSTER_KEY, dataDir: t.dataDir });
-    const report = await rotateKeys(t.db, t.deps.storage, loadConfig({ WEFT_DATA_DIR: t.dataDir, WEFT_ENCRYPTION_KEY: OTHER_KEY }), {
+    const report = await rotateKeys(t.deps.storage, loadConfig({ WEFT_DATA_DIR: t.dataDir, WEFT_ENCRYPTION_KEY: OTHER_KEY }), {
       WEFT_ENCRYPTION_KEY_PREVIOUS: CLUSTER_KEY,
     });
     expect(report.unreadable).toBe(0);

@@ -42,7 +42,7 @@ describe("weft keys rotate", () => {
     const before = countBlobsByKey(storedText(t));
     expect(before[oldKeyId]).toBeGreaterThanOrEqual(3);
 
-    const report = await rotateKeys(t.db, t.deps.storage, t.config);
+    const report = await rotateKeys(t.deps.storage, t.config);
     expect(report.keyId).not.toBe(oldKeyId);
     expect(report.unreadable).toBe(0);
     expect(report.rewritten).toBe(before[oldKeyId]!);
@@ -76,7 +76,7 @@ describe("weft keys rotate", () => {
       apiKey: "rotating-api-key",
     });
     // Running the rotation again finishes the job.
-    const report = await rotateKeys(after.db, after.deps.storage, after.deps.config);
+    const report = await rotateKeys(after.deps.storage, after.deps.config);
     expect(report.unreadable).toBe(0);
     expect(existsSync(join(t.dataDir, "encryption.key.previous"))).toBe(false);
     after.db.close();
@@ -87,7 +87,7 @@ describe("weft keys rotate", () => {
     const newKey = "new-operator-key-9876543210zyxwvutsrq";
     const { t, customId, workspaceId } = await withSecrets({ WEFT_ENCRYPTION_KEY: oldKey });
     const config = loadConfig({ WEFT_DATA_DIR: t.dataDir, WEFT_ENCRYPTION_KEY: newKey });
-    const report = await rotateKeys(t.db, t.deps.storage, config, { WEFT_ENCRYPTION_KEY_PREVIOUS: oldKey });
+    const report = await rotateKeys(t.deps.storage, config, { WEFT_ENCRYPTION_KEY_PREVIOUS: oldKey });
     expect(report.unreadable).toBe(0);
     expect(report.keySource).toBe("WEFT_ENCRYPTION_KEY");
     expect(Object.keys(countBlobsByKey(storedText(t)))).toEqual([report.keyId]);
@@ -99,9 +99,28 @@ describe("weft keys rotate", () => {
     after.db.close();
     // Without the previous key the old values are reported unreadable, never silently lost.
     const { t: t2 } = await withSecrets({ WEFT_ENCRYPTION_KEY: oldKey });
-    expect(
-      (await rotateKeys(t2.db, t2.deps.storage, loadConfig({ WEFT_DATA_DIR: t2.dataDir, WEFT_ENCRYPTION_KEY: newKey }), {})).unreadable,
-    ).toBeGreaterThanOrEqual(3);
+    expect((await rotateKeys(t2.deps.storage, loadConfig({ WEFT_DATA_DIR: t2.dataDir, WEFT_ENCRYPTION_KEY: newKey }), {})).unreadable).toBeGreaterThanOrEqual(
+      3,
+    );
+  });
+
+  test("the values are rewritten all or none: a failure part way leaves every one as it was", async () => {
+    const { t } = await withSecrets();
+    const before = countBlobsByKey(storedText(t));
+    expect(Object.values(before).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(3);
+    let seen = 0;
+    const failing = t.deps.storage.atomically((unit) =>
+      unit.encryptedValues.rewriteAll((blob) => {
+        if (++seen === 3) throw new Error("disk on fire");
+        return blob.replace(/^v1:[0-9a-f]{8}:/, "v1:00000000:");
+      }),
+    );
+    await expect(failing).rejects.toThrow("disk on fire");
+    expect(seen).toBe(3);
+    expect(countBlobsByKey(storedText(t))).toEqual(before);
+    // Unchanged blobs are counted as kept, and nothing is written.
+    expect(await t.deps.storage.atomically((unit) => unit.encryptedValues.rewriteAll((blob) => blob))).toMatchObject({ rewritten: 0, rows: 0 });
+    expect(countBlobsByKey(storedText(t))).toEqual(before);
   });
 
   test("keyringOptions reads the previous-keys file and WEFT_ENCRYPTION_KEY_PREVIOUS", async () => {

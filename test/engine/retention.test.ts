@@ -8,6 +8,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { RunPosition, RunRow } from "../../src/store/runs";
+import { storageOf } from "../../src/store/storage";
 import type { TestApp } from "../support/app";
 import { testStorage } from "../support/postgres-storage";
 import { createWorkflow, definition, engineApp, runAndWait, stopEngines, template } from "./support";
@@ -152,9 +153,10 @@ describe("retention", () => {
     const newer = seed(t, model, 30, 40);
     // Where each sweep's first look-up starts (undefined: at the oldest run).
     const firstLooks: Array<RunPosition | undefined> = [];
-    const look = store.oldestFinishedOf.bind(store);
+    const runs = storageOf(t.db).runRetention;
+    const look = runs.oldestFinishedOf.bind(runs);
     let looked = false;
-    store.oldestFinishedOf = (workflowId, limit, beforeIso, after) => {
+    runs.oldestFinishedOf = (workflowId, limit, beforeIso, after) => {
       if (!looked) firstLooks.push(after);
       looked = true;
       return look(workflowId, limit, beforeIso, after);
@@ -181,6 +183,71 @@ describe("retention", () => {
     ]);
     for (const id of [...older, ...newer]) expect(store.getRow(id)).toBeNull();
     expect(store.getRow(run.id)).not.toBeNull();
+  });
+
+  test("a sweep asks the storage port; on PostgreSQL it never waits on the synchronous bridge", async () => {
+    const t = await engineApp({ WEFT_RUN_RETENTION_DAYS: "7", WEFT_RUN_RETENTION_MAX: "50" });
+    const run = await runAndWait(t, await createWorkflow(t, definition(template("a", "x"))));
+    const model = t.deps.engine.store.getRow(run.id)!;
+    const old = seed(t, model, 30, 120);
+    seed(t, model, 1, 60);
+    await t.deps.engine.writes.drain();
+    // What the sweep asks the port, and (PostgreSQL) every query the bridge would make meanwhile.
+    const runs = storageOf(t.db).runRetention;
+    const asked: string[] = [];
+    for (const name of ["runCountsByWorkflow", "oldestFinishedOf", "oldestFinishedIn", "unfinishedPositions", "freePages"] as const) {
+      const ask = (runs[name] as (...args: unknown[]) => Promise<unknown>).bind(runs);
+      (runs as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+        asked.push(name);
+        return ask(...args);
+      };
+    }
+    const bridge = t.db as unknown as { call?: (request: unknown) => unknown };
+    const blocked: unknown[] = [];
+    const call = bridge.call;
+    if (testStorage() === "postgres") {
+      expect(call).toBeFunction();
+      bridge.call = (request: unknown) => {
+        blocked.push(request);
+        return call!.call(bridge, request);
+      };
+    }
+    let result: Awaited<ReturnType<typeof t.deps.engine.retention.sweep>>;
+    try {
+      result = await t.deps.engine.retention.sweep();
+    } finally {
+      if (call) bridge.call = call;
+    }
+    expect(result.deletedRuns).toBe(120 + 11);
+    expect(blocked).toEqual([]);
+    expect(new Set(asked)).toEqual(new Set(["runCountsByWorkflow", "oldestFinishedOf", "oldestFinishedIn", "unfinishedPositions", "freePages"]));
+    for (const id of old) expect(t.deps.engine.store.getRow(id)).toBeNull();
+    const listed = await t.req("GET", "/api/runs?environment=all&limit=100");
+    expect(listed.body.pagination.total).toBe(50);
+  });
+
+  test("stop waits for a sweep under way, which stops after the batch it is deleting", async () => {
+    const t = await engineApp({ WEFT_RUN_RETENTION_DAYS: "7", WEFT_RUN_RETENTION_MAX: "0" });
+    const run = await runAndWait(t, await createWorkflow(t, definition(template("a", "x"))));
+    const model = t.deps.engine.store.getRow(run.id)!;
+    seed(t, model, 30, 300);
+    const runs = storageOf(t.db).runRetention;
+    const look = runs.oldestFinishedOf.bind(runs);
+    let looks = 0;
+    let stopped: Promise<void> | undefined;
+    runs.oldestFinishedOf = async (workflowId, _limit, beforeIso, after) => {
+      // Small batches; the sweep is told to stop during its second look-up.
+      if (++looks === 2) stopped = t.deps.engine.retention.stop();
+      return look(workflowId, 10, beforeIso, after);
+    };
+    const result = await t.deps.engine.retention.sweep();
+    await stopped;
+    expect(looks).toBe(2);
+    expect(result.deletedRuns).toBe(20);
+    // Nothing is left half done: a sweep after a restart goes on from there.
+    runs.oldestFinishedOf = look;
+    t.deps.engine.retention.start();
+    expect((await t.deps.engine.retention.sweep()).deletedRuns).toBe(280);
   });
 
   test("retention settings out of range are refused with the field and the allowed range named", async () => {

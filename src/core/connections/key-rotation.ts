@@ -16,8 +16,7 @@
 import { randomBytes } from "node:crypto";
 import { appendFileSync, chmodSync, closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import type { Db } from "../../store/db";
-import { BLOB_PATTERN, rewriteEncryptedValues } from "../../store/encrypted-values";
+import { BLOB_PATTERN } from "../../store/encrypted-values";
 import type { Storage } from "../../store/port";
 import { loadOrCreateKeyFile, secretBox, type SecretBoxOptions } from "../crypto";
 
@@ -76,10 +75,10 @@ export interface RotationReport {
 
 /**
  * Re-encrypts every value under the current key (generating a new key first when the key file is in use).
- * The values of every table are rewritten on `db` in one transaction (a command run with the server stopped);
- * the authorizations in progress are then dropped through the storage port.
+ * The values of every table are rewritten in one unit of the storage port (a command run with the server
+ * stopped); the authorizations in progress are then dropped.
  */
-export async function rotateKeys(db: Db, storage: Storage, source: KeyringSource, env: Env = process.env): Promise<RotationReport> {
+export async function rotateKeys(storage: Storage, source: KeyringSource, env: Env = process.env): Promise<RotationReport> {
   let keySource: string;
   if (source.encryptionKey) {
     keySource = "WEFT_ENCRYPTION_KEY";
@@ -98,15 +97,17 @@ export async function rotateKeys(db: Db, storage: Storage, source: KeyringSource
     (id) => id !== box.keyId,
   );
   let unreadable = 0;
-  const stats = rewriteEncryptedValues(db, (blob) => {
-    if (box.isCurrent(blob)) return blob;
-    try {
-      return box.encrypt(box.decrypt(blob));
-    } catch {
-      unreadable++;
-      return blob;
-    }
-  });
+  const stats = await storage.atomically((unit) =>
+    unit.encryptedValues.rewriteAll((blob) => {
+      if (box.isCurrent(blob)) return blob;
+      try {
+        return box.encrypt(box.decrypt(blob));
+      } catch {
+        unreadable++;
+        return blob;
+      }
+    }),
+  );
   // Authorizations in progress were signed with a key derived from the old one; they cannot complete now.
   await storage.connections.dropAllStates();
   if (unreadable === 0 && !source.encryptionKey) rmSync(join(source.dataDir, PREVIOUS_FILE), { force: true });

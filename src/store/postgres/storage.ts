@@ -4,11 +4,13 @@ import type { Storage } from "../port";
 import { PostgresConnection } from "./connection";
 import { PostgresIdempotency } from "./idempotency";
 import { PostgresConnections } from "./connections";
+import { PostgresEncryptedValues } from "./encrypted-values";
 import { PostgresIdentity } from "./identity";
 import { PostgresKeyCheck } from "./key-check";
 import { PostgresNetworkRanges } from "./network";
 import { PostgresRunClaims } from "./run-claims";
 import { PostgresRunNames } from "./run-names";
+import { PostgresRunRetention } from "./run-retention";
 import { PostgresInstances } from "./instances";
 import { PostgresKv } from "./kv";
 import { PostgresLeases } from "./leases";
@@ -26,13 +28,16 @@ import { PostgresWorkflows } from "./workflows";
 export const PORT_UNIT_LOCK_KEY = 0x7765_6674_706f_7274n;
 
 function repositories(connection: PostgresConnection) {
+  const runNames = new PostgresRunNames(connection);
   return {
     identity: new PostgresIdentity(connection),
     idempotency: new PostgresIdempotency(connection),
     keyCheck: new PostgresKeyCheck(connection),
     networkRanges: new PostgresNetworkRanges(connection),
-    runClaims: new PostgresRunClaims(connection, new PostgresRunNames(connection)),
+    runClaims: new PostgresRunClaims(connection, runNames),
+    runRetention: new PostgresRunRetention(connection, runNames),
     connections: new PostgresConnections(connection),
+    encryptedValues: new PostgresEncryptedValues(connection),
     triggers: new PostgresTriggers(connection),
     leases: new PostgresLeases(connection),
     instances: new PostgresInstances(connection),

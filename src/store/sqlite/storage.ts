@@ -5,10 +5,12 @@ import { storageError } from "../storage-errors";
 import { SqliteConnection, turnsFor } from "./connection";
 import { SqliteIdempotency } from "./idempotency";
 import { SqliteConnections } from "./connections";
+import { SqliteEncryptedValues } from "./encrypted-values";
 import { SqliteIdentity } from "./identity";
 import { SqliteKeyCheck } from "./key-check";
 import { SqliteNetworkRanges } from "./network";
 import { SqliteRunClaims } from "./run-claims";
+import { SqliteRunRetention } from "./run-retention";
 import { SqliteInstances } from "./instances";
 import { SqliteKv } from "./kv";
 import { SqliteLeases } from "./leases";
@@ -24,7 +26,9 @@ function repositories(connection: SqliteConnection) {
     keyCheck: new SqliteKeyCheck(connection),
     networkRanges: new SqliteNetworkRanges(connection),
     runClaims: new SqliteRunClaims(connection),
+    runRetention: new SqliteRunRetention(connection),
     connections: new SqliteConnections(connection),
+    encryptedValues: new SqliteEncryptedValues(connection),
     triggers: new SqliteTriggers(connection),
     leases: new SqliteLeases(connection),
     instances: new SqliteInstances(connection),
