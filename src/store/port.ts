@@ -13,6 +13,7 @@ import type { IdentityRepository } from "./identity";
 import type { KeyCheckRepository } from "./key-check";
 import type { NetworkRangeRepository } from "./network";
 import type { RunClaimRepository } from "./run-claims";
+import type { RunReadRepository } from "./run-read-repository";
 import type { InstanceRepository } from "./instances";
 import type { KvRepository } from "./kv";
 import type { LeaseRepository } from "./leases";
@@ -29,6 +30,7 @@ export interface Repositories {
   readonly connections: ConnectionRepository;
   readonly networkRanges: NetworkRangeRepository;
   readonly runClaims: RunClaimRepository;
+  readonly runReads: RunReadRepository;
   readonly triggers: TriggerRepository;
   readonly leases: LeaseRepository;
   readonly instances: InstanceRepository;

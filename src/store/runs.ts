@@ -140,13 +140,13 @@ export const STEP_UPDATE_COLUMNS = STEP_COLUMNS.filter(
 );
 
 /** Every column of a run row (RunRow), without its record (the unfinished runs these read have none). */
-const ROW_COLUMNS = RUN_COLUMNS.join(", ");
+export const ROW_COLUMNS = RUN_COLUMNS.join(", ");
 
 /** Every column of a run row and its record, which holds the cold columns of a finished run (RunStore.hydrate). */
-const STORED_COLUMNS = `${ROW_COLUMNS}, packed_steps`;
+export const STORED_COLUMNS = `${ROW_COLUMNS}, packed_steps`;
 
 /** Columns of the list view: everything but the large, internal ones, and the record. */
-const LIST_COLUMNS = `${RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash" && c !== "owner").join(", ")}, packed_steps`;
+export const LIST_COLUMNS = `${RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash" && c !== "owner").join(", ")}, packed_steps`;
 
 /** A run row as selected with its record. */
 type StoredRow = RunRow & { packed_steps?: Uint8Array | null };
@@ -173,7 +173,7 @@ const pageOf = (tie: string, where: string, order: string, walk = order) =>
   `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (SELECT ${tie} FROM runs WHERE ${where} ORDER BY ${walk} LIMIT $limit OFFSET $offset) ORDER BY ${order}`;
 
 /** An ORDER BY list read backwards: each term's direction and place of NULLs turned round. */
-function reversedOrder(order: string): string {
+export function reversedOrder(order: string): string {
   return order
     .split(", ")
     .map((term) => {
@@ -190,7 +190,7 @@ function reversedOrder(order: string): string {
  * `total` runs, or positions [total - end, total - offset) of the same list read backwards. A walk through an
  * index costs what it skips, so the last page costs what the first does and the middle one is the dearest.
  */
-function nearerEnd(offset: number, end: number, total: number): { limit: number; offset: number; backwards: boolean } {
+export function nearerEnd(offset: number, end: number, total: number): { limit: number; offset: number; backwards: boolean } {
   const backwards = offset > total - end;
   return { limit: end - offset, offset: backwards ? total - end : offset, backwards };
 }
@@ -210,7 +210,7 @@ export interface RunPosition {
 const afterPosition = (tie: string) => ` AND started_at >= ? AND NOT (started_at = ? AND ${tie} <= ?)`;
 
 /** A comma-separated list of columns (or sort terms, or conditions joined by AND) of runs, qualified by `alias` for a join. */
-const qualified = (alias: string, terms: string, separator = ", ") =>
+export const qualified = (alias: string, terms: string, separator = ", ") =>
   terms
     .split(separator)
     .map((term) => `${alias}.${term}`)
@@ -322,12 +322,12 @@ function cellConditions(filter: RunListFilter, layout: RunLayout, withWorkspace 
 }
 
 /** The number of runs in the kept counts a query sums (run_counts, run_hours); BIGINT so both databases answer an integer. */
-const SUM_OF_N = "CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n";
+export const SUM_OF_N = "CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n";
 /** Hours a list page's walk reads first, from the nearer end of the history: the first pages lie in them. */
-const FIRST_HOURS = 16;
+export const FIRST_HOURS = 16;
 
 /** Where a list page starts and ends in the hour counts, as the walk from one end of the history finds them. */
-interface HourSpanEnds {
+export interface HourSpanEnds {
   hourA: Stored;
   beforeA: number;
   hourB: Stored;

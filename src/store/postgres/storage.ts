@@ -9,6 +9,7 @@ import { PostgresKeyCheck } from "./key-check";
 import { PostgresNetworkRanges } from "./network";
 import { PostgresRunClaims } from "./run-claims";
 import { PostgresRunNames } from "./run-names";
+import { PostgresRunReads } from "./run-reads";
 import { PostgresInstances } from "./instances";
 import { PostgresKv } from "./kv";
 import { PostgresLeases } from "./leases";
@@ -32,6 +33,7 @@ function repositories(connection: PostgresConnection) {
     keyCheck: new PostgresKeyCheck(connection),
     networkRanges: new PostgresNetworkRanges(connection),
     runClaims: new PostgresRunClaims(connection, new PostgresRunNames(connection)),
+    runReads: new PostgresRunReads(connection, new PostgresRunNames(connection)),
     connections: new PostgresConnections(connection),
     triggers: new PostgresTriggers(connection),
     leases: new PostgresLeases(connection),

@@ -9,6 +9,7 @@ import { SqliteIdentity } from "./identity";
 import { SqliteKeyCheck } from "./key-check";
 import { SqliteNetworkRanges } from "./network";
 import { SqliteRunClaims } from "./run-claims";
+import { SqliteRunReads } from "./run-reads";
 import { SqliteInstances } from "./instances";
 import { SqliteKv } from "./kv";
 import { SqliteLeases } from "./leases";
@@ -24,6 +25,7 @@ function repositories(connection: SqliteConnection) {
     keyCheck: new SqliteKeyCheck(connection),
     networkRanges: new SqliteNetworkRanges(connection),
     runClaims: new SqliteRunClaims(connection),
+    runReads: new SqliteRunReads(connection),
     connections: new SqliteConnections(connection),
     triggers: new SqliteTriggers(connection),
     leases: new SqliteLeases(connection),
