@@ -5,7 +5,6 @@
  */
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import { bindRow, countOf, type Db } from "./db";
-import { isPostgres } from "./postgres/sync-db";
 import { type RunLayout, runLayout, type Stored } from "./run-layout";
 import {
   BLANK,
@@ -396,7 +395,6 @@ export class RunStore {
   private readonly listStatements = new Map<string, Statement>();
   private readonly patchStatements = new Map<string, Statement>();
 
-  private readonly postgres: boolean;
   /** How this database stores the searched columns (run-layout.ts). */
   private readonly layout: RunLayout;
 
@@ -409,7 +407,6 @@ export class RunStore {
     readonly db: Db,
     private readonly remembersWrites = false,
   ) {
-    this.postgres = isPostgres(db);
     this.layout = runLayout(db);
     const { tie } = this.layout;
     // Positional parameters: binding 34 values by position costs less than by name, and the run writer's
@@ -783,13 +780,14 @@ export class RunStore {
   }
 
   /**
-   * The filter's conditions for a walk of the duration index (`alias` qualifies them). On SQLite those the index
-   * does not lead with are written `+column` so that the planner may not serve them from the index: it then
-   * sorts every run of one duration by seq again (a temporary b-tree per duration, 3× the walk at 1,000,000 runs).
+   * The filter's conditions for a walk of the duration index (`alias` qualifies them). Those the index does not
+   * lead with are written `+column` so that SQLite's planner may not serve them from the index: it then sorts
+   * every run of one duration by seq again (a temporary b-tree per duration, 3× the walk at 1,000,000 runs).
+   * (PostgreSQL's list is its own: postgres/run-list.ts.)
    */
   private durationWalkConditions(cells: Cells, alias = ""): string {
     const of = alias ? `${alias}.` : "";
-    return cells.where.map((c) => (this.postgres || c.startsWith("workspace_id ") ? `${of}${c}` : `+${of}${c}`)).join(" AND ");
+    return cells.where.map((c) => (c.startsWith("workspace_id ") ? `${of}${c}` : `+${of}${c}`)).join(" AND ");
   }
 
   /**
