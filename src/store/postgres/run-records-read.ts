@@ -17,8 +17,6 @@ export type WithRecord = { id: string; packed_steps?: Uint8Array | null };
 export class RunRowReader {
   readonly layout: CompactLayout;
   private readonly dictionaries = new Map<string, Uint8Array>();
-  /** A dictionary's bytes by id, as the record readers take it (read before: `loadDictionaries`). */
-  private readonly dictionaryOf = (id: string) => this.dictionaries.get(id) ?? null;
 
   constructor(
     private readonly c: PostgresConnection,
@@ -27,37 +25,48 @@ export class RunRowReader {
     this.layout = new CompactLayout(names);
   }
 
-  /** Reads the dictionaries `records` were compressed against that are not remembered yet. */
-  async loadDictionaries(records: Iterable<Uint8Array | null | undefined>): Promise<void> {
+  /**
+   * The dictionaries `records` were compressed against, as the record readers look them up: those not
+   * remembered are read in one query. The look-up holds its own (another read may start the memory again meanwhile).
+   */
+  async dictionariesOf(records: Iterable<Uint8Array | null | undefined>): Promise<(id: string) => Uint8Array | null> {
+    const found = new Map<string, Uint8Array>();
     const wanted = new Set<string>();
     for (const bytes of records) {
       const id = bytes ? recordDictionary(bytes) : null;
-      if (id !== null && !this.dictionaries.has(id)) wanted.add(id);
+      if (id === null || found.has(id)) continue;
+      const known = this.dictionaries.get(id);
+      if (known) found.set(id, known);
+      else wanted.add(id);
     }
-    if (wanted.size === 0) return;
-    const rows = await this.c.all<{ id: string; bytes: Uint8Array }>(
-      "SELECT id, bytes FROM run_dictionaries WHERE id IN (SELECT jsonb_array_elements_text($1::text::jsonb))",
-      [JSON.stringify([...wanted])],
-    );
-    if (this.dictionaries.size + rows.length > MAX_DICTIONARIES) this.dictionaries.clear();
-    for (const row of rows) this.dictionaries.set(row.id, row.bytes);
+    if (wanted.size > 0) {
+      const rows = await this.c.all<{ id: string; bytes: Uint8Array }>(
+        "SELECT id, bytes FROM run_dictionaries WHERE id IN (SELECT jsonb_array_elements_text($1::text::jsonb))",
+        [JSON.stringify([...wanted])],
+      );
+      if (this.dictionaries.size + rows.length > MAX_DICTIONARIES) this.dictionaries.clear();
+      for (const row of rows) {
+        this.dictionaries.set(row.id, row.bytes);
+        found.set(row.id, row.bytes);
+      }
+    }
+    return (id) => found.get(id) ?? null;
   }
 
   /** Rows as the API has them: names and codes decoded, cold columns from each record, the record dropped. */
   async decodeAll<Row extends WithRecord>(rows: Row[]): Promise<Omit<Row, "packed_steps">[]> {
-    await Promise.all([this.names.loadKeys(rows), this.loadDictionaries(rows.map((row) => row.packed_steps))]);
+    const [, dictionary] = await Promise.all([this.names.loadKeys(rows), this.dictionariesOf(rows.map((row) => row.packed_steps))]);
     for (const row of rows) {
       const bytes = row.packed_steps;
       delete row.packed_steps;
       this.layout.decode(row);
-      if (bytes && mayHoldColdColumns(bytes)) withCold(row, readColdColumns(row.id, bytes, this.dictionaryOf));
+      if (bytes && mayHoldColdColumns(bytes)) withCold(row, readColdColumns(row.id, bytes, dictionary));
     }
     return rows;
   }
 
   /** A run's record (its dictionary read first). */
   async record(runId: string, bytes: Uint8Array): Promise<RunRecord> {
-    await this.loadDictionaries([bytes]);
-    return readRecord(runId, bytes, this.dictionaryOf);
+    return readRecord(runId, bytes, await this.dictionariesOf([bytes]));
   }
 }
