@@ -274,25 +274,28 @@ describe("GET /api/runs from kept counts", () => {
     db.close();
   });
 
-  test.skipIf(testStorage() === "postgres")("a database with runs from before the counts is counted when it is upgraded, and its definitions' uses", async () => {
-    const db = openDatabase(join(dir, "upgrade.db"), { migrate: false });
-    for (const m of migrations.filter((m) => m.version < 8)) db.transaction(() => db.run(m.sql))();
-    db.run("PRAGMA user_version = 7");
-    db.run(`INSERT INTO run_definitions (hash, definition, created_at) VALUES ('h', '{}', 'then'), ('unused', '{}', 'then')`);
-    const all = insertOlderRuns(db, random(3), 300);
-    // 8 and 9, and whatever came after them.
-    expect(migrate(db)).toEqual(migrations.filter((m) => m.version >= 8).map((m) => m.version));
-    const store = new RunStore(db);
-    expect(await checkEveryList(db, storageOf(db).runReads, all)).toBeGreaterThan(500);
-    // Migration 9 counted each definition's runs; deletions keep counting, and the unused one is pruned.
-    const uses = () => db.query("SELECT hash, runs FROM run_definitions ORDER BY hash").all();
-    expect(uses()).toEqual([
-      { hash: "h", runs: 300 },
-      { hash: "unused", runs: 0 },
-    ]);
-    store.deleteRuns([...all.keys()].slice(0, 10));
-    expect(store.deleteOrphanDefinitions()).toBe(1);
-    expect(uses()).toEqual([{ hash: "h", runs: 290 }]);
-    db.close();
-  });
+  test.skipIf(testStorage() === "postgres")(
+    "a database with runs from before the counts is counted when it is upgraded, and its definitions' uses",
+    async () => {
+      const db = openDatabase(join(dir, "upgrade.db"), { migrate: false });
+      for (const m of migrations.filter((m) => m.version < 8)) db.transaction(() => db.run(m.sql))();
+      db.run("PRAGMA user_version = 7");
+      db.run(`INSERT INTO run_definitions (hash, definition, created_at) VALUES ('h', '{}', 'then'), ('unused', '{}', 'then')`);
+      const all = insertOlderRuns(db, random(3), 300);
+      // 8 and 9, and whatever came after them.
+      expect(migrate(db)).toEqual(migrations.filter((m) => m.version >= 8).map((m) => m.version));
+      const store = new RunStore(db);
+      expect(await checkEveryList(db, storageOf(db).runReads, all)).toBeGreaterThan(500);
+      // Migration 9 counted each definition's runs; deletions keep counting, and the unused one is pruned.
+      const uses = () => db.query("SELECT hash, runs FROM run_definitions ORDER BY hash").all();
+      expect(uses()).toEqual([
+        { hash: "h", runs: 300 },
+        { hash: "unused", runs: 0 },
+      ]);
+      store.deleteRuns([...all.keys()].slice(0, 10));
+      expect(store.deleteOrphanDefinitions()).toBe(1);
+      expect(uses()).toEqual([{ hash: "h", runs: 290 }]);
+      db.close();
+    },
+  );
 });
