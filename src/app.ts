@@ -203,7 +203,6 @@ export function createApp(options: CreateAppOptions) {
     void deps.fleet.refresh().then(releaseAbandonedKeys);
     deps.fleet.onBeat(releaseAbandonedKeys);
   } else void releaseAbandonedKeys();
-  deps.workflows.setLastRunProvider((ids) => deps.engine.store.lastRuns(ids));
   const followUps = new FollowUps(deps.engine, () => workflowSource, pieces, log);
   deps.lifecycleHooks.push({
     // Announced first: a trigger hook below may throw, and what the others keep of the workflow is stale already.

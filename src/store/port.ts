@@ -15,6 +15,7 @@ import type { KeyCheckRepository } from "./key-check";
 import type { NetworkRangeRepository } from "./network";
 import type { RunClaimRepository } from "./run-claims";
 import type { RunRetentionRepository } from "./run-retention";
+import type { RunReadRepository } from "./run-read-repository";
 import type { InstanceRepository } from "./instances";
 import type { KvRepository } from "./kv";
 import type { LeaseRepository } from "./leases";
@@ -33,6 +34,7 @@ export interface Repositories {
   readonly networkRanges: NetworkRangeRepository;
   readonly runClaims: RunClaimRepository;
   readonly runRetention: RunRetentionRepository;
+  readonly runReads: RunReadRepository;
   readonly triggers: TriggerRepository;
   readonly leases: LeaseRepository;
   readonly instances: InstanceRepository;

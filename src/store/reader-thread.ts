@@ -1,7 +1,7 @@
 /**
- * Worker-thread entry of the run reader (./run-reads.ts): owns a connection of its own to the store (a SQLite
- * connection reading WAL snapshots, or a PostgreSQL connection) and answers each read with its result, so a
- * list page, its total or a long run's steps never hold the thread that serves HTTP.
+ * Worker-thread entry of the run reader on SQLite (./run-reads.ts): owns a connection of its own to the store,
+ * reading WAL snapshots, and answers each read with its result, so a list page, its total or a long run's steps
+ * never hold the thread that serves HTTP. (PostgreSQL's reads are the storage port's, awaited: no thread.)
  */
 import { openStoreAt } from "./open";
 import type { ReaderReply, ReaderRequest } from "./run-reads";

@@ -1,20 +1,28 @@
 /**
- * The heavy reads of runs — a list page with its exact total, a run's steps for its detail — answered off the
- * thread that serves HTTP. Each costs a few queries (a sum of counts, an hour walk, a page; a run's records and
- * step rows): on SQLite a deep page or a long run holds a thread for milliseconds, on PostgreSQL each query is
- * a network round trip. On that thread, 20 list reads at once held every other request (a webhook, /healthz)
- * for 50–400 ms. Here they run on reader threads (READER_THREADS by default), each with a connection of its
- * own to the store: a SQLite connection reads a WAL snapshot beside the writer, a PostgreSQL connection
- * queries beside the store's, so reads also overlap one another. A read queues for a thread, never the
- * serving thread for a read.
+ * The heavy reads of runs — a list page with its exact total, a run's steps for its detail — answered without
+ * holding the thread that serves HTTP. Each costs a few queries (a sum of counts, an hour walk, a page; a run's
+ * records and step rows).
  *
- * A store no second connection can open (an in-memory SQLite database) is read on the calling thread.
+ * On PostgreSQL each query is a round trip the database works through: they are the storage port's reads
+ * (./postgres/run-reads.ts), awaited on the calling thread, each holding a pooled connection and never the
+ * thread.
+ *
+ * On SQLite a deep page or a long run holds the thread that reads it for milliseconds (bun:sqlite answers
+ * synchronously): on the serving thread, 20 list reads at once held every other request (a webhook, /healthz)
+ * for 50–400 ms. There they run on reader threads (READER_THREADS by default), each with a connection of its
+ * own reading a WAL snapshot beside the writer, so reads also overlap one another. A read queues for a thread,
+ * never the serving thread for a read. A database no second connection can open (in memory) is read on the
+ * calling thread.
+ *
  * Reads see what is committed: callers that must see their own queued writes wait for the run writer first
  * (src/core/runs/runs.ts).
  */
 import { threadEntry } from "../lib/thread-entry";
 import type { Synchronous } from "../config";
+import { isPostgres } from "./postgres/sync-db";
+import type { RunReadRepository } from "./run-read-repository";
 import type { RunListFilter, RunRow, RunStore, StepRow } from "./runs";
+import { storageOf } from "./storage";
 import { errorOf, type Failure } from "./storage-errors";
 
 /** Reader threads by default: two reads at once, which two cores can serve beside the requests. */
@@ -40,13 +48,23 @@ export type ReaderReply = { id: number; result: unknown } | { id: number; failur
 export class ReadError extends Error {}
 
 /**
- * The reads of `store`: on `threads` reader threads opening `address` (store/open.ts storeAddress), or on the
- * calling thread when `address` is null or `threads` is 0.
+ * The reads of `store`: on PostgreSQL the storage port's, awaited; on SQLite on `threads` reader threads opening
+ * `address` (store/open.ts storeAddress), or on the calling thread when `address` is null or `threads` is 0.
  */
 export function openRunReads(store: RunStore, address: string | null, options: { threads?: number; synchronous: Synchronous }): RunReads {
+  if (isPostgres(store.db)) return portReads(storageOf(store.db).runReads);
   const threads = options.threads ?? READER_THREADS;
   if (address === null || threads <= 0) return inlineReads(store);
   return new ThreadedReads(address, options.synchronous, threads);
+}
+
+/** The port's reads (PostgreSQL: its own statements on the pool); nothing to close (the pool closes with the store). */
+function portReads(reads: RunReadRepository): RunReads {
+  return {
+    list: (filter) => reads.list(filter),
+    stepsBounded: (runId, max) => reads.stepsBounded(runId, max),
+    close: async () => {},
+  };
 }
 
 function inlineReads(store: RunStore): RunReads {

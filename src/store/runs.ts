@@ -5,7 +5,6 @@
  */
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import { bindRow, countOf, type Db } from "./db";
-import { isPostgres } from "./postgres/sync-db";
 import { type RunLayout, runLayout, type Stored } from "./run-layout";
 import {
   BLANK,
@@ -140,13 +139,13 @@ export const STEP_UPDATE_COLUMNS = STEP_COLUMNS.filter(
 );
 
 /** Every column of a run row (RunRow), without its record (the unfinished runs these read have none). */
-const ROW_COLUMNS = RUN_COLUMNS.join(", ");
+export const ROW_COLUMNS = RUN_COLUMNS.join(", ");
 
 /** Every column of a run row and its record, which holds the cold columns of a finished run (RunStore.hydrate). */
-const STORED_COLUMNS = `${ROW_COLUMNS}, packed_steps`;
+export const STORED_COLUMNS = `${ROW_COLUMNS}, packed_steps`;
 
 /** Columns of the list view: everything but the large, internal ones, and the record. */
-const LIST_COLUMNS = `${RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash" && c !== "owner").join(", ")}, packed_steps`;
+export const LIST_COLUMNS = `${RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash" && c !== "owner").join(", ")}, packed_steps`;
 
 /** A run row as selected with its record. */
 type StoredRow = RunRow & { packed_steps?: Uint8Array | null };
@@ -173,7 +172,7 @@ const pageOf = (tie: string, where: string, order: string, walk = order) =>
   `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (SELECT ${tie} FROM runs WHERE ${where} ORDER BY ${walk} LIMIT $limit OFFSET $offset) ORDER BY ${order}`;
 
 /** An ORDER BY list read backwards: each term's direction and place of NULLs turned round. */
-function reversedOrder(order: string): string {
+export function reversedOrder(order: string): string {
   return order
     .split(", ")
     .map((term) => {
@@ -190,7 +189,7 @@ function reversedOrder(order: string): string {
  * `total` runs, or positions [total - end, total - offset) of the same list read backwards. A walk through an
  * index costs what it skips, so the last page costs what the first does and the middle one is the dearest.
  */
-function nearerEnd(offset: number, end: number, total: number): { limit: number; offset: number; backwards: boolean } {
+export function nearerEnd(offset: number, end: number, total: number): { limit: number; offset: number; backwards: boolean } {
   const backwards = offset > total - end;
   return { limit: end - offset, offset: backwards ? total - end : offset, backwards };
 }
@@ -210,7 +209,7 @@ export interface RunPosition {
 const afterPosition = (tie: string) => ` AND started_at >= ? AND NOT (started_at = ? AND ${tie} <= ?)`;
 
 /** A comma-separated list of columns (or sort terms, or conditions joined by AND) of runs, qualified by `alias` for a join. */
-const qualified = (alias: string, terms: string, separator = ", ") =>
+export const qualified = (alias: string, terms: string, separator = ", ") =>
   terms
     .split(separator)
     .map((term) => `${alias}.${term}`)
@@ -322,12 +321,12 @@ function cellConditions(filter: RunListFilter, layout: RunLayout, withWorkspace 
 }
 
 /** The number of runs in the kept counts a query sums (run_counts, run_hours); BIGINT so both databases answer an integer. */
-const SUM_OF_N = "CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n";
+export const SUM_OF_N = "CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n";
 /** Hours a list page's walk reads first, from the nearer end of the history: the first pages lie in them. */
-const FIRST_HOURS = 16;
+export const FIRST_HOURS = 16;
 
 /** Where a list page starts and ends in the hour counts, as the walk from one end of the history finds them. */
-interface HourSpanEnds {
+export interface HourSpanEnds {
   hourA: Stored;
   beforeA: number;
   hourB: Stored;
@@ -396,7 +395,6 @@ export class RunStore {
   private readonly listStatements = new Map<string, Statement>();
   private readonly patchStatements = new Map<string, Statement>();
 
-  private readonly postgres: boolean;
   /** How this database stores the searched columns (run-layout.ts). */
   private readonly layout: RunLayout;
 
@@ -409,7 +407,6 @@ export class RunStore {
     readonly db: Db,
     private readonly remembersWrites = false,
   ) {
-    this.postgres = isPostgres(db);
     this.layout = runLayout(db);
     const { tie } = this.layout;
     // Positional parameters: binding 34 values by position costs less than by name, and the run writer's
@@ -783,13 +780,14 @@ export class RunStore {
   }
 
   /**
-   * The filter's conditions for a walk of the duration index (`alias` qualifies them). On SQLite those the index
-   * does not lead with are written `+column` so that the planner may not serve them from the index: it then
-   * sorts every run of one duration by seq again (a temporary b-tree per duration, 3× the walk at 1,000,000 runs).
+   * The filter's conditions for a walk of the duration index (`alias` qualifies them). Those the index does not
+   * lead with are written `+column` so that SQLite's planner may not serve them from the index: it then sorts
+   * every run of one duration by seq again (a temporary b-tree per duration, 3× the walk at 1,000,000 runs).
+   * (PostgreSQL's list is its own: postgres/run-list.ts.)
    */
   private durationWalkConditions(cells: Cells, alias = ""): string {
     const of = alias ? `${alias}.` : "";
-    return cells.where.map((c) => (this.postgres || c.startsWith("workspace_id ") ? `${of}${c}` : `+${of}${c}`)).join(" AND ");
+    return cells.where.map((c) => (c.startsWith("workspace_id ") ? `${of}${c}` : `+${of}${c}`)).join(" AND ");
   }
 
   /**

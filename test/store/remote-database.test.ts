@@ -2,8 +2,8 @@
  * Weft on a PostgreSQL server across a network: a real `weft serve` reaching a real PostgreSQL through a
  * loopback proxy that adds ~1 ms each way (test/support/latency-proxy.ts; a round trip of ~2 ms, another rack).
  * One request's query held for 500 ms delays that request only: /healthz and a webhook of the same instance
- * answer meanwhile. Before reads had threads of their own (src/store/run-reads.ts), a list read waited on the
- * serving thread and held both for the whole 500 ms.
+ * answer meanwhile. Before reads were off the serving thread (src/store/run-reads.ts: now the storage port's,
+ * awaited), a list read waited on the serving thread and held both for the whole 500 ms.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { startLatencyProxy, type LatencyProxy } from "../support/latency-proxy";

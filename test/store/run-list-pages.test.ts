@@ -1,7 +1,7 @@
 /**
- * Every page of the run list (RunStore.list: walks from the nearer end, the tag filter read from the list
- * index at a run's start, sort=duration walked or sorted) is the page the plain query gives: `ORDER BY … LIMIT
- * … OFFSET …` over runs (and run_tags for a tag), with `count(*)` as its total. The history is made to catch
+ * Every page of the run list, read through the storage port (RunStore.list on SQLite, PostgreSQL's own list on
+ * PostgreSQL: walks from the nearer end, the tag filter read from the list index at a run's start, sort=duration
+ * walked or sorted) is the page the plain query gives: `ORDER BY … LIMIT … OFFSET …` over runs (and run_tags for a tag), with `count(*)` as its total. The history is made to catch
  * the edges: a few thousand runs inserted out of start order (seq does not follow the start), half of them
  * sharing a few hundred start instants (runs of one millisecond, in other cells or not), durations from a few
  * values and NULL, tags on a third of them; then statuses, tags and durations change and some runs are deleted.
@@ -14,7 +14,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, type Db } from "../../src/store/db";
 import { runLayout } from "../../src/store/run-layout";
+import type { RunReadRepository } from "../../src/store/run-read-repository";
 import { runFromRow, type RunListFilter, type RunRow, RunStore } from "../../src/store/runs";
+import { storageOf } from "../../src/store/storage";
 import { FRESH_RUN } from "../../src/engine/run-table";
 import type { Environment, RunStatus } from "../../src/schema/run";
 import { freshPostgresDatabase, testStorage } from "../support/postgres-storage";
@@ -144,8 +146,11 @@ function plainPage(db: Db, filter: RunListFilter): { ids: string[]; total: numbe
   return { ids, total: Number(n) };
 }
 
-/** Compares the pages of every filter, sort and page size with the plain query's; the number of pages compared. */
-function comparePages(db: Db, store: RunStore, pick: () => number): number {
+/**
+ * Compares the pages of every filter, sort and page size, read through the storage port (on PostgreSQL its own
+ * statements, awaited), with the plain query's; the number of pages compared.
+ */
+async function comparePages(db: Db, reads: RunReadRepository, pick: () => number): Promise<number> {
   let compared = 0;
   for (const base of filters()) {
     for (const sort of ["newest", "oldest", "duration"] as const) {
@@ -160,11 +165,11 @@ function comparePages(db: Db, store: RunStore, pick: () => number): number {
             : [1, 2, 3, Math.ceil(pages / 2), pages - 2, pages - 1, pages, pages + 1, ...Array.from({ length: 5 }, () => 1 + Math.floor(pick() * pages))];
         for (const page of new Set(chosen)) {
           const filter: RunListFilter = { ...first, offset: (page - 1) * limit };
-          const got = store.list(filter);
+          const got = await reads.list(filter);
           const want = plainPage(db, filter);
           expect({ filter, total: got.total, ids: got.rows.map((r) => r.id) }).toEqual({ filter, total: want.total, ids: want.ids });
           // The rows themselves are the runs' (read by id).
-          if (page === 1 && limit === 7) for (const row of got.rows) expect(runFromRow(row)).toEqual(runFromRow(store.getRow(row.id)!));
+          if (page === 1 && limit === 7) for (const row of got.rows) expect(runFromRow(row)).toEqual(runFromRow((await reads.getRow(row.id))!));
           compared++;
         }
       }
@@ -185,7 +190,8 @@ describe("every list page is the plain ORDER BY … LIMIT … OFFSET page", () =
     })();
     // As autovacuum would have by then: without statistics PostgreSQL plans the plain query's join over a fresh table badly (20× slower).
     if (testStorage() === "postgres") db.run("ANALYZE");
-    expect(comparePages(db, store, pick)).toBeGreaterThan(1_200);
+    const reads = storageOf(db).runReads;
+    expect(await comparePages(db, reads, pick)).toBeGreaterThan(1_200);
 
     // Runs finish or are retried into other statuses, get tagged or untagged; retention deletes some.
     db.transaction(() => {
@@ -196,7 +202,7 @@ describe("every list page is the plain ORDER BY … LIMIT … OFFSET page", () =
       }
     })();
     store.deleteRuns(runs.filter(() => pick() < 0.1).map((r) => r.id));
-    expect(comparePages(db, store, pick)).toBeGreaterThan(1_200);
+    expect(await comparePages(db, reads, pick)).toBeGreaterThan(1_200);
     db.close();
   }, 300_000);
 });

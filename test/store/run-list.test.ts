@@ -10,8 +10,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate, openDatabase, type Db } from "../../src/store/db";
+import type { RunReadRepository } from "../../src/store/run-read-repository";
 import { migrations } from "../../src/store/sqlite/migrations";
 import { type RunListFilter, type RunPosition, type RunRow, RunStore } from "../../src/store/runs";
+import { storageOf } from "../../src/store/storage";
 import { FRESH_RUN } from "../../src/engine/run-table";
 import type { Environment, RunStatus } from "../../src/schema/run";
 import { freshPostgresDatabase, testStorage } from "../support/postgres-storage";
@@ -166,9 +168,10 @@ function filters(): Array<Omit<RunListFilter, "sort" | "limit" | "offset">> {
   return out;
 }
 
-function checkEveryList(store: RunStore, all: Map<string, RunRow>): number {
+/** Every list read through the storage port (RunStore.list on SQLite, PostgreSQL's own on PostgreSQL) against a full reading. */
+async function checkEveryList(db: Db, reads: RunReadRepository, all: Map<string, RunRow>): Promise<number> {
   let checked = 0;
-  const ties = storedTies(store.db);
+  const ties = storedTies(db);
   for (const base of filters()) {
     for (const sort of ["newest", "oldest", "duration"] as const) {
       for (const limit of [7, 20]) {
@@ -176,7 +179,7 @@ function checkEveryList(store: RunStore, all: Map<string, RunRow>): number {
         const pages = Math.max(1, Math.ceil(total / limit));
         for (const page of new Set([1, 2, Math.ceil(pages / 2), pages - 1, pages, pages + 1].filter((p) => p >= 1))) {
           const filter: RunListFilter = { ...base, sort, limit, offset: (page - 1) * limit };
-          const got = store.list(filter);
+          const got = await reads.list(filter);
           const want = expected(all, filter, ties);
           expect({ filter, total: got.total, ids: got.rows.map((r) => r.id) }).toEqual({ filter, total: want.total, ids: want.ids });
           checked++;
@@ -193,7 +196,8 @@ describe("GET /api/runs from kept counts", () => {
     const store = new RunStore(db);
     const pick = random(19);
     const all = insertRuns(store, pick, 700);
-    expect(checkEveryList(store, all)).toBeGreaterThan(500);
+    const reads = storageOf(db).runReads;
+    expect(await checkEveryList(db, reads, all)).toBeGreaterThan(500);
 
     // Runs finish, get tagged, are retried into other statuses; retention deletes some.
     const ids = [...all.keys()];
@@ -207,14 +211,17 @@ describe("GET /api/runs from kept counts", () => {
     const doomed = ids.filter(() => pick() < 0.15);
     store.deleteRuns(doomed);
     for (const id of doomed) all.delete(id);
-    expect(checkEveryList(store, all)).toBeGreaterThan(500);
+    expect(await checkEveryList(db, reads, all)).toBeGreaterThan(500);
 
     // Every run of a workspace gone: every list is empty with total 0.
     const wsB = [...all.values()].filter((r) => r.workspace_id === "ws-b").map((r) => r.id);
     store.deleteRuns(wsB);
     for (const id of wsB) all.delete(id);
-    expect(store.list({ workspaceId: "ws-b", environments: ["production", "test"], sort: "newest", limit: 20, offset: 0 })).toEqual({ rows: [], total: 0 });
-    checkEveryList(store, all);
+    expect(await reads.list({ workspaceId: "ws-b", environments: ["production", "test"], sort: "newest", limit: 20, offset: 0 })).toEqual({
+      rows: [],
+      total: 0,
+    });
+    await checkEveryList(db, reads, all);
     db.close();
   }, 120_000);
 
@@ -267,25 +274,28 @@ describe("GET /api/runs from kept counts", () => {
     db.close();
   });
 
-  test.skipIf(testStorage() === "postgres")("a database with runs from before the counts is counted when it is upgraded, and its definitions' uses", () => {
-    const db = openDatabase(join(dir, "upgrade.db"), { migrate: false });
-    for (const m of migrations.filter((m) => m.version < 8)) db.transaction(() => db.run(m.sql))();
-    db.run("PRAGMA user_version = 7");
-    db.run(`INSERT INTO run_definitions (hash, definition, created_at) VALUES ('h', '{}', 'then'), ('unused', '{}', 'then')`);
-    const all = insertOlderRuns(db, random(3), 300);
-    // 8 and 9, and whatever came after them.
-    expect(migrate(db)).toEqual(migrations.filter((m) => m.version >= 8).map((m) => m.version));
-    const store = new RunStore(db);
-    expect(checkEveryList(store, all)).toBeGreaterThan(500);
-    // Migration 9 counted each definition's runs; deletions keep counting, and the unused one is pruned.
-    const uses = () => db.query("SELECT hash, runs FROM run_definitions ORDER BY hash").all();
-    expect(uses()).toEqual([
-      { hash: "h", runs: 300 },
-      { hash: "unused", runs: 0 },
-    ]);
-    store.deleteRuns([...all.keys()].slice(0, 10));
-    expect(store.deleteOrphanDefinitions()).toBe(1);
-    expect(uses()).toEqual([{ hash: "h", runs: 290 }]);
-    db.close();
-  });
+  test.skipIf(testStorage() === "postgres")(
+    "a database with runs from before the counts is counted when it is upgraded, and its definitions' uses",
+    async () => {
+      const db = openDatabase(join(dir, "upgrade.db"), { migrate: false });
+      for (const m of migrations.filter((m) => m.version < 8)) db.transaction(() => db.run(m.sql))();
+      db.run("PRAGMA user_version = 7");
+      db.run(`INSERT INTO run_definitions (hash, definition, created_at) VALUES ('h', '{}', 'then'), ('unused', '{}', 'then')`);
+      const all = insertOlderRuns(db, random(3), 300);
+      // 8 and 9, and whatever came after them.
+      expect(migrate(db)).toEqual(migrations.filter((m) => m.version >= 8).map((m) => m.version));
+      const store = new RunStore(db);
+      expect(await checkEveryList(db, storageOf(db).runReads, all)).toBeGreaterThan(500);
+      // Migration 9 counted each definition's runs; deletions keep counting, and the unused one is pruned.
+      const uses = () => db.query("SELECT hash, runs FROM run_definitions ORDER BY hash").all();
+      expect(uses()).toEqual([
+        { hash: "h", runs: 300 },
+        { hash: "unused", runs: 0 },
+      ]);
+      store.deleteRuns([...all.keys()].slice(0, 10));
+      expect(store.deleteOrphanDefinitions()).toBe(1);
+      expect(uses()).toEqual([{ hash: "h", runs: 290 }]);
+      db.close();
+    },
+  );
 });

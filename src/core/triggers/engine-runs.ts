@@ -5,6 +5,7 @@
  * synchronous webhook comes from `engine.waitForReply` (and a slow check for a run that paused).
  */
 import type { Engine } from "../../engine/engine";
+import { storageOf } from "../../store/storage";
 import type { RunReply, SubscriptionRuns, TriggerRunInput, TriggerRunStarter } from "./ports";
 
 export function engineRuns(engine: () => Engine): TriggerRunStarter & SubscriptionRuns {
@@ -24,9 +25,8 @@ export function engineRuns(engine: () => Engine): TriggerRunStarter & Subscripti
     },
     async recentTriggerBodies(workflowId, limit) {
       await engine().writes.drain();
-      return engine()
-        .store.recentTriggerData(workflowId, "subscription", limit)
-        .map((data) => (data as { body?: unknown }).body ?? null);
+      const recent = await storageOf(engine().store.db).runReads.recentTriggerData(workflowId, "subscription", limit);
+      return recent.map((data) => (data as { body?: unknown }).body ?? null);
     },
   };
 }

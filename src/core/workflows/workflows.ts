@@ -13,7 +13,6 @@ import type { Logger } from "../../http/logger";
 import { BoundedMap } from "../../lib/bounded-map";
 import { nowIso, type Db } from "../../store/db";
 import type { Storage } from "../../store/port";
-import { RunStore } from "../../store/runs";
 import { WorkflowSyncReads } from "../../store/workflow-reads-sync";
 import type { PinRow, VariableRow, VersionRow, WorkflowListRow, WorkflowRow } from "../../store/workflows";
 import { emptyDefinition, type FlowVersionT, type SettingsT } from "../../schema/workflow";
@@ -28,14 +27,12 @@ import { FLEET_CODES, markValidity, publicDiagnostics, validateDefinition, type 
 export type Actor = Pick<Principal, "workspaceId" | "orgId" | "userId" | "credentialId">;
 export type Environment = "production" | "test";
 export type LastRun = { status: string; startedAt: string };
-/** Batch lookup of each workflow's most recent run (the engine serves it; see setLastRunProvider). */
-export type LastRunProvider = (workflowIds: string[]) => Map<string, LastRun>;
 /** The workspace's connections of a piece, for the gate (the connections code serves it). */
 export type ConnectionDirectory = (workspaceId: string, pieceId: string) => ConnectionChoice[] | undefined;
 
 export interface WorkflowsOptions {
   storage: Storage;
-  /** The runs of the same store (the last run of each workflow, until the engine plugs in its own), and the synchronous reads below. */
+  /** The same store, for the synchronous reads below (the last run of each workflow is read through `storage`). */
   db: Db;
   log: Logger;
   /** The piece registry; a function because it may be built after this service. */
@@ -77,7 +74,6 @@ export class Workflows {
    * executes), and what a production run executes is looked up again every second.
    */
   private readonly versionsById = new BoundedMap<string, VersionRow>(64);
-  private lastRunProvider: LastRunProvider;
   private connectionDirectory: ConnectionDirectory | undefined;
   /** Parsed definitions: published snapshots never change; drafts are keyed by their hash. */
   private readonly parsed = new LRUCache<string, FlowVersionT>({ max: 2_000 });
@@ -89,13 +85,7 @@ export class Workflows {
   constructor(private readonly options: WorkflowsOptions) {
     this.storage = options.storage;
     this.syncReads = new WorkflowSyncReads(options.db);
-    this.lastRunProvider = defaultLastRunProvider(options.db);
     this.editor = new EditorData(this, options.secrets);
-  }
-
-  /** The engine plugs in its runs table: `workflows.setLastRunProvider((ids) => map)`. */
-  setLastRunProvider(provider: LastRunProvider) {
-    this.lastRunProvider = provider;
   }
 
   /** The connections code plugs in its directory so the gate can name the legal connection ids. */
@@ -161,7 +151,7 @@ export class Workflows {
     const definition = this.draft(row);
     const live = await storage.workflows.liveVersionHash(row.latest_version_id);
     const pinnedData = await this.editor.pinnedView(row.id, definition, storage);
-    const lastRun = this.lastRuns([row.id]).get(row.id) ?? null;
+    const lastRun = (await this.lastRuns([row.id], storage)).get(row.id) ?? null;
     const { id, name, description, ...rest } = this.summary({ ...row, live_hash: live?.hash ?? null, live_number: live?.number ?? null }, lastRun);
     const { lastRun: last, ...fields } = rest;
     // Field order follows spec 2.2 so a person reading the JSON finds what the table lists.
@@ -203,9 +193,10 @@ export class Workflows {
     };
   }
 
-  private lastRuns(ids: string[]): Map<string, LastRun> {
+  /** Each workflow's most recent run, read through `storage` (a unit's own, inside one); none when the read fails. */
+  private async lastRuns(ids: string[], storage: Storage = this.storage): Promise<Map<string, LastRun>> {
     try {
-      return this.lastRunProvider(ids);
+      return await storage.runReads.lastRuns(ids);
     } catch (error) {
       this.options.log.warn("lastRun lookup failed", { error: String(error) });
       return new Map();
@@ -225,7 +216,7 @@ export class Workflows {
       query.limit,
       query.offset,
     );
-    const lastRuns = this.lastRuns(rows.map((r) => r.id));
+    const lastRuns = await this.lastRuns(rows.map((r) => r.id));
     return { data: rows.map((r) => this.summary(r, lastRuns.get(r.id) ?? null)), total };
   }
 
@@ -705,13 +696,4 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Until the engine plugs in its own provider: the runs table of the same database. */
-function defaultLastRunProvider(db: Db): LastRunProvider {
-  let runs: RunStore | undefined;
-  return (ids) => {
-    runs ??= new RunStore(db);
-    return runs.lastRuns(ids);
-  };
 }

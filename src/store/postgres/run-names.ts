@@ -28,6 +28,12 @@ export class PostgresRunNames implements RunNames {
     await this.read(missing);
   }
 
+  /** Reads the keys of `names` not remembered yet, storing none (a reader's look-up: a name never stored has no key). */
+  async loadStored(names: Iterable<string>): Promise<void> {
+    const wanted = [...new Set(names)].filter((name) => !this.keys.has(name));
+    if (wanted.length > 0) await this.read(wanted);
+  }
+
   private async read(names: string[]): Promise<void> {
     const rows = await this.c.all<{ key: number; name: string }>(
       "SELECT key, name FROM run_names WHERE name IN (SELECT jsonb_array_elements_text($1::text::jsonb))",

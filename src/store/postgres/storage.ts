@@ -11,6 +11,7 @@ import { PostgresNetworkRanges } from "./network";
 import { PostgresRunClaims } from "./run-claims";
 import { PostgresRunNames } from "./run-names";
 import { PostgresRunRetention } from "./run-retention";
+import { PostgresRunReads } from "./run-reads";
 import { PostgresInstances } from "./instances";
 import { PostgresKv } from "./kv";
 import { PostgresLeases } from "./leases";
@@ -36,6 +37,7 @@ function repositories(connection: PostgresConnection) {
     networkRanges: new PostgresNetworkRanges(connection),
     runClaims: new PostgresRunClaims(connection, runNames),
     runRetention: new PostgresRunRetention(connection, runNames),
+    runReads: new PostgresRunReads(connection, runNames),
     connections: new PostgresConnections(connection),
     encryptedValues: new PostgresEncryptedValues(connection),
     triggers: new PostgresTriggers(connection),

@@ -11,6 +11,7 @@ import { SqliteKeyCheck } from "./key-check";
 import { SqliteNetworkRanges } from "./network";
 import { SqliteRunClaims } from "./run-claims";
 import { SqliteRunRetention } from "./run-retention";
+import { SqliteRunReads } from "./run-reads";
 import { SqliteInstances } from "./instances";
 import { SqliteKv } from "./kv";
 import { SqliteLeases } from "./leases";
@@ -27,6 +28,7 @@ function repositories(connection: SqliteConnection) {
     networkRanges: new SqliteNetworkRanges(connection),
     runClaims: new SqliteRunClaims(connection),
     runRetention: new SqliteRunRetention(connection),
+    runReads: new SqliteRunReads(connection),
     connections: new SqliteConnections(connection),
     encryptedValues: new SqliteEncryptedValues(connection),
     triggers: new SqliteTriggers(connection),

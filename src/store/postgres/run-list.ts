@@ -1,0 +1,211 @@
+/**
+ * The run list on PostgreSQL (../runs.ts, RunStore.list, says how and why; docs/operations.md "Deep list
+ * pages"): the exact total summed from run_counts, then the page found by walking an index in the list's own
+ * order from the nearer end — run_hours' hour counts for time-sorted pages, the duration index for
+ * sort=duration, run_tags for the tag filter — keys first, then those rows. The same algorithm as SQLite's,
+ * written for PostgreSQL (positional parameters, no `+column` planner hints), each statement awaited.
+ */
+import type { CompactLayout, Stored } from "../run-layout";
+import { FIRST_HOURS, type HourSpanEnds, LIST_COLUMNS, nearerEnd, qualified, reversedOrder, type RunListFilter, type RunRow, SUM_OF_N } from "../runs";
+import type { PostgresConnection } from "./connection";
+import type { RunRowReader, WithRecord } from "./run-records-read";
+
+/** A condition of the filter: a column of runs (and of run_counts, run_hours) equal to a stored value. */
+type Cell = readonly [column: string, value: number];
+
+/** A statement's parameters, bound in order as the text is written (`$1…`). */
+class Params {
+  readonly values: unknown[] = [];
+  bind(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/** Cells bound once: each column with the placeholder of its value. */
+type Bound = Array<readonly [column: string, placeholder: string]>;
+
+const bindCells = (cells: readonly Cell[], params: Params): Bound => cells.map(([column, value]) => [column, params.bind(value)] as const);
+/** The bound cells as conditions joined by AND, each column qualified by `alias` when given. */
+const on = (cells: Bound, alias = "") => cells.map(([column, placeholder]) => `${alias ? `${alias}.` : ""}${column} = ${placeholder}`).join(" AND ");
+
+type Page = { limit: number; offset: number; backwards: boolean };
+
+export class PostgresRunList {
+  private readonly layout: CompactLayout;
+
+  constructor(
+    private readonly c: PostgresConnection,
+    private readonly reader: RunRowReader,
+  ) {
+    this.layout = reader.layout;
+  }
+
+  async list(filter: RunListFilter): Promise<{ rows: RunRow[]; total: number }> {
+    const cells = await this.cells(filter);
+    if (!cells) return { rows: [], total: 0 };
+    const counted = new Params();
+    const total = await this.sum(
+      `SELECT ${SUM_OF_N} FROM run_counts WHERE ${on(bindCells(cells, counted))} AND tag = ${counted.bind(filter.tag ?? "")}`,
+      counted,
+    );
+    const end = Math.min(filter.offset + filter.limit, total);
+    if (filter.offset >= end) return { rows: [], total };
+    const page = nearerEnd(filter.offset, end, total);
+    if (filter.tag !== undefined) return { rows: await this.taggedPage(filter, filter.tag, cells, total, page), total };
+    if (filter.sort === "duration") {
+      const order = this.layout.durationOrder;
+      const params = new Params();
+      const walk = page.backwards ? reversedOrder(order) : order;
+      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (SELECT seq FROM runs WHERE ${on(bindCells(cells, params))}
+        ORDER BY ${walk} LIMIT ${params.bind(page.limit)} OFFSET ${params.bind(page.offset)}) ORDER BY ${order}`;
+      return { rows: await this.rows(sql, params), total };
+    }
+    const newest = filter.sort !== "oldest";
+    const span = await this.hourSpan(cells, newest, filter.offset, end, total);
+    const params = new Params();
+    const where = [on(bindCells(this.rowCells(filter, cells), params)), `started_at >= ${params.bind(span.from)}`, `started_at < ${params.bind(span.to)}`];
+    const order = this.layout.startOrder(newest ? "DESC" : "ASC");
+    const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (SELECT seq FROM runs WHERE ${where.join(" AND ")}
+      ORDER BY ${order} LIMIT ${params.bind(filter.limit)} OFFSET ${params.bind(filter.offset - span.before)}) ORDER BY ${order}`;
+    return { rows: await this.rows(sql, params), total };
+  }
+
+  /**
+   * The filter as cells, the workspace first; undefined when a name of the filter was never stored with a run
+   * (nothing matches). The names' keys are read first (stored ones only: a reader stores none).
+   */
+  private async cells(filter: RunListFilter): Promise<Cell[] | undefined> {
+    const named = [filter.workspaceId, filter.triggerType, filter.workflowId].filter((name): name is string => name !== undefined);
+    await this.reader.names.loadStored(named);
+    const key = (name: string) => this.layout.find(name);
+    const workspace = key(filter.workspaceId);
+    if (workspace === undefined) return undefined;
+    const cells: Cell[] = [["workspace_id", workspace]];
+    if (filter.environments.length === 1) cells.push(["environment", this.layout.environment(filter.environments[0]!)]);
+    if (filter.status) cells.push(["status", this.layout.status(filter.status)]);
+    if (filter.triggerType) {
+      const trigger = key(filter.triggerType);
+      if (trigger === undefined) return undefined;
+      cells.push(["trigger_type", trigger]);
+    }
+    if (filter.workflowId) {
+      const workflow = key(filter.workflowId);
+      if (workflow === undefined) return undefined;
+      cells.push(["workflow_id", workflow]);
+    }
+    return cells;
+  }
+
+  /** The cells a list index answers alone: with a workflow, the workflow index's (without the workspace: RunStore.rowCells). */
+  private rowCells(filter: RunListFilter, cells: Cell[]): Cell[] {
+    return filter.workflowId ? cells.filter(([column]) => column !== "workspace_id") : cells;
+  }
+
+  private async sum(sql: string, params: Params): Promise<number> {
+    return Number((await this.c.get<{ n: number }>(sql, params.values))?.n ?? 0);
+  }
+
+  private async rows(sql: string, params: Params): Promise<RunRow[]> {
+    const rows = await this.c.all<RunRow & WithRecord>(sql, params.values);
+    return (await this.reader.decodeAll(rows)) as RunRow[];
+  }
+
+  /** A page of the `total` runs carrying `tag`, `page` counted from the nearer end (RunStore.taggedPage says how). */
+  private async taggedPage(filter: RunListFilter, tag: string, cells: Cell[], total: number, page: Page): Promise<RunRow[]> {
+    const params = new Params();
+    const bound = bindCells(cells, params);
+    const workspace = bound[0]![1];
+    const tagged = params.bind(tag);
+    if (filter.sort === "duration") {
+      const order = this.layout.durationOrder;
+      const walk = qualified("r", page.backwards ? reversedOrder(order) : order);
+      // The runs the filter lists, tagged or not: a walk of the duration index reads listed / total of them per tagged run.
+      const counted = new Params();
+      const listed = await this.sum(`SELECT ${SUM_OF_N} FROM run_counts WHERE ${on(bindCells(cells, counted))} AND tag = ''`, counted);
+      const keys =
+        2 * (page.offset + page.limit) * listed < total * total
+          ? `SELECT r.seq FROM runs AS r WHERE ${on(bound, "r")} AND (SELECT count(*) FROM run_tags AS t
+              WHERE t.workspace_id = r.workspace_id AND t.tag = ${tagged} AND t.started_at = r.started_at AND t.run_id = r.id) = 1`
+          : `SELECT r.seq FROM run_tags AS t JOIN runs AS r ON r.id = t.run_id
+              WHERE t.workspace_id = ${workspace} AND t.tag = ${tagged} AND ${on(bound, "r")}`;
+      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (${keys} ORDER BY ${walk}
+        LIMIT ${params.bind(page.limit)} OFFSET ${params.bind(page.offset)}) ORDER BY ${order}`;
+      return this.rows(sql, params);
+    }
+    const direction = filter.sort === "oldest" ? "ASC" : "DESC";
+    const walk = (direction === "ASC") === page.backwards ? "DESC" : "ASC";
+    // Only the workspace to match (every environment, no other filter): run_tags holds it.
+    let matches = "";
+    if (cells.length > 1) {
+      const atStart = "FROM runs AS o WHERE o.workspace_id = t.workspace_id AND o.started_at = t.started_at";
+      const byRow = `(SELECT count(*) FROM runs AS r WHERE r.id = t.run_id AND ${on(bound, "r")})`;
+      // The workspace's list index holds every filter column but the workflow: one look at the start decides. With a
+      // workflow, a second look finds the run in the workflow's list index.
+      const rowCells = bound.filter(([column]) => column !== "workspace_id");
+      matches = filter.workflowId
+        ? ` AND CASE WHEN (SELECT count(*) ${atStart}) = 1
+            THEN (SELECT count(*) FROM runs AS m WHERE ${on(rowCells, "m")} AND m.started_at = t.started_at) ELSE ${byRow} END = 1`
+        : ` AND COALESCE((SELECT CASE WHEN count(*) = 1 THEN max(CASE WHEN ${on(bound, "o")} THEN 1 ELSE 0 END) END ${atStart}), ${byRow}) = 1`;
+    }
+    const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE id IN (SELECT t.run_id FROM run_tags AS t
+      WHERE t.workspace_id = ${workspace} AND t.tag = ${tagged}${matches}
+      ORDER BY t.started_at ${walk}, t.run_id ${walk} LIMIT ${params.bind(page.limit)} OFFSET ${params.bind(page.offset)})
+      ORDER BY started_at ${direction}, id ${direction}`;
+    return this.rows(sql, params);
+  }
+
+  /**
+   * The hours (of `started_at`) holding positions [offset, end) of the list in its order, as bounds on
+   * `started_at`, and how many listed runs come before the first of them (RunStore.hourSpan says how).
+   */
+  private async hourSpan(cells: Cell[], newest: boolean, offset: number, end: number, total: number): Promise<{ from: Stored; to: Stored; before: number }> {
+    const forward = offset < total - end;
+    const newestFirst = forward === newest;
+    const [a, b] = forward ? [offset, end - 1] : [total - end, total - 1 - offset];
+    let found = await this.spanInFirstHours(cells, newestFirst, a, b);
+    if (!found) {
+      const hours = await this.hoursThrough(cells, newestFirst, a, b);
+      const [first, last] = [hours[0], hours[hours.length - 1]];
+      if (first && last && Number(last.through) > b) {
+        found = { hourA: first.hour, beforeA: Number(first.through) - Number(first.n), hourB: last.hour, throughB: Number(last.through) };
+      }
+    }
+    if (!found) return { ...this.layout.allTime, before: 0 }; // counts disagree: read it all
+    const { hourA, hourB, beforeA, throughB } = found;
+    const [startHour, endHour, before] = forward ? [hourA, hourB, beforeA] : [hourB, hourA, total - throughB];
+    const [firstHour, lastHour] = newest ? [endHour, startHour] : [startHour, endHour];
+    return { from: this.layout.hourBounds(firstHour).from, to: this.layout.hourBounds(lastHour).to, before };
+  }
+
+  /** The hours of positions a..b (counted from the walk's end) when all of them lie in the nearest FIRST_HOURS hours. */
+  private async spanInFirstHours(cells: Cell[], newestFirst: boolean, a: number, b: number): Promise<HourSpanEnds | undefined> {
+    const params = new Params();
+    const sql = `SELECT hour, ${SUM_OF_N} FROM run_hours WHERE ${on(bindCells(cells, params))} GROUP BY hour HAVING SUM(n) > 0
+      ORDER BY hour ${newestFirst ? "DESC" : "ASC"} LIMIT ${params.bind(FIRST_HOURS)}`;
+    const hours = await this.c.all<{ hour: number; n: number }>(sql, params.values);
+    let hourA: Stored | undefined;
+    let beforeA = 0;
+    let seen = 0;
+    for (const { hour, n } of hours) {
+      if (hourA === undefined && seen + Number(n) > a) {
+        hourA = hour;
+        beforeA = seen;
+      }
+      seen += Number(n);
+      if (seen > b) return { hourA: hourA!, beforeA, hourB: hour, throughB: seen };
+    }
+    return undefined;
+  }
+
+  /** The hours that hold positions a..b, each with its runs and the running total through it, in walking order. */
+  private hoursThrough(cells: Cell[], newestFirst: boolean, a: number, b: number): Promise<Array<{ hour: number; n: number; through: number }>> {
+    const direction = newestFirst ? "DESC" : "ASC";
+    const params = new Params();
+    const sql = `SELECT hour, n, through FROM (
+        SELECT hour, ${SUM_OF_N}, CAST(SUM(SUM(n)) OVER (ORDER BY hour ${direction}) AS BIGINT) AS through
+        FROM run_hours WHERE ${on(bindCells(cells, params))} GROUP BY hour HAVING SUM(n) > 0
+      ) AS hours WHERE through > ${params.bind(a)} AND through - n <= ${params.bind(b)} ORDER BY hour ${direction}`;
+    return this.c.all(sql, params.values);
+  }
+}
