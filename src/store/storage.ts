@@ -7,7 +7,7 @@ import type { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 import type { Db } from "./db";
 import type { Storage } from "./port";
-import { openPool } from "./postgres/connection";
+import { CONNECTION_NAMES, openPool } from "./postgres/connection";
 import { postgresStorage } from "./postgres/storage";
 import { isPostgres } from "./postgres/sync-db";
 import { sqliteStorage } from "./sqlite/storage";
@@ -57,7 +57,7 @@ export function vitalStorageOf(db: Db): Storage {
   if (!isPostgres(db)) return storageOf(db);
   let storage = vital.get(db);
   if (storage) return storage;
-  const pool = openPool(db.url, 2);
+  const pool = openPool(db.url, 2, CONNECTION_NAMES.vital);
   db.whenClosed(() => pool.close());
   storage = postgresStorage(pool);
   vital.set(db, storage);

@@ -5,6 +5,7 @@
  * delivers a statement's notifications in the order they were sent.
  */
 import type { SQL } from "bun";
+import { CONNECTION_NAMES } from "./connection";
 
 export class PostgresBusConnection {
   private readonly sql: SQL;
@@ -18,7 +19,7 @@ export class PostgresBusConnection {
     private readonly onError: (error: Error) => void,
   ) {
     // adapter: the URL alone would let a mysql:// or sqlite: URL pick another driver.
-    this.sql = new Bun.SQL(url, { adapter: "postgres", max: 1 });
+    this.sql = new Bun.SQL(url, { adapter: "postgres", max: 1, connection: { application_name: CONNECTION_NAMES.bus } });
   }
 
   notify(channel: string, payload: string): void {

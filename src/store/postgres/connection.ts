@@ -67,8 +67,20 @@ export class PostgresConnection {
 /** Seconds a connection of the port's pool may sit idle before it is closed (the pool opens another when needed). */
 export const POOL_IDLE_SECONDS = 60;
 
+/**
+ * What each of Weft's connections calls itself (`application_name`): an operator tells them apart in
+ * `pg_stat_activity` (docs/scaling.md, "Sizing").
+ */
+export const CONNECTION_NAMES = {
+  storage: "weft storage",
+  vital: "weft vital signs",
+  writer: "weft run writer",
+  bus: "weft bus",
+  bridge: "weft bridge",
+} as const;
+
 /** Bun's client for the port's pool: `max` connections, int8 as BigInt (made numbers above). */
-export function openPool(url: string, max: number): SQL {
+export function openPool(url: string, max: number, name: string = CONNECTION_NAMES.storage): SQL {
   // adapter: the URL alone would let a mysql:// or sqlite: URL pick another driver.
-  return new Bun.SQL(url, { adapter: "postgres", max, bigint: true, idleTimeout: POOL_IDLE_SECONDS });
+  return new Bun.SQL(url, { adapter: "postgres", max, bigint: true, idleTimeout: POOL_IDLE_SECONDS, connection: { application_name: name } });
 }

@@ -15,7 +15,8 @@ const { url, port, counter } = await new Promise<ThreadStart>((started) => {
 self.onmessage = null;
 const wake = new Int32Array(counter);
 // bigint: int8 values arrive as BigInt (not strings), so they are told apart from text and made numbers below.
-const sql = new SQL(url, { adapter: "postgres", max: 1, bigint: true, idleTimeout: 0 });
+// application_name: as ./connection.ts CONNECTION_NAMES.bridge (not imported: the thread loads nothing else).
+const sql = new SQL(url, { adapter: "postgres", max: 1, bigint: true, idleTimeout: 0, connection: { application_name: "weft bridge" } });
 
 let tx: SQL | undefined;
 let finish: ((commit: boolean) => void) | undefined;

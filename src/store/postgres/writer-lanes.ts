@@ -20,6 +20,7 @@ import { RUN_COLUMNS } from "../runs";
 import type { WireOp } from "../run-writes";
 import type { Failure } from "../storage-errors";
 import { PostgresRunBatches, type RunColumnTypes } from "./run-batches";
+import { CONNECTION_NAMES } from "./connection";
 import type { Statement } from "./transaction";
 
 /** Connections the writer opens at the start and keeps batches in flight on however fast the database answers. */
@@ -169,7 +170,7 @@ export class PostgresWriterLanes {
     const { commit, connectAfterMs = 0, noLane } = options;
     const pool = Math.max(1, options.pool ?? LANES);
     const connect = async () => {
-      const sql = new Bun.SQL(url, { adapter: "postgres", max: 1, idleTimeout: 0 });
+      const sql = new Bun.SQL(url, { adapter: "postgres", max: 1, idleTimeout: 0, connection: { application_name: CONNECTION_NAMES.writer } });
       try {
         await sql.connect();
         writer.heard(await roundTripMs(sql));
