@@ -5,15 +5,19 @@
  * key a batch holds is committed whatever becomes of the batch; a name another instance stored meanwhile is
  * read back all the same.
  */
+import { BoundedMap } from "../../lib/bounded-map";
 import { NAMED, type RunNames } from "../run-layout";
 import type { PostgresConnection } from "./connection";
 
-/** Keys remembered at most; past it the memory starts again (a name's key never changes). */
-const MAX_REMEMBERED = 50_000;
+/**
+ * Keys remembered: at least half as many, the most recently used (a name's key never changes). A batch's keys,
+ * read before it is encoded, outlive the read by far more than a batch holds (two generations: lib/bounded-map.ts).
+ */
+const REMEMBERED = 100_000;
 
 export class PostgresRunNames implements RunNames {
-  private readonly keys = new Map<string, number>();
-  private readonly names = new Map<number, string>();
+  private keys = new BoundedMap<string, number>(REMEMBERED);
+  private names = new BoundedMap<number, string>(REMEMBERED);
 
   constructor(private readonly c: PostgresConnection) {}
 
@@ -64,25 +68,24 @@ export class PostgresRunNames implements RunNames {
   }
 
   key(name: string): number {
-    const key = this.keys.get(name);
+    const key = this.keys.recall(name);
     if (key === undefined) throw new Error(`the key of run name ${JSON.stringify(name)} was not read before its batch was encoded`);
     return key;
   }
 
   name(key: number): string {
-    const name = this.names.get(key);
+    const name = this.names.recall(key);
     if (name === undefined) throw new Error(`run name key ${key} was not read before its row was decoded`);
     return name;
   }
 
   private remember(name: string, key: number): void {
-    if (this.keys.size >= MAX_REMEMBERED) this.forget();
     this.keys.set(name, key);
     this.names.set(key, name);
   }
 
   forget(): void {
-    this.keys.clear();
-    this.names.clear();
+    this.keys = new BoundedMap(REMEMBERED);
+    this.names = new BoundedMap(REMEMBERED);
   }
 }
