@@ -64,8 +64,10 @@ export class Waiters {
   private waitForEnd(runId: string, ms: number, signal?: AbortSignal): Promise<{ row: RunRow | null; steps?: StepRow[] }> {
     const t = this.t;
     const row = t.rowNow(runId);
-    // A run whose end is still being committed is waited for: its step rows are not all readable yet.
-    if (!row || (FINISHED.has(row.status) && !t.settling.has(runId)) || ms <= 0) {
+    // A run whose end is still being committed is waited for: its step rows are not all readable yet. A caller
+    // aborted already (a cancel that came while it was starting the run it waits for) waits for nothing: an
+    // aborted signal never fires "abort" again.
+    if (!row || (FINISHED.has(row.status) && !t.settling.has(runId)) || ms <= 0 || signal?.aborted) {
       const recent = t.recent.get(runId);
       return Promise.resolve({ row, steps: recent && recent.row === row ? recent.steps : undefined });
     }
