@@ -145,10 +145,10 @@ export class PostgresTriggers implements TriggerRepository {
     const known = rows ?? (await this.triggerRowIds());
     const stale = (ids: Set<string>) => JSON.stringify([...ids].filter((id) => !live.has(id)));
     // One statement per table, the stale ids as a JSON array.
-    const schedules = await this.c.run("DELETE FROM trigger_schedules WHERE workflow_id IN (SELECT json_array_elements_text($1::json))", [
+    const schedules = await this.c.run("DELETE FROM trigger_schedules WHERE workflow_id IN (SELECT json_array_elements_text($1::text::json))", [
       stale(known.schedules),
     ]);
-    const polls = await this.c.run("DELETE FROM trigger_polls WHERE workflow_id IN (SELECT json_array_elements_text($1::json))", [stale(known.polls)]);
+    const polls = await this.c.run("DELETE FROM trigger_polls WHERE workflow_id IN (SELECT json_array_elements_text($1::text::json))", [stale(known.polls)]);
     return schedules + polls;
   }
   async registrationWorkflowIds() {
