@@ -101,7 +101,20 @@ export function createApp(options: CreateAppOptions) {
   // One allow-list for this thread's steps and piece calls; Settings → Network changes it (NetworkSettings below).
   const addressPolicy = new AddressPolicy(config.allowedCidrs);
   const guardedFetch = createGuardedFetch({ policy: addressPolicy });
-  const deps = { config, db, storage, log, identity, security, contract, pieces, secrets, guardedFetch, clusterChanges } as AppDeps;
+  const deps = {
+    config,
+    db,
+    storage,
+    vitalStorage: vitalStorageOf(db),
+    log,
+    identity,
+    security,
+    contract,
+    pieces,
+    secrets,
+    guardedFetch,
+    clusterChanges,
+  } as AppDeps;
   deps.connections = new Connections({
     storage,
     db,
@@ -180,7 +193,7 @@ export function createApp(options: CreateAppOptions) {
   deps.piecePackages = new PackagesService({ packages, registry: pieces, workflows: deps.workflows, log });
   deps.fleet = new Fleet({
     // The heartbeat is not held up by slow work: an instance working hard is not taken for a dead one.
-    storage: vitalStorageOf(db),
+    storage: deps.vitalStorage,
     // In a cluster the workflow gate asks which pieces the other instances serve: read once a second.
     lookEveryMs: sharedStore(db) ? 1000 : undefined,
     log,
@@ -222,7 +235,7 @@ export function createApp(options: CreateAppOptions) {
   deps.triggers = createTriggers({
     db,
     storage,
-    vitalStorage: vitalStorageOf(db),
+    vitalStorage: deps.vitalStorage,
     log,
     config,
     pieces,

@@ -19,7 +19,7 @@ import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./s
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
 import { type Db, NewerSchemaError, openDatabase, schemaVersion, type UpgradeListener } from "./store/db";
 import { migrateStore, openStore, sharedStore, type StoreLocation } from "./store/open";
-import { storageOf } from "./store/storage";
+import { storageOf, vitalStorageOf } from "./store/storage";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
 
@@ -153,7 +153,7 @@ function listenAsWorker(config: Config, db: Db) {
     fetch(request) {
       const path = new URL(request.url).pathname;
       if (path === "/healthz" && (request.method === "GET" || request.method === "HEAD")) {
-        return storageOf(db)
+        return vitalStorageOf(db)
           .ping()
           .then(
             () => Response.json({ data: { status: "ok" } }),

@@ -33,6 +33,11 @@ export interface AppDeps {
   db: Db;
   /** The storage port (src/store/port.ts): both databases behind one asynchronous surface. */
   storage: Storage;
+  /**
+   * The port of the vital signs (src/store/storage.ts, `vitalStorageOf`): on PostgreSQL connections of their own,
+   * so the heartbeat, lease renewals and /healthz never queue behind busy requests for a pooled connection.
+   */
+  vitalStorage: Storage;
   log: Logger;
   identity: Identity;
   security: Security;

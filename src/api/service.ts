@@ -5,7 +5,7 @@ import { acceptsGzip, gzip } from "./page-bundle";
 
 const tags = ["Service"];
 
-export const serviceApi = ({ security, contract, storage }: AppDeps) => {
+export const serviceApi = ({ security, contract, vitalStorage }: AppDeps) => {
   // The contract is fixed once the routes are: serialised and gzipped once (about 230 KB, 20 KB gzipped).
   let served: { json: Uint8Array<ArrayBuffer>; gzip: Uint8Array<ArrayBuffer> } | undefined;
   const contractResponse = (request: Request) => {
@@ -23,7 +23,8 @@ export const serviceApi = ({ security, contract, storage }: AppDeps) => {
     .get(
       "/healthz",
       async () => {
-        await storage.ping();
+        // On the vital signs' connections: a probe never waits for a pooled connection behind busy requests.
+        await vitalStorage.ping();
         return { data: { status: "ok" } };
       },
       {
