@@ -1,33 +1,42 @@
 /**
- * Worker-thread entry of the run reader on SQLite (./run-reads.ts): owns a connection of its own to the store,
- * reading WAL snapshots, and answers each read with its result, so a list page, its total or a long run's steps
- * never hold the thread that serves HTTP. (PostgreSQL's reads are the storage port's, awaited: no thread.)
+ * Worker-thread entry of the run reader (./run-reads.ts): reads with a connection of its own to the store and
+ * answers each read with its result, so a list page, its total or a long run's steps — and decoding their rows
+ * and records — never hold the thread that serves HTTP. On SQLite a connection reading WAL snapshots, its
+ * reads synchronous; on PostgreSQL the storage port's reads on a small pool of the thread's own, awaited.
  */
 import { openStoreAt } from "./open";
+import { CONNECTION_NAMES, openPool } from "./postgres/connection";
+import { postgresStorage } from "./postgres/storage";
 import type { ReaderReply, ReaderRequest } from "./run-reads";
-import { RunStore } from "./runs";
+import { type RunListFilter, RunStore } from "./runs";
 import { failureOf } from "./storage-errors";
 
 declare const self: Worker;
 
-let store: RunStore | undefined;
+/** Connections a reader thread holds on PostgreSQL: its reads overlap their round trips. */
+const READER_POOL = 2;
 
-function answer(request: ReaderRequest): unknown {
-  if (!store) throw new Error("the run reader's store is not open");
+/** RunStore's reads (SQLite) or the port's (PostgreSQL): the same answers, synchronous or awaited. */
+let reads: { list(filter: RunListFilter): unknown; stepsBounded(runId: string, max: number): unknown } | undefined;
+
+async function answer(request: ReaderRequest): Promise<unknown> {
+  if (!reads) throw new Error("the run reader's store is not open");
   switch (request.t) {
     case "list":
-      return store.list(request.filter);
+      return await reads.list(request.filter);
     case "steps":
-      return store.stepsBounded(request.runId, request.max);
+      return await reads.stepsBounded(request.runId, request.max);
   }
 }
 
-self.onmessage = (event: MessageEvent) => {
+self.onmessage = async (event: MessageEvent) => {
   const message = JSON.parse(event.data as string) as { t: "init"; address: string; synchronous: "FULL" | "NORMAL" } | ReaderRequest;
   if (message.t === "init") {
     let reply: ReaderReply;
     try {
-      store = new RunStore(openStoreAt(message.address, message.synchronous));
+      reads = /^postgres(?:ql)?:/.test(message.address)
+        ? postgresStorage(openPool(message.address, READER_POOL, CONNECTION_NAMES.reader)).runReads
+        : new RunStore(openStoreAt(message.address, message.synchronous));
       reply = { id: 0, result: null };
     } catch (error) {
       reply = { id: 0, failure: failureOf(error) };
@@ -37,7 +46,7 @@ self.onmessage = (event: MessageEvent) => {
   }
   let reply: ReaderReply;
   try {
-    reply = { id: message.id, result: answer(message) };
+    reply = { id: message.id, result: await answer(message) };
   } catch (error) {
     reply = { id: message.id, failure: failureOf(error) };
   }

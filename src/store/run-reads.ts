@@ -3,16 +3,15 @@
  * holding the thread that serves HTTP. Each costs a few queries (a sum of counts, an hour walk, a page; a run's
  * records and step rows).
  *
- * On PostgreSQL each query is a round trip the database works through: they are the storage port's reads
- * (./postgres/run-reads.ts), awaited on the calling thread, each holding a pooled connection and never the
- * thread.
- *
- * On SQLite a deep page or a long run holds the thread that reads it for milliseconds (bun:sqlite answers
- * synchronously): on the serving thread, 20 list reads at once held every other request (a webhook, /healthz)
- * for 50–400 ms. There they run on reader threads (READER_THREADS by default), each with a connection of its
- * own reading a WAL snapshot beside the writer, so reads also overlap one another. A read queues for a thread,
- * never the serving thread for a read. A database no second connection can open (in memory) is read on the
- * calling thread.
+ * They run on reader threads (READER_THREADS by default): on SQLite a deep page or a long run holds the thread
+ * that reads it for milliseconds (bun:sqlite answers synchronously), and on the serving thread 20 list reads at
+ * once held every other request (a webhook, /healthz) for 50–400 ms; on PostgreSQL each read is the storage
+ * port's (./postgres/run-reads.ts), awaited on the thread's own small pool, and decoding its rows and records
+ * is the thread's work, not the serving thread's (read there, 20 reads at once held /healthz for 25 ms at the
+ * median). Each thread has connections of its own (SQLite: one reading a WAL snapshot beside the writer), so
+ * reads also overlap one another; a read queues for a thread, never the serving thread for a read. A database
+ * no second connection can open (in memory) is read on the calling thread; so are PostgreSQL's reads with
+ * WEFT_READER_THREADS=0.
  *
  * Reads see what is committed: callers that must see their own queued writes wait for the run writer first
  * (src/core/runs/runs.ts).
@@ -52,8 +51,8 @@ export class ReadError extends Error {}
  * `address` (store/open.ts storeAddress), or on the calling thread when `address` is null or `threads` is 0.
  */
 export function openRunReads(store: RunStore, address: string | null, options: { threads?: number; synchronous: Synchronous }): RunReads {
-  if (isPostgres(store.db)) return portReads(storageOf(store.db).runReads);
   const threads = options.threads ?? READER_THREADS;
+  if (isPostgres(store.db) && (address === null || threads <= 0)) return portReads(storageOf(store.db).runReads);
   if (address === null || threads <= 0) return inlineReads(store);
   return new ThreadedReads(address, options.synchronous, threads);
 }

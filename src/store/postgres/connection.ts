@@ -77,6 +77,7 @@ export const CONNECTION_NAMES = {
   writer: "weft run writer",
   bus: "weft bus",
   bridge: "weft bridge",
+  reader: "weft run reader",
 } as const;
 
 /** Bun's client for the port's pool: `max` connections, int8 as BigInt (made numbers above). */
