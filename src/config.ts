@@ -65,7 +65,7 @@ export interface Config {
   runWriter: "auto" | "thread" | "inline";
   /** WEFT_DATABASE_POOL: connections the run writer may commit on at once (PostgreSQL; more open only while writes wait for one). */
   databasePool: number;
-  /** WEFT_READER_THREADS: threads that read run lists and run details off the serving thread on SQLite (store/run-reads.ts); 0 reads on it. */
+  /** WEFT_READER_THREADS: threads that read run lists and run details off the serving thread (store/run-reads.ts); 0 reads on it. */
   readerThreads: number;
   oauthAppsFile: string | undefined;
   /** How long an OAuth2 authorize URL (its signed state) stays valid, seconds. */
