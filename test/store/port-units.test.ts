@@ -64,13 +64,20 @@ describe(`units of work on the storage port (${testStorage()})`, () => {
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
+    let wrote!: () => void;
+    const written = new Promise<void>((resolve) => {
+      wrote = resolve;
+    });
     const first = storage.atomically(async (unit) => {
       await unit.networkRanges.insert({ cidr: "10.1.0.0/16", added_by: "first", added_at: at });
       await unit.atomically((inner) => inner.networkRanges.insert({ cidr: "10.2.0.0/16", added_by: "nested", added_at: at }));
       order.push("first wrote");
+      wrote();
       await held;
       order.push("first ends");
     });
+    // Asked for once the first holds its turn (two units asked for at the same moment take turns in either order).
+    await written;
     const second = storage.atomically(async (unit) => {
       order.push(`second sees ${(await unit.networkRanges.list()).length}`);
     });
