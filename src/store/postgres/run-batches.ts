@@ -141,7 +141,7 @@ type Commit = (statements: Statement[]) => Promise<void>;
 export class PostgresRunBatches {
   /**
    * `connection` (folds the counts, closed with the batches) is the writer's own, `max: 1`; without one the
-   * statements go to `commit` alone (the store's connection thread, sync-db.ts applyStatements).
+   * statements go to `commit` alone (a reserved connection of the storage port's pool, until a lane is open: writer.ts).
    */
   constructor(
     private readonly commit: Commit,
