@@ -12,6 +12,7 @@
  * row's lease, and commits the items only if it still holds it; the others skip the row, and take it over
  * once the owner's lease lapses. A tick never overlaps the one before it: a second call waits for the first.
  */
+import { InTurn } from "../../lib/in-turn";
 import type { Logger } from "../../http/logger";
 import type { PollDedupe, TriggerDef } from "../../pieces-sdk/types";
 import type { Storage } from "../../store/port";
@@ -57,7 +58,8 @@ const DEFAULT_DEDUPE: PollDedupe = {
 export class Poller {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private running = false;
-  private inFlight: Promise<unknown> | undefined;
+  /** Ticks one at a time. */
+  private readonly turns = new InTurn();
   private readonly ownership: Ownership;
   /** The last tick left due rows to other instances: the next due instant is theirs, not a reason to wake. */
   private othersDue = false;
@@ -145,18 +147,7 @@ export class Poller {
 
   /** Polls every due row once, after the tick under way if there is one. Tests call it after moving a fake clock. */
   tick(): Promise<PollOutcome[]> {
-    const previous = this.inFlight;
-    const tick = (async () => {
-      if (previous) await previous.catch(() => undefined);
-      return this.pollDue();
-    })();
-    this.inFlight = tick;
-    const done = () => {
-      if (this.inFlight === tick) this.inFlight = undefined;
-    };
-    // Only the bookkeeping: the caller has `tick` and learns of its failure.
-    void tick.then(done, done);
-    return tick;
+    return this.turns.run(() => this.pollDue());
   }
 
   private async pollDue(): Promise<PollOutcome[]> {
@@ -308,7 +299,7 @@ export class Poller {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await this.inFlight?.catch(() => undefined);
+    await this.turns.idle();
   }
 }
 

@@ -13,6 +13,7 @@
  * the instant gone and fires nothing.
  * A tick never overlaps the one before it: a second call waits for the first to end.
  */
+import { InTurn } from "../../lib/in-turn";
 import type { Logger } from "../../http/logger";
 import type { Storage } from "../../store/port";
 import type { ScheduleRow } from "../../store/triggers";
@@ -42,7 +43,8 @@ export class Scheduler {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private running = false;
   /** The tick under way: the next one starts after it. */
-  private ticking: Promise<unknown> | undefined;
+  /** Ticks one at a time. */
+  private readonly turns = new InTurn();
 
   constructor(private readonly o: SchedulerOptions) {}
 
@@ -98,18 +100,7 @@ export class Scheduler {
 
   /** Fires every due schedule once, after the tick under way if there is one. Tests call it after moving a fake clock. */
   tick(): Promise<FiredSchedule[]> {
-    const previous = this.ticking;
-    const tick = (async () => {
-      if (previous) await previous.catch(() => undefined);
-      return this.fireDue();
-    })();
-    this.ticking = tick;
-    const done = () => {
-      if (this.ticking === tick) this.ticking = undefined;
-    };
-    // Only the bookkeeping: the caller has `tick` and learns of its failure.
-    void tick.then(done, done);
-    return tick;
+    return this.turns.run(() => this.fireDue());
   }
 
   private async fireDue(): Promise<FiredSchedule[]> {
@@ -204,7 +195,7 @@ export class Scheduler {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await this.ticking?.catch(() => undefined);
+    await this.turns.idle();
   }
 }
 
