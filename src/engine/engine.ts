@@ -25,6 +25,7 @@ import type { Environment } from "../schema/run";
 import type { SettingsT } from "../schema/workflow";
 import { RunStore, type RunRow } from "../store/runs";
 import { storageOf } from "../store/storage";
+import type { Storage } from "../store/port";
 import { Claims } from "./claims";
 import { ClusterLinks } from "./cluster-links";
 import { Dispatcher } from "./dispatcher";
@@ -262,9 +263,9 @@ export class Engine {
     return this.starter.startRunId(input, options);
   }
 
-  /** Inserts the run inside the caller's transaction; it is queued once the current task ends. */
-  enqueue(input: StartRunInput): RunT {
-    return this.starter.enqueue(input);
+  /** Inserts the run as part of the caller's unit of work (storage.atomically); it is queued once the unit commits. */
+  enqueue(input: StartRunInput, unit: Storage): Promise<RunT> {
+    return this.starter.enqueue(input, unit);
   }
 
   /** A workflow's settings changed (publish, draft save): lanes re-read concurrencyLimit and maintenanceMode. */

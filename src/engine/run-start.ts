@@ -1,8 +1,8 @@
 /**
  * Starting a run: a run is a row first. `begin` (startRun, startRunId) builds the pending row, hands its
  * insert to the group commit and queues the run at once — it executes while the commit is on its way, and
- * the caller answers only after the commit. `enqueue` inserts synchronously inside the caller's own
- * transaction (a trigger's bookkeeping commits with the run).
+ * the caller answers only after the commit. `enqueue` inserts as part of the caller's own unit of work (a
+ * trigger's bookkeeping commits with the run).
  */
 import { AppError } from "../http/errors";
 import { newId, sha256 } from "../lib/ids";
@@ -14,6 +14,7 @@ import { isoTime } from "./iso-time";
 import { FRESH_RUN, type PendingRun, type RunTable } from "./run-table";
 import type { RunnableWorkflow } from "./workflow-source";
 import type { QueuedOp, WriteOp } from "../store/run-writes";
+import type { Storage } from "../store/port";
 
 export const MAX_SUBFLOW_DEPTH = 10;
 
@@ -67,21 +68,16 @@ export class RunStarter {
   }
 
   /**
-   * Inserts the pending run synchronously, inside the caller's transaction when there is one (so a trigger's
-   * own bookkeeping commits together with the run); it is queued once the current task ends.
+   * Inserts the pending run as part of the caller's unit of work (a schedule's instant or a poll's baseline
+   * commits together with its run, or neither does); the run is queued once the unit commits.
    */
-  enqueue(input: StartRunInput): RunT {
+  async enqueue(input: StartRunInput, unit: Storage): Promise<RunT> {
     const t = this.t;
     this.gate.ensureStarted();
-    // Synchronous (inside the caller's transaction): the workflow is read synchronously too (WorkflowSource.forRunNow).
-    const { pending, definitionText } = this.prepareFor(this.t.source.forRunNow(input.workspaceId, input.workflowId, input.environment), input);
-    if (definitionText !== null) t.store.putDefinition(pending.row.definition_hash, definitionText);
-    t.store.insertRun(pending.row);
-    pending.verify = true;
-    setImmediate(() => {
-      if (!t.store.has(pending.id)) return; // the caller's transaction rolled back
-      t.queue(pending);
-    });
+    const rw = await t.source.forRun(input.workspaceId, input.workflowId, input.environment, unit);
+    const { pending, definitionText } = this.prepareFor(rw, input);
+    await unit.runInserts.insert(pending.row, { hash: pending.row.definition_hash, text: definitionText });
+    unit.afterCommit(() => t.queue(pending));
     t.stats.started++;
     return runFromRow(pending.row);
   }

@@ -104,8 +104,6 @@ export interface PendingRun {
   replay?: ReplayEntry[];
   resume?: { payload: Record<string, unknown> };
   activeMsBefore?: number;
-  /** Inserted by `enqueue` inside someone else's transaction: check the row exists before running. */
-  verify?: boolean;
 }
 
 /** What a paused run keeps in its `state` column: the steps to replay, its active time, and the resume payload once given. */

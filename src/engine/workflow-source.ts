@@ -5,6 +5,7 @@
  * The workflows core implements it (src/core/workflows/workflow-source.ts); tests may pass fakes.
  */
 import type { FlowVersionT, TriggerNodeT } from "../schema/workflow";
+import type { Repositories } from "../store/port";
 
 export type Environment = "production" | "test";
 
@@ -35,13 +36,11 @@ export interface LiveTriggerWorkflow {
 }
 
 export interface WorkflowSource {
-  /** Rejects with AppError NOT_FOUND (unknown, or another workspace's) or NOT_PUBLISHED (production, never published). */
-  forRun(workspaceId: string | null, workflowId: string, environment: Environment): Promise<RunnableWorkflow>;
   /**
-   * As forRun, answered synchronously: for `engine.enqueue`, which inserts inside a trigger's synchronous
-   * transaction; goes when the triggers are on the storage port (src/store/workflow-reads-sync.ts).
+   * Rejects with AppError NOT_FOUND (unknown, or another workspace's) or NOT_PUBLISHED (production, never
+   * published). `within`: the unit of work asking (`engine.enqueue`), whose own repositories it reads through.
    */
-  forRunNow(workspaceId: string | null, workflowId: string, environment: Environment): RunnableWorkflow;
+  forRun(workspaceId: string | null, workflowId: string, environment: Environment, within?: Repositories): Promise<RunnableWorkflow>;
   /** Variables and secret values for a definition the engine already holds (resumes, retries). */
   variablesFor(workflowId: string, definition: FlowVersionT): Promise<{ variables: Record<string, unknown>; secrets: string[] }>;
   /** Every live workflow whose trigger type is one of `types`. */

@@ -16,6 +16,7 @@ import type { NetworkRangeRepository } from "./network";
 import type { RunClaimRepository } from "./run-claims";
 import type { RunRetentionRepository } from "./run-retention";
 import type { RunReadRepository } from "./run-read-repository";
+import type { RunInsertRepository } from "./run-inserts";
 import type { InstanceRepository } from "./instances";
 import type { KvRepository } from "./kv";
 import type { LeaseRepository } from "./leases";
@@ -35,6 +36,7 @@ export interface Repositories {
   readonly runClaims: RunClaimRepository;
   readonly runRetention: RunRetentionRepository;
   readonly runReads: RunReadRepository;
+  readonly runInserts: RunInsertRepository;
   readonly triggers: TriggerRepository;
   readonly leases: LeaseRepository;
   readonly instances: InstanceRepository;
@@ -55,6 +57,12 @@ export interface Storage extends Repositories {
    * before the unit starts. `unit.atomically` joins the unit it is called on.
    */
   atomically<T>(work: (unit: Storage) => Promise<T>): Promise<T>;
+  /**
+   * Calls `then` once what this unit wrote is committed (never when it rolls back); on the storage itself
+   * (no unit), at once. For work that must not see a write before others can: the engine queues a run
+   * inserted inside a unit only after the unit commits.
+   */
+  afterCommit(then: () => void): void;
   /** Rejects when the database cannot answer a trivial query (the health check). */
   ping(): Promise<void>;
 }

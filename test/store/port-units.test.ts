@@ -12,6 +12,7 @@ import { StorageError } from "../../src/lib/storage-error";
 import { type Db, openDatabase } from "../../src/store/db";
 import { storageOf } from "../../src/store/storage";
 import { freshPostgresDatabase, testStorage } from "../support/postgres-storage";
+import { runRow } from "../support/run-rows";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-port-units-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -85,5 +86,29 @@ describe(`units of work on the storage port (${testStorage()})`, () => {
     release();
     await Promise.all([first, second]);
     expect(order).toEqual(["first wrote", "first ends", "second sees 2"]);
+  });
+
+  test("a run inserted in a unit is stored with it or not at all; what waits for the commit runs after it, never after a rollback", async () => {
+    const storage = storageOf(await openStoreDb());
+    const definition = { hash: "def-1", text: JSON.stringify({ trigger: { type: "manual" }, steps: [] }) };
+    const heard: string[] = [];
+    await storage.atomically(async (unit) => {
+      await unit.runInserts.insert(runRow("run-kept", { definition_hash: definition.hash }), definition);
+      unit.afterCommit(() => heard.push("kept committed"));
+      heard.push("kept written");
+    });
+    const dropped = await storage
+      .atomically(async (unit) => {
+        await unit.runInserts.insert(runRow("run-dropped", { definition_hash: "def-2" }), { hash: "def-2", text: "{}" });
+        unit.afterCommit(() => heard.push("dropped committed"));
+        throw new Error("the trigger changed its mind");
+      })
+      .catch((error: Error) => error.message);
+    expect(dropped).toBe("the trigger changed its mind");
+    expect(heard).toEqual(["kept written", "kept committed"]);
+    expect((await storage.runReads.getRow("run-kept"))?.workflow_id).toBe(runRow("x").workflow_id);
+    expect(await storage.runReads.definition(definition.hash)).toBe(definition.text);
+    expect(await storage.runReads.has("run-dropped")).toBe(false);
+    expect(await storage.runReads.definition("def-2")).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The engine seen through the trigger ports: `start` inserts inside the caller's transaction
+ * The engine seen through the trigger ports: `start` inserts as part of the caller's unit of work
  * (`engine.enqueue`: a schedule's instant or a poll's baseline commits together with its run),
  * `enqueue` is the group-committed start for webhooks (`engine.startRun`), and the reply of a
  * synchronous webhook comes from `engine.waitForReply` (and a slow check for a run that paused).
@@ -17,7 +17,7 @@ export function engineRuns(engine: () => Engine): TriggerRunStarter & Subscripti
     triggerData: input.triggerData as Record<string, unknown>,
   });
   return {
-    start: (input) => engine().enqueue(inputOf(input)).id,
+    start: async (input, unit) => (await engine().enqueue(inputOf(input), unit)).id,
     async enqueue(input, options) {
       const runId = await engine().startRunId(inputOf(input), { keepReply: options.awaitReply });
       if (!options.awaitReply) return { runId };

@@ -223,13 +223,16 @@ export class Poller {
         const polledAt = new Date(started).toISOString();
         for (const item of fresh) {
           runIds.push(
-            this.o.runs.start({
-              workspaceId: current.workspace_id,
-              workflowId: current.workflow_id,
-              environment: "production",
-              triggerType: "poll",
-              triggerData: { body: item, polledAt },
-            }),
+            await this.o.runs.start(
+              {
+                workspaceId: current.workspace_id,
+                workflowId: current.workflow_id,
+                environment: "production",
+                triggerType: "poll",
+                triggerData: { body: item, polledAt },
+              },
+              unit,
+            ),
           );
         }
       }

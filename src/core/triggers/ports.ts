@@ -6,6 +6,7 @@
 import type { GuardedFetch, KeyValueStore, ResolvedAuth } from "../../pieces-sdk/types";
 import type { FlowVersionT } from "../../schema/workflow";
 import type { TriggerRepository } from "../../store/triggers";
+import type { Storage } from "../../store/port";
 
 export type TriggerRunType = "webhook" | "cron" | "poll" | "error" | "run_finished" | "subscription";
 
@@ -19,10 +20,10 @@ export interface TriggerRunInput {
 
 export interface TriggerRunStarter {
   /**
-   * Inserts the pending run and returns its id. Synchronous: called inside the trigger's own
-   * transaction, so "this instant fired" / "this item was seen" commit together with the run.
+   * Inserts the pending run as part of the trigger's own unit of work (`unit`), so "this instant fired" /
+   * "this item was seen" commit together with the run; answers its id.
    */
-  start(input: TriggerRunInput): string;
+  start(input: TriggerRunInput, unit: Storage): Promise<string>;
 }
 
 export interface LiveWorkflow {

@@ -153,13 +153,10 @@ export class Scheduler {
         const missed = Math.floor((now - instant) / (spec.everySeconds * 1000));
         if (missed > 0) triggerData.missedInstants = missed;
       }
-      const runId = this.o.runs.start({
-        workspaceId: live.workspaceId,
-        workflowId: row.workflow_id,
-        environment: "production",
-        triggerType: "cron",
-        triggerData,
-      });
+      const runId = await this.o.runs.start(
+        { workspaceId: live.workspaceId, workflowId: row.workflow_id, environment: "production", triggerType: "cron", triggerData },
+        unit,
+      );
       if (next !== null) await store.setScheduleRun(row.workflow_id, runId);
       return { workflowId: row.workflow_id, runId, scheduledAt: iso(instant) };
     });

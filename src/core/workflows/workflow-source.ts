@@ -28,19 +28,14 @@ export function workflowSourceFrom(workflows: Workflows): WorkflowSource {
     return value;
   };
   return {
-    async forRun(workspaceId, workflowId, environment) {
+    async forRun(workspaceId, workflowId, environment, within) {
       const hit = cached(workspaceId, workflowId, environment);
       if (hit) return hit;
       const rd =
         workspaceId === null
-          ? await workflows.definitionForRunAnyWorkspace(workflowId, environment)
-          : await workflows.definitionForRun(workspaceId, workflowId, environment);
+          ? await workflows.definitionForRunAnyWorkspace(workflowId, environment, within)
+          : await workflows.definitionForRun(workspaceId, workflowId, environment, within);
       return keep(environment, runnableOf(rd, environment));
-    },
-    forRunNow(workspaceId, workflowId, environment) {
-      const hit = cached(workspaceId, workflowId, environment);
-      if (hit) return hit;
-      return keep(environment, runnableOf(workflows.definitionForRunNow(workspaceId, workflowId, environment), environment));
     },
     invalidate(workflowId) {
       if (workflowId === undefined) production.clear();

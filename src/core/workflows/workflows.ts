@@ -12,7 +12,7 @@ import { AppError, notFound } from "../../http/errors";
 import type { Logger } from "../../http/logger";
 import { BoundedMap } from "../../lib/bounded-map";
 import { nowIso, type Db } from "../../store/db";
-import type { Storage } from "../../store/port";
+import type { Repositories, Storage } from "../../store/port";
 import { WorkflowSyncReads } from "../../store/workflow-reads-sync";
 import type { PinRow, VariableRow, VersionRow, WorkflowListRow, WorkflowRow } from "../../store/workflows";
 import { emptyDefinition, type FlowVersionT, type SettingsT } from "../../schema/workflow";
@@ -107,10 +107,10 @@ export class Workflows {
   }
 
   /** A published version by id (kept once read: see `versionsById`). */
-  async versionById(versionId: string): Promise<VersionRow | null> {
+  async versionById(versionId: string, via: Repositories = this.storage): Promise<VersionRow | null> {
     let row = this.versionsById.recall(versionId);
     if (!row) {
-      row = (await this.storage.workflows.versionById(versionId)) ?? undefined;
+      row = (await via.workflows.versionById(versionId)) ?? undefined;
       if (row) this.versionsById.set(versionId, row);
     }
     return row ?? null;
@@ -544,34 +544,24 @@ export class Workflows {
   // ------------------------------------------------------------------ for the engine and triggers
 
   /** What a run executes (spec 4.3 rule 1): production = the published snapshot, test = the draft. */
-  async definitionForRun(workspaceId: string, workflowId: string, environment: Environment): Promise<RunDefinition> {
-    const row = await this.row(workspaceId, workflowId);
-    return this.runDefinitionOf(row, environment);
+  async definitionForRun(workspaceId: string, workflowId: string, environment: Environment, via: Repositories = this.storage): Promise<RunDefinition> {
+    const row = await via.workflows.get(workspaceId, workflowId);
+    if (!row) throw notFound(`workflow ${workflowId}`);
+    return this.runDefinitionOf(row, environment, via);
   }
 
   /** As definitionForRun, for system callers that hold only a workflow id (schedulers, error workflows). */
-  async definitionForRunAnyWorkspace(workflowId: string, environment: Environment): Promise<RunDefinition> {
-    const row = await this.storage.workflows.getAnyWorkspace(workflowId);
+  async definitionForRunAnyWorkspace(workflowId: string, environment: Environment, via: Repositories = this.storage): Promise<RunDefinition> {
+    const row = await via.workflows.getAnyWorkspace(workflowId);
     if (!row) throw notFound(`workflow ${workflowId}`);
-    return this.runDefinitionOf(row, environment);
+    return this.runDefinitionOf(row, environment, via);
   }
 
-  /**
-   * As definitionForRun (workspaceId null: definitionForRunAnyWorkspace), read synchronously: for `engine.enqueue`
-   * inside a trigger's synchronous transaction, until triggers are on the storage port (`syncReads`).
-   */
-  definitionForRunNow(workspaceId: string | null, workflowId: string, environment: Environment): RunDefinition {
-    const row = workspaceId === null ? this.syncReads.getAnyWorkspace(workflowId) : this.syncReads.get(workspaceId, workflowId);
-    if (!row) throw notFound(`workflow ${workflowId}`);
-    const live = row.latest_version_id ? this.versionByIdNow(row.latest_version_id) : null;
-    const variables = this.syncReads.variables(row.id);
-    return this.runDefinitionFrom(row, live, variables, environment === "test" ? this.syncReads.pins(row.id) : [], environment);
-  }
-
-  private async runDefinitionOf(row: WorkflowRow, environment: Environment): Promise<RunDefinition> {
-    const live = row.latest_version_id ? await this.versionById(row.latest_version_id) : null;
-    const variables = await this.storage.workflows.variables(row.id);
-    const pins = environment === "test" ? await this.storage.workflows.pins(row.id) : [];
+  /** `via`: the repositories to read through (a unit's, when a unit asks: it awaits only its own calls). */
+  private async runDefinitionOf(row: WorkflowRow, environment: Environment, via: Repositories): Promise<RunDefinition> {
+    const live = row.latest_version_id ? await this.versionById(row.latest_version_id, via) : null;
+    const variables = await via.workflows.variables(row.id);
+    const pins = environment === "test" ? await via.workflows.pins(row.id) : [];
     return this.runDefinitionFrom(row, live, variables, pins, environment);
   }
 

@@ -12,6 +12,7 @@ import { PostgresRunClaims } from "./run-claims";
 import { PostgresRunNames } from "./run-names";
 import { PostgresRunRetention } from "./run-retention";
 import { PostgresRunReads } from "./run-reads";
+import { PostgresRunInserts } from "./run-inserts";
 import { PostgresInstances } from "./instances";
 import { PostgresKv } from "./kv";
 import { PostgresLeases } from "./leases";
@@ -38,6 +39,7 @@ function repositories(connection: PostgresConnection) {
     runClaims: new PostgresRunClaims(connection, runNames),
     runRetention: new PostgresRunRetention(connection, runNames),
     runReads: new PostgresRunReads(connection, runNames),
+    runInserts: new PostgresRunInserts(connection, runNames),
     connections: new PostgresConnections(connection),
     encryptedValues: new PostgresEncryptedValues(connection),
     triggers: new PostgresTriggers(connection),
@@ -56,13 +58,17 @@ export function postgresStorage(pool: SQL): Storage {
   return {
     ...repositories(main),
     ping,
-    atomically<T>(work: (unit: Storage) => Promise<T>): Promise<T> {
-      return pool.begin(async (tx) => {
+    afterCommit: (then) => then(),
+    async atomically<T>(work: (unit: Storage) => Promise<T>): Promise<T> {
+      const committed: Array<() => void> = [];
+      const result = (await pool.begin(async (tx) => {
         const connection = new PostgresConnection(tx);
         await connection.run(`SELECT pg_advisory_xact_lock(${PORT_UNIT_LOCK_KEY})`);
-        const unit: Storage = { ...repositories(connection), atomically: (inner) => inner(unit), ping };
+        const unit: Storage = { ...repositories(connection), atomically: (inner) => inner(unit), ping, afterCommit: (then) => void committed.push(then) };
         return await work(unit);
-      }) as Promise<T>;
+      })) as T;
+      for (const then of committed) then();
+      return result;
     },
   };
 }

@@ -12,6 +12,7 @@ import { SqliteNetworkRanges } from "./network";
 import { SqliteRunClaims } from "./run-claims";
 import { SqliteRunRetention } from "./run-retention";
 import { SqliteRunReads } from "./run-reads";
+import { SqliteRunInserts } from "./run-inserts";
 import { SqliteInstances } from "./instances";
 import { SqliteKv } from "./kv";
 import { SqliteLeases } from "./leases";
@@ -29,6 +30,7 @@ function repositories(connection: SqliteConnection) {
     runClaims: new SqliteRunClaims(connection),
     runRetention: new SqliteRunRetention(connection),
     runReads: new SqliteRunReads(connection),
+    runInserts: new SqliteRunInserts(connection),
     connections: new SqliteConnections(connection),
     encryptedValues: new SqliteEncryptedValues(connection),
     triggers: new SqliteTriggers(connection),
@@ -45,19 +47,22 @@ export function sqliteStorage(db: Database): Storage {
   const turns = turnsFor(db);
   // The unit's repositories skip the turns: while a unit runs, the connection is its own.
   const ping = () => new SqliteConnection(db, turns).do(() => void db.query("SELECT 1").get());
-  const unit: Storage = { ...repositories(new SqliteConnection(db, null)), atomically: (work) => work(unit), ping };
+  const unitRepositories = repositories(new SqliteConnection(db, null));
   return {
     ...repositories(new SqliteConnection(db, turns)),
     ping,
+    afterCommit: (then) => then(),
     async atomically(work) {
       const release = await turns.take();
+      const committed: Array<() => void> = [];
+      const unit: Storage = { ...unitRepositories, atomically: (inner) => inner(unit), ping, afterCommit: (then) => void committed.push(then) };
+      let result: Awaited<ReturnType<typeof work>>;
       try {
         // IMMEDIATE takes the write lock now: what the unit reads cannot change before it writes.
         db.run("BEGIN IMMEDIATE");
         try {
-          const result = await work(unit);
+          result = await work(unit);
           db.run("COMMIT");
-          return result;
         } catch (error) {
           if (db.inTransaction) db.run("ROLLBACK");
           throw error;
@@ -67,6 +72,8 @@ export function sqliteStorage(db: Database): Storage {
       } finally {
         release();
       }
+      for (const then of committed) then();
+      return result;
     },
   };
 }
