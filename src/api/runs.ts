@@ -82,10 +82,10 @@ export const runsApi = (deps: AppDeps) => {
     })
     .get(
       "/api/runs/:id/stream",
-      ({ auth, params, request, query }) => {
+      async ({ auth, params, request, query }) => {
         const abort = new AbortController();
         request.signal.addEventListener("abort", () => abort.abort(), { once: true });
-        const events = openRunStream(deps.engine, auth.workspaceId, params.id, lastEventIdOf(request, query), abort.signal);
+        const events = await openRunStream(deps.engine, auth.workspaceId, params.id, lastEventIdOf(request, query), abort.signal);
         const encoder = new TextEncoder();
         let heartbeat: ReturnType<typeof setInterval> | undefined;
         const stream = new ReadableStream<Uint8Array>({

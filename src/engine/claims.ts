@@ -157,7 +157,7 @@ export class Claims {
     const kept: RunRow[] = [];
     let released = false;
     for (const row of rows) {
-      const missing = this.missingPiece(row);
+      const missing = await this.missingPiece(row);
       if (!missing) {
         kept.push(row);
         continue;
@@ -176,14 +176,14 @@ export class Claims {
   }
 
   /** The first step piece (at its pin) of the run's definition this instance lacks; remembered per definition. */
-  private missingPiece(row: RunRow): StepPiece | undefined {
+  private async missingPiece(row: RunRow): Promise<StepPiece | undefined> {
     const pieces = this.t.o.pieces;
     if (this.missingByDefinition.generation !== pieces.generation) this.missingByDefinition = { generation: pieces.generation, map: new BoundedMap(256) };
     const known = this.missingByDefinition.map.get(row.definition_hash);
     if (known !== undefined) return known ?? undefined;
     let missing: StepPiece | undefined;
     try {
-      missing = stepPieces(this.t.definitionOf(row)).find((step) => !pieces.isRunnable(step.pieceId, step.pieceVersion));
+      missing = stepPieces(await this.t.definitionOf(row)).find((step) => !pieces.isRunnable(step.pieceId, step.pieceVersion));
     } catch {
       missing = undefined; // recovery deals with a run whose definition cannot be read
     }

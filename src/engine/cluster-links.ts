@@ -174,7 +174,7 @@ export class ClusterLinks {
     if (followers) for (const changed of [...followers]) changed();
     if (message.end) {
       this.t.endNoticed.set(message.runId, true);
-      this.endedElsewhere(message.runId, true);
+      this.endedElsewhere(message.runId, true).catch(() => {}); // the look once a second tries again
     }
   }
 
@@ -188,17 +188,19 @@ export class ClusterLinks {
    * Whoever waits here for the end of a run executed elsewhere gets its stored row, once it is finished: at
    * its end notice, or by the look once a second when the notice is overdue (a reply sent before it wins).
    */
-  private endedElsewhere(runId: string, noticed = false): void {
+  private async endedElsewhere(runId: string, noticed = false): Promise<void> {
     const t = this.t;
+    const held = () => t.active.has(runId) || t.pendingById.has(runId) || t.settling.has(runId);
+    if (!t.endWaiters.has(runId) || held()) return;
+    const row = await t.reads.getRow(runId);
+    // Read again after the read: whoever waited may have been answered meanwhile, or the run taken over here.
     const waiters = t.endWaiters.get(runId);
-    if (!waiters || t.active.has(runId) || t.pendingById.has(runId) || t.settling.has(runId)) return;
-    const row = t.store.getRow(runId);
-    if (!row || !FINISHED.has(row.status) || (!noticed && t.endedLately(row))) return;
+    if (!waiters || held() || !row || !FINISHED.has(row.status) || (!noticed && t.endedLately(row))) return;
     t.endWaiters.delete(runId);
     for (const waiter of waiters) waiter(row);
   }
 
   private checkRemoteWaiters(): void {
-    for (const runId of [...this.t.endWaiters.keys()]) this.endedElsewhere(runId);
+    for (const runId of [...this.t.endWaiters.keys()]) this.endedElsewhere(runId).catch(() => {}); // tried again in a second
   }
 }

@@ -22,8 +22,8 @@
 import { errorMessage } from "./invoke-action";
 import type { RunT } from "../schema/run";
 import type { Environment } from "../schema/run";
-import type { SettingsT } from "../schema/workflow";
-import { RunStore, type RunRow } from "../store/runs";
+import type { FlowVersionT, SettingsT } from "../schema/workflow";
+import { RunStore, type RunRow, type StepRow } from "../store/runs";
 import { storageOf } from "../store/storage";
 import type { Storage } from "../store/port";
 import { Claims } from "./claims";
@@ -44,7 +44,7 @@ import { openRunWriter } from "../store/run-writer";
 import type { WorkflowRepository } from "../store/workflows";
 import type { WebhookReply } from "./step-context";
 import { StepHost } from "./step-host";
-import { Waiters } from "./waiters";
+import { type ReplyResult, Waiters } from "./waiters";
 
 export type { EngineOptions } from "./run-table";
 export { MAX_SUBFLOW_DEPTH, type StartRunInput } from "./run-start";
@@ -91,7 +91,7 @@ export class Engine {
     });
     this.reads = openRunReads(this.store, o.storeAddress ?? null, { threads: o.config.readerThreads, synchronous: o.config.dbSynchronous });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
-    const t = new RunTable(o, this.store, this.writes, this.dispatcher, storageOf(o.db).runClaims);
+    const t = new RunTable(o, this.store, this.writes, this.dispatcher, storageOf(o.db).runClaims, storageOf(o.db).runReads);
     this.table = t;
     const workflows = storageOf(o.db).workflows;
     this.workflows = workflows;
@@ -166,9 +166,10 @@ export class Engine {
       (live) => live.length > 0 && this.writes.warm?.(),
       () => {},
     );
-    // Recovery comes first. Alone (SQLite) every unfinished run is this process's, read synchronously (this
-    // function awaits nothing before): nothing new can be queued before, so no run is queued twice. In a
-    // cluster only the runs of instances that died, which no run started here can be, claimed (awaited).
+    // Recovery comes first. Alone (SQLite) every unfinished run is this process's; a run this process started
+    // meanwhile may be among them (the read waits for a unit under way, which may have inserted one), and
+    // recovery leaves the runs it already holds alone. In a cluster only the runs of instances that died,
+    // which no run started here can be, claimed.
     let recovered: Promise<void> = Promise.resolve();
     if (this.claims) {
       try {
@@ -177,7 +178,11 @@ export class Engine {
         this.o.log.error("could not take over the runs of instances that stopped; trying again after the next heartbeat", { error: errorMessage(error) });
       }
     } else {
-      recovered = this.recover(this.store.unfinished());
+      try {
+        recovered = this.recover(await this.table.reads.unfinished());
+      } catch (error) {
+        this.o.log.error("could not read the runs a restart interrupted; they are recovered at the next start", { error: errorMessage(error) });
+      }
     }
     try {
       if (!this.o.db.inTransaction) await this.retention.ensureIncrementalVacuum();
@@ -281,8 +286,23 @@ export class Engine {
   }
 
   /** The freshest row of a run of `workspaceId` (in memory while it executes), or null. */
-  row(workspaceId: string, runId: string): RunRow | null {
+  row(workspaceId: string, runId: string): Promise<RunRow | null> {
     return this.waiters.row(workspaceId, runId);
+  }
+
+  /** A run's stored steps, in order (what is committed: drain the writes first to see every step). */
+  storedSteps(runId: string): Promise<StepRow[]> {
+    return this.table.reads.steps(runId);
+  }
+
+  /** A run's stored row (what is committed), or null. */
+  storedRow(runId: string): Promise<RunRow | null> {
+    return this.table.reads.getRow(runId);
+  }
+
+  /** The definition a stored run executes (parsed, kept by its content hash); rejects when it is missing. */
+  definitionOf(row: RunRow): Promise<FlowVersionT> {
+    return this.table.definitionOf(row);
   }
 
   /** True when this process executes, queues or is committing the run (in a cluster, another instance may hold it). */
@@ -292,12 +312,12 @@ export class Engine {
   }
 
   /** The run as it stands now (in-memory when executing). */
-  current(runId: string): RunT | null {
+  current(runId: string): Promise<RunT | null> {
     return this.waiters.current(runId);
   }
 
   /** The value a run's `subflows.return_response` step set (null when none). */
-  responseOf(runId: string): unknown {
+  responseOf(runId: string): Promise<unknown> {
     return this.waiters.responseOf(runId);
   }
 
@@ -312,7 +332,7 @@ export class Engine {
   }
 
   /** Synchronous webhooks: the first webhook.respond reply, or the run when it ends without one, or timedOut. */
-  waitForReply(runId: string, ms: number): Promise<{ reply?: WebhookReply; run: RunT | null; timedOut: boolean }> {
+  waitForReply(runId: string, ms: number): Promise<ReplyResult> {
     return this.waiters.waitForReply(runId, ms);
   }
 

@@ -9,7 +9,6 @@
 import type { Logger } from "../http/logger";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { RunTriggerType } from "../schema/run";
-import type { FlowVersionT } from "../schema/workflow";
 import type { RunRow } from "../store/runs";
 import type { Engine } from "./engine";
 import { errorMessage } from "./invoke-action";
@@ -79,8 +78,11 @@ export class FollowUps {
         .catch((error) => this.log.warn("follow-up workflow could not start", { runId: row.id, workflowId, triggerType, error: errorMessage(error) }));
     };
     if (row.status === "failed") {
-      const errorWorkflowId = this.errorWorkflowOf(row);
-      if (errorWorkflowId) start(errorWorkflowId, "error");
+      // Not waited for either: a definition that cannot be read starts no error workflow, and says so.
+      this.errorWorkflowOf(row).then(
+        (errorWorkflowId) => errorWorkflowId && start(errorWorkflowId, "error"),
+        (error) => this.log.warn("could not read the failed run's error workflow", { runId: row.id, error: errorMessage(error) }),
+      );
     }
     // Not waited for (the run has ended; what follows it starts on its own): a failed read is logged.
     void this.liveEventWorkflows().then(
@@ -114,11 +116,11 @@ export class FollowUps {
 
   private readonly errorWorkflowByDefinition = new Map<string, string | null>();
 
-  private errorWorkflowOf(row: RunRow): string | undefined {
+  private async errorWorkflowOf(row: RunRow): Promise<string | undefined> {
     let id = this.errorWorkflowByDefinition.get(row.definition_hash);
     if (id === undefined) {
-      const text = this.engine.store.definition(row.definition_hash);
-      id = text ? ((JSON.parse(text) as FlowVersionT).settings?.errorWorkflowId ?? null) : null;
+      const definition = await this.engine.definitionOf(row).catch(() => null);
+      id = definition?.settings?.errorWorkflowId ?? null;
       if (this.errorWorkflowByDefinition.size > 1000) this.errorWorkflowByDefinition.clear();
       this.errorWorkflowByDefinition.set(row.definition_hash, id);
     }

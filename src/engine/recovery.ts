@@ -20,14 +20,16 @@ export interface RecoveryLinks {
  * workflows' variables are read first (the rows were read before: a run started meanwhile is not among them);
  * then every run is queued or resumed at once. Never rejects: a run that cannot be recovered fails.
  */
-export async function recoverRuns(t: RunTable, rows: RunRow[], links: RecoveryLinks): Promise<void> {
+export async function recoverRuns(t: RunTable, read: RunRow[], links: RecoveryLinks): Promise<void> {
+  // A run this process holds already (started while the rows were read) is not recovered a second time.
+  const rows = read.filter((row) => t.rowInMemory(row.id) === undefined && !t.untaken.has(row.id) && !t.unacked.has(row.id));
   // A batch holds many runs of few workflows: their variables are read once per workflow and definition.
   const variablesRead = new Map<string, { variables: Record<string, unknown>; secrets: string[] }>();
   const keyOf = (row: RunRow) => `${row.workflow_id}\u0000${row.definition_hash}`;
   for (const row of rows) {
     if (row.status === "paused" || variablesRead.has(keyOf(row))) continue;
     try {
-      variablesRead.set(keyOf(row), await t.variablesOf(row, t.definitionOf(row)));
+      variablesRead.set(keyOf(row), await t.variablesOf(row, await t.definitionOf(row)));
     } catch {
       // The definition is missing: the loop below fails the run with that error.
     }
@@ -38,14 +40,14 @@ export async function recoverRuns(t: RunTable, rows: RunRow[], links: RecoveryLi
         if (row.resume_at) links.scheduleResume(row.id, row.resume_at);
         continue;
       }
-      const definition = t.definitionOf(row);
+      const definition = await t.definitionOf(row);
       const base = t.pendingFor(row, definition, variablesRead.get(keyOf(row)) ?? { variables: definition.variables ?? {}, secrets: [] });
       if (row.status === "pending") {
         const state = row.state ? (JSON.parse(row.state) as PauseState) : undefined;
         t.queue(state ? { ...base, replay: state.log, resume: { payload: state.payload ?? { resumedBy: "restart" } }, activeMsBefore: state.activeMs } : base);
         continue;
       }
-      recoverRunning(t, links, row, base);
+      await recoverRunning(t, links, row, base);
     } catch (error) {
       t.o.log.error("could not recover run", { runId: row.id, error: errorMessage(error) });
       row.error_message = `interrupted by a restart and could not be resumed: ${errorMessage(error)}`;
@@ -54,8 +56,8 @@ export async function recoverRuns(t: RunTable, rows: RunRow[], links: RecoveryLi
   }
 }
 
-function recoverRunning(t: RunTable, links: RecoveryLinks, row: RunRow, base: PendingRun) {
-  const steps = t.store.steps(row.id);
+async function recoverRunning(t: RunTable, links: RecoveryLinks, row: RunRow, base: PendingRun) {
+  const steps = await t.reads.steps(row.id);
   let interrupted = steps.find((s) => s.status === "running");
   // A step that only reads (sideEffects "read") is safe to repeat: it runs again, once. The mark of that
   // retry (retry_count 1 on its running row) is committed first, so a second restart fails the run instead.

@@ -49,7 +49,7 @@ export class Resumes {
   async resumeByToken(runId: string, token: string, payload: Record<string, unknown>): Promise<RunT> {
     // In a cluster the pause must be stored before another instance's resume can be told from a second click.
     if (this.t.owner !== null) await this.t.writes.drain();
-    const row = this.t.rowNow(runId);
+    const row = await this.t.rowNow(runId);
     const valid =
       row && row.status === "paused" && row.resume_mode === "webhook" && row.resume_token_hash !== null && safeEqual(row.resume_token_hash, sha256(token));
     if (!valid || !(await this.take(row, { tokenHash: row.resume_token_hash as string }))) {
@@ -61,7 +61,7 @@ export class Resumes {
   }
 
   private async resumeByTimer(runId: string) {
-    const row = this.t.store.getRow(runId);
+    const row = await this.t.reads.getRow(runId);
     if (row?.status !== "paused" || !(await this.take(row, { owner: row.owner }))) return;
     // A time pause continues; an approval that nobody decided in time continues as expired.
     const payload = row.resume_mode === "webhook" ? { decision: "expired", expired: true } : { resumedBy: "timer" };
@@ -84,7 +84,7 @@ export class Resumes {
   private async resume(row: RunRow, payload: Record<string, unknown>) {
     const t = this.t;
     const state = row.state ? (JSON.parse(row.state) as PauseState) : { log: [], activeMs: 0 };
-    const pending = await t.pendingOf(row, t.definitionOf(row));
+    const pending = await t.pendingOf(row, await t.definitionOf(row));
     row.status = "pending";
     row.resume_token_hash = null;
     row.event_seq++;

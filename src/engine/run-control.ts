@@ -30,7 +30,7 @@ export class RunControl {
   /** Cancels a pending, running or paused run; a finished run is refused (409) unless already cancelled. */
   async cancel(workspaceId: string, runId: string): Promise<RunT> {
     const t = this.t;
-    const row = t.rowNow(runId);
+    const row = await t.rowNow(runId);
     if (!row || row.workspace_id !== workspaceId) throw notFound(`run ${runId}`);
     if (row.status === "cancelled") return runFromRow(row);
     if (FINISHED.has(row.status)) {
@@ -74,7 +74,7 @@ export class RunControl {
   private async storedEnd(runId: string, ms: number): Promise<RunRow> {
     const deadline = Date.now() + ms;
     for (;;) {
-      const row = this.t.store.getRow(runId) as RunRow;
+      const row = (await this.t.reads.getRow(runId)) as RunRow;
       if (FINISHED.has(row.status) || Date.now() > deadline) return row;
       await Bun.sleep(50);
     }
@@ -89,7 +89,7 @@ export class RunControl {
     const t = this.t;
     const from = options.from ?? "failed_step";
     const version = options.version ?? "original";
-    const original = t.rowNow(runId);
+    const original = await t.rowNow(runId);
     if (!original || original.workspace_id !== workspaceId) throw notFound(`run ${runId}`);
     if (!FINISHED.has(original.status)) {
       throw new AppError(
@@ -103,7 +103,7 @@ export class RunControl {
         `run ${runId} ${original.status === "completed" ? "completed" : "was cancelled"}, so it has no failed step to retry from; use "from": "start" (allowed: failed_step, start)`,
       );
     }
-    const reuse = from === "failed_step" ? this.stepsBeforeFailure(runId) : { copied: [], replay: [], startedFromStep: null };
+    const reuse = from === "failed_step" ? await this.stepsBeforeFailure(runId) : { copied: [], replay: [], startedFromStep: null };
     const { pending, definitionText } =
       version === "latest" ? await this.latest(original, reuse.startedFromStep) : await this.sameDefinition(original, reuse.startedFromStep);
     const newRow = pending.row;
@@ -123,8 +123,8 @@ export class RunControl {
   }
 
   /** The recorded steps before the last failed one, to copy into the retry and replay there. */
-  private stepsBeforeFailure(runId: string): { copied: StepRow[]; replay: ReplayEntry[]; startedFromStep: string | null } {
-    const rows = this.t.store.steps(runId);
+  private async stepsBeforeFailure(runId: string): Promise<{ copied: StepRow[]; replay: ReplayEntry[]; startedFromStep: string | null }> {
+    const rows = await this.t.reads.steps(runId);
     let failAt = rows.findLastIndex((r) => r.status === "failed");
     if (failAt < 0) failAt = rows.length - 1;
     const startedFromStep = rows[failAt]?.node_id ?? null;
@@ -162,7 +162,7 @@ export class RunControl {
   /** A retry of the very definition the original run executed. */
   private async sameDefinition(original: RunRow, startedFromStep: string | null): Promise<{ pending: PendingRun; definitionText: string | null }> {
     const t = this.t;
-    const definition = t.definitionOf(original);
+    const definition = await t.definitionOf(original);
     const row: RunRow = {
       ...original,
       ...FRESH_RUN,
@@ -172,6 +172,6 @@ export class RunControl {
       started_from_step: startedFromStep,
       retry_of_run_id: original.id,
     };
-    return { pending: await t.pendingOf(row, definition), definitionText: t.store.definition(original.definition_hash) };
+    return { pending: await t.pendingOf(row, definition), definitionText: await t.reads.definition(original.definition_hash) };
   }
 }

@@ -16,6 +16,7 @@ import type { Environment, RunT } from "../schema/run";
 import type { FlowVersionT } from "../schema/workflow";
 import type { Db } from "../store/db";
 import type { RunClaimRepository } from "../store/run-claims";
+import type { RunReadRepository } from "../store/run-read-repository";
 import { type RunRow, type RunStore, runFromRow, type StepRow } from "../store/runs";
 import type { Dispatcher } from "./dispatcher";
 import { RunEvents } from "./run-events";
@@ -168,6 +169,8 @@ export class RunTable {
     readonly dispatcher: Dispatcher<PendingRun>,
     /** A cluster's claims on runs (the storage port: awaited, on either database). */
     readonly claims: RunClaimRepository,
+    /** What the engine reads of stored runs (the storage port: awaited, on either database). */
+    readonly reads: RunReadRepository,
   ) {
     const c = o.config;
     this.limits = {
@@ -218,11 +221,14 @@ export class RunTable {
     return source;
   }
 
-  /** The freshest row: the executing run's in-memory row, else the database (after pending writes). */
-  rowNow(runId: string): RunRow | null {
-    const live = this.active.get(runId)?.row ?? this.pendingById.get(runId)?.row;
-    if (live) return live;
-    return this.settling.get(runId) ?? this.recent.get(runId)?.row ?? this.store.getRow(runId);
+  /** The freshest row this process holds: executing, queued, being committed or just ended; else undefined. */
+  rowInMemory(runId: string): RunRow | undefined {
+    return this.active.get(runId)?.row ?? this.pendingById.get(runId)?.row ?? this.settling.get(runId) ?? this.recent.get(runId)?.row;
+  }
+
+  /** The freshest row: the one this process holds (rowInMemory), else the stored one. */
+  async rowNow(runId: string): Promise<RunRow | null> {
+    return this.rowInMemory(runId) ?? (await this.reads.getRow(runId));
   }
 
   /** True when an insert already carried the row at `seq` or later: a patch up to `seq` has nothing to add. */
@@ -282,10 +288,10 @@ export class RunTable {
    * hash; runs share it read-only, as runs started from one published version do): a worker claiming a
    * batch of one workflow's runs reads and parses it once, not once per run.
    */
-  definitionOf(row: RunRow): FlowVersionT {
+  async definitionOf(row: RunRow): Promise<FlowVersionT> {
     const known = this.parsedDefinitions.get(row.definition_hash);
     if (known) return known;
-    const text = this.store.definition(row.definition_hash);
+    const text = await this.reads.definition(row.definition_hash);
     if (!text) throw new AppError("INTERNAL", `the definition run ${row.id} executed (${row.definition_hash}) is missing`);
     const definition = JSON.parse(text) as FlowVersionT;
     this.parsedDefinitions.set(row.definition_hash, definition);

@@ -19,24 +19,34 @@ function waitersOf<T>(map: Map<string, Set<T>>, runId: string): Set<T> {
   return set;
 }
 
+/**
+ * What a synchronous webhook's wait ends with. `run` is read only when asked for (with a reply the caller
+ * rarely needs it): from memory, or the database once the run ended.
+ */
+export interface ReplyResult {
+  reply?: WebhookReply;
+  run: Promise<RunT | null> | RunT | null;
+  timedOut: boolean;
+}
+
 export class Waiters {
   constructor(private readonly t: RunTable) {}
 
   /** The freshest row of a run of `workspaceId` (in memory while it executes), or null. */
-  row(workspaceId: string, runId: string): RunRow | null {
-    const row = this.t.rowNow(runId);
+  async row(workspaceId: string, runId: string): Promise<RunRow | null> {
+    const row = await this.t.rowNow(runId);
     return row && row.workspace_id === workspaceId ? row : null;
   }
 
   /** The run as it stands now (in-memory when executing). */
-  current(runId: string): RunT | null {
-    const row = this.t.rowNow(runId);
+  async current(runId: string): Promise<RunT | null> {
+    const row = await this.t.rowNow(runId);
     return row ? runFromRow(row) : null;
   }
 
   /** The value a run's `subflows.return_response` step set (null when none), e.g. for callable tools. */
-  responseOf(runId: string): unknown {
-    const text = this.t.rowNow(runId)?.response;
+  async responseOf(runId: string): Promise<unknown> {
+    const text = (await this.t.rowNow(runId))?.response;
     return text === null || text === undefined ? null : JSON.parse(text);
   }
 
@@ -52,7 +62,7 @@ export class Waiters {
     if (!row || row.workspace_id !== workspaceId) return null;
     const run = runFromRow(row);
     if (!FINISHED.has(row.status)) return run;
-    return { ...run, steps: (steps ?? this.t.store.steps(runId)).map(stepFromRow) };
+    return { ...run, steps: (steps ?? (await this.t.reads.steps(runId))).map(stepFromRow) };
   }
 
   /** The run's row when it finished within `ms`, else its row as it stands (null when unknown). */
@@ -61,15 +71,17 @@ export class Waiters {
   }
 
   /** Like waitForRow; when the run ended while waiting, also its step rows as held in memory. */
-  private waitForEnd(runId: string, ms: number, signal?: AbortSignal): Promise<{ row: RunRow | null; steps?: StepRow[] }> {
+  private async waitForEnd(runId: string, ms: number, signal?: AbortSignal): Promise<{ row: RunRow | null; steps?: StepRow[] }> {
     const t = this.t;
-    const row = t.rowNow(runId);
+    // Not held here: the stored row. A run held elsewhere that ends meanwhile is noticed by the cluster's
+    // links (its end notice, or their look once a second) once this waiter is registered.
+    const row = t.rowInMemory(runId) ?? (await t.reads.getRow(runId));
     // A run whose end is still being committed is waited for: its step rows are not all readable yet. A caller
     // aborted already (a cancel that came while it was starting the run it waits for) waits for nothing: an
     // aborted signal never fires "abort" again.
     if (!row || (FINISHED.has(row.status) && !t.settling.has(runId)) || ms <= 0 || signal?.aborted) {
       const recent = t.recent.get(runId);
-      return Promise.resolve({ row, steps: recent && recent.row === row ? recent.steps : undefined });
+      return { row, steps: recent && recent.row === row ? recent.steps : undefined };
     }
     return new Promise((resolve) => {
       const set = waitersOf(t.endWaiters, runId);
@@ -78,7 +90,8 @@ export class Waiters {
         signal?.removeEventListener("abort", onAbort);
         set.delete(waiter);
         if (set.size === 0 && t.endWaiters.get(runId) === set) t.endWaiters.delete(runId);
-        resolve({ row: finished ?? t.rowNow(runId), steps });
+        if (finished) resolve({ row: finished, steps });
+        else resolve(t.rowNow(runId).then((now) => ({ row: now })));
       };
       const waiter = (finished: RunRow, steps?: StepRow[]) => done(finished, steps);
       const onAbort = () => done(null);
@@ -92,11 +105,10 @@ export class Waiters {
    * For synchronous webhooks: resolves with the first `webhook.respond` reply, or with the run when it
    * ends without one, or with `timedOut` after `ms`.
    */
-  waitForReply(runId: string, ms: number): Promise<{ reply?: WebhookReply; run: RunT | null; timedOut: boolean }> {
+  waitForReply(runId: string, ms: number): Promise<ReplyResult> {
     const t = this.t;
-    // With a reply the caller rarely needs the run: it is read (from the database, once the run ended) only when asked for.
     const current = () => this.current(runId);
-    const withReply = (reply: WebhookReply) => ({
+    const withReply = (reply: WebhookReply): ReplyResult => ({
       reply,
       timedOut: false,
       get run() {
@@ -109,10 +121,11 @@ export class Waiters {
       t.replies.delete(runId);
       return Promise.resolve(withReply(early));
     }
-    const row = t.rowNow(runId);
+    const held = t.rowInMemory(runId);
     // On an `api` instance the worker's reply may still be on the bus although the database already shows the end.
-    if (!row || (FINISHED.has(row.status) && !t.endedLately(row))) return Promise.resolve({ run: row ? runFromRow(row) : null, timedOut: false });
+    if (held && FINISHED.has(held.status) && !t.endedLately(held)) return Promise.resolve({ run: runFromRow(held), timedOut: false });
     return new Promise((resolve) => {
+      // Registered before anything is awaited: a reply or end that comes meanwhile is not missed.
       const replySet = waitersOf(t.replyWaiters, runId);
       const endSet = waitersOf(t.endWaiters, runId);
       const cleanup = () => {
@@ -122,20 +135,27 @@ export class Waiters {
         if (replySet.size === 0 && t.replyWaiters.get(runId) === replySet) t.replyWaiters.delete(runId);
         if (endSet.size === 0 && t.endWaiters.get(runId) === endSet) t.endWaiters.delete(runId);
       };
-      const onReply = (reply: WebhookReply) => {
+      let settled = false;
+      const settle = (result: ReplyResult) => {
+        if (settled) return;
+        settled = true;
         cleanup();
-        resolve(withReply(reply));
+        resolve(result);
       };
-      const onEnd = (finished: RunRow) => {
-        cleanup();
-        resolve({ run: runFromRow(finished), timedOut: false });
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        resolve({ run: this.current(runId), timedOut: true });
-      }, ms);
+      const onReply = (reply: WebhookReply) => settle(withReply(reply));
+      const onEnd = (finished: RunRow) => settle({ run: runFromRow(finished), timedOut: false });
+      const timer = setTimeout(() => settle({ run: current(), timedOut: true }), ms);
       replySet.add(onReply);
       endSet.add(onEnd);
+      if (held) return;
+      // Not held here: unknown, or stored already ended (then there is nothing to wait for), or held elsewhere.
+      t.reads.getRow(runId).then(
+        (row) => {
+          if (!row) settle({ run: null, timedOut: false });
+          else if (FINISHED.has(row.status) && !t.endedLately(row)) settle({ run: runFromRow(row), timedOut: false });
+        },
+        () => {}, // the timeout answers
+      );
     });
   }
 

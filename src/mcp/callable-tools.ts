@@ -86,7 +86,7 @@ export async function callableTools(deps: AppDeps, auth: Principal, taken: Set<s
 }
 
 /** The value the run's Return response step set (null when it set none). */
-function responseOf(engine: AppDeps["engine"], runId: string): unknown {
+function responseOf(engine: AppDeps["engine"], runId: string): Promise<unknown> {
   return engine.responseOf(runId);
 }
 
@@ -106,7 +106,7 @@ function callableTool(name: string, workflow: { id: string; name: string; descri
         input: args,
       });
       const run = (await engine.waitFor(started.id, CALLABLE_WAIT_SECONDS * 1000)) ?? started;
-      if (run.status === "completed") return { data: responseOf(engine, run.id), runId: run.id };
+      if (run.status === "completed") return { data: await responseOf(engine, run.id), runId: run.id };
       if (run.status === "failed" || run.status === "cancelled") {
         throw new AppError(
           "UNPROCESSABLE",

@@ -19,7 +19,7 @@ describe("concurrencyLimit", () => {
   test("excess runs wait as pending and run one after another, in order", async () => {
     const id = await createWorkflow(
       t,
-      definition({ name: "work", type: "PIECE", pieceId: "hold", actionId: "ms", config: { ms: 150 } }, { settings: { concurrencyLimit: 1 } }),
+      definition({ name: "work", type: "PIECE", pieceId: "hold", actionId: "ms", config: { ms: 300 } }, { settings: { concurrencyLimit: 1 } }),
     );
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await t.req("POST", `/api/workflows/${id}/run?environment=test`, { body: { i } })).body.data.id);
@@ -46,9 +46,9 @@ describe("concurrencyLimit", () => {
     expect(maxRunning).toBe(1);
     const runs = await Promise.all(ids.map(async (runId) => (await t.req("GET", `/api/runs/${runId}`)).body.data));
     for (let i = 1; i < runs.length; i++) expect(Date.parse(runs[i].finishedAt)).toBeGreaterThanOrEqual(Date.parse(runs[i - 1].finishedAt));
-    // One after another: three 150 ms holds span at least 450 ms from the first start to the last end (run
+    // One after another: three 300 ms holds span at least 900 ms from the first start to the last end (run
     // 3's own durationMs also counts how late it was created, which under load says nothing about ordering).
-    expect(Date.parse(runs[2].finishedAt) - Date.parse(runs[0].startedAt)).toBeGreaterThanOrEqual(445);
+    expect(Date.parse(runs[2].finishedAt) - Date.parse(runs[0].startedAt)).toBeGreaterThanOrEqual(895);
   });
 
   test("without a limit runs of one workflow execute side by side", async () => {

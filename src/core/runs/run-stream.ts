@@ -11,7 +11,13 @@ import { runFromRow, stepFromRow } from "../../store/runs";
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
 
 /** Checks the run exists in the workspace (404 otherwise) and returns its event sequence. */
-export function openRunStream(engine: Engine, workspaceId: string, runId: string, lastEventId: number, clientSignal: AbortSignal): AsyncGenerator<RunEvent> {
+export async function openRunStream(
+  engine: Engine,
+  workspaceId: string,
+  runId: string,
+  lastEventId: number,
+  clientSignal: AbortSignal,
+): Promise<AsyncGenerator<RunEvent>> {
   const signal = AbortSignal.any([clientSignal, engine.closing.signal]);
   const buffered: RunEvent[] = [];
   let wake: (() => void) | undefined;
@@ -20,7 +26,10 @@ export function openRunStream(engine: Engine, workspaceId: string, runId: string
     buffered.push(event);
     wake?.();
   });
-  const row = engine.row(workspaceId, runId);
+  const row = await engine.row(workspaceId, runId).catch((error: unknown) => {
+    unsubscribe();
+    throw error;
+  });
   if (!row) {
     unsubscribe();
     throw notFound(`run ${runId}`);
@@ -29,12 +38,12 @@ export function openRunStream(engine: Engine, workspaceId: string, runId: string
     try {
       let last = lastEventId;
       await engine.writes.drain();
-      for (const step of engine.store.steps(runId)) {
+      for (const step of await engine.storedSteps(runId)) {
         if (step.seq <= last) continue;
         last = step.seq;
         yield { type: "step", id: step.seq, step: stepFromRow(step) } as RunEvent;
       }
-      const current = engine.row(workspaceId, runId) ?? row;
+      const current = (await engine.row(workspaceId, runId)) ?? row;
       if (current.event_seq > last || lastEventId === 0) {
         last = Math.max(last, current.event_seq);
         yield { type: "run", id: current.event_seq, run: engine.withWait(runFromRow(current)) } as RunEvent;
@@ -60,12 +69,12 @@ export function openRunStream(engine: Engine, workspaceId: string, runId: string
               signal.addEventListener("abort", () => wake?.(), { once: true });
             });
             wake = undefined;
-            for (const step of engine.store.steps(runId)) {
+            for (const step of await engine.storedSteps(runId)) {
               if (step.seq <= last) continue;
               last = step.seq;
               yield { type: "step", id: step.seq, step: stepFromRow(step) } as RunEvent;
             }
-            const stored = engine.store.getRow(runId);
+            const stored = await engine.storedRow(runId);
             if (!stored) return;
             if (stored.event_seq > last) {
               last = stored.event_seq;

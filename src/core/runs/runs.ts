@@ -86,7 +86,7 @@ export class Runs {
     const waited = options.signal?.aborted ? Promise.resolve(null) : this.engine.waitForResult(workspaceId, runId, wait * 1000);
     const current = await (options.signal ? Promise.race([waited, aborted(options.signal)]) : waited);
     if (current && FINISHED.has(current.status)) return { status: 200, run: current };
-    return { status: 202, run: current ?? this.engine.current(runId)! };
+    return { status: 202, run: current ?? (await this.engine.current(runId))! };
   }
 
   async list(workspaceId: string, query: RawQuery) {
@@ -102,14 +102,14 @@ export class Runs {
   /** One run with its steps in execution order (pending writes are committed first, so the steps match the run). */
   async get(workspaceId: string, runId: string): Promise<RunT> {
     if (this.engine.holds(runId)) {
-      const live = this.engine.row(workspaceId, runId);
+      const live = await this.engine.row(workspaceId, runId);
       if (live !== null && !FINISHED.has(live.status)) await settled(this.engine.writes);
       // Ended, maybe while the line above waited: its end and last steps may still be committing. A finished
       // run is shown with all its steps, so its own end commit is waited for (the memory row is finished
       // before its steps are readable: "completed" with its last steps missing was answered).
-      if (this.engine.holds(runId) && FINISHED.has(this.engine.row(workspaceId, runId)?.status ?? "")) await this.engine.waitFor(runId, END_WAIT_MS);
+      if (this.engine.holds(runId) && FINISHED.has((await this.engine.row(workspaceId, runId))?.status ?? "")) await this.engine.waitFor(runId, END_WAIT_MS);
     }
-    const row = this.engine.row(workspaceId, runId);
+    const row = await this.engine.row(workspaceId, runId);
     if (!row) throw notFound(`run ${runId}`);
     // The run as it stands now, before its steps are read: the engine changes a live row in place, and a run
     // that ended while the steps were being read would be shown finished with the steps of before its end.

@@ -52,12 +52,13 @@ function replyOf(engine: Engine, runId: string, timeoutMs: number): Promise<RunR
     };
     pauseWatch.add(engine, runId, settle);
     engine.waitForReply(runId, timeoutMs).then(
-      (result) => {
+      async (result) => {
         if (result.reply) return settle({ kind: "reply", status: result.reply.status, headers: result.reply.headers ?? {}, body: result.reply.body });
-        const status = result.run?.status;
+        const run = await result.run;
+        const status = run?.status;
         if (status === "paused") return settle({ kind: "paused" });
         if (result.timedOut) return settle({ kind: "timeout" });
-        if (status === "failed" || status === undefined) return settle({ kind: "failed", errorMessage: result.run?.errorMessage ?? null });
+        if (status === "failed" || status === undefined) return settle({ kind: "failed", errorMessage: run?.errorMessage ?? null });
         settle({ kind: "finished", status });
       },
       () => settle({ kind: "failed", errorMessage: null }),
@@ -84,12 +85,11 @@ const pauseWatch = {
   },
   check() {
     for (const [waiter, { engine, runId }] of [...this.waiting]) {
-      try {
-        if (engine.current(runId)?.status === "paused") waiter({ kind: "paused" });
-      } catch {
-        // The database did not answer this time (it runs on a timer: an error here would end the process); the
-        // next check, the run's end or the reply timeout answers the caller.
-      }
+      engine.current(runId).then(
+        (run) => run?.status === "paused" && this.waiting.has(waiter) && waiter({ kind: "paused" }),
+        // The database did not answer this time; the next check, the run's end or the reply timeout answers the caller.
+        () => {},
+      );
     }
   },
 };
