@@ -175,7 +175,7 @@ export class Poller {
   private async pollOne(row: PollRow): Promise<PollOutcome> {
     const started = this.o.clock.now();
     const live = await this.o.workflows.live(row.workflow_id);
-    const definition = live ? this.o.workflows.versionDefinition(live.versionId) : null;
+    const definition = live ? await this.o.workflows.versionDefinition(live.versionId) : null;
     const trigger = definition?.trigger;
     const def = trigger?.pieceId && trigger.actionId ? this.o.pieces.trigger(trigger.pieceId, trigger.actionId) : undefined;
     if (!live || !trigger || trigger.type !== "poll") {

@@ -40,7 +40,7 @@ export interface TriggerWorkflows {
    */
   live(workflowId: string, via?: TriggerRepository): Promise<LiveWorkflow | null>;
   /** The published snapshot of a version (immutable, so callers may cache it). */
-  versionDefinition(versionId: string): FlowVersionT | null;
+  versionDefinition(versionId: string): Promise<FlowVersionT | null>;
 }
 
 /** What piece code run by triggers (poll, onEnable, onDisable) gets: credentials and guarded fetch. */
@@ -88,8 +88,8 @@ export interface WebhookTarget {
 export interface WebhookWorkflows {
   /** Looks the token up by its hash and confirms it in constant time; null when no workflow holds it. */
   byToken(token: string): Promise<WebhookTarget | null>;
-  versionDefinition(versionId: string): FlowVersionT | null;
-  draftDefinition(workflowId: string, workspaceId: string): FlowVersionT | null;
+  versionDefinition(versionId: string): Promise<FlowVersionT | null>;
+  draftDefinition(workflowId: string, workspaceId: string): Promise<FlowVersionT | null>;
   /** Records an inbound test call as the workflow's test payload (the editor's "listen for a test event"). */
   recordTestPayload(workflowId: string, workspaceId: string, triggerName: string, payload: unknown): void | Promise<void>;
 }

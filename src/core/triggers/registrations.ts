@@ -185,7 +185,7 @@ export class Registrations {
 
   /** Registers the trigger of a stored version (after a rotate). */
   async enableFromVersion(workflowId: string, workspaceId: string, versionId: string | null, webhookToken: string | null): Promise<void> {
-    const trigger = versionId ? this.o.workflows.versionDefinition(versionId)?.trigger : undefined;
+    const trigger = versionId ? (await this.o.workflows.versionDefinition(versionId))?.trigger : undefined;
     if (!trigger || !versionId) return;
     await this.enable({ workflowId, workspaceId, versionId, webhookToken, trigger });
   }

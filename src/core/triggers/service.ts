@@ -66,9 +66,8 @@ export function createTriggers(deps: TriggersDeps) {
   const { storage, workflows } = deps;
   const store = storage.triggers;
 
-  const versionDefinition = (versionId: string): FlowVersionT | null => {
-    // Synchronous: the trigger ports are (until triggers are on the storage port).
-    const row = workflows.versionByIdNow(versionId);
+  const versionDefinition = async (versionId: string): Promise<FlowVersionT | null> => {
+    const row = await workflows.versionById(versionId);
     return row ? workflows.snapshot(row) : null;
   };
 
@@ -109,8 +108,8 @@ export function createTriggers(deps: TriggersDeps) {
       return safeEqual(target.webhookToken, token) ? target : null;
     },
     versionDefinition,
-    draftDefinition: (workflowId, workspaceId) => {
-      const row = workflows.syncReads.get(workspaceId, workflowId);
+    draftDefinition: async (workflowId, workspaceId) => {
+      const row = await storage.workflows.get(workspaceId, workflowId);
       return row ? workflows.draft(row) : null;
     },
     recordTestPayload: (workflowId, _workspaceId, name, payload) => workflows.editor.recordTestPayload(workflowId, name, payload),

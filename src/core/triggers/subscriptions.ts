@@ -101,16 +101,20 @@ export class Subscriptions {
     for (const name of await this.ownership.known(SUBSCRIPTION_LEASE)) {
       const workflowId = name.slice(SUBSCRIPTION_LEASE.length);
       if (this.entries.has(workflowId)) continue;
+      const live = await workflows.live(workflowId);
       // Not live any more (unpublished while its holder was down): nobody is to hold it.
-      if (!this.follow(workflowId, await workflows.live(workflowId), workflows)) await this.ownership.drop(name);
+      if (!this.follow(workflowId, live, await this.subscriptionOf(live, workflows))) await this.ownership.drop(name);
     }
     for (const entry of [...this.entries.values()]) {
       const live = await workflows.live(entry.workflowId);
+      const moved = live?.versionId !== entry.versionId;
+      // Read before the check below, so that nothing is awaited between the check and what follows it.
+      const trigger = moved ? await this.subscriptionOf(live, workflows) : undefined;
       // Disabled or replaced meanwhile.
       if (this.entries.get(entry.workflowId) !== entry) continue;
-      if (live?.versionId !== entry.versionId) {
+      if (moved) {
         // Republished (the new version's subscription replaces it) or unpublished on another instance.
-        if (!this.follow(entry.workflowId, live, workflows)) await this.disable(entry.workflowId);
+        if (!this.follow(entry.workflowId, live, trigger)) await this.disable(entry.workflowId);
       } else if ((entry.open || entry.opening) && !this.ownership.holds(SUBSCRIPTION_LEASE + entry.workflowId)) {
         this.o.log.info("subscription taken over by another instance; closing it here", { workflowId: entry.workflowId });
         void this.close(entry);
@@ -118,10 +122,15 @@ export class Subscriptions {
     }
   }
 
-  /** Wants the live version's subscription of a workflow; false when the workflow has none. */
-  private follow(workflowId: string, live: LiveWorkflow | null, workflows: TriggerWorkflows): boolean {
-    const trigger = live ? workflows.versionDefinition(live.versionId)?.trigger : undefined;
-    if (!live || trigger?.type !== "subscription") return false;
+  /** The subscription trigger of a live workflow's version; undefined when it is not live or its trigger is not one. */
+  private async subscriptionOf(live: LiveWorkflow | null, workflows: TriggerWorkflows): Promise<TriggerNodeT | undefined> {
+    const trigger = live ? (await workflows.versionDefinition(live.versionId))?.trigger : undefined;
+    return trigger?.type === "subscription" ? trigger : undefined;
+  }
+
+  /** Wants the live version's subscription of a workflow (`trigger`: `subscriptionOf` it); false when the workflow has none. */
+  private follow(workflowId: string, live: LiveWorkflow | null, trigger: TriggerNodeT | undefined): boolean {
+    if (!live || !trigger) return false;
     this.enable({ workflowId, workspaceId: live.workspaceId, versionId: live.versionId, trigger });
     return true;
   }

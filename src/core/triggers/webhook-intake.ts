@@ -75,7 +75,7 @@ export class WebhookIntake {
     const target = await this.o.workflows.byToken(token);
     if (!target) throw new AppError("NOT_FOUND", NOT_FOUND_MESSAGE);
     if (test) {
-      const definition = this.o.workflows.draftDefinition(target.id, target.workspaceId);
+      const definition = await this.o.workflows.draftDefinition(target.id, target.workspaceId);
       const plan = definition ? this.planOf(definition) : undefined;
       if (!plan?.isWebhook) throw new AppError("NOT_FOUND", NOT_FOUND_MESSAGE);
       return { target, plan };
@@ -84,7 +84,7 @@ export class WebhookIntake {
     const versionId = target.latestVersionId;
     let plan = this.plans.get(versionId);
     if (!plan) {
-      const definition = this.o.workflows.versionDefinition(versionId);
+      const definition = await this.o.workflows.versionDefinition(versionId);
       if (!definition) throw new AppError("NOT_FOUND", NOT_FOUND_MESSAGE);
       plan = this.planOf(definition);
       if (this.plans.size > 5000) this.plans.clear();

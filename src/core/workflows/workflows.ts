@@ -64,8 +64,8 @@ const HOOK_TIMEOUT_MS = 10_000;
 export class Workflows {
   readonly storage: Storage;
   /**
-   * Reads for the code not yet on the storage port that needs them synchronously (the triggers' ports, the
-   * engine's enqueue): see ../../store/workflow-reads-sync.ts. Everything else awaits `storage`.
+   * Synchronous reads (../../store/workflow-reads-sync.ts). Nothing reads through them any more: the triggers'
+   * ports and the engine's enqueue await `storage` like everything else. They go with that file.
    */
   readonly syncReads: WorkflowSyncReads;
   /**
@@ -111,16 +111,6 @@ export class Workflows {
     let row = this.versionsById.recall(versionId);
     if (!row) {
       row = (await via.workflows.versionById(versionId)) ?? undefined;
-      if (row) this.versionsById.set(versionId, row);
-    }
-    return row ?? null;
-  }
-
-  /** As `versionById`, read synchronously: for the code not yet on the storage port (`syncReads`). */
-  versionByIdNow(versionId: string): VersionRow | null {
-    let row = this.versionsById.recall(versionId);
-    if (!row) {
-      row = this.syncReads.versionById(versionId) ?? undefined;
       if (row) this.versionsById.set(versionId, row);
     }
     return row ?? null;
