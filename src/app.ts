@@ -140,7 +140,6 @@ export function createApp(options: CreateAppOptions) {
   );
   deps.workflows = new Workflows({
     storage,
-    db,
     log,
     // In a cluster a run may execute on any instance: the gate counts only pieces every one of them serves.
     fleet: sharedStore(db) ? () => liveFleet : () => deps.pieces,

@@ -11,9 +11,8 @@ import type { Principal } from "../identity";
 import { AppError, notFound } from "../../http/errors";
 import type { Logger } from "../../http/logger";
 import { BoundedMap } from "../../lib/bounded-map";
-import { nowIso, type Db } from "../../store/db";
+import { nowIso } from "../../store/db";
 import type { Repositories, Storage } from "../../store/port";
-import { WorkflowSyncReads } from "../../store/workflow-reads-sync";
 import type { PinRow, VariableRow, VersionRow, WorkflowListRow, WorkflowRow } from "../../store/workflows";
 import { emptyDefinition, type FlowVersionT, type SettingsT } from "../../schema/workflow";
 import { WORKFLOW_STATUSES, type DiagnosticsT, type WorkflowCreateBodyT, type WorkflowT, type WorkflowUpdateBodyT } from "../../schema/workflow-record";
@@ -32,8 +31,6 @@ export type ConnectionDirectory = (workspaceId: string, pieceId: string) => Conn
 
 export interface WorkflowsOptions {
   storage: Storage;
-  /** The same store, for the synchronous reads below (the last run of each workflow is read through `storage`). */
-  db: Db;
   log: Logger;
   /** The piece registry; a function because it may be built after this service. */
   fleet: () => GateFleet;
@@ -64,11 +61,6 @@ const HOOK_TIMEOUT_MS = 10_000;
 export class Workflows {
   readonly storage: Storage;
   /**
-   * Synchronous reads (../../store/workflow-reads-sync.ts). Nothing reads through them any more: the triggers'
-   * ports and the engine's enqueue await `storage` like everything else. They go with that file.
-   */
-  readonly syncReads: WorkflowSyncReads;
-  /**
    * Versions read by id. Versions are never changed once written (they go only with their workflow), so each is
    * read once and kept: a webhook's first run read its published version twice (its plan, then what the run
    * executes), and what a production run executes is looked up again every second.
@@ -84,7 +76,6 @@ export class Workflows {
 
   constructor(private readonly options: WorkflowsOptions) {
     this.storage = options.storage;
-    this.syncReads = new WorkflowSyncReads(options.db);
     this.editor = new EditorData(this, options.secrets);
   }
 
