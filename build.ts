@@ -13,7 +13,6 @@ const EXTRA_ENTRYPOINTS = [
   "src/engine/worker.ts",
   "src/store/writer-thread.ts",
   "src/store/checkpoint-thread.ts",
-  "src/store/postgres/sync-thread.ts",
   "src/store/reader-thread.ts",
   "src/sandbox/child.ts",
 ].filter((file) => existsSync(file));

@@ -13,7 +13,5 @@ if (argv[0] === "__sandbox") await (await import("./sandbox/child")).runSandboxC
 else if (argv[0] === "__piece-host") await (await import("./pieces-runtime/activepieces/host")).runPieceHost();
 else {
   if (isLongRunning(argv)) execWithRuntimeTuning();
-  // A database server is connected to now, while the program loads (store/early.ts).
-  if (commandOf(argv) === "serve") await (await import("./store/early")).startStoreEarly(process.env.WEFT_DATABASE_URL);
   await (await import("./cli")).main(argv);
 }

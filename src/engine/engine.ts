@@ -50,7 +50,15 @@ export type { EngineOptions } from "./run-table";
 export { MAX_SUBFLOW_DEPTH, type StartRunInput } from "./run-start";
 
 export class Engine {
-  readonly store: RunStore;
+  private madeStore: RunStore | undefined;
+  /**
+   * Runs' synchronous statements on SQLite, for tests that seed or inspect stored runs directly; the engine
+   * itself reads runs through the storage port (on PostgreSQL this throws: the store answers only the port).
+   */
+  get store(): RunStore {
+    this.madeStore ??= new RunStore(this.o.db);
+    return this.madeStore;
+  }
   /** Group-committed run and step writes (on a writer thread when the database is a file). */
   readonly writes: RunWrites;
   /** List pages and run details, read on reader threads (store/run-reads.ts). */
@@ -76,7 +84,6 @@ export class Engine {
   private readonly workflows: WorkflowRepository;
 
   constructor(private readonly o: EngineOptions) {
-    this.store = new RunStore(o.db);
     const onWriteError = (error: unknown) => o.log.error("run write failed", { error: errorMessage(error) });
     // The store picks the writer for its database (store/run-writer.ts; on SQLite, WEFT_RUN_WRITER).
     this.writes = openRunWriter({
@@ -89,9 +96,9 @@ export class Engine {
       onError: onWriteError,
       onSwitch: (to, load) => o.log.debug("run writer switched", { commitsOn: to === "inline" ? "main thread" : "writer thread", mainThreadBusy: load }),
     });
-    this.reads = openRunReads(this.store, o.storeAddress ?? null, { threads: o.config.readerThreads, synchronous: o.config.dbSynchronous });
+    this.reads = openRunReads(o.db, o.storeAddress ?? null, { threads: o.config.readerThreads, synchronous: o.config.dbSynchronous });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
-    const t = new RunTable(o, this.store, this.writes, this.dispatcher, storageOf(o.db).runClaims, storageOf(o.db).runReads);
+    const t = new RunTable(o, this.writes, this.dispatcher, storageOf(o.db).runClaims, storageOf(o.db).runReads);
     this.table = t;
     const workflows = storageOf(o.db).workflows;
     this.workflows = workflows;

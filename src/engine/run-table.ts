@@ -17,7 +17,7 @@ import type { FlowVersionT } from "../schema/workflow";
 import type { Db } from "../store/db";
 import type { RunClaimRepository } from "../store/run-claims";
 import type { RunReadRepository } from "../store/run-read-repository";
-import { type RunRow, type RunStore, runFromRow, type StepRow } from "../store/runs";
+import { type RunRow, runFromRow, type StepRow } from "../store/runs";
 import type { Dispatcher } from "./dispatcher";
 import { RunEvents } from "./run-events";
 import type { ReplayEntry, RunExecution } from "./run-execution";
@@ -163,7 +163,6 @@ export class RunTable {
 
   constructor(
     readonly o: EngineOptions,
-    readonly store: RunStore,
     /** Group-committed run and step writes (on a writer thread when the database is a file). */
     readonly writes: RunWrites,
     readonly dispatcher: Dispatcher<PendingRun>,

@@ -11,7 +11,7 @@
  */
 import type { Db } from "./db";
 import { PostgresBusConnection } from "./postgres/bus-connection";
-import { isPostgres } from "./postgres/sync-db";
+import { isPostgres } from "./postgres/handle";
 
 export interface Bus {
   publish(channel: string, message: unknown): void;

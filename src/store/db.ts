@@ -8,7 +8,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Synchronous } from "../config";
 import { migrations } from "./sqlite/migrations";
-import { isPostgres } from "./postgres/sync-db";
+import { isPostgres } from "./postgres/handle";
 import { rethrowTranslated } from "./storage-errors";
 
 export type Db = Database;

@@ -3,7 +3,7 @@
  * truncating the write-ahead log. Retention (src/engine/retention.ts) decides when; this says how.
  */
 import type { Db } from "./db";
-import { isPostgres } from "./postgres/sync-db";
+import { isPostgres } from "./postgres/handle";
 
 const pragmaNumber = (db: Db, name: string): number => Object.values(db.query(`PRAGMA ${name}`).get() as Record<string, number>)[0] ?? 0;
 

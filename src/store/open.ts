@@ -1,13 +1,13 @@
 /**
  * Which database the process stores in: PostgreSQL when WEFT_DATABASE_URL is set, else SQLite in the data
- * directory. Both come back as the same synchronous handle (postgres/sync-db.ts), so nothing above the store
- * knows which it got.
+ * directory. Both come back as the store's `Db`: SQLite's connection, or PostgreSQL's handle
+ * (postgres/handle.ts), which answers through the storage port only; nothing above the store knows which it got.
  */
 import type { Synchronous } from "../config";
 import { migrate, NewerSchemaError, openDatabase, schemaVersion, type Db, type UpgradeListener } from "./db";
 import { migratePostgres, openPostgres, postgresSchemaVersion } from "./postgres/db";
 import { postgresMigrations } from "./postgres/migrations";
-import { isPostgres, PostgresDb } from "./postgres/sync-db";
+import { isPostgres, PostgresHandle } from "./postgres/handle";
 
 export interface StoreLocation {
   /** A postgres:// URL, or undefined for SQLite at `sqlitePath`. */
@@ -35,7 +35,7 @@ export function sqliteFile(db: Db): string | null {
 
 /** Opens, from another thread, the database `storeAddress` named (no migrations: its opener applied them). */
 export function openStoreAt(address: string, synchronous: Synchronous): Db {
-  if (/^postgres(?:ql)?:/.test(address)) return new PostgresDb(address).asDatabase();
+  if (/^postgres(?:ql)?:/.test(address)) return new PostgresHandle(address).asDatabase();
   return openDatabase(address, { synchronous, migrate: false });
 }
 
@@ -43,19 +43,11 @@ export function openStoreAt(address: string, synchronous: Synchronous): Db {
 export async function openStore(location: StoreLocation, options: { migrate?: boolean; onUpgrade?: UpgradeListener } = {}): Promise<Db> {
   if (!location.databaseUrl)
     return openDatabase(location.sqlitePath, { synchronous: location.synchronous, migrate: options.migrate, onUpgrade: options.onUpgrade });
-  const db = new PostgresDb(location.databaseUrl);
-  // The schema is checked, and pending migrations run, on a connection of their own, awaited (the store's
-  // connects meanwhile); migrations under an advisory lock (instances starting together wait). A schema already
-  // up to date, the usual start, costs one query there.
-  if (options.migrate !== false) {
-    try {
-      await migratePostgresIfBehind(location.databaseUrl);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
-  }
-  return db.asDatabase();
+  // The schema is checked, and pending migrations run, on a connection of their own, awaited; migrations under
+  // an advisory lock (instances starting together wait). A schema already up to date, the usual start, costs
+  // one query there. Without migrations the same connection only proves the server answers.
+  await migratePostgresIfBehind(location.databaseUrl, options.migrate !== false);
+  return new PostgresHandle(location.databaseUrl).asDatabase();
 }
 
 /** `weft migrate`: applies what is pending and says where, what and the resulting schema version. */
@@ -82,10 +74,14 @@ export async function migrateStore(location: StoreLocation, onUpgrade?: UpgradeL
  * Applies the migrations this build knows that the database at `url` lacks (all of them on a fresh database:
  * no table yet). Throws NewerSchemaError for a database of a newer schema, changing nothing.
  */
-async function migratePostgresIfBehind(url: string): Promise<void> {
+async function migratePostgresIfBehind(url: string, apply = true): Promise<void> {
   const latest = postgresMigrations.at(-1)?.version ?? 0;
   const sql = await openPostgres(url, { migrate: false, max: 1 });
   try {
+    if (!apply) {
+      await sql`SELECT 1`;
+      return;
+    }
     const version = await postgresSchemaVersion(sql);
     if (version > latest) throw new NewerSchemaError("the PostgreSQL database", version, latest);
     // Checked again under the migrations' lock: another instance may be applying them now.

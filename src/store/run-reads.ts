@@ -18,9 +18,10 @@
  */
 import { threadEntry } from "../lib/thread-entry";
 import type { Synchronous } from "../config";
-import { isPostgres } from "./postgres/sync-db";
+import { isPostgres } from "./postgres/handle";
 import type { RunReadRepository } from "./run-read-repository";
-import type { RunListFilter, RunRow, RunStore, StepRow } from "./runs";
+import { type RunListFilter, type RunRow, RunStore, type StepRow } from "./runs";
+import type { Db } from "./db";
 import { storageOf } from "./storage";
 import { errorOf, type Failure } from "./storage-errors";
 
@@ -50,10 +51,10 @@ export class ReadError extends Error {}
  * The reads of `store`: on PostgreSQL the storage port's, awaited; on SQLite on `threads` reader threads opening
  * `address` (store/open.ts storeAddress), or on the calling thread when `address` is null or `threads` is 0.
  */
-export function openRunReads(store: RunStore, address: string | null, options: { threads?: number; synchronous: Synchronous }): RunReads {
+export function openRunReads(db: Db, address: string | null, options: { threads?: number; synchronous: Synchronous }): RunReads {
   const threads = options.threads ?? READER_THREADS;
-  if (isPostgres(store.db) && (address === null || threads <= 0)) return portReads(storageOf(store.db).runReads);
-  if (address === null || threads <= 0) return inlineReads(store);
+  if (isPostgres(db) && (address === null || threads <= 0)) return portReads(storageOf(db).runReads);
+  if (address === null || threads <= 0) return inlineReads(new RunStore(db));
   return new ThreadedReads(address, options.synchronous, threads);
 }
 

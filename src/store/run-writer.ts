@@ -5,7 +5,7 @@
  */
 import { sqliteRunWriter, type SqliteRunWriterOptions } from "./adaptive-writer";
 import { PostgresWriter } from "./postgres/writer";
-import { isPostgres } from "./postgres/sync-db";
+import { isPostgres } from "./postgres/handle";
 import { postgresPoolOf } from "./storage";
 import type { RunWrites } from "./run-writes";
 

@@ -9,7 +9,7 @@ import type { Db } from "./db";
 import type { Storage } from "./port";
 import { CONNECTION_NAMES, openPool } from "./postgres/connection";
 import { postgresStorage } from "./postgres/storage";
-import { isPostgres } from "./postgres/sync-db";
+import { isPostgres } from "./postgres/handle";
 import { sqliteStorage } from "./sqlite/storage";
 
 /** The port's pool on PostgreSQL when nothing says otherwise (WEFT_DATABASE_POOL). */

@@ -25,7 +25,7 @@ function stuckEngine(held: Set<string>) {
   });
   const engine = {
     store,
-    reads: openRunReads(store, null, { synchronous: "FULL" }),
+    reads: openRunReads(store.db, null, { synchronous: "FULL" }),
     writes: { pending: 3, drain: () => drained },
     // A run's end is committed with everything else the writer holds.
     waitFor: () => drained.then(() => null),
@@ -69,7 +69,7 @@ test("a run that ends while its detail waits is answered finished only with its 
   setTimeout(() => Object.assign(live, { status: "completed" }), 10);
   const engine = {
     store,
-    reads: openRunReads(store, null, { synchronous: "FULL" }),
+    reads: openRunReads(store.db, null, { synchronous: "FULL" }),
     writes: { pending: 1, drain: () => committed },
     waitFor: () => committed.then(() => null),
     holds: () => true,

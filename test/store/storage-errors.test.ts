@@ -10,8 +10,7 @@ import { AppError } from "../../src/http/errors";
 import { toErrorResponse } from "../../src/http/error-handler";
 import { StorageError } from "../../src/lib/storage-error";
 import { type Db, openDatabase } from "../../src/store/db";
-import { PostgresDb, PostgresError } from "../../src/store/postgres/sync-db";
-import { openPool, PostgresConnection } from "../../src/store/postgres/connection";
+import { openPool, PostgresConnection, PostgresQueryError } from "../../src/store/postgres/connection";
 import { applyBatch } from "../../src/store/run-writes";
 import { errorOf, failureOf, kindOfCode, storageError } from "../../src/store/storage-errors";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
@@ -33,13 +32,13 @@ function thrown(work: () => unknown): unknown {
 }
 
 /** The refusals both databases make alike, each with the kind the code above the store is given. */
-const REFUSALS: Array<[string, (db: Db) => unknown, string]> = [
-  ["a second row with a unique name", (db) => db.run("INSERT INTO se_child (id, name) VALUES ('c2', 'taken')"), "unique"],
-  ["a primary key taken", (db) => db.run("INSERT INTO se_parent (id) VALUES ('p1')"), "unique"],
-  ["a parent that does not exist", (db) => db.run("INSERT INTO se_child (id, parent, name) VALUES ('c3', 'nobody', 'n3')"), "foreign_key"],
-  ["a parent still named by a child", (db) => db.run("DELETE FROM se_parent WHERE id = 'p1'"), "foreign_key"],
-  ["no value for a NOT NULL column", (db) => db.run("INSERT INTO se_child (id, name) VALUES ('c4', NULL)"), "not_null"],
-  ["a value its CHECK refuses", (db) => db.run("INSERT INTO se_child (id, name, k) VALUES ('c5', 'n5', -1)"), "check"],
+const REFUSALS: Array<[string, string, string]> = [
+  ["a second row with a unique name", "INSERT INTO se_child (id, name) VALUES ('c2', 'taken')", "unique"],
+  ["a primary key taken", "INSERT INTO se_parent (id) VALUES ('p1')", "unique"],
+  ["a parent that does not exist", "INSERT INTO se_child (id, parent, name) VALUES ('c3', 'nobody', 'n3')", "foreign_key"],
+  ["a parent still named by a child", "DELETE FROM se_parent WHERE id = 'p1'", "foreign_key"],
+  ["no value for a NOT NULL column", "INSERT INTO se_child (id, name) VALUES ('c4', NULL)", "not_null"],
+  ["a value its CHECK refuses", "INSERT INTO se_child (id, name, k) VALUES ('c5', 'n5', -1)", "check"],
 ];
 
 /** Weft's schema in a database capped near its current size, filled until a page-sized row no longer fits. */
@@ -58,23 +57,19 @@ function fullDatabase(): Db {
   throw new Error("the database never filled");
 }
 
-function seed(db: Db) {
-  for (const statement of TABLES) db.run(statement);
-  db.run("INSERT INTO se_parent (id) VALUES ('p1')");
-  db.run("INSERT INTO se_child (id, parent, name) VALUES ('c1', 'p1', 'taken')");
-}
+const SEED = [...TABLES, "INSERT INTO se_parent (id) VALUES ('p1')", "INSERT INTO se_child (id, parent, name) VALUES ('c1', 'p1', 'taken')"];
 
 describe("SQLite", () => {
   let db: Db;
   beforeAll(() => {
     db = openDatabase(":memory:", { migrate: false });
-    seed(db);
+    for (const statement of SEED) db.run(statement);
   });
   afterAll(() => db.close());
 
   for (const [what, refused, kind] of REFUSALS) {
     test(`${what}: kind "${kind}", SQLite's message kept for the log`, () => {
-      const error = thrown(() => refused(db));
+      const error = thrown(() => db.run(refused));
       const translated = storageError(error);
       expect(translated).toBeInstanceOf(StorageError);
       expect(translated?.kind).toBe(kind as StorageError["kind"]);
@@ -139,43 +134,44 @@ announceMissingPostgres();
 
 describe.skipIf(!pgBin)("PostgreSQL", () => {
   let url: string;
-  let db: Db;
+  let c: PostgresConnection;
   const open: Array<{ close(): unknown }> = [];
+  const rejection = (work: Promise<unknown>) =>
+    work.then(
+      () => {
+        throw new Error("nothing was thrown");
+      },
+      (error: unknown) => error,
+    );
 
   beforeAll(async () => {
-    ({ url, db } = await freshPostgresDatabase());
-    seed(db);
-    db.run("CREATE TABLE se_text (id TEXT PRIMARY KEY, body TEXT, doc JSONB)");
+    ({ url } = await freshPostgresDatabase());
+    const pool = openPool(url, 1);
+    open.push(pool);
+    c = new PostgresConnection(pool);
+    for (const statement of SEED) await c.run(statement);
+    await c.run("CREATE TABLE se_text (id TEXT PRIMARY KEY, body TEXT, doc JSONB)");
   });
   afterAll(async () => {
     for (const connection of open) await connection.close();
   });
 
   for (const [what, refused, kind] of REFUSALS) {
-    test(`${what}: the client throws kind "${kind}" itself, with PostgreSQL's message and the statement`, () => {
-      const error = thrown(() => refused(db));
+    test(`${what}: the storage port's connection rejects with kind "${kind}", PostgreSQL's message and the statement`, async () => {
+      const error = await rejection(c.run(refused));
       expect(error).toBeInstanceOf(StorageError);
       expect((error as StorageError).kind).toBe(kind as StorageError["kind"]);
-      expect((error as Error).message).toContain("(in: ");
+      expect((error as Error).message).toContain(refused.slice(0, 20));
       expect(storageError(error)).toBe(error as StorageError);
     });
   }
 
-  test('U+0000 in text or in JSON: kind "not_storable"', () => {
-    const inText = thrown(() => db.query("INSERT INTO se_text (id, body) VALUES (?, ?)").run("t1", "a\u0000b"));
+  test('U+0000 in text or in JSON: kind "not_storable"', async () => {
+    const inText = await rejection(c.run("INSERT INTO se_text (id, body) VALUES ($1, $2)", ["t1", "a\u0000b"]));
     expect((inText as StorageError).kind).toBe("not_storable");
-    const inJson = thrown(() => db.query("INSERT INTO se_text (id, doc) VALUES (?, ?::text::jsonb)").run("t2", JSON.stringify({ a: "a\u0000b" })));
+    const inJson = await rejection(c.run("INSERT INTO se_text (id, doc) VALUES ($1, $2::text::jsonb)", ["t2", JSON.stringify({ a: "a\u0000b" })]));
     expect((inJson as StorageError).kind).toBe("not_storable");
-    expect(db.query("SELECT count(*) AS n FROM se_text").get()).toEqual({ n: 0 });
-  });
-
-  test("the storage port's awaited queries reject with the kind too, naming the statement", async () => {
-    const pool = openPool(url, 1);
-    open.push(pool);
-    const rejected = await new PostgresConnection(pool).run("INSERT INTO se_parent (id) VALUES ($1)", ["p1"]).catch((error: unknown) => error);
-    expect(rejected).toBeInstanceOf(StorageError);
-    expect((rejected as StorageError).kind).toBe("unique");
-    expect((rejected as StorageError).message).toContain("INSERT INTO se_parent");
+    expect(await c.get("SELECT count(*)::int AS n FROM se_text")).toEqual({ n: 0 });
   });
 
   test("Bun's asynchronous client (the run writer's lanes): its errors are translated by their SQLSTATE", async () => {
@@ -187,11 +183,11 @@ describe.skipIf(!pgBin)("PostgreSQL", () => {
     expect(failureOf(nul)).toEqual({ kind: "not_storable", message: (nul as Error).message });
   });
 
-  test("an error Weft does not tell apart stays PostgreSQL's, with its SQLSTATE", () => {
-    const error = thrown(() => db.run("SELECT nope FROM se_parent"));
-    expect(error).toBeInstanceOf(PostgresError);
+  test("an error Weft does not tell apart stays PostgreSQL's, with its SQLSTATE", async () => {
+    const error = await rejection(c.run("SELECT nope FROM se_parent"));
+    expect(error).toBeInstanceOf(PostgresQueryError);
     expect(error).not.toBeInstanceOf(StorageError);
-    expect((error as PostgresError).code).toBe("42703");
+    expect((error as PostgresQueryError).sqlstate).toBe("42703");
   });
 
   test('a full disk (53100, not simulated here) is kind "full"', () => {

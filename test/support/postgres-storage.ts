@@ -6,7 +6,7 @@
 import { SQL } from "bun";
 import type { Db } from "../../src/store/db";
 import { openPostgres } from "../../src/store/postgres/db";
-import { PostgresDb } from "../../src/store/postgres/sync-db";
+import { PostgresHandle as PostgresStore } from "../../src/store/postgres/handle";
 import { type LatencyProxy, startLatencyProxy } from "./latency-proxy";
 import { startPostgres, type PostgresHandle } from "./postgres";
 
@@ -14,7 +14,7 @@ export const testStorage = (): "sqlite" | "postgres" => (process.env.WEFT_TEST_S
 
 let server: Promise<{ pg: PostgresHandle; admin: SQL }> | undefined;
 let created = 0;
-const open: PostgresDb[] = [];
+const open: PostgresStore[] = [];
 
 const urlOf = (pg: PostgresHandle, database: string) => `postgres://${pg.user}:${pg.password}@${pg.host}:${pg.port}/${database}`;
 
@@ -36,7 +36,7 @@ export async function freshPostgresDatabase(): Promise<{ db: Db; url: string }> 
   const name = `weft_test_${process.pid}_${++created}`;
   await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE weft_template`);
   const url = urlOf(pg, name);
-  const db = new PostgresDb(url);
+  const db = new PostgresStore(url);
   open.push(db);
   return { db: db.asDatabase(), url };
 }
@@ -64,7 +64,7 @@ export async function emptyPostgresDatabase(): Promise<string> {
 
 /** One more connection to a database handed out by freshPostgresDatabase (closed with the others). */
 export function connectPostgresDatabase(url: string): Db {
-  const db = new PostgresDb(url);
+  const db = new PostgresStore(url);
   open.push(db);
   return db.asDatabase();
 }

@@ -40,8 +40,14 @@ import { CompactLayout, namesOf, type RunLayout } from "../run-layout";
 import { PostgresConnection } from "./connection";
 import { PostgresRunNames } from "./run-names";
 import { type Failure, failureOf } from "../storage-errors";
-import { bindable } from "./sync-db";
 import { commitStatements, type Statement } from "./transaction";
+
+/** A value as a row's JSON carries it: booleans as 1/0 (the columns are numbers), undefined as NULL. */
+function bindable(value: unknown): unknown {
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (value === undefined) return null;
+  return value;
+}
 
 /** Where a statement takes its rows: one JSON array, its only parameter (renumbered when statements are joined). */
 const ROWS = "$1::text::jsonb";

@@ -16,7 +16,7 @@ import { failureOf } from "../storage-errors";
 import { RecordDictionaries } from "./record-dictionaries";
 import { runColumnTypes } from "./run-batches";
 import type { SQL } from "bun";
-import type { PostgresDb } from "./sync-db";
+import type { PostgresHandle } from "./handle";
 import { commitStatements } from "./transaction";
 import { LANES, PostgresWriterLanes } from "./writer-lanes";
 
@@ -49,7 +49,7 @@ export class PostgresWriter extends QueueingWriter {
    * until a lane is open.
    */
   constructor(
-    private readonly db: PostgresDb,
+    private readonly db: PostgresHandle,
     private readonly storagePool: SQL,
     onError: (error: unknown) => void,
     private readonly pool = DEFAULT_POOL,
