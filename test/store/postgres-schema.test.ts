@@ -14,7 +14,7 @@ import { MIGRATION_LOCK_KEY, migratePostgres, openPostgres, postgresSchemaVersio
 import { postgresMigrations } from "../../src/store/postgres/migrations";
 import { RUN_COLUMN_TYPES, STEP_COLUMN_TYPES } from "../../src/store/postgres/run-batches";
 import { openStore } from "../../src/store/open";
-import { RunStore } from "../../src/store/runs";
+import { storageOf } from "../../src/store/storage";
 import { storageError } from "../../src/store/storage-errors";
 import { runRow } from "../support/run-rows";
 import { announceMissingPostgres, postgresBinaries, startPostgres, type PostgresHandle } from "../support/postgres";
@@ -319,16 +319,12 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
     const db = await openStore({ databaseUrl: url, sqlitePath: "", synchronous: "FULL" });
     const lite = openDatabase(":memory:");
     const first = runRow("run-1");
-    for (const store of [new RunStore(db), new RunStore(lite)]) {
-      store.insertRun(first);
-      let kind: string | undefined;
-      try {
-        store.insertRun({ ...first, workflow_name: "another" });
-      } catch (error) {
-        kind = storageError(error)?.kind;
-      }
-      expect(kind).toBe("unique");
-      expect(store.getRow("run-1")).toEqual(first);
+    for (const storage of [storageOf(db), storageOf(lite)]) {
+      const definition = { hash: first.definition_hash, text: "{}" };
+      await storage.runInserts.insert(first, definition);
+      const refused = await storage.runInserts.insert({ ...first, workflow_name: "another" }, definition).catch((error: unknown) => error);
+      expect(storageError(refused)?.kind).toBe("unique");
+      expect(await storage.runReads.getRow("run-1")).toEqual(first);
     }
     // Two transactions inserting one new id together: one commits, the other is refused.
     const insert = `INSERT INTO runs (started_at, workspace_id, workflow_id, trigger_type, definition_hash, status, environment, id, org_id, workflow_name, trigger_data)

@@ -6,6 +6,7 @@
 import { SQL } from "bun";
 import type { Db } from "../../src/store/db";
 import { openPostgres } from "../../src/store/postgres/db";
+import { openPool, PostgresConnection } from "../../src/store/postgres/connection";
 import { PostgresHandle as PostgresStore } from "../../src/store/postgres/handle";
 import { type LatencyProxy, startLatencyProxy } from "./latency-proxy";
 import { startPostgres, type PostgresHandle } from "./postgres";
@@ -69,12 +70,25 @@ export function connectPostgresDatabase(url: string): Db {
   return db.asDatabase();
 }
 
+const clients: SQL[] = [];
+
+/**
+ * Awaited queries on a PostgreSQL database handed out above, for a test's own seeding and checks (the store's
+ * `Db` answers no SQL: src/store/postgres/handle.ts). One connection; closed with the others.
+ */
+export function postgresClient(url: string): PostgresConnection {
+  const pool = openPool(url, 1);
+  clients.push(pool);
+  return new PostgresConnection(pool);
+}
+
 /** Closes every database handed out and stops the server (the preload calls it after the last file). */
 export async function stopSharedPostgres(): Promise<void> {
   if (!server) return;
   await (await proxy?.catch(() => undefined))?.stop();
   proxy = undefined;
   const { pg, admin } = await server;
+  for (const client of clients.splice(0)) await client.close().catch(() => {});
   for (const db of open.splice(0)) {
     try {
       db.close();
