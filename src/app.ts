@@ -149,7 +149,7 @@ export function createApp(options: CreateAppOptions) {
     hooks: deps.lifecycleHooks,
     scheduleMinIntervalSeconds: config.triggers.scheduleMinIntervalSeconds,
   });
-  deps.workflows.setConnectionDirectory(deps.connections.directory);
+  deps.workflows.setConnectionDirectory(deps.connections.choices);
   deps.folders = new Folders(deps.workflows);
   deps.templates = new Templates(deps.workflows);
   deps.workflowTransfer = new Transfer(deps.workflows);

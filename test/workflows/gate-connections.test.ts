@@ -130,3 +130,36 @@ test("steps in router branches, loop bodies and error branches have their connec
   const github = (await t.req("GET", "/api/connections?pieceId=github")).body.data.map((c: { id: string }) => c.id);
   for (const e of connectionErrors) expect(e.allowed).toEqual(github);
 });
+
+test("each piece's connections are read once per check; a piece the fleet gains meanwhile is read and checked too", async () => {
+  const generic = await connection({
+    pieceId: "oauth2",
+    name: "counted",
+    config: { authUrl: "https://idp.example.com/a", tokenUrl: "https://idp.example.com/t" },
+  });
+  const workflows = t.deps.workflows;
+  const real = workflows.fleet;
+  let githubInstalled = false;
+  const reads: string[] = [];
+  // github is "installed" while the gate reads the first connections: after it named the pieces to read.
+  const fleet = { ...real, get: (id: string, pin?: string) => (id === "github" && !githubInstalled ? undefined : real.get(id, pin)) };
+  for (const key of ["list", "fleetVersion", "isRunnable", "trigger", "whyNot"] as const) if (real[key]) (fleet as any)[key] = real[key]!.bind(real);
+  Object.defineProperty(workflows, "fleet", { configurable: true, get: () => fleet });
+  workflows.setConnectionDirectory(async (workspaceId, pieceId) => {
+    reads.push(pieceId);
+    githubInstalled = true;
+    return t.deps.connections.choices(workspaceId, pieceId);
+  });
+  try {
+    const d = definition(generic, generic);
+    d.trigger.nextAction.nextAction.nextAction = { ...d.trigger.nextAction, name: "call_again", nextAction: undefined };
+    const result = (await t.req("POST", "/api/workflows/validate", { body: d })).body.data;
+    expect(reads).toEqual(["oauth2", "github"]);
+    const errors = result.errors as Array<{ path: string; code: string; message: string }>;
+    expect(errors.map((e) => [e.path, e.code])).toEqual([["trigger.nextAction.nextAction.connectionId", "UNKNOWN_CONNECTION"]]);
+    expect(errors[0]!.message).toContain('is not a connection of piece "github" in this workspace; connections of github:');
+  } finally {
+    delete (workflows as any).fleet;
+    workflows.setConnectionDirectory(t.deps.connections.choices);
+  }
+});
