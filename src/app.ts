@@ -117,7 +117,6 @@ export function createApp(options: CreateAppOptions) {
   } as AppDeps;
   deps.connections = new Connections({
     storage,
-    db,
     box: secrets,
     stateKey: stateKeyFrom(config),
     stateLifetimeMs: config.oauthStateTtlSeconds * 1000,
