@@ -117,7 +117,6 @@ export function createApp(options: CreateAppOptions) {
   } as AppDeps;
   deps.connections = new Connections({
     storage,
-    db,
     box: secrets,
     stateKey: stateKeyFrom(config),
     stateLifetimeMs: config.oauthStateTtlSeconds * 1000,
@@ -148,7 +147,7 @@ export function createApp(options: CreateAppOptions) {
     hooks: deps.lifecycleHooks,
     scheduleMinIntervalSeconds: config.triggers.scheduleMinIntervalSeconds,
   });
-  deps.workflows.setConnectionDirectory(deps.connections.directory);
+  deps.workflows.setConnectionDirectory(deps.connections.choices);
   deps.folders = new Folders(deps.workflows);
   deps.templates = new Templates(deps.workflows);
   deps.workflowTransfer = new Transfer(deps.workflows);

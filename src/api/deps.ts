@@ -54,7 +54,7 @@ export interface AppDeps {
   resolveConnectionAuth?: (input: { workspaceId: string; connectionId: string; pieceId: string }) => Promise<ResolvedAuth>;
   /** Encryption at rest (AES-256-GCM) with the current key and any keys being rotated out; share it, do not build another. */
   secrets: SecretBox;
-  /** Connections and OAuth2; `connections.resolveConnectionAuth` and `connections.directory` serve the engine and the gate. */
+  /** Connections and OAuth2; `connections.resolveConnectionAuth` and `connections.choices` serve the engine and the gate. */
   connections: Connections;
   /** Workflows: drafts, the gate, publish/unpublish, versions, `definitionForRun` for the engine (set*Provider seams). */
   workflows: Workflows;

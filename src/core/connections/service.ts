@@ -3,7 +3,7 @@
  * authorization-code connection awaiting authorization), `active` (usable), `error` (with `statusMessage`,
  * e.g. the provider rejected the refresh token: reconnect). Every read and write is bounded by workspace.
  *
- *   const connections = new Connections({ storage, db, box, stateKey, pieces, managedApps, publicUrl, log, fetch });
+ *   const connections = new Connections({ storage, box, stateKey, pieces, managedApps, publicUrl, log, fetch });
  *   const auth = await connections.resolveConnectionAuth({ workspaceId, connectionId, pieceId }); // for the engine
  */
 import { AppError } from "../../http/errors";
@@ -11,9 +11,8 @@ import type { Logger } from "../../http/logger";
 import { createGuardedFetch } from "../../net/guarded-fetch";
 import type { GuardedFetch, PieceDef, ResolvedAuth } from "../../pieces-sdk/types";
 import { pageOf } from "../../schema/common";
-import { ConnectionDirectoryReader } from "../../store/connection-directory";
 import type { ConnectionRow, ConnectionStatus } from "../../store/connections";
-import { nowIso, type Db } from "../../store/db";
+import { nowIso } from "../../store/db";
 import type { Storage } from "../../store/port";
 import type { SecretBox } from "../crypto";
 import { newId } from "../../lib/ids";
@@ -34,8 +33,6 @@ export const CONNECTION_STATUSES = ["pending", "active", "error"] as const;
 export interface ConnectionsOptions {
   /** The storage port: every read and write of the connections tables. */
   storage: Storage;
-  /** Only for the publish gate's synchronous directory (`directory`), until the gate awaits the port. */
-  db: Db;
   box: SecretBox;
   /** HMAC key for OAuth2 state (≥ 32 bytes), derived from the encryption key. */
   stateKey: Buffer;
@@ -71,11 +68,9 @@ const CHECK_TIMEOUT_MS = 15_000;
 export class Connections {
   readonly ctx: ConnectionsContext;
   readonly resolver: AuthResolver;
-  private readonly directoryReader: ConnectionDirectoryReader;
 
   constructor(options: ConnectionsOptions) {
     const publicUrl = options.publicUrl.replace(/\/+$/, "");
-    this.directoryReader = new ConnectionDirectoryReader(options.db);
     this.ctx = {
       storage: options.storage,
       box: options.box,
@@ -102,14 +97,8 @@ export class Connections {
   connectionExists = async (workspaceId: string, id: string, pieceId: string): Promise<boolean> =>
     (await this.ctx.storage.connections.pieceOf(workspaceId, id)) === pieceId;
 
-  /** The workspace's connections of a piece, by name. */
+  /** The workspace's connections of a piece, by name: the publish gate's connection directory (`workflows.setConnectionDirectory`). */
   choices = (workspaceId: string, pieceId: string): Promise<Array<{ id: string; name: string }>> => this.ctx.storage.connections.choices(workspaceId, pieceId);
-
-  /**
-   * `choices`, read synchronously: the publish gate's connection directory (`workflows.setConnectionDirectory`),
-   * while the gate is synchronous (src/store/connection-directory.ts).
-   */
-  directory = (workspaceId: string, pieceId: string): Array<{ id: string; name: string }> => this.directoryReader.choices(workspaceId, pieceId);
 
   // ---- CRUD ----
 

@@ -48,7 +48,10 @@ export interface ConnectionChoice {
 
 export interface GateContext {
   fleet: GateFleet;
-  /** The workspace's connections of a piece; undefined when connections cannot be listed (not checked). */
+  /**
+   * The workspace's connections of a piece, read before the gate runs (`connectionPieces` names the pieces);
+   * undefined when connections cannot be listed (not checked).
+   */
   connections?: (pieceId: string) => ConnectionChoice[] | undefined;
   /** Does a workflow with this id exist in the workspace? (settings.errorWorkflowId) */
   workflowExists?: (id: string) => boolean;
@@ -81,6 +84,22 @@ const MAX_DIAGNOSTICS = 200;
  */
 const structure = lazy(() => TypeCompiler.Compile(FlowVersion));
 
+/**
+ * The pieces whose connections the gate may ask for (`GateContext.connections`), so the caller can read them
+ * before it runs: each piece the trigger or a PIECE step names that declares auth, at the version the step pins
+ * or at the fleet's. None for a definition that fails the schema: the gate checks it no further.
+ */
+export function connectionPieces(input: unknown, fleet: GateFleet): string[] {
+  if (!structure().Check(input)) return [];
+  const pieces = new Set<string>();
+  for (const { node, isTrigger } of walk(input as FlowVersionT)) {
+    const pieceId = node.pieceId;
+    if (!pieceId || pieces.has(pieceId) || (!isTrigger && node.type !== "PIECE")) continue;
+    if (fleet.get(pieceId)?.auth || fleet.get(pieceId, node.pieceVersion)?.auth) pieces.add(pieceId);
+  }
+  return [...pieces];
+}
+
 /** Runs every check on a definition (any JSON value) and writes nothing. */
 export function validateDefinition(input: unknown, ctx: GateContext): GateResult {
   const gate = new Gate(ctx);
@@ -100,7 +119,6 @@ class Gate {
   private readonly scope = new Set<string>();
   private readonly names = new Map<string, string>();
   private readonly allNames = new Set<string>();
-  private readonly connectionCache = new Map<string, ConnectionChoice[] | undefined>();
   private variableNames = new Set<string>();
   private steps = 0;
   private deepest = 0;
@@ -477,15 +495,9 @@ class Gate {
     this.checkConnection(piece, needsConnection(action.requiresAuth ?? piece.auth !== undefined, node.config), node, path);
   }
 
-  /** The workspace's connections of a piece, read once per validation. */
-  private connectionChoices(pieceId: string): ConnectionChoice[] | undefined {
-    if (!this.connectionCache.has(pieceId)) this.connectionCache.set(pieceId, this.ctx.connections?.(pieceId));
-    return this.connectionCache.get(pieceId);
-  }
-
   private checkConnection(piece: PieceDef, needsAuth: boolean, node: AnyNode, path: string) {
     if (!node.connectionId && !(needsAuth && piece.auth)) return;
-    const choices = piece.auth ? this.connectionChoices(piece.id) : undefined;
+    const choices = piece.auth ? this.ctx.connections?.(piece.id) : undefined;
     const allowed = choices?.map((c) => c.id);
     const listing = choices
       ? choices.length

@@ -21,13 +21,22 @@ import { isUuid, newId, newSecret, safeEqual, sha256 } from "../../lib/ids";
 import { EditorData } from "./editor-data";
 import type { LifecycleHooks, PublishedVersion } from "./hooks";
 import { assertWithinLimits, cronExpressionOf, definitionHash, normalizeDefinition, shapeOf } from "./tree";
-import { FLEET_CODES, markValidity, publicDiagnostics, validateDefinition, type ConnectionChoice, type GateFleet, type GateResult } from "./validate";
+import {
+  connectionPieces,
+  FLEET_CODES,
+  markValidity,
+  publicDiagnostics,
+  validateDefinition,
+  type ConnectionChoice,
+  type GateFleet,
+  type GateResult,
+} from "./validate";
 
 export type Actor = Pick<Principal, "workspaceId" | "orgId" | "userId" | "credentialId">;
 export type Environment = "production" | "test";
 export type LastRun = { status: string; startedAt: string };
-/** The workspace's connections of a piece, for the gate (the connections code serves it). */
-export type ConnectionDirectory = (workspaceId: string, pieceId: string) => ConnectionChoice[] | undefined;
+/** The workspace's connections of a piece, by name, for the gate (the connections code serves it, through the storage port). */
+export type ConnectionDirectory = (workspaceId: string, pieceId: string) => Promise<ConnectionChoice[]>;
 
 export interface WorkflowsOptions {
   storage: Storage;
@@ -79,7 +88,7 @@ export class Workflows {
     this.editor = new EditorData(this, options.secrets);
   }
 
-  /** The connections code plugs in its directory so the gate can name the legal connection ids. */
+  /** The connections code plugs in its directory so the gate can name the legal connection ids (read before it runs: `gate`). */
   setConnectionDirectory(directory: ConnectionDirectory) {
     this.connectionDirectory = directory;
   }
@@ -210,14 +219,32 @@ export class Workflows {
     const errorWorkflowId = (definition as { settings?: { errorWorkflowId?: unknown } } | null)?.settings?.errorWorkflowId;
     const errorWorkflowExists = typeof errorWorkflowId === "string" && (await this.storage.workflows.exists(workspaceId, errorWorkflowId));
     const storedVariables = workflowId ? await this.editor.variableNames(workflowId) : [];
-    return validateDefinition(definition, {
-      fleet: this.fleet,
-      connections: directory ? (pieceId) => directory(workspaceId, pieceId) : undefined,
-      workflowExists: (id) => id === errorWorkflowId && errorWorkflowExists,
-      workflowId,
-      storedVariables,
-      scheduleMinIntervalSeconds: this.options.scheduleMinIntervalSeconds,
-    });
+    // The connections of each piece the gate may ask about, read together before it runs. Should it ask about
+    // one not read (a piece installed meanwhile), that one is read and the gate runs again: it answers as if it
+    // had read every connection it needed.
+    const choices = new Map<string, ConnectionChoice[]>();
+    let unread = directory ? connectionPieces(definition, this.fleet) : [];
+    for (;;) {
+      const read = await Promise.all(unread.map(async (pieceId) => [pieceId, await directory!(workspaceId, pieceId)] as const));
+      for (const [pieceId, connections] of read) choices.set(pieceId, connections);
+      const asked = new Set<string>();
+      const result = validateDefinition(definition, {
+        fleet: this.fleet,
+        connections: directory
+          ? (pieceId) => {
+              const connections = choices.get(pieceId);
+              if (!connections) asked.add(pieceId);
+              return connections;
+            }
+          : undefined,
+        workflowExists: (id) => id === errorWorkflowId && errorWorkflowExists,
+        workflowId,
+        storedVariables,
+        scheduleMinIntervalSeconds: this.options.scheduleMinIntervalSeconds,
+      });
+      if (asked.size === 0) return result;
+      unread = [...asked];
+    }
   }
 
   /** POST /api/workflows/validate: the gate's diagnostics; writes nothing. */
