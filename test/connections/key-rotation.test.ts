@@ -8,10 +8,58 @@ import { secretBox } from "../../src/core/crypto";
 import { loadConfig } from "../../src/config";
 import { createLogger } from "../../src/http/logger";
 import { testApp, type TestApp } from "../support/app";
-import { storedText } from "../support/stored-text";
+import type { PostgresConnection } from "../../src/store/postgres/connection";
+import { postgresClient } from "../support/postgres-storage";
+import { storedText as sqliteStoredText } from "../support/stored-text";
 import { registerTestPieces } from "./support/flow";
 
 const ROOT = resolve(import.meta.dir, "../..");
+
+const clients = new Map<string, PostgresConnection>();
+
+/** The test's own awaited client of an app's PostgreSQL database (the store's `Db` there answers no SQL), one per database. */
+function clientOf(url: string): PostgresConnection {
+  const client = clients.get(url) ?? postgresClient(url);
+  clients.set(url, client);
+  return client;
+}
+
+/**
+ * Everything the app's store holds, as text (test/support/stored-text.ts): on PostgreSQL every text column of
+ * every table, read through the test's own client.
+ */
+async function storedText(t: TestApp): Promise<string> {
+  if (!t.databaseUrl) return sqliteStoredText(t);
+  const c = clientOf(t.databaseUrl);
+  const columns = await c.all<{ table_name: string; column_name: string }>(
+    "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND data_type = 'text'",
+  );
+  const texts: string[] = [];
+  for (const { table_name, column_name } of columns) {
+    for (const { v } of await c.all<{ v: string | null }>(`SELECT "${column_name}" AS v FROM "${table_name}"`)) texts.push(v ?? "");
+  }
+  return texts.join("\n");
+}
+
+/**
+ * A table of another module, holding a secret embedded in JSON, written and read with the test's own SQL: on
+ * SQLite through the app's connection (read: `db`, a restarted app's), on PostgreSQL through the test's client.
+ */
+async function putOtherModuleDoc(t: TestApp, doc: string): Promise<void> {
+  if (!t.databaseUrl) {
+    t.db.run("CREATE TABLE other_module (doc TEXT)");
+    t.db.run("INSERT INTO other_module VALUES (?)", [doc]);
+    return;
+  }
+  const c = clientOf(t.databaseUrl);
+  await c.run("CREATE TABLE other_module (doc TEXT)");
+  await c.run("INSERT INTO other_module VALUES ($1)", [doc]);
+}
+
+async function otherModuleDoc(t: TestApp, db: TestApp["db"]): Promise<string> {
+  if (!t.databaseUrl) return (db.query("SELECT doc FROM other_module").get() as { doc: string }).doc;
+  return (await clientOf(t.databaseUrl).get<{ doc: string }>("SELECT doc FROM other_module"))!.doc;
+}
 
 async function withSecrets(env: Record<string, string> = {}) {
   const t = await testApp(env);
@@ -21,8 +69,7 @@ async function withSecrets(env: Record<string, string> = {}) {
     body: { pieceId: "test-custom", name: "c", values: { subdomain: "acme", token: "rotating-custom-token" } },
   });
   // Another module's secret, embedded in JSON: the rotation finds blobs wherever they are.
-  t.db.run("CREATE TABLE other_module (doc TEXT)");
-  t.db.run("INSERT INTO other_module VALUES (?)", [JSON.stringify({ token: t.deps.secrets.encrypt("other-secret") })]);
+  await putOtherModuleDoc(t, JSON.stringify({ token: t.deps.secrets.encrypt("other-secret") }));
   return { t, keyId: key.body.data.id as string, customId: custom.body.data.id as string, workspaceId: key.body.data.workspaceId as string };
 }
 
@@ -39,7 +86,7 @@ describe("weft keys rotate", () => {
     const { t, keyId, workspaceId } = await withSecrets();
     const oldKeyId = t.deps.secrets.keyId;
     const oldMaterial = readFileSync(join(t.dataDir, "encryption.key"), "utf8").trim();
-    const before = countBlobsByKey(storedText(t));
+    const before = countBlobsByKey(await storedText(t));
     expect(before[oldKeyId]).toBeGreaterThanOrEqual(3);
 
     const report = await rotateKeys(t.deps.storage, t.config);
@@ -48,7 +95,7 @@ describe("weft keys rotate", () => {
     expect(report.rewritten).toBe(before[oldKeyId]!);
     expect(readFileSync(join(t.dataDir, "encryption.key"), "utf8").trim()).not.toBe(oldMaterial);
     expect(existsSync(join(t.dataDir, "encryption.key.previous"))).toBe(false);
-    expect(countBlobsByKey(storedText(t))).toEqual({ [report.keyId]: before[oldKeyId]! });
+    expect(countBlobsByKey(await storedText(t))).toEqual({ [report.keyId]: before[oldKeyId]! });
 
     const after = restart(t);
     expect(after.deps.secrets.keyId).toBe(report.keyId);
@@ -56,7 +103,7 @@ describe("weft keys rotate", () => {
       kind: "api_key",
       apiKey: "rotating-api-key",
     });
-    const doc = JSON.parse((after.db.query("SELECT doc FROM other_module").get() as any).doc);
+    const doc = JSON.parse(await otherModuleDoc(t, after.db));
     expect(after.deps.secrets.decrypt(doc.token)).toBe("other-secret");
     // The old key alone reads nothing any more.
     const oldBox = secretBox({ encryptionKey: oldMaterial, dataDir: t.dataDir });
@@ -90,7 +137,7 @@ describe("weft keys rotate", () => {
     const report = await rotateKeys(t.deps.storage, config, { WEFT_ENCRYPTION_KEY_PREVIOUS: oldKey });
     expect(report.unreadable).toBe(0);
     expect(report.keySource).toBe("WEFT_ENCRYPTION_KEY");
-    expect(Object.keys(countBlobsByKey(storedText(t)))).toEqual([report.keyId]);
+    expect(Object.keys(countBlobsByKey(await storedText(t)))).toEqual([report.keyId]);
     const after = restart(t, { WEFT_ENCRYPTION_KEY: newKey });
     expect(await after.deps.connections.resolveConnectionAuth({ workspaceId, connectionId: customId, pieceId: "test-custom" })).toEqual({
       kind: "custom",
@@ -106,7 +153,7 @@ describe("weft keys rotate", () => {
 
   test("the values are rewritten all or none: a failure part way leaves every one as it was", async () => {
     const { t } = await withSecrets();
-    const before = countBlobsByKey(storedText(t));
+    const before = countBlobsByKey(await storedText(t));
     expect(Object.values(before).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(3);
     let seen = 0;
     const failing = t.deps.storage.atomically((unit) =>
@@ -117,10 +164,10 @@ describe("weft keys rotate", () => {
     );
     await expect(failing).rejects.toThrow("disk on fire");
     expect(seen).toBe(3);
-    expect(countBlobsByKey(storedText(t))).toEqual(before);
+    expect(countBlobsByKey(await storedText(t))).toEqual(before);
     // Unchanged blobs are counted as kept, and nothing is written.
     expect(await t.deps.storage.atomically((unit) => unit.encryptedValues.rewriteAll((blob) => blob))).toMatchObject({ rewritten: 0, rows: 0 });
-    expect(countBlobsByKey(storedText(t))).toEqual(before);
+    expect(countBlobsByKey(await storedText(t))).toEqual(before);
   });
 
   test("keyringOptions reads the previous-keys file and WEFT_ENCRYPTION_KEY_PREVIOUS", async () => {
@@ -143,6 +190,6 @@ describe("weft keys rotate", () => {
     });
     expect(proc.exitCode).toBe(0);
     expect(proc.stdout.toString()).toMatch(/re-encrypted \d+ value\(s\)/);
-    expect(Object.keys(countBlobsByKey(storedText(t)))).not.toContain(oldKeyId);
+    expect(Object.keys(countBlobsByKey(await storedText(t)))).not.toContain(oldKeyId);
   });
 });

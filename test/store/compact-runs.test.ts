@@ -9,12 +9,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate, openDatabase, type Db } from "../../src/store/db";
 import { migrations } from "../../src/store/sqlite/migrations";
-import { forgetWrites, RUN_COLUMNS, type RunListFilter, type RunRow, RunStore } from "../../src/store/runs";
+import { forgetWrites, RUN_COLUMNS, type RunListFilter, type RunPatch, type RunRow, RunStore, type StepRow } from "../../src/store/runs";
+import type { UnfinishedPosition } from "../../src/store/run-retention";
+import { openRunWriter } from "../../src/store/run-writer";
+import type { RunWrites } from "../../src/store/run-writes";
+import { storageOf } from "../../src/store/storage";
 import type { Environment, RunStatus } from "../../src/schema/run";
 import { runRow, stepRow } from "../support/run-rows";
 import { openPostgres, migratePostgres } from "../../src/store/postgres/db";
 import { postgresMigrations } from "../../src/store/postgres/migrations";
-import { connectPostgresDatabase, emptyPostgresDatabase, testStorage } from "../support/postgres-storage";
+import { connectPostgresDatabase, emptyPostgresDatabase, postgresClient, testStorage } from "../support/postgres-storage";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-compact-runs-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -98,72 +102,136 @@ function expectedLists(rows: RunRow[]) {
   });
 }
 
-const lists = (store: RunStore) =>
-  filters().map((filter) => {
-    const { rows, total } = store.list(filter);
-    return shape(filter, rows, total);
-  });
+/** Each definition's runs: the kept number and the changes not folded into it yet (PostgreSQL's migration 15). */
+const DEFINITION_USES =
+  "SELECT hash, runs + COALESCE((SELECT SUM(n) FROM run_definition_uses u WHERE u.hash = d.hash), 0) AS runs FROM run_definitions d ORDER BY hash";
+
+/** What expectUpgraded reads and writes a store with, awaited. */
+interface UpgradedStore {
+  getRow(id: string): Promise<RunRow | null>;
+  steps(runId: string): Promise<StepRow[]>;
+  list(filter: RunListFilter): Promise<{ rows: RunRow[]; total: number }>;
+  runCountsByWorkflow(): Promise<Array<{ workspaceId: string; workflowId: string; runs: number }>>;
+  unfinishedPositions(): Promise<UnfinishedPosition[]>;
+  unfinished(): Promise<RunRow[]>;
+  lastRun(workflowId: string): Promise<{ status: string; startedAt: string } | null>;
+  insertRun(row: RunRow): Promise<void>;
+  patchRun(id: string, patch: RunPatch): Promise<void>;
+  deleteRuns(ids: string[]): Promise<void>;
+  /** Each definition's runs (DEFINITION_USES), as numbers. */
+  definitionUses(): Promise<Array<{ hash: string; runs: number }>>;
+  /** Deletes the definitions no run refers to; answers how many. */
+  deleteOrphanDefinitions(): Promise<number>;
+}
+
+const numbered = (uses: Array<{ hash: string; runs: number | string }>) => uses.map((u) => ({ hash: u.hash, runs: Number(u.runs) }));
+
+/** SQLite's: the run store on the database. */
+function runStoreOf(db: Db): UpgradedStore {
+  const store = new RunStore(db);
+  return {
+    getRow: async (id) => store.getRow(id),
+    steps: async (runId) => store.steps(runId),
+    list: async (filter) => store.list(filter),
+    runCountsByWorkflow: async () => store.runCountsByWorkflow(),
+    unfinishedPositions: async () => store.unfinishedPositions(),
+    unfinished: async () => store.unfinished(),
+    lastRun: async (workflowId) => store.lastRun(workflowId),
+    insertRun: async (row) => store.insertRun(row),
+    patchRun: async (id, patch) => store.patchRun(id, patch),
+    deleteRuns: async (ids) => store.deleteRuns(ids),
+    definitionUses: async () => numbered(db.query(DEFINITION_USES).all() as Array<{ hash: string; runs: number }>),
+    deleteOrphanDefinitions: async () => store.deleteOrphanDefinitions(),
+  };
+}
+
+/**
+ * PostgreSQL's, whose store answers no SQL of its own (src/store/postgres/handle.ts): reads through the storage
+ * port, writes through the engine's run writer, the definitions' counts with the test's own client.
+ */
+function portStoreOf(db: Db, url: string, writer: RunWrites): UpgradedStore {
+  const { runReads, runRetention } = storageOf(db);
+  const client = postgresClient(url);
+  const definitions = async () => (await client.get<{ n: number }>("SELECT count(*) AS n FROM run_definitions"))!.n;
+  return {
+    getRow: (id) => runReads.getRow(id),
+    steps: (runId) => runReads.steps(runId),
+    list: (filter) => runReads.list(filter),
+    runCountsByWorkflow: () => runRetention.runCountsByWorkflow(),
+    unfinishedPositions: () => runRetention.unfinishedPositions(),
+    unfinished: () => runReads.unfinished(),
+    lastRun: async (workflowId) => (await runReads.lastRuns([workflowId])).get(workflowId) ?? null,
+    insertRun: (row) => writer.write([{ op: "insertRun", row }]),
+    patchRun: (id, patch) => writer.write([{ op: "patchRun", id, patch }]),
+    deleteRuns: (ids) => writer.write([{ op: "deleteRuns", ids }]),
+    definitionUses: async () => numbered(await client.all<{ hash: string; runs: number | string }>(DEFINITION_USES)),
+    deleteOrphanDefinitions: async () => {
+      const before = await definitions();
+      await writer.write([{ op: "pruneDefinitions" }]);
+      return before - (await definitions());
+    },
+  };
+}
+
+const lists = (store: UpgradedStore) =>
+  Promise.all(
+    filters().map(async (filter) => {
+      const { rows, total } = await store.list(filter);
+      return shape(filter, rows, total);
+    }),
+  );
 
 /**
  * What a user of an upgraded database sees (`rows` stored before the upgrade, `unfinished` those not finished):
  * every run read back as written, every list, the counts per workflow, the unfinished runs; then new runs, a
  * status change and deletions, after which the lists and definitions' uses still match a full count.
  */
-function expectUpgraded(db: Db, rows: RunRow[], unfinished: RunRow[]) {
-  const store = new RunStore(db);
-  for (const row of rows) expect(store.getRow(row.id)).toEqual(row);
-  expect(store.steps(rows[3]!.id).map((s) => s.status)).toEqual(["running"]);
+async function expectUpgraded(store: UpgradedStore, rows: RunRow[], unfinished: RunRow[]) {
+  for (const row of rows) expect(await store.getRow(row.id)).toEqual(row);
+  expect((await store.steps(rows[3]!.id)).map((s) => s.status)).toEqual(["running"]);
   const want = expectedLists(rows);
   expect(want.filter((l) => l.total > 0).length).toBeGreaterThan(60);
-  expect(lists(store)).toEqual(want);
+  expect(await lists(store)).toEqual(want);
   const perWorkflow = Map.groupBy(rows, (r) => `${r.workspace_id} ${r.workflow_id}`);
-  expect(new Set(store.runCountsByWorkflow())).toEqual(
+  expect(new Set(await store.runCountsByWorkflow())).toEqual(
     new Set([...perWorkflow].map(([key, of]) => ({ workspaceId: key.split(" ")[0]!, workflowId: key.split(" ")[1]!, runs: of.length }))),
   );
   // In no particular order (the engine files each under its workflow).
   const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
   expect(
-    store
-      .unfinishedPositions()
-      .map(({ id, startedAt, workflowId, workspaceId }) => ({ id, startedAt, workflowId, workspaceId }))
-      .sort(byId),
+    (await store.unfinishedPositions()).map(({ id, startedAt, workflowId, workspaceId }) => ({ id, startedAt, workflowId, workspaceId })).sort(byId),
   ).toEqual(unfinished.map((r) => ({ id: r.id, startedAt: r.started_at, workflowId: r.workflow_id, workspaceId: r.workspace_id })).sort(byId));
-  expect(store.unfinished().map((r) => r.id)).toEqual(unfinished.map((r) => r.id));
-  expect(store.lastRun("wf-b")).toEqual({
+  expect((await store.unfinished()).map((r) => r.id)).toEqual(unfinished.map((r) => r.id));
+  expect(await store.lastRun("wf-b")).toEqual({
     status: rows.findLast((r) => r.workflow_id === "wf-b")!.status,
     startedAt: rows.findLast((r) => r.workflow_id === "wf-b")!.started_at,
   });
 
   // The kept counts go on from the migrated ones: new runs, a status change, deletions; then they match a full count.
-  store.insertRun(
+  await store.insertRun(
     runRow("new-1", { workspace_id: "ws-a", workflow_id: "wf-new", trigger_type: "poll", started_at: "2026-11-21T10:00:00.000Z", tags: '["vip"]' }),
   );
-  store.patchRun(rows[0]!.id, { status: "failed" });
-  store.deleteRuns(rows.slice(100, 140).map((r) => r.id));
+  await store.patchRun(rows[0]!.id, { status: "failed" });
+  await store.deleteRuns(rows.slice(100, 140).map((r) => r.id));
   const remaining = [...rows.filter((_, i) => i < 100 || i >= 140).map((r) => (r.id === rows[0]!.id ? { ...r, status: "failed" as RunStatus } : r))];
-  remaining.push(store.getRow("new-1")!);
+  remaining.push((await store.getRow("new-1"))!);
   for (const filter of filters()) {
     const matching = remaining.filter(matches(filter));
-    const { rows: listed, total } = store.list(filter);
+    const { rows: listed, total } = await store.list(filter);
     expect({ filter, total, ids: listed.map((r) => r.id).sort() }).toEqual({ filter, total: matching.length, ids: matching.map((r) => r.id).sort() });
   }
   // Each definition's runs: the kept number and the changes not folded into it yet (PostgreSQL's migration 15).
-  const uses = () =>
-    db
-      .query("SELECT hash, runs + COALESCE((SELECT SUM(n) FROM run_definition_uses u WHERE u.hash = d.hash), 0) AS runs FROM run_definitions d ORDER BY hash")
-      .all()
-      .map((u) => ({ hash: (u as { hash: string }).hash, runs: Number((u as { runs: number }).runs) }));
-  expect(uses()).toEqual([
+  expect(await store.definitionUses()).toEqual([
     { hash: "h1", runs: remaining.filter((r) => r.definition_hash === "h1").length },
     { hash: "h2", runs: remaining.filter((r) => r.definition_hash === "h2").length },
     { hash: "unused", runs: 0 },
   ]);
-  expect(store.deleteOrphanDefinitions()).toBe(1);
+  expect(await store.deleteOrphanDefinitions()).toBe(1);
 }
 
 test.skipIf(testStorage() === "postgres")(
   "runs stored before migration 018 read back exactly as written, listed and counted as before; later writes keep the counts",
-  () => {
+  async () => {
     const db = openDatabase(join(dir, "upgrade.db"), { migrate: false });
     for (const m of migrations.filter((m) => m.version < 18)) db.transaction(() => db.run(m.sql))();
     db.run("PRAGMA user_version = 17");
@@ -203,7 +271,7 @@ test.skipIf(testStorage() === "postgres")(
         .query("SELECT count(*) AS n FROM runs WHERE typeof(workspace_id) <> 'integer' OR typeof(started_at) <> 'integer' OR typeof(status) <> 'integer'")
         .get(),
     ).toEqual({ n: 0 });
-    expectUpgraded(db, rows, unfinished);
+    await expectUpgraded(runStoreOf(db), rows, unfinished);
     db.close();
   },
 );
@@ -245,11 +313,27 @@ test.skipIf(testStorage() !== "postgres")(
       await sql.close();
     }
     const rows = history();
-    expectUpgraded(
-      connectPostgresDatabase(url),
-      rows,
-      rows.filter((r) => ["pending", "running", "paused"].includes(r.status)),
-    );
+    const db = connectPostgresDatabase(url);
+    const writer = openRunWriter({
+      db,
+      dbPath: null,
+      storeAddress: null,
+      mode: "inline",
+      synchronous: "NORMAL",
+      pool: 1,
+      onError: (error) => {
+        throw error;
+      },
+    });
+    try {
+      await expectUpgraded(
+        portStoreOf(db, url, writer),
+        rows,
+        rows.filter((r) => ["pending", "running", "paused"].includes(r.status)),
+      );
+    } finally {
+      await writer.close();
+    }
   },
 );
 

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Db, openDatabase } from "../../src/store/db";
-import { RunStore } from "../../src/store/runs";
+import type { RunRow } from "../../src/store/runs";
 import { storageOf } from "../../src/store/storage";
 import { freshPostgresDatabase, testStorage } from "../support/postgres-storage";
 import { runRow } from "../support/run-rows";
@@ -20,14 +20,18 @@ async function openStoreDb(): Promise<Db> {
   return testStorage() === "postgres" ? (await freshPostgresDatabase()).db : openDatabase(join(dir, `${crypto.randomUUID()}.db`), { synchronous: "NORMAL" });
 }
 
-/** `n` unfinished runs held by `owner`, ids r00…, and one finished run. */
-function seed(db: Db, n: number, owner: string | null, status: "pending" | "running" | "paused" = "running") {
-  const store = new RunStore(db);
-  store.putDefinition("h1", "{}");
+/**
+ * `n` unfinished runs held by `owner`, ids r00…, and one finished run; `also` sets more columns of some of them.
+ * Inserted through the port (src/store/run-inserts.ts), which stores them in each database's layout.
+ */
+async function seed(db: Db, n: number, owner: string | null, status: "pending" | "running" | "paused" = "running", also: Record<string, Partial<RunRow>> = {}) {
+  const runs = storageOf(db).runInserts;
+  const definition = { hash: "h1", text: "{}" };
   for (let i = 0; i < n; i++) {
-    store.insertRun(runRow(`r${String(i).padStart(2, "0")}`, { status, finished_at: null, duration_ms: null, owner, workflow_id: "wf-claimed" }));
+    const id = `r${String(i).padStart(2, "0")}`;
+    await runs.insert(runRow(id, { status, finished_at: null, duration_ms: null, owner, workflow_id: "wf-claimed", ...also[id] }), definition);
   }
-  store.insertRun(runRow("done", { owner }));
+  await runs.insert(runRow("done", { owner }), definition);
 }
 
 /** The ids of claimed rows, sorted: an UPDATE … RETURNING answers in no particular order. */
@@ -36,7 +40,7 @@ const ids = (rows: Array<{ id: string }>) => rows.map((row) => row.id).sort();
 describe(`claims on runs (${testStorage()})`, () => {
   test("unfinished runs of a dead instance are taken oldest id first, with their names; finished ones never", async () => {
     const db = await openStoreDb();
-    seed(db, 5, "dead");
+    await seed(db, 5, "dead");
     const claims = storageOf(db).runClaims;
     expect(await claims.unfinishedHolders()).toEqual({ owners: ["dead"], unowned: false });
     const first = await claims.claim("me", "dead", 3);
@@ -55,7 +59,7 @@ describe(`claims on runs (${testStorage()})`, () => {
 
   test("the shared queue: skipped ids and ids at or below the cursor are left; a released run is nobody's again", async () => {
     const db = await openStoreDb();
-    seed(db, 4, null, "pending");
+    await seed(db, 4, null, "pending");
     const claims = storageOf(db).runClaims;
     expect(await claims.unfinishedHolders()).toEqual({ owners: [], unowned: true });
     expect(ids(await claims.claim("me", null, 10, ["r01"], "r00"))).toEqual(["r02", "r03"]);
@@ -66,7 +70,7 @@ describe(`claims on runs (${testStorage()})`, () => {
 
   test("two instances claiming at once never take the same run", async () => {
     const db = await openStoreDb();
-    seed(db, 40, "dead");
+    await seed(db, 40, "dead");
     const claims = storageOf(db).runClaims;
     const [a, b] = await Promise.all([claims.claim("a", "dead", 25), claims.claim("b", "dead", 25)]);
     const taken = [...a, ...b].map((row) => row.id);
@@ -76,8 +80,8 @@ describe(`claims on runs (${testStorage()})`, () => {
 
   test("a paused run resumes once: by its link's token (spent), or from its owner; a dead instance's run is taken once", async () => {
     const db = await openStoreDb();
-    seed(db, 2, "dead", "paused");
-    new RunStore(db).patchRun("r00", { resume_token_hash: "hash" });
+    // r00 was paused with a link: its token's hash is stored with it.
+    await seed(db, 2, "dead", "paused", { r00: { resume_token_hash: "hash" } });
     const claims = storageOf(db).runClaims;
     expect(await claims.takePaused("r00", "a", { tokenHash: "hash" })).toBe(true);
     expect(await claims.takePaused("r00", "b", { tokenHash: "hash" })).toBe(false);

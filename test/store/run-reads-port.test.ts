@@ -3,7 +3,9 @@
  * columns from its record, its steps from rows, record or both (bounded for the detail), definitions, the last
  * run of workflows, the trigger data of recent runs and the unfinished runs — each the answer RunStore gives.
  * On PostgreSQL they are PostgreSQL's own statements, awaited on the port's pool (records decoded with their
- * dictionaries read first). Runs on SQLite, and on PostgreSQL under `WEFT_TEST_STORAGE=postgres`.
+ * dictionaries read first). Runs on SQLite, and on PostgreSQL under `WEFT_TEST_STORAGE=postgres`; there, where
+ * the store answers no SQL of its own, the run writer writes the history and RunStore's answers are those it
+ * gives on a SQLite database holding the same history.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,8 +14,11 @@ import { join } from "node:path";
 import { type Db, openDatabase } from "../../src/store/db";
 import { recordDictionary } from "../../src/store/run-records";
 import { type RunRow, RunStore, runValues, type StepRow, stepValues } from "../../src/store/runs";
+import { isPostgres } from "../../src/store/postgres/handle";
+import { openRunWriter } from "../../src/store/run-writer";
+import type { WriteOp } from "../../src/store/run-writes";
 import { storageOf } from "../../src/store/storage";
-import { freshPostgresDatabase, testStorage } from "../support/postgres-storage";
+import { freshPostgresDatabase, postgresClient, testStorage } from "../support/postgres-storage";
 import { runRow, stepRow } from "../support/run-rows";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-run-reads-port-"));
@@ -29,23 +34,11 @@ const steps = (runId: string, n: number, from = 0): StepRow[] =>
     stepRow(runId, { id: `${runId}-s${from + i}`, seq: from + i, node_id: `n${from + i}`, output_data: JSON.stringify({ i: from + i, text: "é ☃" }) }),
   );
 
-/** A history of every kind of run: unfinished with step rows, finished with a record, both forms, long ones. */
-function seed(db: Db) {
-  const store = new RunStore(db);
-  const finished = (id: string, overrides: Partial<RunRow>, runSteps: StepRow[]) => {
-    const row = runRow(id, overrides);
-    store.insertFinishedRun(runValues(row), runSteps.map(stepValues));
-    return row;
-  };
-  const rows: Record<string, RunRow> = {};
-  store.putDefinition("h1", '{"trigger":{"name":"t"}}');
-  rows.running = runRow("r-running", { status: "running", finished_at: null, duration_ms: null, started_at: at(50), workflow_id: "wf-1" });
-  store.insertRun(rows.running);
-  for (const step of steps("r-running", 3)) store.insertStep(step);
-  // Cold columns in its record, compressed against its definition's dictionary.
-  rows.packed = finished(
-    "r-packed",
-    {
+/** The runs of the history below, and the steps each is written with. */
+function history() {
+  const rows = {
+    running: runRow("r-running", { status: "running", finished_at: null, duration_ms: null, started_at: at(50), workflow_id: "wf-1" }),
+    packed: runRow("r-packed", {
       started_at: at(10),
       finished_at: at(10, 250),
       duration_ms: 250,
@@ -55,36 +48,101 @@ function seed(db: Db) {
       trigger_data: JSON.stringify({ body: { n: 1 } }),
       retry_of_run_id: "r-older",
       workflow_id: "wf-1",
-    },
-    steps("r-packed", 2),
-  );
-  rows.newer = finished(
-    "r-newer",
-    { started_at: at(20), trigger_type: "subscription", trigger_data: JSON.stringify({ body: { n: 2 } }), workflow_id: "wf-1" },
-    steps("r-newer", 1),
-  );
+    }),
+    newer: runRow("r-newer", { started_at: at(20), trigger_type: "subscription", trigger_data: JSON.stringify({ body: { n: 2 } }), workflow_id: "wf-1" }),
+    both: runRow("r-both", { started_at: at(5), status: "cancelled", workflow_id: "wf-2", tags: '["vip"]' }),
+    long: runRow("r-long", { status: "paused", finished_at: null, duration_ms: null, started_at: at(1), workflow_id: "wf-2", wait_step: "n3" }),
+    pending: runRow("r-pending", { status: "pending", finished_at: null, duration_ms: null, started_at: at(70), workflow_id: "wf-3", environment: "test" }),
+  } satisfies Record<string, RunRow>;
+  const runSteps = {
+    running: steps("r-running", 3),
+    packed: steps("r-packed", 2),
+    newer: steps("r-newer", 1),
+    both: steps("r-both", 4),
+    long: steps("r-long", 12),
+  };
+  // A step that ended after its run was cancelled, written after the run's record.
+  const late = steps("r-both", 1, 9)[0]!;
+  return { rows: rows as Record<string, RunRow>, runSteps, late };
+}
+
+/** A history of every kind of run: unfinished with step rows, finished with a record, both forms, long ones. */
+function seed(db: Db) {
+  const store = new RunStore(db);
+  const { rows, runSteps, late } = history();
+  store.putDefinition("h1", '{"trigger":{"name":"t"}}');
+  store.insertRun(rows.running!);
+  for (const step of runSteps.running) store.insertStep(step);
+  // Cold columns in its record, compressed against its definition's dictionary.
+  store.insertFinishedRun(runValues(rows.packed!), runSteps.packed.map(stepValues));
+  store.insertFinishedRun(runValues(rows.newer!), runSteps.newer.map(stepValues));
   // Packed by the writer after its end, then one more step row (a step that ended after the run was cancelled).
-  rows.both = runRow("r-both", { started_at: at(5), status: "cancelled", workflow_id: "wf-2", tags: '["vip"]' });
-  store.insertRun(rows.both);
-  for (const step of steps("r-both", 4)) store.insertStep(step);
+  store.insertRun(rows.both!);
+  for (const step of runSteps.both) store.insertStep(step);
   store.packStoredSteps("r-both");
-  store.insertStep(steps("r-both", 1, 9)[0]!);
+  store.insertStep(late);
   // Too many steps for the detail: rows only.
-  rows.long = runRow("r-long", { status: "paused", finished_at: null, duration_ms: null, started_at: at(1), workflow_id: "wf-2", wait_step: "n3" });
-  store.insertRun(rows.long);
-  for (const step of steps("r-long", 12)) store.insertStep(step);
-  rows.pending = runRow("r-pending", { status: "pending", finished_at: null, duration_ms: null, started_at: at(70), workflow_id: "wf-3", environment: "test" });
-  store.insertRun(rows.pending);
+  store.insertRun(rows.long!);
+  for (const step of runSteps.long) store.insertStep(step);
+  store.insertRun(rows.pending!);
   return { store, rows };
+}
+
+/**
+ * The same history written by the engine's run writer (src/store/run-writer.ts), one write after the other:
+ * the store PostgreSQL's port reads answers no SQL of its own (src/store/postgres/handle.ts). A run inserted
+ * finished with its steps is stored with them and its cold columns in its record (the packed ones, and r-both,
+ * whose late step is then a row beside its record); unfinished runs keep step rows.
+ */
+async function writeHistory(db: Db): Promise<void> {
+  const writer = openRunWriter({
+    db,
+    dbPath: null,
+    storeAddress: null,
+    mode: "inline",
+    synchronous: "NORMAL",
+    pool: 1,
+    onError: (error) => {
+      throw error;
+    },
+  });
+  const { rows, runSteps, late } = history();
+  const run = (row: RunRow, of: StepRow[] = []): WriteOp[] => [{ op: "insertRun", row }, ...of.map((step): WriteOp => ({ op: "insertStep", row: step }))];
+  await writer.write([{ op: "putDefinition", hash: "h1", text: '{"trigger":{"name":"t"}}' }]);
+  await writer.write(run(rows.running!, runSteps.running));
+  await writer.write(run(rows.packed!, runSteps.packed));
+  await writer.write(run(rows.newer!, runSteps.newer));
+  await writer.write(run(rows.both!, runSteps.both));
+  await writer.write([{ op: "insertStep", row: late }]);
+  await writer.write(run(rows.long!, runSteps.long));
+  await writer.write(run(rows.pending!));
+  await writer.close();
+}
+
+/**
+ * The history on `db`, with the run store the port's answers are held against: on SQLite the one that wrote it
+ * on the same database; on PostgreSQL, written there by the run writer, the one that wrote it on a SQLite
+ * database of its own.
+ */
+async function seeded(db: Db) {
+  if (testStorage() === "sqlite") return seed(db);
+  await writeHistory(db);
+  return seed(openDatabase(join(dir, `${crypto.randomUUID()}.db`), { synchronous: "NORMAL" }));
+}
+
+/** A run's record as stored (its packed_steps). */
+async function storedRecord(db: Db, id: string): Promise<Uint8Array> {
+  if (!isPostgres(db)) return db.query<{ packed_steps: Uint8Array }, [string]>("SELECT packed_steps FROM runs WHERE id = ?").get(id)!.packed_steps;
+  return (await postgresClient(db.url).get<{ packed_steps: Uint8Array }>("SELECT packed_steps FROM runs WHERE id = $1", [id]))!.packed_steps;
 }
 
 describe(`the reads of runs through the port (${testStorage()})`, () => {
   test("a run's row, with the cold columns its record holds; an unknown run is null", async () => {
     const db = await openStoreDb();
-    const { store, rows } = seed(db);
+    const { store, rows } = await seeded(db);
     const reads = storageOf(db).runReads;
     // The record of r-packed needs its definition's dictionary: the read fetches it before decoding.
-    const record = db.query<{ packed_steps: Uint8Array }, [string]>("SELECT packed_steps FROM runs WHERE id = ?").get("r-packed")!.packed_steps;
+    const record = await storedRecord(db, "r-packed");
     expect(recordDictionary(record)).not.toBeNull();
     for (const row of Object.values(rows)) {
       const got = await reads.getRow(row.id);
@@ -100,7 +158,7 @@ describe(`the reads of runs through the port (${testStorage()})`, () => {
 
   test("steps from rows, from a record, and from both, in order; the detail's bounded read elides the middle", async () => {
     const db = await openStoreDb();
-    seed(db);
+    await seeded(db);
     const reads = storageOf(db).runReads;
     expect(await reads.steps("r-running")).toEqual(steps("r-running", 3));
     expect(await reads.steps("r-packed")).toEqual(steps("r-packed", 2));
@@ -118,7 +176,7 @@ describe(`the reads of runs through the port (${testStorage()})`, () => {
 
   test("the last run of each workflow, the trigger data of recent runs, the unfinished runs", async () => {
     const db = await openStoreDb();
-    const { store, rows } = seed(db);
+    const { store, rows } = await seeded(db);
     const reads = storageOf(db).runReads;
     const ids = ["wf-3", "wf-1", "wf-none", "wf-2"];
     const last = await reads.lastRuns(ids);
@@ -143,7 +201,7 @@ describe(`the reads of runs through the port (${testStorage()})`, () => {
 
   test("a list page through the port is RunStore's, rows decoded with their cold columns", async () => {
     const db = await openStoreDb();
-    const { store } = seed(db);
+    const { store } = await seeded(db);
     const reads = storageOf(db).runReads;
     const base = { workspaceId: "ws", environments: ["production" as const], limit: 2, offset: 0 };
     for (const sort of ["newest", "oldest", "duration"] as const) {

@@ -30,9 +30,7 @@ const SPOTS = [
 ] as const;
 
 /** 90 runs over two workspaces and four workflows, some started in the same millisecond, some unfinished. */
-function seed(db: Db): RunRow[] {
-  const store = new RunStore(db);
-  store.putDefinition("h1", "{}");
+function history(): RunRow[] {
   const rows: RunRow[] = [];
   for (let i = 0; i < 90; i++) {
     const [workspace, workflow] = SPOTS[(i * 7) % SPOTS.length]!;
@@ -51,8 +49,27 @@ function seed(db: Db): RunRow[] {
       }),
     );
   }
-  for (const row of rows) store.insertRun(row);
   return rows;
+}
+
+/** The runs of `history`, inserted in order through the port (src/store/run-inserts.ts), in each database's layout. */
+async function seed(db: Db): Promise<RunRow[]> {
+  const rows = history();
+  for (const row of rows) await storageOf(db).runInserts.insert(row, { hash: "h1", text: "{}" });
+  return rows;
+}
+
+/**
+ * The run store the port's answers are held against: on SQLite the one on the same database; on PostgreSQL,
+ * whose store answers no SQL but through the port (src/store/postgres/handle.ts), the one on a SQLite database
+ * holding the same runs, inserted in the same order.
+ */
+function runStoreOf(db: Db, rows: RunRow[]): RunStore {
+  if (testStorage() === "sqlite") return new RunStore(db);
+  const store = new RunStore(openDatabase(join(dir, `${crypto.randomUUID()}.db`), { synchronous: "NORMAL" }));
+  store.putDefinition("h1", "{}");
+  for (const row of rows) store.insertRun(row);
+  return store;
 }
 
 /** Every position `page` answers, page after page from where the last one ended. */
@@ -68,8 +85,8 @@ async function paged(page: (after: RunPosition | undefined) => Promise<RunPositi
 describe(`run retention's questions (${testStorage()})`, () => {
   test("counts, oldest finished runs and unfinished positions answer as the run store does", async () => {
     const db = await openStoreDb();
-    const rows = seed(db);
-    const store = new RunStore(db);
+    const rows = await seed(db);
+    const store = runStoreOf(db, rows);
     const runs = storageOf(db).runRetention;
     const sorted = <T>(list: T[]) => [...list].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
 
@@ -109,6 +126,7 @@ describe(`run retention's questions (${testStorage()})`, () => {
     // Names no run was ever stored with.
     expect(await runs.oldestFinishedOf("no-such-workflow", 10)).toEqual([]);
     expect(await runs.oldestFinishedIn("no-such-workspace", [], 10)).toEqual([]);
+    if (store.db !== db) store.db.close();
     db.close();
   });
 
