@@ -15,7 +15,7 @@ import { join, resolve } from "node:path";
 import { openDatabase } from "../../src/store/db";
 import { migrations } from "../../src/store/sqlite/migrations";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
-import { freshPostgresDatabase } from "../support/postgres-storage";
+import { freshPostgresDatabase, postgresClient } from "../support/postgres-storage";
 import { startServer, type ServerHandle } from "../support/server";
 
 announceMissingPostgres();
@@ -181,10 +181,12 @@ describe.skipIf(!postgresBinaries())("weft migrate --from a SQLite data dir --to
       if (waited > 30_000) throw new Error(`runs did not finish: ${await total("status=completed")} of ${RUNS} completed`);
       await Bun.sleep(100);
     }
-    const { url, db: target } = await freshPostgresDatabase();
+    const { url } = await freshPostgresDatabase();
+    // The test's own connection to the copy's database (the store's Db answers no SQL).
+    const target = postgresClient(url);
     // A database as an operator creates it: no Weft tables yet.
-    target.run("DROP SCHEMA public CASCADE");
-    target.run("CREATE SCHEMA public");
+    await target.run("DROP SCHEMA public CASCADE");
+    await target.run("CREATE SCHEMA public");
     const busy = await weftMigrate(["--from", dataDir, "--to", url]);
     expect(busy.code).toBe(2);
     expect(busy.stderr).toContain(`the data directory ${dataDir} is in use by another weft process (pid ${server.proc.pid})`);
@@ -217,25 +219,24 @@ describe.skipIf(!postgresBinaries())("weft migrate --from a SQLite data dir --to
     expect(copy.stdout).not.toContain("weft-test-password");
     console.log(`copied ${rows} rows (${RUNS} runs) in ${seconds.toFixed(1)} s, the CLI's start included`);
     // The kept counts were copied as stored, not counted a second time by the triggers on runs.
-    expect(target.query("SELECT sum(n) AS n FROM run_counts WHERE tag = ''").get()).toEqual({ n: String(RUNS) });
-    expect(target.query("SELECT sum(runs) AS n FROM run_definitions").get()).toEqual({ n: String(RUNS) });
+    expect(await target.get("SELECT sum(n) AS n FROM run_counts WHERE tag = ''")).toEqual({ n: String(RUNS) });
+    expect(await target.get("SELECT sum(runs) AS n FROM run_definitions")).toEqual({ n: String(RUNS) });
     // The copied tables are vacuumed and analysed: planned on their real sizes from the first query.
-    const maintained = target
-      .query(
-        "SELECT relname, last_vacuum IS NOT NULL AS vacuumed, last_analyze IS NOT NULL AS analysed FROM pg_stat_user_tables WHERE relname IN ('runs', 'run_steps') ORDER BY relname",
-      )
-      .all();
+    const maintained = await target.all(
+      "SELECT relname, last_vacuum IS NOT NULL AS vacuumed, last_analyze IS NOT NULL AS analysed FROM pg_stat_user_tables WHERE relname IN ('runs', 'run_steps') ORDER BY relname",
+    );
     expect(maintained).toEqual([
       { relname: "run_steps", vacuumed: true, analysed: true },
       { relname: "runs", vacuumed: true, analysed: true },
     ]);
     // The indexes of the large tables, dropped for the copy and built after it, are the schema's, every one.
-    const indexes = (db: typeof target) => db.query("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname").all();
-    const fresh = await freshPostgresDatabase();
-    expect(indexes(target)).toEqual(indexes(fresh.db));
-    expect((indexes(target) as Array<{ indexname: string }>).map((i) => i.indexname)).toContain("runs_workflow_started");
+    const indexes = (db: typeof target) =>
+      db.all<{ indexname: string; indexdef: string }>("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname");
+    const fresh = postgresClient((await freshPostgresDatabase()).url);
+    expect(await indexes(target)).toEqual(await indexes(fresh));
+    expect((await indexes(target)).map((i) => i.indexname)).toContain("runs_workflow_started");
     // Steps keep their order key, and new steps are numbered after the copied ones.
-    const maxRowid = Number((target.query("SELECT max(rowid) AS m FROM run_steps").get() as { m: string }).m);
+    const maxRowid = Number((await target.get<{ m: number }>("SELECT max(rowid) AS m FROM run_steps"))!.m);
     expect(maxRowid).toBeGreaterThanOrEqual(sourceCounts.run_steps!);
 
     // The same data directory (its encryption.key) with the database moved; no bootstrap: the copied token answers.
@@ -257,17 +258,14 @@ describe.skipIf(!postgresBinaries())("weft migrate --from a SQLite data dir --to
     expect(await total("")).toBe(RUNS + 1);
     // Runs and names are stored compact on both (run-layout.ts), their keys copied as they were: the run just
     // stored took a seq after the copied ones, and every seq is still one run's.
-    const seqs = target
-      .query(
-        "SELECT count(DISTINCT seq)::int AS distinct, count(*)::int AS runs, max(seq) = (SELECT seq FROM runs ORDER BY started_at DESC, seq DESC LIMIT 1) AS last FROM runs",
-      )
-      .get();
+    const seqs = await target.get(
+      "SELECT count(DISTINCT seq)::int AS distinct, count(*)::int AS runs, max(seq) = (SELECT seq FROM runs ORDER BY started_at DESC, seq DESC LIMIT 1) AS last FROM runs",
+    );
     expect(seqs).toEqual({ distinct: RUNS + 1, runs: RUNS + 1, last: true });
-    const stepRowids = target
-      .query("SELECT rowid FROM run_steps WHERE run_id = (SELECT id FROM runs WHERE workflow_id = (SELECT key FROM run_names WHERE name = ?))")
-      .all(callsApi) as Array<{
-      rowid: string;
-    }>;
+    const stepRowids = await target.all<{ rowid: number }>(
+      "SELECT rowid FROM run_steps WHERE run_id = (SELECT id FROM runs WHERE workflow_id = (SELECT key FROM run_names WHERE name = $1))",
+      [callsApi],
+    );
     expect(stepRowids.length).toBeGreaterThan(0);
     for (const { rowid } of stepRowids) expect(Number(rowid)).toBeGreaterThan(maxRowid);
     await server.stop();
@@ -278,20 +276,21 @@ describe.skipIf(!postgresBinaries())("weft migrate --from a SQLite data dir --to
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already holds Weft data \(table orgs has 1 row, \d+ more table\(s\) too\); .*add --force/);
     expect(again.stdout).toBe("");
-    expect(target.query("SELECT count(*) AS n FROM runs").get()).toEqual({ n: RUNS + 1 });
+    expect(await target.get("SELECT count(*) AS n FROM runs")).toEqual({ n: RUNS + 1 });
     const forced = await weftMigrate(["--from", dataDir, "--to", url, "--force"]);
     expect(forced.code).toBe(0);
     expect(forced.stdout).toContain(`runs ${RUNS + 1}`);
     expect(printedCounts(forced.stdout)).toEqual(sourceCounts);
-    expect(target.query("SELECT count(*) AS n FROM runs").get()).toEqual({ n: RUNS });
+    expect(await target.get("SELECT count(*) AS n FROM runs")).toEqual({ n: RUNS });
   }, 120_000);
 
   test("a value PostgreSQL cannot hold is refused with its table, row and column, and no row is written", async () => {
     const dir = sqliteDataDir((db) => db.run("INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)", ["org-1", "Acme\u0000", "2026-01-01T00:00:00.000Z"]));
-    const { url, db: target } = await freshPostgresDatabase();
+    const { url } = await freshPostgresDatabase();
+    const target = postgresClient(url);
     const { code, stderr } = await weftMigrate(["--from", dir, "--to", url]);
     expect(code).toBe(2);
     expect(stderr).toContain("nothing was copied: table orgs, row id=org-1: column name holds the character U+0000, which PostgreSQL text cannot store");
-    expect(target.query("SELECT count(*) AS n FROM orgs").get()).toEqual({ n: 0 });
+    expect(await target.get("SELECT count(*) AS n FROM orgs")).toEqual({ n: 0 });
   });
 });

@@ -7,16 +7,15 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import type { Db } from "../../src/store/db";
-import { PostgresRunBatches, runColumnTypes } from "../../src/store/postgres/run-batches";
+import { PostgresRunBatches, type RunColumnTypes, runColumnTypes } from "../../src/store/postgres/run-batches";
 import { RecordDictionaries } from "../../src/store/postgres/record-dictionaries";
 import { commitStatements } from "../../src/store/postgres/transaction";
-import { postgresPoolOf } from "../../src/store/storage";
+import { postgresPoolOf, storageOf } from "../../src/store/storage";
 import { PostgresWriterLanes } from "../../src/store/postgres/writer-lanes";
-import { applyBatch, applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
-import { RunStore, type RunRow, type StepRow } from "../../src/store/runs";
-import { STATUS_CODES } from "../../src/store/run-layout";
-import type { Failure } from "../../src/store/storage-errors";
+import { encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
+import { RUN_INDEX, type RowValues, type RunRow, type StepRow } from "../../src/store/runs";
+import { namesOf, STATUS_CODES } from "../../src/store/run-layout";
+import { type Failure, failureOf } from "../../src/store/storage-errors";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { runRow, stepRow } from "../support/run-rows";
 import { freshPostgresDatabase } from "../support/postgres-storage";
@@ -137,7 +136,33 @@ const STATUS_NAME = `CASE status ${Object.entries(STATUS_CODES)
 const STATUS_NAMES = Object.fromEntries(Object.entries(STATUS_CODES).map(([name, code]) => [code, name]));
 
 const book = new RecordDictionaries();
-const wire = (batch: WriteOp[][]): WireOp[][] => opsFor(batch).map((group) => book.compress(group));
+const wire = (batch: WriteOp[][], dictionaries = book): WireOp[][] => opsFor(batch).map((group) => dictionaries.compress(group));
+
+/**
+ * A batch's ops applied one by one on PostgreSQL: each op compiled alone into its own statements (nothing merged
+ * with the ops around it), the batch's statements in one transaction and, when that fails, each group's alone,
+ * as applyBatch does on SQLite. Answers the failures, as `PostgresRunBatches.apply` does.
+ */
+async function applyOneByOne(sql: SQL, types: RunColumnTypes, groups: WireOp[][]): Promise<Array<Failure | null>> {
+  const alone = new PostgresRunBatches((statements) => commitStatements(sql, statements), types);
+  const commit = async (some: WireOp[][]) => {
+    const inserted = some.flat().flatMap((op): RowValues[] => (op[0] === 0 || op[0] === 10 ? [op[1]] : []));
+    await types.names.load(namesOf(inserted, RUN_INDEX));
+    await commitStatements(
+      sql,
+      some.flat().flatMap((op) => alone.compile([op])),
+    );
+  };
+  try {
+    await commit(groups);
+    return groups.map(() => null);
+  } catch (error) {
+    if (groups.length === 1) return [failureOf(error)];
+    const failures: Array<Failure | null> = [];
+    for (const group of groups) failures.push(await commit([group]).then(() => null, failureOf));
+    return failures;
+  }
+}
 
 /** What a user could see of the stored runs: every row of the tables the writer and its triggers touch. */
 async function contents(url: string) {
@@ -196,9 +221,13 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
 
   test("batches compiled into multi-row statements store what the ops applied one by one store, and a bad group fails alone", async () => {
     const oneByOne = await freshPostgresDatabase();
-    const store = new RunStore(oneByOne.db);
-    const apply = (op: WireOp) => applyWireOp(oneByOne.db as Db, store, op);
-    const expectedFailures = batches.map((batch) => applyBatch(oneByOne.db, opsFor(batch), apply));
+    const oneByOneSql = new SQL(oneByOne.url, { adapter: "postgres", max: 1 });
+    closing.push(() => oneByOneSql.close());
+    const oneByOneTypes = runColumnTypes(postgresPoolOf(oneByOne.db));
+    // Its own dictionaries, as a second writer has: each announces the dictionaries its records need.
+    const oneByOneBook = new RecordDictionaries();
+    const expectedFailures: Array<Array<Failure | null>> = [];
+    for (const batch of batches) expectedFailures.push(await applyOneByOne(oneByOneSql, oneByOneTypes, wire(batch, oneByOneBook)));
 
     const batched = await freshPostgresDatabase();
     const sql = new SQL(batched.url, { adapter: "postgres", max: 1 });
@@ -217,13 +246,13 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     expect(actual.runs.map((r: RunRow) => r.id)).toEqual(["r1", "r2", "r3", "r4", "r7", "r8"]);
     expect(actual).toEqual(expected);
     expect(actual.steps.filter((s: StepRow) => s.run_id === "r8")).toEqual([]);
-    expect(new RunStore(batched.db).steps("r8")).toEqual([
+    expect(await storageOf(batched.db).runReads.steps("r8")).toEqual([
       step("r8", "s1", 1, { ...done, output_data: '{"n":1}' }),
       step("r8", "s2", 2, { ...done, output_data: '{"n":2}' }),
     ]);
     // r8's cold columns are in its record, compressed against a dictionary stored with it, and read back as given.
     expect(actual.runs.find((r: RunRow) => r.id === "r8")).toMatchObject({ trigger_data: "", org_id: "", workflow_name: "", finished_at: null });
-    expect(new RunStore(batched.db).getRow("r8")).toEqual(run("r8", { ...done, step_total: 2 }));
+    expect(await storageOf(batched.db).runReads.getRow("r8")).toEqual(run("r8", { ...done, step_total: 2 }));
     expect((await sql`SELECT definition_hash FROM run_dictionaries`).map((d: { definition_hash: string }) => d.definition_hash)).toEqual(["def1"]);
     // The counts a user reads as list totals: r1 (again), r2, r3, r4, r7, by status.
     expect(actual.counts.filter((c: { tag: string }) => c.tag === "").map((c: { status: number; n: number }) => [STATUS_NAMES[c.status], c.n])).toEqual([

@@ -8,9 +8,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
-import { freshPostgresDatabase } from "../support/postgres-storage";
+import { freshPostgresDatabase, postgresClient } from "../support/postgres-storage";
 import { startServer, type ServerHandle } from "../support/server";
-import { RunStore } from "../../src/store/runs";
+import { storageOf } from "../../src/store/storage";
 import { STATUS_CODES } from "../../src/store/run-layout";
 
 announceMissingPostgres();
@@ -23,9 +23,11 @@ describe.skipIf(!postgresBinaries())("weft serve on PostgreSQL", () => {
 
   test("webhook runs are stored in PostgreSQL and outlive the data directory", async () => {
     const { url, db } = await freshPostgresDatabase();
+    // The test's own connection (the store's Db answers no SQL).
+    const client = postgresClient(url);
     // The template is migrated: start from a database with no Weft tables, as an operator would.
-    db.run("DROP SCHEMA public CASCADE");
-    db.run("CREATE SCHEMA public");
+    await client.run("DROP SCHEMA public CASCADE");
+    await client.run("CREATE SCHEMA public");
     const env = { WEFT_DATABASE_URL: url, WEFT_ENCRYPTION_KEY: "k".repeat(44) };
     server = await startServer({ env });
     const created = await server.fetch("/api/workflows", {
@@ -51,13 +53,13 @@ describe.skipIf(!postgresBinaries())("weft serve on PostgreSQL", () => {
 
     // Another connection (not the server's) sees the run and its steps.
     // Stored compact (src/store/run-layout.ts): the workflow as its name's key, the status as its code.
-    const stored = db.query("SELECT id, status FROM runs WHERE workflow_id = (SELECT key FROM run_names WHERE name = ?)").all(id) as Array<{
-      id: string;
-      status: number;
-    }>;
+    const stored = await client.all<{ id: string; status: number }>(
+      "SELECT id, status FROM runs WHERE workflow_id = (SELECT key FROM run_names WHERE name = $1)",
+      [id],
+    );
     expect(stored).toEqual([{ id: expect.any(String), status: STATUS_CODES.completed }]);
     // As rows or packed into the run's row (a run inserted finished): the store reads both.
-    expect(new RunStore(db).steps(stored[0]!.id).map((step) => step.status)).toEqual(["completed", "completed"]);
+    expect((await storageOf(db).runReads.steps(stored[0]!.id)).map((step) => step.status)).toEqual(["completed", "completed"]);
 
     await server.stop("SIGKILL");
     server = await startServer({ env });

@@ -13,19 +13,89 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, type Db } from "../../src/store/db";
-import { runLayout } from "../../src/store/run-layout";
+import { PostgresRunNames } from "../../src/store/postgres/run-names";
+import { CompactLayout, runLayout, type RunLayout } from "../../src/store/run-layout";
 import type { RunReadRepository } from "../../src/store/run-read-repository";
-import { runFromRow, type RunListFilter, type RunRow, RunStore } from "../../src/store/runs";
+import { openRunWriter } from "../../src/store/run-writer";
+import type { RunWrites } from "../../src/store/run-writes";
+import { runFromRow, type RunListFilter, type RunRow } from "../../src/store/runs";
 import { storageOf } from "../../src/store/storage";
 import { FRESH_RUN } from "../../src/engine/run-table";
 import type { Environment, RunStatus } from "../../src/schema/run";
-import { freshPostgresDatabase, testStorage } from "../support/postgres-storage";
+import { freshPostgresDatabase, postgresClient, testStorage } from "../support/postgres-storage";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-run-list-pages-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function openStoreDb(): Promise<Db> {
-  return testStorage() === "postgres" ? (await freshPostgresDatabase()).db : openDatabase(join(dir, "runs.db"), { synchronous: "NORMAL" });
+/** The store under test, on either database. */
+interface Store {
+  db: Db;
+  /** The run writer (the engine's way of writing runs, on both databases). */
+  writes: RunWrites;
+  /**
+   * The test's own query of the store's tables (`?` placeholders): on SQLite on its connection, on PostgreSQL on a
+   * connection of the test's own (the store's Db answers no SQL there).
+   */
+  all<T>(sql: string, params?: Array<string | number>): Promise<T[]>;
+  /** How runs are stored (../../src/store/run-layout.ts), knowing the keys of `names` once it resolves. */
+  layout(names: string[]): Promise<RunLayout>;
+  close(): Promise<void>;
+}
+
+function writerOf(db: Db): RunWrites {
+  return openRunWriter({
+    db,
+    dbPath: null,
+    storeAddress: null,
+    mode: "inline",
+    synchronous: "NORMAL",
+    pool: 2,
+    onError: (error) => {
+      throw error;
+    },
+  });
+}
+
+async function openStore(): Promise<Store> {
+  if (testStorage() === "postgres") {
+    const { db, url } = await freshPostgresDatabase();
+    const client = postgresClient(url);
+    const writes = writerOf(db);
+    // The same layout as the store's, its names' keys read on the test's connection.
+    const names = new PostgresRunNames(client);
+    const layout = new CompactLayout(names);
+    return {
+      db,
+      writes,
+      all: (sql, params = []) => {
+        let n = 0;
+        return client.all(
+          sql.replace(/\?/g, () => `$${++n}`),
+          params,
+        );
+      },
+      layout: async (wanted) => {
+        await names.loadStored(wanted);
+        return layout;
+      },
+      close: async () => {
+        await writes.close();
+        db.close();
+      },
+    };
+  }
+  const db = openDatabase(join(dir, "runs.db"), { synchronous: "NORMAL" });
+  const writes = writerOf(db);
+  return {
+    db,
+    writes,
+    all: async <T>(sql: string, params: Array<string | number> = []) => db.query(sql).all(...params) as T[],
+    layout: async () => runLayout(db),
+    close: async () => {
+      await writes.close();
+      db.close();
+    },
+  };
 }
 
 /** mulberry32: the same history on every run of the test. */
@@ -102,8 +172,8 @@ function filters(): Array<Omit<RunListFilter, "sort" | "limit" | "offset">> {
 }
 
 /** The list as the plain query reads it: every matching run in the list's order, then LIMIT and OFFSET. */
-function plainPage(db: Db, filter: RunListFilter): { ids: string[]; total: number } {
-  const layout = runLayout(db);
+async function plainPage(store: Store, filter: RunListFilter): Promise<{ ids: string[]; total: number }> {
+  const layout = await store.layout([filter.workspaceId, filter.triggerType, filter.workflowId].filter((name) => name !== undefined));
   const workspace = layout.find(filter.workspaceId);
   const conditions = ["runs.workspace_id = ?"];
   const params: Array<string | number> = [workspace ?? -1];
@@ -138,11 +208,14 @@ function plainPage(db: Db, filter: RunListFilter): { ids: string[]; total: numbe
     }
   }
   const where = conditions.join(" AND ");
-  const ids = db
-    .query<{ id: string }, Array<string | number>>(`SELECT runs.id AS id FROM ${from} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`)
-    .all(...params, filter.limit, filter.offset)
-    .map((r) => r.id);
-  const { n } = db.query<{ n: number }, Array<string | number>>(`SELECT count(*) AS n FROM ${from} WHERE ${where}`).get(...params)!;
+  const ids = (
+    await store.all<{ id: string }>(`SELECT runs.id AS id FROM ${from} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [
+      ...params,
+      filter.limit,
+      filter.offset,
+    ])
+  ).map((r) => r.id);
+  const [{ n }] = (await store.all<{ n: number }>(`SELECT count(*) AS n FROM ${from} WHERE ${where}`, params)) as [{ n: number }];
   return { ids, total: Number(n) };
 }
 
@@ -150,13 +223,13 @@ function plainPage(db: Db, filter: RunListFilter): { ids: string[]; total: numbe
  * Compares the pages of every filter, sort and page size, read through the storage port (on PostgreSQL its own
  * statements, awaited), with the plain query's; the number of pages compared.
  */
-async function comparePages(db: Db, reads: RunReadRepository, pick: () => number): Promise<number> {
+async function comparePages(store: Store, reads: RunReadRepository, pick: () => number): Promise<number> {
   let compared = 0;
   for (const base of filters()) {
     for (const sort of ["newest", "oldest", "duration"] as const) {
       for (const limit of [7, 50]) {
         const first: RunListFilter = { ...base, sort, limit, offset: 0 };
-        const total = plainPage(db, first).total;
+        const total = (await plainPage(store, first)).total;
         const pages = Math.max(1, Math.ceil(total / limit));
         // Every page of a short list; of a long one the first and last three, the middle and five at random.
         const chosen =
@@ -166,7 +239,7 @@ async function comparePages(db: Db, reads: RunReadRepository, pick: () => number
         for (const page of new Set(chosen)) {
           const filter: RunListFilter = { ...first, offset: (page - 1) * limit };
           const got = await reads.list(filter);
-          const want = plainPage(db, filter);
+          const want = await plainPage(store, filter);
           expect({ filter, total: got.total, ids: got.rows.map((r) => r.id) }).toEqual({ filter, total: want.total, ids: want.ids });
           // The rows themselves are the runs' (read by id).
           if (page === 1 && limit === 7) for (const row of got.rows) expect(runFromRow(row)).toEqual(runFromRow((await reads.getRow(row.id))!));
@@ -180,29 +253,29 @@ async function comparePages(db: Db, reads: RunReadRepository, pick: () => number
 
 describe("every list page is the plain ORDER BY … LIMIT … OFFSET page", () => {
   test("a history with shared start instants, equal and missing durations and tags, before and after changes", async () => {
-    const db = await openStoreDb();
-    const store = new RunStore(db);
+    const store = await openStore();
     const pick = random(2027);
     const shared = Array.from({ length: SHARED_STARTS }, () => START + Math.floor(pick() * HOURS * 3_600_000));
     const runs = Array.from({ length: 3_000 }, (_, i) => runRow(pick, i, shared));
-    db.transaction(() => {
-      for (const run of runs) store.insertRun(run);
-    })();
+    // One batch of the run writer: one transaction.
+    await store.writes.write(runs.map((row) => ({ op: "insertRun", row })));
     // As autovacuum would have by then: without statistics PostgreSQL plans the plain query's join over a fresh table badly (20× slower).
-    if (testStorage() === "postgres") db.run("ANALYZE");
-    const reads = storageOf(db).runReads;
-    expect(await comparePages(db, reads, pick)).toBeGreaterThan(1_200);
+    if (testStorage() === "postgres") await store.all("ANALYZE");
+    const reads = storageOf(store.db).runReads;
+    expect(await comparePages(store, reads, pick)).toBeGreaterThan(1_200);
 
     // Runs finish or are retried into other statuses, get tagged or untagged; retention deletes some.
-    db.transaction(() => {
-      for (const run of runs.filter(() => pick() < 0.3)) {
-        const status = STATUSES[Math.floor(pick() * STATUSES.length)]!;
-        const tags = TAG_SETS[Math.floor(pick() * TAG_SETS.length)]!;
-        store.patchRun(run.id, { status, tags, duration_ms: DURATIONS[Math.floor(pick() * DURATIONS.length)] ?? null });
-      }
-    })();
-    store.deleteRuns(runs.filter(() => pick() < 0.1).map((r) => r.id));
-    expect(await comparePages(db, reads, pick)).toBeGreaterThan(1_200);
-    db.close();
+    await store.writes.write(
+      runs
+        .filter(() => pick() < 0.3)
+        .map((run) => {
+          const status = STATUSES[Math.floor(pick() * STATUSES.length)]!;
+          const tags = TAG_SETS[Math.floor(pick() * TAG_SETS.length)]!;
+          return { op: "patchRun", id: run.id, patch: { status, tags, duration_ms: DURATIONS[Math.floor(pick() * DURATIONS.length)] ?? null } };
+        }),
+    );
+    await store.writes.write([{ op: "deleteRuns", ids: runs.filter(() => pick() < 0.1).map((r) => r.id) }]);
+    expect(await comparePages(store, reads, pick)).toBeGreaterThan(1_200);
+    await store.close();
   }, 300_000);
 });

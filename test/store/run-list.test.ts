@@ -11,18 +11,71 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate, openDatabase, type Db } from "../../src/store/db";
 import type { RunReadRepository } from "../../src/store/run-read-repository";
+import { openRunWriter } from "../../src/store/run-writer";
+import type { RunWrites } from "../../src/store/run-writes";
 import { migrations } from "../../src/store/sqlite/migrations";
 import { type RunListFilter, type RunPosition, type RunRow, RunStore } from "../../src/store/runs";
 import { storageOf } from "../../src/store/storage";
 import { FRESH_RUN } from "../../src/engine/run-table";
 import type { Environment, RunStatus } from "../../src/schema/run";
-import { freshPostgresDatabase, testStorage } from "../support/postgres-storage";
+import { freshPostgresDatabase, postgresClient, testStorage } from "../support/postgres-storage";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-run-list-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function openStoreDb(): Promise<Db> {
-  return testStorage() === "postgres" ? (await freshPostgresDatabase()).db : openDatabase(join(dir, `${crypto.randomUUID()}.db`), { synchronous: "NORMAL" });
+/** The store under test, on either database. */
+interface Store {
+  db: Db;
+  /** The run writer (the engine's way of writing runs, on both databases). */
+  writes: RunWrites;
+  /**
+   * The test's own query of the store's tables: on SQLite on its connection, on PostgreSQL on a connection of the
+   * test's own (the store's Db answers no SQL there).
+   */
+  all<T>(sql: string): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+function writerOf(db: Db): RunWrites {
+  return openRunWriter({
+    db,
+    dbPath: null,
+    storeAddress: null,
+    mode: "inline",
+    synchronous: "NORMAL",
+    pool: 2,
+    onError: (error) => {
+      throw error;
+    },
+  });
+}
+
+async function openStore(): Promise<Store> {
+  if (testStorage() === "postgres") {
+    const { db, url } = await freshPostgresDatabase();
+    const client = postgresClient(url);
+    const writes = writerOf(db);
+    return {
+      db,
+      writes,
+      all: (sql) => client.all(sql),
+      close: async () => {
+        await writes.close();
+        db.close();
+      },
+    };
+  }
+  const db = openDatabase(join(dir, `${crypto.randomUUID()}.db`), { synchronous: "NORMAL" });
+  const writes = writerOf(db);
+  return {
+    db,
+    writes,
+    all: async <T>(sql: string) => db.query(sql).all() as T[],
+    close: async () => {
+      await writes.close();
+      db.close();
+    },
+  };
 }
 
 /** mulberry32: the same history on every run of the test. */
@@ -80,14 +133,14 @@ function runRow(pick: () => number, i: number): RunRow {
   } as RunRow;
 }
 
-/** `count` new runs, stored and kept by id. */
-function insertRuns(store: RunStore, pick: () => number, count: number): Map<string, RunRow> {
+/** `count` new runs, stored (one batch of the run writer) and kept by id. */
+async function insertRuns(writes: RunWrites, pick: () => number, count: number): Promise<Map<string, RunRow>> {
   const all = new Map<string, RunRow>();
   for (let i = 0; i < count; i++) {
     const row = runRow(pick, i);
-    store.insertRun(row);
     all.set(row.id, row);
   }
+  await writes.write([...all.values()].map((row) => ({ op: "insertRun", row })));
   return all;
 }
 
@@ -111,9 +164,9 @@ function insertOlderRuns(db: Db, pick: () => number, count: number): Map<string,
  * storages. The tag filter orders its runs of one start by id.
  */
 type Ties = Map<string, { start: Array<string | number>; duration: Array<string | number> }>;
-function storedTies(db: Db): Ties {
+async function storedTies(store: Pick<Store, "all">): Promise<Ties> {
   const ties: Ties = new Map();
-  const rows = db.query("SELECT id, environment, status, trigger_type, seq FROM runs").all() as Array<Record<string, number> & { id: string }>;
+  const rows = await store.all<Record<string, number> & { id: string }>("SELECT id, environment, status, trigger_type, seq FROM runs");
   for (const r of rows) ties.set(r.id, { start: [r.environment, r.status, r.trigger_type, r.seq], duration: [r.environment, r.seq] });
   return ties;
 }
@@ -169,9 +222,9 @@ function filters(): Array<Omit<RunListFilter, "sort" | "limit" | "offset">> {
 }
 
 /** Every list read through the storage port (RunStore.list on SQLite, PostgreSQL's own on PostgreSQL) against a full reading. */
-async function checkEveryList(db: Db, reads: RunReadRepository, all: Map<string, RunRow>): Promise<number> {
+async function checkEveryList(store: Pick<Store, "all">, reads: RunReadRepository, all: Map<string, RunRow>): Promise<number> {
   let checked = 0;
-  const ties = storedTies(db);
+  const ties = await storedTies(store);
   for (const base of filters()) {
     for (const sort of ["newest", "oldest", "duration"] as const) {
       for (const limit of [7, 20]) {
@@ -192,12 +245,11 @@ async function checkEveryList(db: Db, reads: RunReadRepository, all: Map<string,
 
 describe("GET /api/runs from kept counts", () => {
   test("every filter and sort, first to past-the-last page, matches a full reading — after inserts, status and tag changes, deletions", async () => {
-    const db = await openStoreDb();
-    const store = new RunStore(db);
+    const store = await openStore();
     const pick = random(19);
-    const all = insertRuns(store, pick, 700);
-    const reads = storageOf(db).runReads;
-    expect(await checkEveryList(db, reads, all)).toBeGreaterThan(500);
+    const all = await insertRuns(store.writes, pick, 700);
+    const reads = storageOf(store.db).runReads;
+    expect(await checkEveryList(store, reads, all)).toBeGreaterThan(500);
 
     // Runs finish, get tagged, are retried into other statuses; retention deletes some.
     const ids = [...all.keys()];
@@ -205,41 +257,41 @@ describe("GET /api/runs from kept counts", () => {
       const row = all.get(id)!;
       const status = STATUSES[Math.floor(pick() * STATUSES.length)]!;
       const tags = pick() < 0.5 ? row.tags : TAG_SETS[Math.floor(pick() * TAG_SETS.length)]!;
-      store.patchRun(id, { status, tags, duration_ms: 99 });
+      await store.writes.write([{ op: "patchRun", id, patch: { status, tags, duration_ms: 99 } }]);
       all.set(id, { ...row, status, tags, duration_ms: 99 });
     }
     const doomed = ids.filter(() => pick() < 0.15);
-    store.deleteRuns(doomed);
+    await store.writes.write([{ op: "deleteRuns", ids: doomed }]);
     for (const id of doomed) all.delete(id);
-    expect(await checkEveryList(db, reads, all)).toBeGreaterThan(500);
+    expect(await checkEveryList(store, reads, all)).toBeGreaterThan(500);
 
     // Every run of a workspace gone: every list is empty with total 0.
     const wsB = [...all.values()].filter((r) => r.workspace_id === "ws-b").map((r) => r.id);
-    store.deleteRuns(wsB);
+    await store.writes.write([{ op: "deleteRuns", ids: wsB }]);
     for (const id of wsB) all.delete(id);
     expect(await reads.list({ workspaceId: "ws-b", environments: ["production", "test"], sort: "newest", limit: 20, offset: 0 })).toEqual({
       rows: [],
       total: 0,
     });
-    await checkEveryList(db, reads, all);
-    db.close();
+    await checkEveryList(store, reads, all);
+    await store.close();
   }, 120_000);
 
   test("unfinished runs are found without reading finished ones; retention's queries pick the oldest finished runs and count from the kept counts", async () => {
-    const db = await openStoreDb();
-    const store = new RunStore(db);
+    const store = await openStore();
+    const { runReads, runRetention } = storageOf(store.db);
     const pick = random(7);
     const rows = Array.from({ length: 120 }, (_, i) => runRow(pick, i));
-    for (const row of rows) store.insertRun(row);
+    await store.writes.write(rows.map((row) => ({ op: "insertRun", row })));
     const open = rows.filter((r) => ["pending", "running", "paused"].includes(r.status)).map((r) => r.id);
-    expect(store.unfinished().map((r) => r.id)).toEqual([...open].sort());
-    store.patchRun(open[0]!, { status: "completed" });
-    expect(store.unfinished().map((r) => r.id)).toEqual(open.slice(1).sort());
+    expect((await runReads.unfinished()).map((r) => r.id)).toEqual([...open].sort());
+    await store.writes.write([{ op: "patchRun", id: open[0]!, patch: { status: "completed" } }]);
+    expect((await runReads.unfinished()).map((r) => r.id)).toEqual(open.slice(1).sort());
     const finished = rows.filter((r) => r.id === open[0] || !open.includes(r.id));
     const oldestFirst = (list: RunRow[]) =>
       [...list].sort((a, b) => (a.started_at === b.started_at ? (a.id < b.id ? -1 : 1) : a.started_at < b.started_at ? -1 : 1)).map((r) => r.id);
 
-    const byWorkflow = store.runCountsByWorkflow();
+    const byWorkflow = await runRetention.runCountsByWorkflow();
     expect(byWorkflow.reduce((sum, c) => sum + c.runs, 0)).toBe(rows.length);
     for (const c of byWorkflow) expect(c.runs).toBe(rows.filter((r) => r.workflow_id === c.workflowId && r.workspace_id === c.workspaceId).length);
 
@@ -247,33 +299,40 @@ describe("GET /api/runs from kept counts", () => {
     const ofWorkflow = finished.filter((r) => r.workflow_id === workflow);
     const ids = (found: RunPosition[]) => found.map((p) => p.id);
     const at = (id: string) => ({ id, startedAt: rows.find((r) => r.id === id)!.started_at });
-    expect(ids(store.oldestFinishedOf(workflow, 3))).toEqual(oldestFirst(ofWorkflow).slice(0, 3));
-    expect(store.oldestFinishedOf(workflow, 3).map(({ id, startedAt }) => ({ id, startedAt }))).toEqual(oldestFirst(ofWorkflow).slice(0, 3).map(at));
+    expect(ids(await runRetention.oldestFinishedOf(workflow, 3))).toEqual(oldestFirst(ofWorkflow).slice(0, 3));
+    expect((await runRetention.oldestFinishedOf(workflow, 3)).map(({ id, startedAt }) => ({ id, startedAt }))).toEqual(
+      oldestFirst(ofWorkflow).slice(0, 3).map(at),
+    );
     const cutoff = oldestFirst(ofWorkflow).map((id) => rows.find((r) => r.id === id)!.started_at)[4]!;
-    expect(ids(store.oldestFinishedOf(workflow, 100))).toEqual(oldestFirst(ofWorkflow));
-    expect(ids(store.oldestFinishedOf(workflow, 100, cutoff))).toEqual(oldestFirst(ofWorkflow.filter((r) => r.started_at < cutoff)));
+    expect(ids(await runRetention.oldestFinishedOf(workflow, 100))).toEqual(oldestFirst(ofWorkflow));
+    expect(ids(await runRetention.oldestFinishedOf(workflow, 100, cutoff))).toEqual(oldestFirst(ofWorkflow.filter((r) => r.started_at < cutoff)));
 
     const exempt = WORKFLOWS["ws-a"]!.slice(0, 1);
     const inA = finished.filter((r) => r.workspace_id === "ws-a");
-    expect(ids(store.oldestFinishedIn("ws-a", [], 7))).toEqual(oldestFirst(inA).slice(0, 7));
-    expect(ids(store.oldestFinishedIn("ws-a", exempt, 7))).toEqual(oldestFirst(inA.filter((r) => !exempt.includes(r.workflow_id))).slice(0, 7));
+    expect(ids(await runRetention.oldestFinishedIn("ws-a", [], 7))).toEqual(oldestFirst(inA).slice(0, 7));
+    expect(ids(await runRetention.oldestFinishedIn("ws-a", exempt, 7))).toEqual(oldestFirst(inA.filter((r) => !exempt.includes(r.workflow_id))).slice(0, 7));
 
     // Retention looks for each batch after the last one's last run: paging by position visits every run once, in order.
-    const paged = (page: (after: RunPosition | undefined) => RunPosition[]) => {
+    const paged = async (page: (after: RunPosition | undefined) => Promise<RunPosition[]>) => {
       const seen: string[] = [];
       // (Bounded: a page that ignored `after` would repeat forever.)
-      for (let after: RunPosition | undefined, found = page(undefined); found.length > 0 && seen.length <= rows.length; found = page(after)) {
+      for (let after: RunPosition | undefined, found = await page(undefined); found.length > 0 && seen.length <= rows.length; found = await page(after)) {
         seen.push(...ids(found));
         after = found[found.length - 1];
       }
       return seen;
     };
-    expect(paged((after) => store.oldestFinishedOf(workflow, 2, undefined, after))).toEqual(oldestFirst(ofWorkflow));
-    expect(paged((after) => store.oldestFinishedOf(workflow, 2, cutoff, after))).toEqual(oldestFirst(ofWorkflow.filter((r) => r.started_at < cutoff)));
-    expect(paged((after) => store.oldestFinishedIn("ws-a", exempt, 3, after))).toEqual(oldestFirst(inA.filter((r) => !exempt.includes(r.workflow_id))));
-    db.close();
+    expect(await paged((after) => runRetention.oldestFinishedOf(workflow, 2, undefined, after))).toEqual(oldestFirst(ofWorkflow));
+    expect(await paged((after) => runRetention.oldestFinishedOf(workflow, 2, cutoff, after))).toEqual(
+      oldestFirst(ofWorkflow.filter((r) => r.started_at < cutoff)),
+    );
+    expect(await paged((after) => runRetention.oldestFinishedIn("ws-a", exempt, 3, after))).toEqual(
+      oldestFirst(inA.filter((r) => !exempt.includes(r.workflow_id))),
+    );
+    await store.close();
   });
 
+  // SQLite's own history: migrations 8 and 9 of its schema (PostgreSQL's schema started with the counts).
   test.skipIf(testStorage() === "postgres")(
     "a database with runs from before the counts is counted when it is upgraded, and its definitions' uses",
     async () => {
@@ -285,7 +344,8 @@ describe("GET /api/runs from kept counts", () => {
       // 8 and 9, and whatever came after them.
       expect(migrate(db)).toEqual(migrations.filter((m) => m.version >= 8).map((m) => m.version));
       const store = new RunStore(db);
-      expect(await checkEveryList(db, storageOf(db).runReads, all)).toBeGreaterThan(500);
+      const sqlite = { all: async <T>(sql: string) => db.query(sql).all() as T[] };
+      expect(await checkEveryList(sqlite, storageOf(db).runReads, all)).toBeGreaterThan(500);
       // Migration 9 counted each definition's runs; deletions keep counting, and the unused one is pruned.
       const uses = () => db.query("SELECT hash, runs FROM run_definitions ORDER BY hash").all();
       expect(uses()).toEqual([
