@@ -151,30 +151,37 @@ describe("surviving a restart", () => {
     const app = await engineApp();
     const id = await createWorkflow(app, definition(chain(template("a", "one"), template("b", "two:{{a.output.text}}"))));
     const first = await runAndWait(app, id);
+    await app.deps.engine.writes.drain();
+    const original = (await app.deps.engine.storedRow(first.id))!;
+    const [stepA] = await app.deps.engine.storedSteps(first.id);
     await app.deps.engine.stop(100);
-    const store = app.deps.engine.store;
-    const original = store.getRow(first.id)!;
-    const [stepA] = store.steps(first.id);
+    // The rows a crashed process left, written before the restarted engine starts (by its run writer: the
+    // first one's is closed, and the PostgreSQL Db answers no SQL).
+    const next = restarted(app);
     // Simulate a crash after step a: the run row says running, only a's row exists.
     const resumable = { ...original, id: newId(), status: "running" as const, finished_at: null, duration_ms: null, step_total: 1, event_seq: 2 };
-    store.insertRun(resumable);
-    store.insertStep({ ...stepA!, id: newId(), run_id: resumable.id, seq: 1 });
     // And a crash while a worker step was running.
     const cut = { ...original, id: newId(), status: "running" as const, finished_at: null, duration_ms: null, step_total: 1, event_seq: 1 };
-    store.insertRun(cut);
-    store.insertStep({
-      ...stepA!,
-      id: newId(),
-      run_id: cut.id,
-      seq: 1,
-      node_id: "a",
-      piece_id: "http",
-      action_id: "send_request",
-      status: "running",
-      output_data: null,
-      finished_at: null,
-    });
-    const next = restarted(app);
+    await next.deps.engine.writes.write([
+      { op: "insertRun", row: resumable },
+      { op: "insertStep", row: { ...stepA!, id: newId(), run_id: resumable.id, seq: 1 } },
+      { op: "insertRun", row: cut },
+      {
+        op: "insertStep",
+        row: {
+          ...stepA!,
+          id: newId(),
+          run_id: cut.id,
+          seq: 1,
+          node_id: "a",
+          piece_id: "http",
+          action_id: "send_request",
+          status: "running",
+          output_data: null,
+          finished_at: null,
+        },
+      },
+    ]);
     await next.deps.engine.start();
     try {
       const resumed = await until(
@@ -226,14 +233,17 @@ describe("surviving a restart", () => {
   test("pending runs are queued again in order after a restart", async () => {
     const app = await engineApp();
     const id = await createWorkflow(app, definition(template("a", "x")));
-    // Insert pending runs without executing them (the engine of this app never starts).
-    const store = app.deps.engine.store;
     const template_ = await runAndWait(app, id);
+    await app.deps.engine.writes.drain();
+    const model = (await app.deps.engine.storedRow(template_.id))!;
     await app.deps.engine.stop(100);
+    // Insert pending runs without executing them: after the first engine stopped, before the restarted one starts,
+    // by the restarted one's run writer (the PostgreSQL Db answers no SQL).
+    const next = restarted(app);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const row = {
-        ...store.getRow(template_.id)!,
+        ...model,
         id: newId(),
         status: "pending" as const,
         finished_at: null,
@@ -242,10 +252,9 @@ describe("surviving a restart", () => {
         event_seq: 0,
         started_at: new Date().toISOString(),
       };
-      store.insertRun(row);
+      await next.deps.engine.writes.write([{ op: "insertRun", row }]);
       ids.push(row.id);
     }
-    const next = restarted(app);
     await next.deps.engine.start();
     try {
       for (const runId of ids)

@@ -7,7 +7,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import type { RunPosition, RunRow } from "../../src/store/runs";
+import type { WriteOp } from "../../src/store/run-writes";
+import type { RunPosition, RunRow, StepRow } from "../../src/store/runs";
 import { storageOf } from "../../src/store/storage";
 import type { TestApp } from "../support/app";
 import { testStorage } from "../support/postgres-storage";
@@ -17,35 +18,57 @@ afterAll(stopEngines);
 
 const DAY = 86_400_000;
 
-/** Copies of a real run with ids and start times `daysAgo` in the past, each with a fat step row. */
-function seed(t: TestApp, model: RunRow, daysAgo: number, count: number, status: RunRow["status"] = "completed"): string[] {
+/** Copies of a real run with ids and start times `daysAgo` in the past, each with a fat step row (one batch of the run writer). */
+async function seed(t: TestApp, model: RunRow, daysAgo: number, count: number, status: RunRow["status"] = "completed"): Promise<string[]> {
   const ids: string[] = [];
-  const [step] = t.deps.engine.store.steps(model.id);
+  const [step] = await t.deps.engine.storedSteps(model.id);
+  const ops: WriteOp[] = [];
+  for (let i = 0; i < count; i++) {
+    const at = Date.now() - daysAgo * DAY + i;
+    const id = Bun.randomUUIDv7("hex", at);
+    ops.push({ op: "insertRun", row: { ...model, id, status, started_at: new Date(at).toISOString() } });
+    ops.push({ op: "insertStep", row: { ...step!, id: Bun.randomUUIDv7(), run_id: id, output_data: JSON.stringify({ blob: "z".repeat(4000) }) } });
+    ids.push(id);
+  }
+  await t.deps.engine.writes.write(ops);
+  return ids;
+}
+
+/**
+ * `seed` on SQLite's own statements (engine.store), for the SQLite-only file-size test: row by row, uncompressed,
+ * as the file grew before the run writer packed finished runs into compressed records.
+ */
+function seedSqliteRows(t: TestApp, model: RunRow, steps: StepRow[], daysAgo: number, count: number): void {
+  const [step] = steps;
   t.db.transaction(() => {
     for (let i = 0; i < count; i++) {
       const at = Date.now() - daysAgo * DAY + i;
       const id = Bun.randomUUIDv7("hex", at);
-      t.deps.engine.store.insertRun({ ...model, id, status, started_at: new Date(at).toISOString() });
+      t.deps.engine.store.insertRun({ ...model, id, started_at: new Date(at).toISOString() });
       t.deps.engine.store.insertStep({ ...step!, id: Bun.randomUUIDv7(), run_id: id, output_data: JSON.stringify({ blob: "z".repeat(4000) }) });
-      ids.push(id);
     }
   })();
-  return ids;
+}
+
+/** Run `id` as stored, once the engine's writes so far are committed; null when it is not stored. */
+async function stored(t: TestApp, id: string): Promise<RunRow | null> {
+  await t.deps.engine.writes.drain();
+  return t.deps.engine.storedRow(id);
 }
 
 describe("retention", () => {
   test("prunes finished runs older than the retention period with their steps; keeps recent and unfinished runs", async () => {
     const t = await engineApp({ WEFT_RUN_RETENTION_DAYS: "7", WEFT_RUN_RETENTION_MAX: "0" });
     const run = await runAndWait(t, await createWorkflow(t, definition(template("a", "x"))));
-    const model = t.deps.engine.store.getRow(run.id)!;
-    const old = seed(t, model, 30, 300);
-    const oldPaused = seed(t, model, 30, 2, "paused");
-    const recent = seed(t, model, 1, 5);
+    const model = (await stored(t, run.id))!;
+    const old = await seed(t, model, 30, 300);
+    const oldPaused = await seed(t, model, 30, 2, "paused");
+    const recent = await seed(t, model, 1, 5);
     const result = await t.deps.engine.retention.sweep();
     expect(result.deletedRuns).toBe(300);
-    for (const id of old.slice(0, 5)) expect(t.deps.engine.store.getRow(id)).toBeNull();
-    expect(t.deps.engine.store.steps(old[0]!)).toEqual([]);
-    for (const id of [...recent, ...oldPaused, run.id]) expect(t.deps.engine.store.getRow(id)).not.toBeNull();
+    for (const id of old.slice(0, 5)) expect(await stored(t, id)).toBeNull();
+    expect(await t.deps.engine.storedSteps(old[0]!)).toEqual([]);
+    for (const id of [...recent, ...oldPaused, run.id]) expect(await stored(t, id)).not.toBeNull();
     const listed = await t.req("GET", "/api/runs?environment=all&limit=100");
     expect(listed.body.pagination.total).toBe(1 + 5 + 2);
   });
@@ -53,14 +76,14 @@ describe("retention", () => {
   test("keeps at most WEFT_RUN_RETENTION_MAX runs, dropping the oldest first", async () => {
     const t = await engineApp({ WEFT_RUN_RETENTION_DAYS: "0", WEFT_RUN_RETENTION_MAX: "50" });
     const run = await runAndWait(t, await createWorkflow(t, definition(template("a", "x"))));
-    const model = t.deps.engine.store.getRow(run.id)!;
-    const older = seed(t, model, 3, 60);
-    const newer = seed(t, model, 2, 40);
+    const model = (await stored(t, run.id))!;
+    const older = await seed(t, model, 3, 60);
+    const newer = await seed(t, model, 2, 40);
     const result = await t.deps.engine.retention.sweep();
     expect(result.deletedRuns).toBe(51);
-    expect(t.deps.engine.store.getRow(older[50]!)).toBeNull();
-    expect(t.deps.engine.store.getRow(older[51]!)).not.toBeNull();
-    for (const id of [...newer, run.id]) expect(t.deps.engine.store.getRow(id)).not.toBeNull();
+    expect(await stored(t, older[50]!)).toBeNull();
+    expect(await stored(t, older[51]!)).not.toBeNull();
+    for (const id of [...newer, run.id]) expect(await stored(t, id)).not.toBeNull();
   });
 
   // SQLite's file and WAL; PostgreSQL's autovacuum returns space on its own schedule.
@@ -68,8 +91,8 @@ describe("retention", () => {
     const t = await engineApp({ WEFT_RUN_RETENTION_DAYS: "7", WEFT_RUN_RETENTION_MAX: "0" });
     const run = await runAndWait(t, await createWorkflow(t, definition(template("a", "x"))));
     expect((t.db.query("PRAGMA auto_vacuum").get() as any).auto_vacuum).toBe(2); // incremental, set when the engine started
-    const model = t.deps.engine.store.getRow(run.id)!;
-    seed(t, model, 30, 2000);
+    const model = (await stored(t, run.id))!;
+    seedSqliteRows(t, model, await t.deps.engine.storedSteps(run.id), 30, 2000);
     t.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
     const file = join(t.dataDir, "weft.db");
     const grown = statSync(file).size;
@@ -89,25 +112,29 @@ describe("retention", () => {
     const shorter = await createWorkflow(t, definition(template("a", "x"), { settings: { retentionDays: 1 } }), { name: "shorter" });
     const forever = await createWorkflow(t, definition(template("a", "x"), { settings: { retentionDays: 0 } }), { name: "forever" });
     const capped = await createWorkflow(t, definition(template("a", "x"), { settings: { retentionMaxRuns: 4 } }), { name: "capped" });
-    const model = async (id: string) => t.deps.engine.store.getRow((await runAndWait(t, id)).id)!;
-    const plainOld = seed(t, await model(plain), 30, 10);
-    const plainRecent = seed(t, await model(plain), 3, 5);
-    const longerOld = seed(t, await model(longer), 30, 10);
-    const longerOlder = seed(t, await model(longer), 90, 3);
-    const shorterRecent = seed(t, await model(shorter), 3, 5);
-    const foreverOld = seed(t, await model(forever), 400, 6);
-    const cappedOld = seed(t, await model(capped), 5, 10);
+    const model = async (id: string) => (await stored(t, (await runAndWait(t, id)).id))!;
+    const plainOld = await seed(t, await model(plain), 30, 10);
+    const plainRecent = await seed(t, await model(plain), 3, 5);
+    const longerOld = await seed(t, await model(longer), 30, 10);
+    const longerOlder = await seed(t, await model(longer), 90, 3);
+    const shorterRecent = await seed(t, await model(shorter), 3, 5);
+    const foreverOld = await seed(t, await model(forever), 400, 6);
+    const cappedOld = await seed(t, await model(capped), 5, 10);
 
-    const gone = (ids: string[]) => ids.filter((id) => t.deps.engine.store.getRow(id) === null).length;
+    const gone = async (ids: string[]) => {
+      let n = 0;
+      for (const id of ids) if ((await stored(t, id)) === null) n++;
+      return n;
+    };
     const result = await t.deps.engine.retention.sweep();
-    expect(gone(plainOld)).toBe(10);
-    expect(gone(plainRecent)).toBe(0);
-    expect(gone(longerOld)).toBe(0);
-    expect(gone(longerOlder)).toBe(3);
-    expect(gone(shorterRecent)).toBe(5);
-    expect(gone(foreverOld)).toBe(0);
+    expect(await gone(plainOld)).toBe(10);
+    expect(await gone(plainRecent)).toBe(0);
+    expect(await gone(longerOld)).toBe(0);
+    expect(await gone(longerOlder)).toBe(3);
+    expect(await gone(shorterRecent)).toBe(5);
+    expect(await gone(foreverOld)).toBe(0);
     // 10 seeded + the run that made the model: 4 kept, the oldest 7 deleted (the model's run is the newest).
-    expect(gone(cappedOld)).toBe(7);
+    expect(await gone(cappedOld)).toBe(7);
     expect(result.deletedRuns).toBe(10 + 3 + 5 + 7);
 
     // Changing the saved setting takes effect at the next sweep, without a publish.
@@ -117,7 +144,7 @@ describe("retention", () => {
     });
     expect(saved.status).toBe(200);
     await t.deps.engine.retention.sweep();
-    expect(gone(foreverOld)).toBe(6);
+    expect(await gone(foreverOld)).toBe(6);
   });
 
   test("WEFT_RUN_RETENTION_MAX caps each workspace; a workflow with its own retentionMaxRuns (0: none) is not counted in it", async () => {
@@ -128,29 +155,32 @@ describe("retention", () => {
     const theirs = await createWorkflow(t, definition(template("a", "x")), { name: "theirs", token: other.token });
     const model = async (id: string, token?: string) => {
       const res = await t.req("POST", `/api/workflows/${id}/run?environment=test&wait=10`, { body: {}, token });
-      return t.deps.engine.store.getRow(res.body.data.id)!;
+      return (await stored(t, res.body.data.id))!;
     };
-    const mineRuns = seed(t, await model(mine), 5, 30);
-    const exemptRuns = seed(t, await model(exempt), 6, 30);
-    const theirRuns = seed(t, await model(theirs, other.token), 5, 15);
+    const mineRuns = await seed(t, await model(mine), 5, 30);
+    const exemptRuns = await seed(t, await model(exempt), 6, 30);
+    const theirRuns = await seed(t, await model(theirs, other.token), 5, 15);
     const result = await t.deps.engine.retention.sweep();
-    const kept = (ids: string[]) => ids.filter((id) => t.deps.engine.store.getRow(id) !== null);
+    const kept = async (ids: string[]) => {
+      const found: string[] = [];
+      for (const id of ids) if ((await stored(t, id)) !== null) found.push(id);
+      return found;
+    };
     // Mine: 31 runs in a workspace capped at 20 (the exempt workflow's 31 do not count): the 11 oldest go.
-    expect(kept(mineRuns)).toEqual(mineRuns.slice(11));
-    expect(kept(exemptRuns)).toEqual(exemptRuns);
+    expect(await kept(mineRuns)).toEqual(mineRuns.slice(11));
+    expect(await kept(exemptRuns)).toEqual(exemptRuns);
     // The other workspace has 16 runs, under its own cap of 20.
-    expect(kept(theirRuns)).toEqual(theirRuns);
+    expect(await kept(theirRuns)).toEqual(theirRuns);
     expect(result.deletedRuns).toBe(11);
   });
 
   test("a sweep looks from where the last one stopped, yet deletes a run passed over while it was unfinished once it ends", async () => {
     const t = await engineApp({ WEFT_RUN_RETENTION_DAYS: "7", WEFT_RUN_RETENTION_MAX: "0" });
     const run = await runAndWait(t, await createWorkflow(t, definition(template("a", "x"))));
-    const store = t.deps.engine.store;
-    const model = store.getRow(run.id)!;
-    const older = seed(t, model, 31, 40);
-    const [paused] = seed(t, model, 30.5, 1, "paused");
-    const newer = seed(t, model, 30, 40);
+    const model = (await stored(t, run.id))!;
+    const older = await seed(t, model, 31, 40);
+    const [paused] = await seed(t, model, 30.5, 1, "paused");
+    const newer = await seed(t, model, 30, 40);
     // Where each sweep's first look-up starts (undefined: at the oldest run).
     const firstLooks: Array<RunPosition | undefined> = [];
     const runs = storageOf(t.db).runRetention;
@@ -167,32 +197,33 @@ describe("retention", () => {
     };
 
     expect(await sweep()).toBe(80);
-    expect(store.getRow(paused!)).not.toBeNull();
+    expect(await stored(t, paused!)).not.toBeNull();
     // The paused run was passed over: the next sweep looks from it, not from after the last run deleted.
     expect(await sweep()).toBe(0);
-    const pausedAt = store.getRow(paused!)!.started_at;
+    const pausedAt = (await stored(t, paused!))!.started_at;
     expect(firstLooks).toEqual([undefined, { startedAt: pausedAt, id: "", tie: "" }]);
     // Once it ends it is deleted, and the sweep after that looks from it.
-    store.patchRun(paused!, { status: "completed", finished_at: new Date().toISOString(), duration_ms: 5 });
+    await t.deps.engine.writes.write([{ op: "patchRun", id: paused!, patch: { status: "completed", finished_at: new Date().toISOString(), duration_ms: 5 } }]);
     expect(await sweep()).toBe(1);
-    expect(store.getRow(paused!)).toBeNull();
+    expect(await stored(t, paused!)).toBeNull();
     expect(await sweep()).toBe(0);
     expect(firstLooks.slice(2)).toEqual([
       { startedAt: pausedAt, id: "", tie: "" },
       { startedAt: pausedAt, id: paused, tie: expect.any(String) },
     ]);
-    for (const id of [...older, ...newer]) expect(store.getRow(id)).toBeNull();
-    expect(store.getRow(run.id)).not.toBeNull();
+    for (const id of [...older, ...newer]) expect(await stored(t, id)).toBeNull();
+    expect(await stored(t, run.id)).not.toBeNull();
   });
 
-  test("a sweep asks the storage port; on PostgreSQL it never waits on the synchronous bridge", async () => {
+  test("a sweep asks the storage port; on PostgreSQL it never asks the store's Db synchronously", async () => {
     const t = await engineApp({ WEFT_RUN_RETENTION_DAYS: "7", WEFT_RUN_RETENTION_MAX: "50" });
     const run = await runAndWait(t, await createWorkflow(t, definition(template("a", "x"))));
-    const model = t.deps.engine.store.getRow(run.id)!;
-    const old = seed(t, model, 30, 120);
-    seed(t, model, 1, 60);
+    const model = (await stored(t, run.id))!;
+    const old = await seed(t, model, 30, 120);
+    await seed(t, model, 1, 60);
     await t.deps.engine.writes.drain();
-    // What the sweep asks the port, and (PostgreSQL) every query the bridge would make meanwhile.
+    // What the sweep asks the port, and (PostgreSQL) every synchronous call on the store's Db meanwhile: the
+    // synchronous bridge is gone, its members (src/store/postgres/handle.ts) throw, and none may be reached.
     const runs = storageOf(t.db).runRetention;
     const asked: string[] = [];
     for (const name of ["runCountsByWorkflow", "oldestFinishedOf", "oldestFinishedIn", "unfinishedPositions", "freePages"] as const) {
@@ -202,26 +233,31 @@ describe("retention", () => {
         return ask(...args);
       };
     }
-    const bridge = t.db as unknown as { call?: (request: unknown) => unknown };
+    const handle = t.db as unknown as Record<string, (...args: unknown[]) => unknown>;
     const blocked: unknown[] = [];
-    const call = bridge.call;
+    const synchronous = ["query", "prepare", "run", "transaction"] as const;
+    const own = new Map<string, (...args: unknown[]) => unknown>();
     if (testStorage() === "postgres") {
-      expect(call).toBeFunction();
-      bridge.call = (request: unknown) => {
-        blocked.push(request);
-        return call!.call(bridge, request);
-      };
+      for (const name of synchronous) {
+        const member = handle[name];
+        expect(member).toBeFunction();
+        own.set(name, member!);
+        handle[name] = (...args: unknown[]) => {
+          blocked.push([name, ...args]);
+          return member!.apply(handle, args);
+        };
+      }
     }
     let result: Awaited<ReturnType<typeof t.deps.engine.retention.sweep>>;
     try {
       result = await t.deps.engine.retention.sweep();
     } finally {
-      if (call) bridge.call = call;
+      for (const [name, member] of own) handle[name] = member;
     }
     expect(result.deletedRuns).toBe(120 + 11);
     expect(blocked).toEqual([]);
     expect(new Set(asked)).toEqual(new Set(["runCountsByWorkflow", "oldestFinishedOf", "oldestFinishedIn", "unfinishedPositions", "freePages"]));
-    for (const id of old) expect(t.deps.engine.store.getRow(id)).toBeNull();
+    for (const id of old) expect(await stored(t, id)).toBeNull();
     const listed = await t.req("GET", "/api/runs?environment=all&limit=100");
     expect(listed.body.pagination.total).toBe(50);
   });
@@ -229,8 +265,8 @@ describe("retention", () => {
   test("stop waits for a sweep under way, which stops after the batch it is deleting", async () => {
     const t = await engineApp({ WEFT_RUN_RETENTION_DAYS: "7", WEFT_RUN_RETENTION_MAX: "0" });
     const run = await runAndWait(t, await createWorkflow(t, definition(template("a", "x"))));
-    const model = t.deps.engine.store.getRow(run.id)!;
-    seed(t, model, 30, 300);
+    const model = (await stored(t, run.id))!;
+    await seed(t, model, 30, 300);
     const runs = storageOf(t.db).runRetention;
     const look = runs.oldestFinishedOf.bind(runs);
     let looks = 0;

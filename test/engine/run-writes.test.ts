@@ -11,8 +11,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ThreadWriter } from "../../src/store/run-writes";
 import { openDatabase, type Db } from "../../src/store/db";
-import { runLayout } from "../../src/store/run-layout";
+import { CompactLayout, runLayout } from "../../src/store/run-layout";
+import { PostgresRunNames } from "../../src/store/postgres/run-names";
 import { RUN_COLUMNS, RunStore, type RunRow, type StepRow } from "../../src/store/runs";
+import { appSql } from "../support/app-sql";
+import { postgresClient } from "../support/postgres-storage";
 import { runRow, stepRow } from "../support/run-rows";
 
 const open: Array<{ writer: ThreadWriter; db: Db }> = [];
@@ -160,10 +163,13 @@ test("a webhook run of main-thread steps is committed in one write: its row inse
     await t.deps.engine.writes.drain();
     // One queued write for the whole run (no `running` update, no finish update, no write per step).
     expect(t.deps.engine.writes.stats.ops - before).toBe(1);
-    const stored = runLayout(t.db).decode(t.db.query("SELECT status, step_total FROM runs WHERE id = ?").get(runId) as object);
+    // The row and the step rows as stored: on PostgreSQL on a connection of the test's own (its Db answers no SQL).
+    const sql = appSql(t);
+    const layout = t.databaseUrl ? new CompactLayout(new PostgresRunNames(postgresClient(t.databaseUrl))) : runLayout(t.db);
+    const stored = layout.decode((await sql.get<object>("SELECT status, step_total FROM runs WHERE id = ?", [runId]))!);
     expect(stored).toEqual({ status: "completed", step_total: 2 });
-    expect(stepRowsOf(t.db, runId)).toBe(0);
-    const steps = t.deps.engine.store.steps(runId).map(({ node_id, status, output_data }) => ({ node_id, status, output_data }));
+    expect((await sql.get<{ n: number }>("SELECT count(*) AS n FROM run_steps WHERE run_id = ?", [runId]))!.n).toBe(0);
+    const steps = (await t.deps.engine.storedSteps(runId)).map(({ node_id, status, output_data }) => ({ node_id, status, output_data }));
     expect(steps).toEqual([
       { node_id: "a", status: "completed", output_data: '{"x":7}' },
       { node_id: "b", status: "completed", output_data: '{"y":7}' },

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { testApp } from "../support/app";
+import { appSql } from "../support/app-sql";
 
 describe("rate limits (spec 8)", () => {
   test("every authenticated answer carries X-RateLimit-* and the IETF RateLimit pair", async () => {
@@ -116,12 +117,13 @@ describe("idempotency (spec 8)", () => {
     expect(good.status).toBe(201);
 
     const broken = await testApp();
+    const sql = appSql(broken);
     // On SQLite with foreign-key enforcement off while the table is away; PostgreSQL needs no such step.
-    if (!broken.databaseUrl) broken.db.run("PRAGMA foreign_keys = OFF");
-    broken.db.run("ALTER TABLE workspaces RENAME TO workspaces_gone");
+    if (!broken.databaseUrl) await sql.run("PRAGMA foreign_keys = OFF");
+    await sql.run("ALTER TABLE workspaces RENAME TO workspaces_gone");
     const failed = await broken.req("POST", "/api/workspaces", { body: { name: "x" }, headers: { "idempotency-key": "k5" } });
     expect(failed.status).toBe(500);
-    broken.db.run("ALTER TABLE workspaces_gone RENAME TO workspaces");
+    await sql.run("ALTER TABLE workspaces_gone RENAME TO workspaces");
     const retried = await broken.req("POST", "/api/workspaces", { body: { name: "x" }, headers: { "idempotency-key": "k5" } });
     expect(retried.status).toBe(201);
     expect(retried.headers.get("idempotency-replayed")).toBeNull();
@@ -130,14 +132,17 @@ describe("idempotency (spec 8)", () => {
   test("a key whose original request is still running answers 409 IDEMPOTENCY_IN_PROGRESS after a short wait", async () => {
     const t = await testApp();
     // Simulate an original request that is still running under this credential.
-    const tokenRow = t.db.query("SELECT id FROM api_tokens WHERE name = 'bootstrap'").get() as { id: string };
+    const sql = appSql(t);
+    const tokenRow = (await sql.get<{ id: string }>("SELECT id FROM api_tokens WHERE name = 'bootstrap'"))!;
     const { createHash } = await import("node:crypto");
     const fingerprint = createHash("sha256")
       .update(`POST\n/api/workspaces\n\n${JSON.stringify({ name: "slow" })}`)
       .digest("hex");
-    t.db
-      .query("INSERT INTO idempotency_records (credential, key, fingerprint, state, created_at) VALUES (?, 'k6', ?, 'running', ?)")
-      .run(tokenRow.id, fingerprint, Date.now());
+    await sql.run("INSERT INTO idempotency_records (credential, key, fingerprint, state, created_at) VALUES (?, 'k6', ?, 'running', ?)", [
+      tokenRow.id,
+      fingerprint,
+      Date.now(),
+    ]);
     const started = Date.now();
     const res = await create(t, "k6", "slow");
     expect(res.status).toBe(409);

@@ -5,26 +5,29 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { testApp, type TestApp } from "../support/app";
+import { type AppSql, appSql } from "../support/app-sql";
 
 let t: TestApp;
+let sql: AppSql;
 beforeAll(async () => {
   t = await testApp();
+  sql = appSql(t);
 });
 
 const create = (key: string, body: unknown, path = "/api/workflows") => t.req("POST", path, { body, headers: { "idempotency-key": key } });
-const count = () => (t.db.query("SELECT COUNT(*) AS n FROM workflows").get() as { n: number }).n;
+const count = async () => (await sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM workflows"))!.n;
 
 describe("8 Idempotency-Key on POST /api/workflows", () => {
   test("a replay answers the first result with Idempotency-Replayed: true and creates nothing", async () => {
     const first = await create("create-1", { name: "once" });
     expect(first.status).toBe(201);
     expect(first.headers.get("idempotency-replayed")).toBeNull();
-    const before = count();
+    const before = await count();
     const replay = await create("create-1", { name: "once" });
     expect(replay.status).toBe(201);
     expect(replay.headers.get("idempotency-replayed")).toBe("true");
     expect(replay.body).toEqual(first.body);
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
 
   // what differs from the first request with the same key → 422 IDEMPOTENCY_MISMATCH, nothing created
@@ -36,23 +39,25 @@ describe("8 Idempotency-Key on POST /api/workflows", () => {
   for (const [what, body, path] of mismatches) {
     test(`the same key with a different ${what} → 422 IDEMPOTENCY_MISMATCH`, async () => {
       await create("create-2", { name: "once" });
-      const before = count();
+      const before = await count();
       const res = await create("create-2", body, path);
       expect(res.status).toBe(422);
       expect(res.body.error.code).toBe("IDEMPOTENCY_MISMATCH");
-      expect(count()).toBe(before);
+      expect(await count()).toBe(before);
     });
   }
 
   test("a key whose original request is still running → 409 IDEMPOTENCY_IN_PROGRESS after a short wait", async () => {
-    const credential = (t.db.query("SELECT id FROM api_tokens WHERE name = 'bootstrap'").get() as { id: string }).id;
+    const credential = (await sql.get<{ id: string }>("SELECT id FROM api_tokens WHERE name = 'bootstrap'"))!.id;
     const body = { name: "slow" };
     const fingerprint = createHash("sha256")
       .update(`POST\n/api/workflows\n\n${JSON.stringify(body)}`)
       .digest("hex");
-    t.db
-      .query("INSERT INTO idempotency_records (credential, key, fingerprint, state, created_at) VALUES (?, 'create-3', ?, 'running', ?)")
-      .run(credential, fingerprint, Date.now());
+    await sql.run("INSERT INTO idempotency_records (credential, key, fingerprint, state, created_at) VALUES (?, 'create-3', ?, 'running', ?)", [
+      credential,
+      fingerprint,
+      Date.now(),
+    ]);
     const res = await create("create-3", body);
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe("IDEMPOTENCY_IN_PROGRESS");
@@ -60,7 +65,7 @@ describe("8 Idempotency-Key on POST /api/workflows", () => {
 
   test("records are kept 24 hours: an older one no longer replays", async () => {
     const first = await create("create-4", { name: "old" });
-    t.db.query("UPDATE idempotency_records SET created_at = ? WHERE key = 'create-4'").run(Date.now() - 24 * 3600_000 - 1000);
+    await sql.run("UPDATE idempotency_records SET created_at = ? WHERE key = 'create-4'", [Date.now() - 24 * 3600_000 - 1000]);
     const again = await create("create-4", { name: "old" });
     expect(again.status).toBe(201);
     expect(again.headers.get("idempotency-replayed")).toBeNull();
