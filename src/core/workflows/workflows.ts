@@ -100,7 +100,7 @@ export class Workflows {
   // ------------------------------------------------------------------ records
 
   /** The row of a workflow of this workspace, or 404 (another workspace's ids are simply not found). */
-  async row(workspaceId: string, id: string, storage: Storage = this.storage): Promise<WorkflowRow> {
+  async row(workspaceId: string, id: string, storage: Repositories = this.storage): Promise<WorkflowRow> {
     const row = await storage.workflows.get(workspaceId, id);
     if (!row) throw notFound(`workflow ${id}`);
     return row;
@@ -553,9 +553,7 @@ export class Workflows {
 
   /** What a run executes (spec 4.3 rule 1): production = the published snapshot, test = the draft. */
   async definitionForRun(workspaceId: string, workflowId: string, environment: Environment, via: Repositories = this.storage): Promise<RunDefinition> {
-    const row = await via.workflows.get(workspaceId, workflowId);
-    if (!row) throw notFound(`workflow ${workflowId}`);
-    return this.runDefinitionOf(row, environment, via);
+    return this.runDefinitionOf(await this.row(workspaceId, workflowId, via), environment, via);
   }
 
   /** As definitionForRun, for system callers that hold only a workflow id (schedulers, error workflows). */
