@@ -10,7 +10,7 @@ import { createLogger } from "../../src/http/logger";
 import { testApp, type TestApp } from "../support/app";
 import type { PostgresConnection } from "../../src/store/postgres/connection";
 import { postgresClient } from "../support/postgres-storage";
-import { storedText as sqliteStoredText } from "../support/stored-text";
+import { storedText } from "../support/stored-text";
 import { registerTestPieces } from "./support/flow";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -22,23 +22,6 @@ function clientOf(url: string): PostgresConnection {
   const client = clients.get(url) ?? postgresClient(url);
   clients.set(url, client);
   return client;
-}
-
-/**
- * Everything the app's store holds, as text (test/support/stored-text.ts): on PostgreSQL every text column of
- * every table, read through the test's own client.
- */
-async function storedText(t: TestApp): Promise<string> {
-  if (!t.databaseUrl) return sqliteStoredText(t);
-  const c = clientOf(t.databaseUrl);
-  const columns = await c.all<{ table_name: string; column_name: string }>(
-    "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND data_type = 'text'",
-  );
-  const texts: string[] = [];
-  for (const { table_name, column_name } of columns) {
-    for (const { v } of await c.all<{ v: string | null }>(`SELECT "${column_name}" AS v FROM "${table_name}"`)) texts.push(v ?? "");
-  }
-  return texts.join("\n");
 }
 
 /**

@@ -290,7 +290,7 @@ describe("managed OAuth apps (WEFT_OAUTH_APPS)", () => {
     expect(callback.status).toBe(200);
     expect(provider.lastTokenForm()!.get("client_id")).toBe(provider.clientId);
     expect((await m.req("GET", `/api/connections/${made.body.data.id}`)).body.data.status).toBe("active");
-    expect(storedText(m).includes(provider.clientSecret)).toBe(false);
+    expect((await storedText(m)).includes(provider.clientSecret)).toBe(false);
   });
 
   test("never for a piece whose URLs come from the connection: the generic piece still needs a clientId", async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, test, beforeAll } from "bun:test";
 import { testApp, type TestApp } from "../support/app";
+import { postgresClient } from "../support/postgres-storage";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -69,7 +70,7 @@ describe("envelope and errors (spec 2.1, 7)", () => {
   test("an unexpected error answers 500 INTERNAL with a request id and no stack", async () => {
     const broken = await testApp();
     // A table the request needs is gone (on PostgreSQL with the foreign keys that point at it).
-    if (broken.databaseUrl) broken.db.run("DROP TABLE workspaces CASCADE");
+    if (broken.databaseUrl) await postgresClient(broken.databaseUrl).run("DROP TABLE workspaces CASCADE");
     else {
       broken.db.run("PRAGMA foreign_keys = OFF");
       broken.db.run("DROP TABLE workspaces");

@@ -6,6 +6,7 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { testApp, type TestApp } from "../support/app";
+import { appSql } from "../support/app-sql";
 
 let t: TestApp;
 let doc: any;
@@ -108,14 +109,17 @@ function bodyWith(schema: any, path: string[], value: unknown): Record<string, u
 
 const WRONG: Record<string, unknown> = { string: 10, integer: "10", number: "1.5", boolean: "true" };
 
-function counts(): Record<string, number> {
+async function counts(): Promise<Record<string, number>> {
   // Every table of the store, on SQLite or on the PostgreSQL pass.
-  const tables = (
+  const sql = appSql(t);
+  const tables = await sql.all<{ name: string }>(
     t.databaseUrl
-      ? t.db.query("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'").all()
-      : t.db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all()
-  ) as Array<{ name: string }>;
-  return Object.fromEntries(tables.map(({ name }) => [name, Number((t.db.query(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n)]));
+      ? "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+      : "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+  );
+  const counted: Record<string, number> = {};
+  for (const { name } of tables) counted[name] = Number((await sql.get<{ n: number }>(`SELECT count(*) AS n FROM "${name}"`))!.n);
+  return counted;
 }
 
 describe("no coercion of body types", () => {
@@ -132,7 +136,7 @@ describe("no coercion of body types", () => {
   });
 
   test("every request body in the contract: each primitive field with a wrong-typed value is a 400 naming it, and nothing is stored", async () => {
-    const before = counts();
+    const before = await counts();
     const checked: string[] = [];
     const failures: string[] = [];
     for (const [path, operations] of Object.entries<any>(doc.paths)) {
@@ -163,7 +167,7 @@ describe("no coercion of body types", () => {
     // The walk reached the routes that take bodies (a contract without request bodies would check nothing).
     expect(checked.length).toBeGreaterThan(100);
     expect(checked.some((c) => c.includes("/api/workflows ") && c.includes("name"))).toBe(true);
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
   }, 60_000);
 });
 
@@ -179,7 +183,7 @@ describe("text is stored exactly or refused", () => {
     );
 
   test("a lone surrogate in a workflow's name is a 400 naming the field; nothing is stored", async () => {
-    const before = counts();
+    const before = await counts();
     for (const name of ['"adv\\ud800x"', '"\\udc00"', '"tail\\uD83D"']) {
       const res = await raw("/api/workflows", `{"name": ${name}}`);
       expect(res.status).toBe(400);
@@ -188,7 +192,7 @@ describe("text is stored exactly or refused", () => {
       expect(body.error.message).toContain("/name");
       expect(body.error.message).toContain("lone UTF-16 surrogate");
     }
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
   });
 
   test("deep inside a definition, and in a key, the path is named", async () => {

@@ -7,6 +7,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { testApp } from "../support/app";
+import { appSql } from "../support/app-sql";
 import { testStorage } from "../support/postgres-storage";
 
 const schedule = (name: string) => ({
@@ -37,7 +38,7 @@ describe(`the triggers' start-up repair (${testStorage()})`, () => {
     const [kept, stale] = ids as [string, string];
     expect(await t.deps.storage.triggers.schedule(stale)).not.toBeNull();
     // Unpublished behind the hooks' back, as an unpublish whose hook never finished leaves it.
-    t.db.run("UPDATE workflows SET status = 'inactive' WHERE id = ?", [stale]);
+    await appSql(t).run("UPDATE workflows SET status = 'inactive' WHERE id = ?", [stale]);
     await t.deps.triggers.reconcile();
     expect(await t.deps.storage.triggers.schedule(stale)).toBeNull();
     expect(await t.deps.storage.triggers.schedule(kept)).not.toBeNull();

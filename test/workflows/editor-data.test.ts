@@ -1,6 +1,7 @@
 /** Test payloads, pinned data with staleness, workflow variables (secrets encrypted), export and import. */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { testApp, type TestApp } from "../support/app";
+import { appSql } from "../support/app-sql";
 import { createWorkflow, greetDefinition, stockDefinition } from "./fixtures";
 
 let t: TestApp;
@@ -88,7 +89,7 @@ describe("workflow variables", () => {
     const listed = (await t.req("GET", `/api/workflows/${wf.id}/variables`)).body.data;
     expect(listed.find((v: any) => v.name === "apiKey")).toMatchObject({ value: null, secret: true, description: "stock API key" });
     expect(listed.find((v: any) => v.name === "apiBase").value).toBe("https://stock.example.com");
-    const stored = t.db.query("SELECT value FROM workflow_variables WHERE workflow_id = ? AND name = 'apiKey'").get(wf.id) as { value: string };
+    const stored = (await appSql(t).get<{ value: string }>("SELECT value FROM workflow_variables WHERE workflow_id = ? AND name = 'apiKey'", [wf.id]))!;
     expect(stored.value).not.toContain("sk_live_123");
     expect(stored.value.startsWith("v1:")).toBe(true);
     const run = await t.deps.workflows.definitionForRun(wf.workspaceId, wf.id, "test");

@@ -2,6 +2,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import type { PieceDef } from "../../src/pieces-sdk/types";
 import { testApp, type TestApp } from "../support/app";
+import { appSql } from "../support/app-sql";
 import { chainDefinition, createWorkflow, greetDefinition, stockDefinition } from "./fixtures";
 
 let t: TestApp;
@@ -247,7 +248,7 @@ describe("restore (spec 4.5)", () => {
     const moved = (await t.req("PUT", `/api/workflows/${wf.id}`, { body: { definition: d } })).body.data;
     expect(moved.pinnedData.greet.stale).toBe(true);
     // Simulate a workflow that lost its token (e.g. created before tokens were minted for its trigger).
-    t.db.run("UPDATE workflows SET webhook_token = NULL, webhook_token_hash = NULL WHERE id = ?", [wf.id]);
+    await appSql(t).run("UPDATE workflows SET webhook_token = NULL, webhook_token_hash = NULL WHERE id = ?", [wf.id]);
     const restored = (await t.req("POST", `/api/workflows/${wf.id}/versions/${v1}/restore`)).body.data;
     expect(restored.webhookToken).toBeString();
     expect(restored.testPayloads).toEqual({ default: { name: "Ada" } });
