@@ -1,11 +1,9 @@
 /**
  * The one place that knows the databases' error codes: SQLite's extended result codes (bun:sqlite's
- * SQLiteError `code`) and PostgreSQL's SQLSTATEs (Bun's SQL client's `errno`; ./postgres/sync-db.ts's
- * PostgresError `code`). The store throws StorageError (src/lib/storage-error.ts) with a kind instead, so code
+ * SQLiteError `code`) and PostgreSQL's SQLSTATEs (Bun's SQL client's `errno`). The store throws StorageError (src/lib/storage-error.ts) with a kind instead, so code
  * above it never names either database's codes (test/foundation/storage-seam.test.ts checks it).
  *
- * Where the translation happens: PostgreSQL's clients throw StorageError themselves (./postgres/connection.ts,
- * ./postgres/sync-db.ts); a SQLite error is translated by the storage port's connection and units
+ * Where the translation happens: PostgreSQL's clients throw StorageError themselves (./postgres/connection.ts); a SQLite error is translated by the storage port's connection and units
  * (./sqlite/connection.ts, ./sqlite/storage.ts: every call of
  * the areas on the port, e.g. `connections.insert`, whose "unique" the service asks for), and, for the rest,
  * by the HTTP error handler through `storageError`, which the composition root (src/app.ts) hands it. The run writer and the run readers answer across threads and

@@ -69,8 +69,7 @@ describe("compiled binary", () => {
     await expectWorkflowRuns(server);
   });
 
-  // Its connection lives on a thread of its own (src/store/postgres/sync-db.ts), whose entry must resolve
-  // inside the binary too.
+  // Bun's SQL client and the reader threads' entries must resolve inside the binary too.
   test.skipIf(!postgresBinaries())("stores in PostgreSQL with WEFT_DATABASE_URL, and runs a workflow there", async () => {
     const { url } = await freshPostgresDatabase();
     const alone = mkdtempSync(join(tmpdir(), "weft-alone-pg-"));

@@ -1,7 +1,6 @@
 /**
  * Statements committed as one transaction on a connection of one's own (`max: 1`): the run writer's lanes
- * (./run-batches.ts) and, at start-up, the store's connection thread (./sync-thread.ts). Kept apart from both
- * so that the thread loads nothing else.
+ * (./run-batches.ts) and the first batches on a reserved connection of the port's pool (./writer.ts).
  */
 import type { SQL } from "bun";
 
