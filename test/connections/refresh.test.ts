@@ -8,6 +8,7 @@ import { encryptJson } from "../../src/core/connections/context";
 import { createLogger } from "../../src/http/logger";
 import { nowIso } from "../../src/store/db";
 import { testApp, type TestApp } from "../support/app";
+import { appSql } from "../support/app-sql";
 import { authorize, createGeneric } from "./support/flow";
 import { startProvider, type Provider } from "./support/oauth-provider";
 
@@ -54,7 +55,7 @@ describe("refresh at run time", () => {
     await resolve(c); // refresh #1: the provider rotates and revokes the first refresh token
     provider.settings.expiresIn = 60;
     // Force another refresh: the stored token is short-lived again.
-    t.db.run("UPDATE connections SET token_expires_at = ? WHERE id = ?", [new Date(Date.now() + 1000).toISOString(), c.id]);
+    await appSql(t).run("UPDATE connections SET token_expires_at = ? WHERE id = ?", [new Date(Date.now() + 1000).toISOString(), c.id]);
     const before = provider.counts.refresh;
     const auth = await resolve(c); // works only with the NEW refresh token
     expect(provider.counts.refresh).toBe(before + 1);
@@ -67,7 +68,7 @@ describe("refresh at run time", () => {
     try {
       const c = await activeConnection();
       await resolve(c);
-      t.db.run("UPDATE connections SET token_expires_at = ? WHERE id = ?", [new Date(Date.now() + 1000).toISOString(), c.id]);
+      await appSql(t).run("UPDATE connections SET token_expires_at = ? WHERE id = ?", [new Date(Date.now() + 1000).toISOString(), c.id]);
       const before = provider.counts.refresh;
       await resolve(c);
       expect(provider.counts.refresh).toBe(before + 1);
