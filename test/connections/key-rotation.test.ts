@@ -8,21 +8,11 @@ import { secretBox } from "../../src/core/crypto";
 import { loadConfig } from "../../src/config";
 import { createLogger } from "../../src/http/logger";
 import { testApp, type TestApp } from "../support/app";
-import type { PostgresConnection } from "../../src/store/postgres/connection";
 import { postgresClient } from "../support/postgres-storage";
 import { storedText } from "../support/stored-text";
 import { registerTestPieces } from "./support/flow";
 
 const ROOT = resolve(import.meta.dir, "../..");
-
-const clients = new Map<string, PostgresConnection>();
-
-/** The test's own awaited client of an app's PostgreSQL database (the store's `Db` there answers no SQL), one per database. */
-function clientOf(url: string): PostgresConnection {
-  const client = clients.get(url) ?? postgresClient(url);
-  clients.set(url, client);
-  return client;
-}
 
 /**
  * A table of another module, holding a secret embedded in JSON, written and read with the test's own SQL: on
@@ -34,14 +24,14 @@ async function putOtherModuleDoc(t: TestApp, doc: string): Promise<void> {
     t.db.run("INSERT INTO other_module VALUES (?)", [doc]);
     return;
   }
-  const c = clientOf(t.databaseUrl);
+  const c = postgresClient(t.databaseUrl);
   await c.run("CREATE TABLE other_module (doc TEXT)");
   await c.run("INSERT INTO other_module VALUES ($1)", [doc]);
 }
 
 async function otherModuleDoc(t: TestApp, db: TestApp["db"]): Promise<string> {
   if (!t.databaseUrl) return (db.query("SELECT doc FROM other_module").get() as { doc: string }).doc;
-  return (await clientOf(t.databaseUrl).get<{ doc: string }>("SELECT doc FROM other_module"))!.doc;
+  return (await postgresClient(t.databaseUrl).get<{ doc: string }>("SELECT doc FROM other_module"))!.doc;
 }
 
 async function withSecrets(env: Record<string, string> = {}) {

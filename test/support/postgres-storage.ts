@@ -70,16 +70,21 @@ export function connectPostgresDatabase(url: string): Db {
   return db.asDatabase();
 }
 
-const clients: SQL[] = [];
+const clients = new Map<string, { pool: SQL; connection: PostgresConnection }>();
 
 /**
  * Awaited queries on a PostgreSQL database handed out above, for a test's own seeding and checks (the store's
- * `Db` answers no SQL: src/store/postgres/handle.ts). One connection; closed with the others.
+ * `Db` answers no SQL: src/store/postgres/handle.ts). One connection per database, shared by every caller;
+ * closed with the others.
  */
 export function postgresClient(url: string): PostgresConnection {
-  const pool = openPool(url, 1);
-  clients.push(pool);
-  return new PostgresConnection(pool);
+  let client = clients.get(url);
+  if (!client) {
+    const pool = openPool(url, 1);
+    client = { pool, connection: new PostgresConnection(pool) };
+    clients.set(url, client);
+  }
+  return client.connection;
 }
 
 /** Closes every database handed out and stops the server (the preload calls it after the last file). */
@@ -88,7 +93,8 @@ export async function stopSharedPostgres(): Promise<void> {
   await (await proxy?.catch(() => undefined))?.stop();
   proxy = undefined;
   const { pg, admin } = await server;
-  for (const client of clients.splice(0)) await client.close().catch(() => {});
+  for (const { pool } of clients.values()) await pool.close().catch(() => {});
+  clients.clear();
   for (const db of open.splice(0)) {
     try {
       db.close();
