@@ -136,7 +136,7 @@ export const piecesApi = (deps: AppDeps) => {
         permission,
         query: t.Object({ q: PieceSearch, ...PageQuery }, { additionalProperties: true }),
         response: List(PieceListItem),
-        detail: { tags, summary: "List the pieces the fleet serves, with their versions" },
+        detail: { tags, summary: "List the pieces this server serves, with their versions" },
       },
     )
     .get(

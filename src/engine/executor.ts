@@ -305,7 +305,7 @@ export class Executor {
     const actionId = node.actionId ?? "";
     // The version the step pins (installed packages can hold several side by side).
     const piece = this.host.pieces.get(pieceId, node.pieceVersion);
-    if (!piece) this.fail(run, node, startedAt, `piece "${pieceId}" is not in the fleet; available pieces: ${this.fleetIds()}`, node.config ?? {}, ids);
+    if (!piece) this.fail(run, node, startedAt, `piece "${pieceId}" is not served here; available pieces: ${this.pieceIds()}`, node.config ?? {}, ids);
     const action = piece && Object.hasOwn(piece.actions, actionId) ? piece.actions[actionId] : undefined;
     if (!action)
       this.fail(
@@ -416,7 +416,7 @@ export class Executor {
     });
   }
 
-  private fleetIds(): string {
+  private pieceIds(): string {
     const ids = (this.host.pieces as { ids?: () => string[] }).ids?.() ?? [];
     return ids.join(", ") || "none";
   }

@@ -1,5 +1,5 @@
 /**
- * The contract between pieces, the registry ("the fleet"), the gate and the engine.
+ * The contract between pieces, the registry (the pieces served), the gate and the engine.
  * Pieces are authored with the builders in ./index.ts; everything here is plain data + functions.
  */
 

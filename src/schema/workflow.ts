@@ -26,7 +26,7 @@ const nodeFields = {
   displayName: t.Optional(t.String({ maxLength: 200 })),
   type: t.String({ description: "action: PIECE, ROUTER or LOOP_ON_ITEMS; trigger: manual, webhook, cron, poll, error, run_finished, callable" }),
   pieceId: t.Optional(t.String({ maxLength: 200 })),
-  pieceVersion: t.Optional(t.String({ maxLength: 50, description: "pin; blank is filled with the fleet's version" })),
+  pieceVersion: t.Optional(t.String({ maxLength: 50, description: "pin; blank is filled with the served version" })),
   actionId: t.Optional(t.String({ maxLength: 200 })),
   config: t.Optional(Config),
   connectionId: t.Optional(t.String({ maxLength: 100 })),

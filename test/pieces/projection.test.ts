@@ -17,7 +17,7 @@ const gated = async (query = "") => {
 const names = (p: any) => Object.keys(p.inputSchema.properties);
 
 describe("projection shape (spec 2.5)", () => {
-  test("carries piece id and fleet version, the step's identity, schemas and every list", async () => {
+  test("carries piece id and served version, the step's identity, schemas and every list", async () => {
     const p = await gated();
     expect(p).toMatchObject({
       pieceId: "fixture",

@@ -256,7 +256,7 @@ describe("restore (spec 4.5)", () => {
     expect(restored.pinnedData.greet.stale).toBe(false);
   });
 
-  test("an ACTIVE workflow's snapshot naming a piece the fleet cannot run is refused with 422 naming the piece and fleet version", async () => {
+  test("an ACTIVE workflow's snapshot naming a piece not served here is refused with 422 naming the piece and the served version", async () => {
     const app = await testApp();
     const piece = (version: string): PieceDef => ({
       id: "legacy",
@@ -281,7 +281,7 @@ describe("restore (spec 4.5)", () => {
     expect(res.body.error.message).toContain("legacy");
     expect(res.body.error.message).toContain("2.0.0");
     expect((await app.req("GET", `/api/workflows/${wf.id}`)).body.data.definitionRev).toBe(before.definitionRev);
-    // A paused workflow's draft is not checked against the fleet.
+    // A paused workflow's draft is not checked against the pieces served.
     await app.req("POST", `/api/workflows/${wf.id}/unpublish`);
     expect((await app.req("POST", `/api/workflows/${wf.id}/versions/${v1}/restore`)).status).toBe(200);
   });

@@ -113,14 +113,14 @@ describe("POST /api/workflows (spec 4.1)", () => {
     expect(wf.webhookUrl).toEndWith(`/webhook/${wf.webhookToken}`);
   });
 
-  test("rule 4: blank pins are filled with the fleet's version; explicit pins are kept", async () => {
+  test("rule 4: blank pins are filled with the served version; explicit pins are kept", async () => {
     const d = greetDefinition();
     d.trigger.nextAction.pieceVersion = "";
     d.trigger.nextAction.nextAction.pieceVersion = "1.0.0";
     const wf = await createWorkflow(t, { definition: d });
-    const fleet = t.deps.pieces;
-    expect(wf.definition.trigger.pieceVersion).toBe(fleet.fleetVersion("webhook")!);
-    expect(wf.definition.trigger.nextAction.pieceVersion).toBe(fleet.fleetVersion("data")!);
+    const served = t.deps.pieces;
+    expect(wf.definition.trigger.pieceVersion).toBe(served.servedVersion("webhook")!);
+    expect(wf.definition.trigger.nextAction.pieceVersion).toBe(served.servedVersion("data")!);
     expect(wf.definition.trigger.nextAction.nextAction.pieceVersion).toBe("1.0.0");
   });
 

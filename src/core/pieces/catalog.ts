@@ -104,7 +104,7 @@ export function pieceDetail(piece: PieceDef) {
     id: piece.id,
     name: piece.name,
     version: piece.version,
-    // Spec 9.3: piece detail reports pieceVersion (the fleet's version, what blank pins are filled with).
+    // Spec 9.3: piece detail reports pieceVersion (the served version, what blank pins are filled with).
     pieceVersion: piece.version,
     description: piece.description,
     icon: piece.icon ?? null,
@@ -143,7 +143,7 @@ export function pieceSummary(piece: PieceDef) {
 // ---------- projections ----------
 
 /**
- * Projections are pure functions of (fleet generation, step, query), so identical requests — an editor
+ * Projections are pure functions of (registry generation, step, query), so identical requests — an editor
  * re-asking as the user types, an agent iterating — are answered from memory, already serialised.
  */
 export class ProjectionCache {

@@ -184,7 +184,7 @@ export class Poller {
     }
     let items: unknown[];
     try {
-      if (!def?.poll) throw new Error(`piece trigger ${trigger.pieceId}.${trigger.actionId} is not in the fleet or has no poll function`);
+      if (!def?.poll) throw new Error(`piece trigger ${trigger.pieceId}.${trigger.actionId} is not served here or has no poll function`);
       const auth = trigger.connectionId
         ? await this.o.runtime.auth({ workspaceId: live.workspaceId, connectionId: trigger.connectionId, pieceId: trigger.pieceId! })
         : undefined;

@@ -140,8 +140,8 @@ export function stepStamp(node: AnyNode): string {
   ).slice(0, 24);
 }
 
-export interface Fleet {
-  fleetVersion(pieceId: string): string | undefined;
+export interface ServedVersions {
+  servedVersion(pieceId: string): string | undefined;
 }
 
 export interface Normalized {
@@ -155,7 +155,7 @@ export interface Normalized {
  * removed wherever it appears, blank pins filled with the fleet's version (unknown pieces keep a
  * blank pin: existence is the gate's business), defaults for the optional top-level fields.
  */
-export function normalizeDefinition(input: FlowVersionT, fleet: Fleet): Normalized {
+export function normalizeDefinition(input: FlowVersionT, pieces: ServedVersions): Normalized {
   const definition = structuredClone(input) as FlowVersionT & { webhookToken?: unknown };
   delete definition.webhookToken;
   const pinnedData = definition.pinnedData ?? {};
@@ -166,7 +166,7 @@ export function normalizeDefinition(input: FlowVersionT, fleet: Fleet): Normaliz
   for (const { node } of walk(definition)) {
     delete (node as { webhookToken?: unknown }).webhookToken;
     if (node.pieceId && (node.pieceVersion === undefined || node.pieceVersion.trim() === "")) {
-      const version = fleet.fleetVersion(node.pieceId);
+      const version = pieces.servedVersion(node.pieceId);
       if (version) node.pieceVersion = version;
       else delete node.pieceVersion;
     }

@@ -23,12 +23,12 @@ import type { LifecycleHooks, PublishedVersion } from "./hooks";
 import { assertWithinLimits, cronExpressionOf, definitionHash, normalizeDefinition, shapeOf } from "./tree";
 import {
   connectionPieces,
-  FLEET_CODES,
+  UNRUNNABLE_CODES,
   markValidity,
   publicDiagnostics,
   validateDefinition,
   type ConnectionChoice,
-  type GateFleet,
+  type GatePieces,
   type GateResult,
 } from "./validate";
 
@@ -42,7 +42,7 @@ export interface WorkflowsOptions {
   storage: Storage;
   log: Logger;
   /** The piece registry; a function because it may be built after this service. */
-  fleet: () => GateFleet;
+  pieces: () => GatePieces;
   secrets: SecretBox;
   publicUrl: string;
   hooks: LifecycleHooks[];
@@ -93,8 +93,8 @@ export class Workflows {
     this.connectionDirectory = directory;
   }
 
-  get fleet(): GateFleet {
-    return this.options.fleet();
+  get pieces(): GatePieces {
+    return this.options.pieces();
   }
 
   // ------------------------------------------------------------------ records
@@ -223,13 +223,13 @@ export class Workflows {
     // one not read (a piece installed meanwhile), that one is read and the gate runs again: it answers as if it
     // had read every connection it needed.
     const choices = new Map<string, ConnectionChoice[]>();
-    let unread = directory ? connectionPieces(definition, this.fleet) : [];
+    let unread = directory ? connectionPieces(definition, this.pieces) : [];
     for (;;) {
       const read = await Promise.all(unread.map(async (pieceId) => [pieceId, await directory!(workspaceId, pieceId)] as const));
       for (const [pieceId, connections] of read) choices.set(pieceId, connections);
       const asked = new Set<string>();
       const result = validateDefinition(definition, {
-        fleet: this.fleet,
+        pieces: this.pieces,
         connections: directory
           ? (pieceId) => {
               const connections = choices.get(pieceId);
@@ -255,16 +255,16 @@ export class Workflows {
 
   /**
    * The editor-save gate (spec 4.5 rule 1): structure (already checked by the schema), limits, and —
-   * for an ACTIVE workflow — every piece runnable by the live fleet; 422 PIECE_UNAVAILABLE otherwise.
+   * for an ACTIVE workflow — every piece runnable by the pieces served (in a cluster, by every instance that executes runs); 422 PIECE_UNAVAILABLE otherwise.
    * Returns the full gate result so the caller can set each node's `valid` flag.
    */
   private async saveGate(workspaceId: string, definition: FlowVersionT, workflowId: string | undefined, active: boolean): Promise<GateResult> {
     assertWithinLimits(shapeOf(definition));
     const result = await this.gate(workspaceId, definition, workflowId);
     if (active) {
-      const blocking = result.errors.filter((e) => FLEET_CODES.has(e.code));
+      const blocking = result.errors.filter((e) => UNRUNNABLE_CODES.has(e.code));
       if (blocking.length > 0) {
-        throw new AppError("PIECE_UNAVAILABLE", `the workflow is live and the fleet cannot run: ${blocking.map((e) => e.message).join("; ")}`, {
+        throw new AppError("PIECE_UNAVAILABLE", `the workflow is live and the pieces served cannot run it: ${blocking.map((e) => e.message).join("; ")}`, {
           errors: blocking,
         });
       }
@@ -289,11 +289,11 @@ export class Workflows {
    * (or by an import, with its variables, in one unit).
    */
   async prepareCreate(actor: Actor, body: WorkflowCreateBodyT): Promise<{ row: WorkflowRow; definition: FlowVersionT; pins: Record<string, unknown> }> {
-    const fleet = this.fleet;
+    const pieces = this.pieces;
     let definition: FlowVersionT;
     let pins: Record<string, unknown> = {};
     if (body.definition) {
-      ({ definition, pinnedData: pins } = normalizeDefinition(body.definition, fleet));
+      ({ definition, pinnedData: pins } = normalizeDefinition(body.definition, pieces));
       assertTriggerType(body.triggerType, definition);
     } else {
       definition = emptyDefinition();
@@ -339,7 +339,7 @@ export class Workflows {
       if (body.definition !== undefined) {
         const before = await this.row(actor.workspaceId, id);
         assertRevision(before, body.expectedRev);
-        const { definition, pinnedData: pins } = normalizeDefinition(body.definition, this.fleet);
+        const { definition, pinnedData: pins } = normalizeDefinition(body.definition, this.pieces);
         assertTriggerType(body.triggerType, definition);
         const active = before.status === "active";
         const result = await this.saveGate(actor.workspaceId, definition, before.id, active);
@@ -530,7 +530,7 @@ export class Workflows {
       const before = await this.row(actor.workspaceId, id);
       const version = await this.versionRow(actor.workspaceId, id, versionId);
       assertRevision(before, expectedRev);
-      const { definition } = normalizeDefinition(this.snapshot(version), this.fleet);
+      const { definition } = normalizeDefinition(this.snapshot(version), this.pieces);
       const active = before.status === "active";
       await this.saveGate(actor.workspaceId, definition, before.id, active);
       const next = await this.storage.atomically(async (unit) => {
