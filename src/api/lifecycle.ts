@@ -1,4 +1,4 @@
-/** Lifecycle (spec 3.1, 4.2, 4.4, 4.5): validate, publish, unpublish, webhook rotation, versions, restore, variables. */
+/** Lifecycle (docs/api.md sections 2–6): validate, publish, unpublish, webhook rotation, versions, restore, variables. */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import { Data, IdParams, List, Uuid } from "../schema/common";

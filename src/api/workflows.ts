@@ -1,4 +1,4 @@
-/** Workflows (spec 2.2, 4.1, 4.10): create, list, read, replace, delete, export and import. */
+/** Workflows (docs/api.md "1. Create a workflow", "Everything else"): create, list, read, replace, delete, export and import. */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import { Data, IdParams, List, pageOf } from "../schema/common";

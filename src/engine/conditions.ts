@@ -1,5 +1,5 @@
 /**
- * Router conditions (DESIGN.md §3): `conditions` is OR over groups, AND inside a group; a branch with
+ * Router conditions (docs/engine.md "Expressions and conditions"): `conditions` is OR over groups, AND inside a group; a branch with
  * `conditions: []` is the fallback. Operands arrive with their `{{ }}` expressions already resolved.
  * Comparisons that cannot apply (a number operator on text that is not a number, a date operator on
  * something that is not a date) are false rather than errors, so a router always picks a branch.

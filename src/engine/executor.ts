@@ -1,5 +1,5 @@
 /**
- * Walks a definition tree for one run (DESIGN.md §3 "Errors in a run", §4):
+ * Walks a definition tree for one run (docs/engine.md "From start to finish", "Errors, retries, sub-flows"):
  * PIECE steps (with the piece's retry policy), ROUTER (first branch whose conditions hold, else the
  * fallback branch, then nextAction), LOOP_ON_ITEMS (body once per item, iteration outputs collected),
  * `skip`, `onErrorAction`, the run's time limit, cancellation, the per-run memory budget and pauses.

@@ -1,5 +1,5 @@
 /**
- * Expressions (DESIGN.md §3): `{{ expr }}` inside any string of a step's `config` holds a JSONata
+ * Expressions (docs/engine.md "Expressions and conditions"): `{{ expr }}` inside any string of a step's `config` holds a JSONata
  * expression evaluated against the run context — never JavaScript.
  *
  * - `findExpressions` / `checkExpressionSyntax` / `expressionRoots` serve the publish gate.

@@ -3,7 +3,7 @@
  * Pieces are authored with the builders in ./index.ts; everything here is plain data + functions.
  */
 
-// ---------- properties (spec 2.5 "property") ----------
+// ---------- properties (docs/pieces.md "Properties") ----------
 
 export type PropertyKind = "string" | "number" | "integer" | "boolean" | "object" | "array" | "json" | "code";
 

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key (spec 8): opt-in per route via the `idempotent` macro. Records are per credential,
+ * Idempotency-Key (docs/api.md "Everything else"): opt-in per route via the `idempotent` macro. Records are per credential,
  * kept 24 h, fingerprinted over method + path + query + body. Replays carry `Idempotency-Replayed: true`;
  * a key still running answers 409 after a short wait; a different fingerprint answers 422; 5xx answers
  * are not stored. Write routes that do not opt in refuse the header. In a cluster the records are shared: a key

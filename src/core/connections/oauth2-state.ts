@@ -1,5 +1,5 @@
 /**
- * The OAuth2 `state` parameter (spec 4.7 rule 2): a random nonce, the connection it is bound to and its
+ * The OAuth2 `state` parameter (docs/connections.md "The OAuth2 flow"): a random nonce, the connection it is bound to and its
  * expiry, signed with HMAC-SHA256. The signature lets the callback refuse a forged or edited state before
  * touching the database; single use comes from the server-side row that the callback deletes.
  */

@@ -1,5 +1,5 @@
 /**
- * Where a connection's OAuth2 requests go and with which client (spec 4.7 rules 4–5): a piece declaring
+ * Where a connection's OAuth2 requests go and with which client (docs/connections.md "Managed OAuth apps"): a piece declaring
  * auth.oauth2 supplies its URLs and default scopes; the generic piece takes config.authUrl/tokenUrl/scope
  * from the connection; a managed app's client is used only with the piece's own declared URLs.
  */

@@ -1,5 +1,5 @@
 /**
- * Walking and normalising the step tree (FlowVersion, spec 2.3): the limits, the canonical hash
+ * Walking and normalising the step tree (FlowVersion, docs/api.md "1. Create a workflow"): the limits, the canonical hash
  * behind `hasUnpublishedChanges`, step stamps behind pinned-data staleness, pin filling and the
  * removal of what a client may not set (webhookToken) or what must not leave the workspace
  * (connection ids on export).
@@ -151,7 +151,7 @@ export interface Normalized {
 }
 
 /**
- * What every save does to a supplied definition (spec 4.1 rules 3–4): a private copy, webhookToken
+ * What every save does to a supplied definition (docs/api.md "1. Create a workflow"): a private copy, webhookToken
  * removed wherever it appears, blank pins filled with the fleet's version (unknown pieces keep a
  * blank pin: existence is the gate's business), defaults for the optional top-level fields.
  */

@@ -1,7 +1,7 @@
 /**
  * THE gate. One function — `validateDefinition` — answers `POST /api/workflows/validate`, decides
  * publish, and guards restores and editor saves of an active workflow, so a definition that
- * validates also publishes (spec 1, convention 4). Every diagnostic names the fault and, where one
+ * validates also publishes (docs/api.md "2. Validate"). Every diagnostic names the fault and, where one
  * exists, the admissible set (`allowed`).
  *
  * One file on purpose: the gate is one pass over one definition, and its checks share that pass's state

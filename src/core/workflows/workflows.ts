@@ -1,5 +1,5 @@
 /**
- * Workflows: the draft and its record (spec 2.2, 4.1, 4.10), publish/unpublish (3.1), versions and
+ * Workflows: the draft and its record, publish/unpublish, versions and
  * restore (4.5), webhook tokens, and what a run executes. Pinned data, test payloads and variables
  * live in ./editor-data.ts; export/import in ./transfer.ts; folders in ./folders.ts.
  *
@@ -136,7 +136,7 @@ export class Workflows {
     return definition;
   }
 
-  /** The full record (spec 2.2): definition, test payloads, pinned data and lastRun included. */
+  /** The full record (docs/api.md "1. Create a workflow" shows one): definition, test payloads, pinned data and lastRun included. */
   async record(row: WorkflowRow, storage: Storage = this.storage): Promise<WorkflowT> {
     const definition = this.draft(row);
     const live = await storage.workflows.liveVersionHash(row.latest_version_id);
@@ -144,7 +144,7 @@ export class Workflows {
     const lastRun = (await this.lastRuns([row.id], storage)).get(row.id) ?? null;
     const { id, name, description, ...rest } = this.summary({ ...row, live_hash: live?.hash ?? null, live_number: live?.number ?? null }, lastRun);
     const { lastRun: last, ...fields } = rest;
-    // Field order follows spec 2.2 so a person reading the JSON finds what the table lists.
+    // Fields in the order docs/api.md "1. Create a workflow" shows a record, so a person reading the JSON finds them.
     return {
       id,
       name,
@@ -254,7 +254,7 @@ export class Workflows {
   }
 
   /**
-   * The editor-save gate (spec 4.5 rule 1): structure (already checked by the schema), limits, and —
+   * The editor-save gate (docs/api.md "5. Edit, conflict, restore"): structure (already checked by the schema), limits, and —
    * for an ACTIVE workflow — every piece runnable by the pieces served (in a cluster, by every instance that executes runs); 422 PIECE_UNAVAILABLE otherwise.
    * Returns the full gate result so the caller can set each node's `valid` flag.
    */
@@ -408,7 +408,7 @@ export class Workflows {
     }
   }
 
-  // ------------------------------------------------------------------ lifecycle (spec 3.1)
+  // ------------------------------------------------------------------ lifecycle (docs/api.md "3. Publish", "6. Unpublish…")
 
   /** Publish: gate → immutable version (unless the draft equals the live one) → live. */
   async publish(actor: Actor, id: string): Promise<WorkflowT> {
@@ -503,7 +503,7 @@ export class Workflows {
     return record;
   }
 
-  // ------------------------------------------------------------------ versions (spec 4.5)
+  // ------------------------------------------------------------------ versions (docs/api.md "5. Edit, conflict, restore")
 
   async versions(workspaceId: string, id: string) {
     const row = await this.row(workspaceId, id);
@@ -523,7 +523,7 @@ export class Workflows {
     return version;
   }
 
-  /** Copies a version's snapshot over the draft; production is untouched (spec 3.1, 4.5). */
+  /** Copies a version's snapshot over the draft; production is untouched until the next publish. */
   async restore(actor: Actor, id: string, versionId: string, expectedRev?: number): Promise<WorkflowT> {
     // The snapshot passes the gate before the unit, as in `update`.
     for (let attempt = 1; ; attempt++) {
@@ -551,7 +551,7 @@ export class Workflows {
 
   // ------------------------------------------------------------------ for the engine and triggers
 
-  /** What a run executes (spec 4.3 rule 1): production = the published snapshot, test = the draft. */
+  /** What a run executes (docs/api.md "4. Run"): production = the published snapshot, test = the draft. */
   async definitionForRun(workspaceId: string, workflowId: string, environment: Environment, via: Repositories = this.storage): Promise<RunDefinition> {
     return this.runDefinitionOf(await this.row(workspaceId, workflowId, via), environment, via);
   }
