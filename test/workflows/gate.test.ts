@@ -1,4 +1,4 @@
-/** Spec 4.2 and DESIGN.md §3: the gate's diagnostics name the fault and the admissible set. */
+/** The gate's diagnostics (docs/api.md "2. Validate") name the fault and the admissible set. */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { CONDITION_OPERATORS } from "../../src/schema/workflow";
 import { testApp, type TestApp } from "../support/app";

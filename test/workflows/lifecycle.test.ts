@@ -1,4 +1,4 @@
-/** Spec 3.1 (every row of the state table), 4.4, 4.5 and 4.10: publish, unpublish, rotate, versions, restore. */
+/** Publish, unpublish, rotate, versions, restore (docs/api.md sections 3, 5 and 6): every draft/active/paused transition. */
 import { beforeAll, describe, expect, test } from "bun:test";
 import type { PieceDef } from "../../src/pieces-sdk/types";
 import { testApp, type TestApp } from "../support/app";
@@ -19,7 +19,7 @@ beforeAll(async () => {
 const publish = (id: string) => t.req("POST", `/api/workflows/${id}/publish`);
 const unpublish = (id: string, headers?: Record<string, string>) => t.req("POST", `/api/workflows/${id}/unpublish`, { headers });
 
-describe("state table (spec 3.1)", () => {
+describe("state table: draft, active, paused", () => {
   test("(none) → POST /api/workflows → draft, whatever status the body names", async () => {
     const res = await t.req("POST", "/api/workflows", { body: { name: "x", status: "active" } });
     expect(res.body.data.status).toBe("draft");
@@ -180,7 +180,7 @@ describe("POST /api/workflows/{id}/webhook/rotate", () => {
   });
 });
 
-describe("restore (spec 4.5)", () => {
+describe("restore", () => {
   async function twoVersions() {
     const wf = await createWorkflow(t, { definition: greetDefinition() });
     const v1 = (await publish(wf.id)).body.data.latestVersionId;

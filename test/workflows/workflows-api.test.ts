@@ -1,4 +1,4 @@
-/** Spec 2.2, 2.3, 4.1 and 4.10: create, read, list, replace and delete workflows. */
+/** Create, read, list, replace and delete workflows (docs/api.md "1. Create a workflow", "Everything else"). */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { testApp, type TestApp } from "../support/app";
 import { chainDefinition, createWorkflow, greetDefinition, stockDefinition } from "./fixtures";
@@ -32,8 +32,8 @@ const SPEC_FIELDS = [
   "lastRun",
 ];
 
-describe("POST /api/workflows (spec 4.1)", () => {
-  test("the record carries every field of spec 2.2; lastRun is present and null; status is draft", async () => {
+describe("POST /api/workflows", () => {
+  test("the record carries every field of a workflow record; lastRun is present and null; status is draft", async () => {
     const res = await t.req("POST", "/api/workflows", { body: { name: "Hello" } });
     expect(res.status).toBe(201);
     const wf = res.body.data;
