@@ -1,4 +1,7 @@
-/** Workflows (docs/api.md "1. Create a workflow", "Everything else"): create, list, read, replace, delete, export and import. */
+/**
+ * Workflows (docs/api.md "1. Create a workflow", "Everything else"): create, list, read, replace, delete,
+ * export and import.
+ */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import { Data, IdParams, List, pageOf } from "../schema/common";

@@ -21,7 +21,10 @@ export * from "./types";
 
 // ---------- properties ----------
 
-/** Fields every property builder accepts (a projected property minus what the builder sets itself; docs/pieces.md "Properties"). */
+/**
+ * Fields every property builder accepts (a projected property minus what the builder sets itself;
+ * docs/pieces.md "Properties").
+ */
 export interface PropertyOptions {
   displayName?: string;
   description?: string;

@@ -1,6 +1,6 @@
 /**
- * The OAuth2 flow (docs/connections.md) end to end, in-process Weft against a real OAuth2 server on loopback: the authorize URL's
- * contents, PKCE, the signed single-use 10-minute state, the callback's HTML answers, managed apps.
+ * The OAuth2 flow (docs/connections.md) end to end, in-process Weft against a real OAuth2 server on loopback:
+ * the authorize URL's contents, PKCE, the signed single-use 10-minute state, the callback's HTML answers, managed apps.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";

@@ -1,5 +1,6 @@
 /**
- * POST /api/workflows/{id}/run, GET /api/runs/{id}, cancel and retry (docs/api.md "4. Run", docs/engine.md "Runs API decisions").
+ * POST /api/workflows/{id}/run, GET /api/runs/{id}, cancel and retry (docs/api.md "4. Run", docs/engine.md
+ * "Runs API decisions").
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { stepIdOf } from "../../src/lib/ids";

@@ -1,4 +1,7 @@
-/** Publish, unpublish, rotate, versions, restore (docs/api.md sections 3, 5 and 6): every draft/active/paused transition. */
+/**
+ * Publish, unpublish, rotate, versions, restore (docs/api.md sections 3, 5 and 6): every draft/active/paused
+ * transition.
+ */
 import { beforeAll, describe, expect, test } from "bun:test";
 import type { PieceDef } from "../../src/pieces-sdk/types";
 import { testApp, type TestApp } from "../support/app";

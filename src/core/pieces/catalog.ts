@@ -104,7 +104,8 @@ export function pieceDetail(piece: PieceDef) {
     id: piece.id,
     name: piece.name,
     version: piece.version,
-    // Piece detail reports pieceVersion too (docs/pieces.md "The Pieces API": the served version, what blank pins are filled with).
+    // Piece detail reports pieceVersion too (docs/pieces.md "The Pieces API": the served version, what blank
+    // pins are filled with).
     pieceVersion: piece.version,
     description: piece.description,
     icon: piece.icon ?? null,

@@ -136,7 +136,10 @@ export class Workflows {
     return definition;
   }
 
-  /** The full record (docs/api.md "1. Create a workflow" shows one): definition, test payloads, pinned data and lastRun included. */
+  /**
+   * The full record (docs/api.md "1. Create a workflow" shows one): definition, test payloads, pinned data and
+   * lastRun included.
+   */
   async record(row: WorkflowRow, storage: Storage = this.storage): Promise<WorkflowT> {
     const definition = this.draft(row);
     const live = await storage.workflows.liveVersionHash(row.latest_version_id);
@@ -254,8 +257,9 @@ export class Workflows {
   }
 
   /**
-   * The editor-save gate (docs/api.md "5. Edit, conflict, restore"): structure (already checked by the schema), limits, and —
-   * for an ACTIVE workflow — every piece runnable by the pieces served (in a cluster, by every instance that executes runs); 422 PIECE_UNAVAILABLE otherwise.
+   * The editor-save gate (docs/api.md "5. Edit, conflict, restore"): structure (already checked by the schema),
+   * limits, and — for an ACTIVE workflow — every piece runnable by the pieces served (in a cluster, by every
+   * instance that executes runs); 422 PIECE_UNAVAILABLE otherwise.
    * Returns the full gate result so the caller can set each node's `valid` flag.
    */
   private async saveGate(workspaceId: string, definition: FlowVersionT, workflowId: string | undefined, active: boolean): Promise<GateResult> {
@@ -408,7 +412,7 @@ export class Workflows {
     }
   }
 
-  // ------------------------------------------------------------------ lifecycle (docs/api.md "3. Publish", "6. Unpublish…")
+  // ------------------------------------------------------------------ lifecycle (docs/api.md sections 3 and 6)
 
   /** Publish: gate → immutable version (unless the draft equals the live one) → live. */
   async publish(actor: Actor, id: string): Promise<WorkflowT> {
@@ -503,7 +507,7 @@ export class Workflows {
     return record;
   }
 
-  // ------------------------------------------------------------------ versions (docs/api.md "5. Edit, conflict, restore")
+  // ------------------------------------------------------------------ versions (docs/api.md section 5)
 
   async versions(workspaceId: string, id: string) {
     const row = await this.row(workspaceId, id);
