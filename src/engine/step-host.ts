@@ -153,7 +153,7 @@ export class StepHost implements ExecutorHost {
     return version !== undefined && this.pool.serves(pieceId, version);
   }
 
-  /** Spawns the worker pool once and resolves when its fleet is known (or it failed: steps then run here). */
+  /** Spawns the worker pool once and resolves when its loaded pieces are known (or it failed: steps then run here). */
   private ensurePool(): Promise<void> {
     if (this.poolPromise) return this.poolPromise;
     const { config, log, storeAddress } = this.t.o;

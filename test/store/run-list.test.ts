@@ -1,9 +1,9 @@
 /**
- * The run list (spec 4.6) from kept counts (migration 008): for every filter and sort, on the first, a
- * middle, the last and a page past the end, the store answers exactly what a plain reading of all runs
- * gives — after inserts, status changes, tag changes and deletions, which the counts must follow. Runs
- * share start times and spread over hours with gaps, so page boundaries fall inside hours and between
- * them. Runs on SQLite, and on PostgreSQL under `npm run test:postgres`.
+ * The run list (GET /api/runs, docs/api.md "4. Run") from kept counts (migration 008): for every filter and
+ * sort, on the first, a middle, the last and a page past the end, the store answers exactly what a plain
+ * reading of all runs gives — after inserts, status changes, tag changes and deletions, which the counts must
+ * follow. Runs share start times and spread over hours with gaps, so page boundaries fall inside hours and
+ * between them. Runs on SQLite, and on PostgreSQL under `npm run test:postgres`.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";

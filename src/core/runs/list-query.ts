@@ -1,5 +1,5 @@
 /**
- * GET /api/runs query rules (spec 4.6): every filter value that is not legal is dropped silently
+ * GET /api/runs query rules (docs/api.md "4. Run"): every filter value that is not legal is dropped silently
  * (the reply is 200 with that filter not applied); page and limit fall back to 1 and 20; environment
  * falls back to production, so test runs are hidden unless asked for with `test` or `all`.
  */

@@ -1,5 +1,5 @@
 /**
- * The Runs API's core (spec 4.3, 4.6, 4.10; DESIGN.md §3 "Runs"): starting a workflow run, listing and
+ * The Runs API's core (docs/api.md "4. Run", docs/engine.md "Runs API decisions"): starting a workflow run, listing and
  * reading runs, cancel, retry and resume links. Everything is bounded by the caller's workspace; another
  * workspace's run ids answer 404.
  */
