@@ -14,6 +14,7 @@ import { PieceLoadError } from "./pieces-runtime/loader";
 import { loadRegistry } from "./pieces-runtime/registry";
 import { commandOf } from "./runtime-tuning";
 import { createLogger, type Logger } from "./http/logger";
+import { describeBuild } from "./lib/build-info";
 import { backupDatabase } from "./store/backup";
 import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./store/copy-to-postgres";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
@@ -46,7 +47,7 @@ Usage:
   weft mcp                           serve the MCP tools over stdio for a desktop agent, acting as
                                      the API token in WEFT_TOKEN; relays to WEFT_URL (or a server
                                      running at WEFT_HOST:WEFT_PORT) when there is one (docs/mcp.md)
-  weft version                       print the version
+  weft version                       print the version, the commit and the target it was built for
   weft --help                        this text
 
 Environment (all optional): WEFT_HOST (127.0.0.1), WEFT_PORT (8080), WEFT_DATA_DIR (./weft-data),
@@ -385,7 +386,7 @@ export async function main(argv: string[]) {
       await mcp(config);
       return;
     case "version":
-      console.log(VERSION);
+      console.log(describeBuild(VERSION));
       return;
     case "migrate": {
       if (argv.length > 1) {

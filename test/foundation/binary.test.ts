@@ -102,7 +102,8 @@ describe("compiled binary", () => {
 
   test("prints its version and help", () => {
     const version = Bun.spawnSync([binary, "version"]);
-    expect(version.stdout.toString().trim()).toMatch(/^\d+\.\d+\.\d+/);
+    // The version first, then the build: the commit and the target embedded by build.ts.
+    expect(version.stdout.toString().trim()).toMatch(/^\d+\.\d+\.\d+ \(commit ([0-9a-f]+(-dirty)?|source), (linux|darwin|windows)-(x64|arm64)\)$/);
     const help = Bun.spawnSync([binary, "--help"]);
     expect(help.stdout.toString()).toContain("token create");
   });
