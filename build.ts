@@ -37,6 +37,9 @@ export const BYTECODE_ORDER = "scripts/bytecode-order.txt";
  * linux-x64-baseline is for x86-64 CPUs without AVX2 (`grep -o avx2 /proc/cpuinfo` prints nothing there). In
  * Bun 1.4.5 @oven/bun-linux-x64 and @oven/bun-linux-x64-baseline hold the same runtime, byte for byte, so the
  * two files differ only in the target they name; kept apart so a download guide stays right when Bun's differ.
+ * darwin-x64: Bun 1.4.5 leaves the Intel runtime's signature in place, which no longer matches the file; macOS
+ * refuses it until re-signed on a Mac (`codesign --force --sign -`, docs/install.md). darwin-arm64 is ad-hoc
+ * signed as built.
  */
 export const RELEASE_TARGETS: Readonly<Record<string, string>> = {
   "linux-x64": "bun-linux-x64",
