@@ -108,6 +108,13 @@ describe("compiled binary", () => {
     expect(help.stdout.toString()).toContain("token create");
   });
 
+  test("writes a systemd unit that runs this binary (weft service install)", () => {
+    const unit = join(mkdtempSync(join(tmpdir(), "weft-bin-unit-")), "weft.service");
+    const install = Bun.spawnSync([binary, "service", "install", "--path", unit], { stdout: "pipe", stderr: "pipe" });
+    expect(install.exitCode).toBe(0);
+    expect(readFileSync(unit, "utf8")).toContain(`\nExecStart=${binary} serve\n`);
+  });
+
   test("installs an Activepieces piece from a tarball with no node or npm on PATH, and a workflow runs it", async () => {
     const tarball = await packTarball(await fixturePackage("1.0.0"));
     const home = mkdtempSync(join(tmpdir(), "weft-bin-pieces-"));
