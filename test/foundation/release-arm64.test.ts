@@ -59,11 +59,14 @@ describe.skipIf(skip)("linux-arm64 binary under qemu-user", () => {
     expect(version.stdout.toString().trim()).toMatch(/^\d+\.\d+\.\d+ \(commit [0-9a-f]+(-dirty)?, linux-arm64\)$/);
   }, 90_000);
 
-  test("starts and answers /healthz", async () => {
+  test("starts, answers /healthz and serves the UI from inside the binary", async () => {
     console.log(`linux-arm64 under qemu-user: spawn → /healthz ${Math.round(startMs)} ms`);
     const res = await server.fetch("/healthz", { token: null });
     expect(res.status).toBe(200);
     expect((await res.json()).data.status).toBe("ok");
+    const ui = await server.fetch("/", { token: null });
+    expect(ui.status).toBe(200);
+    expect(await ui.text()).toContain("data-weft-ui");
   });
 
   test("runs a webhook workflow and answers with its reply", async () => {
