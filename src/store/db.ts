@@ -8,8 +8,6 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Synchronous } from "../config";
 import { migrations } from "./sqlite/migrations";
-import { isPostgres } from "./postgres/handle";
-import { rethrowTranslated } from "./storage-errors";
 
 export type Db = Database;
 

@@ -219,7 +219,7 @@ const parse = (text: string | null): unknown => (text === null ? null : JSON.par
 
 function valuesOf<Row>(row: Row, columns: readonly (keyof Row)[]): RowValues {
   const values: RowValues = new Array(columns.length);
-  for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]] as SQLQueryBindings;
+  for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]] as RowValues[number];
   return values;
 }
 
