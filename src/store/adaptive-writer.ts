@@ -33,7 +33,8 @@
  * other one may have pruned them (retention deletes orphan definitions through the writer).
  */
 import { readFileSync } from "node:fs";
-import { type Db, openDatabase } from "./db";
+import type { Db } from "./db";
+import { openDatabase } from "./sqlite/db";
 import { InlineWriter, type QueuedOp, type RunWrites, ThreadWriter, WRITER_CACHE_KIB } from "./run-writes";
 
 /** Main-thread CPU share (0–1) at or above which inline commits move to the thread. */

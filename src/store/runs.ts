@@ -4,7 +4,8 @@
  * their conversions and the statements that read and write them change together.
  */
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
-import { bindRow, countOf, type Db } from "./db";
+import { bindRow, countOf } from "./sqlite/db";
+import type { Db } from "./db";
 import { type RunLayout, runLayout, type Stored } from "./run-layout";
 import {
   BLANK,

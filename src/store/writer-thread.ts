@@ -4,7 +4,8 @@
  * main thread. (On PostgreSQL the writer's client is asynchronous and commits from the main thread:
  * postgres/writer.ts.)
  */
-import { openDatabase, type Db } from "./db";
+import { openDatabase } from "./sqlite/db";
+import type { Db } from "./db";
 import { truncateWal } from "./maintenance";
 import { forgetWrites, RunStore } from "./runs";
 import { applyBatch, applyWireOp, packFinishedRuns, type WireOp, WRITER_CACHE_KIB } from "./run-writes";

@@ -20,7 +20,8 @@ import {
   threadCpuMs,
   type WriterMode,
 } from "../../src/store/adaptive-writer";
-import { openDatabase, type Db } from "../../src/store/db";
+import { openDatabase } from "../../src/store/sqlite/db";
+import type { Db } from "../../src/store/db";
 import { InlineWriter, ThreadWriter } from "../../src/store/run-writes";
 import { RunStore, type RunRow } from "../../src/store/runs";
 import { runRow, stepRow } from "../support/run-rows";

@@ -8,7 +8,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stepIdOf } from "../../src/lib/ids";
-import { openDatabase } from "../../src/store/db";
+import { openDatabase } from "../../src/store/sqlite/db";
 import { applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
 import { runLayout } from "../../src/store/run-layout";
 import { packRecord, readRecord, recordText, type RowValues } from "../../src/store/run-records";

@@ -10,7 +10,7 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../../src/store/db";
+import { openDatabase } from "../../src/store/sqlite/db";
 import { InlineWriter } from "../../src/store/run-writes";
 import { runRow } from "../support/run-rows";
 
