@@ -41,7 +41,8 @@ export interface RunRetentionRepository {
   freePages(): Promise<number>;
   /**
    * Makes the database give freed space back by itself once (SQLite: incremental auto-vacuum, which needs a
-   * VACUUM); changes nothing and answers `enabled` false when it is larger than `maxBytes`, with its size.
+   * VACUUM); changes nothing and answers `enabled` false when it is larger than `maxBytes`, with its size and
+   * a `hint`: what an operator runs, during maintenance, to let it shrink.
    */
-  ensureIncrementalVacuum(maxBytes: number): Promise<{ enabled: boolean; bytes: number }>;
+  ensureIncrementalVacuum(maxBytes: number): Promise<{ enabled: boolean; bytes: number; hint?: string }>;
 }

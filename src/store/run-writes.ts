@@ -29,7 +29,7 @@ import {
   type StepRow,
 } from "./runs";
 import { threadEntry } from "../lib/thread-entry";
-import { returnFreePages, truncateWal } from "./maintenance";
+import { returnFreePages, truncateWal } from "./sqlite/maintenance";
 import { errorOf, type Failure, failureOf } from "./storage-errors";
 import { turnsFor } from "./sqlite/connection";
 

@@ -6,7 +6,7 @@
  */
 import { openDatabase } from "./sqlite/db";
 import type { Db } from "./db";
-import { truncateWal } from "./maintenance";
+import { truncateWal } from "./sqlite/maintenance";
 import { forgetWrites, RunStore } from "./runs";
 import { applyBatch, applyWireOp, packFinishedRuns, type WireOp, WRITER_CACHE_KIB } from "./run-writes";
 

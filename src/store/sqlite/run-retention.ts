@@ -1,6 +1,6 @@
 /** Run retention's questions on SQLite (../run-retention.ts says what each answers): the RunStore's statements, in-process. */
 import type { Database } from "bun:sqlite";
-import { ensureIncrementalVacuum, freePages } from "../maintenance";
+import { ensureIncrementalVacuum, freePages } from "./maintenance";
 import type { RunRetentionRepository } from "../run-retention";
 import { type RunPosition, RunStore } from "../runs";
 import type { SqliteConnection } from "./connection";
