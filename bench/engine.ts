@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Db } from "../src/store/db";
 import { openStoreAt } from "../src/store/open";
-import { runLayout } from "../src/store/run-layout";
+import { runLayout } from "../src/store/sqlite/run-names";
 import { RunStore } from "../src/store/runs";
 import { startServer } from "../test/support/server";
 import { IDLE_SETTLE_MS, load, reportGoal } from "./_support";

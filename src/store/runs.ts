@@ -6,7 +6,8 @@
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import { bindRow, countOf } from "./sqlite/db";
 import type { Db } from "./db";
-import { type RunLayout, runLayout, type Stored } from "./run-layout";
+import type { RunLayout, Stored } from "./run-layout";
+import { runLayout } from "./sqlite/run-names";
 import {
   BLANK,
   COLD_COLUMNS,

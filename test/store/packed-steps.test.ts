@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { stepIdOf } from "../../src/lib/ids";
 import { openDatabase } from "../../src/store/sqlite/db";
 import { applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
-import { runLayout } from "../../src/store/run-layout";
+import { runLayout } from "../../src/store/sqlite/run-names";
 import { packRecord, readRecord, recordText, type RowValues } from "../../src/store/run-records";
 import { COLD_COLUMNS } from "../../src/store/run-records";
 import { MAX_PACKED_STEPS, RunStore, STEP_COLUMNS, stepValues, type StepRow } from "../../src/store/runs";

@@ -1,6 +1,7 @@
 /** Claims on runs on SQLite (../run-claims.ts says what each answers). */
 import type { PausedGuard, RunClaimRepository } from "../run-claims";
-import { runLayout, STATUS_CODES } from "../run-layout";
+import { runLayout } from "./run-names";
+import { STATUS_CODES } from "../run-layout";
 import { RUN_COLUMNS, type RunRow } from "../runs";
 import type { SqliteConnection } from "./connection";
 
