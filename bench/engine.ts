@@ -21,7 +21,7 @@ import { parseArgs } from "node:util";
 import type { Db } from "../src/store/db";
 import { openStoreAt } from "../src/store/open";
 import { runLayout } from "../src/store/sqlite/run-names";
-import { RunStore } from "../src/store/runs";
+import { RunStore } from "../src/store/sqlite/run-store";
 import { startServer } from "../test/support/server";
 import { IDLE_SETTLE_MS, load, reportGoal } from "./_support";
 import { exitUnlessPostgresInstalled, freshDatabase, STORAGE, stopPostgres } from "./history";

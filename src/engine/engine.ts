@@ -23,7 +23,7 @@ import { errorMessage } from "./invoke-action";
 import type { RunT } from "../schema/run";
 import type { Environment } from "../schema/run";
 import type { FlowVersionT, SettingsT } from "../schema/workflow";
-import type { RunRow, StepRow } from "../store/runs";
+import type { RunRow, StepRow } from "../store/run-rows";
 import { storageOf } from "../store/storage";
 import type { Storage } from "../store/port";
 import { Claims } from "./claims";

@@ -8,7 +8,7 @@
 import type { Logger } from "../http/logger";
 import type { RunRetentionRepository } from "../store/run-retention";
 import type { RunWrites } from "../store/run-writes";
-import type { RunPosition } from "../store/runs";
+import type { RunPosition } from "../store/run-rows";
 
 /** A workflow's own retention (its saved definition's settings), replacing the instance's for its runs. */
 export interface RetentionOverride {

@@ -10,7 +10,7 @@
  * definitions it remembers having stored when it prunes them (a definition deleted by retention is written
  * again by the next run that uses it).
  */
-import type { RunPosition } from "./runs";
+import type { RunPosition } from "./run-rows";
 
 /** How many runs a workflow has (every environment, status and trigger type), from the kept counts. */
 export interface WorkflowRunCount {

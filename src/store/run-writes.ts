@@ -17,17 +17,16 @@ import type { Db } from "./db";
 import {
   MAX_PACKED_STEPS,
   RUN_COLUMNS,
-  RunStore,
   STEP_COLUMNS,
   STEP_UPDATE_COLUMNS,
-  forgetWrites,
   runValues,
   stepValues,
   type RowValues,
   type RunPatch,
   type RunRow,
   type StepRow,
-} from "./runs";
+} from "./run-rows";
+import { RunStore, forgetWrites } from "./sqlite/run-store";
 import { threadEntry } from "../lib/thread-entry";
 import { returnFreePages, truncateWal } from "./sqlite/maintenance";
 import { errorOf, type Failure, failureOf } from "./storage-errors";

@@ -7,7 +7,7 @@
 import { openDatabase } from "./sqlite/db";
 import type { Db } from "./db";
 import { truncateWal } from "./sqlite/maintenance";
-import { forgetWrites, RunStore } from "./runs";
+import { forgetWrites, RunStore } from "./sqlite/run-store";
 import { applyBatch, applyWireOp, packFinishedRuns, type WireOp, WRITER_CACHE_KIB } from "./run-writes";
 
 declare const self: Worker;

@@ -23,7 +23,8 @@ import {
 import { openDatabase } from "../../src/store/sqlite/db";
 import type { Db } from "../../src/store/db";
 import { InlineWriter, ThreadWriter } from "../../src/store/run-writes";
-import { RunStore, type RunRow } from "../../src/store/runs";
+import { RunStore } from "../../src/store/sqlite/run-store";
+import type { RunRow } from "../../src/store/run-rows";
 import { runRow, stepRow } from "../support/run-rows";
 
 const open: Array<{ writer: AdaptiveWriter; db: Db }> = [];

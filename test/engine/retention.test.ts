@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { WriteOp } from "../../src/store/run-writes";
-import type { RunPosition, RunRow, StepRow } from "../../src/store/runs";
+import type { RunPosition, RunRow, StepRow } from "../../src/store/run-rows";
 import { storageOf } from "../../src/store/storage";
 import type { TestApp } from "../support/app";
 import { testStorage } from "../support/postgres-storage";

@@ -1,5 +1,5 @@
 /**
- * A finished run's steps packed into its row (src/store/runs.ts, packSteps; run-writes.ts, packFinishedRuns):
+ * A finished run's steps packed into its row (src/store/sqlite/run-store.ts, packStoredSteps; run-writes.ts, packFinishedRuns):
  * every column comes back exactly as written, large step data shrinks, a run with both forms reads in
  * order, a run too long to pack keeps its rows, and the detail's bounded read sees packed steps too.
  */
@@ -13,7 +13,8 @@ import { applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } fr
 import { runLayout } from "../../src/store/sqlite/run-names";
 import { packRecord, readRecord, recordText, type RowValues } from "../../src/store/run-records";
 import { COLD_COLUMNS } from "../../src/store/run-records";
-import { MAX_PACKED_STEPS, RunStore, STEP_COLUMNS, stepValues, type StepRow } from "../../src/store/runs";
+import { MAX_PACKED_STEPS, STEP_COLUMNS, stepValues, type StepRow } from "../../src/store/run-rows";
+import { RunStore } from "../../src/store/sqlite/run-store";
 import { runRow, stepRow } from "../support/run-rows";
 
 /** Steps packed and read back (no cold columns, no dictionary). */

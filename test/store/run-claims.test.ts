@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Db } from "../../src/store/db";
 import { openDatabase } from "../../src/store/sqlite/db";
-import type { RunRow } from "../../src/store/runs";
+import type { RunRow } from "../../src/store/run-rows";
 import { storageOf } from "../../src/store/storage";
 import { freshPostgresDatabase, testStorage } from "../support/postgres-storage";
 import { runRow } from "../support/run-rows";

@@ -20,7 +20,7 @@ import { runLayout } from "../../src/store/sqlite/run-names";
 import type { RunReadRepository } from "../../src/store/run-read-repository";
 import { openRunWriter } from "../../src/store/run-writer";
 import type { RunWrites } from "../../src/store/run-writes";
-import { runFromRow, type RunListFilter, type RunRow } from "../../src/store/runs";
+import { runFromRow, type RunListFilter, type RunRow } from "../../src/store/run-rows";
 import { storageOf } from "../../src/store/storage";
 import { FRESH_RUN } from "../../src/engine/run-table";
 import type { Environment, RunStatus } from "../../src/schema/run";

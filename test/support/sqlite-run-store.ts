@@ -5,7 +5,7 @@
  * there is none: the store's Db answers no SQL there (use the run writer, the port or appSql).
  */
 import type { Db } from "../../src/store/db";
-import { RunStore } from "../../src/store/runs";
+import { RunStore } from "../../src/store/sqlite/run-store";
 
 const stores = new WeakMap<Db, RunStore>();
 

@@ -34,7 +34,7 @@ import {
   type RowValues,
   type RunPatch,
   type StepRow,
-} from "../runs";
+} from "../run-rows";
 import { type AnnouncedDictionary, TRANSIENT, type WireOp } from "../run-writes";
 import { CompactLayout, namesOf, type RunLayout } from "../run-layout";
 import { PostgresConnection } from "./connection";

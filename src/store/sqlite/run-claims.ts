@@ -2,7 +2,7 @@
 import type { PausedGuard, RunClaimRepository } from "../run-claims";
 import { runLayout } from "./run-names";
 import { STATUS_CODES } from "../run-layout";
-import { RUN_COLUMNS, type RunRow } from "../runs";
+import { RUN_COLUMNS, type RunRow } from "../run-rows";
 import type { SqliteConnection } from "./connection";
 
 const UNFINISHED = `${STATUS_CODES.pending}, ${STATUS_CODES.running}, ${STATUS_CODES.paused}`;

@@ -2,7 +2,8 @@
 import type { Database } from "bun:sqlite";
 import { ensureIncrementalVacuum, freePages } from "./maintenance";
 import type { RunRetentionRepository } from "../run-retention";
-import { type RunPosition, RunStore } from "../runs";
+import type { RunPosition } from "../run-rows";
+import { RunStore } from "./run-store";
 import type { SqliteConnection } from "./connection";
 
 /** One store per connection, made on first use (it prepares its statements once). */
