@@ -11,8 +11,8 @@ import { existsSync, mkdirSync } from "node:fs";
  */
 const EXTRA_ENTRYPOINTS = [
   "src/engine/worker.ts",
-  "src/store/writer-thread.ts",
-  "src/store/checkpoint-thread.ts",
+  "src/store/sqlite/writer-thread.ts",
+  "src/store/sqlite/checkpoint-thread.ts",
   "src/store/reader-thread.ts",
   "src/sandbox/child.ts",
 ].filter((file) => existsSync(file));

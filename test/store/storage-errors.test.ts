@@ -12,7 +12,7 @@ import { StorageError } from "../../src/lib/storage-error";
 import type { Db } from "../../src/store/db";
 import { openDatabase } from "../../src/store/sqlite/db";
 import { openPool, PostgresConnection, PostgresQueryError } from "../../src/store/postgres/connection";
-import { applyBatch } from "../../src/store/run-writes";
+import { applyBatch } from "../../src/store/sqlite/run-writers";
 import { errorOf, failureOf, kindOfCode, storageError } from "../../src/store/storage-errors";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";

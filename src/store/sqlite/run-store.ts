@@ -1,6 +1,6 @@
 /**
  * SQLite's repository for runs, step rows and run definitions (RunStore): the statements the run writer applies
- * inside its group-commit transaction (../run-writes.ts), the list pages and run details the
+ * inside its group-commit transaction (./run-writers.ts, ./writer-thread.ts), the list pages and run details the
  * reader threads answer (../run-reads.ts), and retention's questions; the storage port's SQLite run areas
  * (./run-claims.ts, ./run-inserts.ts, ./run-reads.ts, ./run-retention.ts) call it. Prepared statements are created
  * once per store. The rows, their columns and conversions both databases share are ../run-rows.ts.
@@ -179,7 +179,7 @@ export class RunStore {
     this.layout = runLayout(db);
     const { tie } = this.layout;
     // Positional parameters: binding 34 values by position costs less than by name, and the run writer's
-    // thread receives rows as arrays in this column order (run-writes.ts).
+    // thread receives rows as arrays in this column order (../run-writes.ts, WireOp).
     const marks = RUN_COLUMNS.map(() => "?").join(", ");
     this.insertRunStmt = db.prepare(`INSERT INTO runs (${ROW_COLUMNS}) VALUES (${marks})`);
     this.insertPackedRunStmt = db.prepare(`INSERT INTO runs (${ROW_COLUMNS}, packed_steps) VALUES (${marks}, ?)`);
