@@ -21,8 +21,8 @@ import { buildTarget } from "./src/lib/build-info";
  */
 const EXTRA_ENTRYPOINTS = [
   "src/engine/worker.ts",
-  "src/store/writer-thread.ts",
-  "src/store/checkpoint-thread.ts",
+  "src/store/sqlite/writer-thread.ts",
+  "src/store/sqlite/checkpoint-thread.ts",
   "src/store/reader-thread.ts",
   "src/sandbox/child.ts",
 ].filter((file) => existsSync(file));

@@ -17,11 +17,10 @@ import { createLogger, type Logger } from "./http/logger";
 import { describeBuild } from "./lib/build-info";
 import { selfCommand } from "./lib/self-command";
 import { systemdUnit, UNIT_DEFAULTS } from "./lib/systemd-unit";
-import { backupDatabase } from "./store/backup";
 import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./store/copy-to-postgres";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
-import { type Db, NewerSchemaError, openDatabase, schemaVersion, type UpgradeListener } from "./store/db";
-import { migrateStore, openStore, sharedStore, type StoreLocation } from "./store/open";
+import { type Db, NewerSchemaError, type UpgradeListener } from "./store/db";
+import { backupStore, migrateStore, openStore, sharedStore, type StoreLocation } from "./store/open";
 import { storageOf, vitalStorageOf } from "./store/storage";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
@@ -472,18 +471,16 @@ export async function main(argv: string[]) {
         fail("WEFT_DATABASE_URL is set: back up PostgreSQL with its own tools (pg_dump); weft backup copies the SQLite database of a data directory");
       const source = databasePath(config);
       if (!existsSync(source)) fail(`no database at ${source}; set WEFT_DATA_DIR to the data directory to back up`);
-      // migrate: false — a backup taken before an upgrade must keep the old schema.
-      const db = openDatabase(source, { synchronous: config.dbSynchronous, migrate: false });
+      let copy: { path: string; bytes: number; version: number };
       try {
-        const { path, bytes } = backupDatabase(db, argv[1]);
-        console.log(`backed up ${source} to ${path} (${bytes} bytes, schema version ${schemaVersion(db)})`);
-        if (!config.encryptionKey)
-          process.stderr.write(`secrets are encrypted with ${join(config.dataDir, "encryption.key")}; copy it too, a backup without it cannot decrypt them\n`);
+        // Without migrations: a backup taken before an upgrade keeps the old schema (store/open.ts, backupStore).
+        copy = backupStore(storeLocation(config), argv[1]);
       } catch (error) {
         fail(`backup failed: ${(error as Error).message}`);
-      } finally {
-        db.close();
       }
+      console.log(`backed up ${source} to ${copy.path} (${copy.bytes} bytes, schema version ${copy.version})`);
+      if (!config.encryptionKey)
+        process.stderr.write(`secrets are encrypted with ${join(config.dataDir, "encryption.key")}; copy it too, a backup without it cannot decrypt them\n`);
       return;
     }
     case "token": {

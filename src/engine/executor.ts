@@ -15,7 +15,7 @@ import { isoTime } from "./iso-time";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { ActionDef, PauseRequest } from "../pieces-sdk/types";
 import type { ActionNodeT, BranchT } from "../schema/workflow";
-import type { StepRow } from "../store/runs";
+import type { StepRow } from "../store/run-rows";
 import { ConditionError, conditionHolds, type ResolvedCondition } from "./conditions";
 import { ExpressionError, resolveValueFast as resolveValue } from "./expressions";
 import type { ActionOutcome } from "./invoke-action";

@@ -9,7 +9,7 @@
 import type { Logger } from "../http/logger";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { RunTriggerType } from "../schema/run";
-import type { RunRow } from "../store/runs";
+import type { RunRow } from "../store/run-rows";
 import type { Engine } from "./engine";
 import { errorMessage } from "./invoke-action";
 import type { LiveTriggerWorkflow, WorkflowSource } from "./workflow-source";

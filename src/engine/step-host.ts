@@ -11,7 +11,7 @@ import { storageOf } from "../store/storage";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { ActionDef, GuardedFetch, KeyValueStore, ResolvedAuth } from "../pieces-sdk/types";
 import type { RunT } from "../schema/run";
-import { type RunRow, type StepRow, stepFromRow } from "../store/runs";
+import { type RunRow, type StepRow, stepFromRow } from "../store/run-rows";
 import type { ExecutorHost, StepCall } from "./executor";
 import { type ActionOutcome, errorMessage, invokeAction } from "./invoke-action";
 import { WorkerPool } from "./pool";

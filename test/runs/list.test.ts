@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { newId } from "../../src/lib/ids";
-import type { RunRow } from "../../src/store/runs";
+import type { RunRow } from "../../src/store/run-rows";
 import { runRow } from "../support/run-rows";
 import { testApp, type TestApp } from "../support/app";
 

@@ -6,7 +6,7 @@
 import { isUuid } from "../../lib/ids";
 import { pageOf } from "../../schema/common";
 import { RUN_STATUSES, RUN_TRIGGER_TYPES, type Environment, type RunStatus } from "../../schema/run";
-import type { RunListFilter } from "../../store/runs";
+import type { RunListFilter } from "../../store/run-rows";
 
 export type RawQuery = Record<string, unknown>;
 

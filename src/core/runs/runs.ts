@@ -6,7 +6,7 @@
 import type { Engine } from "../../engine/engine";
 import { AppError, notFound } from "../../http/errors";
 import type { Environment, RunT, RunTriggerType } from "../../schema/run";
-import { runFromRow, stepFromRow } from "../../store/runs";
+import { runFromRow, stepFromRow } from "../../store/run-rows";
 import { runListFilter, type RawQuery } from "./list-query";
 
 export const MAX_WAIT_SECONDS = 30;

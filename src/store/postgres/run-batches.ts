@@ -2,7 +2,7 @@
  * The run writer's batches on PostgreSQL (./writer.ts): a batch of the engine's
  * write ops becomes a handful of multi-row statements, sent together in one transaction, instead of one
  * statement and one round trip per op. On SQLite, where a statement costs microseconds in-process, the ops
- * are applied one by one (../run-writes.ts, applyWireOp); here each round trip costs more than the work.
+ * are applied one by one (../sqlite/run-writers.ts, applyWireOp); here each round trip costs more than the work.
  *
  * A batch is compiled in order into segments. Within a segment:
  * - definitions, dictionaries, then runs, then steps are inserted (a run's row after its definition and the
@@ -34,7 +34,7 @@ import {
   type RowValues,
   type RunPatch,
   type StepRow,
-} from "../runs";
+} from "../run-rows";
 import { type AnnouncedDictionary, TRANSIENT, type WireOp } from "../run-writes";
 import { CompactLayout, namesOf, type RunLayout } from "../run-layout";
 import { PostgresConnection } from "./connection";
