@@ -166,9 +166,6 @@ function packOnFinish(group: WireOp[]): WireOp[] {
   return out;
 }
 
-/** PostgreSQL chose this transaction to break a deadlock (40P01) or could not serialise it: running it again is right. */
-export const TRANSIENT = /deadlock detected|could not serialize access/;
-
 /** A caller's ops as queued, with how to answer it (nobody waits on a fired op). */
 export interface Entry {
   ops: QueuedOp[];

@@ -35,12 +35,15 @@ import {
   type RunPatch,
   type StepRow,
 } from "../run-rows";
-import { type AnnouncedDictionary, TRANSIENT, type WireOp } from "../run-writes";
+import { type AnnouncedDictionary, type WireOp } from "../run-writes";
 import { CompactLayout, namesOf, type RunLayout } from "../run-layout";
 import { PostgresConnection } from "./connection";
 import { PostgresRunNames } from "./run-names";
 import { type Failure, failureOf } from "../storage-errors";
 import { commitStatements, type Statement } from "./transaction";
+
+/** PostgreSQL chose this transaction to break a deadlock (40P01) or could not serialise it: running it again is right. */
+const TRANSIENT = /deadlock detected|could not serialize access/;
 
 /** A value as a row's JSON carries it: booleans as 1/0 (the columns are numbers), undefined as NULL. */
 function bindable(value: unknown): unknown {

@@ -12,7 +12,7 @@ import type { Statement } from "bun:sqlite";
 import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
 import { threadEntry } from "../../lib/thread-entry";
 import type { Db } from "../db";
-import { dropSentDefinitions, encodeOp, type Entry, packFinishedRuns, QueueingWriter, TRANSIENT, type WireOp } from "../run-writes";
+import { dropSentDefinitions, encodeOp, type Entry, packFinishedRuns, QueueingWriter, type WireOp } from "../run-writes";
 import { type Failure, failureOf } from "../storage-errors";
 import { turnsFor } from "./connection";
 import { returnFreePages, truncateWal } from "./maintenance";
@@ -62,40 +62,24 @@ export function applyWireOp(db: Db, store: RunStore, op: WireOp): void {
  */
 export function applyBatch<Op>(db: Db, groups: Op[][], apply: (op: Op) => void): Array<Failure | null> {
   try {
-    inTransactionRetried(db, () => {
+    db.transaction(() => {
       for (const group of groups) for (const op of group) apply(op);
-    });
+    }).immediate();
     return groups.map(() => null);
   } catch (batchError) {
     forgetWrites(db);
     if (groups.length === 1) return [failureOf(batchError)];
     return groups.map((group) => {
       try {
-        inTransactionRetried(db, () => {
+        db.transaction(() => {
           for (const op of group) apply(op);
-        });
+        }).immediate();
         return null;
       } catch (error) {
         forgetWrites(db);
         return failureOf(error);
       }
     });
-  }
-}
-
-/**
- * Runs `work` in one transaction; one that PostgreSQL aborted to break a deadlock with another instance's
- * writer (both update the same counter rows, in the order their runs come) is run again, up to three times.
- */
-function inTransactionRetried(db: Db, work: () => void): void {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      db.transaction(work).immediate();
-      return;
-    } catch (error) {
-      if (attempt >= 3 || !TRANSIENT.test(String((error as Error)?.message ?? error))) throw error;
-      forgetWrites(db);
-    }
   }
 }
 
