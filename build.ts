@@ -25,7 +25,10 @@ const EXTRA_ENTRYPOINTS = [
   "src/store/sqlite/checkpoint-thread.ts",
   "src/store/reader-thread.ts",
   "src/sandbox/child.ts",
-].filter((file) => existsSync(file));
+];
+// A moved or renamed entry would only show when its thread failed to start inside the binary: fail here.
+const missingEntries = EXTRA_ENTRYPOINTS.filter((file) => !existsSync(file));
+if (missingEntries.length > 0) throw new Error(`build.ts names thread entries that do not exist: ${missingEntries.join(", ")}`);
 
 /** Which functions a start runs, recorded by scripts/bytecode-order.ts; the build lays their bytecode out first. */
 export const BYTECODE_ORDER = "scripts/bytecode-order.txt";
