@@ -12,6 +12,7 @@ export const SCOPES = [
   "template:read",
   "template:write",
   "workspace:admin",
+  "metrics:read",
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
