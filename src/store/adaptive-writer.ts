@@ -34,7 +34,7 @@
  */
 import { readFileSync } from "node:fs";
 import { type Db, openDatabase } from "./db";
-import { InlineWriter, type QueuedOp, type RunWrites, ThreadWriter, WRITER_CACHE_KIB } from "./run-writes";
+import { InlineWriter, type QueuedOp, type QueueingWriter, type RunWrites, ThreadWriter, type WriteObserver, WRITER_CACHE_KIB } from "./run-writes";
 
 /** Main-thread CPU share (0–1) at or above which inline commits move to the thread. */
 export const TO_THREAD = 0.9;
@@ -324,6 +324,8 @@ export interface SqliteRunWriterOptions {
   synchronous: "FULL" | "NORMAL";
   onError: (error: unknown) => void;
   onSwitch?: AdaptiveWriterOptions["onSwitch"];
+  /** Told of every batch either writer commits (/metrics). */
+  observer?: WriteObserver;
 }
 
 /**
@@ -335,15 +337,18 @@ export interface SqliteRunWriterOptions {
  * 124 MiB, bench/peers.ts).
  */
 export function sqliteRunWriter(o: SqliteRunWriterOptions): RunWrites {
+  const observed = <W extends QueueingWriter>(writer: W): W => Object.assign(writer, { observer: o.observer });
   const address = o.dbPath ?? o.storeAddress;
-  if (!address || o.mode === "inline") return new InlineWriter(o.db, o.onError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
-  const thread = new ThreadWriter({ dbPath: address, synchronous: o.synchronous }, o.onError);
+  if (!address || o.mode === "inline") return observed(new InlineWriter(o.db, o.onError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null }));
+  const thread = observed(new ThreadWriter({ dbPath: address, synchronous: o.synchronous }, o.onError));
   const path = o.dbPath;
   if (o.mode !== "auto" || !path || threadCpuMs() === undefined) return thread;
   const inline = () =>
-    new InlineWriter(openDatabase(path, { synchronous: o.synchronous, migrate: false, cacheKiB: WRITER_CACHE_KIB }), o.onError, {
-      syncWal: `${path}-wal`,
-      ownsDb: true,
-    });
+    observed(
+      new InlineWriter(openDatabase(path, { synchronous: o.synchronous, migrate: false, cacheKiB: WRITER_CACHE_KIB }), o.onError, {
+        syncWal: `${path}-wal`,
+        ownsDb: true,
+      }),
+    );
   return new AdaptiveWriter(inline, thread, { onError: o.onError, onSwitch: o.onSwitch });
 }
