@@ -39,7 +39,7 @@ export interface Config {
   leaseSeconds: number;
   /**
    * WEFT_ROLE (or `weft serve --role`): `all` takes requests and executes runs; `api` takes requests and leaves
-   * runs to the cluster's workers; `worker` executes runs and serves only /healthz. Not `all` needs PostgreSQL.
+   * runs to the cluster's workers; `worker` executes runs and serves only /healthz, /readyz and /metrics. Not `all` needs PostgreSQL.
    */
   role: ServerRole;
   /** WEFT_PIECE_MEMORY_MB: a piece host process (one per installed package in use) using more is stopped. */
