@@ -5,6 +5,8 @@
  * whose socket address is in WEFT_METRICS_ALLOW_CIDRS.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { VERSION } from "../../src/app";
 import { ConfigError, loadConfig } from "../../src/config";
 import { FakeClock } from "../../src/core/triggers/clock";
@@ -253,5 +255,37 @@ describe("who may scrape", () => {
     expect(() => loadConfig({ WEFT_METRICS_ALLOW_CIDRS: "localhost" })).toThrow('WEFT_METRICS_ALLOW_CIDRS: "localhost" is not a CIDR range');
     expect(loadConfig({ WEFT_METRICS_ALLOW_CIDRS: " 10.0.0.0/8 ,::1/128" }).metrics.allowCidrs).toEqual(["10.0.0.0/8", "::1/128"]);
     expect(loadConfig({}).metrics).toEqual({ allowCidrs: [], workflowLabels: 0 });
+  });
+});
+
+describe("the documents", () => {
+  const ROOT = join(import.meta.dir, "../..");
+  const exported = async () => Object.keys(familyTypes(await scrape(t)));
+
+  test("operations.md lists every weft_ series /metrics exports", async () => {
+    const doc = readFileSync(join(ROOT, "docs/operations.md"), "utf8");
+    const families = (await exported()).filter((family) => family.startsWith("weft_"));
+    expect(families.length).toBeGreaterThan(10);
+    expect(families.filter((family) => !doc.includes(`\`${family}\``))).toEqual([]);
+  });
+
+  test("the Grafana dashboard is JSON whose every query reads series /metrics exports", async () => {
+    const dashboard = JSON.parse(readFileSync(join(ROOT, "docs/grafana-dashboard.json"), "utf8"));
+    const expressions: string[] = dashboard.panels.flatMap((panel: any) => panel.targets.map((target: any) => target.expr));
+    expect(expressions.length).toBeGreaterThanOrEqual(5);
+    const families = new Set(await exported());
+    const read = expressions.flatMap((expr) =>
+      [...expr.matchAll(/\b((?:weft|process|nodejs)_[a-z0-9_]+)/g)].map((m) => m[1]!.replace(/_(bucket|sum|count)$/, "")),
+    );
+    expect(read.filter((name) => !families.has(name))).toEqual([]);
+    for (const wanted of [
+      "weft_runs_finished_total",
+      "weft_step_duration_seconds",
+      "weft_runs_queued",
+      "weft_webhook_request_duration_seconds",
+      "weft_run_writer_commit_duration_seconds",
+    ]) {
+      expect(read).toContain(wanted);
+    }
   });
 });
