@@ -18,7 +18,9 @@
  *   environment=all; wrk) against a history of 250,000 runs (seeded with ./history.ts's seedRuns, then moved
  *   with `weft migrate --from --to`), on SQLite, PostgreSQL direct and PostgreSQL at RTT ≈ 2 ms. A store that
  *   waits for the database on the event loop makes /healthz wait behind the reads. Goal: its slowest answer
- *   < 20 ms.
+ *   < 20 ms. Beside it an idle bystander instance (SQLite, no runs, no reads) is probed the same way during the
+ *   same load: what it waits is the machine's floor, the time any process waits for a core while the reads
+ *   keep both cores busy, which no design of the measured instance's event loop can remove.
  *
  * Each phase also says where the CPU went (the instance, PostgreSQL, this process with its proxies, wrk, other
  * processes, idle); a phase during which processes not the bench's took more than 0.2 cores is measured again
@@ -376,6 +378,8 @@ interface StallFigures {
   storage: Storage;
   idleHealthz: number[];
   healthz: number[];
+  /** The bystander's /healthz during the same load: an instance with nothing to do, waiting only for a core. */
+  bystander: number[];
   list: LoadResult;
   /** Client writes per list read on each of the instance's PostgreSQL connections, most first (through a proxy only). */
   writesPerRead: number[];
@@ -400,7 +404,13 @@ async function probeHealthz(baseUrl: string, until: Promise<unknown>): Promise<n
   return ms.sort((a, b) => a - b);
 }
 
-async function measureStall(storage: Storage, dataDir: string): Promise<StallFigures> {
+/**
+ * The machine's floor: a second instance (SQLite, empty, no reads) probed beside the measured one. It has no work
+ * of its own, so its slowest /healthz is what any process waits for one of the cores while the reads (the
+ * instance's reader threads, PostgreSQL's backends, wrk) keep them busy — the part of the measured instance's
+ * slowest answer that its event loop did not cause.
+ */
+async function measureStall(storage: Storage, dataDir: string, bystander: BenchServer): Promise<StallFigures> {
   const server = await spawnBenchServer(serve, { ...KEEP_RUNS, WEFT_DATA_DIR: dataDir, ...storage.env });
   try {
     await firstAnswer(server, () => fetch(`${server.url}/healthz`), 200);
@@ -411,12 +421,18 @@ async function measureStall(storage: Storage, dataDir: string): Promise<StallFig
     await Bun.sleep(IDLE_SETTLE_MS);
     const idleHealthz = await probeHealthz(server.url, Bun.sleep(1000));
     await load(listUrl, { connections: LIST_CLIENTS, seconds: WARMUP_SECONDS, headers: auth });
-    const { healthz, list, writesPerRead, cores } = await quietly(server.proc.pid, [], async () => {
+    const {
+      healthz,
+      bystander: floor,
+      list,
+      writesPerRead,
+      cores,
+    } = await quietly(server.proc.pid, [bystander.proc.pid], async () => {
       const before = new Map((storage.proxy?.traffic() ?? []).map((c) => [c.id, c.up]));
       const listing = load(listUrl, { connections: LIST_CLIENTS, seconds: SECONDS, headers: auth });
       // The prober starts once wrk's connections are open and stops with the load.
       await Bun.sleep(200);
-      const healthz = await probeHealthz(server.url, listing);
+      const [healthz, floor] = await Promise.all([probeHealthz(server.url, listing), probeHealthz(bystander.url, listing)]);
       const list = await listing;
       const writesPerRead = (storage.proxy?.traffic() ?? [])
         .map((c) => (c.up - (before.get(c.id) ?? 0)) / Math.max(1, list.requests))
@@ -424,10 +440,10 @@ async function measureStall(storage: Storage, dataDir: string): Promise<StallFig
         .sort((a, b) => b - a);
       // wrk has gone, but the reads it left queued are still answered: the next phase or a stop would meet them.
       await Bun.sleep(1000);
-      return { healthz, list, writesPerRead };
+      return { healthz, bystander: floor, list, writesPerRead };
     });
     if (list.errors > 0 || list.socketErrors > 0) throw new Error(`${storage.name}: ${list.errors} list reads answered an error, ${list.socketErrors} failed`);
-    return { storage, idleHealthz, healthz, list, writesPerRead, cores };
+    return { storage, idleHealthz, healthz, bystander: floor, list, writesPerRead, cores };
   } finally {
     await server.stop();
   }
@@ -447,7 +463,10 @@ async function stall(): Promise<void> {
   const storages: Storage[] = [];
   const figures: StallFigures[] = [];
   let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
+  let bystander: BenchServer | undefined;
   try {
+    bystander = await spawnBenchServer(serve, KEEP_RUNS);
+    await firstAnswer(bystander, () => fetch(`${bystander!.url}/healthz`), 200);
     const seedStarted = performance.now();
     const rate = seedInProcess(dataDir, RUNS);
     console.log(`seeded ${thousands(RUNS)} runs in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s (${thousands(Math.round(rate))} runs/s)`);
@@ -458,14 +477,15 @@ async function stall(): Promise<void> {
     storages.push(await postgresStorage("PostgreSQL direct", undefined, database.url));
     storages.push(await postgresStorage(`PostgreSQL via proxy, ${RTT2_DELAY_MS} ms each way`, RTT2_DELAY_MS, database.url));
     for (const storage of storages) {
-      const measured = await measureStall(storage, dataDir);
+      const measured = await measureStall(storage, dataDir, bystander);
       figures.push(measured);
       console.log(
-        `${storage.name.padEnd(40)} /healthz max ${f(measured.healthz.at(-1)!)} ms, p99 ${f(percentile(measured.healthz, 0.99))}, p50 ${f(percentile(measured.healthz, 0.5))} (${measured.healthz.length} calls; idle max ${f(measured.idleHealthz.at(-1)!)}); run list ${f(measured.list.requestsPerSecond)} reads/s, p50 ${f(measured.list.p50Ms)} ms, p99 ${f(measured.list.p99Ms)} ms`,
+        `${storage.name.padEnd(40)} /healthz max ${f(measured.healthz.at(-1)!)} ms, p99 ${f(percentile(measured.healthz, 0.99))}, p50 ${f(percentile(measured.healthz, 0.5))} (${measured.healthz.length} calls; idle max ${f(measured.idleHealthz.at(-1)!)}; the idle bystander's max ${f(measured.bystander.at(-1)!)}, p50 ${f(percentile(measured.bystander, 0.5))}); run list ${f(measured.list.requestsPerSecond)} reads/s, p50 ${f(measured.list.p50Ms)} ms, p99 ${f(measured.list.p99Ms)} ms`,
       );
       console.log(`    ${coresText(measured.cores)}`);
     }
   } finally {
+    await bystander?.stop();
     for (const storage of storages) await storage.cleanup();
     await database?.drop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -481,6 +501,7 @@ async function stall(): Promise<void> {
       "p50",
       "calls",
       "idle max",
+      "bystander max / p50",
       "list reads/s",
       "list p50",
       "list p99",
@@ -495,6 +516,7 @@ async function stall(): Promise<void> {
       f(percentile(s.healthz, 0.5)),
       String(s.healthz.length),
       f(s.idleHealthz.at(-1)!),
+      `${f(s.bystander.at(-1)!)} / ${f(percentile(s.bystander, 0.5))}`,
       f(s.list.requestsPerSecond),
       f(s.list.p50Ms),
       f(s.list.p99Ms),
@@ -507,7 +529,8 @@ async function stall(): Promise<void> {
     const slowest = s.healthz.at(-1)!;
     const where = s.storage.rttMs === undefined ? "SQLite" : s.storage.proxy ? `PostgreSQL at RTT ${rttText(s.storage)} ms` : "PostgreSQL direct";
     const figure = `/healthz slowest during ${LIST_CLIENTS} run-list reads, ${thousands(RUNS)} runs, ${where}`;
-    console.log(`  ${figure}: ${f(slowest)} ms, goal < 20 ms: ${slowest < 20 ? "met" : "NOT MET"}`);
+    const floor = s.bystander.at(-1)!;
+    console.log(`  ${figure}: ${f(slowest)} ms, goal < 20 ms: ${slowest < 20 ? "met" : "NOT MET"} (an idle instance beside it: ${f(floor)} ms)`);
     reportGoal({ figure, value: `${f(slowest)} ms`, goal: "< 20 ms", met: slowest < 20 });
   }
 }

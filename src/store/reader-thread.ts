@@ -4,14 +4,19 @@
  * and records — never hold the thread that serves HTTP. On SQLite a connection reading WAL snapshots, its
  * reads synchronous; on PostgreSQL the storage port's reads on a small pool of the thread's own, awaited.
  */
+import { yieldToServingThread } from "../lib/thread-priority";
 import { openStoreAt } from "./open";
 import { CONNECTION_NAMES, openPool } from "./postgres/connection";
 import { postgresStorage } from "./postgres/storage";
 import type { ReaderReply, ReaderRequest } from "./run-reads";
-import { type RunListFilter, RunStore } from "./runs";
+import type { RunListFilter } from "./run-rows";
+import { RunStore } from "./sqlite/run-store";
 import { failureOf } from "./storage-errors";
 
 declare const self: Worker;
+
+// A read may take a core for tens of milliseconds (a deep page, a count): the serving thread comes first.
+yieldToServingThread();
 
 /** Connections a reader thread holds on PostgreSQL: its reads overlap their round trips. */
 const READER_POOL = 2;

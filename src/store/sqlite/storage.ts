@@ -1,7 +1,7 @@
 /** The storage port (../port.ts) on the embedded SQLite database. */
 import type { Database } from "bun:sqlite";
 import type { Storage } from "../port";
-import { schemaVersion as storedVersion } from "../db";
+import { schemaVersion as storedVersion } from "./db";
 import { storageError } from "../storage-errors";
 import { migrations } from "./migrations";
 import { SqliteConnection, turnsFor } from "./connection";
