@@ -32,6 +32,7 @@ import { secretBox } from "./core/crypto";
 import { Identity } from "./core/identity";
 import { Fleet } from "./core/fleet";
 import { ClusterPieces } from "./core/cluster-pieces";
+import { Metrics } from "./core/metrics";
 import { NetworkSettings } from "./core/network";
 import { PiecePackages } from "./pieces-runtime/activepieces";
 import { builtinRegistry, type PieceRegistry } from "./pieces-runtime/registry";
@@ -60,6 +61,7 @@ import { sharedStore, sqliteFile, storeAddress } from "./store/open";
 import { storageError } from "./store/storage-errors";
 import { storageOf, vitalStorageOf } from "./store/storage";
 import { newId } from "./lib/ids";
+import { sandboxProcessCounts } from "./sandbox";
 import { AddressPolicy } from "./net/address-policy";
 import { createGuardedFetch, wrapGuardedFetch } from "./net/guarded-fetch";
 
@@ -152,6 +154,19 @@ export function createApp(options: CreateAppOptions) {
   deps.templates = new Templates(deps.workflows);
   deps.workflowTransfer = new Transfer(deps.workflows);
   const workflowSource = workflowSourceFrom(deps.workflows);
+  // Told by the engine, the scheduler and the webhook routes as things happen; the gauges read at each scrape.
+  deps.metrics = new Metrics({
+    workflowLabels: config.metrics.workflowLabels,
+    version: VERSION,
+    gauges: {
+      runs: () => {
+        const load = deps.engine.load;
+        return { queued: load.pending, running: load.active };
+      },
+      sandbox: sandboxProcessCounts,
+      pieceHosts: () => packages.runningHosts,
+    },
+  });
   deps.engine = new Engine({
     db,
     config,
@@ -165,6 +180,7 @@ export function createApp(options: CreateAppOptions) {
     storeAddress: storeAddress(db),
     // Instances sharing a PostgreSQL database form a cluster: the fleet's heartbeat is each one's lease on its runs.
     cluster: sharedStore(db) ? { instanceId, role: config.role, aliveIds: () => deps.fleet.aliveIds() } : undefined,
+    observer: deps.metrics,
   });
   deps.runs = new Runs(deps.engine);
   // Installed Activepieces packages join the fleet now; their code loads only when a step first uses them.
@@ -239,6 +255,7 @@ export function createApp(options: CreateAppOptions) {
     pieces,
     workflows: deps.workflows,
     clock: options.triggerClock,
+    scheduleObserver: deps.metrics,
     runs: engineRuns(() => {
       const engine = deps.engine as Engine | undefined;
       if (!engine) throw new Error("the engine is not available");

@@ -4,7 +4,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { VERSION, createApp } from "./app";
+import { type App, VERSION, createApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
 import { keyringOptions, rotateKeys } from "./core/connections/key-rotation";
 import { Identity } from "./core/identity";
@@ -29,7 +29,7 @@ Usage:
   weft [serve] [--role all|api|worker]
                                      start the server (default); in a cluster on PostgreSQL, api
                                      takes requests and leaves runs to workers, worker executes runs
-                                     and serves only /healthz (docs/scaling.md)
+                                     and serves only /healthz, /readyz and /metrics (docs/scaling.md)
   weft token create --name N --scopes a,b|all [--workspace W]
                                      mint an API token and print it once
   weft migrate                       apply database migrations and exit
@@ -148,16 +148,19 @@ function checkPortFree(config: Config) {
 let workerServer: ReturnType<typeof Bun.serve> | undefined;
 
 /**
- * `--role worker`: executes runs and answers only GET /healthz (for a load balancer or an orchestrator's probe);
- * every other request is refused in the usual envelope, naming the instances to send it to.
+ * `--role worker`: executes runs and answers only GET /healthz, /readyz (for a load balancer or an orchestrator's
+ * probe) and /metrics (the runs and steps it executes); every other request is refused in the usual envelope,
+ * naming the instances to send it to.
  */
-function listenAsWorker(config: Config, db: Db) {
+function listenAsWorker(config: Config, db: Db, app: App) {
   workerServer = Bun.serve({
     hostname: config.host,
     port: config.port,
     reusePort: false,
     fetch(request) {
       const path = new URL(request.url).pathname;
+      // The app answers these as on any instance; it reads callers' addresses from this server (WEFT_METRICS_ALLOW_CIDRS).
+      if ((path === "/readyz" || path === "/metrics") && request.method === "GET") return app.handle(request);
       if (path === "/healthz" && (request.method === "GET" || request.method === "HEAD")) {
         return vitalStorageOf(db)
           .ping()
@@ -172,13 +175,14 @@ function listenAsWorker(config: Config, db: Db) {
           error: {
             code: "SERVICE_UNAVAILABLE",
             message:
-              "this instance is a worker (WEFT_ROLE=worker): it executes runs and serves only GET /healthz; send API calls, webhooks and the UI to an instance whose role is api or all",
+              "this instance is a worker (WEFT_ROLE=worker): it executes runs and serves only GET /healthz, /readyz and /metrics; send API calls, webhooks and the UI to an instance whose role is api or all",
           },
         },
         { status: 503 },
       );
     },
   });
+  app.server = workerServer;
 }
 
 export async function serve(config: Config) {
@@ -213,7 +217,7 @@ export async function serve(config: Config) {
   // worker leaves them to the instances that take requests.
   if (config.role !== "worker") await deps.triggers.start();
   // Weft refuses oversized bodies itself (413 in the envelope, src/http/body.ts); Bun's own cap would answer without one.
-  if (config.role === "worker") listenAsWorker(config, db);
+  if (config.role === "worker") listenAsWorker(config, db, app);
   else app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false });
   const server = workerServer ?? app.server!;
   log.info("weft listening", { url: `http://${server.hostname}:${server.port}`, publicUrl: config.publicUrl, version: VERSION, dataDir: config.dataDir });

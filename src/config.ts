@@ -4,6 +4,7 @@
  */
 import { availableParallelism, cpus } from "node:os";
 import { resolve } from "node:path";
+import { AddressRanges } from "./net/address-ranges";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 export type Synchronous = "FULL" | "NORMAL";
@@ -38,7 +39,7 @@ export interface Config {
   leaseSeconds: number;
   /**
    * WEFT_ROLE (or `weft serve --role`): `all` takes requests and executes runs; `api` takes requests and leaves
-   * runs to the cluster's workers; `worker` executes runs and serves only /healthz. Not `all` needs PostgreSQL.
+   * runs to the cluster's workers; `worker` executes runs and serves only /healthz, /readyz and /metrics. Not `all` needs PostgreSQL.
    */
   role: ServerRole;
   /** WEFT_PIECE_MEMORY_MB: a piece host process (one per installed package in use) using more is stopped. */
@@ -78,6 +79,15 @@ export interface Config {
   sandbox: SandboxConfig;
   /** Webhooks, schedules and polling (docs/triggers.md). */
   triggers: TriggersConfig;
+  /** GET /metrics (docs/operations.md, "Metrics"). */
+  metrics: MetricsConfig;
+}
+
+export interface MetricsConfig {
+  /** WEFT_METRICS_ALLOW_CIDRS: addresses that may read /metrics without a token; none by default. */
+  allowCidrs: string[];
+  /** WEFT_METRICS_WORKFLOW_LABELS: how many workflows get a `workflow` label of their own on the run counters; 0 (default): none. */
+  workflowLabels: number;
 }
 
 export interface TriggersConfig {
@@ -208,6 +218,20 @@ export function loadSandboxConfig(env: Env = process.env): SandboxConfig {
   };
 }
 
+/** WEFT_METRICS_ALLOW_CIDRS: comma-separated CIDR ranges, each checked now so a typo stops the start. */
+function metricsAllowCidrs(env: Env): string[] {
+  const cidrs = (env.WEFT_METRICS_ALLOW_CIDRS ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  try {
+    new AddressRanges(cidrs);
+  } catch (error) {
+    throw new ConfigError(`WEFT_METRICS_ALLOW_CIDRS: ${(error as Error).message}`);
+  }
+  return cidrs;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, "WEFT_PORT", 8080, 0, 65535);
   const encryptionKey = env.WEFT_ENCRYPTION_KEY || undefined;
@@ -268,6 +292,10 @@ export function loadConfig(env: Env = process.env): Config {
       scheduleMinIntervalSeconds: integer(env, "WEFT_SCHEDULE_MIN_INTERVAL", 60, 1, 86_400),
       pollIntervalSeconds: integer(env, "WEFT_POLL_INTERVAL", 300, 1, 86_400),
       pollMinIntervalSeconds: integer(env, "WEFT_POLL_MIN_INTERVAL", 60, 1, 86_400),
+    },
+    metrics: {
+      allowCidrs: metricsAllowCidrs(env),
+      workflowLabels: integer(env, "WEFT_METRICS_WORKFLOW_LABELS", 0, 0, 10_000),
     },
   };
 }

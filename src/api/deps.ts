@@ -9,6 +9,7 @@ import type { ClusterChanges } from "../core/cluster-changes";
 import type { Connections } from "../core/connections";
 import type { SecretBox } from "../core/crypto";
 import type { Identity } from "../core/identity";
+import type { Metrics } from "../core/metrics";
 import type { Fleet } from "../core/fleet";
 import type { NetworkSettings } from "../core/network";
 import type { Runs } from "../core/runs/runs";
@@ -77,4 +78,6 @@ export interface AppDeps {
   fleet: Fleet;
   /** Webhook intake, scheduler, poller, provider registrations (src/core/triggers); `serve` calls `triggers.start()`. */
   triggers: Triggers;
+  /** Prometheus metrics (GET /metrics): the engine and the scheduler report to it; webhook routes call `webhookAnswered`. */
+  metrics: Metrics;
 }

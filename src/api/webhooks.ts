@@ -75,8 +75,14 @@ export function webhookServerRoutes(deps: AppDeps, basics: RequestBasics) {
   const handle = async (request: BunRequest<"/webhook/:token">, server: Server<unknown>): Promise<Response> => {
     const token = request.params.token;
     if (!TOKEN_CHARS.test(token) || !request.headers.get("content-type")?.startsWith("application/json") || request.headers.has("idempotency-key")) {
-      return basics.app(request);
+      return basics.app(request); // timed there (webhooksApi)
     }
+    const started = performance.now();
+    const response = await answer(request, server, token);
+    deps.metrics.webhookAnswered(response.status, (performance.now() - started) / 1000);
+    return response;
+  };
+  const answer = async (request: BunRequest<"/webhook/:token">, server: Server<unknown>, token: string): Promise<Response> => {
     const requestId = basics.requestId(request);
     const flooded = basics.flooded(request, server);
     if (flooded) return respond(requestId, flooded);
@@ -138,7 +144,19 @@ export const webhooksApi = (deps: AppDeps) => {
   });
 
   // Elysia registers routes on the instance itself, so one route per method can be added in a loop.
-  const api = new Elysia({ name: "api-webhooks" }).use(deps.security).use(scopes);
+  const api = new Elysia({ name: "api-webhooks" })
+    .use(deps.security)
+    .use(scopes)
+    // Timing (weft_webhook_request_duration_seconds): onRequest runs for every request whatever the plugin (it
+    // comes before routing), so it only stamps the arrival; the answer is timed for the webhook URLs alone.
+    .onRequest((ctx: any) => {
+      ctx.arrivedAt = performance.now();
+    })
+    .onAfterResponse((ctx: any) => {
+      if (ctx.arrivedAt === undefined || !ctx.path.startsWith("/webhook/")) return;
+      const status = ctx.responseValue instanceof Response ? ctx.responseValue.status : typeof ctx.set.status === "number" ? ctx.set.status : 200;
+      deps.metrics.webhookAnswered(status, (performance.now() - ctx.arrivedAt) / 1000);
+    });
   const variants = [
     {
       path: "/webhook/:token",

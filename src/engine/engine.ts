@@ -69,6 +69,8 @@ export class Engine {
   readonly links: ClusterLinks | null;
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private startPromise: Promise<void> | undefined;
+  /** Recovery is done and the timers run (start() resolved). */
+  private started = false;
   /** A cluster: which runs this instance takes from others and from the shared queue; null alone. */
   private readonly claims: Claims | null;
   private stopping = false;
@@ -85,6 +87,7 @@ export class Engine {
       synchronous: o.config.dbSynchronous,
       pool: o.config.databasePool,
       onError: onWriteError,
+      observer: o.observer,
       onSwitch: (to, load) => o.log.debug("run writer switched", { commitsOn: to === "inline" ? "main thread" : "writer thread", mainThreadBusy: load }),
     });
     this.reads = openRunReads(o.db, o.storeAddress ?? null, { threads: o.config.readerThreads, synchronous: o.config.dbSynchronous });
@@ -152,8 +155,17 @@ export class Engine {
    * step that needs it, so an idle server holds no worker threads (idle RSS).
    */
   start(): Promise<void> {
-    this.startPromise ??= this.starting();
+    this.startPromise ??= this.starting().then(() => {
+      this.started = true;
+    });
     return this.startPromise;
+  }
+
+  /** Where the engine is in its life (readiness, /readyz): `started` once recovery is done, until stop() begins. */
+  get state(): "not started" | "starting" | "started" | "stopping" {
+    if (this.stopping) return "stopping";
+    if (this.started) return "started";
+    return this.startPromise ? "starting" : "not started";
   }
 
   private async starting(): Promise<void> {

@@ -118,6 +118,7 @@ export class RunControl {
       { op: "patchRun", id: runId, patch: { retried_by_run_id: newRow.id } },
     ]);
     original.retried_by_run_id = newRow.id;
+    t.o.observer?.runStarted(newRow);
     t.queue(pending);
     return runFromRow(newRow);
   }

@@ -77,7 +77,10 @@ export class RunStarter {
     const rw = await t.source.forRun(input.workspaceId, input.workflowId, input.environment, unit);
     const { pending, definitionText } = this.prepareFor(rw, input);
     await unit.runInserts.insert(pending.row, { hash: pending.row.definition_hash, text: definitionText });
-    unit.afterCommit(() => t.queue(pending));
+    unit.afterCommit(() => {
+      t.o.observer?.runStarted(pending.row);
+      t.queue(pending);
+    });
     t.stats.started++;
     return runFromRow(pending.row);
   }
@@ -172,6 +175,7 @@ export class RunStarter {
     } finally {
       t.unacked.delete(row.id);
     }
+    t.o.observer?.runStarted(row);
     return { id: row.id, run: started };
   }
 

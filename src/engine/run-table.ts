@@ -19,6 +19,7 @@ import type { RunClaimRepository } from "../store/run-claims";
 import type { RunReadRepository } from "../store/run-read-repository";
 import { type RunRow, runFromRow, type StepRow } from "../store/run-rows";
 import type { Dispatcher } from "./dispatcher";
+import type { EngineObserver } from "./engine-observer";
 import { RunEvents } from "./run-events";
 import type { ReplayEntry, RunExecution } from "./run-execution";
 import type { QueuedOp, RunWrites } from "../store/run-writes";
@@ -89,6 +90,8 @@ export interface EngineOptions {
   /** Runs executing at once, across workflows. */
   maxActiveRuns?: number;
   cluster?: ClusterMembership;
+  /** Told of runs and steps as they start and end, and of the run writer's commits (/metrics). */
+  observer?: EngineObserver;
 }
 
 /** A run the dispatcher holds or hands to execution: its row and everything it executes with. */

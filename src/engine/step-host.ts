@@ -124,6 +124,7 @@ export class StepHost implements ExecutorHost {
       }
     }
     t.events.emit(run.row.id, () => ({ type: "step", id: row.seq, step: stepFromRow(row) }));
+    if (row.duration_ms !== null && (row.status === "completed" || row.status === "failed")) t.o.observer?.stepFinished(row);
     return committed;
   }
 

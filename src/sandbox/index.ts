@@ -16,7 +16,7 @@ import type { SandboxResult } from "./result";
 
 export { configureSandbox, sandboxSettings, type SandboxIsolation, type SandboxSettings } from "./limits";
 export type { SandboxFailureReason, SandboxResult } from "./result";
-export { stopSandboxProcesses } from "./process-pool";
+export { sandboxProcessCounts, stopSandboxProcesses, type SandboxProcessCounts } from "./process-pool";
 
 export interface UserCodeRequest {
   /** A function body using `input` and `return`, or a module exporting `code`/`default` (./user-code.ts). */

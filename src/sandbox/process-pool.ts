@@ -552,6 +552,18 @@ class Pool {
     }
   }
 
+  /** Processes alive, those running a call, and calls waiting for one (read-only, for /metrics). */
+  counts(): SandboxProcessCounts {
+    let processes = 0;
+    let busy = 0;
+    for (const candidate of this.processes) {
+      if (candidate.dead) continue;
+      processes++;
+      if (candidate.load > 0) busy++;
+    }
+    return { processes, busy, queued: this.waiting.length };
+  }
+
   stop() {
     clearInterval(this.idleCheck);
     this.idleCheck = undefined;
@@ -574,6 +586,17 @@ export function runInProcess(
   pool ??= new Pool();
   const running = pool;
   return new Promise((resolve) => running.submit({ request, codeHash: Bun.hash(request.code), inputJson: input.json, resolve, onWait }, settings));
+}
+
+export interface SandboxProcessCounts {
+  processes: number;
+  busy: number;
+  queued: number;
+}
+
+/** This thread's sandbox processes (those running a call) and the calls waiting for one; zeros before the first call. */
+export function sandboxProcessCounts(): SandboxProcessCounts {
+  return pool?.counts() ?? { processes: 0, busy: 0, queued: 0 };
 }
 
 /** Kills every sandbox process of this thread (shutdown, tests). Calls in flight fail. */

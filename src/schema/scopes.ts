@@ -15,6 +15,7 @@ export const SCOPES = [
   "template:read",
   "template:write",
   "workspace:admin",
+  "metrics:read",
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -66,4 +66,6 @@ export interface Storage extends Repositories {
   afterCommit(then: () => void): void;
   /** Rejects when the database cannot answer a trivial query (the health check). */
   ping(): Promise<void>;
+  /** The database's schema version, and the newest one this build's migrations reach (the readiness check). */
+  schemaVersion(): Promise<{ version: number; latest: number }>;
 }

@@ -15,5 +15,8 @@ export interface RunWriterOptions extends SqliteRunWriterOptions {
 }
 
 export function openRunWriter(options: RunWriterOptions): RunWrites {
-  return isPostgres(options.db) ? new PostgresWriter(options.db, postgresPoolOf(options.db), options.onError, options.pool) : sqliteRunWriter(options);
+  if (!isPostgres(options.db)) return sqliteRunWriter(options);
+  const writer = new PostgresWriter(options.db, postgresPoolOf(options.db), options.onError, options.pool);
+  writer.observer = options.observer;
+  return writer;
 }

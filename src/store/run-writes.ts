@@ -56,6 +56,12 @@ export interface RunWrites {
   stats: { batches: number; ops: number };
 }
 
+/** Told of every batch once it is answered (committed, and synced where the writer syncs): for /metrics. */
+export interface WriteObserver {
+  /** `writes`: the callers' writes in the batch; `seconds`: from taking the batch to answering them. */
+  batchCommitted(writes: number, seconds: number): void;
+}
+
 /**
  * An op as the store applies it, on either writer: rows as arrays of column values (no repeated keys to
  * serialise, parse or bind by name; the writer thread receives exactly this), tagged by a number.
@@ -199,6 +205,9 @@ export abstract class QueueingWriter implements RunWrites {
   private scheduled = false;
   private drainWaiters: Array<() => void> = [];
   stats = { batches: 0, ops: 0 };
+  /** Set by the writer's opener (run-writer.ts); each batch's entries map to when it was taken. */
+  observer: WriteObserver | undefined;
+  private readonly takenAt = new WeakMap<Entry[], number>();
 
   constructor(
     protected readonly onError: (error: unknown) => void,
@@ -254,11 +263,17 @@ export abstract class QueueingWriter implements RunWrites {
     });
     this.stats.batches++;
     this.stats.ops += entries.length;
+    if (this.observer) this.takenAt.set(entries, performance.now());
     return { entries, ops };
   }
 
   /** Answers each entry: resolved, or rejected with its failure (a StorageError when it has a kind). */
   protected settle(entries: Entry[], failures: Array<Failure | null>) {
+    const takenAt = this.takenAt.get(entries);
+    if (takenAt !== undefined) {
+      this.takenAt.delete(entries);
+      this.observer?.batchCommitted(entries.length, (performance.now() - takenAt) / 1000);
+    }
     entries.forEach((entry, i) => {
       const failure = failures[i];
       if (failure === null || failure === undefined) {

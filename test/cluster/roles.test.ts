@@ -11,6 +11,7 @@ import { join, resolve } from "node:path";
 import { clusterEnv, ok, publishWebhook, startInstance } from "../support/cluster";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { networkPostgresDatabase } from "../support/postgres-storage";
+import { sampleValue } from "../support/prometheus-text";
 import type { ServerHandle } from "../support/server";
 
 announceMissingPostgres();
@@ -49,7 +50,7 @@ describe.skipIf(!postgresBinaries())("an api instance and workers on one Postgre
 
   beforeAll(async () => {
     const { url } = await networkPostgresDatabase();
-    env = clusterEnv(url);
+    env = clusterEnv(url, { WEFT_METRICS_ALLOW_CIDRS: "127.0.0.0/8" });
     api = await start("api");
     await start("worker");
     await start("worker");
@@ -82,6 +83,25 @@ describe.skipIf(!postgresBinaries())("an api instance and workers on one Postgre
       expect(res.status).toBe(201);
       expect(await res.json()).toEqual({ echoed: text, size: text.length });
     }
+  }, 30_000);
+
+  test("a worker answers /readyz and /metrics: the runs it executed are in its counters, the api's started them", async () => {
+    const token = await publishWebhook(api, "counted", { name: "shape", type: "PIECE", pieceId: "data", actionId: "set_fields", config: { fields: { n: 1 } } });
+    const res = await fetch(`${api.url}/webhook/${token}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const runId = ((await res.json()) as any).data.runId as string;
+    for (const deadline = Date.now() + 10_000; (await ok(api, "GET", `/api/runs/${runId}`)).data.status !== "completed" && Date.now() < deadline; ) {
+      await Bun.sleep(100);
+    }
+    const workers = servers.slice(1, 3);
+    for (const worker of workers) expect(((await (await worker.fetch("/readyz", { token: null })).json()) as any).data.status).toBe("ready");
+    // From 127.0.0.1, in WEFT_METRICS_ALLOW_CIDRS: no token needed, on a worker's own server too.
+    const scrapes = await Promise.all(workers.map(async (worker) => (await fetch(`${worker.url}/metrics`)).text()));
+    const executed = scrapes.map((text) => sampleValue(text, "weft_runs_finished_total", { status: "completed", trigger_type: "webhook" }));
+    expect(executed.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1);
+    expect(scrapes.map((text) => sampleValue(text, "weft_step_duration_seconds_count", { piece: "data" })).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(sampleValue(await (await api.fetch("/metrics")).text(), "weft_runs_started_total", { trigger_type: "webhook" })).toBeGreaterThanOrEqual(1);
   }, 30_000);
 
   test("with no worker alive, runs wait in the shared queue; a worker that starts takes them", async () => {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { FIXTURE, FIXTURE_ID, fixturePackage } from "../support/activepieces-fixture";
 import { packTarball } from "../support/npm-registry";
+import { sampleValue } from "../support/prometheus-text";
 import { startServer, type ServerHandle } from "../support/server";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase } from "../support/postgres-storage";
@@ -39,6 +40,17 @@ describe("compiled binary", () => {
     const res = await server.fetch("/healthz", { token: null });
     expect(res.status).toBe(200);
     expect((await res.json()).data.status).toBe("ok");
+  });
+
+  test("answers /readyz, and /metrics in Prometheus' format with prom-client bundled inside", async () => {
+    expect(await (await server.fetch("/readyz", { token: null })).json()).toMatchObject({ data: { status: "ready" } });
+    const res = await server.fetch("/metrics");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+    const text = await res.text();
+    expect(text).toContain("# TYPE weft_runs_finished_total counter");
+    expect(sampleValue(text, "process_resident_memory_bytes")).toBeGreaterThan(10 * 1024 * 1024);
+    expect((await server.fetch("/metrics", { token: null })).status).toBe(401);
   });
 
   test("serves an authenticated API call", async () => {

@@ -1,40 +1,11 @@
 /** Public webhook URLs: runs from each body kind, synchronous replies, 404 rules, rotate, the test URL. */
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import * as ids from "../../src/lib/ids";
-import { definePiece, action } from "../../src/pieces-sdk";
+import { testStepsPiece } from "../support/test-steps";
 import { definition, triggerApp, webhookTrigger, type TriggerApp } from "./harness";
 
 /** Test-only steps that run on the main thread (pure): a slow one and a failing one. */
-const testPiece = definePiece({
-  id: "trigtest",
-  name: "Trigger test steps",
-  version: "1.0.0",
-  description: "steps for trigger tests",
-  triggers: [],
-  actions: [
-    action({
-      id: "sleep",
-      name: "Sleep",
-      description: "waits config.ms",
-      sideEffects: "pure",
-      props: {},
-      run: async (ctx) => {
-        await Bun.sleep(Number(ctx.config.ms ?? 0));
-        return { slept: true };
-      },
-    }),
-    action({
-      id: "boom",
-      name: "Boom",
-      description: "fails",
-      sideEffects: "pure",
-      props: {},
-      run: () => {
-        throw new Error("boom: upstream said no");
-      },
-    }),
-  ],
-});
+const testPiece = testStepsPiece("trigtest");
 
 const setFields = (fields: Record<string, unknown>, next?: Record<string, unknown>) => ({
   name: "greet",

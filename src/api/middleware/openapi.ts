@@ -19,7 +19,7 @@ export const TAGS = [
   { name: "Identity", description: "Sessions, API tokens and workspaces" },
   { name: "Settings", description: "Instance-wide settings: the private networks steps may reach" },
   { name: "Triggers", description: "Public trigger endpoints (no bearer token)" },
-  { name: "Service", description: "Health, contract, documentation, UI and MCP" },
+  { name: "Service", description: "Health, readiness, metrics, contract, documentation, UI and MCP" },
 ];
 
 const ERROR_SCHEMA = {

@@ -3,16 +3,28 @@
  * `x-permission` (and the OpenAPI `security` requirement) into the contract, so they cannot drift.
  * It authenticates in the transform phase, i.e. before body validation, so an anonymous caller
  * learns nothing about a route's schema. The `idempotent` macro marks routes that accept
- * Idempotency-Key (see ./idempotency.ts).
+ * Idempotency-Key (see ./idempotency.ts). A route may also admit callers by their address instead of a token
+ * (`{ scope, orFrom }`: GET /metrics and WEFT_METRICS_ALLOW_CIDRS).
  */
+import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Identity, Principal } from "../../core/identity";
-import type { Permission } from "../../schema/scopes";
+import type { AddressRanges } from "../../net/address-ranges";
+import type { Permission, Scope } from "../../schema/scopes";
 import { AppError } from "../../http/errors";
 import { TokenBuckets, rateLimitHeaders } from "./rate-limit";
 
 export const SESSION_COOKIE = "weft_session";
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * A scope, or a call from an address in `orFrom.ranges` (the socket's address; a forwarding header never
+ * counts). `orFrom.setting` names where the ranges are set, for the refusal's message.
+ */
+export interface ScopeOrAddress {
+  scope: Scope;
+  orFrom: { ranges: AddressRanges; setting: string };
+}
 
 export interface SecurityOptions {
   identity: Identity;
@@ -73,14 +85,32 @@ export function createSecurity(options: SecurityOptions) {
     return principal;
   }
 
+  /** The scope, or the address: a refusal names both ways in. */
+  async function authenticateOrAdmit(ctx: any, permission: ScopeOrAddress): Promise<Principal | undefined> {
+    const address: string | undefined = (ctx.server as Server<unknown> | null)?.requestIP(ctx.request)?.address;
+    const { ranges, setting } = permission.orFrom;
+    if (ranges.includes(address)) return undefined;
+    try {
+      return await authenticate(ctx.request, ctx.set, permission.scope);
+    } catch (error) {
+      if (!(error instanceof AppError) || (error.code !== "UNAUTHORIZED" && error.code !== "FORBIDDEN")) throw error;
+      const where = `an address in ${setting} (${ranges.cidrs.join(", ") || "none set"}); this call came from ${address ?? "an unknown address"}`;
+      const message =
+        error.code === "UNAUTHORIZED"
+          ? `${error.message} with the scope "${permission.scope}", or call from ${where}`
+          : `${error.message}; or call from ${where}`;
+      throw new AppError(error.code, message, error.details, error.status, error.headers);
+    }
+  }
+
   return new Elysia({ name: "weft-security" }).macro({
-    permission: (permission: Permission) => ({
+    permission: (permission: Permission | ScopeOrAddress) => ({
       detail: {
-        "x-permission": permission,
+        "x-permission": typeof permission === "string" ? permission : permission.scope,
         security: permission === "public" ? [] : [{ bearer: [] }, { session: [] }],
       } as Record<string, unknown>,
       async transform(ctx: any) {
-        ctx.auth = await authenticate(ctx.request, ctx.set, permission);
+        ctx.auth = typeof permission === "string" ? await authenticate(ctx.request, ctx.set, permission) : await authenticateOrAdmit(ctx, permission);
       },
       resolve: (ctx: any) => ({ auth: ctx.auth as Principal }),
     }),

@@ -27,6 +27,12 @@ export interface FiredSchedule {
   scheduledAt: string;
 }
 
+/** Told of each instant fired (/metrics). */
+export interface ScheduleObserver {
+  /** `lateSeconds`: how long after its planned instant the schedule fired, by the scheduler's clock. */
+  scheduleFired(lateSeconds: number): void;
+}
+
 export interface SchedulerOptions {
   storage: Storage;
   clock: Clock;
@@ -35,6 +41,7 @@ export interface SchedulerOptions {
   log: Logger;
   /** Longest sleep between two checks of the due rows (a publish may add an earlier instant). */
   maxSleepMs?: number;
+  observer?: ScheduleObserver;
 }
 
 const BATCH = 200;
@@ -112,7 +119,10 @@ export class Scheduler {
       for (const row of due) {
         try {
           const result = await this.fire(row, now);
-          if (result) fired.push(result);
+          if (result) {
+            fired.push(result);
+            this.o.observer?.scheduleFired(Math.max(0, now - row.next_fire_at) / 1000);
+          }
         } catch (error) {
           // One broken schedule must not stop the others; it is retried on the next tick.
           // Its instant is skipped (never retried every second): the next instant fires as usual.

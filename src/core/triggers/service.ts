@@ -29,7 +29,7 @@ import type { SubscriptionRuns, TriggerRunStarter, TriggerWorkflows, WebhookTarg
 import { Registrations } from "./registrations";
 import { LeaseOwnership, soleOwner } from "./ownership";
 import { Subscriptions } from "./subscriptions";
-import { Scheduler } from "./scheduler";
+import { Scheduler, type ScheduleObserver } from "./scheduler";
 import { WebhookIntake } from "./webhook-intake";
 
 export interface TriggersDeps {
@@ -49,6 +49,8 @@ export interface TriggersDeps {
   fetch?: () => GuardedFetch;
   resolveConnectionAuth?: () => ((input: { workspaceId: string; connectionId: string; pieceId: string }) => Promise<ResolvedAuth>) | undefined;
   clock?: Clock;
+  /** Told how late each schedule fired (/metrics). */
+  scheduleObserver?: ScheduleObserver;
   /**
    * This instance's fleet id when other instances may share the database: polls, subscriptions and renewals
    * then go by leases held in its name. Without it this process owns all of them and no lease is stored.
@@ -140,7 +142,7 @@ export function createTriggers(deps: TriggersDeps) {
   const ownership = deps.owner
     ? new LeaseOwnership({ storage, vital: deps.vitalStorage, owner: deps.owner, leaseMs: deps.config.leaseSeconds * 1000, clock })
     : soleOwner;
-  const scheduler = new Scheduler({ storage, clock, workflows: triggerWorkflows, runs: deps.runs, log: deps.log });
+  const scheduler = new Scheduler({ storage, clock, workflows: triggerWorkflows, runs: deps.runs, log: deps.log, observer: deps.scheduleObserver });
   const poller = new Poller({
     storage,
     clock,

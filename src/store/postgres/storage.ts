@@ -2,6 +2,8 @@
 import type { SQL } from "bun";
 import type { Storage } from "../port";
 import { PostgresConnection } from "./connection";
+import { postgresSchemaVersion } from "./db";
+import { postgresMigrations } from "./migrations";
 import { PostgresIdempotency } from "./idempotency";
 import { PostgresConnections } from "./connections";
 import { PostgresEncryptedValues } from "./encrypted-values";
@@ -55,16 +57,25 @@ function repositories(connection: PostgresConnection) {
 export function postgresStorage(pool: SQL): Storage {
   const main = new PostgresConnection(pool);
   const ping = async () => void (await main.run("SELECT 1"));
+  const latest = postgresMigrations.at(-1)?.version ?? 0;
+  const schemaVersion = async () => ({ version: await postgresSchemaVersion(pool), latest });
   return {
     ...repositories(main),
     ping,
+    schemaVersion,
     afterCommit: (then) => then(),
     async atomically<T>(work: (unit: Storage) => Promise<T>): Promise<T> {
       const committed: Array<() => void> = [];
       const result = (await pool.begin(async (tx) => {
         const connection = new PostgresConnection(tx);
         await connection.run(`SELECT pg_advisory_xact_lock(${PORT_UNIT_LOCK_KEY})`);
-        const unit: Storage = { ...repositories(connection), atomically: (inner) => inner(unit), ping, afterCommit: (then) => void committed.push(then) };
+        const unit: Storage = {
+          ...repositories(connection),
+          atomically: (inner) => inner(unit),
+          ping,
+          schemaVersion,
+          afterCommit: (then) => void committed.push(then),
+        };
         return await work(unit);
       })) as T;
       for (const then of committed) then();

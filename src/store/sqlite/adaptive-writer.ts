@@ -34,7 +34,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Db } from "../db";
-import type { QueuedOp, RunWrites } from "../run-writes";
+import type { QueuedOp, QueueingWriter, RunWrites, WriteObserver } from "../run-writes";
 import { openDatabase } from "./db";
 import { InlineWriter, ThreadWriter, WRITER_CACHE_KIB } from "./run-writers";
 
@@ -326,6 +326,8 @@ export interface SqliteRunWriterOptions {
   synchronous: "FULL" | "NORMAL";
   onError: (error: unknown) => void;
   onSwitch?: AdaptiveWriterOptions["onSwitch"];
+  /** Told of every batch either writer commits (/metrics). */
+  observer?: WriteObserver;
 }
 
 /**
@@ -337,15 +339,18 @@ export interface SqliteRunWriterOptions {
  * 124 MiB, bench/peers.ts).
  */
 export function sqliteRunWriter(o: SqliteRunWriterOptions): RunWrites {
+  const observed = <W extends QueueingWriter>(writer: W): W => Object.assign(writer, { observer: o.observer });
   const address = o.dbPath ?? o.storeAddress;
-  if (!address || o.mode === "inline") return new InlineWriter(o.db, o.onError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null });
-  const thread = new ThreadWriter({ dbPath: address, synchronous: o.synchronous }, o.onError);
+  if (!address || o.mode === "inline") return observed(new InlineWriter(o.db, o.onError, { syncWal: o.dbPath ? `${o.dbPath}-wal` : null }));
+  const thread = observed(new ThreadWriter({ dbPath: address, synchronous: o.synchronous }, o.onError));
   const path = o.dbPath;
   if (o.mode !== "auto" || !path || threadCpuMs() === undefined) return thread;
   const inline = () =>
-    new InlineWriter(openDatabase(path, { synchronous: o.synchronous, migrate: false, cacheKiB: WRITER_CACHE_KIB }), o.onError, {
-      syncWal: `${path}-wal`,
-      ownsDb: true,
-    });
+    observed(
+      new InlineWriter(openDatabase(path, { synchronous: o.synchronous, migrate: false, cacheKiB: WRITER_CACHE_KIB }), o.onError, {
+        syncWal: `${path}-wal`,
+        ownsDb: true,
+      }),
+    );
   return new AdaptiveWriter(inline, thread, { onError: o.onError, onSwitch: o.onSwitch });
 }

@@ -1,7 +1,9 @@
 /** The storage port (../port.ts) on the embedded SQLite database. */
 import type { Database } from "bun:sqlite";
 import type { Storage } from "../port";
+import { schemaVersion as storedVersion } from "./db";
 import { storageError } from "../storage-errors";
+import { migrations } from "./migrations";
 import { SqliteConnection, turnsFor } from "./connection";
 import { SqliteIdempotency } from "./idempotency";
 import { SqliteConnections } from "./connections";
@@ -47,15 +49,18 @@ export function sqliteStorage(db: Database): Storage {
   const turns = turnsFor(db);
   // The unit's repositories skip the turns: while a unit runs, the connection is its own.
   const ping = () => new SqliteConnection(db, turns).do(() => void db.query("SELECT 1").get());
+  const latest = migrations.at(-1)?.version ?? 0;
+  const schemaVersion = () => new SqliteConnection(db, turns).do(() => ({ version: storedVersion(db), latest }));
   const unitRepositories = repositories(new SqliteConnection(db, null));
   return {
     ...repositories(new SqliteConnection(db, turns)),
     ping,
+    schemaVersion,
     afterCommit: (then) => then(),
     async atomically(work) {
       const release = await turns.take();
       const committed: Array<() => void> = [];
-      const unit: Storage = { ...unitRepositories, atomically: (inner) => inner(unit), ping, afterCommit: (then) => void committed.push(then) };
+      const unit: Storage = { ...unitRepositories, atomically: (inner) => inner(unit), ping, schemaVersion, afterCommit: (then) => void committed.push(then) };
       let result: Awaited<ReturnType<typeof work>>;
       try {
         // IMMEDIATE takes the write lock now: what the unit reads cannot change before it writes.
