@@ -17,7 +17,8 @@
  *   1,000,000 runs). seq is named so that it stays the order of runs of equal duration and environment (it is
  *   the rowid every entry ends with anyway): the list's order is unchanged.
  *
- * Existing runs are counted once, by one GROUP BY.
+ * Existing runs are counted once, by one GROUP BY: with the index, 11 s at 1,000,000 runs on 2 cores (PostgreSQL's
+ * 024: 5.7 s).
  */
 
 /** A duration (the SQL expression `d`) as its bucket's key. CAST: a duration of 100 ms or more stored as a real is cut as its integer part. */
@@ -43,7 +44,7 @@ const remove = (row: "NEW" | "OLD") => `
 export default {
   version: 24,
   name: "run-durations",
-  note: "counts the runs per duration and builds the index of sort=duration again: a few seconds per million runs on 2 cores",
+  note: "counts the runs per duration and builds the index of sort=duration again: ~11 s per million runs on 2 cores",
   sql: `
 CREATE TABLE run_durations (
   workspace_id INTEGER NOT NULL,
