@@ -4,9 +4,9 @@
  *   app.ts, cli.ts, main.ts               composition root, command line and program entry
  *   api/, mcp/                            HTTP routes and the MCP server
  *   core/                                 what the product does (workflows, runs, triggers, connections)
- *   engine/                               runs: dispatch, execution, recovery, writes
- *   pieces-runtime/                       the piece registry, loader and the pieces' KV store
- *   store/                                SQL, migrations, the data dir
+ *   engine/                               runs: dispatch, execution, recovery, claims, what runs write
+ *   pieces-runtime/                       the piece registry, loader, Activepieces packages
+ *   store/                                SQL, migrations, the data dir, the run writer, the pieces' KV store
  *   sandbox/                              QuickJS for user code, in-thread or in sandbox processes
  *   http/ lib/ net/ schema/ pieces-sdk/ config.ts   the ground floor, importing nothing above it
  *

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { createLogger } from "../src/http/logger";
-import { openDatabase } from "../src/store/db";
+import { openDatabase } from "../src/store/sqlite/db";
 
 const dataDir = mkdtempSync(join(tmpdir(), "weft-bench-conn-"));
 const config = loadConfig({ WEFT_DATA_DIR: dataDir, WEFT_LOG_LEVEL: "silent", WEFT_ALLOW_CIDRS: "127.0.0.0/8" });

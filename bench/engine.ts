@@ -20,8 +20,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Db } from "../src/store/db";
 import { openStoreAt } from "../src/store/open";
-import { runLayout } from "../src/store/run-layout";
-import { RunStore } from "../src/store/runs";
+import { runLayout } from "../src/store/sqlite/run-names";
+import { RunStore } from "../src/store/sqlite/run-store";
 import { startServer } from "../test/support/server";
 import { IDLE_SETTLE_MS, load, reportGoal } from "./_support";
 import { exitUnlessPostgresInstalled, freshDatabase, STORAGE, stopPostgres } from "./history";
@@ -275,7 +275,7 @@ async function workerHop() {
   const { testApp } = await import("../test/support/app");
   const { loadRegistry } = await import("../src/pieces-runtime/registry");
   const t = await testApp({ WEFT_PIECES_DIR: dir, WEFT_WORKERS: "1" });
-  // The in-process app was built with the built-ins only: give it the same fleet the workers load.
+  // The in-process app was built with the built-ins only: give it the same pieces the workers load.
   for (const p of (await loadRegistry({ piecesDir: dir })).list()) t.deps.pieces.register(p);
   const STEPS = 20;
   const chain = (pieceId: string) => {

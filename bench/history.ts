@@ -32,8 +32,10 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { acquireDataDirLock } from "../src/store/data-dir-lock";
-import { openDatabase, type Db } from "../src/store/db";
-import { RunStore, runValues, stepValues, type RowValues, type RunRow, type StepRow } from "../src/store/runs";
+import { openDatabase } from "../src/store/sqlite/db";
+import type { Db } from "../src/store/db";
+import { RunStore } from "../src/store/sqlite/run-store";
+import { runValues, stepValues, type RowValues, type RunRow, type StepRow } from "../src/store/run-rows";
 import { FRESH_RUN } from "../src/engine/run-table";
 import { sha256, stepIdOf } from "../src/lib/ids";
 import { SQL } from "bun";

@@ -8,7 +8,7 @@ import { zstdDecompressSync } from "node:zlib";
 import { stepIdOf } from "../src/lib/ids";
 import { type ZstdCompressor, zstdCompressor } from "../src/lib/zstd";
 import { DICTIONARY_RECORDS, dictionaryFrom, recordText, splitCold } from "../src/store/run-records";
-import { RUN_INDEX, runValues, stepValues } from "../src/store/runs";
+import { RUN_INDEX, runValues, stepValues } from "../src/store/run-rows";
 import { runRow, stepRow } from "../test/support/run-rows";
 import { machine } from "./_support";
 

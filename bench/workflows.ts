@@ -55,19 +55,19 @@ console.log(`machine: ${machine()}`);
 
 // --- the gate alone, in process. Cold: every expression seen for the first time (the JSONata parse
 // of each non-bare expression costs ~0.2 ms); warm: the editor's case, revalidating after a save.
-const fleet = builtinRegistry();
+const pieces = builtinRegistry();
 const big = chain(455); // 455 + 45 branch steps = 500 steps
-for (let i = 0; i < 30; i++) validateDefinition(big, { fleet }); // warm-up (JIT)
+for (let i = 0; i < 30; i++) validateDefinition(big, { pieces }); // warm-up (JIT)
 const cold: number[] = [];
 const warm: number[] = [];
 for (let i = 0; i < 200; i++) {
   clearExpressionVerdicts();
   let started = performance.now();
-  const result = validateDefinition(big, { fleet });
+  const result = validateDefinition(big, { pieces });
   cold.push(performance.now() - started);
   if (!result.valid) throw new Error(`bench definition is invalid: ${JSON.stringify(result.errors[0])}`);
   started = performance.now();
-  validateDefinition(big, { fleet });
+  validateDefinition(big, { pieces });
   warm.push(performance.now() - started);
 }
 const expressions = JSON.stringify(big).match(/\{\{/g)!.length;

@@ -31,7 +31,7 @@ import { ClusterChanges } from "./core/cluster-changes";
 import { secretBox } from "./core/crypto";
 import { Identity } from "./core/identity";
 import { Fleet } from "./core/fleet";
-import { LiveFleet } from "./core/live-fleet";
+import { ClusterPieces } from "./core/cluster-pieces";
 import { NetworkSettings } from "./core/network";
 import { PiecePackages } from "./pieces-runtime/activepieces";
 import { builtinRegistry, type PieceRegistry } from "./pieces-runtime/registry";
@@ -133,7 +133,7 @@ export function createApp(options: CreateAppOptions) {
   });
   deps.resolveConnectionAuth = deps.connections.resolveConnectionAuth;
   deps.lifecycleHooks = [];
-  const liveFleet = new LiveFleet(
+  const clusterPieces = new ClusterPieces(
     () => deps.pieces,
     () => deps.fleet.executingPeers(),
   );
@@ -141,7 +141,7 @@ export function createApp(options: CreateAppOptions) {
     storage,
     log,
     // In a cluster a run may execute on any instance: the gate counts only pieces every one of them serves.
-    fleet: sharedStore(db) ? () => liveFleet : () => deps.pieces,
+    pieces: sharedStore(db) ? () => clusterPieces : () => deps.pieces,
     secrets,
     publicUrl: config.publicUrl,
     hooks: deps.lifecycleHooks,

@@ -1,8 +1,8 @@
 /**
  * CLI entry: `weft serve` (default), `weft token create`, `weft migrate [--from DIR --to URL]`, `weft backup`, `weft mcp`, `weft version`.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { VERSION, createApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
@@ -14,11 +14,13 @@ import { PieceLoadError } from "./pieces-runtime/loader";
 import { loadRegistry } from "./pieces-runtime/registry";
 import { commandOf } from "./runtime-tuning";
 import { createLogger, type Logger } from "./http/logger";
-import { backupDatabase } from "./store/backup";
+import { describeBuild } from "./lib/build-info";
+import { selfCommand } from "./lib/self-command";
+import { systemdUnit, UNIT_DEFAULTS } from "./lib/systemd-unit";
 import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./store/copy-to-postgres";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
-import { type Db, NewerSchemaError, openDatabase, schemaVersion, type UpgradeListener } from "./store/db";
-import { migrateStore, openStore, sharedStore, type StoreLocation } from "./store/open";
+import { type Db, NewerSchemaError, type UpgradeListener } from "./store/db";
+import { backupStore, migrateStore, openStore, sharedStore, type StoreLocation } from "./store/open";
 import { storageOf, vitalStorageOf } from "./store/storage";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
@@ -46,7 +48,11 @@ Usage:
   weft mcp                           serve the MCP tools over stdio for a desktop agent, acting as
                                      the API token in WEFT_TOKEN; relays to WEFT_URL (or a server
                                      running at WEFT_HOST:WEFT_PORT) when there is one (docs/mcp.md)
-  weft version                       print the version
+  weft service install [--path FILE] [--user NAME] [--data-dir DIR] [--env-file FILE] [--force]
+                                     write a hardened systemd unit that runs this executable (default
+                                     /etc/systemd/system/weft.service) and print the steps left to do;
+                                     it does not call systemctl (docs/install.md)
+  weft version                       print the version, the commit and the target it was built for
   weft --help                        this text
 
 Environment (all optional): WEFT_HOST (127.0.0.1), WEFT_PORT (8080), WEFT_DATA_DIR (./weft-data),
@@ -347,6 +353,61 @@ async function copyCommand(args: string[]) {
   }
 }
 
+/**
+ * `weft service install`: writes the systemd unit of docs/install.md for this executable, refusing to replace a
+ * file without --force, and prints what is left for root to do (a user, the settings file, systemctl).
+ */
+function serviceCommand(args: string[]) {
+  const usage = "usage: weft service install [--path FILE] [--user NAME] [--data-dir DIR] [--env-file FILE] [--force]";
+  let parsed: ReturnType<typeof parseServiceArgs>;
+  try {
+    parsed = parseServiceArgs(args);
+  } catch (error) {
+    fail(`${(error as Error).message}; ${usage}`);
+  }
+  const { values, positionals } = parsed;
+  if (positionals[0] !== "install" || positionals.length > 1) fail(usage);
+  const path = values.path ?? "/etc/systemd/system/weft.service";
+  const user = values.user ?? UNIT_DEFAULTS.user;
+  const dataDir = values["data-dir"] ?? UNIT_DEFAULTS.dataDir;
+  const envFile = values["env-file"] ?? UNIT_DEFAULTS.envFile;
+  if (!/^[a-z_][a-z0-9_-]*$/.test(user)) fail(`--user ${user} is not a system user name (lower-case letters, digits, _ and -)`);
+  for (const [flag, dir] of [
+    ["--data-dir", dataDir],
+    ["--env-file", envFile],
+  ]) {
+    if (!dir.startsWith("/") || /\s/.test(dir)) fail(`${flag} must be an absolute path without spaces, not ${dir}`);
+  }
+  if (/^\/(home|root|run\/user)(\/|$)/.test(dataDir))
+    fail(`--data-dir ${dataDir} is under a home directory, which the unit hides (ProtectHome); use /var/lib/weft or /srv/weft`);
+  if (existsSync(path) && !values.force) fail(`${path} exists; add --force to replace it`);
+  try {
+    writeFileSync(path, systemdUnit({ command: selfCommand("serve"), user, dataDir, envFile }), { mode: 0o644 });
+  } catch (error) {
+    fail(`cannot write ${path}: ${(error as Error).message}${(error as NodeJS.ErrnoException).code === "EACCES" ? " (run it as root)" : ""}`);
+  }
+  const name = basename(path, ".service");
+  console.log(`wrote ${path}: runs ${selfCommand("serve").join(" ")} as ${user}, data in ${dataDir}, settings from ${envFile}
+left to do, as root (docs/install.md):
+  useradd --system --home-dir ${dataDir} --shell /usr/sbin/nologin ${user}
+  install -d -m 0750 -o root -g ${user} ${dirname(envFile)} && install -m 0640 -o root -g ${user} /dev/null ${envFile}
+  # set WEFT_PUBLIC_URL and the other WEFT_* settings in ${envFile}
+  systemctl daemon-reload && systemctl enable --now ${name}`);
+}
+
+const parseServiceArgs = (args: string[]) =>
+  parseArgs({
+    args,
+    options: {
+      path: { type: "string" },
+      user: { type: "string" },
+      "data-dir": { type: "string" },
+      "env-file": { type: "string" },
+      force: { type: "boolean" },
+    },
+    allowPositionals: true,
+  });
+
 /** The `weft` commands (src/main.ts has already dispatched child processes and tuned the collector). */
 /** `weft serve [--role all|api|worker]`: the flag stands for WEFT_ROLE, checked with the rest of the configuration. */
 function serveOptions(argv: string[]) {
@@ -365,6 +426,8 @@ export async function main(argv: string[]) {
     console.log(HELP);
     return;
   }
+  // Writes a file for another start of weft; the configuration of this one does not matter.
+  if (command === "service") return serviceCommand(argv.slice(1));
   let config: Config;
   try {
     if (command === "serve") serveOptions(argv);
@@ -385,7 +448,7 @@ export async function main(argv: string[]) {
       await mcp(config);
       return;
     case "version":
-      console.log(VERSION);
+      console.log(describeBuild(VERSION));
       return;
     case "migrate": {
       if (argv.length > 1) {
@@ -408,18 +471,16 @@ export async function main(argv: string[]) {
         fail("WEFT_DATABASE_URL is set: back up PostgreSQL with its own tools (pg_dump); weft backup copies the SQLite database of a data directory");
       const source = databasePath(config);
       if (!existsSync(source)) fail(`no database at ${source}; set WEFT_DATA_DIR to the data directory to back up`);
-      // migrate: false — a backup taken before an upgrade must keep the old schema.
-      const db = openDatabase(source, { synchronous: config.dbSynchronous, migrate: false });
+      let copy: { path: string; bytes: number; version: number };
       try {
-        const { path, bytes } = backupDatabase(db, argv[1]);
-        console.log(`backed up ${source} to ${path} (${bytes} bytes, schema version ${schemaVersion(db)})`);
-        if (!config.encryptionKey)
-          process.stderr.write(`secrets are encrypted with ${join(config.dataDir, "encryption.key")}; copy it too, a backup without it cannot decrypt them\n`);
+        // Without migrations: a backup taken before an upgrade keeps the old schema (store/open.ts, backupStore).
+        copy = backupStore(storeLocation(config), argv[1]);
       } catch (error) {
         fail(`backup failed: ${(error as Error).message}`);
-      } finally {
-        db.close();
       }
+      console.log(`backed up ${source} to ${copy.path} (${copy.bytes} bytes, schema version ${copy.version})`);
+      if (!config.encryptionKey)
+        process.stderr.write(`secrets are encrypted with ${join(config.dataDir, "encryption.key")}; copy it too, a backup without it cannot decrypt them\n`);
       return;
     }
     case "token": {
@@ -469,6 +530,6 @@ export async function main(argv: string[]) {
       await piecesCommand(config, argv.slice(1));
       return;
     default:
-      fail(`unknown command "${command}"; commands: serve, token create, migrate, version, backup, keys rotate, pieces, mcp (see --help)`);
+      fail(`unknown command "${command}"; commands: serve, token create, migrate, version, backup, keys rotate, pieces, mcp, service install (see --help)`);
   }
 }

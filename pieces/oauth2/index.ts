@@ -9,7 +9,7 @@ export default definePiece({
   icon: "🔑",
   description: "Call any OAuth2-protected API with a connection's bearer token",
   auth: Auth.oauth2({
-    // The URLs and scope come from each connection's config (spec 2.6, 4.7 rule 4).
+    // The URLs and scope come from each connection's config (docs/connections.md: the generic `oauth2` piece).
     authorizeUrl: "",
     tokenUrl: "",
     scopes: [],

@@ -1,7 +1,7 @@
 /**
- * Connections from the UI: create one with the credential fields the piece's auth declares, and run
- * the OAuth2 flow in a popup (spec 4.7): start → open authorizeUrl → the callback page posts a
- * message to this window; polling GET /api/connections/{id} covers a popup that cannot post.
+ * Connections from the UI: create one with the credential fields the piece's auth declares, and run the
+ * OAuth2 flow in a popup (docs/connections.md "The OAuth2 flow"): start → open authorizeUrl → the callback
+ * page posts a message to this window; polling GET /api/connections/{id} covers a popup that cannot post.
  */
 import { api } from "./api";
 import type { Connection } from "./types";

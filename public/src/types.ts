@@ -1,5 +1,5 @@
-/** The shapes the UI reads from the API (spec 2.2–2.6); only the fields the screens use. */
-import type { SpecProperty } from "../../src/core/pieces/projection";
+/** The shapes the UI reads from the API (src/schema/ declares them); only the fields the screens use. */
+import type { ProjectedProperty } from "../../src/core/pieces/projection";
 
 export interface Condition {
   field: unknown;
@@ -147,10 +147,10 @@ export interface PieceDetail {
   triggers: Array<{ id: string; name: string; description: string; type: string }>;
 }
 
-/** The projection (spec 4.8) and its properties (spec 2.5) exactly as the server declares them. */
+/** The projection and its properties (docs/pieces.md "Schema projections") exactly as the server declares them. */
 export type { Projection } from "../../src/core/pieces/projection";
 /** The projection folds a property's displayName into its description; the editor still reads it when present. */
-export type Property = SpecProperty & { displayName?: string };
+export type Property = ProjectedProperty & { displayName?: string };
 
 export interface Connection {
   id: string;

@@ -1,4 +1,4 @@
-/** Connections (spec 2.6, 4.7): credentials a workspace holds for a piece, and the start of the OAuth2 flow. */
+/** Connections (docs/connections.md): credentials a workspace holds for a piece, and the start of the OAuth2 flow. */
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
 import { Data, IdParams, List } from "../schema/common";

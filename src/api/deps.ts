@@ -42,7 +42,7 @@ export interface AppDeps {
   identity: Identity;
   security: Security;
   contract: { document(): unknown };
-  /** The fleet: every piece the workers load (built-ins + WEFT_PIECES_DIR). */
+  /** The piece registry: every piece the workers load (built-ins + WEFT_PIECES_DIR). */
   pieces: PieceRegistry;
   /**
    * Outbound fetch through the SSRF guard (WEFT_ALLOW_CIDRS and Settings → Network), for every piece call made on this thread:

@@ -1,4 +1,7 @@
-/** Editor internals (spec 2.2): test payloads and pinned step data, stored outside the definition. */
+/**
+ * Editor internals (docs/api.md "Everything else"): test payloads and pinned step data, stored outside the
+ * definition.
+ */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import { Data, IdParams } from "../schema/common";

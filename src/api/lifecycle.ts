@@ -1,4 +1,4 @@
-/** Lifecycle (spec 3.1, 4.2, 4.4, 4.5): validate, publish, unpublish, webhook rotation, versions, restore, variables. */
+/** Lifecycle (docs/api.md sections 2–6): validate, publish, unpublish, webhook rotation, versions, restore, variables. */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import { Data, IdParams, List, Uuid } from "../schema/common";
@@ -29,7 +29,7 @@ export const lifecycleApi = ({ security, workflows }: AppDeps) =>
           tags,
           summary: "Validate a definition with the publish gate; writes nothing",
           description:
-            "The body is a definition (FlowVersion). The same function decides publish, so a definition that validates also publishes. Each diagnostic names the fault (path, code, message) and, where there is one, the admissible set (`allowed`): action and trigger ids of a piece, operator names, enum values, required properties in force, step names an expression may read, the fleet's version of a piece, the workspace's connections of a piece. Structural faults (unknown keys, wrong types) come back as diagnostics too. ?workflowId= validates in the context of that workflow (its stored variables; settings.errorWorkflowId may not name it).",
+            "The body is a definition (FlowVersion). The same function decides publish, so a definition that validates also publishes. Each diagnostic names the fault (path, code, message) and, where there is one, the admissible set (`allowed`): action and trigger ids of a piece, operator names, enum values, required properties in force, step names an expression may read, the served version of a piece, the workspace's connections of a piece. Structural faults (unknown keys, wrong types) come back as diagnostics too. ?workflowId= validates in the context of that workflow (its stored variables; settings.errorWorkflowId may not name it).",
           requestBody: { required: true, content: { "application/json": { schema: JSON.parse(JSON.stringify(FlowVersion)) } } },
         },
       },
@@ -91,7 +91,7 @@ export const lifecycleApi = ({ security, workflows }: AppDeps) =>
           tags,
           summary: "Copy a version's snapshot over the draft (production untouched)",
           description:
-            "Passes the editor-save gate: structure, and for a live workflow every piece runnable by the fleet (422 PIECE_UNAVAILABLE naming the piece and the fleet's version); blank pins are filled. expectedRev (optional; 0 or less means unconditional) must equal the current definitionRev, else 409 and nothing is written. triggerType follows the restored definition; a webhook workflow without a token gets one; pinned data is re-judged for staleness against the restored draft. Test payloads and pinned data are never deleted. Restoring the live version gives hasUnpublishedChanges false.",
+            "Passes the editor-save gate: structure, and for a live workflow every piece runnable by the pieces served (422 PIECE_UNAVAILABLE naming the piece and the served version); blank pins are filled. expectedRev (optional; 0 or less means unconditional) must equal the current definitionRev, else 409 and nothing is written. triggerType follows the restored definition; a webhook workflow without a token gets one; pinned data is re-judged for staleness against the restored draft. Test payloads and pinned data are never deleted. Restoring the live version gives hasUnpublishedChanges false.",
         },
       },
     )

@@ -1,6 +1,7 @@
 /**
- * GET /api/oauth2/callback: where providers send the person's browser after authorization (spec 4.7).
- * A browser endpoint: it answers an HTML page, never the JSON envelope, whatever happens.
+ * GET /api/oauth2/callback: where providers send the person's browser after authorization
+ * (docs/connections.md "The OAuth2 flow"). A browser endpoint: it answers an HTML page, never the JSON
+ * envelope, whatever happens.
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";

@@ -21,11 +21,11 @@ const TriggerOptionsParams = t.Object({
   propertyName: t.String({ description: "A trigger property whose values are dynamic (listed in dynamicFields)" }),
 });
 
-const SpecProperty = t.Record(t.String(), t.Unknown(), {
+const ProjectedProperty = t.Record(t.String(), t.Unknown(), {
   description:
-    "spec 2.5 property: type, description, default, enum, enumLabels, format, properties, items, propertyType, required, minLength, maxLength, min, max, pattern, refreshers, language, displayConditions",
+    "a projected property: type, description, default, enum, enumLabels, format, properties, items, propertyType, required, minLength, maxLength, min, max, pattern, refreshers, language, displayConditions",
 });
-const ObjectSchema = t.Object({ type: t.String(), properties: t.Record(t.String(), SpecProperty), required: t.Array(t.String()) });
+const ObjectSchema = t.Object({ type: t.String(), properties: t.Record(t.String(), ProjectedProperty), required: t.Array(t.String()) });
 
 const PieceListItem = t.Object({
   id: t.String(),
@@ -91,7 +91,7 @@ const OptionsAnswer = Data(
     options: t.Array(t.Object({ label: t.String(), value: t.Unknown() })),
     placeholder: t.Optional(t.String()),
     properties: t.Optional(
-      t.Record(t.String(), SpecProperty, {
+      t.Record(t.String(), ProjectedProperty, {
         description: "For a property of dependent fields (propertyType dynamic): the fields the given config calls for; its value is an object keyed by them",
       }),
     ),
@@ -136,7 +136,7 @@ export const piecesApi = (deps: AppDeps) => {
         permission,
         query: t.Object({ q: PieceSearch, ...PageQuery }, { additionalProperties: true }),
         response: List(PieceListItem),
-        detail: { tags, summary: "List the pieces the fleet serves, with their versions" },
+        detail: { tags, summary: "List the pieces this server serves, with their versions" },
       },
     )
     .get(
@@ -162,14 +162,14 @@ export const piecesApi = (deps: AppDeps) => {
       params: ActionParams,
       query: ProjectionQuery,
       response: { 200: Data(Projection) },
-      detail: { tags, summary: "Schema projection of an action, narrowed by <property>=<value> gate values (spec 4.8)" },
+      detail: { tags, summary: "Schema projection of an action, narrowed by <property>=<value> gate values" },
     })
     .get("/api/pieces/:id/triggers/:triggerId", ({ params, request }) => json(projections.triggerJson(params.id, params.triggerId, rawQuery(request.url))), {
       permission,
       params: TriggerParams,
       query: ProjectionQuery,
       response: { 200: Data(Projection) },
-      detail: { tags, summary: "Schema projection of a trigger, narrowed by <property>=<value> gate values (spec 4.9)" },
+      detail: { tags, summary: "Schema projection of a trigger, narrowed by <property>=<value> gate values" },
     })
     .post(
       "/api/pieces/:id/actions/:actionId/options/:propertyName",

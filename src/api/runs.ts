@@ -1,5 +1,5 @@
 /**
- * Runs (spec 4.3, 4.6, 4.10, 6.1; DESIGN.md §3 "Runs"): start a workflow run, list and read runs,
+ * Runs (docs/api.md "4. Run", docs/engine.md "Runs API decisions"): start a workflow run, list and read runs,
  * stream a run's events, cancel, retry, and the public resume links of paused runs.
  */
 import { Elysia, t } from "elysia";

@@ -1,4 +1,7 @@
-/** Workflows (spec 2.2, 4.1, 4.10): create, list, read, replace, delete, export and import. */
+/**
+ * Workflows (docs/api.md "1. Create a workflow", "Everything else"): create, list, read, replace, delete,
+ * export and import.
+ */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import { Data, IdParams, List, pageOf } from "../schema/common";
@@ -34,7 +37,7 @@ export const workflowsApi = ({ security, workflows, workflowTransfer }: AppDeps)
           tags,
           summary: "Create a workflow (always a draft)",
           description:
-            "Without a definition the workflow gets a valid empty tree with an unconfigured manual trigger. A supplied definition is checked for structure first (unknown keys anywhere in the tree answer 400 UNKNOWN_FIELD naming the key's path and the allowed keys); any webhookToken inside it is stripped; every step without a pieceVersion is pinned to the version the live fleet serves; the existence of pieces is not checked (the publish gate does that). Server-owned fields (status, id, webhookToken, definitionRev, ...) are accepted and ignored. Accepts Idempotency-Key.",
+            "Without a definition the workflow gets a valid empty tree with an unconfigured manual trigger. A supplied definition is checked for structure first (unknown keys anywhere in the tree answer 400 UNKNOWN_FIELD naming the key's path and the allowed keys); any webhookToken inside it is stripped; every step without a pieceVersion is pinned to the version served (in a cluster, by every instance that executes runs); the existence of pieces is not checked (the publish gate does that). Server-owned fields (status, id, webhookToken, definitionRev, ...) are accepted and ignored. Accepts Idempotency-Key.",
         },
       },
     )
@@ -63,7 +66,7 @@ export const workflowsApi = ({ security, workflows, workflowTransfer }: AppDeps)
         tags,
         summary: "Replace a workflow's draft and fields (fields left out keep their values)",
         description:
-          "Send expectedRev (the definitionRev you read): when someone saved in between, the answer is 409 REVISION_CONFLICT naming the current definitionRev, and nothing is written. Every save bumps definitionRev. Saving the draft of a live workflow never changes what runs in production (publish does), except with settings.autoPublishFixes; a live workflow's draft must keep every piece runnable by the fleet (422 PIECE_UNAVAILABLE).",
+          "Send expectedRev (the definitionRev you read): when someone saved in between, the answer is 409 REVISION_CONFLICT naming the current definitionRev, and nothing is written. Every save bumps definitionRev. Saving the draft of a live workflow never changes what runs in production (publish does), except with settings.autoPublishFixes; a live workflow's draft must keep every piece runnable by the pieces served (422 PIECE_UNAVAILABLE).",
       },
     })
     .delete("/api/workflows/:id", async ({ auth, params }) => ({ data: await workflows.delete(auth, params.id) }), {

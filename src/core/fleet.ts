@@ -18,7 +18,7 @@ import { newId } from "../lib/ids";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { InstanceRepository, InstanceRow } from "../store/instances";
 import type { Storage } from "../store/port";
-import type { PeerPieces } from "./live-fleet";
+import type { PeerPieces } from "./cluster-pieces";
 import { hostname } from "node:os";
 
 /** True when a process with this pid exists on this machine (an instance restarted here finds its old self dead at once). */

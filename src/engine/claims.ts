@@ -10,7 +10,7 @@
  */
 import { BoundedMap } from "../lib/bounded-map";
 import type { FlowVersionT } from "../schema/workflow";
-import type { RunRow } from "../store/runs";
+import type { RunRow } from "../store/run-rows";
 import type { ClusterLinks } from "./cluster-links";
 import type { ClusterMembership, RunTable } from "./run-table";
 

@@ -12,7 +12,7 @@
  */
 import type { RunT } from "../schema/run";
 import { type Bus, openBus } from "../store/bus";
-import type { RunRow } from "../store/runs";
+import type { RunRow } from "../store/run-rows";
 import { errorMessage } from "./invoke-action";
 import { FINISHED, type RunTable } from "./run-table";
 import type { WebhookReply } from "./step-context";

@@ -1,8 +1,8 @@
 /**
- * Router conditions (DESIGN.md §3): `conditions` is OR over groups, AND inside a group; a branch with
- * `conditions: []` is the fallback. Operands arrive with their `{{ }}` expressions already resolved.
- * Comparisons that cannot apply (a number operator on text that is not a number, a date operator on
- * something that is not a date) are false rather than errors, so a router always picks a branch.
+ * Router conditions (docs/engine.md "Expressions and conditions"): `conditions` is OR over groups, AND inside
+ * a group; a branch with `conditions: []` is the fallback. Operands arrive with their `{{ }}` expressions
+ * already resolved. Comparisons that cannot apply (a number operator on text that is not a number, a date
+ * operator on something that is not a date) are false rather than errors, so a router always picks a branch.
  */
 import { LRUCache } from "lru-cache";
 import { CONDITION_OPERATORS, type ConditionOperator } from "../schema/operators";

@@ -23,7 +23,7 @@ import { errorMessage } from "./invoke-action";
 import type { RunT } from "../schema/run";
 import type { Environment } from "../schema/run";
 import type { FlowVersionT, SettingsT } from "../schema/workflow";
-import { RunStore, type RunRow, type StepRow } from "../store/runs";
+import type { RunRow, StepRow } from "../store/run-rows";
 import { storageOf } from "../store/storage";
 import type { Storage } from "../store/port";
 import { Claims } from "./claims";
@@ -50,15 +50,6 @@ export type { EngineOptions } from "./run-table";
 export { MAX_SUBFLOW_DEPTH, type StartRunInput } from "./run-start";
 
 export class Engine {
-  private madeStore: RunStore | undefined;
-  /**
-   * Runs' synchronous statements on SQLite, for tests that seed or inspect stored runs directly; the engine
-   * itself reads runs through the storage port (on PostgreSQL this throws: the store answers only the port).
-   */
-  get store(): RunStore {
-    this.madeStore ??= new RunStore(this.o.db);
-    return this.madeStore;
-  }
   /** Group-committed run and step writes (on a writer thread when the database is a file). */
   readonly writes: RunWrites;
   /** List pages and run details, read on reader threads (store/run-reads.ts). */
@@ -305,6 +296,11 @@ export class Engine {
   /** A run's stored row (what is committed), or null. */
   storedRow(runId: string): Promise<RunRow | null> {
     return this.table.reads.getRow(runId);
+  }
+
+  /** The trigger output of a workflow's newest `limit` runs of one trigger type, newest first (what is committed). */
+  recentTriggerData(workflowId: string, triggerType: string, limit: number): Promise<unknown[]> {
+    return this.table.reads.recentTriggerData(workflowId, triggerType, limit);
   }
 
   /** The definition a stored run executes (parsed, kept by its content hash); rejects when it is missing. */

@@ -1,5 +1,5 @@
 /**
- * Walks a definition tree for one run (DESIGN.md §3 "Errors in a run", §4):
+ * Walks a definition tree for one run (docs/engine.md "From start to finish", "Errors, retries, sub-flows"):
  * PIECE steps (with the piece's retry policy), ROUTER (first branch whose conditions hold, else the
  * fallback branch, then nextAction), LOOP_ON_ITEMS (body once per item, iteration outputs collected),
  * `skip`, `onErrorAction`, the run's time limit, cancellation, the per-run memory budget and pauses.
@@ -15,7 +15,7 @@ import { isoTime } from "./iso-time";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { ActionDef, PauseRequest } from "../pieces-sdk/types";
 import type { ActionNodeT, BranchT } from "../schema/workflow";
-import type { StepRow } from "../store/runs";
+import type { StepRow } from "../store/run-rows";
 import { ConditionError, conditionHolds, type ResolvedCondition } from "./conditions";
 import { ExpressionError, resolveValueFast as resolveValue } from "./expressions";
 import type { ActionOutcome } from "./invoke-action";
@@ -305,7 +305,7 @@ export class Executor {
     const actionId = node.actionId ?? "";
     // The version the step pins (installed packages can hold several side by side).
     const piece = this.host.pieces.get(pieceId, node.pieceVersion);
-    if (!piece) this.fail(run, node, startedAt, `piece "${pieceId}" is not in the fleet; available pieces: ${this.fleetIds()}`, node.config ?? {}, ids);
+    if (!piece) this.fail(run, node, startedAt, `piece "${pieceId}" is not served here; available pieces: ${this.pieceIds()}`, node.config ?? {}, ids);
     const action = piece && Object.hasOwn(piece.actions, actionId) ? piece.actions[actionId] : undefined;
     if (!action)
       this.fail(
@@ -416,7 +416,7 @@ export class Executor {
     });
   }
 
-  private fleetIds(): string {
+  private pieceIds(): string {
     const ids = (this.host.pieces as { ids?: () => string[] }).ids?.() ?? [];
     return ids.join(", ") || "none";
   }

@@ -1,6 +1,6 @@
 /**
- * Expressions (DESIGN.md §3): `{{ expr }}` inside any string of a step's `config` holds a JSONata
- * expression evaluated against the run context — never JavaScript.
+ * Expressions (docs/engine.md "Expressions and conditions"): `{{ expr }}` inside any string of a step's
+ * `config` holds a JSONata expression evaluated against the run context — never JavaScript.
  *
  * - `findExpressions` / `checkExpressionSyntax` / `expressionRoots` serve the publish gate.
  * - `resolveValue` / `evaluateExpression` serve the executor: each expression is compiled once and

@@ -1,5 +1,5 @@
 /**
- * What a finished production run starts (DESIGN.md §3, issue 5 item 3):
+ * What a finished production run starts (docs/engine.md "Errors, retries, sub-flows"):
  * - a failed run starts its workflow's `settings.errorWorkflowId` with triggerType `error`;
  * - live workflows whose trigger is `runs.on_error` (type error) or `runs.on_run_finished` (type run_finished)
  *   start when their trigger's filter accepts the run (the piece's `matches`).
@@ -9,7 +9,7 @@
 import type { Logger } from "../http/logger";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { RunTriggerType } from "../schema/run";
-import type { RunRow } from "../store/runs";
+import type { RunRow } from "../store/run-rows";
 import type { Engine } from "./engine";
 import { errorMessage } from "./invoke-action";
 import type { LiveTriggerWorkflow, WorkflowSource } from "./workflow-source";

@@ -53,8 +53,8 @@ export class WorkerPool {
   private readonly slots: Slot[] = [];
   private stopping = false;
   private nextId = 0;
-  /** Piece id → version the workers loaded (the live fleet); filled by the first ready worker. */
-  fleet: Record<string, string> = {};
+  /** Piece id → version the workers loaded (what the pool serves); filled by the first ready worker. */
+  loaded: Record<string, string> = {};
   replaced = 0;
   stepsRun = 0;
 
@@ -73,9 +73,9 @@ export class WorkerPool {
     return this.slots.reduce((n, s) => n + s.pending.size, 0);
   }
 
-  /** Does the workers' fleet run this piece at this version? Else the engine runs the step itself. */
+  /** Do the workers run this piece at this version? Else the engine runs the step itself. */
   serves(pieceId: string, version: string): boolean {
-    return this.fleet[pieceId] === version;
+    return this.loaded[pieceId] === version;
   }
 
   private spawn(index: number): Slot {
@@ -107,13 +107,13 @@ export class WorkerPool {
       if (message.t === "ready") {
         clearTimeout(startTimer);
         slot.ready = true;
-        if (Object.keys(this.fleet).length === 0) this.fleet = message.pieces;
+        if (Object.keys(this.loaded).length === 0) this.loaded = message.pieces;
         markReady();
         return;
       }
       if (message.t === "init-failed") {
         clearTimeout(startTimer);
-        this.o.log.error("worker failed to load the piece fleet", { worker: index, error: message.error });
+        this.o.log.error("worker failed to load the piece registry", { worker: index, error: message.error });
         failReady(new Error(message.error));
         return;
       }

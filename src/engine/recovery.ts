@@ -5,7 +5,7 @@
  * the process died: a `read` step runs again once, any other step fails the run with a message saying so.
  * In a cluster the same rules recover the runs this instance claims from an instance that died.
  */
-import type { RunRow, StepRow } from "../store/runs";
+import type { RunRow, StepRow } from "../store/run-rows";
 import { errorMessage } from "./invoke-action";
 import type { EndOutcome } from "./run-lifecycle";
 import type { PauseState, PendingRun, RunTable } from "./run-table";

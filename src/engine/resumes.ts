@@ -7,7 +7,7 @@ import { AppError } from "../http/errors";
 import { safeEqual, sha256 } from "../lib/ids";
 import type { RunT } from "../schema/run";
 import type { PausedGuard } from "../store/run-claims";
-import { type RunRow, runFromRow } from "../store/runs";
+import { type RunRow, runFromRow } from "../store/run-rows";
 import { errorMessage } from "./invoke-action";
 import type { PauseState, RunTable } from "./run-table";
 

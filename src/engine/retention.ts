@@ -6,10 +6,9 @@
  * incremental vacuum; the WAL is checkpointed and truncated.
  */
 import type { Logger } from "../http/logger";
-import { INCREMENTAL_VACUUM_HINT } from "../store/maintenance";
 import type { RunRetentionRepository } from "../store/run-retention";
 import type { RunWrites } from "../store/run-writes";
-import type { RunPosition } from "../store/runs";
+import type { RunPosition } from "../store/run-rows";
 
 /** A workflow's own retention (its saved definition's settings), replacing the instance's for its runs. */
 export interface RetentionOverride {
@@ -85,9 +84,9 @@ export class Retention {
    * A large database that predates it is left alone with a hint in the log, since VACUUM would stall it.
    */
   async ensureIncrementalVacuum(maxBytes = 256 * 1024 * 1024): Promise<boolean> {
-    const { enabled, bytes } = await this.o.runs.ensureIncrementalVacuum(maxBytes);
+    const { enabled, bytes, hint } = await this.o.runs.ensureIncrementalVacuum(maxBytes);
     if (!enabled) {
-      this.o.log.warn(`database is not in incremental auto-vacuum mode; ${INCREMENTAL_VACUUM_HINT}`, { bytes });
+      this.o.log.warn(`database is not in incremental auto-vacuum mode${hint ? `; ${hint}` : ""}`, { bytes });
     }
     return enabled;
   }

@@ -6,7 +6,7 @@
 import { AppError, notFound } from "../http/errors";
 import { newId, stepIdOf } from "../lib/ids";
 import type { RunT, RunTriggerType } from "../schema/run";
-import { type RunRow, runFromRow, type StepRow } from "../store/runs";
+import { type RunRow, runFromRow, type StepRow } from "../store/run-rows";
 import type { ReplayEntry } from "./run-execution";
 import type { RunLifecycle } from "./run-lifecycle";
 import type { RunStarter, StartRunInput } from "./run-start";

@@ -4,7 +4,7 @@
  */
 import type { FlowVersionT } from "../schema/workflow";
 import type { ActionOutcome } from "./invoke-action";
-import type { RunRow } from "../store/runs";
+import type { RunRow } from "../store/run-rows";
 
 /** One finished step as the replay log keeps it: enough to rebuild the context without running it again. */
 export interface ReplayEntry {
@@ -37,7 +37,7 @@ export class RunExecution {
   /** Secret values to mask in step input and output (decrypted variables, credentials). */
   readonly secrets: string[];
   /** Step rows written by this execution, latest version of each (the finished run's reply needs no read). */
-  readonly steps: import("../store/runs").StepRow[] = [];
+  readonly steps: import("../store/run-rows").StepRow[] = [];
   /** False when earlier steps were replayed, or a long run outgrew MAX_KEPT_STEPS: the rows are only in the database. */
   stepsComplete: boolean;
   /** Name of the step now running (for timeout messages). */

@@ -5,8 +5,8 @@
  * the end is committed, streams, waiters and run-finished listeners hear of it.
  */
 import { sha256 } from "../lib/ids";
-import type { RunPatch, RunRow, StepRow } from "../store/runs";
-import { runFromRow } from "../store/runs";
+import type { RunPatch, RunRow, StepRow } from "../store/run-rows";
+import { runFromRow } from "../store/run-rows";
 import type { Executor, RunOutcome } from "./executor";
 import { errorMessage } from "./invoke-action";
 import { isoTime } from "./iso-time";

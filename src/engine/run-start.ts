@@ -9,7 +9,7 @@ import { newId, sha256 } from "../lib/ids";
 import { BoundedMap } from "../lib/bounded-map";
 import type { Environment, RunT, RunTriggerType } from "../schema/run";
 import type { FlowVersionT } from "../schema/workflow";
-import { type RunRow, runFromRow } from "../store/runs";
+import { type RunRow, runFromRow } from "../store/run-rows";
 import { isoTime } from "./iso-time";
 import { FRESH_RUN, type PendingRun, type RunTable } from "./run-table";
 import type { RunnableWorkflow } from "./workflow-source";

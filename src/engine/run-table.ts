@@ -17,7 +17,7 @@ import type { FlowVersionT } from "../schema/workflow";
 import type { Db } from "../store/db";
 import type { RunClaimRepository } from "../store/run-claims";
 import type { RunReadRepository } from "../store/run-read-repository";
-import { type RunRow, runFromRow, type StepRow } from "../store/runs";
+import { type RunRow, runFromRow, type StepRow } from "../store/run-rows";
 import type { Dispatcher } from "./dispatcher";
 import { RunEvents } from "./run-events";
 import type { ReplayEntry, RunExecution } from "./run-execution";

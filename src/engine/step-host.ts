@@ -11,7 +11,7 @@ import { storageOf } from "../store/storage";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { ActionDef, GuardedFetch, KeyValueStore, ResolvedAuth } from "../pieces-sdk/types";
 import type { RunT } from "../schema/run";
-import { type RunRow, type StepRow, stepFromRow } from "../store/runs";
+import { type RunRow, type StepRow, stepFromRow } from "../store/run-rows";
 import type { ExecutorHost, StepCall } from "./executor";
 import { type ActionOutcome, errorMessage, invokeAction } from "./invoke-action";
 import { WorkerPool } from "./pool";
@@ -153,7 +153,7 @@ export class StepHost implements ExecutorHost {
     return version !== undefined && this.pool.serves(pieceId, version);
   }
 
-  /** Spawns the worker pool once and resolves when its fleet is known (or it failed: steps then run here). */
+  /** Spawns the worker pool once and resolves when its loaded pieces are known (or it failed: steps then run here). */
   private ensurePool(): Promise<void> {
     if (this.poolPromise) return this.poolPromise;
     const { config, log, storeAddress } = this.t.o;

@@ -5,7 +5,7 @@
  * still being committed is waited for, so what a waiter reads is always committed.
  */
 import type { RunT } from "../schema/run";
-import { type RunRow, runFromRow, type StepRow, stepFromRow } from "../store/runs";
+import { type RunRow, runFromRow, type StepRow, stepFromRow } from "../store/run-rows";
 import { FINISHED, type RunTable } from "./run-table";
 import type { WebhookReply } from "./step-context";
 

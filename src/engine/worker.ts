@@ -1,5 +1,5 @@
 /**
- * Worker-thread entry: loads the piece fleet once, then runs the steps the engine sends it, many at a
+ * Worker-thread entry: loads the piece registry once, then runs the steps the engine sends it, many at a
  * time (actions are mostly waiting on I/O). Cancellation is cooperative: the step's AbortSignal fires.
  * Sub-flow calls and webhook replies go back to the engine as messages.
  */
@@ -45,7 +45,7 @@ async function runStep(request: StepRequest) {
       post({
         t: "done",
         id: request.id,
-        outcome: { kind: "error", message: `piece "${request.pieceId}" has no action "${request.actionId}" in this worker's fleet`, effects: { tags: [] } },
+        outcome: { kind: "error", message: `piece "${request.pieceId}" has no action "${request.actionId}" in this worker's registry`, effects: { tags: [] } },
       });
       return;
     }

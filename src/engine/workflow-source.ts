@@ -1,6 +1,6 @@
 /**
  * What the engine needs from workflows, as one narrow interface: the definition a run executes
- * (production = published snapshot, test = draft; spec 4.3), its variables and which of them are
+ * (production = published snapshot, test = draft; docs/api.md "4. Run"), its variables and which of them are
  * secret, and the live workflows with event triggers (error, run_finished).
  * The workflows core implements it (src/core/workflows/workflow-source.ts); tests may pass fakes.
  */

@@ -84,7 +84,7 @@ function shorten(path: string): string {
 }
 
 /**
- * Operations the spec says read no body (4.4 unpublish, 4.7 oauth2/start): whatever is sent, even
+ * Operations that read no body (unpublish, oauth2/start: docs/api.md, docs/connections.md): whatever is sent, even
  * malformed JSON, is not parsed, so it cannot turn the call into a 400.
  */
 export const BODYLESS_ROUTES: ReadonlySet<string> = new Set(["POST /api/workflows/:id/unpublish", "POST /api/connections/:id/oauth2/start"]);

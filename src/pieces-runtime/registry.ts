@@ -1,5 +1,5 @@
 /**
- * The fleet: the pieces this server runs — the built-ins, user pieces from WEFT_PIECES_DIR (one version
+ * The piece registry: the pieces this server runs — the built-ins, user pieces from WEFT_PIECES_DIR (one version
  * each) and installed packages (several versions side by side). Pins resolve against it: the exact
  * version when held, else the newest of the same major at least the pin.
  */
@@ -79,12 +79,12 @@ export class PieceRegistry {
     return this.list().map((p) => p.id);
   }
 
-  /** The version the live fleet serves (what blank pins are filled with): the newest held. */
-  fleetVersion(id: string): string | undefined {
+  /** The served version (what blank pins are filled with): the newest held. */
+  servedVersion(id: string): string | undefined {
     return this.pieces.get(id)?.version;
   }
 
-  /** Can the fleet run a step pinned to `pin`? A blank pin is runnable when the piece exists. */
+  /** Can this server run a step pinned to `pin`? A blank pin is runnable when the piece exists. */
   isRunnable(id: string, pin?: string): boolean {
     return this.get(id, pin) !== undefined;
   }

@@ -1,6 +1,6 @@
 /**
- * The little semver the fleet needs: parse "1.2.3" (also "1.2", "1", "^1.2.3", "v1.2.3") and compare.
- * Pins resolve with caret semantics (DESIGN.md §3): same major, fleet ≥ pin.
+ * The little semver pins need: parse "1.2.3" (also "1.2", "1", "^1.2.3", "v1.2.3") and compare.
+ * Pins resolve with caret semantics (docs/pieces.md "Versions and pins"): same major, served ≥ pin.
  */
 export type Semver = [number, number, number];
 
@@ -16,9 +16,9 @@ export function compareSemver(a: Semver, b: Semver): number {
   return a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 }
 
-/** Does a fleet version satisfy a pin under caret semantics? */
-export function satisfiesPin(fleet: string, pin: string): boolean {
-  const have = parseSemver(fleet);
+/** Does a served version satisfy a pin under caret semantics? */
+export function satisfiesPin(served: string, pin: string): boolean {
+  const have = parseSemver(served);
   const want = parseSemver(pin);
   if (!have || !want) return false;
   return have[0] === want[0] && compareSemver(have, want) >= 0;

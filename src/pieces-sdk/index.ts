@@ -21,7 +21,10 @@ export * from "./types";
 
 // ---------- properties ----------
 
-/** Fields every property builder accepts (spec 2.5 "property" minus what the builder sets itself). */
+/**
+ * Fields every property builder accepts (a projected property minus what the builder sets itself;
+ * docs/pieces.md "Properties").
+ */
 export interface PropertyOptions {
   displayName?: string;
   description?: string;

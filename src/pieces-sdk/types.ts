@@ -1,9 +1,9 @@
 /**
- * The contract between pieces, the registry ("the fleet"), the gate and the engine.
+ * The contract between pieces, the registry (the pieces served), the gate and the engine.
  * Pieces are authored with the builders in ./index.ts; everything here is plain data + functions.
  */
 
-// ---------- properties (spec 2.5 "property") ----------
+// ---------- properties (docs/pieces.md "Properties") ----------
 
 export type PropertyKind = "string" | "number" | "integer" | "boolean" | "object" | "array" | "json" | "code";
 

@@ -1,5 +1,5 @@
 /**
- * Connection (spec 2.6) and the bodies of the Connections API. Which credential fields a connection takes
+ * Connection (docs/connections.md) and the bodies of the Connections API. Which credential fields a connection takes
  * depends on its piece's auth declaration; the core checks that and names the fields that apply.
  */
 import { t } from "elysia";

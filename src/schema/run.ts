@@ -1,4 +1,4 @@
-/** Run and step records (spec 2.4) and the Runs API's queries and bodies. */
+/** Run and step records (docs/engine.md "What a run records") and the Runs API's queries and bodies. */
 import { Type } from "@sinclair/typebox";
 import { t, type Static } from "elysia";
 

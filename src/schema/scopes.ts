@@ -1,4 +1,7 @@
-/** The complete scope list (DESIGN.md §3). Every route declares one of these, or a pseudo-scope. */
+/**
+ * The complete scope list (docs/api.md "Everything else", **Scopes**). Every route declares one of these, or a
+ * pseudo-scope.
+ */
 export const SCOPES = [
   "workflow:read",
   "workflow:write",

@@ -1,6 +1,6 @@
 /**
- * The Workflow record (spec 2.2), its versions, the gate's diagnostics and the request bodies of the
- * workflow API. The definition itself is FlowVersion (./workflow.ts).
+ * The Workflow record (docs/api.md "1. Create a workflow" shows one), its versions, the gate's diagnostics
+ * and the request bodies of the workflow API. The definition itself is FlowVersion (./workflow.ts).
  */
 import { Type } from "@sinclair/typebox";
 import { t, type Static } from "elysia";

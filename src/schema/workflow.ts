@@ -1,5 +1,5 @@
 /**
- * FlowVersion (spec 2.3): the definition tree. Strict everywhere — an unknown key on any node,
+ * FlowVersion: the definition tree (docs/api.md "1. Create a workflow"). Strict everywhere — an unknown key on any node,
  * branch, condition or settings object is refused — except `config`, `variables`, `pinnedData`
  * and `annotations`, whose contents belong to pieces and users.
  * Structural only: legal node types, operators, piece ids and step-name rules are checked by the
@@ -26,12 +26,12 @@ const nodeFields = {
   displayName: t.Optional(t.String({ maxLength: 200 })),
   type: t.String({ description: "action: PIECE, ROUTER or LOOP_ON_ITEMS; trigger: manual, webhook, cron, poll, error, run_finished, callable" }),
   pieceId: t.Optional(t.String({ maxLength: 200 })),
-  pieceVersion: t.Optional(t.String({ maxLength: 50, description: "pin; blank is filled with the fleet's version" })),
+  pieceVersion: t.Optional(t.String({ maxLength: 50, description: "pin; blank is filled with the served version" })),
   actionId: t.Optional(t.String({ maxLength: 200 })),
   config: t.Optional(Config),
   connectionId: t.Optional(t.String({ maxLength: 100 })),
   valid: t.Optional(t.Boolean()),
-  webhookToken: t.Optional(t.Any({ description: "server-owned; accepted only to be stripped (spec 4.1 rule 3)" })),
+  webhookToken: t.Optional(t.Any({ description: "server-owned; accepted only to be stripped: the server mints it" })),
 };
 
 export const ActionNode = t.Recursive(
@@ -97,7 +97,7 @@ export const FlowVersion = t.Object(
     variables: t.Optional(t.Record(t.String(), t.Any())),
     annotations: t.Optional(t.Union([t.Null(), t.Any()])),
     pinnedData: t.Optional(t.Record(t.String(), t.Any(), { description: "moved into the workflow's pinned data (stored outside the definition) on save" })),
-    webhookToken: t.Optional(t.Any({ description: "server-owned; accepted only to be stripped (spec 4.1 rule 3)" })),
+    webhookToken: t.Optional(t.Any({ description: "server-owned; accepted only to be stripped: the server mints it" })),
   },
   { ...strict, $id: "FlowVersion" },
 );
@@ -115,7 +115,7 @@ export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
 export { CONDITION_OPERATORS, UNARY_OPERATORS } from "./operators";
 
-/** The empty default tree: an unconfigured manual trigger (spec 4.1 rule 1). */
+/** The empty default tree: an unconfigured manual trigger (what a create without a definition gets). */
 export const emptyDefinition = (): FlowVersionT => ({
   schemaVersion: 2,
   // A manual trigger has nothing to configure, so the empty tree passes the gate as it is.

@@ -4,7 +4,9 @@
  * (postgres/handle.ts), which answers through the storage port only; nothing above the store knows which it got.
  */
 import type { Synchronous } from "../config";
-import { migrate, NewerSchemaError, openDatabase, schemaVersion, type Db, type UpgradeListener } from "./db";
+import { NewerSchemaError, type Db, type UpgradeListener } from "./db";
+import { BackupError, backupDatabase } from "./sqlite/backup";
+import { migrate, openDatabase, schemaVersion } from "./sqlite/db";
 import { migratePostgres, openPostgres, postgresSchemaVersion } from "./postgres/db";
 import { postgresMigrations } from "./postgres/migrations";
 import { isPostgres, PostgresHandle } from "./postgres/handle";
@@ -65,6 +67,21 @@ export async function migrateStore(location: StoreLocation, onUpgrade?: UpgradeL
   try {
     const applied = migrate(db, onUpgrade);
     return { applied, version: schemaVersion(db) };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * `weft backup`: a consistent copy of the SQLite database at `location` in `target`, a new file, with the schema
+ * version it holds. Opened without migrations: a backup taken before an upgrade keeps the old schema.
+ * PostgreSQL is backed up with its own tools.
+ */
+export function backupStore(location: StoreLocation, target: string): { path: string; bytes: number; version: number } {
+  if (location.databaseUrl) throw new BackupError("a PostgreSQL store is backed up with its own tools (pg_dump)");
+  const db = openDatabase(location.sqlitePath, { synchronous: location.synchronous, migrate: false });
+  try {
+    return { ...backupDatabase(db, target), version: schemaVersion(db) };
   } finally {
     db.close();
   }

@@ -4,8 +4,9 @@
  * SQL dialect. Every method answers a promise on both: a database on another host delays only the caller that
  * asked, and code above the store never knows which database it runs on (`storageOf`, ./storage.ts, picks).
  *
- * Areas move onto the port one at a time; until all have, the others are still the synchronous repositories
- * beside this file (docs/architecture.md, "Storage").
+ * Every area is on the port. What is not an area's repository is the run writer (./run-writer.ts picks one:
+ * SQLite's group commit on a thread of its own, or PostgreSQL's batches on its lanes), which the engine hands
+ * its writes to as data (./run-writes.ts), and the reader threads of the heavy run reads (./run-reads.ts).
  */
 import type { IdempotencyRepository } from "./idempotency";
 import type { ConnectionRepository } from "./connections";

@@ -9,7 +9,8 @@ import { openStoreAt } from "./open";
 import { CONNECTION_NAMES, openPool } from "./postgres/connection";
 import { postgresStorage } from "./postgres/storage";
 import type { ReaderReply, ReaderRequest } from "./run-reads";
-import { type RunListFilter, RunStore } from "./runs";
+import type { RunListFilter } from "./run-rows";
+import { RunStore } from "./sqlite/run-store";
 import { failureOf } from "./storage-errors";
 
 declare const self: Worker;

@@ -3,7 +3,7 @@
  * What the storage port (./port.ts) answers about them; implemented by ./sqlite/run-claims.ts and
  * ./postgres/run-claims.ts. On SQLite one process holds every run, so only tests call these there.
  */
-import type { RunRow } from "./runs";
+import type { RunRow } from "./run-rows";
 
 /** How a paused run about to resume is taken: by its resume link's token hash (spent), or from its current owner. */
 export type PausedGuard = { tokenHash: string } | { owner: string | null };

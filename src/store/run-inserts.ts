@@ -4,7 +4,7 @@
  * webhook, the Runs API) go to the group-committed run writer instead (./run-writer.ts). Implemented by
  * ./sqlite/run-inserts.ts and ./postgres/run-inserts.ts.
  */
-import type { RunRow } from "./runs";
+import type { RunRow } from "./run-rows";
 
 export interface RunInsertRepository {
   /** Stores the definition the run executes (once per hash) and the run's row. */

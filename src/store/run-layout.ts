@@ -15,11 +15,9 @@
  *
  * Keys are remembered per connection. A key of a name whose insert was rolled back may be given to another
  * name, so a key learned inside a transaction is remembered only by a writer that forgets what it remembers
- * whenever a transaction fails (runs.ts, forgetWrites; the run writer's batches); any other is remembered
- * only when learned outside a transaction, where every name it read or stored is committed.
+ * whenever a transaction fails (sqlite/run-store.ts, forgetWrites; the run writer's batches); any other is
+ * remembered only when learned outside a transaction, where every name it read or stored is committed.
  */
-import type { Statement } from "bun:sqlite";
-import type { Db } from "./db";
 import { canonicalMs, type RowValues } from "./run-records";
 
 /** Status codes of stored runs (SQLite's migration 018, PostgreSQL's 19). Never renumber: stored rows and the partial index hold them. */
@@ -81,8 +79,8 @@ const HOUR_MS = 3_600_000;
 export const NAMED = ["workspace_id", "workflow_id", "trigger_type", "definition_hash"] as const;
 
 /**
- * The keys of run_names, remembered: on SQLite looked up (and stored) as they are needed (`SqliteRunNames`
- * below); on PostgreSQL, where a look-up is a round trip, the run writer reads a batch's names in one awaited
+ * The keys of run_names, remembered: on SQLite looked up (and stored) as they are needed (sqlite/run-names.ts);
+ * on PostgreSQL, where a look-up is a round trip, the run writer reads a batch's names in one awaited
  * query before it encodes the batch (postgres/run-names.ts).
  */
 export interface RunNames {
@@ -107,62 +105,6 @@ export function namesOf(rows: Iterable<RowValues>, columns: ReadonlyMap<string, 
     }
   }
   return names;
-}
-
-/** Names' keys on a SQLite connection: each look-up is a statement of microseconds. */
-class SqliteRunNames implements RunNames {
-  private readonly keys = new Map<string, number>();
-  private readonly names = new Map<number, string>();
-  private readonly findStmt: Statement<{ key: number }>;
-  private readonly nameStmt: Statement<{ name: string }>;
-  private readonly addStmt: Statement;
-
-  constructor(private readonly db: Db) {
-    this.findStmt = db.prepare("SELECT key FROM run_names WHERE name = ?");
-    this.nameStmt = db.prepare("SELECT name FROM run_names WHERE key = ?");
-    this.addStmt = db.prepare("INSERT INTO run_names (name) VALUES (?) ON CONFLICT (name) DO NOTHING");
-  }
-
-  find(name: string): number | undefined {
-    const known = this.keys.get(name);
-    if (known !== undefined) return known;
-    const key = this.findStmt.get(name)?.key;
-    if (key !== undefined && !this.db.inTransaction) this.remember(name, key);
-    return key;
-  }
-
-  key(name: string, forgetsOnFailure: boolean): number {
-    const known = this.keys.get(name);
-    if (known !== undefined) return known;
-    if (typeof name !== "string") throw new Error(`a run's workspace, workflow, trigger type and definition are text; got ${JSON.stringify(name)}`);
-    let key = this.findStmt.get(name)?.key;
-    if (key === undefined) {
-      this.addStmt.run(name);
-      key = this.findStmt.get(name)!.key;
-    }
-    if (forgetsOnFailure || !this.db.inTransaction) this.remember(name, key);
-    return key;
-  }
-
-  name(key: number): string {
-    const known = this.names.get(key);
-    if (known !== undefined) return known;
-    const name = this.nameStmt.get(key)?.name;
-    if (name === undefined) throw new Error(`run_names holds no key ${key}`);
-    if (!this.db.inTransaction) this.remember(name, key);
-    return name;
-  }
-
-  private remember(name: string, key: number): void {
-    if (this.keys.size >= 50_000) this.forget();
-    this.keys.set(name, key);
-    this.names.set(key, name);
-  }
-
-  forget(): void {
-    this.keys.clear();
-    this.names.clear();
-  }
 }
 
 export class CompactLayout implements RunLayout {
@@ -239,16 +181,4 @@ export class CompactLayout implements RunLayout {
   forgetWrites(): void {
     this.names.forget();
   }
-}
-
-const layouts = new WeakMap<Db, RunLayout>();
-
-/** The layout of a connection's runs (one per connection: its remembered keys are the connection's). */
-export function runLayout(db: Db): RunLayout {
-  let layout = layouts.get(db);
-  if (!layout) {
-    layout = new CompactLayout(new SqliteRunNames(db));
-    layouts.set(db, layout);
-  }
-  return layout;
 }

@@ -4,7 +4,7 @@
  * (RunStore's own reads, through the connection's turns) and ./postgres/run-reads.ts (the same algorithms
  * written for PostgreSQL, every query awaited). Answers are RunStore's for the methods of the same names.
  */
-import type { RunListFilter, RunRow, StepRow } from "./runs";
+import type { RunListFilter, RunRow, StepRow } from "./run-rows";
 
 /** A workflow's newest run as the workflow record shows it (`lastRun`). */
 export interface LastRun {

@@ -25,12 +25,14 @@
  * comes back exactly as written.
  */
 import { zstdDecompressSync } from "node:zlib";
-import type { SQLQueryBindings } from "bun:sqlite";
 import { isStepIdOf, mayBeStepIdOf, stepIdOf } from "../lib/ids";
 import { type ZstdCompressor, type ZstdDictionary, zstdCompressor } from "../lib/zstd";
 
-/** A row's values in the order of its insert statement's columns (every column is text, a number or null). */
-export type RowValues = SQLQueryBindings[];
+/**
+ * A row's values in the order of its insert statement's columns (every column is text, a number or null; a
+ * record is bytes). Both databases bind them as they are, so the type names neither database's driver.
+ */
+export type RowValues = Array<string | number | bigint | boolean | null | Uint8Array>;
 
 export interface StepRow {
   id: string;

@@ -10,7 +10,7 @@
  * definitions it remembers having stored when it prunes them (a definition deleted by retention is written
  * again by the next run that uses it).
  */
-import type { RunPosition } from "./runs";
+import type { RunPosition } from "./run-rows";
 
 /** How many runs a workflow has (every environment, status and trigger type), from the kept counts. */
 export interface WorkflowRunCount {
@@ -41,7 +41,8 @@ export interface RunRetentionRepository {
   freePages(): Promise<number>;
   /**
    * Makes the database give freed space back by itself once (SQLite: incremental auto-vacuum, which needs a
-   * VACUUM); changes nothing and answers `enabled` false when it is larger than `maxBytes`, with its size.
+   * VACUUM); changes nothing and answers `enabled` false when it is larger than `maxBytes`, with its size and
+   * a `hint`: what an operator runs, during maintenance, to let it shrink.
    */
-  ensureIncrementalVacuum(maxBytes: number): Promise<{ enabled: boolean; bytes: number }>;
+  ensureIncrementalVacuum(maxBytes: number): Promise<{ enabled: boolean; bytes: number; hint?: string }>;
 }

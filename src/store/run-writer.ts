@@ -1,9 +1,9 @@
 /**
  * The run writer of the store the process opened: on PostgreSQL the asynchronous client commits batches from
  * the serving thread without blocking it (postgres/writer.ts); on SQLite WEFT_RUN_WRITER picks the writer
- * (adaptive-writer.ts). The engine asks for "the run writer" and never learns which database it writes to.
+ * (sqlite/adaptive-writer.ts). The engine asks for "the run writer" and never learns which database it writes to.
  */
-import { sqliteRunWriter, type SqliteRunWriterOptions } from "./adaptive-writer";
+import { sqliteRunWriter, type SqliteRunWriterOptions } from "./sqlite/adaptive-writer";
 import { PostgresWriter } from "./postgres/writer";
 import { isPostgres } from "./postgres/handle";
 import { postgresPoolOf } from "./storage";

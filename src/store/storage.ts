@@ -3,7 +3,6 @@
  * nowhere above src/store. One per store, made by its first caller: everything in the process shares it (on
  * PostgreSQL, its pool).
  */
-import type { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 import type { Db } from "./db";
 import type { Storage } from "./port";
@@ -31,7 +30,7 @@ export function storageOf(db: Db, options: { pool?: number } = {}): Storage {
     pools.set(db, pool);
     storage = postgresStorage(pool);
   } else {
-    storage = sqliteStorage(db as Database);
+    storage = sqliteStorage(db);
   }
   made.set(db, storage);
   return storage;

@@ -1,6 +1,6 @@
 /**
- * Spec 4.7 end to end, in-process Weft against a real OAuth2 server on loopback: the authorize URL's
- * contents, PKCE, the signed single-use 10-minute state, the callback's HTML answers, managed apps.
+ * The OAuth2 flow (docs/connections.md) end to end, in-process Weft against a real OAuth2 server on loopback:
+ * the authorize URL's contents, PKCE, the signed single-use 10-minute state, the callback's HTML answers, managed apps.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -42,7 +42,7 @@ afterAll(() => provider.stop());
 
 const connection = async (id: string) => (await t.req("GET", `/api/connections/${id}`)).body.data;
 
-describe("POST /api/connections/{id}/oauth2/start (spec 4.7)", () => {
+describe("POST /api/connections/{id}/oauth2/start", () => {
   test("a declared piece: its authorize URL, default scopes and extra parameters, PKCE S256, signed state", async () => {
     const made = await t.req("POST", "/api/connections", { body: { pieceId: "github", name: "gh", clientId: "gh-client", clientSecret: "gh-secret" } });
     const res = await t.req("POST", `/api/connections/${made.body.data.id}/oauth2/start`);

@@ -1,5 +1,5 @@
 /**
- * The adaptive run writer (src/store/adaptive-writer.ts), against a real database file: writes made around a
+ * The adaptive run writer (src/store/sqlite/adaptive-writer.ts), against a real database file: writes made around a
  * switch are committed in call order and all resolve; a definition pruned through one connection is stored
  * again by the other; the main thread's CPU share and the writes per commit move the commits to the thread and back; retention's
  * maintenance goes to the thread, which keeps the commits a while after it; the share is measured over at least SAMPLE_MS, from the thread's own CPU time;
@@ -19,10 +19,12 @@ import {
   THREAD_WARM_MS,
   threadCpuMs,
   type WriterMode,
-} from "../../src/store/adaptive-writer";
-import { openDatabase, type Db } from "../../src/store/db";
-import { InlineWriter, ThreadWriter } from "../../src/store/run-writes";
-import { RunStore, type RunRow } from "../../src/store/runs";
+} from "../../src/store/sqlite/adaptive-writer";
+import { openDatabase } from "../../src/store/sqlite/db";
+import type { Db } from "../../src/store/db";
+import { InlineWriter, ThreadWriter } from "../../src/store/sqlite/run-writers";
+import { RunStore } from "../../src/store/sqlite/run-store";
+import type { RunRow } from "../../src/store/run-rows";
 import { runRow, stepRow } from "../support/run-rows";
 
 const open: Array<{ writer: AdaptiveWriter; db: Db }> = [];

@@ -59,7 +59,7 @@ const rows: Array<[string, unknown, unknown, boolean]> = [
   ["date_after", 0, 1000, false],
 ];
 
-describe("condition operators (DESIGN.md §3)", () => {
+describe("condition operators (docs/engine.md)", () => {
   test("the table covers every operator", () => {
     expect(new Set(rows.map((r) => r[0]))).toEqual(new Set(CONDITION_OPERATORS));
   });

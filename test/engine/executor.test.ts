@@ -1,5 +1,5 @@
 /**
- * Executor rules (DESIGN.md §3 "Errors in a run", "Expressions", "Conditions"; issue 5 item 2),
+ * Executor rules (docs/engine.md "Errors, retries, sub-flows", "Expressions and conditions"),
  * each checked through the public API as a user would: run a workflow, read its run and steps.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

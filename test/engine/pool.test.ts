@@ -28,7 +28,7 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), "weft-pool-"));
   writeFileSync(join(dir, "threads.ts"), PIECE);
   t = await engineApp({ WEFT_PIECES_DIR: dir, WEFT_WORKERS: "1" });
-  // The in-process app holds the same fleet the workers load from WEFT_PIECES_DIR.
+  // The in-process app holds the same pieces the workers load from WEFT_PIECES_DIR.
   for (const piece of (await loadRegistry({ piecesDir: dir })).list()) t.deps.pieces.register(piece);
 });
 

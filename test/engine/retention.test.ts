@@ -8,10 +8,11 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { WriteOp } from "../../src/store/run-writes";
-import type { RunPosition, RunRow, StepRow } from "../../src/store/runs";
+import type { RunPosition, RunRow, StepRow } from "../../src/store/run-rows";
 import { storageOf } from "../../src/store/storage";
 import type { TestApp } from "../support/app";
 import { testStorage } from "../support/postgres-storage";
+import { sqliteRunStore } from "../support/sqlite-run-store";
 import { createWorkflow, definition, engineApp, runAndWait, stopEngines, template } from "./support";
 
 afterAll(stopEngines);
@@ -35,17 +36,18 @@ async function seed(t: TestApp, model: RunRow, daysAgo: number, count: number, s
 }
 
 /**
- * `seed` on SQLite's own statements (engine.store), for the SQLite-only file-size test: row by row, uncompressed,
+ * `seed` on SQLite's own statements (sqliteRunStore), for the SQLite-only file-size test: row by row, uncompressed,
  * as the file grew before the run writer packed finished runs into compressed records.
  */
 function seedSqliteRows(t: TestApp, model: RunRow, steps: StepRow[], daysAgo: number, count: number): void {
   const [step] = steps;
+  const store = sqliteRunStore(t);
   t.db.transaction(() => {
     for (let i = 0; i < count; i++) {
       const at = Date.now() - daysAgo * DAY + i;
       const id = Bun.randomUUIDv7("hex", at);
-      t.deps.engine.store.insertRun({ ...model, id, started_at: new Date(at).toISOString() });
-      t.deps.engine.store.insertStep({ ...step!, id: Bun.randomUUIDv7(), run_id: id, output_data: JSON.stringify({ blob: "z".repeat(4000) }) });
+      store.insertRun({ ...model, id, started_at: new Date(at).toISOString() });
+      store.insertStep({ ...step!, id: Bun.randomUUIDv7(), run_id: id, output_data: JSON.stringify({ blob: "z".repeat(4000) }) });
     }
   })();
 }

@@ -1,5 +1,5 @@
 /**
- * The run writer thread (src/store/run-writes.ts, ThreadWriter), against a real database file: what a write
+ * The run writer thread (src/store/sqlite/run-writers.ts, ThreadWriter), against a real database file: what a write
  * resolves is committed and readable from another connection; a failing write is rejected with SQLite's
  * message while the other writes of its batch commit; a definition is serialised once yet always stored,
  * also after retention pruned it; a run inserted finished has its steps packed in its row and reads back
@@ -9,11 +9,14 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ThreadWriter } from "../../src/store/run-writes";
-import { openDatabase, type Db } from "../../src/store/db";
-import { CompactLayout, runLayout } from "../../src/store/run-layout";
+import { ThreadWriter } from "../../src/store/sqlite/run-writers";
+import { openDatabase } from "../../src/store/sqlite/db";
+import type { Db } from "../../src/store/db";
+import { CompactLayout } from "../../src/store/run-layout";
+import { runLayout } from "../../src/store/sqlite/run-names";
 import { PostgresRunNames } from "../../src/store/postgres/run-names";
-import { RUN_COLUMNS, RunStore, type RunRow, type StepRow } from "../../src/store/runs";
+import { RUN_COLUMNS, type RunRow, type StepRow } from "../../src/store/run-rows";
+import { RunStore } from "../../src/store/sqlite/run-store";
 import { appSql } from "../support/app-sql";
 import { postgresClient } from "../support/postgres-storage";
 import { runRow, stepRow } from "../support/run-rows";

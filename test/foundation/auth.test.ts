@@ -6,7 +6,7 @@ beforeAll(async () => {
   t = await testApp();
 });
 
-describe("authentication and scopes (spec 5)", () => {
+describe("authentication and scopes", () => {
   test("no credential answers 401 UNAUTHORIZED with WWW-Authenticate: Bearer", async () => {
     const res = await t.req("GET", "/api/tokens", { token: null });
     expect(res.status).toBe(401);

@@ -102,9 +102,17 @@ describe("compiled binary", () => {
 
   test("prints its version and help", () => {
     const version = Bun.spawnSync([binary, "version"]);
-    expect(version.stdout.toString().trim()).toMatch(/^\d+\.\d+\.\d+/);
+    // The version first, then the build: the commit and the target embedded by build.ts.
+    expect(version.stdout.toString().trim()).toMatch(/^\d+\.\d+\.\d+ \(commit ([0-9a-f]+(-dirty)?|source), (linux|darwin|windows)-(x64|arm64)\)$/);
     const help = Bun.spawnSync([binary, "--help"]);
     expect(help.stdout.toString()).toContain("token create");
+  });
+
+  test("writes a systemd unit that runs this binary (weft service install)", () => {
+    const unit = join(mkdtempSync(join(tmpdir(), "weft-bin-unit-")), "weft.service");
+    const install = Bun.spawnSync([binary, "service", "install", "--path", unit], { stdout: "pipe", stderr: "pipe" });
+    expect(install.exitCode).toBe(0);
+    expect(readFileSync(unit, "utf8")).toContain(`\nExecStart=${binary} serve\n`);
   });
 
   test("installs an Activepieces piece from a tarball with no node or npm on PATH, and a workflow runs it", async () => {

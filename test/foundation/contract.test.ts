@@ -1,5 +1,5 @@
 /**
- * The contract and the router, checked in both directions (spec 1): a served route that is
+ * The contract and the router, checked in both directions: a served route that is
  * undocumented, or a documented route that is not served, fails the build.
  */
 import { describe, expect, test, beforeAll } from "bun:test";
@@ -17,7 +17,7 @@ const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}"
 const PERMISSIONS = new Set<string>([...SCOPES, "public", "authenticated"]);
 
 describe("OpenAPI contract", () => {
-  test("is OpenAPI 3.1 with tags in the spec's order of resource groups", () => {
+  test("is OpenAPI 3.1 with tags in the order of resource groups", () => {
     expect(doc.openapi).toStartWith("3.1");
     const names = doc.tags.map((tag: any) => tag.name);
     expect(names.slice(0, 8)).toEqual(["Workflows", "Lifecycle", "Runs", "Pieces", "Connections", "Folders", "Templates", "Editor Internals"]);

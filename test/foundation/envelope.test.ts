@@ -7,7 +7,7 @@ beforeAll(async () => {
   t = await testApp();
 });
 
-describe("envelope and errors (spec 2.1, 7)", () => {
+describe("envelope and errors", () => {
   test("unknown path answers 404 NOT_FOUND inside the envelope", async () => {
     const res = await t.req("GET", "/api/nope");
     expect(res.status).toBe(404);

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { testApp } from "../support/app";
 import { appSql } from "../support/app-sql";
 
-describe("rate limits (spec 8)", () => {
+describe("rate limits", () => {
   test("every authenticated answer carries X-RateLimit-* and the IETF RateLimit pair", async () => {
     const t = await testApp({ WEFT_RATE_LIMIT: "10", WEFT_RATE_BURST: "20" });
     const res = await t.req("GET", "/api/auth/me");
@@ -64,7 +64,7 @@ describe("rate limits (spec 8)", () => {
   });
 });
 
-describe("idempotency (spec 8)", () => {
+describe("idempotency", () => {
   const create = (t: Awaited<ReturnType<typeof testApp>>, key: string, name: string, extra: Record<string, string> = {}) =>
     t.req("POST", "/api/workspaces", { body: { name }, headers: { "idempotency-key": key, ...extra } });
 

@@ -2,7 +2,9 @@
  * Storage has one port: only src/store/ says how things are stored. Outside it no module opens the database
  * driver, prepares a statement, opens a transaction or holds SQL text — so a second storage adapter
  * (PostgreSQL) has one folder to implement. Errors cross the port as Weft's own (StorageError, with a kind):
- * outside it no module names SQLite's or PostgreSQL's error codes. Comments are not code and are ignored.
+ * outside it no module names SQLite's or PostgreSQL's error codes. Inside it each database's driver stays in
+ * its own folder (src/store/sqlite/, src/store/postgres/) but for a few named files of composition and
+ * translation. Comments are not code and are ignored.
  */
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -84,5 +86,95 @@ test("no module above src/store/ names a database's error codes: it asks for a s
   // ...and not what only looks alike: Weft's own variable naming SQLite, a number in a string.
   for (const near of ["env.WEFT_SQLITE_DIRS", '"20000"', '"ERROR"', '"12345"']) {
     expect([near, NAMES_A_DATABASE_CODE.some(([pattern]) => pattern.test(near))]).toEqual([near, false]);
+  }
+});
+
+/**
+ * Which database a file of src/ is written for shows in its folder: Bun's SQLite driver is imported only in
+ * src/store/sqlite/ and Bun's SQL client (PostgreSQL) only in src/store/postgres/, so every other file is written
+ * for both, or picks between them. The few exceptions are at the top of src/store/, each with the reason it
+ * needs the driver. (Only src/: tests and benches seed databases directly, and pieces/ talks to users' own
+ * databases, not to Weft's store.)
+ */
+const DRIVERS: Array<{ driver: string; home: string; patterns: RegExp[]; allowed: Record<string, string> }> = [
+  {
+    driver: "imports bun:sqlite",
+    home: "store/sqlite/",
+    // Any string naming the module once comments are gone: `from "bun:sqlite"`, `import("bun:sqlite")`, `require(...)`.
+    patterns: [/["'`]bun:sqlite["'`]/],
+    allowed: {
+      "store/db.ts": "the store's Db type is SQLite's connection, which PostgreSQL's handle poses as",
+      "store/copy-to-postgres.ts": "`weft migrate --from --to` reads a SQLite file to copy it into PostgreSQL",
+    },
+  },
+  {
+    driver: "imports Bun's SQL client",
+    home: "store/postgres/",
+    patterns: [/import\s+(?:type\s+)?\{[^}]*\bSQL\b[^}]*\}\s*from\s*["'`]bun["'`]/, /\bBun\.SQL\b/, /import\(\s*["'`]bun["'`]\s*\)\.SQL\b/],
+    allowed: {
+      "store/storage.ts": "the composition holds the PostgreSQL port's pools (postgresPoolOf), which close with the store",
+      "store/copy-to-postgres.ts": "`weft migrate --from --to` writes what it read from SQLite into PostgreSQL",
+    },
+  },
+];
+
+/** Each file of `files` (path under src/, code) that uses a driver outside its home folder and is not allowed to, with the line. */
+function driverOffences(files: Iterable<[string, string]>): string[] {
+  const offences: string[] = [];
+  for (const [file, text] of files) {
+    const code = withoutComments(text);
+    for (const { driver, home, patterns, allowed } of DRIVERS) {
+      if (file.startsWith(home) || file in allowed) continue;
+      for (const pattern of patterns) {
+        const found = pattern.exec(code);
+        if (found) offences.push(`src/${file}:${code.slice(0, found.index).split("\n").length} ${driver}: ${found[0].replace(/\s+/g, " ").slice(0, 100)}`);
+      }
+    }
+  }
+  return offences;
+}
+
+function* sourceFiles(glob = "**/*.ts"): Generator<[string, string]> {
+  for (const file of new Bun.Glob(glob).scanSync(SRC)) yield [file, readFileSync(join(SRC, file), "utf8")];
+}
+
+test("outside src/store/sqlite/ and src/store/postgres/ no module imports their database's driver, but the few named here", () => {
+  expect(driverOffences(sourceFiles())).toEqual([]);
+});
+
+test("the driver check finds the imports it forbids, and each allowed file still needs its driver", () => {
+  const uses = (code: string, driver: string) => DRIVERS.find((d) => d.driver === driver)!.patterns.some((p) => p.test(withoutComments(code)));
+  const sqlite = "imports bun:sqlite";
+  const sql = "imports Bun's SQL client";
+  // Every way of reaching a driver is found, and not what only looks alike: another import from "bun", a
+  // comment, Weft's own names. [code, uses bun:sqlite, uses the SQL client]
+  const samples: Array<[string, boolean, boolean]> = [
+    ['import type { Database } from "bun:sqlite";', true, false],
+    ["import { Database, type Statement } from 'bun:sqlite';", true, false],
+    ['const { Database } = await import("bun:sqlite");', true, false],
+    ['import type { SQL } from "bun";', false, true],
+    ['import {\n  file,\n  type SQL,\n} from "bun";', false, true],
+    ["const sql = new Bun.SQL(url);", false, true],
+    ['let pool: import("bun").SQL;', false, true],
+    ['import type { BunRequest, Server } from "bun";', false, false],
+    ["// bun:sqlite answers synchronously", false, false],
+    ['import { SQLITE_DIRS } from "./sqlite-dirs";', false, false],
+    ["Bun.SQLite", false, false],
+  ];
+  for (const [code, ...expected] of samples) expect([code, uses(code, sqlite), uses(code, sql)]).toEqual([code, ...expected]);
+  // The rule holds a file outside a driver's home to it, whatever the folder (the other database's included)...
+  const sqliteImport = 'import { Database } from "bun:sqlite";';
+  expect(driverOffences([["engine/engine.ts", sqliteImport]])).toEqual([`src/engine/engine.ts:1 ${sqlite}: "bun:sqlite"`]);
+  expect(driverOffences([["store/run-rows.ts", `\n${sqliteImport}`]])).toEqual([`src/store/run-rows.ts:2 ${sqlite}: "bun:sqlite"`]);
+  expect(driverOffences([["store/postgres/writer.ts", sqliteImport]])).toHaveLength(1);
+  expect(driverOffences([["store/sqlite/run-writers.ts", "const sql = new Bun.SQL(url);"]])).toHaveLength(1);
+  // ...and lets each driver's home folder use it: which the real files do.
+  expect(driverOffences([["store/sqlite/run-store.ts", sqliteImport]])).toEqual([]);
+  for (const { driver, home, allowed } of DRIVERS) {
+    expect([driver, [...sourceFiles(`${home}**/*.ts`)].some(([, code]) => uses(code, driver))]).toEqual([driver, true]);
+    // Each allowed file is at the top of src/store/ and still uses its driver (else it comes off the list).
+    for (const file of Object.keys(allowed)) {
+      expect([file, /^store\/[^/]+\.ts$/.test(file), uses(readFileSync(join(SRC, file), "utf8"), driver)]).toEqual([file, true, true]);
+    }
   }
 });

@@ -4,7 +4,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Identity } from "../../src/core/identity";
-import { openDatabase } from "../../src/store/db";
+import { openDatabase } from "../../src/store/sqlite/db";
 import { storageOf } from "../../src/store/storage";
 import { ROOT_TOKEN } from "../support/app";
 import { freePort, startServer, type ServerHandle } from "../support/server";

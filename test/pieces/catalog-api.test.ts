@@ -1,4 +1,4 @@
-/** The Pieces API beyond projections: list, detail, summary, options (spec 4.10) and samples. */
+/** The Pieces API beyond projections: list, detail, summary, options and samples (docs/pieces.md "The Pieces API"). */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { testApp, type TestApp } from "../support/app";
 import { fixturePiece } from "./fixture-piece";

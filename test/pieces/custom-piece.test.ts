@@ -49,7 +49,7 @@ describe("loading WEFT_PIECES_DIR", () => {
   test("the docs example, a factory and a plain object all load beside the built-ins", async () => {
     const registry = await loadRegistry({ piecesDir: dir });
     expect(registry.ids()).toEqual(expect.arrayContaining(["greetings", "factory_piece", "plain-piece", "http", "data"]));
-    expect(registry.fleetVersion("greetings")).toBe("1.2.0");
+    expect(registry.servedVersion("greetings")).toBe("1.2.0");
     expect(registry.trigger("greetings", "greeting_requested")?.type).toBe("webhook");
     expect(await registry.action("factory_piece", "ping")!.run(fakeContext({ n: 5 }))).toEqual({ pong: 5 });
   });

@@ -1,4 +1,4 @@
-/** Spec 4.8/4.9: the schema projection's narrowing rules, through the API. */
+/** The schema projection's narrowing rules (docs/pieces.md "Schema projections"), through the API. */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { testApp, type TestApp } from "../support/app";
 import { fixturePiece } from "./fixture-piece";
@@ -16,8 +16,8 @@ const gated = async (query = "") => {
 };
 const names = (p: any) => Object.keys(p.inputSchema.properties);
 
-describe("projection shape (spec 2.5)", () => {
-  test("carries piece id and fleet version, the step's identity, schemas and every list", async () => {
+describe("projection shape", () => {
+  test("carries piece id and served version, the step's identity, schemas and every list", async () => {
     const p = await gated();
     expect(p).toMatchObject({
       pieceId: "fixture",
@@ -95,7 +95,7 @@ describe("projection shape (spec 2.5)", () => {
   });
 });
 
-describe("narrowing rules (spec 4.8)", () => {
+describe("narrowing rules", () => {
   test("rule 1: a supplied gate drops what it rules out; kept gated fields become required", async () => {
     const p = await gated("?mode=a");
     expect(names(p)).toContain("a_field");
@@ -233,7 +233,7 @@ describe("built-in examples", () => {
   });
 });
 
-describe("trigger projection (spec 4.9)", () => {
+describe("trigger projection", () => {
   test("same narrowing; sideEffects empty; sampleData is the declared example", async () => {
     const res = await t.req("GET", "/api/pieces/fixture/triggers/tick?source=url&gateValues=1&sorce=x");
     expect(res.status).toBe(200);
@@ -258,7 +258,7 @@ describe("trigger projection (spec 4.9)", () => {
   });
 });
 
-describe("404s name the valid ids (spec 7)", () => {
+describe("404s name the valid ids", () => {
   test("unknown action lists every action of the piece", async () => {
     const res = await t.req("GET", "/api/pieces/fixture/actions/gatd");
     expect(res.status).toBe(404);

@@ -150,7 +150,7 @@ describe("activeProperties / missingRequired (what the publish gate uses)", () =
   });
 });
 
-describe("pins (DESIGN.md §3: same major, fleet ≥ pin)", () => {
+describe("pins (caret: same major, served ≥ pin)", () => {
   test("caret semantics", () => {
     expect(satisfiesPin("1.4.0", "1.0.0")).toBe(true);
     expect(satisfiesPin("1.4.0", "1.4.0")).toBe(true);
@@ -162,10 +162,10 @@ describe("pins (DESIGN.md §3: same major, fleet ≥ pin)", () => {
     expect(satisfiesPin("1.4.0", "garbage")).toBe(false);
   });
 
-  test("registry: fleetVersion, isRunnable, lookups", () => {
+  test("registry: servedVersion, isRunnable, lookups", () => {
     const registry = new PieceRegistry([fixturePiece()]);
-    expect(registry.fleetVersion("fixture")).toBe("2.3.1");
-    expect(registry.fleetVersion("nope")).toBeUndefined();
+    expect(registry.servedVersion("fixture")).toBe("2.3.1");
+    expect(registry.servedVersion("nope")).toBeUndefined();
     expect(registry.isRunnable("fixture")).toBe(true);
     expect(registry.isRunnable("fixture", "")).toBe(true);
     expect(registry.isRunnable("fixture", "2.0.0")).toBe(true);

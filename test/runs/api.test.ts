@@ -1,5 +1,6 @@
 /**
- * POST /api/workflows/{id}/run (spec 4.3), GET /api/runs/{id}, cancel and retry (DESIGN.md §3 "Runs").
+ * POST /api/workflows/{id}/run, GET /api/runs/{id}, cancel and retry (docs/api.md "4. Run", docs/engine.md
+ * "Runs API decisions").
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { stepIdOf } from "../../src/lib/ids";

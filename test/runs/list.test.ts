@@ -1,11 +1,11 @@
 /**
- * GET /api/runs (spec 4.6): one test per row of the query table, plus the rules under it.
+ * GET /api/runs: one test per filter of the query rules (docs/api.md "4. Run"), plus the sorts and pages.
  * Runs are seeded as rows (known start times, statuses and durations) in an app whose engine never
  * starts, so nothing executes them.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { newId } from "../../src/lib/ids";
-import type { RunRow } from "../../src/store/runs";
+import type { RunRow } from "../../src/store/run-rows";
 import { runRow } from "../support/run-rows";
 import { testApp, type TestApp } from "../support/app";
 
@@ -114,7 +114,7 @@ describe("GET /api/runs envelope and defaults", () => {
   });
 });
 
-describe("spec 4.6 query table, row by row", () => {
+describe("query rules, filter by filter", () => {
   test("page: 1-based; below 1 or unparseable becomes 1", async () => {
     const all = newestFirst(production());
     expect(ids(await list("?page=2&limit=5"))).toEqual(all.slice(5, 10));

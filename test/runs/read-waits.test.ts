@@ -7,9 +7,9 @@
 import { expect, test } from "bun:test";
 import { Runs } from "../../src/core/runs/runs";
 import type { Engine } from "../../src/engine/engine";
-import { openDatabase } from "../../src/store/db";
+import { openDatabase } from "../../src/store/sqlite/db";
 import { openRunReads } from "../../src/store/run-reads";
-import { RunStore } from "../../src/store/runs";
+import { RunStore } from "../../src/store/sqlite/run-store";
 import { runRow, stepRow } from "../support/run-rows";
 
 /** An engine whose writer never finishes committing until `release()`, holding the runs in `held`. */

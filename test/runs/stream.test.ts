@@ -1,5 +1,5 @@
 /**
- * GET /api/runs/{id}/stream (spec 6.1; DESIGN.md §3): `run`, `step` and `end` events with ids; a finished
+ * GET /api/runs/{id}/stream (docs/engine.md "Runs API decisions"): `run`, `step` and `end` events with ids; a finished
  * run streams its history then `end`; Last-Event-ID resumes without gaps or repeats.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

@@ -129,7 +129,7 @@ describe("2.5 every built-in action and trigger projection has the full shape; l
   });
 });
 
-describe("9.3 blank pins are filled with the fleet's version; piece detail and projections report pieceVersion", () => {
+describe("9.3 blank pins are filled with the served version; piece detail and projections report pieceVersion", () => {
   test("detail, summary and projection report the version that filled the pin", async () => {
     const created = (await t.req("POST", "/api/workflows", { body: example("webhook-greet-respond.json") })).body.data;
     const pin = created.definition.trigger.nextAction.pieceVersion;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { openBus } from "../../src/store/bus";
-import { openDatabase } from "../../src/store/db";
+import { openDatabase } from "../../src/store/sqlite/db";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase, postgresClient } from "../support/postgres-storage";
 

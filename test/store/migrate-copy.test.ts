@@ -12,7 +12,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { openDatabase } from "../../src/store/db";
+import { openDatabase } from "../../src/store/sqlite/db";
 import { migrations } from "../../src/store/sqlite/migrations";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
 import { freshPostgresDatabase, postgresClient } from "../support/postgres-storage";

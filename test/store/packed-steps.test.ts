@@ -1,5 +1,5 @@
 /**
- * A finished run's steps packed into its row (src/store/runs.ts, packSteps; run-writes.ts, packFinishedRuns):
+ * A finished run's steps packed into its row (src/store/sqlite/run-store.ts, packStoredSteps; run-writes.ts, packFinishedRuns):
  * every column comes back exactly as written, large step data shrinks, a run with both forms reads in
  * order, a run too long to pack keeps its rows, and the detail's bounded read sees packed steps too.
  */
@@ -8,12 +8,14 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stepIdOf } from "../../src/lib/ids";
-import { openDatabase } from "../../src/store/db";
-import { applyWireOp, encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
-import { runLayout } from "../../src/store/run-layout";
+import { openDatabase } from "../../src/store/sqlite/db";
+import { applyWireOp } from "../../src/store/sqlite/run-writers";
+import { encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
+import { runLayout } from "../../src/store/sqlite/run-names";
 import { packRecord, readRecord, recordText, type RowValues } from "../../src/store/run-records";
 import { COLD_COLUMNS } from "../../src/store/run-records";
-import { MAX_PACKED_STEPS, RunStore, STEP_COLUMNS, stepValues, type StepRow } from "../../src/store/runs";
+import { MAX_PACKED_STEPS, STEP_COLUMNS, stepValues, type StepRow } from "../../src/store/run-rows";
+import { RunStore } from "../../src/store/sqlite/run-store";
 import { runRow, stepRow } from "../support/run-rows";
 
 /** Steps packed and read back (no cold columns, no dictionary). */

@@ -13,7 +13,7 @@ import { commitStatements } from "../../src/store/postgres/transaction";
 import { postgresPoolOf, storageOf } from "../../src/store/storage";
 import { PostgresWriterLanes } from "../../src/store/postgres/writer-lanes";
 import { encodeOp, packFinishedRuns, type WireOp, type WriteOp } from "../../src/store/run-writes";
-import { RUN_INDEX, type RowValues, type RunRow, type StepRow } from "../../src/store/runs";
+import { RUN_INDEX, type RowValues, type RunRow, type StepRow } from "../../src/store/run-rows";
 import { namesOf, STATUS_CODES } from "../../src/store/run-layout";
 import { type Failure, failureOf } from "../../src/store/storage-errors";
 import { announceMissingPostgres, postgresBinaries } from "../support/postgres";

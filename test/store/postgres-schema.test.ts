@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
 import { SQL } from "bun";
-import { openDatabase, schemaVersion } from "../../src/store/db";
+import { openDatabase, schemaVersion } from "../../src/store/sqlite/db";
 import { migrations } from "../../src/store/sqlite/migrations";
 import { MIGRATION_LOCK_KEY, migratePostgres, openPostgres, postgresSchemaVersion } from "../../src/store/postgres/db";
 import { postgresMigrations } from "../../src/store/postgres/migrations";

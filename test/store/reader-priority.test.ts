@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BACKGROUND_NICE } from "../../src/lib/thread-priority";
-import { openDatabase } from "../../src/store/db";
+import { openDatabase } from "../../src/store/sqlite/db";
 import { openRunReads } from "../../src/store/run-reads";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-reader-priority-"));

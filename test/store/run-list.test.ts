@@ -1,20 +1,22 @@
 /**
- * The run list (spec 4.6) from kept counts (migration 008): for every filter and sort, on the first, a
- * middle, the last and a page past the end, the store answers exactly what a plain reading of all runs
- * gives — after inserts, status changes, tag changes and deletions, which the counts must follow. Runs
- * share start times and spread over hours with gaps, so page boundaries fall inside hours and between
- * them. Runs on SQLite, and on PostgreSQL under `npm run test:postgres`.
+ * The run list (GET /api/runs, docs/api.md "4. Run") from kept counts (migration 008): for every filter and
+ * sort, on the first, a middle, the last and a page past the end, the store answers exactly what a plain
+ * reading of all runs gives — after inserts, status changes, tag changes and deletions, which the counts must
+ * follow. Runs share start times and spread over hours with gaps, so page boundaries fall inside hours and
+ * between them. Runs on SQLite, and on PostgreSQL under `npm run test:postgres`.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { migrate, openDatabase, type Db } from "../../src/store/db";
+import { migrate, openDatabase } from "../../src/store/sqlite/db";
+import type { Db } from "../../src/store/db";
 import type { RunReadRepository } from "../../src/store/run-read-repository";
 import { openRunWriter } from "../../src/store/run-writer";
 import type { RunWrites } from "../../src/store/run-writes";
 import { migrations } from "../../src/store/sqlite/migrations";
-import { type RunListFilter, type RunPosition, type RunRow, RunStore } from "../../src/store/runs";
+import type { RunListFilter, RunPosition, RunRow } from "../../src/store/run-rows";
+import { RunStore } from "../../src/store/sqlite/run-store";
 import { storageOf } from "../../src/store/storage";
 import { FRESH_RUN } from "../../src/engine/run-table";
 import type { Environment, RunStatus } from "../../src/schema/run";

@@ -1,6 +1,6 @@
 /**
- * The inline run writer's WAL under steady load (src/store/run-writes.ts, InlineWriter.restartWal; the copying is
- * checkpoint-thread.ts's): commits never stop long enough for the background checkpoint to catch the last
+ * The inline run writer's WAL under steady load (src/store/sqlite/run-writers.ts, InlineWriter.restartWal; the
+ * copying is checkpoint-thread.ts's): commits never stop long enough for the background checkpoint to catch the last
  * frames, so without the writer's pause the WAL would grow with every run written. With it the file stops
  * growing near the restart limit (4,000 frames, ~16 MB) plus what arrives until the checkpointer catches up.
  * While it catches up new commits are held — never for good: the thread's answer, its stop, or the wait's
@@ -10,8 +10,8 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../../src/store/db";
-import { InlineWriter } from "../../src/store/run-writes";
+import { openDatabase } from "../../src/store/sqlite/db";
+import { InlineWriter } from "../../src/store/sqlite/run-writers";
 import { runRow } from "../support/run-rows";
 
 test("under writes that never pause the WAL restarts instead of growing, and every write is stored", async () => {

@@ -7,7 +7,7 @@
 import { createApp } from "../../src/app";
 import { loadConfig, type Config } from "../../src/config";
 import { createLogger } from "../../src/http/logger";
-import { openDatabase } from "../../src/store/db";
+import { openDatabase } from "../../src/store/sqlite/db";
 import { connectPostgresDatabase, freshPostgresDatabase, testStorage } from "./postgres-storage";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -96,11 +96,22 @@ export async function publishSinkChain(server: ServerHandle, sinkPort: number, s
   return publishWebhook(server, `chain of ${steps.join(", ")}`, next!);
 }
 
-/** Publishes, through `server`, a workflow: a webhook trigger, then `nextAction`; its webhook token. */
-export async function publishWebhook(server: ServerHandle, name: string, nextAction: Record<string, unknown>): Promise<string> {
+/**
+ * Publishes, through `server`, a workflow: a webhook trigger, then `nextAction`; its webhook token. `triggerConfig`:
+ * the trigger's, e.g. `{ reply: "respond_action" }` for a call answered by a `webhook.respond` step.
+ */
+export async function publishWebhook(
+  server: ServerHandle,
+  name: string,
+  nextAction: Record<string, unknown>,
+  triggerConfig: Record<string, unknown> = {},
+): Promise<string> {
   const made = await ok(server, "POST", "/api/workflows", {
     name,
-    definition: { schemaVersion: 2, trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction } },
+    definition: {
+      schemaVersion: 2,
+      trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: triggerConfig, nextAction },
+    },
   });
   await ok(server, "POST", `/api/workflows/${made.data.id}/publish`);
   return made.data.webhookToken as string;

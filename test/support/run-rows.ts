@@ -2,7 +2,7 @@
  * Run and step rows as the store holds them, for tests that write rows directly (the run writer, the list's
  * counts): a finished one-step webhook run by default, every field overridable.
  */
-import type { RunRow, StepRow } from "../../src/store/runs";
+import type { RunRow, StepRow } from "../../src/store/run-rows";
 
 export function runRow(id: string, overrides: Partial<RunRow> = {}): RunRow {
   return {

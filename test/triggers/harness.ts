@@ -14,7 +14,7 @@ import { loadConfig } from "../../src/config";
 import { FakeClock } from "../../src/core/triggers/clock";
 import { createLogger } from "../../src/http/logger";
 import type { PieceDef } from "../../src/pieces-sdk/types";
-import { openDatabase } from "../../src/store/db";
+import { openDatabase } from "../../src/store/sqlite/db";
 import { ROOT_TOKEN } from "../support/app";
 
 export interface Res {

@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { FakeClock } from "../../src/core/triggers/clock";
 import { LeaseOwnership, POLL_LEASE, soleOwner, SUBSCRIPTION_LEASE } from "../../src/core/triggers/ownership";
 import { definePiece, trigger } from "../../src/pieces-sdk";
-import { openDatabase, type Db } from "../../src/store/db";
+import { openDatabase } from "../../src/store/sqlite/db";
+import type { Db } from "../../src/store/db";
 import { storageOf } from "../../src/store/storage";
 import { definition, triggerApp, type TriggerApp } from "./harness";
 

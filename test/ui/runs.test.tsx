@@ -42,7 +42,7 @@ describe("runs", () => {
     expect(buckets.map((b) => b.counts)).toEqual([{ completed: 1 }, {}, { completed: 1, failed: 1 }]);
   });
 
-  test("the list shows each run with its status, and filters go to the API as spec 4.6 names them", async () => {
+  test("the list shows each run with its status, and filters go to the API as GET /api/runs names them", async () => {
     const { render, h } = await import("preact");
     const { RunsPage } = await import("../../public/src/pages/runs-page");
     fake = fakeApi({

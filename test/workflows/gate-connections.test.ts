@@ -131,20 +131,20 @@ test("steps in router branches, loop bodies and error branches have their connec
   for (const e of connectionErrors) expect(e.allowed).toEqual(github);
 });
 
-test("each piece's connections are read once per check; a piece the fleet gains meanwhile is read and checked too", async () => {
+test("each piece's connections are read once per check; a piece installed meanwhile is read and checked too", async () => {
   const generic = await connection({
     pieceId: "oauth2",
     name: "counted",
     config: { authUrl: "https://idp.example.com/a", tokenUrl: "https://idp.example.com/t" },
   });
   const workflows = t.deps.workflows;
-  const real = workflows.fleet;
+  const real = workflows.pieces;
   let githubInstalled = false;
   const reads: string[] = [];
   // github is "installed" while the gate reads the first connections: after it named the pieces to read.
-  const fleet = { ...real, get: (id: string, pin?: string) => (id === "github" && !githubInstalled ? undefined : real.get(id, pin)) };
-  for (const key of ["list", "fleetVersion", "isRunnable", "trigger", "whyNot"] as const) if (real[key]) (fleet as any)[key] = real[key]!.bind(real);
-  Object.defineProperty(workflows, "fleet", { configurable: true, get: () => fleet });
+  const pieces = { ...real, get: (id: string, pin?: string) => (id === "github" && !githubInstalled ? undefined : real.get(id, pin)) };
+  for (const key of ["list", "servedVersion", "isRunnable", "trigger", "whyNot"] as const) if (real[key]) (pieces as any)[key] = real[key]!.bind(real);
+  Object.defineProperty(workflows, "pieces", { configurable: true, get: () => pieces });
   workflows.setConnectionDirectory(async (workspaceId, pieceId) => {
     reads.push(pieceId);
     githubInstalled = true;
@@ -159,7 +159,7 @@ test("each piece's connections are read once per check; a piece the fleet gains 
     expect(errors.map((e) => [e.path, e.code])).toEqual([["trigger.nextAction.nextAction.connectionId", "UNKNOWN_CONNECTION"]]);
     expect(errors[0]!.message).toContain('is not a connection of piece "github" in this workspace; connections of github:');
   } finally {
-    delete (workflows as any).fleet;
+    delete (workflows as any).pieces;
     workflows.setConnectionDirectory(t.deps.connections.choices);
   }
 });

@@ -1,4 +1,4 @@
-/** Spec 4.2 and DESIGN.md §3: the gate's diagnostics name the fault and the admissible set. */
+/** The gate's diagnostics (docs/api.md "2. Validate") name the fault and the admissible set. */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { CONDITION_OPERATORS } from "../../src/schema/workflow";
 import { testApp, type TestApp } from "../support/app";
@@ -46,7 +46,7 @@ describe("POST /api/workflows/validate", () => {
     expect(e.message).toContain("set_fields");
   });
 
-  test("unknown piece: names the fleet's pieces; unrunnable pin: names the fleet's version", async () => {
+  test("unknown piece: names the pieces served; unrunnable pin: names the served version", async () => {
     const d = greetDefinition();
     d.trigger.nextAction.pieceId = "dta";
     const unknown = only(await validate(d), "UNKNOWN_PIECE");
@@ -55,8 +55,8 @@ describe("POST /api/workflows/validate", () => {
     pinned.trigger.nextAction.pieceVersion = "9.0.0";
     const e = only(await validate(pinned), "PIECE_UNAVAILABLE");
     expect(e.path).toBe("trigger.nextAction.pieceVersion");
-    expect(e.allowed).toEqual([t.deps.pieces.fleetVersion("data")]);
-    expect(e.message).toContain(t.deps.pieces.fleetVersion("data")!);
+    expect(e.allowed).toEqual([t.deps.pieces.servedVersion("data")]);
+    expect(e.message).toContain(t.deps.pieces.servedVersion("data")!);
   });
 
   test("unknown trigger and a trigger of the wrong kind", async () => {

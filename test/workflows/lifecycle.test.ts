@@ -1,4 +1,7 @@
-/** Spec 3.1 (every row of the state table), 4.4, 4.5 and 4.10: publish, unpublish, rotate, versions, restore. */
+/**
+ * Publish, unpublish, rotate, versions, restore (docs/api.md sections 3, 5 and 6): every draft/active/paused
+ * transition.
+ */
 import { beforeAll, describe, expect, test } from "bun:test";
 import type { PieceDef } from "../../src/pieces-sdk/types";
 import { testApp, type TestApp } from "../support/app";
@@ -19,7 +22,7 @@ beforeAll(async () => {
 const publish = (id: string) => t.req("POST", `/api/workflows/${id}/publish`);
 const unpublish = (id: string, headers?: Record<string, string>) => t.req("POST", `/api/workflows/${id}/unpublish`, { headers });
 
-describe("state table (spec 3.1)", () => {
+describe("state table: draft, active, paused", () => {
   test("(none) → POST /api/workflows → draft, whatever status the body names", async () => {
     const res = await t.req("POST", "/api/workflows", { body: { name: "x", status: "active" } });
     expect(res.body.data.status).toBe("draft");
@@ -180,7 +183,7 @@ describe("POST /api/workflows/{id}/webhook/rotate", () => {
   });
 });
 
-describe("restore (spec 4.5)", () => {
+describe("restore", () => {
   async function twoVersions() {
     const wf = await createWorkflow(t, { definition: greetDefinition() });
     const v1 = (await publish(wf.id)).body.data.latestVersionId;
@@ -256,7 +259,7 @@ describe("restore (spec 4.5)", () => {
     expect(restored.pinnedData.greet.stale).toBe(false);
   });
 
-  test("an ACTIVE workflow's snapshot naming a piece the fleet cannot run is refused with 422 naming the piece and fleet version", async () => {
+  test("an ACTIVE workflow's snapshot naming a piece not served here is refused with 422 naming the piece and the served version", async () => {
     const app = await testApp();
     const piece = (version: string): PieceDef => ({
       id: "legacy",
@@ -281,7 +284,7 @@ describe("restore (spec 4.5)", () => {
     expect(res.body.error.message).toContain("legacy");
     expect(res.body.error.message).toContain("2.0.0");
     expect((await app.req("GET", `/api/workflows/${wf.id}`)).body.data.definitionRev).toBe(before.definitionRev);
-    // A paused workflow's draft is not checked against the fleet.
+    // A paused workflow's draft is not checked against the pieces served.
     await app.req("POST", `/api/workflows/${wf.id}/unpublish`);
     expect((await app.req("POST", `/api/workflows/${wf.id}/versions/${v1}/restore`)).status).toBe(200);
   });

@@ -1,5 +1,5 @@
 /**
- * Spec 1, convention 4: a definition that passes validation also passes the publish gate.
+ * A definition that passes validation also passes the publish gate (docs/api.md "2. Validate").
  * Property-style: many generated definitions (valid and broken in every way the gate knows),
  * each validated, created and published; the verdicts must agree, and so must the errors.
  */

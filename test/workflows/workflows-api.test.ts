@@ -1,4 +1,4 @@
-/** Spec 2.2, 2.3, 4.1 and 4.10: create, read, list, replace and delete workflows. */
+/** Create, read, list, replace and delete workflows (docs/api.md "1. Create a workflow", "Everything else"). */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { testApp, type TestApp } from "../support/app";
 import { chainDefinition, createWorkflow, greetDefinition, stockDefinition } from "./fixtures";
@@ -32,8 +32,8 @@ const SPEC_FIELDS = [
   "lastRun",
 ];
 
-describe("POST /api/workflows (spec 4.1)", () => {
-  test("the record carries every field of spec 2.2; lastRun is present and null; status is draft", async () => {
+describe("POST /api/workflows", () => {
+  test("the record carries every field of a workflow record; lastRun is present and null; status is draft", async () => {
     const res = await t.req("POST", "/api/workflows", { body: { name: "Hello" } });
     expect(res.status).toBe(201);
     const wf = res.body.data;
@@ -113,14 +113,14 @@ describe("POST /api/workflows (spec 4.1)", () => {
     expect(wf.webhookUrl).toEndWith(`/webhook/${wf.webhookToken}`);
   });
 
-  test("rule 4: blank pins are filled with the fleet's version; explicit pins are kept", async () => {
+  test("rule 4: blank pins are filled with the served version; explicit pins are kept", async () => {
     const d = greetDefinition();
     d.trigger.nextAction.pieceVersion = "";
     d.trigger.nextAction.nextAction.pieceVersion = "1.0.0";
     const wf = await createWorkflow(t, { definition: d });
-    const fleet = t.deps.pieces;
-    expect(wf.definition.trigger.pieceVersion).toBe(fleet.fleetVersion("webhook")!);
-    expect(wf.definition.trigger.nextAction.pieceVersion).toBe(fleet.fleetVersion("data")!);
+    const served = t.deps.pieces;
+    expect(wf.definition.trigger.pieceVersion).toBe(served.servedVersion("webhook")!);
+    expect(wf.definition.trigger.nextAction.pieceVersion).toBe(served.servedVersion("data")!);
     expect(wf.definition.trigger.nextAction.nextAction.pieceVersion).toBe("1.0.0");
   });
 

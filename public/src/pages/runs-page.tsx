@@ -1,4 +1,7 @@
-/** Runs of the workspace with the filters of spec 4.6, refreshed live, and a per-day chart. */
+/**
+ * Runs of the workspace with the filters of GET /api/runs (docs/api.md "4. Run"), refreshed live, and a per-day
+ * chart.
+ */
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";

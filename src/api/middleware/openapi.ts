@@ -6,7 +6,7 @@ import { toOpenAPISchema } from "@elysiajs/openapi";
 import "../../http/string-formats";
 import type { AnyElysia } from "elysia";
 
-/** Resource groups in the spec's order (spec §1), then the service's own groups. */
+/** The API's resource groups in the order a workflow's life meets them, then the service's own groups. */
 export const TAGS = [
   { name: "Workflows", description: "Create, read, update and delete workflows" },
   { name: "Lifecycle", description: "Validate, publish, run, versions and variables" },

@@ -1,7 +1,7 @@
 /**
- * Hands a step its connection's credentials (spec 4.7: "refresh tokens are renewed automatically at run
- * time"). Before an OAuth2 access token that expires within the margin is handed out it is refreshed — once:
- * callers in this process share one in-flight refresh per connection, and a lease row in the database keeps
+ * Hands a step its connection's credentials, refreshed at run time (docs/connections.md "Refresh at run
+ * time"; there is no refresh endpoint). Before an OAuth2 access token that expires within the margin is
+ * handed out it is refreshed — once: callers in this process share one in-flight refresh per connection, and a lease row in the database keeps
  * other threads and processes from refreshing the same connection at the same time (they wait and read the
  * result). A new refresh token replaces the old one; an answer without one keeps the old. `invalid_grant`
  * marks the connection `error` and the step fails with a message telling the user to reconnect.

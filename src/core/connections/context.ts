@@ -1,5 +1,5 @@
 /**
- * What the connection modules share: the storage port, the secret box, the fleet, the managed apps, the outbound
+ * What the connection modules share: the storage port, the secret box, the piece registry, the managed apps, the outbound
  * fetch, and the small decoders between rows and credentials.
  */
 import { AppError } from "../../http/errors";
@@ -62,7 +62,7 @@ export function preparedOf(ctx: ConnectionsContext, row: ConnectionRow): Prepare
 
 export const describe = (row: Pick<ConnectionRow, "id" | "name">) => `connection "${row.name}" (${row.id})`;
 
-/** The piece a connection belongs to, as the fleet serves it now. */
+/** The piece a connection belongs to, as the registry serves it now. */
 export function pieceOf(ctx: ConnectionsContext, row: ConnectionRow): PieceDef {
   const piece = ctx.pieces.get(row.piece_id);
   if (!piece)

@@ -1,6 +1,7 @@
 /**
- * Managed OAuth apps (spec 4.7 rule 5): the operator registers one OAuth app per provider and lists it in
- * the JSON file named by WEFT_OAUTH_APPS, so users connect without a client id of their own.
+ * Managed OAuth apps (docs/connections.md "Managed OAuth apps"): the operator registers one OAuth app per
+ * provider and lists it in the JSON file named by WEFT_OAUTH_APPS, so users connect without a client id of
+ * their own.
  *
  *   { "github": { "clientId": "Iv1.abc", "clientSecret": "…" } }
  *

@@ -1,8 +1,8 @@
 /**
- * The authorization-code flow (spec 4.7): `start` mints a fresh authorize URL with PKCE (S256) and a signed
- * state bound to the connection; `complete` is the callback: it refuses a tampered, expired, replayed or
- * unknown state before storing anything, exchanges the code with the kept verifier, and stores the tokens
- * encrypted.
+ * The authorization-code flow (docs/connections.md "The OAuth2 flow"): `start` mints a fresh authorize URL
+ * with PKCE (S256) and a signed state bound to the connection; `complete` is the callback: it refuses a
+ * tampered, expired, replayed or unknown state before storing anything, exchanges the code with the kept
+ * verifier, and stores the tokens encrypted.
  */
 import { AppError } from "../../http/errors";
 import { nowIso } from "../../store/db";

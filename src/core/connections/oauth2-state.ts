@@ -1,7 +1,7 @@
 /**
- * The OAuth2 `state` parameter (spec 4.7 rule 2): a random nonce, the connection it is bound to and its
- * expiry, signed with HMAC-SHA256. The signature lets the callback refuse a forged or edited state before
- * touching the database; single use comes from the server-side row that the callback deletes.
+ * The OAuth2 `state` parameter (docs/connections.md "The OAuth2 flow"): a random nonce, the connection it is
+ * bound to and its expiry, signed with HMAC-SHA256. The signature lets the callback refuse a forged or edited
+ * state before touching the database; single use comes from the server-side row that the callback deletes.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 

@@ -1,7 +1,8 @@
 /**
- * Where a connection's OAuth2 requests go and with which client (spec 4.7 rules 4–5): a piece declaring
- * auth.oauth2 supplies its URLs and default scopes; the generic piece takes config.authUrl/tokenUrl/scope
- * from the connection; a managed app's client is used only with the piece's own declared URLs.
+ * Where a connection's OAuth2 requests go and with which client (docs/connections.md "Managed OAuth apps"): a
+ * piece declaring auth.oauth2 supplies its URLs and default scopes; the generic piece takes
+ * config.authUrl/tokenUrl/scope from the connection; a managed app's client is used only with the piece's own
+ * declared URLs.
  */
 import { AppError } from "../../http/errors";
 import type { OAuth2AuthDef, PieceDef } from "../../pieces-sdk/types";

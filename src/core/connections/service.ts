@@ -1,5 +1,5 @@
 /**
- * Connections: credentials a workspace holds for a piece (spec 2.6). Statuses: `pending` (an OAuth2
+ * Connections: credentials a workspace holds for a piece (docs/connections.md "Statuses"). Statuses: `pending` (an OAuth2
  * authorization-code connection awaiting authorization), `active` (usable), `error` (with `statusMessage`,
  * e.g. the provider rejected the refresh token: reconnect). Every read and write is bounded by workspace.
  *
@@ -124,7 +124,7 @@ export class Connections {
 
   async list(workspaceId: string, query: { pieceId?: string; status?: string; page?: string; limit?: string }) {
     const { limit, offset } = pageOf(query);
-    // Like the run list (spec 4.6), an unknown status filter is dropped rather than refused.
+    // Like the run list (docs/api.md "4. Run"), an unknown status filter is dropped rather than refused.
     const status = (CONNECTION_STATUSES as readonly string[]).includes(query.status ?? "") ? (query.status as ConnectionStatus) : undefined;
     const { rows, total } = await this.ctx.storage.connections.list(workspaceId, { pieceId: query.pieceId || undefined, status }, limit, offset);
     return { data: rows.map((row) => this.view(row)), total };

@@ -5,7 +5,7 @@
 import { LRUCache } from "lru-cache";
 import { AppError } from "../../http/errors";
 import type { ActionDef, AuthDef, DynamicOptions, GuardedFetch, PieceDef, ResolvedAuth, TriggerDef } from "../../pieces-sdk/types";
-import { discriminators, project, RESERVED_QUERY_KEYS, type SpecProperty, toSpecProperty, type Projection, type QueryValues } from "./projection";
+import { discriminators, project, RESERVED_QUERY_KEYS, type ProjectedProperty, toProjectedProperty, type Projection, type QueryValues } from "./projection";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import { lazy } from "../../lib/lazy";
 
@@ -94,7 +94,7 @@ function authDetail(auth: AuthDef | undefined) {
     case "basic":
       return { kind: auth.kind, ...(auth.description ? { description: auth.description } : {}) };
     case "custom":
-      return { kind: auth.kind, props: Object.fromEntries(Object.entries(auth.props).map(([k, v]) => [k, toSpecProperty(v)])) };
+      return { kind: auth.kind, props: Object.fromEntries(Object.entries(auth.props).map(([k, v]) => [k, toProjectedProperty(v)])) };
   }
 }
 
@@ -104,7 +104,8 @@ export function pieceDetail(piece: PieceDef) {
     id: piece.id,
     name: piece.name,
     version: piece.version,
-    // Spec 9.3: piece detail reports pieceVersion (the fleet's version, what blank pins are filled with).
+    // Piece detail reports pieceVersion too (docs/pieces.md "The Pieces API": the served version, what blank
+    // pins are filled with).
     pieceVersion: piece.version,
     description: piece.description,
     icon: piece.icon ?? null,
@@ -127,7 +128,7 @@ export function pieceDetail(piece: PieceDef) {
   };
 }
 
-/** GET /api/pieces/{id}?view=summary — DESIGN.md §3 shape. */
+/** GET /api/pieces/{id}?view=summary — the shape docs/pieces.md "The Pieces API" gives. */
 export function pieceSummary(piece: PieceDef) {
   return {
     id: piece.id,
@@ -143,7 +144,7 @@ export function pieceSummary(piece: PieceDef) {
 // ---------- projections ----------
 
 /**
- * Projections are pure functions of (fleet generation, step, query), so identical requests — an editor
+ * Projections are pure functions of (registry generation, step, query), so identical requests — an editor
  * re-asking as the user types, an agent iterating — are answered from memory, already serialised.
  */
 export class ProjectionCache {
@@ -282,7 +283,7 @@ export async function dynamicOptions(
   const options = result.options.map((o) => ({ label: String(o?.label ?? o?.value ?? ""), value: o?.value }));
   const answer: DynamicAnswer = { options };
   if (result.placeholder !== undefined) answer.placeholder = String(result.placeholder);
-  if (result.properties) answer.properties = Object.fromEntries(Object.entries(result.properties).map(([name, def]) => [name, toSpecProperty(def)]));
+  if (result.properties) answer.properties = Object.fromEntries(Object.entries(result.properties).map(([name, def]) => [name, toProjectedProperty(def)]));
   return answer;
 }
 
@@ -290,7 +291,7 @@ export async function dynamicOptions(
 export interface DynamicAnswer {
   options: Array<{ label: string; value: unknown }>;
   placeholder?: string;
-  properties?: Record<string, SpecProperty>;
+  properties?: Record<string, ProjectedProperty>;
 }
 
 // ---------- trigger samples ----------

@@ -1,29 +1,29 @@
 /**
- * The schema projection of one action or trigger (spec 2.5, 4.8, 4.9): the minimal, exact input schema
+ * The schema projection of one action or trigger (docs/pieces.md "Schema projections"): the minimal, exact input schema
  * given the gate values a caller already chose. Each step definition is compiled once (property objects
  * converted, gates indexed); each distinct query is then a cheap pass over that compiled form.
  */
 import type { ActionDef, DisplayCondition, PieceDef, PropertyDef, TriggerDef } from "../../pieces-sdk/types";
 import { conditionHolds, coerceToProperty } from "./conditions";
 
-/** Query keys that select nothing and never land in `ignored` (spec 4.8 `view`, 4.9 `gateValues`). */
+/** Query keys that select nothing and never land in `ignored` (the reserved `view` and `gateValues`). */
 export const RESERVED_QUERY_KEYS = new Set(["view", "gateValues"]);
 
 /**
- * Spec 2.5 "property": the SDK's PropertyDef as plain data — no functions, no editor-only labels,
+ * A projected property: the SDK's PropertyDef as plain data — no functions, no editor-only labels,
  * `required` always present.
  */
-export type SpecProperty = Omit<PropertyDef, "type" | "displayName" | "options" | "properties" | "items" | "required" | "displayConditions"> & {
+export type ProjectedProperty = Omit<PropertyDef, "type" | "displayName" | "options" | "properties" | "items" | "required" | "displayConditions"> & {
   type: string;
   required: boolean;
-  properties?: Record<string, SpecProperty>;
-  items?: SpecProperty;
+  properties?: Record<string, ProjectedProperty>;
+  items?: ProjectedProperty;
   displayConditions?: Array<{ field: string; operator: string; value?: unknown; values?: unknown[] }>;
 };
 
 export interface ObjectSchema {
   type: string;
-  properties: Record<string, SpecProperty>;
+  properties: Record<string, ProjectedProperty>;
   required: string[];
 }
 
@@ -44,10 +44,10 @@ export interface Projection {
   dynamicFields: string[];
 }
 
-function specCondition(condition: DisplayCondition) {
+function projectedCondition(condition: DisplayCondition) {
   const out: { field: string; operator: string; value?: unknown; values?: unknown[] } = { field: condition.field, operator: condition.operator };
   if (condition.operator === "contains_any") {
-    // Both spellings: `values` as a list, `value` as the comma-separated list the spec describes.
+    // Both spellings: `values` as a list, `value` as a comma-separated list (docs/pieces.md "Display conditions").
     const values = Array.isArray(condition.values)
       ? condition.values
       : Array.isArray(condition.value)
@@ -64,31 +64,31 @@ function specCondition(condition: DisplayCondition) {
   return out;
 }
 
-/** PropertyDef → spec 2.5 property (fields in the spec's order), recursively: nested properties keep every field. */
-export function toSpecProperty(prop: PropertyDef): SpecProperty {
-  const out = { type: prop.type } as SpecProperty;
-  // displayName is an editor label, not a spec field: it stands in for a missing description.
+/** PropertyDef → projected property (fields in a fixed order), recursively: nested properties keep every field. */
+export function toProjectedProperty(prop: PropertyDef): ProjectedProperty {
+  const out = { type: prop.type } as ProjectedProperty;
+  // displayName is an editor label, not a projected field: it stands in for a missing description.
   const description = prop.description ?? prop.displayName;
   if (description !== undefined) out.description = description;
   if (prop.default !== undefined) out.default = prop.default;
   if (prop.enum !== undefined) out.enum = prop.enum;
   if (prop.enumLabels !== undefined) out.enumLabels = prop.enumLabels;
   if (prop.format !== undefined) out.format = prop.format;
-  if (prop.properties !== undefined) out.properties = Object.fromEntries(Object.entries(prop.properties).map(([k, v]) => [k, toSpecProperty(v)]));
-  if (prop.items !== undefined) out.items = toSpecProperty(prop.items);
+  if (prop.properties !== undefined) out.properties = Object.fromEntries(Object.entries(prop.properties).map(([k, v]) => [k, toProjectedProperty(v)]));
+  if (prop.items !== undefined) out.items = toProjectedProperty(prop.items);
   if (prop.propertyType !== undefined) out.propertyType = prop.propertyType;
   out.required = prop.required === true;
   for (const key of ["minLength", "maxLength", "min", "max", "pattern", "refreshers", "language"] as const) {
     if (prop[key] !== undefined) (out as any)[key] = prop[key];
   }
-  if (prop.displayConditions?.length) out.displayConditions = prop.displayConditions.map(specCondition);
+  if (prop.displayConditions?.length) out.displayConditions = prop.displayConditions.map(projectedCondition);
   return out;
 }
 
 /** The output schema in the projection's `{type, properties, required}` shape. */
 export function toObjectSchema(prop: PropertyDef | undefined): ObjectSchema {
   if (!prop) return { type: "object", properties: {}, required: [] };
-  const properties = Object.fromEntries(Object.entries(prop.properties ?? {}).map(([k, v]) => [k, toSpecProperty(v)]));
+  const properties = Object.fromEntries(Object.entries(prop.properties ?? {}).map(([k, v]) => [k, toProjectedProperty(v)]));
   return {
     type: prop.type,
     properties,
@@ -103,7 +103,7 @@ interface Compiled {
   base: Omit<Projection, "inputSchema" | "filteredBy" | "ignored" | "unresolved" | "conditionalFields" | "dynamicFields">;
   props: Record<string, PropertyDef>;
   names: string[];
-  spec: Record<string, SpecProperty>;
+  projected: Record<string, ProjectedProperty>;
   /** Top-level fields that gate at least one other top-level field. */
   gates: Set<string>;
   dynamic: Set<string>;
@@ -131,7 +131,7 @@ function compile(piece: PieceDef, def: ActionDef | TriggerDef, kind: "action" | 
     },
     props,
     names,
-    spec: Object.fromEntries(names.map((n) => [n, toSpecProperty(props[n])])),
+    projected: Object.fromEntries(names.map((n) => [n, toProjectedProperty(props[n])])),
     gates,
     dynamic: new Set(names.filter((n) => typeof props[n].options === "function" || props[n].propertyType === "dropdown")),
   };
@@ -145,7 +145,7 @@ export type QueryValues = Record<string, string | string[] | undefined>;
 const text = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(",") : (value ?? ""));
 
 /**
- * Narrows a step's schema by the supplied gate values (spec 4.8 rules 1–6):
+ * Narrows a step's schema by the supplied gate values (docs/pieces.md "Schema projections", rules 1–6):
  * a supplied gate drops the properties it rules out; an unsupplied gate keeps its properties but lists
  * them in conditionalFields (and out of `required`); only top-level properties are ever filtered.
  */
@@ -185,14 +185,14 @@ export function project(piece: PieceDef, def: ActionDef | TriggerDef, kind: "act
     }
   }
 
-  const properties: Record<string, SpecProperty> = {};
+  const properties: Record<string, ProjectedProperty> = {};
   const required: string[] = [];
   const conditionalFields: string[] = [];
   const unresolved = new Set<string>();
   const dynamicFields: string[] = [];
   for (const name of c.names) {
     if (dropped.has(name)) continue;
-    properties[name] = c.spec[name];
+    properties[name] = c.projected[name];
     let conditional = false;
     for (const condition of c.props[name].displayConditions ?? []) {
       if (!supplied.has(condition.field) && !dropped.has(condition.field)) {
@@ -215,7 +215,7 @@ export function project(piece: PieceDef, def: ActionDef | TriggerDef, kind: "act
   };
 }
 
-/** Legal gate fields and values of a step (the summary's `discriminators`, spec 4.8 rule 6). */
+/** Legal gate fields and values of a step (the summary's `discriminators`; projection rule 6). */
 export function discriminators(props: Record<string, PropertyDef>): Record<string, unknown[]> {
   const out: Record<string, unknown[]> = {};
   for (const prop of Object.values(props)) {

@@ -1,12 +1,12 @@
 /**
- * GET /api/runs query rules (spec 4.6): every filter value that is not legal is dropped silently
+ * GET /api/runs query rules (docs/api.md "4. Run"): every filter value that is not legal is dropped silently
  * (the reply is 200 with that filter not applied); page and limit fall back to 1 and 20; environment
  * falls back to production, so test runs are hidden unless asked for with `test` or `all`.
  */
 import { isUuid } from "../../lib/ids";
 import { pageOf } from "../../schema/common";
 import { RUN_STATUSES, RUN_TRIGGER_TYPES, type Environment, type RunStatus } from "../../schema/run";
-import type { RunListFilter } from "../../store/runs";
+import type { RunListFilter } from "../../store/run-rows";
 
 export type RawQuery = Record<string, unknown>;
 

@@ -6,7 +6,7 @@
 import type { Engine } from "../../engine/engine";
 import type { RunEvent } from "../../engine/run-events";
 import { notFound } from "../../http/errors";
-import { runFromRow, stepFromRow } from "../../store/runs";
+import { runFromRow, stepFromRow } from "../../store/run-rows";
 
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
 

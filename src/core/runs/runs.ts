@@ -1,12 +1,12 @@
 /**
- * The Runs API's core (spec 4.3, 4.6, 4.10; DESIGN.md §3 "Runs"): starting a workflow run, listing and
+ * The Runs API's core (docs/api.md "4. Run", docs/engine.md "Runs API decisions"): starting a workflow run, listing and
  * reading runs, cancel, retry and resume links. Everything is bounded by the caller's workspace; another
  * workspace's run ids answer 404.
  */
 import type { Engine } from "../../engine/engine";
 import { AppError, notFound } from "../../http/errors";
 import type { Environment, RunT, RunTriggerType } from "../../schema/run";
-import { runFromRow, stepFromRow } from "../../store/runs";
+import { runFromRow, stepFromRow } from "../../store/run-rows";
 import { runListFilter, type RawQuery } from "./list-query";
 
 export const MAX_WAIT_SECONDS = 30;

@@ -5,7 +5,6 @@
  * synchronous webhook comes from `engine.waitForReply` (and a slow check for a run that paused).
  */
 import type { Engine } from "../../engine/engine";
-import { storageOf } from "../../store/storage";
 import type { RunReply, SubscriptionRuns, TriggerRunInput, TriggerRunStarter } from "./ports";
 
 export function engineRuns(engine: () => Engine): TriggerRunStarter & SubscriptionRuns {
@@ -25,7 +24,7 @@ export function engineRuns(engine: () => Engine): TriggerRunStarter & Subscripti
     },
     async recentTriggerBodies(workflowId, limit) {
       await engine().writes.drain();
-      const recent = await storageOf(engine().store.db).runReads.recentTriggerData(workflowId, "subscription", limit);
+      const recent = await engine().recentTriggerData(workflowId, "subscription", limit);
       return recent.map((data) => (data as { body?: unknown }).body ?? null);
     },
   };

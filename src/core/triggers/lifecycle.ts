@@ -1,5 +1,5 @@
 /**
- * The trigger side of publish / unpublish / rotate (spec 3.1, 4.10), registered as workflow
+ * The trigger side of publish / unpublish / rotate (docs/api.md sections 3 and 6), registered as workflow
  * lifecycle hooks:
  * - publish: the live version's trigger decides what runs — a schedule row (cron), a poll row
  *   (poll; an existing row keeps its baseline), a provider registration (onEnable). Whatever the

@@ -6,8 +6,8 @@
  * items never fire. Later polls start one run per new item and store the new baseline in the same
  * transaction as those runs, so a crash neither loses nor repeats an item. Republishing a live
  * workflow keeps the row (and the baseline); unpublish deletes it, so the next publish starts over
- * with a fresh baseline (spec 3.1). A failing poll is recorded (`failures`, `lastError`) and retried
- * with exponential backoff: interval × 2^failures, at most 1 h.
+ * with a fresh baseline (docs/api.md "6. Unpublish and the webhook token"). A failing poll is recorded
+ * (`failures`, `lastError`) and retried with exponential backoff: interval × 2^failures, at most 1 h.
  * In a cluster each poll has one owner (./ownership.ts): an instance polls a due row only while it holds the
  * row's lease, and commits the items only if it still holds it; the others skip the row, and take it over
  * once the owner's lease lapses. A tick never overlaps the one before it: a second call waits for the first.
@@ -184,7 +184,7 @@ export class Poller {
     }
     let items: unknown[];
     try {
-      if (!def?.poll) throw new Error(`piece trigger ${trigger.pieceId}.${trigger.actionId} is not in the fleet or has no poll function`);
+      if (!def?.poll) throw new Error(`piece trigger ${trigger.pieceId}.${trigger.actionId} is not served here or has no poll function`);
       const auth = trigger.connectionId
         ? await this.o.runtime.auth({ workspaceId: live.workspaceId, connectionId: trigger.connectionId, pieceId: trigger.pieceId! })
         : undefined;

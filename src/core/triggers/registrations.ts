@@ -1,15 +1,15 @@
 /**
- * Self-registering webhooks: piece triggers with onEnable/onDisable that tell a provider to call
- * the workflow's public URL. Publish calls onEnable (once per distinct trigger config: an
- * unchanged republish does not register twice); unpublish calls onDisable best-effort — a provider
- * error is logged and recorded, never returned (spec 3.1). The piece's durable state (e.g. the
- * provider's webhook id) lives in trigger_registrations and is handed back to onDisable.
- * A registration the provider lets expire (a trigger with `renew`) is renewed on the trigger's cron
- * schedule while the workflow is live; a failed renewal is logged and shown as the registration's
- * lastError, and tried again at the next instant.
- * In a cluster one instance renews each registration, the holder of its lease (./ownership.ts); every instance
- * keeps the renewal timers (`sync` adds those of registrations made on another instance) and the one that
- * cannot take the lease skips the instant. A dead renewer's lease lapses and the next instant goes to another.
+ * Self-registering webhooks: piece triggers with onEnable/onDisable that tell a provider to call the
+ * workflow's public URL. Publish calls onEnable (once per distinct trigger config: an unchanged republish
+ * does not register twice); unpublish calls onDisable best-effort — a provider error is logged and recorded,
+ * never returned (docs/api.md "6. Unpublish and the webhook token"). The piece's durable state (e.g. the
+ * provider's webhook id) lives in trigger_registrations and is handed back to onDisable. A registration the
+ * provider lets expire (a trigger with `renew`) is renewed on the trigger's cron schedule while the workflow
+ * is live; a failed renewal is logged and shown as the registration's lastError, and tried again at the next
+ * instant. In a cluster one instance renews each registration, the holder of its lease (./ownership.ts);
+ * every instance keeps the renewal timers (`sync` adds those of registrations made on another instance) and
+ * the one that cannot take the lease skips the instant. A dead renewer's lease lapses and the next instant
+ * goes to another.
  */
 import { Cron } from "croner";
 import { AppError } from "../../http/errors";

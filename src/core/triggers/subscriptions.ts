@@ -162,7 +162,7 @@ export class Subscriptions {
   private definition(entry: Entry): TriggerDef {
     const { pieceId, actionId } = entry.trigger;
     const def = pieceId && actionId ? this.o.pieces.get(pieceId)?.triggers[actionId] : undefined;
-    if (!def?.subscribe) throw new Error(`trigger ${pieceId}/${actionId} is not a subscription in this fleet`);
+    if (!def?.subscribe) throw new Error(`trigger ${pieceId}/${actionId} is not a subscription served here`);
     return def;
   }
 

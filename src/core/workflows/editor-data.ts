@@ -1,5 +1,5 @@
 /**
- * What the editor keeps beside a workflow, outside its definition (spec 2.2): test payloads, pinned
+ * What the editor keeps beside a workflow, outside its definition (docs/api.md "Everything else"): test payloads, pinned
  * step outputs (stamped with the step's configuration so that reads report `stale` once the step
  * changed), and workflow variables (`{{variables.x}}`; secret values encrypted at rest, masked on read).
  */

@@ -5,7 +5,7 @@
  * - onPublish runs after the workflow is live (also on a republish: keep polling baselines then).
  *   An error it throws reaches the caller of publish; the workflow stays live.
  * - onUnpublish runs after the workflow is paused (or before it is deleted while live); errors are
- *   logged, never returned (spec 3.1: external de-registration is best-effort).
+ *   logged, never returned (external de-registration is best-effort: docs/api.md, section 6).
  * - onWebhookRotated runs after the token changed; the old token no longer resolves.
  */
 import type { FlowVersionT } from "../../schema/workflow";

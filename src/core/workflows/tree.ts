@@ -1,5 +1,5 @@
 /**
- * Walking and normalising the step tree (FlowVersion, spec 2.3): the limits, the canonical hash
+ * Walking and normalising the step tree (FlowVersion, docs/api.md "1. Create a workflow"): the limits, the canonical hash
  * behind `hasUnpublishedChanges`, step stamps behind pinned-data staleness, pin filling and the
  * removal of what a client may not set (webhookToken) or what must not leave the workspace
  * (connection ids on export).
@@ -140,8 +140,8 @@ export function stepStamp(node: AnyNode): string {
   ).slice(0, 24);
 }
 
-export interface Fleet {
-  fleetVersion(pieceId: string): string | undefined;
+export interface ServedVersions {
+  servedVersion(pieceId: string): string | undefined;
 }
 
 export interface Normalized {
@@ -151,11 +151,11 @@ export interface Normalized {
 }
 
 /**
- * What every save does to a supplied definition (spec 4.1 rules 3–4): a private copy, webhookToken
+ * What every save does to a supplied definition (docs/api.md "1. Create a workflow"): a private copy, webhookToken
  * removed wherever it appears, blank pins filled with the fleet's version (unknown pieces keep a
  * blank pin: existence is the gate's business), defaults for the optional top-level fields.
  */
-export function normalizeDefinition(input: FlowVersionT, fleet: Fleet): Normalized {
+export function normalizeDefinition(input: FlowVersionT, pieces: ServedVersions): Normalized {
   const definition = structuredClone(input) as FlowVersionT & { webhookToken?: unknown };
   delete definition.webhookToken;
   const pinnedData = definition.pinnedData ?? {};
@@ -166,7 +166,7 @@ export function normalizeDefinition(input: FlowVersionT, fleet: Fleet): Normaliz
   for (const { node } of walk(definition)) {
     delete (node as { webhookToken?: unknown }).webhookToken;
     if (node.pieceId && (node.pieceVersion === undefined || node.pieceVersion.trim() === "")) {
-      const version = fleet.fleetVersion(node.pieceId);
+      const version = pieces.servedVersion(node.pieceId);
       if (version) node.pieceVersion = version;
       else delete node.pieceVersion;
     }

@@ -1,7 +1,7 @@
 /**
  * THE gate. One function — `validateDefinition` — answers `POST /api/workflows/validate`, decides
  * publish, and guards restores and editor saves of an active workflow, so a definition that
- * validates also publishes (spec 1, convention 4). Every diagnostic names the fault and, where one
+ * validates also publishes (docs/api.md "2. Validate"). Every diagnostic names the fault and, where one
  * exists, the admissible set (`allowed`).
  *
  * One file on purpose: the gate is one pass over one definition, and its checks share that pass's state
@@ -31,13 +31,13 @@ import { LIMITS, walk, type AnyNode } from "./tree";
 import { lazy } from "../../lib/lazy";
 
 /** The part of the piece registry (src/pieces-runtime/registry.ts) the gate reads. */
-export interface GateFleet {
+export interface GatePieces {
   get(id: string, pin?: string): PieceDef | undefined;
   list(): PieceDef[];
-  fleetVersion(id: string): string | undefined;
+  servedVersion(id: string): string | undefined;
   isRunnable(id: string, pin?: string): boolean;
   trigger(pieceId: string, triggerId: string): TriggerDef | undefined;
-  /** A cluster: why a piece held here cannot run on every instance that executes runs (core/live-fleet.ts). */
+  /** A cluster: why a piece held here cannot run on every instance that executes runs (core/cluster-pieces.ts). */
   whyNot?(id: string, pin?: string): string | undefined;
 }
 
@@ -47,7 +47,7 @@ export interface ConnectionChoice {
 }
 
 export interface GateContext {
-  fleet: GateFleet;
+  pieces: GatePieces;
   /**
    * The workspace's connections of a piece, read before the gate runs (`connectionPieces` names the pieces);
    * undefined when connections cannot be listed (not checked).
@@ -68,8 +68,8 @@ export interface GateResult extends DiagnosticsT {
   faultyNodes: Set<string>;
 }
 
-/** Codes that mean "the fleet cannot run this step" — what an editor save of an active workflow refuses. */
-export const FLEET_CODES = new Set(["UNKNOWN_PIECE", "PIECE_UNAVAILABLE"]);
+/** Codes that mean "no piece served here can run this step" — what an editor save of an active workflow refuses. */
+export const UNRUNNABLE_CODES = new Set(["UNKNOWN_PIECE", "PIECE_UNAVAILABLE"]);
 
 const ROOTS = ["trigger", "variables", "run"] as const;
 const RESERVED_NAMES = new Set<string>(ROOTS);
@@ -87,15 +87,15 @@ const structure = lazy(() => TypeCompiler.Compile(FlowVersion));
 /**
  * The pieces whose connections the gate may ask for (`GateContext.connections`), so the caller can read them
  * before it runs: each piece the trigger or a PIECE step names that declares auth, at the version the step pins
- * or at the fleet's. None for a definition that fails the schema: the gate checks it no further.
+ * or at the served one. None for a definition that fails the schema: the gate checks it no further.
  */
-export function connectionPieces(input: unknown, fleet: GateFleet): string[] {
+export function connectionPieces(input: unknown, served: GatePieces): string[] {
   if (!structure().Check(input)) return [];
   const pieces = new Set<string>();
   for (const { node, isTrigger } of walk(input as FlowVersionT)) {
     const pieceId = node.pieceId;
     if (!pieceId || pieces.has(pieceId) || (!isTrigger && node.type !== "PIECE")) continue;
-    if (fleet.get(pieceId)?.auth || fleet.get(pieceId, node.pieceVersion)?.auth) pieces.add(pieceId);
+    if (served.get(pieceId)?.auth || served.get(pieceId, node.pieceVersion)?.auth) pieces.add(pieceId);
   }
   return [...pieces];
 }
@@ -274,7 +274,7 @@ class Gate {
 
   /** Users write the piece's name as the trigger type ("schedule"): say which kind and pieceId they meant. */
   private pieceNamedAsType(type: string): string {
-    const piece = typeof type === "string" ? this.ctx.fleet.get(type) : undefined;
+    const piece = typeof type === "string" ? this.ctx.pieces.get(type) : undefined;
     const kinds = [...new Set(Object.values(piece?.triggers ?? {}).map((t) => t.type))];
     return kinds.length === 1 ? `use type "${kinds[0]}" with pieceId "${type}"; ` : "";
   }
@@ -298,7 +298,7 @@ class Gate {
       this.checkConfigExpressions(node.config ?? {}, `${path}.config`, path, node.name);
       return;
     }
-    const candidates = this.ctx.fleet.list().flatMap((p) =>
+    const candidates = this.ctx.pieces.list().flatMap((p) =>
       Object.values(p.triggers)
         .filter((t) => t.type === type)
         .map((t) => `${p.id}/${t.id}`),
@@ -307,7 +307,7 @@ class Gate {
       this.error(
         `${path}.${node.pieceId ? "actionId" : "pieceId"}`,
         "MISSING_FIELD",
-        `a ${type} trigger needs pieceId and actionId (the trigger id); ${candidates.length ? `the fleet offers: ${candidates.join(", ")}` : `no piece in the fleet offers a ${type} trigger`}`,
+        `a ${type} trigger needs pieceId and actionId (the trigger id); ${candidates.length ? `the pieces served offer: ${candidates.join(", ")}` : `no piece served here offers a ${type} trigger`}`,
         candidates,
         path,
         node.name,
@@ -381,7 +381,7 @@ class Gate {
         return;
       }
       // The scheduler refuses what fires too often; the gate must refuse it too, or validate ⇏ publish.
-      if (this.ctx.scheduleMinIntervalSeconds !== undefined) scheduleOf(node, this.ctx.fleet, this.ctx.scheduleMinIntervalSeconds);
+      if (this.ctx.scheduleMinIntervalSeconds !== undefined) scheduleOf(node, this.ctx.pieces, this.ctx.scheduleMinIntervalSeconds);
     } catch (error) {
       this.error(
         `${path}.config`,
@@ -396,25 +396,25 @@ class Gate {
 
   private piece(node: AnyNode, path: string): PieceDef | undefined {
     const pieceId = node.pieceId!;
-    const piece = this.ctx.fleet.get(pieceId);
-    const elsewhere = this.ctx.fleet.whyNot?.(pieceId, node.pieceVersion);
+    const piece = this.ctx.pieces.get(pieceId);
+    const elsewhere = this.ctx.pieces.whyNot?.(pieceId, node.pieceVersion);
     if (elsewhere) {
       this.error(`${path}.pieceId`, "PIECE_UNAVAILABLE", elsewhere, undefined, path, node.name);
       return undefined;
     }
     if (!piece) {
-      const ids = this.ctx.fleet.list().map((p) => p.id);
-      this.error(`${path}.pieceId`, "UNKNOWN_PIECE", `piece "${pieceId}" is not in the fleet; pieces: ${ids.join(", ")}`, ids, path, node.name);
+      const ids = this.ctx.pieces.list().map((p) => p.id);
+      this.error(`${path}.pieceId`, "UNKNOWN_PIECE", `piece "${pieceId}" is not served here; pieces: ${ids.join(", ")}`, ids, path, node.name);
       return undefined;
     }
     const pin = node.pieceVersion;
     // A step is checked against the version it pins (an installed package may hold several).
-    const pinned = this.ctx.fleet.get(pieceId, pin);
+    const pinned = this.ctx.pieces.get(pieceId, pin);
     if (pinned) return pinned;
     this.error(
       `${path}.pieceVersion`,
       "PIECE_UNAVAILABLE",
-      `piece "${pieceId}" pinned to ${pin} cannot run: the fleet serves ${piece.version} (a pin runs on the same major version at or above it); pin ${piece.version} or leave the pin blank`,
+      `piece "${pieceId}" pinned to ${pin} cannot run: the version served is ${piece.version} (a pin runs on the same major version at or above it); pin ${piece.version} or leave the pin blank`,
       [piece.version],
       path,
       node.name,
@@ -460,7 +460,7 @@ class Gate {
   private checkPieceStep(node: ActionNodeT, path: string) {
     if (!node.pieceId || !node.actionId) {
       const missing = !node.pieceId ? "pieceId" : "actionId";
-      const allowed = !node.pieceId ? this.ctx.fleet.list().map((p) => p.id) : Object.keys(this.ctx.fleet.get(node.pieceId)?.actions ?? {});
+      const allowed = !node.pieceId ? this.ctx.pieces.list().map((p) => p.id) : Object.keys(this.ctx.pieces.get(node.pieceId)?.actions ?? {});
       this.error(
         `${path}.${missing}`,
         "MISSING_FIELD",

@@ -1,5 +1,5 @@
 /**
- * Workflows: the draft and its record (spec 2.2, 4.1, 4.10), publish/unpublish (3.1), versions and
+ * Workflows: the draft and its record, publish/unpublish, versions and
  * restore (4.5), webhook tokens, and what a run executes. Pinned data, test payloads and variables
  * live in ./editor-data.ts; export/import in ./transfer.ts; folders in ./folders.ts.
  *
@@ -23,12 +23,12 @@ import type { LifecycleHooks, PublishedVersion } from "./hooks";
 import { assertWithinLimits, cronExpressionOf, definitionHash, normalizeDefinition, shapeOf } from "./tree";
 import {
   connectionPieces,
-  FLEET_CODES,
+  UNRUNNABLE_CODES,
   markValidity,
   publicDiagnostics,
   validateDefinition,
   type ConnectionChoice,
-  type GateFleet,
+  type GatePieces,
   type GateResult,
 } from "./validate";
 
@@ -42,7 +42,7 @@ export interface WorkflowsOptions {
   storage: Storage;
   log: Logger;
   /** The piece registry; a function because it may be built after this service. */
-  fleet: () => GateFleet;
+  pieces: () => GatePieces;
   secrets: SecretBox;
   publicUrl: string;
   hooks: LifecycleHooks[];
@@ -93,8 +93,8 @@ export class Workflows {
     this.connectionDirectory = directory;
   }
 
-  get fleet(): GateFleet {
-    return this.options.fleet();
+  get pieces(): GatePieces {
+    return this.options.pieces();
   }
 
   // ------------------------------------------------------------------ records
@@ -136,7 +136,10 @@ export class Workflows {
     return definition;
   }
 
-  /** The full record (spec 2.2): definition, test payloads, pinned data and lastRun included. */
+  /**
+   * The full record (docs/api.md "1. Create a workflow" shows one): definition, test payloads, pinned data and
+   * lastRun included.
+   */
   async record(row: WorkflowRow, storage: Storage = this.storage): Promise<WorkflowT> {
     const definition = this.draft(row);
     const live = await storage.workflows.liveVersionHash(row.latest_version_id);
@@ -144,7 +147,7 @@ export class Workflows {
     const lastRun = (await this.lastRuns([row.id], storage)).get(row.id) ?? null;
     const { id, name, description, ...rest } = this.summary({ ...row, live_hash: live?.hash ?? null, live_number: live?.number ?? null }, lastRun);
     const { lastRun: last, ...fields } = rest;
-    // Field order follows spec 2.2 so a person reading the JSON finds what the table lists.
+    // Fields in the order docs/api.md "1. Create a workflow" shows a record, so a person reading the JSON finds them.
     return {
       id,
       name,
@@ -223,13 +226,13 @@ export class Workflows {
     // one not read (a piece installed meanwhile), that one is read and the gate runs again: it answers as if it
     // had read every connection it needed.
     const choices = new Map<string, ConnectionChoice[]>();
-    let unread = directory ? connectionPieces(definition, this.fleet) : [];
+    let unread = directory ? connectionPieces(definition, this.pieces) : [];
     for (;;) {
       const read = await Promise.all(unread.map(async (pieceId) => [pieceId, await directory!(workspaceId, pieceId)] as const));
       for (const [pieceId, connections] of read) choices.set(pieceId, connections);
       const asked = new Set<string>();
       const result = validateDefinition(definition, {
-        fleet: this.fleet,
+        pieces: this.pieces,
         connections: directory
           ? (pieceId) => {
               const connections = choices.get(pieceId);
@@ -254,17 +257,18 @@ export class Workflows {
   }
 
   /**
-   * The editor-save gate (spec 4.5 rule 1): structure (already checked by the schema), limits, and —
-   * for an ACTIVE workflow — every piece runnable by the live fleet; 422 PIECE_UNAVAILABLE otherwise.
+   * The editor-save gate (docs/api.md "5. Edit, conflict, restore"): structure (already checked by the schema),
+   * limits, and — for an ACTIVE workflow — every piece runnable by the pieces served (in a cluster, by every
+   * instance that executes runs); 422 PIECE_UNAVAILABLE otherwise.
    * Returns the full gate result so the caller can set each node's `valid` flag.
    */
   private async saveGate(workspaceId: string, definition: FlowVersionT, workflowId: string | undefined, active: boolean): Promise<GateResult> {
     assertWithinLimits(shapeOf(definition));
     const result = await this.gate(workspaceId, definition, workflowId);
     if (active) {
-      const blocking = result.errors.filter((e) => FLEET_CODES.has(e.code));
+      const blocking = result.errors.filter((e) => UNRUNNABLE_CODES.has(e.code));
       if (blocking.length > 0) {
-        throw new AppError("PIECE_UNAVAILABLE", `the workflow is live and the fleet cannot run: ${blocking.map((e) => e.message).join("; ")}`, {
+        throw new AppError("PIECE_UNAVAILABLE", `the workflow is live and the pieces served cannot run it: ${blocking.map((e) => e.message).join("; ")}`, {
           errors: blocking,
         });
       }
@@ -289,11 +293,11 @@ export class Workflows {
    * (or by an import, with its variables, in one unit).
    */
   async prepareCreate(actor: Actor, body: WorkflowCreateBodyT): Promise<{ row: WorkflowRow; definition: FlowVersionT; pins: Record<string, unknown> }> {
-    const fleet = this.fleet;
+    const pieces = this.pieces;
     let definition: FlowVersionT;
     let pins: Record<string, unknown> = {};
     if (body.definition) {
-      ({ definition, pinnedData: pins } = normalizeDefinition(body.definition, fleet));
+      ({ definition, pinnedData: pins } = normalizeDefinition(body.definition, pieces));
       assertTriggerType(body.triggerType, definition);
     } else {
       definition = emptyDefinition();
@@ -339,7 +343,7 @@ export class Workflows {
       if (body.definition !== undefined) {
         const before = await this.row(actor.workspaceId, id);
         assertRevision(before, body.expectedRev);
-        const { definition, pinnedData: pins } = normalizeDefinition(body.definition, this.fleet);
+        const { definition, pinnedData: pins } = normalizeDefinition(body.definition, this.pieces);
         assertTriggerType(body.triggerType, definition);
         const active = before.status === "active";
         const result = await this.saveGate(actor.workspaceId, definition, before.id, active);
@@ -408,7 +412,7 @@ export class Workflows {
     }
   }
 
-  // ------------------------------------------------------------------ lifecycle (spec 3.1)
+  // ------------------------------------------------------------------ lifecycle (docs/api.md sections 3 and 6)
 
   /** Publish: gate → immutable version (unless the draft equals the live one) → live. */
   async publish(actor: Actor, id: string): Promise<WorkflowT> {
@@ -503,7 +507,7 @@ export class Workflows {
     return record;
   }
 
-  // ------------------------------------------------------------------ versions (spec 4.5)
+  // ------------------------------------------------------------------ versions (docs/api.md section 5)
 
   async versions(workspaceId: string, id: string) {
     const row = await this.row(workspaceId, id);
@@ -523,14 +527,14 @@ export class Workflows {
     return version;
   }
 
-  /** Copies a version's snapshot over the draft; production is untouched (spec 3.1, 4.5). */
+  /** Copies a version's snapshot over the draft; production is untouched until the next publish. */
   async restore(actor: Actor, id: string, versionId: string, expectedRev?: number): Promise<WorkflowT> {
     // The snapshot passes the gate before the unit, as in `update`.
     for (let attempt = 1; ; attempt++) {
       const before = await this.row(actor.workspaceId, id);
       const version = await this.versionRow(actor.workspaceId, id, versionId);
       assertRevision(before, expectedRev);
-      const { definition } = normalizeDefinition(this.snapshot(version), this.fleet);
+      const { definition } = normalizeDefinition(this.snapshot(version), this.pieces);
       const active = before.status === "active";
       await this.saveGate(actor.workspaceId, definition, before.id, active);
       const next = await this.storage.atomically(async (unit) => {
@@ -551,7 +555,7 @@ export class Workflows {
 
   // ------------------------------------------------------------------ for the engine and triggers
 
-  /** What a run executes (spec 4.3 rule 1): production = the published snapshot, test = the draft. */
+  /** What a run executes (docs/api.md "4. Run"): production = the published snapshot, test = the draft. */
   async definitionForRun(workspaceId: string, workflowId: string, environment: Environment, via: Repositories = this.storage): Promise<RunDefinition> {
     return this.runDefinitionOf(await this.row(workspaceId, workflowId, via), environment, via);
   }

@@ -2,11 +2,11 @@
  * Activepieces community pieces in Weft: the one door through which they enter (docs/activepieces.md).
  * Packages are installed from the npm registry or a tarball into the data dir (./packages.ts), described
  * once in a piece host process, projected onto Weft's pieces SDK (./project.ts) and registered in the
- * fleet next to the built-ins — several versions side by side, no restart needed. Their code runs only in
+ * piece registry next to the built-ins — several versions side by side, no restart needed. Their code runs only in
  * piece host processes (./host.ts, ./host-process.ts), started on first use and stopped when idle.
  *
  *   const packages = new PiecePackages({ dir, registryUrl, allowCidrs, publicUrl, registry });
- *   packages.load();                                   // at start: what is installed joins the fleet
+ *   packages.load();                                   // at start: what is installed joins the registry
  *   await packages.add("@activepieces/piece-mysql");   // install + register
  */
 import type { ResolvedAuth } from "../../pieces-sdk/types";

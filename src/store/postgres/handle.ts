@@ -5,7 +5,7 @@
  * HTTP. Seen above src/store as the store's `Db`, like SQLite's; the members SQLite's handle answers
  * synchronously (`query`, `prepare`, `run`, `transaction`) throw here, naming the port to use instead.
  */
-import type { Database } from "bun:sqlite";
+import type { Db } from "../db";
 
 export class PostgresHandle {
   readonly dialect = "postgres";
@@ -48,8 +48,8 @@ export class PostgresHandle {
   }
 
   /** Seen by the code above the store as its `Db` (../db.ts). */
-  asDatabase(): Database {
-    return this as unknown as Database;
+  asDatabase(): Db {
+    return this as unknown as Db;
   }
 }
 

@@ -10,12 +10,12 @@
  * commits first stores it, the others refresh `seen_at`), so each group stands alone even when a batch is
  * retried group by group. Once a group carrying it committed, the dictionary counts as stored for an hour;
  * after that it is announced again, which keeps its `seen_at` within the hour while it is used. Deleting a
- * dictionary needs its definition gone and a day without announcement (runs.ts, deleteOrphanDictionaries):
+ * dictionary needs its definition gone and a day without announcement (../run-rows.ts, deleteOrphanDictionaries):
  * no record written meanwhile can need it.
  */
 import type { AnnouncedDictionary, WireOp } from "../run-writes";
 import { firstDictionary, type GrowingDictionary, growDictionary, packRecord, recordText, splitCold } from "../run-records";
-import { RUN_INDEX } from "../runs";
+import { RUN_INDEX } from "../run-rows";
 
 /** How long a dictionary seen committed is used without being announced again. */
 export const CONFIRMED_FOR_MS = 3_600_000;

@@ -2,7 +2,7 @@
  * The run writer's batches on PostgreSQL (./writer.ts): a batch of the engine's
  * write ops becomes a handful of multi-row statements, sent together in one transaction, instead of one
  * statement and one round trip per op. On SQLite, where a statement costs microseconds in-process, the ops
- * are applied one by one (../run-writes.ts, applyWireOp); here each round trip costs more than the work.
+ * are applied one by one (../sqlite/run-writers.ts, applyWireOp); here each round trip costs more than the work.
  *
  * A batch is compiled in order into segments. Within a segment:
  * - definitions, dictionaries, then runs, then steps are inserted (a run's row after its definition and the
@@ -34,13 +34,16 @@ import {
   type RowValues,
   type RunPatch,
   type StepRow,
-} from "../runs";
-import { type AnnouncedDictionary, TRANSIENT, type WireOp } from "../run-writes";
+} from "../run-rows";
+import { type AnnouncedDictionary, type WireOp } from "../run-writes";
 import { CompactLayout, namesOf, type RunLayout } from "../run-layout";
 import { PostgresConnection } from "./connection";
 import { PostgresRunNames } from "./run-names";
 import { type Failure, failureOf } from "../storage-errors";
 import { commitStatements, type Statement } from "./transaction";
+
+/** PostgreSQL chose this transaction to break a deadlock (40P01) or could not serialise it: running it again is right. */
+const TRANSIENT = /deadlock detected|could not serialize access/;
 
 /** A value as a row's JSON carries it: booleans as 1/0 (the columns are numbers), undefined as NULL. */
 function bindable(value: unknown): unknown {

@@ -6,7 +6,7 @@
  */
 import type { PausedGuard, RunClaimRepository } from "../run-claims";
 import { CompactLayout, STATUS_CODES } from "../run-layout";
-import { RUN_COLUMNS, type RunRow } from "../runs";
+import { RUN_COLUMNS, type RunRow } from "../run-rows";
 import type { PostgresConnection } from "./connection";
 import type { PostgresRunNames } from "./run-names";
 

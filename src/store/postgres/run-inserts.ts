@@ -4,7 +4,7 @@
  */
 import type { RunInsertRepository } from "../run-inserts";
 import { CompactLayout, namesOf } from "../run-layout";
-import { RUN_INDEX, type RunRow, runValues } from "../runs";
+import { RUN_INDEX, type RunRow, runValues } from "../run-rows";
 import type { PostgresConnection } from "./connection";
 import { PostgresRunBatches, RUN_COLUMN_TYPES, STEP_COLUMN_TYPES } from "./run-batches";
 import type { PostgresRunNames } from "./run-names";

@@ -1,5 +1,5 @@
 /**
- * The run list on PostgreSQL (../runs.ts, RunStore.list, says how and why; docs/operations.md "Deep list
+ * The run list on PostgreSQL (../sqlite/run-store.ts, RunStore.list, says how and why; docs/operations.md "Deep list
  * pages"): the exact total summed from run_counts, then the page found by walking an index in the list's own
  * order from the nearer end — run_hours' hour counts for time-sorted pages, run_durations' bucket counts and the
  * duration index for sort=duration, run_tags for the tag filter — keys first, then those rows. The same algorithm as SQLite's,
@@ -7,7 +7,21 @@
  */
 import { type BucketRow, bucketsThrough, type DurationWalk, durationPageTuning, durationWalks, walkRange } from "../run-duration-pages";
 import type { CompactLayout, Stored } from "../run-layout";
-import { FIRST_HOURS, type HourSpanEnds, LIST_COLUMNS, nearerEnd, qualified, reversedOrder, type RunListFilter, type RunRow, SUM_OF_N } from "../runs";
+import {
+  FIRST_HOURS,
+  type HourSpanEnds,
+  hourWalk,
+  LIST_COLUMNS,
+  nearerEnd,
+  qualified,
+  reversedOrder,
+  type RunListFilter,
+  type RunRow,
+  spanBounds,
+  spanInHours,
+  spanThroughHours,
+  SUM_OF_N,
+} from "../run-rows";
 import type { PostgresConnection } from "./connection";
 import type { RunRowReader, WithRecord } from "./run-records-read";
 
@@ -180,22 +194,9 @@ export class PostgresRunList {
    * `started_at`, and how many listed runs come before the first of them (RunStore.hourSpan says how).
    */
   private async hourSpan(cells: Cell[], newest: boolean, offset: number, end: number, total: number): Promise<{ from: Stored; to: Stored; before: number }> {
-    const forward = offset < total - end;
-    const newestFirst = forward === newest;
-    const [a, b] = forward ? [offset, end - 1] : [total - end, total - 1 - offset];
-    let found = await this.spanInFirstHours(cells, newestFirst, a, b);
-    if (!found) {
-      const hours = await this.hoursThrough(cells, newestFirst, a, b);
-      const [first, last] = [hours[0], hours[hours.length - 1]];
-      if (first && last && Number(last.through) > b) {
-        found = { hourA: first.hour, beforeA: Number(first.through) - Number(first.n), hourB: last.hour, throughB: Number(last.through) };
-      }
-    }
-    if (!found) return { ...this.layout.allTime, before: 0 }; // counts disagree: read it all
-    const { hourA, hourB, beforeA, throughB } = found;
-    const [startHour, endHour, before] = forward ? [hourA, hourB, beforeA] : [hourB, hourA, total - throughB];
-    const [firstHour, lastHour] = newest ? [endHour, startHour] : [startHour, endHour];
-    return { from: this.layout.hourBounds(firstHour).from, to: this.layout.hourBounds(lastHour).to, before };
+    const { forward, newestFirst, a, b } = hourWalk(newest, offset, end, total);
+    const found = (await this.spanInFirstHours(cells, newestFirst, a, b)) ?? spanThroughHours(await this.hoursThrough(cells, newestFirst, a, b), b);
+    return spanBounds(this.layout, found, { forward, newest, total });
   }
 
   /** The hours of positions a..b (counted from the walk's end) when all of them lie in the nearest FIRST_HOURS hours. */
@@ -204,18 +205,7 @@ export class PostgresRunList {
     const sql = `SELECT hour, ${SUM_OF_N} FROM run_hours WHERE ${on(bindCells(cells, params))} GROUP BY hour HAVING SUM(n) > 0
       ORDER BY hour ${newestFirst ? "DESC" : "ASC"} LIMIT ${params.bind(FIRST_HOURS)}`;
     const hours = await this.c.all<{ hour: number; n: number }>(sql, params.values);
-    let hourA: Stored | undefined;
-    let beforeA = 0;
-    let seen = 0;
-    for (const { hour, n } of hours) {
-      if (hourA === undefined && seen + Number(n) > a) {
-        hourA = hour;
-        beforeA = seen;
-      }
-      seen += Number(n);
-      if (seen > b) return { hourA: hourA!, beforeA, hourB: hour, throughB: seen };
-    }
-    return undefined;
+    return spanInHours(hours, a, b);
   }
 
   /** The hours that hold positions a..b, each with its runs and the running total through it, in walking order. */

@@ -6,7 +6,7 @@
  */
 import type { LastRun, RunReadRepository } from "../run-read-repository";
 import { mergeSteps, type StepRow, STEP_COLUMNS } from "../run-records";
-import { type RunListFilter, type RunRow, ROW_COLUMNS, STORED_COLUMNS } from "../runs";
+import { type RunListFilter, type RunRow, ROW_COLUMNS, STORED_COLUMNS } from "../run-rows";
 import type { PostgresConnection } from "./connection";
 import { PostgresRunList } from "./run-list";
 import type { PostgresRunNames } from "./run-names";

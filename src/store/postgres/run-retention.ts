@@ -7,7 +7,7 @@
  */
 import type { RunRetentionRepository, UnfinishedPosition } from "../run-retention";
 import { CompactLayout } from "../run-layout";
-import type { RunPosition } from "../runs";
+import type { RunPosition } from "../run-rows";
 import type { PostgresConnection } from "./connection";
 import type { PostgresRunNames } from "./run-names";
 
@@ -92,7 +92,7 @@ export class PostgresRunRetention implements RunRetentionRepository {
 
   /**
    * Runs after `after` in start order: a range on the index's started_at (a row-value or OR comparison would
-   * not bound the scan), ties broken by seq. As runs.ts's afterPosition.
+   * not bound the scan), ties broken by seq. As sqlite/run-store.ts's afterPosition.
    */
   private after(after: RunPosition, bind: (value: unknown) => string): string {
     const started = this.layout.time(after.startedAt);

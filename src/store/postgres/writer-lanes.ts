@@ -16,7 +16,7 @@
  */
 // Bun.SQL at the call: naming it at the top would load the client in every process, SQLite ones included.
 import type { SQL } from "bun";
-import { RUN_COLUMNS } from "../runs";
+import { RUN_COLUMNS } from "../run-rows";
 import type { WireOp } from "../run-writes";
 import type { Failure } from "../storage-errors";
 import { PostgresRunBatches, type RunColumnTypes } from "./run-batches";

@@ -1,7 +1,7 @@
 /** Connections, OAuth2 states and refresh leases on SQLite (../connections.ts says what each answers). */
 import type { SQLQueryBindings } from "bun:sqlite";
 import type { ConnectionFilter, ConnectionRepository, ConnectionRow, OAuth2StateRow, WorkflowMention } from "../connections";
-import { bindRow, countOf } from "../db";
+import { bindRow, countOf } from "./db";
 import type { SqliteConnection } from "./connection";
 
 export class SqliteConnections implements ConnectionRepository {

@@ -1,5 +1,5 @@
 /** Folders on SQLite (../folders.ts says what each answers). */
-import { bindRow } from "../db";
+import { bindRow } from "./db";
 import type { FolderRepository, FolderRow, FolderWithCount } from "../folders";
 import type { SqliteConnection } from "./connection";
 

@@ -1,5 +1,5 @@
 /** Orgs, workspaces, users, sessions and API tokens on SQLite (../identity.ts says what each answers). */
-import { countOf } from "../db";
+import { countOf } from "./db";
 import type { IdentityRepository, OrgRow, SessionRow, TokenRow, UserRow, WorkspaceRow } from "../identity";
 import type { SqliteConnection } from "./connection";
 

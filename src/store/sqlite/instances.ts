@@ -1,5 +1,5 @@
 /** The fleet's registry on SQLite (../instances.ts says what each answers). */
-import { bindRow } from "../db";
+import { bindRow } from "./db";
 import type { InstanceRepository, InstanceRow } from "../instances";
 import type { SqliteConnection } from "./connection";
 

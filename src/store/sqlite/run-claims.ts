@@ -1,7 +1,8 @@
 /** Claims on runs on SQLite (../run-claims.ts says what each answers). */
 import type { PausedGuard, RunClaimRepository } from "../run-claims";
-import { runLayout, STATUS_CODES } from "../run-layout";
-import { RUN_COLUMNS, type RunRow } from "../runs";
+import { runLayout } from "./run-names";
+import { STATUS_CODES } from "../run-layout";
+import { RUN_COLUMNS, type RunRow } from "../run-rows";
 import type { SqliteConnection } from "./connection";
 
 const UNFINISHED = `${STATUS_CODES.pending}, ${STATUS_CODES.running}, ${STATUS_CODES.paused}`;

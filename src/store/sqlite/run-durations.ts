@@ -6,7 +6,7 @@
  * instead of sorting the runs of each duration again (a temporary b-tree per duration: 3× the walk).
  */
 import type { Statement } from "bun:sqlite";
-import { bindRow } from "../db";
+import { bindRow } from "./db";
 import { bucketsThrough, type BucketRow, type DurationWalk, durationPageTuning, durationWalks, walkRange } from "../run-duration-pages";
 
 export interface DurationPageQuery {

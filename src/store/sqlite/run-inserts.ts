@@ -1,6 +1,7 @@
 /** Runs inserted inside a unit on SQLite (../run-inserts.ts): RunStore's own statements on the unit's connection. */
 import type { RunInsertRepository } from "../run-inserts";
-import { type RunRow, RunStore } from "../runs";
+import type { RunRow } from "../run-rows";
+import { RunStore } from "./run-store";
 import type { SqliteConnection } from "./connection";
 
 export class SqliteRunInserts implements RunInsertRepository {

@@ -3,7 +3,8 @@
  * it is the caller's turn (a read waits for a unit that holds the connection instead of reading inside it).
  */
 import type { RunReadRepository } from "../run-read-repository";
-import { type RunListFilter, RunStore } from "../runs";
+import type { RunListFilter } from "../run-rows";
+import { RunStore } from "./run-store";
 import type { SqliteConnection } from "./connection";
 
 export class SqliteRunReads implements RunReadRepository {

@@ -1,8 +1,9 @@
 /** Run retention's questions on SQLite (../run-retention.ts says what each answers): the RunStore's statements, in-process. */
 import type { Database } from "bun:sqlite";
-import { ensureIncrementalVacuum, freePages } from "../maintenance";
+import { ensureIncrementalVacuum, freePages } from "./maintenance";
 import type { RunRetentionRepository } from "../run-retention";
-import { type RunPosition, RunStore } from "../runs";
+import type { RunPosition } from "../run-rows";
+import { RunStore } from "./run-store";
 import type { SqliteConnection } from "./connection";
 
 /** One store per connection, made on first use (it prepares its statements once). */

@@ -1,5 +1,5 @@
 /** Workspace templates on SQLite (../templates.ts says what each answers). */
-import { bindRow } from "../db";
+import { bindRow } from "./db";
 import type { TemplateRepository, TemplateRow } from "../templates";
 import type { SqliteConnection } from "./connection";
 

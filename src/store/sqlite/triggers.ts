@@ -1,5 +1,5 @@
 /** Schedules, polls, registrations and webhook targets on SQLite (../triggers.ts says what each answers). */
-import { bindRow } from "../db";
+import { bindRow } from "./db";
 import {
   type LiveWorkflowRow,
   type PollRow,

@@ -1,5 +1,5 @@
 /** Workflows, versions, pinned data and variables on SQLite (../workflows.ts says what each answers). */
-import { bindRow, countOf } from "../db";
+import { bindRow, countOf } from "./db";
 import {
   LIST_COLUMNS,
   retentionOverridesOf,

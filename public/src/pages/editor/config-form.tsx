@@ -1,5 +1,5 @@
 /**
- * The configuration form of one step, generated from the projection endpoint (spec 4.8/4.9): the
+ * The configuration form of one step, generated from the projection endpoint (docs/pieces.md "Schema projections"): the
  * form is narrowed as gate values are picked (the step's scalar values are sent as gate query
  * parameters), dynamic dropdowns come from the options endpoint, and text fields take `{{ }}`
  * expressions with a picker of earlier steps' output paths.

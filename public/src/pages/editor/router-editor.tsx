@@ -1,6 +1,6 @@
 /**
  * A router's branches: each has a name and conditions (OR over groups, AND inside a group); a
- * branch with no conditions is the fallback. Branches are tried in order (DESIGN.md §3).
+ * branch with no conditions is the fallback. Branches are tried in order (docs/engine.md "Expressions and conditions").
  */
 import { CONDITION_OPERATORS, UNARY_OPERATORS } from "../../../../src/schema/operators";
 import type { Branch, Condition } from "../../types";

@@ -1,5 +1,5 @@
 /**
- * Pure operations on the definition tree (spec 2.3): walk it, find steps, insert/delete/move, name
+ * Pure operations on the definition tree (FlowVersion): walk it, find steps, insert/delete/move, name
  * new steps uniquely, list the steps a step may refer to, and map a diagnostic's path to its step.
  * Every operation returns a new definition; the editor never mutates what it rendered.
  */

@@ -1,4 +1,4 @@
-/** A built-in template: a ready definition in the shape of spec 2.3, shipped in the binary. */
+/** A built-in template: a ready definition (a FlowVersion, src/schema/workflow.ts), shipped in the binary. */
 import type { FlowVersionT } from "../../../schema/workflow";
 
 export interface BuiltinTemplate {

@@ -3,7 +3,7 @@
  * cold columns are compressed against the record of an earlier run of the same definition, stored once here.
  * `id` is the first 8 bytes of the SHA-256 of `bytes` (hex), the value a record names; `seen_at` is when a
  * writer last announced it (the retention sweep deletes a dictionary only when its definition is gone and
- * it was not announced for a day: runs.ts, deleteOrphanDictionaries).
+ * it was not announced for a day: run-rows.ts, deleteOrphanDictionaries).
  */
 export default {
   version: 17,

@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Db } from "./db";
+import type { Db } from "../db";
 
 export class BackupError extends Error {}
 

@@ -1,5 +1,5 @@
 /**
- * Worker-thread entry of the WAL checkpointer (./run-writes.ts, InlineWriter): owns one connection and
+ * Worker-thread entry of the WAL checkpointer (./run-writers.ts, InlineWriter): owns one connection and
  * copies committed WAL frames into the database file (PASSIVE checkpoints: it never blocks the writer),
  * so the page copying and the two fsyncs of each checkpoint happen off the main thread, including the one
  * that lets the WAL restart: the writer pauses its commits and asks for it (`finish`, InlineWriter.restartWal).

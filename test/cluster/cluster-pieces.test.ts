@@ -1,5 +1,5 @@
 /**
- * The live fleet of a cluster on one PostgreSQL database: a publish is checked against the pieces every
+ * The pieces a cluster on one PostgreSQL database serves: a publish is checked against the pieces every
  * instance that executes runs serves (422 naming the instance that lacks one), a blank pin is filled with a
  * version they all serve, and a worker never keeps a run whose piece it lacks — the run waits for one that has it.
  */
@@ -27,7 +27,7 @@ afterAll(async () => {
   for (const server of servers) await server.stop("SIGKILL").catch(() => undefined);
 });
 
-describe.skipIf(!postgresBinaries())("the live fleet of a cluster", () => {
+describe.skipIf(!postgresBinaries())("the pieces a cluster serves", () => {
   let env: Record<string, string>;
   let piecesDir: string;
   const start = (role: "all" | "api" | "worker", withExtra: boolean) =>

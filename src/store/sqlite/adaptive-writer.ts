@@ -1,7 +1,7 @@
 /**
  * The SQLite run writer that commits where it is cheapest at the moment (WEFT_RUN_WRITER=auto, the default
  * for a database file): on the main thread while it has time to spare, on the writer thread once it is
- * busy (./run-writes.ts has both).
+ * busy (./run-writers.ts has both).
  *
  * Why: a batch handed to the writer thread waits for two thread wake-ups (there and back) besides its
  * commit; at low concurrency every request waits for them, and on a machine where a wake-up is dear that is
@@ -33,8 +33,10 @@
  * other one may have pruned them (retention deletes orphan definitions through the writer).
  */
 import { readFileSync } from "node:fs";
-import { type Db, openDatabase } from "./db";
-import { InlineWriter, type QueuedOp, type RunWrites, ThreadWriter, WRITER_CACHE_KIB } from "./run-writes";
+import type { Db } from "../db";
+import type { QueuedOp, RunWrites } from "../run-writes";
+import { openDatabase } from "./db";
+import { InlineWriter, ThreadWriter, WRITER_CACHE_KIB } from "./run-writers";
 
 /** Main-thread CPU share (0–1) at or above which inline commits move to the thread. */
 export const TO_THREAD = 0.9;

@@ -10,7 +10,7 @@
 import type { PieceDef, TriggerDef } from "../pieces-sdk/types";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import { satisfiesPin } from "../pieces-runtime/semver";
-import type { GateFleet } from "./workflows/validate";
+import type { GatePieces } from "./workflows/validate";
 
 /** Another instance that executes runs, as the fleet registry shows it. */
 export interface PeerPieces {
@@ -18,7 +18,7 @@ export interface PeerPieces {
   pieces: Array<{ id: string; version: string }>;
 }
 
-export class LiveFleet implements GateFleet {
+export class ClusterPieces implements GatePieces {
   constructor(
     /** This instance's registry (read per call: tests swap it). */
     private readonly registry: () => PieceRegistry,
@@ -58,11 +58,11 @@ export class LiveFleet implements GateFleet {
   }
 
   list(): PieceDef[] {
-    return this.local.list().filter((piece) => this.fleetVersion(piece.id) !== undefined);
+    return this.local.list().filter((piece) => this.servedVersion(piece.id) !== undefined);
   }
 
   /** The newest version held here that every other instance serves (what a blank pin is filled with). */
-  fleetVersion(id: string): string | undefined {
+  servedVersion(id: string): string | undefined {
     return this.local.versionsOf(id).find((piece) => this.lacking(id, piece.version).length === 0)?.version;
   }
 

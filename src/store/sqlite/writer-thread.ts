@@ -1,13 +1,15 @@
 /**
- * Worker-thread entry of the SQLite run writer (./run-writes.ts, ThreadWriter): owns one database connection
+ * Worker-thread entry of the SQLite run writer (./run-writers.ts, ThreadWriter): owns one database connection
  * and commits each batch of run and step writes in one transaction, so SQLite work and fsync never block the
  * main thread. (On PostgreSQL the writer's client is asynchronous and commits from the main thread:
  * postgres/writer.ts.)
  */
-import { openDatabase, type Db } from "./db";
+import type { Db } from "../db";
+import { packFinishedRuns, type WireOp } from "../run-writes";
+import { openDatabase } from "./db";
 import { truncateWal } from "./maintenance";
-import { forgetWrites, RunStore } from "./runs";
-import { applyBatch, applyWireOp, packFinishedRuns, type WireOp, WRITER_CACHE_KIB } from "./run-writes";
+import { forgetWrites, RunStore } from "./run-store";
+import { applyBatch, applyWireOp, WRITER_CACHE_KIB } from "./run-writers";
 
 declare const self: Worker;
 

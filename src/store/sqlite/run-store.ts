@@ -1,12 +1,17 @@
 /**
- * Repository for runs, step rows and run definitions. Prepared statements are created once; the engine's
- * write batcher calls the write methods inside its group-commit transaction. One file: the row types,
- * their conversions and the statements that read and write them change together.
+ * SQLite's repository for runs, step rows and run definitions (RunStore): the statements the run writer applies
+ * inside its group-commit transaction (./run-writers.ts, ./writer-thread.ts), the list pages and run details the
+ * reader threads answer (../run-reads.ts), and retention's questions; the storage port's SQLite run areas
+ * (./run-claims.ts, ./run-inserts.ts, ./run-reads.ts, ./run-retention.ts) call it. Prepared statements are created
+ * once per store. The rows, their columns and conversions both databases share are ../run-rows.ts.
+ *
+ * One file: every statement reads or writes the same rows through one layout (./run-names.ts) and one set of
+ * per-connection memories (definitions, dictionaries, names' keys: forgetWrites clears them all together), and a
+ * change to how a run is stored (its record, its cold columns) changes its writes and its reads together.
  */
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
-import { bindRow, countOf, type Db } from "./db";
-import { type RunLayout, runLayout, type Stored } from "./run-layout";
-import { durationPage } from "./sqlite/run-durations";
+import type { Db } from "../db";
+import type { RunLayout, Stored } from "../run-layout";
 import {
   BLANK,
   COLD_COLUMNS,
@@ -30,123 +35,37 @@ import {
   storedDictionary,
   withCold,
   spellFinish,
-} from "./run-records";
-import type { Environment, RunStatus, RunT, StepT } from "../schema/run";
-
-export { MAX_PACKED_STEPS, mergeSteps, type RowValues, STEP_COLUMNS, type StepRow } from "./run-records";
-
-export interface RunRow {
-  id: string;
-  workspace_id: string;
-  org_id: string;
-  workflow_id: string;
-  workflow_name: string;
-  workflow_trigger_type: string | null;
-  status: RunStatus;
-  trigger_type: string;
-  trigger_data: string;
-  environment: Environment;
-  version_id: string | null;
-  version_number: number | null;
-  executed_version_id: string | null;
-  executed_version_number: number | null;
-  definition_hash: string;
-  started_at: string;
-  finished_at: string | null;
-  duration_ms: number | null;
-  error_message: string | null;
-  tags: string;
-  started_from_step: string | null;
-  retry_of_run_id: string | null;
-  retried_by_run_id: string | null;
-  step_total: number;
-  step_failed: number;
-  wait_step: string | null;
-  resume_mode: string | null;
-  resume_at: string | null;
-  resume_token_hash: string | null;
-  parent_run_id: string | null;
-  depth: number;
-  state: string | null;
-  response: string | null;
-  event_seq: number;
-  /** The instance holding the run while it is unfinished (a cluster on PostgreSQL); null on SQLite and when unclaimed. */
-  owner: string | null;
-}
-
-/** The columns of runs, in the order of the insert statement's values (RowValues). */
-export const RUN_COLUMNS = [
-  "id",
-  "workspace_id",
-  "org_id",
-  "workflow_id",
-  "workflow_name",
-  "workflow_trigger_type",
-  "status",
-  "trigger_type",
-  "trigger_data",
-  "environment",
-  "version_id",
-  "version_number",
-  "executed_version_id",
-  "executed_version_number",
-  "definition_hash",
-  "started_at",
-  "finished_at",
-  "duration_ms",
-  "error_message",
-  "tags",
-  "started_from_step",
-  "retry_of_run_id",
-  "retried_by_run_id",
-  "step_total",
-  "step_failed",
-  "wait_step",
-  "resume_mode",
-  "resume_at",
-  "resume_token_hash",
-  "parent_run_id",
-  "depth",
-  "state",
-  "response",
-  "event_seq",
-  "owner",
-] as const;
-
-/**
- * Deletes the definitions no run uses: `runs` (kept by triggers, migration 009) plus the changes not yet folded
- * into it (run_definition_uses, migration 015; always empty on SQLite) is 0.
- */
-export const DELETE_ORPHAN_DEFINITIONS = `DELETE FROM run_definitions
-  WHERE runs + COALESCE((SELECT SUM(n) FROM run_definition_uses WHERE run_definition_uses.hash = run_definitions.hash), 0) <= 0`;
-
-/**
- * Deletes the dictionaries (run-records.ts) of definitions that are gone, unless a writer announced them
- * since `before` (ISO): a writer that confirmed a dictionary stored uses it for an hour without announcing
- * it again, so a day's margin means no record being written can need one deleted here.
- */
-export const deleteOrphanDictionaries = (before: string) => {
-  if (!/^[0-9T:.Z-]+$/.test(before)) throw new Error(`not an ISO time: ${before}`);
-  return `DELETE FROM run_dictionaries WHERE seen_at < '${before}'
-  AND NOT EXISTS (SELECT 1 FROM run_definitions WHERE run_definitions.hash = run_dictionaries.definition_hash)`;
-};
-
-/** Dictionaries announced within this long ago are not deleted even when their definition is gone. */
-export const DICTIONARY_GRACE_MS = 24 * 3_600_000;
-
-/** The columns of run_steps that completing a step (updateStep) writes; run_id and id find the row. */
-export const STEP_UPDATE_COLUMNS = STEP_COLUMNS.filter(
-  (c) => !["id", "run_id", "node_id", "node_type", "piece_id", "action_id", "display_name", "started_at"].includes(c),
-);
-
-/** Every column of a run row (RunRow), without its record (the unfinished runs these read have none). */
-export const ROW_COLUMNS = RUN_COLUMNS.join(", ");
-
-/** Every column of a run row and its record, which holds the cold columns of a finished run (RunStore.hydrate). */
-export const STORED_COLUMNS = `${ROW_COLUMNS}, packed_steps`;
-
-/** Columns of the list view: everything but the large, internal ones, and the record. */
-export const LIST_COLUMNS = `${RUN_COLUMNS.filter((c) => c !== "state" && c !== "response" && c !== "resume_token_hash" && c !== "owner").join(", ")}, packed_steps`;
+} from "../run-records";
+import {
+  DELETE_ORPHAN_DEFINITIONS,
+  DICTIONARY_GRACE_MS,
+  deleteOrphanDictionaries,
+  FIRST_HOURS,
+  type HourSpanEnds,
+  hourWalk,
+  LIST_COLUMNS,
+  nearerEnd,
+  qualified,
+  ROW_COLUMNS,
+  RUN_COLUMNS,
+  RUN_INDEX,
+  reversedOrder,
+  type RunListFilter,
+  type RunPatch,
+  type RunPosition,
+  type RunRow,
+  runValues,
+  STEP_UPDATE_COLUMNS,
+  STORED_COLUMNS,
+  spanBounds,
+  spanInHours,
+  spanThroughHours,
+  stepValues,
+  SUM_OF_N,
+} from "../run-rows";
+import { bindRow, countOf } from "./db";
+import { runLayout } from "./run-names";
+import { durationPage } from "./run-durations";
 
 /** A run row as selected with its record. */
 type StoredRow = RunRow & { packed_steps?: Uint8Array | null };
@@ -158,8 +77,6 @@ interface PositionRow {
   tie: Stored;
 }
 
-/** Each column's place in RUN_COLUMNS (and in a row's RowValues). */
-export const RUN_INDEX: ReadonlyMap<string, number> = new Map(RUN_COLUMNS.map((c, i) => [c, i]));
 const DEFINITION_HASH = RUN_INDEX.get("definition_hash")!;
 
 /**
@@ -172,112 +89,11 @@ const DEFINITION_HASH = RUN_INDEX.get("definition_hash")!;
 const pageOf = (tie: string, where: string, order: string, walk = order) =>
   `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (SELECT ${tie} FROM runs WHERE ${where} ORDER BY ${walk} LIMIT $limit OFFSET $offset) ORDER BY ${order}`;
 
-/** An ORDER BY list read backwards: each term's direction and place of NULLs turned round. */
-export function reversedOrder(order: string): string {
-  return order
-    .split(", ")
-    .map((term) => {
-      const [column, direction = "ASC", ...nulls] = term.split(" ");
-      const backwards = direction === "DESC" ? "ASC" : "DESC";
-      if (nulls.length === 0) return `${column} ${backwards}`;
-      return `${column} ${backwards} NULLS ${nulls[1] === "LAST" ? "FIRST" : "LAST"}`;
-    })
-    .join(", ");
-}
-
-/**
- * Where a list page lies counted from the end of the list nearer to it: positions [offset, end) of a list of
- * `total` runs, or positions [total - end, total - offset) of the same list read backwards. A walk through an
- * index costs what it skips, so the last page costs what the first does and the middle one is the dearest.
- */
-export function nearerEnd(offset: number, end: number, total: number): { limit: number; offset: number; backwards: boolean } {
-  const backwards = offset > total - end;
-  return { limit: end - offset, offset: backwards ? total - end : offset, backwards };
-}
-
-/** A run's place in start order (oldest first: started_at, then the layout's tie: run-layout.ts). */
-export interface RunPosition {
-  id: string;
-  startedAt: string;
-  /** Orders runs of the same start as the store does, as text ("" comes before every run). */
-  tie: string;
-}
-
 /**
  * Runs after a position in start order ($startedAt, $startedAt, $tie): a range on the list index's started_at
  * (a row-value or OR comparison would not bound the scan on both databases), ties broken by `tie`.
  */
 const afterPosition = (tie: string) => ` AND started_at >= ? AND NOT (started_at = ? AND ${tie} <= ?)`;
-
-/** A comma-separated list of columns (or sort terms, or conditions joined by AND) of runs, qualified by `alias` for a join. */
-export const qualified = (alias: string, terms: string, separator = ", ") =>
-  terms
-    .split(separator)
-    .map((term) => `${alias}.${term}`)
-    .join(separator);
-
-const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
-
-function valuesOf<Row>(row: Row, columns: readonly (keyof Row)[]): RowValues {
-  const values: RowValues = new Array(columns.length);
-  for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]] as SQLQueryBindings;
-  return values;
-}
-
-export const runValues = (row: RunRow): RowValues => valuesOf(row, RUN_COLUMNS);
-export const stepValues = (row: StepRow): RowValues => valuesOf(row, STEP_COLUMNS);
-
-export function runFromRow(row: RunRow): RunT {
-  return {
-    id: row.id,
-    workflowId: row.workflow_id,
-    workspaceId: row.workspace_id,
-    orgId: row.org_id,
-    status: row.status,
-    triggerType: row.trigger_type,
-    triggerData: parse(row.trigger_data),
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    durationMs: row.duration_ms,
-    errorMessage: row.error_message,
-    tags: JSON.parse(row.tags),
-    environment: row.environment,
-    versionId: row.version_id,
-    executedVersionId: row.executed_version_id,
-    versionNumber: row.version_number,
-    executedVersionNumber: row.executed_version_number,
-    startedFromStep: row.started_from_step,
-    retryOfRunId: row.retry_of_run_id,
-    retriedByRunId: row.retried_by_run_id,
-    parentRunId: row.parent_run_id,
-    workflowName: row.workflow_name,
-    workflowTriggerType: row.workflow_trigger_type,
-    stepTotal: row.step_total,
-    stepFailed: row.step_failed,
-    waitStep: row.wait_step,
-    resumeMode: row.resume_mode,
-    resumeAt: row.resume_at,
-  };
-}
-
-export function stepFromRow(row: StepRow): StepT {
-  return {
-    id: row.id,
-    runId: row.run_id,
-    nodeId: row.node_id,
-    pieceId: row.piece_id,
-    actionId: row.action_id,
-    displayName: row.display_name,
-    status: row.status,
-    inputData: parse(row.input_data) ?? {},
-    outputData: parse(row.output_data),
-    errorMessage: row.error_message,
-    retryCount: row.retry_count,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    durationMs: row.duration_ms,
-  };
-}
 
 /** The list filter as conditions on the columns runs, run_counts and run_hours share. */
 interface Cells {
@@ -319,53 +135,6 @@ function cellConditions(filter: RunListFilter, layout: RunLayout, withWorkspace 
     params.workflowId = key;
   }
   return { where, params };
-}
-
-/** The number of runs in the kept counts a query sums (run_counts, run_hours); BIGINT so both databases answer an integer. */
-export const SUM_OF_N = "CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n";
-/** Hours a list page's walk reads first, from the nearer end of the history: the first pages lie in them. */
-export const FIRST_HOURS = 16;
-
-/** Where a list page starts and ends in the hour counts, as the walk from one end of the history finds them. */
-export interface HourSpanEnds {
-  hourA: Stored;
-  beforeA: number;
-  hourB: Stored;
-  throughB: number;
-}
-
-export interface RunListFilter {
-  workspaceId: string;
-  environments: Environment[];
-  status?: RunStatus;
-  triggerType?: string;
-  workflowId?: string;
-  tag?: string;
-  sort: "newest" | "oldest" | "duration";
-  limit: number;
-  offset: number;
-}
-
-/** Fields the engine changes as a run progresses (all optional; absent = unchanged). */
-export interface RunPatch {
-  status?: RunStatus;
-  finished_at?: string | null;
-  duration_ms?: number | null;
-  error_message?: string | null;
-  tags?: string;
-  step_total?: number;
-  step_failed?: number;
-  wait_step?: string | null;
-  resume_mode?: string | null;
-  resume_at?: string | null;
-  resume_token_hash?: string | null;
-  state?: string | null;
-  response?: string | null;
-  event_seq?: number;
-  retried_by_run_id?: string | null;
-  executed_version_id?: string | null;
-  executed_version_number?: number | null;
-  owner?: string | null;
 }
 
 export class RunStore {
@@ -411,7 +180,7 @@ export class RunStore {
     this.layout = runLayout(db);
     const { tie } = this.layout;
     // Positional parameters: binding 34 values by position costs less than by name, and the run writer's
-    // thread receives rows as arrays in this column order (run-writes.ts).
+    // thread receives rows as arrays in this column order (../run-writes.ts, WireOp).
     const marks = RUN_COLUMNS.map(() => "?").join(", ");
     this.insertRunStmt = db.prepare(`INSERT INTO runs (${ROW_COLUMNS}) VALUES (${marks})`);
     this.insertPackedRunStmt = db.prepare(`INSERT INTO runs (${ROW_COLUMNS}, packed_steps) VALUES (${marks}, ?)`);
@@ -862,24 +631,9 @@ export class RunStore {
    * trip to PostgreSQL, not one per chunk of hours).
    */
   private hourSpan(cells: Cells, newest: boolean, offset: number, end: number, total: number): { from: Stored; to: Stored; before: number } {
-    const forward = offset < total - end;
-    const newestFirst = forward === newest;
-    // Positions counted from the end the walk starts at: `a` is reached first, `b` (>= a) later.
-    const [a, b] = forward ? [offset, end - 1] : [total - end, total - 1 - offset];
-    let found = this.spanInFirstHours(cells, newestFirst, a, b);
-    if (!found) {
-      const hours = this.hoursThrough(cells, newestFirst, a, b);
-      const [first, last] = [hours[0], hours[hours.length - 1]];
-      // The last hour must reach past `b`; when the hours end before it the counts disagree (as below).
-      if (first && last && Number(last.through) > b) {
-        found = { hourA: first.hour, beforeA: Number(first.through) - Number(first.n), hourB: last.hour, throughB: Number(last.through) };
-      }
-    }
-    if (!found) return { ...this.layout.allTime, before: 0 }; // counts disagree: read it all
-    const { hourA, hourB, beforeA, throughB } = found;
-    const [startHour, endHour, before] = forward ? [hourA, hourB, beforeA] : [hourB, hourA, total - throughB];
-    const [firstHour, lastHour] = newest ? [endHour, startHour] : [startHour, endHour];
-    return { from: this.layout.hourBounds(firstHour).from, to: this.layout.hourBounds(lastHour).to, before };
+    const { forward, newestFirst, a, b } = hourWalk(newest, offset, end, total);
+    const found = this.spanInFirstHours(cells, newestFirst, a, b) ?? spanThroughHours(this.hoursThrough(cells, newestFirst, a, b), b);
+    return spanBounds(this.layout, found, { forward, newest, total });
   }
 
   /** The hours of positions a..b (counted from the walk's end) when all of them lie in the nearest FIRST_HOURS hours. */
@@ -887,18 +641,7 @@ export class RunStore {
     const sql = `SELECT hour, ${SUM_OF_N} FROM run_hours WHERE ${cells.where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
       ORDER BY hour ${newestFirst ? "DESC" : "ASC"} LIMIT $limit`;
     const hours = this.listStatement(sql).all(bindRow({ ...cells.params, limit: FIRST_HOURS })) as Array<{ hour: Stored; n: number }>;
-    let hourA: Stored | undefined;
-    let beforeA = 0;
-    let seen = 0;
-    for (const { hour, n } of hours) {
-      if (hourA === undefined && seen + Number(n) > a) {
-        hourA = hour;
-        beforeA = seen;
-      }
-      seen += Number(n);
-      if (seen > b) return { hourA: hourA!, beforeA, hourB: hour, throughB: seen };
-    }
-    return undefined;
+    return spanInHours(hours, a, b);
   }
 
   /**
