@@ -250,18 +250,27 @@ test.skipIf(testStorage() === "postgres")(
     const unfinished = rows.filter((r) => ["pending", "running", "paused"].includes(r.status));
 
     const upgrades: unknown[] = [];
-    expect(migrate(db, (upgrade) => upgrades.push(upgrade))).toEqual([18, 19, 20, 21, 22, 23]);
+    expect(migrate(db, (upgrade) => upgrades.push(upgrade))).toEqual([18, 19, 20, 21, 22, 23, 24]);
     // Announced before (nothing answers meanwhile) and after, with the migrations' notes (19, 20 and 21 change nothing on SQLite).
     const announced = {
       from: 17,
-      to: 23,
-      migrations: ["18 compact-runs", "19 compact-runs-postgres", "20 run-id-hash", "21 run-sizes", "22 duration-index", "23 encryption-key-check"],
+      to: 24,
+      migrations: [
+        "18 compact-runs",
+        "19 compact-runs-postgres",
+        "20 run-id-hash",
+        "21 run-sizes",
+        "22 duration-index",
+        "23 encryption-key-check",
+        "24 run-durations",
+      ],
       notes: [
         "18 compact-runs: rewrites every stored run once: ~11 s per million runs on 2 cores",
         "19 compact-runs-postgres: changes nothing on SQLite (PostgreSQL's runs are rewritten as SQLite's already are)",
         "20 run-id-hash: changes nothing on SQLite (PostgreSQL's unique index of run ids becomes a smaller hash index)",
         "21 run-sizes: changes nothing on SQLite (PostgreSQL rewrites its runs once, with fuller index pages and narrower columns)",
         "22 duration-index: builds the index of sort=duration again: ~1 s per million runs on 2 cores",
+        "24 run-durations: counts the runs per duration and builds the index of sort=duration again: ~11 s per million runs on 2 cores",
       ],
     };
     expect(upgrades).toEqual([announced, { ...announced, ms: expect.any(Number) }]);
@@ -307,7 +316,7 @@ test.skipIf(testStorage() !== "postgres")(
           .join(", ")})`,
         Object.values(step),
       );
-      expect(await migratePostgres(sql)).toEqual([19, 20, 21, 22, 23]);
+      expect(await migratePostgres(sql)).toEqual([19, 20, 21, 22, 23, 24]);
       const [types] =
         await sql`SELECT pg_typeof(workspace_id)::text AS workspace, pg_typeof(started_at)::text AS started, pg_typeof(status)::text AS status FROM runs LIMIT 1`;
       expect(types).toEqual({ workspace: "integer", started: "bigint", status: "smallint" });

@@ -177,6 +177,8 @@ async function contents(url: string) {
         GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4, 5, 6`,
       hours: await sql`SELECT workspace_id, hour, environment, workflow_id, status, trigger_type, sum(n)::int AS n FROM run_hours
         GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4, 5, 6`,
+      durations: await sql`SELECT workspace_id, bucket, environment, workflow_id, status, trigger_type, sum(n)::int AS n FROM run_durations
+        GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4, 5, 6`,
       tags: await sql`SELECT * FROM run_tags ORDER BY workspace_id, tag, started_at, run_id`,
       definitions: await sql`SELECT hash, definition, (runs + COALESCE((SELECT sum(n) FROM run_definition_uses u WHERE u.hash = d.hash), 0))::int AS runs
         FROM run_definitions AS d ORDER BY hash`,
@@ -266,7 +268,7 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     await writer.fold();
     expect(await contents(batched.url)).toEqual(actual);
     const [left] = await sql`SELECT (SELECT count(*) FROM run_counts WHERE slot <> 0) + (SELECT count(*) FROM run_hours WHERE slot <> 0)
-      + (SELECT count(*) FROM run_definition_uses) AS n`;
+      + (SELECT count(*) FROM run_durations WHERE slot <> 0) + (SELECT count(*) FROM run_definition_uses) AS n`;
     expect(Number(left.n)).toBe(0);
   });
 

@@ -30,6 +30,8 @@ interface IndexShape {
   unique: boolean;
   partial: boolean;
   columns: string[];
+  /** Columns an index holds after its keys, not ordered by (PostgreSQL's INCLUDE). */
+  include?: string[];
 }
 interface SchemaShape {
   tables: Record<string, TableShape>;
@@ -43,8 +45,13 @@ interface SchemaShape {
  * fixed-width columns first (no padding between them): runs' columns are compared in name order.
  */
 function asPostgresKeepsRuns(shape: SchemaShape): SchemaShape {
-  const listIndexes = ["runs_workspace_started", "runs_workflow_started", "runs_workspace_duration"];
+  const listIndexes = ["runs_workspace_started", "runs_workflow_started"];
   for (const name of listIndexes) shape.indexes[name]!.columns.push("seq");
+  // The duration index names seq on SQLite, to order runs of equal duration by it before the columns it only
+  // holds for the filters (migration 024), which PostgreSQL's INCLUDEs.
+  const duration = shape.indexes.runs_workspace_duration!;
+  const seq = duration.columns.indexOf("seq");
+  shape.indexes.runs_workspace_duration = { ...duration, columns: duration.columns.slice(0, seq + 1), include: duration.columns.slice(seq + 1) };
   return runsColumnsByName(shape);
 }
 
@@ -137,14 +144,21 @@ async function postgresSchema(sql: SQL): Promise<SchemaShape> {
     table.foreignKeys.sort();
   }
   // Indexes of their own, not the ones PostgreSQL builds for a primary key or UNIQUE constraint.
-  const indexes: Array<{ name: string; table: string; unique: boolean; partial: boolean; columns: string[] }> = await sql`
+  const indexes: Array<{ name: string; table: string; unique: boolean; partial: boolean; columns: string[]; include: string[] }> = await sql`
     SELECT i.relname AS name, t.relname AS table, x.indisunique AS unique, x.indpred IS NOT NULL AS partial,
       ARRAY(SELECT pg_get_indexdef(x.indexrelid, k, true) || CASE WHEN x.indoption[k - 1] & 1 = 1 THEN ' DESC' ELSE '' END
-            FROM generate_series(1, x.indnkeyatts) k ORDER BY k) AS columns
+            FROM generate_series(1, x.indnkeyatts) k ORDER BY k) AS columns,
+      ARRAY(SELECT pg_get_indexdef(x.indexrelid, k, true) FROM generate_series(x.indnkeyatts + 1, x.indnatts) k ORDER BY k) AS include
     FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
     WHERE t.relnamespace = current_schema()::regnamespace AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)`;
   // lower(name) on a "C" column is how PostgreSQL spells SQLite's `name COLLATE NOCASE` in an index.
-  for (const { name, ...index } of indexes) shape.indexes[name] = { ...index, columns: index.columns.map((c) => c.replace(/^lower\((\w+)\)/, "$1 NOCASE")) };
+  for (const { name, include, ...index } of indexes) {
+    shape.indexes[name] = {
+      ...index,
+      columns: index.columns.map((c) => c.replace(/^lower\((\w+)\)/, "$1 NOCASE")),
+      ...(include.length > 0 ? { include } : {}),
+    };
+  }
   return shape;
 }
 

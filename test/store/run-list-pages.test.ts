@@ -4,8 +4,10 @@
  * walked or sorted) is the page the plain query gives: `ORDER BY … LIMIT … OFFSET …` over runs (and run_tags for a tag), with `count(*)` as its total. The history is made to catch
  * the edges: a few thousand runs inserted out of start order (seq does not follow the start), half of them
  * sharing a few hundred start instants (runs of one millisecond, in other cells or not), durations from a few
- * values and NULL, tags on a third of them; then statuses, tags and durations change and some runs are deleted.
- * Every filter the API has, alone and together, in every sort, at two page sizes. Runs on SQLite, and on
+ * values and NULL (many runs in one bucket of run_durations, several durations in one bucket, pages across
+ * buckets), tags on a third of them; then statuses, tags and durations change (some durations alone) and some
+ * runs are deleted. Every filter the API has, alone and together, in every sort, at two page sizes;
+ * sort=duration both as the store chooses and with the buckets summed for every page. Runs on SQLite, and on
  * PostgreSQL under `WEFT_TEST_STORAGE=postgres`.
  */
 import { afterAll, describe, expect, test } from "bun:test";
@@ -20,6 +22,7 @@ import { runLayout } from "../../src/store/sqlite/run-names";
 import type { RunReadRepository } from "../../src/store/run-read-repository";
 import { openRunWriter } from "../../src/store/run-writer";
 import type { RunWrites } from "../../src/store/run-writes";
+import { durationPageTuning, UNTIMED_BUCKET } from "../../src/store/run-duration-pages";
 import { runFromRow, type RunListFilter, type RunRow } from "../../src/store/run-rows";
 import { storageOf } from "../../src/store/storage";
 import { FRESH_RUN } from "../../src/engine/run-table";
@@ -115,11 +118,16 @@ const WORKFLOWS: Record<string, string[]> = { "ws-a": ["wf-a1", "wf-a2", "wf-a3"
 const STATUSES: RunStatus[] = ["completed", "completed", "completed", "failed", "running", "paused", "cancelled", "pending"];
 const TRIGGERS = ["webhook", "webhook", "cron", "api"];
 const TAG_SETS = ["[]", "[]", "[]", "[]", '["vip"]', '["vip","eu"]', '["eu"]'];
-const DURATIONS = [null, null, 0, 1, 1, 2, 5, 5, 5, 8, 13, 100, 1000];
+/**
+ * Many runs of one duration, runs without one, and durations that share a bucket of run_durations (two significant
+ * digits: 120–129, 1200–1299, 250,000–259,999) or sit at its edges (99, 100), and one set back (negative).
+ */
+const DURATIONS = [null, null, 0, 1, 1, 2, 5, 5, 5, 8, 13, 99, 100, 120, 125, 129, 1000, 1200, 1234, 1299, 250_000, 259_999, -3];
 const START = Date.UTC(2026, 10, 1);
 /** Start instants shared by many runs, over 40 hours (more than the hours the first pages are looked for in). */
 const SHARED_STARTS = 300;
 const HOURS = 40;
+const DEFAULT_PLAIN_WALK = durationPageTuning.plainWalkRuns;
 
 function runRow(pick: () => number, i: number, shared: number[]): RunRow {
   const one = <T>(list: readonly T[]) => list[Math.floor(pick() * list.length)]!;
@@ -240,9 +248,21 @@ async function comparePages(store: Store, reads: RunReadRepository, pick: () => 
             : [1, 2, 3, Math.ceil(pages / 2), pages - 2, pages - 1, pages, pages + 1, ...Array.from({ length: 5 }, () => 1 + Math.floor(pick() * pages))];
         for (const page of new Set(chosen)) {
           const filter: RunListFilter = { ...first, offset: (page - 1) * limit };
-          const got = await reads.list(filter);
           const want = await plainPage(store, filter);
+          // sort=duration: with the buckets of run_durations summed for every page, and as the store chooses.
+          let got = await reads.list(filter);
           expect({ filter, total: got.total, ids: got.rows.map((r) => r.id) }).toEqual({ filter, total: want.total, ids: want.ids });
+          if (sort === "duration" && filter.tag === undefined) {
+            durationPageTuning.plainWalkRuns = 0;
+            got = await reads.list(filter);
+            durationPageTuning.plainWalkRuns = DEFAULT_PLAIN_WALK;
+            expect({ filter, bucketsSummed: true, total: got.total, ids: got.rows.map((r) => r.id) }).toEqual({
+              filter,
+              bucketsSummed: true,
+              total: want.total,
+              ids: want.ids,
+            });
+          }
           // The rows themselves are the runs' (read by id).
           if (page === 1 && limit === 7) for (const row of got.rows) expect(runFromRow(row)).toEqual(runFromRow((await reads.getRow(row.id))!));
           compared++;
@@ -251,6 +271,39 @@ async function comparePages(store: Store, reads: RunReadRepository, pick: () => 
     }
   }
   return compared;
+}
+
+/** A duration's bucket in run_durations (migration 024): two significant digits; none and negative ones their own. */
+function bucketOf(duration: number | null): number {
+  if (duration === null) return UNTIMED_BUCKET;
+  if (duration < 0) return UNTIMED_BUCKET + 1;
+  if (duration < 100) return duration;
+  const step = 10 ** (String(Math.trunc(duration)).length - 2);
+  return Math.trunc(duration / step) * step;
+}
+
+/** run_durations (summed over its slots) is the runs counted per cell and bucket. */
+async function expectDurationCounts(store: Store): Promise<void> {
+  const cells = "workspace_id, environment, workflow_id, status, trigger_type";
+  const kept = await store.all<Record<string, number>>(
+    `SELECT ${cells}, bucket, CAST(sum(n) AS INTEGER) AS n FROM run_durations GROUP BY ${cells}, bucket HAVING sum(n) <> 0`,
+  );
+  const counted = new Map<string, number>();
+  for (const run of await store.all<Record<string, number | null>>(`SELECT ${cells}, duration_ms FROM runs`)) {
+    const key = [
+      run.workspace_id,
+      run.environment,
+      run.workflow_id,
+      run.status,
+      run.trigger_type,
+      bucketOf(run.duration_ms === null ? null : Number(run.duration_ms)),
+    ].join(" ");
+    counted.set(key, (counted.get(key) ?? 0) + 1);
+  }
+  const keptCells = new Map(
+    kept.map((row) => [[row.workspace_id, row.environment, row.workflow_id, row.status, row.trigger_type, Number(row.bucket)].join(" "), Number(row.n)]),
+  );
+  expect(keptCells).toEqual(counted);
 }
 
 describe("every list page is the plain ORDER BY … LIMIT … OFFSET page", () => {
@@ -264,6 +317,7 @@ describe("every list page is the plain ORDER BY … LIMIT … OFFSET page", () =
     // As autovacuum would have by then: without statistics PostgreSQL plans the plain query's join over a fresh table badly (20× slower).
     if (testStorage() === "postgres") await store.all("ANALYZE");
     const reads = storageOf(store.db).runReads;
+    await expectDurationCounts(store);
     expect(await comparePages(store, reads, pick)).toBeGreaterThan(1_200);
 
     // Runs finish or are retried into other statuses, get tagged or untagged; retention deletes some.
@@ -276,7 +330,14 @@ describe("every list page is the plain ORDER BY … LIMIT … OFFSET page", () =
           return { op: "patchRun", id: run.id, patch: { status, tags, duration_ms: DURATIONS[Math.floor(pick() * DURATIONS.length)] ?? null } };
         }),
     );
+    // Runs given a duration alone (as a run's finish may set it apart from its status).
+    await store.writes.write(
+      runs
+        .filter(() => pick() < 0.1)
+        .map((run) => ({ op: "patchRun", id: run.id, patch: { duration_ms: DURATIONS[Math.floor(pick() * DURATIONS.length)] ?? null } })),
+    );
     await store.writes.write([{ op: "deleteRuns", ids: runs.filter(() => pick() < 0.1).map((r) => r.id) }]);
+    await expectDurationCounts(store);
     expect(await comparePages(store, reads, pick)).toBeGreaterThan(1_200);
     await store.close();
   }, 300_000);

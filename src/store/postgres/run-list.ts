@@ -1,10 +1,11 @@
 /**
  * The run list on PostgreSQL (../sqlite/run-store.ts, RunStore.list, says how and why; docs/operations.md "Deep list
  * pages"): the exact total summed from run_counts, then the page found by walking an index in the list's own
- * order from the nearer end — run_hours' hour counts for time-sorted pages, the duration index for
- * sort=duration, run_tags for the tag filter — keys first, then those rows. The same algorithm as SQLite's,
+ * order from the nearer end — run_hours' hour counts for time-sorted pages, run_durations' bucket counts and the
+ * duration index for sort=duration, run_tags for the tag filter — keys first, then those rows. The same algorithm as SQLite's,
  * written for PostgreSQL (positional parameters, no `+column` planner hints), each statement awaited.
  */
+import { type BucketRow, bucketsThrough, type DurationWalk, durationPageTuning, durationWalks, walkRange } from "../run-duration-pages";
 import type { CompactLayout, Stored } from "../run-layout";
 import {
   FIRST_HOURS,
@@ -67,14 +68,7 @@ export class PostgresRunList {
     if (filter.offset >= end) return { rows: [], total };
     const page = nearerEnd(filter.offset, end, total);
     if (filter.tag !== undefined) return { rows: await this.taggedPage(filter, filter.tag, cells, total, page), total };
-    if (filter.sort === "duration") {
-      const order = this.layout.durationOrder;
-      const params = new Params();
-      const walk = page.backwards ? reversedOrder(order) : order;
-      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (SELECT seq FROM runs WHERE ${on(bindCells(cells, params))}
-        ORDER BY ${walk} LIMIT ${params.bind(page.limit)} OFFSET ${params.bind(page.offset)}) ORDER BY ${order}`;
-      return { rows: await this.rows(sql, params), total };
-    }
+    if (filter.sort === "duration") return { rows: await this.durationPage(cells, page), total };
     const newest = filter.sort !== "oldest";
     const span = await this.hourSpan(cells, newest, filter.offset, end, total);
     const params = new Params();
@@ -83,6 +77,32 @@ export class PostgresRunList {
     const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (SELECT seq FROM runs WHERE ${where.join(" AND ")}
       ORDER BY ${order} LIMIT ${params.bind(filter.limit)} OFFSET ${params.bind(filter.offset - span.before)}) ORDER BY ${order}`;
     return { rows: await this.rows(sql, params), total };
+  }
+
+  /**
+   * A page of sort=duration, `page` counted from the nearer end: the buckets of run_durations summed from that end up
+   * to the page, then the duration index walked from the bucket holding its first run (../run-duration-pages.ts);
+   * the index holds every filter column (migration 24), so no walk reads a run row.
+   */
+  private async durationPage(cells: Cell[], page: Page): Promise<RunRow[]> {
+    const a = page.offset;
+    const b = page.offset + page.limit - 1;
+    let walks: DurationWalk[] | undefined;
+    if (b >= durationPageTuning.plainWalkRuns) {
+      const summed = new Params();
+      const sql = bucketsThrough(on(bindCells(cells, summed)), summed.bind(a), summed.bind(b), !page.backwards);
+      walks = durationWalks(await this.c.all<BucketRow>(sql, summed.values), a, b, page.backwards);
+    }
+    walks ??= [{ range: "all", ...page }];
+    const order = this.layout.durationOrder;
+    const params = new Params();
+    const filter = on(bindCells(cells, params));
+    const keys = walks.map((walk) => {
+      const range = walkRange(walk, walk.value === undefined ? "" : `${params.bind(walk.value)}::bigint`);
+      return `(SELECT seq FROM runs WHERE ${range ? `${filter} AND ${range}` : filter}
+        ORDER BY ${walk.backwards ? reversedOrder(order) : order} LIMIT ${params.bind(walk.limit)} OFFSET ${params.bind(walk.offset)})`;
+    });
+    return this.rows(`SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (${keys.join(" UNION ALL ")}) ORDER BY ${order}`, params);
   }
 
   /**

@@ -65,6 +65,7 @@ import {
 } from "../run-rows";
 import { bindRow, countOf } from "./db";
 import { runLayout } from "./run-names";
+import { durationPage } from "./run-durations";
 
 /** A run row as selected with its record. */
 type StoredRow = RunRow & { packed_steps?: Uint8Array | null };
@@ -524,10 +525,17 @@ export class RunStore {
     if (filter.offset >= end) return { rows: [], total };
     if (filter.tag !== undefined) return { rows: this.taggedPage(filter, filter.tag, cells, total, nearerEnd(filter.offset, end, total)), total };
     if (filter.sort === "duration") {
-      const { backwards, ...page } = nearerEnd(filter.offset, end, total);
       const order = this.layout.durationOrder;
-      const sql = pageOf(tie, this.durationWalkConditions(cells), order, backwards ? reversedOrder(order) : order);
-      return { rows: this.hydrateAll(this.listStatement(sql).all(bindRow({ ...cells.params, ...page })) as StoredRow[]), total };
+      const page = nearerEnd(filter.offset, end, total);
+      const { sql, params } = durationPage({
+        prepare: (text) => this.listStatement(text),
+        columns: LIST_COLUMNS,
+        order,
+        reversed: reversedOrder(order),
+        cells,
+        page,
+      });
+      return { rows: this.hydrateAll(this.listStatement(sql).all(params) as StoredRow[]), total };
     }
     const newest = filter.sort !== "oldest";
     const span = this.hourSpan(cells, newest, filter.offset, end, total);

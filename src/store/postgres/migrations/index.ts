@@ -53,6 +53,7 @@ import runIdHash from "./020-run-id-hash";
 import runSizes from "./021-run-sizes";
 import durationIndex from "./022-duration-index";
 import encryptionKeyCheck from "./023-encryption-key-check";
+import runDurations from "./024-run-durations";
 import type { Migration } from "../../migration";
 
 export const postgresMigrations: Migration[] = [
@@ -79,4 +80,5 @@ export const postgresMigrations: Migration[] = [
   runSizes,
   durationIndex,
   encryptionKeyCheck,
+  runDurations,
 ];

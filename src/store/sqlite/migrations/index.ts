@@ -25,6 +25,7 @@ import runIdHash from "./020-run-id-hash";
 import runSizes from "./021-run-sizes";
 import durationIndex from "./022-duration-index";
 import encryptionKeyCheck from "./023-encryption-key-check";
+import runDurations from "./024-run-durations";
 import type { Migration } from "../../migration";
 
 export const migrations: Migration[] = [
@@ -51,4 +52,5 @@ export const migrations: Migration[] = [
   runSizes,
   durationIndex,
   encryptionKeyCheck,
+  runDurations,
 ].sort((a, b) => a.version - b.version);
