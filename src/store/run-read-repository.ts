@@ -13,7 +13,7 @@ export interface LastRun {
 }
 
 export interface RunReadRepository {
-  /** One page of a workspace's runs and the exact number that match (spec 4.6; RunStore.list). */
+  /** One page of a workspace's runs and the exact number that match (the run list, GET /api/runs; RunStore.list). */
   list(filter: RunListFilter): Promise<{ rows: RunRow[]; total: number }>;
   /** A run's steps for its detail: all up to `max`, else the first and last `max / 2` and how many were left out. */
   stepsBounded(runId: string, max: number): Promise<{ steps: StepRow[]; omitted: number }>;

@@ -14,18 +14,6 @@ const FOLDERS = ["src", "pieces", "public/src"];
 /** "spec 4.3", "Spec 9.3:", "(spec 8)", "spec §1", "the spec says", "the spec's order", "DESIGN.md §3". */
 const CITES_SPEC = /DESIGN\.md|\b[Ss]pec ?§|\b[Ss]pec \d|\bthe (HTTP )?spec\b(?![.\w-])|\bspec's\b/;
 
-/**
- * Offenders under src/store/, which another branch is reorganising: each is a line's text (its file may
- * move). Empty this list once that branch is merged and the lines are rewritten; an entry that no longer
- * matches anything fails the test, so the list only shrinks.
- */
-const STORE_ALLOWED: string[] = [
-  "* Runs and their step rows (spec 2.4), plus the definition snapshots runs execute.",
-  "/** One page of a workspace's runs and the exact number that match (spec 4.6; RunStore.list). */",
-  "* One page of a workspace's runs and the exact number that match (spec 4.6). The total is a sum over the",
-  "* The order of the spec is unchanged: longest first, runs without a duration last; it never named the order",
-];
-
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
@@ -60,21 +48,13 @@ test("the pattern finds what it forbids and nothing else", () => {
 
 test("no comment in src/, pieces/ or public/src cites the spec's sections or DESIGN.md", () => {
   const found: string[] = [];
-  const allowed = new Map<string, string[]>(STORE_ALLOWED.map((text) => [text, []]));
   for (const file of FOLDERS.flatMap((folder) => sources(join(ROOT, folder)))) {
     const path = relative(ROOT, file);
     readFileSync(file, "utf8")
       .split("\n")
       .forEach((line, i) => {
-        if (!CITES_SPEC.test(line)) return;
-        const where = `${path}:${i + 1}: ${line.trim().slice(0, 120)}`;
-        const entry = path.startsWith("src/store/") ? allowed.get(line.trim()) : undefined;
-        if (entry) entry.push(where);
-        else found.push(where);
+        if (CITES_SPEC.test(line)) found.push(`${path}:${i + 1}: ${line.trim().slice(0, 120)}`);
       });
   }
-  const used = [...allowed.values()].flat();
-  if (used.length > 0) console.log(`allowed under src/store/ until its move is merged (STORE_ALLOWED):\n  ${used.join("\n  ")}`);
-  const stale = [...allowed].filter(([, hits]) => hits.length === 0).map(([text]) => text);
-  expect({ found, staleAllowListEntries: stale }).toEqual({ found: [], staleAllowListEntries: [] });
+  expect(found).toEqual([]);
 });

@@ -497,7 +497,7 @@ export class RunStore {
   }
 
   /**
-   * One page of a workspace's runs and the exact number that match (spec 4.6). The total is a sum over the
+   * One page of a workspace's runs and the exact number that match (docs/api.md "4. Run", GET /api/runs). The total is a sum over the
    * counted cells (run_counts, migration 008), whatever the history's size. The page is found by walking an
    * index in the list's own order, so it is the page a plain `ORDER BY … LIMIT … OFFSET` gives, run for run;
    * what a walk costs is what it skips, and each kind of page skips as little as the schema allows:

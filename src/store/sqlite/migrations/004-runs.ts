@@ -1,5 +1,5 @@
 /**
- * Runs and their step rows (spec 2.4), plus the definition snapshots runs execute.
+ * Runs and their step rows (docs/engine.md), plus the definition snapshots runs execute.
  * A run's definition is stored once per distinct content (hash) so a million runs of one version
  * cost one copy; retries with `version: original` and resumes after a restart read it back.
  *
