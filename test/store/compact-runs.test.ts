@@ -13,7 +13,7 @@ import { migrations } from "../../src/store/sqlite/migrations";
 import { forgetWrites, RunStore } from "../../src/store/sqlite/run-store";
 import { RUN_COLUMNS, type RunListFilter, type RunPatch, type RunRow, type StepRow } from "../../src/store/run-rows";
 import type { UnfinishedPosition } from "../../src/store/run-retention";
-import { openRunWriter } from "../../src/store/run-writer";
+import { inlineRunWriter } from "../support/inline-run-writer";
 import type { RunWrites } from "../../src/store/run-writes";
 import { storageOf } from "../../src/store/storage";
 import type { Environment, RunStatus } from "../../src/schema/run";
@@ -325,17 +325,7 @@ test.skipIf(testStorage() !== "postgres")(
     }
     const rows = history();
     const db = connectPostgresDatabase(url);
-    const writer = openRunWriter({
-      db,
-      dbPath: null,
-      storeAddress: null,
-      mode: "inline",
-      synchronous: "NORMAL",
-      pool: 1,
-      onError: (error) => {
-        throw error;
-      },
-    });
+    const writer = inlineRunWriter(db, 1);
     try {
       await expectUpgraded(
         portStoreOf(db, url, writer),

@@ -20,7 +20,7 @@ import { PostgresRunNames } from "../../src/store/postgres/run-names";
 import { CompactLayout, type RunLayout } from "../../src/store/run-layout";
 import { runLayout } from "../../src/store/sqlite/run-names";
 import type { RunReadRepository } from "../../src/store/run-read-repository";
-import { openRunWriter } from "../../src/store/run-writer";
+import { inlineRunWriter } from "../support/inline-run-writer";
 import type { RunWrites } from "../../src/store/run-writes";
 import { durationPageTuning, UNTIMED_BUCKET } from "../../src/store/run-duration-pages";
 import { runFromRow, type RunListFilter, type RunRow } from "../../src/store/run-rows";
@@ -47,25 +47,11 @@ interface Store {
   close(): Promise<void>;
 }
 
-function writerOf(db: Db): RunWrites {
-  return openRunWriter({
-    db,
-    dbPath: null,
-    storeAddress: null,
-    mode: "inline",
-    synchronous: "NORMAL",
-    pool: 2,
-    onError: (error) => {
-      throw error;
-    },
-  });
-}
-
 async function openStore(): Promise<Store> {
   if (testStorage() === "postgres") {
     const { db, url } = await freshPostgresDatabase();
     const client = postgresClient(url);
-    const writes = writerOf(db);
+    const writes = inlineRunWriter(db);
     // The same layout as the store's, its names' keys read on the test's connection.
     const names = new PostgresRunNames(client);
     const layout = new CompactLayout(names);
@@ -90,7 +76,7 @@ async function openStore(): Promise<Store> {
     };
   }
   const db = openDatabase(join(dir, "runs.db"), { synchronous: "NORMAL" });
-  const writes = writerOf(db);
+  const writes = inlineRunWriter(db);
   return {
     db,
     writes,

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { migrate, openDatabase } from "../../src/store/sqlite/db";
 import type { Db } from "../../src/store/db";
 import type { RunReadRepository } from "../../src/store/run-read-repository";
-import { openRunWriter } from "../../src/store/run-writer";
+import { inlineRunWriter } from "../support/inline-run-writer";
 import type { RunWrites } from "../../src/store/run-writes";
 import { migrations } from "../../src/store/sqlite/migrations";
 import type { RunListFilter, RunPosition, RunRow } from "../../src/store/run-rows";
@@ -38,25 +38,11 @@ interface Store {
   close(): Promise<void>;
 }
 
-function writerOf(db: Db): RunWrites {
-  return openRunWriter({
-    db,
-    dbPath: null,
-    storeAddress: null,
-    mode: "inline",
-    synchronous: "NORMAL",
-    pool: 2,
-    onError: (error) => {
-      throw error;
-    },
-  });
-}
-
 async function openStore(): Promise<Store> {
   if (testStorage() === "postgres") {
     const { db, url } = await freshPostgresDatabase();
     const client = postgresClient(url);
-    const writes = writerOf(db);
+    const writes = inlineRunWriter(db);
     return {
       db,
       writes,
@@ -68,7 +54,7 @@ async function openStore(): Promise<Store> {
     };
   }
   const db = openDatabase(join(dir, `${crypto.randomUUID()}.db`), { synchronous: "NORMAL" });
-  const writes = writerOf(db);
+  const writes = inlineRunWriter(db);
   return {
     db,
     writes,

@@ -17,7 +17,7 @@ import { recordDictionary } from "../../src/store/run-records";
 import { type RunRow, runValues, type StepRow, stepValues } from "../../src/store/run-rows";
 import { RunStore } from "../../src/store/sqlite/run-store";
 import { isPostgres } from "../../src/store/postgres/handle";
-import { openRunWriter } from "../../src/store/run-writer";
+import { inlineRunWriter } from "../support/inline-run-writer";
 import type { WriteOp } from "../../src/store/run-writes";
 import { storageOf } from "../../src/store/storage";
 import { freshPostgresDatabase, postgresClient, testStorage } from "../support/postgres-storage";
@@ -97,17 +97,7 @@ function seed(db: Db) {
  * whose late step is then a row beside its record); unfinished runs keep step rows.
  */
 async function writeHistory(db: Db): Promise<void> {
-  const writer = openRunWriter({
-    db,
-    dbPath: null,
-    storeAddress: null,
-    mode: "inline",
-    synchronous: "NORMAL",
-    pool: 1,
-    onError: (error) => {
-      throw error;
-    },
-  });
+  const writer = inlineRunWriter(db, 1);
   const { rows, runSteps, late } = history();
   const run = (row: RunRow, of: StepRow[] = []): WriteOp[] => [{ op: "insertRun", row }, ...of.map((step): WriteOp => ({ op: "insertStep", row: step }))];
   await writer.write([{ op: "putDefinition", hash: "h1", text: '{"trigger":{"name":"t"}}' }]);
