@@ -9,6 +9,20 @@ import type { Db } from "../db";
 
 export class BackupError extends Error {}
 
+/**
+ * A new file's path `<prefix><UTC time><suffix>` (`weft-20261129T031500Z.db`), sortable by time; `-2`, `-3`…
+ * before the suffix when a file of that second exists already.
+ */
+export function stampedPath(prefix: string, suffix: string, at = new Date()): string {
+  const stamp = at
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
+  let path = `${prefix}${stamp}${suffix}`;
+  for (let n = 2; existsSync(path) || existsSync(`${path}-wal`); n++) path = `${prefix}${stamp}-${n}${suffix}`;
+  return path;
+}
+
 /** Writes a compacted, self-contained copy of `db` to `target` (which must not exist yet). */
 export function backupDatabase(db: Db, target: string): { path: string; bytes: number } {
   const path = resolve(target);
