@@ -229,6 +229,8 @@ export async function serve(config: Config) {
   // Schedules and polls start once the engine can take runs; missed schedule instants fire now, once. A
   // worker leaves them to the instances that take requests.
   if (config.role !== "worker") await deps.triggers.start();
+  // Scheduled backups (WEFT_BACKUP_SCHEDULE) of the SQLite database; on PostgreSQL it logs that pg_dump does them.
+  deps.backups.start();
   // Weft refuses oversized bodies itself (413 in the envelope, src/http/body.ts); Bun's own cap would answer without one.
   if (config.role === "worker") listenAsWorker(config, db, app);
   else app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false });
@@ -242,6 +244,7 @@ export async function serve(config: Config) {
     deps.engine.closeStreams(); // open run streams would hold the server open
     await server.stop(false); // stop accepting, let in-flight requests finish
     await deps.triggers.stop(); // no new schedule or poll runs; an in-flight poll finishes and commits
+    await deps.backups.stop(); // a backup being written is finished
     await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
     deps.piecePackages.stop();
     await deps.clusterChanges.stop();

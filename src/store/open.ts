@@ -6,7 +6,7 @@
 import type { Synchronous } from "../config";
 import { NewerSchemaError, type Db, type UpgradeListener } from "./db";
 import type { Migration } from "./migration";
-import { BackupError, backupDatabase } from "./sqlite/backup";
+import { BackupError, backupDatabase, backupOffThread } from "./sqlite/backup";
 import { migrate, openDatabase, pendingSqliteMigrations, schemaVersion } from "./sqlite/db";
 import { type BackupCheck, checkBackup, type Restored, restoreBackup } from "./sqlite/restore";
 import { migratePostgres, openPostgres, pendingPostgresMigrations, postgresSchemaVersion } from "./postgres/db";
@@ -83,6 +83,15 @@ export async function pendingMigrations(location: StoreLocation): Promise<{ vers
   } finally {
     await sql.close();
   }
+}
+
+/**
+ * How the running server copies its database into a new file (scheduled backups and POST /api/backups), off its
+ * thread; null when it cannot: PostgreSQL is backed up with pg_dump, an in-memory database has no file.
+ */
+export function databaseBackups(db: Db): ((target: string) => Promise<{ path: string; bytes: number }>) | null {
+  const file = sqliteFile(db);
+  return file ? (target) => backupOffThread(file, target) : null;
 }
 
 /** `weft backup --verify FILE`: is FILE a SQLite backup this weft can restore (sqlite/restore.ts)? */

@@ -128,7 +128,7 @@ describe("weft restore", () => {
     expect(res.code).toBe(2);
     expect(res.err).toStartWith(`weft: ${damaged} cannot be restored, nothing was changed: `);
     expect(readFileSync(database).equals(bytes)).toBe(true);
-    expect(new Bun.Glob("weft.db*").scanSync(dataDir).toArray().sort()).toEqual(["weft.db"]);
+    expect([...new Bun.Glob("weft.db*").scanSync(dataDir)].sort()).toEqual(["weft.db"]);
   });
 });
 

@@ -3,8 +3,9 @@
  * `VACUUM INTO` reads one snapshot inside a read transaction, so WAL content not yet checkpointed
  * is included and concurrent writers are not blocked; copying weft.db with `cp` could miss both.
  */
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
+import { threadEntry } from "../../lib/thread-entry";
 import type { Db } from "../db";
 
 export class BackupError extends Error {}
@@ -29,5 +30,29 @@ export function backupDatabase(db: Db, target: string): { path: string; bytes: n
   // VACUUM INTO refuses a non-empty existing file anyway; say so plainly and never overwrite a backup.
   if (existsSync(path)) throw new BackupError(`"${path}" already exists; choose a new file name (a backup never overwrites a file)`);
   db.run("VACUUM INTO ?", [path]);
+  return { path, bytes: Bun.file(path).size };
+}
+
+/**
+ * backupDatabase off this thread, on a connection of its own to the file `dbPath` (./backup-thread.ts): what the
+ * server uses, since a large database takes minutes to copy. A failed copy leaves no file behind.
+ */
+export async function backupOffThread(dbPath: string, target: string): Promise<{ path: string; bytes: number }> {
+  const path = resolve(target);
+  if (existsSync(path)) throw new BackupError(`"${path}" already exists; choose a new file name (a backup never overwrites a file)`);
+  const worker = new Worker(threadEntry("store/sqlite/backup-thread.ts"), { smol: true } as WorkerOptions);
+  try {
+    const answer = await new Promise<{ t: "done" } | { t: "failed"; error: string }>((settle) => {
+      worker.onmessage = (event: MessageEvent) => settle(event.data);
+      worker.onerror = (event: ErrorEvent) => settle({ t: "failed", error: event.message });
+      worker.postMessage({ dbPath, target: path });
+    });
+    if (answer.t === "failed") {
+      rmSync(path, { force: true });
+      throw new BackupError(answer.error);
+    }
+  } finally {
+    worker.terminate();
+  }
   return { path, bytes: Bun.file(path).size };
 }
