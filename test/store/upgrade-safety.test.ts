@@ -9,7 +9,7 @@ import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { MigrationFailedError } from "../../src/store/db";
 import type { Migration } from "../../src/store/migration";
 import { openDatabase, schemaVersion, upgradeBackupDir } from "../../src/store/sqlite/db";
@@ -133,7 +133,8 @@ describe.skipIf(!pgBin)("upgrading PostgreSQL", () => {
     for (const sql of clients) await sql.close();
   });
   const firstSchema = async () => {
-    const sql = new SQL(await emptyPostgresDatabase(), { adapter: "postgres", max: 1 });
+    const url = await emptyPostgresDatabase();
+    const sql = new SQL(url, { adapter: "postgres", max: 1 });
     clients.push(sql);
     expect(
       await migratePostgres(
@@ -143,7 +144,7 @@ describe.skipIf(!pgBin)("upgrading PostgreSQL", () => {
       ),
     ).toEqual([1]);
     await sql.unsafe(FIXTURE);
-    return sql;
+    return { sql, url };
   };
   const tables = async (sql: SQL) =>
     ((await sql`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`) as { tablename: string }[]).map((r) => r.tablename);
@@ -154,7 +155,7 @@ describe.skipIf(!pgBin)("upgrading PostgreSQL", () => {
   });
 
   test("a database of the first schema upgrades with every row intact; a migration made to fail half-way leaves every table and version as it was", async () => {
-    const sql = await firstSchema();
+    const { sql } = await firstSchema();
     const before = await identityRows(sql);
     const shape = await tables(sql);
     const pgFailing = { ...failing, sql: failing.sql.replace("INTEGER", "integer") };
@@ -169,6 +170,31 @@ describe.skipIf(!pgBin)("upgrading PostgreSQL", () => {
     expect(await tables(sql)).toEqual(shape);
     expect(await identityRows(sql)).toEqual(before);
     expect(await migratePostgres(sql)).toEqual(postgresMigrations.filter((m) => m.version > 1).map((m) => m.version));
+    expect(await identityRows(sql)).toEqual(before);
+  });
+
+  test("weft migrate --dry-run lists what is pending; weft migrate warns with the pg_dump command before upgrading, and every row is kept", async () => {
+    const { sql, url } = await firstSchema();
+    const before = await identityRows(sql);
+    const weft = (args: string[]) => {
+      const res = Bun.spawnSync([process.execPath, resolve(import.meta.dir, "../../src/main.ts"), ...args], {
+        env: { ...process.env, WEFT_LOG_LEVEL: "warn", WEFT_DATABASE_URL: url, WEFT_DATA_DIR: mkdtempSync(join(tmpdir(), "weft-upgrade-")) },
+      });
+      return { code: res.exitCode, out: res.stdout.toString(), err: res.stderr.toString() };
+    };
+    const dry = weft(["migrate", "--dry-run"]);
+    expect(dry.code).toBe(0);
+    expect(dry.out).toContain(`is at schema version 1; weft migrate would apply ${latest - 1} migration(s), up to schema version ${latest}:\n  2 workflows\n`);
+    expect(dry.out).toContain(
+      'weft does not copy PostgreSQL first: take a dump before it (pg_dump --format=custom --file=weft-schema-1.dump "$WEFT_DATABASE_URL")',
+    );
+    expect(await postgresSchemaVersion(sql)).toBe(1);
+    const upgraded = weft(["migrate"]);
+    expect(upgraded.code).toBe(0);
+    expect(upgraded.err).toContain(
+      'weft: warning: PostgreSQL is not copied by weft before an upgrade: if you have no dump from before it, stop here and take one (pg_dump --format=custom --file=weft-schema-1.dump "$WEFT_DATABASE_URL"; docs/operations.md)',
+    );
+    expect(upgraded.out).toEndWith(`schema version ${latest}\n`);
     expect(await identityRows(sql)).toEqual(before);
   });
 });
