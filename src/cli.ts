@@ -20,7 +20,7 @@ import { selfCommand } from "./lib/self-command";
 import { systemdUnit, UNIT_DEFAULTS } from "./lib/systemd-unit";
 import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./store/copy-to-postgres";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
-import { type Db, MigrationFailedError, NewerSchemaError, type UpgradeListener } from "./store/db";
+import { type Db, MigrationFailedError, NewerSchemaError, UpgradeBackupError, type UpgradeListener } from "./store/db";
 import { backupStore, checkBackupFile, migrateStore, openStore, pendingMigrations, restoreStore, sharedStore, type StoreLocation } from "./store/open";
 import { storageOf, vitalStorageOf } from "./store/storage";
 
@@ -102,7 +102,7 @@ async function openConfiguredStore(config: Config, log?: Logger) {
   try {
     return await openStore(storeLocation(config), { onUpgrade: log && logUpgrade(log, config) });
   } catch (error) {
-    if (error instanceof NewerSchemaError || error instanceof MigrationFailedError) fail(error.message);
+    if (error instanceof NewerSchemaError || error instanceof MigrationFailedError || error instanceof UpgradeBackupError) fail(error.message);
     if (!config.databaseUrl) throw error;
     const reason = String((error as Error)?.message ?? error).replace(/ \(in: [^)]*\)$/, "");
     fail(
@@ -405,7 +405,7 @@ async function migrateCommand(config: Config, args: string[]) {
     console.log(`upgrading schema version ${from} to ${to} (${migrations.join(", ")})${notes.map((note) => `; ${note}`).join("")}`);
   };
   const { applied, version } = await migrateStore(location, upgrading).catch((error) => {
-    if (error instanceof NewerSchemaError || error instanceof MigrationFailedError) fail(error.message);
+    if (error instanceof NewerSchemaError || error instanceof MigrationFailedError || error instanceof UpgradeBackupError) fail(error.message);
     throw error;
   });
   console.log(applied.length ? `applied migrations ${applied.join(", ")}; schema version ${version}` : `up to date; schema version ${version}`);

@@ -31,6 +31,9 @@ export class MigrationFailedError extends Error {
   }
 }
 
+/** The copy written before an upgrade could not be written, so nothing was upgraded (sqlite/db.ts, migrate). */
+export class UpgradeBackupError extends Error {}
+
 /**
  * An upgrade of a database's schema, before (`ms` undefined) and after it is applied, with the pending
  * migrations' notes (schema 18 rewrites every stored run), since nothing answers meanwhile. `backup`: the copy

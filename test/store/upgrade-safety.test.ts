@@ -7,10 +7,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { MigrationFailedError } from "../../src/store/db";
+import { MigrationFailedError, UpgradeBackupError } from "../../src/store/db";
 import type { Migration } from "../../src/store/migration";
 import { openDatabase, schemaVersion, upgradeBackupDir } from "../../src/store/sqlite/db";
 import { migrations } from "../../src/store/sqlite/migrations";
@@ -116,6 +116,20 @@ describe("upgrading SQLite", () => {
     const upgraded = openDatabase(path);
     expect(schemaVersion(upgraded)).toBe(latest);
     upgraded.close();
+  });
+
+  test("when the copy cannot be written nothing is upgraded, and the message says why", () => {
+    const { path, rows } = firstSchemaFile();
+    // backups/ cannot be made: a file of that name is in the way.
+    writeFileSync(upgradeBackupDir(path), "in the way");
+    expect(() => openDatabase(path)).toThrow(UpgradeBackupError);
+    expect(() => openDatabase(path)).toThrow(
+      `nothing was upgraded: the copy of the database written before an upgrade could not be written to ${upgradeBackupDir(path)} (`,
+    );
+    const db = new Database(path, { readonly: true });
+    expect(schemaVersion(db)).toBe(1);
+    expect(snapshot(db)).toEqual(rows);
+    db.close();
   });
 
   test("a new database is created without a copy (there is nothing to keep)", () => {

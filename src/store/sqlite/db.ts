@@ -8,7 +8,7 @@ import { Database, type SQLQueryBindings } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Synchronous } from "../../config";
-import { type Db, MigrationFailedError, NewerSchemaError, type UpgradeListener } from "../db";
+import { type Db, MigrationFailedError, NewerSchemaError, UpgradeBackupError, type UpgradeListener } from "../db";
 import { describePending, type Migration } from "../migration";
 import { backupDatabase, stampedPath } from "./backup";
 import { migrations as shipped } from "./migrations";
@@ -105,11 +105,11 @@ export function migrate(db: Db, onUpgrade?: UpgradeListener, migrations: Migrati
 function backupBeforeUpgrade(db: Db, from: number, to: number): string | undefined {
   if (!db.filename || db.filename === ":memory:") return undefined;
   const dir = upgradeBackupDir(db.filename);
-  mkdirSync(dir, { recursive: true });
   try {
+    mkdirSync(dir, { recursive: true });
     return backupDatabase(db, stampedPath(join(dir, `weft-schema-${from}-before-${to}-`), ".db")).path;
   } catch (error) {
-    throw new Error(
+    throw new UpgradeBackupError(
       `nothing was upgraded: the copy of the database written before an upgrade could not be written to ${dir} (${(error as Error).message}); free space there, or move the database to a disk with room for a second copy`,
     );
   }
