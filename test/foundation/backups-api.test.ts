@@ -7,6 +7,8 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config";
+import { Backups } from "../../src/core/backups";
+import { AppError } from "../../src/http/errors";
 import { newId } from "../../src/lib/ids";
 import { nowIso } from "../../src/store/db";
 import { checkBackup } from "../../src/store/sqlite/restore";
@@ -95,6 +97,41 @@ describe.skipIf(!onSqlite)("backups on SQLite", () => {
     expect(checkBackup(join(dir, written[0]!)).problems).toEqual([]);
     expect(t.logLines.some((line) => line.includes("scheduled backup written"))).toBe(true);
   });
+});
+
+test("one backup at a time: asking while one is being written answers 409, and the next one after it is written", async () => {
+  const t = await testApp();
+  let finish = () => {};
+  const writes: string[] = [];
+  const backups = new Backups({
+    schedule: undefined,
+    keep: 3,
+    dir: join(t.dataDir, "gated"),
+    log: t.deps.log,
+    identity: t.deps.identity,
+    write: async (target) => {
+      writes.push(target);
+      await new Promise<void>((resolve) => (finish = resolve));
+      writeFileSync(target, "copy");
+      return { path: target, bytes: 4 };
+    },
+  });
+  const owner = { userId: null } as Parameters<Backups["createFor"]>[0];
+  const first = backups.createFor(owner);
+  await Bun.sleep(0);
+  expect(writes).toHaveLength(1);
+  const second = await backups.createFor(owner).catch((error: unknown) => error);
+  expect(second).toBeInstanceOf(AppError);
+  expect((second as AppError).status).toBe(409);
+  expect((second as AppError).message).toBe("a backup is being written; ask again once it is done (GET /api/backups lists it)");
+  finish();
+  expect((await first).bytes).toBe(4);
+  const third = backups.createFor(owner);
+  await Bun.sleep(0);
+  finish();
+  await third;
+  expect(writes).toHaveLength(2);
+  expect(backups.list()).toHaveLength(2);
 });
 
 describe.skipIf(onSqlite)("backups on PostgreSQL", () => {
