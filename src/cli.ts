@@ -400,7 +400,7 @@ async function migrateCommand(config: Config, args: string[]) {
   }
   const upgrading: UpgradeListener = ({ from, to, migrations, notes, backup, ms }) => {
     if (ms !== undefined) return;
-    if (backup) console.log(`copied the database at schema version ${from} to ${backup} before upgrading it`);
+    if (backup) console.log(`copying the database at schema version ${from} to ${backup} before upgrading it`);
     else if (config.databaseUrl) process.stderr.write(`weft: warning: ${postgresBackupWarning(from)}\n`);
     console.log(`upgrading schema version ${from} to ${to} (${migrations.join(", ")})${notes.map((note) => `; ${note}`).join("")}`);
   };

@@ -69,10 +69,12 @@ export function migrate(db: Db, onUpgrade?: UpgradeListener, migrations: Migrati
     from: current,
     to: latest,
     ...describePending(pending),
-    backup: current > 0 ? backupBeforeUpgrade(db, current, latest) : undefined,
+    backup: current > 0 ? upgradeBackupPath(db, current, latest) : undefined,
   };
   const started = performance.now();
+  // Announced first: the copy of a large database takes a while too.
   if (current > 0) onUpgrade?.(upgrade);
+  if (upgrade.backup) backupBeforeUpgrade(db, upgrade.backup);
   // A migration may rewrite a large table and build its indexes: their sorts spill to temporary files instead
   // of memory (schema 18 on 10,000,000 runs: 825 MiB of memory otherwise). Not changeable inside a transaction.
   const tempStore = (db.query("PRAGMA temp_store").get() as { temp_store: number }).temp_store;
@@ -101,13 +103,17 @@ export function migrate(db: Db, onUpgrade?: UpgradeListener, migrations: Migrati
   return pending.map((m) => m.version);
 }
 
-/** The copy of a database taken before its schema changes; its path, or undefined for an in-memory one. */
-function backupBeforeUpgrade(db: Db, from: number, to: number): string | undefined {
+/** Where the copy of a database taken before its schema changes goes; undefined for an in-memory one. */
+function upgradeBackupPath(db: Db, from: number, to: number): string | undefined {
   if (!db.filename || db.filename === ":memory:") return undefined;
-  const dir = upgradeBackupDir(db.filename);
+  return stampedPath(join(upgradeBackupDir(db.filename), `weft-schema-${from}-before-${to}-`), ".db");
+}
+
+function backupBeforeUpgrade(db: Db, path: string): void {
+  const dir = dirname(path);
   try {
     mkdirSync(dir, { recursive: true });
-    return backupDatabase(db, stampedPath(join(dir, `weft-schema-${from}-before-${to}-`), ".db")).path;
+    backupDatabase(db, path);
   } catch (error) {
     throw new UpgradeBackupError(
       `nothing was upgraded: the copy of the database written before an upgrade could not be written to ${dir} (${(error as Error).message}); free space there, or move the database to a disk with room for a second copy`,
