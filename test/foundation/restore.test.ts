@@ -34,7 +34,7 @@ async function createWorkflow(server: Awaited<ReturnType<typeof startServer>>, n
 }
 
 describe("weft backup --verify", () => {
-  test("accepts a backup naming its schema version; refuses a file that is not SQLite, a database not of Weft's, a newer schema and missing tables", () => {
+  test("accepts a backup naming its schema version, leaving nothing beside it; refuses a file that is not SQLite, a database not of Weft's, a newer schema, missing tables and a log beside it", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "weft-verify-"));
     expect(weft(["migrate"], { WEFT_DATA_DIR: dataDir }).code).toBe(0);
     const good = join(dataDir, "good.db");
@@ -42,6 +42,7 @@ describe("weft backup --verify", () => {
     const ok = weft(["backup", "--verify", good]);
     expect(ok.code).toBe(0);
     expect(ok.out).toStartWith(`${good}: integrity ok, schema version ${latest} (this weft: ${latest}), `);
+    expect([...new Bun.Glob("good.db*").scanSync(dataDir)]).toEqual(["good.db"]);
 
     const junk = join(dataDir, "junk.db");
     writeFileSync(junk, "not a database at all, just some text long enough to look like a header".repeat(20));
@@ -61,11 +62,15 @@ describe("weft backup --verify", () => {
       db.run(change);
       db.close();
     }
+    const logged = join(dataDir, "logged.db");
+    copyFileSync(good, logged);
+    writeFileSync(`${logged}-wal`, "frames the file alone would miss");
     const refusals: Array<[string, string]> = [
       [junk, "it cannot be read as a SQLite database: file is not a database"],
       [foreign, "it is not a database of Weft's (schema version 0: no migration was ever applied to it)"],
       [newer, `its schema version ${latest + 1} is newer than this weft knows (${latest})`],
       [missing, `tables of Weft's schema version ${latest} are missing: workflow_versions`],
+      [logged, `a write-ahead log lies beside it (${logged}-wal): it is a database in use, or was copied with its log`],
     ];
     for (const [file, reason] of refusals) {
       const res = weft(["backup", "--verify", file]);

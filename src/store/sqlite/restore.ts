@@ -4,7 +4,7 @@
  * every table of Weft that schema has — and a restore keeps the current database aside until the restored
  * one has opened and passed the same check.
  */
-import { Database } from "bun:sqlite";
+import { constants, Database } from "bun:sqlite";
 import { copyFileSync, existsSync, renameSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Migration } from "../migration";
@@ -51,9 +51,18 @@ export function checkBackup(file: string, migrations: Migration[] = shipped): Ba
   const latest = migrations.at(-1)?.version ?? 0;
   if (!existsSync(path)) throw new BackupError(`${path} does not exist`);
   const check: BackupCheck = { path, bytes: statSync(path).size, version: 0, latest, tables: 0, problems: [] };
+  // Its content would be missed by the copy restored (the file alone), and a database in use changes meanwhile.
+  if (existsSync(`${path}-wal`) && statSync(`${path}-wal`).size > 0) {
+    check.problems.push(
+      `a write-ahead log lies beside it (${path}-wal): it is a database in use, or was copied with its log; take a backup of it with weft backup and restore that`,
+    );
+    return check;
+  }
   let db: Database | undefined;
   try {
-    db = new Database(path, { readonly: true });
+    // Immutable: read as it is, creating no -wal or -shm beside it.
+    const uri = `file:${path.split("/").map(encodeURIComponent).join("/")}?immutable=1`;
+    db = new Database(uri, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI);
     const integrity = (db.query("PRAGMA integrity_check(20)").all() as { integrity_check: string }[]).map((row) => row.integrity_check);
     if (integrity.join() !== "ok") check.problems.push(`SQLite's integrity check fails: ${integrity.join("; ")}`);
     check.version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
