@@ -23,6 +23,7 @@ const EXTRA_ENTRYPOINTS = [
   "src/engine/worker.ts",
   "src/store/sqlite/writer-thread.ts",
   "src/store/sqlite/checkpoint-thread.ts",
+  "src/store/sqlite/backup-thread.ts",
   "src/store/reader-thread.ts",
   "src/sandbox/child.ts",
 ];

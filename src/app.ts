@@ -15,6 +15,7 @@ import { piecesApi } from "./api/pieces";
 import { piecePackagesApi } from "./api/piece-packages";
 import { oauth2CallbackApi } from "./api/oauth2-callback";
 import { serviceApi } from "./api/service";
+import { backupsApi } from "./api/backups";
 import { fleetApi } from "./api/fleet";
 import { settingsApi } from "./api/settings";
 import { templatesApi } from "./api/templates";
@@ -30,6 +31,7 @@ import { keyringOptions } from "./core/connections/key-rotation";
 import { ClusterChanges } from "./core/cluster-changes";
 import { secretBox } from "./core/crypto";
 import { Identity } from "./core/identity";
+import { Backups } from "./core/backups";
 import { Fleet } from "./core/fleet";
 import { ClusterPieces } from "./core/cluster-pieces";
 import { Metrics } from "./core/metrics";
@@ -57,7 +59,7 @@ import { buildOpenApi } from "./api/middleware/openapi";
 import { TokenBuckets } from "./api/middleware/rate-limit";
 import { createSecurity } from "./api/middleware/security";
 import type { Db } from "./store/db";
-import { sharedStore, sqliteFile, storeAddress } from "./store/open";
+import { databaseBackups, sharedStore, sqliteFile, storeAddress } from "./store/open";
 import { storageError } from "./store/storage-errors";
 import { storageOf, vitalStorageOf } from "./store/storage";
 import { newId } from "./lib/ids";
@@ -219,6 +221,8 @@ export function createApp(options: CreateAppOptions) {
     role: config.role,
   });
   deps.fleet.onBeat(() => deps.engine.claimOrphans());
+  // The clock of schedules and polls names the files, so a test's fake clock names them too.
+  deps.backups = new Backups({ ...config.backups, write: databaseBackups(db), log, identity, clock: options.triggerClock });
   // Keys a killed process had claimed but never answered (docs/security.md "Crashes"): alone, every claim at
   // start-up; in a cluster, those of instances no longer alive, looked for again when one stops being alive.
   const releaseAbandonedKeys = () =>
@@ -368,6 +372,7 @@ export function createApp(options: CreateAppOptions) {
     .use(identityApi(deps))
     .use(settingsApi(deps))
     .use(fleetApi(deps))
+    .use(backupsApi(deps))
     .use(workflowsApi(deps))
     .use(lifecycleApi(deps))
     .use(foldersApi(deps))

@@ -1,5 +1,6 @@
 /**
- * CLI entry: `weft serve` (default), `weft token create`, `weft migrate [--from DIR --to URL]`, `weft backup`, `weft mcp`, `weft version`.
+ * CLI entry: `weft serve` (default), `weft token create`, `weft migrate [--dry-run | --from DIR --to URL]`, `weft backup [--verify]`,
+ * `weft restore`, `weft mcp`, `weft version`.
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -19,8 +20,8 @@ import { selfCommand } from "./lib/self-command";
 import { systemdUnit, UNIT_DEFAULTS } from "./lib/systemd-unit";
 import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./store/copy-to-postgres";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
-import { type Db, NewerSchemaError, type UpgradeListener } from "./store/db";
-import { backupStore, migrateStore, openStore, sharedStore, type StoreLocation } from "./store/open";
+import { type Db, MigrationFailedError, NewerSchemaError, UpgradeBackupError, type UpgradeListener } from "./store/db";
+import { backupStore, checkBackupFile, migrateStore, openStore, pendingMigrations, restoreStore, sharedStore, type StoreLocation } from "./store/open";
 import { storageOf, vitalStorageOf } from "./store/storage";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
@@ -32,13 +33,17 @@ Usage:
                                      and serves only /healthz, /readyz and /metrics (docs/scaling.md)
   weft token create --name N --scopes a,b|all [--workspace W]
                                      mint an API token and print it once
-  weft migrate                       apply database migrations and exit
+  weft migrate [--dry-run]           apply database migrations and exit (a SQLite database is first
+                                     copied to DATA_DIR/backups/); --dry-run lists the pending ones
   weft migrate --from DIR --to postgres://USER:PASSWORD@HOST:5432/DB [--force]
                                      copy the SQLite database of data directory DIR into PostgreSQL,
                                      verify the row counts and exit; --force replaces what the target
                                      holds (docs/scaling.md)
   weft backup FILE                   write a consistent copy of the database to FILE (safe while the
                                      server runs; docs/operations.md)
+  weft backup --verify FILE          check that FILE is a backup this weft can restore
+  weft restore FILE                  put the backup FILE in place of the database (server stopped; the
+                                     current database is kept aside as weft.db.before-restore-TIME)
   weft keys rotate                   re-encrypt every stored secret under a new key (stop the server
                                      first; see docs/connections.md)
   weft pieces add NAME[@VERSION]|FILE.tgz
@@ -68,13 +73,21 @@ const storeLocation = (config: Config): StoreLocation => ({
   synchronous: config.dbSynchronous,
 });
 
-/** Logs an upgrade of the database's schema as it starts and when it is done. */
+/**
+ * Logs an upgrade of the database's schema as it starts and when it is done: on SQLite with the copy written
+ * before it, on PostgreSQL with a warning naming the command that takes one (docs/operations.md, "Upgrade").
+ */
 const logUpgrade =
-  (log: Logger): UpgradeListener =>
-  ({ from, to, migrations, notes, ms }) =>
-    ms === undefined
-      ? log.info("upgrading the database; nothing answers until it is done", { from, to, migrations, notes })
-      : log.info("database upgraded", { from, to, ms });
+  (log: Logger, config: Config): UpgradeListener =>
+  ({ from, to, migrations, notes, backup, ms }) => {
+    if (ms !== undefined) return log.info("database upgraded", { from, to, ms });
+    log.info("upgrading the database; nothing answers until it is done", { from, to, migrations, notes, ...(backup ? { backup } : {}) });
+    if (!backup && config.databaseUrl) log.warn(postgresBackupWarning(from));
+  };
+
+const pgDumpCommand = (from: number) => `pg_dump --format=custom --file=weft-schema-${from}.dump "$WEFT_DATABASE_URL"`;
+const postgresBackupWarning = (from: number) =>
+  `PostgreSQL is not copied by weft before an upgrade: if you have no dump from before it, stop here and take one (${pgDumpCommand(from)}; docs/operations.md)`;
 
 function fail(message: string): never {
   process.stderr.write(`weft: ${message}\n`);
@@ -87,9 +100,9 @@ function fail(message: string): never {
  */
 async function openConfiguredStore(config: Config, log?: Logger) {
   try {
-    return await openStore(storeLocation(config), { onUpgrade: log && logUpgrade(log) });
+    return await openStore(storeLocation(config), { onUpgrade: log && logUpgrade(log, config) });
   } catch (error) {
-    if (error instanceof NewerSchemaError) fail(error.message);
+    if (error instanceof NewerSchemaError || error instanceof MigrationFailedError || error instanceof UpgradeBackupError) fail(error.message);
     if (!config.databaseUrl) throw error;
     const reason = String((error as Error)?.message ?? error).replace(/ \(in: [^)]*\)$/, "");
     fail(
@@ -216,6 +229,8 @@ export async function serve(config: Config) {
   // Schedules and polls start once the engine can take runs; missed schedule instants fire now, once. A
   // worker leaves them to the instances that take requests.
   if (config.role !== "worker") await deps.triggers.start();
+  // Scheduled backups (WEFT_BACKUP_SCHEDULE) of the SQLite database; on PostgreSQL it logs that pg_dump does them.
+  deps.backups.start();
   // Weft refuses oversized bodies itself (413 in the envelope, src/http/body.ts); Bun's own cap would answer without one.
   if (config.role === "worker") listenAsWorker(config, db, app);
   else app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false });
@@ -229,6 +244,7 @@ export async function serve(config: Config) {
     deps.engine.closeStreams(); // open run streams would hold the server open
     await server.stop(false); // stop accepting, let in-flight requests finish
     await deps.triggers.stop(); // no new schedule or poll runs; an in-flight poll finishes and commits
+    await deps.backups.stop(); // a backup being written is finished
     await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
     deps.piecePackages.stop();
     await deps.clusterChanges.stop();
@@ -358,6 +374,99 @@ async function copyCommand(args: string[]) {
 }
 
 /**
+ * `weft migrate [--dry-run]`: applies what is pending (a SQLite database is copied to backups/ first), or with
+ * --dry-run lists it and changes nothing. Other options are the copy into PostgreSQL (copyCommand).
+ */
+async function migrateCommand(config: Config, args: string[]) {
+  if (args.length > 0 && args[0] !== "--dry-run") return await copyCommand(args);
+  if (args.length > 1) fail("usage: weft migrate [--dry-run] | weft migrate --from DATA_DIR --to postgres://… [--force]");
+  const location = storeLocation(config);
+  const where = config.databaseUrl ? `the PostgreSQL database ${describeDatabaseUrl(config.databaseUrl)}` : `the database ${location.sqlitePath}`;
+  if (args[0] === "--dry-run") {
+    const { version, latest, pending } = await pendingMigrations(location).catch((error) => fail(`cannot read ${where}: ${(error as Error).message}`));
+    if (version > latest) fail(new NewerSchemaError(where, version, latest).message);
+    if (pending.length === 0) console.log(`${where} is up to date (schema version ${version}); nothing to apply`);
+    else {
+      console.log(`${where} is at schema version ${version}; weft migrate would apply ${pending.length} migration(s), up to schema version ${latest}:`);
+      for (const m of pending) console.log(`  ${m.version} ${m.name}${m.note ? `: ${m.note}` : ""}`);
+      if (version > 0)
+        console.log(
+          config.databaseUrl
+            ? `weft does not copy PostgreSQL first: take a dump before it (${pgDumpCommand(version)})`
+            : `before it, weft migrate (or the next start) copies the database to ${join(config.dataDir, "backups")}/`,
+        );
+    }
+    return;
+  }
+  const upgrading: UpgradeListener = ({ from, to, migrations, notes, backup, ms }) => {
+    if (ms !== undefined) return;
+    if (backup) console.log(`copying the database at schema version ${from} to ${backup} before upgrading it`);
+    else if (config.databaseUrl) process.stderr.write(`weft: warning: ${postgresBackupWarning(from)}\n`);
+    console.log(`upgrading schema version ${from} to ${to} (${migrations.join(", ")})${notes.map((note) => `; ${note}`).join("")}`);
+  };
+  const { applied, version } = await migrateStore(location, upgrading).catch((error) => {
+    if (error instanceof NewerSchemaError || error instanceof MigrationFailedError || error instanceof UpgradeBackupError) fail(error.message);
+    throw error;
+  });
+  console.log(applied.length ? `applied migrations ${applied.join(", ")}; schema version ${version}` : `up to date; schema version ${version}`);
+}
+
+/** `weft backup --verify FILE`: SQLite's integrity check, a schema version this weft knows, Weft's tables present. */
+function verifyCommand(args: string[]) {
+  if (args.length !== 1) fail("usage: weft backup --verify FILE");
+  let check: ReturnType<typeof checkBackupFile>;
+  try {
+    check = checkBackupFile(args[0]!);
+  } catch (error) {
+    fail(`cannot verify: ${(error as Error).message}`);
+  }
+  if (check.problems.length) fail(`${check.path} is not a backup this weft can restore: ${check.problems.join("; ")}`);
+  console.log(
+    `${check.path}: integrity ok, schema version ${check.version} (this weft: ${check.latest}), ${check.tables} tables, ${check.bytes} bytes; it can be restored with weft restore`,
+  );
+}
+
+/**
+ * `weft restore FILE`: only while no server holds the data directory; the backup is checked first, the current
+ * database kept aside until the restored one has opened and passed the check (src/store/sqlite/restore.ts).
+ */
+function restoreCommand(config: Config, args: string[]) {
+  if (args.length !== 1) fail("usage: weft restore FILE (stop the server first; the current database is kept aside)");
+  if (config.databaseUrl)
+    fail(
+      "WEFT_DATABASE_URL is set: restore PostgreSQL with its own tools (pg_restore; docs/operations.md); weft restore restores the SQLite database of a data directory",
+    );
+  let lock: DataDirLock;
+  try {
+    lock = acquireDataDirLock(config.dataDir);
+  } catch (error) {
+    if (error instanceof DataDirLockedError)
+      fail(
+        `a weft process (pid ${error.pid}) is using the data directory ${config.dataDir}; stop it first (systemctl stop weft, or SIGTERM), then restore. Nothing was changed`,
+      );
+    throw error;
+  }
+  try {
+    const restored = restoreStore(storeLocation(config), args[0]!);
+    console.log(`restored ${restored.path} as ${databasePath(config)} (schema version ${restored.version})`);
+    if (restored.aside) console.log(`the database that was in place is kept as ${restored.aside}; delete it once the restored one is right`);
+    if (restored.version < restored.latest)
+      console.log(`the next start (or weft migrate) upgrades it from schema version ${restored.version} to ${restored.latest}, after copying it to backups/`);
+    const keyFile = join(config.dataDir, "encryption.key");
+    if (!config.encryptionKey)
+      process.stderr.write(
+        existsSync(keyFile)
+          ? `secrets are decrypted with ${keyFile}: it must be the key file of the installation the backup was taken from\n`
+          : `there is no ${keyFile}: copy the key file of the installation the backup was taken from there before starting, or its secrets cannot be decrypted\n`,
+      );
+  } catch (error) {
+    fail((error as Error).message);
+  } finally {
+    lock.release();
+  }
+}
+
+/**
  * `weft service install`: writes the systemd unit of docs/install.md for this executable, refusing to replace a
  * file without --force, and prints what is left for root to do (a user, the settings file, systemctl).
  */
@@ -454,23 +563,18 @@ export async function main(argv: string[]) {
     case "version":
       console.log(describeBuild(VERSION));
       return;
-    case "migrate": {
-      if (argv.length > 1) {
-        await copyCommand(argv.slice(1));
+    case "migrate":
+      await migrateCommand(config, argv.slice(1));
+      return;
+    case "restore":
+      restoreCommand(config, argv.slice(1));
+      return;
+    case "backup": {
+      if (argv[1] === "--verify") {
+        verifyCommand(argv.slice(2));
         return;
       }
-      const upgrading: UpgradeListener = ({ from, to, migrations, notes, ms }) => {
-        if (ms === undefined) console.log(`upgrading schema version ${from} to ${to} (${migrations.join(", ")})${notes.map((note) => `; ${note}`).join("")}`);
-      };
-      const { applied, version } = await migrateStore(storeLocation(config), upgrading).catch((error) => {
-        if (error instanceof NewerSchemaError) fail(error.message);
-        throw error;
-      });
-      console.log(applied.length ? `applied migrations ${applied.join(", ")}; schema version ${version}` : `up to date; schema version ${version}`);
-      return;
-    }
-    case "backup": {
-      if (!argv[1]) fail("usage: weft backup FILE (a new file; the database is copied while the server may keep running)");
+      if (!argv[1]) fail("usage: weft backup FILE (a new file; the database is copied while the server may keep running) | weft backup --verify FILE");
       if (config.databaseUrl)
         fail("WEFT_DATABASE_URL is set: back up PostgreSQL with its own tools (pg_dump); weft backup copies the SQLite database of a data directory");
       const source = databasePath(config);
@@ -534,6 +638,8 @@ export async function main(argv: string[]) {
       await piecesCommand(config, argv.slice(1));
       return;
     default:
-      fail(`unknown command "${command}"; commands: serve, token create, migrate, version, backup, keys rotate, pieces, mcp, service install (see --help)`);
+      fail(
+        `unknown command "${command}"; commands: serve, token create, migrate, version, backup, restore, keys rotate, pieces, mcp, service install (see --help)`,
+      );
   }
 }

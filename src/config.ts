@@ -3,7 +3,8 @@
  * A bad value stops start-up with a message naming the variable and what it accepts.
  */
 import { availableParallelism, cpus } from "node:os";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { Cron } from "croner";
 import { AddressRanges } from "./net/address-ranges";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
@@ -69,6 +70,11 @@ export interface Config {
   /** WEFT_READER_THREADS: threads that read run lists and run details off the serving thread (store/run-reads.ts); 0 reads on it. */
   readerThreads: number;
   oauthAppsFile: string | undefined;
+  /**
+   * Backups the server writes itself (docs/operations.md, "Scheduled backups"): WEFT_BACKUP_SCHEDULE (a cron
+   * pattern; unset, none), the newest WEFT_BACKUP_KEEP kept, in WEFT_BACKUP_DIR (default <data dir>/backups).
+   */
+  backups: { schedule: string | undefined; keep: number; dir: string };
   /** How long an OAuth2 authorize URL (its signed state) stays valid, seconds. */
   oauthStateTtlSeconds: number;
   /** CIDRs outbound HTTP may reach although private (SSRF allow-list). */
@@ -232,6 +238,20 @@ function metricsAllowCidrs(env: Env): string[] {
   return cidrs;
 }
 
+/** WEFT_BACKUP_SCHEDULE: a cron pattern of 5 or 6 fields, read by croner (the schedule trigger's parser). */
+function backupSchedule(env: Env): string | undefined {
+  const pattern = env.WEFT_BACKUP_SCHEDULE?.trim();
+  if (!pattern) return undefined;
+  try {
+    new Cron(pattern, { paused: true, mode: "5-or-6-parts" }).stop();
+  } catch (error) {
+    throw new ConfigError(
+      `WEFT_BACKUP_SCHEDULE="${pattern}" is not a cron pattern (${(error as Error).message.replace(/^CronPattern:\s*/, "")}); use 5 or 6 fields, e.g. "0 3 * * *" for 03:00 every day`,
+    );
+  }
+  return pattern;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, "WEFT_PORT", 8080, 0, 65535);
   const encryptionKey = env.WEFT_ENCRYPTION_KEY || undefined;
@@ -283,6 +303,11 @@ export function loadConfig(env: Env = process.env): Config {
     readerThreads: integer(env, "WEFT_READER_THREADS", 2, 0, 64),
     databasePool: integer(env, "WEFT_DATABASE_POOL", 8, 1, 1_000),
     oauthAppsFile: env.WEFT_OAUTH_APPS || undefined,
+    backups: {
+      schedule: backupSchedule(env),
+      keep: integer(env, "WEFT_BACKUP_KEEP", 7, 1, 10_000),
+      dir: resolve(env.WEFT_BACKUP_DIR || join(resolve(env.WEFT_DATA_DIR || "./weft-data"), "backups")),
+    },
     oauthStateTtlSeconds: integer(env, "WEFT_OAUTH_STATE_TTL_SECONDS", 600, 1, 86_400),
     allowedCidrs: cidrs,
     sqliteDirs: sqliteDirsFrom(env),

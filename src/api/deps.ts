@@ -10,6 +10,7 @@ import type { Connections } from "../core/connections";
 import type { SecretBox } from "../core/crypto";
 import type { Identity } from "../core/identity";
 import type { Metrics } from "../core/metrics";
+import type { Backups } from "../core/backups";
 import type { Fleet } from "../core/fleet";
 import type { NetworkSettings } from "../core/network";
 import type { Runs } from "../core/runs/runs";
@@ -78,6 +79,8 @@ export interface AppDeps {
   fleet: Fleet;
   /** Webhook intake, scheduler, poller, provider registrations (src/core/triggers); `serve` calls `triggers.start()`. */
   triggers: Triggers;
+  /** Backups the server writes on WEFT_BACKUP_SCHEDULE and for the owner (GET/POST /api/backups); `serve` calls `start()`. */
+  backups: Backups;
   /** Prometheus metrics (GET /metrics): the engine and the scheduler report to it; webhook routes call `webhookAnswered`. */
   metrics: Metrics;
 }

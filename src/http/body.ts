@@ -84,10 +84,14 @@ function shorten(path: string): string {
 }
 
 /**
- * Operations that read no body (unpublish, oauth2/start: docs/api.md, docs/connections.md): whatever is sent, even
+ * Operations that read no body (unpublish, oauth2/start, a backup now: docs/api.md, docs/connections.md): whatever is sent, even
  * malformed JSON, is not parsed, so it cannot turn the call into a 400.
  */
-export const BODYLESS_ROUTES: ReadonlySet<string> = new Set(["POST /api/workflows/:id/unpublish", "POST /api/connections/:id/oauth2/start"]);
+export const BODYLESS_ROUTES: ReadonlySet<string> = new Set([
+  "POST /api/workflows/:id/unpublish",
+  "POST /api/connections/:id/oauth2/start",
+  "POST /api/backups",
+]);
 
 export function assertBodySize(request: Request, limit: number): void {
   const declared = request.headers.get("content-length");

@@ -6,3 +6,9 @@ export interface Migration {
   /** What an operator should know while it is applied (logged with the upgrade), e.g. how long it takes. */
   note?: string;
 }
+
+/** Pending migrations as an upgrade names them (`18 compact-runs`), with what each costs. */
+export const describePending = (pending: Migration[]) => ({
+  migrations: pending.map((m) => `${m.version} ${m.name}`),
+  notes: pending.flatMap((m) => (m.note ? [`${m.version} ${m.name}: ${m.note}`] : [])),
+});

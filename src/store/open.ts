@@ -5,9 +5,11 @@
  */
 import type { Synchronous } from "../config";
 import { NewerSchemaError, type Db, type UpgradeListener } from "./db";
-import { BackupError, backupDatabase } from "./sqlite/backup";
-import { migrate, openDatabase, schemaVersion } from "./sqlite/db";
-import { migratePostgres, openPostgres, postgresSchemaVersion } from "./postgres/db";
+import type { Migration } from "./migration";
+import { BackupError, backupDatabase, backupOffThread } from "./sqlite/backup";
+import { migrate, openDatabase, pendingSqliteMigrations, schemaVersion } from "./sqlite/db";
+import { type BackupCheck, checkBackup, type Restored, restoreBackup } from "./sqlite/restore";
+import { migratePostgres, openPostgres, pendingPostgresMigrations, postgresSchemaVersion } from "./postgres/db";
 import { postgresMigrations } from "./postgres/migrations";
 import { isPostgres, PostgresHandle } from "./postgres/handle";
 
@@ -48,7 +50,7 @@ export async function openStore(location: StoreLocation, options: { migrate?: bo
   // The schema is checked, and pending migrations run, on a connection of their own, awaited; migrations under
   // an advisory lock (instances starting together wait). A schema already up to date, the usual start, costs
   // one query there. Without migrations the same connection only proves the server answers.
-  await migratePostgresIfBehind(location.databaseUrl, options.migrate !== false);
+  await migratePostgresIfBehind(location.databaseUrl, options.migrate !== false, options.onUpgrade);
   return new PostgresHandle(location.databaseUrl).asDatabase();
 }
 
@@ -57,7 +59,7 @@ export async function migrateStore(location: StoreLocation, onUpgrade?: UpgradeL
   if (location.databaseUrl) {
     const sql = await openPostgres(location.databaseUrl, { migrate: false, max: 1 });
     try {
-      const applied = await migratePostgres(sql);
+      const applied = await migratePostgres(sql, onUpgrade);
       return { applied, version: await postgresSchemaVersion(sql) };
     } finally {
       await sql.close();
@@ -70,6 +72,38 @@ export async function migrateStore(location: StoreLocation, onUpgrade?: UpgradeL
   } finally {
     db.close();
   }
+}
+
+/** `weft migrate --dry-run`: the schema version the database is at and the migrations this weft would apply. */
+export async function pendingMigrations(location: StoreLocation): Promise<{ version: number; latest: number; pending: Migration[] }> {
+  if (!location.databaseUrl) return pendingSqliteMigrations(location.sqlitePath);
+  const sql = await openPostgres(location.databaseUrl, { migrate: false, max: 1 });
+  try {
+    return await pendingPostgresMigrations(sql);
+  } finally {
+    await sql.close();
+  }
+}
+
+/**
+ * How the running server copies its database into a new file (scheduled backups and POST /api/backups), off its
+ * thread; null when it cannot: PostgreSQL is backed up with pg_dump, an in-memory database has no file.
+ */
+export function databaseBackups(db: Db): ((target: string) => Promise<{ path: string; bytes: number }>) | null {
+  const file = sqliteFile(db);
+  return file ? (target) => backupOffThread(file, target) : null;
+}
+
+/** `weft backup --verify FILE`: is FILE a SQLite backup this weft can restore (sqlite/restore.ts)? */
+export const checkBackupFile = (file: string): BackupCheck => checkBackup(file);
+
+/**
+ * `weft restore FILE`: the backup in place of the SQLite database at `location`, the current one kept aside
+ * (sqlite/restore.ts). The caller holds the data directory's lock. PostgreSQL is restored with pg_restore.
+ */
+export function restoreStore(location: StoreLocation, file: string): Restored {
+  if (location.databaseUrl) throw new BackupError("a PostgreSQL store is restored with its own tools (pg_restore; docs/operations.md)");
+  return restoreBackup(file, location.sqlitePath);
 }
 
 /**
@@ -91,7 +125,7 @@ export function backupStore(location: StoreLocation, target: string): { path: st
  * Applies the migrations this build knows that the database at `url` lacks (all of them on a fresh database:
  * no table yet). Throws NewerSchemaError for a database of a newer schema, changing nothing.
  */
-async function migratePostgresIfBehind(url: string, apply = true): Promise<void> {
+async function migratePostgresIfBehind(url: string, apply = true, onUpgrade?: UpgradeListener): Promise<void> {
   const latest = postgresMigrations.at(-1)?.version ?? 0;
   const sql = await openPostgres(url, { migrate: false, max: 1 });
   try {
@@ -102,7 +136,7 @@ async function migratePostgresIfBehind(url: string, apply = true): Promise<void>
     const version = await postgresSchemaVersion(sql);
     if (version > latest) throw new NewerSchemaError("the PostgreSQL database", version, latest);
     // Checked again under the migrations' lock: another instance may be applying them now.
-    if (version < latest) await migratePostgres(sql);
+    if (version < latest) await migratePostgres(sql, onUpgrade);
   } finally {
     await sql.close();
   }

@@ -272,6 +272,8 @@ test.skipIf(testStorage() === "postgres")(
         "22 duration-index: builds the index of sort=duration again: ~1 s per million runs on 2 cores",
         "24 run-durations: counts the runs per duration and builds the index of sort=duration again: ~11 s per million runs on 2 cores",
       ],
+      // The copy written before the upgrade (docs/operations.md, "Upgrade").
+      backup: expect.stringContaining(join(dir, "backups", "weft-schema-17-before-24-")),
     };
     expect(upgrades).toEqual([announced, { ...announced, ms: expect.any(Number) }]);
     // Migrations sort through temporary files; the connection keeps its temporary tables in memory again after.
