@@ -137,6 +137,16 @@ function cellConditions(filter: RunListFilter, layout: RunLayout, withWorkspace 
   return { where, params };
 }
 
+/** The kept counts per hour a list page's hours are found in: every run's (run_hours), or a tag's runs' (run_tag_hours). */
+interface HourCounts extends Cells {
+  table: "run_hours" | "run_tag_hours";
+}
+
+const hourCounts = (cells: Cells, tag: string | undefined): HourCounts =>
+  tag === undefined
+    ? { table: "run_hours", ...cells }
+    : { table: "run_tag_hours", where: [...cells.where, "tag = $tag"], params: { ...cells.params, tag } };
+
 export class RunStore {
   private readonly insertRunStmt: Statement;
   private readonly insertPackedRunStmt: Statement;
@@ -507,10 +517,11 @@ export class RunStore {
    *   backwards, `nearerEnd`), keys only, and the page's rows read by key (pageOf). On SQLite the filter's
    *   columns are written so that no index may serve them (`+column`): the planner otherwise sorts each run of
    *   equal durations by seq again (a temporary b-tree per duration: 3× the walk at 1,000,000 runs).
-   * - The tag filter: run_tags is walked from the nearer end, and a run's filter columns are read from the
-   *   list index at its start (taggedPage), the row only when its start is shared.
-   * There are no counts by duration or by tag and hour, so the walks of those two cost what they skip: up to
-   * half the list (the middle page). bench/history.ts measures every kind; docs/operations.md has the figures.
+   * - The tag filter, time-sorted: the tag's runs are added up per hour (run_tag_hours, migration 027) from the
+   *   nearer end, and run_tags is walked within those hours only; a run's filter columns are read from the list
+   *   index at its start (taggedPage), the row only when its start is shared.
+   * - The tag filter with sort=duration: there are no counts by tag and duration, so its walk costs what it skips.
+   * bench/history.ts measures every kind; docs/operations.md has the figures.
    */
   list(filter: RunListFilter): { rows: RunRow[]; total: number } {
     const { tie } = this.layout;
@@ -523,7 +534,7 @@ export class RunStore {
     );
     const end = Math.min(filter.offset + filter.limit, total);
     if (filter.offset >= end) return { rows: [], total };
-    if (filter.tag !== undefined) return { rows: this.taggedPage(filter, filter.tag, cells, total, nearerEnd(filter.offset, end, total)), total };
+    if (filter.tag !== undefined) return { rows: this.taggedPage(filter, filter.tag, cells, total, end), total };
     if (filter.sort === "duration") {
       const order = this.layout.durationOrder;
       const page = nearerEnd(filter.offset, end, total);
@@ -568,9 +579,10 @@ export class RunStore {
   }
 
   /**
-   * A page of the `total` runs carrying `tag`, `page` counted from the nearer end (nearerEnd).
+   * Positions [filter.offset, end) of the `total` runs carrying `tag`.
    *
-   * In start order run_tags is walked alone, in the list's order (start, then run id), and whether a tagged run
+   * In start order the hours holding the page are found in run_tag_hours (hourSpan, from the nearer end), and
+   * run_tags is walked alone within them, in the list's order (start, then run id); whether a tagged run
    * matches the filter is read from a list index at its start (`o`, `m`: keys and codes only) when no other run
    * of the workspace started in the same millisecond, else from its row (`r`): run_tags holds each run's
    * workspace and start, which never change (migration 008), so the only run at that start is the tagged run.
@@ -581,10 +593,11 @@ export class RunStore {
    * tagged run's row is read and sorted (a row read per tagged run, whatever the page). The walk is taken while
    * it reads fewer than half as many rows, as the kept counts tell: it reads (offset + limit) × listed / total.
    */
-  private taggedPage(filter: RunListFilter, tag: string, cells: Cells, total: number, page: { limit: number; offset: number; backwards: boolean }): RunRow[] {
+  private taggedPage(filter: RunListFilter, tag: string, cells: Cells, total: number, end: number): RunRow[] {
     const { tie } = this.layout;
-    const params = bindRow({ ...cells.params, tag, limit: page.limit, offset: page.offset });
     if (filter.sort === "duration") {
+      const page = nearerEnd(filter.offset, end, total);
+      const params = bindRow({ ...cells.params, tag, limit: page.limit, offset: page.offset });
       const order = this.layout.durationOrder;
       const walk = qualified("r", page.backwards ? reversedOrder(order) : order);
       // The runs the filter lists, tagged or not: a walk of the duration index reads listed / total of them per tagged run.
@@ -602,8 +615,9 @@ export class RunStore {
       const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (${keys} ORDER BY ${walk} LIMIT $limit OFFSET $offset) ORDER BY ${order}`;
       return this.hydrateAll(this.listStatement(sql).all(params) as StoredRow[]);
     }
-    const direction = filter.sort === "oldest" ? "ASC" : "DESC";
-    const walk = (direction === "ASC") === page.backwards ? "DESC" : "ASC";
+    const newest = filter.sort !== "oldest";
+    const direction = newest ? "DESC" : "ASC";
+    const span = this.hourSpan(cells, newest, filter.offset, end, total, tag);
     // Only the workspace to match (every environment, no other filter): run_tags holds it.
     let matches = "";
     if (cells.where.length > 1) {
@@ -618,8 +632,9 @@ export class RunStore {
         : ` AND COALESCE((SELECT CASE WHEN count(*) = 1 THEN max(CASE WHEN ${on("o", cells)} THEN 1 ELSE 0 END) END ${atStart}), ${byRow}) = 1`;
     }
     const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE id IN (SELECT t.run_id FROM run_tags AS t
-      WHERE t.workspace_id = $workspaceId AND t.tag = $tag${matches}
-      ORDER BY t.started_at ${walk}, t.run_id ${walk} LIMIT $limit OFFSET $offset) ORDER BY started_at ${direction}, id ${direction}`;
+      WHERE t.workspace_id = $workspaceId AND t.tag = $tag AND t.started_at >= $from AND t.started_at < $to${matches}
+      ORDER BY t.started_at ${direction}, t.run_id ${direction} LIMIT $limit OFFSET $offset) ORDER BY started_at ${direction}, id ${direction}`;
+    const params = bindRow({ ...cells.params, tag, from: span.from, to: span.to, limit: filter.limit, offset: filter.offset - span.before });
     return this.hydrateAll(this.listStatement(sql).all(params) as StoredRow[]);
   }
 
@@ -628,19 +643,20 @@ export class RunStore {
    * `started_at`, and how many listed runs come before the first of them. Counted from whichever end of the
    * history is nearer, so the last page costs what the first does: the nearest FIRST_HOURS hours first (an
    * index range, enough for the first pages), else every hour's running total in one statement (one round
-   * trip to PostgreSQL, not one per chunk of hours).
+   * trip to PostgreSQL, not one per chunk of hours). With `tag`, the hours of the runs carrying it (run_tag_hours).
    */
-  private hourSpan(cells: Cells, newest: boolean, offset: number, end: number, total: number): { from: Stored; to: Stored; before: number } {
+  private hourSpan(cells: Cells, newest: boolean, offset: number, end: number, total: number, tag?: string): { from: Stored; to: Stored; before: number } {
     const { forward, newestFirst, a, b } = hourWalk(newest, offset, end, total);
-    const found = this.spanInFirstHours(cells, newestFirst, a, b) ?? spanThroughHours(this.hoursThrough(cells, newestFirst, a, b), b);
+    const counts = hourCounts(cells, tag);
+    const found = this.spanInFirstHours(counts, newestFirst, a, b) ?? spanThroughHours(this.hoursThrough(counts, newestFirst, a, b), b);
     return spanBounds(this.layout, found, { forward, newest, total });
   }
 
   /** The hours of positions a..b (counted from the walk's end) when all of them lie in the nearest FIRST_HOURS hours. */
-  private spanInFirstHours(cells: Cells, newestFirst: boolean, a: number, b: number): HourSpanEnds | undefined {
-    const sql = `SELECT hour, ${SUM_OF_N} FROM run_hours WHERE ${cells.where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
+  private spanInFirstHours(counts: HourCounts, newestFirst: boolean, a: number, b: number): HourSpanEnds | undefined {
+    const sql = `SELECT hour, ${SUM_OF_N} FROM ${counts.table} WHERE ${counts.where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
       ORDER BY hour ${newestFirst ? "DESC" : "ASC"} LIMIT $limit`;
-    const hours = this.listStatement(sql).all(bindRow({ ...cells.params, limit: FIRST_HOURS })) as Array<{ hour: Stored; n: number }>;
+    const hours = this.listStatement(sql).all(bindRow({ ...counts.params, limit: FIRST_HOURS })) as Array<{ hour: Stored; n: number }>;
     return spanInHours(hours, a, b);
   }
 
@@ -648,13 +664,13 @@ export class RunStore {
    * The hours that hold positions a..b (counted from the walk's end), each with its runs and the running total
    * through it, in walking order: one statement sums every hour's cells and keeps the few hours that overlap.
    */
-  private hoursThrough(cells: Cells, newestFirst: boolean, a: number, b: number): Array<{ hour: Stored; n: number; through: number }> {
+  private hoursThrough(counts: HourCounts, newestFirst: boolean, a: number, b: number): Array<{ hour: Stored; n: number; through: number }> {
     const direction = newestFirst ? "DESC" : "ASC";
     const sql = `SELECT hour, n, through FROM (
         SELECT hour, ${SUM_OF_N}, CAST(SUM(SUM(n)) OVER (ORDER BY hour ${direction}) AS BIGINT) AS through
-        FROM run_hours WHERE ${cells.where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
+        FROM ${counts.table} WHERE ${counts.where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
       ) AS hours WHERE through > $a AND through - n <= $b ORDER BY hour ${direction}`;
-    return this.listStatement(sql).all(bindRow({ ...cells.params, a, b })) as Array<{ hour: Stored; n: number; through: number }>;
+    return this.listStatement(sql).all(bindRow({ ...counts.params, a, b })) as Array<{ hour: Stored; n: number; through: number }>;
   }
 
   private listStatement(sql: string): Statement {
