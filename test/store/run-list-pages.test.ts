@@ -307,10 +307,7 @@ async function expectTagHourCounts(store: Store): Promise<void> {
     }
   }
   const keptCells = new Map(
-    kept.map((row) => [
-      [row.workspace_id, row.environment, row.workflow_id, row.status, row.trigger_type, row.tag, Number(row.hour)].join(" "),
-      Number(row.n),
-    ]),
+    kept.map((row) => [[row.workspace_id, row.environment, row.workflow_id, row.status, row.trigger_type, row.tag, Number(row.hour)].join(" "), Number(row.n)]),
   );
   expect(counted.size).toBeGreaterThan(0);
   expect(keptCells).toEqual(counted);

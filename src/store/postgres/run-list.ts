@@ -51,9 +51,7 @@ type Page = { limit: number; offset: number; backwards: boolean };
  * GROUP BY): every run's (run_hours), or, with `tag`, that tag's runs' (run_tag_hours, migration 027).
  */
 const hourCounts = (cells: readonly Cell[], tag: string | undefined, params: Params) =>
-  tag === undefined
-    ? `run_hours WHERE ${on(bindCells(cells, params))}`
-    : `run_tag_hours WHERE ${on(bindCells(cells, params))} AND tag = ${params.bind(tag)}`;
+  tag === undefined ? `run_hours WHERE ${on(bindCells(cells, params))}` : `run_tag_hours WHERE ${on(bindCells(cells, params))} AND tag = ${params.bind(tag)}`;
 
 export class PostgresRunList {
   private readonly layout: CompactLayout;
@@ -215,8 +213,7 @@ export class PostgresRunList {
     tag?: string,
   ): Promise<{ from: Stored; to: Stored; before: number }> {
     const { forward, newestFirst, a, b } = hourWalk(newest, offset, end, total);
-    const found =
-      (await this.spanInFirstHours(cells, tag, newestFirst, a, b)) ?? spanThroughHours(await this.hoursThrough(cells, tag, newestFirst, a, b), b);
+    const found = (await this.spanInFirstHours(cells, tag, newestFirst, a, b)) ?? spanThroughHours(await this.hoursThrough(cells, tag, newestFirst, a, b), b);
     return spanBounds(this.layout, found, { forward, newest, total });
   }
 

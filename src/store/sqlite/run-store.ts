@@ -143,9 +143,7 @@ interface HourCounts extends Cells {
 }
 
 const hourCounts = (cells: Cells, tag: string | undefined): HourCounts =>
-  tag === undefined
-    ? { table: "run_hours", ...cells }
-    : { table: "run_tag_hours", where: [...cells.where, "tag = $tag"], params: { ...cells.params, tag } };
+  tag === undefined ? { table: "run_hours", ...cells } : { table: "run_tag_hours", where: [...cells.where, "tag = $tag"], params: { ...cells.params, tag } };
 
 export class RunStore {
   private readonly insertRunStmt: Statement;
