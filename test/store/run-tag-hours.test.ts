@@ -16,7 +16,7 @@ import { migratePostgres, openPostgres } from "../../src/store/postgres/db";
 import { postgresMigrations } from "../../src/store/postgres/migrations";
 import { storageOf } from "../../src/store/storage";
 import type { RunListFilter } from "../../src/store/run-rows";
-import { connectPostgresDatabase, emptyPostgresDatabase, postgresClient, testStorage } from "../support/postgres-storage";
+import { connectPostgresDatabase, emptyPostgresDatabase, freshPostgresDatabase, postgresClient, testStorage } from "../support/postgres-storage";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-run-tag-hours-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -192,3 +192,13 @@ test("a database one migration behind, with tagged runs changed and deleted, upg
   }
   await db.close();
 }, 120_000);
+
+test.skipIf(testStorage() !== "postgres")(
+  "the storage port's PostgreSQL connections plan without JIT compilation (half of a deep tag page's time; docs/operations.md)",
+  async () => {
+    const { url } = await freshPostgresDatabase();
+    // postgresClient opens its pool as the storage port does (openPool).
+    const [setting] = await postgresClient(url).all<{ jit: string }>("SELECT current_setting('jit') AS jit");
+    expect(setting).toEqual({ jit: "off" });
+  },
+);
