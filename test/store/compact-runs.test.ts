@@ -263,7 +263,7 @@ test.skipIf(testStorage() === "postgres")(
         "22 duration-index",
         "23 encryption-key-check",
         "24 run-durations",
-        "27 run-tag-hours",
+        "27 run-tag-counts",
       ],
       notes: [
         "18 compact-runs: rewrites every stored run once: ~11 s per million runs on 2 cores",

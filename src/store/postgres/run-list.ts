@@ -2,10 +2,11 @@
  * The run list on PostgreSQL (../sqlite/run-store.ts, RunStore.list, says how and why; docs/operations.md "Deep list
  * pages"): the exact total summed from run_counts, then the page found by walking an index in the list's own
  * order from the nearer end — run_hours' hour counts for time-sorted pages, run_durations' bucket counts and the
- * duration index for sort=duration, run_tag_hours' hour counts and run_tags for the tag filter — keys first, then those rows. The same algorithm as SQLite's,
+ * duration index for sort=duration, run_tag_hours' hour counts and run_tags for the tag filter (run_tag_durations' bucket
+ * counts with sort=duration) — keys first, then those rows. The same algorithm as SQLite's,
  * written for PostgreSQL (positional parameters, no `+column` planner hints), each statement awaited.
  */
-import { type BucketRow, bucketsThrough, type DurationWalk, durationPageTuning, durationWalks, walkRange } from "../run-duration-pages";
+import { type BucketRow, bucketsThrough, type DurationWalk, durationPageTuning, durationWalks, taggedWalkRuns, walkRange } from "../run-duration-pages";
 import type { CompactLayout, Stored } from "../run-layout";
 import {
   FIRST_HOURS,
@@ -163,18 +164,24 @@ export class PostgresRunList {
     if (!span) {
       const page = nearerEnd(filter.offset, end, total);
       const order = this.layout.durationOrder;
-      const walk = qualified("r", page.backwards ? reversedOrder(order) : order);
+      const reversed = reversedOrder(order);
       // The runs the filter lists, tagged or not: a walk of the duration index reads listed / total of them per tagged run.
       const counted = new Params();
       const listed = await this.sum(`SELECT ${SUM_OF_N} FROM run_counts WHERE ${on(bindCells(cells, counted))} AND tag = ''`, counted);
-      const keys =
-        2 * (page.offset + page.limit) * listed < total * total
-          ? `SELECT r.seq FROM runs AS r WHERE ${on(bound, "r")} AND (SELECT count(*) FROM run_tags AS t
-              WHERE t.workspace_id = r.workspace_id AND t.tag = ${tagged} AND t.started_at = r.started_at AND t.run_id = r.id) = 1`
-          : `SELECT r.seq FROM run_tags AS t JOIN runs AS r ON r.id = t.run_id
-              WHERE t.workspace_id = ${workspace} AND t.tag = ${tagged} AND ${on(bound, "r")}`;
-      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (${keys} ORDER BY ${walk}
-        LIMIT ${params.bind(page.limit)} OFFSET ${params.bind(page.offset)}) ORDER BY ${order}`;
+      const walks = await this.taggedDurationWalks(cells, tag, page, listed / total);
+      if (2 * taggedWalkRuns(walks) * listed < total * total) {
+        const keys = walks.map((walk) => {
+          const range = walkRange(walk, walk.value === undefined ? "" : `${params.bind(walk.value)}::bigint`, "r.");
+          return `(SELECT r.seq FROM runs AS r WHERE ${on(bound, "r")}${range ? ` AND ${range}` : ""} AND (SELECT count(*) FROM run_tags AS t
+              WHERE t.workspace_id = r.workspace_id AND t.tag = ${tagged} AND t.started_at = r.started_at AND t.run_id = r.id) = 1
+            ORDER BY ${qualified("r", walk.backwards ? reversed : order)} LIMIT ${params.bind(walk.limit)} OFFSET ${params.bind(walk.offset)})`;
+        });
+        return this.rows(`SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (${keys.join(" UNION ALL ")}) ORDER BY ${order}`, params);
+      }
+      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (SELECT r.seq FROM run_tags AS t JOIN runs AS r ON r.id = t.run_id
+          WHERE t.workspace_id = ${workspace} AND t.tag = ${tagged} AND ${on(bound, "r")}
+          ORDER BY ${qualified("r", page.backwards ? reversed : order)} LIMIT ${params.bind(page.limit)} OFFSET ${params.bind(page.offset)})
+        ORDER BY ${order}`;
       return this.rows(sql, params);
     }
     const direction = newest ? "DESC" : "ASC";
@@ -197,6 +204,20 @@ export class PostgresRunList {
       ORDER BY t.started_at ${direction}, t.run_id ${direction} LIMIT ${params.bind(filter.limit)} OFFSET ${params.bind(filter.offset - span.before)})
       ORDER BY started_at ${direction}, id ${direction}`;
     return this.rows(sql, params);
+  }
+
+  /** The walks of the duration index that read `page` of the runs carrying `tag` (RunStore.taggedDurationWalks says how). */
+  private async taggedDurationWalks(cells: Cell[], tag: string, page: Page, spread: number): Promise<DurationWalk[]> {
+    const a = page.offset;
+    const b = page.offset + page.limit - 1;
+    let walks: DurationWalk[] | undefined;
+    if (b * spread >= durationPageTuning.plainWalkRuns) {
+      const summed = new Params();
+      const where = `${on(bindCells(cells, summed))} AND tag = ${summed.bind(tag)}`;
+      const sql = bucketsThrough(where, summed.bind(a), summed.bind(b), !page.backwards, "run_tag_durations");
+      walks = durationWalks(await this.c.all<BucketRow>(sql, summed.values), a, b, page.backwards);
+    }
+    return walks ?? [{ range: "all", ...page }];
   }
 
   /**

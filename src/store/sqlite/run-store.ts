@@ -66,6 +66,7 @@ import {
 import { bindRow, countOf } from "./db";
 import { runLayout } from "./run-names";
 import { durationPage } from "./run-durations";
+import { type BucketRow, bucketsThrough, type DurationWalk, durationPageTuning, durationWalks, taggedWalkRuns, walkRange } from "../run-duration-pages";
 
 /** A run row as selected with its record. */
 type StoredRow = RunRow & { packed_steps?: Uint8Array | null };
@@ -518,7 +519,9 @@ export class RunStore {
    * - The tag filter, time-sorted: the tag's runs are added up per hour (run_tag_hours, migration 027) from the
    *   nearer end, and run_tags is walked within those hours only; a run's filter columns are read from the list
    *   index at its start (taggedPage), the row only when its start is shared.
-   * - The tag filter with sort=duration: there are no counts by tag and duration, so its walk costs what it skips.
+   * - The tag filter with sort=duration: the tag's runs are added up per duration bucket (run_tag_durations,
+   *   migration 027) from the nearer end, and the duration index is walked from the bucket holding the page, each
+   *   run looked up in run_tags; a page inside one large bucket costs what that bucket holds before it.
    * bench/history.ts measures every kind; docs/operations.md has the figures.
    */
   list(filter: RunListFilter): { rows: RunRow[]; total: number } {
@@ -587,31 +590,43 @@ export class RunStore {
    * Reading the row of every skipped run cost 5 µs a run on SQLite and 26 µs on PostgreSQL at 1,000,000 runs.
    *
    * sort=duration needs each run's duration, which only its row and the duration index hold: either the duration
-   * index is walked and each run looked up in run_tags (a row read per run walked: the first pages), or every
-   * tagged run's row is read and sorted (a row read per tagged run, whatever the page). The walk is taken while
-   * it reads fewer than half as many rows, as the kept counts tell: it reads (offset + limit) × listed / total.
+   * index is walked and each run looked up in run_tags (a row read per run walked), from the bucket holding the
+   * page's first run as the tag's buckets tell (run_tag_durations, migration 027; from the nearer end for the first
+   * and last pages), or every tagged run's row is read and sorted (a row read per tagged run, whatever the page).
+   * The walk is taken while it reads fewer than half as many rows, as the kept counts tell: it reads
+   * (offset + limit) × listed / total, its offset counted from the bucket's start.
    */
   private taggedPage(filter: RunListFilter, tag: string, cells: Cells, total: number, end: number): RunRow[] {
     const { tie } = this.layout;
     if (filter.sort === "duration") {
       const page = nearerEnd(filter.offset, end, total);
-      const params = bindRow({ ...cells.params, tag, limit: page.limit, offset: page.offset });
       const order = this.layout.durationOrder;
-      const walk = qualified("r", page.backwards ? reversedOrder(order) : order);
+      const reversed = reversedOrder(order);
       // The runs the filter lists, tagged or not: a walk of the duration index reads listed / total of them per tagged run.
       const listed = countOf(
         this.listStatement(`SELECT ${SUM_OF_N} FROM run_counts WHERE ${cells.where.join(" AND ")} AND tag = ''`).get(bindRow(cells.params)) as {
           n: number;
         } | null,
       );
-      const keys =
-        2 * (page.offset + page.limit) * listed < total * total
-          ? `SELECT r.${tie} FROM runs AS r WHERE ${this.durationWalkConditions(cells, "r")} AND (SELECT count(*) FROM run_tags AS t
-              WHERE t.workspace_id = r.workspace_id AND t.tag = $tag AND t.started_at = r.started_at AND t.run_id = r.id) = 1`
-          : `SELECT r.${tie} FROM run_tags AS t JOIN runs AS r ON r.id = t.run_id
-              WHERE t.workspace_id = $workspaceId AND t.tag = $tag AND ${qualified("r", cells.where.join(" AND "), " AND ")}`;
-      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (${keys} ORDER BY ${walk} LIMIT $limit OFFSET $offset) ORDER BY ${order}`;
-      return this.hydrateAll(this.listStatement(sql).all(params) as StoredRow[]);
+      const walks = this.taggedDurationWalks(cells, tag, page, listed / total);
+      if (2 * taggedWalkRuns(walks) * listed < total * total) {
+        const params: Record<string, unknown> = { ...cells.params, tag };
+        const keys = walks.map((walk, i) => {
+          const range = walkRange(walk, `$value${i}`, "r.");
+          if (walk.value !== undefined) params[`value${i}`] = walk.value;
+          params[`limit${i}`] = walk.limit;
+          params[`offset${i}`] = walk.offset;
+          return `SELECT ${tie} FROM (SELECT r.${tie} FROM runs AS r WHERE ${this.durationWalkConditions(cells, "r")}${range ? ` AND ${range}` : ""}
+              AND (SELECT count(*) FROM run_tags AS t WHERE t.workspace_id = r.workspace_id AND t.tag = $tag AND t.started_at = r.started_at AND t.run_id = r.id) = 1
+            ORDER BY ${qualified("r", walk.backwards ? reversed : order)} LIMIT $limit${i} OFFSET $offset${i})`;
+        });
+        const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (${keys.join(" UNION ALL ")}) ORDER BY ${order}`;
+        return this.hydrateAll(this.listStatement(sql).all(bindRow(params)) as StoredRow[]);
+      }
+      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (SELECT r.${tie} FROM run_tags AS t JOIN runs AS r ON r.id = t.run_id
+          WHERE t.workspace_id = $workspaceId AND t.tag = $tag AND ${qualified("r", cells.where.join(" AND "), " AND ")}
+          ORDER BY ${qualified("r", page.backwards ? reversed : order)} LIMIT $limit OFFSET $offset) ORDER BY ${order}`;
+      return this.hydrateAll(this.listStatement(sql).all(bindRow({ ...cells.params, tag, limit: page.limit, offset: page.offset })) as StoredRow[]);
     }
     const newest = filter.sort !== "oldest";
     const direction = newest ? "DESC" : "ASC";
@@ -634,6 +649,22 @@ export class RunStore {
       ORDER BY t.started_at ${direction}, t.run_id ${direction} LIMIT $limit OFFSET $offset) ORDER BY started_at ${direction}, id ${direction}`;
     const params = bindRow({ ...cells.params, tag, from: span.from, to: span.to, limit: filter.limit, offset: filter.offset - span.before });
     return this.hydrateAll(this.listStatement(sql).all(params) as StoredRow[]);
+  }
+
+  /**
+   * The walks of the duration index that read `page` (counted from the nearer end) of the runs carrying `tag`: from
+   * the bucket holding its first run, the tag's buckets (run_tag_durations) summed from that end; one walk from the
+   * nearer end when it passes few listed runs (`spread`: listed runs per tagged one; ../run-duration-pages.ts).
+   */
+  private taggedDurationWalks(cells: Cells, tag: string, page: { limit: number; offset: number; backwards: boolean }, spread: number): DurationWalk[] {
+    const a = page.offset;
+    const b = page.offset + page.limit - 1;
+    let walks: DurationWalk[] | undefined;
+    if (b * spread >= durationPageTuning.plainWalkRuns) {
+      const sql = bucketsThrough([...cells.where, "tag = $tag"].join(" AND "), "$a", "$b", !page.backwards, "run_tag_durations");
+      walks = durationWalks(this.listStatement(sql).all(bindRow({ ...cells.params, tag, a, b })) as BucketRow[], a, b, page.backwards);
+    }
+    return walks ?? [{ range: "all", ...page }];
   }
 
   /**

@@ -26,7 +26,7 @@ import runSizes from "./021-run-sizes";
 import durationIndex from "./022-duration-index";
 import encryptionKeyCheck from "./023-encryption-key-check";
 import runDurations from "./024-run-durations";
-import runTagHours from "./027-run-tag-hours";
+import runTagCounts from "./027-run-tag-counts";
 import type { Migration } from "../../migration";
 
 export const migrations: Migration[] = [
@@ -54,5 +54,5 @@ export const migrations: Migration[] = [
   durationIndex,
   encryptionKeyCheck,
   runDurations,
-  runTagHours,
+  runTagCounts,
 ].sort((a, b) => a.version - b.version);
