@@ -53,13 +53,14 @@ export interface DurationWalk {
 /**
  * The statement selecting the buckets that hold positions $a..$b of the list counted from one end (`longestFirst`:
  * the list's own end), each with its runs, the running total through it and the key before it, in that order.
- * `where`: the filter's conditions on run_durations' columns; `a`, `b`: their placeholders.
+ * `where`: the filter's conditions on the columns of `table` (run_durations, or run_tag_durations with the tag:
+ * migration 027); `a`, `b`: their placeholders.
  */
-export function bucketsThrough(where: string, a: string, b: string, longestFirst: boolean): string {
+export function bucketsThrough(where: string, a: string, b: string, longestFirst: boolean, table = "run_durations"): string {
   const direction = longestFirst ? "DESC" : "ASC";
   return `SELECT bucket, n, through, prev FROM (
       SELECT bucket, CAST(SUM(n) AS BIGINT) AS n, CAST(SUM(SUM(n)) OVER w AS BIGINT) AS through, LAG(bucket) OVER w AS prev
-      FROM run_durations WHERE ${where} GROUP BY bucket HAVING SUM(n) > 0 WINDOW w AS (ORDER BY bucket ${direction})
+      FROM ${table} WHERE ${where} GROUP BY bucket HAVING SUM(n) > 0 WINDOW w AS (ORDER BY bucket ${direction})
     ) AS buckets WHERE through > ${a} AND through - n <= ${b} ORDER BY bucket ${direction}`;
 }
 
@@ -111,18 +112,25 @@ export function durationWalks(rows: BucketRow[], a: number, b: number, backwards
   return walks;
 }
 
-/** A walk's condition on duration_ms (`value`: its placeholder), or undefined for every run. */
-export function walkRange(walk: DurationWalk, value: string): string | undefined {
+/** A walk's condition on duration_ms (`value`: its placeholder; `of`: the column's qualifier), or undefined for every run. */
+export function walkRange(walk: DurationWalk, value: string, of = ""): string | undefined {
   switch (walk.range) {
     case "all":
       return undefined;
     case "untimed":
-      return "duration_ms IS NULL";
+      return `${of}duration_ms IS NULL`;
     case "timed":
-      return "duration_ms IS NOT NULL";
+      return `${of}duration_ms IS NOT NULL`;
     case "below":
-      return `duration_ms < ${value}`;
+      return `${of}duration_ms < ${value}`;
     case "from":
-      return `duration_ms >= ${value}`;
+      return `${of}duration_ms >= ${value}`;
   }
 }
+
+/**
+ * How many tagged runs the walks of a tag page of sort=duration pass (each its offset and limit): a walk of the
+ * duration index reads the row of listed / tagged runs per tagged run it passes (the tag is looked up by the run's
+ * start and id), against one row per tagged run when every tagged run is read and sorted (RunStore.taggedPage).
+ */
+export const taggedWalkRuns = (walks: readonly DurationWalk[]) => walks.reduce((sum, walk) => sum + walk.offset + walk.limit, 0);

@@ -180,6 +180,10 @@ async function contents(url: string) {
       durations: await sql`SELECT workspace_id, bucket, environment, workflow_id, status, trigger_type, sum(n)::int AS n FROM run_durations
         GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4, 5, 6`,
       tags: await sql`SELECT * FROM run_tags ORDER BY workspace_id, tag, started_at, run_id`,
+      tagHours: await sql`SELECT workspace_id, tag, hour, environment, workflow_id, status, trigger_type, sum(n)::int AS n FROM run_tag_hours
+        GROUP BY 1, 2, 3, 4, 5, 6, 7 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4, 5, 6, 7`,
+      tagDurations: await sql`SELECT workspace_id, tag, bucket, environment, workflow_id, status, trigger_type, sum(n)::int AS n FROM run_tag_durations
+        GROUP BY 1, 2, 3, 4, 5, 6, 7 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4, 5, 6, 7`,
       definitions: await sql`SELECT hash, definition, (runs + COALESCE((SELECT sum(n) FROM run_definition_uses u WHERE u.hash = d.hash), 0))::int AS runs
         FROM run_definitions AS d ORDER BY hash`,
     };
@@ -246,6 +250,17 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     const expected = await contents(oneByOne.url);
     const actual = await contents(batched.url);
     expect(actual.runs.map((r: RunRow) => r.id)).toEqual(["r1", "r2", "r3", "r4", "r7", "r8"]);
+    // Tagged runs are counted per tag and hour too (migration 027): summed over the hours, run_counts' tag rows.
+    type Counted = { workspace_id: number; environment: number; workflow_id: number; status: number; trigger_type: number; tag: string; n: number };
+    const cell = (c: Counted) => [c.workspace_id, c.environment, c.workflow_id, c.status, c.trigger_type, c.tag].join(" ");
+    const tagCounts = (actual.counts as Counted[]).filter((c) => c.tag !== "");
+    expect(tagCounts.length).toBeGreaterThan(0);
+    // And per tag and duration bucket (run_tag_durations): summed over the buckets, the same.
+    for (const perKey of [actual.tagHours, actual.tagDurations] as Counted[][]) {
+      const summed = new Map<string, number>();
+      for (const h of perKey) summed.set(cell(h), (summed.get(cell(h)) ?? 0) + h.n);
+      expect(summed).toEqual(new Map(tagCounts.map((c) => [cell(c), c.n])));
+    }
     expect(actual).toEqual(expected);
     expect(actual.steps.filter((s: StepRow) => s.run_id === "r8")).toEqual([]);
     expect(await storageOf(batched.db).runReads.steps("r8")).toEqual([
@@ -268,7 +283,9 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     await writer.fold();
     expect(await contents(batched.url)).toEqual(actual);
     const [left] = await sql`SELECT (SELECT count(*) FROM run_counts WHERE slot <> 0) + (SELECT count(*) FROM run_hours WHERE slot <> 0)
-      + (SELECT count(*) FROM run_durations WHERE slot <> 0) + (SELECT count(*) FROM run_definition_uses) AS n`;
+      + (SELECT count(*) FROM run_durations WHERE slot <> 0) + (SELECT count(*) FROM run_tag_hours WHERE slot <> 0)
+      + (SELECT count(*) FROM run_tag_durations WHERE slot <> 0)
+      + (SELECT count(*) FROM run_definition_uses) AS n`;
     expect(Number(left.n)).toBe(0);
   });
 

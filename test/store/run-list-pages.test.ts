@@ -5,8 +5,8 @@
  * the edges: a few thousand runs inserted out of start order (seq does not follow the start), half of them
  * sharing a few hundred start instants (runs of one millisecond, in other cells or not), durations from a few
  * values and NULL (many runs in one bucket of run_durations, several durations in one bucket, pages across
- * buckets), tags on a third of them; then statuses, tags and durations change (some durations alone) and some
- * runs are deleted. Every filter the API has, alone and together, in every sort, at two page sizes;
+ * buckets), tags on a third of them; then statuses, tags and durations change (some tags and some durations alone) and some
+ * runs are deleted; run_durations, run_tag_hours and run_tag_durations are compared with a count of the runs before and after. Every filter the API has, alone and together, in every sort, at two page sizes;
  * sort=duration both as the store chooses and with the buckets summed for every page. Runs on SQLite, and on
  * PostgreSQL under `WEFT_TEST_STORAGE=postgres`.
  */
@@ -235,10 +235,10 @@ async function comparePages(store: Store, reads: RunReadRepository, pick: () => 
         for (const page of new Set(chosen)) {
           const filter: RunListFilter = { ...first, offset: (page - 1) * limit };
           const want = await plainPage(store, filter);
-          // sort=duration: with the buckets of run_durations summed for every page, and as the store chooses.
+          // sort=duration: with the buckets of run_durations (run_tag_durations for a tag) summed for every page, and as the store chooses.
           let got = await reads.list(filter);
           expect({ filter, total: got.total, ids: got.rows.map((r) => r.id) }).toEqual({ filter, total: want.total, ids: want.ids });
-          if (sort === "duration" && filter.tag === undefined) {
+          if (sort === "duration") {
             durationPageTuning.plainWalkRuns = 0;
             got = await reads.list(filter);
             durationPageTuning.plainWalkRuns = DEFAULT_PLAIN_WALK;
@@ -292,6 +292,35 @@ async function expectDurationCounts(store: Store): Promise<void> {
   expect(keptCells).toEqual(counted);
 }
 
+/**
+ * run_tag_hours and run_tag_durations (summed over their slots) are the runs counted per cell, distinct tag and hour of
+ * their start, and per cell, distinct tag and duration bucket (migration 027).
+ */
+async function expectTagCounts(store: Store): Promise<void> {
+  const cells = "workspace_id, environment, workflow_id, status, trigger_type";
+  const runs = await store.all<Record<string, number | string | null>>(`SELECT ${cells}, started_at, duration_ms, tags FROM runs`);
+  for (const [table, column, keyOf] of [
+    ["run_tag_hours", "hour", (run: Record<string, number | string | null>) => Math.floor(Number(run.started_at) / 3_600_000)],
+    ["run_tag_durations", "bucket", (run: Record<string, number | string | null>) => bucketOf(run.duration_ms === null ? null : Number(run.duration_ms))],
+  ] as const) {
+    const kept = await store.all<Record<string, number | string>>(
+      `SELECT ${cells}, tag, ${column} AS k, CAST(sum(n) AS INTEGER) AS n FROM ${table} GROUP BY ${cells}, tag, ${column} HAVING sum(n) <> 0`,
+    );
+    const counted = new Map<string, number>();
+    for (const run of runs) {
+      for (const tag of new Set(JSON.parse(String(run.tags)) as string[])) {
+        const key = [run.workspace_id, run.environment, run.workflow_id, run.status, run.trigger_type, tag, keyOf(run)].join(" ");
+        counted.set(key, (counted.get(key) ?? 0) + 1);
+      }
+    }
+    const keptCells = new Map(
+      kept.map((row) => [[row.workspace_id, row.environment, row.workflow_id, row.status, row.trigger_type, row.tag, Number(row.k)].join(" "), Number(row.n)]),
+    );
+    expect(counted.size).toBeGreaterThan(0);
+    expect({ table, cells: keptCells }).toEqual({ table, cells: counted });
+  }
+}
+
 describe("every list page is the plain ORDER BY … LIMIT … OFFSET page", () => {
   test("a history with shared start instants, equal and missing durations and tags, before and after changes", async () => {
     const store = await openStore();
@@ -304,6 +333,7 @@ describe("every list page is the plain ORDER BY … LIMIT … OFFSET page", () =
     if (testStorage() === "postgres") await store.all("ANALYZE");
     const reads = storageOf(store.db).runReads;
     await expectDurationCounts(store);
+    await expectTagCounts(store);
     expect(await comparePages(store, reads, pick)).toBeGreaterThan(1_200);
 
     // Runs finish or are retried into other statuses, get tagged or untagged; retention deletes some.
@@ -316,6 +346,11 @@ describe("every list page is the plain ORDER BY … LIMIT … OFFSET page", () =
           return { op: "patchRun", id: run.id, patch: { status, tags, duration_ms: DURATIONS[Math.floor(pick() * DURATIONS.length)] ?? null } };
         }),
     );
+    // Runs tagged or untagged alone (a tag given twice counts once).
+    const retagged = ["[]", '["vip"]', '["eu","vip"]', '["eu","eu"]'];
+    await store.writes.write(
+      runs.filter(() => pick() < 0.1).map((run) => ({ op: "patchRun", id: run.id, patch: { tags: retagged[Math.floor(pick() * retagged.length)]! } })),
+    );
     // Runs given a duration alone (as a run's finish may set it apart from its status).
     await store.writes.write(
       runs
@@ -324,7 +359,8 @@ describe("every list page is the plain ORDER BY … LIMIT … OFFSET page", () =
     );
     await store.writes.write([{ op: "deleteRuns", ids: runs.filter(() => pick() < 0.1).map((r) => r.id) }]);
     await expectDurationCounts(store);
+    await expectTagCounts(store);
     expect(await comparePages(store, reads, pick)).toBeGreaterThan(1_200);
     await store.close();
-  }, 300_000);
+  }, 600_000);
 });

@@ -80,8 +80,11 @@ export const CONNECTION_NAMES = {
   reader: "weft run reader",
 } as const;
 
-/** Bun's client for the port's pool: `max` connections, int8 as BigInt (made numbers above). */
+/**
+ * Bun's client for the port's pool: `max` connections, int8 as BigInt (made numbers above). JIT compilation off: the
+ * port's statements are short, and compiling a deep list page's plan took half its time (docs/operations.md, "Deep list pages").
+ */
 export function openPool(url: string, max: number, name: string = CONNECTION_NAMES.storage): SQL {
   // adapter: the URL alone would let a mysql:// or sqlite: URL pick another driver.
-  return new Bun.SQL(url, { adapter: "postgres", max, bigint: true, idleTimeout: POOL_IDLE_SECONDS, connection: { application_name: name } });
+  return new Bun.SQL(url, { adapter: "postgres", max, bigint: true, idleTimeout: POOL_IDLE_SECONDS, connection: { application_name: name, jit: "off" } });
 }

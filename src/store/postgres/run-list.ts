@@ -2,10 +2,11 @@
  * The run list on PostgreSQL (../sqlite/run-store.ts, RunStore.list, says how and why; docs/operations.md "Deep list
  * pages"): the exact total summed from run_counts, then the page found by walking an index in the list's own
  * order from the nearer end — run_hours' hour counts for time-sorted pages, run_durations' bucket counts and the
- * duration index for sort=duration, run_tags for the tag filter — keys first, then those rows. The same algorithm as SQLite's,
+ * duration index for sort=duration, run_tag_hours' hour counts and run_tags for the tag filter (run_tag_durations' bucket
+ * counts with sort=duration) — keys first, then those rows. The same algorithm as SQLite's,
  * written for PostgreSQL (positional parameters, no `+column` planner hints), each statement awaited.
  */
-import { type BucketRow, bucketsThrough, type DurationWalk, durationPageTuning, durationWalks, walkRange } from "../run-duration-pages";
+import { type BucketRow, bucketsThrough, type DurationWalk, durationPageTuning, durationWalks, taggedWalkRuns, walkRange } from "../run-duration-pages";
 import type { CompactLayout, Stored } from "../run-layout";
 import {
   FIRST_HOURS,
@@ -46,6 +47,13 @@ const on = (cells: Bound, alias = "") => cells.map(([column, placeholder]) => `$
 
 type Page = { limit: number; offset: number; backwards: boolean };
 
+/**
+ * The kept counts per hour a list page's hours are found in, with the filter's conditions (`FROM` onwards, up to the
+ * GROUP BY): every run's (run_hours), or, with `tag`, that tag's runs' (run_tag_hours, migration 027).
+ */
+const hourCounts = (cells: readonly Cell[], tag: string | undefined, params: Params) =>
+  tag === undefined ? `run_hours WHERE ${on(bindCells(cells, params))}` : `run_tag_hours WHERE ${on(bindCells(cells, params))} AND tag = ${params.bind(tag)}`;
+
 export class PostgresRunList {
   private readonly layout: CompactLayout;
 
@@ -66,9 +74,8 @@ export class PostgresRunList {
     );
     const end = Math.min(filter.offset + filter.limit, total);
     if (filter.offset >= end) return { rows: [], total };
-    const page = nearerEnd(filter.offset, end, total);
-    if (filter.tag !== undefined) return { rows: await this.taggedPage(filter, filter.tag, cells, total, page), total };
-    if (filter.sort === "duration") return { rows: await this.durationPage(cells, page), total };
+    if (filter.tag !== undefined) return { rows: await this.taggedPage(filter, filter.tag, cells, total, end), total };
+    if (filter.sort === "duration") return { rows: await this.durationPage(cells, nearerEnd(filter.offset, end, total)), total };
     const newest = filter.sort !== "oldest";
     const span = await this.hourSpan(cells, newest, filter.offset, end, total);
     const params = new Params();
@@ -145,30 +152,39 @@ export class PostgresRunList {
     return (await this.reader.decodeAll(rows)) as RunRow[];
   }
 
-  /** A page of the `total` runs carrying `tag`, `page` counted from the nearer end (RunStore.taggedPage says how). */
-  private async taggedPage(filter: RunListFilter, tag: string, cells: Cell[], total: number, page: Page): Promise<RunRow[]> {
+  /** Positions [filter.offset, end) of the `total` runs carrying `tag` (RunStore.taggedPage says how). */
+  private async taggedPage(filter: RunListFilter, tag: string, cells: Cell[], total: number, end: number): Promise<RunRow[]> {
+    const newest = filter.sort !== "oldest";
+    // Time-sorted: the hours holding the page, from run_tag_hours.
+    const span = filter.sort === "duration" ? undefined : await this.hourSpan(cells, newest, filter.offset, end, total, tag);
     const params = new Params();
     const bound = bindCells(cells, params);
     const workspace = bound[0]![1];
     const tagged = params.bind(tag);
-    if (filter.sort === "duration") {
+    if (!span) {
+      const page = nearerEnd(filter.offset, end, total);
       const order = this.layout.durationOrder;
-      const walk = qualified("r", page.backwards ? reversedOrder(order) : order);
+      const reversed = reversedOrder(order);
       // The runs the filter lists, tagged or not: a walk of the duration index reads listed / total of them per tagged run.
       const counted = new Params();
       const listed = await this.sum(`SELECT ${SUM_OF_N} FROM run_counts WHERE ${on(bindCells(cells, counted))} AND tag = ''`, counted);
-      const keys =
-        2 * (page.offset + page.limit) * listed < total * total
-          ? `SELECT r.seq FROM runs AS r WHERE ${on(bound, "r")} AND (SELECT count(*) FROM run_tags AS t
-              WHERE t.workspace_id = r.workspace_id AND t.tag = ${tagged} AND t.started_at = r.started_at AND t.run_id = r.id) = 1`
-          : `SELECT r.seq FROM run_tags AS t JOIN runs AS r ON r.id = t.run_id
-              WHERE t.workspace_id = ${workspace} AND t.tag = ${tagged} AND ${on(bound, "r")}`;
-      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (${keys} ORDER BY ${walk}
-        LIMIT ${params.bind(page.limit)} OFFSET ${params.bind(page.offset)}) ORDER BY ${order}`;
+      const walks = await this.taggedDurationWalks(cells, tag, page, listed / total);
+      if (2 * taggedWalkRuns(walks) * listed < total * total) {
+        const keys = walks.map((walk) => {
+          const range = walkRange(walk, walk.value === undefined ? "" : `${params.bind(walk.value)}::bigint`, "r.");
+          return `(SELECT r.seq FROM runs AS r WHERE ${on(bound, "r")}${range ? ` AND ${range}` : ""} AND (SELECT count(*) FROM run_tags AS t
+              WHERE t.workspace_id = r.workspace_id AND t.tag = ${tagged} AND t.started_at = r.started_at AND t.run_id = r.id) = 1
+            ORDER BY ${qualified("r", walk.backwards ? reversed : order)} LIMIT ${params.bind(walk.limit)} OFFSET ${params.bind(walk.offset)})`;
+        });
+        return this.rows(`SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (${keys.join(" UNION ALL ")}) ORDER BY ${order}`, params);
+      }
+      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (SELECT r.seq FROM run_tags AS t JOIN runs AS r ON r.id = t.run_id
+          WHERE t.workspace_id = ${workspace} AND t.tag = ${tagged} AND ${on(bound, "r")}
+          ORDER BY ${qualified("r", page.backwards ? reversed : order)} LIMIT ${params.bind(page.limit)} OFFSET ${params.bind(page.offset)})
+        ORDER BY ${order}`;
       return this.rows(sql, params);
     }
-    const direction = filter.sort === "oldest" ? "ASC" : "DESC";
-    const walk = (direction === "ASC") === page.backwards ? "DESC" : "ASC";
+    const direction = newest ? "DESC" : "ASC";
     // Only the workspace to match (every environment, no other filter): run_tags holds it.
     let matches = "";
     if (cells.length > 1) {
@@ -182,39 +198,68 @@ export class PostgresRunList {
             THEN (SELECT count(*) FROM runs AS m WHERE ${on(rowCells, "m")} AND m.started_at = t.started_at) ELSE ${byRow} END = 1`
         : ` AND COALESCE((SELECT CASE WHEN count(*) = 1 THEN max(CASE WHEN ${on(bound, "o")} THEN 1 ELSE 0 END) END ${atStart}), ${byRow}) = 1`;
     }
+    const within = `t.started_at >= ${params.bind(span.from)} AND t.started_at < ${params.bind(span.to)}`;
     const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE id IN (SELECT t.run_id FROM run_tags AS t
-      WHERE t.workspace_id = ${workspace} AND t.tag = ${tagged}${matches}
-      ORDER BY t.started_at ${walk}, t.run_id ${walk} LIMIT ${params.bind(page.limit)} OFFSET ${params.bind(page.offset)})
+      WHERE t.workspace_id = ${workspace} AND t.tag = ${tagged} AND ${within}${matches}
+      ORDER BY t.started_at ${direction}, t.run_id ${direction} LIMIT ${params.bind(filter.limit)} OFFSET ${params.bind(filter.offset - span.before)})
       ORDER BY started_at ${direction}, id ${direction}`;
     return this.rows(sql, params);
   }
 
+  /** The walks of the duration index that read `page` of the runs carrying `tag` (RunStore.taggedDurationWalks says how). */
+  private async taggedDurationWalks(cells: Cell[], tag: string, page: Page, spread: number): Promise<DurationWalk[]> {
+    const a = page.offset;
+    const b = page.offset + page.limit - 1;
+    let walks: DurationWalk[] | undefined;
+    if (b * spread >= durationPageTuning.plainWalkRuns) {
+      const summed = new Params();
+      const where = `${on(bindCells(cells, summed))} AND tag = ${summed.bind(tag)}`;
+      const sql = bucketsThrough(where, summed.bind(a), summed.bind(b), !page.backwards, "run_tag_durations");
+      walks = durationWalks(await this.c.all<BucketRow>(sql, summed.values), a, b, page.backwards);
+    }
+    return walks ?? [{ range: "all", ...page }];
+  }
+
   /**
    * The hours (of `started_at`) holding positions [offset, end) of the list in its order, as bounds on
-   * `started_at`, and how many listed runs come before the first of them (RunStore.hourSpan says how).
+   * `started_at`, and how many listed runs come before the first of them (RunStore.hourSpan says how). With `tag`, the
+   * hours of the runs carrying it (run_tag_hours).
    */
-  private async hourSpan(cells: Cell[], newest: boolean, offset: number, end: number, total: number): Promise<{ from: Stored; to: Stored; before: number }> {
+  private async hourSpan(
+    cells: Cell[],
+    newest: boolean,
+    offset: number,
+    end: number,
+    total: number,
+    tag?: string,
+  ): Promise<{ from: Stored; to: Stored; before: number }> {
     const { forward, newestFirst, a, b } = hourWalk(newest, offset, end, total);
-    const found = (await this.spanInFirstHours(cells, newestFirst, a, b)) ?? spanThroughHours(await this.hoursThrough(cells, newestFirst, a, b), b);
+    const found = (await this.spanInFirstHours(cells, tag, newestFirst, a, b)) ?? spanThroughHours(await this.hoursThrough(cells, tag, newestFirst, a, b), b);
     return spanBounds(this.layout, found, { forward, newest, total });
   }
 
   /** The hours of positions a..b (counted from the walk's end) when all of them lie in the nearest FIRST_HOURS hours. */
-  private async spanInFirstHours(cells: Cell[], newestFirst: boolean, a: number, b: number): Promise<HourSpanEnds | undefined> {
+  private async spanInFirstHours(cells: Cell[], tag: string | undefined, newestFirst: boolean, a: number, b: number): Promise<HourSpanEnds | undefined> {
     const params = new Params();
-    const sql = `SELECT hour, ${SUM_OF_N} FROM run_hours WHERE ${on(bindCells(cells, params))} GROUP BY hour HAVING SUM(n) > 0
+    const sql = `SELECT hour, ${SUM_OF_N} FROM ${hourCounts(cells, tag, params)} GROUP BY hour HAVING SUM(n) > 0
       ORDER BY hour ${newestFirst ? "DESC" : "ASC"} LIMIT ${params.bind(FIRST_HOURS)}`;
     const hours = await this.c.all<{ hour: number; n: number }>(sql, params.values);
     return spanInHours(hours, a, b);
   }
 
   /** The hours that hold positions a..b, each with its runs and the running total through it, in walking order. */
-  private hoursThrough(cells: Cell[], newestFirst: boolean, a: number, b: number): Promise<Array<{ hour: number; n: number; through: number }>> {
+  private hoursThrough(
+    cells: Cell[],
+    tag: string | undefined,
+    newestFirst: boolean,
+    a: number,
+    b: number,
+  ): Promise<Array<{ hour: number; n: number; through: number }>> {
     const direction = newestFirst ? "DESC" : "ASC";
     const params = new Params();
     const sql = `SELECT hour, n, through FROM (
         SELECT hour, ${SUM_OF_N}, CAST(SUM(SUM(n)) OVER (ORDER BY hour ${direction}) AS BIGINT) AS through
-        FROM run_hours WHERE ${on(bindCells(cells, params))} GROUP BY hour HAVING SUM(n) > 0
+        FROM ${hourCounts(cells, tag, params)} GROUP BY hour HAVING SUM(n) > 0
       ) AS hours WHERE through > ${params.bind(a)} AND through - n <= ${params.bind(b)} ORDER BY hour ${direction}`;
     return this.c.all(sql, params.values);
   }

@@ -66,6 +66,7 @@ import {
 import { bindRow, countOf } from "./db";
 import { runLayout } from "./run-names";
 import { durationPage } from "./run-durations";
+import { type BucketRow, bucketsThrough, type DurationWalk, durationPageTuning, durationWalks, taggedWalkRuns, walkRange } from "../run-duration-pages";
 
 /** A run row as selected with its record. */
 type StoredRow = RunRow & { packed_steps?: Uint8Array | null };
@@ -136,6 +137,14 @@ function cellConditions(filter: RunListFilter, layout: RunLayout, withWorkspace 
   }
   return { where, params };
 }
+
+/** The kept counts per hour a list page's hours are found in: every run's (run_hours), or a tag's runs' (run_tag_hours). */
+interface HourCounts extends Cells {
+  table: "run_hours" | "run_tag_hours";
+}
+
+const hourCounts = (cells: Cells, tag: string | undefined): HourCounts =>
+  tag === undefined ? { table: "run_hours", ...cells } : { table: "run_tag_hours", where: [...cells.where, "tag = $tag"], params: { ...cells.params, tag } };
 
 export class RunStore {
   private readonly insertRunStmt: Statement;
@@ -507,10 +516,13 @@ export class RunStore {
    *   backwards, `nearerEnd`), keys only, and the page's rows read by key (pageOf). On SQLite the filter's
    *   columns are written so that no index may serve them (`+column`): the planner otherwise sorts each run of
    *   equal durations by seq again (a temporary b-tree per duration: 3× the walk at 1,000,000 runs).
-   * - The tag filter: run_tags is walked from the nearer end, and a run's filter columns are read from the
-   *   list index at its start (taggedPage), the row only when its start is shared.
-   * There are no counts by duration or by tag and hour, so the walks of those two cost what they skip: up to
-   * half the list (the middle page). bench/history.ts measures every kind; docs/operations.md has the figures.
+   * - The tag filter, time-sorted: the tag's runs are added up per hour (run_tag_hours, migration 027) from the
+   *   nearer end, and run_tags is walked within those hours only; a run's filter columns are read from the list
+   *   index at its start (taggedPage), the row only when its start is shared.
+   * - The tag filter with sort=duration: the tag's runs are added up per duration bucket (run_tag_durations,
+   *   migration 027) from the nearer end, and the duration index is walked from the bucket holding the page, each
+   *   run looked up in run_tags; a page inside one large bucket costs what that bucket holds before it.
+   * bench/history.ts measures every kind; docs/operations.md has the figures.
    */
   list(filter: RunListFilter): { rows: RunRow[]; total: number } {
     const { tie } = this.layout;
@@ -523,7 +535,7 @@ export class RunStore {
     );
     const end = Math.min(filter.offset + filter.limit, total);
     if (filter.offset >= end) return { rows: [], total };
-    if (filter.tag !== undefined) return { rows: this.taggedPage(filter, filter.tag, cells, total, nearerEnd(filter.offset, end, total)), total };
+    if (filter.tag !== undefined) return { rows: this.taggedPage(filter, filter.tag, cells, total, end), total };
     if (filter.sort === "duration") {
       const order = this.layout.durationOrder;
       const page = nearerEnd(filter.offset, end, total);
@@ -568,42 +580,57 @@ export class RunStore {
   }
 
   /**
-   * A page of the `total` runs carrying `tag`, `page` counted from the nearer end (nearerEnd).
+   * Positions [filter.offset, end) of the `total` runs carrying `tag`.
    *
-   * In start order run_tags is walked alone, in the list's order (start, then run id), and whether a tagged run
+   * In start order the hours holding the page are found in run_tag_hours (hourSpan, from the nearer end), and
+   * run_tags is walked alone within them, in the list's order (start, then run id); whether a tagged run
    * matches the filter is read from a list index at its start (`o`, `m`: keys and codes only) when no other run
    * of the workspace started in the same millisecond, else from its row (`r`): run_tags holds each run's
    * workspace and start, which never change (migration 008), so the only run at that start is the tagged run.
    * Reading the row of every skipped run cost 5 µs a run on SQLite and 26 µs on PostgreSQL at 1,000,000 runs.
    *
    * sort=duration needs each run's duration, which only its row and the duration index hold: either the duration
-   * index is walked and each run looked up in run_tags (a row read per run walked: the first pages), or every
-   * tagged run's row is read and sorted (a row read per tagged run, whatever the page). The walk is taken while
-   * it reads fewer than half as many rows, as the kept counts tell: it reads (offset + limit) × listed / total.
+   * index is walked and each run looked up in run_tags (a row read per run walked), from the bucket holding the
+   * page's first run as the tag's buckets tell (run_tag_durations, migration 027; from the nearer end for the first
+   * and last pages), or every tagged run's row is read and sorted (a row read per tagged run, whatever the page).
+   * The walk is taken while it reads fewer than half as many rows, as the kept counts tell: it reads
+   * (offset + limit) × listed / total, its offset counted from the bucket's start.
    */
-  private taggedPage(filter: RunListFilter, tag: string, cells: Cells, total: number, page: { limit: number; offset: number; backwards: boolean }): RunRow[] {
+  private taggedPage(filter: RunListFilter, tag: string, cells: Cells, total: number, end: number): RunRow[] {
     const { tie } = this.layout;
-    const params = bindRow({ ...cells.params, tag, limit: page.limit, offset: page.offset });
     if (filter.sort === "duration") {
+      const page = nearerEnd(filter.offset, end, total);
       const order = this.layout.durationOrder;
-      const walk = qualified("r", page.backwards ? reversedOrder(order) : order);
+      const reversed = reversedOrder(order);
       // The runs the filter lists, tagged or not: a walk of the duration index reads listed / total of them per tagged run.
       const listed = countOf(
         this.listStatement(`SELECT ${SUM_OF_N} FROM run_counts WHERE ${cells.where.join(" AND ")} AND tag = ''`).get(bindRow(cells.params)) as {
           n: number;
         } | null,
       );
-      const keys =
-        2 * (page.offset + page.limit) * listed < total * total
-          ? `SELECT r.${tie} FROM runs AS r WHERE ${this.durationWalkConditions(cells, "r")} AND (SELECT count(*) FROM run_tags AS t
-              WHERE t.workspace_id = r.workspace_id AND t.tag = $tag AND t.started_at = r.started_at AND t.run_id = r.id) = 1`
-          : `SELECT r.${tie} FROM run_tags AS t JOIN runs AS r ON r.id = t.run_id
-              WHERE t.workspace_id = $workspaceId AND t.tag = $tag AND ${qualified("r", cells.where.join(" AND "), " AND ")}`;
-      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (${keys} ORDER BY ${walk} LIMIT $limit OFFSET $offset) ORDER BY ${order}`;
-      return this.hydrateAll(this.listStatement(sql).all(params) as StoredRow[]);
+      const walks = this.taggedDurationWalks(cells, tag, page, listed / total);
+      if (2 * taggedWalkRuns(walks) * listed < total * total) {
+        const params: Record<string, unknown> = { ...cells.params, tag };
+        const keys = walks.map((walk, i) => {
+          const range = walkRange(walk, `$value${i}`, "r.");
+          if (walk.value !== undefined) params[`value${i}`] = walk.value;
+          params[`limit${i}`] = walk.limit;
+          params[`offset${i}`] = walk.offset;
+          return `SELECT ${tie} FROM (SELECT r.${tie} FROM runs AS r WHERE ${this.durationWalkConditions(cells, "r")}${range ? ` AND ${range}` : ""}
+              AND (SELECT count(*) FROM run_tags AS t WHERE t.workspace_id = r.workspace_id AND t.tag = $tag AND t.started_at = r.started_at AND t.run_id = r.id) = 1
+            ORDER BY ${qualified("r", walk.backwards ? reversed : order)} LIMIT $limit${i} OFFSET $offset${i})`;
+        });
+        const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (${keys.join(" UNION ALL ")}) ORDER BY ${order}`;
+        return this.hydrateAll(this.listStatement(sql).all(bindRow(params)) as StoredRow[]);
+      }
+      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE ${tie} IN (SELECT r.${tie} FROM run_tags AS t JOIN runs AS r ON r.id = t.run_id
+          WHERE t.workspace_id = $workspaceId AND t.tag = $tag AND ${qualified("r", cells.where.join(" AND "), " AND ")}
+          ORDER BY ${qualified("r", page.backwards ? reversed : order)} LIMIT $limit OFFSET $offset) ORDER BY ${order}`;
+      return this.hydrateAll(this.listStatement(sql).all(bindRow({ ...cells.params, tag, limit: page.limit, offset: page.offset })) as StoredRow[]);
     }
-    const direction = filter.sort === "oldest" ? "ASC" : "DESC";
-    const walk = (direction === "ASC") === page.backwards ? "DESC" : "ASC";
+    const newest = filter.sort !== "oldest";
+    const direction = newest ? "DESC" : "ASC";
+    const span = this.hourSpan(cells, newest, filter.offset, end, total, tag);
     // Only the workspace to match (every environment, no other filter): run_tags holds it.
     let matches = "";
     if (cells.where.length > 1) {
@@ -618,9 +645,26 @@ export class RunStore {
         : ` AND COALESCE((SELECT CASE WHEN count(*) = 1 THEN max(CASE WHEN ${on("o", cells)} THEN 1 ELSE 0 END) END ${atStart}), ${byRow}) = 1`;
     }
     const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE id IN (SELECT t.run_id FROM run_tags AS t
-      WHERE t.workspace_id = $workspaceId AND t.tag = $tag${matches}
-      ORDER BY t.started_at ${walk}, t.run_id ${walk} LIMIT $limit OFFSET $offset) ORDER BY started_at ${direction}, id ${direction}`;
+      WHERE t.workspace_id = $workspaceId AND t.tag = $tag AND t.started_at >= $from AND t.started_at < $to${matches}
+      ORDER BY t.started_at ${direction}, t.run_id ${direction} LIMIT $limit OFFSET $offset) ORDER BY started_at ${direction}, id ${direction}`;
+    const params = bindRow({ ...cells.params, tag, from: span.from, to: span.to, limit: filter.limit, offset: filter.offset - span.before });
     return this.hydrateAll(this.listStatement(sql).all(params) as StoredRow[]);
+  }
+
+  /**
+   * The walks of the duration index that read `page` (counted from the nearer end) of the runs carrying `tag`: from
+   * the bucket holding its first run, the tag's buckets (run_tag_durations) summed from that end; one walk from the
+   * nearer end when it passes few listed runs (`spread`: listed runs per tagged one; ../run-duration-pages.ts).
+   */
+  private taggedDurationWalks(cells: Cells, tag: string, page: { limit: number; offset: number; backwards: boolean }, spread: number): DurationWalk[] {
+    const a = page.offset;
+    const b = page.offset + page.limit - 1;
+    let walks: DurationWalk[] | undefined;
+    if (b * spread >= durationPageTuning.plainWalkRuns) {
+      const sql = bucketsThrough([...cells.where, "tag = $tag"].join(" AND "), "$a", "$b", !page.backwards, "run_tag_durations");
+      walks = durationWalks(this.listStatement(sql).all(bindRow({ ...cells.params, tag, a, b })) as BucketRow[], a, b, page.backwards);
+    }
+    return walks ?? [{ range: "all", ...page }];
   }
 
   /**
@@ -628,19 +672,20 @@ export class RunStore {
    * `started_at`, and how many listed runs come before the first of them. Counted from whichever end of the
    * history is nearer, so the last page costs what the first does: the nearest FIRST_HOURS hours first (an
    * index range, enough for the first pages), else every hour's running total in one statement (one round
-   * trip to PostgreSQL, not one per chunk of hours).
+   * trip to PostgreSQL, not one per chunk of hours). With `tag`, the hours of the runs carrying it (run_tag_hours).
    */
-  private hourSpan(cells: Cells, newest: boolean, offset: number, end: number, total: number): { from: Stored; to: Stored; before: number } {
+  private hourSpan(cells: Cells, newest: boolean, offset: number, end: number, total: number, tag?: string): { from: Stored; to: Stored; before: number } {
     const { forward, newestFirst, a, b } = hourWalk(newest, offset, end, total);
-    const found = this.spanInFirstHours(cells, newestFirst, a, b) ?? spanThroughHours(this.hoursThrough(cells, newestFirst, a, b), b);
+    const counts = hourCounts(cells, tag);
+    const found = this.spanInFirstHours(counts, newestFirst, a, b) ?? spanThroughHours(this.hoursThrough(counts, newestFirst, a, b), b);
     return spanBounds(this.layout, found, { forward, newest, total });
   }
 
   /** The hours of positions a..b (counted from the walk's end) when all of them lie in the nearest FIRST_HOURS hours. */
-  private spanInFirstHours(cells: Cells, newestFirst: boolean, a: number, b: number): HourSpanEnds | undefined {
-    const sql = `SELECT hour, ${SUM_OF_N} FROM run_hours WHERE ${cells.where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
+  private spanInFirstHours(counts: HourCounts, newestFirst: boolean, a: number, b: number): HourSpanEnds | undefined {
+    const sql = `SELECT hour, ${SUM_OF_N} FROM ${counts.table} WHERE ${counts.where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
       ORDER BY hour ${newestFirst ? "DESC" : "ASC"} LIMIT $limit`;
-    const hours = this.listStatement(sql).all(bindRow({ ...cells.params, limit: FIRST_HOURS })) as Array<{ hour: Stored; n: number }>;
+    const hours = this.listStatement(sql).all(bindRow({ ...counts.params, limit: FIRST_HOURS })) as Array<{ hour: Stored; n: number }>;
     return spanInHours(hours, a, b);
   }
 
@@ -648,13 +693,13 @@ export class RunStore {
    * The hours that hold positions a..b (counted from the walk's end), each with its runs and the running total
    * through it, in walking order: one statement sums every hour's cells and keeps the few hours that overlap.
    */
-  private hoursThrough(cells: Cells, newestFirst: boolean, a: number, b: number): Array<{ hour: Stored; n: number; through: number }> {
+  private hoursThrough(counts: HourCounts, newestFirst: boolean, a: number, b: number): Array<{ hour: Stored; n: number; through: number }> {
     const direction = newestFirst ? "DESC" : "ASC";
     const sql = `SELECT hour, n, through FROM (
         SELECT hour, ${SUM_OF_N}, CAST(SUM(SUM(n)) OVER (ORDER BY hour ${direction}) AS BIGINT) AS through
-        FROM run_hours WHERE ${cells.where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
+        FROM ${counts.table} WHERE ${counts.where.join(" AND ")} GROUP BY hour HAVING SUM(n) > 0
       ) AS hours WHERE through > $a AND through - n <= $b ORDER BY hour ${direction}`;
-    return this.listStatement(sql).all(bindRow({ ...cells.params, a, b })) as Array<{ hour: Stored; n: number; through: number }>;
+    return this.listStatement(sql).all(bindRow({ ...counts.params, a, b })) as Array<{ hour: Stored; n: number; through: number }>;
   }
 
   private listStatement(sql: string): Statement {

@@ -22,7 +22,7 @@
  */
 
 /** A duration (the SQL expression `d`) as its bucket's key. CAST: a duration of 100 ms or more stored as a real is cut as its integer part. */
-const BUCKET = (d: string) => {
+export const BUCKET = (d: string) => {
   const cuts: string[] = [];
   // 10^k ≤ d < 10^(k+1): cut to a multiple of 10^(k-1).
   for (let k = 2; k <= 17; k++) cuts.push(`WHEN ${d} < 1${"0".repeat(k + 1)} THEN CAST(${d} AS INTEGER) / 1${"0".repeat(k - 1)} * 1${"0".repeat(k - 1)}`);
