@@ -359,7 +359,11 @@ export default definePiece({
       description: "Render a Home Assistant (Jinja) template, e.g. {{ states('sensor.outside') }}",
       sideEffects: "read",
       props: {
-        template: Property.longText({ displayName: "Template", required: true, description: "Home Assistant's template syntax; Weft does not evaluate it" }),
+        template: Property.longText({
+          displayName: "Template",
+          required: true,
+          description: "Home Assistant's template; Weft evaluates its own {{ }} first, so put HA's inside a Weft string: {{ \"{{ states('sun.sun') }}\" }}",
+        }),
       },
       sampleData: { result: "It is 4.5 °C outside" },
       async run(ctx) {

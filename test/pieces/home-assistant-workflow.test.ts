@@ -65,6 +65,15 @@ describe("home-assistant workflow", () => {
         actionId: "call_service",
         connectionId: conn,
         config: { domain: "light", service: "turn_on", entity_id: "light.porch", data: { flash: "short", reason: "{{trigger.body.entity_id}}" } },
+        nextAction: {
+          name: "say",
+          type: "PIECE",
+          pieceId: "home-assistant",
+          actionId: "render_template",
+          connectionId: conn,
+          // HA's own {{ }} inside a Weft string literal reaches HA untouched (docs/pieces/home-assistant.md).
+          config: { template: `{{ "Outside {{ states('sensor.outside_temperature') }} °C, door " & trigger.body.to }}` },
+        },
       },
     };
     const wf = (await api("POST", "/api/workflows", { name: "door → porch", definition: { schemaVersion: 2, trigger } })).data;
@@ -84,6 +93,7 @@ describe("home-assistant workflow", () => {
     expect(ha.states.get("light.porch")!.state).toBe("on");
     const first = (await api("GET", `/api/runs/${(await runs())[0].id}`)).data;
     expect(first.triggerData.body).toMatchObject({ entity_id: "binary_sensor.door", from: "off", to: "on" });
+    expect(first.steps.find((s: any) => s.nodeId === "say")?.outputData).toEqual({ result: "Outside 4.5 °C, door on" });
 
     const openedAt = (await subscription()).since;
     ha.dropConnections();
