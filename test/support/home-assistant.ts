@@ -66,7 +66,7 @@ export function startHomeAssistant(options: { token?: string } = {}) {
   const upgradeHosts: string[] = [];
   let authFailures = 0;
 
-  const send = (ws: Socket, frame: unknown) => ws.send(JSON.stringify(frame));
+  const send = (ws: Socket, frame: unknown): void => void ws.send(JSON.stringify(frame));
   const broadcast = (event: { event_type: string; data: unknown }) => {
     const full = { ...event, origin: "LOCAL", time_fired: now(), context: context() };
     for (const ws of sockets)
