@@ -121,7 +121,9 @@ export class Session {
     target.hostname = address.includes(":") ? `[${address}]` : address;
     target.pathname = `${base.pathname.replace(/\/+$/, "")}/api/websocket`;
     const tls = base.protocol === "https:" && address !== host ? { tls: { serverName: host } } : {};
-    const socket = new WebSocket(target.href, { headers: { host: base.host }, ...tls } as unknown as string[]);
+    const options: Bun.WebSocketOptions = { headers: { host: base.host }, ...tls };
+    // Bun's WebSocket takes these options; the global's DOM typing only knows a protocol list.
+    const socket = new WebSocket(target.href, options as unknown as string[]);
     const origin = base.origin;
     const haVersion = await new Promise<string>((resolve, reject) => {
       const fail = (error: Error) => {
