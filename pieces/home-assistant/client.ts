@@ -99,6 +99,7 @@ export class Session {
   private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; timer: ReturnType<typeof setTimeout> }>();
   private readonly listeners = new Map<number, (event: Record<string, unknown>) => void>();
   private closing = false;
+  private heartbeat: ReturnType<typeof setInterval> | undefined;
   onClose: ((reason: string) => void) | undefined;
 
   private constructor(
@@ -163,15 +164,15 @@ export class Session {
     return new Session(socket, haVersion);
   }
 
-  /** Sends a command and answers its `result`; a failed result throws with Home Assistant's code and message. */
-  command(type: string, fields: Record<string, unknown> = {}): Promise<unknown> {
+  /** Sends a command and answers its `result` (a ping its `pong`); a failed result throws with Home Assistant's code and message. */
+  command(type: string, fields: Record<string, unknown> = {}, timeoutMs = COMMAND_TIMEOUT_MS): Promise<unknown> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      if (this.socket.readyState !== WebSocket.OPEN) return reject(new Error("the connection to Home Assistant is closed"));
+      if (this.socket.readyState !== WebSocket.OPEN || this.closing) return reject(new Error("the connection to Home Assistant is closed"));
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error(`Home Assistant did not answer ${type} within ${COMMAND_TIMEOUT_MS / 1000} s`));
-      }, COMMAND_TIMEOUT_MS);
+        reject(new Error(`Home Assistant did not answer ${type} within ${timeoutMs / 1000} s`));
+      }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
       this.socket.send(JSON.stringify({ id, type, ...fields }));
     });
@@ -189,8 +190,20 @@ export class Session {
     }
   }
 
+  /**
+   * Pings every `everyMs` (HA's `ping` command, answered by `pong`): a connection that went silent without
+   * closing — a stalled instance, a link that died without a FIN — counts as lost when a pong is late.
+   */
+  keepAlive(everyMs: number): void {
+    this.heartbeat = setInterval(() => {
+      this.command("ping", {}, everyMs).catch((error: Error) => this.lost(`Home Assistant stopped answering pings: ${error.message}`));
+    }, everyMs);
+    this.heartbeat.unref?.();
+  }
+
   close(): void {
     this.closing = true;
+    clearInterval(this.heartbeat);
     this.socket.close(1000, "done");
   }
 
@@ -202,12 +215,12 @@ export class Session {
       return;
     }
     for (const frame of Array.isArray(parsed) ? parsed : [parsed]) {
-      if (frame.type === "result" && frame.id !== undefined) {
+      if ((frame.type === "result" || frame.type === "pong") && frame.id !== undefined) {
         const waiting = this.pending.get(frame.id);
         if (!waiting) continue;
         this.pending.delete(frame.id);
         clearTimeout(waiting.timer);
-        if (frame.success) waiting.resolve(frame.result ?? null);
+        if (frame.success || frame.type === "pong") waiting.resolve(frame.result ?? null);
         else waiting.reject(new Error(`Home Assistant: ${frame.error?.message ?? "the command failed"}${frame.error?.code ? ` (${frame.error.code})` : ""}`));
       } else if (frame.type === "event" && frame.id !== undefined && frame.event) {
         this.listeners.get(frame.id)?.(frame.event);
@@ -215,13 +228,27 @@ export class Session {
     }
   }
 
+  /** The connection ended or went silent: what waits is refused, and `onClose` hears why (once, and not after close()). */
+  private lost(reason: string) {
+    if (this.closing) return;
+    this.closing = true;
+    clearInterval(this.heartbeat);
+    this.refuseWaiting(reason);
+    this.socket.close();
+    this.onClose?.(reason);
+  }
+
   private ended(reason: string) {
-    for (const [id, waiting] of this.pending) {
+    if (this.closing) this.refuseWaiting(reason);
+    else this.lost(reason);
+  }
+
+  private refuseWaiting(reason: string) {
+    for (const waiting of this.pending.values()) {
       clearTimeout(waiting.timer);
       waiting.reject(new Error(reason));
-      this.pending.delete(id);
     }
-    if (!this.closing) this.onClose?.(reason);
+    this.pending.clear();
   }
 }
 

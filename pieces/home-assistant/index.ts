@@ -10,6 +10,8 @@ import { action, Auth, definePiece, Property, trigger } from "../../src/pieces-s
 import type { DynamicOptionsContext, SubscriptionContext } from "../../src/pieces-sdk/types";
 import { type Instance, instanceOf, rest, Session, withSession } from "./client";
 
+/** How often a subscription's socket is pinged; a pong later than this counts as a lost connection. */
+const PING_EVERY_MS = 30_000;
 const NAME = /^[a-z0-9_]+$/;
 const ENTITY_ID = /^[a-z0-9_]+\.[a-z0-9_]+$/;
 
@@ -176,6 +178,7 @@ async function liveSession(ctx: SubscriptionContext, instance: Instance, subscri
     throw error;
   }
   session.onClose = (reason) => ctx.fail(new Error(reason));
+  session.keepAlive(PING_EVERY_MS);
   return { close: () => session.close() };
 }
 

@@ -65,6 +65,9 @@ export function startHomeAssistant(options: { token?: string } = {}) {
   /** The Host header of every WebSocket upgrade (a client that connects to a checked address keeps the name here). */
   const upgradeHosts: string[] = [];
   let authFailures = 0;
+  let pings = 0;
+  /** While set, frames from clients go unanswered: an instance that stalled, or a link that died silently. */
+  let silent = false;
 
   const send = (ws: Socket, frame: unknown): void => void ws.send(JSON.stringify(frame));
   const broadcast = (event: { event_type: string; data: unknown }) => {
@@ -145,6 +148,7 @@ export function startHomeAssistant(options: { token?: string } = {}) {
     if (!Number.isInteger(id)) return error("invalid_format", "Message incorrectly formatted: expected int for dictionary value @ data['id']");
     switch (frame.type) {
       case "ping":
+        pings++;
         return send(ws, { id, type: "pong" });
       case "subscribe_events":
         ws.data.subscriptions.set(id, { kind: "events", eventType: frame.event_type });
@@ -228,6 +232,7 @@ export function startHomeAssistant(options: { token?: string } = {}) {
         send(ws, { type: "auth_required", ha_version: HA_VERSION });
       },
       message(ws, raw) {
+        if (silent) return;
         let frame: Record<string, any>;
         try {
           frame = JSON.parse(String(raw));
@@ -264,6 +269,11 @@ export function startHomeAssistant(options: { token?: string } = {}) {
     /** Authenticated sockets now open, and how many subscriptions they hold. */
     connections: () => [...sockets].filter((ws) => ws.data.authenticated).map((ws) => ws.data.subscriptions.size),
     authFailures: () => authFailures,
+    pings: () => pings,
+    /** Stops (or resumes) answering anything a client sends, keeping the sockets open. */
+    silence: (on: boolean) => {
+      silent = on;
+    },
     /** Ends every socket, as HA does when it restarts. */
     dropConnections: () => {
       for (const ws of sockets) ws.close(1001, "Home Assistant is stopping");
