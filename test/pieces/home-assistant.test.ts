@@ -159,6 +159,19 @@ describe("home-assistant", () => {
     await Bun.sleep(50);
     expect(sub.events).toHaveLength(2);
     await sub.close();
+
+    // Several ids, no from/to: every change of either, as HA's state trigger reports it.
+    const both = await subscribe("state_changed", { entity_id: "binary_sensor.door, light.kitchen" });
+    ha.setState("light.kitchen", "off");
+    ha.setState("binary_sensor.door", "off");
+    ha.setState("light.porch", "on");
+    await until(() => both.events.length === 2, "a change of each");
+    expect(both.events.map((e) => [e.entity_id, e.from, e.to])).toEqual([
+      ["light.kitchen", "on", "off"],
+      ["binary_sensor.door", "on", "off"],
+    ]);
+    await both.close();
+    await expect(subscribe("state_changed", { entity_id: "Light Kitchen" })).rejects.toThrow('entity id "Light" is not an entity id');
   });
 
   test("state_changed with for: HA fires once the state held that long, not when it changed back earlier", async () => {
