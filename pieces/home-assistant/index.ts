@@ -8,7 +8,8 @@
  */
 import { action, Auth, definePiece, Property, trigger } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, SubscriptionContext } from "../../src/pieces-sdk/types";
-import { type Instance, instanceOf, rest, Session, withSession } from "./client";
+import type { Connection } from "home-assistant-js-websocket";
+import { connect, haFailure, type Instance, instanceOf, rest, watch, withConnection } from "./client";
 
 /** How often a subscription's socket is pinged; a pong later than this counts as a lost connection. */
 const PING_EVERY_MS = 30_000;
@@ -168,18 +169,25 @@ function emitter(ctx: SubscriptionContext) {
   };
 }
 
-/** Opens a session whose end fails the subscription (Weft then opens it again, subscribing anew). */
-async function liveSession(ctx: SubscriptionContext, instance: Instance, subscribe: (session: Session) => Promise<void>) {
-  const session = await Session.open(ctx.fetch, instance);
+/**
+ * Opens a connection and subscribes; its loss fails the subscription, and Weft opens it again with its
+ * back-off, subscribing anew (the library's own reconnect is cut short by the close that follows).
+ */
+async function liveConnection(ctx: SubscriptionContext, instance: Instance, subscribe: (connection: Connection) => Promise<unknown>) {
+  const connection = await connect(ctx.fetch, instance);
   try {
-    await subscribe(session);
+    await subscribe(connection);
   } catch (error) {
-    session.close();
-    throw error;
+    connection.close();
+    throw haFailure(error);
   }
-  session.onClose = (reason) => ctx.fail(new Error(reason));
-  session.keepAlive(PING_EVERY_MS);
-  return { close: () => session.close() };
+  const unwatch = watch(connection, PING_EVERY_MS, (reason) => ctx.fail(new Error(reason)));
+  return {
+    close: () => {
+      unwatch();
+      connection.close();
+    },
+  };
 }
 
 async function subscribeStateChanged(ctx: SubscriptionContext) {
@@ -195,20 +203,24 @@ async function subscribeStateChanged(ctx: SubscriptionContext) {
     for (const e of entities) entityOf(e);
     // Home Assistant evaluates from, to and for itself (a state trigger, as in an automation).
     const stateTrigger = { platform: "state", entity_id: entities, ...(from ? { from } : {}), ...(to ? { to } : {}), ...(duration ? { for: duration } : {}) };
-    return liveSession(ctx, instance, (session) =>
-      session.subscribe("subscribe_trigger", { trigger: stateTrigger }, (event) => {
-        const t = ((event.variables as Record<string, unknown> | undefined)?.trigger ?? {}) as Record<string, unknown>;
-        const extra = duration ? { for: duration } : {};
-        emit(stateChange(String(t.entity_id), (t.from_state as StateObject) ?? null, (t.to_state as StateObject) ?? null, extra));
-      }),
+    return liveConnection(ctx, instance, (connection) =>
+      connection.subscribeMessage<Record<string, unknown>>(
+        (event) => {
+          const t = ((event.variables as Record<string, unknown> | undefined)?.trigger ?? {}) as Record<string, unknown>;
+          const extra = duration ? { for: duration } : {};
+          emit(stateChange(String(t.entity_id), (t.from_state as StateObject) ?? null, (t.to_state as StateObject) ?? null, extra));
+        },
+        { type: "subscribe_trigger", trigger: stateTrigger },
+        { resubscribe: false },
+      ),
     );
   }
   if (duration)
     throw new Error(`for needs explicit entity ids (Home Assistant times it); a pattern such as ${entities.find((e) => /[*?]/.test(e))} cannot have one`);
   // A pattern: every state_changed event, matched here as Home Assistant's state trigger would.
   const globs = entities.map(globOf);
-  return liveSession(ctx, instance, (session) =>
-    session.subscribe("subscribe_events", { event_type: "state_changed" }, (event) => {
+  return liveConnection(ctx, instance, (connection) =>
+    connection.subscribeEvents<Record<string, unknown>>((event) => {
       const data = (event.data ?? {}) as { entity_id?: string; old_state?: StateObject | null; new_state?: StateObject | null };
       const entityId = String(data.entity_id ?? "");
       if (!globs.some((g) => g.test(entityId))) return;
@@ -219,7 +231,7 @@ async function subscribeStateChanged(ctx: SubscriptionContext) {
       if (from !== undefined && before !== from) return;
       if (to !== undefined && after !== to) return;
       emit(stateChange(entityId, data.old_state ?? null, data.new_state ?? null));
-    }),
+    }, "state_changed"),
   );
 }
 
@@ -228,15 +240,17 @@ async function subscribeEventFired(ctx: SubscriptionContext) {
   const eventType = String(ctx.config.event_type ?? "").trim();
   if (!eventType) throw new Error("event_type is required, e.g. zha_event, call_service or your own event's name");
   const emit = emitter(ctx);
-  return liveSession(ctx, instance, (session) =>
-    session.subscribe("subscribe_events", { event_type: eventType }, (event) =>
-      emit({
-        event_type: event.event_type,
-        data: event.data ?? {},
-        origin: event.origin ?? null,
-        time_fired: event.time_fired ?? null,
-        context: event.context ?? null,
-      }),
+  return liveConnection(ctx, instance, (connection) =>
+    connection.subscribeEvents<Record<string, unknown>>(
+      (event) =>
+        emit({
+          event_type: event.event_type,
+          data: event.data ?? {},
+          origin: event.origin ?? null,
+          time_fired: event.time_fired ?? null,
+          context: event.context ?? null,
+        }),
+      eventType,
     ),
   );
 }
@@ -261,7 +275,7 @@ export default definePiece({
     try {
       const instance = instanceOf(auth);
       await rest(fetch, instance, "GET", "/api/");
-      const version = await withSession(fetch, instance, async (session) => session.haVersion);
+      const version = await withConnection(fetch, instance, async (connection) => connection.haVersion);
       return { ok: true, message: `connected to Home Assistant${version ? ` ${version}` : ""} (REST and WebSocket API)` };
     } catch (error) {
       return { ok: false, message: (error as Error).message };
@@ -304,11 +318,13 @@ export default definePiece({
           target.entity_id = [...entities, ...more].length === 1 ? entities[0] : [...entities, ...more];
         }
         const returnResponse = c.return_response === true;
-        const result = (await withSession(ctx.fetch, instanceOf(ctx.auth), (session) =>
-          session.command("call_service", {
+        const serviceData = objectOf(c.data, "data");
+        const result = (await withConnection(ctx.fetch, instanceOf(ctx.auth), (connection) =>
+          connection.sendMessagePromise({
+            type: "call_service",
             domain,
             service,
-            service_data: objectOf(c.data, "data"),
+            service_data: serviceData,
             ...(Object.keys(target).length ? { target } : {}),
             ...(returnResponse ? { return_response: true } : {}),
           }),
