@@ -11,6 +11,7 @@ import email from "./email";
 import feed from "./feed";
 import form from "./form";
 import github from "./github";
+import homeAssistant from "./home-assistant";
 import http from "./http";
 import llm from "./llm";
 import mqtt from "./mqtt";
@@ -26,5 +27,28 @@ import text from "./text";
 import webhook from "./webhook";
 
 export function builtinPieces(): PieceDef[] {
-  return [approval, code, data, delay, email, feed, form, github, http, llm, mqtt, notify, oauth2, runs, schedule, sql, store, subflows, tags, text, webhook];
+  return [
+    approval,
+    code,
+    data,
+    delay,
+    email,
+    feed,
+    form,
+    github,
+    homeAssistant,
+    http,
+    llm,
+    mqtt,
+    notify,
+    oauth2,
+    runs,
+    schedule,
+    sql,
+    store,
+    subflows,
+    tags,
+    text,
+    webhook,
+  ];
 }

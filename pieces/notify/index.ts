@@ -69,6 +69,21 @@ const tagsOf = (value: unknown): string[] =>
           .filter(Boolean)
       : [];
 
+/**
+ * Gotify's `extras` (its "Message Extras" documentation): the given object, with `client::display`
+ * contentType text/markdown when Markdown is on and `client::notification` click.url for a click URL.
+ */
+function gotifyExtras(c: Record<string, unknown>): Record<string, unknown> {
+  const given = c.extras === undefined || c.extras === null || c.extras === "" ? {} : c.extras;
+  if (typeof given !== "object" || Array.isArray(given))
+    throw new Error('extras must be an object, e.g. {"client::notification": {"click": {"url": "https://…"}}}');
+  const extras = { ...(given as Record<string, unknown>) };
+  const within = (key: string) => ({ ...((extras[key] as Record<string, unknown> | undefined) ?? {}) });
+  if (c.markdown === true) extras["client::display"] = { ...within("client::display"), contentType: "text/markdown" };
+  if (c.click_url) extras["client::notification"] = { ...within("client::notification"), click: { url: String(c.click_url) } };
+  return extras;
+}
+
 const NTFY_PRIORITIES: Record<string, number> = { min: 1, low: 2, default: 3, high: 4, urgent: 5 };
 
 export default definePiece({
@@ -126,12 +141,24 @@ export default definePiece({
         message: Property.longText({ displayName: "Message", required: true }),
         title: Property.shortText({ displayName: "Title" }),
         priority: Property.integer({ displayName: "Priority", description: "0 (silent) to 10 (loudest)", min: 0, max: 10, default: 5 }),
+        markdown: Property.checkbox({ displayName: "Markdown", description: "the Gotify apps show the message as Markdown", default: false }),
+        click_url: Property.shortText({ displayName: "Click URL", description: "opened when the notification is tapped (Android app)" }),
+        extras: Property.json({
+          displayName: "Extras",
+          description: 'more of Gotify\'s extras, e.g. {"client::notification": {"bigImageUrl": "https://…"}}',
+        }),
       },
       sampleData: { id: 25, appid: 1, message: "Backup finished", title: "NAS", priority: 5, date: "2026-11-25T08:00:00Z" },
       async run(ctx) {
         const c = ctx.config as Record<string, unknown>;
-        const body: Record<string, unknown> = { message: String(c.message ?? ""), priority: Number(c.priority ?? 5) };
+        const message = String(c.message ?? "");
+        if (!message) throw new Error("message is empty; Gotify needs a message to send");
+        const priority = Number(c.priority ?? 5);
+        if (!Number.isInteger(priority) || priority < 0 || priority > 10) throw new Error(`priority ${c.priority} must be a whole number from 0 to 10`);
+        const body: Record<string, unknown> = { message, priority };
         if (c.title) body.title = String(c.title);
+        const extras = gotifyExtras(c);
+        if (Object.keys(extras).length) body.extras = extras;
         return postJson(ctx.fetch, "Gotify", `${baseUrl(c.server_url, "server_url")}/message`, body, { "x-gotify-key": String(c.app_token ?? "") }, ctx.signal);
       },
     }),

@@ -1,16 +1,20 @@
 /**
- * The notify piece against a local server speaking the routes of ntfy, Gotify, the Telegram Bot API and
- * Discord webhooks: what each action sends (method, path, headers, JSON), what it outputs, how a refusal
- * reads, and that the SSRF guard stands between the piece and the network.
+ * The notify piece against a local server speaking the routes of ntfy, the Telegram Bot API and Discord
+ * webhooks, and a loopback Gotify that follows Gotify's API docs (test/support/gotify.ts): what each
+ * action sends (method, path, headers, JSON), what it outputs, how a refusal reads, and that the SSRF
+ * guard stands between the piece and the network.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { builtinRegistry } from "../../src/pieces-runtime/registry";
 import { createGuardedFetch } from "../../src/net/guarded-fetch";
+import { startGotify } from "../support/gotify";
 import { fakeContext, loopback } from "./fake-context";
 
 const registry = builtinRegistry();
 let server: ReturnType<typeof loopback>;
+let gotify: ReturnType<typeof startGotify>;
 beforeAll(() => {
+  gotify = startGotify();
   server = loopback((req, body) => {
     const url = new URL(req.url);
     const json = body ? JSON.parse(body) : null;
@@ -18,14 +22,6 @@ beforeAll(() => {
       if (json.topic === "locked" && req.headers.get("authorization") !== "Bearer tk_right")
         return Response.json({ code: 40301, http: 403, error: "forbidden" }, { status: 403 });
       return Response.json({ id: "abc123", time: 1732500000, event: "message", topic: json.topic, message: json.message, title: json.title });
-    }
-    if (url.pathname === "/message") {
-      if (req.headers.get("x-gotify-key") !== "Agood")
-        return Response.json(
-          { error: "Unauthorized", errorCode: 401, errorDescription: "you need to provide a valid access token or user credentials to access this api" },
-          { status: 401 },
-        );
-      return Response.json({ id: 7, appid: 1, message: json.message, title: json.title, priority: json.priority, date: "2026-11-25T08:00:00Z" });
     }
     const telegram = /^\/bot(\d+:[\w-]+)\/sendMessage$/.exec(url.pathname);
     if (telegram) {
@@ -39,7 +35,10 @@ beforeAll(() => {
     return new Response("not found", { status: 404 });
   });
 });
-afterAll(() => server.stop());
+afterAll(() => {
+  server.stop();
+  gotify.stop();
+});
 
 const run = async (actionId: string, config: Record<string, unknown>, fetchImpl?: typeof fetch) => {
   const ctx = fakeContext(config);
@@ -77,14 +76,46 @@ describe("notify", () => {
     );
   });
 
-  test("Gotify: posts to /message with the application token header; a wrong token reads as Gotify's own words", async () => {
-    const out = await run("gotify_send", { server_url: server.url, app_token: "Agood", title: "NAS", message: "Backup done", priority: 8 });
-    expect(out).toMatchObject({ id: 7, message: "Backup done", title: "NAS", priority: 8 });
-    expect(last().headers.get("x-gotify-key")).toBe("Agood");
-    await expect(run("gotify_send", { server_url: server.url, app_token: "wrong", message: "x" })).rejects.toThrow(
-      "Gotify answered 401: you need to provide a valid access token",
+  test("Gotify: posts to /message with the application token; the output is the created message; a wrong token reads as Gotify's own words", async () => {
+    const out = await run("gotify_send", { server_url: gotify.url, app_token: gotify.appToken, title: "NAS", message: "Backup done", priority: 8 });
+    expect(out).toMatchObject({ id: 1, appid: 1, message: "Backup done", title: "NAS", priority: 8 });
+    expect(out.date).toBeString();
+    expect(gotify.messages).toHaveLength(1);
+    await expect(run("gotify_send", { server_url: gotify.url, app_token: "wrong", message: "x" })).rejects.toThrow(
+      "Gotify answered 401: you need to provide a valid access token or user credentials to access this api",
+    );
+    await expect(run("gotify_send", { server_url: gotify.url, app_token: gotify.clientToken, message: "x" })).rejects.toThrow(
+      "Gotify answered 403: you are not allowed to access this api",
     );
     await expect(run("gotify_send", { server_url: "gotify.lan", app_token: "x", message: "x" })).rejects.toThrow('server_url "gotify.lan" is not a URL');
+    await expect(run("gotify_send", { server_url: gotify.url, app_token: gotify.appToken, message: "" })).rejects.toThrow("message is empty");
+    await expect(run("gotify_send", { server_url: gotify.url, app_token: gotify.appToken, message: "x", priority: 11 })).rejects.toThrow(
+      "priority 11 must be a whole number from 0 to 10",
+    );
+    expect(gotify.messages).toHaveLength(1);
+  });
+
+  test("Gotify extras: Markdown and a click URL become Gotify's client::display and client::notification, merged with the extras given", async () => {
+    const out = await run("gotify_send", {
+      server_url: `${gotify.url}/`,
+      app_token: gotify.appToken,
+      message: "**Backup** done",
+      markdown: true,
+      click_url: "https://nas.lan/backups",
+      extras: { "client::notification": { bigImageUrl: "https://nas.lan/chart.png" }, "home::source": "nas" },
+    });
+    const extras = {
+      "client::display": { contentType: "text/markdown" },
+      "client::notification": { bigImageUrl: "https://nas.lan/chart.png", click: { url: "https://nas.lan/backups" } },
+      "home::source": "nas",
+    };
+    expect(out).toMatchObject({ message: "**Backup** done", priority: 5, extras });
+    expect(gotify.messages.at(-1)!.extras).toEqual(extras);
+    const plain = await run("gotify_send", { server_url: gotify.url, app_token: gotify.appToken, message: "plain" });
+    expect(plain.extras).toBeUndefined();
+    await expect(run("gotify_send", { server_url: gotify.url, app_token: gotify.appToken, message: "x", extras: ["no"] })).rejects.toThrow(
+      "extras must be an object",
+    );
   });
 
   test("Telegram: sendMessage on the configurable Bot API URL; the output is the sent message; a refusal names Telegram's reason", async () => {
