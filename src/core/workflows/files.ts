@@ -263,9 +263,12 @@ export class WorkflowFiles {
         problems.push({ file: path, path: "id", message: `id ${file.id} belongs to a workflow of another workspace; leave id out to import this file as a new workflow` });
         continue;
       }
+      // A connection already reported here is not reported again by the gate (as a missing connectionId).
+      const reported = new Set<string>();
       for (const [node, name] of file.connections) {
         const connection = connectionByName.get(name);
         const where = filePathOf(pathOfNode(file, node), file.paths);
+        if (!connection || (node.pieceId && connection.pieceId !== node.pieceId)) reported.add(`${where}.connection`);
         if (!connection)
           problems.push({
             file: path,
@@ -290,7 +293,10 @@ export class WorkflowFiles {
         workflowIds: fileIds,
         storedVariables: fileVariables.map((v) => v.name),
       });
-      for (const e of result.errors) problems.push({ file: path, path: filePathOf(e.path, file.paths), message: e.message });
+      for (const e of result.errors) {
+        const where = filePathOf(e.path, file.paths);
+        if (!reported.has(where)) problems.push({ file: path, path: where, message: e.message });
+      }
       for (const w of result.warnings) warnings.push({ file: path, path: filePathOf(w.path, file.paths), message: w.message });
       const steps = stepsByName(definition);
       for (const step of Object.keys(file.pinnedData)) {
