@@ -441,7 +441,9 @@ async function filesCommand(config: Config, command: "export" | "import", args: 
   } catch (error) {
     if (!(error instanceof FilesRefused)) throw error;
     for (const p of error.problems) process.stderr.write(`${p.file} ${p.path}: ${p.message}\n`);
-    fail(error.problems.length ? `nothing was imported: ${error.problems.length} problem${error.problems.length === 1 ? "" : "s"} (listed above)` : error.message);
+    fail(
+      error.problems.length ? `nothing was imported: ${error.problems.length} problem${error.problems.length === 1 ? "" : "s"} (listed above)` : error.message,
+    );
   } finally {
     backend.close();
   }
@@ -671,6 +673,8 @@ export async function main(argv: string[]) {
       await filesCommand(config, command, argv.slice(1));
       return;
     default:
-      fail(`unknown command "${command}"; commands: serve, token create, migrate, version, backup, export, import, keys rotate, pieces, mcp, service install (see --help)`);
+      fail(
+        `unknown command "${command}"; commands: serve, token create, migrate, version, backup, export, import, keys rotate, pieces, mcp, service install (see --help)`,
+      );
   }
 }

@@ -52,7 +52,9 @@ beforeAll(async () => {
   const t = source;
   const sales = (await t.req("POST", "/api/folders", { body: { name: "Sales & Ops / EU" } })).body.data;
   const intl = (await t.req("POST", "/api/folders", { body: { name: "Ünïcode 日本" } })).body.data;
-  const github = await t.req("POST", "/api/connections", { body: { pieceId: "github", name: "GitHub – ops", clientId: "client-1", clientSecret: "never-exported" } });
+  const github = await t.req("POST", "/api/connections", {
+    body: { pieceId: "github", name: "GitHub – ops", clientId: "client-1", clientSecret: "never-exported" },
+  });
   expect(github.status).toBe(201);
 
   const onError = await create(t, {
@@ -179,7 +181,9 @@ describe("the format", () => {
   test("keys in a fixed order, the chain as a list, multi-line code as a block scalar, the connection by name", () => {
     const coded = exported["workflows/Ünïcode 日本/grüße-日本語.yaml"]!;
     expect(coded.startsWith(`weftFormat: 1\nid: ${ids.coded}\nname: Grüße 👋 日本語\nvariables:\n  region: eu\ntrigger:\n`)).toBe(true);
-    expect(coded).toContain("      code: |\n        // Sums the order's lines.\n        const total = input.lines.reduce((sum, line) => {\n            return sum + line.qty");
+    expect(coded).toContain(
+      "      code: |\n        // Sums the order's lines.\n        const total = input.lines.reduce((sum, line) => {\n            return sum + line.qty",
+    );
     expect(coded).toContain("    connection: GitHub – ops\n");
     expect(coded).not.toContain("connectionId");
     expect(coded).not.toContain("valid:");
@@ -203,7 +207,12 @@ describe("import", () => {
     expect(imported.body.data.applied).toBe(true);
     const plan = imported.body.data.plan;
     expect(plan.filter((p: any) => p.kind === "workflow").every((p: any) => p.action === "create")).toBe(true);
-    expect(plan.filter((p: any) => p.kind === "folder").map((p: any) => p.name).sort()).toEqual(["Sales & Ops / EU", "Ünïcode 日本"]);
+    expect(
+      plan
+        .filter((p: any) => p.kind === "folder")
+        .map((p: any) => p.name)
+        .sort(),
+    ).toEqual(["Sales & Ops / EU", "Ünïcode 日本"]);
     expect(plan.filter((p: any) => p.kind === "connection").map((p: any) => p.name)).toEqual(["GitHub – ops"]);
     expect(await exportOf(target)).toEqual(exported);
     for (const id of Object.values(ids)) expect((await target.req("GET", `/api/workflows/${id}`)).body.data.status).toBe("draft");
@@ -229,7 +238,10 @@ describe("import", () => {
       "    displayName: For each line\n",
       "    displayName: For each line\n    colour: blue\n",
     );
-    files["workflows/Ünïcode 日本/grüße-日本語.yaml"] = exported["workflows/Ünïcode 日本/grüße-日本語.yaml"]!.replace("connection: GitHub – ops", "connection: Nobody's");
+    files["workflows/Ünïcode 日本/grüße-日本語.yaml"] = exported["workflows/Ünïcode 日本/grüße-日本語.yaml"]!.replace(
+      "connection: GitHub – ops",
+      "connection: Nobody's",
+    );
     files["variables/production.yaml"] = "weftFormat: 1\nvariables: {}\n";
     const before = await holdings(target);
     const res = await importInto(target, files);

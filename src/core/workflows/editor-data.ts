@@ -232,11 +232,7 @@ export class EditorData {
       workflowId,
       input.map((v) => {
         const before = stored.get(v.name);
-        const value = v.secret
-          ? before?.secret
-            ? before.value
-            : this.secrets.encrypt(JSON.stringify(v.value ?? ""))
-          : JSON.stringify(v.value ?? null);
+        const value = v.secret ? (before?.secret ? before.value : this.secrets.encrypt(JSON.stringify(v.value ?? ""))) : JSON.stringify(v.value ?? null);
         const description = v.description ?? "";
         const unchanged = before && before.value === value && before.secret === (v.secret ? 1 : 0) && before.description === description;
         return { workflow_id: workflowId, name: v.name, secret: v.secret ? 1 : 0, description, updated_at: unchanged ? before.updated_at : at, value };

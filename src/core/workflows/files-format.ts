@@ -85,8 +85,9 @@ export function slugOf(name: string): string {
 
 /** A folder's directory: its name, with what a file system or a shell would misread written as %XX. */
 export function folderDirOf(name: string): string {
-  const encoded = [...name].map((ch) => (/^[\p{L}\p{N} _\-+,;=@()[\]{}'!&~]$/u.test(ch) ? ch : percent(ch))).join("");
-  return encoded.startsWith(" ") || encoded.endsWith(" ") ? encoded.replace(/^ | $/g, "%20") : encoded;
+  const encoded = [...name].map((ch) => (/^[\p{L}\p{N} _\-+,;=@()[\]{}'!&~.]$/u.test(ch) ? ch : percent(ch))).join("");
+  // A leading dot would hide the directory; a space at either end is lost by many tools.
+  return encoded.replace(/^[ .]|[ ]$/g, (ch) => percent(ch));
 }
 
 const percent = (ch: string) => [...Buffer.from(ch)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join("");
@@ -267,12 +268,39 @@ function checkVersion(file: string, doc: Record<string, unknown>, problems: File
 
 function unknownKeys(file: string, path: string, value: Record<string, unknown>, allowed: readonly string[], problems: FileProblem[]) {
   for (const key of Object.keys(value)) {
-    if (!allowed.includes(key)) problems.push({ file, path: path ? `${path}.${key}` : key, message: `unknown key "${key}"; allowed here: ${allowed.join(", ")}` });
+    if (!allowed.includes(key))
+      problems.push({ file, path: path ? `${path}.${key}` : key, message: `unknown key "${key}"; allowed here: ${allowed.join(", ")}` });
   }
 }
 
-const TOP_KEYS = ["weftFormat", "id", "name", "description", "tags", "settings", "variables", "annotations", "trigger", "steps", "testPayloads", "pinnedData"] as const;
-const NODE_KEYS = ["name", "displayName", "type", "pieceId", "pieceVersion", "actionId", "connection", "skip", "config", "branches", "loop", "onError"] as const;
+const TOP_KEYS = [
+  "weftFormat",
+  "id",
+  "name",
+  "description",
+  "tags",
+  "settings",
+  "variables",
+  "annotations",
+  "trigger",
+  "steps",
+  "testPayloads",
+  "pinnedData",
+] as const;
+const NODE_KEYS = [
+  "name",
+  "displayName",
+  "type",
+  "pieceId",
+  "pieceVersion",
+  "actionId",
+  "connection",
+  "skip",
+  "config",
+  "branches",
+  "loop",
+  "onError",
+] as const;
 const TRIGGER_KEYS = ["name", "displayName", "type", "pieceId", "pieceVersion", "actionId", "connection", "config"] as const;
 const BRANCH_KEYS = ["name", "conditions", "steps"] as const;
 
@@ -363,10 +391,16 @@ class NodeReader {
     const node = { ...own } as ActionNodeT;
     if (connection !== undefined) {
       if (typeof connection === "string" && connection !== "") this.connections.set(node, connection);
-      else this.problems.push({ file: this.file, path: `${filePath}.connection`, message: "connection is the name of a connection (connections.yaml lists them)" });
+      else
+        this.problems.push({
+          file: this.file,
+          path: `${filePath}.connection`,
+          message: "connection is the name of a connection (connections.yaml lists them)",
+        });
     }
     if (branches !== undefined) {
-      if (!Array.isArray(branches)) this.problems.push({ file: this.file, path: `${filePath}.branches`, message: "branches is a list of {name, conditions, steps}" });
+      if (!Array.isArray(branches))
+        this.problems.push({ file: this.file, path: `${filePath}.branches`, message: "branches is a list of {name, conditions, steps}" });
       else node.branches = branches.map((b, i) => this.branch(b, `${filePath}.branches.${i}`, `${definitionPath}.branches.${i}`));
     }
     for (const [key, list, field] of [
@@ -472,8 +506,13 @@ export function readVariablesFile(file: string, text: string, problems: FileProb
       const secret = item.secret === true;
       if (item.secret !== undefined && typeof item.secret !== "boolean") problems.push({ file, path: `${path}.secret`, message: "secret is true or false" });
       if (secret && item.value !== undefined)
-        problems.push({ file, path: `${path}.value`, message: `secret variable "${item.name}" carries a value; secret values never go in files: set it in Weft` });
-      if (!secret && item.value === undefined) problems.push({ file, path: `${path}.value`, message: `variable "${item.name}" needs a value (or secret: true)` });
+        problems.push({
+          file,
+          path: `${path}.value`,
+          message: `secret variable "${item.name}" carries a value; secret values never go in files: set it in Weft`,
+        });
+      if (!secret && item.value === undefined)
+        problems.push({ file, path: `${path}.value`, message: `variable "${item.name}" needs a value (or secret: true)` });
       if (item.description !== undefined && (typeof item.description !== "string" || item.description.length > 500))
         problems.push({ file, path: `${path}.description`, message: "description is a text of at most 500 characters" });
       if (variables.some((v) => v.name === item.name)) problems.push({ file, path: `${path}.name`, message: `variable "${item.name}" appears twice` });

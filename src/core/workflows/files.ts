@@ -260,7 +260,11 @@ export class WorkflowFiles {
       const problemsBefore = problems.length;
       const existing = file.id ? (existingRows.get(file.id) ?? null) : null;
       if (file.id && !existing && (await this.storage.workflows.getAnyWorkspace(file.id))) {
-        problems.push({ file: path, path: "id", message: `id ${file.id} belongs to a workflow of another workspace; leave id out to import this file as a new workflow` });
+        problems.push({
+          file: path,
+          path: "id",
+          message: `id ${file.id} belongs to a workflow of another workspace; leave id out to import this file as a new workflow`,
+        });
         continue;
       }
       // A connection already reported here is not reported again by the gate (as a missing connectionId).
@@ -276,7 +280,11 @@ export class WorkflowFiles {
             message: `no connection named "${name}" in this workspace or in ${CONNECTIONS_FILE}; connections: ${[...connectionByName.keys()].join(", ") || "none"}`,
           });
         else if (node.pieceId && connection.pieceId !== node.pieceId)
-          problems.push({ file: path, path: `${where}.connection`, message: `connection "${name}" belongs to piece "${connection.pieceId}", not "${node.pieceId}"` });
+          problems.push({
+            file: path,
+            path: `${where}.connection`,
+            message: `connection "${name}" belongs to piece "${connection.pieceId}", not "${node.pieceId}"`,
+          });
         else node.connectionId = connection.id;
       }
       const { definition } = normalizeDefinition(file.definition, this.workflows.pieces);
@@ -300,7 +308,8 @@ export class WorkflowFiles {
       for (const w of result.warnings) warnings.push({ file: path, path: filePathOf(w.path, file.paths), message: w.message });
       const steps = stepsByName(definition);
       for (const step of Object.keys(file.pinnedData)) {
-        if (!steps.has(step)) problems.push({ file: path, path: `pinnedData.${step}`, message: `no step named "${step}"; steps: ${[...steps.keys()].join(", ")}` });
+        if (!steps.has(step))
+          problems.push({ file: path, path: `pinnedData.${step}`, message: `no step named "${step}"; steps: ${[...steps.keys()].join(", ")}` });
       }
       if (problems.length > problemsBefore) continue;
       prepared.push({
@@ -405,4 +414,3 @@ function pathOfNode(file: WorkflowFile, node: object): string {
   for (const visited of walk(file.definition)) if (visited.node === node) return visited.path;
   return "trigger";
 }
-
