@@ -8,6 +8,8 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { folderDirOf, folderNameOf, readWorkflowFile, workflowYaml, type FileProblem } from "../../src/core/workflows/files-format";
+import { httpClient } from "../mcp/client";
 import { testApp, type TestApp } from "../support/app";
 import { greetDefinition, loopDefinition, stockDefinition } from "./fixtures";
 
@@ -199,6 +201,63 @@ describe("the format", () => {
   });
 });
 
+describe("the format, read back", () => {
+  test("text YAML would misread, leading spaces, CRLF and trailing blank lines come back as they were", () => {
+    const tricky = [
+      "true",
+      "123",
+      "0x1F",
+      "null",
+      "~",
+      "2024-01-01",
+      "a: b",
+      "#x",
+      "- x",
+      "  indented\n    code\n",
+      "x\r\ny",
+      "ends\n\n\n",
+      "tab\tin",
+      "\u0001",
+      "é日🎉",
+      "",
+    ];
+    const definition: any = {
+      schemaVersion: 2,
+      trigger: { name: "trigger", type: "manual", config: { values: tricky, nested: { zeta: 1, alpha: [true, null, 1.5, -2e-7] } } },
+    };
+    const text = workflowYaml({
+      id: "0c4a6b1e-5d2f-4e8a-9b7c-1f2e3d4c5b6a",
+      name: "Tricky: yes",
+      description: "",
+      tags: [],
+      definition,
+      connectionName: () => undefined,
+      testPayloads: {},
+      pinnedData: {},
+    });
+    const problems: FileProblem[] = [];
+    const back = readWorkflowFile("workflows/tricky.yaml", text, null, problems)!;
+    expect(problems).toEqual([]);
+    expect(back.name).toBe("Tricky: yes");
+    expect(back.definition.trigger.config!.values).toEqual(tricky);
+    expect(back.definition.trigger.config!.nested).toEqual({ alpha: [true, null, 1.5, -2e-7], zeta: 1 });
+  });
+
+  test("folder names with path separators, dots and percent signs make one directory and come back", () => {
+    for (const name of ["a/b", "..", ".hidden", " spaced ", "100% done", "C:\\x", "x?y*z", "v1.2", "日本 🎉"]) {
+      const dir = folderDirOf(name);
+      expect(dir).not.toMatch(/[/\\:*?"<>|]|^\.|^ | $/);
+      expect(folderNameOf(dir)).toBe(name);
+    }
+  });
+
+  test("anchors and aliases are refused: each value is where a reviewer reads it", () => {
+    const problems: FileProblem[] = [];
+    readWorkflowFile("workflows/a.yaml", "weftFormat: 1\nname: &n x\ntrigger:\n  name: *n\n  type: manual\n", null, problems);
+    expect(problems).toEqual([expect.objectContaining({ file: "workflows/a.yaml", path: "(file)" })]);
+  });
+});
+
 describe("import", () => {
   test("export → import into an empty instance → export is byte-identical; ids kept; a second import changes nothing", async () => {
     const target = await testApp();
@@ -313,6 +372,39 @@ describe("import", () => {
     const refused = await importInto(target, exported, {}, writer);
     expect(refused.status).toBe(400);
     expect(refused.body.error.details.problems).toEqual([expect.objectContaining({ file: "connections.yaml", path: "connections.0" })]);
+  });
+});
+
+describe("all or nothing, and MCP", () => {
+  test("a failure half-way through the unit leaves nothing behind", async () => {
+    const target = await testApp();
+    const editor = target.deps.workflows.editor;
+    const original = editor.importVariables.bind(editor);
+    let calls = 0;
+    editor.importVariables = async (...args: Parameters<typeof original>) => {
+      if (++calls === 4) throw new Error("disk gone");
+      return original(...args);
+    };
+    const res = await importInto(target, exported);
+    editor.importVariables = original;
+    expect(res.status).toBe(500);
+    expect(calls).toBe(4);
+    expect(await holdings(target)).toEqual({ workflows: [], folders: 0, connections: 0 });
+  });
+
+  test("export_workflows and import_workflows do what the API does", async () => {
+    const target = await testApp();
+    const mcp = await httpClient("http://localhost/mcp", await target.token("all"), (r) => target.app.handle(r));
+    try {
+      const dry = await mcp.call("import_workflows", { files: exported, dryRun: true });
+      expect(dry.isError).toBe(false);
+      expect(dry.body.data.plan.filter((p: any) => p.kind === "workflow" && p.action === "create")).toHaveLength(Object.keys(ids).length);
+      expect((await target.req("GET", "/api/workflows")).body.total).toBe(0);
+      expect((await mcp.call("import_workflows", { files: exported })).body.data.applied).toBe(true);
+      expect((await mcp.call("export_workflows", {})).body.data.files).toEqual(exported);
+    } finally {
+      await mcp.close();
+    }
   });
 });
 
