@@ -33,7 +33,7 @@ async function create(t: TestApp, body: Record<string, unknown>) {
 
 async function exportOf(t: TestApp, token?: string): Promise<Record<string, string>> {
   const res = await t.req("GET", "/api/workflows/files", { token });
-  expect(res.status).toBe(200);
+  expect({ status: res.status, error: res.body.error }).toEqual({ status: 200, error: undefined });
   expect(res.body.data.weftFormat).toBe(1);
   return res.body.data.files;
 }
@@ -155,7 +155,7 @@ beforeAll(async () => {
     expect({ name: wf.name, errors: verdict.body.data.errors }).toEqual({ name: wf.name, errors: [] });
   }
   exported = await exportOf(t);
-});
+}, 120_000);
 
 describe("the format", () => {
   test("one file per workflow under its folder, connections and variables beside them; no secret leaves", () => {

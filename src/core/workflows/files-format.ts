@@ -6,7 +6,7 @@
  * scalars, no folding (`lineWidth: 0`): the same workflow always gives the same bytes. The step chain is a list
  * (`steps`), so adding a step is a local diff instead of re-indenting every step after it.
  */
-import { isMap, isSeq, parseDocument, stringify, type Document, type Node as YamlNode } from "yaml";
+import { isAlias, isMap, isSeq, parseDocument, stringify, type Document, type Node as YamlNode } from "yaml";
 import type { ActionNodeT, FlowVersionT, TriggerNodeT } from "../../schema/workflow";
 
 export const FORMAT_VERSION = 1;
@@ -238,7 +238,7 @@ export function parseYaml(file: string, text: string, problems: FileProblem[]): 
 function firstAliasOrTag(node: YamlNode | null | unknown): string | undefined {
   if (!node || typeof node !== "object") return undefined;
   const n = node as { anchor?: string; tag?: string; type?: string; items?: unknown[]; key?: unknown; value?: unknown };
-  if ((n as { source?: unknown }).source !== undefined && n.constructor?.name === "Alias") return "aliases (*name)";
+  if (isAlias(node)) return "aliases (*name)";
   if (n.anchor) return "anchors (&name)";
   if (n.tag && !n.tag.startsWith("tag:yaml.org,2002:")) return `tags (${n.tag})`;
   if (isMap(node) || isSeq(node)) {
