@@ -133,6 +133,38 @@ beforeAll(async () => {
     variables: { region: "eu" },
   };
   ids.coded = (await create(t, { name: "Grüße 👋 日本語", folderId: intl.id, definition: coded })).id;
+  ids.poll = (
+    await create(t, {
+      name: "New users",
+      definition: {
+        schemaVersion: 2,
+        trigger: {
+          name: "trigger",
+          type: "poll",
+          pieceId: "http",
+          actionId: "poll_json",
+          config: { url: "https://users.example.com/api/users", id_field: "id", auth_type: "none" },
+          nextAction: { name: "welcome", type: "PIECE", pieceId: "text", actionId: "template", config: { template: "welcome {{trigger.name}}" } },
+        },
+        annotations: { notes: [{ text: "Polls every minute.\nDedupes by id.", x: 10, y: -20 }] },
+      },
+    })
+  ).id;
+  ids.watcher = (
+    await create(t, {
+      name: "After stock checks",
+      definition: {
+        schemaVersion: 2,
+        trigger: {
+          name: "trigger",
+          type: "run_finished",
+          pieceId: "runs",
+          actionId: "on_run_finished",
+          config: { workflow_ids: [ids.stock], statuses: ["failed"] },
+        },
+      },
+    })
+  ).id;
   // Two workflows whose names make the same file name: numbered in id order.
   ids.twinA = (await create(t, { name: "Twin", definition: { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {} } } })).id;
   ids.twinB = (await create(t, { name: "twin!", definition: { schemaVersion: 2, trigger: { name: "trigger", type: "manual", config: {} } } })).id;
@@ -164,7 +196,9 @@ describe("the format", () => {
       "variables/all.yaml",
       "workflows/Sales & Ops %2F EU/greet-and-respond.yaml",
       "workflows/Sales & Ops %2F EU/price-a-line.yaml",
+      "workflows/after-stock-checks.yaml",
       "workflows/hourly-stock-check.yaml",
+      "workflows/new-users.yaml",
       "workflows/on-failure.yaml",
       "workflows/twin-2.yaml",
       "workflows/twin.yaml",
@@ -198,6 +232,7 @@ describe("the format", () => {
     expect(stock).toContain("    branches:\n      - name: low\n        conditions:\n");
     expect(stock).toContain(`errorWorkflowId: ${ids.onError}`);
     expect(exported["workflows/Ünïcode 日本/confirm-each-order-line.yaml"]).toContain("    loop:\n      - name: confirm\n");
+    expect(exported["workflows/new-users.yaml"]).toContain("annotations:\n  notes:\n    - text: |-\n        Polls every minute.\n        Dedupes by id.\n");
   });
 });
 
