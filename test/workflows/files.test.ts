@@ -5,12 +5,13 @@
  * --prune deletes only when asked. Runs on SQLite and, with WEFT_TEST_STORAGE=postgres, on PostgreSQL.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { folderDirOf, folderNameOf, readWorkflowFile, workflowYaml, type FileProblem } from "../../src/core/workflows/files-format";
 import { httpClient } from "../mcp/client";
 import { testApp, type TestApp } from "../support/app";
+import { startServer } from "../support/server";
 import { greetDefinition, loopDefinition, stockDefinition } from "./fixtures";
 
 const CODE = `// Sums the order's lines.
@@ -483,5 +484,35 @@ describe("weft export and weft import", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("workflows/on-failure.yaml weftFormat:");
     expect(bad.stderr).toContain("nothing was imported");
+  }, 60_000);
+
+  test("with a server running they go through its API, as WEFT_TOKEN", async () => {
+    const server = await startServer();
+    try {
+      const dir = mkdtempSync(join(tmpdir(), "weft-files-"));
+      for (const [path, text] of Object.entries(exported)) {
+        mkdirSync(dirname(join(dir, path)), { recursive: true });
+        writeFileSync(join(dir, path), text);
+      }
+      const run = async (args: string[], env: Record<string, string>) => {
+        const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
+          env: { ...process.env, WEFT_DATA_DIR: server.dataDir, WEFT_LOG_LEVEL: "error", ...env },
+          stdout: "pipe",
+          stderr: "pipe",
+        });
+        const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+        return { stdout, stderr, code };
+      };
+      const noToken = await run(["import", dir], { WEFT_URL: server.url, WEFT_TOKEN: "" });
+      expect(noToken.code).toBe(2);
+      expect(noToken.stderr).toContain("set WEFT_TOKEN");
+      const imported = await run(["import", dir], { WEFT_URL: server.url, WEFT_TOKEN: server.token });
+      expect(imported.stderr).toBe("");
+      expect(imported.stdout).toContain("imported: ");
+      const res = await server.fetch("/api/workflows/files");
+      expect((await res.json()).data.files).toEqual(exported);
+    } finally {
+      await server.stop();
+    }
   }, 60_000);
 });
