@@ -346,7 +346,7 @@ export function readWorkflowFile(file: string, text: string, folder: string | nu
   if (doc.variables !== undefined) definition.variables = doc.variables as Record<string, unknown>;
   if (doc.annotations !== undefined) definition.annotations = doc.annotations;
   return {
-    id: doc.id as string | undefined,
+    id: typeof doc.id === "string" ? doc.id.toLowerCase() : undefined,
     name: doc.name as string,
     description: (doc.description as string | undefined) ?? "",
     tags: tags as string[],
