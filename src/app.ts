@@ -48,6 +48,7 @@ import { FollowUps } from "./engine/follow-ups";
 import { workflowSourceFrom } from "./core/workflows/workflow-source";
 import { createTriggers } from "./core/triggers/service";
 import { Folders } from "./core/workflows/folders";
+import { WorkflowFiles } from "./core/workflows/files";
 import { Transfer } from "./core/workflows/transfer";
 import { Workflows } from "./core/workflows/workflows";
 import { parseJsonBody, readBodyBytes, assertBodySize, BODYLESS_ROUTES } from "./http/body";
@@ -155,6 +156,7 @@ export function createApp(options: CreateAppOptions) {
   deps.folders = new Folders(deps.workflows);
   deps.templates = new Templates(deps.workflows);
   deps.workflowTransfer = new Transfer(deps.workflows);
+  deps.workflowFiles = new WorkflowFiles(deps.workflows, deps.connections);
   const workflowSource = workflowSourceFrom(deps.workflows);
   // Told by the engine, the scheduler and the webhook routes as things happen; the gauges read at each scrape.
   deps.metrics = new Metrics({

@@ -1,9 +1,9 @@
 /**
  * CLI entry: `weft serve` (default), `weft token create`, `weft migrate [--dry-run | --from DIR --to URL]`, `weft backup [--verify]`,
- * `weft restore`, `weft mcp`, `weft version`.
+ * `weft restore`, `weft export`, `weft import`, `weft mcp`, `weft version`.
  */
-import { existsSync, writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { type App, VERSION, createApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
@@ -21,6 +21,8 @@ import { systemdUnit, UNIT_DEFAULTS } from "./lib/systemd-unit";
 import { CopyRefusedError, copySqliteToPostgres, describeDatabaseUrl } from "./store/copy-to-postgres";
 import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./store/data-dir-lock";
 import { type Db, MigrationFailedError, NewerSchemaError, UpgradeBackupError, type UpgradeListener } from "./store/db";
+import { AppError } from "./http/errors";
+import type { ImportResult } from "./core/workflows/files";
 import { backupStore, checkBackupFile, migrateStore, openStore, pendingMigrations, restoreStore, sharedStore, type StoreLocation } from "./store/open";
 import { storageOf, vitalStorageOf } from "./store/storage";
 
@@ -44,6 +46,15 @@ Usage:
   weft backup --verify FILE          check that FILE is a backup this weft can restore
   weft restore FILE                  put the backup FILE in place of the database (server stopped; the
                                      current database is kept aside as weft.db.before-restore-TIME)
+  weft export DIR                    write every workflow of the workspace into DIR as YAML files
+                                     (docs/workflows-as-code.md); replaces DIR's workflows/,
+                                     variables/ and connections.yaml, leaves the rest
+  weft import DIR [--dry-run] [--prune]
+                                     read such a folder back: every file checked first, then all of it
+                                     applied or nothing; --dry-run prints the plan and changes nothing,
+                                     --prune also deletes workflows DIR does not hold. Both talk to the
+                                     running server when one answers (WEFT_URL or WEFT_HOST:WEFT_PORT,
+                                     as WEFT_TOKEN), else open the data directory themselves
   weft keys rotate                   re-encrypt every stored secret under a new key (stop the server
                                      first; see docs/connections.md)
   weft pieces add NAME[@VERSION]|FILE.tgz
@@ -327,6 +338,129 @@ async function piecesCommand(config: Config, args: string[]) {
   } finally {
     deps.piecePackages.stop();
     db.close();
+  }
+}
+
+/** What `weft export` and `weft import` call: the running server's API, or this process's own app on the data directory. */
+interface FilesBackend {
+  exportFiles(): Promise<Record<string, string>>;
+  importFiles(files: Record<string, string>, options: { dryRun: boolean; prune: boolean }): Promise<ImportResult>;
+  close(): void;
+}
+
+/** A problem-carrying refusal, as the API's envelope or core's AppError carries it. */
+class FilesRefused extends Error {
+  constructor(
+    message: string,
+    readonly problems: Array<{ file: string; path: string; message: string }>,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The running server when one answers (so its caches, triggers and cluster see the change), as WEFT_TOKEN; else the
+ * data directory, locked for this process as `weft serve` would lock it, in the first workspace.
+ */
+async function filesBackend(config: Config): Promise<FilesBackend> {
+  const url = process.env.WEFT_URL || (await (await import("./mcp/stdio-bridge")).runningServer(config));
+  if (url) {
+    const token = process.env.WEFT_TOKEN;
+    if (!token) fail(`a server answers at ${url}: set WEFT_TOKEN to an API token with workflow:read (export) or workflow:write (import)`);
+    const call = async (method: string, body?: unknown) => {
+      const res = await fetch(`${url.replace(/\/+$/, "")}/api/workflows/files`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      const answer = (await res.json().catch(() => null)) as { data?: any; error?: { message: string; details?: { problems?: any[] } } } | null;
+      if (!res.ok || !answer?.data) throw new FilesRefused(answer?.error?.message ?? `${url} answered ${res.status}`, answer?.error?.details?.problems ?? []);
+      return answer.data;
+    };
+    return {
+      exportFiles: async () => (await call("GET")).files,
+      importFiles: (files, options) => call("POST", { files, ...options }),
+      close() {},
+    };
+  }
+  const lock = lockDataDir(config.dataDir);
+  const log = createLogger("error", (line) => process.stderr.write(`${line}\n`));
+  const db = await openConfiguredStore(config);
+  await checkEncryptionKey(config, db);
+  const { deps } = createApp({ config, db, log, pieces: await loadRegistry(config) });
+  const { orgId, workspaceId } = await deps.identity.ensureOrg();
+  const actor = { orgId, workspaceId, userId: null, credentialId: "weft import" };
+  const refused = (error: unknown): never => {
+    if (error instanceof AppError) throw new FilesRefused(error.message, (error.details as { problems?: any[] } | undefined)?.problems ?? []);
+    throw error;
+  };
+  return {
+    exportFiles: () => deps.workflowFiles.export(workspaceId),
+    importFiles: (files, options) => deps.workflowFiles.import(actor, files, options).catch(refused),
+    close() {
+      deps.piecePackages.stop();
+      db.close();
+      lock.release();
+    },
+  };
+}
+
+/** The format's parts of a folder (connections.yaml, variables/, workflows/), path → text; dot-files skipped. */
+function readFolder(dir: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  const walk = (at: string) => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      if (entry.name.startsWith(".")) continue;
+      const full = join(at, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile()) files[relative(dir, full).split("\\").join("/")] = readFileSync(full, "utf8");
+    }
+  };
+  if (existsSync(join(dir, "connections.yaml"))) files["connections.yaml"] = readFileSync(join(dir, "connections.yaml"), "utf8");
+  for (const sub of ["variables", "workflows"]) if (existsSync(join(dir, sub))) walk(join(dir, sub));
+  return files;
+}
+
+/** `weft export DIR` and `weft import DIR [--dry-run] [--prune]` (docs/workflows-as-code.md). */
+async function filesCommand(config: Config, command: "export" | "import", args: string[]) {
+  const usage = command === "export" ? "usage: weft export DIR" : "usage: weft import DIR [--dry-run] [--prune]";
+  let parsed: { values: { "dry-run"?: boolean; prune?: boolean }; positionals: string[] };
+  try {
+    parsed = parseArgs({ args, options: { "dry-run": { type: "boolean" }, prune: { type: "boolean" } }, allowPositionals: true });
+  } catch (error) {
+    fail(`${(error as Error).message}; ${usage}`);
+  }
+  const dir = parsed.positionals[0];
+  if (!dir || parsed.positionals.length > 1 || (command === "export" && (parsed.values["dry-run"] || parsed.values.prune))) fail(usage);
+  if (command === "import" && !existsSync(dir)) fail(`${dir} does not exist; ${usage}`);
+  const backend = await filesBackend(config);
+  try {
+    if (command === "export") {
+      const files = await backend.exportFiles();
+      // Files of workflows renamed or deleted since the last export must not linger: the format's parts are rewritten whole.
+      for (const part of ["workflows", "variables", "connections.yaml"]) rmSync(join(dir, part), { recursive: true, force: true });
+      for (const [path, text] of Object.entries(files)) {
+        mkdirSync(dirname(join(dir, path)), { recursive: true });
+        writeFileSync(join(dir, path), text);
+      }
+      const workflows = Object.keys(files).filter((p) => p.startsWith("workflows/")).length;
+      console.log(`wrote ${workflows} workflow${workflows === 1 ? "" : "s"}, connections.yaml and variables/all.yaml to ${dir}`);
+      return;
+    }
+    const result = await backend.importFiles(readFolder(dir), { dryRun: parsed.values["dry-run"] === true, prune: parsed.values.prune === true });
+    for (const entry of result.plan) console.log(`${entry.action} ${entry.kind} ${entry.name}${entry.path ? ` (${entry.path})` : ""}`);
+    for (const w of result.warnings) process.stderr.write(`warning: ${w.file} ${w.path}: ${w.message}\n`);
+    const count = (action: string) => result.plan.filter((p) => p.action === action).length;
+    const summary = `${count("create")} to create, ${count("update")} to update, ${count("unchanged")} unchanged, ${count("delete")} to delete`;
+    console.log(result.dryRun ? `dry run: nothing was changed (${summary})` : `imported: ${summary.replaceAll("to ", "")}`);
+  } catch (error) {
+    if (!(error instanceof FilesRefused)) throw error;
+    for (const p of error.problems) process.stderr.write(`${p.file} ${p.path}: ${p.message}\n`);
+    fail(
+      error.problems.length ? `nothing was imported: ${error.problems.length} problem${error.problems.length === 1 ? "" : "s"} (listed above)` : error.message,
+    );
+  } finally {
+    backend.close();
   }
 }
 
@@ -637,9 +771,13 @@ export async function main(argv: string[]) {
     case "pieces":
       await piecesCommand(config, argv.slice(1));
       return;
+    case "export":
+    case "import":
+      await filesCommand(config, command, argv.slice(1));
+      return;
     default:
       fail(
-        `unknown command "${command}"; commands: serve, token create, migrate, version, backup, restore, keys rotate, pieces, mcp, service install (see --help)`,
+        `unknown command "${command}"; commands: serve, token create, migrate, version, backup, restore, export, import, keys rotate, pieces, mcp, service install (see --help)`,
       );
   }
 }

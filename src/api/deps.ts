@@ -18,6 +18,7 @@ import type { Templates } from "../core/templates/templates";
 import type { Triggers } from "../core/triggers/service";
 import type { Folders } from "../core/workflows/folders";
 import type { LifecycleHooks } from "../core/workflows/hooks";
+import type { WorkflowFiles } from "../core/workflows/files";
 import type { Transfer } from "../core/workflows/transfer";
 import type { Workflows } from "../core/workflows/workflows";
 import type { Engine } from "../engine/engine";
@@ -63,6 +64,8 @@ export interface AppDeps {
   folders: Folders;
   templates: Templates;
   workflowTransfer: Transfer;
+  /** Workflows as files: export and import of a folder (docs/workflows-as-code.md). */
+  workflowFiles: WorkflowFiles;
   /** Publish/unpublish/rotate listeners (triggers): `deps.lifecycleHooks.push({ onPublish, onUnpublish })`. */
   lifecycleHooks: LifecycleHooks[];
   /** The execution engine: `engine.startRun`/`enqueue` start runs, `waitFor`/`waitForReply` wait; `serve` calls `engine.start()`. */

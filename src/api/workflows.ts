@@ -10,6 +10,9 @@ import {
   Workflow,
   WorkflowCreateBody,
   WorkflowExport,
+  WorkflowFilesExport,
+  WorkflowFilesImportBody,
+  WorkflowFilesImportResult,
   WorkflowListQuery,
   WorkflowUpdateBody,
   type WorkflowCreateBodyT,
@@ -18,7 +21,7 @@ import {
 
 const tags = ["Workflows"];
 
-export const workflowsApi = ({ security, workflows, workflowTransfer }: AppDeps) =>
+export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFiles }: AppDeps) =>
   new Elysia({ name: "api-workflows" })
     .use(security)
     .post(
@@ -49,6 +52,34 @@ export const workflowsApi = ({ security, workflows, workflowTransfer }: AppDeps)
         query: WorkflowListQuery,
         response: List(Workflow),
         detail: { tags, summary: "List workflows (filters folderId, status, tag, q; page/limit); items omit definition, testPayloads and pinnedData" },
+      },
+    )
+    .get("/api/workflows/files", async ({ auth }) => ({ data: { weftFormat: 1 as const, files: await workflowFiles.export(auth.workspaceId) } }), {
+      permission: "workflow:read",
+      response: Data(WorkflowFilesExport),
+      detail: {
+        tags,
+        summary: "Export every workflow of the workspace as YAML files (docs/workflows-as-code.md)",
+        description:
+          "Answers path → YAML text: workflows/[<folder>/]<name>.yaml per workflow (its draft, test payloads and pinned data), connections.yaml (names and pieces only) and variables/all.yaml (secret variables by name only). No credential, secret value or connection id is in them. `weft export DIR` writes the same files.",
+      },
+    })
+    .post(
+      "/api/workflows/files",
+      async ({ auth, body }) => {
+        const { files, dryRun, prune } = body as { files: Record<string, string>; dryRun?: boolean; prune?: boolean };
+        return { data: await workflowFiles.import(auth, files, { dryRun, prune, mayCreateConnections: auth.scopes.has("connection:write") }) };
+      },
+      {
+        permission: "workflow:write",
+        body: WorkflowFilesImportBody,
+        response: Data(WorkflowFilesImportResult),
+        detail: {
+          tags,
+          summary: "Import YAML workflow files: all or nothing (docs/workflows-as-code.md)",
+          description:
+            "Every file is checked first, by the format and by the publish gate; any problem answers 400 VALIDATION_FAILED with every problem (file, path, message) in error.details.problems, and nothing is written. dryRun answers the plan (create, update, unchanged, delete) and changes nothing. Otherwise the whole plan is applied in one transaction. Workflows keep their ids; an import writes drafts and never publishes (a live workflow keeps running its published version). prune also deletes the workspace's workflows the files do not hold. A connection connections.yaml names that the workspace lacks is created without credentials (needs connection:write too).",
+        },
       },
     )
     .get("/api/workflows/:id", async ({ auth, params }) => ({ data: await workflows.get(auth.workspaceId, params.id) }), {

@@ -231,3 +231,44 @@ export const ImportBody = t.Composite(
   ],
   { ...strict, description: "an export document; name and folderId may be overridden" },
 );
+
+/** Workflows as files (docs/workflows-as-code.md): a folder as path → YAML text. */
+const FileMap = t.Record(t.String({ minLength: 1, maxLength: 500 }), t.String(), {
+  maxProperties: 10_000,
+  description: "path → file text: connections.yaml, variables/all.yaml, workflows/[<folder>/]<name>.yaml",
+});
+
+export const WorkflowFilesExport = t.Object({ weftFormat: t.Literal(1), files: FileMap }, { $id: "WorkflowFiles" });
+
+export const WorkflowFilesImportBody = t.Object(
+  {
+    files: FileMap,
+    dryRun: t.Optional(t.Boolean({ description: "answer the plan and change nothing" })),
+    prune: t.Optional(t.Boolean({ description: "also delete the workspace's workflows the files do not hold" })),
+  },
+  { ...strict, description: "paths outside connections.yaml, variables/ and workflows/ are ignored" },
+);
+
+export const FileProblem = t.Object({
+  file: t.String(),
+  path: t.String({ description: "where in the file: a dotted path such as steps.2.config.url, or line L:C for YAML syntax" }),
+  message: t.String(),
+});
+
+export const WorkflowFilesImportResult = t.Object(
+  {
+    dryRun: t.Boolean(),
+    applied: t.Boolean({ description: "false for a dry run" }),
+    plan: t.Array(
+      t.Object({
+        action: t.Union([t.Literal("create"), t.Literal("update"), t.Literal("unchanged"), t.Literal("delete")]),
+        kind: t.Union([t.Literal("folder"), t.Literal("connection"), t.Literal("workflow")]),
+        name: t.String(),
+        path: t.Optional(t.String()),
+        id: t.Optional(t.String()),
+      }),
+    ),
+    warnings: t.Array(FileProblem, { description: "the gate's warnings, by file; they do not stop an import" }),
+  },
+  { $id: "WorkflowFilesImportResult" },
+);

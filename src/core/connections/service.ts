@@ -174,6 +174,41 @@ export class Connections {
     return this.get(actor.workspaceId, row.id);
   }
 
+  /**
+   * A connection without credentials, for an import whose workflows name it (docs/workflows-as-code.md): in error,
+   * saying so, until its credentials are set (PATCH /api/connections/{id}, or an OAuth2 authorization). A refusal
+   * (text) when this server does not load the piece or the piece takes no connection. Written by the import's unit.
+   */
+  blankRow(actor: Actor, pieceId: string, name: string): ConnectionRow | string {
+    const piece = this.ctx.pieces.get(pieceId);
+    if (!piece) return `piece "${pieceId}" is not loaded by this server; pieces that take connections: ${piecesWithAuth(this.ctx)().join(", ") || "none"}`;
+    if (!piece.auth) return `piece "${pieceId}" declares no authentication, so it takes no connection`;
+    const at = nowIso();
+    return {
+      id: newId(),
+      org_id: actor.orgId,
+      workspace_id: actor.workspaceId,
+      piece_id: piece.id,
+      name,
+      auth_kind: piece.auth.kind,
+      grant_type: null,
+      config: "{}",
+      client_id: null,
+      managed_app: 0,
+      public_values: "{}",
+      secrets: null,
+      status: "error",
+      status_message: "imported without credentials (weft import); set them to use this connection",
+      tokens: null,
+      token_expires_at: null,
+      refresh_lease: null,
+      refresh_lease_until: null,
+      created_by: actor.userId,
+      created_at: at,
+      updated_at: at,
+    };
+  }
+
   private columns(prepared: PreparedCredentials) {
     return {
       auth_kind: prepared.authKind,

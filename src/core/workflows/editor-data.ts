@@ -221,19 +221,22 @@ export class EditorData {
     }));
   }
 
-  /** Imported variables, written through `unit`: secrets arrive without values and are stored empty, to be filled in. */
-  async importVariables(workflowId: string, input: Array<{ name: string; value: unknown; secret: boolean; description?: string }>, unit: Storage) {
+  /**
+   * Imported variables, written through `unit`: secrets arrive without values; a secret the workflow already holds
+   * keeps its stored value, a new one is stored empty, to be filled in.
+   */
+  async importVariables(workflowId: string, input: Array<{ name: string; value?: unknown; secret: boolean; description?: string }>, unit: Storage) {
     const at = nowIso();
+    const stored = new Map((await unit.workflows.variables(workflowId)).map((r) => [r.name, r]));
     await unit.workflows.replaceVariables(
       workflowId,
-      input.map((v) => ({
-        workflow_id: workflowId,
-        name: v.name,
-        secret: v.secret ? 1 : 0,
-        description: v.description ?? "",
-        updated_at: at,
-        value: v.secret ? this.secrets.encrypt(JSON.stringify(v.value ?? "")) : JSON.stringify(v.value ?? null),
-      })),
+      input.map((v) => {
+        const before = stored.get(v.name);
+        const value = v.secret ? (before?.secret ? before.value : this.secrets.encrypt(JSON.stringify(v.value ?? ""))) : JSON.stringify(v.value ?? null);
+        const description = v.description ?? "";
+        const unchanged = before && before.value === value && before.secret === (v.secret ? 1 : 0) && before.description === description;
+        return { workflow_id: workflowId, name: v.name, secret: v.secret ? 1 : 0, description, updated_at: unchanged ? before.updated_at : at, value };
+      }),
     );
   }
 }

@@ -38,6 +38,27 @@ export type LastRun = { status: string; startedAt: string };
 /** The workspace's connections of a piece, by name, for the gate (the connections code serves it, through the storage port). */
 export type ConnectionDirectory = (workspaceId: string, pieceId: string) => Promise<ConnectionChoice[]>;
 
+/**
+ * What an import (./files.ts) adds to the gate's view of the workspace: connections and workflows it creates in
+ * the same unit, and the variables the workflow will hold once imported.
+ */
+export interface GateOverlay {
+  connections?: Map<string, ConnectionChoice[]>;
+  workflowIds?: Set<string>;
+  storedVariables?: string[];
+}
+
+/** A workflow as an import writes it (docs/workflows-as-code.md): its fields, and a definition the gate has checked. */
+export interface ImportedFields {
+  id: string;
+  name: string;
+  description: string;
+  tags: string[];
+  folderId: string | null;
+  testPayloads: Record<string, unknown>;
+  definition: FlowVersionT;
+}
+
 export interface WorkflowsOptions {
   storage: Storage;
   log: Logger;
@@ -216,12 +237,14 @@ export class Workflows {
   // ------------------------------------------------------------------ the gate
 
   /** The gate with this workspace's context (connections, workflows, stored variables), read before it runs. */
-  async gate(workspaceId: string, definition: unknown, workflowId?: string): Promise<GateResult> {
+  async gate(workspaceId: string, definition: unknown, workflowId?: string, overlay: GateOverlay = {}): Promise<GateResult> {
     const directory = this.connectionDirectory;
     // The one workflow the gate may ask about (settings.errorWorkflowId), looked up before it runs.
     const errorWorkflowId = (definition as { settings?: { errorWorkflowId?: unknown } } | null)?.settings?.errorWorkflowId;
-    const errorWorkflowExists = typeof errorWorkflowId === "string" && (await this.storage.workflows.exists(workspaceId, errorWorkflowId));
-    const storedVariables = workflowId ? await this.editor.variableNames(workflowId) : [];
+    const errorWorkflowExists =
+      typeof errorWorkflowId === "string" &&
+      (overlay.workflowIds?.has(errorWorkflowId) === true || (await this.storage.workflows.exists(workspaceId, errorWorkflowId)));
+    const storedVariables = overlay.storedVariables ?? (workflowId ? await this.editor.variableNames(workflowId) : []);
     // The connections of each piece the gate may ask about, read together before it runs. Should it ask about
     // one not read (a piece installed meanwhile), that one is read and the gate runs again: it answers as if it
     // had read every connection it needed.
@@ -229,7 +252,7 @@ export class Workflows {
     let unread = directory ? connectionPieces(definition, this.pieces) : [];
     for (;;) {
       const read = await Promise.all(unread.map(async (pieceId) => [pieceId, await directory!(workspaceId, pieceId)] as const));
-      for (const [pieceId, connections] of read) choices.set(pieceId, connections);
+      for (const [pieceId, connections] of read) choices.set(pieceId, [...connections, ...(overlay.connections?.get(pieceId) ?? [])]);
       const asked = new Set<string>();
       const result = validateDefinition(definition, {
         pieces: this.pieces,
@@ -381,6 +404,53 @@ export class Workflows {
       if (autoPublish) return this.publish(actor, row.id);
       return this.record(row);
     }
+  }
+
+  /**
+   * The row an import writes for `fields` (docs/workflows-as-code.md): a new draft, or `existing` with a new
+   * draft and fields — its status and published version untouched, as an editor save leaves them.
+   */
+  importedRow(actor: Actor, fields: ImportedFields, existing: WorkflowRow | null, result: GateResult): WorkflowRow {
+    const definition = structuredClone(fields.definition);
+    markValidity(definition, result);
+    const at = nowIso();
+    const row: WorkflowRow = existing
+      ? { ...existing, definition_rev: existing.definition_rev + 1, updated_at: at }
+      : {
+          id: fields.id,
+          workspace_id: actor.workspaceId,
+          org_id: actor.orgId,
+          name: fields.name,
+          description: "",
+          definition: "",
+          draft_hash: "",
+          definition_rev: 1,
+          status: "draft",
+          trigger_type: "",
+          cron_expression: null,
+          webhook_token: null,
+          webhook_token_hash: null,
+          latest_version_id: null,
+          folder_id: null,
+          tags: "[]",
+          test_payloads: "{}",
+          created_by: actor.userId ?? actor.credentialId,
+          created_at: at,
+          updated_at: at,
+        };
+    row.name = fields.name;
+    row.description = fields.description;
+    row.tags = JSON.stringify(fields.tags);
+    row.folder_id = fields.folderId;
+    row.test_payloads = JSON.stringify(fields.testPayloads);
+    this.setDraft(row, definition);
+    return row;
+  }
+
+  /** After an import's unit committed: workflows it deleted that were live are unpublished (their hooks run). */
+  async afterImport(deletedLive: WorkflowT[]): Promise<void> {
+    this.lastLive = undefined;
+    for (const record of deletedLive) await this.runUnpublishHooks(record);
   }
 
   async delete(actor: Actor, id: string): Promise<{ id: string; deleted: true }> {

@@ -5,7 +5,14 @@
  */
 import { t } from "elysia";
 import { Uuid } from "../../schema/common";
-import { WorkflowCreateBody, WorkflowListQuery, WorkflowUpdateBody, type WorkflowCreateBodyT, type WorkflowUpdateBodyT } from "../../schema/workflow-record";
+import {
+  WorkflowCreateBody,
+  WorkflowFilesImportBody,
+  WorkflowListQuery,
+  WorkflowUpdateBody,
+  type WorkflowCreateBodyT,
+  type WorkflowUpdateBodyT,
+} from "../../schema/workflow-record";
 import { pageOfArgs, PageArgs, type PageArgsT } from "../page-args";
 import { defineTool } from "../tool";
 
@@ -82,5 +89,25 @@ export const workflowTools = [
     scope: "workflow:write",
     input: t.Object({ id: Uuid }, strict),
     run: async ({ deps, auth }, args) => ({ data: await deps.workflows.delete(auth, args.id) }),
+  }),
+  defineTool<Record<string, never>>({
+    name: "export_workflows",
+    description:
+      "Export every workflow of the workspace as YAML files (GET /api/workflows/files; docs/workflows-as-code.md): path → text. Connections by name and piece, secret variables by name; no credential or secret value.",
+    scope: "workflow:read",
+    readOnly: true,
+    input: t.Object({}, strict),
+    run: async ({ deps, auth }) => ({ data: { weftFormat: 1, files: await deps.workflowFiles.export(auth.workspaceId) } }),
+  }),
+  defineTool<{ files: Record<string, string>; dryRun?: boolean; prune?: boolean }>({
+    name: "import_workflows",
+    description:
+      "Import YAML workflow files (POST /api/workflows/files): every file is checked first and every problem listed with its file and path; all or nothing. " +
+      "Call with dryRun: true first and show the plan (create, update, unchanged, delete) to the user; prune deletes workflows the files lack: confirm it with the user.",
+    scope: "workflow:write",
+    input: WorkflowFilesImportBody,
+    run: async ({ deps, auth }, { files, dryRun, prune }) => ({
+      data: await deps.workflowFiles.import(auth, files, { dryRun, prune, mayCreateConnections: auth.scopes.has("connection:write") }),
+    }),
   }),
 ];
