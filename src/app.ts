@@ -43,6 +43,8 @@ import { engineRuns } from "./core/triggers/engine-runs";
 import { Runs } from "./core/runs/runs";
 import { Engine } from "./engine/engine";
 import { FollowUps } from "./engine/follow-ups";
+import { observeAll } from "./engine/engine-observer";
+import { createTracing } from "./core/tracing";
 import { workflowSourceFrom } from "./core/workflows/workflow-source";
 import { createTriggers } from "./core/triggers/service";
 import { Folders } from "./core/workflows/folders";
@@ -167,6 +169,8 @@ export function createApp(options: CreateAppOptions) {
       pieceHosts: () => packages.runningHosts,
     },
   });
+  // Off (no OTLP endpoint) it is undefined and the OpenTelemetry SDK is never loaded.
+  deps.tracing = createTracing(config.traces, { version: VERSION, log });
   deps.engine = new Engine({
     db,
     config,
@@ -180,7 +184,7 @@ export function createApp(options: CreateAppOptions) {
     storeAddress: storeAddress(db),
     // Instances sharing a PostgreSQL database form a cluster: the fleet's heartbeat is each one's lease on its runs.
     cluster: sharedStore(db) ? { instanceId, role: config.role, aliveIds: () => deps.fleet.aliveIds() } : undefined,
-    observer: deps.metrics,
+    observer: observeAll(deps.metrics, deps.tracing),
   });
   deps.runs = new Runs(deps.engine);
   // Installed Activepieces packages join the fleet now; their code loads only when a step first uses them.

@@ -230,6 +230,7 @@ export async function serve(config: Config) {
     await server.stop(false); // stop accepting, let in-flight requests finish
     await deps.triggers.stop(); // no new schedule or poll runs; an in-flight poll finishes and commits
     await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
+    await deps.tracing?.shutdown().catch(() => {}); // the last spans, best effort
     deps.piecePackages.stop();
     await deps.clusterChanges.stop();
     await deps.fleet.stop(); // leaves the registry

@@ -10,6 +10,7 @@ import type { Connections } from "../core/connections";
 import type { SecretBox } from "../core/crypto";
 import type { Identity } from "../core/identity";
 import type { Metrics } from "../core/metrics";
+import type { Tracing } from "../core/tracing";
 import type { Fleet } from "../core/fleet";
 import type { NetworkSettings } from "../core/network";
 import type { Runs } from "../core/runs/runs";
@@ -80,4 +81,6 @@ export interface AppDeps {
   triggers: Triggers;
   /** Prometheus metrics (GET /metrics): the engine and the scheduler report to it; webhook routes call `webhookAnswered`. */
   metrics: Metrics;
+  /** OpenTelemetry traces of runs and steps (told by the engine); undefined unless an OTLP endpoint is set. */
+  tracing: Tracing | undefined;
 }
