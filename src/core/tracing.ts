@@ -18,6 +18,7 @@ import type { Span, SpanContext, Tracer } from "@opentelemetry/api";
 import type * as SdkTrace from "@opentelemetry/sdk-trace-base";
 import type * as OtlpHttp from "@opentelemetry/exporter-trace-otlp-http";
 import type * as Resources from "@opentelemetry/resources";
+import type * as Semconv from "@opentelemetry/semantic-conventions";
 import type { TracesConfig } from "../config";
 import type { EngineObserver, ObservedRun, ObservedStep, StartingStep } from "../engine/engine-observer";
 import type { Logger } from "../http/logger";
@@ -50,10 +51,11 @@ export class Tracing implements EngineObserver {
     const sdk = require("@opentelemetry/sdk-trace-base") as typeof SdkTrace;
     const { OTLPTraceExporter } = require("@opentelemetry/exporter-trace-otlp-http") as typeof OtlpHttp;
     const { resourceFromAttributes } = require("@opentelemetry/resources") as typeof Resources;
+    const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = require("@opentelemetry/semantic-conventions") as typeof Semconv;
     // OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, OTEL_BSP_* and OTEL_TRACES_SAMPLER are read by the SDK itself.
     const exporter = new OTLPTraceExporter({ url: endpoint });
     this.provider = new sdk.BasicTracerProvider({
-      resource: resourceFromAttributes({ "service.name": serviceName, "service.version": options.version }),
+      resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName, [ATTR_SERVICE_VERSION]: options.version }),
       spanProcessors: [new sdk.BatchSpanProcessor(exporter)],
     });
     this.tracer = this.provider.getTracer("weft", options.version);
