@@ -157,6 +157,36 @@ describe("traces on (OTLP/HTTP to a loopback receiver)", () => {
     expect(call.parentSpanId).toBe(runSpan.spanId);
   });
 
+  test("a sub-flow's run is a child of the calling step's span, in the same trace", async () => {
+    const childDefinition = definition({ name: "trigger", type: "callable", pieceId: "subflows", actionId: "callable", config: {} }, {
+      name: "child_call",
+      type: "PIECE",
+      pieceId: "http",
+      actionId: "send_request",
+      config: { method: "GET", url: target.url },
+    });
+    const child = await t.req("POST", "/api/workflows", { body: { name: "traced child", definition: childDefinition } });
+    const publishedChild = await t.req("POST", `/api/workflows/${child.body.data.id}/publish`);
+    expect(publishedChild.status).toBe(200);
+    const callStep = { name: "delegate", type: "PIECE", pieceId: "subflows", actionId: "call_workflow", config: { workflow_id: child.body.data.id, wait: true } };
+    const parent = await t.req("POST", "/api/workflows", { body: { name: "traced parent", definition: definition(webhookTrigger(), callStep) } });
+    expect((await t.req("POST", `/api/workflows/${parent.body.data.id}/publish`)).status).toBe(200);
+    const seenBefore = target.seen.length;
+
+    const run = await runViaApi(t, parent.body.data.id, { traceparent: INCOMING });
+    expect(run.status).toBe("completed");
+    const delegate = (await spansOf(run.id)).find((s) => s.name === "step delegate")!;
+    expect(delegate.traceId).toBe(INCOMING_TRACE);
+    const childRunId = receiver.spans.find((s) => s.name === "run traced child" && s.traceId === INCOMING_TRACE)?.attributes["weft.run.id"] as string;
+    const childSpans = await spansOf(childRunId);
+    const childRun = childSpans.find((s) => s.name === "run traced child")!;
+    expect(childRun.parentSpanId).toBe(delegate.spanId);
+    expect(childRun.attributes["weft.run.trigger_type"]).toBe("subflow");
+    const childCall = childSpans.find((s) => s.name === "step child_call")!;
+    expect(childCall.parentSpanId).toBe(childRun.spanId);
+    expect(target.seen.slice(seenBefore)).toEqual([`00-${INCOMING_TRACE}-${childCall.spanId}-01`]);
+  });
+
   test("without a traceparent (or with a malformed one) a run starts a trace of its own", async () => {
     const runs = [await runViaApi(t, passing.id), await runViaApi(t, passing.id, { traceparent: "00-not-a-trace-01" })];
     const traceIds = new Set<string>();
