@@ -158,17 +158,26 @@ describe("traces on (OTLP/HTTP to a loopback receiver)", () => {
   });
 
   test("a sub-flow's run is a child of the calling step's span, in the same trace", async () => {
-    const childDefinition = definition({ name: "trigger", type: "callable", pieceId: "subflows", actionId: "callable", config: {} }, {
-      name: "child_call",
-      type: "PIECE",
-      pieceId: "http",
-      actionId: "send_request",
-      config: { method: "GET", url: target.url },
-    });
+    const childDefinition = definition(
+      { name: "trigger", type: "callable", pieceId: "subflows", actionId: "callable", config: {} },
+      {
+        name: "child_call",
+        type: "PIECE",
+        pieceId: "http",
+        actionId: "send_request",
+        config: { method: "GET", url: target.url },
+      },
+    );
     const child = await t.req("POST", "/api/workflows", { body: { name: "traced child", definition: childDefinition } });
     const publishedChild = await t.req("POST", `/api/workflows/${child.body.data.id}/publish`);
     expect(publishedChild.status).toBe(200);
-    const callStep = { name: "delegate", type: "PIECE", pieceId: "subflows", actionId: "call_workflow", config: { workflow_id: child.body.data.id, wait: true } };
+    const callStep = {
+      name: "delegate",
+      type: "PIECE",
+      pieceId: "subflows",
+      actionId: "call_workflow",
+      config: { workflow_id: child.body.data.id, wait: true },
+    };
     const parent = await t.req("POST", "/api/workflows", { body: { name: "traced parent", definition: definition(webhookTrigger(), callStep) } });
     expect((await t.req("POST", `/api/workflows/${parent.body.data.id}/publish`)).status).toBe(200);
     const seenBefore = target.seen.length;
