@@ -171,6 +171,7 @@ export function createApp(options: CreateAppOptions) {
       },
       sandbox: sandboxProcessCounts,
       pieceHosts: () => packages.runningHosts,
+      logStreamDropped: () => Object.fromEntries(Object.entries(logStream.stats).map(([destination, stats]) => [destination, stats.dropped])),
     },
   });
   // Off (no OTLP endpoint) it is undefined and the OpenTelemetry SDK is never loaded.

@@ -145,6 +145,27 @@ describe.skipIf(!hasRsyslog())("a server's run and audit events, to rsyslog over
     expect(types.indexOf("token.created")).toBeLessThan(types.indexOf("token.revoked"));
     expect(posted.find((e) => e.type === "run.finished" && e.runId === run.body.data.id)).toMatchObject({ status: "failed", severity: "warning" });
     expect(t.deps.logStream.stats[`http http://127.0.0.1:${new URL(collector.url).port}`]).toMatchObject({ dropped: 0, queued: 0 });
+    const metrics = await t.req("GET", "/metrics");
+    expect(metrics.text).toContain(`weft_log_stream_dropped_total{destination="http http://127.0.0.1:${new URL(collector.url).port}"} 0`);
+    expect(metrics.text).toContain(`weft_log_stream_dropped_total{destination="syslog udp://127.0.0.1:${rsyslog.udpPort}"} 0`);
+  });
+});
+
+describe("dropped events on /metrics", () => {
+  test("weft_log_stream_dropped_total counts, per destination, what a destination gave up", async () => {
+    const collector = startCollector([400]);
+    const t = await testApp({ WEFT_LOG_HTTP_URL: collector.url });
+    try {
+      expect((await t.req("POST", "/api/tokens", { body: { name: "refused", scopes: ["workflow:read"] } })).status).toBe(201);
+      await t.deps.logStream.flush();
+      const metrics = await t.req("GET", "/metrics");
+      expect(metrics.text).toContain(`weft_log_stream_dropped_total{destination="http http://127.0.0.1:${new URL(collector.url).port}"} 1`);
+      expect(t.logLines.some((line) => line.includes("log streaming dropped events") && line.includes("400"))).toBe(true);
+    } finally {
+      await t.deps.engine.stop(500);
+      await t.deps.logStream.close(0);
+      collector.stop();
+    }
   });
 });
 
