@@ -24,8 +24,14 @@ import type { EngineObserver, ObservedRun, ObservedStep, StartingStep } from "..
 import type { Logger } from "../http/logger";
 import { BoundedMap } from "../lib/bounded-map";
 
-/** Open run and step spans kept at most; past it the oldest are forgotten (never sent). */
-const OPEN_SPANS = 20_000;
+/** Runs whose spans are kept open at most; past it the oldest are forgotten (never sent). */
+const OPEN_RUNS = 20_000;
+
+/** A run's open span and its steps' open spans (by step id). */
+interface OpenRun {
+  span: Span;
+  steps: Map<string, Span>;
+}
 
 export interface TracingOptions {
   /** This build's version: `service.version`. */
@@ -43,8 +49,7 @@ export class Tracing implements EngineObserver {
   private readonly api: typeof Api;
   private readonly provider: SdkTrace.BasicTracerProvider;
   private readonly tracer: Tracer;
-  private readonly runs = new BoundedMap<string, Span>(OPEN_SPANS);
-  private readonly steps = new BoundedMap<string, Span>(OPEN_SPANS);
+  private readonly runs = new BoundedMap<string, OpenRun>(OPEN_RUNS);
 
   constructor(endpoint: string, serviceName: string, options: TracingOptions) {
     this.api = require("@opentelemetry/api") as typeof Api;
@@ -68,7 +73,8 @@ export class Tracing implements EngineObserver {
   }
 
   stepStarting(step: StartingStep, run: ObservedRun, traceparent?: string): string | undefined {
-    let span = this.steps.get(step.id);
+    const open = this.openRun(run, traceparent);
+    let span = open.steps.get(step.id);
     if (!span) {
       span = this.tracer.startSpan(
         `step ${step.name}`,
@@ -81,17 +87,18 @@ export class Tracing implements EngineObserver {
             "weft.action": step.actionId,
           },
         },
-        this.runContext(run, traceparent),
+        this.api.trace.setSpan(this.api.ROOT_CONTEXT, open.span),
       );
-      this.steps.set(step.id, span);
+      open.steps.set(step.id, span);
     }
     return traceparentOf(span.spanContext());
   }
 
   stepFinished(step: ObservedStep, run: ObservedRun, traceparent?: string): void {
-    let span = this.steps.get(step.id);
+    const open = this.openRun(run, traceparent);
+    let span = open.steps.get(step.id);
     const endTime = Date.now();
-    if (span) this.steps.delete(step.id);
+    if (span) open.steps.delete(step.id);
     else {
       // A step that ran without being handed to an action here (a router, a loop, an expression that failed),
       // or whose span a restart lost: its span is written now, with its own start.
@@ -99,7 +106,7 @@ export class Tracing implements EngineObserver {
       span = this.tracer.startSpan(
         `step ${step.node_id}`,
         { startTime, attributes: { ...this.runAttributes(run), "weft.step.id": step.id, "weft.step.name": step.node_id } },
-        this.runContext(run, traceparent),
+        this.api.trace.setSpan(this.api.ROOT_CONTEXT, open.span),
       );
     }
     span.setAttributes({
@@ -112,11 +119,18 @@ export class Tracing implements EngineObserver {
   }
 
   runFinished(run: ObservedRun, traceparent?: string): void {
-    const span = this.runSpan(run, traceparent);
+    const { span, steps } = this.openRun(run, traceparent);
     this.runs.delete(run.id);
+    const endTime = run.finished_at ? Math.max(Date.parse(run.finished_at), Date.parse(run.started_at)) : Date.now();
+    // Steps the run's end cut short (a cancel, a time limit) are not told as finished: they end with it.
+    for (const step of steps.values()) {
+      step.setAttribute("weft.step.status", run.status === "completed" ? "unfinished" : run.status);
+      this.setOutcome(step, run.status, run.error_message);
+      step.end(endTime);
+    }
     span.setAttribute("weft.run.status", run.status);
     this.setOutcome(span, run.status, run.error_message);
-    span.end(run.finished_at ? Math.max(Date.parse(run.finished_at), Date.parse(run.started_at)) : Date.now());
+    span.end(endTime);
   }
 
   batchCommitted(): void {}
@@ -131,27 +145,23 @@ export class Tracing implements EngineObserver {
     return this.provider.shutdown();
   }
 
-  /** The run's span: the open one, else a new one from the run's start, a child of the caller's context. */
-  private runSpan(run: ObservedRun, traceparent: string | undefined): Span {
-    let span = this.runs.get(run.id);
-    if (span) return span;
+  /** The run's open span and steps, else a new span from the run's start, a child of the caller's context. */
+  private openRun(run: ObservedRun, traceparent: string | undefined): OpenRun {
+    const known = this.runs.get(run.id);
+    if (known) return known;
     const api = this.api;
     const parent = parseTraceparent(traceparent);
     const context = parent ? api.trace.setSpanContext(api.ROOT_CONTEXT, parent) : api.ROOT_CONTEXT;
-    span = this.tracer.startSpan(
+    const span = this.tracer.startSpan(
       `run ${run.workflow_name}`,
       { startTime: Date.parse(run.started_at), kind: parent ? api.SpanKind.SERVER : api.SpanKind.INTERNAL, attributes: this.runAttributes(run) },
       context,
     );
     span.setAttributes({ "weft.run.trigger_type": run.trigger_type, "weft.run.environment": run.environment });
     if (run.parent_run_id) span.setAttribute("weft.run.parent_id", run.parent_run_id);
-    this.runs.set(run.id, span);
-    return span;
-  }
-
-  /** The context a step's span is a child of: its run's span. */
-  private runContext(run: ObservedRun, traceparent: string | undefined): Api.Context {
-    return this.api.trace.setSpan(this.api.ROOT_CONTEXT, this.runSpan(run, traceparent));
+    const open = { span, steps: new Map<string, Span>() };
+    this.runs.set(run.id, open);
+    return open;
   }
 
   private runAttributes(run: ObservedRun): Api.Attributes {

@@ -59,11 +59,11 @@ async function runViaApi(t: TestApp, workflowId: string, headers: Record<string,
   return res.body.data as { id: string; status: string };
 }
 
-async function eventually<T>(check: () => T, ms = 10_000): Promise<T> {
+async function eventually<T>(check: () => T | Promise<T>, ms = 10_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     try {
-      return check();
+      return await check();
     } catch (error) {
       if (Date.now() > deadline) throw error;
       await Bun.sleep(25);
@@ -194,6 +194,24 @@ describe("traces on (OTLP/HTTP to a loopback receiver)", () => {
     const childCall = childSpans.find((s) => s.name === "step child_call")!;
     expect(childCall.parentSpanId).toBe(childRun.spanId);
     expect(target.seen.slice(seenBefore)).toEqual([`00-${INCOMING_TRACE}-${childCall.spanId}-01`]);
+  });
+
+  test("a cancelled run ends the span of the step it cut short", async () => {
+    const slow = { name: "nap", type: "PIECE", pieceId: "ttest", actionId: "sleep", config: { ms: 20_000 } };
+    const created = await t.req("POST", "/api/workflows", { body: { name: "traced slow", definition: definition(webhookTrigger(), slow) } });
+    const start = await t.req("POST", `/api/workflows/${created.body.data.id}/run`, { body: {} });
+    expect(start.status).toBe(202);
+    const runId = start.body.data.id as string;
+    await eventually(async () => expect((await t.req("GET", `/api/runs/${runId}`)).body.data.status).toBe("running"));
+    expect((await t.req("POST", `/api/runs/${runId}/cancel`)).status).toBe(200);
+    await t.deps.engine.waitFor(runId, 10_000);
+    const spans = await spansOf(runId);
+    const runSpan = spans.find((s) => s.name === "run traced slow")!;
+    const nap = spans.find((s) => s.name === "step nap")!;
+    expect(runSpan.attributes["weft.run.status"]).toBe("cancelled");
+    expect(nap.parentSpanId).toBe(runSpan.spanId);
+    expect(nap.attributes).toMatchObject({ "weft.piece": "ttest", "weft.action": "sleep", "weft.step.status": "cancelled" });
+    expect(nap.endMs).toBeLessThanOrEqual(runSpan.endMs);
   });
 
   test("without a traceparent (or with a malformed one) a run starts a trace of its own", async () => {
