@@ -45,6 +45,9 @@ import { engineRuns } from "./core/triggers/engine-runs";
 import { Runs } from "./core/runs/runs";
 import { Engine } from "./engine/engine";
 import { FollowUps } from "./engine/follow-ups";
+import { observeAll } from "./engine/engine-observer";
+import { createTracing } from "./core/tracing";
+import { createLogStream } from "./core/log-stream";
 import { workflowSourceFrom } from "./core/workflows/workflow-source";
 import { createTriggers } from "./core/triggers/service";
 import { Folders } from "./core/workflows/folders";
@@ -90,7 +93,9 @@ export function createApp(options: CreateAppOptions) {
   const clusterChanges = new ClusterChanges({ db, log });
   // The storage port (src/store/port.ts): the areas already on it; the others still take `db`.
   const storage = storageOf(db, { pool: config.databasePool });
-  const identity = new Identity(storage, clusterChanges);
+  // Run and audit events to syslog and an HTTP endpoint (WEFT_LOG_SYSLOG, WEFT_LOG_HTTP_URL); without either, emit does nothing.
+  const logStream = createLogStream(config.logStream, { log });
+  const identity = new Identity(storage, clusterChanges, logStream);
   const security = createSecurity({ identity, rateLimitPerSecond: config.rateLimitPerSecond, rateLimitBurst: config.rateLimitBurst });
   const instanceId = newId();
   // In a cluster each claim of an Idempotency-Key names the instance executing it (released below if it dies).
@@ -119,6 +124,7 @@ export function createApp(options: CreateAppOptions) {
     secrets,
     guardedFetch,
     clusterChanges,
+    logStream,
   } as AppDeps;
   deps.connections = new Connections({
     storage,
@@ -137,7 +143,7 @@ export function createApp(options: CreateAppOptions) {
     ...options.connections,
   });
   deps.resolveConnectionAuth = deps.connections.resolveConnectionAuth;
-  deps.lifecycleHooks = [];
+  deps.lifecycleHooks = logStream.active ? [logStream.lifecycleHooks()] : [];
   const clusterPieces = new ClusterPieces(
     () => deps.pieces,
     () => deps.fleet.executingPeers(),
@@ -169,8 +175,11 @@ export function createApp(options: CreateAppOptions) {
       },
       sandbox: sandboxProcessCounts,
       pieceHosts: () => packages.runningHosts,
+      logStreamDropped: () => Object.fromEntries(Object.entries(logStream.stats).map(([destination, stats]) => [destination, stats.dropped])),
     },
   });
+  // Off (no OTLP endpoint) it is undefined and the OpenTelemetry SDK is never loaded.
+  deps.tracing = createTracing(config.traces, { version: VERSION, log });
   deps.engine = new Engine({
     db,
     config,
@@ -184,7 +193,7 @@ export function createApp(options: CreateAppOptions) {
     storeAddress: storeAddress(db),
     // Instances sharing a PostgreSQL database form a cluster: the fleet's heartbeat is each one's lease on its runs.
     cluster: sharedStore(db) ? { instanceId, role: config.role, aliveIds: () => deps.fleet.aliveIds() } : undefined,
-    observer: deps.metrics,
+    observer: observeAll(deps.metrics, deps.tracing, logStream.active ? logStream : undefined),
   });
   deps.runs = new Runs(deps.engine);
   // Installed Activepieces packages join the fleet now; their code loads only when a step first uses them.

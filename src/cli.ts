@@ -257,6 +257,8 @@ export async function serve(config: Config) {
     await deps.triggers.stop(); // no new schedule or poll runs; an in-flight poll finishes and commits
     await deps.backups.stop(); // a backup being written is finished
     await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
+    await deps.tracing?.shutdown().catch(() => {}); // the last spans, best effort
+    await deps.logStream.close(); // the last events, within a few seconds
     deps.piecePackages.stop();
     await deps.clusterChanges.stop();
     await deps.fleet.stop(); // leaves the registry

@@ -87,6 +87,39 @@ export interface Config {
   triggers: TriggersConfig;
   /** GET /metrics (docs/operations.md, "Metrics"). */
   metrics: MetricsConfig;
+  /** OpenTelemetry traces (docs/operations.md, "Traces"): off unless an OTLP endpoint is set. */
+  traces: TracesConfig;
+  /** Run and audit events sent to syslog and to an HTTP endpoint (docs/operations.md, "Log streaming"). */
+  logStream: LogStreamConfig;
+}
+
+export interface TracesConfig {
+  /**
+   * Where spans are POSTed (OTLP/HTTP, JSON): OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, else
+   * OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`; undefined (the default) turns tracing off. OTEL_SDK_DISABLED=true
+   * or OTEL_TRACES_EXPORTER=none turn it off too. OTEL_EXPORTER_OTLP_HEADERS and the other OTEL_* variables
+   * are read by the SDK itself.
+   */
+  endpoint: string | undefined;
+  /** OTEL_SERVICE_NAME: the `service.name` of every span; default `weft`. */
+  serviceName: string;
+}
+
+export interface LogStreamConfig {
+  /** WEFT_LOG_SYSLOG: `udp://host:port`, `tcp://host:port` or `tls://host:port` (RFC 5424; TCP and TLS octet-counted); unset: off. */
+  syslog: { protocol: "udp" | "tcp" | "tls"; host: string; port: number } | undefined;
+  /** WEFT_LOG_SYSLOG_FACILITY: the syslog facility, 0–23 or a name (`local0`, the default, … `local7`, `user`, `daemon`, `auth`). */
+  syslogFacility: number;
+  /** WEFT_LOG_SYSLOG_CA: a PEM file of the CA that signed the TLS syslog server's certificate; unset: the system's CAs. */
+  syslogCaFile: string | undefined;
+  /** WEFT_LOG_HTTP_URL: events are POSTed here as JSON arrays, in batches; unset: off. */
+  httpUrl: string | undefined;
+  /** WEFT_LOG_HTTP_HEADERS: extra request headers, `name=value` pairs separated by commas (e.g. an Authorization). */
+  httpHeaders: Record<string, string>;
+  /** WEFT_LOG_HTTP_BATCH: most events in one POST (default 100). */
+  httpBatch: number;
+  /** WEFT_LOG_QUEUE: events a destination holds while it is slow or down (default 10,000); past it the newest are dropped and counted. */
+  queue: number;
 }
 
 export interface MetricsConfig {
@@ -252,6 +285,63 @@ function backupSchedule(env: Env): string | undefined {
   return pattern;
 }
 
+/** The OTLP/HTTP traces URL the standard variables name (docs/operations.md, "Traces"), or undefined: tracing is off. */
+function tracesEndpoint(env: Env): string | undefined {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return undefined;
+  if (env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === "none") return undefined;
+  const own = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const name = own ? "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" : "OTEL_EXPORTER_OTLP_ENDPOINT";
+  const raw = own || base;
+  if (!raw) return undefined;
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error();
+  } catch {
+    throw new ConfigError(`${name}="${raw}" is not an http(s) URL; use e.g. http://otel-collector:4318`);
+  }
+  return own ? own : `${base!.replace(/\/+$/, "")}/v1/traces`;
+}
+
+/** WEFT_LOG_SYSLOG: where run and audit events go as syslog messages. */
+function syslogTarget(env: Env): LogStreamConfig["syslog"] {
+  const raw = env.WEFT_LOG_SYSLOG?.trim();
+  if (!raw) return undefined;
+  const match = /^(udp|tcp|tls):\/\/(\[[0-9a-fA-F:.]+\]|[^:/[\]]+):(\d{1,5})\/?$/.exec(raw);
+  const port = match ? Number(match[3]) : 0;
+  if (!match || port < 1 || port > 65535) {
+    throw new ConfigError(`WEFT_LOG_SYSLOG="${raw}" is not a syslog address; use udp://host:514, tcp://host:514 or tls://host:6514`);
+  }
+  return { protocol: match[1] as "udp" | "tcp" | "tls", host: match[2]!.replace(/^\[|\]$/g, ""), port };
+}
+
+/** RFC 5424's facility numbers of the names an operator is likely to pick. */
+const FACILITIES: Record<string, number> = { kern: 0, user: 1, daemon: 3, auth: 4, syslog: 5, authpriv: 10 };
+for (let i = 0; i < 8; i++) FACILITIES[`local${i}`] = 16 + i;
+
+function syslogFacility(env: Env): number {
+  const raw = env.WEFT_LOG_SYSLOG_FACILITY?.trim().toLowerCase();
+  if (!raw) return FACILITIES.local0!;
+  if (/^\d+$/.test(raw) && Number(raw) <= 23) return Number(raw);
+  const named = FACILITIES[raw];
+  if (named === undefined)
+    throw new ConfigError(`WEFT_LOG_SYSLOG_FACILITY="${raw}" is not a facility; use 0–23 or one of ${Object.keys(FACILITIES).join(", ")}`);
+  return named;
+}
+
+/** `name=value,name=value` (the form of OTEL_EXPORTER_OTLP_HEADERS); values may be percent-encoded. */
+function headerPairs(env: Env, name: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of (env[name] ?? "").split(",")) {
+    if (!pair.trim()) continue;
+    const at = pair.indexOf("=");
+    const key = at > 0 ? pair.slice(0, at).trim() : "";
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key)) throw new ConfigError(`${name}: "${pair.trim()}" is not name=value; use e.g. authorization=Bearer%20abc`);
+    headers[key.toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  return headers;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, "WEFT_PORT", 8080, 0, 65535);
   const encryptionKey = env.WEFT_ENCRYPTION_KEY || undefined;
@@ -321,6 +411,16 @@ export function loadConfig(env: Env = process.env): Config {
     metrics: {
       allowCidrs: metricsAllowCidrs(env),
       workflowLabels: integer(env, "WEFT_METRICS_WORKFLOW_LABELS", 0, 0, 10_000),
+    },
+    traces: { endpoint: tracesEndpoint(env), serviceName: env.OTEL_SERVICE_NAME?.trim() || "weft" },
+    logStream: {
+      syslog: syslogTarget(env),
+      syslogFacility: syslogFacility(env),
+      syslogCaFile: env.WEFT_LOG_SYSLOG_CA ? resolve(env.WEFT_LOG_SYSLOG_CA) : undefined,
+      httpUrl: env.WEFT_LOG_HTTP_URL ? url(env, "WEFT_LOG_HTTP_URL", "") : undefined,
+      httpHeaders: headerPairs(env, "WEFT_LOG_HTTP_HEADERS"),
+      httpBatch: integer(env, "WEFT_LOG_HTTP_BATCH", 100, 1, 10_000),
+      queue: integer(env, "WEFT_LOG_QUEUE", 10_000, 1, 10_000_000),
     },
   };
 }

@@ -4,6 +4,9 @@ import type { PollContext, ResolvedAuth } from "../../src/pieces-sdk/types";
 import { readPath } from "../data";
 import { requestProps, responseProps, sendRequest } from "./request";
 
+/** The run's W3C trace context on the step's call (docs/operations.md, "Traces"), unless the step sets `traceparent` itself. */
+export const traceHeaders = (traceparent: string | undefined): Record<string, string> => (traceparent ? { traceparent } : {});
+
 /** The Authorization (or custom) header a step's auth settings produce. */
 export function authHeaders(config: Record<string, unknown>, auth: ResolvedAuth | undefined): Record<string, string> {
   switch (String(config.auth_type ?? "none")) {
@@ -69,7 +72,7 @@ export default definePiece({
         properties: { status: { type: "integer", required: true }, headers: { type: "object" }, body: { type: "json" } },
       },
       sampleData: { status: 200, headers: { "content-type": "application/json" }, body: { id: 1, name: "Ada" } },
-      run: async (ctx) => sendRequest(ctx, ctx.config, authHeaders(ctx.config, ctx.auth)),
+      run: async (ctx) => sendRequest(ctx, ctx.config, authHeaders(ctx.config, ctx.auth), traceHeaders(ctx.run.traceparent)),
     }),
   ],
   triggers: [

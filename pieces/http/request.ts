@@ -61,6 +61,7 @@ export async function sendRequest(
   ctx: { fetch: GuardedFetch; signal: AbortSignal },
   config: Record<string, unknown>,
   extraHeaders: Record<string, string> = {},
+  defaultHeaders: Record<string, string> = {},
 ): Promise<HttpResult> {
   const method = String(config.method ?? "GET").toUpperCase();
   if (!METHODS.includes(method)) throw new Error(`method "${config.method}" is not supported; use one of ${METHODS.join(", ")}`);
@@ -76,6 +77,8 @@ export async function sendRequest(
   const headers = new Headers();
   for (const [k, v] of Object.entries(record(config.headers, "headers"))) if (v !== undefined && v !== null) headers.set(k, text(v));
   for (const [k, v] of Object.entries(extraHeaders)) headers.set(k, v);
+  // Sent unless the step sets the header itself (the run's trace context).
+  for (const [k, v] of Object.entries(defaultHeaders)) if (!headers.has(k)) headers.set(k, v);
 
   let body: string | undefined;
   const bodyType = String(config.body_type ?? "none");

@@ -11,6 +11,8 @@ import type { SecretBox } from "../core/crypto";
 import type { Identity } from "../core/identity";
 import type { Metrics } from "../core/metrics";
 import type { Backups } from "../core/backups";
+import type { Tracing } from "../core/tracing";
+import type { LogStream } from "../core/log-stream";
 import type { Fleet } from "../core/fleet";
 import type { NetworkSettings } from "../core/network";
 import type { Runs } from "../core/runs/runs";
@@ -86,4 +88,8 @@ export interface AppDeps {
   backups: Backups;
   /** Prometheus metrics (GET /metrics): the engine and the scheduler report to it; webhook routes call `webhookAnswered`. */
   metrics: Metrics;
+  /** OpenTelemetry traces of runs and steps (told by the engine); undefined unless an OTLP endpoint is set. */
+  tracing: Tracing | undefined;
+  /** Run and audit events to syslog and an HTTP endpoint; `emit` does nothing when neither is configured. */
+  logStream: LogStream;
 }

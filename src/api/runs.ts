@@ -34,8 +34,8 @@ export const runsApi = (deps: AppDeps) => {
     .use(deps.security)
     .post(
       "/api/workflows/:id/run",
-      async ({ auth, params, query, body, set }) => {
-        const result = await runs.runWorkflow(auth.workspaceId, params.id, query, body);
+      async ({ auth, params, query, body, set, request }) => {
+        const result = await runs.runWorkflow(auth.workspaceId, params.id, query, body, { traceparent: request.headers.get("traceparent") });
         set.status = result.status;
         return { data: result.run };
       },

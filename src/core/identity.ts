@@ -10,6 +10,7 @@ import type { Storage } from "../store/port";
 import { newId, newSecret, sha256 } from "../lib/ids";
 import { SCOPES, parseScopes, type Scope } from "../schema/scopes";
 import type { ClusterChanges } from "./cluster-changes";
+import type { EventSink } from "./log-stream/events";
 
 export interface Principal {
   kind: "token" | "session";
@@ -57,10 +58,14 @@ export class Identity {
   private tokens: LRUCache<string, { row: TokenRow; principal: Principal }> | undefined;
   private readonly touched = new Map<string, number>();
 
-  /** `changes`: where a revocation is announced to the other instances of a cluster, and heard from them. */
+  /**
+   * `changes`: where a revocation is announced to the other instances of a cluster, and heard from them.
+   * `events`: told of tokens minted and revoked and of logins (log streaming, docs/operations.md).
+   */
   constructor(
     private readonly storage: Storage,
     private readonly changes?: ClusterChanges,
+    private readonly events?: EventSink,
   ) {
     changes?.follow(
       "tokens",
@@ -171,6 +176,7 @@ export class Identity {
     }
     const workspace = await this.workspaceOf(input.orgId, input.workspaceId);
     const { raw, view } = await this.insertToken(this.storage, input.orgId, workspace.id, input.name, scopes, input.createdBy);
+    this.events?.emit("token.created", { workspaceId: workspace.id, tokenId: view.id, name: view.name, scopes, createdBy: input.createdBy }, "notice");
     return { ...view, token: raw };
   }
 
@@ -184,6 +190,7 @@ export class Identity {
     await this.storage.identity.revokeToken(id, nowIso());
     this.tokenCache().delete(row.token_hash);
     this.changes?.announce({ what: "tokens" });
+    this.events?.emit("token.revoked", { workspaceId, tokenId: id, name: row.name }, "notice");
     return tokenView(row);
   }
 
@@ -252,7 +259,11 @@ export class Identity {
     const user = await this.storage.identity.userByEmail(email);
     // Verify against a dummy hash when the user is unknown so timing does not reveal which emails exist.
     const ok = await Bun.password.verify(password, user?.password_hash ?? (await dummyHash()));
-    if (!user || !ok) throw new AppError("UNAUTHORIZED", "email or password is wrong");
+    if (!user || !ok) {
+      this.events?.emit("login.failed", { email }, "warning");
+      throw new AppError("UNAUTHORIZED", "email or password is wrong");
+    }
+    this.events?.emit("login.succeeded", { userId: user.id, email: user.email }, "notice");
     return this.openSession(user);
   }
 

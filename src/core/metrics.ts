@@ -33,6 +33,8 @@ export interface MetricsGauges {
   sandbox(): { processes: number; busy: number; queued: number };
   /** Piece host processes running (one per installed Activepieces package in use). */
   pieceHosts(): number;
+  /** Events log streaming dropped since the start, by destination (docs/operations.md, "Log streaming"); none configured: {}. */
+  logStreamDropped(): Record<string, number>;
 }
 
 export interface MetricsOptions {
@@ -139,6 +141,22 @@ export class Metrics implements EngineObserver, ScheduleObserver {
     gauge("weft_sandbox_processes_busy", "Sandbox processes running a code call now", () => g.sandbox().busy);
     gauge("weft_sandbox_queued_calls", "Code calls waiting for a free sandbox process (at most WEFT_SANDBOX_QUEUE)", () => g.sandbox().queued);
     gauge("weft_piece_host_processes", "Piece host processes running (one per installed Activepieces package in use)", g.pieceHosts);
+    const counted = new Map<string, number>();
+    new Counter({
+      name: "weft_log_stream_dropped_total",
+      help: "Run and audit events log streaming dropped (a full queue, a refused batch), by destination",
+      labelNames: ["destination"],
+      registers,
+      collect() {
+        // Counted by the destinations themselves; the counter catches up with them at each scrape.
+        for (const [destination, total] of Object.entries(g.logStreamDropped())) {
+          const delta = total - (counted.get(destination) ?? 0);
+          if (delta > 0) this.inc({ destination }, delta);
+          else if (!counted.has(destination)) this.inc({ destination }, 0);
+          counted.set(destination, total);
+        }
+      },
+    });
     new Gauge({ name: "weft_build_info", help: "Always 1; the version label names this build", labelNames: ["version"], registers }).set(
       { version: o.version },
       1,

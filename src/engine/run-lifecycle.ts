@@ -125,7 +125,8 @@ export class RunLifecycle {
   private ended(row: RunRow, steps?: StepRow[]) {
     const t = this.t;
     t.stats.finished++;
-    t.o.observer?.runFinished(row);
+    t.o.observer?.runFinished(row, t.traceparents.get(row.id));
+    t.traceparents.delete(row.id);
     if (t.waits.size) t.waits.delete(row.id);
     t.emitRun(row);
     t.events.emit(row.id, () => ({ type: "end", id: row.event_seq + 1, run: runFromRow(row) }));

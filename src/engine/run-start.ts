@@ -32,6 +32,8 @@ export interface StartRunInput {
   input?: unknown;
   /** Set by sub-flow calls. */
   parent?: { runId: string; depth: number };
+  /** The caller's W3C trace context (a validated `traceparent` header, or the calling step's), kept while the run is in memory. */
+  traceparent?: string;
 }
 
 /** What starting needs from the engine's lifecycle: refuse while stopping, start recovery and timers on first use. */
@@ -78,7 +80,7 @@ export class RunStarter {
     const { pending, definitionText } = this.prepareFor(rw, input);
     await unit.runInserts.insert(pending.row, { hash: pending.row.definition_hash, text: definitionText });
     unit.afterCommit(() => {
-      t.o.observer?.runStarted(pending.row);
+      t.o.observer?.runStarted(pending.row, t.traceparents.get(pending.row.id));
       t.queue(pending);
     });
     t.stats.started++;
@@ -126,6 +128,7 @@ export class RunStarter {
       owner: this.t.owner,
       ...overrides,
     };
+    if (input.traceparent) this.t.traceparents.set(row.id, input.traceparent);
     const pending: PendingRun = {
       id: row.id,
       workflowId: row.workflow_id,
@@ -175,7 +178,7 @@ export class RunStarter {
     } finally {
       t.unacked.delete(row.id);
     }
-    t.o.observer?.runStarted(row);
+    t.o.observer?.runStarted(row, t.traceparents.get(row.id));
     return { id: row.id, run: started };
   }
 

@@ -35,6 +35,8 @@ export const FINISHED = new Set(["completed", "failed", "cancelled"]);
 export const BUS_GRACE_MS = 2_000;
 /** Finished runs kept in memory for waiters that arrive right after the end (see RunTable.recent). */
 const RECENT_RUNS = 1024;
+/** Runs whose caller's trace context is kept at most (RunTable.traceparents). */
+const TRACED_RUNS = 100_000;
 
 /** The columns every new run starts with (a start or a retry): nothing ran yet, nothing waits. */
 export const FRESH_RUN = {
@@ -90,7 +92,7 @@ export interface EngineOptions {
   /** Runs executing at once, across workflows. */
   maxActiveRuns?: number;
   cluster?: ClusterMembership;
-  /** Told of runs and steps as they start and end, and of the run writer's commits (/metrics). */
+  /** Told of runs and steps as they start and end, and of the run writer's commits (/metrics, traces, log streaming). */
   observer?: EngineObserver;
 }
 
@@ -161,6 +163,12 @@ export class RunTable {
   readonly awaitingReply = new Set<string>();
   /** Running steps that say they wait for something they do not control (ctx.waiting), by run: shown live, never stored. */
   readonly waits = new Map<string, { step: string; reason: string; since: string }>();
+  /**
+   * The W3C `traceparent` a run was started with (a webhook's or an API call's header, a calling step's span),
+   * until it ends: in memory only, so a restart or another instance of a cluster executes it without
+   * (docs/operations.md, "Traces"). Bounded: runs paused for long are the first to lose it.
+   */
+  readonly traceparents = new BoundedMap<string, string>(TRACED_RUNS);
   readonly finishedListeners: Array<(run: RunRow) => void> = [];
   readonly replyListeners: Array<(runId: string, reply: WebhookReply) => void> = [];
 

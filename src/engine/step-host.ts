@@ -124,7 +124,8 @@ export class StepHost implements ExecutorHost {
       }
     }
     t.events.emit(run.row.id, () => ({ type: "step", id: row.seq, step: stepFromRow(row) }));
-    if (row.duration_ms !== null && (row.status === "completed" || row.status === "failed")) t.o.observer?.stepFinished(row);
+    if (row.duration_ms !== null && (row.status === "completed" || row.status === "failed"))
+      t.o.observer?.stepFinished(row, run.row, t.traceparents.get(runId));
     return committed;
   }
 
@@ -210,8 +211,12 @@ export class StepHost implements ExecutorHost {
     if (!this.poolSettled && this.hasSideEffects(call.node.pieceId ?? "", call.action) && !this.t.o.pieces.get(call.node.pieceId ?? "")?.ownProcess) {
       return this.ensurePool().then(() => this.invokeResolved(run, call, auth));
     }
-    const { config, log } = this.t.o;
+    const { config, log, observer } = this.t.o;
     const row = run.row;
+    const pieceId = call.node.pieceId ?? "";
+    // The step's outgoing calls carry the trace on: a tracer's span for the step, else the caller's own context.
+    const given = this.t.traceparents.get(row.id);
+    const traceparent = observer?.stepStarting?.({ id: call.stepId, name: call.node.name, pieceId, actionId: call.action.id }, row, given) ?? given;
     const runInfo = {
       id: row.id,
       workflowId: row.workflow_id,
@@ -219,10 +224,10 @@ export class StepHost implements ExecutorHost {
       environment: row.environment,
       stepName: call.node.name,
       depth: row.depth,
+      traceparent,
     };
     const onReply = (reply: WebhookReply) => this.links.deliverReply(row.id, reply);
-    const callWorkflow = (sub: SubflowCall) => this.callWorkflow(run, sub);
-    const pieceId = call.node.pieceId ?? "";
+    const callWorkflow = (sub: SubflowCall) => this.callWorkflow(run, sub, traceparent);
     const pool = this.pool;
     if (pool && this.needsWorker(pieceId, call.action)) {
       this.t.stats.workerSteps++;
@@ -262,7 +267,7 @@ export class StepHost implements ExecutorHost {
     return workspaceKv(storageOf(this.t.o.db), workspaceId);
   }
 
-  private async callWorkflow(parent: RunExecution, call: SubflowCall): Promise<SubflowResult> {
+  private async callWorkflow(parent: RunExecution, call: SubflowCall, traceparent: string | undefined): Promise<SubflowResult> {
     const row = parent.row;
     if (row.depth + 1 > MAX_SUBFLOW_DEPTH) {
       throw new Error(
@@ -278,6 +283,7 @@ export class StepHost implements ExecutorHost {
         triggerType: "subflow",
         input: call.payload,
         parent: { runId: row.id, depth: row.depth },
+        traceparent,
       });
     } catch (error) {
       throw new Error(`could not start workflow ${call.workflowId}: ${errorMessage(error)}`);

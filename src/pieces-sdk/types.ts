@@ -135,6 +135,11 @@ export interface RunInfo {
   stepName: string;
   /** Nesting depth of sub-flow calls; 0 for a top-level run. */
   depth: number;
+  /**
+   * The W3C `traceparent` this step's outgoing calls should carry (docs/operations.md, "Traces"): the step's
+   * span when traces are on, else the context the run was started with; absent when there is neither.
+   */
+  traceparent?: string;
 }
 
 /** Returned by an action to pause the run; the engine frees the worker and resumes later. */

@@ -5,6 +5,7 @@
  */
 import type { Engine } from "../../engine/engine";
 import { AppError, notFound } from "../../http/errors";
+import { validTraceparent } from "../../lib/traceparent";
 import type { Environment, RunT, RunTriggerType } from "../../schema/run";
 import { runFromRow, stepFromRow } from "../../store/run-rows";
 import { runListFilter, type RawQuery } from "./list-query";
@@ -64,6 +65,8 @@ export interface RunWorkflowOptions {
   triggerType?: Extract<RunTriggerType, "api" | "mcp">;
   /** Stops the wait (not the run) when the caller goes away, e.g. an MCP client cancelling its call. */
   signal?: AbortSignal;
+  /** The request's `traceparent` header: kept by the run when it is a valid W3C trace context (docs/operations.md, "Traces"). */
+  traceparent?: string | null;
 }
 
 export class Runs {
@@ -79,7 +82,8 @@ export class Runs {
         `the body must be a JSON object (it becomes trigger.body); got ${Array.isArray(body) ? "an array" : typeof body}`,
       );
     }
-    const input = { workspaceId, workflowId, environment, triggerType: options.triggerType ?? "api", input: body ?? {} } as const;
+    const traceparent = validTraceparent(options.traceparent);
+    const input = { workspaceId, workflowId, environment, triggerType: options.triggerType ?? "api", input: body ?? {}, traceparent } as const;
     if (wait === undefined) return { status: 202, run: await this.engine.startRun(input) };
     // Waiting callers usually get the finished run: no snapshot of the started one is built for them.
     const runId = await this.engine.startRunId(input);

@@ -14,6 +14,7 @@ export function engineRuns(engine: () => Engine): TriggerRunStarter & Subscripti
     environment: input.environment,
     triggerType: input.triggerType,
     triggerData: input.triggerData as Record<string, unknown>,
+    traceparent: input.traceparent,
   });
   return {
     start: async (input, unit) => (await engine().enqueue(inputOf(input), unit)).id,

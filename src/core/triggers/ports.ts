@@ -16,6 +16,8 @@ export interface TriggerRunInput {
   environment: "production" | "test";
   triggerType: TriggerRunType;
   triggerData: unknown;
+  /** The caller's W3C trace context (a webhook's valid `traceparent` header), kept by the run in memory. */
+  traceparent?: string;
 }
 
 export interface TriggerRunStarter {

@@ -26,6 +26,7 @@ import { walk } from "../workflows/tree";
 import type { RunReply, TriggerRuntime, WebhookRunStarter, WebhookTarget, WebhookWorkflows } from "./ports";
 import type { WebhookTriggerData } from "./webhook-request";
 import { escapeHtml } from "../../lib/html";
+import { validTraceparent } from "../../lib/traceparent";
 
 export interface WebhookAnswer {
   status: number;
@@ -123,6 +124,7 @@ export class WebhookIntake {
         triggerType: "webhook",
         triggerData: data,
         versionId,
+        traceparent: validTraceparent(data.headers.traceparent),
       },
       { awaitReply: plan.replies, timeoutMs: plan.timeoutMs },
     );
@@ -169,6 +171,7 @@ export class WebhookIntake {
             triggerType: "webhook",
             triggerData: { body: item, headers: {}, query: {} },
             versionId,
+            traceparent: validTraceparent(data.headers.traceparent),
           },
           { awaitReply, timeoutMs: plan.timeoutMs },
         ),
