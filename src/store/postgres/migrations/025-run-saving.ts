@@ -1,0 +1,53 @@
+/**
+ * As SQLite's 025 (../../sqlite/migrations/025-run-saving.ts): `run_unsaved` counts the finished runs whose row
+ * was not kept (settings.saveRuns "none"; docs/engine.md, "Run saving"). Kept as run_hours is since migration 15:
+ * the run writer adds a batch's runs in its transaction's slot (txid_current(): no two lanes' transactions touch
+ * one row), and weft_fold_run_counts folds the slots into slot 0, so the rows a count sums stay few. The fold is
+ * migration 24's with run_unsaved added. The whole migration is one transaction.
+ */
+import { FOLD_LOCK_KEY } from "./015-run-count-deltas";
+
+/** Moves the rows of `table` in slots other than 0 into slot 0 (its cells: the workspace and `cells`), counting them in `folded`. */
+const fold = (table: string, cells: string) => `  WITH gone AS (DELETE FROM ${table} WHERE slot <> 0 RETURNING *)
+  INSERT INTO ${table} AS c (workspace_id, ${cells}, n, slot)
+    SELECT workspace_id, ${cells}, sum(n), 0 FROM gone GROUP BY 1, 2, 3, 4, 5, 6
+    ON CONFLICT (workspace_id, ${cells}, slot) DO UPDATE SET n = c.n + EXCLUDED.n;
+  GET DIAGNOSTICS k = ROW_COUNT;
+  folded := folded + k;`;
+
+export default {
+  version: 25,
+  name: "run-saving",
+  sql: `
+CREATE TABLE run_unsaved (
+  workspace_id TEXT COLLATE "C" NOT NULL,
+  workflow_id TEXT COLLATE "C" NOT NULL,
+  hour BIGINT NOT NULL,
+  environment TEXT COLLATE "C" NOT NULL,
+  trigger_type TEXT COLLATE "C" NOT NULL,
+  status TEXT COLLATE "C" NOT NULL,
+  n BIGINT NOT NULL,
+  slot BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (workspace_id, hour, environment, workflow_id, status, trigger_type, slot)
+);
+CREATE INDEX run_unsaved_deltas ON run_unsaved(slot) WHERE slot <> 0;
+
+-- Migration 24's fold, run_unsaved's slots included.
+CREATE OR REPLACE FUNCTION weft_fold_run_counts() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  folded bigint := 0;
+  k bigint;
+BEGIN
+  IF NOT pg_try_advisory_xact_lock(${FOLD_LOCK_KEY}) THEN RETURN 0; END IF;
+${fold("run_counts", "environment, workflow_id, status, trigger_type, tag")}
+${fold("run_hours", "hour, environment, workflow_id, status, trigger_type")}
+${fold("run_durations", "bucket, environment, workflow_id, status, trigger_type")}
+${fold("run_unsaved", "hour, environment, workflow_id, status, trigger_type")}
+  WITH gone AS (DELETE FROM run_definition_uses RETURNING *)
+  UPDATE run_definitions AS d SET runs = d.runs + uses.n FROM (SELECT hash, sum(n) AS n FROM gone GROUP BY hash) AS uses WHERE d.hash = uses.hash;
+  GET DIAGNOSTICS k = ROW_COUNT;
+  RETURN folded + k;
+END
+$$;
+`,
+};
