@@ -3,8 +3,8 @@
  * not kept (settings.saveRuns "none" drops a successful run), per workspace, workflow, hour of start (hours
  * since the epoch), environment, trigger type and status. The stored runs stay counted by run_counts, run_hours
  * and run_durations, which the list's pages are positioned by, so these runs are counted apart: GET
- * /api/runs/counts adds both. Text columns: one row per cell, however many runs it counts. `slot` as in
- * run_hours (always 0 on SQLite, one writer).
+ * /api/runs/counts adds both. Text columns: one row per cell, however many runs it counts. `slot` and its index
+ * as run_hours' (always 0 on SQLite, one writer; the same schema as PostgreSQL's).
  */
 export default {
   version: 25,
@@ -21,5 +21,6 @@ CREATE TABLE run_unsaved (
   slot INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (workspace_id, hour, environment, workflow_id, status, trigger_type, slot)
 ) WITHOUT ROWID;
+CREATE INDEX run_unsaved_deltas ON run_unsaved(slot) WHERE slot <> 0;
 `,
 };
