@@ -48,7 +48,8 @@ describe("settings.saveRuns", () => {
   test("is validated: a value other than all, failed or none is refused with 400 naming them", async () => {
     const res = await t.req("POST", "/api/workflows", { body: { name: "bad", definition: saving("some") } });
     expect(res.status).toBe(400);
-    expect(res.text).toContain("saveRuns");
+    expect(res.body.error.message).toContain("settings.saveRuns");
+    expect(res.body.error.details.expected).toBe('one of "all", "failed", "none"');
   });
 
   for (const mode of ["all", "failed", "none", undefined] as const) {

@@ -141,4 +141,23 @@ describe("runs", () => {
     expect(root.querySelector("[data-save-runs]")!.textContent).toContain("counted in the chart but not listed");
     render(null, root);
   });
+
+  test("a successful run kept without its steps (saveRuns failed) says its steps ran and were not kept", async () => {
+    const { render, h } = await import("preact");
+    const { RunDetailPage } = await import("../../public/src/pages/run-detail-page");
+    const finished = { finishedAt: new Date().toISOString(), steps: [] };
+    fake = fakeApi({
+      "GET /api/runs/r1": () => ({ body: { data: run("r1", "completed", new Date().toISOString(), finished) } }),
+      "GET /api/runs/r2": () => ({ body: { data: run("r2", "completed", new Date().toISOString(), { ...finished, stepTotal: 0 }) } }),
+    });
+    const root = document.createElement("div");
+    document.body.appendChild(root);
+    render(h(RunDetailPage, { id: "r1" }), root);
+    await until(() => expect(root.querySelector("[data-steps-not-kept]")?.textContent).toContain("2 steps ran; their inputs and outputs were not kept"));
+    render(null, root);
+    render(h(RunDetailPage, { id: "r2" }), root);
+    await until(() => expect(root.textContent).toContain("No steps recorded yet."));
+    expect(root.querySelector("[data-steps-not-kept]")).toBeNull();
+    render(null, root);
+  });
 });
