@@ -142,12 +142,15 @@ export class RunLifecycle {
     );
     ops.length = 0;
     if (save === "failed") ops.push(...kept);
-    else
+    else {
       ops.push(() => {
         t.untaken.delete(row.id);
         t.insertedSeq.set(row, row.event_seq);
         return t.lost.has(row.id) ? null : { op: "countRun", row };
       });
+      // Nothing of the run is stored: its starter answers now, not after the commit of its count.
+      t.releases.get(row.id)?.();
+    }
     return insert.catch(() => {});
   }
 

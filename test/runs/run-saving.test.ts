@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sampleValue } from "../support/prometheus-text";
 import type { TestApp } from "../support/app";
-import { chain, createWorkflow, definition, engineApp, runAndWait, stopEngines, testPiece } from "../engine/support";
+import { chain, createWorkflow, definition, engineApp, runAndWait, stopEngines, testPiece, until } from "../engine/support";
 
 let t: TestApp;
 afterAll(stopEngines);
@@ -116,6 +116,69 @@ describe("settings.saveRuns", () => {
       expect((await finished()) - before).toBe(7);
     });
   }
+
+  test("a synchronous webhook's reply is the same whatever is kept; the run behind it is kept as its mode says", async () => {
+    const replies: Array<{ status: number; body: unknown }> = [];
+    for (const mode of ["all", "failed", "none"]) {
+      const def = definition(
+        {
+          name: "greet",
+          type: "PIECE",
+          pieceId: "data",
+          actionId: "set_fields",
+          config: { fields: { greeting: "hello {{trigger.body.name}}" } },
+          nextAction: { name: "reply", type: "PIECE", pieceId: "webhook", actionId: "respond", config: { status: 201, body: "{{greet.output}}" } },
+        },
+        { settings: { saveRuns: mode } },
+      );
+      def.trigger = { ...def.trigger, type: "webhook", pieceId: "webhook", actionId: "catch_webhook" } as typeof def.trigger;
+      const id = await createWorkflow(t, def, { name: `hook-${mode}`, publish: true });
+      const token = (await t.req("GET", `/api/workflows/${id}`)).body.data.webhookToken;
+      const res = await t.req("POST", `/webhook/${token}`, { body: { name: "Ada" } });
+      replies.push({ status: res.status, body: res.body });
+      const runId = res.headers.get("x-weft-run-id")!;
+      expect(runId).toMatch(/^[0-9a-f-]{36}$/);
+      // The reply comes from the run's last step: its end is written right after.
+      await t.deps.engine.waitFor(runId, 5000);
+      await t.deps.engine.writes.drain();
+      const stored = await t.deps.engine.storedRow(runId);
+      if (mode === "none") expect(stored).toBeNull();
+      else expect(stored?.status).toBe("completed");
+      expect((await t.deps.engine.storedSteps(runId)).length).toBe(mode === "all" ? 2 : 0);
+      expect((await t.req("GET", `/api/runs/counts?workflowId=${id}`)).body.data.days.at(-1).counts).toEqual({ completed: 1 });
+    }
+    expect(replies).toEqual([
+      { status: 201, body: { greeting: "hello Ada" } },
+      { status: 201, body: { greeting: "hello Ada" } },
+      { status: 201, body: { greeting: "hello Ada" } },
+    ]);
+  });
+
+  test("none: a run that succeeded before its insert was committed is answered without waiting for the commit of its count", async () => {
+    const id = await createWorkflow(t, saving("none"), { name: "held" });
+    const writes = t.deps.engine.writes;
+    const write = writes.write;
+    let open!: () => void;
+    const held = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    // Every write waits until `open`: what the run's starter would wait for is not committed meanwhile.
+    writes.write = (ops) => held.then(() => write.call(writes, ops));
+    let run: { id: string; status: string; steps: unknown[] };
+    try {
+      run = await runAndWait(t, id, {}, "test", 0);
+    } finally {
+      writes.write = write;
+      open();
+    }
+    expect(run.status).toBe("completed");
+    await t.deps.engine.writes.drain();
+    await until(
+      async () => (await t.req("GET", `/api/runs/counts?workflowId=${id}&environment=test`)).body.data,
+      (data) => data.total === 1 && data.unsaved === 1,
+    );
+    expect(await t.deps.engine.storedRow(run.id)).toBeNull();
+  });
 
   test("the workspace's counts add every workflow's, kept or not", async () => {
     const before = (await t.req("GET", "/api/runs/counts?environment=test")).body.data;
