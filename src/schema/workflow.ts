@@ -115,7 +115,6 @@ export type TriggerNodeT = Static<typeof TriggerNode>;
 export type SettingsT = Static<typeof Settings>;
 /** What is kept of a workflow's finished runs (settings.saveRuns). */
 export type SaveRuns = NonNullable<SettingsT["saveRuns"]>;
-export const SAVE_RUNS = ["all", "failed", "none"] as const satisfies readonly SaveRuns[];
 export type FlowVersionT = Static<typeof FlowVersion>;
 export type BranchT = NonNullable<ActionNodeT["branches"]>[number];
 

@@ -6,10 +6,9 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
-import { duration, StatusBadge, when } from "../format";
+import { duration, SAVE_RUNS_LABELS, StatusBadge, when } from "../format";
 import { href } from "../router";
 import type { Run, Workflow } from "../types";
-import { SAVE_RUNS_LABELS } from "./editor/settings-dialog";
 import { bucketByDay, type DayBucket, RunsChart } from "./runs-chart";
 
 const CHART_DAYS = 14;

@@ -10,6 +10,7 @@ import { type Signal, useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../../api";
 import { Dialog } from "../../components/dialog";
+import { SAVE_RUNS_LABELS } from "../../format";
 import type { EditorStore } from "./editor-store";
 
 interface NumberField {
@@ -38,13 +39,6 @@ const NUMBERS: NumberField[] = [
     help: "The oldest finished runs beyond this are deleted; 0: no cap. Empty: the workspace's cap counts this workflow's runs.",
   },
 ];
-
-/** settings.saveRuns (docs/api.md, "Settings that change the lifecycle"); absent means "all". */
-export const SAVE_RUNS_LABELS: Record<string, string> = {
-  all: "All runs",
-  failed: "Failed runs only (successful runs keep status, times and counts, not their steps)",
-  none: "Failed runs only, nothing of successful runs (only counted)",
-};
 
 function Check({ value, label }: { value: Signal<boolean>; label: string }) {
   return (
