@@ -248,12 +248,17 @@ export function benchApi(baseUrl: string) {
 }
 
 /** A webhook workflow (trigger → `nextAction`), created and published; its id and webhook URL on `baseUrl`. */
-export async function publishWebhookWorkflow(baseUrl: string, name: string, nextAction: unknown): Promise<{ id: string; url: string }> {
+export async function publishWebhookWorkflow(
+  baseUrl: string,
+  name: string,
+  nextAction: unknown,
+  settings: Record<string, unknown> = {},
+): Promise<{ id: string; url: string }> {
   const api = benchApi(baseUrl);
   const definition = {
     schemaVersion: 2,
     trigger: { name: "trigger", type: "webhook", pieceId: "webhook", actionId: "catch_webhook", config: {}, nextAction },
-    settings: {},
+    settings,
     variables: {},
     annotations: null,
     pinnedData: {},

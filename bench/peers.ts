@@ -14,8 +14,14 @@
  * With WEFT_BENCH_STORAGE=postgres Weft stores in a new database on a throwaway PostgreSQL server of its own
  * (fsync on, on the same cores; ./history.ts starts it), as a user with WEFT_DATABASE_URL set would run it.
  *
+ * Run saving (docs/engine.md, "Run saving"): the same workflow is published once per `settings.saveRuns` of
+ * --save-runs (all, failed, none by default) on the one Weft server, and each is measured as a peer of its own,
+ * in the same turns as Node-RED. Goals: all and failed ≥ ×1.5 Node-RED's req/s (all also p99 ≤ Node-RED's);
+ * none ≥ ×2 with p99 ≤ Node-RED's. Afterwards the bench checks what each kept: all and failed a stored run for
+ * every answered request (failed: without its steps), none no run but every request counted (GET /api/runs/counts).
+ *
  *   bun bench/peers.ts [--seconds 10] [--repeat 3] [--connections 10,50] [--node-red 5.0.7] [--node 22.23.3]
- *                      [--node-red-step function|change]
+ *                      [--node-red-step function|change] [--save-runs all,failed,none]
  */
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,8 +54,22 @@ const { values } = parseArgs({
     "node-red": { type: "string", default: "5.0.7" },
     node: { type: "string", default: "22.23.3" },
     "node-red-step": { type: "string", default: "function" },
+    "save-runs": { type: "string", default: "all,failed,none" },
   },
 });
+const SAVE_MODES = ["all", "failed", "none"] as const;
+type SaveMode = (typeof SAVE_MODES)[number];
+const MODES = String(values["save-runs"])
+  .split(",")
+  .map((m) => m.trim())
+  .filter((m): m is SaveMode => (SAVE_MODES as readonly string[]).includes(m));
+if (MODES.length === 0) throw new Error(`--save-runs: a comma-separated list of ${SAVE_MODES.join(", ")}`);
+/** Each mode's goal against Node-RED: req/s ratio, and whether its p99 must be Node-RED's or below. */
+const GOALS: Record<SaveMode, { ratio: number; p99: boolean }> = {
+  all: { ratio: 1.5, p99: true },
+  failed: { ratio: 1.5, p99: false },
+  none: { ratio: 2, p99: true },
+};
 const SECONDS = Number(values.seconds);
 const REPEAT = Math.max(1, Number(values.repeat));
 const LEVELS = String(values.connections)
@@ -68,6 +88,17 @@ interface Peer {
   url: string;
   pid: number;
   stop: () => Promise<void>;
+}
+
+/** One of Weft's workflows: what it keeps of its runs, and what its stored runs and its counts say. */
+interface WeftPeer extends Peer {
+  mode: SaveMode;
+  /** Runs listed (stored) for the workflow. */
+  runs: () => Promise<number>;
+  /** Runs counted for it, stored or not (GET /api/runs/counts). */
+  counted: () => Promise<number>;
+  /** Step rows of its newest stored run, or null when none is stored. */
+  newestSteps: () => Promise<number | null>;
 }
 
 // ------------------------------------------------------------------------------------------ Node-RED
@@ -142,22 +173,39 @@ async function startNodeRed({ red, node }: { red: string; node: string }): Promi
 
 // ------------------------------------------------------------------------------------------ Weft
 
-async function startWeft(): Promise<Peer & { runs: () => Promise<number> }> {
+/** One Weft server with the bench's workflow published once per mode (settings.saveRuns). */
+async function startWeft(modes: readonly SaveMode[]): Promise<WeftPeer[]> {
   const database = STORAGE === "postgres" ? await freshDatabase() : undefined;
   const server = await startBenchServer([process.execPath, `${ROOT}/src/main.ts`, "serve"], database ? { WEFT_DATABASE_URL: database.url } : {});
   const api = benchApi(server.url);
-  const { id, url } = await publishWebhookWorkflow(server.url, "peers bench", greetStep(replyStep));
-  return {
-    name: "Weft",
-    url,
-    pid: server.proc.pid,
-    stop: async () => {
-      await server.stop();
-      await database?.drop();
-      await stopPostgres();
-    },
-    runs: async () => (await api("GET", `/api/runs?workflowId=${id}&limit=1`)).pagination.total,
-  };
+  const peers: WeftPeer[] = [];
+  for (const mode of modes) {
+    const { id, url } = await publishWebhookWorkflow(server.url, `peers bench, saveRuns ${mode}`, greetStep(replyStep), { saveRuns: mode });
+    peers.push({
+      name: modes.length === 1 && mode === "all" ? "Weft" : `Weft (${mode})`,
+      mode,
+      url,
+      pid: server.proc.pid,
+      // The server is shared: the last peer stopped stops it.
+      stop: async () => {
+        peers.splice(
+          peers.findIndex((p) => p.url === url),
+          1,
+        );
+        if (peers.length > 0) return;
+        await server.stop();
+        await database?.drop();
+        await stopPostgres();
+      },
+      runs: async () => (await api("GET", `/api/runs?workflowId=${id}&limit=1`)).pagination.total,
+      counted: async () => (await api("GET", `/api/runs/counts?workflowId=${id}&days=2`)).data.total,
+      newestSteps: async () => {
+        const [newest] = (await api("GET", `/api/runs?workflowId=${id}&limit=1`)).data;
+        return newest ? (await api("GET", `/api/runs/${newest.id}`)).data.steps.length : null;
+      },
+    });
+  }
+  return peers;
 }
 
 // ------------------------------------------------------------------------------------------ measuring
@@ -191,34 +239,38 @@ exitUnlessPostgresInstalled("peers.ts");
 const ON = STORAGE === "postgres" ? " (postgres)" : "";
 const installed = installNodeRed(NODE_RED_VERSION);
 const nodeVersion = Bun.spawnSync([installed.node, "--version"]).stdout.toString().trim();
-const peers: Array<Peer & { runs?: () => Promise<number> }> = [await startNodeRed(installed), await startWeft()];
+const nodeRed = await startNodeRed(installed);
+const wefts = await startWeft(MODES);
+const peers: Peer[] = [nodeRed, ...wefts];
 // Idle: 2 s after each server's set-up (Weft's workflow created through its API, Node-RED's flow deployed), so
 // the figure is a server at rest, not the memory of its last request (which Weft's allocator hands back within
 // a second or so: 81–84 MiB read at once, 75–76 settled, 2026-11-26).
 await Bun.sleep(IDLE_SETTLE_MS);
 const idle = new Map(peers.map((p) => [p.name, rssMiB(p.pid)]));
-const tool = (await hit(peers[0]!, 1, 1)).tool;
+const tool = (await hit(nodeRed, 1, 1)).tool;
 console.log(
-  `machine: ${machine()}; load generator: ${tool}, on the same cores; Node-RED on Node ${nodeVersion} with a ${STEP} node, Weft from source on Bun ${Bun.version} (${STORAGE === "postgres" ? "PostgreSQL, fsync on" : "SQLite, synchronous=FULL"}, every run and step stored); ${REPEAT} × ${SECONDS} s per figure, the median by req/s`,
+  `machine: ${machine()}; load generator: ${tool}, on the same cores; Node-RED on Node ${nodeVersion} with a ${STEP} node, Weft from source on Bun ${Bun.version} (${STORAGE === "postgres" ? "PostgreSQL, fsync on" : "SQLite, synchronous=FULL"}; one server, the workflow once per saveRuns: ${MODES.join(", ")}); ${REPEAT} × ${SECONDS} s per figure, the median by req/s`,
 );
 
 const results = new Map<string, LoadResult>();
-let weftAnswered = 0;
-const weft = peers[1]!;
-const weftRunsBefore = await weft.runs!();
+const answered = new Map<string, number>(wefts.map((w) => [w.name, 0]));
+const before = new Map<string, { runs: number; counted: number }>();
+for (const w of wefts) before.set(w.name, { runs: await w.runs(), counted: await w.counted() });
+const countAnswered = (peer: Peer, result: LoadResult) => {
+  if (answered.has(peer.name)) answered.set(peer.name, answered.get(peer.name)! + result.requests - result.errors);
+};
+const weftIdle = idle.get(wefts[0]!.name)!;
+const weftPid = wefts[0]!.pid;
 try {
   for (const connections of LEVELS) {
     const runs = new Map<string, LoadResult[]>(peers.map((p) => [p.name, []]));
-    for (const peer of peers) {
-      const warm = await hit(peer, connections, 2); // warm-up (JIT, pools, caches)
-      if (peer === weft) weftAnswered += warm.requests - warm.errors;
-    }
+    for (const peer of peers) countAnswered(peer, await hit(peer, connections, 2)); // warm-up (JIT, pools, caches)
     for (let i = 0; i < REPEAT; i++) {
       // In turns, alternating who goes first, so drift on a shared machine does not favour one of them.
       for (const peer of i % 2 === 0 ? peers : [...peers].reverse()) {
         const result = await hit(peer, connections, SECONDS);
         runs.get(peer.name)!.push(result);
-        if (peer === weft) weftAnswered += result.requests - result.errors;
+        countAnswered(peer, result);
         await Bun.sleep(500);
       }
     }
@@ -233,43 +285,61 @@ try {
       );
     }
   }
-  const stored = (await weft.runs!()) - weftRunsBefore;
 
   console.log(`\nWeft ÷ Node-RED`);
-  for (const connections of LEVELS) {
-    const w = results.get(`Weft|${connections}`)!;
-    const n = results.get(`${peers[0]!.name}|${connections}`)!;
-    const ratio = w.requestsPerSecond / n.requestsPerSecond;
-    console.log(
-      `${String(connections).padStart(3)} connections: req/s ×${ratio.toFixed(2)} (goal ≥ 1.5), p99 ${f(w.p99Ms)} vs ${f(n.p99Ms)} ms (goal: Weft ≤ Node-RED)`,
-    );
-    reportGoal({
-      figure: `webhook req/s, Weft ÷ Node-RED, ${connections} connections${ON}`,
-      value: `×${ratio.toFixed(2)} (${f(w.requestsPerSecond)} vs ${f(n.requestsPerSecond)})`,
-      goal: "≥ ×1.5",
-      met: ratio >= 1.5,
-    });
-    reportGoal({
-      figure: `webhook p99, Weft vs Node-RED, ${connections} connections${ON}`,
-      value: `${f(w.p99Ms)} vs ${f(n.p99Ms)} ms`,
-      goal: "Weft ≤ Node-RED",
-      met: w.p99Ms <= n.p99Ms,
-    });
-    if (connections === 50)
-      reportGoal({ figure: `webhook req/s, Weft, 50 connections${ON}`, value: f(w.requestsPerSecond), goal: "≥ 30,000", met: w.requestsPerSecond >= 30_000 });
+  for (const w of wefts) {
+    const goal = GOALS[w.mode];
+    // The figures of saveRuns all keep the names they always had.
+    const label = w.mode === "all" ? "Weft" : `Weft saveRuns=${w.mode}`;
+    for (const connections of LEVELS) {
+      const mine = results.get(`${w.name}|${connections}`)!;
+      const theirs = results.get(`${nodeRed.name}|${connections}`)!;
+      const ratio = mine.requestsPerSecond / theirs.requestsPerSecond;
+      console.log(
+        `${w.name.padEnd(16)} ${String(connections).padStart(3)} connections: req/s ×${ratio.toFixed(2)} (goal ≥ ${goal.ratio}), p99 ${f(mine.p99Ms)} vs ${f(theirs.p99Ms)} ms${goal.p99 ? " (goal: Weft ≤ Node-RED)" : ""}`,
+      );
+      reportGoal({
+        figure: `webhook req/s, ${label} ÷ Node-RED, ${connections} connections${ON}`,
+        value: `×${ratio.toFixed(2)} (${f(mine.requestsPerSecond)} vs ${f(theirs.requestsPerSecond)})`,
+        goal: `≥ ×${goal.ratio}`,
+        met: ratio >= goal.ratio,
+      });
+      if (goal.p99)
+        reportGoal({
+          figure: `webhook p99, ${label} vs Node-RED, ${connections} connections${ON}`,
+          value: `${f(mine.p99Ms)} vs ${f(theirs.p99Ms)} ms`,
+          goal: "Weft ≤ Node-RED",
+          met: mine.p99Ms <= theirs.p99Ms,
+        });
+      if (connections === 50 && w.mode === "all")
+        reportGoal({
+          figure: `webhook req/s, Weft, 50 connections${ON}`,
+          value: f(mine.requestsPerSecond),
+          goal: "≥ 30,000",
+          met: mine.requestsPerSecond >= 30_000,
+        });
+    }
   }
-  const weftIdle = idle.get("Weft")!;
-  const weftPeak = peakRssMiB(weft.pid);
+  const weftPeak = peakRssMiB(weftPid);
   reportGoal({
     figure: `webhook bench: Weft's RSS idle / peak${ON}`,
     value: `${weftIdle.toFixed(0)} / ${weftPeak.toFixed(0)} MiB`,
     goal: "< 80 / < 150 MiB",
     met: weftIdle < 80 && weftPeak < 150,
   });
-  for (const peer of peers) console.log(`RSS of ${peer.name}: ${idle.get(peer.name)!.toFixed(0)} MiB idle, ${peakRssMiB(peer.pid).toFixed(0)} MiB at its peak`);
-  console.log(
-    `Weft stored ${stored} runs for the ${weftAnswered} requests it answered 200 (warm-ups included)${stored >= weftAnswered ? "" : ": RUNS MISSING"}`,
-  );
+  console.log(`RSS of ${nodeRed.name}: ${idle.get(nodeRed.name)!.toFixed(0)} MiB idle, ${peakRssMiB(nodeRed.pid).toFixed(0)} MiB at its peak`);
+  console.log(`RSS of Weft (one server): ${weftIdle.toFixed(0)} MiB idle, ${weftPeak.toFixed(0)} MiB at its peak`);
+  // What each workflow kept, against the requests it answered 200 (warm-ups included).
+  for (const w of wefts) {
+    const n = answered.get(w.name)!;
+    const stored = (await w.runs()) - before.get(w.name)!.runs;
+    const counted = (await w.counted()) - before.get(w.name)!.counted;
+    const steps = await w.newestSteps();
+    const keptRight = w.mode === "none" ? stored === 0 : stored >= n && (w.mode === "all" ? steps !== null && steps > 0 : steps === 0);
+    console.log(
+      `${w.name}: ${n} requests answered, ${stored} runs stored${w.mode === "none" ? "" : ` (the newest with ${steps} step rows)`}, ${counted} counted${counted >= n && keptRight ? "" : ": NOT WHAT saveRuns " + w.mode + " KEEPS"}`,
+    );
+  }
 } finally {
-  for (const peer of peers) await peer.stop();
+  for (const peer of [...peers]) await peer.stop();
 }

@@ -32,3 +32,10 @@ export function ErrorText({ message }: { message: string }) {
 export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge status-${status}`}>{status}</span>;
 }
+
+/** settings.saveRuns in words (docs/api.md, "Settings that change the lifecycle"); absent means "all". */
+export const SAVE_RUNS_LABELS: Record<string, string> = {
+  all: "All runs",
+  failed: "Failed runs only (successful runs keep status, times and counts, not their steps)",
+  none: "Failed runs only, nothing of successful runs (only counted)",
+};

@@ -7,7 +7,7 @@ import type { AppDeps } from "./deps";
 import type { RunEvent } from "../engine/run-events";
 import { openRunStream } from "../core/runs/run-stream";
 import { Data, IdParams, Uuid } from "../schema/common";
-import { RetryBody, Run, RunList, RunListQuery, RunWorkflowQuery } from "../schema/run";
+import { RetryBody, Run, RunCounts, RunCountsQuery, RunList, RunListQuery, RunWorkflowQuery } from "../schema/run";
 
 const tags = ["Runs"];
 const HEARTBEAT_MS = 15_000;
@@ -72,6 +72,17 @@ export const runsApi = (deps: AppDeps) => {
         summary: "List the workspace's runs, newest first (steps excluded)",
         description:
           "Filters: status, environment (production by default; test or all show test runs), triggerType, workflowId, tag (exact match). sort: oldest, duration (longest first, runs without duration last), otherwise newest start first. Invalid filter values are ignored and out-of-range page/limit fall back to 1 and 20: the reply is still 200.",
+      },
+    })
+    .get("/api/runs/counts", ({ auth, query }) => runs.counts(auth.workspaceId, query), {
+      permission: "run:read",
+      query: RunCountsQuery,
+      response: RunCounts,
+      detail: {
+        tags,
+        summary: "Runs per day and status over the last days, including runs whose row was not kept",
+        description:
+          "The run chart's counts and the exact totals whatever each workflow keeps of its runs (settings.saveRuns): a successful run of a workflow that keeps nothing of them is counted here although GET /api/runs no longer lists it. Filters as GET /api/runs (status, environment, triggerType, workflowId; no tag); days 1–90, default 14, counted in UTC. Invalid values are ignored: the reply is still 200.",
       },
     })
     .get("/api/runs/:id", async ({ auth, params }) => ({ data: await runs.get(auth.workspaceId, params.id) }), {

@@ -40,6 +40,7 @@ import { RunStarter, type StartRunInput } from "./run-start";
 import { type EngineOptions, type PendingRun, RunTable } from "./run-table";
 import type { RunWrites } from "../store/run-writes";
 import { openRunReads, type RunReads } from "../store/run-reads";
+import type { HourCount, RunCountFilter } from "../store/run-read-repository";
 import { openRunWriter } from "../store/run-writer";
 import type { WorkflowRepository } from "../store/workflows";
 import type { WebhookReply } from "./step-context";
@@ -254,6 +255,11 @@ export class Engine {
   /** Runs executing or waiting in memory (for tests and the bench). */
   get load() {
     return { active: this.table.active.size, pending: this.dispatcher.pendingCount };
+  }
+
+  /** Runs per hour and status, kept or counted without their row (RunReadRepository.hourCounts). */
+  hourCounts(filter: RunCountFilter, fromHour: number): Promise<HourCount[]> {
+    return this.table.reads.hourCounts(filter, fromHour);
   }
 
   /** Called when a run ends: error workflows and run_finished triggers hang here. */

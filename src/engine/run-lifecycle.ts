@@ -5,7 +5,9 @@
  * the end is committed, streams, waiters and run-finished listeners hear of it.
  */
 import { sha256 } from "../lib/ids";
+import type { SaveRuns } from "../schema/workflow";
 import type { RunPatch, RunRow, StepRow } from "../store/run-rows";
+import type { QueuedOp, WriteOp } from "../store/run-writes";
 import { runFromRow } from "../store/run-rows";
 import type { Executor, RunOutcome } from "./executor";
 import { errorMessage } from "./invoke-action";
@@ -75,7 +77,7 @@ export class RunLifecycle {
     }
     try {
       if (outcome.kind === "paused") await this.pause(exec, outcome);
-      else await this.finish(row, outcome, exec.stepsComplete ? exec.steps : undefined);
+      else await this.finish(row, outcome, exec.stepsComplete ? exec.steps : undefined, p.definition.settings?.saveRuns);
     } catch (error) {
       t.o.log.error("could not record the end of a run", { runId: row.id, error: errorMessage(error) });
     } finally {
@@ -83,8 +85,11 @@ export class RunLifecycle {
     }
   }
 
-  /** Ends a run: writes what changed, then tells streams, waiters and listeners once it is committed. */
-  async finish(row: RunRow, outcome: EndOutcome, steps?: StepRow[]) {
+  /**
+   * Ends a run: writes what changed, then tells streams, waiters and listeners once it is committed. `save`
+   * (the workflow's settings.saveRuns) says what is kept of a successful run (docs/engine.md, "Run saving").
+   */
+  async finish(row: RunRow, outcome: EndOutcome, steps?: StepRow[], save: SaveRuns = "all") {
     const t = this.t;
     const now = new Date();
     const wasPaused = row.state !== null || row.resume_token_hash !== null || row.wait_step !== null;
@@ -117,8 +122,49 @@ export class RunLifecycle {
     // Not inserted yet: the insert carries the ended row, and its commit is the one to wait for (a failed
     // insert is the starter's error; the run was stopped and nothing more of it is written).
     const insert = t.untaken.has(row.id) ? t.unacked.get(row.id) : undefined;
-    await t.settle(row, insert ? insert.catch(() => {}) : [() => (t.carried(row, seq) || t.lost.has(row.id) ? null : { op: "patchRun", id: row.id, patch })]);
+    const end: QueuedOp = () => (t.carried(row, seq) || t.lost.has(row.id) ? null : { op: "patchRun", id: row.id, patch });
+    // Whoever waits for the run (`?wait=`, a sub-flow call, a synchronous webhook) gets it as before from memory.
+    if (outcome.kind === "completed" && save !== "all") await t.settle(row, insert ? this.unsavedInsert(row, save, insert) : this.unsavedEnd(row, save, end));
+    else await t.settle(row, insert ? insert.catch(() => {}) : [end]);
     this.ended(row, steps);
+  }
+
+  /**
+   * A successful run of a workflow that does not keep it whole, its insert still queued (the usual run of
+   * main-thread steps): its steps ("failed") or its row and steps ("none": only its count) are taken out of the
+   * queued ops, so they are never written. Answers the commit to wait for.
+   */
+  private unsavedInsert(row: RunRow, save: Exclude<SaveRuns, "all">, insert: Promise<void>): Promise<void> {
+    const t = this.t;
+    const ops = t.untaken.get(row.id)!;
+    const kept = ops.filter(
+      (op) => typeof op === "function" || (op.op !== "insertStep" && op.op !== "updateStep" && (save === "failed" || op.op !== "putDefinition")),
+    );
+    ops.length = 0;
+    if (save === "failed") ops.push(...kept);
+    else {
+      ops.push(() => {
+        t.untaken.delete(row.id);
+        t.insertedSeq.set(row, row.event_seq);
+        return t.lost.has(row.id) ? null : { op: "countRun", row };
+      });
+      // Nothing of the run is stored: its starter answers now, not after the commit of its count.
+      t.releases.get(row.id)?.();
+    }
+    return insert.catch(() => {});
+  }
+
+  /**
+   * As unsavedInsert for a run whose row is written already (a worker step waited for its insert; a run that
+   * paused): its step rows are deleted ("failed"), or the run with them, counted all the same ("none").
+   */
+  private unsavedEnd(row: RunRow, save: Exclude<SaveRuns, "all">, end: QueuedOp): QueuedOp[] {
+    const lost = () => this.t.lost.has(row.id);
+    if (save === "failed") return [() => (lost() ? null : ({ op: "dropSteps", runId: row.id } satisfies WriteOp)), end];
+    return [
+      () => (lost() ? null : ({ op: "deleteRuns", ids: [row.id] } satisfies WriteOp)),
+      () => (lost() ? null : ({ op: "countRun", row } satisfies WriteOp)),
+    ];
   }
 
   /** After the final write committed: streams, waiters and follow-up listeners learn the run ended. */

@@ -166,10 +166,18 @@ export class RunStarter {
     // (side effects) waits for it too (StepHost.invokeResolved).
     const committed = t.writes.write(this.lazyInsertOps(pending, definitionText));
     t.unacked.set(row.id, committed);
+    // A workflow that keeps nothing of its successful runs: one that succeeds before its insert is taken is
+    // answered without waiting for a commit (docs/engine.md, "Run saving").
+    const released =
+      pending.definition.settings?.saveRuns === "none"
+        ? new Promise<void>((resolve) => {
+            t.releases.set(row.id, resolve);
+          })
+        : undefined;
     t.queue(pending);
     t.stats.started++;
     try {
-      await committed;
+      await (released ? Promise.race([committed, released]) : committed);
     } catch (error) {
       this.insertFailed(pending);
       t.awaitingReply.delete(row.id);
@@ -177,6 +185,7 @@ export class RunStarter {
       throw error;
     } finally {
       t.unacked.delete(row.id);
+      if (released) t.releases.delete(row.id);
     }
     t.o.observer?.runStarted(row, t.traceparents.get(row.id));
     return { id: row.id, run: started };

@@ -143,6 +143,12 @@ export class RunTable {
    * run (`?wait=`, a sub-flow call, a stream) asks right after it ended, and this spares the database reads.
    */
   readonly recent = new BoundedMap<string, { row: RunRow; steps?: StepRow[] }>(RECENT_RUNS);
+  /**
+   * Starters waiting for the commit of a run's insert that may stop waiting sooner: a run of a workflow that
+   * keeps nothing of its successful runs (settings.saveRuns none) that succeeded before its insert was taken
+   * has nothing left to commit but its count (RunLifecycle.unsavedInsert calls this).
+   */
+  readonly releases = new Map<string, () => void>();
   /** Runs whose insert failed after they started executing: nothing more of them is written. */
   readonly lost = new Set<string>();
   /** The row's event_seq when a lazy insert took it (see RunStarter.lazyInsertOps). */

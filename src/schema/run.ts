@@ -104,6 +104,33 @@ export const RunList = t.Object({
   pagination: t.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer(), totalPages: Type.Integer() }),
 });
 
+export const RunCountsQuery = t.Object(
+  {
+    days: t.Optional(t.String({ description: "days counted back from today (UTC), 1–90, default 14; anything else becomes 14" })),
+    status: t.Optional(t.String({ description: `${RUN_STATUSES.join(", ")}; another value is ignored` })),
+    environment: t.Optional(t.String({ description: "production (default), test or all; anything else means production" })),
+    triggerType: t.Optional(t.String({ description: `${RUN_TRIGGER_TYPES.join(", ")}; another value is ignored` })),
+    workflowId: t.Optional(t.String({ description: "a workflow's uuid; a non-UUID is ignored" })),
+  },
+  { additionalProperties: true },
+);
+
+const StatusCounts = t.Record(t.String(), Type.Integer(), { description: "runs per status; a status without runs is left out" });
+
+export const RunCounts = t.Object({
+  data: t.Object({
+    total: Type.Integer({ description: "runs started in the days counted, kept or not" }),
+    unsaved: Type.Integer({ description: "of them, runs counted without their row (their workflow's settings.saveRuns is none)" }),
+    days: t.Array(
+      t.Object({
+        day: t.String({ description: "YYYY-MM-DD (UTC), oldest first, one entry per day counted" }),
+        counts: StatusCounts,
+        unsaved: Type.Integer({ description: "of the day's runs, those counted without their row" }),
+      }),
+    ),
+  }),
+});
+
 export const RetryBody = t.Object(
   {
     from: t.Optional(

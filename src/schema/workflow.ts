@@ -85,6 +85,13 @@ export const Settings = t.Object(
           "at most this many runs of this workflow are kept, the oldest finished ones deleted first (0: no cap); they then do not count towards the workspace's WEFT_RUN_RETENTION_MAX",
       }),
     ),
+    saveRuns: t.Optional(
+      t.Union([t.Literal("all"), t.Literal("failed"), t.Literal("none")], {
+        description:
+          'what is kept of this workflow\'s finished runs (docs/engine.md, "Run saving"): all (the default); failed: a successful run keeps its row, status, times and counts, not its steps; none: nothing of a successful run is kept but its count (the run chart and GET /api/runs/counts still count it). Failed and cancelled runs are always kept whole',
+        default: "all",
+      }),
+    ),
   },
   { ...strict, $id: "Settings" },
 );
@@ -106,6 +113,8 @@ export type ConditionT = Static<typeof Condition>;
 export type ActionNodeT = Static<typeof ActionNode>;
 export type TriggerNodeT = Static<typeof TriggerNode>;
 export type SettingsT = Static<typeof Settings>;
+/** What is kept of a workflow's finished runs (settings.saveRuns). */
+export type SaveRuns = NonNullable<SettingsT["saveRuns"]>;
 export type FlowVersionT = Static<typeof FlowVersion>;
 export type BranchT = NonNullable<ActionNodeT["branches"]>[number];
 

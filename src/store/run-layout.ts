@@ -25,6 +25,9 @@ export const STATUS_CODES = { completed: 0, failed: 1, cancelled: 2, pending: 3,
 export const ENVIRONMENT_CODES = { production: 0, test: 1 } as const;
 
 const STATUS_NAMES = invert(STATUS_CODES);
+
+/** The status a stored code stands for (run_counts, run_hours, run_durations hold codes). */
+export const statusName = (code: Stored): string => STATUS_NAMES[Number(code)] ?? String(code);
 const ENVIRONMENT_NAMES = invert(ENVIRONMENT_CODES);
 
 function invert(codes: Record<string, number>): string[] {

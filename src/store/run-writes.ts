@@ -34,7 +34,11 @@ export type WriteOp =
   /** Deletes runs with their steps (retention): off the main thread, between the run writes. */
   | { op: "deleteRuns"; ids: string[] }
   /** Gives up to `pages` free pages of the database file back to the file system (incremental vacuum). */
-  | { op: "returnFreePages"; pages: number };
+  | { op: "returnFreePages"; pages: number }
+  /** Counts a finished run whose row is not kept (settings.saveRuns "none", docs/engine.md "Run saving") in run_unsaved. */
+  | { op: "countRun"; row: RunRow }
+  /** Deletes a run's step rows (a successful run of a workflow that keeps failed runs only). */
+  | { op: "dropSteps"; runId: string };
 
 export type QueuedOp = WriteOp | (() => WriteOp | null);
 
@@ -83,7 +87,22 @@ export type WireOp =
    * PostgreSQL's form of op 8: the run's values with its cold columns blanked, its record, and the dictionary
    * the record needs when the writer has not yet seen it stored (postgres/record-dictionaries.ts).
    */
-  | [10, RowValues, Uint8Array, AnnouncedDictionary | null];
+  | [10, RowValues, Uint8Array, AnnouncedDictionary | null]
+  /** countRun: the run's cell in run_unsaved (migration 026). */
+  | [11, UnsavedCell]
+  /** dropSteps. */
+  | [12, string];
+
+/**
+ * A run counted without its row (migration 026, run_unsaved): workspace, workflow, hour of its start (hours
+ * since the epoch), environment, trigger type, status; as text, the table being small (one row per cell).
+ */
+export type UnsavedCell = [workspaceId: string, workflowId: string, hour: number, environment: string, triggerType: string, status: string];
+
+/** The run_unsaved cell of a finished run. */
+export function unsavedCell(row: RunRow): UnsavedCell {
+  return [row.workspace_id, row.workflow_id, Math.floor(Date.parse(row.started_at) / 3_600_000), row.environment, row.trigger_type, row.status];
+}
 
 /** A dictionary a record needs, written with the record unless stored already. */
 export interface AnnouncedDictionary {
@@ -110,6 +129,10 @@ export function encodeOp(op: WriteOp): WireOp {
       return [6, op.ids];
     case "returnFreePages":
       return [7, op.pages];
+    case "countRun":
+      return [11, unsavedCell(op.row)];
+    case "dropSteps":
+      return [12, op.runId];
   }
 }
 

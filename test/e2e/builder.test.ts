@@ -260,7 +260,7 @@ describe("builder, end to end", () => {
     },
   );
 
-  flowStep("workflow settings (retention, concurrency) are set from the editor and saved in the draft", ["PUT /api/workflows/{id}"], async () => {
+  flowStep("workflow settings (retention, concurrency, run saving) are set from the editor and saved in the draft", ["PUT /api/workflows/{id}"], async () => {
     const settingsNow = async () => (await (await server.fetch(`/api/workflows/${workflowId}`)).json()).data.definition.settings;
     const before = await settingsNow();
     // The dialog moves the focus into itself once shown: typing before that would land elsewhere.
@@ -275,16 +275,20 @@ describe("builder, end to end", () => {
     await dialog.getByLabel("Keep runs for (days)").fill("7");
     await dialog.getByLabel("Keep at most (runs)").fill("500");
     await dialog.getByLabel("Runs at once").fill("3");
+    await dialog.getByLabel("Save runs").selectOption("failed");
     await dialog.getByRole("button", { name: "Apply settings" }).click();
     await dialog.waitFor({ state: "detached" });
     await saved();
-    expect(await settingsNow()).toEqual({ ...before, retentionDays: 7, retentionMaxRuns: 500, concurrencyLimit: 3 });
+    expect(await settingsNow()).toEqual({ ...before, retentionDays: 7, retentionMaxRuns: 500, concurrencyLimit: 3, saveRuns: "failed" });
 
     // Reopened, it shows what is stored; an emptied field goes back to the instance's default.
     await page.getByRole("button", { name: "Settings", exact: true }).click();
     await opened();
     expect(await dialog.getByLabel("Keep runs for (days)").inputValue()).toBe("7");
+    expect(await dialog.getByLabel("Save runs").inputValue()).toBe("failed");
     await dialog.getByLabel("Runs at once").fill("");
+    // "All runs" is the default: the setting is left out again.
+    await dialog.getByLabel("Save runs").selectOption("all");
     await dialog.getByRole("button", { name: "Apply settings" }).click();
     await dialog.waitFor({ state: "detached" });
     await saved();

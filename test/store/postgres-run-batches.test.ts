@@ -3,7 +3,8 @@
  * `postgresql`): a batch compiled into multi-row statements leaves exactly the rows and counts that applying
  * its ops one by one leaves — runs patched in the batch that inserted them, steps completed there, patches
  * merged, a run deleted and inserted again, definitions pruned, a run inserted finished with its steps
- * packed — and one bad group fails alone.
+ * packed — and one bad group fails alone; runs counted without their row (settings.saveRuns none) add up
+ * exactly across writers and folds.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
@@ -326,6 +327,67 @@ describe.skipIf(!postgresBinaries())("run batches on PostgreSQL", () => {
     const [left] = await sql`SELECT count(*)::int AS n FROM run_counts WHERE slot <> 0`;
     expect(left.n).toBe(0);
     expect(await total()).toBe(2_000);
+  });
+
+  test("runs counted without their row (saveRuns none) add up exactly across two writers, and read the same once folded; dropSteps leaves the run", async () => {
+    const { url, db } = await freshPostgresDatabase();
+    const types = runColumnTypes(postgresPoolOf(db));
+    const [a, b] = [await PostgresWriterLanes.open(url, types), await PostgresWriterLanes.open(url, types)];
+    closing.push(
+      () => a.close(),
+      () => b.close(),
+    );
+    const ended = (id: string, status: "completed" | "failed", hour: number) =>
+      run(id, { ...done, status, started_at: `2026-11-25T${String(hour).padStart(2, "0")}:00:00.000Z` });
+    // Each writer: 10 batches of 30 runs not kept (completed, two hours), plus one failed kept whole.
+    const writer = async (lanes: PostgresWriterLanes, name: string) => {
+      for (let k = 0; k < 10; k++) {
+        const counted = Array.from({ length: 30 }, (_, i): WriteOp => ({ op: "countRun", row: ended(`${name}-${k}-${i}`, "completed", 10 + (i % 2)) }));
+        expect(await lanes.apply(wire([counted]))).toEqual([null]);
+      }
+      const kept = `${name}-kept`;
+      expect(
+        await lanes.apply(
+          wire([
+            [
+              { op: "putDefinition", hash: "def1", text: "{}" },
+              { op: "insertRun", row: run(kept, { status: "running" }) },
+              { op: "insertStep", row: step(kept, "s1", 1, done) },
+            ],
+          ]),
+        ),
+      ).toEqual([null]);
+      expect(
+        await lanes.apply(
+          wire([
+            [
+              { op: "dropSteps", runId: kept },
+              { op: "patchRun", id: kept, patch: { ...done, step_total: 1 } },
+            ],
+          ]),
+        ),
+      ).toEqual([null]);
+    };
+    await Promise.all([writer(a, "a"), writer(b, "b")]);
+    const reads = storageOf(db).runReads;
+    const filter = { workspaceId: "ws1", environments: ["production" as const] };
+    const hour10 = Math.floor(Date.parse("2026-11-25T10:00:00.000Z") / 3_600_000);
+    const eleven = { hour: hour10 + 1, status: "completed", stored: 0, unsaved: 300 };
+    const counts = await reads.hourCounts(filter, hour10);
+    // The two kept runs started at 10:00 (run()'s start) and are completed, their rows stored without steps.
+    expect(counts).toEqual([{ hour: hour10, status: "completed", stored: 2, unsaved: 300 }, eleven]);
+    for (const id of ["a-kept", "b-kept"]) {
+      expect((await reads.getRow(id))?.status).toBe("completed");
+      expect(await reads.steps(id)).toEqual([]);
+    }
+    await a.foldIfDue(Date.now() + 10 * 3_600_000);
+    const sql = new SQL(url, { adapter: "postgres", max: 1 });
+    closing.push(() => sql.close());
+    const [left] = await sql`SELECT count(*)::int AS n FROM run_unsaved WHERE slot <> 0`;
+    expect(left.n).toBe(0);
+    expect(await reads.hourCounts(filter, hour10)).toEqual(counts);
+    expect(await reads.hourCounts({ ...filter, status: "completed", workflowId: "wf1" }, hour10 + 1)).toEqual([eleven]);
+    expect(await reads.hourCounts({ ...filter, environments: ["test"] }, hour10)).toEqual([]);
   });
 
   test("on two connections, a batch that ends runs of a batch still committing waits for it; other batches go beside it", async () => {

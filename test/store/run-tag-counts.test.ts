@@ -184,7 +184,7 @@ test("a database one migration behind, with tagged runs changed and deleted, upg
   let ids = await insertRuns(db, pick, 0, 600);
   ids = await changeRuns(db, pick, ids);
 
-  expect(await db.upgrade()).toEqual([TAG_COUNTS]);
+  expect(await db.upgrade()).toEqual(migrations.filter((m) => m.version >= TAG_COUNTS).map((m) => m.version));
   await expectTagCounts(db);
 
   // Kept by the triggers after the upgrade: more tagged runs, changes and deletions.

@@ -69,13 +69,26 @@ describe("runs", () => {
     render(null, root);
   });
 
-  test("the chart counts what the table lists: same filters, and a tooltip per day", async () => {
+  test("the chart counts every run the filters match (GET /api/runs/counts, runs not kept included), with a tooltip per day", async () => {
     const { render, h } = await import("preact");
     const { RunsPage } = await import("../../public/src/pages/runs-page");
     const today = new Date().toISOString();
+    const day = today.slice(0, 10);
+    const days = (counts: Record<string, number>, unsaved: number) => [
+      { day: "2000-01-01", counts: {}, unsaved: 0 },
+      { day, counts, unsaved },
+    ];
     // The API answers by environment, as the server does: test runs only when asked for.
     fake = fakeApi({
       "GET /api/workflows": () => ({ body: { data: [], total: 0 } }),
+      "GET /api/runs/counts": (call: any) => {
+        const env = call.query.get("environment");
+        const data =
+          env === "all"
+            ? { total: 6, unsaved: 2, days: days({ completed: 5, failed: 1 }, 2) }
+            : { total: 3, unsaved: 0, days: days({ completed: 2, failed: 1 }, 0) };
+        return { body: { data } };
+      },
       "GET /api/runs": (call: any) => {
         const env = call.query.get("environment");
         const prod = [run("p1", "completed", today), run("p2", "completed", today), run("p3", "failed", today)];
@@ -89,18 +102,62 @@ describe("runs", () => {
     render(h(RunsPage, {}), root);
     const todayBar = () => [...root.querySelectorAll(".chart-day")].at(-1)!;
     await until(() => expect(todayBar().getAttribute("aria-label")).toContain("3 runs (2 completed, 1 failed)"));
+    expect(root.querySelectorAll(".chart-day").length).toBe(2);
     expect(root.querySelectorAll("tr[data-run]").length).toBe(3);
-    const chartCalls = fake!.calls.filter((c) => c.path === "/api/runs" && c.query.get("limit") === "100");
-    expect(chartCalls.every((c) => c.query.get("environment") === "production")).toBe(true);
+    const chartCalls = fake!.calls.filter((c) => c.path === "/api/runs/counts");
+    expect(chartCalls.length).toBeGreaterThan(0);
+    expect(chartCalls.every((c) => c.query.get("environment") === "production" && c.query.get("days") === "14")).toBe(true);
 
     const environment = [...root.querySelectorAll("label")].find((l) => l.textContent?.startsWith("Environment"))!.querySelector("select")!;
     environment.value = "all";
     environment.dispatchEvent(new Event("change", { bubbles: true }));
-    await until(() => expect(todayBar().getAttribute("aria-label")).toContain("4 runs (3 completed, 1 failed)"));
+    await until(() => expect(todayBar().getAttribute("aria-label")).toContain("6 runs (5 completed, 1 failed)"));
+    await until(() => expect(root.querySelector("figcaption")!.textContent).toContain("2 of 6 runs counted without being kept"));
     await until(() => expect(root.querySelectorAll("tr[data-run]").length).toBe(4));
 
     todayBar().dispatchEvent(new Event("mouseenter", { bubbles: false }));
-    await until(() => expect(root.querySelector('[role="tooltip"]')?.textContent).toContain("4 runs (3 completed, 1 failed)"));
+    await until(() => expect(root.querySelector('[role="tooltip"]')?.textContent).toContain("6 runs (5 completed, 1 failed)"));
+    render(null, root);
+  });
+
+  test("with one workflow chosen, the list says what that workflow keeps of its runs (settings.saveRuns)", async () => {
+    const { render, h } = await import("preact");
+    const { RunsPage } = await import("../../public/src/pages/runs-page");
+    fake = fakeApi({
+      "GET /api/workflows": () => ({ body: { data: [{ id: "w1", name: "Greeter" }], total: 1 } }),
+      "GET /api/workflows/w1": () => ({ body: { data: { id: "w1", name: "Greeter", definition: { settings: { saveRuns: "none" } } } } }),
+      "GET /api/runs/counts": () => ({ body: { data: { total: 0, unsaved: 0, days: [] } } }),
+      "GET /api/runs": () => ({ body: { data: [], pagination: { page: 1, limit: 20, total: 0, totalPages: 0 } } }),
+    });
+    const root = document.createElement("div");
+    document.body.appendChild(root);
+    render(h(RunsPage, {}), root);
+    const workflow = [...root.querySelectorAll("label")].find((l) => l.textContent?.startsWith("Workflow"))!.querySelector("select")!;
+    await until(() => expect(workflow.querySelectorAll("option").length).toBe(2));
+    expect(root.querySelector("[data-save-runs]")).toBeNull();
+    workflow.value = "w1";
+    workflow.dispatchEvent(new Event("change", { bubbles: true }));
+    await until(() => expect(root.querySelector("[data-save-runs]")?.getAttribute("data-save-runs")).toBe("none"));
+    expect(root.querySelector("[data-save-runs]")!.textContent).toContain("counted in the chart but not listed");
+    render(null, root);
+  });
+
+  test("a successful run kept without its steps (saveRuns failed) says its steps ran and were not kept", async () => {
+    const { render, h } = await import("preact");
+    const { RunDetailPage } = await import("../../public/src/pages/run-detail-page");
+    const finished = { finishedAt: new Date().toISOString(), steps: [] };
+    fake = fakeApi({
+      "GET /api/runs/r1": () => ({ body: { data: run("r1", "completed", new Date().toISOString(), finished) } }),
+      "GET /api/runs/r2": () => ({ body: { data: run("r2", "completed", new Date().toISOString(), { ...finished, stepTotal: 0 }) } }),
+    });
+    const root = document.createElement("div");
+    document.body.appendChild(root);
+    render(h(RunDetailPage, { id: "r1" }), root);
+    await until(() => expect(root.querySelector("[data-steps-not-kept]")?.textContent).toContain("2 steps ran; their inputs and outputs were not kept"));
+    render(null, root);
+    render(h(RunDetailPage, { id: "r2" }), root);
+    await until(() => expect(root.textContent).toContain("No steps recorded yet."));
+    expect(root.querySelector("[data-steps-not-kept]")).toBeNull();
     render(null, root);
   });
 });

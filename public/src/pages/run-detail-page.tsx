@@ -184,7 +184,15 @@ export function RunDetailPage({ id }: { id: string }) {
         <JsonView value={r.triggerData} label="Trigger data" />
       </details>
       <h2>Steps</h2>
-      {(r.steps ?? []).length === 0 && <p class="muted">No steps recorded yet.</p>}
+      {(r.steps ?? []).length === 0 &&
+        (r.status === "completed" && (r.stepTotal ?? 0) > 0 ? (
+          // A successful run of a workflow whose settings.saveRuns keeps failed runs only (docs/engine.md, "Run saving").
+          <p class="muted" data-steps-not-kept>
+            {r.stepTotal} step{r.stepTotal === 1 ? "" : "s"} ran; their inputs and outputs were not kept (the workflow saves the steps of failed runs only).
+          </p>
+        ) : (
+          <p class="muted">No steps recorded yet.</p>
+        ))}
       <ol class="run-steps">
         {(r.steps ?? []).map((step) => (
           <li key={step.id} class={`run-step status-border-${step.status}`} data-step={step.nodeId}>

@@ -1,15 +1,18 @@
 /**
  * Runs per day by status: a stacked bar chart drawn with HTML boxes (no library), so it fills the
  * width of its box at any size. Each day's bar has a tooltip with its counts (hover or keyboard focus).
- * The runs page feeds it the runs that match the table's filters.
+ * The runs page feeds it the days of GET /api/runs/counts for the table's filters (every run counted, kept or
+ * not: docs/engine.md, "Run saving"), or, with a tag filter (which the counts do not take), its runs bucketed here.
  */
 import { useSignal } from "@preact/signals";
 import type { Run } from "../types";
 
 const STATUSES = ["completed", "failed", "cancelled", "running", "paused", "pending"];
 
-export function bucketByDay(runs: Run[], days: number, now = new Date()): Array<{ day: string; counts: Record<string, number> }> {
-  const out: Array<{ day: string; counts: Record<string, number> }> = [];
+export type DayBucket = { day: string; counts: Record<string, number> };
+
+export function bucketByDay(runs: Run[], days: number, now = new Date()): DayBucket[] {
+  const out: DayBucket[] = [];
   const index = new Map<string, number>();
   for (let i = days - 1; i >= 0; i--) {
     const d = new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10);
@@ -33,8 +36,8 @@ export function describeDay(bucket: { day: string; counts: Record<string, number
   return `${bucket.day}: ${total} run${total === 1 ? "" : "s"} (${parts.join(", ")})`;
 }
 
-export function RunsChart({ runs, days = 14, scope }: { runs: Run[]; days?: number; scope?: string }) {
-  const buckets = bucketByDay(runs, days);
+export function RunsChart({ buckets, scope, note }: { buckets: DayBucket[]; scope?: string; note?: string }) {
+  const days = buckets.length;
   const max = Math.max(1, ...buckets.map((b) => Object.values(b.counts).reduce((a, n) => a + n, 0)));
   const hovered = useSignal<number | null>(null);
   return (
@@ -88,6 +91,7 @@ export function RunsChart({ runs, days = 14, scope }: { runs: Run[]; days?: numb
           </span>
         ))}
         {scope ? <span class="chart-scope">{scope}</span> : null}
+        {note ? <span class="chart-scope">{note}</span> : null}
       </figcaption>
     </figure>
   );

@@ -6,10 +6,19 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
-import { duration, StatusBadge, when } from "../format";
+import { duration, SAVE_RUNS_LABELS, StatusBadge, when } from "../format";
 import { href } from "../router";
 import type { Run, Workflow } from "../types";
-import { RunsChart } from "./runs-chart";
+import { bucketByDay, type DayBucket, RunsChart } from "./runs-chart";
+
+const CHART_DAYS = 14;
+
+/** GET /api/runs/counts' answer. */
+interface RunCounts {
+  total: number;
+  unsaved: number;
+  days: Array<DayBucket & { unsaved: number }>;
+}
 
 const TRIGGER_TYPES = ["manual", "webhook", "cron", "poll", "error", "run_finished", "event", "api", "mcp", "subflow"];
 const STATUSES = ["pending", "running", "completed", "failed", "cancelled", "paused"];
@@ -31,7 +40,9 @@ export function RunsPage() {
   const runs = useSignal<Run[] | null>(null);
   const pagination = useSignal({ page: 1, limit: 20, total: 0, totalPages: 1 });
   const workflows = useSignal<Workflow[]>([]);
-  const recent = useSignal<Run[]>([]);
+  const chart = useSignal<{ buckets: DayBucket[]; unsaved: number; total: number }>({ buckets: bucketByDay([], CHART_DAYS), unsaved: 0, total: 0 });
+  /** What the filtered workflow keeps of its runs (settings.saveRuns), shown above the list. */
+  const saveRuns = useSignal<string | null>(null);
   const error = useSignal<unknown>(null);
 
   useEffect(() => {
@@ -43,23 +54,47 @@ export function RunsPage() {
       .catch(() => undefined);
   }, []);
 
-  // The chart counts what the table lists: the same filters, up to 500 of the newest matching runs.
+  // The chart counts the runs the table's filters match, from the kept counts: runs of workflows that keep
+  // nothing of their successful runs included. The counts take no tag: with one, up to 500 of the newest
+  // matching runs are bucketed here.
   useEffect(() => {
     let stopped = false;
     (async () => {
+      const { sort: _sort, tag, ...matching } = filters.value;
+      if (!tag) {
+        const res = await api.get<RunCounts>("/api/runs/counts", { ...matching, days: CHART_DAYS });
+        if (!stopped) chart.value = { buckets: res.data.days, unsaved: res.data.unsaved, total: res.data.total };
+        return;
+      }
       const all: Run[] = [];
-      const { sort: _sort, ...matching } = filters.value;
       for (let p = 1; p <= 5; p++) {
-        const res = await api.get<Run[]>("/api/runs", { ...matching, limit: 100, page: p });
+        const res = await api.get<Run[]>("/api/runs", { ...matching, tag, limit: 100, page: p });
         all.push(...res.data);
         if (!res.pagination || p >= res.pagination.totalPages) break;
       }
-      if (!stopped) recent.value = all;
+      if (!stopped) chart.value = { buckets: bucketByDay(all, CHART_DAYS), unsaved: 0, total: all.length };
     })().catch(() => undefined);
     return () => {
       stopped = true;
     };
   }, [JSON.stringify(filters.value)]);
+
+  useEffect(() => {
+    const id = filters.value.workflowId;
+    saveRuns.value = null;
+    if (!id) return;
+    let stopped = false;
+    api
+      .get<Workflow>(`/api/workflows/${id}`)
+      .then((res) => {
+        const mode = (res.data.definition?.settings as { saveRuns?: string } | undefined)?.saveRuns;
+        if (!stopped) saveRuns.value = mode ?? "all";
+      })
+      .catch(() => undefined);
+    return () => {
+      stopped = true;
+    };
+  }, [filters.value.workflowId]);
 
   useEffect(() => {
     let stopped = false;
@@ -98,7 +133,18 @@ export function RunsPage() {
           live
         </span>
       </header>
-      <RunsChart runs={recent.value} scope={chartScope(filters.value)} />
+      <RunsChart
+        buckets={chart.value.buckets}
+        scope={chartScope(filters.value)}
+        note={chart.value.unsaved > 0 ? `${chart.value.unsaved} of ${chart.value.total} runs counted without being kept` : undefined}
+      />
+      {saveRuns.value && (
+        <p class="help" data-save-runs={saveRuns.value}>
+          Runs saved for this workflow: {SAVE_RUNS_LABELS[saveRuns.value] ?? saveRuns.value}.
+          {saveRuns.value === "none" ? " Its successful runs are counted in the chart but not listed." : ""}
+          {saveRuns.value === "failed" ? " Its successful runs are listed without their steps." : ""}
+        </p>
+      )}
       <div class="filters" role="search" aria-label="Filter runs">
         <label class="field inline">
           <span>Status</span>

@@ -6,6 +6,7 @@
 import { isUuid } from "../../lib/ids";
 import { pageOf } from "../../schema/common";
 import { RUN_STATUSES, RUN_TRIGGER_TYPES, type Environment, type RunStatus } from "../../schema/run";
+import type { RunCountFilter } from "../../store/run-read-repository";
 import type { RunListFilter } from "../../store/run-rows";
 
 export type RawQuery = Record<string, unknown>;
@@ -42,5 +43,24 @@ export function runListFilter(workspaceId: string, query: RawQuery): RunListFilt
     workflowId: workflowId !== undefined && isUuid(workflowId) ? workflowId.toLowerCase() : undefined,
     tag: tag !== undefined && tag !== "" ? tag : undefined,
     sort: sort === "oldest" ? "oldest" : sort === "duration" ? "duration" : "newest",
+  };
+}
+
+/** Days GET /api/runs/counts counts back by default, and at most. */
+export const COUNT_DAYS = 14;
+export const MAX_COUNT_DAYS = 90;
+
+/** GET /api/runs/counts: the list's filters (tag, sort and page aside) and `days`, by the same rules (invalid values dropped). */
+export function runCountFilter(workspaceId: string, query: RawQuery): RunCountFilter & { days: number } {
+  const list = runListFilter(workspaceId, query);
+  const days = single(query, "days")?.trim() ?? "";
+  const n = /^\d+$/.test(days) ? Number(days) : 0;
+  return {
+    workspaceId,
+    environments: list.environments,
+    status: list.status,
+    triggerType: list.triggerType,
+    workflowId: list.workflowId,
+    days: n >= 1 && n <= MAX_COUNT_DAYS ? n : COUNT_DAYS,
   };
 }

@@ -8,7 +8,7 @@ import { AppError, notFound } from "../../http/errors";
 import { validTraceparent } from "../../lib/traceparent";
 import type { Environment, RunT, RunTriggerType } from "../../schema/run";
 import { runFromRow, stepFromRow } from "../../store/run-rows";
-import { runListFilter, type RawQuery } from "./list-query";
+import { runCountFilter, runListFilter, type RawQuery } from "./list-query";
 
 export const MAX_WAIT_SECONDS = 30;
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
@@ -21,6 +21,7 @@ const FINISHED = new Set(["completed", "failed", "cancelled"]);
  * committed) waits for nothing: every write of it is committed.
  */
 const READ_WAIT_MS = 50;
+const DAY_MS = 86_400_000;
 const END_WAIT_MS = 10_000;
 function settled(writes: { drain(): Promise<void>; readonly pending: number }): Promise<void> {
   if (writes.pending === 0) return Promise.resolve();
@@ -101,6 +102,35 @@ export class Runs {
       data: rows.map(runFromRow),
       pagination: { page: filter.page, limit: filter.limit, total, totalPages: Math.ceil(total / filter.limit) },
     };
+  }
+
+  /**
+   * GET /api/runs/counts: runs per day (UTC) and status over the last `days` days, those whose row was not kept
+   * included (docs/engine.md, "Run saving"): the run chart and the exact totals whatever each workflow keeps.
+   */
+  async counts(workspaceId: string, query: RawQuery, now = Date.now()) {
+    const { days, ...filter } = runCountFilter(workspaceId, query);
+    const today = Math.floor(now / DAY_MS);
+    const first = today - days + 1;
+    await settled(this.engine.writes);
+    const hours = await this.engine.hourCounts(filter, first * 24);
+    const out = Array.from({ length: days }, (_, i) => ({
+      day: new Date((first + i) * DAY_MS).toISOString().slice(0, 10),
+      counts: {} as Record<string, number>,
+      unsaved: 0,
+    }));
+    let total = 0;
+    let unsaved = 0;
+    for (const cell of hours) {
+      const day = out[Math.floor(cell.hour / 24) - first];
+      if (!day) continue; // started later than today (a clock ahead)
+      const n = cell.stored + cell.unsaved;
+      day.counts[cell.status] = (day.counts[cell.status] ?? 0) + n;
+      day.unsaved += cell.unsaved;
+      total += n;
+      unsaved += cell.unsaved;
+    }
+    return { data: { total, unsaved, days: out } };
   }
 
   /** One run with its steps in execution order (pending writes are committed first, so the steps match the run). */

@@ -35,7 +35,7 @@ import {
   type RunPatch,
   type StepRow,
 } from "../run-rows";
-import { type AnnouncedDictionary, type WireOp } from "../run-writes";
+import { type AnnouncedDictionary, type UnsavedCell, type WireOp } from "../run-writes";
 import { CompactLayout, namesOf, type RunLayout } from "../run-layout";
 import { PostgresConnection } from "./connection";
 import { PostgresRunNames } from "./run-names";
@@ -211,6 +211,8 @@ export class PostgresRunBatches {
   compile(ops: WireOp[]): Statement[] {
     const out: Statement[] = [];
     let segment = new Segment();
+    // Runs counted without their row (op 11), summed per cell: one statement after the batch's other writes.
+    const unsaved = new Map<string, [...UnsavedCell, number]>();
     const flush = () => {
       if (!segment.empty) out.push(...this.statementsOf(segment));
       segment = new Segment();
@@ -277,9 +279,29 @@ export class PostgresRunBatches {
         case 9:
           // Not sent here (packFinishedRuns without onFinish): a finished run's step rows stay rows.
           break;
+        case 11: {
+          const key = op[1].join("\u0000");
+          const counted = unsaved.get(key);
+          if (counted) counted[6]++;
+          else unsaved.set(key, [...op[1], 1]);
+          break;
+        }
+        case 12:
+          flush();
+          out.push({ text: "DELETE FROM run_steps WHERE run_id = $1", params: [op[1]] });
+          break;
       }
     }
     flush();
+    if (unsaved.size > 0) {
+      // In this transaction's slot (migration 026): no other lane's transaction writes the same rows.
+      out.push({
+        text: `INSERT INTO run_unsaved AS u (workspace_id, workflow_id, hour, environment, trigger_type, status, n, slot)
+          SELECT x->>0, x->>1, (x->>2)::bigint, x->>3, x->>4, x->>5, (x->>6)::bigint, txid_current() FROM jsonb_array_elements(${ROWS}) AS x
+          ON CONFLICT (workspace_id, hour, environment, workflow_id, status, trigger_type, slot) DO UPDATE SET n = u.n + EXCLUDED.n`,
+        params: [JSON.stringify([...unsaved.values()])],
+      });
+    }
     return out;
   }
 

@@ -7,7 +7,8 @@
  * written for PostgreSQL (positional parameters, no `+column` planner hints), each statement awaited.
  */
 import { type BucketRow, bucketsThrough, type DurationWalk, durationPageTuning, durationWalks, taggedWalkRuns, walkRange } from "../run-duration-pages";
-import type { CompactLayout, Stored } from "../run-layout";
+import { type CompactLayout, type Stored, statusName } from "../run-layout";
+import { type HourCount, mergeHourCounts, type RunCountFilter, unsavedConditions } from "../run-read-repository";
 import {
   FIRST_HOURS,
   type HourSpanEnds,
@@ -112,11 +113,32 @@ export class PostgresRunList {
     return this.rows(`SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (${keys.join(" UNION ALL ")}) ORDER BY ${order}`, params);
   }
 
+  /** RunReadRepository.hourCounts: run_hours' sums (codes decoded) and run_unsaved's (text), merged. */
+  async hourCounts(filter: RunCountFilter, fromHour: number): Promise<HourCount[]> {
+    const cells = await this.cells(filter);
+    let stored: Array<{ hour: number; status: string; n: number }> = [];
+    if (cells) {
+      const params = new Params();
+      const where = `${on(bindCells(cells, params))} AND hour >= ${params.bind(fromHour)}`;
+      const rows = await this.c.all<{ hour: number; status: number; n: number }>(
+        `SELECT hour, status, ${SUM_OF_N} FROM run_hours WHERE ${where} GROUP BY hour, status`,
+        params.values,
+      );
+      stored = rows.map((row) => ({ hour: Number(row.hour), status: statusName(row.status), n: Number(row.n) }));
+    }
+    const { where, params } = unsavedConditions(filter, "$");
+    const unsaved = await this.c.all<{ hour: number; status: string; n: number }>(
+      `SELECT hour, status, ${SUM_OF_N} FROM run_unsaved WHERE ${where.join(" AND ")} AND hour >= $${params.length + 1} GROUP BY hour, status`,
+      [...params, fromHour],
+    );
+    return mergeHourCounts(stored, unsaved);
+  }
+
   /**
    * The filter as cells, the workspace first; undefined when a name of the filter was never stored with a run
    * (nothing matches). The names' keys are read first (stored ones only: a reader stores none).
    */
-  private async cells(filter: RunListFilter): Promise<Cell[] | undefined> {
+  private async cells(filter: RunCountFilter): Promise<Cell[] | undefined> {
     const named = [filter.workspaceId, filter.triggerType, filter.workflowId].filter((name): name is string => name !== undefined);
     await this.reader.names.loadStored(named);
     const key = (name: string) => this.layout.find(name);

@@ -4,7 +4,7 @@
  * stores them (../run-layout.ts) and are decoded once their names' keys and their records' dictionaries are
  * read (./run-records-read.ts); the list is ./run-list.ts.
  */
-import type { LastRun, RunReadRepository } from "../run-read-repository";
+import type { LastRun, RunCountFilter, RunReadRepository } from "../run-read-repository";
 import { mergeSteps, type StepRow, STEP_COLUMNS } from "../run-records";
 import { type RunListFilter, type RunRow, ROW_COLUMNS, STORED_COLUMNS } from "../run-rows";
 import type { PostgresConnection } from "./connection";
@@ -29,6 +29,10 @@ export class PostgresRunReads implements RunReadRepository {
 
   list(filter: RunListFilter) {
     return this.runList.list(filter);
+  }
+
+  hourCounts(filter: RunCountFilter, fromHour: number) {
+    return this.runList.hourCounts(filter, fromHour);
   }
 
   async getRow(id: string): Promise<RunRow | null> {

@@ -85,6 +85,9 @@ function footprint(groups: WireOp[][]): Footprint {
         case 6:
           for (const id of op[1]) out.runs.add(id);
           break;
+        case 12:
+          out.runs.add(op[1]);
+          break;
       }
     }
   }

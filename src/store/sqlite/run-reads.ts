@@ -2,7 +2,7 @@
  * The reads of runs on SQLite (../run-read-repository.ts): RunStore's own, on the process's connection when
  * it is the caller's turn (a read waits for a unit that holds the connection instead of reading inside it).
  */
-import type { RunReadRepository } from "../run-read-repository";
+import type { RunCountFilter, RunReadRepository } from "../run-read-repository";
 import type { RunListFilter } from "../run-rows";
 import { RunStore } from "./run-store";
 import type { SqliteConnection } from "./connection";
@@ -48,6 +48,10 @@ export class SqliteRunReads implements RunReadRepository {
 
   recentTriggerData(workflowId: string, triggerType: string, limit: number) {
     return this.c.do(() => this.store.recentTriggerData(workflowId, triggerType, limit));
+  }
+
+  hourCounts(filter: RunCountFilter, fromHour: number) {
+    return this.c.do(() => this.store.hourCounts(filter, fromHour));
   }
 
   unfinished() {

@@ -11,7 +11,9 @@
  */
 import type { SQLQueryBindings, Statement } from "bun:sqlite";
 import type { Db } from "../db";
-import type { RunLayout, Stored } from "../run-layout";
+import type { UnsavedCell } from "../run-writes";
+import { type RunLayout, type Stored, statusName } from "../run-layout";
+import { type HourCount, mergeHourCounts, type RunCountFilter, unsavedConditions } from "../run-read-repository";
 import {
   BLANK,
   COLD_COLUMNS,
@@ -106,7 +108,7 @@ interface Cells {
  * `withWorkspace` false: the workspace condition left out (a workflow's runs are all in its workspace).
  * Undefined when a name of the filter was never stored with a run (nothing matches).
  */
-function cellConditions(filter: RunListFilter, layout: RunLayout, withWorkspace = true): Cells | undefined {
+function cellConditions(filter: RunCountFilter, layout: RunLayout, withWorkspace = true): Cells | undefined {
   const where: string[] = [];
   const params: Record<string, unknown> = {};
   const workspace = layout.find(filter.workspaceId);
@@ -163,6 +165,7 @@ export class RunStore {
   private readonly getStepsStmt: Statement<StepRow>;
   private readonly packedStepsStmt: Statement<{ packed_steps: Uint8Array | null }>;
   private readonly deleteStepRowsStmt: Statement;
+  private readonly countUnsavedStmt: Statement;
   private readonly stepCountStmt: Statement<{ n: number }>;
   private readonly firstStepsStmt: Statement<StepRow>;
   private readonly lastStepsStmt: Statement<StepRow>;
@@ -213,6 +216,10 @@ export class RunStore {
     this.getStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid`);
     this.packedStepsStmt = db.prepare(`SELECT packed_steps FROM runs WHERE id = ? AND packed_steps IS NOT NULL`);
     this.deleteStepRowsStmt = db.prepare(`DELETE FROM run_steps WHERE run_id = ?`);
+    this.countUnsavedStmt = db.prepare(
+      `INSERT INTO run_unsaved (workspace_id, workflow_id, hour, environment, trigger_type, status, n) VALUES (?, ?, ?, ?, ?, ?, 1)
+        ON CONFLICT DO UPDATE SET n = n + 1`,
+    );
     this.stepCountStmt = db.prepare(`SELECT count(*) AS n FROM run_steps WHERE run_id = ?`);
     this.firstStepsStmt = db.prepare(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY seq, rowid LIMIT ?`);
     this.lastStepsStmt = db.prepare(
@@ -787,6 +794,33 @@ export class RunStore {
       )
       .all()
       .map((r) => ({ ...this.position(r), workflowId: r.workflow_id, workspaceId: r.workspace_id }));
+  }
+
+  /** RunReadRepository.hourCounts: run_hours' sums (codes decoded) and run_unsaved's (text), merged. */
+  hourCounts(filter: RunCountFilter, fromHour: number): HourCount[] {
+    const cells = cellConditions(filter, this.layout);
+    const stored = cells
+      ? (
+          this.db
+            .query(`SELECT hour, status, ${SUM_OF_N} FROM run_hours WHERE ${[...cells.where, "hour >= $fromHour"].join(" AND ")} GROUP BY hour, status`)
+            .all(bindRow({ ...cells.params, fromHour })) as Array<{ hour: number; status: number; n: number }>
+        ).map((row) => ({ ...row, status: statusName(row.status) }))
+      : [];
+    const { where, params } = unsavedConditions(filter, "?");
+    const unsaved = this.db
+      .query(`SELECT hour, status, ${SUM_OF_N} FROM run_unsaved WHERE ${where.join(" AND ")} AND hour >= ? GROUP BY hour, status`)
+      .all(...(params as string[]), fromHour) as Array<{ hour: number; status: string; n: number }>;
+    return mergeHourCounts(stored, unsaved);
+  }
+
+  /** Counts a run whose row is not kept (settings.saveRuns "none"; migration 026). */
+  countUnsaved(cell: UnsavedCell): void {
+    this.countUnsavedStmt.run(...cell);
+  }
+
+  /** Deletes a run's step rows (a successful run of a workflow that keeps failed runs only): its row stays. */
+  dropSteps(runId: string): void {
+    this.deleteStepRowsStmt.run(runId);
   }
 
   /** Deletes runs and their steps in one transaction. */

@@ -53,6 +53,12 @@ export function applyWireOp(db: Db, store: RunStore, op: WireOp): void {
       return;
     case 10:
       throw new Error("op 10 is PostgreSQL's (run-batches.ts)");
+    case 11:
+      store.countUnsaved(op[1]);
+      return;
+    case 12:
+      store.dropSteps(op[1]);
+      return;
   }
 }
 

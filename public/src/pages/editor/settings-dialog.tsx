@@ -1,6 +1,7 @@
 /**
  * The workflow's settings (the definition's `settings`): time limit, concurrency, error workflow,
- * maintenance mode, automatic publishing of fixes, and how long and how many of its runs are kept. They
+ * maintenance mode, automatic publishing of fixes, what is kept of its runs (saveRuns) and how long and how
+ * many of them are kept. They
  * are part of the draft: saving here is an edit like any other (autosaved, published with the rest), except
  * retention, which the server reads from the saved draft at its next sweep. An empty field means the
  * instance's default.
@@ -9,6 +10,7 @@ import { type Signal, useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../../api";
 import { Dialog } from "../../components/dialog";
+import { SAVE_RUNS_LABELS } from "../../format";
 import type { EditorStore } from "./editor-store";
 
 interface NumberField {
@@ -59,6 +61,7 @@ export function SettingsDialog({ store, onClose }: { store: EditorStore; onClose
   const errorWorkflowId = useSignal(typeof settings.errorWorkflowId === "string" ? settings.errorWorkflowId : "");
   const maintenanceMode = useSignal(settings.maintenanceMode === true);
   const autoPublishFixes = useSignal(settings.autoPublishFixes === true);
+  const saveRuns = useSignal(typeof settings.saveRuns === "string" ? settings.saveRuns : "all");
   const others = useSignal<Array<{ id: string; name: string }> | null>(null);
   const problem = useSignal<string | null>(null);
 
@@ -97,6 +100,8 @@ export function SettingsDialog({ store, onClose }: { store: EditorStore; onClose
     else delete next.maintenanceMode;
     if (autoPublishFixes.value) next.autoPublishFixes = true;
     else delete next.autoPublishFixes;
+    if (saveRuns.value !== "all") next.saveRuns = saveRuns.value;
+    else delete next.saveRuns;
     problem.value = null;
     store.change({ ...def, settings: next });
     onClose();
@@ -143,6 +148,26 @@ export function SettingsDialog({ store, onClose }: { store: EditorStore; onClose
             ))}
           </select>
           <span class="help">Started with a summary of each failed live run of this workflow.</span>
+        </div>
+        <div class="field">
+          <label for="setting-saveRuns">Save runs</label>
+          <select
+            id="setting-saveRuns"
+            value={saveRuns.value}
+            aria-describedby="setting-saveRuns-help"
+            onChange={(e) => {
+              saveRuns.value = (e.target as HTMLSelectElement).value;
+            }}
+          >
+            {Object.entries(SAVE_RUNS_LABELS).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+          <span class="help" id="setting-saveRuns-help">
+            Failed and cancelled runs are always kept whole. Every run still counts in the run chart and the metrics. Takes effect for live runs once published.
+          </span>
         </div>
         <Check value={maintenanceMode} label="Maintenance mode: hold live runs as pending (test runs go on)" />
         <Check value={autoPublishFixes} label="Publish valid saves of a live workflow at once" />

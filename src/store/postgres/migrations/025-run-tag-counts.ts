@@ -12,7 +12,7 @@
 import { FOLD_LOCK_KEY } from "./015-run-count-deltas";
 
 /** Moves the rows of `table` in slots other than 0 into slot 0 (its cells: the workspace and `cells`), counting them in `folded`. */
-const fold = (table: string, cells: string[]) => `  WITH gone AS (DELETE FROM ${table} WHERE slot <> 0 RETURNING *)
+export const fold = (table: string, cells: string[]) => `  WITH gone AS (DELETE FROM ${table} WHERE slot <> 0 RETURNING *)
   INSERT INTO ${table} AS c (workspace_id, ${cells.join(", ")}, n, slot)
     SELECT workspace_id, ${cells.join(", ")}, sum(n), 0 FROM gone GROUP BY ${cells.map((_, i) => i + 1).join(", ")}, ${cells.length + 1}
     ON CONFLICT (workspace_id, ${cells.join(", ")}, slot) DO UPDATE SET n = c.n + EXCLUDED.n;

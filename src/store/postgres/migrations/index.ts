@@ -55,6 +55,7 @@ import durationIndex from "./022-duration-index";
 import encryptionKeyCheck from "./023-encryption-key-check";
 import runDurations from "./024-run-durations";
 import runTagCounts from "./025-run-tag-counts";
+import runSaving from "./026-run-saving";
 import type { Migration } from "../../migration";
 
 export const postgresMigrations: Migration[] = [
@@ -83,4 +84,5 @@ export const postgresMigrations: Migration[] = [
   encryptionKeyCheck,
   runDurations,
   runTagCounts,
+  runSaving,
 ];

@@ -27,6 +27,7 @@ import durationIndex from "./022-duration-index";
 import encryptionKeyCheck from "./023-encryption-key-check";
 import runDurations from "./024-run-durations";
 import runTagCounts from "./025-run-tag-counts";
+import runSaving from "./026-run-saving";
 import type { Migration } from "../../migration";
 
 export const migrations: Migration[] = [
@@ -55,4 +56,5 @@ export const migrations: Migration[] = [
   encryptionKeyCheck,
   runDurations,
   runTagCounts,
+  runSaving,
 ].sort((a, b) => a.version - b.version);
