@@ -69,6 +69,10 @@ export interface Config {
   /** WEFT_READER_THREADS: threads that read run lists and run details off the serving thread (store/run-reads.ts); 0 reads on it. */
   readerThreads: number;
   oauthAppsFile: string | undefined;
+  /** WEFT_SMTP_URL: where invitation e-mails are sent (smtp:// or smtps://, credentials in the URL); unset: none are sent, the link is only shown. */
+  smtpUrl: string | undefined;
+  /** WEFT_SMTP_FROM: the From of those e-mails. */
+  smtpFrom: string;
   /** How long an OAuth2 authorize URL (its signed state) stays valid, seconds. */
   oauthStateTtlSeconds: number;
   /** CIDRs outbound HTTP may reach although private (SSRF allow-list). */
@@ -167,6 +171,21 @@ function url(env: Env, name: string, fallback: string): string {
     throw new ConfigError(`${name}="${raw}" is not an http(s) URL; use e.g. https://weft.example.com`);
   }
   return raw.replace(/\/+$/, "");
+}
+
+function smtpUrl(env: Env): string | undefined {
+  const raw = env.WEFT_SMTP_URL;
+  if (raw === undefined || raw === "") return undefined;
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== "smtp:" && protocol !== "smtps:") {
+    throw new ConfigError(`WEFT_SMTP_URL is not an smtp:// or smtps:// URL; use e.g. smtps://user:password@mail.example.com:465`);
+  }
+  return raw;
 }
 
 function databaseUrl(env: Env): string | undefined {
@@ -283,6 +302,8 @@ export function loadConfig(env: Env = process.env): Config {
     readerThreads: integer(env, "WEFT_READER_THREADS", 2, 0, 64),
     databasePool: integer(env, "WEFT_DATABASE_POOL", 8, 1, 1_000),
     oauthAppsFile: env.WEFT_OAUTH_APPS || undefined,
+    smtpUrl: smtpUrl(env),
+    smtpFrom: env.WEFT_SMTP_FROM || "Weft <weft@localhost>",
     oauthStateTtlSeconds: integer(env, "WEFT_OAUTH_STATE_TTL_SECONDS", 600, 1, 86_400),
     allowedCidrs: cidrs,
     sqliteDirs: sqliteDirsFrom(env),

@@ -9,7 +9,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import type { TObject } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import type { AppDeps } from "../api/deps";
-import type { Principal } from "../core/identity";
+import { scopeRefusal, type Principal } from "../core/identity";
 import { AppError } from "../http/errors";
 import { validationResponse } from "../http/error-handler";
 import { callableTools } from "./callable-tools";
@@ -70,7 +70,8 @@ export async function callTool(deps: AppDeps, auth: Principal, name: string, arg
   }
   // The same refusal the HTTP route's permission macro gives.
   if (tool.scope !== "authenticated" && tool.scope !== "public" && !auth.scopes.has(tool.scope)) {
-    return toolError("FORBIDDEN", `this operation requires the scope "${tool.scope}"; the credential has: ${[...auth.scopes].join(", ") || "none"}`);
+    const refusal = scopeRefusal(auth, tool.scope);
+    return toolError(refusal.code, refusal.message, refusal.details);
   }
   const input = args ?? {};
   const check = checkerOf(tool.input);

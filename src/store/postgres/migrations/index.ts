@@ -54,6 +54,7 @@ import runSizes from "./021-run-sizes";
 import durationIndex from "./022-duration-index";
 import encryptionKeyCheck from "./023-encryption-key-check";
 import runDurations from "./024-run-durations";
+import members from "./026-members";
 import type { Migration } from "../../migration";
 
 export const postgresMigrations: Migration[] = [
@@ -81,4 +82,5 @@ export const postgresMigrations: Migration[] = [
   durationIndex,
   encryptionKeyCheck,
   runDurations,
+  members,
 ];

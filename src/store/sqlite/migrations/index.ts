@@ -26,6 +26,7 @@ import runSizes from "./021-run-sizes";
 import durationIndex from "./022-duration-index";
 import encryptionKeyCheck from "./023-encryption-key-check";
 import runDurations from "./024-run-durations";
+import members from "./026-members";
 import type { Migration } from "../../migration";
 
 export const migrations: Migration[] = [
@@ -53,4 +54,5 @@ export const migrations: Migration[] = [
   durationIndex,
   encryptionKeyCheck,
   runDurations,
+  members,
 ].sort((a, b) => a.version - b.version);
