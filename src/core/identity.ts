@@ -427,6 +427,13 @@ export class Identity {
     return this.storage.identity.token(id, workspaceId);
   }
 
+  private async membershipsOf(user: UserRow) {
+    const workspaces = new Map((await this.storage.identity.workspacesOfOrg(user.org_id)).map((w) => [w.id, w]));
+    return (await this.storage.identity.membershipsOfUser(user.id))
+      .filter((m) => m.deactivated_at === null && workspaces.has(m.workspace_id))
+      .map((m) => ({ workspaceId: m.workspace_id, workspaceName: workspaces.get(m.workspace_id)!.name, role: m.role }));
+  }
+
   async me(principal: Principal) {
     const user = principal.userId ? await this.storage.identity.user(principal.userId) : null;
     const workspace = (await this.storage.identity.workspace(principal.workspaceId, principal.orgId))!;
@@ -436,6 +443,8 @@ export class Identity {
       workspace: workspaceView(workspace),
       scopes: [...principal.scopes],
       role: principal.role ?? null,
+      // Where the user may switch to (POST /api/auth/workspace), with their role in each.
+      memberships: user ? await this.membershipsOf(user) : [],
       ...(principal.csrfToken ? { csrfToken: principal.csrfToken } : {}),
     };
   }
