@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { SCOPES } from "./scopes";
 import { ASSIGNABLE_ROLES, ROLE_NAMES } from "./roles";
@@ -78,7 +79,7 @@ export const InvitationCreated = t.Composite([
   }),
 ]);
 export const InvitationCreateBody = t.Object(
-  { email: Email, role: AssignableRole, expiresInDays: t.Optional(t.Integer({ minimum: 1, maximum: 30, description: "default 7" })) },
+  { email: Email, role: AssignableRole, expiresInDays: t.Optional(Type.Integer({ minimum: 1, maximum: 30, description: "default 7" })) },
   { additionalProperties: false },
 );
 export const InvitationTokenBody = t.Object({ token: t.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
