@@ -50,7 +50,7 @@ export const membersApi = ({ members, security, config }: AppDeps) => {
       permission: "workspace:admin",
       params: MemberParams,
       response: Data(Member),
-      detail: { tags, summary: "Deactivate a member: their sessions and API tokens stop working at once; their workflows keep running" },
+      detail: { tags, summary: "Deactivate a member: their sessions and API tokens stop working at once; what they built keeps running" },
     })
     .post("/api/members/:userId/activate", async ({ auth, params }) => ({ data: await members.activate(auth, params.userId) }), {
       permission: "workspace:admin",

@@ -1,4 +1,7 @@
-/** Settings: API tokens (the raw value is shown once), connections, integrations (piece packages), workspaces, network (./settings-network.tsx). */
+/**
+ * Settings: API tokens (the raw value is shown once), connections, integrations (piece packages), members
+ * (./settings-members.tsx), workspaces, network (./settings-network.tsx).
+ */
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
@@ -11,6 +14,7 @@ import { StatusBadge, when } from "../format";
 import { href } from "../router";
 import { me, switchWorkspace } from "../session";
 import { IntegrationsTab } from "./settings-integrations";
+import { MembersTab } from "./settings-members";
 import { NetworkTab } from "./settings-network";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, PieceDetail } from "../types";
@@ -438,6 +442,7 @@ const TABS = [
   { id: "tokens", label: "API tokens", view: TokensTab },
   { id: "connections", label: "Connections", view: ConnectionsTab },
   { id: "integrations", label: "Integrations", view: IntegrationsTab },
+  { id: "members", label: "Members", view: MembersTab },
   { id: "workspaces", label: "Workspaces", view: WorkspacesTab },
   { id: "network", label: "Network", view: NetworkTab },
 ];
