@@ -14,6 +14,7 @@ import { PieceLoadError } from "./pieces-runtime/loader";
 import { loadRegistry } from "./pieces-runtime/registry";
 import { commandOf } from "./runtime-tuning";
 import { createLogger, type Logger } from "./http/logger";
+import { AppError } from "./http/errors";
 import { describeBuild } from "./lib/build-info";
 import { selfCommand } from "./lib/self-command";
 import { systemdUnit, UNIT_DEFAULTS } from "./lib/systemd-unit";
@@ -276,7 +277,13 @@ async function mcp(config: Config) {
   const auth = await deps.identity.authenticateToken(token);
   if (!auth) fail(`WEFT_TOKEN is not a valid API token for the database in ${config.dataDir} (unknown or revoked); mint one with weft token create`);
   await deps.engine.start();
-  await serveMcpStdio(deps, auth, VERSION);
+  // Resolved again at every request (cached briefly by Identity), so a revoked token or a deactivated member stops here too.
+  const current = async () => {
+    const principal = await deps.identity.authenticateToken(token);
+    if (!principal) throw new AppError("UNAUTHORIZED", "WEFT_TOKEN was revoked, or its member was deactivated or removed from the workspace");
+    return principal;
+  };
+  await serveMcpStdio(deps, current, VERSION);
   await deps.engine.stop();
   db.close();
   process.exit(0);

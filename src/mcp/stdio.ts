@@ -5,17 +5,16 @@
  */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { AppDeps } from "../api/deps";
-import type { Principal } from "../core/identity";
-import { createMcpServer, toolsFor } from "./server";
+import { createMcpServer, principalOf, toolsFor, type PrincipalSource } from "./server";
 
 /** How often a stdio session looks for callable workflows that went live or were unpublished. */
 const TOOL_LIST_POLL_MS = 1_000;
 
-const signatureOf = async (deps: AppDeps, auth: Principal) =>
-  (await toolsFor(deps, auth)).map((tool) => `${tool.name}\u0000${JSON.stringify(tool.input)}`).join("\u0001");
+const signatureOf = async (deps: AppDeps, auth: PrincipalSource) =>
+  (await toolsFor(deps, await principalOf(auth))).map((tool) => `${tool.name}\u0000${JSON.stringify(tool.input)}`).join("\u0001");
 
 /** Serves MCP on stdin/stdout until stdin closes; resolves then. */
-export async function serveMcpStdio(deps: AppDeps, auth: Principal, version: string): Promise<void> {
+export async function serveMcpStdio(deps: AppDeps, auth: PrincipalSource, version: string): Promise<void> {
   const server = createMcpServer(deps, auth, { version, listChanged: true });
   const transport = new StdioServerTransport();
   // A stdio session is long-lived, so it can tell the agent when the callable-workflow tools change.

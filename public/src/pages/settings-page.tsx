@@ -366,15 +366,19 @@ function WorkspacesTab() {
   const workspaces = useSignal<Workspace[]>([]);
   const name = useSignal("");
   const error = useSignal<unknown>(null);
-  const load = () =>
-    api
-      .get<Workspace[]>("/api/workspaces")
-      .then((res) => {
-        workspaces.value = res.data;
-      })
-      .catch((e) => {
-        error.value = e;
-      });
+  // Listing (and creating) workspaces needs workspace:admin; any member may switch between their own (GET /api/auth/me).
+  const admin = me.value?.scopes.includes("workspace:admin") ?? false;
+  const load = async () => {
+    if (!admin) {
+      workspaces.value = (me.value?.memberships ?? []).map((m) => ({ id: m.workspaceId, name: `${m.workspaceName} (${m.role})`, createdAt: "" }));
+      return;
+    }
+    try {
+      workspaces.value = (await api.get<Workspace[]>("/api/workspaces")).data;
+    } catch (e) {
+      error.value = e;
+    }
+  };
   useEffect(() => {
     void load();
   }, []);
@@ -426,13 +430,16 @@ function WorkspacesTab() {
           <span>New workspace</span>
           <input
             required
+            disabled={!admin}
             value={name.value}
             onInput={(e) => {
               name.value = (e.target as HTMLInputElement).value;
             }}
           />
         </label>
-        <button type="submit">Create</button>
+        <button type="submit" disabled={!admin} title={admin ? undefined : `needs workspace:admin; your role is ${me.value?.role ?? "none"}`}>
+          Create
+        </button>
       </form>
     </section>
   );
