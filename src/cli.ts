@@ -14,7 +14,6 @@ import { PieceLoadError } from "./pieces-runtime/loader";
 import { loadRegistry } from "./pieces-runtime/registry";
 import { commandOf } from "./runtime-tuning";
 import { createLogger, type Logger } from "./http/logger";
-import { AppError } from "./http/errors";
 import { describeBuild } from "./lib/build-info";
 import { selfCommand } from "./lib/self-command";
 import { systemdUnit, UNIT_DEFAULTS } from "./lib/systemd-unit";
@@ -250,7 +249,7 @@ export async function serve(config: Config) {
  */
 async function mcp(config: Config) {
   // Loaded here, not at the top: the MCP SDK is heavy and `weft serve` loads it only on the first /mcp call.
-  const { serveMcpStdio } = await import("./mcp/stdio");
+  const { serveMcpStdio, tokenPrincipal } = await import("./mcp/stdio");
   const { bridgeMcpStdio, runningServer } = await import("./mcp/stdio-bridge");
   const token = process.env.WEFT_TOKEN;
   if (!token) fail("WEFT_TOKEN is not set; set it to an API token of the workspace the agent may use (weft token create --name agent --scopes all)");
@@ -277,13 +276,7 @@ async function mcp(config: Config) {
   const auth = await deps.identity.authenticateToken(token);
   if (!auth) fail(`WEFT_TOKEN is not a valid API token for the database in ${config.dataDir} (unknown or revoked); mint one with weft token create`);
   await deps.engine.start();
-  // Resolved again at every request (cached briefly by Identity), so a revoked token or a deactivated member stops here too.
-  const current = async () => {
-    const principal = await deps.identity.authenticateToken(token);
-    if (!principal) throw new AppError("UNAUTHORIZED", "WEFT_TOKEN was revoked, or its member was deactivated or removed from the workspace");
-    return principal;
-  };
-  await serveMcpStdio(deps, current, VERSION);
+  await serveMcpStdio(deps, tokenPrincipal(deps, token), VERSION);
   await deps.engine.stop();
   db.close();
   process.exit(0);

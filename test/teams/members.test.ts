@@ -7,6 +7,10 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { ROLES } from "../../src/schema/roles";
 import { SCOPES } from "../../src/schema/scopes";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { createMcpServer } from "../../src/mcp/server";
+import { tokenPrincipal } from "../../src/mcp/stdio";
 import { httpClient } from "../mcp/client";
 import { testApp, type TestApp } from "../support/app";
 import { appSql } from "../support/app-sql";
@@ -216,6 +220,32 @@ describe("MCP acts with the same rules", () => {
       expect(refused.body.error.details).toMatchObject({ scope: "workflow:publish", role: "viewer" });
     } finally {
       await mcp.close();
+    }
+  });
+
+  test("a long-lived session (weft mcp) follows the member's role and deactivation at its next request", async () => {
+    const lee = await join(t, "lee@example.com", "admin");
+    const token = (await mint(t, lee, "all")).body.data.token;
+    const server = createMcpServer(t.deps, tokenPrincipal(t.deps, token), { version: "test" });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "long-lived", version: "1.0.0" });
+    await client.connect(clientSide);
+    const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as any;
+    try {
+      const created = await call("create_workflow", { name: "by lee" });
+      expect(created.isError).not.toBe(true);
+      await setRole(t, lee.userId, "viewer");
+      const refused = await call("create_workflow", { name: "by lee again" });
+      expect(refused.isError).toBe(true);
+      expect(refused.structuredContent.error.details).toMatchObject({ scope: "workflow:write", role: "viewer" });
+      expect((await call("list_workflows", {})).isError).not.toBe(true);
+      expect((await t.req("POST", `/api/members/${lee.userId}/deactivate`)).status).toBe(200);
+      const cut = await call("list_workflows", {});
+      expect(cut.isError).toBe(true);
+      expect(cut.structuredContent.error.code).toBe("UNAUTHORIZED");
+    } finally {
+      await client.close();
     }
   });
 });
