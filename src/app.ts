@@ -9,6 +9,7 @@ import { connectionsApi } from "./api/connections";
 import { editorApi } from "./api/editor";
 import { foldersApi } from "./api/folders";
 import { identityApi } from "./api/identity";
+import { membersApi } from "./api/members";
 import { lifecycleApi } from "./api/lifecycle";
 import { mcpApi } from "./api/mcp";
 import { piecesApi } from "./api/pieces";
@@ -32,6 +33,7 @@ import { ClusterChanges } from "./core/cluster-changes";
 import { secretBox } from "./core/crypto";
 import { Identity } from "./core/identity";
 import { Backups } from "./core/backups";
+import { Members, smtpInvitationMailer } from "./core/members";
 import { Fleet } from "./core/fleet";
 import { ClusterPieces } from "./core/cluster-pieces";
 import { Metrics } from "./core/metrics";
@@ -126,6 +128,13 @@ export function createApp(options: CreateAppOptions) {
     clusterChanges,
     logStream,
   } as AppDeps;
+  deps.members = new Members({
+    storage,
+    identity,
+    publicUrl: config.publicUrl,
+    mailer: config.smtpUrl ? smtpInvitationMailer(config.smtpUrl, config.smtpFrom) : undefined,
+    onMailError: (error) => log.warn("an invitation e-mail could not be sent; its link was shown to the inviter", { error: error.message }),
+  });
   deps.connections = new Connections({
     storage,
     box: secrets,
@@ -381,6 +390,7 @@ export function createApp(options: CreateAppOptions) {
     .use(uiApi(deps))
     .use(apiDocsApi(deps))
     .use(identityApi(deps))
+    .use(membersApi(deps))
     .use(settingsApi(deps))
     .use(fleetApi(deps))
     .use(backupsApi(deps))

@@ -278,7 +278,7 @@ export async function serve(config: Config) {
  */
 async function mcp(config: Config) {
   // Loaded here, not at the top: the MCP SDK is heavy and `weft serve` loads it only on the first /mcp call.
-  const { serveMcpStdio } = await import("./mcp/stdio");
+  const { serveMcpStdio, tokenPrincipal } = await import("./mcp/stdio");
   const { bridgeMcpStdio, runningServer } = await import("./mcp/stdio-bridge");
   const token = process.env.WEFT_TOKEN;
   if (!token) fail("WEFT_TOKEN is not set; set it to an API token of the workspace the agent may use (weft token create --name agent --scopes all)");
@@ -305,7 +305,7 @@ async function mcp(config: Config) {
   const auth = await deps.identity.authenticateToken(token);
   if (!auth) fail(`WEFT_TOKEN is not a valid API token for the database in ${config.dataDir} (unknown or revoked); mint one with weft token create`);
   await deps.engine.start();
-  await serveMcpStdio(deps, auth, VERSION);
+  await serveMcpStdio(deps, tokenPrincipal(deps, token), VERSION);
   await deps.engine.stop();
   db.close();
   process.exit(0);

@@ -75,6 +75,10 @@ export interface Config {
    * pattern; unset, none), the newest WEFT_BACKUP_KEEP kept, in WEFT_BACKUP_DIR (default <data dir>/backups).
    */
   backups: { schedule: string | undefined; keep: number; dir: string };
+  /** WEFT_SMTP_URL: where invitation e-mails are sent (smtp:// or smtps://, credentials in the URL); unset: none are sent, the link is only shown. */
+  smtpUrl: string | undefined;
+  /** WEFT_SMTP_FROM: the From of those e-mails. */
+  smtpFrom: string;
   /** How long an OAuth2 authorize URL (its signed state) stays valid, seconds. */
   oauthStateTtlSeconds: number;
   /** CIDRs outbound HTTP may reach although private (SSRF allow-list). */
@@ -206,6 +210,21 @@ function url(env: Env, name: string, fallback: string): string {
     throw new ConfigError(`${name}="${raw}" is not an http(s) URL; use e.g. https://weft.example.com`);
   }
   return raw.replace(/\/+$/, "");
+}
+
+function smtpUrl(env: Env): string | undefined {
+  const raw = env.WEFT_SMTP_URL;
+  if (raw === undefined || raw === "") return undefined;
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== "smtp:" && protocol !== "smtps:") {
+    throw new ConfigError(`WEFT_SMTP_URL is not an smtp:// or smtps:// URL; use e.g. smtps://user:password@mail.example.com:465`);
+  }
+  return raw;
 }
 
 function databaseUrl(env: Env): string | undefined {
@@ -398,6 +417,8 @@ export function loadConfig(env: Env = process.env): Config {
       keep: integer(env, "WEFT_BACKUP_KEEP", 7, 1, 10_000),
       dir: resolve(env.WEFT_BACKUP_DIR || join(resolve(env.WEFT_DATA_DIR || "./weft-data"), "backups")),
     },
+    smtpUrl: smtpUrl(env),
+    smtpFrom: env.WEFT_SMTP_FROM || "Weft <weft@localhost>",
     oauthStateTtlSeconds: integer(env, "WEFT_OAUTH_STATE_TTL_SECONDS", 600, 1, 86_400),
     allowedCidrs: cidrs,
     sqliteDirs: sqliteDirsFrom(env),

@@ -2,6 +2,7 @@
 import { useEffect } from "preact/hooks";
 import { sessionExpired } from "./api";
 import { AuthPage } from "./pages/auth-page";
+import { InvitePage } from "./pages/invite-page";
 import { EditorPage } from "./pages/editor/editor-page";
 import { RunDetailPage } from "./pages/run-detail-page";
 import { RunsPage } from "./pages/runs-page";
@@ -67,6 +68,9 @@ export function App() {
     if (sessionExpired.value && authState.value === "ready") authState.value = "login";
   }, [sessionExpired.value]);
   const state = authState.value;
+  // An invitation link is opened before its invitee has an account or a session.
+  const r = route.value;
+  if (r.page === "invite") return <InvitePage token={r.token} />;
   if (state === "loading")
     return (
       <p class="muted center" role="status">

@@ -1,13 +1,20 @@
 /** Hash routing (#/workflows/<id>), so the server only serves `/` and the assets. */
 import { signal } from "@preact/signals";
 
-export type Route = { page: "workflows" } | { page: "editor"; id: string } | { page: "runs" } | { page: "run"; id: string } | { page: "settings"; tab: string };
+export type Route =
+  | { page: "workflows" }
+  | { page: "editor"; id: string }
+  | { page: "runs" }
+  | { page: "run"; id: string }
+  | { page: "settings"; tab: string }
+  | { page: "invite"; token: string };
 
 export function parseHash(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("?")[0].split("/").filter(Boolean).map(decodeURIComponent);
   if (parts[0] === "workflows" && parts[1]) return { page: "editor", id: parts[1] };
   if (parts[0] === "runs" && parts[1]) return { page: "run", id: parts[1] };
   if (parts[0] === "runs") return { page: "runs" };
+  if (parts[0] === "invite" && parts[1]) return { page: "invite", token: parts[1] };
   if (parts[0] === "settings") return { page: "settings", tab: parts[1] ?? "tokens" };
   return { page: "workflows" };
 }

@@ -7,6 +7,10 @@ export interface Me {
   user: { id: string; email: string; name: string; role: string; orgId: string } | null;
   workspace: { id: string; orgId: string; name: string; createdAt: string };
   scopes: string[];
+  /** The caller's role in the active workspace (null for a token no user minted). */
+  role: string | null;
+  /** The workspaces the user may switch to, with their role in each. */
+  memberships: Array<{ workspaceId: string; workspaceName: string; role: string }>;
   csrfToken?: string;
 }
 
@@ -35,6 +39,13 @@ export async function setupOwner(input: { email: string; password: string; name?
 
 export async function login(email: string, password: string) {
   const res = await api.post<{ csrfToken: string }>("/api/auth/login", { email, password });
+  setCsrfToken(res.data.csrfToken);
+  await loadSession();
+}
+
+/** Joins a workspace by invitation (docs/teams.md) and starts the session it answers with. */
+export async function acceptInvitation(input: { token: string; password: string; name?: string }) {
+  const res = await api.post<{ csrfToken: string }>("/api/invitations/accept", input);
   setCsrfToken(res.data.csrfToken);
   await loadSession();
 }

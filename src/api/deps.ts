@@ -9,6 +9,7 @@ import type { ClusterChanges } from "../core/cluster-changes";
 import type { Connections } from "../core/connections";
 import type { SecretBox } from "../core/crypto";
 import type { Identity } from "../core/identity";
+import type { Members } from "../core/members";
 import type { Metrics } from "../core/metrics";
 import type { Backups } from "../core/backups";
 import type { Tracing } from "../core/tracing";
@@ -45,6 +46,8 @@ export interface AppDeps {
   vitalStorage: Storage;
   log: Logger;
   identity: Identity;
+  /** Members and invitations of a workspace (docs/teams.md). */
+  members: Members;
   security: Security;
   contract: { document(): unknown };
   /** The piece registry: every piece the workers load (built-ins + WEFT_PIECES_DIR). */

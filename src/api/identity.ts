@@ -7,7 +7,7 @@ import { LoginBody, SetupBody, Token, TokenCreateBody, TokenCreated, Workspace, 
 
 const tags = ["Identity"];
 
-function sessionCookie(value: string, expiresAt: string, secure: boolean) {
+export function sessionCookieHeader(value: string, expiresAt: string, secure: boolean) {
   return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Expires=${new Date(expiresAt).toUTCString()}${secure ? "; Secure" : ""}`;
 }
 
@@ -24,7 +24,7 @@ export const identityApi = ({ identity, security, config }: AppDeps) => {
       "/api/auth/setup",
       async ({ body, set }) => {
         const session = await identity.setupOwner(body);
-        set.headers["set-cookie"] = sessionCookie(session.sessionId, session.expiresAt, secure);
+        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secure);
         set.status = 201;
         return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
       },
@@ -38,7 +38,7 @@ export const identityApi = ({ identity, security, config }: AppDeps) => {
       "/api/auth/login",
       async ({ body, set }) => {
         const session = await identity.login(body.email, body.password);
-        set.headers["set-cookie"] = sessionCookie(session.sessionId, session.expiresAt, secure);
+        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secure);
         return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
       },
       {
@@ -105,23 +105,27 @@ export const identityApi = ({ identity, security, config }: AppDeps) => {
     .get(
       "/api/workspaces",
       async ({ auth }) => {
-        const workspaces = await identity.listWorkspaces(auth.orgId);
+        const workspaces = await identity.listWorkspaces(auth.orgId, auth.userId);
         return { data: workspaces, total: workspaces.length };
       },
-      { permission: "workspace:admin", response: List(Workspace), detail: { tags, summary: "List the org's workspaces" } },
+      {
+        permission: "workspace:admin",
+        response: List(Workspace),
+        detail: { tags, summary: "List the org's workspaces (for a user: those they are an active member of)" },
+      },
     )
     .post(
       "/api/workspaces",
       async ({ auth, body, set }) => {
         set.status = 201;
-        return { data: await identity.createWorkspace(auth.orgId, body.name) };
+        return { data: await identity.createWorkspace(auth.orgId, body.name, auth.userId) };
       },
       {
         permission: "workspace:admin",
         idempotent: true,
         body: WorkspaceCreateBody,
         response: { 201: Data(Workspace) },
-        detail: { tags, summary: "Create a workspace in the caller's org (accepts Idempotency-Key)" },
+        detail: { tags, summary: "Create a workspace in the caller's org; its creator becomes its owner (accepts Idempotency-Key)" },
       },
     );
 };

@@ -1,14 +1,18 @@
 /**
  * Who is calling: API tokens (bearer) and UI sessions (cookie), the org → workspace → user model,
  * first-owner setup and the bootstrap token. No HTTP here; the auth layer calls these.
+ * A user acts in a workspace through their membership (docs/teams.md): a session has its role's scopes, a token
+ * a member minted the scopes it was given that the role still has, computed at each call; a deactivated or
+ * removed member's sessions and tokens stop working at once.
  */
 import { LRUCache } from "lru-cache";
 import { AppError } from "../http/errors";
 import { nowIso } from "../store/db";
-import type { TokenRow, UserRow, WorkspaceRow } from "../store/identity";
+import type { MemberRow, TokenRow, UserRow, WorkspaceRow } from "../store/identity";
 import type { Storage } from "../store/port";
 import { newId, newSecret, sha256 } from "../lib/ids";
 import { SCOPES, parseScopes, type Scope } from "../schema/scopes";
+import { isRole, roleScopes, rolesWith, type RoleName } from "../schema/roles";
 import type { ClusterChanges } from "./cluster-changes";
 import type { EventSink } from "./log-stream/events";
 
@@ -20,8 +24,40 @@ export interface Principal {
   workspaceId: string;
   userId: string | null;
   scopes: ReadonlySet<Scope>;
+  /**
+   * The caller's role in `workspaceId`: for a session, and for a token a user minted. Absent for tokens no user
+   * minted (the bootstrap token and those it minted), which keep the scopes they were given.
+   */
+  role?: RoleName;
   /** Present for sessions: cookie-authenticated writes must echo it in X-CSRF-Token. */
   csrfToken?: string;
+}
+
+/**
+ * The refusal for a call whose scope the principal lacks (403 FORBIDDEN, same for the HTTP API and MCP): names the
+ * scope, and when the caller's role is what stops it, the role, the workspace and the roles that would allow it.
+ */
+export function scopeRefusal(principal: Principal, scope: Scope): AppError {
+  const allowing = rolesWith(scope);
+  const details = { scope, role: principal.role ?? null, workspaceId: principal.workspaceId, rolesAllowing: allowing };
+  const head = `this operation requires the scope "${scope}"`;
+  if (principal.role && !roleScopes(principal.role).has(scope)) {
+    return new AppError(
+      "FORBIDDEN",
+      `${head}; your role ${principal.role} in workspace ${principal.workspaceId} does not have it; roles that do: ${allowing.join(", ")}`,
+      details,
+    );
+  }
+  const held = [...principal.scopes].join(", ") || "none";
+  const hint = principal.role ? `; your role ${principal.role} has it: mint a token that holds it` : "";
+  return new AppError("FORBIDDEN", `${head}; the credential has: ${held}${hint}`, details);
+}
+
+/** The member's effective scopes: what the credential holds that the role has; none while deactivated. */
+function clamp(scopes: Iterable<Scope>, member: MemberRow | null): { scopes: Set<Scope>; role: RoleName } | null {
+  if (!member || member.deactivated_at !== null || !isRole(member.role)) return null;
+  const allowed = roleScopes(member.role);
+  return { scopes: new Set([...scopes].filter((scope) => allowed.has(scope))), role: member.role };
 }
 
 export interface TokenView {
@@ -50,6 +86,9 @@ const tokenView = (row: TokenRow): TokenView => ({
 
 export const workspaceView = (row: WorkspaceRow) => ({ id: row.id, orgId: row.org_id, name: row.name, createdAt: row.created_at });
 export const userView = (row: UserRow) => ({ id: row.id, email: row.email, name: row.name, role: row.role, orgId: row.org_id });
+
+/** The org-wide role of the user who set the installation up; invited users are `member`s of the org. */
+export const ORG_OWNER = "owner";
 
 export class Identity {
   // Hot path: a bearer call hashes the token and reads one cached row; revocation evicts at once (in a cluster,
@@ -85,6 +124,16 @@ export class Identity {
   }
 
   /**
+   * A token was revoked or a membership changed (role, deactivated, removed): every cached bearer principal is
+   * dropped here and, in a cluster, on every instance (the same announcement a revocation makes; an instance
+   * that missed it re-reads within ClusterChanges' recheck). Sessions read their membership at every call.
+   */
+  credentialsChanged(): void {
+    this.forgetTokens();
+    this.changes?.announce({ what: "tokens" });
+  }
+
+  /**
    * Creates org + workspace + all-scopes token with exactly `raw` when the database has no tokens. Instances
    * of a cluster starting together all call it: the check and the inserts are one unit, so one of them
    * creates and the others find its token.
@@ -112,14 +161,30 @@ export class Identity {
     });
   }
 
-  async createWorkspace(orgId: string, name: string) {
+  /** Its creator becomes its owner; made by a token no user minted, the org's owner does. */
+  async createWorkspace(orgId: string, name: string, createdBy: string | null = null) {
     const row: WorkspaceRow = { id: newId(), org_id: orgId, name, created_at: nowIso() };
-    await this.storage.identity.insertWorkspace(row);
+    await this.storage.atomically(async (unit) => {
+      await unit.identity.insertWorkspace(row);
+      const owners = createdBy ? [createdBy] : (await unit.identity.usersOfOrgWithRole(orgId, ORG_OWNER)).map((user) => user.id);
+      for (const userId of owners) {
+        await unit.identity.insertMember({ workspace_id: row.id, user_id: userId, role: "owner", deactivated_at: null, created_at: row.created_at });
+      }
+    });
     return workspaceView(row);
   }
 
-  async listWorkspaces(orgId: string) {
-    return (await this.storage.identity.workspacesOfOrg(orgId)).map(workspaceView);
+  /** The org's workspaces; for a user, those they are an active member of. */
+  async listWorkspaces(orgId: string, userId: string | null = null) {
+    const all = await this.storage.identity.workspacesOfOrg(orgId);
+    if (!userId) return all.map(workspaceView);
+    const active = new Set((await this.storage.identity.membershipsOfUser(userId)).filter((m) => m.deactivated_at === null).map((m) => m.workspace_id));
+    return all.filter((workspace) => active.has(workspace.id)).map(workspaceView);
+  }
+
+  /** The user's membership of a workspace, or null. */
+  member(workspaceId: string, userId: string): Promise<MemberRow | null> {
+    return this.storage.identity.member(workspaceId, userId);
   }
 
   async workspaceOf(orgId: string, workspaceId: string) {
@@ -175,6 +240,22 @@ export class Identity {
         throw new AppError("FORBIDDEN", `a token cannot grant scopes its creator lacks: ${beyond.join(", ")}; grantable: ${[...input.grantable].join(", ")}`);
     }
     const workspace = await this.workspaceOf(input.orgId, input.workspaceId);
+    if (input.createdBy) {
+      // A member's token may hold only what their role has in the token's workspace (and is clamped to it at each call).
+      const member = await this.storage.identity.member(workspace.id, input.createdBy);
+      const role = clamp(scopes, member);
+      if (!role)
+        throw new AppError("FORBIDDEN", `you are not an active member of workspace ${workspace.id}; a token can only act where its creator is a member`);
+      const beyond = scopes.filter((s) => !role.scopes.has(s));
+      if (beyond.length > 0) {
+        const allowed = [...roleScopes(role.role)];
+        throw new AppError(
+          "FORBIDDEN",
+          `a token cannot hold scopes your role ${role.role} in workspace ${workspace.id} lacks: ${beyond.join(", ")}; your role has: ${allowed.join(", ")}`,
+          { role: role.role, workspaceId: workspace.id, lacking: beyond, roleScopes: allowed },
+        );
+      }
+    }
     const { raw, view } = await this.insertToken(this.storage, input.orgId, workspace.id, input.name, scopes, input.createdBy);
     this.events?.emit("token.created", { workspaceId: workspace.id, tokenId: view.id, name: view.name, scopes, createdBy: input.createdBy }, "notice");
     return { ...view, token: raw };
@@ -201,6 +282,15 @@ export class Identity {
     if (!hit) {
       const row = await this.storage.identity.tokenByHash(hash);
       if (!row || row.revoked_at) return null;
+      let scopes = new Set(row.scopes.split(" ") as Scope[]);
+      let role: RoleName | undefined;
+      if (row.created_by) {
+        // One primary-key read per cache miss; a membership change empties the cache (credentialsChanged).
+        const effective = clamp(scopes, await this.storage.identity.member(row.workspace_id, row.created_by));
+        if (!effective) return null;
+        scopes = effective.scopes;
+        role = effective.role;
+      }
       hit = {
         row,
         principal: {
@@ -209,7 +299,8 @@ export class Identity {
           orgId: row.org_id,
           workspaceId: row.workspace_id,
           userId: row.created_by,
-          scopes: new Set(row.scopes.split(" ") as Scope[]),
+          scopes,
+          ...(role ? { role } : {}),
         },
       };
       this.tokenCache().set(hash, hit);
@@ -250,6 +341,10 @@ export class Identity {
         created_at: nowIso(),
       };
       await unit.identity.insertUser(row);
+      // Owner of every workspace: the bootstrap token may have made more than the first before setup.
+      for (const workspace of await unit.identity.workspacesOfOrg(orgId)) {
+        await unit.identity.insertMember({ workspace_id: workspace.id, user_id: row.id, role: "owner", deactivated_at: null, created_at: row.created_at });
+      }
       return row;
     });
     return this.openSession(user);
@@ -267,19 +362,34 @@ export class Identity {
     return this.openSession(user);
   }
 
-  private async openSession(user: UserRow) {
+  /** Verifies a known user's password (accepting an invitation as an existing user). */
+  async verifyPassword(user: UserRow, password: string): Promise<boolean> {
+    return Bun.password.verify(password, user.password_hash);
+  }
+
+  /** A session in the user's default workspace, or the first one they are an active member of. */
+  async openSession(user: UserRow, workspaceId?: string) {
+    const memberships = (await this.storage.identity.membershipsOfUser(user.id)).filter((m) => m.deactivated_at === null);
+    const chosen =
+      memberships.find((m) => m.workspace_id === workspaceId) ?? memberships.find((m) => m.workspace_id === user.default_workspace_id) ?? memberships[0];
+    if (!chosen)
+      throw new AppError("UNAUTHORIZED", "this account is not an active member of any workspace; ask a workspace admin to re-activate or invite you");
+    return this.sessionIn(user, chosen.workspace_id);
+  }
+
+  private async sessionIn(user: UserRow, workspaceId: string) {
     const raw = newSecret("", 32);
     const csrfToken = newSecret("", 24);
     const expires = new Date(Date.now() + SESSION_DAYS * 86_400_000).toISOString();
     await this.storage.identity.insertSession({
       id_hash: sha256(raw),
       user_id: user.id,
-      workspace_id: user.default_workspace_id,
+      workspace_id: workspaceId,
       csrf_token: csrfToken,
       expires_at: expires,
       created_at: nowIso(),
     });
-    return { sessionId: raw, csrfToken, expiresAt: expires, user: userView(user), workspaceId: user.default_workspace_id };
+    return { sessionId: raw, csrfToken, expiresAt: expires, user: userView(user), workspaceId };
   }
 
   async authenticateSession(raw: string): Promise<Principal | null> {
@@ -288,13 +398,17 @@ export class Identity {
     if (!session || session.expires_at < nowIso()) return null;
     const user = await this.storage.identity.user(session.user_id);
     if (!user) return null;
+    // Read at every call, so a deactivation or a role change holds from the next request on.
+    const effective = clamp(SCOPES, await this.storage.identity.member(session.workspace_id, user.id));
+    if (!effective) return null;
     return {
       kind: "session",
       credentialId: idHash,
       orgId: user.org_id,
       workspaceId: session.workspace_id,
       userId: user.id,
-      scopes: new Set(SCOPES),
+      scopes: effective.scopes,
+      role: effective.role,
       csrfToken: session.csrf_token,
     };
   }
@@ -306,6 +420,10 @@ export class Identity {
   async switchWorkspace(principal: Principal, workspaceId: string) {
     if (principal.kind !== "session") throw new AppError("FORBIDDEN", "only a browser session can switch workspace; an API token is bound to its workspace");
     const workspace = await this.workspaceOf(principal.orgId, workspaceId);
+    const member = principal.userId ? await this.storage.identity.member(workspace.id, principal.userId) : null;
+    if (!member || member.deactivated_at !== null) {
+      throw new AppError("FORBIDDEN", `you are not an active member of workspace ${workspace.id}; GET /api/workspaces lists yours`);
+    }
     await this.storage.identity.setSessionWorkspace(principal.credentialId, workspace.id);
     return workspaceView(workspace);
   }
@@ -320,6 +438,13 @@ export class Identity {
     return this.storage.identity.token(id, workspaceId);
   }
 
+  private async membershipsOf(user: UserRow) {
+    const workspaces = new Map((await this.storage.identity.workspacesOfOrg(user.org_id)).map((w) => [w.id, w]));
+    return (await this.storage.identity.membershipsOfUser(user.id))
+      .filter((m) => m.deactivated_at === null && workspaces.has(m.workspace_id))
+      .map((m) => ({ workspaceId: m.workspace_id, workspaceName: workspaces.get(m.workspace_id)!.name, role: m.role }));
+  }
+
   async me(principal: Principal) {
     const user = principal.userId ? await this.storage.identity.user(principal.userId) : null;
     const workspace = (await this.storage.identity.workspace(principal.workspaceId, principal.orgId))!;
@@ -328,6 +453,9 @@ export class Identity {
       user: user ? userView(user) : null,
       workspace: workspaceView(workspace),
       scopes: [...principal.scopes],
+      role: principal.role ?? null,
+      // Where the user may switch to (POST /api/auth/workspace), with their role in each.
+      memberships: user ? await this.membershipsOf(user) : [],
       ...(principal.csrfToken ? { csrfToken: principal.csrfToken } : {}),
     };
   }

@@ -9,7 +9,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import type { TObject } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import type { AppDeps } from "../api/deps";
-import type { Principal } from "../core/identity";
+import { scopeRefusal, type Principal } from "../core/identity";
 import { AppError } from "../http/errors";
 import { validationResponse } from "../http/error-handler";
 import { callableTools } from "./callable-tools";
@@ -70,7 +70,8 @@ export async function callTool(deps: AppDeps, auth: Principal, name: string, arg
   }
   // The same refusal the HTTP route's permission macro gives.
   if (tool.scope !== "authenticated" && tool.scope !== "public" && !auth.scopes.has(tool.scope)) {
-    return toolError("FORBIDDEN", `this operation requires the scope "${tool.scope}"; the credential has: ${[...auth.scopes].join(", ") || "none"}`);
+    const refusal = scopeRefusal(auth, tool.scope);
+    return toolError(refusal.code, refusal.message, refusal.details);
   }
   const input = args ?? {};
   const check = checkerOf(tool.input);
@@ -88,19 +89,36 @@ export async function callTool(deps: AppDeps, auth: Principal, name: string, arg
   }
 }
 
-export function createMcpServer(deps: AppDeps, auth: Principal, options: { version: string; listChanged?: boolean }): Server {
+/**
+ * Who the server acts as: a principal resolved once (the HTTP route: one server per request), or resolved again at
+ * every request (`weft mcp`: a long-lived process, which must stop when its token is revoked or its member's role
+ * changes, as the HTTP API does; docs/teams.md).
+ */
+export type PrincipalSource = Principal | (() => Promise<Principal>);
+export const principalOf = (source: PrincipalSource): Promise<Principal> => (typeof source === "function" ? source() : Promise.resolve(source));
+
+export function createMcpServer(deps: AppDeps, source: PrincipalSource, options: { version: string; listChanged?: boolean }): Server {
   const server = new Server(
     { name: "weft", version: options.version },
     { capabilities: { tools: { listChanged: options.listChanged ?? false } }, instructions: MCP_INSTRUCTIONS },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: (await toolsFor(deps, auth)).map((tool) => ({
+    tools: (await toolsFor(deps, await principalOf(source))).map((tool) => ({
       name: tool.name,
       description: tool.description,
       inputSchema: toInputSchema(tool.input),
       annotations: { readOnlyHint: tool.readOnly === true },
     })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(deps, auth, request.params.name, request.params.arguments, extra.signal));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    let auth: Principal;
+    try {
+      auth = await principalOf(source);
+    } catch (error) {
+      if (error instanceof AppError) return toolError(error.code, error.message);
+      throw error;
+    }
+    return callTool(deps, auth, request.params.name, request.params.arguments, extra.signal);
+  });
   return server;
 }

@@ -1,5 +1,5 @@
 /**
- * Orgs, workspaces, users, sessions and API tokens: the rows and what the storage port (./port.ts) answers
+ * Orgs, workspaces, users, members, invitations, sessions and API tokens: the rows and what the storage port (./port.ts) answers
  * about them. Implemented by ./sqlite/identity.ts and ./postgres/identity.ts.
  */
 
@@ -46,6 +46,34 @@ export interface TokenRow {
   revoked_at: string | null;
 }
 
+/** A user's membership of a workspace (docs/teams.md). */
+export interface MemberRow {
+  workspace_id: string;
+  user_id: string;
+  /** One of src/schema/roles.ts. */
+  role: string;
+  deactivated_at: string | null;
+  created_at: string;
+}
+export interface MemberWithUserRow extends MemberRow {
+  email: string;
+  name: string;
+}
+export interface InvitationRow {
+  id: string;
+  org_id: string;
+  workspace_id: string;
+  email: string;
+  role: string;
+  token_hash: string;
+  invited_by: string | null;
+  created_at: string;
+  expires_at: string;
+  accepted_at: string | null;
+  accepted_by: string | null;
+  revoked_at: string | null;
+}
+
 export interface IdentityRepository {
   insertOrg(row: OrgRow): Promise<void>;
   /** The org made first (a single-org installation's only one). */
@@ -73,4 +101,25 @@ export interface IdentityRepository {
   token(id: string, workspaceId: string): Promise<TokenRow | null>;
   revokeToken(id: string, at: string): Promise<void>;
   touchToken(id: string, at: string): Promise<void>;
+  /** The org's users whose org-wide role is `role` (the first user is the org's `owner`). */
+  usersOfOrgWithRole(orgId: string, role: string): Promise<UserRow[]>;
+  insertMember(row: MemberRow): Promise<void>;
+  /** One indexed read (the primary key): what the security middleware asks on every call. */
+  member(workspaceId: string, userId: string): Promise<MemberRow | null>;
+  /** The workspace's members with their e-mail and name, oldest first. */
+  membersOfWorkspace(workspaceId: string): Promise<MemberWithUserRow[]>;
+  /** The user's memberships, oldest first. */
+  membershipsOfUser(userId: string): Promise<MemberRow[]>;
+  setMemberRole(workspaceId: string, userId: string, role: string): Promise<void>;
+  /** `at` null re-activates. */
+  setMemberDeactivated(workspaceId: string, userId: string, at: string | null): Promise<void>;
+  deleteMember(workspaceId: string, userId: string): Promise<void>;
+  insertInvitation(row: Omit<InvitationRow, "accepted_at" | "accepted_by" | "revoked_at">): Promise<void>;
+  invitationByHash(hash: string): Promise<InvitationRow | null>;
+  invitation(id: string, workspaceId: string): Promise<InvitationRow | null>;
+  /** Neither accepted nor revoked nor expired at `now`, oldest first. */
+  pendingInvitations(workspaceId: string, now: string): Promise<InvitationRow[]>;
+  /** Marks it accepted unless it already was, or was revoked; true when this call did (single use under races). */
+  acceptInvitation(id: string, at: string, userId: string): Promise<boolean>;
+  revokeInvitation(id: string, at: string): Promise<void>;
 }

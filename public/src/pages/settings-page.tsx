@@ -1,4 +1,7 @@
-/** Settings: API tokens (the raw value is shown once), connections, integrations (piece packages), workspaces, network (./settings-network.tsx). */
+/**
+ * Settings: API tokens (the raw value is shown once), connections, integrations (piece packages), members
+ * (./settings-members.tsx), workspaces, network (./settings-network.tsx).
+ */
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
@@ -11,6 +14,7 @@ import { StatusBadge, when } from "../format";
 import { href } from "../router";
 import { me, switchWorkspace } from "../session";
 import { IntegrationsTab } from "./settings-integrations";
+import { MembersTab } from "./settings-members";
 import { NetworkTab } from "./settings-network";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, PieceDetail } from "../types";
@@ -362,15 +366,19 @@ function WorkspacesTab() {
   const workspaces = useSignal<Workspace[]>([]);
   const name = useSignal("");
   const error = useSignal<unknown>(null);
-  const load = () =>
-    api
-      .get<Workspace[]>("/api/workspaces")
-      .then((res) => {
-        workspaces.value = res.data;
-      })
-      .catch((e) => {
-        error.value = e;
-      });
+  // Listing (and creating) workspaces needs workspace:admin; any member may switch between their own (GET /api/auth/me).
+  const admin = me.value?.scopes.includes("workspace:admin") ?? false;
+  const load = async () => {
+    if (!admin) {
+      workspaces.value = (me.value?.memberships ?? []).map((m) => ({ id: m.workspaceId, name: `${m.workspaceName} (${m.role})`, createdAt: "" }));
+      return;
+    }
+    try {
+      workspaces.value = (await api.get<Workspace[]>("/api/workspaces")).data;
+    } catch (e) {
+      error.value = e;
+    }
+  };
   useEffect(() => {
     void load();
   }, []);
@@ -422,13 +430,16 @@ function WorkspacesTab() {
           <span>New workspace</span>
           <input
             required
+            disabled={!admin}
             value={name.value}
             onInput={(e) => {
               name.value = (e.target as HTMLInputElement).value;
             }}
           />
         </label>
-        <button type="submit">Create</button>
+        <button type="submit" disabled={!admin} title={admin ? undefined : `needs workspace:admin; your role is ${me.value?.role ?? "none"}`}>
+          Create
+        </button>
       </form>
     </section>
   );
@@ -438,6 +449,7 @@ const TABS = [
   { id: "tokens", label: "API tokens", view: TokensTab },
   { id: "connections", label: "Connections", view: ConnectionsTab },
   { id: "integrations", label: "Integrations", view: IntegrationsTab },
+  { id: "members", label: "Members", view: MembersTab },
   { id: "workspaces", label: "Workspaces", view: WorkspacesTab },
   { id: "network", label: "Network", view: NetworkTab },
 ];

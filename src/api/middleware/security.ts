@@ -8,7 +8,7 @@
  */
 import type { Server } from "bun";
 import { Elysia } from "elysia";
-import type { Identity, Principal } from "../../core/identity";
+import { scopeRefusal, type Identity, type Principal } from "../../core/identity";
 import type { AddressRanges } from "../../net/address-ranges";
 import type { Permission, Scope } from "../../schema/scopes";
 import { AppError } from "../../http/errors";
@@ -57,7 +57,10 @@ export function createSecurity(options: SecurityOptions) {
       if (cookie) principal = await options.identity.authenticateSession(cookie);
     }
     if (!principal) {
-      const why = authorization === null && !request.headers.get("cookie") ? "missing credentials" : "the credential is invalid, expired or revoked";
+      const why =
+        authorization === null && !request.headers.get("cookie")
+          ? "missing credentials"
+          : "the credential is invalid, expired or revoked, or its user is not an active member of its workspace";
       throw new AppError("UNAUTHORIZED", `${why}; send Authorization: Bearer <API token>`, undefined, undefined, { "www-authenticate": 'Bearer realm="weft"' });
     }
     if (buckets.enabled) {
@@ -79,9 +82,7 @@ export function createSecurity(options: SecurityOptions) {
         throw new AppError("FORBIDDEN", "cookie-authenticated writes need the X-CSRF-Token header with the value from GET /api/auth/me; API tokens need none");
       }
     }
-    if (permission !== "authenticated" && !principal.scopes.has(permission)) {
-      throw new AppError("FORBIDDEN", `this operation requires the scope "${permission}"; the credential has: ${[...principal.scopes].join(", ") || "none"}`);
-    }
+    if (permission !== "authenticated" && !principal.scopes.has(permission)) throw scopeRefusal(principal, permission);
     return principal;
   }
 

@@ -1,5 +1,5 @@
-/** Orgs, workspaces, users, sessions and API tokens on PostgreSQL (../identity.ts says what each answers). */
-import type { IdentityRepository, OrgRow, SessionRow, TokenRow, UserRow, WorkspaceRow } from "../identity";
+/** Orgs, workspaces, users, members, invitations, sessions and API tokens on PostgreSQL (../identity.ts says what each answers). */
+import type { IdentityRepository, InvitationRow, MemberRow, MemberWithUserRow, OrgRow, SessionRow, TokenRow, UserRow, WorkspaceRow } from "../identity";
 import type { PostgresConnection } from "./connection";
 
 export class PostgresIdentity implements IdentityRepository {
@@ -81,5 +81,68 @@ export class PostgresIdentity implements IdentityRepository {
   }
   async touchToken(id: string, at: string) {
     await this.c.run("UPDATE api_tokens SET last_used_at = $1 WHERE id = $2", [at, id]);
+  }
+  usersOfOrgWithRole(orgId: string, role: string) {
+    return this.c.all<UserRow>("SELECT * FROM users WHERE org_id = $1 AND role = $2 ORDER BY created_at", [orgId, role]);
+  }
+  async insertMember(row: MemberRow) {
+    await this.c.run("INSERT INTO workspace_members (workspace_id, user_id, role, deactivated_at, created_at) VALUES ($1, $2, $3, $4, $5)", [
+      row.workspace_id,
+      row.user_id,
+      row.role,
+      row.deactivated_at,
+      row.created_at,
+    ]);
+  }
+  member(workspaceId: string, userId: string) {
+    return this.c.get<MemberRow>("SELECT * FROM workspace_members WHERE workspace_id = $1 AND user_id = $2", [workspaceId, userId]);
+  }
+  membersOfWorkspace(workspaceId: string) {
+    return this.c.all<MemberWithUserRow>(
+      "SELECT m.*, u.email, u.name FROM workspace_members m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 ORDER BY m.created_at, u.email",
+      [workspaceId],
+    );
+  }
+  membershipsOfUser(userId: string) {
+    return this.c.all<MemberRow>("SELECT * FROM workspace_members WHERE user_id = $1 ORDER BY created_at", [userId]);
+  }
+  async setMemberRole(workspaceId: string, userId: string, role: string) {
+    await this.c.run("UPDATE workspace_members SET role = $1 WHERE workspace_id = $2 AND user_id = $3", [role, workspaceId, userId]);
+  }
+  async setMemberDeactivated(workspaceId: string, userId: string, at: string | null) {
+    await this.c.run("UPDATE workspace_members SET deactivated_at = $1 WHERE workspace_id = $2 AND user_id = $3", [at, workspaceId, userId]);
+  }
+  async deleteMember(workspaceId: string, userId: string) {
+    await this.c.run("DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2", [workspaceId, userId]);
+  }
+  async insertInvitation(row: Omit<InvitationRow, "accepted_at" | "accepted_by" | "revoked_at">) {
+    await this.c.run(
+      "INSERT INTO invitations (id, org_id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+      [row.id, row.org_id, row.workspace_id, row.email, row.role, row.token_hash, row.invited_by, row.created_at, row.expires_at],
+    );
+  }
+  invitationByHash(hash: string) {
+    return this.c.get<InvitationRow>("SELECT * FROM invitations WHERE token_hash = $1", [hash]);
+  }
+  invitation(id: string, workspaceId: string) {
+    return this.c.get<InvitationRow>("SELECT * FROM invitations WHERE id = $1 AND workspace_id = $2", [id, workspaceId]);
+  }
+  pendingInvitations(workspaceId: string, now: string) {
+    return this.c.all<InvitationRow>(
+      "SELECT * FROM invitations WHERE workspace_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at",
+      [workspaceId, now],
+    );
+  }
+  async acceptInvitation(id: string, at: string, userId: string) {
+    return (
+      (await this.c.run("UPDATE invitations SET accepted_at = $1, accepted_by = $2 WHERE id = $3 AND accepted_at IS NULL AND revoked_at IS NULL", [
+        at,
+        userId,
+        id,
+      ])) === 1
+    );
+  }
+  async revokeInvitation(id: string, at: string) {
+    await this.c.run("UPDATE invitations SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL", [at, id]);
   }
 }

@@ -1,6 +1,6 @@
-/** Orgs, workspaces, users, sessions and API tokens on SQLite (../identity.ts says what each answers). */
+/** Orgs, workspaces, users, members, invitations, sessions and API tokens on SQLite (../identity.ts says what each answers). */
 import { countOf } from "./db";
-import type { IdentityRepository, OrgRow, SessionRow, TokenRow, UserRow, WorkspaceRow } from "../identity";
+import type { IdentityRepository, InvitationRow, MemberRow, MemberWithUserRow, OrgRow, SessionRow, TokenRow, UserRow, WorkspaceRow } from "../identity";
 import type { SqliteConnection } from "./connection";
 
 export class SqliteIdentity implements IdentityRepository {
@@ -36,6 +36,32 @@ export class SqliteIdentity implements IdentityRepository {
       token: db.query<TokenRow, [string, string]>("SELECT * FROM api_tokens WHERE id = ? AND workspace_id = ?"),
       revokeToken: db.query<null, [string, string]>("UPDATE api_tokens SET revoked_at = ? WHERE id = ?"),
       touchToken: db.query<null, [string, string]>("UPDATE api_tokens SET last_used_at = ? WHERE id = ?"),
+      usersOfOrgWithRole: db.query<UserRow, [string, string]>("SELECT * FROM users WHERE org_id = ? AND role = ? ORDER BY created_at"),
+      insertMember: db.query<null, [string, string, string, string | null, string]>(
+        "INSERT INTO workspace_members (workspace_id, user_id, role, deactivated_at, created_at) VALUES (?, ?, ?, ?, ?)",
+      ),
+      member: db.query<MemberRow, [string, string]>("SELECT * FROM workspace_members WHERE workspace_id = ? AND user_id = ?"),
+      membersOfWorkspace: db.query<MemberWithUserRow, [string]>(
+        "SELECT m.*, u.email, u.name FROM workspace_members m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = ? ORDER BY m.created_at, u.email",
+      ),
+      membershipsOfUser: db.query<MemberRow, [string]>("SELECT * FROM workspace_members WHERE user_id = ? ORDER BY created_at"),
+      setMemberRole: db.query<null, [string, string, string]>("UPDATE workspace_members SET role = ? WHERE workspace_id = ? AND user_id = ?"),
+      setMemberDeactivated: db.query<null, [string | null, string, string]>(
+        "UPDATE workspace_members SET deactivated_at = ? WHERE workspace_id = ? AND user_id = ?",
+      ),
+      deleteMember: db.query<null, [string, string]>("DELETE FROM workspace_members WHERE workspace_id = ? AND user_id = ?"),
+      insertInvitation: db.query<null, [string, string, string, string, string, string, string | null, string, string]>(
+        "INSERT INTO invitations (id, org_id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      ),
+      invitationByHash: db.query<InvitationRow, [string]>("SELECT * FROM invitations WHERE token_hash = ?"),
+      invitation: db.query<InvitationRow, [string, string]>("SELECT * FROM invitations WHERE id = ? AND workspace_id = ?"),
+      pendingInvitations: db.query<InvitationRow, [string, string]>(
+        "SELECT * FROM invitations WHERE workspace_id = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at",
+      ),
+      acceptInvitation: db.query<null, [string, string, string]>(
+        "UPDATE invitations SET accepted_at = ?, accepted_by = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL",
+      ),
+      revokeInvitation: db.query<null, [string, string]>("UPDATE invitations SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"),
     };
   }
 
@@ -105,5 +131,60 @@ export class SqliteIdentity implements IdentityRepository {
   }
   touchToken(id: string, at: string) {
     return this.c.do(() => void this.q.touchToken.run(at, id));
+  }
+  usersOfOrgWithRole(orgId: string, role: string) {
+    return this.c.do(() => this.q.usersOfOrgWithRole.all(orgId, role));
+  }
+  insertMember(row: MemberRow) {
+    return this.c.do(() => void this.q.insertMember.run(row.workspace_id, row.user_id, row.role, row.deactivated_at, row.created_at));
+  }
+  member(workspaceId: string, userId: string) {
+    return this.c.do(() => this.q.member.get(workspaceId, userId));
+  }
+  membersOfWorkspace(workspaceId: string) {
+    return this.c.do(() => this.q.membersOfWorkspace.all(workspaceId));
+  }
+  membershipsOfUser(userId: string) {
+    return this.c.do(() => this.q.membershipsOfUser.all(userId));
+  }
+  setMemberRole(workspaceId: string, userId: string, role: string) {
+    return this.c.do(() => void this.q.setMemberRole.run(role, workspaceId, userId));
+  }
+  setMemberDeactivated(workspaceId: string, userId: string, at: string | null) {
+    return this.c.do(() => void this.q.setMemberDeactivated.run(at, workspaceId, userId));
+  }
+  deleteMember(workspaceId: string, userId: string) {
+    return this.c.do(() => void this.q.deleteMember.run(workspaceId, userId));
+  }
+  insertInvitation(row: Omit<InvitationRow, "accepted_at" | "accepted_by" | "revoked_at">) {
+    return this.c.do(
+      () =>
+        void this.q.insertInvitation.run(
+          row.id,
+          row.org_id,
+          row.workspace_id,
+          row.email,
+          row.role,
+          row.token_hash,
+          row.invited_by,
+          row.created_at,
+          row.expires_at,
+        ),
+    );
+  }
+  invitationByHash(hash: string) {
+    return this.c.do(() => this.q.invitationByHash.get(hash));
+  }
+  invitation(id: string, workspaceId: string) {
+    return this.c.do(() => this.q.invitation.get(id, workspaceId));
+  }
+  pendingInvitations(workspaceId: string, now: string) {
+    return this.c.do(() => this.q.pendingInvitations.all(workspaceId, now));
+  }
+  acceptInvitation(id: string, at: string, userId: string) {
+    return this.c.do(() => this.q.acceptInvitation.run(at, userId, id).changes === 1);
+  }
+  revokeInvitation(id: string, at: string) {
+    return this.c.do(() => void this.q.revokeInvitation.run(at, id));
   }
 }

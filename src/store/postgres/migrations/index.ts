@@ -56,6 +56,7 @@ import encryptionKeyCheck from "./023-encryption-key-check";
 import runDurations from "./024-run-durations";
 import runTagCounts from "./025-run-tag-counts";
 import runSaving from "./026-run-saving";
+import members from "./027-members";
 import type { Migration } from "../../migration";
 
 export const postgresMigrations: Migration[] = [
@@ -85,4 +86,5 @@ export const postgresMigrations: Migration[] = [
   runDurations,
   runTagCounts,
   runSaving,
+  members,
 ];

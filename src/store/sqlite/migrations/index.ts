@@ -28,6 +28,7 @@ import encryptionKeyCheck from "./023-encryption-key-check";
 import runDurations from "./024-run-durations";
 import runTagCounts from "./025-run-tag-counts";
 import runSaving from "./026-run-saving";
+import members from "./027-members";
 import type { Migration } from "../../migration";
 
 export const migrations: Migration[] = [
@@ -57,4 +58,5 @@ export const migrations: Migration[] = [
   runDurations,
   runTagCounts,
   runSaving,
+  members,
 ].sort((a, b) => a.version - b.version);

@@ -1,0 +1,299 @@
+/**
+ * Settings → Members (docs/teams.md): the workspace's members and their roles, invitations (the link is shown
+ * once), deactivation, removal and ownership transfer. What the caller's role cannot do is shown disabled with
+ * the reason, as the API would refuse it.
+ */
+import { useSignal } from "@preact/signals";
+import { useEffect } from "preact/hooks";
+import { api } from "../api";
+import { ErrorNote } from "../components/error-note";
+import { when } from "../format";
+import { me } from "../session";
+
+export interface Role {
+  name: string;
+  description: string;
+  scopes: string[];
+  assignable: boolean;
+}
+export interface Member {
+  userId: string;
+  email: string;
+  name: string;
+  role: string;
+  status: "active" | "deactivated";
+  joinedAt: string;
+}
+interface Invitation {
+  id: string;
+  email: string;
+  role: string;
+  expiresAt: string;
+}
+interface InvitationCreated extends Invitation {
+  token: string;
+  link: string;
+  emailed: boolean;
+}
+
+const ADMIN_SCOPE = "workspace:admin";
+
+type Caller = { userId: string | null; role: string | null; scopes: string[] };
+
+/** Why the caller cannot manage members at all (null: they can). */
+export function adminNeeded(caller: Caller, roles: Role[]): string | null {
+  if (caller.scopes.includes(ADMIN_SCOPE)) return null;
+  const allowing = roles.filter((r) => r.scopes.includes(ADMIN_SCOPE)).map((r) => r.name);
+  return `needs ${ADMIN_SCOPE} (roles: ${allowing.join(", ")}); your role is ${caller.role ?? "none"}`;
+}
+
+/** Why the caller cannot act on `member` (null: they can). The API refuses the same cases. */
+export function whyNot(member: Member, caller: Caller, roles: Role[]): string | null {
+  return adminNeeded(caller, roles) ?? (member.role === "owner" ? "the owner's membership changes only by a transfer of ownership" : null);
+}
+
+export function MembersTab() {
+  const members = useSignal<Member[]>([]);
+  const roles = useSignal<Role[]>([]);
+  const invitations = useSignal<Invitation[]>([]);
+  const created = useSignal<InvitationCreated | null>(null);
+  const email = useSignal("");
+  const role = useSignal("editor");
+  const error = useSignal<unknown>(null);
+  const caller: Caller = {
+    userId: me.value?.user?.id ?? null,
+    role: me.value?.role ?? null,
+    scopes: me.value?.scopes ?? [],
+  };
+  const isAdmin = caller.scopes.includes(ADMIN_SCOPE);
+  const load = async () => {
+    try {
+      const [m, r] = await Promise.all([api.get<Member[]>("/api/members"), api.get<Role[]>("/api/roles")]);
+      members.value = m.data;
+      roles.value = r.data;
+      if (isAdmin) invitations.value = (await api.get<Invitation[]>("/api/invitations")).data;
+    } catch (e) {
+      error.value = e;
+    }
+  };
+  useEffect(() => {
+    void load();
+  }, []);
+  const act = async (fn: () => Promise<unknown>) => {
+    error.value = null;
+    try {
+      await fn();
+      await load();
+    } catch (e) {
+      error.value = e;
+    }
+  };
+  const adminReason = adminNeeded(caller, roles.value);
+  return (
+    <section aria-labelledby="members-title">
+      <h2 id="members-title">Members</h2>
+      <p class="help">
+        Who works in this workspace and with which role. Your role: <strong>{caller.role ?? "—"}</strong>.
+      </p>
+      <ErrorNote error={error.value} />
+      <table class="table">
+        <thead>
+          <tr>
+            <th scope="col">Member</th>
+            <th scope="col">Role</th>
+            <th scope="col">Status</th>
+            <th scope="col">Joined</th>
+            <th scope="col">
+              <span class="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {members.value.map((m) => {
+            const reason = whyNot(m, caller, roles.value);
+            const self = m.userId === caller.userId;
+            return (
+              <tr key={m.userId} data-member={m.email}>
+                <td>
+                  {m.name} <span class="muted small-text">{m.email}</span>
+                </td>
+                <td>
+                  <select
+                    aria-label={`Role of ${m.email}`}
+                    value={m.role}
+                    disabled={reason !== null}
+                    title={reason ?? undefined}
+                    onChange={(e) => {
+                      const next = (e.target as HTMLSelectElement).value;
+                      void act(() => api.put(`/api/members/${m.userId}/role`, { role: next }));
+                    }}
+                  >
+                    {roles.value
+                      .filter((r) => r.assignable || r.name === m.role)
+                      .map((r) => (
+                        <option key={r.name} value={r.name}>
+                          {r.name}
+                        </option>
+                      ))}
+                  </select>
+                </td>
+                <td>{m.status}</td>
+                <td class="small-text">{when(m.joinedAt)}</td>
+                <td class="actions">
+                  {m.status === "active" ? (
+                    <button
+                      type="button"
+                      class="small"
+                      disabled={reason !== null || self}
+                      title={reason ?? (self ? "you cannot deactivate yourself" : undefined)}
+                      onClick={() => act(() => api.post(`/api/members/${m.userId}/deactivate`))}
+                    >
+                      Deactivate
+                    </button>
+                  ) : (
+                    <button
+                      type="button"
+                      class="small"
+                      disabled={reason !== null}
+                      title={reason ?? undefined}
+                      onClick={() => act(() => api.post(`/api/members/${m.userId}/activate`))}
+                    >
+                      Re-activate
+                    </button>
+                  )}
+                  <button
+                    type="button"
+                    class="small danger"
+                    disabled={reason !== null || self}
+                    title={reason ?? (self ? "you cannot remove yourself" : undefined)}
+                    onClick={() => {
+                      if (confirm(`Remove ${m.email} from this workspace? What they built stays.`)) void act(() => api.del(`/api/members/${m.userId}`));
+                    }}
+                  >
+                    Remove
+                  </button>
+                  {m.role !== "owner" && (
+                    <button
+                      type="button"
+                      class="small"
+                      disabled={caller.role !== "owner" || m.status !== "active"}
+                      title={caller.role !== "owner" ? `only the owner can transfer ownership; your role is ${caller.role ?? "none"}` : undefined}
+                      onClick={() => {
+                        if (confirm(`Make ${m.email} the owner? You become admin.`)) void act(() => api.post(`/api/members/${m.userId}/ownership`));
+                      }}
+                    >
+                      Make owner
+                    </button>
+                  )}
+                  {reason && <div class="muted small-text reason">{reason}</div>}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+
+      <h3>Invite</h3>
+      {created.value && (
+        <div class="note" role="status">
+          <p>
+            Invitation for <strong>{created.value.email}</strong> ({created.value.role}) {created.value.emailed ? "sent by e-mail" : "made"}. Copy the link now;
+            it will not be shown again. It works once, until {when(created.value.expiresAt)}.
+          </p>
+          <input
+            class="token-value mono"
+            readOnly
+            aria-label="Invitation link"
+            value={created.value.link}
+            onFocus={(e) => (e.target as HTMLInputElement).select()}
+          />
+        </div>
+      )}
+      <form
+        class="row"
+        aria-label="Invite a member"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void act(async () => {
+            created.value = (await api.post<InvitationCreated>("/api/invitations", { email: email.value.trim(), role: role.value })).data;
+            email.value = "";
+          });
+        }}
+      >
+        <label class="field inline">
+          <span>E-mail</span>
+          <input
+            type="email"
+            required
+            disabled={!isAdmin}
+            value={email.value}
+            onInput={(e) => {
+              email.value = (e.target as HTMLInputElement).value;
+            }}
+          />
+        </label>
+        <label class="field inline">
+          <span>Role</span>
+          <select
+            value={role.value}
+            disabled={!isAdmin}
+            onChange={(e) => {
+              role.value = (e.target as HTMLSelectElement).value;
+            }}
+          >
+            {roles.value
+              .filter((r) => r.assignable)
+              .map((r) => (
+                <option key={r.name} value={r.name}>
+                  {r.name}
+                </option>
+              ))}
+          </select>
+        </label>
+        <button type="submit" disabled={!isAdmin} title={adminReason ?? undefined}>
+          Invite
+        </button>
+        {adminReason && <span class="muted small-text reason">{adminReason}</span>}
+      </form>
+
+      {isAdmin && (
+        <>
+          <h3>Pending invitations</h3>
+          {invitations.value.length === 0 && <p class="empty">No pending invitations.</p>}
+          <ul class="list">
+            {invitations.value.map((i) => (
+              <li key={i.id} class="row" data-invitation={i.email}>
+                <span>
+                  {i.email} — {i.role}, until {when(i.expiresAt)}
+                </span>
+                <button type="button" class="small danger" onClick={() => act(() => api.del(`/api/invitations/${i.id}`))}>
+                  Revoke
+                </button>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+
+      <h3>Roles</h3>
+      <table class="table">
+        <thead>
+          <tr>
+            <th scope="col">Role</th>
+            <th scope="col">Scopes</th>
+            <th scope="col">For</th>
+          </tr>
+        </thead>
+        <tbody>
+          {roles.value.map((r) => (
+            <tr key={r.name} data-role={r.name}>
+              <td>{r.name}</td>
+              <td class="small-text">{r.scopes.join(", ")}</td>
+              <td class="small-text">{r.description}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
