@@ -1,7 +1,10 @@
-/** Piece packages: install Activepieces community pieces from the npm registry, list, upgrade and remove them (workspace:admin). */
-import { Type } from "@sinclair/typebox";
+/**
+ * Piece packages: browse the catalog of Activepieces pieces the npm registry serves (piece:read); install
+ * them from it, list, upgrade and remove them (workspace:admin). See docs/activepieces.md.
+ */
+import { type TSchema, Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
-import { Data, List } from "../schema/common";
+import { Data, List, PageQuery, pageOf } from "../schema/common";
 import type { AppDeps } from "./deps";
 
 const tags = ["Pieces"];
@@ -21,6 +24,40 @@ const PackageView = t.Object({
   unsupported: t.Array(t.String(), { description: "property types of its actions that Weft does not map (such a property can only be left empty)" }),
 });
 
+const Nullable = <T extends TSchema>(schema: T, description: string) => t.Union([schema, t.Null()], { description });
+
+const CatalogEntry = t.Object({
+  name: t.String({ description: "the npm package, e.g. @activepieces/piece-slack" }),
+  pieceId: t.String({ description: "the id it has (or would have) in Weft, e.g. ap-slack" }),
+  displayName: t.String(),
+  description: t.String(),
+  version: t.String({ description: "the newest version the registry (or, offline, the bundled index) gives" }),
+  logoUrl: Nullable(t.String(), "the piece's logo (Activepieces' CDN), null when none is known"),
+  categories: t.Array(t.String(), { description: "Activepieces' categories, e.g. COMMUNICATION; empty when not known" }),
+  actions: Nullable(Type.Integer(), "how many actions; null when not known until it is installed"),
+  triggers: Nullable(Type.Integer(), "how many triggers; null when not known until it is installed"),
+  authKind: Nullable(t.String(), "SECRET_TEXT, BASIC_AUTH, CUSTOM_AUTH, OAUTH2 or none; null when not known until it is installed"),
+  installedVersions: t.Array(t.String(), { description: "the installed versions, newest first; empty when not installed" }),
+  updateAvailable: t.Boolean({ description: "a newer version than the newest installed one exists" }),
+});
+
+const CatalogPage = t.Object({
+  data: t.Array(CatalogEntry),
+  total: Type.Integer(),
+  source: t.Union([t.Literal("registry"), t.Literal("index")], {
+    description: "registry: the registry's search answered; index: the bundled index did (the registry could not be asked, or a category was chosen)",
+  }),
+  indexGeneratedAt: Nullable(t.String(), "when the bundled index was made; null when none is bundled"),
+  offlineReason: Nullable(t.String(), "why the registry was not used, when it could not be asked"),
+  categories: t.Array(t.String(), { description: "every category known to the index and the installed pieces" }),
+});
+
+const CatalogQuery = t.Object({
+  q: t.Optional(t.String({ maxLength: 100, description: "words to find in names and descriptions (and, from the index, categories)" })),
+  category: t.Optional(t.String({ pattern: "^[A-Z_]{1,40}$", description: "one of the page's categories, e.g. COMMUNICATION" })),
+  ...PageQuery,
+});
+
 const AddBody = t.Object(
   {
     package: t.String({
@@ -36,6 +73,23 @@ const PackageParams = t.Object({ pieceId: t.String({ pattern: "^[a-z][a-z0-9_-]{
 export const piecePackagesApi = ({ security, piecePackages }: AppDeps) =>
   new Elysia({ name: "api-piece-packages" })
     .use(security)
+    .get(
+      "/api/pieces/catalog",
+      ({ query }) => {
+        const { offset, limit } = pageOf(query);
+        return piecePackages.catalog({ q: query.q, category: query.category, offset, limit });
+      },
+      {
+        permission: "piece:read",
+        query: CatalogQuery,
+        response: CatalogPage,
+        detail: {
+          tags,
+          summary:
+            "Browse the Activepieces pieces the configured npm registry serves (its search API, cached), installed or not, with updates flagged; when the registry cannot be reached the bundled index answers and says how old it is. Install one with POST /api/pieces/packages",
+        },
+      },
+    )
     .get(
       "/api/pieces/packages",
       () => {
