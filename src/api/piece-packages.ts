@@ -5,6 +5,7 @@
 import { type TSchema, Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import { Data, List, PageQuery, pageOf } from "../schema/common";
+import { CatalogFilters, PackageSpec } from "../schema/piece";
 import type { AppDeps } from "./deps";
 
 const tags = ["Pieces"];
@@ -52,22 +53,9 @@ const CatalogPage = t.Object({
   categories: t.Array(t.String(), { description: "every category known to the index and the installed pieces" }),
 });
 
-const CatalogQuery = t.Object({
-  q: t.Optional(t.String({ maxLength: 100, description: "words to find in names and descriptions (and, from the index, categories)" })),
-  category: t.Optional(t.String({ pattern: "^[A-Z_]{1,40}$", description: "one of the page's categories, e.g. COMMUNICATION" })),
-  ...PageQuery,
-});
+const CatalogQuery = t.Object({ ...CatalogFilters, ...PageQuery });
 
-const AddBody = t.Object(
-  {
-    package: t.String({
-      minLength: 1,
-      maxLength: 214,
-      description: "an npm package name with an optional version or tag: @activepieces/piece-mysql, @activepieces/piece-mysql@0.2.7",
-    }),
-  },
-  { additionalProperties: false },
-);
+const AddBody = t.Object({ package: PackageSpec }, { additionalProperties: false });
 const PackageParams = t.Object({ pieceId: t.String({ pattern: "^[a-z][a-z0-9_-]{0,63}$", description: "e.g. ap-mysql" }) });
 
 export const piecePackagesApi = ({ security, piecePackages }: AppDeps) =>

@@ -13,6 +13,7 @@ import { type CatalogIndex, loadCatalogIndex, PieceCatalog } from "../../src/pie
 import { fixturePackage } from "../support/activepieces-fixture";
 import { testApp, type TestApp } from "../support/app";
 import { type NpmRegistry, startNpmRegistry } from "../support/npm-registry";
+import { httpClient } from "../mcp/client";
 
 const FIXTURE = "@activepieces/piece-weft-fixture";
 const OTHERS = ["@activepieces/piece-alpha", "@activepieces/piece-beta", "@activepieces/piece-gamma", "@activepieces/piece-delta"];
@@ -116,6 +117,33 @@ describe("GET /api/pieces/catalog", () => {
     expect(bad.status).toBe(400);
     expect(bad.text).toContain("category");
   });
+});
+
+describe("MCP: search_catalog and install_piece", () => {
+  test("an agent searches the catalog (piece:read) and installs from it (workspace:admin)", async () => {
+    const reader = await httpClient("http://localhost/mcp", await t.token(["piece:read"]), (r) => t.app.handle(r));
+    try {
+      const found = await reader.call("search_catalog", { q: "gamma" });
+      expect(found.isError).toBe(false);
+      expect(found.body).toEqual((await t.req("GET", "/api/pieces/catalog?q=gamma")).body);
+      expect(found.body.data.map((p: { name: string }) => p.name)).toEqual(["@activepieces/piece-gamma"]);
+      const refused = await reader.call("install_piece", { package: "@activepieces/piece-gamma" });
+      expect(refused.isError).toBe(true);
+      expect(refused.text).toContain("workspace:admin");
+    } finally {
+      await reader.close();
+    }
+    const admin = await httpClient("http://localhost/mcp", await t.token(["piece:read", "workspace:admin"]), (r) => t.app.handle(r));
+    try {
+      const installed = await admin.call("install_piece", { package: "@activepieces/piece-gamma" });
+      expect(installed.isError).toBe(false);
+      expect(installed.body.data).toMatchObject({ name: "@activepieces/piece-gamma", version: "2.0.0", pieceId: "ap-gamma" });
+      const after = await admin.call("search_catalog", { q: "gamma" });
+      expect(after.body.data[0].installedVersions).toEqual(["2.0.0"]);
+    } finally {
+      await admin.close();
+    }
+  }, 60_000);
 });
 
 describe("PieceCatalog", () => {
