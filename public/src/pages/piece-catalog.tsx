@@ -160,8 +160,8 @@ export function PieceCatalog({
       {res?.source === "index" && (
         <p class="note catalog-offline" role="status">
           {res.offlineReason
-            ? `The npm registry could not be asked (${res.offlineReason}). Showing the bundled index`
-            : "Categories come from the bundled index and the installed pieces. Showing the bundled index"}
+            ? `Offline: ${res.offlineReason} — showing the bundled index`
+            : "Categories are known to the bundled index and the installed pieces only — showing the bundled index"}
           {res.indexGeneratedAt ? `, made ${age(res.indexGeneratedAt)} (${res.indexGeneratedAt.slice(0, 10)}).` : " (none is bundled)."}
         </p>
       )}
@@ -176,15 +176,16 @@ export function PieceCatalog({
                 <PieceLogo src={p.logoUrl} name={p.displayName} />
                 <div class="catalog-card-title">
                   <strong>{p.displayName}</strong>
-                  <span class="muted small-text">
-                    {p.name} <span class="catalog-version">{p.version}</span>
+                  <span class="muted small-text" title={`${p.name} ${p.version}`}>
+                    <span class="catalog-version">{p.version}</span> · {p.name}
                   </span>
                 </div>
               </div>
-              <p class="catalog-desc">{p.description || <span class="muted">No description given.</span>}</p>
+              {p.description && <p class="catalog-desc">{p.description}</p>}
               <p class="small-text muted catalog-facts">
-                {count(p.actions, "action")} · {count(p.triggers, "trigger")} · auth:{" "}
-                {p.authKind === null ? "known once installed" : (AUTH_LABELS[p.authKind] ?? p.authKind)}
+                {p.actions === null && p.triggers === null && p.authKind === null
+                  ? "Actions, triggers and auth: known once installed"
+                  : `${count(p.actions, "action")} · ${count(p.triggers, "trigger")} · auth: ${p.authKind === null ? "known once installed" : (AUTH_LABELS[p.authKind] ?? p.authKind)}`}
               </p>
               {p.categories.length > 0 && (
                 <p class="catalog-tags">

@@ -220,7 +220,7 @@ export class PieceCatalog {
     try {
       response = await this.fetch(url, { signal: AbortSignal.timeout(REGISTRY_TIMEOUT_MS), headers: { accept: "application/json" } });
     } catch (error) {
-      throw new Error(`the npm registry ${this.registryUrl} could not be reached (${(error as Error).message})`);
+      throw new Error(`the npm registry ${this.registryUrl} could not be reached: ${(error as Error).message.replace(/\.$/, "")}`);
     }
     if (!response.ok) throw new Error(`the npm registry ${this.registryUrl} answered the search with HTTP ${response.status}`);
     const body = (await response.json().catch(() => null)) as { objects?: unknown; total?: unknown } | null;
@@ -276,6 +276,8 @@ export class PieceCatalog {
     const versions = installed.get(hit.name) ?? [];
     const newest = versions[0]?.description;
     const latest = indexed && compareVersions(indexed.version, hit.version) > 0 ? indexed.version : hit.version;
+    // The index's counts and auth were measured on its version: another version may differ.
+    const measured = indexed?.version === latest ? indexed : undefined;
     return {
       name: hit.name,
       pieceId: pieceIdFor(hit.name),
@@ -284,9 +286,9 @@ export class PieceCatalog {
       version: latest,
       logoUrl: newest?.logoUrl ?? indexed?.logoUrl ?? conventionalLogo(hit.name),
       categories: newest?.categories ?? indexed?.categories ?? [],
-      actions: newest ? Object.keys(newest.actions).length : (indexed?.actions ?? null),
-      triggers: newest ? Object.keys(newest.triggers).length : (indexed?.triggers ?? null),
-      authKind: newest ? (newest.auth?.type ?? "none") : indexed?.authKind === undefined ? null : (indexed.authKind ?? "none"),
+      actions: newest ? Object.keys(newest.actions).length : (measured?.actions ?? null),
+      triggers: newest ? Object.keys(newest.triggers).length : (measured?.triggers ?? null),
+      authKind: newest ? (newest.auth?.type ?? "none") : measured?.authKind === undefined ? null : (measured.authKind ?? "none"),
       installedVersions: versions.map((v) => v.version),
       updateAvailable: versions[0] !== undefined && compareVersions(latest, versions[0].version) > 0,
     };

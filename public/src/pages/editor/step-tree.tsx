@@ -139,7 +139,7 @@ function NodeCard({ node, store, trigger }: { node: StepNode & Partial<ActionNod
       }}
     >
       <span class="node-kind">
-        <PieceIcon pieceId={id} icon={icons.get(id)?.icon} name={icons.get(id)?.name ?? id} size={16} />
+        <PieceIcon pieceId={id} icon={icons.get(id)?.icon} name={icons.get(id)?.name ?? id} size={18} />
         {trigger ? "Trigger" : kindLabel(node)}
       </span>
       <span class="node-title">{title}</span>
