@@ -217,6 +217,24 @@ describe("PieceCatalog", () => {
     expect(page.categories).toEqual(["COMMUNICATION", "DEVELOPER_TOOLS"]);
   });
 
+  test("the index's counts are shown only for the version it measured; its names add logos and display names", async () => {
+    const measured = (version: string): CatalogIndex => ({
+      generatedAt: "2026-11-01T00:00:00.000Z",
+      registry: registry.url,
+      pieces: [{ name: "@activepieces/piece-beta", version, displayName: "Beta Cloud", actions: 3, triggers: 1, authKind: null }],
+    });
+    const older = new PieceCatalog({ registryUrl: registry.url, index: measured("1.0.0"), installed: () => [], now: () => Date.now() });
+    expect((await older.search({ q: "beta", offset: 0, limit: 5 })).data[0]).toMatchObject({
+      displayName: "Beta Cloud",
+      version: "2.0.0",
+      actions: null,
+      triggers: null,
+      authKind: null,
+    });
+    const same = new PieceCatalog({ registryUrl: registry.url, index: measured("2.0.0"), installed: () => [], now: () => Date.now() });
+    expect((await same.search({ q: "beta", offset: 0, limit: 5 })).data[0]).toMatchObject({ version: "2.0.0", actions: 3, triggers: 1, authKind: "none" });
+  });
+
   test("a registry that answers the search with an error is offline too", async () => {
     registry.failSearch(503);
     try {
