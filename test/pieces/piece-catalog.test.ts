@@ -235,16 +235,24 @@ describe("PieceCatalog", () => {
     expect((await same.search({ q: "beta", offset: 0, limit: 5 })).data[0]).toMatchObject({ version: "2.0.0", actions: 3, triggers: 1, authKind: "none" });
   });
 
-  test("a registry that answers the search with an error is offline too", async () => {
+  test("a registry that answers the search with an error is offline too, and left alone for 30 s", async () => {
+    const clock = new FakeClock();
+    const catalog = new PieceCatalog({ registryUrl: registry.url, index, installed: () => [], now: () => clock.now() });
     registry.failSearch(503);
     try {
-      const catalog = new PieceCatalog({ registryUrl: registry.url, index, installed: () => [], now: () => Date.now() });
       const page = await catalog.search({ offset: 0, limit: 1 });
       expect(page).toMatchObject({ source: "index", total: 2, offlineReason: expect.stringContaining("HTTP 503") });
       expect(page.data.map((p) => p.displayName)).toEqual(["MySQL"]);
     } finally {
       registry.failSearch(0);
     }
+    const before = registry.searches().length;
+    clock.advance(29_000);
+    expect((await catalog.search({ q: "alpha", offset: 0, limit: 1 })).source).toBe("index");
+    expect(registry.searches().length).toBe(before);
+    clock.advance(2_000);
+    expect((await catalog.search({ q: "alpha", offset: 0, limit: 1 })).source).toBe("registry");
+    expect(registry.searches().length).toBe(before + 1);
   });
 
   test("the committed index is small and says when and from where it was made", () => {

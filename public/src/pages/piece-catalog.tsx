@@ -184,7 +184,7 @@ export function PieceCatalog({
               {p.description && <p class="catalog-desc">{p.description}</p>}
               <p class="small-text muted catalog-facts">
                 {p.actions === null && p.triggers === null && p.authKind === null
-                  ? "Actions, triggers and auth: known once installed"
+                  ? "Counts and auth: known once installed"
                   : `${count(p.actions, "action")} · ${count(p.triggers, "trigger")} · auth: ${p.authKind === null ? "known once installed" : (AUTH_LABELS[p.authKind] ?? p.authKind)}`}
               </p>
               {p.categories.length > 0 && (

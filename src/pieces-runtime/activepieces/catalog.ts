@@ -22,6 +22,8 @@ export const DEFAULT_REGISTRY = "https://registry.npmjs.org";
 const SEARCH_TEXT = "@activepieces/piece";
 const REGISTRY_TIMEOUT_MS = 8_000;
 const DEFAULT_TTL_MS = 15 * 60_000;
+/** After the registry failed, it is left alone this long (the index answers at once instead of each search waiting for it). */
+const OFFLINE_MS = 30_000;
 
 /** One piece of the bundled index: what a maintainer's run of scripts/catalog-index.ts learnt without tarballs. */
 export interface CatalogIndexEntry {
@@ -170,6 +172,7 @@ export class PieceCatalog {
   private readonly registryUrl: string;
   private readonly pages: LRUCache<string, SearchPage>;
   private readonly fetch: (url: string, init: RequestInit) => Promise<Response>;
+  private offline: { until: number; reason: string } | null = null;
 
   constructor(private readonly o: PieceCatalogOptions) {
     this.registryUrl = (o.registryUrl ?? DEFAULT_REGISTRY).replace(/\/+$/, "");
@@ -186,6 +189,7 @@ export class PieceCatalog {
   /** Forgets the registry's pages (a package was installed: its page is asked again). */
   forget(): void {
     this.pages.clear();
+    this.offline = null;
   }
 
   async search(query: CatalogQuery): Promise<CatalogPage> {
@@ -193,12 +197,15 @@ export class PieceCatalog {
     const categories = this.knownCategories(installed);
     // Categories are Activepieces' own, known to the index and installed pieces only: the registry's search cannot filter by them.
     if (query.category) return this.fromIndex(query, installed, categories, null);
+    if (this.offline && this.o.now() < this.offline.until) return this.fromIndex(query, installed, categories, this.offline.reason);
     let page: SearchPage;
     try {
       page = await this.registryPage(query);
     } catch (error) {
-      return this.fromIndex(query, installed, categories, (error as Error).message);
+      this.offline = { until: this.o.now() + OFFLINE_MS, reason: (error as Error).message };
+      return this.fromIndex(query, installed, categories, this.offline.reason);
     }
+    this.offline = null;
     return {
       data: page.hits.map((hit) => this.entry(hit, installed)),
       total: page.total,
