@@ -83,5 +83,5 @@ const pieces: CatalogIndexEntry[] = found
     ...census.get(`${pkg.name}@${pkg.version}`),
   }));
 const index: CatalogIndex = { generatedAt: new Date().toISOString(), registry, pieces };
-writeFileSync(values.out, `${JSON.stringify(index, null, 1)}\n`);
+writeFileSync(values.out, `${JSON.stringify(index, null, 2)}\n`);
 console.log(`${pieces.length} pieces (${pieces.filter((p) => p.actions !== undefined).length} with counts from the census) → ${values.out}`);

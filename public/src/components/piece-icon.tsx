@@ -168,6 +168,7 @@ export function PieceIcon({ pieceId, icon, name, size = 20 }: { pieceId: string;
         style={{ width: `${size}px`, height: `${size}px`, background: `hsl(${drawing.hue} 70% 94%)`, color: `hsl(${drawing.hue} 55% 34%)` }}
       >
         <svg
+          aria-hidden="true"
           viewBox="0 0 24 24"
           width={Math.round(size * 0.78)}
           height={Math.round(size * 0.78)}
