@@ -160,6 +160,8 @@ describe("The piece catalog, end to end", () => {
     await page.getByRole("button", { name: "Add a step after the trigger" }).click();
     const picker = page.getByRole("dialog");
     await picker.locator("[data-icon=http]").first().waitFor();
+    // Some built-in pieces, each with its drawing.
+    await picker.getByLabel(/^Search/).fill("send");
     await screenshot("picker", 1280, 720);
     await picker.getByLabel(/^Search/).fill("Weft Fixture");
     await page.locator(`[data-pick="ap-weft-fixture.echo"]`).click();
