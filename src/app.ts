@@ -38,11 +38,11 @@ import { Fleet } from "./core/fleet";
 import { ClusterPieces } from "./core/cluster-pieces";
 import { Metrics } from "./core/metrics";
 import { NetworkSettings } from "./core/network";
-import { PiecePackages } from "./pieces-runtime/activepieces";
+import { loadCatalogIndex, PieceCatalog, PiecePackages } from "./pieces-runtime/activepieces";
 import { builtinRegistry, type PieceRegistry } from "./pieces-runtime/registry";
 import { PackagesService } from "./core/pieces/packages";
 import { Templates } from "./core/templates/templates";
-import type { Clock } from "./core/triggers/clock";
+import { type Clock, systemClock } from "./core/triggers/clock";
 import { engineRuns } from "./core/triggers/engine-runs";
 import { Runs } from "./core/runs/runs";
 import { Engine } from "./engine/engine";
@@ -226,7 +226,14 @@ export function createApp(options: CreateAppOptions) {
     },
     changes: clusterChanges,
   });
-  deps.piecePackages = new PackagesService({ packages, registry: pieces, workflows: deps.workflows, log });
+  const catalog = new PieceCatalog({
+    registryUrl: config.npmRegistry,
+    index: loadCatalogIndex(),
+    installed: () => packages.installed(),
+    now: () => (options.triggerClock ?? systemClock).now(),
+    ttlMs: config.catalogTtlSeconds * 1000,
+  });
+  deps.piecePackages = new PackagesService({ packages, catalog, registry: pieces, workflows: deps.workflows, log });
   deps.fleet = new Fleet({
     // The heartbeat is not held up by slow work: an instance working hard is not taken for a dead one.
     storage: deps.vitalStorage,

@@ -31,6 +31,8 @@ export interface Config {
   piecesDir: string | undefined;
   /** The npm registry Activepieces packages are installed from (docs/activepieces.md); unset: Bun's default, the public registry. */
   npmRegistry: string | undefined;
+  /** WEFT_CATALOG_TTL_SECONDS: how long a page of the registry's search is kept for the piece catalog (docs/activepieces.md). */
+  catalogTtlSeconds: number;
   /** WEFT_HEARTBEAT_SECONDS: how often a server renews its row in the fleet registry (GET /api/fleet). */
   heartbeatSeconds: number;
   /**
@@ -394,6 +396,7 @@ export function loadConfig(env: Env = process.env): Config {
     floodPerSecond: integer(env, "WEFT_FLOOD_LIMIT", 500, 0, 10_000_000),
     piecesDir: env.WEFT_PIECES_DIR ? resolve(env.WEFT_PIECES_DIR) : undefined,
     npmRegistry: env.WEFT_NPM_REGISTRY ? env.WEFT_NPM_REGISTRY.replace(/\/+$/, "") : undefined,
+    catalogTtlSeconds: integer(env, "WEFT_CATALOG_TTL_SECONDS", 900, 1, 86_400),
     pieceMemoryMb: integer(env, "WEFT_PIECE_MEMORY_MB", 1024, 64, 1024 * 1024),
     heartbeatSeconds: integer(env, "WEFT_HEARTBEAT_SECONDS", 10, 1, 3600),
     leaseSeconds: leaseSeconds(env),

@@ -36,6 +36,8 @@ export const href = {
   runs: () => "#/runs",
   run: (id: string) => `#/runs/${encodeURIComponent(id)}`,
   settings: (tab = "tokens") => `#/settings/${tab}`,
+  /** The piece catalog (Settings → Integrations), searching for `q`. */
+  catalog: (q = "") => `#/settings/integrations${q ? `?q=${encodeURIComponent(q)}` : ""}`,
 };
 
 export function navigate(to: string) {

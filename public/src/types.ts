@@ -133,6 +133,8 @@ export interface PieceListItem {
   name: string;
   version: string;
   description: string;
+  /** An emoji, a data:image URL or an https logo URL; null when none. */
+  icon?: string | null;
   auth: string | null;
   actions: string[];
   triggers: string[];

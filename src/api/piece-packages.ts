@@ -1,7 +1,11 @@
-/** Piece packages: install Activepieces community pieces from the npm registry, list, upgrade and remove them (workspace:admin). */
-import { Type } from "@sinclair/typebox";
+/**
+ * Piece packages: browse the catalog of Activepieces pieces the npm registry serves (piece:read); install
+ * them from it, list, upgrade and remove them (workspace:admin). See docs/activepieces.md.
+ */
+import { type TSchema, Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
-import { Data, List } from "../schema/common";
+import { Data, List, PageQuery, pageOf } from "../schema/common";
+import { CatalogFilters, PackageSpec } from "../schema/piece";
 import type { AppDeps } from "./deps";
 
 const tags = ["Pieces"];
@@ -21,21 +25,59 @@ const PackageView = t.Object({
   unsupported: t.Array(t.String(), { description: "property types of its actions that Weft does not map (such a property can only be left empty)" }),
 });
 
-const AddBody = t.Object(
-  {
-    package: t.String({
-      minLength: 1,
-      maxLength: 214,
-      description: "an npm package name with an optional version or tag: @activepieces/piece-mysql, @activepieces/piece-mysql@0.2.7",
-    }),
-  },
-  { additionalProperties: false },
-);
+const Nullable = <T extends TSchema>(schema: T, description: string) => t.Union([schema, t.Null()], { description });
+
+const CatalogEntry = t.Object({
+  name: t.String({ description: "the npm package, e.g. @activepieces/piece-slack" }),
+  pieceId: t.String({ description: "the id it has (or would have) in Weft, e.g. ap-slack" }),
+  displayName: t.String(),
+  description: t.String(),
+  version: t.String({ description: "the newest version the registry (or, offline, the bundled index) gives" }),
+  logoUrl: Nullable(t.String(), "the piece's logo (Activepieces' CDN), null when none is known"),
+  categories: t.Array(t.String(), { description: "Activepieces' categories, e.g. COMMUNICATION; empty when not known" }),
+  actions: Nullable(Type.Integer(), "how many actions; null when not known until it is installed"),
+  triggers: Nullable(Type.Integer(), "how many triggers; null when not known until it is installed"),
+  authKind: Nullable(t.String(), "SECRET_TEXT, BASIC_AUTH, CUSTOM_AUTH, OAUTH2 or none; null when not known until it is installed"),
+  installedVersions: t.Array(t.String(), { description: "the installed versions, newest first; empty when not installed" }),
+  updateAvailable: t.Boolean({ description: "a newer version than the newest installed one exists" }),
+});
+
+const CatalogPage = t.Object({
+  data: t.Array(CatalogEntry),
+  total: Type.Integer(),
+  source: t.Union([t.Literal("registry"), t.Literal("index")], {
+    description: "registry: the registry's search answered; index: the bundled index did (the registry could not be asked, or a category was chosen)",
+  }),
+  indexGeneratedAt: Nullable(t.String(), "when the bundled index was made; null when none is bundled"),
+  offlineReason: Nullable(t.String(), "why the registry was not used, when it could not be asked"),
+  categories: t.Array(t.String(), { description: "every category known to the index and the installed pieces" }),
+});
+
+const CatalogQuery = t.Object({ ...CatalogFilters, ...PageQuery });
+
+const AddBody = t.Object({ package: PackageSpec }, { additionalProperties: false });
 const PackageParams = t.Object({ pieceId: t.String({ pattern: "^[a-z][a-z0-9_-]{0,63}$", description: "e.g. ap-mysql" }) });
 
 export const piecePackagesApi = ({ security, piecePackages }: AppDeps) =>
   new Elysia({ name: "api-piece-packages" })
     .use(security)
+    .get(
+      "/api/pieces/catalog",
+      ({ query }) => {
+        const { offset, limit } = pageOf(query);
+        return piecePackages.catalog({ q: query.q, category: query.category, offset, limit });
+      },
+      {
+        permission: "piece:read",
+        query: CatalogQuery,
+        response: CatalogPage,
+        detail: {
+          tags,
+          summary:
+            "Browse the Activepieces pieces the configured npm registry serves (its search API, cached), installed or not, with updates flagged; when the registry cannot be reached the bundled index answers and says how old it is. Install one with POST /api/pieces/packages",
+        },
+      },
+    )
     .get(
       "/api/pieces/packages",
       () => {

@@ -32,7 +32,9 @@ const PieceListItem = t.Object({
   name: t.String(),
   version: t.String(),
   description: t.String(),
-  icon: t.Union([t.String(), t.Null()], { description: "an emoji, or a data:image URL, shown beside the piece; null when it has none" }),
+  icon: t.Union([t.String(), t.Null()], {
+    description: "an emoji, a data:image URL, or an https image URL (an Activepieces piece's logo), shown beside the piece; null when it has none",
+  }),
   auth: t.Union([t.String(), t.Null()], { description: "oauth2, api_key, basic, custom or null" }),
   actions: t.Array(t.String()),
   triggers: t.Array(t.String()),

@@ -5,9 +5,10 @@
 import type { AppDeps } from "./deps";
 import { pageRoutes } from "./page-bundle";
 
-// The shell only loads same-origin scripts and talks only to this server.
+// The shell only loads same-origin scripts and talks only to this server. Images may also come from
+// Activepieces' CDN: the pieces' logos in the catalog and the editor (docs/activepieces.md, "The catalog").
 const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: https://cdn.activepieces.com; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 export const uiApi = ({ security }: AppDeps) =>
   pageRoutes(security, {

@@ -232,9 +232,14 @@ export function definePiece(input: PieceInput): PieceDef {
   if (input.auth?.kind === "custom") checkProps(`piece "${input.id}" auth`, input.auth.props);
   if (
     input.icon !== undefined &&
-    !(typeof input.icon === "string" && (/^data:image\/(svg\+xml|png);base64,[A-Za-z0-9+/=]+$/.test(input.icon) || [...input.icon].length <= 4))
+    !(
+      typeof input.icon === "string" &&
+      (/^data:image\/(svg\+xml|png);base64,[A-Za-z0-9+/=]+$/.test(input.icon) || /^https:\/\/[^\s"'<>]+$/.test(input.icon) || [...input.icon].length <= 4)
+    )
   ) {
-    throw new PieceDefinitionError(`piece "${input.id}": icon must be an emoji (a few characters) or a data:image/svg+xml or data:image/png base64 URL`);
+    throw new PieceDefinitionError(
+      `piece "${input.id}": icon must be an emoji (a few characters), a data:image/svg+xml or data:image/png base64 URL, or an https URL of an image`,
+    );
   }
   return {
     id: input.id,

@@ -340,7 +340,7 @@ export interface PieceDef {
   /** Semver, e.g. "1.2.0". */
   version: string;
   description: string;
-  /** Shown beside the piece in the step picker: an emoji, or a data:image/svg+xml (or png) base64 URL. */
+  /** Shown beside the piece in the step picker: an emoji, a data:image/svg+xml (or png) base64 URL, or an https image URL (a logo). */
   icon?: string;
   auth?: AuthDef;
   /** Optional connection check used by POST /api/connections/{id}/test. */

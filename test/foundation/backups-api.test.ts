@@ -10,29 +10,18 @@ import { ConfigError, loadConfig } from "../../src/config";
 import { Backups } from "../../src/core/backups";
 import { AppError } from "../../src/http/errors";
 import { newId } from "../../src/lib/ids";
-import { nowIso } from "../../src/store/db";
 import { checkBackup } from "../../src/store/sqlite/restore";
 import { testApp, type TestApp } from "../support/app";
 import { testStorage } from "../support/postgres-storage";
+import { join as joinByInvitation } from "../teams/support";
 
 const onSqlite = testStorage() === "sqlite";
 
+/** A workspace admin who is not the instance owner, joined by invitation (docs/teams.md), with a browser session. */
 async function memberSession(t: TestApp) {
   const email = `member-${newId().slice(0, 8)}@example.com`;
-  const password = "correct horse battery staple";
-  const { orgId, workspaceId } = await t.deps.identity.ensureOrg();
-  await t.deps.storage.identity.insertUser({
-    id: newId(),
-    org_id: orgId,
-    email,
-    name: "member",
-    password_hash: await Bun.password.hash(password),
-    role: "member",
-    default_workspace_id: workspaceId,
-    created_at: nowIso(),
-  });
-  const session = await t.deps.identity.login(email, password);
-  return { token: null, email, headers: { cookie: `weft_session=${session.sessionId}`, "x-csrf-token": session.csrfToken } };
+  const person = await joinByInvitation(t, email, "admin");
+  return { token: null, email, headers: person.session };
 }
 
 describe.skipIf(!onSqlite)("backups on SQLite", () => {

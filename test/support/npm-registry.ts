@@ -2,6 +2,9 @@
  * A throwaway npm registry on 127.0.0.1 for tests: it serves package documents and tarballs packed (with
  * `bun pm pack`) from folders on disk, so `bun info` / `bun install` — and Weft's `pieces add` — run
  * against it for real, with no network. `corrupt()` makes a version's advertised integrity wrong.
+ * It answers the npm registry's documented search API too (`GET /-/v1/search?text=&size=&from=`:
+ * `{objects: [{package: {name, version, description, keywords, links}}], total}`), matching every word
+ * of `text` in a package's name, description or keywords; `describe()` sets what a search shows of one.
  *   const registry = await startNpmRegistry();
  *   await registry.publish("node_modules/@activepieces/piece-mysql");
  *   testApp({ WEFT_NPM_REGISTRY: registry.url }); ... registry.stop();
@@ -25,6 +28,12 @@ export interface NpmRegistry {
   corrupt(name: string, version: string): void;
   /** How many tarballs were downloaded. */
   downloads(): number;
+  /** The description and keywords the search API gives for a package. */
+  describe(name: string, description: string, keywords?: string[]): void;
+  /** The search requests received, as their query strings. */
+  searches(): string[];
+  /** Answers every search with this HTTP status from now on (0: answer normally). */
+  failSearch(status: number): void;
   stop(): void;
 }
 
@@ -42,13 +51,39 @@ export async function packTarball(dir: string, destination = mkdtempSync(join(tm
 export async function startNpmRegistry(): Promise<NpmRegistry> {
   const packages = new Map<string, Map<string, Published>>();
   const corrupted = new Set<string>();
+  const described = new Map<string, { description: string; keywords: string[] }>();
+  const searched: string[] = [];
+  let searchStatus = 0;
   let downloads = 0;
   let port = 0;
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     fetch(request): Response {
-      const path = decodeURIComponent(new URL(request.url).pathname.slice(1));
+      const url = new URL(request.url);
+      const path = decodeURIComponent(url.pathname.slice(1));
+      if (path === "-/v1/search") {
+        searched.push(url.search);
+        if (searchStatus) return new Response("search is down", { status: searchStatus });
+        const words = (url.searchParams.get("text") ?? "").toLowerCase().split(/\s+/).filter(Boolean);
+        const size = Number(url.searchParams.get("size") ?? 20);
+        const from = Number(url.searchParams.get("from") ?? 0);
+        const found = [...packages.keys()]
+          .sort()
+          .map((name) => {
+            const latest = [...(packages.get(name)?.keys() ?? [])].at(-1) ?? "";
+            const { description = "", keywords = [] } = described.get(name) ?? {};
+            return { name, version: latest, description, keywords, links: { npm: `https://www.npmjs.com/package/${name}` } };
+          })
+          .filter((pkg) => words.every((word) => [pkg.name, pkg.description, ...pkg.keywords].join(" ").toLowerCase().includes(word)));
+        return Response.json({
+          objects: found
+            .slice(from, from + size)
+            .map((pkg) => ({ package: pkg, score: { final: 1, detail: { quality: 1, popularity: 1, maintenance: 1 } }, searchScore: 1 })),
+          total: found.length,
+          time: new Date().toUTCString(),
+        });
+      }
       if (path.startsWith("-/")) {
         const wanted = path.slice(2);
         for (const versions of packages.values()) {
@@ -102,6 +137,13 @@ export async function startNpmRegistry(): Promise<NpmRegistry> {
       corrupted.add(`${name}@${version}`);
     },
     downloads: () => downloads,
+    describe(name, description, keywords = []) {
+      described.set(name, { description, keywords });
+    },
+    searches: () => [...searched],
+    failSearch(status) {
+      searchStatus = status;
+    },
     stop: () => server.stop(true),
   };
 }

@@ -1,6 +1,8 @@
 /**
- * Settings → Integrations: Activepieces piece packages installed on this server (docs/activepieces.md).
- * Add one by npm name (with an optional version), see each installed version, upgrade, remove.
+ * Settings → Integrations: the catalog of Activepieces pieces the npm registry serves (./piece-catalog.tsx)
+ * and the piece packages installed on this server (docs/activepieces.md). Install one from the catalog or
+ * by npm name (with an optional version), see each installed version, upgrade, remove.
+ * `#/settings/integrations?q=slack` opens the catalog searching for "slack" (the step picker's "More integrations").
  */
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
@@ -8,6 +10,8 @@ import { api } from "../api";
 import { forgetCatalog } from "../catalog";
 import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
+import { route } from "../router";
+import { type CatalogEntry, PieceCatalog } from "./piece-catalog";
 
 interface PiecePackage {
   pieceId: string;
@@ -67,6 +71,11 @@ export function IntegrationsTab() {
   const busy = useSignal<string | null>(null);
   const done = useSignal<string | null>(null);
   const error = useSignal<unknown>(null);
+  /** Bumped after every change, so the catalog asks its page again. */
+  const changes = useSignal(0);
+  // Read on each route change: the picker's "More integrations" lands here with ?q=.
+  void route.value;
+  const catalogQuery = new URLSearchParams(location.hash.split("?")[1] ?? "").get("q") ?? "";
   const load = () =>
     api
       .get<PiecePackage[]>("/api/pieces/packages")
@@ -87,6 +96,7 @@ export function IntegrationsTab() {
     try {
       done.value = await work();
       forgetCatalog();
+      changes.value += 1;
       await load();
     } catch (e) {
       error.value = e;
@@ -98,11 +108,37 @@ export function IntegrationsTab() {
     <section aria-labelledby="integrations-title">
       <h2 id="integrations-title">Integrations</h2>
       <p class="help">
-        Add Activepieces community pieces from the npm registry (e.g. <code>@activepieces/piece-slack</code>, or <code>@activepieces/piece-mysql@0.2.7</code>
-        ). They appear in the step picker as <code>ap-&lt;name&gt;</code> for every workspace, without a restart. Their code runs in a separate process that
-        sees none of this server's secrets; installing one means trusting its code as you trust an npm package.
+        Add Activepieces community pieces from the npm registry. They appear in the step picker as <code>ap-&lt;name&gt;</code> for every workspace, without a
+        restart. Their code runs in a separate process that sees none of this server's secrets; installing one means trusting its code as you trust an npm
+        package.
       </p>
       <FleetLine />
+      {busy.value && (
+        <p class="note" role="status" aria-live="polite">
+          {busy.value}
+        </p>
+      )}
+      {done.value && !busy.value && (
+        <p class="note" role="status">
+          {done.value}
+        </p>
+      )}
+      <ErrorNote error={error.value} />
+      <PieceCatalog
+        initialQuery={catalogQuery}
+        busy={busy.value}
+        reloadKey={changes.value}
+        onInstall={(entry: CatalogEntry) => {
+          const updating = entry.installedVersions.length > 0;
+          void change(`${updating ? "Updating" : "Installing"} ${entry.name}…`, async () => {
+            const res = updating
+              ? await api.post<PiecePackage>(`/api/pieces/packages/${encodeURIComponent(entry.pieceId)}/upgrade`, {})
+              : await api.post<PiecePackage>("/api/pieces/packages", { package: entry.name });
+            return `Installed ${res.data.name} ${res.data.version} as ${res.data.pieceId}.`;
+          });
+        }}
+      />
+      <h3>Installed packages</h3>
       <form
         class="row"
         onSubmit={(event) => {
@@ -116,7 +152,7 @@ export function IntegrationsTab() {
         }}
       >
         <label class="field inline">
-          <span>npm package</span>
+          <span>Install an npm package</span>
           <input
             required
             placeholder="@activepieces/piece-slack"
@@ -131,17 +167,6 @@ export function IntegrationsTab() {
           Add
         </button>
       </form>
-      {busy.value && (
-        <p class="note" role="status" aria-live="polite">
-          {busy.value}
-        </p>
-      )}
-      {done.value && !busy.value && (
-        <p class="note" role="status">
-          {done.value}
-        </p>
-      )}
-      <ErrorNote error={error.value} />
       {packages.value.length === 0 ? (
         <p class="help">No piece packages are installed.</p>
       ) : (

@@ -6,7 +6,7 @@
  */
 import { AppError } from "../../http/errors";
 import type { Logger } from "../../http/logger";
-import { PackageError, type PackageView, type PiecePackages } from "../../pieces-runtime/activepieces";
+import { type CatalogPage, type CatalogQuery, PackageError, type PackageView, type PieceCatalog, type PiecePackages } from "../../pieces-runtime/activepieces";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { FlowVersionT } from "../../schema/workflow";
 import { walk } from "../workflows/tree";
@@ -17,6 +17,8 @@ export interface LiveWorkflowSource {
 
 export interface PackagesServiceOptions {
   packages: PiecePackages;
+  /** The registry's pieces, browsable (GET /api/pieces/catalog). */
+  catalog: PieceCatalog;
   registry: PieceRegistry;
   workflows: LiveWorkflowSource;
   log: Logger;
@@ -29,6 +31,11 @@ export class PackagesService {
     return this.o.packages.list();
   }
 
+  /** One page of the catalog: what the registry serves, installed or not, with updates flagged. */
+  catalog(query: CatalogQuery): Promise<CatalogPage> {
+    return this.o.catalog.search(query);
+  }
+
   /** Stops the piece host processes (server shutdown). */
   stop(): void {
     this.o.packages.stop();
@@ -36,6 +43,8 @@ export class PackagesService {
 
   async add(spec: string): Promise<PackageView> {
     const installed = await this.refusing(() => this.o.packages.add(spec));
+    // The registry's pages are asked again: what was just installed may be newer than a cached page.
+    this.o.catalog.forget();
     this.o.log.info("piece package installed", { package: installed.name, version: installed.version, pieceId: installed.pieceId });
     return installed;
   }

@@ -1,12 +1,14 @@
 /**
  * Pieces tools: the catalog, a piece's summary (discriminators), schema projections narrowed by gate
- * values, and dynamic options — the same core functions as src/api/pieces.ts, scope `piece:read`.
+ * values, and dynamic options — the same core functions as src/api/pieces.ts, scope `piece:read`; the
+ * catalog of Activepieces pieces the npm registry serves (piece:read) and installing one (workspace:admin),
+ * as src/api/piece-packages.ts.
  */
 import { t } from "elysia";
 import { dynamicOptions, findPiece, listPieces, pieceSummary, projectAction, projectTrigger } from "../../core/pieces/catalog";
 import type { QueryValues } from "../../core/pieces/projection";
 import { pageOf, PageQuery } from "../../schema/common";
-import { ActionId, DynamicOptionsFields, DynamicPropertyName, PieceId, PieceSearch, TriggerId } from "../../schema/piece";
+import { ActionId, CatalogFilters, DynamicOptionsFields, DynamicPropertyName, PackageSpec, PieceId, PieceSearch, TriggerId } from "../../schema/piece";
 import { defineTool } from "../tool";
 
 const scope = "piece:read" as const;
@@ -90,5 +92,27 @@ export const pieceTools = [
       );
       return { data };
     },
+  }),
+  defineTool<{ q?: string; category?: string; page?: string; limit?: string }>({
+    name: "search_catalog",
+    description:
+      "Search the catalog of Activepieces pieces the npm registry serves (not yet installed ones too): name, description, version, logo, categories, " +
+      "counts of actions and triggers and auth kind (null until installed when unknown), installed versions, whether an update exists. Install one with install_piece.",
+    scope,
+    readOnly: true,
+    input: t.Object({ ...CatalogFilters, ...PageQuery }, strict),
+    run: async ({ deps }, args) => {
+      const { offset, limit } = pageOf(args);
+      return { ...(await deps.piecePackages.catalog({ q: args.q, category: args.category, offset, limit })) };
+    },
+  }),
+  defineTool<{ package: string }>({
+    name: "install_piece",
+    description:
+      "Install an Activepieces piece package from the npm registry (e.g. @activepieces/piece-slack, or with @version), no restart: its pieces join list_pieces as ap-<name>. " +
+      "Installs for the whole server; the tarball's integrity is checked against the registry's.",
+    scope: "workspace:admin",
+    input: t.Object({ package: PackageSpec }, strict),
+    run: async ({ deps }, args) => ({ data: await deps.piecePackages.add(args.package) }),
   }),
 ];

@@ -88,6 +88,7 @@ export function describePiece(piece: LoadedPiece, packageName: string, version: 
     displayName: String(raw.displayName),
     description: typeof raw.description === "string" ? raw.description : "",
     logoUrl: typeof raw.logoUrl === "string" ? raw.logoUrl : undefined,
+    categories: Array.isArray(raw.categories) ? raw.categories.filter((c): c is string => typeof c === "string") : undefined,
     minimumSupportedRelease: typeof raw.minimumSupportedRelease === "string" ? raw.minimumSupportedRelease : undefined,
     contextVersion: piece.contextVersion,
     auth: piece.auth ? describeProp(piece.auth) : undefined,

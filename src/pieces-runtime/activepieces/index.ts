@@ -11,10 +11,19 @@
  */
 import type { ResolvedAuth } from "../../pieces-sdk/types";
 import type { PieceRegistry } from "../registry";
+import type { InstalledDescription } from "./catalog";
 import { PieceHostProcess } from "./host-process";
 import { type InstalledPackage, PackageDir, PackageError } from "./packages";
 import { authValueFor, MAPPED_PROP_TYPES, pieceIdFor, projectPiece } from "./project";
 
+export {
+  type CatalogEntry,
+  type CatalogIndex,
+  type CatalogPage,
+  type CatalogQuery,
+  loadCatalogIndex,
+  PieceCatalog,
+} from "./catalog";
 export { PackageError } from "./packages";
 export { pieceIdFor } from "./project";
 
@@ -82,6 +91,11 @@ export class PiecePackages {
 
   list(): PackageView[] {
     return [...this.loaded.values()].map(view).sort((a, b) => (a.pieceId === b.pieceId ? (a.version < b.version ? 1 : -1) : a.pieceId < b.pieceId ? -1 : 1));
+  }
+
+  /** Every installed package version with the description the piece gave (for the catalog). */
+  installed(): InstalledDescription[] {
+    return [...this.loaded.values()].map((pkg) => ({ name: pkg.name, version: pkg.version, description: pkg.description }));
   }
 
   /** The installed versions of a piece id (`ap-mysql`), newest first. */

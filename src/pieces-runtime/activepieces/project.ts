@@ -422,7 +422,8 @@ export function projectPiece(description: ApPieceDescription, links: ProjectionL
     name: description.displayName,
     version: description.version,
     description: description.description || `${description.displayName} (Activepieces package ${description.package})`,
-    icon: "🧩",
+    // Its logo (Activepieces' CDN), shown in the picker and on step cards; the UI's CSP allows that host (docs/activepieces.md).
+    icon: description.logoUrl && /^https:\/\/[^\s"'<>]+$/.test(description.logoUrl) ? description.logoUrl : "🧩",
     // Its code runs in the package's host process: the engine calls it from its own thread, with no worker hop.
     ownProcess: true,
     auth: projectAuth(description.auth),

@@ -51,6 +51,8 @@ export interface ApPieceDescription {
   displayName: string;
   description: string;
   logoUrl?: string;
+  /** Activepieces' categories (COMMUNICATION, DEVELOPER_TOOLS, …); absent in descriptions made before the catalog. */
+  categories?: string[];
   minimumSupportedRelease?: string;
   /**
    * The framework's context version ("1", "2"), absent for pieces built before it existed. It decides the

@@ -1,12 +1,15 @@
 /**
  * Picks what a step does: a piece's action (or, for the trigger, a piece's trigger), plus the
- * built-in flow steps Router and Loop. One search box filters pieces, actions and descriptions.
+ * built-in flow steps Router and Loop. One search box filters pieces, actions and descriptions;
+ * "More integrations" opens the catalog (Settings → Integrations) searching for what was typed.
  */
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { listPieces, pieceDetail } from "../../catalog";
 import { Dialog } from "../../components/dialog";
 import { ErrorNote } from "../../components/error-note";
+import { PieceIcon } from "../../components/piece-icon";
+import { href, navigate } from "../../router";
 import type { PieceDetail } from "../../types";
 
 export type Pick =
@@ -14,17 +17,6 @@ export type Pick =
   | { kind: "router" }
   | { kind: "loop" }
   | { kind: "manual" };
-
-/** A piece's icon: an emoji as text, or a data: image URL as an image (never markup). */
-export function PieceIcon({ icon }: { icon?: string | null }) {
-  if (!icon) return null;
-  if (icon.startsWith("data:image/")) return <img class="piece-icon" src={icon} alt="" width={18} height={18} />;
-  return (
-    <span class="piece-icon" aria-hidden="true">
-      {icon}
-    </span>
-  );
-}
 
 export function PiecePicker({ mode, title, onPick, onClose }: { mode: "action" | "trigger"; title: string; onPick(pick: Pick): void; onClose(): void }) {
   const query = useSignal("");
@@ -45,10 +37,16 @@ export function PiecePicker({ mode, title, onPick, onClose }: { mode: "action" |
   const core =
     mode === "action"
       ? [
-          { key: "router", label: "Router", description: "Send the run down the first branch whose conditions hold", pick: { kind: "router" } as Pick },
-          { key: "loop", label: "Loop on items", description: "Run the steps inside once per item of a list", pick: { kind: "loop" } as Pick },
+          {
+            key: "router",
+            icon: "router",
+            label: "Router",
+            description: "Send the run down the first branch whose conditions hold",
+            pick: { kind: "router" } as Pick,
+          },
+          { key: "loop", icon: "loop", label: "Loop on items", description: "Run the steps inside once per item of a list", pick: { kind: "loop" } as Pick },
         ]
-      : [{ key: "manual", label: "Manual trigger", description: "Started from the editor, the API or MCP", pick: { kind: "manual" } as Pick }];
+      : [{ key: "manual", icon: "manual", label: "Manual trigger", description: "Started from the editor, the API or MCP", pick: { kind: "manual" } as Pick }];
   return (
     <Dialog title={title} onClose={onClose} wide>
       <label class="field">
@@ -70,7 +68,9 @@ export function PiecePicker({ mode, title, onPick, onClose }: { mode: "action" |
             .filter((c) => matches(c.label, c.description))
             .map((c) => (
               <button type="button" class="pick" key={c.key} onClick={() => onPick(c.pick)}>
-                <strong>{c.label}</strong>
+                <strong>
+                  <PieceIcon pieceId={c.icon} name={c.label} size={18} /> {c.label}
+                </strong>
                 <span>{c.description}</span>
               </button>
             ))}
@@ -83,7 +83,7 @@ export function PiecePicker({ mode, title, onPick, onClose }: { mode: "action" |
           return (
             <section class="picker-group" role="listitem" key={piece.id}>
               <h3>
-                <PieceIcon icon={(piece as { icon?: string | null }).icon} /> {piece.name}{" "}
+                <PieceIcon pieceId={piece.id} icon={(piece as { icon?: string | null }).icon} name={piece.name} size={20} /> {piece.name}{" "}
                 <span class="muted">
                   {piece.id} {piece.version}
                 </span>
@@ -103,6 +103,19 @@ export function PiecePicker({ mode, title, onPick, onClose }: { mode: "action" |
             </section>
           );
         })}
+      </div>
+      <div class="picker-more">
+        <span class="muted small-text">Not here? Activepieces publishes hundreds of integrations.</span>
+        <button
+          type="button"
+          class="small"
+          onClick={() => {
+            onClose();
+            navigate(href.catalog(query.value.trim()));
+          }}
+        >
+          More integrations{query.value.trim() ? ` for “${query.value.trim()}”` : ""}
+        </button>
       </div>
     </Dialog>
   );

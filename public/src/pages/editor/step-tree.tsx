@@ -6,6 +6,7 @@
  */
 import { type Signal, useSignal } from "@preact/signals";
 import { useEffect, useRef } from "preact/hooks";
+import { PieceIcon, usePieceIcons } from "../../components/piece-icon";
 import type { ActionNode, StepNode } from "../../types";
 import { copyBranch, copyStep, duplicateBranch, duplicateStep, pasteAt } from "./editor-commands";
 import type { EditorStore } from "./editor-store";
@@ -26,6 +27,14 @@ function kindLabel(node: StepNode): string {
   if (node.type === "LOOP_ON_ITEMS") return "Loop on items";
   if (node.pieceId) return `${node.pieceId}${node.actionId ? ` · ${node.actionId}` : ""}`;
   return node.type;
+}
+
+/** The id a step's icon is drawn for: its piece, or the flow step it is. */
+function iconId(node: StepNode): string {
+  if (node.pieceId) return node.pieceId;
+  if (node.type === "ROUTER") return "router";
+  if (node.type === "LOOP_ON_ITEMS") return "loop";
+  return String(node.type).toLowerCase();
 }
 
 /** An insertion point: "+" adds a step, "Paste" pastes the clipboard's steps (`where` says where, e.g. "after Greet"). */
@@ -112,6 +121,8 @@ function NodeCard({ node, store, trigger }: { node: StepNode & Partial<ActionNod
   const result = store.stepResults.value.get(node.name);
   const isSelected = store.selected.value === node.name;
   const title = node.displayName || node.name;
+  const icons = usePieceIcons();
+  const id = iconId(node);
   const parts = [trigger ? "Trigger" : "Step", title, kindLabel(node)];
   if (errors) parts.push(`${errors} problem${errors > 1 ? "s" : ""}`);
   if (result) parts.push(`last test: ${result.status}`);
@@ -127,7 +138,10 @@ function NodeCard({ node, store, trigger }: { node: StepNode & Partial<ActionNod
         store.selected.value = node.name;
       }}
     >
-      <span class="node-kind">{trigger ? "Trigger" : kindLabel(node)}</span>
+      <span class="node-kind">
+        <PieceIcon pieceId={id} icon={icons.get(id)?.icon} name={icons.get(id)?.name ?? id} size={18} />
+        {trigger ? "Trigger" : kindLabel(node)}
+      </span>
       <span class="node-title">{title}</span>
       <span class="node-name">{node.name}</span>
       <span class="node-badges">
