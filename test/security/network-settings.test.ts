@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createApp } from "../../src/app";
 import { createLogger } from "../../src/http/logger";
 import { newId } from "../../src/lib/ids";
-import { nowIso } from "../../src/store/db";
 import { ROOT_TOKEN, type TestApp, testApp } from "../support/app";
 import { createWorkflow, definition, engineApp, httpGet, runAndWait, stepOf, stopEngines, testPiece } from "../engine/support";
 import { loopback } from "../pieces/fake-context";
+import { join as joinByInvitation } from "../teams/support";
 
 const PATH = "/api/settings/network";
 
@@ -24,24 +24,15 @@ afterAll(async () => {
   await stopEngines();
 });
 
-/** A browser session of a user (`role`) in the app's org, as the UI calls the API. */
+/**
+ * A browser session of a user (`role`) in the app's org, as the UI calls the API: the owner set up, or a workspace
+ * admin who is not the instance owner, joined by invitation (docs/teams.md).
+ */
 async function sessionOf(t: TestApp, role: "owner" | "member"): Promise<{ headers: Record<string, string>; token: null; email: string }> {
   const email = `${role}-${newId().slice(0, 8)}@example.com`;
+  if (role === "member") return { token: null, email, headers: (await joinByInvitation(t, email, "admin")).session };
   const password = "correct horse battery staple";
-  if (role === "owner") await t.deps.identity.setupOwner({ email, password });
-  else {
-    const { orgId, workspaceId } = await t.deps.identity.ensureOrg();
-    await t.deps.storage.identity.insertUser({
-      id: newId(),
-      org_id: orgId,
-      email,
-      name: role,
-      password_hash: await Bun.password.hash(password),
-      role,
-      default_workspace_id: workspaceId,
-      created_at: nowIso(),
-    });
-  }
+  await t.deps.identity.setupOwner({ email, password });
   const session = await t.deps.identity.login(email, password);
   return { token: null, email, headers: { cookie: `weft_session=${session.sessionId}`, "x-csrf-token": session.csrfToken } };
 }
