@@ -7,7 +7,7 @@ export interface BuiltinTemplate {
   slug: string;
   name: string;
   description: string;
-  category: "webhooks" | "schedules" | "errors" | "approvals" | "polling" | "forms" | "sub-flows" | "data" | "notifications";
+  category: "webhooks" | "schedules" | "errors" | "approvals" | "polling" | "forms" | "sub-flows" | "data" | "notifications" | "home";
   definition: FlowVersionT;
 }
 
