@@ -15,6 +15,7 @@ import emailToPhone from "./email-to-phone";
 import summariseWithLlm from "./summarise-with-llm";
 import zigbeeMotionLight from "./zigbee-motion-light";
 import zigbeeDoorAwayPhone from "./zigbee-door-away-phone";
+import zigbeeDoorTelegram from "./zigbee-door-telegram";
 import type { BuiltinTemplate } from "./types";
 
 export type { BuiltinTemplate };
@@ -36,4 +37,5 @@ export const BUILTIN_TEMPLATES: readonly BuiltinTemplate[] = [
   summariseWithLlm,
   zigbeeMotionLight,
   zigbeeDoorAwayPhone,
+  zigbeeDoorTelegram,
 ];
