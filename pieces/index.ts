@@ -13,6 +13,7 @@ import form from "./form";
 import github from "./github";
 import homeAssistant from "./home-assistant";
 import http from "./http";
+import influxdb from "./influxdb";
 import llm from "./llm";
 import mqtt from "./mqtt";
 import notify from "./notify";
@@ -38,6 +39,7 @@ export function builtinPieces(): PieceDef[] {
     github,
     homeAssistant,
     http,
+    influxdb,
     llm,
     mqtt,
     notify,

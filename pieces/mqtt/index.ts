@@ -71,6 +71,10 @@ function messageOf(topic: string, message: Buffer, packet: IPublishPacket) {
   return { topic, payload: json ?? text, text, qos: packet.qos, retain: packet.retain, messageId: packet.messageId ?? null };
 }
 
+type Message = ReturnType<typeof messageOf>;
+/** What a trigger makes of a message: its run's trigger body, or null for no run. */
+type Accept = (message: Message) => (Message & Record<string, unknown>) | null;
+
 /**
  * How many messages may be on their way to storage at once. Brokers bound the unacknowledged QoS 1 and 2
  * messages of a client themselves (Mosquitto's max_inflight_messages, 20 by default); this bounds QoS 0 and
@@ -84,7 +88,7 @@ const MAX_IN_FLIGHT = 100;
  * not yet acknowledged, so only the newest that many stored events can be it. Brokers hand out packet ids
  * in sequence, so within that window an id (with the same topic and payload) names one message.
  */
-async function alreadyStored(ctx: SubscriptionContext, packet: IPublishPacket, message: ReturnType<typeof messageOf>): Promise<boolean> {
+async function alreadyStored(ctx: SubscriptionContext, packet: IPublishPacket, message: Message): Promise<boolean> {
   if (!packet.dup || packet.qos === 0) return false;
   const recent = await ctx.recentEvents(MAX_IN_FLIGHT);
   return recent.some((event) => event.messageId === message.messageId && event.topic === message.topic && event.text === message.text);
@@ -103,7 +107,7 @@ const ACK_SENT_SEPARATELY = new Error("acknowledged once stored");
  * is stored, through the client's own packet writer (what its handlers use). QoS 2 keeps mqtt.js's
  * one-at-a-time path: its PUBCOMP comes after the PUBREL exchange that mqtt.js tracks itself.
  */
-function pipeline(client: MqttClient, ctx: SubscriptionContext) {
+function pipeline(client: MqttClient, ctx: SubscriptionContext, accept: Accept) {
   const send = (client as unknown as { _sendPacket?: (packet: { cmd: "puback"; messageId: number }) => void })._sendPacket?.bind(client);
   let acks = Promise.resolve();
   let inFlight = 0;
@@ -116,7 +120,9 @@ function pipeline(client: MqttClient, ctx: SubscriptionContext) {
     ctx.fail(error);
   };
   const store = (p: IPublishPacket) => {
-    const message = messageOf(p.topic, p.payload as Buffer, p);
+    const message = accept(messageOf(p.topic, p.payload as Buffer, p));
+    // A message the trigger does not want is acknowledged without a run.
+    if (!message) return Promise.resolve();
     return alreadyStored(ctx, p, message).then((stored) => (stored ? undefined : ctx.emit(message).then(() => undefined)));
   };
   return (p: IPublishPacket, done: (error?: Error) => void) => {
@@ -155,15 +161,18 @@ const qosProp = (name: string) =>
     ],
   });
 
-async function subscribe(ctx: SubscriptionContext) {
+function subscribe(ctx: SubscriptionContext) {
   const topic = String(ctx.config.topic ?? "").trim();
   if (!topic) throw new Error("topic is required (a filter such as home/+/temperature or sensors/#)");
-  const qos = Number(ctx.config.qos ?? 1) as 0 | 1 | 2;
+  return subscribeTo(ctx, topic, Number(ctx.config.qos ?? 1) as 0 | 1 | 2, (message) => message);
+}
+
+async function subscribeTo(ctx: SubscriptionContext, topic: string, qos: 0 | 1 | 2, accept: Accept) {
   // One client id per workflow: the broker keeps the session (and queues QoS 1/2 messages) while Weft is away.
   const { url, options } = await brokerOptions(ctx.fetch, ctx.auth, ctx.workflowId.replaceAll("-", "").slice(0, 16), { clean: false });
   const client = (await mqttJs()).connect(url, options);
   // A message is acknowledged after its run is stored (pipeline above).
-  client.handleMessage = pipeline(client, ctx);
+  client.handleMessage = pipeline(client, ctx, accept);
   await new Promise<void>((resolve, reject) => {
     client.once("connect", () => {
       client.subscribe(topic, { qos }, (error, granted) => {
@@ -188,6 +197,37 @@ async function subscribe(ctx: SubscriptionContext) {
       }),
   };
 }
+
+// ---------- Zigbee2MQTT (docs/pieces/mqtt.md, "Zigbee2MQTT") ----------
+
+/** Zigbee2MQTT's base topic (its mqtt.base_topic setting) and a device's friendly name, checked. */
+function zigbeeDevice(config: Record<string, unknown>): { base: string; device: string } {
+  const base = String(config.base_topic ?? "").trim() || "zigbee2mqtt";
+  const device = String(config.device ?? "").trim();
+  if (/[+#]/.test(base) || base.endsWith("/"))
+    throw new Error(`base topic "${base}" must be a plain topic such as zigbee2mqtt (Zigbee2MQTT's mqtt.base_topic)`);
+  if (!device || /[+#]/.test(device) || device.startsWith("/") || device.endsWith("/"))
+    throw new Error(`device "${device}" must be a device's friendly name in Zigbee2MQTT, e.g. hallway_motion or living_room/lamp (no + or #)`);
+  if (device === "bridge" || device.startsWith("bridge/")) throw new Error("bridge is Zigbee2MQTT's own topic, not a device; give a device's friendly name");
+  return { base, device };
+}
+
+/** A setting that may be a JSON value typed as text ("true", "21", "ON"): the JSON value, else the text. */
+function expectedValue(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+const zigbeeProps = {
+  base_topic: Property.shortText({ displayName: "Base topic", description: "Zigbee2MQTT's mqtt.base_topic; default zigbee2mqtt" }),
+  device: Property.shortText({ displayName: "Device", required: true, description: "the device's friendly name in Zigbee2MQTT, e.g. hallway_motion" }),
+};
 
 export default definePiece({
   id: "mqtt",
@@ -248,6 +288,52 @@ export default definePiece({
         return { topic, bytes: Buffer.byteLength(body), qos, retain: ctx.config.retain === true };
       },
     }),
+    action({
+      id: "zigbee2mqtt_set",
+      name: "Zigbee2MQTT: set a device",
+      description: "Publish a JSON command to zigbee2mqtt/<device>/set: a state (ON, OFF, TOGGLE) and attributes such as brightness or on_time",
+      sideEffects: "external",
+      props: {
+        ...zigbeeProps,
+        state: Property.staticDropdown({
+          displayName: "State",
+          default: "ON",
+          options: [
+            { label: "ON", value: "ON" },
+            { label: "OFF", value: "OFF" },
+            { label: "TOGGLE", value: "TOGGLE" },
+            { label: "(none: attributes only)", value: "" },
+          ],
+        }),
+        attributes: Property.json({
+          displayName: "Attributes",
+          description: 'more of the command, e.g. {"brightness": 200} or {"on_time": 120} (on for 120 s, then off)',
+        }),
+      },
+      sampleData: { topic: "zigbee2mqtt/hallway_light/set", command: { state: "ON", on_time: 120 } },
+      async run(ctx) {
+        const { base, device } = zigbeeDevice(ctx.config);
+        let attributes = expectedValue(ctx.config.attributes ?? {});
+        if (attributes === "" || attributes === null) attributes = {};
+        if (typeof attributes !== "object" || Array.isArray(attributes))
+          throw new Error('attributes must be a JSON object, e.g. {"brightness": 200} or {"on_time": 120}');
+        const state = String(ctx.config.state ?? "").trim();
+        const command = { ...(state ? { state } : {}), ...(attributes as Record<string, unknown>) };
+        if (!Object.keys(command).length) throw new Error("nothing to send: choose a state or give attributes");
+        const topic = `${base}/${device}/set`;
+        const body = JSON.stringify(command);
+        const { url, options } = await brokerOptions(ctx.fetch, ctx.auth, `pub-${crypto.randomUUID().slice(0, 12)}`);
+        const client = await (await mqttJs()).connectAsync(url, options).catch((error: Error) => {
+          throw new Error(`could not connect to the broker: ${error.message}`);
+        });
+        try {
+          await client.publishAsync(topic, body, { qos: 1 });
+        } finally {
+          await client.endAsync();
+        }
+        return { topic, command };
+      },
+    }),
   ],
   triggers: [
     trigger({
@@ -261,6 +347,44 @@ export default definePiece({
       },
       sampleData: { topic: "home/kitchen/temperature", payload: { value: 21.5 }, text: '{"value":21.5}', qos: 1, retain: false },
       subscribe,
+    }),
+    trigger({
+      id: "zigbee2mqtt_device",
+      name: "Zigbee2MQTT: device reported",
+      description:
+        "A run when a Zigbee2MQTT device publishes its state on zigbee2mqtt/<device>, optionally only when a property has a value (occupancy true, contact false)",
+      type: "subscription",
+      props: {
+        ...zigbeeProps,
+        property: Property.shortText({ displayName: "Property", description: "only messages carrying it, e.g. occupancy, contact, action" }),
+        equals: Property.json({ displayName: "Equal to", description: 'only when the property has this value, e.g. true, false, "single"' }),
+      },
+      sampleData: {
+        device: "hallway_motion",
+        property: "occupancy",
+        value: true,
+        topic: "zigbee2mqtt/hallway_motion",
+        payload: { occupancy: true, battery: 97, illuminance: 12, linkquality: 120 },
+        text: '{"occupancy":true,"battery":97,"illuminance":12,"linkquality":120}',
+        qos: 1,
+        retain: false,
+      },
+      subscribe: (ctx) => {
+        const { base, device } = zigbeeDevice(ctx.config);
+        const property = String(ctx.config.property ?? "").trim();
+        const wanted = ctx.config.equals === undefined || ctx.config.equals === "" ? undefined : expectedValue(ctx.config.equals);
+        if (wanted !== undefined && !property) throw new Error("Equal to needs a property, e.g. occupancy");
+        return subscribeTo(ctx, `${base}/${device}`, 1, (message) => {
+          // A retained message is a state the broker kept from before, not a new report.
+          if (message.retain) return null;
+          const payload = message.payload;
+          if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return null;
+          const value = property ? (payload as Record<string, unknown>)[property] : undefined;
+          if (property && value === undefined) return null;
+          if (wanted !== undefined && !sameValue(value, wanted)) return null;
+          return { ...message, device, property: property || null, value: value ?? null };
+        });
+      },
     }),
   ],
 });

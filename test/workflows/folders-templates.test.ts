@@ -88,7 +88,8 @@ describe("templates", () => {
       expect(`${pieceId}: ${made.status} ${made.text}`).toStartWith(`${pieceId}: 201`);
       connections[pieceId] = made.body.data.id;
     }
-    for (const template of BUILTIN_TEMPLATES) {
+    // A template whose steps need an Activepieces package is checked with it installed (test/pieces/telegram-template.test.ts).
+    for (const template of BUILTIN_TEMPLATES.filter((t) => !t.packages)) {
       const used = await t.req("POST", `/api/templates/${template.id}/use`, { body: { name: `From ${template.slug}` } });
       expect(`${template.slug}: ${used.status}`).toBe(`${template.slug}: 201`);
       let needed = 0;

@@ -84,6 +84,15 @@ const BUILTIN: Record<string, Drawing> = {
       </>
     ),
   },
+  influxdb: {
+    hue: 175,
+    shape: (
+      <>
+        <path d="M4 4v16h16" />
+        <path d="M7 15l3.5-4.5 3 2.5L19 7" />
+      </>
+    ),
+  },
   llm: { hue: 285, shape: <path d="M12 3.5l2 6 6 2-6 2-2 6-2-6-6-2 6-2z" /> },
   mqtt: {
     hue: 315,

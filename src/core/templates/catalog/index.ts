@@ -13,6 +13,9 @@ import webhookTransformRespond from "./webhook-transform-respond";
 import mqttToSql from "./mqtt-to-sql";
 import emailToPhone from "./email-to-phone";
 import summariseWithLlm from "./summarise-with-llm";
+import zigbeeMotionLight from "./zigbee-motion-light";
+import zigbeeDoorAwayPhone from "./zigbee-door-away-phone";
+import zigbeeDoorTelegram from "./zigbee-door-telegram";
 import type { BuiltinTemplate } from "./types";
 
 export type { BuiltinTemplate };
@@ -32,4 +35,7 @@ export const BUILTIN_TEMPLATES: readonly BuiltinTemplate[] = [
   emailToPhone,
   mqttToSql,
   summariseWithLlm,
+  zigbeeMotionLight,
+  zigbeeDoorAwayPhone,
+  zigbeeDoorTelegram,
 ];

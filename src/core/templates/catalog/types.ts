@@ -7,7 +7,12 @@ export interface BuiltinTemplate {
   slug: string;
   name: string;
   description: string;
-  category: "webhooks" | "schedules" | "errors" | "approvals" | "polling" | "forms" | "sub-flows" | "data" | "notifications";
+  /**
+   * Activepieces packages its steps need, installed first (Settings → Integrations, or POST
+   * /api/pieces/packages; docs/activepieces.md). Until then its steps name a piece this server does not serve.
+   */
+  packages?: string[];
+  category: "webhooks" | "schedules" | "errors" | "approvals" | "polling" | "forms" | "sub-flows" | "data" | "notifications" | "home";
   definition: FlowVersionT;
 }
 

@@ -1,0 +1,96 @@
+/**
+ * A throwaway InfluxDB 1.x for tests: Debian's `influxdb` (influxd) with a config written to a temp dir —
+ * the HTTP API and the RPC bind address on free 127.0.0.1 ports, meta, data and WAL in the temp dir,
+ * reporting disabled, authentication on with an admin user made at start. Skip the suite when
+ * `hasInfluxd()` is false.
+ *   const influx = await startInfluxd(); ... await influx.stop();
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "./server";
+
+const BINARY = ["/usr/bin/influxd", "/usr/sbin/influxd"].find((path) => existsSync(path));
+export const hasInfluxd = (): boolean => BINARY !== undefined;
+
+export interface InfluxdHandle {
+  url: string;
+  user: string;
+  password: string;
+  /** The server's version, from its X-Influxdb-Version header. */
+  version: string;
+  /** Runs InfluxQL as the admin user and answers the JSON. */
+  influxql(q: string, db?: string): Promise<any>;
+  stop(): Promise<void>;
+}
+
+export async function startInfluxd(): Promise<InfluxdHandle> {
+  if (!BINARY) throw new Error("influxd is not installed (Debian package influxdb)");
+  const dir = mkdtempSync(join(tmpdir(), "weft-influx-"));
+  const [http, rpc] = [await freePort(), await freePort()];
+  const conf = join(dir, "influxdb.conf");
+  writeFileSync(
+    conf,
+    [
+      "reporting-disabled = true",
+      `bind-address = "127.0.0.1:${rpc}"`,
+      "[meta]",
+      `  dir = "${dir}/meta"`,
+      "[data]",
+      `  dir = "${dir}/data"`,
+      `  wal-dir = "${dir}/wal"`,
+      "  query-log-enabled = false",
+      "[http]",
+      `  bind-address = "127.0.0.1:${http}"`,
+      "  auth-enabled = true",
+      "  log-enabled = false",
+      "[monitor]",
+      "  store-enabled = false",
+      "",
+    ].join("\n"),
+  );
+  const proc = Bun.spawn([BINARY, "-config", conf], { stdout: "ignore", stderr: "pipe" });
+  const url = `http://127.0.0.1:${http}`;
+  const deadline = Date.now() + 15_000;
+  let version = "";
+  for (;;) {
+    const ping = await fetch(`${url}/ping`).catch(() => null);
+    if (ping?.status === 204) {
+      version = ping.headers.get("x-influxdb-version") ?? "";
+      break;
+    }
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      proc.kill("SIGKILL");
+      throw new Error(`influxd did not start: ${await new Response(proc.stderr).text()}`);
+    }
+    await Bun.sleep(100);
+  }
+  const user = "admin";
+  const password = "weft-test-password";
+  // With authentication on and no user yet, the first statement may create the admin user.
+  const made = await fetch(`${url}/query`, {
+    method: "POST",
+    body: new URLSearchParams({ q: `CREATE USER ${user} WITH PASSWORD '${password}' WITH ALL PRIVILEGES` }),
+  });
+  if (!made.ok) throw new Error(`influxd: creating the admin user failed: ${await made.text()}`);
+  const influxql = async (q: string, db?: string) => {
+    const res = await fetch(`${url}/query`, {
+      method: "POST",
+      headers: { authorization: `Basic ${btoa(`${user}:${password}`)}` },
+      body: new URLSearchParams({ q, ...(db ? { db } : {}) }),
+    });
+    return res.json();
+  };
+  return {
+    url,
+    user,
+    password,
+    version,
+    influxql,
+    async stop() {
+      proc.kill("SIGTERM");
+      await proc.exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
