@@ -74,12 +74,12 @@ export class LogStream implements EventSink, EngineObserver {
 
   batchCommitted(): void {}
 
-  /** The workflows' lifecycle as events (registered in deps.lifecycleHooks). */
+  /**
+   * The workflows' lifecycle as events (registered in deps.lifecycleHooks). Publishing and unpublishing are
+   * told by the audit log (src/core/audit.ts), which forwards them here with who did it.
+   */
   lifecycleHooks(): LifecycleHooks {
     return {
-      onPublish: (workflow, version) =>
-        this.emit("workflow.published", { workspaceId: workflow.workspaceId, workflowId: workflow.id, workflowName: workflow.name, version: version.number }),
-      onUnpublish: (workflow) => this.emit("workflow.unpublished", { workspaceId: workflow.workspaceId, workflowId: workflow.id, workflowName: workflow.name }),
       onWebhookRotated: (workflow) =>
         this.emit("workflow.webhook_rotated", { workspaceId: workflow.workspaceId, workflowId: workflow.id, workflowName: workflow.name }),
     };
