@@ -71,7 +71,7 @@ function severityOf(action: string): Severity {
 function eventOf(row: AuditEventRow): AuditEvent {
   return {
     id: row.id,
-    time: row.time,
+    time: row.created_at,
     workspaceId: row.workspace_id,
     actor: { type: row.actor_type as AuditActor["type"], id: row.actor_id, name: row.actor_name },
     action: row.action,
@@ -136,7 +136,7 @@ export class Audit {
   async record(who: AuditContext, action: string, target: AuditTarget | null, details: Record<string, unknown> = {}): Promise<AuditEvent> {
     const row: AuditEventRow = {
       id: newId(),
-      time: this.now(),
+      created_at: this.now(),
       workspace_id: who.workspaceId,
       actor_type: who.actor.type,
       actor_id: who.actor.id,

@@ -4,7 +4,7 @@
  */
 export interface AuditEventRow {
   id: string;
-  time: string;
+  created_at: string;
   workspace_id: string;
   actor_type: string;
   actor_id: string | null;
@@ -33,7 +33,7 @@ export interface AuditFilter {
 
 export interface AuditRepository {
   insert(row: AuditEventRow): Promise<void>;
-  /** Newest first (time, then id). */
+  /** Newest first (created_at, then id). */
   list(filter: AuditFilter, limit: number, offset: number): Promise<AuditEventRow[]>;
   count(filter: AuditFilter): Promise<number>;
   /** Deletes events older than `before` (ISO 8601); answers how many. */
@@ -47,7 +47,7 @@ export function auditWhere(filter: AuditFilter): { where: string; values: string
   if (filter.action !== undefined) clauses.push("action = ?"), values.push(filter.action);
   if (filter.actor !== undefined) clauses.push("(actor_id = ? OR actor_name = ?)"), values.push(filter.actor, filter.actor);
   if (filter.targetType !== undefined) clauses.push("target_type = ?"), values.push(filter.targetType);
-  if (filter.from !== undefined) clauses.push("time >= ?"), values.push(filter.from);
-  if (filter.to !== undefined) clauses.push("time < ?"), values.push(filter.to);
+  if (filter.from !== undefined) clauses.push("created_at >= ?"), values.push(filter.from);
+  if (filter.to !== undefined) clauses.push("created_at < ?"), values.push(filter.to);
   return { where: clauses.join(" AND "), values };
 }

@@ -12,7 +12,8 @@ import { startNpmRegistry, type NpmRegistry } from "../support/npm-registry";
 import { FIXTURE, FIXTURE_ID, fixturePackage } from "../support/activepieces-fixture";
 import { registerTestPieces } from "../connections/support/flow";
 import { definition, webhookTrigger } from "../triggers/harness";
-import { invite, join, setUpOwner, type Person } from "./support";
+import { httpClient } from "../mcp/client";
+import { invite, join, mint, setUpOwner, type Person } from "./support";
 
 let t: TestApp;
 let owner: Person;
@@ -157,6 +158,26 @@ describe("workflows", () => {
     expect(trail[3].details).toEqual({ version: 1 });
     expect(trail[1].details).toEqual({ versionId });
   });
+  test("done by an agent over MCP, the same actions are recorded with its token as the actor", async () => {
+    const minted = await mint(t, owner, "all");
+    const mcp = await httpClient("http://localhost/mcp", minted.body.data.token, (r) => t.app.handle(r));
+    try {
+      const created = await mcp.call("create_workflow", { name: "by agent", definition: definition(webhookTrigger()) });
+      expect(created.isError).toBe(false);
+      const id = created.body.data.id;
+      expect((await mcp.call("publish_workflow", { id })).isError).toBe(false);
+      expect((await mcp.call("unpublish_workflow", { id })).isError).toBe(false);
+      expect((await mcp.call("delete_workflow", { id })).isError).toBe(false);
+      const trail = (await events("targetType=workflow")).filter((e) => e.target.id === id);
+      expect(trail.map((e) => e.action)).toEqual(["workflow.deleted", "workflow.unpublished", "workflow.published", "workflow.created"]);
+      for (const event of trail) {
+        expect(event).toMatchObject({ actor: { type: "token", id: minted.body.data.id, name: minted.body.data.name }, userAgent: "mcp" });
+        expect(event.target.name).toBe("by agent");
+      }
+    } finally {
+      await mcp.close();
+    }
+  });
 });
 
 describe("connections", () => {
@@ -261,7 +282,7 @@ describe("retention", () => {
     const stamp = (time: string) =>
       app.deps.storage.audit.insert({
         id: crypto.randomUUID(),
-        time,
+        created_at: time,
         workspace_id: old.workspaceId,
         actor_type: "token",
         actor_id: null,
@@ -279,7 +300,7 @@ describe("retention", () => {
     await app.deps.audit.record(old, "workflow.created", null);
     expect(await app.deps.audit.prune("2026-11-29T00:00:00.000Z")).toBe(1);
     const left = await app.deps.storage.audit.list({ workspaceId: "w1" }, 10, 0);
-    expect(left.map((r) => r.time)).not.toContain("2026-01-01T00:00:00.000Z");
+    expect(left.map((r) => r.created_at)).not.toContain("2026-01-01T00:00:00.000Z");
     expect(left).toHaveLength(2);
   });
 });

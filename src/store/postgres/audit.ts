@@ -2,7 +2,7 @@
 import { type AuditEventRow, type AuditFilter, type AuditRepository, auditWhere } from "../audit";
 import type { PostgresConnection } from "./connection";
 
-const COLUMNS = "id, time, workspace_id, actor_type, actor_id, actor_name, action, target_type, target_id, target_name, details, ip, user_agent";
+const COLUMNS = "id, created_at, workspace_id, actor_type, actor_id, actor_name, action, target_type, target_id, target_name, details, ip, user_agent";
 
 /** `?` placeholders as PostgreSQL's `$n`. */
 const numbered = (sql: string) => {
@@ -16,7 +16,7 @@ export class PostgresAudit implements AuditRepository {
   async insert(r: AuditEventRow) {
     await this.c.run(numbered(`INSERT INTO audit_events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), [
       r.id,
-      r.time,
+      r.created_at,
       r.workspace_id,
       r.actor_type,
       r.actor_id,
@@ -32,7 +32,7 @@ export class PostgresAudit implements AuditRepository {
   }
   list(filter: AuditFilter, limit: number, offset: number) {
     const { where, values } = auditWhere(filter);
-    const sql = numbered(`SELECT ${COLUMNS} FROM audit_events WHERE ${where} ORDER BY time DESC, id DESC LIMIT ? OFFSET ?`);
+    const sql = numbered(`SELECT ${COLUMNS} FROM audit_events WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`);
     return this.c.all<AuditEventRow>(sql, [...values, limit, offset]);
   }
   async count(filter: AuditFilter) {
@@ -41,6 +41,6 @@ export class PostgresAudit implements AuditRepository {
     return Number(row?.n ?? 0);
   }
   deleteBefore(before: string) {
-    return this.c.run("DELETE FROM audit_events WHERE time < $1", [before]);
+    return this.c.run("DELETE FROM audit_events WHERE created_at < $1", [before]);
   }
 }

@@ -2,7 +2,7 @@
 import { type AuditEventRow, type AuditFilter, type AuditRepository, auditWhere } from "../audit";
 import type { SqliteConnection } from "./connection";
 
-const COLUMNS = "id, time, workspace_id, actor_type, actor_id, actor_name, action, target_type, target_id, target_name, details, ip, user_agent";
+const COLUMNS = "id, created_at, workspace_id, actor_type, actor_id, actor_name, action, target_type, target_id, target_name, details, ip, user_agent";
 
 export class SqliteAudit implements AuditRepository {
   private readonly q;
@@ -10,7 +10,7 @@ export class SqliteAudit implements AuditRepository {
   constructor(private readonly c: SqliteConnection) {
     this.q = {
       insert: c.db.query<null, (string | null)[]>(`INSERT INTO audit_events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      deleteBefore: c.db.query<null, [string]>("DELETE FROM audit_events WHERE time < ?"),
+      deleteBefore: c.db.query<null, [string]>("DELETE FROM audit_events WHERE created_at < ?"),
     };
   }
 
@@ -19,7 +19,7 @@ export class SqliteAudit implements AuditRepository {
       () =>
         void this.q.insert.run(
           r.id,
-          r.time,
+          r.created_at,
           r.workspace_id,
           r.actor_type,
           r.actor_id,
@@ -37,7 +37,7 @@ export class SqliteAudit implements AuditRepository {
   list(filter: AuditFilter, limit: number, offset: number) {
     const { where, values } = auditWhere(filter);
     // The filters combine freely, so the statement is prepared per call (bun:sqlite caches recent ones).
-    const sql = `SELECT ${COLUMNS} FROM audit_events WHERE ${where} ORDER BY time DESC, id DESC LIMIT ? OFFSET ?`;
+    const sql = `SELECT ${COLUMNS} FROM audit_events WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`;
     return this.c.do(() => this.c.db.query<AuditEventRow, (string | number)[]>(sql).all(...values, limit, offset));
   }
   count(filter: AuditFilter) {

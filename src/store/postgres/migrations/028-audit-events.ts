@@ -5,7 +5,7 @@ export default {
   sql: `
 CREATE TABLE audit_events (
   id TEXT COLLATE "C" PRIMARY KEY,
-  time TEXT COLLATE "C" NOT NULL,
+  created_at TEXT COLLATE "C" NOT NULL,
   workspace_id TEXT COLLATE "C" NOT NULL,
   actor_type TEXT COLLATE "C" NOT NULL,
   actor_id TEXT COLLATE "C",
@@ -18,9 +18,9 @@ CREATE TABLE audit_events (
   ip TEXT,
   user_agent TEXT
 );
-CREATE INDEX audit_events_workspace_time ON audit_events(workspace_id, time);
-CREATE INDEX audit_events_action ON audit_events(workspace_id, action, time);
-CREATE INDEX audit_events_actor ON audit_events(workspace_id, actor_id, time);
-CREATE INDEX audit_events_time ON audit_events(time);
+CREATE INDEX audit_events_workspace_time ON audit_events(workspace_id, created_at);
+CREATE INDEX audit_events_action ON audit_events(workspace_id, action, created_at);
+CREATE INDEX audit_events_actor ON audit_events(workspace_id, actor_id, created_at);
+CREATE INDEX audit_events_time ON audit_events(created_at);
 `,
 };
