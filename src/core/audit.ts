@@ -160,8 +160,13 @@ export class Audit {
     return { data: rows.map(eventOf), pagination: { page: page.page, limit: page.limit, total, totalPages: Math.ceil(total / page.limit) } };
   }
 
-  /** Every event the filter matches, newest first, read a page at a time. */
+  /**
+   * Every event the filter matches, newest first, read a page at a time. Events recorded after the export began
+   * are left out, so they cannot push a page's rows onto the next one.
+   */
   async *export(filter: AuditFilter): AsyncGenerator<AuditEvent> {
+    const began = new Date(Date.parse(this.now()) + 1).toISOString();
+    filter = { ...filter, to: filter.to !== undefined && filter.to < began ? filter.to : began };
     for (let offset = 0; ; offset += EXPORT_PAGE) {
       const rows = await this.o.storage.audit.list(filter, EXPORT_PAGE, offset);
       for (const row of rows) yield eventOf(row);

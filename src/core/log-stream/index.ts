@@ -1,7 +1,7 @@
 /**
  * Log streaming (docs/operations.md, "Log streaming"): run and audit events sent, besides the JSON log on
  * stdout, to syslog (WEFT_LOG_SYSLOG) and to an HTTP endpoint (WEFT_LOG_HTTP_URL). The engine tells it of
- * runs as an EngineObserver; identity and the workflows' lifecycle call `emit`; anything else may too.
+ * runs as an EngineObserver; the audit log (../audit.ts) forwards every action it records through `emit`.
  *
  *   const stream = createLogStream(config.logStream, { log });
  *   stream.emit("workflow.published", { workspaceId, workflowId, version: 3 });
