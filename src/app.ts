@@ -10,6 +10,8 @@ import { editorApi } from "./api/editor";
 import { foldersApi } from "./api/folders";
 import { identityApi } from "./api/identity";
 import { membersApi } from "./api/members";
+import { auditApi } from "./api/audit";
+import { Audit } from "./core/audit";
 import { lifecycleApi } from "./api/lifecycle";
 import { mcpApi } from "./api/mcp";
 import { piecesApi } from "./api/pieces";
@@ -97,7 +99,9 @@ export function createApp(options: CreateAppOptions) {
   const storage = storageOf(db, { pool: config.databasePool });
   // Run and audit events to syslog and an HTTP endpoint (WEFT_LOG_SYSLOG, WEFT_LOG_HTTP_URL); without either, emit does nothing.
   const logStream = createLogStream(config.logStream, { log });
-  const identity = new Identity(storage, clusterChanges, logStream);
+  const identity = new Identity(storage, clusterChanges);
+  // Who did what, when, from where: stored and forwarded to the log stream, each action once (docs/teams.md).
+  const audit = new Audit({ storage, sink: logStream, retentionDays: config.auditRetentionDays });
   const security = createSecurity({ identity, rateLimitPerSecond: config.rateLimitPerSecond, rateLimitBurst: config.rateLimitBurst });
   const instanceId = newId();
   // In a cluster each claim of an Idempotency-Key names the instance executing it (released below if it dies).
@@ -127,6 +131,7 @@ export function createApp(options: CreateAppOptions) {
     guardedFetch,
     clusterChanges,
     logStream,
+    audit,
   } as AppDeps;
   deps.members = new Members({
     storage,
@@ -398,6 +403,7 @@ export function createApp(options: CreateAppOptions) {
     .use(apiDocsApi(deps))
     .use(identityApi(deps))
     .use(membersApi(deps))
+    .use(auditApi(deps))
     .use(settingsApi(deps))
     .use(fleetApi(deps))
     .use(backupsApi(deps))

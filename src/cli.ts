@@ -242,6 +242,8 @@ export async function serve(config: Config) {
   if (config.role !== "worker") await deps.triggers.start();
   // Scheduled backups (WEFT_BACKUP_SCHEDULE) of the SQLite database; on PostgreSQL it logs that pg_dump does them.
   deps.backups.start();
+  // Audit events past WEFT_AUDIT_RETENTION_DAYS go at the run retention's interval (docs/teams.md, "Audit log").
+  deps.audit.start(config.runRetentionIntervalSeconds * 1000, (error) => log.warn("pruning the audit log failed", { error: error.message }));
   // Weft refuses oversized bodies itself (413 in the envelope, src/http/body.ts); Bun's own cap would answer without one.
   if (config.role === "worker") listenAsWorker(config, db, app);
   else app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false });
@@ -256,6 +258,7 @@ export async function serve(config: Config) {
     await server.stop(false); // stop accepting, let in-flight requests finish
     await deps.triggers.stop(); // no new schedule or poll runs; an in-flight poll finishes and commits
     await deps.backups.stop(); // a backup being written is finished
+    deps.audit.stop();
     await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
     await deps.tracing?.shutdown().catch(() => {}); // the last spans, best effort
     await deps.logStream.close(); // the last events, within a few seconds

@@ -51,6 +51,8 @@ export interface Config {
   databaseUrl: string | undefined;
   runRetentionDays: number;
   runRetentionMax: number;
+  /** WEFT_AUDIT_RETENTION_DAYS: audit events older are pruned at each retention sweep; 0 keeps them all (docs/teams.md). */
+  auditRetentionDays: number;
   /** Seconds between retention sweeps. */
   runRetentionIntervalSeconds: number;
   /** A run's time limit when its settings.timeoutSeconds is unset, seconds. */
@@ -404,6 +406,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: databaseUrl(env),
     runRetentionDays: integer(env, "WEFT_RUN_RETENTION_DAYS", 30, 0, 36500),
     runRetentionMax: integer(env, "WEFT_RUN_RETENTION_MAX", 100_000, 0, 1_000_000_000),
+    auditRetentionDays: integer(env, "WEFT_AUDIT_RETENTION_DAYS", 365, 0, 36500),
     runRetentionIntervalSeconds: integer(env, "WEFT_RUN_RETENTION_INTERVAL", 600, 1, 86_400),
     runTimeoutSeconds: integer(env, "WEFT_RUN_TIMEOUT_SECONDS", 3600, 1, 86_400 * 7),
     stepOutputLimit: integer(env, "WEFT_STEP_OUTPUT_LIMIT", 256 * 1024, 1024, 64 * 1024 * 1024),

@@ -1,19 +1,29 @@
 /** Connections (docs/connections.md): credentials a workspace holds for a piece, and the start of the OAuth2 flow. */
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
+import { auditOf } from "./audit";
 import { Data, IdParams, List } from "../schema/common";
 import { AuthorizeStart, Connection, ConnectionCreateBody, ConnectionListQuery, ConnectionTestResult, ConnectionUpdateBody } from "../schema/connection";
 
 const tags = ["Connections"];
 
-export const connectionsApi = ({ security, connections }: AppDeps) =>
+export const connectionsApi = ({ security, connections, audit }: AppDeps) =>
   new Elysia({ name: "api-connections" })
     .use(security)
     .post(
       "/api/connections",
-      async ({ auth, body, set }) => {
+      async (ctx) => {
+        const { auth, body } = ctx;
         const data = await connections.create({ orgId: auth.orgId, workspaceId: auth.workspaceId, userId: auth.userId }, body);
-        set.status = 201;
+        // Never the credentials: the piece and the kind of auth only (docs/teams.md, "Audit log").
+        await auditOf(
+          audit,
+          ctx,
+          "connection.created",
+          { type: "connection", id: data.id, name: data.name },
+          { pieceId: data.pieceId, authKind: data.authKind },
+        );
+        ctx.set.status = 201;
         return { data };
       },
       {
@@ -41,19 +51,45 @@ export const connectionsApi = ({ security, connections }: AppDeps) =>
       response: Data(Connection),
       detail: { tags, summary: "Read a connection (poll it until status is active after the OAuth2 flow)" },
     })
-    .patch("/api/connections/:id", async ({ auth, params, body }) => ({ data: await connections.update(auth.workspaceId, params.id, body) }), {
-      permission: "connection:write",
-      params: IdParams,
-      body: ConnectionUpdateBody,
-      response: Data(Connection),
-      detail: { tags, summary: "Rename a connection or replace its credentials" },
-    })
-    .delete("/api/connections/:id", async ({ auth, params }) => ({ data: await connections.delete(auth.workspaceId, params.id) }), {
-      permission: "connection:write",
-      params: IdParams,
-      response: Data(Connection),
-      detail: { tags, summary: "Delete a connection; refused while a live workflow uses it (the refusal names the workflows)" },
-    })
+    .patch(
+      "/api/connections/:id",
+      async (ctx) => {
+        const data = await connections.update(ctx.auth.workspaceId, ctx.params.id, ctx.body);
+        // The names of the fields changed, never their values.
+        await auditOf(
+          audit,
+          ctx,
+          "connection.updated",
+          { type: "connection", id: data.id, name: data.name },
+          {
+            pieceId: data.pieceId,
+            changed: Object.keys(ctx.body).sort(),
+          },
+        );
+        return { data };
+      },
+      {
+        permission: "connection:write",
+        params: IdParams,
+        body: ConnectionUpdateBody,
+        response: Data(Connection),
+        detail: { tags, summary: "Rename a connection or replace its credentials" },
+      },
+    )
+    .delete(
+      "/api/connections/:id",
+      async (ctx) => {
+        const data = await connections.delete(ctx.auth.workspaceId, ctx.params.id);
+        await auditOf(audit, ctx, "connection.deleted", { type: "connection", id: data.id, name: data.name }, { pieceId: data.pieceId });
+        return { data };
+      },
+      {
+        permission: "connection:write",
+        params: IdParams,
+        response: Data(Connection),
+        detail: { tags, summary: "Delete a connection; refused while a live workflow uses it (the refusal names the workflows)" },
+      },
+    )
     .post(
       "/api/connections/:id/oauth2/start",
       async ({ auth, params, set }) => {

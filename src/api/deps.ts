@@ -5,6 +5,7 @@
  * own with `permission`, which the security macro writes into the contract as `x-permission`.
  */
 import type { Config } from "../config";
+import type { Audit } from "../core/audit";
 import type { ClusterChanges } from "../core/cluster-changes";
 import type { Connections } from "../core/connections";
 import type { SecretBox } from "../core/crypto";
@@ -95,4 +96,6 @@ export interface AppDeps {
   tracing: Tracing | undefined;
   /** Run and audit events to syslog and an HTTP endpoint; `emit` does nothing when neither is configured. */
   logStream: LogStream;
+  /** The audit log (docs/teams.md, "Audit log"): routes record what they did through src/api/audit.ts. */
+  audit: Audit;
 }

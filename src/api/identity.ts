@@ -2,6 +2,8 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import { SESSION_COOKIE } from "./middleware/security";
+import { addressOf, auditOf, userAgentOf } from "./audit";
+import { AppError } from "../http/errors";
 import { Data, IdParams, List } from "../schema/common";
 import { LoginBody, SetupBody, Token, TokenCreateBody, TokenCreated, Workspace, WorkspaceCreateBody } from "../schema/identity";
 
@@ -11,7 +13,7 @@ export function sessionCookieHeader(value: string, expiresAt: string, secure: bo
   return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Expires=${new Date(expiresAt).toUTCString()}${secure ? "; Secure" : ""}`;
 }
 
-export const identityApi = ({ identity, security, config }: AppDeps) => {
+export const identityApi = ({ identity, security, config, audit }: AppDeps) => {
   const secure = config.publicUrl.startsWith("https:");
   return new Elysia({ name: "api-identity" })
     .use(security)
@@ -36,8 +38,13 @@ export const identityApi = ({ identity, security, config }: AppDeps) => {
     )
     .post(
       "/api/auth/login",
-      async ({ body, set }) => {
-        const session = await identity.login(body.email, body.password);
+      async ({ body, set, request, server }) => {
+        const ip = addressOf(request, server);
+        const session = await identity.login(body.email, body.password).catch(async (error) => {
+          if (error instanceof AppError && error.code === "UNAUTHORIZED") await audit.login(body.email, ip, userAgentOf(request));
+          throw error;
+        });
+        await audit.login(session.user.email, ip, userAgentOf(request), { userId: session.user.id, workspaceId: session.workspaceId });
         set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secure);
         return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
       },
@@ -76,18 +83,25 @@ export const identityApi = ({ identity, security, config }: AppDeps) => {
     )
     .post(
       "/api/tokens",
-      async ({ auth, body, set }) => {
+      async (ctx) => {
+        const { auth, body, set } = ctx;
+        const created = await identity.createToken({
+          orgId: auth.orgId,
+          workspaceId: body.workspaceId ?? auth.workspaceId,
+          name: body.name,
+          scopes: body.scopes,
+          createdBy: auth.userId,
+          grantable: auth.scopes,
+        });
+        await auditOf(
+          audit,
+          ctx,
+          "token.created",
+          { type: "token", id: created.id, name: created.name },
+          { scopes: created.scopes, workspaceId: created.workspaceId, createdBy: auth.userId },
+        );
         set.status = 201;
-        return {
-          data: await identity.createToken({
-            orgId: auth.orgId,
-            workspaceId: body.workspaceId ?? auth.workspaceId,
-            name: body.name,
-            scopes: body.scopes,
-            createdBy: auth.userId,
-            grantable: auth.scopes,
-          }),
-        };
+        return { data: created };
       },
       {
         permission: "workspace:admin",
@@ -96,12 +110,20 @@ export const identityApi = ({ identity, security, config }: AppDeps) => {
         detail: { tags, summary: "Mint an API token; the raw value is returned once" },
       },
     )
-    .delete("/api/tokens/:id", async ({ auth, params }) => ({ data: await identity.revokeToken(auth.workspaceId, params.id) }), {
-      permission: "workspace:admin",
-      params: IdParams,
-      response: Data(Token),
-      detail: { tags, summary: "Revoke an API token at once" },
-    })
+    .delete(
+      "/api/tokens/:id",
+      async (ctx) => {
+        const revoked = await identity.revokeToken(ctx.auth.workspaceId, ctx.params.id);
+        await auditOf(audit, ctx, "token.revoked", { type: "token", id: revoked.id, name: revoked.name });
+        return { data: revoked };
+      },
+      {
+        permission: "workspace:admin",
+        params: IdParams,
+        response: Data(Token),
+        detail: { tags, summary: "Revoke an API token at once" },
+      },
+    )
     .get(
       "/api/workspaces",
       async ({ auth }) => {

@@ -1,6 +1,7 @@
 /** Lifecycle (docs/api.md sections 2–6): validate, publish, unpublish, webhook rotation, versions, restore, variables. */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
+import { auditOf } from "./audit";
 import { Data, IdParams, List, Uuid } from "../schema/common";
 import { FlowVersion } from "../schema/workflow";
 import { Diagnostics, RestoreBody, ValidateQuery, Variable, VariablesBody, Version, VersionSummary, Workflow } from "../schema/workflow-record";
@@ -8,7 +9,7 @@ import { Diagnostics, RestoreBody, ValidateQuery, Variable, VariablesBody, Versi
 const tags = ["Lifecycle"];
 const VersionParams = t.Object({ id: Uuid, versionId: Uuid });
 
-export const lifecycleApi = ({ security, workflows }: AppDeps) =>
+export const lifecycleApi = ({ security, workflows, audit }: AppDeps) =>
   new Elysia({ name: "api-lifecycle" })
     .use(security)
     .post(
@@ -34,29 +35,45 @@ export const lifecycleApi = ({ security, workflows }: AppDeps) =>
         },
       },
     )
-    .post("/api/workflows/:id/publish", async ({ auth, params }) => ({ data: await workflows.publish(auth, params.id) }), {
-      permission: "workflow:publish",
-      params: IdParams,
-      response: Data(Workflow),
-      detail: {
-        tags,
-        summary: "Take a workflow live: the draft passes the gate and becomes an immutable version",
-        description:
-          "Runs the publish gate (422 NOT_PUBLISHABLE with the diagnostics in error.details), stores the draft as a new version (unless it equals the live version: republishing an unchanged draft creates none), points latestVersionId at it and sets status active. Triggers fire from then on.",
+    .post(
+      "/api/workflows/:id/publish",
+      async (ctx) => {
+        const data = await workflows.publish(ctx.auth, ctx.params.id);
+        await auditOf(audit, ctx, "workflow.published", { type: "workflow", id: data.id, name: data.name }, { version: data.latestVersionNumber });
+        return { data };
       },
-    })
-    .post("/api/workflows/:id/unpublish", async ({ auth, params }) => ({ data: await workflows.unpublish(auth, params.id) }), {
-      permission: "workflow:publish",
-      idempotent: false,
-      params: IdParams,
-      response: Data(Workflow),
-      detail: {
-        tags,
-        summary: "Pause a live workflow (no body; no Idempotency-Key)",
-        description:
-          "active → paused: the scheduler skips it, its public webhook URL answers 404, self-registered external webhooks are de-registered best-effort (provider errors are logged, not returned) and the polling baseline is reset. The webhook token, latestVersionId, version history and draft are kept; runs in flight are not cancelled. On a paused workflow (or a draft never published) it is a 200 no-op.",
+      {
+        permission: "workflow:publish",
+        params: IdParams,
+        response: Data(Workflow),
+        detail: {
+          tags,
+          summary: "Take a workflow live: the draft passes the gate and becomes an immutable version",
+          description:
+            "Runs the publish gate (422 NOT_PUBLISHABLE with the diagnostics in error.details), stores the draft as a new version (unless it equals the live version: republishing an unchanged draft creates none), points latestVersionId at it and sets status active. Triggers fire from then on.",
+        },
       },
-    })
+    )
+    .post(
+      "/api/workflows/:id/unpublish",
+      async (ctx) => {
+        const data = await workflows.unpublish(ctx.auth, ctx.params.id);
+        await auditOf(audit, ctx, "workflow.unpublished", { type: "workflow", id: data.id, name: data.name });
+        return { data };
+      },
+      {
+        permission: "workflow:publish",
+        idempotent: false,
+        params: IdParams,
+        response: Data(Workflow),
+        detail: {
+          tags,
+          summary: "Pause a live workflow (no body; no Idempotency-Key)",
+          description:
+            "active → paused: the scheduler skips it, its public webhook URL answers 404, self-registered external webhooks are de-registered best-effort (provider errors are logged, not returned) and the polling baseline is reset. The webhook token, latestVersionId, version history and draft are kept; runs in flight are not cancelled. On a paused workflow (or a draft never published) it is a 200 no-op.",
+        },
+      },
+    )
     .post("/api/workflows/:id/webhook/rotate", async ({ auth, params }) => ({ data: await workflows.rotateWebhook(auth, params.id) }), {
       permission: "workflow:publish",
       params: IdParams,
@@ -81,7 +98,11 @@ export const lifecycleApi = ({ security, workflows }: AppDeps) =>
     )
     .post(
       "/api/workflows/:id/versions/:versionId/restore",
-      async ({ auth, params, body }) => ({ data: await workflows.restore(auth, params.id, params.versionId, body?.expectedRev) }),
+      async (ctx) => {
+        const data = await workflows.restore(ctx.auth, ctx.params.id, ctx.params.versionId, ctx.body?.expectedRev);
+        await auditOf(audit, ctx, "workflow.restored", { type: "workflow", id: data.id, name: data.name }, { versionId: ctx.params.versionId });
+        return { data };
+      },
       {
         permission: "workflow:write",
         params: VersionParams,

@@ -16,10 +16,11 @@ import {
   Role,
 } from "../schema/identity";
 import { rolesView } from "../core/members";
+import { addressOf, auditOf, userAgentOf } from "./audit";
 
 const tags = ["Members"];
 
-export const membersApi = ({ members, security, config }: AppDeps) => {
+export const membersApi = ({ members, security, config, audit }: AppDeps) => {
   const secure = config.publicUrl.startsWith("https:");
   return new Elysia({ name: "api-members" })
     .use(security)
@@ -39,37 +40,77 @@ export const membersApi = ({ members, security, config }: AppDeps) => {
       },
       { permission: "authenticated", response: List(Member), detail: { tags, summary: "The members of the caller's workspace with their role" } },
     )
-    .put("/api/members/:userId/role", async ({ auth, params, body }) => ({ data: await members.setRole(auth, params.userId, body.role) }), {
-      permission: "workspace:admin",
-      params: MemberParams,
-      body: MemberRoleBody,
-      response: Data(Member),
-      detail: { tags, summary: "Change a member's role (not the owner's: ownership moves by transfer); their tokens follow at the next call" },
-    })
-    .post("/api/members/:userId/deactivate", async ({ auth, params }) => ({ data: await members.deactivate(auth, params.userId) }), {
-      permission: "workspace:admin",
-      params: MemberParams,
-      response: Data(Member),
-      detail: { tags, summary: "Deactivate a member: their sessions and API tokens stop working at once; what they built keeps running" },
-    })
-    .post("/api/members/:userId/activate", async ({ auth, params }) => ({ data: await members.activate(auth, params.userId) }), {
-      permission: "workspace:admin",
-      params: MemberParams,
-      response: Data(Member),
-      detail: { tags, summary: "Re-activate a deactivated member" },
-    })
-    .delete("/api/members/:userId", async ({ auth, params }) => ({ data: await members.remove(auth, params.userId) }), {
-      permission: "workspace:admin",
-      params: MemberParams,
-      response: Data(Member),
-      detail: { tags, summary: "Remove a member from the workspace; what they built stays the workspace's" },
-    })
-    .post("/api/members/:userId/ownership", async ({ auth, params }) => ({ data: await members.transferOwnership(auth, params.userId) }), {
-      permission: "workspace:admin",
-      params: MemberParams,
-      response: Data(Member),
-      detail: { tags, summary: "Transfer the workspace's ownership to an active member (owner only); the previous owner becomes admin" },
-    })
+    .put(
+      "/api/members/:userId/role",
+      async (ctx) => {
+        const member = await members.setRole(ctx.auth, ctx.params.userId, ctx.body.role);
+        await auditOf(audit, ctx, "member.role_changed", { type: "member", id: member.userId, name: member.email }, { role: member.role });
+        return { data: member };
+      },
+      {
+        permission: "workspace:admin",
+        params: MemberParams,
+        body: MemberRoleBody,
+        response: Data(Member),
+        detail: { tags, summary: "Change a member's role (not the owner's: ownership moves by transfer); their tokens follow at the next call" },
+      },
+    )
+    .post(
+      "/api/members/:userId/deactivate",
+      async (ctx) => {
+        const member = await members.deactivate(ctx.auth, ctx.params.userId);
+        await auditOf(audit, ctx, "member.deactivated", { type: "member", id: member.userId, name: member.email }, { role: member.role });
+        return { data: member };
+      },
+      {
+        permission: "workspace:admin",
+        params: MemberParams,
+        response: Data(Member),
+        detail: { tags, summary: "Deactivate a member: their sessions and API tokens stop working at once; what they built keeps running" },
+      },
+    )
+    .post(
+      "/api/members/:userId/activate",
+      async (ctx) => {
+        const member = await members.activate(ctx.auth, ctx.params.userId);
+        await auditOf(audit, ctx, "member.activated", { type: "member", id: member.userId, name: member.email }, { role: member.role });
+        return { data: member };
+      },
+      {
+        permission: "workspace:admin",
+        params: MemberParams,
+        response: Data(Member),
+        detail: { tags, summary: "Re-activate a deactivated member" },
+      },
+    )
+    .delete(
+      "/api/members/:userId",
+      async (ctx) => {
+        const member = await members.remove(ctx.auth, ctx.params.userId);
+        await auditOf(audit, ctx, "member.removed", { type: "member", id: member.userId, name: member.email }, { role: member.role });
+        return { data: member };
+      },
+      {
+        permission: "workspace:admin",
+        params: MemberParams,
+        response: Data(Member),
+        detail: { tags, summary: "Remove a member from the workspace; what they built stays the workspace's" },
+      },
+    )
+    .post(
+      "/api/members/:userId/ownership",
+      async (ctx) => {
+        const member = await members.transferOwnership(ctx.auth, ctx.params.userId);
+        await auditOf(audit, ctx, "member.ownership_transferred", { type: "member", id: member.userId, name: member.email }, { role: member.role });
+        return { data: member };
+      },
+      {
+        permission: "workspace:admin",
+        params: MemberParams,
+        response: Data(Member),
+        detail: { tags, summary: "Transfer the workspace's ownership to an active member (owner only); the previous owner becomes admin" },
+      },
+    )
     .get(
       "/api/invitations",
       async ({ auth }) => {
@@ -80,9 +121,21 @@ export const membersApi = ({ members, security, config }: AppDeps) => {
     )
     .post(
       "/api/invitations",
-      async ({ auth, body, set }) => {
-        set.status = 201;
-        return { data: await members.invite(auth, body) };
+      async (ctx) => {
+        const invitation = await members.invite(ctx.auth, ctx.body);
+        await auditOf(
+          audit,
+          ctx,
+          "invitation.created",
+          { type: "invitation", id: invitation.id, name: invitation.email },
+          {
+            role: invitation.role,
+            expiresAt: invitation.expiresAt,
+            emailed: invitation.emailed,
+          },
+        );
+        ctx.set.status = 201;
+        return { data: invitation };
       },
       {
         permission: "workspace:admin",
@@ -91,12 +144,20 @@ export const membersApi = ({ members, security, config }: AppDeps) => {
         detail: { tags, summary: "Invite someone with a role: a single-use, expiring link, e-mailed when WEFT_SMTP_URL is set and returned once" },
       },
     )
-    .delete("/api/invitations/:id", async ({ auth, params }) => ({ data: await members.revokeInvitation(auth.workspaceId, params.id) }), {
-      permission: "workspace:admin",
-      params: IdParams,
-      response: Data(Invitation),
-      detail: { tags, summary: "Revoke a pending invitation; its link stops working" },
-    })
+    .delete(
+      "/api/invitations/:id",
+      async (ctx) => {
+        const invitation = await members.revokeInvitation(ctx.auth.workspaceId, ctx.params.id);
+        await auditOf(audit, ctx, "invitation.revoked", { type: "invitation", id: invitation.id, name: invitation.email }, { role: invitation.role });
+        return { data: invitation };
+      },
+      {
+        permission: "workspace:admin",
+        params: IdParams,
+        response: Data(Invitation),
+        detail: { tags, summary: "Revoke a pending invitation; its link stops working" },
+      },
+    )
     .post("/api/invitations/preview", async ({ body }) => ({ data: await members.inspect(body.token) }), {
       permission: "public",
       body: InvitationTokenBody,
@@ -105,8 +166,14 @@ export const membersApi = ({ members, security, config }: AppDeps) => {
     })
     .post(
       "/api/invitations/accept",
-      async ({ body, set }) => {
+      async ({ body, set, request, server }) => {
         const session = await members.accept(body);
+        const who = { type: "user" as const, id: session.user.id, name: session.user.email };
+        await audit.record(
+          { actor: who, workspaceId: session.workspaceId, ip: addressOf(request, server), userAgent: userAgentOf(request) },
+          "invitation.accepted",
+          { type: "member", id: who.id, name: who.name },
+        );
         set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secure);
         set.status = 201;
         return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };

@@ -7,6 +7,7 @@ import { Elysia, t } from "elysia";
 import { Data, List, PageQuery, pageOf } from "../schema/common";
 import { CatalogFilters, PackageSpec } from "../schema/piece";
 import type { AppDeps } from "./deps";
+import { auditOf } from "./audit";
 
 const tags = ["Pieces"];
 const permission = "workspace:admin" as const;
@@ -58,7 +59,7 @@ const CatalogQuery = t.Object({ ...CatalogFilters, ...PageQuery });
 const AddBody = t.Object({ package: PackageSpec }, { additionalProperties: false });
 const PackageParams = t.Object({ pieceId: t.String({ pattern: "^[a-z][a-z0-9_-]{0,63}$", description: "e.g. ap-mysql" }) });
 
-export const piecePackagesApi = ({ security, piecePackages }: AppDeps) =>
+export const piecePackagesApi = ({ security, piecePackages, audit }: AppDeps) =>
   new Elysia({ name: "api-piece-packages" })
     .use(security)
     .get(
@@ -92,9 +93,11 @@ export const piecePackagesApi = ({ security, piecePackages }: AppDeps) =>
     )
     .post(
       "/api/pieces/packages",
-      async ({ body, set }) => {
-        set.status = 201;
-        return { data: await piecePackages.add(body.package) };
+      async (ctx) => {
+        const data = await piecePackages.add(ctx.body.package);
+        await auditOf(audit, ctx, "piece.installed", { type: "piece", id: data.pieceId, name: data.name }, { version: data.version, source: data.source });
+        ctx.set.status = 201;
+        return { data };
       },
       {
         permission,
@@ -109,9 +112,11 @@ export const piecePackagesApi = ({ security, piecePackages }: AppDeps) =>
     )
     .post(
       "/api/pieces/packages/:pieceId/upgrade",
-      async ({ params, set }) => {
-        set.status = 201;
-        return { data: await piecePackages.upgrade(params.pieceId) };
+      async (ctx) => {
+        const data = await piecePackages.upgrade(ctx.params.pieceId);
+        await auditOf(audit, ctx, "piece.upgraded", { type: "piece", id: data.pieceId, name: data.name }, { version: data.version });
+        ctx.set.status = 201;
+        return { data };
       },
       {
         permission,
@@ -122,8 +127,17 @@ export const piecePackagesApi = ({ security, piecePackages }: AppDeps) =>
     )
     .delete(
       "/api/pieces/packages/:pieceId",
-      async ({ params, query }) => {
-        const data = await piecePackages.remove(params.pieceId, query.version);
+      async (ctx) => {
+        const data = await piecePackages.remove(ctx.params.pieceId, ctx.query.version);
+        await auditOf(
+          audit,
+          ctx,
+          "piece.removed",
+          { type: "piece", id: ctx.params.pieceId, name: data[0]?.name ?? null },
+          {
+            versions: data.map((p) => p.version),
+          },
+        );
         return { data, total: data.length };
       },
       {

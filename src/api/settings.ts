@@ -1,6 +1,7 @@
 /** Instance-wide settings: Settings → Network, the private ranges steps may reach (docs/security.md). */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
+import { auditOf } from "./audit";
 import { Data } from "../schema/common";
 import { NetworkPolicy, NetworkSettingsBody } from "../schema/network";
 
@@ -10,7 +11,7 @@ const Policy = t.Composite([
   t.Object({ canChange: t.Boolean({ description: "the caller is the instance owner and may change the stored ranges" }) }),
 ]);
 
-export const settingsApi = ({ security, network }: AppDeps) =>
+export const settingsApi = ({ security, network, audit }: AppDeps) =>
   new Elysia({ name: "api-settings" })
     .use(security)
     .get("/api/settings/network", async ({ auth }) => ({ data: await network.policy(auth) }), {
@@ -22,13 +23,32 @@ export const settingsApi = ({ security, network }: AppDeps) =>
           "The address policy of outbound requests from steps: what is always refused, what is refused by default, the ranges WEFT_ALLOW_CIDRS allows (read-only) and the stored ranges with who allowed them and when",
       },
     })
-    .put("/api/settings/network", async ({ auth, body }) => ({ data: await network.replace(auth, body.allowedCidrs) }), {
-      permission: "workspace:admin",
-      body: NetworkSettingsBody,
-      response: Data(Policy),
-      detail: {
-        tags,
-        summary:
-          "Replace the stored allowed ranges (instance owner only). In force at once for new requests of every step, with those of WEFT_ALLOW_CIDRS; anyone who can edit a workflow can then reach every host in them",
+    .put(
+      "/api/settings/network",
+      async (ctx) => {
+        const before = (await network.policy(ctx.auth)).allowedRanges.map((r) => r.cidr);
+        const data = await network.replace(ctx.auth, ctx.body.allowedCidrs);
+        const after = data.allowedRanges.map((r) => r.cidr);
+        await auditOf(
+          audit,
+          ctx,
+          "settings.changed",
+          { type: "settings", id: "network", name: "Network" },
+          {
+            added: after.filter((c) => !before.includes(c)),
+            removed: before.filter((c) => !after.includes(c)),
+          },
+        );
+        return { data };
       },
-    });
+      {
+        permission: "workspace:admin",
+        body: NetworkSettingsBody,
+        response: Data(Policy),
+        detail: {
+          tags,
+          summary:
+            "Replace the stored allowed ranges (instance owner only). In force at once for new requests of every step, with those of WEFT_ALLOW_CIDRS; anyone who can edit a workflow can then reach every host in them",
+        },
+      },
+    );

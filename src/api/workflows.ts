@@ -4,6 +4,7 @@
  */
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
+import { auditOf } from "./audit";
 import { Data, IdParams, List, pageOf } from "../schema/common";
 import {
   ImportBody,
@@ -21,14 +22,15 @@ import {
 
 const tags = ["Workflows"];
 
-export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFiles }: AppDeps) =>
+export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFiles, audit }: AppDeps) =>
   new Elysia({ name: "api-workflows" })
     .use(security)
     .post(
       "/api/workflows",
-      async ({ auth, body, set }) => {
-        const data = await workflows.create(auth, body as WorkflowCreateBodyT);
-        set.status = 201;
+      async (ctx) => {
+        const data = await workflows.create(ctx.auth, ctx.body as WorkflowCreateBodyT);
+        await auditOf(audit, ctx, "workflow.created", { type: "workflow", id: data.id, name: data.name });
+        ctx.set.status = 201;
         return { data };
       },
       {
@@ -100,12 +102,21 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
           "Send expectedRev (the definitionRev you read): when someone saved in between, the answer is 409 REVISION_CONFLICT naming the current definitionRev, and nothing is written. Every save bumps definitionRev. Saving the draft of a live workflow never changes what runs in production (publish does), except with settings.autoPublishFixes; a live workflow's draft must keep every piece runnable by the pieces served (422 PIECE_UNAVAILABLE).",
       },
     })
-    .delete("/api/workflows/:id", async ({ auth, params }) => ({ data: await workflows.delete(auth, params.id) }), {
-      permission: "workflow:write",
-      params: IdParams,
-      response: Data(t.Object({ id: t.String(), deleted: t.Boolean() })),
-      detail: { tags, summary: "Delete a workflow with its versions, pinned data and variables (a live one is unpublished first)" },
-    })
+    .delete(
+      "/api/workflows/:id",
+      async (ctx) => {
+        const { name } = await workflows.get(ctx.auth.workspaceId, ctx.params.id);
+        const data = await workflows.delete(ctx.auth, ctx.params.id);
+        await auditOf(audit, ctx, "workflow.deleted", { type: "workflow", id: data.id, name });
+        return { data };
+      },
+      {
+        permission: "workflow:write",
+        params: IdParams,
+        response: Data(t.Object({ id: t.String(), deleted: t.Boolean() })),
+        detail: { tags, summary: "Delete a workflow with its versions, pinned data and variables (a live one is unpublished first)" },
+      },
+    )
     .get("/api/workflows/:id/export", async ({ auth, params }) => ({ data: await workflowTransfer.export(auth.workspaceId, params.id) }), {
       permission: "workflow:read",
       params: IdParams,
@@ -114,9 +125,10 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
     })
     .post(
       "/api/workflows/import",
-      async ({ auth, body, set }) => {
-        const data = await workflowTransfer.import(auth, body as any);
-        set.status = 201;
+      async (ctx) => {
+        const data = await workflowTransfer.import(ctx.auth, ctx.body as any);
+        await auditOf(audit, ctx, "workflow.created", { type: "workflow", id: data.id, name: data.name }, { imported: true });
+        ctx.set.status = 201;
         return { data };
       },
       {

@@ -14,7 +14,6 @@ import { newId, newSecret, sha256 } from "../lib/ids";
 import { SCOPES, parseScopes, type Scope } from "../schema/scopes";
 import { isRole, roleScopes, rolesWith, type RoleName } from "../schema/roles";
 import type { ClusterChanges } from "./cluster-changes";
-import type { EventSink } from "./log-stream/events";
 
 export interface Principal {
   kind: "token" | "session";
@@ -99,12 +98,11 @@ export class Identity {
 
   /**
    * `changes`: where a revocation is announced to the other instances of a cluster, and heard from them.
-   * `events`: told of tokens minted and revoked and of logins (log streaming, docs/operations.md).
+   * Tokens minted and revoked and logins are told to the audit log by their routes (./audit.ts).
    */
   constructor(
     private readonly storage: Storage,
     private readonly changes?: ClusterChanges,
-    private readonly events?: EventSink,
   ) {
     changes?.follow(
       "tokens",
@@ -257,7 +255,6 @@ export class Identity {
       }
     }
     const { raw, view } = await this.insertToken(this.storage, input.orgId, workspace.id, input.name, scopes, input.createdBy);
-    this.events?.emit("token.created", { workspaceId: workspace.id, tokenId: view.id, name: view.name, scopes, createdBy: input.createdBy }, "notice");
     return { ...view, token: raw };
   }
 
@@ -271,7 +268,6 @@ export class Identity {
     await this.storage.identity.revokeToken(id, nowIso());
     this.tokenCache().delete(row.token_hash);
     this.changes?.announce({ what: "tokens" });
-    this.events?.emit("token.revoked", { workspaceId, tokenId: id, name: row.name }, "notice");
     return tokenView(row);
   }
 
@@ -355,10 +351,8 @@ export class Identity {
     // Verify against a dummy hash when the user is unknown so timing does not reveal which emails exist.
     const ok = await Bun.password.verify(password, user?.password_hash ?? (await dummyHash()));
     if (!user || !ok) {
-      this.events?.emit("login.failed", { email }, "warning");
       throw new AppError("UNAUTHORIZED", "email or password is wrong");
     }
-    this.events?.emit("login.succeeded", { userId: user.id, email: user.email }, "notice");
     return this.openSession(user);
   }
 

@@ -6,6 +6,7 @@
  */
 import type { TObject } from "@sinclair/typebox";
 import type { AppDeps } from "../api/deps";
+import type { AuditTarget } from "../core/audit";
 import type { Principal } from "../core/identity";
 import type { Permission } from "../schema/scopes";
 
@@ -28,3 +29,14 @@ export interface McpTool<A = any> {
 }
 
 export const defineTool = <A>(tool: McpTool<A>): McpTool<A> => tool;
+
+/**
+ * Records what a tool did in the audit log (docs/teams.md, "Audit log"), as a route does: the caller's user or
+ * token; no address (a call over stdio has none); "mcp" as the client.
+ */
+export async function audited<T>(ctx: McpContext, action: string, target: (data: T) => AuditTarget, data: T, details?: Record<string, unknown>) {
+  await ctx.deps.audit.record(await ctx.deps.audit.contextOf(ctx.auth, null, "mcp"), action, target(data), details);
+  return { data };
+}
+
+export const workflowTarget = (w: { id: string; name: string }): AuditTarget => ({ type: "workflow", id: w.id, name: w.name });

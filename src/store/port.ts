@@ -8,6 +8,7 @@
  * SQLite's group commit on a thread of its own, or PostgreSQL's batches on its lanes), which the engine hands
  * its writes to as data (./run-writes.ts), and the reader threads of the heavy run reads (./run-reads.ts).
  */
+import type { AuditRepository } from "./audit";
 import type { IdempotencyRepository } from "./idempotency";
 import type { ConnectionRepository } from "./connections";
 import type { EncryptedValueRepository } from "./encrypted-values";
@@ -28,6 +29,7 @@ import type { WorkflowRepository } from "./workflows";
 
 /** The repositories of every area on the port. */
 export interface Repositories {
+  readonly audit: AuditRepository;
   readonly identity: IdentityRepository;
   readonly idempotency: IdempotencyRepository;
   readonly keyCheck: KeyCheckRepository;

@@ -15,6 +15,7 @@ import { href } from "../router";
 import { me, switchWorkspace } from "../session";
 import { IntegrationsTab } from "./settings-integrations";
 import { MembersTab } from "./settings-members";
+import { AuditTab } from "./settings-audit";
 import { NetworkTab } from "./settings-network";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, PieceDetail } from "../types";
@@ -452,6 +453,7 @@ const TABS = [
   { id: "members", label: "Members", view: MembersTab },
   { id: "workspaces", label: "Workspaces", view: WorkspacesTab },
   { id: "network", label: "Network", view: NetworkTab },
+  { id: "audit", label: "Audit log", view: AuditTab },
 ];
 
 export function SettingsPage({ tab }: { tab: string }) {

@@ -18,6 +18,7 @@ export const TAGS = [
   { name: "Editor Internals", description: "Operations used by the builder UI" },
   { name: "Identity", description: "Sessions, API tokens and workspaces" },
   { name: "Members", description: "Roles, members and invitations of a workspace (docs/teams.md)" },
+  { name: "Audit", description: 'Who did what, when, from where in a workspace, and its export (docs/teams.md, "Audit log")' },
   { name: "Settings", description: "Instance-wide settings: the private networks steps may reach" },
   { name: "Triggers", description: "Public trigger endpoints (no bearer token)" },
   { name: "Service", description: "Health, readiness, metrics, contract, documentation, UI and MCP" },

@@ -1,7 +1,7 @@
 /**
  * Log streaming (docs/operations.md, "Log streaming"): run and audit events sent, besides the JSON log on
  * stdout, to syslog (WEFT_LOG_SYSLOG) and to an HTTP endpoint (WEFT_LOG_HTTP_URL). The engine tells it of
- * runs as an EngineObserver; identity and the workflows' lifecycle call `emit`; anything else may too.
+ * runs as an EngineObserver; the audit log (../audit.ts) forwards every action it records through `emit`.
  *
  *   const stream = createLogStream(config.logStream, { log });
  *   stream.emit("workflow.published", { workspaceId, workflowId, version: 3 });
@@ -74,12 +74,12 @@ export class LogStream implements EventSink, EngineObserver {
 
   batchCommitted(): void {}
 
-  /** The workflows' lifecycle as events (registered in deps.lifecycleHooks). */
+  /**
+   * The workflows' lifecycle as events (registered in deps.lifecycleHooks). Publishing and unpublishing are
+   * told by the audit log (src/core/audit.ts), which forwards them here with who did it.
+   */
   lifecycleHooks(): LifecycleHooks {
     return {
-      onPublish: (workflow, version) =>
-        this.emit("workflow.published", { workspaceId: workflow.workspaceId, workflowId: workflow.id, workflowName: workflow.name, version: version.number }),
-      onUnpublish: (workflow) => this.emit("workflow.unpublished", { workspaceId: workflow.workspaceId, workflowId: workflow.id, workflowName: workflow.name }),
       onWebhookRotated: (workflow) =>
         this.emit("workflow.webhook_rotated", { workspaceId: workflow.workspaceId, workflowId: workflow.id, workflowName: workflow.name }),
     };

@@ -5,7 +5,7 @@
 import { t } from "elysia";
 import { Uuid } from "../../schema/common";
 import { RestoreBody, ValidateQuery } from "../../schema/workflow-record";
-import { defineTool } from "../tool";
+import { audited, defineTool, workflowTarget } from "../tool";
 
 const strict = { additionalProperties: false } as const;
 const IdArgs = t.Object({ id: Uuid }, strict);
@@ -34,14 +34,17 @@ export const lifecycleTools = [
       "Take a workflow live: its draft passes the gate (else NOT_PUBLISHABLE with the diagnostics) and becomes an immutable version that production runs execute.",
     scope: "workflow:publish",
     input: IdArgs,
-    run: async ({ deps, auth }, args) => ({ data: await deps.workflows.publish(auth, args.id) }),
+    run: async (ctx, args) => {
+      const data = await ctx.deps.workflows.publish(ctx.auth, args.id);
+      return audited(ctx, "workflow.published", workflowTarget, data, { version: data.latestVersionNumber });
+    },
   }),
   defineTool<{ id: string }>({
     name: "unpublish_workflow",
     description: "Pause a live workflow (its triggers stop firing; versions, draft and webhook token are kept). A no-op on a paused workflow.",
     scope: "workflow:publish",
     input: IdArgs,
-    run: async ({ deps, auth }, args) => ({ data: await deps.workflows.unpublish(auth, args.id) }),
+    run: async (ctx, args) => audited(ctx, "workflow.unpublished", workflowTarget, await ctx.deps.workflows.unpublish(ctx.auth, args.id)),
   }),
   defineTool<{ id: string }>({
     name: "list_versions",
@@ -65,6 +68,9 @@ export const lifecycleTools = [
       "Copy a version's snapshot over the draft (production is untouched until you publish). expectedRev, when > 0, must equal the current definitionRev.",
     scope: "workflow:write",
     input: t.Composite([VersionArgs, RestoreBody], strict),
-    run: async ({ deps, auth }, args) => ({ data: await deps.workflows.restore(auth, args.id, args.versionId, args.expectedRev) }),
+    run: async (ctx, args) =>
+      audited(ctx, "workflow.restored", workflowTarget, await ctx.deps.workflows.restore(ctx.auth, args.id, args.versionId, args.expectedRev), {
+        versionId: args.versionId,
+      }),
   }),
 ];

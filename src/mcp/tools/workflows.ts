@@ -14,7 +14,7 @@ import {
   type WorkflowUpdateBodyT,
 } from "../../schema/workflow-record";
 import { pageOfArgs, PageArgs, type PageArgsT } from "../page-args";
-import { defineTool } from "../tool";
+import { audited, defineTool, workflowTarget } from "../tool";
 
 const strict = { additionalProperties: false } as const;
 
@@ -72,7 +72,7 @@ export const workflowTools = [
       "Then call validate_workflow and publish_workflow.",
     scope: "workflow:write",
     input: CreateArgs,
-    run: async ({ deps, auth }, args) => ({ data: await deps.workflows.create(auth, args) }),
+    run: async (ctx, args) => audited(ctx, "workflow.created", workflowTarget, await ctx.deps.workflows.create(ctx.auth, args)),
   }),
   defineTool<WorkflowUpdateBodyT & { id: string }>({
     name: "update_workflow",
@@ -88,7 +88,10 @@ export const workflowTools = [
       "Delete a workflow with its versions (DELETE /api/workflows/{id}). Its runs stay readable in the run history. Irreversible: confirm with the user first.",
     scope: "workflow:write",
     input: t.Object({ id: Uuid }, strict),
-    run: async ({ deps, auth }, args) => ({ data: await deps.workflows.delete(auth, args.id) }),
+    run: async (ctx, args) => {
+      const { name } = await ctx.deps.workflows.get(ctx.auth.workspaceId, args.id);
+      return audited(ctx, "workflow.deleted", (w) => workflowTarget({ id: w.id, name }), await ctx.deps.workflows.delete(ctx.auth, args.id));
+    },
   }),
   defineTool<Record<string, never>>({
     name: "export_workflows",

@@ -10,6 +10,7 @@ import { PostgresEncryptedValues } from "./encrypted-values";
 import { PostgresIdentity } from "./identity";
 import { PostgresKeyCheck } from "./key-check";
 import { PostgresNetworkRanges } from "./network";
+import { PostgresAudit } from "./audit";
 import { PostgresRunClaims } from "./run-claims";
 import { PostgresRunNames } from "./run-names";
 import { PostgresRunRetention } from "./run-retention";
@@ -38,6 +39,7 @@ function repositories(connection: PostgresConnection) {
     idempotency: new PostgresIdempotency(connection),
     keyCheck: new PostgresKeyCheck(connection),
     networkRanges: new PostgresNetworkRanges(connection),
+    audit: new PostgresAudit(connection),
     runClaims: new PostgresRunClaims(connection, runNames),
     runRetention: new PostgresRunRetention(connection, runNames),
     runReads: new PostgresRunReads(connection, runNames),

@@ -11,6 +11,7 @@ import { SqliteEncryptedValues } from "./encrypted-values";
 import { SqliteIdentity } from "./identity";
 import { SqliteKeyCheck } from "./key-check";
 import { SqliteNetworkRanges } from "./network";
+import { SqliteAudit } from "./audit";
 import { SqliteRunClaims } from "./run-claims";
 import { SqliteRunRetention } from "./run-retention";
 import { SqliteRunReads } from "./run-reads";
@@ -29,6 +30,7 @@ function repositories(connection: SqliteConnection) {
     idempotency: new SqliteIdempotency(connection),
     keyCheck: new SqliteKeyCheck(connection),
     networkRanges: new SqliteNetworkRanges(connection),
+    audit: new SqliteAudit(connection),
     runClaims: new SqliteRunClaims(connection),
     runRetention: new SqliteRunRetention(connection),
     runReads: new SqliteRunReads(connection),

@@ -57,6 +57,7 @@ import runDurations from "./024-run-durations";
 import runTagCounts from "./025-run-tag-counts";
 import runSaving from "./026-run-saving";
 import members from "./027-members";
+import auditEvents from "./028-audit-events";
 import type { Migration } from "../../migration";
 
 export const postgresMigrations: Migration[] = [
@@ -87,4 +88,5 @@ export const postgresMigrations: Migration[] = [
   runTagCounts,
   runSaving,
   members,
+  auditEvents,
 ];

@@ -1,0 +1,190 @@
+/**
+ * Settings → Audit log (docs/teams.md, "Audit log"): who did what, when, from where in this workspace, newest
+ * first, filtered by action, actor, target and dates, paged; the same filters export the log as JSON lines.
+ */
+import { useSignal } from "@preact/signals";
+import { useEffect } from "preact/hooks";
+import { api, withQuery } from "../api";
+import { ErrorNote } from "../components/error-note";
+import { when } from "../format";
+
+interface AuditEvent {
+  id: string;
+  time: string;
+  actor: { type: "user" | "token" | "anonymous"; id: string | null; name: string | null };
+  action: string;
+  target: { type: string; id: string | null; name: string | null } | null;
+  details: Record<string, unknown>;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+interface Filters {
+  action: string;
+  actor: string;
+  targetType: string;
+  from: string;
+  to: string;
+}
+
+const NO_FILTERS: Filters = { action: "", actor: "", targetType: "", from: "", to: "" };
+const TARGET_TYPES = ["workflow", "connection", "token", "member", "invitation", "user", "settings", "piece"];
+
+/** The filters that are set, as query parameters (dates as typed: the server reads ISO 8601). */
+const queryOf = (f: Filters) => Object.fromEntries(Object.entries(f).filter(([, v]) => v.trim() !== ""));
+
+function actorText(actor: AuditEvent["actor"]): string {
+  if (actor.type === "token") return `token ${actor.name ?? actor.id ?? "?"}`;
+  if (actor.type === "anonymous") return `${actor.name ?? "someone"} (not signed in)`;
+  return actor.name ?? actor.id ?? "?";
+}
+
+const detailsText = (details: Record<string, unknown>) =>
+  Object.entries(details)
+    .map(([key, value]) => `${key}: ${Array.isArray(value) ? value.join(", ") || "—" : typeof value === "object" ? JSON.stringify(value) : String(value)}`)
+    .join("; ");
+
+export function AuditTab() {
+  const events = useSignal<AuditEvent[]>([]);
+  const pagination = useSignal({ page: 1, limit: 50, total: 0, totalPages: 0 });
+  const page = useSignal(1);
+  const draft = useSignal<Filters>(NO_FILTERS);
+  const filters = useSignal<Filters>(NO_FILTERS);
+  const error = useSignal<unknown>(null);
+  const loading = useSignal(true);
+
+  useEffect(() => {
+    loading.value = true;
+    api
+      .get<AuditEvent[]>("/api/audit", { ...queryOf(filters.value), page: page.value, limit: 50 })
+      .then((res) => {
+        events.value = res.data;
+        if (res.pagination) pagination.value = res.pagination;
+        error.value = null;
+      })
+      .catch((e) => {
+        error.value = e;
+      })
+      .finally(() => {
+        loading.value = false;
+      });
+  }, [page.value, filters.value]);
+
+  const field = (key: keyof Filters, label: string, placeholder: string, date = false) => {
+    const onInput = (e: Event) => {
+      draft.value = { ...draft.value, [key]: (e.target as HTMLInputElement).value };
+    };
+    return date ? (
+      <label class="field inline">
+        <span>{label}</span>
+        <input type="date" value={draft.value[key]} onInput={onInput} />
+      </label>
+    ) : (
+      <label class="field inline">
+        <span>{label}</span>
+        <input type="text" placeholder={placeholder} value={draft.value[key]} onInput={onInput} />
+      </label>
+    );
+  };
+
+  return (
+    <section aria-labelledby="audit-title">
+      <h2 id="audit-title">Audit log</h2>
+      <p class="help">
+        Who did what, when and from where in this workspace: logins, members and invitations, API tokens, workflows, connections (never their secrets), settings
+        and piece packages. Events older than WEFT_AUDIT_RETENTION_DAYS (365 by default) are deleted.
+      </p>
+      <form
+        class="row"
+        aria-label="Filter the audit log"
+        onSubmit={(event) => {
+          event.preventDefault();
+          page.value = 1;
+          filters.value = { ...draft.value };
+        }}
+      >
+        {field("action", "Action", "workflow.published")}
+        {field("actor", "Actor", "e-mail or token name")}
+        <label class="field inline">
+          <span>Target</span>
+          <select
+            value={draft.value.targetType}
+            onChange={(e) => {
+              draft.value = { ...draft.value, targetType: (e.target as HTMLSelectElement).value };
+            }}
+          >
+            <option value="">any</option>
+            {TARGET_TYPES.map((type) => (
+              <option key={type} value={type}>
+                {type}
+              </option>
+            ))}
+          </select>
+        </label>
+        {field("from", "From", "", true)}
+        {field("to", "Until", "", true)}
+        <button type="submit" class="primary">
+          Filter
+        </button>
+        <a href={withQuery("/api/audit/export", queryOf(filters.value))} download>
+          Export (JSON lines)
+        </a>
+      </form>
+      <ErrorNote error={error.value} />
+      {!loading.value && events.value.length === 0 && !error.value && <p class="empty">No event matches.</p>}
+      {events.value.length > 0 && (
+        <table class="table" aria-label="Audit events">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Who</th>
+              <th scope="col">Action</th>
+              <th scope="col">On</th>
+              <th scope="col">Details</th>
+              <th scope="col">From</th>
+            </tr>
+          </thead>
+          <tbody>
+            {events.value.map((e) => (
+              <tr key={e.id}>
+                <td title={e.time}>{when(e.time)}</td>
+                <td>{actorText(e.actor)}</td>
+                <td>
+                  <code>{e.action}</code>
+                </td>
+                <td>{e.target ? `${e.target.type} ${e.target.name ?? e.target.id ?? ""}` : "—"}</td>
+                <td>{detailsText(e.details) || "—"}</td>
+                <td title={e.userAgent ?? undefined}>{e.ip ?? "—"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {pagination.value.totalPages > 1 && (
+        <nav class="pager" aria-label="Pages">
+          <button
+            type="button"
+            disabled={page.value <= 1}
+            onClick={() => {
+              page.value--;
+            }}
+          >
+            Previous
+          </button>
+          <span>
+            Page {pagination.value.page} of {pagination.value.totalPages} ({pagination.value.total} events)
+          </span>
+          <button
+            type="button"
+            disabled={page.value >= pagination.value.totalPages}
+            onClick={() => {
+              page.value++;
+            }}
+          >
+            Next
+          </button>
+        </nav>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,50 @@
+/** The audit log on SQLite (../audit.ts says what each answers). */
+import { type AuditEventRow, type AuditFilter, type AuditRepository, auditWhere } from "../audit";
+import type { SqliteConnection } from "./connection";
+
+const COLUMNS = "id, created_at, workspace_id, actor_type, actor_id, actor_name, action, target_type, target_id, target_name, details, ip, user_agent";
+
+export class SqliteAudit implements AuditRepository {
+  private readonly q;
+
+  constructor(private readonly c: SqliteConnection) {
+    this.q = {
+      insert: c.db.query<null, (string | null)[]>(`INSERT INTO audit_events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      deleteBefore: c.db.query<null, [string]>("DELETE FROM audit_events WHERE created_at < ?"),
+    };
+  }
+
+  insert(r: AuditEventRow) {
+    return this.c.do(
+      () =>
+        void this.q.insert.run(
+          r.id,
+          r.created_at,
+          r.workspace_id,
+          r.actor_type,
+          r.actor_id,
+          r.actor_name,
+          r.action,
+          r.target_type,
+          r.target_id,
+          r.target_name,
+          r.details,
+          r.ip,
+          r.user_agent,
+        ),
+    );
+  }
+  list(filter: AuditFilter, limit: number, offset: number) {
+    const { where, values } = auditWhere(filter);
+    // The filters combine freely, so the statement is prepared per call (bun:sqlite caches recent ones).
+    const sql = `SELECT ${COLUMNS} FROM audit_events WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`;
+    return this.c.do(() => this.c.db.query<AuditEventRow, (string | number)[]>(sql).all(...values, limit, offset));
+  }
+  count(filter: AuditFilter) {
+    const { where, values } = auditWhere(filter);
+    return this.c.do(() => this.c.db.query<{ n: number }, string[]>(`SELECT COUNT(*) AS n FROM audit_events WHERE ${where}`).get(...values)?.n ?? 0);
+  }
+  deleteBefore(before: string) {
+    return this.c.do(() => this.q.deleteBefore.run(before).changes);
+  }
+}
