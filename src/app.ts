@@ -10,6 +10,7 @@ import { editorApi } from "./api/editor";
 import { foldersApi } from "./api/folders";
 import { identityApi } from "./api/identity";
 import { membersApi } from "./api/members";
+import { ssoApi } from "./api/sso";
 import { lifecycleApi } from "./api/lifecycle";
 import { mcpApi } from "./api/mcp";
 import { piecesApi } from "./api/pieces";
@@ -34,6 +35,7 @@ import { secretBox } from "./core/crypto";
 import { Identity } from "./core/identity";
 import { Backups } from "./core/backups";
 import { Members, smtpInvitationMailer } from "./core/members";
+import { SingleSignOn } from "./core/sso";
 import { Fleet } from "./core/fleet";
 import { ClusterPieces } from "./core/cluster-pieces";
 import { Metrics } from "./core/metrics";
@@ -135,6 +137,7 @@ export function createApp(options: CreateAppOptions) {
     mailer: config.smtpUrl ? smtpInvitationMailer(config.smtpUrl, config.smtpFrom) : undefined,
     onMailError: (error) => log.warn("an invitation e-mail could not be sent; its link was shown to the inviter", { error: error.message }),
   });
+  deps.sso = new SingleSignOn({ storage, identity, secrets, publicUrl: config.publicUrl, fromEnvironment: config.oidcProviders, events: logStream });
   deps.connections = new Connections({
     storage,
     box: secrets,
@@ -398,6 +401,7 @@ export function createApp(options: CreateAppOptions) {
     .use(apiDocsApi(deps))
     .use(identityApi(deps))
     .use(membersApi(deps))
+    .use(ssoApi(deps))
     .use(settingsApi(deps))
     .use(fleetApi(deps))
     .use(backupsApi(deps))

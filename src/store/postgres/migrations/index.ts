@@ -57,6 +57,7 @@ import runDurations from "./024-run-durations";
 import runTagCounts from "./025-run-tag-counts";
 import runSaving from "./026-run-saving";
 import members from "./027-members";
+import sso from "./029-sso";
 import type { Migration } from "../../migration";
 
 export const postgresMigrations: Migration[] = [
@@ -87,4 +88,5 @@ export const postgresMigrations: Migration[] = [
   runTagCounts,
   runSaving,
   members,
+  sso,
 ];

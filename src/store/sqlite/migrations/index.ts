@@ -29,6 +29,7 @@ import runDurations from "./024-run-durations";
 import runTagCounts from "./025-run-tag-counts";
 import runSaving from "./026-run-saving";
 import members from "./027-members";
+import sso from "./029-sso";
 import type { Migration } from "../../migration";
 
 export const migrations: Migration[] = [
@@ -59,4 +60,5 @@ export const migrations: Migration[] = [
   runTagCounts,
   runSaving,
   members,
+  sso,
 ].sort((a, b) => a.version - b.version);
