@@ -203,3 +203,30 @@ describe("single sign-on with a real OpenID provider", () => {
     expect(owner.status).toBe(400);
   });
 });
+
+describe("WEFT_OIDC_PROVIDERS (headless installs)", () => {
+  test("its providers are written at start, matched by name, their secrets encrypted", async () => {
+    const providers = [
+      {
+        name: "Headless IdP",
+        issuer: "https://idp.example.com/realms/weft",
+        clientId: "weft",
+        clientSecret: "a-secret-from-the-environment",
+        roleClaim: "groups",
+        roleMapping: [{ value: "ops", role: "operator" }],
+      },
+    ];
+    const headless = await testApp({ WEFT_OIDC_PROVIDERS: JSON.stringify(providers) });
+    const listed = await headless.req("GET", "/api/auth/sso", { token: null });
+    expect(listed.body.data.map((p: any) => p.name)).toEqual(["Headless IdP"]);
+    const full = await headless.req("GET", "/api/sso/providers");
+    expect(full.body.data[0]).toMatchObject({
+      issuer: "https://idp.example.com/realms/weft",
+      hasClientSecret: true,
+      roleMapping: [{ value: "ops", role: "operator" }],
+    });
+    expect(full.text).not.toContain("a-secret-from-the-environment");
+    const row = await headless.deps.storage.identity.ssoProvider(full.body.data[0].id);
+    expect(headless.deps.secrets.decrypt(row!.client_secret!)).toBe("a-secret-from-the-environment");
+  });
+});

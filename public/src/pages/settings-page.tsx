@@ -16,6 +16,7 @@ import { me, switchWorkspace } from "../session";
 import { IntegrationsTab } from "./settings-integrations";
 import { MembersTab } from "./settings-members";
 import { NetworkTab } from "./settings-network";
+import { SsoTab } from "./settings-sso";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, PieceDetail } from "../types";
 
@@ -452,6 +453,7 @@ const TABS = [
   { id: "members", label: "Members", view: MembersTab },
   { id: "workspaces", label: "Workspaces", view: WorkspacesTab },
   { id: "network", label: "Network", view: NetworkTab },
+  { id: "sso", label: "Single sign-on", view: SsoTab },
 ];
 
 export function SettingsPage({ tab }: { tab: string }) {
