@@ -89,10 +89,19 @@ export class SingleSignOn {
       const existing = await this.storage.identity.ssoProviders(orgId);
       for (const input of wanted) {
         const found = existing.find((row) => row.name === input.name);
-        if (found) await this.write(found, input);
-        else await this.create(orgId, { workspaceId, ...input });
+        try {
+          if (found) await this.write(found, input);
+          else await this.create(orgId, { workspaceId, ...input });
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          throw new AppError(error.code, `WEFT_OIDC_PROVIDERS, provider "${input.name}": ${error.message}`, error.details);
+        }
       }
-    })();
+    })().catch((error) => {
+      // Tried again at the next call (a database hiccup at start must not leave SSO off until a restart).
+      this.synced = undefined;
+      throw error;
+    });
     return this.synced;
   }
 
