@@ -1,7 +1,8 @@
 /**
  * Single sign-on in a real browser (Debian's chromium, headless, driven by playwright-core) against a real server
  * and a real OpenID provider (the certified oidc-provider on loopback, test/support/oidc-provider.ts; its
- * development login page takes any account id): the login page offers "Sign in with Test IdP"; Alice signs in at
+ * development login page takes any account id): the owner sees, adds and removes providers in Settings → Single
+ * sign-on; the login page offers "Sign in with Test IdP"; Alice signs in at
  * the provider's page and her first sign-in creates her account as admin (her group); logging out ends the session
  * here and, through RP-initiated logout, at the provider; Bob, in another group, signs in as editor
  * (docs/teams.md, "Single sign-on"). A failing step leaves a screenshot in test/artifacts/.
@@ -79,8 +80,26 @@ async function signInAtProvider(account: string) {
 }
 
 describe("single sign-on, end to end", () => {
-  flowStep("the login page offers the provider", async () => {
+  flowStep("the owner sees the provider in Settings → Single sign-on, adds one and removes it", async () => {
     await createOwnerAccount(page, server.url);
+    await page.goto(`${server.url}/#/settings/sso`);
+    const table = page.getByRole("table", { name: "Single sign-on providers" });
+    await table.getByText(idp.issuer).waitFor();
+    await table.getByText(`${server.url}/api/auth/sso/`).waitFor();
+    const form = page.getByRole("form", { name: "Add provider" });
+    await form.getByLabel(/^Name/).fill("Second IdP");
+    await form.getByLabel("Issuer URL").fill("https://idp.example.com");
+    await form.getByLabel("Client ID").fill("weft");
+    await form.getByLabel(/^Role mapping/).fill("ops = operator");
+    await form.getByRole("button", { name: "Add provider" }).click();
+    await table.getByText("ops → operator").waitFor();
+    await page.getByRole("button", { name: "Remove Second IdP" }).click();
+    await table.getByText("Second IdP").waitFor({ state: "detached" });
+  });
+
+  flowStep("the login page offers the provider", async () => {
+    await page.goto(`${server.url}/`);
+    await page.getByRole("heading", { name: "Workflows" }).waitFor();
     await page.getByRole("button", { name: "Log out" }).click();
     await page.getByRole("heading", { name: "Log in to Weft" }).waitFor();
     await page.getByRole("link", { name: "Sign in with Test IdP" }).waitFor();
