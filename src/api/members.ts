@@ -19,7 +19,7 @@ import { rolesView } from "../core/members";
 
 const tags = ["Members"];
 
-export const membersApi = ({ members, security, config }: AppDeps) => {
+export const membersApi = ({ members, sso, security, config }: AppDeps) => {
   const secure = config.publicUrl.startsWith("https:");
   return new Elysia({ name: "api-members" })
     .use(security)
@@ -106,6 +106,8 @@ export const membersApi = ({ members, security, config }: AppDeps) => {
     .post(
       "/api/invitations/accept",
       async ({ body, set }) => {
+        // Accepting with a password is a password login: refused under "SSO only" like one (docs/teams.md).
+        await sso.assertPasswordAllowed((await members.inspect(body.token)).email);
         const session = await members.accept(body);
         set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secure);
         set.status = 201;

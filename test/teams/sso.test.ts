@@ -191,6 +191,12 @@ describe("single sign-on with a real OpenID provider", () => {
     expect(member.body.error.message).toContain("sign in with Test IdP");
     const ownerLogin = await t.req("POST", "/api/auth/login", { token: null, body: { email: owner.email, password: "owner password" } });
     expect(ownerLogin.status).toBe(200);
+    // Accepting an invitation with a password is a password login too.
+    const invitation = await t.req("POST", "/api/invitations", { body: { email: "dave@example.com", role: "editor" } });
+    expect(invitation.status).toBe(201);
+    const accepted = await t.req("POST", "/api/invitations/accept", { token: null, body: { token: invitation.body.data.token, password: "dave's password" } });
+    expect(accepted.status).toBe(403);
+    expect(accepted.body.error.message).toContain("sign in with Test IdP");
     // Sign-in through the provider still works.
     expect((await callback((await signIn("bob")).callback)).status).toBe(200);
   });
