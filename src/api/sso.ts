@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
 import { sessionCookieHeader } from "./identity";
+import { AppError } from "../http/errors";
 import { Data, IdParams, List } from "../schema/common";
 import { SsoProvider, SsoProviderBody, SsoProviderPublic } from "../schema/sso";
 
@@ -32,7 +33,16 @@ export const ssoApi = ({ sso, security, config }: AppDeps) => {
     .get(
       "/api/auth/sso/:id/callback",
       async ({ params, request, set }) => {
-        const session = await sso.callback(params.id, new URL(request.url).searchParams);
+        let session: Awaited<ReturnType<typeof sso.callback>>;
+        try {
+          session = await sso.callback(params.id, new URL(request.url).searchParams);
+        } catch (error) {
+          // A browser is sent back to the login page, which shows why; an API client gets the envelope.
+          if (!(error instanceof AppError) || !request.headers.get("accept")?.includes("text/html")) throw error;
+          set.status = 303;
+          set.headers.location = `/?ssoError=${encodeURIComponent(error.message)}`;
+          return "";
+        }
         set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secure);
         set.headers["content-type"] = "text/html; charset=utf-8";
         set.headers["cache-control"] = "no-store";

@@ -4,7 +4,8 @@
  * development login page takes any account id): the owner sees, adds and removes providers in Settings → Single
  * sign-on; the login page offers "Sign in with Test IdP"; Alice signs in at
  * the provider's page and her first sign-in creates her account as admin (her group); logging out ends the session
- * here and, through RP-initiated logout, at the provider; Bob, in another group, signs in as editor
+ * here and, through RP-initiated logout, at the provider; a forged callback comes back to the login page saying
+ * why; Bob, in another group, signs in as editor
  * (docs/teams.md, "Single sign-on"). A failing step leaves a screenshot in test/artifacts/.
  */
 import { afterAll, beforeAll, describe, expect } from "bun:test";
@@ -116,6 +117,15 @@ describe("single sign-on, end to end", () => {
     await page.getByRole("button", { name: "Yes, sign me out" }).click();
     await page.getByRole("heading", { name: "Log in to Weft" }).waitFor();
     expect(page.url()).toStartWith(server.url);
+    expect((await whoAmI()).status).toBe(401);
+  });
+
+  flowStep("a refused sign-in (a tampered state) comes back to the login page saying why", async () => {
+    const { data } = await (await server.fetch("/api/auth/sso", { token: null })).json();
+    await page.goto(`${server.url}${data[0].startPath.replace("/start", "/callback")}?code=forged&state=forged`);
+    await page.getByRole("heading", { name: "Log in to Weft" }).waitFor();
+    await page.getByRole("alert").getByText("unknown, expired or already used").waitFor();
+    expect(page.url()).not.toContain("ssoError");
     expect((await whoAmI()).status).toBe(401);
   });
 

@@ -9,7 +9,14 @@ export function AuthPage({ mode }: { mode: "setup" | "login" }) {
   const email = useSignal("");
   const name = useSignal("");
   const password = useSignal("");
+  // A refused single sign-on comes back as ?ssoError=<why> (src/api/sso.ts); shown once, then dropped from the address.
   const error = useSignal<unknown>(null);
+  useEffect(() => {
+    const why = new URLSearchParams(window.location.search).get("ssoError");
+    if (!why) return;
+    error.value = new Error(why);
+    window.history.replaceState(null, "", window.location.pathname + window.location.hash);
+  }, []);
   const busy = useSignal(false);
   // Single sign-on providers (docs/teams.md): each is a link that starts its sign-in.
   const providers = useSignal<Array<{ id: string; name: string; startPath: string }>>([]);
