@@ -12,6 +12,7 @@ import { identityApi } from "./api/identity";
 import { membersApi } from "./api/members";
 import { auditApi } from "./api/audit";
 import { Audit } from "./core/audit";
+import { ssoApi } from "./api/sso";
 import { lifecycleApi } from "./api/lifecycle";
 import { mcpApi } from "./api/mcp";
 import { piecesApi } from "./api/pieces";
@@ -36,6 +37,7 @@ import { secretBox } from "./core/crypto";
 import { Identity } from "./core/identity";
 import { Backups } from "./core/backups";
 import { Members, smtpInvitationMailer } from "./core/members";
+import { SingleSignOn } from "./core/sso";
 import { Fleet } from "./core/fleet";
 import { ClusterPieces } from "./core/cluster-pieces";
 import { Metrics } from "./core/metrics";
@@ -140,6 +142,7 @@ export function createApp(options: CreateAppOptions) {
     mailer: config.smtpUrl ? smtpInvitationMailer(config.smtpUrl, config.smtpFrom) : undefined,
     onMailError: (error) => log.warn("an invitation e-mail could not be sent; its link was shown to the inviter", { error: error.message }),
   });
+  deps.sso = new SingleSignOn({ storage, identity, secrets, publicUrl: config.publicUrl, fromEnvironment: config.oidcProviders, events: logStream });
   deps.connections = new Connections({
     storage,
     box: secrets,
@@ -404,6 +407,7 @@ export function createApp(options: CreateAppOptions) {
     .use(identityApi(deps))
     .use(membersApi(deps))
     .use(auditApi(deps))
+    .use(ssoApi(deps))
     .use(settingsApi(deps))
     .use(fleetApi(deps))
     .use(backupsApi(deps))

@@ -75,6 +75,11 @@ export interface Config {
   readerThreads: number;
   oauthAppsFile: string | undefined;
   /**
+   * WEFT_OIDC_PROVIDERS: single sign-on providers for headless installs (docs/teams.md, "Single sign-on"), a JSON
+   * array of { name, issuer, clientId, clientSecret?, scopes?, roleClaim?, roleMapping?, defaultRole?, ssoOnly? }.
+   */
+  oidcProviders: OidcProviderSetting[];
+  /**
    * Backups the server writes itself (docs/operations.md, "Scheduled backups"): WEFT_BACKUP_SCHEDULE (a cron
    * pattern; unset, none), the newest WEFT_BACKUP_KEEP kept, in WEFT_BACKUP_DIR (default <data dir>/backups).
    */
@@ -159,6 +164,38 @@ export interface SandboxConfig {
 }
 
 export class ConfigError extends Error {}
+
+export interface OidcProviderSetting {
+  name: string;
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  scopes?: string;
+  roleClaim?: string;
+  roleMapping?: { value: string; role: "admin" | "editor" | "operator" | "viewer"; workspaceId?: string }[];
+  defaultRole?: string;
+  ssoOnly?: boolean;
+}
+
+function oidcProviders(env: Env): OidcProviderSetting[] {
+  const raw = env.WEFT_OIDC_PROVIDERS;
+  if (raw === undefined || raw.trim() === "") return [];
+  const example = 'e.g. [{"name":"Authelia","issuer":"https://auth.example.com","clientId":"weft","clientSecret":"…"}]';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (error) {
+    throw new ConfigError(`WEFT_OIDC_PROVIDERS is not JSON (${(error as Error).message}); use ${example}`);
+  }
+  if (!Array.isArray(parsed)) throw new ConfigError(`WEFT_OIDC_PROVIDERS is not a JSON array; use ${example}`);
+  return parsed.map((entry, i) => {
+    for (const key of ["name", "issuer", "clientId"]) {
+      if (typeof entry?.[key] !== "string" || entry[key] === "")
+        throw new ConfigError(`WEFT_OIDC_PROVIDERS[${i}] lacks "${key}" (a string); each entry needs name, issuer and clientId: ${example}`);
+    }
+    return entry as OidcProviderSetting;
+  });
+}
 
 type Env = Record<string, string | undefined>;
 
@@ -418,6 +455,7 @@ export function loadConfig(env: Env = process.env): Config {
     readerThreads: integer(env, "WEFT_READER_THREADS", 2, 0, 64),
     databasePool: integer(env, "WEFT_DATABASE_POOL", 8, 1, 1_000),
     oauthAppsFile: env.WEFT_OAUTH_APPS || undefined,
+    oidcProviders: oidcProviders(env),
     backups: {
       schedule: backupSchedule(env),
       keep: integer(env, "WEFT_BACKUP_KEEP", 7, 1, 10_000),

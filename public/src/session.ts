@@ -50,14 +50,17 @@ export async function acceptInvitation(input: { token: string; password: string;
   await loadSession();
 }
 
+/** Ends the session; one that came from a single sign-on provider is ended there too (RP-initiated logout, docs/teams.md). */
 export async function logout() {
+  let logoutUrl: string | null = null;
   try {
-    await api.post("/api/auth/logout");
+    logoutUrl = (await api.post<{ logoutUrl?: string | null }>("/api/auth/logout")).data.logoutUrl ?? null;
   } finally {
     setCsrfToken(undefined);
     me.value = null;
     authState.value = "login";
   }
+  if (logoutUrl) window.location.assign(logoutUrl);
 }
 
 export async function switchWorkspace(workspaceId: string) {

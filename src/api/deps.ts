@@ -11,6 +11,7 @@ import type { Connections } from "../core/connections";
 import type { SecretBox } from "../core/crypto";
 import type { Identity } from "../core/identity";
 import type { Members } from "../core/members";
+import type { SingleSignOn } from "../core/sso";
 import type { Metrics } from "../core/metrics";
 import type { Backups } from "../core/backups";
 import type { Tracing } from "../core/tracing";
@@ -49,6 +50,8 @@ export interface AppDeps {
   identity: Identity;
   /** Members and invitations of a workspace (docs/teams.md). */
   members: Members;
+  /** Single sign-on with OpenID Connect (docs/teams.md): providers, sign-ins, "SSO only", RP-initiated logout. */
+  sso: SingleSignOn;
   security: Security;
   contract: { document(): unknown };
   /** The piece registry: every piece the workers load (built-ins + WEFT_PIECES_DIR). */

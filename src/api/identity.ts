@@ -13,7 +13,7 @@ export function sessionCookieHeader(value: string, expiresAt: string, secure: bo
   return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Expires=${new Date(expiresAt).toUTCString()}${secure ? "; Secure" : ""}`;
 }
 
-export const identityApi = ({ identity, security, config, audit }: AppDeps) => {
+export const identityApi = ({ identity, sso, security, config, audit }: AppDeps) => {
   const secure = config.publicUrl.startsWith("https:");
   return new Elysia({ name: "api-identity" })
     .use(security)
@@ -39,6 +39,7 @@ export const identityApi = ({ identity, security, config, audit }: AppDeps) => {
     .post(
       "/api/auth/login",
       async ({ body, set, request, server }) => {
+        await sso.assertPasswordAllowed(body.email);
         const ip = addressOf(request, server);
         const session = await identity.login(body.email, body.password).catch(async (error) => {
           if (error instanceof AppError && error.code === "UNAUTHORIZED") await audit.login(body.email, ip, userAgentOf(request));
@@ -58,11 +59,17 @@ export const identityApi = ({ identity, security, config, audit }: AppDeps) => {
       "/api/auth/logout",
       async ({ request, set }) => {
         const cookie = /(?:^|;\s*)weft_session=([^;]+)/.exec(request.headers.get("cookie") ?? "")?.[1];
+        // A session from a provider also ends there when the provider offers it (RP-initiated logout): the UI goes to logoutUrl.
+        const logoutUrl = cookie ? await sso.endSession(decodeURIComponent(cookie)) : null;
         if (cookie) await identity.logout(decodeURIComponent(cookie));
         set.headers["set-cookie"] = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
-        return { data: { loggedOut: true } };
+        return { data: { loggedOut: true, logoutUrl } };
       },
-      { permission: "authenticated", detail: { tags, summary: "End the browser session" } },
+      {
+        permission: "authenticated",
+        response: Data(t.Object({ loggedOut: t.Boolean(), logoutUrl: t.Union([t.String(), t.Null()]) })),
+        detail: { tags, summary: "End the browser session; logoutUrl: where to end it at the single sign-on provider too (or null)" },
+      },
     )
     .get("/api/auth/me", async ({ auth }) => ({ data: await identity.me(auth) }), {
       permission: "authenticated",

@@ -20,7 +20,7 @@ import { addressOf, auditOf, userAgentOf } from "./audit";
 
 const tags = ["Members"];
 
-export const membersApi = ({ members, security, config, audit }: AppDeps) => {
+export const membersApi = ({ members, sso, security, config, audit }: AppDeps) => {
   const secure = config.publicUrl.startsWith("https:");
   return new Elysia({ name: "api-members" })
     .use(security)
@@ -167,6 +167,8 @@ export const membersApi = ({ members, security, config, audit }: AppDeps) => {
     .post(
       "/api/invitations/accept",
       async ({ body, set, request, server }) => {
+        // Accepting with a password is a password login: refused under "SSO only" like one (docs/teams.md).
+        await sso.assertPasswordAllowed((await members.inspect(body.token)).email);
         const session = await members.accept(body);
         const who = { type: "user" as const, id: session.user.id, name: session.user.email };
         await audit.record(

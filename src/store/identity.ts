@@ -74,6 +74,47 @@ export interface InvitationRow {
   revoked_at: string | null;
 }
 
+/** An org's OpenID provider (docs/teams.md, "Single sign-on"); `client_secret` is a SecretBox blob. */
+export interface SsoProviderRow {
+  id: string;
+  org_id: string;
+  /** Where a first sign-in becomes a member with `default_role`. */
+  workspace_id: string;
+  name: string;
+  issuer: string;
+  client_id: string;
+  client_secret: string | null;
+  /** Space-separated. */
+  scopes: string;
+  role_claim: string | null;
+  /** JSON: [{ value, role, workspaceId? }]. */
+  role_mapping: string;
+  default_role: string;
+  sso_only: boolean;
+  created_at: string;
+  updated_at: string;
+}
+export interface SsoLinkRow {
+  issuer: string;
+  subject: string;
+  user_id: string;
+  provider_id: string;
+  created_at: string;
+}
+export interface SsoPendingRow {
+  state_hash: string;
+  provider_id: string;
+  nonce: string;
+  code_verifier: string;
+  expires_at: string;
+}
+export interface SsoSessionRow {
+  session_hash: string;
+  provider_id: string;
+  id_token: string;
+  created_at: string;
+}
+
 export interface IdentityRepository {
   insertOrg(row: OrgRow): Promise<void>;
   /** The org made first (a single-org installation's only one). */
@@ -122,4 +163,19 @@ export interface IdentityRepository {
   /** Marks it accepted unless it already was, or was revoked; true when this call did (single use under races). */
   acceptInvitation(id: string, at: string, userId: string): Promise<boolean>;
   revokeInvitation(id: string, at: string): Promise<void>;
+  insertSsoProvider(row: SsoProviderRow): Promise<void>;
+  /** Every column but id, org_id and created_at. */
+  updateSsoProvider(row: SsoProviderRow): Promise<void>;
+  deleteSsoProvider(id: string, orgId: string): Promise<void>;
+  ssoProvider(id: string): Promise<SsoProviderRow | null>;
+  /** Every org's providers, oldest first (`orgId` null) or one org's. */
+  ssoProviders(orgId: string | null): Promise<SsoProviderRow[]>;
+  ssoLink(issuer: string, subject: string): Promise<SsoLinkRow | null>;
+  insertSsoLink(row: SsoLinkRow): Promise<void>;
+  insertSsoPending(row: SsoPendingRow): Promise<void>;
+  /** Deletes and answers the pending sign-in of that state unless expired at `now` (single use); drops expired ones. */
+  takeSsoPending(stateHash: string, now: string): Promise<SsoPendingRow | null>;
+  insertSsoSession(row: SsoSessionRow): Promise<void>;
+  /** Deletes and answers it. */
+  takeSsoSession(sessionHash: string): Promise<SsoSessionRow | null>;
 }

@@ -1,5 +1,7 @@
 /** First start (create the owner account) and login. */
 import { useSignal } from "@preact/signals";
+import { useEffect } from "preact/hooks";
+import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { login, setupOwner } from "../session";
 
@@ -7,8 +9,26 @@ export function AuthPage({ mode }: { mode: "setup" | "login" }) {
   const email = useSignal("");
   const name = useSignal("");
   const password = useSignal("");
+  // A refused single sign-on comes back as ?ssoError=<why> (src/api/sso.ts); shown once, then dropped from the address.
   const error = useSignal<unknown>(null);
+  useEffect(() => {
+    const why = new URLSearchParams(window.location.search).get("ssoError");
+    if (!why) return;
+    error.value = new Error(why);
+    window.history.replaceState(null, "", window.location.pathname + window.location.hash);
+  }, []);
   const busy = useSignal(false);
+  // Single sign-on providers (docs/teams.md): each is a link that starts its sign-in.
+  const providers = useSignal<Array<{ id: string; name: string; startPath: string }>>([]);
+  useEffect(() => {
+    if (mode !== "login") return;
+    api
+      .get<Array<{ id: string; name: string; startPath: string }>>("/api/auth/sso")
+      .then((res) => {
+        providers.value = res.data;
+      })
+      .catch(() => undefined);
+  }, [mode]);
   const submit = async (event: Event) => {
     event.preventDefault();
     error.value = null;
@@ -33,6 +53,16 @@ export function AuthPage({ mode }: { mode: "setup" | "login" }) {
     <main class="auth">
       <form class="card stack" onSubmit={submit} aria-labelledby="auth-title">
         <h1 id="auth-title">{mode === "setup" ? "Welcome to Weft" : "Log in to Weft"}</h1>
+        {mode === "login" && providers.value.length > 0 && (
+          <div class="stack" role="group" aria-label="Single sign-on">
+            {providers.value.map((p) => (
+              <a key={p.id} class="button primary" href={p.startPath}>
+                Sign in with {p.name}
+              </a>
+            ))}
+            <p class="help">or with your e-mail and password:</p>
+          </div>
+        )}
         {mode === "setup" && <p>Create the owner account of this installation. You can add API tokens and workspaces afterwards.</p>}
         <label class="field">
           <span>Email</span>

@@ -17,6 +17,7 @@ import { IntegrationsTab } from "./settings-integrations";
 import { MembersTab } from "./settings-members";
 import { AuditTab } from "./settings-audit";
 import { NetworkTab } from "./settings-network";
+import { SsoTab } from "./settings-sso";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, PieceDetail } from "../types";
 
@@ -454,6 +455,7 @@ const TABS = [
   { id: "workspaces", label: "Workspaces", view: WorkspacesTab },
   { id: "network", label: "Network", view: NetworkTab },
   { id: "audit", label: "Audit log", view: AuditTab },
+  { id: "sso", label: "Single sign-on", view: SsoTab },
 ];
 
 export function SettingsPage({ tab }: { tab: string }) {

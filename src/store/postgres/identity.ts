@@ -1,5 +1,19 @@
 /** Orgs, workspaces, users, members, invitations, sessions and API tokens on PostgreSQL (../identity.ts says what each answers). */
-import type { IdentityRepository, InvitationRow, MemberRow, MemberWithUserRow, OrgRow, SessionRow, TokenRow, UserRow, WorkspaceRow } from "../identity";
+import type {
+  IdentityRepository,
+  InvitationRow,
+  MemberRow,
+  MemberWithUserRow,
+  OrgRow,
+  SessionRow,
+  SsoLinkRow,
+  SsoPendingRow,
+  SsoProviderRow,
+  SsoSessionRow,
+  TokenRow,
+  UserRow,
+  WorkspaceRow,
+} from "../identity";
 import type { PostgresConnection } from "./connection";
 
 export class PostgresIdentity implements IdentityRepository {
@@ -145,4 +159,98 @@ export class PostgresIdentity implements IdentityRepository {
   async revokeInvitation(id: string, at: string) {
     await this.c.run("UPDATE invitations SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL", [at, id]);
   }
+  async insertSsoProvider(row: SsoProviderRow) {
+    await this.c.run(
+      `INSERT INTO sso_providers (id, org_id, workspace_id, name, issuer, client_id, client_secret, scopes, role_claim, role_mapping, default_role, sso_only, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+      [
+        row.id,
+        row.org_id,
+        row.workspace_id,
+        row.name,
+        row.issuer,
+        row.client_id,
+        row.client_secret,
+        row.scopes,
+        row.role_claim,
+        row.role_mapping,
+        row.default_role,
+        row.sso_only ? 1 : 0,
+        row.created_at,
+        row.updated_at,
+      ],
+    );
+  }
+  async updateSsoProvider(row: SsoProviderRow) {
+    await this.c.run(
+      `UPDATE sso_providers SET workspace_id = $2, name = $3, issuer = $4, client_id = $5, client_secret = $6, scopes = $7, role_claim = $8,
+       role_mapping = $9, default_role = $10, sso_only = $11, updated_at = $12 WHERE id = $1`,
+      [
+        row.id,
+        row.workspace_id,
+        row.name,
+        row.issuer,
+        row.client_id,
+        row.client_secret,
+        row.scopes,
+        row.role_claim,
+        row.role_mapping,
+        row.default_role,
+        row.sso_only ? 1 : 0,
+        row.updated_at,
+      ],
+    );
+  }
+  async deleteSsoProvider(id: string, orgId: string) {
+    await this.c.run("DELETE FROM sso_providers WHERE id = $1 AND org_id = $2", [id, orgId]);
+  }
+  async ssoProvider(id: string) {
+    return ssoRow(await this.c.get<SsoProviderRow>("SELECT * FROM sso_providers WHERE id = $1", [id]));
+  }
+  async ssoProviders(orgId: string | null) {
+    const rows = orgId
+      ? await this.c.all<SsoProviderRow>("SELECT * FROM sso_providers WHERE org_id = $1 ORDER BY created_at, name", [orgId])
+      : await this.c.all<SsoProviderRow>("SELECT * FROM sso_providers ORDER BY created_at, name");
+    return rows.map((row) => ssoRow(row)!);
+  }
+  ssoLink(issuer: string, subject: string) {
+    return this.c.get<SsoLinkRow>("SELECT * FROM sso_links WHERE issuer = $1 AND subject = $2", [issuer, subject]);
+  }
+  async insertSsoLink(row: SsoLinkRow) {
+    await this.c.run("INSERT INTO sso_links (issuer, subject, user_id, provider_id, created_at) VALUES ($1, $2, $3, $4, $5)", [
+      row.issuer,
+      row.subject,
+      row.user_id,
+      row.provider_id,
+      row.created_at,
+    ]);
+  }
+  async insertSsoPending(row: SsoPendingRow) {
+    await this.c.run("INSERT INTO sso_pending (state_hash, provider_id, nonce, code_verifier, expires_at) VALUES ($1, $2, $3, $4, $5)", [
+      row.state_hash,
+      row.provider_id,
+      row.nonce,
+      row.code_verifier,
+      row.expires_at,
+    ]);
+  }
+  async takeSsoPending(stateHash: string, now: string) {
+    const row = await this.c.get<SsoPendingRow>("DELETE FROM sso_pending WHERE state_hash = $1 RETURNING *", [stateHash]);
+    await this.c.run("DELETE FROM sso_pending WHERE expires_at <= $1", [now]);
+    return row && row.expires_at > now ? row : null;
+  }
+  async insertSsoSession(row: SsoSessionRow) {
+    await this.c.run("INSERT INTO sso_sessions (session_hash, provider_id, id_token, created_at) VALUES ($1, $2, $3, $4)", [
+      row.session_hash,
+      row.provider_id,
+      row.id_token,
+      row.created_at,
+    ]);
+  }
+  takeSsoSession(sessionHash: string) {
+    return this.c.get<SsoSessionRow>("DELETE FROM sso_sessions WHERE session_hash = $1 RETURNING *", [sessionHash]);
+  }
 }
+
+/** `sso_only` is stored 0 or 1, as on SQLite (the two schemas keep the same column types). */
+const ssoRow = (row: SsoProviderRow | null) => (row ? { ...row, sso_only: Boolean(row.sso_only) } : null);

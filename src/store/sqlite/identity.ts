@@ -1,6 +1,20 @@
 /** Orgs, workspaces, users, members, invitations, sessions and API tokens on SQLite (../identity.ts says what each answers). */
 import { countOf } from "./db";
-import type { IdentityRepository, InvitationRow, MemberRow, MemberWithUserRow, OrgRow, SessionRow, TokenRow, UserRow, WorkspaceRow } from "../identity";
+import type {
+  IdentityRepository,
+  InvitationRow,
+  MemberRow,
+  MemberWithUserRow,
+  OrgRow,
+  SessionRow,
+  SsoLinkRow,
+  SsoPendingRow,
+  SsoProviderRow,
+  SsoSessionRow,
+  TokenRow,
+  UserRow,
+  WorkspaceRow,
+} from "../identity";
 import type { SqliteConnection } from "./connection";
 
 export class SqliteIdentity implements IdentityRepository {
@@ -62,6 +76,32 @@ export class SqliteIdentity implements IdentityRepository {
         "UPDATE invitations SET accepted_at = ?, accepted_by = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL",
       ),
       revokeInvitation: db.query<null, [string, string]>("UPDATE invitations SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"),
+      insertSsoProvider: db.query<null, Record<string, string | number | null>>(
+        `INSERT INTO sso_providers (id, org_id, workspace_id, name, issuer, client_id, client_secret, scopes, role_claim, role_mapping, default_role, sso_only, created_at, updated_at)
+         VALUES ($id, $org_id, $workspace_id, $name, $issuer, $client_id, $client_secret, $scopes, $role_claim, $role_mapping, $default_role, $sso_only, $created_at, $updated_at)`,
+      ),
+      updateSsoProvider: db.query<null, Record<string, string | number | null>>(
+        `UPDATE sso_providers SET workspace_id = $workspace_id, name = $name, issuer = $issuer, client_id = $client_id, client_secret = $client_secret,
+         scopes = $scopes, role_claim = $role_claim, role_mapping = $role_mapping, default_role = $default_role, sso_only = $sso_only, updated_at = $updated_at
+         WHERE id = $id`,
+      ),
+      deleteSsoProvider: db.query<null, [string, string]>("DELETE FROM sso_providers WHERE id = ? AND org_id = ?"),
+      ssoProvider: db.query<SsoProviderRow, [string]>("SELECT * FROM sso_providers WHERE id = ?"),
+      ssoProvidersOfOrg: db.query<SsoProviderRow, [string]>("SELECT * FROM sso_providers WHERE org_id = ? ORDER BY created_at, name"),
+      ssoProviders: db.query<SsoProviderRow, []>("SELECT * FROM sso_providers ORDER BY created_at, name"),
+      ssoLink: db.query<SsoLinkRow, [string, string]>("SELECT * FROM sso_links WHERE issuer = ? AND subject = ?"),
+      insertSsoLink: db.query<null, [string, string, string, string, string]>(
+        "INSERT INTO sso_links (issuer, subject, user_id, provider_id, created_at) VALUES (?, ?, ?, ?, ?)",
+      ),
+      insertSsoPending: db.query<null, [string, string, string, string, string]>(
+        "INSERT INTO sso_pending (state_hash, provider_id, nonce, code_verifier, expires_at) VALUES (?, ?, ?, ?, ?)",
+      ),
+      takeSsoPending: db.query<SsoPendingRow, [string]>("DELETE FROM sso_pending WHERE state_hash = ? RETURNING *"),
+      dropExpiredSsoPending: db.query<null, [string]>("DELETE FROM sso_pending WHERE expires_at <= ?"),
+      insertSsoSession: db.query<null, [string, string, string, string]>(
+        "INSERT INTO sso_sessions (session_hash, provider_id, id_token, created_at) VALUES (?, ?, ?, ?)",
+      ),
+      takeSsoSession: db.query<SsoSessionRow, [string]>("DELETE FROM sso_sessions WHERE session_hash = ? RETURNING *"),
     };
   }
 
@@ -187,4 +227,49 @@ export class SqliteIdentity implements IdentityRepository {
   revokeInvitation(id: string, at: string) {
     return this.c.do(() => void this.q.revokeInvitation.run(at, id));
   }
+  insertSsoProvider(row: SsoProviderRow) {
+    return this.c.do(() => void this.q.insertSsoProvider.run(ssoParams(row)));
+  }
+  updateSsoProvider(row: SsoProviderRow) {
+    return this.c.do(() => void this.q.updateSsoProvider.run(ssoParams(row)));
+  }
+  deleteSsoProvider(id: string, orgId: string) {
+    return this.c.do(() => void this.q.deleteSsoProvider.run(id, orgId));
+  }
+  ssoProvider(id: string) {
+    return this.c.do(() => ssoRow(this.q.ssoProvider.get(id)));
+  }
+  ssoProviders(orgId: string | null) {
+    return this.c.do(() => (orgId ? this.q.ssoProvidersOfOrg.all(orgId) : this.q.ssoProviders.all()).map((row) => ssoRow(row)!));
+  }
+  ssoLink(issuer: string, subject: string) {
+    return this.c.do(() => this.q.ssoLink.get(issuer, subject));
+  }
+  insertSsoLink(row: SsoLinkRow) {
+    return this.c.do(() => void this.q.insertSsoLink.run(row.issuer, row.subject, row.user_id, row.provider_id, row.created_at));
+  }
+  insertSsoPending(row: SsoPendingRow) {
+    return this.c.do(() => void this.q.insertSsoPending.run(row.state_hash, row.provider_id, row.nonce, row.code_verifier, row.expires_at));
+  }
+  takeSsoPending(stateHash: string, now: string) {
+    return this.c.do(() => {
+      const row = this.q.takeSsoPending.get(stateHash);
+      this.q.dropExpiredSsoPending.run(now);
+      return row && row.expires_at > now ? row : null;
+    });
+  }
+  insertSsoSession(row: SsoSessionRow) {
+    return this.c.do(() => void this.q.insertSsoSession.run(row.session_hash, row.provider_id, row.id_token, row.created_at));
+  }
+  takeSsoSession(sessionHash: string) {
+    return this.c.do(() => this.q.takeSsoSession.get(sessionHash));
+  }
 }
+
+/** SQLite keeps the flag as 0 or 1. */
+const ssoParams = (row: SsoProviderRow) =>
+  Object.fromEntries(Object.entries({ ...row, sso_only: row.sso_only ? 1 : 0 }).map(([key, value]) => [`$${key}`, value])) as Record<
+    string,
+    string | number | null
+  >;
+const ssoRow = (row: SsoProviderRow | null) => (row ? { ...row, sso_only: Boolean(row.sso_only) } : null);

@@ -58,6 +58,7 @@ import runTagCounts from "./025-run-tag-counts";
 import runSaving from "./026-run-saving";
 import members from "./027-members";
 import auditEvents from "./028-audit-events";
+import sso from "./029-sso";
 import type { Migration } from "../../migration";
 
 export const postgresMigrations: Migration[] = [
@@ -89,4 +90,5 @@ export const postgresMigrations: Migration[] = [
   runSaving,
   members,
   auditEvents,
+  sso,
 ];

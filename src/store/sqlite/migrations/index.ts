@@ -30,6 +30,7 @@ import runTagCounts from "./025-run-tag-counts";
 import runSaving from "./026-run-saving";
 import members from "./027-members";
 import auditEvents from "./028-audit-events";
+import sso from "./029-sso";
 import type { Migration } from "../../migration";
 
 export const migrations: Migration[] = [
@@ -61,4 +62,5 @@ export const migrations: Migration[] = [
   runSaving,
   members,
   auditEvents,
+  sso,
 ].sort((a, b) => a.version - b.version);

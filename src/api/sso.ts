@@ -1,0 +1,118 @@
+/** Single sign-on with OpenID Connect (docs/teams.md, "Single sign-on"): the login page's buttons, the redirect and callback, Settings → Single sign-on. */
+import { Elysia } from "elysia";
+import type { AppDeps } from "./deps";
+import { addressOf, userAgentOf } from "./audit";
+import { sessionCookieHeader } from "./identity";
+import { AppError } from "../http/errors";
+import { Data, IdParams, List } from "../schema/common";
+import { SsoProvider, SsoProviderBody, SsoProviderPublic } from "../schema/sso";
+
+const tags = ["Identity"];
+
+export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
+  const secure = config.publicUrl.startsWith("https:");
+  return new Elysia({ name: "api-sso" })
+    .use(security)
+    .get(
+      "/api/auth/sso",
+      async () => {
+        const providers = await sso.listPublic();
+        return { data: providers, total: providers.length };
+      },
+      { permission: "public", response: List(SsoProviderPublic), detail: { tags, summary: "The single sign-on providers the login page offers" } },
+    )
+    .get(
+      "/api/auth/sso/:id/start",
+      async ({ params, set }) => {
+        set.status = 302;
+        set.headers.location = (await sso.start(params.id)).toString();
+        set.headers["cache-control"] = "no-store";
+        return "";
+      },
+      { permission: "public", params: IdParams, detail: { tags, summary: "Start signing in with a provider: redirects to its authorization endpoint" } },
+    )
+    .get(
+      "/api/auth/sso/:id/callback",
+      async ({ params, request, set, server }) => {
+        let session: Awaited<ReturnType<typeof sso.callback>>;
+        try {
+          session = await sso.callback(params.id, new URL(request.url).searchParams);
+        } catch (error) {
+          // A browser is sent back to the login page, which shows why; an API client gets the envelope.
+          if (!(error instanceof AppError) || !request.headers.get("accept")?.includes("text/html")) throw error;
+          set.status = 303;
+          set.headers.location = `/?ssoError=${encodeURIComponent(error.message)}`;
+          return "";
+        }
+        await audit.login(session.user.email, addressOf(request, server), userAgentOf(request), {
+          userId: session.user.id,
+          workspaceId: session.workspaceId,
+        });
+        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secure);
+        set.headers["content-type"] = "text/html; charset=utf-8";
+        set.headers["cache-control"] = "no-store";
+        // A page of ours that moves on: a SameSite=Strict cookie is sent on a navigation this origin starts, not on
+        // a redirect chain the provider started.
+        return '<!doctype html><meta http-equiv="refresh" content="0;url=/"><title>Signed in</title><a href="/">Continue to Weft</a>';
+      },
+      {
+        permission: "public",
+        params: IdParams,
+        detail: { tags, summary: "The provider's redirect back: validates state, nonce, PKCE and the ID token, then opens a session" },
+      },
+    )
+    .get(
+      "/api/sso/providers",
+      async ({ auth }) => {
+        const providers = await sso.list(auth.orgId);
+        return { data: providers, total: providers.length };
+      },
+      {
+        permission: "workspace:admin",
+        response: List(SsoProvider),
+        detail: { tags, summary: "The org's single sign-on providers (never their client secrets)" },
+      },
+    )
+    .post(
+      "/api/sso/providers",
+      async ({ auth, body, set }) => {
+        sso.assertOwner(auth);
+        set.status = 201;
+        return { data: await sso.create(auth.orgId, { ...body, workspaceId: body.workspaceId ?? auth.workspaceId }) };
+      },
+      {
+        permission: "workspace:admin",
+        body: SsoProviderBody,
+        response: { 201: Data(SsoProvider) },
+        detail: { tags, summary: "Add a single sign-on provider (owner); the client secret is stored encrypted" },
+      },
+    )
+    .get("/api/sso/providers/:id", async ({ auth, params }) => ({ data: await sso.get(auth.orgId, params.id) }), {
+      permission: "workspace:admin",
+      params: IdParams,
+      response: Data(SsoProvider),
+      detail: { tags, summary: "One single sign-on provider" },
+    })
+    .put(
+      "/api/sso/providers/:id",
+      async ({ auth, params, body }) => {
+        sso.assertOwner(auth);
+        return { data: await sso.update(auth.orgId, params.id, body) };
+      },
+      {
+        permission: "workspace:admin",
+        params: IdParams,
+        body: SsoProviderBody,
+        response: Data(SsoProvider),
+        detail: { tags, summary: "Change a single sign-on provider (owner); an omitted clientSecret keeps the stored one" },
+      },
+    )
+    .delete(
+      "/api/sso/providers/:id",
+      async ({ auth, params }) => {
+        sso.assertOwner(auth);
+        return { data: await sso.remove(auth.orgId, params.id) };
+      },
+      { permission: "workspace:admin", params: IdParams, response: Data(SsoProvider), detail: { tags, summary: "Remove a single sign-on provider (owner)" } },
+    );
+};
