@@ -57,6 +57,8 @@ class N8nImport {
   private readonly nodes = new Map<string, N8nNode>();
   private readonly done = new Set<string>();
   private respondAtEnd = false;
+  private returnAtEnd = false;
+  private ends = 0;
   private placeholders = 0;
   /** Notes on the node being converted (an expression kept as written, ...). */
   private notes: string[] = [];
@@ -124,7 +126,8 @@ class N8nImport {
         return { ...base, type: "manual", config: {} };
       case "executeWorkflowTrigger":
         this.refs.set(node.name, "trigger.body");
-        entry("approximated", "a callable trigger: the caller's payload is trigger.body");
+        this.returnAtEnd = true;
+        entry("approximated", "a callable trigger: the caller's payload is trigger.body; a subflows.return_response of the last output ends each path");
         return { ...base, type: "callable", pieceId: "subflows", actionId: "callable", config: {} };
       case "scheduleTrigger":
       case "cron": {
@@ -157,7 +160,7 @@ class N8nImport {
         };
       case "rssFeedReadTrigger":
         this.refs.set(node.name, "trigger.body");
-        entry("mapped");
+        entry("approximated", "polled at the feed piece's poll interval (poll_interval_seconds), not n8n's poll times");
         return { ...base, type: "poll", pieceId: "feed", actionId: "new_item", config: { feed_url: this.tx(p.feedUrl ?? "") } };
       default:
         this.refs.set(node.name, "trigger.body");
@@ -180,28 +183,44 @@ class N8nImport {
     if (targets.length === 1) return this.walk(targets[0]!, walk);
     const steps: ActionNodeT[] = [];
     for (const target of targets) steps.push(...this.walk(target, walk));
-    this.entries.push({
-      node: name,
-      type: this.nodes.get(name)?.type ?? "",
-      outcome: "approximated",
-      note: `output ${output} feeds ${targets.length} nodes at once (${targets.join(", ")}): they run one after another, each path in full`,
-    });
+    const note = `output ${output} feeds ${targets.length} nodes at once (${targets.join(", ")}): they run one after another, each path in full`;
+    const own = this.entries.findLast((e) => e.node === name);
+    if (own) {
+      if (own.outcome === "mapped") own.outcome = "approximated";
+      own.note = own.note ? `${own.note}; ${note}` : note;
+    } else this.entries.push({ node: name, type: this.nodes.get(name)?.type ?? "", outcome: "approximated", note });
     return steps;
   }
 
+  /** Where a path ends: a webhook answering with the last node, or a sub-workflow returning it, gets the step that does so. */
   private pathEnd(walk: Walk): ActionNodeT[] {
-    if (!this.respondAtEnd) return [];
-    const name = this.names.of("respond");
-    return [
-      {
-        name,
-        displayName: "Respond with the last output",
-        type: "PIECE",
-        pieceId: "webhook",
-        actionId: "respond",
-        config: { status: 200, body: `{{ ${walk.ref} }}` },
-      },
-    ];
+    if (this.respondAtEnd) {
+      const name = this.names.of(`respond_${++this.ends}`);
+      return [
+        {
+          name,
+          displayName: "Respond with the last output",
+          type: "PIECE",
+          pieceId: "webhook",
+          actionId: "respond",
+          config: { status: 200, body: `{{ ${walk.ref} }}` },
+        },
+      ];
+    }
+    if (this.returnAtEnd) {
+      const name = this.names.of(`return_${++this.ends}`);
+      return [
+        {
+          name,
+          displayName: "Return the last output",
+          type: "PIECE",
+          pieceId: "subflows",
+          actionId: "return_response",
+          config: { value: `{{ ${walk.ref} }}` },
+        },
+      ];
+    }
+    return [];
   }
 
   /** Converts `name` and everything after it. */
@@ -242,7 +261,8 @@ class N8nImport {
     if (converted) {
       if (node.disabled) converted.step.skip = true;
       const notes = [...converted.notes, ...this.notes, ...(node.disabled ? ["disabled in n8n: the step is skipped"] : [])];
-      this.refs.set(name, converted.ref);
+      // A disabled node passes its input on in n8n: the next step reads what this one was given.
+      this.refs.set(name, node.disabled ? walk.ref : converted.ref);
       this.entries.push({
         node: name,
         type: node.type,
