@@ -7,7 +7,8 @@
  * HTTP calls go to a loopback server.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testApp, type TestApp } from "../support/app";
 
@@ -169,4 +170,31 @@ describe("the import's answers", () => {
     expect(entry.outcome).toBe("approximated");
     expect(entry.note).toContain("$json.body.name.toUpperCase()");
   });
+
+  test("weft import FILE --from n8n: prints the report and imports a draft (--dry-run changes nothing)", async () => {
+    const target = await testApp();
+    const file = join(mkdtempSync(join(tmpdir(), "weft-n8n-")), "workflow.json");
+    writeFileSync(file, JSON.stringify(load("unmapped-node.json").workflow));
+    const cli = async (args: string[]) => {
+      const env = { ...process.env, WEFT_DATA_DIR: target.dataDir, WEFT_LOG_LEVEL: "error", WEFT_PORT: "0" } as Record<string, string>;
+      if (target.databaseUrl) env.WEFT_DATABASE_URL = target.databaseUrl;
+      const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], { env, stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      return { stdout, stderr, code };
+    };
+    const dry = await cli(["import", file, "--from", "n8n", "--dry-run"]);
+    expect(`${dry.code} ${dry.stderr}`).toBe("0 ");
+    expect(dry.stdout).toContain("not_mapped   Google Sheets (n8n-nodes-base.googleSheets) → Google_Sheets: no Weft step for n8n-nodes-base.googleSheets");
+    expect(dry.stdout).toContain("dry run: nothing was changed");
+    expect((await target.req("GET", "/api/workflows")).body.total).toBe(0);
+    const applied = await cli(["import", file, "--from", "n8n"]);
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toContain('imported as the draft "Unmapped"');
+    expect((await target.req("GET", "/api/workflows")).body.data.map((w: any) => [w.name, w.status])).toEqual([["Unmapped", "draft"]]);
+    const wrong = await cli(["import", file, "--from", "zapier"]);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toContain("the formats are n8n and activepieces");
+    await target.deps.engine.stop(500);
+    target.db.close();
+  }, 60_000);
 });
