@@ -44,6 +44,8 @@ interface Walk {
   ref: Ref;
   /** A node that ends this path without being walked (a loop's own node, reached again by its body). */
   stopAt?: string;
+  /** Inside a router's branches: Merge nodes reached, with the output each path brings (docs/import.md, "Merge"). */
+  joins?: Map<string, Ref[]>;
 }
 
 export function importN8n(source: N8nWorkflow): ImportResult {
@@ -228,13 +230,18 @@ class N8nImport {
     if (name === walk.stopAt) return [];
     const node = this.nodes.get(name);
     if (!node) return [];
+    if (short(node.type) === "merge" && walk.joins && !this.done.has(name)) {
+      // A branch of a router reaches a Merge: the path ends here, and the Merge follows the router.
+      walk.joins.set(name, [...(walk.joins.get(name) ?? []), walk.ref]);
+      return [];
+    }
     if (this.done.has(name)) {
-      this.entries.push({
-        node: name,
-        type: node.type,
-        outcome: "approximated",
-        note: "reached by a second path: a Weft tree runs it once, on the first path",
-      });
+      const note = "reached by a second path: a Weft tree runs it once, on the first path";
+      const own = this.entries.findLast((e) => e.node === name);
+      if (own) {
+        if (own.outcome === "mapped") own.outcome = "approximated";
+        own.note = own.note ? `${own.note}; ${note}` : note;
+      } else this.entries.push({ node: name, type: node.type, outcome: "approximated", note });
       return [];
     }
     this.done.add(name);
@@ -250,6 +257,8 @@ class N8nImport {
         return [this.router(node, step, walk)];
       case "splitInBatches":
         return this.loop(node, step, walk);
+      case "merge":
+        return this.merge(node, walk);
       case "noOp":
         this.refs.set(name, walk.ref);
         this.entries.push({ node: name, type: node.type, outcome: "mapped", note: "no step: the next step reads its input" });
@@ -430,6 +439,8 @@ class N8nImport {
       return result.groups;
     };
     const branches: NonNullable<ActionNodeT["branches"]> = [];
+    const joins = new Map<string, Ref[]>();
+    walk = { ...walk, joins };
     if (kind === "if") {
       branches.push({ name: "true", conditions: cond(p.conditions), firstAction: chain(this.follow(node.name, 0, walk)) });
       branches.push({ name: "false", conditions: [], firstAction: chain(this.follow(node.name, 1, walk)) });
@@ -470,7 +481,63 @@ class N8nImport {
       step,
       ...(notes.length ? { note: notes.join("; ") } : {}),
     });
-    return { name: step, displayName: node.name.slice(0, 200), type: "ROUTER", config: {}, branches, ...(unmappable ? { valid: false } : {}) };
+    const router: ActionNodeT = {
+      name: step,
+      displayName: node.name.slice(0, 200),
+      type: "ROUTER",
+      config: {},
+      branches,
+      ...(unmappable ? { valid: false } : {}),
+    };
+    const after = this.joined(node.name, joins, { ref: walk.ref, stopAt: walk.stopAt });
+    if (after.length) router.nextAction = chain(after);
+    return router;
+  }
+
+  /**
+   * The one tree case of Merge: the branches of a router meet again. Only the branch that ran brings an item, so
+   * the Merge follows the router and reads the output of whichever branch ran.
+   */
+  private joined(routerName: string, joins: Map<string, Ref[]>, walk: Walk): ActionNodeT[] {
+    const [first, ...others] = [...joins.entries()];
+    if (!first) return [];
+    for (const [name] of others) {
+      const node = this.nodes.get(name)!;
+      this.entries.push({
+        node: name,
+        type: node.type,
+        outcome: "not_mapped",
+        note: `a second Merge after the branches of ${routerName}: its paths end before it`,
+      });
+    }
+    const [name, refs] = first;
+    const node = this.nodes.get(name)!;
+    this.done.add(name);
+    const ref = refs.length === 1 ? refs[0]! : refs.reduceRight((rest, r) => `($exists(${r}) ? ${r} : ${rest})`);
+    this.refs.set(name, ref);
+    this.entries.push({
+      node: name,
+      type: node.type,
+      outcome: "approximated",
+      note: `joins the branches of ${routerName}: no step; what follows runs after the router and reads the output of the branch that ran`,
+    });
+    return this.follow(name, 0, { ...walk, ref });
+  }
+
+  /** A Merge outside a router's branches: with one input it passes the item on; otherwise it is not a tree. */
+  private merge(node: N8nNode, walk: Walk): ActionNodeT[] {
+    const step = this.names.of(node.name);
+    const inputs = Object.values(this.source.connections ?? {}).flatMap((o) => (o.main ?? []).flatMap((l) => (l ?? []).filter((c) => c.node === node.name)));
+    if (inputs.length <= 1) {
+      this.refs.set(node.name, walk.ref);
+      this.entries.push({ node: node.name, type: node.type, outcome: "mapped", note: "one input: no step, the next step reads its input" });
+      return this.follow(node.name, 0, walk);
+    }
+    this.placeholders++;
+    this.refs.set(node.name, walk.ref);
+    const why = "a Merge of paths that do not come from one router's branches is not a tree";
+    this.entries.push({ node: node.name, type: node.type, outcome: "not_mapped", step, note: `${why}: a placeholder stands in` });
+    return [placeholderStep(step, node.type, why, node.parameters ?? {}), ...this.follow(node.name, 0, walk)];
   }
 
   // ---- Loop Over Items ---------------------------------------------------------------------------
@@ -507,26 +574,33 @@ class N8nImport {
   }
 
   private expression(js: string, ref: Ref): string {
-    const nodeRef = (name: string) => this.refs.get(name) ?? this.names.of(name);
-    let out = js
-      .replace(/\$\(\s*(['"])(.+?)\1\s*\)\.(?:item|first\(\)|last\(\))\.json/g, (_, _q, name: string) => nodeRef(name))
-      .replace(/\$node\[\s*(['"])(.+?)\1\s*\]\.json/g, (_, _q, name: string) => nodeRef(name))
-      .replace(/\$input\.(?:item|first\(\)|last\(\))\.json/g, ref)
-      .replace(/\$json\b/g, ref)
-      .replace(/\$now\b/g, "$now()")
-      .replace(/\[\s*(['"])([A-Za-z_][A-Za-z0-9_]*)\1\s*\]/g, ".$2")
-      .replace(/===?/g, "=")
-      .replace(/!==?/g, "!=")
-      .replace(/&&/g, " and ")
-      .replace(/\|\|/g, " or ");
-    out = out.replace(/\s+/g, " ").trim();
-    if (/\$\(|\$node|\$input|=>|\.[A-Za-z_]+\(|\?|`/.test(out))
+    const out = translate(js, ref, (name) => this.refs.get(name) ?? this.names.of(name));
+    // Judged with the references set aside: what is left must be a path, an operator or a literal.
+    const rest = translate(js, "REF", () => "REF");
+    if (/\$\(|\$node|\$input|=>|\.[A-Za-z_]+\(|\?|`/.test(rest.replaceAll("$now()", "")))
       this.notes.push(`expression {{ ${js} }} is JavaScript Weft cannot translate: kept as {{ ${out} }}; rewrite it in JSONata`);
     return out;
   }
 }
 
 // ---- helpers ----------------------------------------------------------------------------------------
+
+/** The JavaScript of an n8n expression with its references to items as Weft paths and its operators as JSONata's. */
+function translate(js: string, ref: Ref, nodeRef: (name: string) => Ref): string {
+  return js
+    .replace(/\$\(\s*(['"])(.+?)\1\s*\)\.(?:item|first\(\)|last\(\))\.json/g, (_, _q, name: string) => nodeRef(name))
+    .replace(/\$node\[\s*(['"])(.+?)\1\s*\]\.json/g, (_, _q, name: string) => nodeRef(name))
+    .replace(/\$input\.(?:item|first\(\)|last\(\))\.json/g, () => ref)
+    .replace(/\$json\b/g, () => ref)
+    .replace(/\$now\b/g, () => "$now()")
+    .replace(/\[\s*(['"])([A-Za-z_][A-Za-z0-9_]*)\1\s*\]/g, ".$2")
+    .replace(/===?/g, "=")
+    .replace(/!==?/g, "!=")
+    .replace(/&&/g, " and ")
+    .replace(/\|\|/g, " or ")
+    .replace(/\s+/g, " ")
+    .trim();
+}
 
 function short(type: string): string {
   return type.startsWith(BASE) ? type.slice(BASE.length) : type;
