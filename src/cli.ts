@@ -23,6 +23,7 @@ import { acquireDataDirLock, DataDirLockedError, type DataDirLock } from "./stor
 import { type Db, MigrationFailedError, NewerSchemaError, UpgradeBackupError, type UpgradeListener } from "./store/db";
 import { AppError } from "./http/errors";
 import type { ImportResult } from "./core/workflows/files";
+import type { ForeignImportInput, Transfer } from "./core/workflows/transfer";
 import { backupStore, checkBackupFile, migrateStore, openStore, pendingMigrations, restoreStore, sharedStore, type StoreLocation } from "./store/open";
 import { storageOf, vitalStorageOf } from "./store/storage";
 
@@ -55,6 +56,9 @@ Usage:
                                      --prune also deletes workflows DIR does not hold. Both talk to the
                                      running server when one answers (WEFT_URL or WEFT_HOST:WEFT_PORT,
                                      as WEFT_TOKEN), else open the data directory themselves
+  weft import FILE --from n8n|activepieces [--dry-run]
+                                     import a workflow of n8n or Activepieces as a draft and print
+                                     what was mapped, approximated or not mapped (docs/import.md)
   weft keys rotate                   re-encrypt every stored secret under a new key (stop the server
                                      first; see docs/connections.md)
   weft pieces add NAME[@VERSION]|FILE.tgz
@@ -350,6 +354,8 @@ async function piecesCommand(config: Config, args: string[]) {
 interface FilesBackend {
   exportFiles(): Promise<Record<string, string>>;
   importFiles(files: Record<string, string>, options: { dryRun: boolean; prune: boolean }): Promise<ImportResult>;
+  /** A workflow of Activepieces or n8n (docs/import.md). */
+  importForeign(body: ForeignImportInput): Promise<Awaited<ReturnType<Transfer["importForeign"]>>>;
   close(): void;
 }
 
@@ -372,8 +378,8 @@ async function filesBackend(config: Config): Promise<FilesBackend> {
   if (url) {
     const token = process.env.WEFT_TOKEN;
     if (!token) fail(`a server answers at ${url}: set WEFT_TOKEN to an API token with workflow:read (export) or workflow:write (import)`);
-    const call = async (method: string, body?: unknown) => {
-      const res = await fetch(`${url.replace(/\/+$/, "")}/api/workflows/files`, {
+    const call = async (method: string, body?: unknown, path = "/api/workflows/files") => {
+      const res = await fetch(`${url.replace(/\/+$/, "")}${path}`, {
         method,
         headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) },
         body: body ? JSON.stringify(body) : undefined,
@@ -385,6 +391,7 @@ async function filesBackend(config: Config): Promise<FilesBackend> {
     return {
       exportFiles: async () => (await call("GET")).files,
       importFiles: (files, options) => call("POST", { files, ...options }),
+      importForeign: (body) => call("POST", body, "/api/workflows/import/foreign"),
       close() {},
     };
   }
@@ -402,6 +409,7 @@ async function filesBackend(config: Config): Promise<FilesBackend> {
   return {
     exportFiles: () => deps.workflowFiles.export(workspaceId),
     importFiles: (files, options) => deps.workflowFiles.import(actor, files, options).catch(refused),
+    importForeign: (body) => deps.workflowTransfer.importForeign(actor, body).catch(refused),
     close() {
       deps.piecePackages.stop();
       db.close();
@@ -426,15 +434,46 @@ function readFolder(dir: string): Record<string, string> {
   return files;
 }
 
+/** `weft import FILE --from n8n|activepieces [--dry-run]` (docs/import.md): one foreign workflow as a draft, and its report. */
+async function foreignImport(config: Config, positionals: string[], from: string, dryRun: boolean, usage: string) {
+  const file = positionals[0];
+  if (!file || positionals.length > 1) fail(usage);
+  if (from !== "n8n" && from !== "activepieces") fail(`--from ${from}: the formats are n8n and activepieces`);
+  if (!existsSync(file)) fail(`${file} does not exist; ${usage}`);
+  let source: Record<string, unknown>;
+  try {
+    source = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    fail(`${file} is not JSON: ${(error as Error).message}`);
+  }
+  const backend = await filesBackend(config);
+  try {
+    const result = await backend.importForeign({ format: from, source, dryRun });
+    for (const e of result.report.entries)
+      console.log(`${e.outcome.padEnd(12)} ${e.node} (${e.type})${e.step ? ` → ${e.step}` : ""}${e.note ? `: ${e.note}` : ""}`);
+    for (const m of result.report.missingPieces) console.log(`missing piece ${m.package}: ${m.command}`);
+    if (result.report.hasPlaceholders) console.log("placeholders stand in for what was not mapped: replace them before publishing");
+    console.log(result.dryRun ? "dry run: nothing was changed" : `imported as the draft "${result.workflow?.name}" (${result.workflow?.id})`);
+  } catch (error) {
+    if (!(error instanceof FilesRefused)) throw error;
+    fail(error.message);
+  } finally {
+    backend.close();
+  }
+}
+
 /** `weft export DIR` and `weft import DIR [--dry-run] [--prune]` (docs/workflows-as-code.md). */
 async function filesCommand(config: Config, command: "export" | "import", args: string[]) {
-  const usage = command === "export" ? "usage: weft export DIR" : "usage: weft import DIR [--dry-run] [--prune]";
-  let parsed: { values: { "dry-run"?: boolean; prune?: boolean }; positionals: string[] };
+  const usage =
+    command === "export" ? "usage: weft export DIR" : "usage: weft import DIR [--dry-run] [--prune], or weft import FILE --from n8n|activepieces [--dry-run]";
+  let parsed: { values: { "dry-run"?: boolean; prune?: boolean; from?: string }; positionals: string[] };
   try {
-    parsed = parseArgs({ args, options: { "dry-run": { type: "boolean" }, prune: { type: "boolean" } }, allowPositionals: true });
+    parsed = parseArgs({ args, options: { "dry-run": { type: "boolean" }, prune: { type: "boolean" }, from: { type: "string" } }, allowPositionals: true });
   } catch (error) {
     fail(`${(error as Error).message}; ${usage}`);
   }
+  if (command === "import" && parsed.values.from !== undefined)
+    return foreignImport(config, parsed.positionals, parsed.values.from, parsed.values["dry-run"] === true, usage);
   const dir = parsed.positionals[0];
   if (!dir || parsed.positionals.length > 1 || (command === "export" && (parsed.values["dry-run"] || parsed.values.prune))) fail(usage);
   if (command === "import" && !existsSync(dir)) fail(`${dir} does not exist; ${usage}`);

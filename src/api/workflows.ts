@@ -7,6 +7,8 @@ import type { AppDeps } from "./deps";
 import { auditOf } from "./audit";
 import { Data, IdParams, List, pageOf } from "../schema/common";
 import {
+  ForeignImportBody,
+  ForeignImportResult,
   ImportBody,
   Workflow,
   WorkflowCreateBody,
@@ -17,6 +19,7 @@ import {
   WorkflowListQuery,
   WorkflowUpdateBody,
   type WorkflowCreateBodyT,
+  type ForeignImportBodyT,
   type WorkflowUpdateBodyT,
 } from "../schema/workflow-record";
 
@@ -137,5 +140,25 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
         body: ImportBody,
         response: { 201: Data(Workflow) },
         detail: { tags, summary: "Import an exported workflow as a new draft (name and folderId may be overridden)" },
+      },
+    )
+    .post(
+      "/api/workflows/import/foreign",
+      async ({ auth, body, set }) => {
+        const data = await workflowTransfer.importForeign(auth, body as ForeignImportBodyT);
+        set.status = data.dryRun ? 200 : 201;
+        return { data };
+      },
+      {
+        permission: "workflow:write",
+        idempotent: true,
+        body: ForeignImportBody,
+        response: { 200: Data(ForeignImportResult), 201: Data(ForeignImportResult) },
+        detail: {
+          tags,
+          summary: "Import a workflow of Activepieces or n8n as a new draft, with a report of what was carried over (docs/import.md)",
+          description:
+            "format activepieces takes a flow export or template file, n8n a workflow JSON. The answer holds the report: each foreign node or step mapped, approximated (and how) or not mapped (why), and Activepieces packages this server lacks with the `weft pieces add` command that installs each. What has no Weft counterpart becomes a placeholder step (piece import-placeholder) that the publish gate refuses until it is replaced; nothing is dropped silently. dryRun answers the report and the converted definition and stores nothing (200); otherwise the draft is created (201). Accepts Idempotency-Key.",
+        },
       },
     );

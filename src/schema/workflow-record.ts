@@ -272,3 +272,41 @@ export const WorkflowFilesImportResult = t.Object(
   },
   { $id: "WorkflowFilesImportResult" },
 );
+
+/** An import from another tool (docs/import.md): the foreign file and what to do with it. */
+export const ForeignImportBody = t.Object(
+  {
+    format: t.Union([t.Literal("activepieces"), t.Literal("n8n")], { description: "activepieces: a flow export or template file; n8n: a workflow JSON" }),
+    source: t.Record(t.String(), t.Any(), { description: "the foreign file's JSON, as exported by the other tool" }),
+    name: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "defaults to the file's name" })),
+    folderId: t.Optional(Nullable(Uuid)),
+    dryRun: t.Optional(t.Boolean({ description: "answer the report and the definition; store nothing" })),
+  },
+  strict,
+);
+
+export const ImportReportSchema = t.Object(
+  {
+    format: t.Union([t.Literal("activepieces"), t.Literal("n8n")]),
+    entries: t.Array(
+      t.Object({
+        node: t.String(),
+        type: t.String(),
+        outcome: t.Union([t.Literal("mapped"), t.Literal("approximated"), t.Literal("not_mapped")]),
+        step: t.Optional(t.String()),
+        note: t.Optional(t.String()),
+      }),
+    ),
+    missingPieces: t.Array(t.Object({ package: t.String(), version: t.Optional(t.String()), command: t.String() })),
+    hasPlaceholders: t.Boolean({ description: "a placeholder step stands in for something: the draft does not pass the publish gate until it is replaced" }),
+  },
+  { $id: "ImportReport" },
+);
+
+export const ForeignImportResult = t.Object({
+  dryRun: t.Boolean(),
+  report: ImportReportSchema,
+  definition: t.Any({ description: "the converted definition (FlowVersion)" }),
+  workflow: t.Optional(Workflow),
+});
+export type ForeignImportBodyT = Static<typeof ForeignImportBody>;

@@ -1,7 +1,11 @@
 /** Export and import of a workflow as one JSON document; connection ids and secret values never leave. */
 import type { FlowVersionT } from "../../schema/workflow";
 import type { WorkflowExportT, WorkflowT } from "../../schema/workflow-record";
+import { AppError } from "../../http/errors";
 import { nowIso } from "../../store/db";
+import { importActivepieces } from "./import/activepieces";
+import { importN8n, type N8nWorkflow } from "./import/n8n";
+import type { ImportResult } from "./import/report";
 import { withoutConnections } from "./tree";
 import type { Actor, Workflows } from "./workflows";
 
@@ -12,6 +16,14 @@ export interface ImportInput {
   definition: FlowVersionT;
   variables?: Array<{ name: string; value: unknown; secret: boolean; description?: string }>;
   folderId?: string | null;
+}
+
+export interface ForeignImportInput {
+  format: "activepieces" | "n8n";
+  source: Record<string, unknown>;
+  name?: string;
+  folderId?: string | null;
+  dryRun?: boolean;
 }
 
 export class Transfer {
@@ -46,5 +58,34 @@ export class Transfer {
       if (input.variables?.length) await this.workflows.editor.importVariables(row.id, input.variables, unit);
     });
     return this.workflows.get(actor.workspaceId, row.id);
+  }
+
+  /**
+   * A workflow of another tool (docs/import.md) converted, with the report of what was carried over; stored as a
+   * new draft unless dryRun. Pieces Activepieces steps name are looked up among the pieces this server serves.
+   */
+  async importForeign(
+    actor: Actor,
+    input: ForeignImportInput,
+  ): Promise<{ dryRun: boolean; report: ImportResult["report"]; definition: FlowVersionT; workflow?: WorkflowT }> {
+    const converted = this.convert(input);
+    if (input.dryRun) return { dryRun: true, report: converted.report, definition: converted.definition };
+    const workflow = await this.import(actor, { name: input.name ?? converted.name, definition: converted.definition, folderId: input.folderId });
+    return { dryRun: false, report: converted.report, definition: workflow.definition as FlowVersionT, workflow };
+  }
+
+  convert(input: Pick<ForeignImportInput, "format" | "source">): ImportResult {
+    if (input.format === "n8n") {
+      if (!Array.isArray((input.source as { nodes?: unknown }).nodes))
+        throw new AppError("VALIDATION_FAILED", "source: an n8n workflow has a nodes list", { field: "source.nodes" }, 400);
+      return importN8n(input.source as unknown as N8nWorkflow);
+    }
+    const pieces = this.workflows.pieces;
+    return importActivepieces(input.source, {
+      actions: (pieceId) => {
+        const piece = pieces.get(pieceId);
+        return piece ? Object.keys(piece.actions) : undefined;
+      },
+    });
   }
 }

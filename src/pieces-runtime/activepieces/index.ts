@@ -25,7 +25,7 @@ export {
   PieceCatalog,
 } from "./catalog";
 export { PackageError } from "./packages";
-export { pieceIdFor } from "./project";
+export { actionIdFor, pieceIdFor } from "./project";
 
 /** A host process unused this long is stopped (its memory returned); the next call starts it again. */
 const HOST_IDLE_MS = 5 * 60_000;

@@ -42,6 +42,11 @@ export function pieceIdFor(packageName: string): string {
   return `ap-${name}`.slice(0, 64);
 }
 
+/** The Weft id of a package's action or trigger named `name` (as projected when it is alone of its name). */
+export function actionIdFor(name: string): string {
+  return stepIdFor(name, new Set());
+}
+
 /** A step name as a Weft step id: lowercase snake_case starting with a letter. */
 function stepIdFor(name: string, taken: Set<string>): string {
   let id = name
