@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Socket } from "bun";
 import mqtt from "mqtt";
-import { hasMosquitto, startMosquitto, type MosquittoHandle } from "../support/mosquitto";
+import { announceMissingMosquitto, hasMosquitto, startMosquitto, type MosquittoHandle } from "../support/mosquitto";
 import { startServer, type ServerHandle } from "../support/server";
 
 /** A TCP proxy to the broker on loopback; while `swallowUpstream` is set, what clients send is dropped. `sent` is what they sent. */
@@ -45,7 +45,7 @@ async function lossyProxy(brokerPort: number) {
   return Object.assign(state, { url: `mqtt://127.0.0.1:${server.port}`, stop: () => server.stop(true) });
 }
 
-if (!hasMosquitto()) console.log("mqtt piece: tests skipped (install the Debian package mosquitto)");
+announceMissingMosquitto();
 
 const env = { WEFT_ALLOW_CIDRS: "127.0.0.0/8", WEFT_LOG_LEVEL: "warn", WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0" };
 

@@ -10,11 +10,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import mqtt from "mqtt";
 import zigbeeDoorAwayPhone from "../../src/core/templates/catalog/zigbee-door-away-phone";
 import zigbeeMotionLight from "../../src/core/templates/catalog/zigbee-motion-light";
-import { hasMosquitto, type MosquittoHandle, startMosquitto } from "../support/mosquitto";
+import { announceMissingMosquitto, hasMosquitto, type MosquittoHandle, startMosquitto } from "../support/mosquitto";
 import { type ServerHandle, startServer } from "../support/server";
 import { loopback } from "./fake-context";
 
-if (!hasMosquitto()) console.log("zigbee2mqtt: tests skipped (install the Debian package mosquitto)");
+announceMissingMosquitto();
 
 const env = { WEFT_ALLOW_CIDRS: "127.0.0.0/8", WEFT_LOG_LEVEL: "warn", WEFT_RATE_LIMIT: "0", WEFT_FLOOD_LIMIT: "0" };
 

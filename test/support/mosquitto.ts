@@ -13,6 +13,14 @@ import { freePort } from "./server";
 const BINARY = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].find((path) => existsSync(path));
 export const hasMosquitto = (): boolean => BINARY !== undefined;
 
+let announced = false;
+/** Says once per test process that the suites needing mosquitto are skipped, however many files need it. */
+export function announceMissingMosquitto(): void {
+  if (announced || hasMosquitto()) return;
+  announced = true;
+  console.log("mqtt and zigbee2mqtt tests skipped (install the Debian package mosquitto)");
+}
+
 export interface MosquittoHandle {
   url: string;
   port: number;
