@@ -6,6 +6,7 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
+import { Pager } from "../components/pager";
 import { duration, SAVE_RUNS_LABELS, StatusBadge, when } from "../format";
 import { href } from "../router";
 import type { Run, Workflow } from "../types";
@@ -244,31 +245,9 @@ export function RunsPage() {
           </tbody>
         </table>
       )}
-      {pagination.value.totalPages > 1 && (
-        <nav class="pager" aria-label="Pages">
-          <button
-            type="button"
-            disabled={page.value <= 1}
-            onClick={() => {
-              page.value--;
-            }}
-          >
-            Previous
-          </button>
-          <span>
-            Page {pagination.value.page} of {pagination.value.totalPages} ({pagination.value.total} runs)
-          </span>
-          <button
-            type="button"
-            disabled={page.value >= pagination.value.totalPages}
-            onClick={() => {
-              page.value++;
-            }}
-          >
-            Next
-          </button>
-        </nav>
-      )}
+      <Pager page={page} pages={pagination.value.totalPages}>
+        Page {pagination.value.page} of {pagination.value.totalPages} ({pagination.value.total} runs)
+      </Pager>
     </main>
   );
 }

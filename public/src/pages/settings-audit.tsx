@@ -6,6 +6,7 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api, withQuery } from "../api";
 import { ErrorNote } from "../components/error-note";
+import { Pager } from "../components/pager";
 import { when } from "../format";
 
 interface AuditEvent {
@@ -160,31 +161,9 @@ export function AuditTab() {
           </tbody>
         </table>
       )}
-      {pagination.value.totalPages > 1 && (
-        <nav class="pager" aria-label="Pages">
-          <button
-            type="button"
-            disabled={page.value <= 1}
-            onClick={() => {
-              page.value--;
-            }}
-          >
-            Previous
-          </button>
-          <span>
-            Page {pagination.value.page} of {pagination.value.totalPages} ({pagination.value.total} events)
-          </span>
-          <button
-            type="button"
-            disabled={page.value >= pagination.value.totalPages}
-            onClick={() => {
-              page.value++;
-            }}
-          >
-            Next
-          </button>
-        </nav>
-      )}
+      <Pager page={page} pages={pagination.value.totalPages}>
+        Page {pagination.value.page} of {pagination.value.totalPages} ({pagination.value.total} events)
+      </Pager>
     </section>
   );
 }

@@ -6,6 +6,7 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { Dialog } from "../components/dialog";
+import { Pager } from "../components/pager";
 import { ErrorNote } from "../components/error-note";
 import { downloadJson } from "../download";
 import { StatusBadge, when } from "../format";
@@ -507,31 +508,9 @@ export function WorkflowsPage() {
             </tbody>
           </table>
         )}
-        {pages > 1 && (
-          <nav class="pager" aria-label="Pages">
-            <button
-              type="button"
-              disabled={page.value <= 1}
-              onClick={() => {
-                page.value--;
-              }}
-            >
-              Previous
-            </button>
-            <span>
-              Page {page.value} of {pages}
-            </span>
-            <button
-              type="button"
-              disabled={page.value >= pages}
-              onClick={() => {
-                page.value++;
-              }}
-            >
-              Next
-            </button>
-          </nav>
-        )}
+        <Pager page={page} pages={pages}>
+          Page {page.value} of {pages}
+        </Pager>
       </section>
       {dialog.value === "new" && (
         <NewWorkflowDialog
