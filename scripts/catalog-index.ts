@@ -3,13 +3,16 @@
  * "The catalog"): what a server shows of the Activepieces pieces when it cannot reach the npm registry.
  * Run by a maintainer, against the registry in WEFT_NPM_REGISTRY (default: the public one):
  *
- *   bun scripts/catalog-index.ts [--census docs/activepieces.md] [--names scripts/piece-census.list]
+ *   bun scripts/catalog-index.ts [--census docs/activepieces.md] [--described census.json] [--names scripts/piece-census.list]
  *
  * The names come from the registry's search API (`/-/v1/search`, paged); a registry without one (a plain
  * mirror) is asked, one small document per name, for the names of --names. No tarball is downloaded, so the
  * index holds names, versions, descriptions (when the registry gives them) and logo URLs; counts of actions and
  * triggers and the auth kind come only from a census table (`bun scripts/piece-census.ts --markdown`, which
- * installs the packages), for the versions it measured.
+ * installs the packages), for the versions it measured. The registry's documents carry the package's own
+ * description, which for Activepieces' pieces is mostly empty; `--described` takes the piece's display name,
+ * description, categories and logo from what the census's `--json` wrote (it loads each piece), for the versions it
+ * loaded — the maintainer's usual run is the census with `--markdown --json`, then this with both files.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,6 +23,7 @@ const { values } = parseArgs({
   args: process.argv.slice(2),
   options: {
     census: { type: "string" },
+    described: { type: "string" },
     names: { type: "string", default: join(import.meta.dir, "piece-census.list") },
     out: { type: "string", default: join(import.meta.dir, "../src/pieces-runtime/activepieces/catalog-index.json") },
   },
@@ -71,8 +75,26 @@ function censusRows(file: string): Map<string, Pick<CatalogIndexEntry, "actions"
   return rows;
 }
 
+/** name@version → what the piece says of itself and its counts, from a census's `--json` file. */
+function describedRows(file: string): Map<string, Omit<CatalogIndexEntry, "name" | "version">> {
+  const rows = new Map<string, Omit<CatalogIndexEntry, "name" | "version">>();
+  const list = JSON.parse(readFileSync(file, "utf8")) as Array<CatalogIndexEntry & { actions: number; triggers: number }>;
+  for (const { name, version, displayName, description, categories, logoUrl, actions, triggers, authKind } of list)
+    rows.set(`${name}@${version}`, {
+      ...(displayName ? { displayName } : {}),
+      ...(description ? { description } : {}),
+      ...(categories && categories.length > 0 ? { categories } : {}),
+      ...(logoUrl ? { logoUrl } : {}),
+      actions,
+      triggers,
+      authKind: authKind ?? null,
+    });
+  return rows;
+}
+
 const found = (await fromSearch()) ?? (await fromNames(values.names));
 const census = values.census ? censusRows(values.census) : new Map();
+const described = values.described ? describedRows(values.described) : new Map();
 const pieces: CatalogIndexEntry[] = found
   .sort((a, b) => a.name.localeCompare(b.name))
   .map((pkg) => ({
@@ -81,7 +103,10 @@ const pieces: CatalogIndexEntry[] = found
     ...(pkg.description ? { description: pkg.description } : {}),
     ...(conventionalLogo(pkg.name) ? { logoUrl: conventionalLogo(pkg.name) as string } : {}),
     ...census.get(`${pkg.name}@${pkg.version}`),
+    ...described.get(`${pkg.name}@${pkg.version}`),
   }));
 const index: CatalogIndex = { generatedAt: new Date().toISOString(), registry, pieces };
 writeFileSync(values.out, `${JSON.stringify(index, null, 2)}\n`);
-console.log(`${pieces.length} pieces (${pieces.filter((p) => p.actions !== undefined).length} with counts from the census) → ${values.out}`);
+console.log(
+  `${pieces.length} pieces (${pieces.filter((p) => p.actions !== undefined).length} with counts from the census, ${pieces.filter((p) => p.description).length} with a description) → ${values.out}`,
+);

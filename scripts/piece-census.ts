@@ -5,16 +5,24 @@
  * loads and projects onto Weft's pieces SDK, actions, triggers, properties mapped / unsupported, auth kind —
  * then how many of them load.
  *
- *   bun scripts/piece-census.ts [--markdown] [list-file]
+ *   bun scripts/piece-census.ts [--markdown] [--json FILE] [list-file]
+ *
+ * `--json FILE` also writes, for each package that loads, what the piece says of itself (display name,
+ * description, categories, logo) with its counts and auth: scripts/catalog-index.ts reads it (`--described FILE`)
+ * for the catalog's bundled index, since the registry's documents carry no piece descriptions.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { PiecePackages } from "../src/pieces-runtime/activepieces";
 import { builtinRegistry } from "../src/pieces-runtime/registry";
 
-const { values, positionals } = parseArgs({ args: process.argv.slice(2), options: { markdown: { type: "boolean", default: false } }, allowPositionals: true });
+const { values, positionals } = parseArgs({
+  args: process.argv.slice(2),
+  options: { markdown: { type: "boolean", default: false }, json: { type: "string" } },
+  allowPositionals: true,
+});
 const listFile = positionals[0] ?? join(import.meta.dir, "piece-census.list");
 const names = readFileSync(listFile, "utf8")
   .split("\n")
@@ -30,6 +38,8 @@ interface Row {
   triggers: number | string;
   props: string;
   auth: string;
+  /** What the piece says of itself, for packages that load. */
+  described?: { displayName: string; description: string; categories: string[]; logoUrl?: string };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "weft-census-"));
@@ -47,8 +57,9 @@ async function census(name: string): Promise<Row> {
     const pkg = await packages.add(name);
     const piece = registry.get(pkg.pieceId, pkg.version);
     const described = JSON.parse(readFileSync(join(dir, "packages", `${pkg.name.replace("/", "+")}@${pkg.version}`, "weft-piece.json"), "utf8")) as {
-      description: { contextVersion?: string };
+      description: { contextVersion?: string; displayName: string; description: string; categories?: string[]; logoUrl?: string };
     };
+    const self = described.description;
     let mapped = 0;
     let unsupported = 0;
     for (const action of Object.values(piece?.actions ?? {})) {
@@ -66,6 +77,12 @@ async function census(name: string): Promise<Row> {
       triggers: pkg.triggers,
       props: `${mapped} / ${unsupported}`,
       auth: pkg.authKind ?? "none",
+      described: {
+        displayName: self.displayName,
+        description: self.description,
+        categories: self.categories ?? [],
+        ...(self.logoUrl ? { logoUrl: self.logoUrl } : {}),
+      },
     };
   } catch (error) {
     const message = ((error as Error).message ?? String(error)).replace(/\s+/g, " ");
@@ -108,6 +125,12 @@ if (values.markdown) {
 } else {
   const widths = header.map((title, i) => Math.max(title.length, ...cells.map((row) => (row[i] ?? "").length)));
   for (const row of [header, ...cells]) console.log(row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  "));
+}
+if (values.json) {
+  const described = rows
+    .filter((r) => r.described)
+    .map((r) => ({ name: r.name, version: r.version, ...r.described, actions: r.actions, triggers: r.triggers, authKind: r.auth === "none" ? null : r.auth }));
+  writeFileSync(values.json, `${JSON.stringify(described, null, 2)}\n`);
 }
 const loaded = rows.filter((r) => r.loads === "yes").length;
 console.log(
