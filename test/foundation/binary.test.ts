@@ -81,6 +81,16 @@ describe("compiled binary", () => {
     await expectWorkflowRuns(server);
   });
 
+  // The backup thread's entry (src/store/sqlite/backup.ts) must resolve inside the binary, as the engine's do.
+  test("writes a backup on its embedded backup thread, and `weft backup --verify` accepts it", async () => {
+    const res = await server.fetch("/api/backups", { method: "POST" });
+    expect(res.status).toBe(201);
+    const { name } = ((await res.json()) as { data: { name: string } }).data;
+    const verify = Bun.spawnSync([binary, "backup", "--verify", join(server.dataDir, "backups", name)], { stdout: "pipe", stderr: "pipe" });
+    expect({ exitCode: verify.exitCode, stderr: verify.stderr.toString() }).toEqual({ exitCode: 0, stderr: "" });
+    expect(verify.stdout.toString()).toContain(name);
+  });
+
   // Bun's SQL client and the reader threads' entries must resolve inside the binary too.
   test.skipIf(!postgresBinaries())("stores in PostgreSQL with WEFT_DATABASE_URL, and runs a workflow there", async () => {
     const { url } = await freshPostgresDatabase();

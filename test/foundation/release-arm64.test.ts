@@ -1,7 +1,8 @@
 /**
  * The linux-arm64 release binary (a Raspberry Pi's), cross-compiled here and run under Debian's qemu-user with
  * the arm64 C library of libc6-arm64-cross as its root (the binary links glibc dynamically). It serves, answers
- * /healthz, runs a webhook workflow on its worker threads, and runs user code in its sandbox process.
+ * /healthz, runs a webhook workflow on its worker threads, writes a backup on its backup thread, and runs user code
+ * in its sandbox process.
  *
  * Under qemu-user without binfmt_misc (none here) an arm64 process cannot start an arm64 program: the kernel
  * does not know the format. So the server's own restart with the runtime tuned is skipped (src/runtime-tuning.ts
@@ -68,6 +69,15 @@ describe.skipIf(skip)("linux-arm64 binary under qemu-user", () => {
     expect(ui.status).toBe(200);
     expect(await ui.text()).toContain("data-weft-ui");
   });
+
+  test("writes a backup on its backup thread, and the emulated `weft backup --verify` accepts it", async () => {
+    const res = await server.fetch("/api/backups", { method: "POST" });
+    expect(res.status).toBe(201);
+    const { name } = ((await res.json()) as { data: { name: string } }).data;
+    const verify = Bun.spawnSync(emulated("backup", "--verify", join(server.dataDir, "backups", name)), { stdout: "pipe", stderr: "pipe", timeout: 60_000 });
+    expect({ exitCode: verify.exitCode, stderr: verify.stderr.toString() }).toEqual({ exitCode: 0, stderr: "" });
+    expect(verify.stdout.toString()).toContain(name);
+  }, 90_000);
 
   test("runs a webhook workflow and answers with its reply", async () => {
     const token = await publishWebhook(
