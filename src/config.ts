@@ -6,6 +6,7 @@ import { availableParallelism, cpus } from "node:os";
 import { join, resolve } from "node:path";
 import { Cron } from "croner";
 import { AddressRanges } from "./net/address-ranges";
+import { ClientAddresses } from "./net/client-address";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 export type Synchronous = "FULL" | "NORMAL";
@@ -92,6 +93,8 @@ export interface Config {
   oauthStateTtlSeconds: number;
   /** CIDRs outbound HTTP may reach although private (SSRF allow-list). */
   allowedCidrs: string[];
+  /** WEFT_TRUSTED_PROXIES: reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed; none by default. */
+  trustedProxies: string[];
   /** Directories the `sql` piece may open SQLite files in (none: SQLite connections are refused). */
   sqliteDirs: string[];
   /** Limits of the `code` piece's sandbox (docs/security.md). */
@@ -331,6 +334,20 @@ function metricsAllowCidrs(env: Env): string[] {
   return cidrs;
 }
 
+/** WEFT_TRUSTED_PROXIES: comma-separated addresses or CIDR ranges, each checked now so a typo stops the start. */
+function trustedProxies(env: Env): string[] {
+  const entries = (env.WEFT_TRUSTED_PROXIES ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  try {
+    new ClientAddresses(entries);
+  } catch (error) {
+    throw new ConfigError(`WEFT_TRUSTED_PROXIES: ${(error as Error).message}`);
+  }
+  return entries;
+}
+
 /** WEFT_BACKUP_SCHEDULE: a cron pattern of 5 or 6 fields, read by croner (the schedule trigger's parser). */
 function backupSchedule(env: Env): string | undefined {
   const pattern = env.WEFT_BACKUP_SCHEDULE?.trim();
@@ -465,6 +482,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpFrom: env.WEFT_SMTP_FROM || "Weft <weft@localhost>",
     oauthStateTtlSeconds: integer(env, "WEFT_OAUTH_STATE_TTL_SECONDS", 600, 1, 86_400),
     allowedCidrs: cidrs,
+    trustedProxies: trustedProxies(env),
     sqliteDirs: sqliteDirsFrom(env),
     sandbox: loadSandboxConfig(env),
     triggers: {
