@@ -29,6 +29,8 @@ export interface Config {
   rateLimitBurst: number;
   /** Per-address flood ceiling applied before authentication, requests per second. 0 disables. */
   floodPerSecond: number;
+  /** WEFT_LOGIN_ATTEMPTS: failed password checks an account may have before it waits (one more a minute); an address may have three times as many. */
+  loginAttempts: number;
   piecesDir: string | undefined;
   /** The npm registry Activepieces packages are installed from (docs/activepieces.md); unset: Bun's default, the public registry. */
   npmRegistry: string | undefined;
@@ -450,6 +452,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerSecond: integer(env, "WEFT_RATE_LIMIT", 50, 0, 1_000_000),
     rateLimitBurst: integer(env, "WEFT_RATE_BURST", 200, 1, 10_000_000),
     floodPerSecond: integer(env, "WEFT_FLOOD_LIMIT", 500, 0, 10_000_000),
+    loginAttempts: integer(env, "WEFT_LOGIN_ATTEMPTS", 10, 1, 1_000),
     piecesDir: env.WEFT_PIECES_DIR ? resolve(env.WEFT_PIECES_DIR) : undefined,
     npmRegistry: env.WEFT_NPM_REGISTRY ? env.WEFT_NPM_REGISTRY.replace(/\/+$/, "") : undefined,
     catalogTtlSeconds: integer(env, "WEFT_CATALOG_TTL_SECONDS", 900, 1, 86_400),

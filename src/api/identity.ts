@@ -35,7 +35,10 @@ export const secureCookie = (publicUrl: string, request: Request) => publicUrl.s
 
 export const identityApi = ({ identity, sso, security, config, audit }: AppDeps) => {
   // Password guessing, per account and per address (docs/teams.md, "Login protection").
-  const guard = new LoginGuard();
+  const guard = new LoginGuard({
+    perAccount: { burst: config.loginAttempts, perMinute: 1 },
+    perAddress: { burst: config.loginAttempts * 3, perMinute: 6 },
+  });
   return new Elysia({ name: "api-identity" })
     .use(security)
     .get("/api/auth/status", async () => ({ data: { needsSetup: await identity.needsSetup() } }), {
