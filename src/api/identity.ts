@@ -88,7 +88,8 @@ export const identityApi = ({ identity, sso, security, config, audit }: AppDeps)
         // A session from a provider also ends there when the provider offers it (RP-initiated logout): the UI goes to logoutUrl.
         const logoutUrl = cookie ? await sso.endSession(decodeURIComponent(cookie)) : null;
         if (cookie) await identity.logout(decodeURIComponent(cookie));
-        set.headers["set-cookie"] = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secureCookie(config.publicUrl, request) ? "; Secure" : ""}`;
+        set.headers["set-cookie"] =
+          `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secureCookie(config.publicUrl, request) ? "; Secure" : ""}`;
         return { data: { loggedOut: true, logoutUrl } };
       },
       {
@@ -149,7 +150,13 @@ export const identityApi = ({ identity, sso, security, config, audit }: AppDeps)
         const attempt = guard.attempt(user?.email ?? auth.credentialId, addressOf(ctx.request, ctx.server));
         const changed = await identity.changePassword(auth, body.currentPassword, body.newPassword);
         attempt.succeeded();
-        await auditOf(audit, ctx, "password.changed", { type: "user", id: changed.user.id, name: changed.user.email }, { sessionsRevoked: changed.sessionsRevoked });
+        await auditOf(
+          audit,
+          ctx,
+          "password.changed",
+          { type: "user", id: changed.user.id, name: changed.user.email },
+          { sessionsRevoked: changed.sessionsRevoked },
+        );
         return { data: { changed: true, sessionsRevoked: changed.sessionsRevoked } };
       },
       {

@@ -95,7 +95,7 @@ const sessionView = (row: SessionRow, currentHash: string): SessionView => ({
 });
 
 /** What the session routes refuse to API tokens: a token must not change the password or the sessions of its user. */
-const ONLY_SESSIONS = "only a browser session can see and revoke sessions or change the password; an API token cannot (docs/teams.md, \"Sessions\")";
+const ONLY_SESSIONS = 'only a browser session can see and revoke sessions or change the password; an API token cannot (docs/teams.md, "Sessions")';
 
 export interface TokenView {
   id: string;

@@ -198,7 +198,9 @@ describe.skipIf(!pgBin)("upgrading PostgreSQL", () => {
     };
     const dry = weft(["migrate", "--dry-run"]);
     expect(dry.code).toBe(0);
-    expect(dry.out).toContain(`is at schema version 1; weft migrate would apply ${postgresMigrations.length - 1} migration(s), up to schema version ${latest}:\n  2 workflows\n`);
+    expect(dry.out).toContain(
+      `is at schema version 1; weft migrate would apply ${postgresMigrations.length - 1} migration(s), up to schema version ${latest}:\n  2 workflows\n`,
+    );
     expect(dry.out).toContain(
       'weft does not copy PostgreSQL first: take a dump before it (pg_dump --format=custom --file=weft-schema-1.dump "$WEFT_DATABASE_URL")',
     );

@@ -32,7 +32,11 @@ async function overSocket<T>(t: TestApp, work: (base: string) => Promise<T>): Pr
 }
 
 async function postLogin(base: string, body: { email: string; password: string }, headers: Record<string, string> = {}) {
-  const res = await fetch(`${base}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(`${base}/api/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
 }
 
@@ -121,7 +125,10 @@ describe("changing the password", () => {
     const owner = await setUpOwner(t);
     const elsewhere = await logIn(t, owner.email);
 
-    const wrong = await t.req("POST", "/api/auth/password", { ...as(owner.session), body: { currentPassword: "not the password", newPassword: "a new password" } });
+    const wrong = await t.req("POST", "/api/auth/password", {
+      ...as(owner.session),
+      body: { currentPassword: "not the password", newPassword: "a new password" },
+    });
     expect(wrong.status).toBe(403);
     expect(wrong.body.error.message).toContain("current password is wrong");
     expect((await t.req("GET", "/api/auth/me", as(elsewhere))).status).toBe(200);
