@@ -75,6 +75,7 @@ import { storageOf, vitalStorageOf } from "./store/storage";
 import { newId } from "./lib/ids";
 import { sandboxProcessCounts } from "./sandbox";
 import { AddressPolicy } from "./net/address-policy";
+import { ClientAddresses } from "./net/client-address";
 import { createGuardedFetch, wrapGuardedFetch } from "./net/guarded-fetch";
 
 export const VERSION: string = packageJson.version;
@@ -109,6 +110,8 @@ export function createApp(options: CreateAppOptions) {
   // In a cluster each claim of an Idempotency-Key names the instance executing it (released below if it dies).
   const idempotency = new Idempotency(storage.idempotency, sharedStore(db) ? instanceId : null);
   const flood = new TokenBuckets(config.floodPerSecond, config.floodPerSecond * 2);
+  // Who each request comes from, believing forwarding headers only from WEFT_TRUSTED_PROXIES (docs/configuration.md).
+  const clients = new ClientAddresses(config.trustedProxies);
 
   let document: ReturnType<typeof buildOpenApi> | undefined;
   const contract = {
@@ -335,9 +338,10 @@ export function createApp(options: CreateAppOptions) {
   const basics: RequestBasics = {
     requestId: (request) => request.headers.get("x-request-id")?.slice(0, 100) || crypto.randomUUID(),
     flooded(request, server) {
+      // Every request passes here first: the client is resolved once, for the audit log, sessions and rate limits.
+      const client = clients.remember(request, server?.requestIP(request)?.address);
       if (!flood.enabled) return undefined;
-      const address = server?.requestIP(request)?.address ?? "in-process";
-      const state = flood.take(address);
+      const state = flood.take(client.address ?? "in-process");
       if (state.allowed) return undefined;
       return {
         status: 429,

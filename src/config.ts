@@ -6,6 +6,7 @@ import { availableParallelism, cpus } from "node:os";
 import { join, resolve } from "node:path";
 import { Cron } from "croner";
 import { AddressRanges } from "./net/address-ranges";
+import { ClientAddresses } from "./net/client-address";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 export type Synchronous = "FULL" | "NORMAL";
@@ -28,6 +29,8 @@ export interface Config {
   rateLimitBurst: number;
   /** Per-address flood ceiling applied before authentication, requests per second. 0 disables. */
   floodPerSecond: number;
+  /** WEFT_LOGIN_ATTEMPTS: failed password checks an account may have before it waits (one more a minute); an address may have three times as many. */
+  loginAttempts: number;
   piecesDir: string | undefined;
   /** The npm registry Activepieces packages are installed from (docs/activepieces.md); unset: Bun's default, the public registry. */
   npmRegistry: string | undefined;
@@ -92,6 +95,8 @@ export interface Config {
   oauthStateTtlSeconds: number;
   /** CIDRs outbound HTTP may reach although private (SSRF allow-list). */
   allowedCidrs: string[];
+  /** WEFT_TRUSTED_PROXIES: reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed; none by default. */
+  trustedProxies: string[];
   /** Directories the `sql` piece may open SQLite files in (none: SQLite connections are refused). */
   sqliteDirs: string[];
   /** Limits of the `code` piece's sandbox (docs/security.md). */
@@ -331,6 +336,20 @@ function metricsAllowCidrs(env: Env): string[] {
   return cidrs;
 }
 
+/** WEFT_TRUSTED_PROXIES: comma-separated addresses or CIDR ranges, each checked now so a typo stops the start. */
+function trustedProxies(env: Env): string[] {
+  const entries = (env.WEFT_TRUSTED_PROXIES ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  try {
+    new ClientAddresses(entries);
+  } catch (error) {
+    throw new ConfigError(`WEFT_TRUSTED_PROXIES: ${(error as Error).message}`);
+  }
+  return entries;
+}
+
 /** WEFT_BACKUP_SCHEDULE: a cron pattern of 5 or 6 fields, read by croner (the schedule trigger's parser). */
 function backupSchedule(env: Env): string | undefined {
   const pattern = env.WEFT_BACKUP_SCHEDULE?.trim();
@@ -433,6 +452,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerSecond: integer(env, "WEFT_RATE_LIMIT", 50, 0, 1_000_000),
     rateLimitBurst: integer(env, "WEFT_RATE_BURST", 200, 1, 10_000_000),
     floodPerSecond: integer(env, "WEFT_FLOOD_LIMIT", 500, 0, 10_000_000),
+    loginAttempts: integer(env, "WEFT_LOGIN_ATTEMPTS", 10, 1, 1_000),
     piecesDir: env.WEFT_PIECES_DIR ? resolve(env.WEFT_PIECES_DIR) : undefined,
     npmRegistry: env.WEFT_NPM_REGISTRY ? env.WEFT_NPM_REGISTRY.replace(/\/+$/, "") : undefined,
     catalogTtlSeconds: integer(env, "WEFT_CATALOG_TTL_SECONDS", 900, 1, 86_400),
@@ -465,6 +485,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpFrom: env.WEFT_SMTP_FROM || "Weft <weft@localhost>",
     oauthStateTtlSeconds: integer(env, "WEFT_OAUTH_STATE_TTL_SECONDS", 600, 1, 86_400),
     allowedCidrs: cidrs,
+    trustedProxies: trustedProxies(env),
     sqliteDirs: sqliteDirsFrom(env),
     sandbox: loadSandboxConfig(env),
     triggers: {

@@ -7,6 +7,7 @@ import { EditorPage } from "./pages/editor/editor-page";
 import { RunDetailPage } from "./pages/run-detail-page";
 import { RunsPage } from "./pages/runs-page";
 import { SettingsPage } from "./pages/settings-page";
+import { ProfilePage } from "./pages/profile-page";
 import { WorkflowsPage } from "./pages/workflows-page";
 import { href, route, startRouter } from "./router";
 import { authState, loadSession, logout, me } from "./session";
@@ -32,7 +33,11 @@ function Nav() {
       </nav>
       <span class="spacer" />
       <span class="muted small-text">{me.value?.workspace.name}</span>
-      <span class="small-text">{me.value?.user?.email}</span>
+      {me.value?.user ? (
+        <a class="small-text" href={href.profile()} aria-current={current(["profile"])} title="Profile: password and sessions">
+          {me.value.user.email}
+        </a>
+      ) : null}
       <button type="button" class="small" onClick={() => logout()}>
         Log out
       </button>
@@ -51,6 +56,8 @@ function Page() {
       return <RunDetailPage key={r.id} id={r.id} />;
     case "settings":
       return <SettingsPage tab={r.tab} />;
+    case "profile":
+      return <ProfilePage />;
     default:
       return <WorkflowsPage />;
   }

@@ -7,7 +7,8 @@ export type Route =
   | { page: "runs" }
   | { page: "run"; id: string }
   | { page: "settings"; tab: string }
-  | { page: "invite"; token: string };
+  | { page: "invite"; token: string }
+  | { page: "profile" };
 
 export function parseHash(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("?")[0].split("/").filter(Boolean).map(decodeURIComponent);
@@ -15,6 +16,7 @@ export function parseHash(hash: string): Route {
   if (parts[0] === "runs" && parts[1]) return { page: "run", id: parts[1] };
   if (parts[0] === "runs") return { page: "runs" };
   if (parts[0] === "invite" && parts[1]) return { page: "invite", token: parts[1] };
+  if (parts[0] === "profile") return { page: "profile" };
   if (parts[0] === "settings") return { page: "settings", tab: parts[1] ?? "tokens" };
   return { page: "workflows" };
 }
@@ -36,6 +38,8 @@ export const href = {
   runs: () => "#/runs",
   run: (id: string) => `#/runs/${encodeURIComponent(id)}`,
   settings: (tab = "tokens") => `#/settings/${tab}`,
+  /** The signed-in person's password, second factor and sessions. */
+  profile: () => "#/profile",
   /** The piece catalog (Settings → Integrations), searching for `q`. */
   catalog: (q = "") => `#/settings/integrations${q ? `?q=${encodeURIComponent(q)}` : ""}`,
 };

@@ -10,6 +10,7 @@ import type { Principal } from "../core/identity";
 import type { AuditFilter } from "../store/audit";
 import { PageQuery, pageOf } from "../schema/common";
 import { AuditList } from "../schema/audit";
+import { clientOf } from "../net/client-address";
 
 const tags = ["Audit"];
 
@@ -21,11 +22,12 @@ interface CallContext {
 }
 
 /**
- * The address a request came from: the socket's. Weft has no trusted-proxy setting, so X-Forwarded-For, which
- * any client may send, never counts (as for WEFT_METRICS_ALLOW_CIDRS; docs/teams.md, "Audit log").
+ * The address a request came from: the socket's, or behind a proxy listed in WEFT_TRUSTED_PROXIES the client it
+ * names in X-Forwarded-For; from anyone else that header, which any client may send, never counts
+ * (docs/teams.md, "Audit log"; src/net/client-address.ts).
  */
 export function addressOf(request: Request, server?: Server<unknown> | null): string | null {
-  return server?.requestIP(request)?.address ?? null;
+  return clientOf(request, server?.requestIP(request)?.address).address;
 }
 
 export const userAgentOf = (request: Request) => request.headers.get("user-agent")?.slice(0, 500) ?? null;

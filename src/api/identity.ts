@@ -4,8 +4,22 @@ import type { AppDeps } from "./deps";
 import { SESSION_COOKIE } from "./middleware/security";
 import { addressOf, auditOf, userAgentOf } from "./audit";
 import { AppError } from "../http/errors";
+import { LoginGuard } from "./middleware/login-guard";
+import { clientOf } from "../net/client-address";
 import { Data, IdParams, List } from "../schema/common";
-import { LoginBody, SetupBody, Token, TokenCreateBody, TokenCreated, Workspace, WorkspaceCreateBody } from "../schema/identity";
+import {
+  LoginBody,
+  PasswordChangeBody,
+  PasswordChanged,
+  Session,
+  SessionsRevoked,
+  SetupBody,
+  Token,
+  TokenCreateBody,
+  TokenCreated,
+  Workspace,
+  WorkspaceCreateBody,
+} from "../schema/identity";
 
 const tags = ["Identity"];
 
@@ -13,8 +27,18 @@ export function sessionCookieHeader(value: string, expiresAt: string, secure: bo
   return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Expires=${new Date(expiresAt).toUTCString()}${secure ? "; Secure" : ""}`;
 }
 
+/**
+ * A session cookie is `Secure` when the public URL is https or this request came over HTTPS, directly or as a
+ * proxy of WEFT_TRUSTED_PROXIES says (docs/teams.md, "Sessions").
+ */
+export const secureCookie = (publicUrl: string, request: Request) => publicUrl.startsWith("https:") || clientOf(request).https;
+
 export const identityApi = ({ identity, sso, security, config, audit }: AppDeps) => {
-  const secure = config.publicUrl.startsWith("https:");
+  // Password guessing, per account and per address (docs/teams.md, "Login protection").
+  const guard = new LoginGuard({
+    perAccount: { burst: config.loginAttempts, perMinute: 1 },
+    perAddress: { burst: config.loginAttempts * 3, perMinute: 6 },
+  });
   return new Elysia({ name: "api-identity" })
     .use(security)
     .get("/api/auth/status", async () => ({ data: { needsSetup: await identity.needsSetup() } }), {
@@ -24,9 +48,9 @@ export const identityApi = ({ identity, sso, security, config, audit }: AppDeps)
     })
     .post(
       "/api/auth/setup",
-      async ({ body, set }) => {
+      async ({ body, set, request }) => {
         const session = await identity.setupOwner(body);
-        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secure);
+        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secureCookie(config.publicUrl, request));
         set.status = 201;
         return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
       },
@@ -41,12 +65,14 @@ export const identityApi = ({ identity, sso, security, config, audit }: AppDeps)
       async ({ body, set, request, server }) => {
         await sso.assertPasswordAllowed(body.email);
         const ip = addressOf(request, server);
-        const session = await identity.login(body.email, body.password).catch(async (error) => {
+        const attempt = guard.attempt(body.email, ip);
+        const session = await identity.login(body.email, body.password, { address: ip, userAgent: userAgentOf(request) }).catch(async (error) => {
           if (error instanceof AppError && error.code === "UNAUTHORIZED") await audit.login(body.email, ip, userAgentOf(request));
           throw error;
         });
+        attempt.succeeded();
         await audit.login(session.user.email, ip, userAgentOf(request), { userId: session.user.id, workspaceId: session.workspaceId });
-        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secure);
+        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secureCookie(config.publicUrl, request));
         return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
       },
       {
@@ -62,7 +88,8 @@ export const identityApi = ({ identity, sso, security, config, audit }: AppDeps)
         // A session from a provider also ends there when the provider offers it (RP-initiated logout): the UI goes to logoutUrl.
         const logoutUrl = cookie ? await sso.endSession(decodeURIComponent(cookie)) : null;
         if (cookie) await identity.logout(decodeURIComponent(cookie));
-        set.headers["set-cookie"] = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
+        set.headers["set-cookie"] =
+          `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secureCookie(config.publicUrl, request) ? "; Secure" : ""}`;
         return { data: { loggedOut: true, logoutUrl } };
       },
       {
@@ -75,6 +102,70 @@ export const identityApi = ({ identity, sso, security, config, audit }: AppDeps)
       permission: "authenticated",
       detail: { tags, summary: "The caller: user, active workspace, scopes and (for sessions) the CSRF token" },
     })
+    .get(
+      "/api/auth/sessions",
+      async ({ auth }) => {
+        const sessions = await identity.listSessions(auth);
+        return { data: sessions, total: sessions.length };
+      },
+      {
+        permission: "authenticated",
+        response: List(Session),
+        detail: { tags, summary: "Your browser sessions (not expired), most recently used first; `current` marks this one" },
+      },
+    )
+    .delete(
+      "/api/auth/sessions/:id",
+      async (ctx) => {
+        const revoked = await identity.revokeSession(ctx.auth, ctx.params.id);
+        await auditOf(audit, ctx, "session.revoked", { type: "session", id: revoked.id, name: revoked.userAgent ?? "" }, { current: revoked.current });
+        return { data: revoked };
+      },
+      {
+        permission: "authenticated",
+        params: IdParams,
+        response: Data(Session),
+        detail: { tags, summary: "End one of your sessions at once (its next call is refused, on every instance)" },
+      },
+    )
+    .post(
+      "/api/auth/sessions/revoke-others",
+      async (ctx) => {
+        const revoked = await identity.revokeOtherSessions(ctx.auth);
+        await auditOf(audit, ctx, "session.revoked_others", null, { revoked });
+        return { data: { revoked } };
+      },
+      {
+        permission: "authenticated",
+        response: Data(SessionsRevoked),
+        detail: { tags, summary: "End every session of yours but this one" },
+      },
+    )
+    .post(
+      "/api/auth/password",
+      async (ctx) => {
+        const { auth, body } = ctx;
+        const user = auth.userId ? await identity.user(auth.userId) : null;
+        // Guessing the current password here is guessing at login: the same buckets count it.
+        const attempt = guard.attempt(user?.email ?? auth.credentialId, addressOf(ctx.request, ctx.server));
+        const changed = await identity.changePassword(auth, body.currentPassword, body.newPassword);
+        attempt.succeeded();
+        await auditOf(
+          audit,
+          ctx,
+          "password.changed",
+          { type: "user", id: changed.user.id, name: changed.user.email },
+          { sessionsRevoked: changed.sessionsRevoked },
+        );
+        return { data: { changed: true, sessionsRevoked: changed.sessionsRevoked } };
+      },
+      {
+        permission: "authenticated",
+        body: PasswordChangeBody,
+        response: Data(PasswordChanged),
+        detail: { tags, summary: "Change your password (needs the current one); your other sessions end" },
+      },
+    )
     .post("/api/auth/workspace", async ({ auth, body }) => ({ data: await identity.switchWorkspace(auth, body.workspaceId) }), {
       permission: "authenticated",
       body: t.Object({ workspaceId: t.String({ format: "uuid" }) }, { additionalProperties: false }),

@@ -1,7 +1,7 @@
 /** Roles, members and invitations of the caller's workspace (Settings → Members; docs/teams.md). */
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
-import { sessionCookieHeader } from "./identity";
+import { secureCookie, sessionCookieHeader } from "./identity";
 import { Data, IdParams, List } from "../schema/common";
 import {
   Invitation,
@@ -21,7 +21,6 @@ import { addressOf, auditOf, userAgentOf } from "./audit";
 const tags = ["Members"];
 
 export const membersApi = ({ members, sso, security, config, audit }: AppDeps) => {
-  const secure = config.publicUrl.startsWith("https:");
   return new Elysia({ name: "api-members" })
     .use(security)
     .get(
@@ -176,7 +175,7 @@ export const membersApi = ({ members, sso, security, config, audit }: AppDeps) =
           "invitation.accepted",
           { type: "member", id: who.id, name: who.name },
         );
-        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secure);
+        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secureCookie(config.publicUrl, request));
         set.status = 201;
         return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
       },

@@ -2,7 +2,7 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
 import { addressOf, userAgentOf } from "./audit";
-import { sessionCookieHeader } from "./identity";
+import { secureCookie, sessionCookieHeader } from "./identity";
 import { AppError } from "../http/errors";
 import { Data, IdParams, List } from "../schema/common";
 import { SsoProvider, SsoProviderBody, SsoProviderPublic } from "../schema/sso";
@@ -10,7 +10,6 @@ import { SsoProvider, SsoProviderBody, SsoProviderPublic } from "../schema/sso";
 const tags = ["Identity"];
 
 export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
-  const secure = config.publicUrl.startsWith("https:");
   return new Elysia({ name: "api-sso" })
     .use(security)
     .get(
@@ -48,7 +47,7 @@ export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
           userId: session.user.id,
           workspaceId: session.workspaceId,
         });
-        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secure);
+        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secureCookie(config.publicUrl, request));
         set.headers["content-type"] = "text/html; charset=utf-8";
         set.headers["cache-control"] = "no-store";
         // A page of ours that moves on: a SameSite=Strict cookie is sent on a navigation this origin starts, not on

@@ -45,7 +45,7 @@ type Answer = { status: number; headers: Record<string, string>; body: unknown }
 export interface RequestBasics {
   /** The X-Request-Id every answer carries. */
   requestId(request: Request): string;
-  /** The flood limiter's 429 answer for this caller, if it is over its budget. */
+  /** The flood limiter's 429 answer for this caller, if it is over its budget (also resolves the caller: src/net/client-address.ts). */
   flooded(request: Request, server: Server<unknown> | null): Answer | undefined;
   /** The error envelope, as the app's error hook builds it (status, headers, body; logs internal errors). */
   error(phase: "parse" | "handle", error: unknown, requestId: string, request: Request): Answer;

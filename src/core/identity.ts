@@ -8,9 +8,9 @@
 import { LRUCache } from "lru-cache";
 import { AppError } from "../http/errors";
 import { nowIso } from "../store/db";
-import type { MemberRow, TokenRow, UserRow, WorkspaceRow } from "../store/identity";
+import type { MemberRow, SessionRow, TokenRow, UserRow, WorkspaceRow } from "../store/identity";
 import type { Storage } from "../store/port";
-import { newId, newSecret, sha256 } from "../lib/ids";
+import { newId, newSecret, safeEqual, sha256 } from "../lib/ids";
 import { SCOPES, parseScopes, type Scope } from "../schema/scopes";
 import { isRole, roleScopes, rolesWith, type RoleName } from "../schema/roles";
 import type { ClusterChanges } from "./cluster-changes";
@@ -52,12 +52,50 @@ export function scopeRefusal(principal: Principal, scope: Scope): AppError {
   return new AppError("FORBIDDEN", `${head}; the credential has: ${held}${hint}`, details);
 }
 
+/** Whether `given` is the session's CSRF token, compared in constant time (docs/teams.md, "Sessions"). */
+export function csrfMatches(principal: Principal, given: string | null): boolean {
+  return given !== null && principal.csrfToken !== undefined && safeEqual(given, principal.csrfToken);
+}
+
 /** The member's effective scopes: what the credential holds that the role has; none while deactivated. */
 function clamp(scopes: Iterable<Scope>, member: MemberRow | null): { scopes: Set<Scope>; role: RoleName } | null {
   if (!member || member.deactivated_at !== null || !isRole(member.role)) return null;
   const allowed = roleScopes(member.role);
   return { scopes: new Set([...scopes].filter((scope) => allowed.has(scope))), role: member.role };
 }
+
+/** Where a session is used from: the client's address (as src/net/client-address.ts resolves it) and browser. */
+export interface SessionClient {
+  address: string | null;
+  userAgent: string | null;
+}
+
+/** A session as its user sees it in the list of their sessions (docs/teams.md, "Sessions"). */
+export interface SessionView {
+  id: string;
+  /** The session this call was made with. */
+  current: boolean;
+  workspaceId: string;
+  createdAt: string;
+  lastSeenAt: string;
+  expiresAt: string;
+  address: string | null;
+  userAgent: string | null;
+}
+
+const sessionView = (row: SessionRow, currentHash: string): SessionView => ({
+  id: row.id,
+  current: row.id_hash === currentHash,
+  workspaceId: row.workspace_id,
+  createdAt: row.created_at,
+  lastSeenAt: row.last_seen_at ?? row.created_at,
+  expiresAt: row.expires_at,
+  address: row.address,
+  userAgent: row.user_agent,
+});
+
+/** What the session routes refuse to API tokens: a token must not change the password or the sessions of its user. */
+const ONLY_SESSIONS = 'only a browser session can see and revoke sessions or change the password; an API token cannot (docs/teams.md, "Sessions")';
 
 export interface TokenView {
   id: string;
@@ -346,14 +384,14 @@ export class Identity {
     return this.openSession(user);
   }
 
-  async login(email: string, password: string) {
+  async login(email: string, password: string, client?: SessionClient) {
     const user = await this.storage.identity.userByEmail(email);
     // Verify against a dummy hash when the user is unknown so timing does not reveal which emails exist.
     const ok = await Bun.password.verify(password, user?.password_hash ?? (await dummyHash()));
     if (!user || !ok) {
       throw new AppError("UNAUTHORIZED", "email or password is wrong");
     }
-    return this.openSession(user);
+    return this.openSession(user, undefined, client);
   }
 
   /** Verifies a known user's password (accepting an invitation as an existing user). */
@@ -362,39 +400,56 @@ export class Identity {
   }
 
   /** A session in the user's default workspace, or the first one they are an active member of. */
-  async openSession(user: UserRow, workspaceId?: string) {
+  async openSession(user: UserRow, workspaceId?: string, client?: SessionClient) {
     const memberships = (await this.storage.identity.membershipsOfUser(user.id)).filter((m) => m.deactivated_at === null);
     const chosen =
       memberships.find((m) => m.workspace_id === workspaceId) ?? memberships.find((m) => m.workspace_id === user.default_workspace_id) ?? memberships[0];
     if (!chosen)
       throw new AppError("UNAUTHORIZED", "this account is not an active member of any workspace; ask a workspace admin to re-activate or invite you");
-    return this.sessionIn(user, chosen.workspace_id);
+    return this.sessionIn(user, chosen.workspace_id, client);
   }
 
-  private async sessionIn(user: UserRow, workspaceId: string) {
+  private async sessionIn(user: UserRow, workspaceId: string, client?: SessionClient) {
     const raw = newSecret("", 32);
     const csrfToken = newSecret("", 24);
     const expires = new Date(Date.now() + SESSION_DAYS * 86_400_000).toISOString();
+    const at = nowIso();
     await this.storage.identity.insertSession({
       id_hash: sha256(raw),
+      id: newId(),
       user_id: user.id,
       workspace_id: workspaceId,
       csrf_token: csrfToken,
       expires_at: expires,
-      created_at: nowIso(),
+      created_at: at,
+      last_seen_at: at,
+      user_agent: client?.userAgent ?? null,
+      address: client?.address ?? null,
     });
     return { sessionId: raw, csrfToken, expiresAt: expires, user: userView(user), workspaceId };
   }
 
-  async authenticateSession(raw: string): Promise<Principal | null> {
+  /**
+   * The session's principal, or null. Read from the database at every call (no cache), so a session revoked or
+   * logged out on any instance of a cluster is refused from the next call on. `client` updates when and where
+   * it was last used, at most once a minute.
+   */
+  async authenticateSession(raw: string, client?: SessionClient): Promise<Principal | null> {
     const idHash = sha256(raw);
     const session = await this.storage.identity.session(idHash);
-    if (!session || session.expires_at < nowIso()) return null;
+    const now = Date.now();
+    if (!session || Date.parse(session.expires_at) < now) return null;
     const user = await this.storage.identity.user(session.user_id);
     if (!user) return null;
     // Read at every call, so a deactivation or a role change holds from the next request on.
     const effective = clamp(SCOPES, await this.storage.identity.member(session.workspace_id, user.id));
     if (!effective) return null;
+    const stale = Date.parse(session.last_seen_at ?? session.created_at) + TOUCH_INTERVAL_MS <= now;
+    // A session opened without knowing its client (single sign-on, an invitation) learns it on its first call.
+    if (client && (stale || (session.address === null && client.address !== null))) {
+      // Not waited for, as for tokens: a failure only leaves "last seen" a minute older.
+      this.storage.identity.touchSession(idHash, new Date(now).toISOString(), client.address, client.userAgent).catch(() => {});
+    }
     return {
       kind: "session",
       credentialId: idHash,
@@ -409,6 +464,51 @@ export class Identity {
 
   async logout(raw: string) {
     await this.storage.identity.deleteSession(sha256(raw));
+  }
+
+  private sessionUser(principal: Principal): string {
+    if (principal.kind !== "session" || !principal.userId) throw new AppError("FORBIDDEN", ONLY_SESSIONS);
+    return principal.userId;
+  }
+
+  /** The caller's sessions not expired, most recently used first; the one this call came with is `current`. */
+  async listSessions(principal: Principal): Promise<SessionView[]> {
+    const rows = await this.storage.identity.sessionsOfUser(this.sessionUser(principal), nowIso());
+    return rows.map((row) => sessionView(row, principal.credentialId));
+  }
+
+  /**
+   * Ends one of the caller's sessions at once (the next call made with it is refused, on every instance: sessions
+   * are not cached). The current one may be revoked too (as logging out does).
+   */
+  async revokeSession(principal: Principal, id: string): Promise<SessionView> {
+    const userId = this.sessionUser(principal);
+    const row = (await this.storage.identity.sessionsOfUser(userId, nowIso())).find((session) => session.id === id);
+    if (!row || !(await this.storage.identity.deleteSessionOfUser(userId, id)))
+      throw new AppError("NOT_FOUND", `session ${id} not found among your sessions; GET /api/auth/sessions lists them`);
+    return sessionView(row, principal.credentialId);
+  }
+
+  /** Ends every session of the caller but the current one; answers how many ended. */
+  async revokeOtherSessions(principal: Principal): Promise<number> {
+    return this.storage.identity.deleteSessionsOfUser(this.sessionUser(principal), principal.credentialId);
+  }
+
+  /**
+   * Changes the caller's password after checking the current one; every other session of theirs ends (someone
+   * who knew the old password may hold one). Answers how many ended.
+   */
+  async changePassword(principal: Principal, currentPassword: string, newPassword: string): Promise<{ user: UserRow; sessionsRevoked: number }> {
+    const user = await this.storage.identity.user(this.sessionUser(principal));
+    if (!user) throw new AppError("UNAUTHORIZED", "your account no longer exists");
+    if (!(await Bun.password.verify(currentPassword, user.password_hash)))
+      throw new AppError("FORBIDDEN", "the current password is wrong; the password is unchanged", { field: "currentPassword" });
+    const hash = await Bun.password.hash(newPassword, { algorithm: "argon2id" });
+    const sessionsRevoked = await this.storage.atomically(async (unit) => {
+      await unit.identity.setPasswordHash(user.id, hash);
+      return unit.identity.deleteSessionsOfUser(user.id, principal.credentialId);
+    });
+    return { user, sessionsRevoked };
   }
 
   async switchWorkspace(principal: Principal, workspaceId: string) {

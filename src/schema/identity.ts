@@ -13,6 +13,25 @@ export const SetupBody = t.Object(
 );
 export const LoginBody = t.Object({ email: t.String({ maxLength: 254 }), password: t.String({ maxLength: 200 }) }, { additionalProperties: false });
 
+// ---- sessions and the password (docs/teams.md, "Sessions") ----
+
+export const Session = t.Object({
+  id: Uuid,
+  current: t.Boolean({ description: "the session this call was made with" }),
+  workspaceId: Uuid,
+  createdAt: DateTime,
+  lastSeenAt: DateTime,
+  expiresAt: DateTime,
+  address: t.Union([t.String(), t.Null()], { description: "the client's address when it was last used (behind WEFT_TRUSTED_PROXIES: the forwarded one)" }),
+  userAgent: t.Union([t.String(), t.Null()], { description: "the browser it was last used from" }),
+});
+export const SessionsRevoked = t.Object({ revoked: t.Integer({ description: "how many sessions ended" }) });
+export const PasswordChangeBody = t.Object(
+  { currentPassword: t.String({ minLength: 1, maxLength: 200 }), newPassword: Password },
+  { additionalProperties: false },
+);
+export const PasswordChanged = t.Object({ changed: t.Boolean(), sessionsRevoked: t.Integer({ description: "your other sessions, ended" }) });
+
 export const ScopeName = t.Union(SCOPES.map((s) => t.Literal(s)));
 export const TokenCreateBody = t.Object(
   {

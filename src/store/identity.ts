@@ -25,12 +25,19 @@ export interface UserRow {
   created_at: string;
 }
 export interface SessionRow {
+  /** SHA-256 of the cookie's value: the key a call is looked up by. */
   id_hash: string;
+  /** What the session is named by when listed and revoked (docs/teams.md, "Sessions"); never the cookie or its hash. */
+  id: string;
   user_id: string;
   workspace_id: string;
   csrf_token: string;
   expires_at: string;
   created_at: string;
+  /** Written at most once a minute. */
+  last_seen_at: string | null;
+  user_agent: string | null;
+  address: string | null;
 }
 export interface TokenRow {
   id: string;
@@ -132,6 +139,15 @@ export interface IdentityRepository {
   insertSession(row: SessionRow): Promise<void>;
   session(idHash: string): Promise<SessionRow | null>;
   deleteSession(idHash: string): Promise<void>;
+  /** The user's sessions not expired at `now`, most recently used first. */
+  sessionsOfUser(userId: string, now: string): Promise<SessionRow[]>;
+  /** Deletes the user's session named `id`; true when there was one. */
+  deleteSessionOfUser(userId: string, id: string): Promise<boolean>;
+  /** Deletes every session of the user but the one whose hash is `keepIdHash` (null: all); answers how many. */
+  deleteSessionsOfUser(userId: string, keepIdHash: string | null): Promise<number>;
+  /** When and from where the session was last used. */
+  touchSession(idHash: string, at: string, address: string | null, userAgent: string | null): Promise<void>;
+  setPasswordHash(userId: string, passwordHash: string): Promise<void>;
   setSessionWorkspace(idHash: string, workspaceId: string): Promise<void>;
   countTokens(): Promise<number>;
   insertToken(row: Omit<TokenRow, "last_used_at" | "revoked_at">): Promise<void>;

@@ -142,7 +142,7 @@ describe("weft migrate --dry-run", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "weft-dry-"));
     const path = join(dataDir, "weft.db");
     const db = new Database(path);
-    const from = latest - 2;
+    const from = migrations.at(-3)!.version;
     for (const m of migrations.filter((m) => m.version <= from)) db.run(m.sql);
     db.run(`PRAGMA user_version = ${from}`);
     db.close();

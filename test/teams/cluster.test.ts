@@ -1,7 +1,8 @@
 /**
  * Members in a cluster (docs/teams.md, "In a cluster"): two real `weft serve` instances on one PostgreSQL database.
  * B has authenticated a member's token (and keeps its principal in memory); a role change and a deactivation made
- * through A hold on B too, within the cluster's re-check period. Skipped without PostgreSQL's binaries.
+ * through A hold on B too, within the cluster's re-check period; a session ended through A is refused by B at
+ * once. Skipped without PostgreSQL's binaries.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdtempSync } from "node:fs";
@@ -80,5 +81,28 @@ describe.skipIf(!postgresBinaries())("members across two instances", () => {
 
     expect((await call(a, "POST", `/api/members/${joined.body.data.user.id}/deactivate`)).status).toBe(200);
     expect(await eventually(async () => (await call(b, "GET", "/api/workflows", undefined, { token })).status === 401)).toBe(true);
+  }, 60_000);
+
+  test('a session ended through A is refused by B at its very next call (sessions are not cached: docs/teams.md, "Sessions")', async () => {
+    const invitation = await call(a, "POST", "/api/invitations", { email: "lee@example.com", role: "editor" });
+    const joined = await call(a, "POST", "/api/invitations/accept", { token: invitation.body.data.token, password: "lee's password" }, { token: null });
+    expect(joined.status).toBe(201);
+    const onA = { cookie: joined.headers.get("set-cookie")!.split(";")[0]!, "x-csrf-token": joined.body.data.csrfToken };
+    const login = await call(
+      b,
+      "POST",
+      "/api/auth/login",
+      { email: "lee@example.com", password: "lee's password" },
+      { token: null, headers: { "user-agent": "on-b/1" } },
+    );
+    expect(login.status).toBe(200);
+    const onB = { cookie: login.headers.get("set-cookie")!.split(";")[0]! };
+    expect((await call(b, "GET", "/api/auth/me", undefined, { token: null, headers: onB })).status).toBe(200);
+
+    const listed = await call(a, "GET", "/api/auth/sessions", undefined, { token: null, headers: onA });
+    const target = listed.body.data.find((s: any) => s.userAgent === "on-b/1");
+    expect(target.address).toBe("127.0.0.1");
+    expect((await call(a, "DELETE", `/api/auth/sessions/${target.id}`, undefined, { token: null, headers: onA })).status).toBe(200);
+    expect((await call(b, "GET", "/api/auth/me", undefined, { token: null, headers: onB })).status).toBe(401);
   }, 60_000);
 });

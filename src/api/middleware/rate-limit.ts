@@ -56,6 +56,12 @@ export class TokenBuckets {
     };
   }
 
+  /** Puts back the token `take` took (a try that turned out not to count, such as a login that succeeded). */
+  giveBack(key: string): void {
+    const bucket = this.buckets.get(key);
+    if (bucket) bucket.tokens = Math.min(this.burst, bucket.tokens + 1);
+  }
+
   /** Drops buckets that have refilled completely (they carry no state). */
   private sweep(now: number, force: boolean) {
     this.lastSweep = now;

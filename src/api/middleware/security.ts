@@ -8,8 +8,9 @@
  */
 import type { Server } from "bun";
 import { Elysia } from "elysia";
-import { scopeRefusal, type Identity, type Principal } from "../../core/identity";
+import { csrfMatches, scopeRefusal, type Identity, type Principal } from "../../core/identity";
 import type { AddressRanges } from "../../net/address-ranges";
+import { clientOf } from "../../net/client-address";
 import type { Permission, Scope } from "../../schema/scopes";
 import { AppError } from "../../http/errors";
 import { TokenBuckets, rateLimitHeaders } from "./rate-limit";
@@ -54,7 +55,10 @@ export function createSecurity(options: SecurityOptions) {
       if (match) principal = await options.identity.authenticateToken(match[1]);
     } else {
       const cookie = sessionCookie(request.headers.get("cookie"));
-      if (cookie) principal = await options.identity.authenticateSession(cookie);
+      if (cookie) {
+        const client = { address: clientOf(request).address, userAgent: request.headers.get("user-agent")?.slice(0, 500) ?? null };
+        principal = await options.identity.authenticateSession(cookie, client);
+      }
     }
     if (!principal) {
       const why =
@@ -77,8 +81,7 @@ export function createSecurity(options: SecurityOptions) {
       }
     }
     if (principal.kind === "session" && !SAFE_METHODS.has(request.method)) {
-      const csrf = request.headers.get("x-csrf-token");
-      if (!csrf || csrf !== principal.csrfToken) {
+      if (!csrfMatches(principal, request.headers.get("x-csrf-token"))) {
         throw new AppError("FORBIDDEN", "cookie-authenticated writes need the X-CSRF-Token header with the value from GET /api/auth/me; API tokens need none");
       }
     }

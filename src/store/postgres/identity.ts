@@ -54,20 +54,41 @@ export class PostgresIdentity implements IdentityRepository {
     return this.c.get<UserRow>("SELECT * FROM users WHERE id = $1", [id]);
   }
   async insertSession(row: SessionRow) {
-    await this.c.run("INSERT INTO sessions (id_hash, user_id, workspace_id, csrf_token, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)", [
-      row.id_hash,
-      row.user_id,
-      row.workspace_id,
-      row.csrf_token,
-      row.expires_at,
-      row.created_at,
-    ]);
+    await this.c.run(
+      `INSERT INTO sessions (id_hash, id, user_id, workspace_id, csrf_token, expires_at, created_at, last_seen_at, user_agent, address)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [row.id_hash, row.id, row.user_id, row.workspace_id, row.csrf_token, row.expires_at, row.created_at, row.last_seen_at, row.user_agent, row.address],
+    );
   }
   session(idHash: string) {
     return this.c.get<SessionRow>("SELECT * FROM sessions WHERE id_hash = $1", [idHash]);
   }
   async deleteSession(idHash: string) {
     await this.c.run("DELETE FROM sessions WHERE id_hash = $1", [idHash]);
+  }
+  sessionsOfUser(userId: string, now: string) {
+    return this.c.all<SessionRow>(
+      "SELECT * FROM sessions WHERE user_id = $1 AND expires_at > $2 ORDER BY coalesce(last_seen_at, created_at) DESC, created_at DESC",
+      [userId, now],
+    );
+  }
+  async deleteSessionOfUser(userId: string, id: string) {
+    return (await this.c.run("DELETE FROM sessions WHERE user_id = $1 AND id = $2", [userId, id])) === 1;
+  }
+  async deleteSessionsOfUser(userId: string, keepIdHash: string | null) {
+    // No session's hash is empty: "" keeps none.
+    return this.c.run("DELETE FROM sessions WHERE user_id = $1 AND id_hash <> $2", [userId, keepIdHash ?? ""]);
+  }
+  async touchSession(idHash: string, at: string, address: string | null, userAgent: string | null) {
+    await this.c.run("UPDATE sessions SET last_seen_at = $1, address = coalesce($2, address), user_agent = coalesce($3, user_agent) WHERE id_hash = $4", [
+      at,
+      address,
+      userAgent,
+      idHash,
+    ]);
+  }
+  async setPasswordHash(userId: string, passwordHash: string) {
+    await this.c.run("UPDATE users SET password_hash = $1 WHERE id = $2", [passwordHash, userId]);
   }
   async setSessionWorkspace(idHash: string, workspaceId: string) {
     await this.c.run("UPDATE sessions SET workspace_id = $1 WHERE id_hash = $2", [workspaceId, idHash]);

@@ -35,11 +35,21 @@ export class SqliteIdentity implements IdentityRepository {
       // The column is declared COLLATE NOCASE: the comparison ignores case.
       userByEmail: db.query<UserRow, [string]>("SELECT * FROM users WHERE email = ?"),
       user: db.query<UserRow, [string]>("SELECT * FROM users WHERE id = ?"),
-      insertSession: db.query<null, [string, string, string, string, string, string]>(
-        "INSERT INTO sessions (id_hash, user_id, workspace_id, csrf_token, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      insertSession: db.query<null, Record<string, string | null>>(
+        `INSERT INTO sessions (id_hash, id, user_id, workspace_id, csrf_token, expires_at, created_at, last_seen_at, user_agent, address)
+         VALUES ($id_hash, $id, $user_id, $workspace_id, $csrf_token, $expires_at, $created_at, $last_seen_at, $user_agent, $address)`,
       ),
       session: db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id_hash = ?"),
       deleteSession: db.query<null, [string]>("DELETE FROM sessions WHERE id_hash = ?"),
+      sessionsOfUser: db.query<SessionRow, [string, string]>(
+        "SELECT * FROM sessions WHERE user_id = ? AND expires_at > ? ORDER BY coalesce(last_seen_at, created_at) DESC, created_at DESC",
+      ),
+      deleteSessionOfUser: db.query<null, [string, string]>("DELETE FROM sessions WHERE user_id = ? AND id = ?"),
+      deleteSessionsOfUser: db.query<null, [string, string]>("DELETE FROM sessions WHERE user_id = ? AND id_hash <> ?"),
+      touchSession: db.query<null, [string, string | null, string | null, string]>(
+        "UPDATE sessions SET last_seen_at = ?, address = coalesce(?, address), user_agent = coalesce(?, user_agent) WHERE id_hash = ?",
+      ),
+      setPasswordHash: db.query<null, [string, string]>("UPDATE users SET password_hash = ? WHERE id = ?"),
       setSessionWorkspace: db.query<null, [string, string]>("UPDATE sessions SET workspace_id = ? WHERE id_hash = ?"),
       countTokens: db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM api_tokens"),
       insertToken: db.query<null, [string, string, string, string, string, string, string, string | null, string]>(
@@ -138,13 +148,30 @@ export class SqliteIdentity implements IdentityRepository {
     return this.c.do(() => this.q.user.get(id));
   }
   insertSession(row: SessionRow) {
-    return this.c.do(() => void this.q.insertSession.run(row.id_hash, row.user_id, row.workspace_id, row.csrf_token, row.expires_at, row.created_at));
+    const params = Object.fromEntries(Object.entries(row).map(([key, value]) => [`$${key}`, value]));
+    return this.c.do(() => void this.q.insertSession.run(params));
   }
   session(idHash: string) {
     return this.c.do(() => this.q.session.get(idHash));
   }
   deleteSession(idHash: string) {
     return this.c.do(() => void this.q.deleteSession.run(idHash));
+  }
+  sessionsOfUser(userId: string, now: string) {
+    return this.c.do(() => this.q.sessionsOfUser.all(userId, now));
+  }
+  deleteSessionOfUser(userId: string, id: string) {
+    return this.c.do(() => this.q.deleteSessionOfUser.run(userId, id).changes === 1);
+  }
+  deleteSessionsOfUser(userId: string, keepIdHash: string | null) {
+    // No session's hash is empty: "" keeps none.
+    return this.c.do(() => this.q.deleteSessionsOfUser.run(userId, keepIdHash ?? "").changes);
+  }
+  touchSession(idHash: string, at: string, address: string | null, userAgent: string | null) {
+    return this.c.do(() => void this.q.touchSession.run(at, address, userAgent, idHash));
+  }
+  setPasswordHash(userId: string, passwordHash: string) {
+    return this.c.do(() => void this.q.setPasswordHash.run(passwordHash, userId));
   }
   setSessionWorkspace(idHash: string, workspaceId: string) {
     return this.c.do(() => void this.q.setSessionWorkspace.run(workspaceId, idHash));
