@@ -53,7 +53,7 @@ export class ClientAddresses {
    * X-Forwarded-For entry that is not itself a trusted proxy (entries left of it could be made up by the client).
    */
   resolve(request: Request, peer: string | null | undefined): Client {
-    const direct: Client = { address: peer ?? null, https: new URL(request.url).protocol === "https:" };
+    const direct: Client = { address: peer ?? null, https: request.url.startsWith("https:") };
     if (!peer || !this.proxies.includes(peer)) return direct;
     let address = peer;
     const forwardedFor = request.headers.get("x-forwarded-for");
