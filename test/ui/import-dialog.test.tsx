@@ -34,7 +34,12 @@ describe("what a file is taken for", () => {
     ],
     ["an n8n workflow", "wf.json", bytes(fixture("n8n", "http-ntfy.json").workflow), { kind: "n8n", label: "n8n workflow", name: "HTTP" }],
     ["a list of one n8n workflow (n8n's command line)", "all.json", bytes([fixture("n8n", "if-branches.json").workflow]), { kind: "n8n" }],
-    ["an Activepieces template", "t.json", bytes(fixture("activepieces", "http-request.json").flow), { kind: "activepieces", label: "Activepieces template", name: "HTTP" }],
+    [
+      "an Activepieces template",
+      "t.json",
+      bytes(fixture("activepieces", "http-request.json").flow),
+      { kind: "activepieces", label: "Activepieces template", name: "HTTP" },
+    ],
     ["an Activepieces flow", "f.json", bytes(fixture("activepieces", "http-request.json").flow.template), { kind: "activepieces", label: "Activepieces flow" }],
   ];
   for (const [what, name, content, expected] of cases)
