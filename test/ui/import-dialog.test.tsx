@@ -182,6 +182,40 @@ describe("the dialog", () => {
     expect(d.importButton().disabled).toBe(false);
   });
 
+  test("a Weft export: one create and what the publish gate would say; Import opens the new draft", async () => {
+    const doc = { weftExport: 1, name: "Greeter", definition: { schemaVersion: 2 }, variables: [] };
+    fake = fakeApi({
+      "POST /api/workflows/import": ({ body }) =>
+        body.dryRun
+          ? {
+              body: {
+                data: {
+                  dryRun: true,
+                  plan: [{ action: "create", kind: "workflow", name: "Greeter" }],
+                  variables: [],
+                  diagnostics: {
+                    valid: false,
+                    errors: [{ path: "trigger.nextAction.connectionId", code: "CONNECTION_REQUIRED", message: "choose a connection" }],
+                    warnings: [],
+                  },
+                },
+              },
+            }
+          : { status: 201, body: { data: { id: "wf-greeter", name: "Greeter" } } },
+    });
+    const d = await openDialog();
+    d.choose("greeter.weft.json", bytes(doc));
+    await until(() => expect(d.root.querySelectorAll("tr[data-plan]").length).toBe(1));
+    expect(d.root.querySelector(".import-detected")!.textContent).toBe("Detected: Weft workflow export (JSON) Greeter");
+    expect(d.root.querySelector(".import-notes")!.textContent).toBe("trigger.nextAction.connectionId: publish gate: choose a connection");
+    d.importButton().click();
+    await until(() => expect(location.hash).toBe("#/workflows/wf-greeter"));
+    expect(fake.calls.map((c) => [c.body.dryRun, c.body.name])).toEqual([
+      [true, "Greeter"],
+      [undefined, "Greeter"],
+    ]);
+  });
+
   test("a file Weft does not know: a clear message, nothing sent", async () => {
     fake = fakeApi({});
     const d = await openDialog();

@@ -87,6 +87,15 @@ export async function applyImport(detected: DetectedImport, folderId: string | n
   return data.workflow.id;
 }
 
+/** Where a problem is: its file (when it has one) and the path in it. */
+const FileAndPath = ({ file, path }: Problem) => (
+  <>
+    {file && <code>{file}</code>}
+    {file && " "}
+    <code>{path}</code>
+  </>
+);
+
 const OUTCOME: Record<ReportEntry["outcome"], string> = { mapped: "mapped", approximated: "approximated", not_mapped: "not mapped" };
 
 export function ImportReport({ preview }: { preview: Preview }) {
@@ -103,7 +112,7 @@ export function ImportReport({ preview }: { preview: Preview }) {
             <ul class="import-problems">
               {problems.map((p) => (
                 <li key={`${p.file}:${p.path}:${p.message}`} data-problem>
-                  {p.file && <code>{p.file}</code>} <code>{p.path}</code>: {p.message}
+                  <FileAndPath {...p} />: {p.message}
                 </li>
               ))}
             </ul>
@@ -183,7 +192,7 @@ export function ImportReport({ preview }: { preview: Preview }) {
           <ul class="import-notes">
             {notes.map((n) => (
               <li key={`${n.file}:${n.path}:${n.message}`}>
-                {n.file && <code>{n.file}</code>} <code>{n.path}</code>: {n.message}
+                <FileAndPath {...n} />: {n.message}
               </li>
             ))}
           </ul>
