@@ -85,8 +85,13 @@ async function openDialog() {
     Object.defineProperty(input, "files", { value: [file], configurable: true });
     input.dispatchEvent(new Event("change", { bubbles: true }));
   };
+  const drop = (name: string, content: Uint8Array) => {
+    const event = new Event("drop", { bubbles: true, cancelable: true });
+    Object.defineProperty(event, "dataTransfer", { value: { files: [new File([content as Uint8Array<ArrayBuffer>], name)] } });
+    root.querySelector(".drop-zone")!.dispatchEvent(event);
+  };
   const importButton = () => [...root.querySelectorAll("button")].find((b) => b.textContent === "Import") as HTMLButtonElement;
-  return { root, choose, importButton, imported: () => imported };
+  return { root, choose, drop, importButton, imported: () => imported };
 }
 
 describe("the dialog", () => {
@@ -155,7 +160,7 @@ describe("the dialog", () => {
     expect(fake.calls.map((c) => [c.path, c.body.dryRun, Object.keys(c.body.files)])).toEqual([["/api/workflows/files", true, ["workflows/a.yaml"]]]);
   });
 
-  test("a folder export's plan: create, update, unchanged", async () => {
+  test("a folder export dropped on the dialog: its plan (create, update, unchanged) and the gate's warnings", async () => {
     fake = fakeApi({
       "POST /api/workflows/files": () => ({
         body: {
@@ -174,7 +179,7 @@ describe("the dialog", () => {
       }),
     });
     const d = await openDialog();
-    d.choose("export.zip", zipSync({ "workflows/Looper.yaml": strToU8("weftFormat: 1\n") }));
+    d.drop("export.zip", zipSync({ "workflows/Looper.yaml": strToU8("weftFormat: 1\n") }));
     await until(() => expect(d.root.querySelectorAll("tr[data-plan]").length).toBe(4));
     expect([...d.root.querySelectorAll("tr[data-plan]")].map((tr) => tr.getAttribute("data-plan"))).toEqual(["create", "create", "update", "unchanged"]);
     expect(d.root.querySelector(".import-detected")!.textContent).toContain("Weft folder export (zip)");
