@@ -1,6 +1,11 @@
 /** Saves JSON as a file through a temporary object URL (no server round trip). */
 export function downloadJson(filename: string, value: unknown) {
-  const url = URL.createObjectURL(new Blob([JSON.stringify(value, null, 2)], { type: "application/json" }));
+  downloadBlob(filename, new Blob([JSON.stringify(value, null, 2)], { type: "application/json" }));
+}
+
+/** Saves bytes or text as a file (a zip of the folder export, say). */
+export function downloadBlob(filename: string, blob: Blob) {
+  const url = URL.createObjectURL(blob);
   const link = document.createElement("a");
   link.href = url;
   link.download = filename;

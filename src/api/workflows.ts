@@ -16,6 +16,7 @@ import {
   WorkflowFilesExport,
   WorkflowFilesImportBody,
   WorkflowFilesImportResult,
+  WorkflowImportPreview,
   WorkflowListQuery,
   WorkflowUpdateBody,
   type WorkflowCreateBodyT,
@@ -129,7 +130,9 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
     .post(
       "/api/workflows/import",
       async (ctx) => {
-        const data = await workflowTransfer.import(ctx.auth, ctx.body as any);
+        const { dryRun, ...input } = ctx.body as any;
+        if (dryRun) return { data: await workflowTransfer.preview(ctx.auth, input) };
+        const data = await workflowTransfer.import(ctx.auth, input);
         await auditOf(audit, ctx, "workflow.created", { type: "workflow", id: data.id, name: data.name }, { imported: true });
         ctx.set.status = 201;
         return { data };
@@ -138,15 +141,23 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
         permission: "workflow:write",
         idempotent: true,
         body: ImportBody,
-        response: { 201: Data(Workflow) },
-        detail: { tags, summary: "Import an exported workflow as a new draft (name and folderId may be overridden)" },
+        response: { 200: Data(WorkflowImportPreview), 201: Data(Workflow) },
+        detail: {
+          tags,
+          summary: "Import an exported workflow as a new draft (name and folderId may be overridden)",
+          description:
+            "The draft is created whatever the publish gate says of it (201). dryRun makes the same checks (structure, limits, folder) and answers what the import would do, with the publish gate's diagnostics of the draft, storing nothing (200; docs/import.md). Accepts Idempotency-Key.",
+        },
       },
     )
     .post(
       "/api/workflows/import/foreign",
-      async ({ auth, body, set }) => {
-        const data = await workflowTransfer.importForeign(auth, body as ForeignImportBodyT);
-        set.status = data.dryRun ? 200 : 201;
+      async (ctx) => {
+        const body = ctx.body as ForeignImportBodyT;
+        const data = await workflowTransfer.importForeign(ctx.auth, body);
+        if (data.workflow)
+          await auditOf(audit, ctx, "workflow.created", { type: "workflow", id: data.workflow.id, name: data.workflow.name }, { imported: body.format });
+        ctx.set.status = data.dryRun ? 200 : 201;
         return { data };
       },
       {

@@ -227,10 +227,30 @@ export type WorkflowExportT = Static<typeof WorkflowExport>;
 export const ImportBody = t.Composite(
   [
     t.Omit(WorkflowExport, ["name", "weftExport"]),
-    t.Object({ weftExport: t.Optional(t.Literal(1)), name: t.Optional(t.String({ minLength: 1, maxLength: 200 })), folderId: t.Optional(Nullable(Uuid)) }),
+    t.Object({
+      weftExport: t.Optional(t.Literal(1)),
+      name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+      folderId: t.Optional(Nullable(Uuid)),
+      dryRun: t.Optional(t.Boolean({ description: "answer what the import would do (200) and store nothing" })),
+    }),
   ],
   { ...strict, description: "an export document; name and folderId may be overridden" },
 );
+
+/** What importing an export document would do (docs/import.md, "Preview"); nothing is written. */
+export const WorkflowImportPreview = t.Object(
+  {
+    dryRun: t.Literal(true),
+    plan: t.Array(t.Object({ action: t.Literal("create"), kind: t.Literal("workflow"), name: t.String() }), {
+      description: "an export document always becomes one new draft",
+    }),
+    variables: t.Array(t.String(), { description: "the names of the variables it brings" }),
+    /** What the publish gate would say of the new draft; a draft is stored whatever it says. */
+    diagnostics: Diagnostics,
+  },
+  { $id: "WorkflowImportPreview" },
+);
+export type WorkflowImportPreviewT = Static<typeof WorkflowImportPreview>;
 
 /** Workflows as files (docs/workflows-as-code.md): a folder as path → YAML text. */
 const FileMap = t.Record(t.String({ minLength: 1, maxLength: 500 }), t.String(), {

@@ -1,6 +1,6 @@
 /**
  * Workflows: folders, tags, search, status, last run; create (blank or from a template), duplicate,
- * import/export and move to a folder.
+ * import (./import-dialog.tsx), export one or all (a zip of the folder export) and move to a folder.
  */
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
@@ -8,9 +8,11 @@ import { api } from "../api";
 import { Dialog } from "../components/dialog";
 import { Pager } from "../components/pager";
 import { ErrorNote } from "../components/error-note";
-import { downloadJson } from "../download";
+import { downloadBlob, downloadJson } from "../download";
+import { zipFiles } from "../import-files";
 import { StatusBadge, when } from "../format";
 import { href, navigate } from "../router";
+import { ImportDialog } from "./import-dialog";
 import type { Workflow } from "../types";
 
 interface Folder {
@@ -140,57 +142,6 @@ function FolderDialog({ folder, onClose, onSaved }: { folder: Folder | null; onC
   );
 }
 
-function ImportDialog({ onClose }: { onClose(): void }) {
-  const text = useSignal("");
-  const error = useSignal<unknown>(null);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    error.value = null;
-    try {
-      const doc = JSON.parse(text.value);
-      const res = await api.post<Workflow>("/api/workflows/import", doc);
-      onClose();
-      navigate(href.editor(res.data.id));
-    } catch (e) {
-      error.value = e;
-    }
-  };
-  return (
-    <Dialog title="Import a workflow" onClose={onClose}>
-      <form class="stack" onSubmit={submit}>
-        <label class="field">
-          <span>Export file</span>
-          <input
-            type="file"
-            accept="application/json,.json"
-            onChange={async (e) => {
-              const file = (e.target as HTMLInputElement).files?.[0];
-              if (file) text.value = await file.text();
-            }}
-          />
-        </label>
-        <label class="field">
-          <span>…or paste its JSON</span>
-          <textarea
-            class="mono"
-            rows={8}
-            value={text.value}
-            onInput={(e) => {
-              text.value = (e.target as HTMLTextAreaElement).value;
-            }}
-          />
-        </label>
-        <ErrorNote error={error.value} />
-        <div class="row">
-          <button type="submit" class="primary" disabled={!text.value.trim()}>
-            Import
-          </button>
-        </div>
-      </form>
-    </Dialog>
-  );
-}
-
 export function WorkflowsPage() {
   const q = useSignal("");
   const status = useSignal("");
@@ -253,6 +204,12 @@ export function WorkflowsPage() {
     act(async () => {
       const exported = await api.get(`/api/workflows/${wf.id}/export`);
       downloadJson(`${wf.name.replace(/[^\w.-]+/g, "-")}.weft.json`, exported.data);
+    });
+  /** The folder export (docs/workflows-as-code.md) as a zip, which the Import dialog takes back. */
+  const exportAll = () =>
+    act(async () => {
+      const exported = await api.get<{ files: Record<string, string> }>("/api/workflows/files");
+      downloadBlob(`weft-workflows-${new Date().toISOString().slice(0, 10)}.zip`, new Blob([zipFiles(exported.data.files)], { type: "application/zip" }));
     });
   const pages = Math.max(1, Math.ceil(total.value / PAGE_SIZE));
   const currentFolder = folders.value.find((f) => f.id === folderId.value) ?? null;
@@ -361,6 +318,9 @@ export function WorkflowsPage() {
             }}
           >
             Import
+          </button>
+          <button type="button" onClick={() => void exportAll()}>
+            Export all (zip)
           </button>
           <button
             type="button"
@@ -522,8 +482,14 @@ export function WorkflowsPage() {
       )}
       {dialog.value === "import" && (
         <ImportDialog
+          folderId={folderId.value && folderId.value !== "none" ? folderId.value : null}
           onClose={() => {
             dialog.value = null;
+          }}
+          onImported={() => {
+            dialog.value = null;
+            void load();
+            void loadFolders();
           }}
         />
       )}

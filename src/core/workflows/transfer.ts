@@ -1,12 +1,13 @@
 /** Export and import of a workflow as one JSON document; connection ids and secret values never leave. */
 import type { FlowVersionT } from "../../schema/workflow";
-import type { WorkflowExportT, WorkflowT } from "../../schema/workflow-record";
+import type { WorkflowExportT, WorkflowImportPreviewT, WorkflowT } from "../../schema/workflow-record";
 import { AppError } from "../../http/errors";
 import { nowIso } from "../../store/db";
 import { importActivepieces } from "./import/activepieces";
 import { importN8n, type N8nWorkflow } from "./import/n8n";
 import type { ImportResult } from "./import/report";
 import { withoutConnections } from "./tree";
+import { publicDiagnostics } from "./validate";
 import type { Actor, Workflows } from "./workflows";
 
 export interface ImportInput {
@@ -58,6 +59,25 @@ export class Transfer {
       if (input.variables?.length) await this.workflows.editor.importVariables(row.id, input.variables, unit);
     });
     return this.workflows.get(actor.workspaceId, row.id);
+  }
+
+  /**
+   * What importing an export document would do, with nothing written (docs/import.md, "Preview"): the checks the
+   * import makes (structure, limits, folder), and what the publish gate would say of the draft it would create.
+   */
+  async preview(actor: Actor, input: ImportInput): Promise<WorkflowImportPreviewT> {
+    const { row, definition } = await this.workflows.prepareCreate(actor, {
+      name: input.name ?? "Imported workflow",
+      folderId: input.folderId ?? undefined,
+      definition: withoutConnections(input.definition),
+    });
+    const gate = await this.workflows.gate(actor.workspaceId, definition, undefined, { storedVariables: input.variables?.map((v) => v.name) ?? [] });
+    return {
+      dryRun: true,
+      plan: [{ action: "create", kind: "workflow", name: row.name }],
+      variables: input.variables?.map((v) => v.name) ?? [],
+      diagnostics: publicDiagnostics(gate),
+    };
   }
 
   /**

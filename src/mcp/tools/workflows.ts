@@ -6,10 +6,12 @@
 import { t } from "elysia";
 import { Uuid } from "../../schema/common";
 import {
+  ForeignImportBody,
   WorkflowCreateBody,
   WorkflowFilesImportBody,
   WorkflowListQuery,
   WorkflowUpdateBody,
+  type ForeignImportBodyT,
   type WorkflowCreateBodyT,
   type WorkflowUpdateBodyT,
 } from "../../schema/workflow-record";
@@ -112,5 +114,19 @@ export const workflowTools = [
     run: async ({ deps, auth }, { files, dryRun, prune }) => ({
       data: await deps.workflowFiles.import(auth, files, { dryRun, prune, mayCreateConnections: auth.scopes.has("connection:write") }),
     }),
+  }),
+  defineTool<ForeignImportBodyT>({
+    name: "import_foreign_workflow",
+    description:
+      "Import a workflow of n8n (format n8n: its workflow JSON) or Activepieces (format activepieces: a flow export or template file) as a new draft " +
+      "(POST /api/workflows/import/foreign; docs/import.md). The report lists every node: mapped, approximated (the note says how) or not_mapped (why; a placeholder step stands in), " +
+      "and Activepieces packages to install first. Call with dryRun: true first and show the report to the user; without it the draft is created.",
+    scope: "workflow:write",
+    input: ForeignImportBody,
+    run: async (ctx, args) => {
+      const data = await ctx.deps.workflowTransfer.importForeign(ctx.auth, args);
+      if (!data.workflow) return { data };
+      return audited(ctx, "workflow.created", (d) => workflowTarget(d.workflow!), data, { imported: args.format });
+    },
   }),
 ];
