@@ -7,7 +7,7 @@
  * elsewhere between the check and the connect. docs/pieces/home-assistant.md describes the messages used.
  */
 import type { Connection, HaWebSocket } from "home-assistant-js-websocket";
-import { allowedAddress, loadOnce } from "../../src/pieces-sdk";
+import { allowedAddress, httpRequest, loadOnce } from "../../src/pieces-sdk";
 import type { GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 /** home-assistant-js-websocket, loaded with the first Home Assistant step or subscription. */
@@ -46,41 +46,25 @@ const REFUSED_TOKEN =
 
 /**
  * One REST call (`path` starts with /api/). Answers the parsed JSON, or the text when the answer is not
- * JSON; `notFound` is the message for a 404. Other refusals throw with Home Assistant's own words.
+ * JSON (a rendered template); `notFound` is the message for a 404. Other refusals throw with Home Assistant's own words.
  */
-export async function rest(
+export function rest(
   fetch: GuardedFetch,
   instance: Instance,
   method: string,
   path: string,
   options: { body?: unknown; signal?: AbortSignal; notFound?: string } = {},
 ): Promise<unknown> {
-  const url = `${instance.base.href.replace(/\/+$/, "")}${path}`;
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method,
-      headers: { authorization: `Bearer ${instance.token}`, ...(options.body === undefined ? {} : { "content-type": "application/json" }) },
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal: options.signal,
-    });
-  } catch (error) {
-    throw new Error(`could not reach Home Assistant at ${instance.base.origin}: ${(error as Error).message}`);
-  }
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    // Not JSON (a rendered template, HA's plain-text 401): keep the text.
-  }
-  if (response.status === 401) throw new Error(REFUSED_TOKEN);
-  if (response.status === 404 && options.notFound) throw new Error(options.notFound);
-  if (!response.ok) {
-    const reason = (parsed as { message?: unknown } | null)?.message ?? (typeof parsed === "string" ? parsed.slice(0, 200) : "");
-    throw new Error(`Home Assistant answered ${response.status} to ${method} ${path}${reason ? `: ${reason}` : ""}`);
-  }
-  return parsed;
+  return httpRequest(fetch, `${instance.base.href.replace(/\/+$/, "")}${path}`, {
+    service: "Home Assistant",
+    method,
+    label: `${method} ${path}`,
+    headers: { authorization: `Bearer ${instance.token}` },
+    json: options.body,
+    signal: options.signal,
+    reason: (body) => (typeof body === "object" ? (body as { message?: unknown } | null)?.message : undefined),
+    explain: ({ status }) => (status === 401 ? REFUSED_TOKEN : status === 404 ? options.notFound : undefined),
+  });
 }
 
 /** Why each socket closed (code and reason), read when its connection reports the loss. */

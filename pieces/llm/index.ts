@@ -5,7 +5,7 @@
  * and embeddings; token usage is in every output. HTTP goes through ctx.fetch (the SSRF guard): a server
  * on this machine or the LAN needs its range in WEFT_ALLOW_CIDRS.
  */
-import { action, Auth, definePiece, loadOnce, Property } from "../../src/pieces-sdk";
+import { action, Auth, definePiece, httpRequest, loadOnce, Property } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 interface Api {
@@ -47,30 +47,16 @@ interface LlmAnswer {
 }
 
 /** An answer's JSON body; null when the server sent none. */
-async function call(fetch: GuardedFetch, api: Api, path: string, body: unknown, signal: AbortSignal): Promise<LlmAnswer | null> {
-  let response: Response;
-  try {
-    response = await fetch(`${api.base}${path}`, {
-      method: body === undefined ? "GET" : "POST",
-      headers: { ...api.headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal,
-    });
-  } catch (error) {
-    throw new Error(`could not reach the LLM server at ${api.base}: ${(error as Error).message}`);
-  }
-  const text = await response.text();
-  let parsed: LlmAnswer | null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    throw new Error(`the LLM server answered ${response.status} with something that is not JSON: ${text.slice(0, 200)}`);
-  }
-  if (!response.ok)
-    throw new Error(
-      `the LLM server answered ${response.status}: ${(parsed?.error as { message?: unknown } | null | undefined)?.message ?? parsed?.error ?? text.slice(0, 200)}`,
-    );
-  return parsed;
+function call(fetch: GuardedFetch, api: Api, path: string, body: unknown, signal: AbortSignal): Promise<LlmAnswer | null> {
+  return httpRequest<LlmAnswer | null>(fetch, `${api.base}${path}`, {
+    service: "the LLM server",
+    method: body === undefined ? "GET" : "POST",
+    headers: api.headers,
+    json: body,
+    signal,
+    read: "json",
+    reason: (answer) => ((answer as LlmAnswer | null)?.error as { message?: unknown } | null | undefined)?.message ?? (answer as LlmAnswer | null)?.error,
+  });
 }
 
 /** Token usage in the step's words; absent counts are null (some local servers send none). */

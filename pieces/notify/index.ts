@@ -6,39 +6,18 @@
  *
  *   { "pieceId": "notify", "actionId": "ntfy_send", "config": { "topic": "alerts", "message": "{{trigger.body.text}}" } }
  */
-import { action, definePiece, Property } from "../../src/pieces-sdk";
+import { action, definePiece, httpRequest, Property } from "../../src/pieces-sdk";
 import type { GuardedFetch } from "../../src/pieces-sdk/types";
 
 /** POSTs JSON and returns the parsed answer; a non-2xx answer throws with the service's own words. */
-async function postJson(
-  fetch: GuardedFetch,
-  service: string,
-  url: string,
-  body: unknown,
-  headers: Record<string, string>,
-  signal: AbortSignal,
-): Promise<unknown> {
-  let response: Response;
-  try {
-    response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body), signal });
-  } catch (error) {
-    throw new Error(`${service}: could not reach ${new URL(url).origin}: ${(error as Error).message}`);
-  }
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    // Not JSON: keep the text.
-  }
-  if (!response.ok) {
-    // The services' error fields; a text answer has none of them.
-    const fields = parsed as { description?: unknown; errorDescription?: unknown; error?: unknown; message?: unknown } | null;
-    const reason =
-      fields?.description ?? fields?.errorDescription ?? fields?.error ?? fields?.message ?? (typeof parsed === "string" ? parsed.slice(0, 200) : "");
-    throw new Error(`${service} answered ${response.status}${reason ? `: ${reason}` : ""}`);
-  }
-  return parsed;
+function postJson(fetch: GuardedFetch, service: string, url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal): Promise<unknown> {
+  return httpRequest(fetch, url, { service, method: "POST", headers, json: body, signal, reason: serviceReason });
+}
+
+/** The services' error fields (Telegram's description, Gotify's errorDescription, ntfy's error, Discord's message). */
+function serviceReason(body: unknown): unknown {
+  const fields = body as { description?: unknown; errorDescription?: unknown; error?: unknown; message?: unknown } | null;
+  return typeof fields === "object" ? (fields?.description ?? fields?.errorDescription ?? fields?.error ?? fields?.message) : undefined;
 }
 
 /** A base URL without its trailing slashes, refusing anything but http(s). */

@@ -17,6 +17,7 @@ import type {
   TriggerKind,
 } from "./types";
 
+export * from "./http";
 export * from "./types";
 
 // ---------- properties ----------
