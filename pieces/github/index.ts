@@ -1,5 +1,5 @@
 /** GitHub: issues in a repository, through an OAuth2 connection (auth.oauth2 with extra authorize parameters). */
-import { action, Auth, definePiece, httpRequest, Property } from "../../src/pieces-sdk";
+import { action, Auth, connectionCheck, definePiece, httpRequest, Property } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 const API = "https://api.github.com";
@@ -97,14 +97,10 @@ export default definePiece({
     scopes: ["repo"],
     extraAuthorizeParams: { allow_signup: "false", prompt: "select_account" },
   }),
-  checkConnection: async ({ auth, fetch, signal }) => {
-    try {
-      const user = await github(fetch, auth, "/user", { signal });
-      return { ok: true, message: `connected as ${(user as { login?: string } | null)?.login}` };
-    } catch (error) {
-      return { ok: false, message: (error as Error).message };
-    }
-  },
+  checkConnection: connectionCheck(async ({ auth, fetch, signal }) => {
+    const user = await github(fetch, auth, "/user", { signal });
+    return `connected as ${(user as { login?: string } | null)?.login}`;
+  }),
   actions: [
     action({
       id: "create_issue",

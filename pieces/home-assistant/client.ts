@@ -7,7 +7,7 @@
  * elsewhere between the check and the connect. docs/pieces/home-assistant.md describes the messages used.
  */
 import type { Connection, HaWebSocket } from "home-assistant-js-websocket";
-import { allowedAddress, httpRequest, loadOnce } from "../../src/pieces-sdk";
+import { allowedAddress, baseUrlOf, httpRequest, loadOnce } from "../../src/pieces-sdk";
 import type { GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 /** home-assistant-js-websocket, loaded with the first Home Assistant step or subscription. */
@@ -25,17 +25,7 @@ export interface Instance {
 /** The connection's base URL and long-lived access token, or why they are unusable. */
 export function instanceOf(auth: ResolvedAuth | undefined): Instance {
   if (auth?.kind !== "custom") throw new Error("this step needs a Home Assistant connection (base URL and long-lived access token); set its connectionId");
-  const text = String(auth.values.url ?? "")
-    .trim()
-    .replace(/\/+$/, "");
-  let base: URL;
-  try {
-    base = new URL(text);
-  } catch {
-    throw new Error(`the Home Assistant URL "${text}" is not a URL; use e.g. http://192.168.1.20:8123 or https://ha.example.com`);
-  }
-  if (base.protocol !== "http:" && base.protocol !== "https:")
-    throw new Error(`the Home Assistant URL must start with http:// or https://; got ${base.protocol}`);
+  const base = new URL(baseUrlOf(auth.values.url, "the Home Assistant URL", "http://192.168.1.20:8123 or https://ha.example.com"));
   const token = String(auth.values.token ?? "").trim();
   if (!token) throw new Error("the connection has no access token; create a long-lived access token in Home Assistant (your profile → Security)");
   return { base, token };

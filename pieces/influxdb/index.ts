@@ -6,7 +6,7 @@
  * reader parses Flux answers; every request goes through ctx.fetch (the SSRF guard), so a LAN server needs
  * its range allowed (WEFT_ALLOW_CIDRS). docs/pieces/influxdb.md lists the endpoints each step uses.
  */
-import { action, Auth, definePiece, httpFetch, loadOnce, Property } from "../../src/pieces-sdk";
+import { action, Auth, baseUrlOf, connectionCheck, definePiece, httpFetch, loadOnce, Property } from "../../src/pieces-sdk";
 import type { GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 /** InfluxDB's client, loaded with the first InfluxDB step. */
@@ -30,16 +30,7 @@ export function serverOf(auth: ResolvedAuth | undefined): Server {
   if (auth?.kind !== "custom")
     throw new Error("this step needs an InfluxDB connection (URL, and a database or an organisation, bucket and token); set its connectionId");
   const v = auth.values;
-  const text = String(v.url ?? "")
-    .trim()
-    .replace(/\/+$/, "");
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new Error(`the InfluxDB URL "${text}" is not a URL; use e.g. http://192.168.1.30:8086`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`the InfluxDB URL must start with http:// or https://; got ${url.protocol}`);
+  const text = baseUrlOf(v.url, "the InfluxDB URL", "http://192.168.1.30:8086");
   const version = String(v.version ?? "1") === "2" ? "2" : "1";
   const token = String(v.token ?? "").trim();
   const username = String(v.username ?? "");
@@ -271,16 +262,12 @@ export default definePiece({
   icon: "📈",
   description: "Write points to and query InfluxDB 1.x (InfluxQL) and 2.x (Flux)",
   auth: Auth.custom(connectionProps),
-  checkConnection: async ({ auth, fetch, signal }) => {
-    try {
-      const server = serverOf(auth);
-      const response = await call(fetch, server, "GET", "/ping", { signal });
-      const version = response.headers.get("x-influxdb-version");
-      return { ok: true, message: `connected to InfluxDB${version ? ` ${version}` : ""}` };
-    } catch (error) {
-      return { ok: false, message: (error as Error).message };
-    }
-  },
+  checkConnection: connectionCheck(async ({ auth, fetch, signal }) => {
+    const server = serverOf(auth);
+    const response = await call(fetch, server, "GET", "/ping", { signal });
+    const version = response.headers.get("x-influxdb-version");
+    return `connected to InfluxDB${version ? ` ${version}` : ""}`;
+  }),
   actions: [
     action({
       id: "write_points",

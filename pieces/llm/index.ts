@@ -5,7 +5,7 @@
  * and embeddings; token usage is in every output. HTTP goes through ctx.fetch (the SSRF guard): a server
  * on this machine or the LAN needs its range in WEFT_ALLOW_CIDRS.
  */
-import { action, Auth, definePiece, httpRequest, loadOnce, Property } from "../../src/pieces-sdk";
+import { action, Auth, baseUrlOf, connectionCheck, definePiece, httpRequest, loadOnce, Property } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 interface Api {
@@ -15,16 +15,7 @@ interface Api {
 
 function apiOf(auth: ResolvedAuth | undefined): Api {
   if (auth?.kind !== "custom") throw new Error("this step needs an LLM connection (base URL and API key); set its connectionId");
-  const raw = String(auth.values.base_url ?? "")
-    .trim()
-    .replace(/\/+$/, "");
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error(`the connection's base URL "${raw}" is not a URL; use e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`the connection's base URL must be http:// or https://; got ${url.protocol}`);
+  const raw = baseUrlOf(auth.values.base_url, "the connection's base URL", "https://api.openai.com/v1 or http://127.0.0.1:11434/v1");
   const key = String(auth.values.api_key ?? "").trim();
   return { base: raw, headers: key ? { authorization: `Bearer ${key}` } : {} };
 }
@@ -158,14 +149,10 @@ export default definePiece({
     }),
     api_key: Property.secretText({ displayName: "API key", description: "leave empty for a local server that needs none" }),
   }),
-  checkConnection: async ({ auth, fetch, signal }) => {
-    try {
-      const answer = await call(fetch, apiOf(auth), "/models", undefined, signal);
-      return { ok: true, message: `the server lists ${Array.isArray(answer?.data) ? answer.data.length : 0} models` };
-    } catch (error) {
-      return { ok: false, message: (error as Error).message };
-    }
-  },
+  checkConnection: connectionCheck(async ({ auth, fetch, signal }) => {
+    const answer = await call(fetch, apiOf(auth), "/models", undefined, signal);
+    return `the server lists ${Array.isArray(answer?.data) ? answer.data.length : 0} models`;
+  }),
   actions: [
     action({
       id: "chat_completion",

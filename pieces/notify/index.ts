@@ -6,7 +6,7 @@
  *
  *   { "pieceId": "notify", "actionId": "ntfy_send", "config": { "topic": "alerts", "message": "{{trigger.body.text}}" } }
  */
-import { action, definePiece, httpRequest, Property } from "../../src/pieces-sdk";
+import { action, baseUrlOf, definePiece, httpRequest, Property } from "../../src/pieces-sdk";
 import type { GuardedFetch } from "../../src/pieces-sdk/types";
 
 /** POSTs JSON and returns the parsed answer; a non-2xx answer throws with the service's own words. */
@@ -21,19 +21,7 @@ function serviceReason(body: unknown): unknown {
 }
 
 /** A base URL without its trailing slashes, refusing anything but http(s). */
-function baseUrl(value: unknown, field: string): string {
-  const text = String(value ?? "")
-    .trim()
-    .replace(/\/+$/, "");
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new Error(`${field} "${text}" is not a URL; use e.g. https://ntfy.sh or http://192.168.1.10:8080`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${field} must be an http:// or https:// URL; got ${url.protocol}`);
-  return text;
-}
+const baseUrl = (value: unknown, field: string) => baseUrlOf(value, field, "https://ntfy.sh or http://192.168.1.10:8080");
 
 const tagsOf = (value: unknown): string[] =>
   Array.isArray(value)

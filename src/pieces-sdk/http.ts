@@ -91,6 +91,25 @@ export class HttpStatusError extends Error {
   }
 }
 
+/**
+ * A base URL as a user typed it into a connection or a step: trimmed and without trailing slashes, so
+ * `${base}/path` joins cleanly. Throws when it is not an http:// or https:// URL; `name` says which field
+ * ("the InfluxDB URL", "server_url") and `example` shows a good value.
+ */
+export function baseUrlOf(value: unknown, name: string, example: string): string {
+  const text = String(value ?? "")
+    .trim()
+    .replace(/\/+$/, "");
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`${name} "${text}" is not a URL; use e.g. ${example}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${name} must start with http:// or https://; got ${url.protocol}`);
+  return text;
+}
+
 /** `text` folded onto one line and cut to `max` characters (with an ellipsis when cut). */
 export function bodyExcerpt(text: string, max = EXCERPT_CHARS): string {
   const line = text.replace(/\s+/g, " ").trim();

@@ -93,11 +93,11 @@ describe("reading answers", () => {
 
 describe("refusals", () => {
   test("a refusal names the service, the status, the request and the service's own reason", async () => {
-    const refusal = await httpRequest(allowed, `${base}/refused`, {
+    const refusal = (await httpRequest(allowed, `${base}/refused`, {
       service: "GitHub",
       label: "GET /refused",
       reason: (body) => (body as { message?: string }).message,
-    }).catch((error) => error);
+    }).catch((error) => error)) as HttpStatusError;
     expect(refusal).toBeInstanceOf(HttpStatusError);
     expect(refusal.message).toBe("GitHub answered 403 to GET /refused: token lacks the repo scope");
     expect(refusal.status).toBe(403);
