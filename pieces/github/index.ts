@@ -26,7 +26,6 @@ async function github(fetch: GuardedFetch, auth: ResolvedAuth | undefined, path:
     },
     json: init.body,
     signal: init.signal,
-    reason: (body) => (typeof body === "object" ? (body as { message?: unknown } | null)?.message : undefined),
   });
 }
 

@@ -52,7 +52,6 @@ export function rest(
     headers: { authorization: `Bearer ${instance.token}` },
     json: options.body,
     signal: options.signal,
-    reason: (body) => (typeof body === "object" ? (body as { message?: unknown } | null)?.message : undefined),
     explain: ({ status }) => (status === 401 ? REFUSED_TOKEN : status === 404 ? options.notFound : undefined),
   });
 }

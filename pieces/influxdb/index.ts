@@ -67,10 +67,6 @@ function call(fetch: GuardedFetch, server: Server, method: string, path: string,
     },
     body: init.body,
     signal: init.signal,
-    reason: (body) => {
-      const fields = typeof body === "object" ? (body as { error?: unknown; message?: unknown } | null) : null;
-      return fields?.error ?? fields?.message;
-    },
     explain: (refusal) => {
       const { status, reason } = refusal;
       if (status === 401 || status === 403)

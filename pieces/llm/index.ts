@@ -46,7 +46,6 @@ function call(fetch: GuardedFetch, api: Api, path: string, body: unknown, signal
     json: body,
     signal,
     read: "json",
-    reason: (answer) => ((answer as LlmAnswer | null)?.error as { message?: unknown } | null | undefined)?.message ?? (answer as LlmAnswer | null)?.error,
   });
 }
 

@@ -11,13 +11,7 @@ import type { GuardedFetch } from "../../src/pieces-sdk/types";
 
 /** POSTs JSON and returns the parsed answer; a non-2xx answer throws with the service's own words. */
 function postJson(fetch: GuardedFetch, service: string, url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal): Promise<unknown> {
-  return httpRequest(fetch, url, { service, method: "POST", headers, json: body, signal, reason: serviceReason });
-}
-
-/** The services' error fields (Telegram's description, Gotify's errorDescription, ntfy's error, Discord's message). */
-function serviceReason(body: unknown): unknown {
-  const fields = body as { description?: unknown; errorDescription?: unknown; error?: unknown; message?: unknown } | null;
-  return typeof fields === "object" ? (fields?.description ?? fields?.errorDescription ?? fields?.error ?? fields?.message) : undefined;
+  return httpRequest(fetch, url, { service, method: "POST", headers, json: body, signal });
 }
 
 /** A base URL without its trailing slashes, refusing anything but http(s). */

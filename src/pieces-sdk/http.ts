@@ -62,7 +62,7 @@ export interface HttpCall {
   signal?: AbortSignal;
   /** What the request was, in messages after "answered 404 to": e.g. "GET /api/states". None by default. */
   label?: string;
-  /** The service's own reason in a refusal's body (its "message", "error", ...); a body excerpt when it gives none. */
+  /** The service's own reason in a refusal's body; `commonReason` by default, and a body excerpt when neither finds one. */
   reason?: (body: unknown) => unknown;
   /** A piece's own message for a refusal it can explain (a 401: which credential to check); undefined keeps the default. */
   explain?: (refusal: HttpStatusError) => string | undefined;
@@ -126,8 +126,21 @@ export function parseMaybeJson(text: string): unknown {
   }
 }
 
+/**
+ * The reason an error body gives in the fields services use: Telegram's `description`, Gotify's
+ * `errorDescription`, OpenAI's `error.message`, ntfy's and InfluxDB's `error`, GitHub's and Home Assistant's `message`.
+ */
+export function commonReason(body: unknown): string | undefined {
+  if (!body || typeof body !== "object") return undefined;
+  const fields = body as { description?: unknown; errorDescription?: unknown; error?: unknown; message?: unknown };
+  const nested = fields.error && typeof fields.error === "object" ? (fields.error as { message?: unknown }).message : undefined;
+  for (const value of [fields.description, fields.errorDescription, nested, fields.error, fields.message])
+    if (typeof value === "string" && value.trim()) return value;
+  return undefined;
+}
+
 function reasonOf(call: HttpCall, body: unknown, text: string): string {
-  const given = call.reason?.(body);
+  const given = (call.reason ?? commonReason)(body);
   if (typeof given === "string" && given.trim()) return bodyExcerpt(given);
   if (given !== undefined && given !== null && typeof given !== "string") return bodyExcerpt(JSON.stringify(given));
   return bodyExcerpt(text);
@@ -159,7 +172,7 @@ export async function httpFetch(fetch: GuardedFetch, url: string | URL, call: Ht
   for (let attempt = 1; ; attempt++) {
     let response: Response;
     try {
-      response = await fetch(target, { method, headers, body, signal: call.signal });
+      response = await fetch(target.href, { method, headers, body, signal: call.signal });
     } catch (error) {
       throw new Error(`could not reach ${call.service} at ${target.origin}: ${(error as Error)?.message ?? error}`, { cause: error });
     }

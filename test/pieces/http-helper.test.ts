@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { bodyExcerpt, HttpStatusError, httpFetch, httpRequest } from "../../src/pieces-sdk";
+import { baseUrlOf, bodyExcerpt, commonReason, connectionCheck, HttpStatusError, httpFetch, httpRequest } from "../../src/pieces-sdk";
 import { createGuardedFetch } from "../../src/net/guarded-fetch";
 
 const allowed = createGuardedFetch({ allowCidrs: ["127.0.0.0/8"] });
@@ -187,5 +187,33 @@ describe("the SSRF guard", () => {
   test("a metadata address is refused even with every private range allowed", async () => {
     const open = createGuardedFetch({ allowCidrs: ["0.0.0.0/0"] });
     await expect(httpRequest(open, "http://169.254.169.254/latest/meta-data/", { service: "Cloud" })).rejects.toThrow("cloud metadata address");
+  });
+});
+
+describe("the other shared parts", () => {
+  test("commonReason reads the error fields services use, the most specific first", () => {
+    expect(commonReason({ ok: false, error_code: 400, description: "Bad Request: chat not found" })).toBe("Bad Request: chat not found");
+    expect(commonReason({ error: "Unauthorized", errorCode: 401, errorDescription: "you need to provide a valid access token" })).toBe(
+      "you need to provide a valid access token",
+    );
+    expect(commonReason({ error: { message: "Incorrect API key provided", type: "invalid_request_error" } })).toBe("Incorrect API key provided");
+    expect(commonReason({ code: 40301, error: "forbidden" })).toBe("forbidden");
+    expect(commonReason({ message: "Not Found", documentation_url: "https://docs.github.com" })).toBe("Not Found");
+    expect([commonReason("plain text"), commonReason(null), commonReason({ status: "down" })]).toEqual([undefined, undefined, undefined]);
+  });
+
+  test("baseUrlOf trims a typed URL and its trailing slashes, and refuses what is not http(s)", () => {
+    expect(baseUrlOf("  http://192.168.1.20:8123///  ", "the Home Assistant URL", "http://ha.lan:8123")).toBe("http://192.168.1.20:8123");
+    expect(() => baseUrlOf("ha.lan", "the Home Assistant URL", "http://ha.lan:8123")).toThrow(
+      'the Home Assistant URL "ha.lan" is not a URL; use e.g. http://ha.lan:8123',
+    );
+    expect(() => baseUrlOf("ftp://ha.lan", "server_url", "https://ntfy.sh")).toThrow("server_url must start with http:// or https://; got ftp:");
+  });
+
+  test("connectionCheck answers the probe's message, or the message of what it threw", async () => {
+    const ctx = { auth: { kind: "custom" as const, values: {} }, fetch: allowed, signal: new AbortController().signal };
+    expect(await connectionCheck(async () => "connected as ada")(ctx)).toEqual({ ok: true, message: "connected as ada" });
+    const failing = connectionCheck(() => httpRequest(allowed, `${base}/refused`, { service: "GitHub" }).then(() => "never"));
+    expect(await failing(ctx)).toEqual({ ok: false, message: "GitHub answered 403: token lacks the repo scope" });
   });
 });
