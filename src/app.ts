@@ -216,7 +216,7 @@ export function createApp(options: CreateAppOptions) {
     observer: observeAll(deps.metrics, deps.tracing, logStream.active ? logStream : undefined),
   });
   deps.runs = new Runs(deps.engine);
-  // Installed Activepieces packages join the fleet now; their code loads only when a step first uses them.
+  // Installed Activepieces packages join the piece registry now; their code loads only when a step first uses them.
   const packages = new PiecePackages({
     dir: join(config.dataDir, "pieces"),
     registryUrl: config.npmRegistry,

@@ -3,7 +3,7 @@
  * guid/id, else its link; the first poll after publishing only takes a baseline, so old items do not
  * flood), and an action reads a feed. Fetched through ctx.fetch (the SSRF guard), parsed with feedsmith.
  */
-import { action, definePiece, loadOnce, Property, trigger } from "../../src/pieces-sdk";
+import { action, definePiece, httpRequest, loadOnce, Property, trigger } from "../../src/pieces-sdk";
 import type { GuardedFetch, PollContext } from "../../src/pieces-sdk/types";
 
 export interface FeedItem {
@@ -103,17 +103,14 @@ export async function readFeedText(body: string): Promise<Feed> {
 async function fetchFeed(fetch: GuardedFetch, url: unknown, signal: AbortSignal): Promise<Feed> {
   const target = String(url ?? "").trim();
   if (!/^https?:\/\//i.test(target)) throw new Error(`feed_url "${target}" must be an http:// or https:// URL`);
-  let response: Response;
-  try {
-    response = await fetch(target, {
-      headers: { accept: "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, */*;q=0.8", "user-agent": "weft" },
-      signal,
-    });
-  } catch (error) {
-    throw new Error(`could not fetch the feed at ${target}: ${(error as Error).message}`);
-  }
-  if (!response.ok) throw new Error(`the feed at ${target} answered ${response.status}`);
-  return readFeedText(await response.text());
+  const text = await httpRequest<string>(fetch, target, {
+    service: "the feed server",
+    label: `GET ${target}`,
+    headers: { accept: "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, */*;q=0.8", "user-agent": "weft" },
+    signal,
+    read: "text",
+  });
+  return readFeedText(text);
 }
 
 const feedUrl = () => Property.shortText({ displayName: "Feed URL", required: true, format: "uri", description: "an RSS, Atom, RDF or JSON Feed URL" });

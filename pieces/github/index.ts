@@ -1,5 +1,5 @@
 /** GitHub: issues in a repository, through an OAuth2 connection (auth.oauth2 with extra authorize parameters). */
-import { action, Auth, definePiece, Property } from "../../src/pieces-sdk";
+import { action, Auth, connectionCheck, definePiece, httpRequest, Property } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 const API = "https://api.github.com";
@@ -13,30 +13,20 @@ function apiBase(auth: ResolvedAuth | undefined): string {
 
 async function github(fetch: GuardedFetch, auth: ResolvedAuth | undefined, path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}) {
   if (auth?.kind !== "oauth2") throw new Error("this step needs a GitHub connection; set its connectionId to an active github connection");
-  const response = await fetch(`${apiBase(auth)}${path}`, {
-    method: init.method ?? "GET",
+  const method = init.method ?? "GET";
+  return httpRequest(fetch, `${apiBase(auth)}${path}`, {
+    service: "GitHub",
+    method,
+    label: `${method} ${path}`,
     headers: {
       accept: "application/vnd.github+json",
       authorization: `Bearer ${auth.accessToken}`,
       "x-github-api-version": "2022-11-28",
       "user-agent": "weft",
-      ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
     },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    json: init.body,
     signal: init.signal,
   });
-  const text = await response.text();
-  let body: unknown = null;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch {
-    body = text;
-  }
-  if (!response.ok)
-    throw new Error(
-      `GitHub answered ${response.status} to ${init.method ?? "GET"} ${path}: ${(body as { message?: unknown } | null)?.message ?? text.slice(0, 200)}`,
-    );
-  return body;
 }
 
 function repository(config: Record<string, unknown>): string {
@@ -106,14 +96,10 @@ export default definePiece({
     scopes: ["repo"],
     extraAuthorizeParams: { allow_signup: "false", prompt: "select_account" },
   }),
-  checkConnection: async ({ auth, fetch, signal }) => {
-    try {
-      const user = await github(fetch, auth, "/user", { signal });
-      return { ok: true, message: `connected as ${(user as { login?: string } | null)?.login}` };
-    } catch (error) {
-      return { ok: false, message: (error as Error).message };
-    }
-  },
+  checkConnection: connectionCheck(async ({ auth, fetch, signal }) => {
+    const user = await github(fetch, auth, "/user", { signal });
+    return `connected as ${(user as { login?: string } | null)?.login}`;
+  }),
   actions: [
     action({
       id: "create_issue",

@@ -7,7 +7,7 @@
  * elsewhere between the check and the connect. docs/pieces/home-assistant.md describes the messages used.
  */
 import type { Connection, HaWebSocket } from "home-assistant-js-websocket";
-import { allowedAddress, loadOnce } from "../../src/pieces-sdk";
+import { allowedAddress, baseUrlOf, httpRequest, loadOnce } from "../../src/pieces-sdk";
 import type { GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 /** home-assistant-js-websocket, loaded with the first Home Assistant step or subscription. */
@@ -25,17 +25,7 @@ export interface Instance {
 /** The connection's base URL and long-lived access token, or why they are unusable. */
 export function instanceOf(auth: ResolvedAuth | undefined): Instance {
   if (auth?.kind !== "custom") throw new Error("this step needs a Home Assistant connection (base URL and long-lived access token); set its connectionId");
-  const text = String(auth.values.url ?? "")
-    .trim()
-    .replace(/\/+$/, "");
-  let base: URL;
-  try {
-    base = new URL(text);
-  } catch {
-    throw new Error(`the Home Assistant URL "${text}" is not a URL; use e.g. http://192.168.1.20:8123 or https://ha.example.com`);
-  }
-  if (base.protocol !== "http:" && base.protocol !== "https:")
-    throw new Error(`the Home Assistant URL must start with http:// or https://; got ${base.protocol}`);
+  const base = new URL(baseUrlOf(auth.values.url, "the Home Assistant URL", "http://192.168.1.20:8123 or https://ha.example.com"));
   const token = String(auth.values.token ?? "").trim();
   if (!token) throw new Error("the connection has no access token; create a long-lived access token in Home Assistant (your profile → Security)");
   return { base, token };
@@ -46,41 +36,24 @@ const REFUSED_TOKEN =
 
 /**
  * One REST call (`path` starts with /api/). Answers the parsed JSON, or the text when the answer is not
- * JSON; `notFound` is the message for a 404. Other refusals throw with Home Assistant's own words.
+ * JSON (a rendered template); `notFound` is the message for a 404. Other refusals throw with Home Assistant's own words.
  */
-export async function rest(
+export function rest(
   fetch: GuardedFetch,
   instance: Instance,
   method: string,
   path: string,
   options: { body?: unknown; signal?: AbortSignal; notFound?: string } = {},
 ): Promise<unknown> {
-  const url = `${instance.base.href.replace(/\/+$/, "")}${path}`;
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method,
-      headers: { authorization: `Bearer ${instance.token}`, ...(options.body === undefined ? {} : { "content-type": "application/json" }) },
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal: options.signal,
-    });
-  } catch (error) {
-    throw new Error(`could not reach Home Assistant at ${instance.base.origin}: ${(error as Error).message}`);
-  }
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    // Not JSON (a rendered template, HA's plain-text 401): keep the text.
-  }
-  if (response.status === 401) throw new Error(REFUSED_TOKEN);
-  if (response.status === 404 && options.notFound) throw new Error(options.notFound);
-  if (!response.ok) {
-    const reason = (parsed as { message?: unknown } | null)?.message ?? (typeof parsed === "string" ? parsed.slice(0, 200) : "");
-    throw new Error(`Home Assistant answered ${response.status} to ${method} ${path}${reason ? `: ${reason}` : ""}`);
-  }
-  return parsed;
+  return httpRequest(fetch, `${instance.base.href.replace(/\/+$/, "")}${path}`, {
+    service: "Home Assistant",
+    method,
+    label: `${method} ${path}`,
+    headers: { authorization: `Bearer ${instance.token}` },
+    json: options.body,
+    signal: options.signal,
+    explain: ({ status }) => (status === 401 ? REFUSED_TOKEN : status === 404 ? options.notFound : undefined),
+  });
 }
 
 /** Why each socket closed (code and reason), read when its connection reports the loss. */

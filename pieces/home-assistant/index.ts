@@ -6,7 +6,7 @@
  * when the connection drops, the subscription fails and Weft opens it again with back-off, which
  * authenticates and subscribes anew. docs/pieces/home-assistant.md says which HA messages each step uses.
  */
-import { action, Auth, definePiece, Property, trigger } from "../../src/pieces-sdk";
+import { action, Auth, connectionCheck, definePiece, Property, trigger } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, SubscriptionContext } from "../../src/pieces-sdk/types";
 import type { Connection } from "home-assistant-js-websocket";
 import { connect, haFailure, type Instance, instanceOf, rest, watch, withConnection } from "./client";
@@ -271,16 +271,12 @@ export default definePiece({
   icon: "🏠",
   description: "Call services, read states, fire events and render templates in Home Assistant; start runs on state changes and events",
   auth: Auth.custom(connectionProps),
-  checkConnection: async ({ auth, fetch }) => {
-    try {
-      const instance = instanceOf(auth);
-      await rest(fetch, instance, "GET", "/api/");
-      const version = await withConnection(fetch, instance, async (connection) => connection.haVersion);
-      return { ok: true, message: `connected to Home Assistant${version ? ` ${version}` : ""} (REST and WebSocket API)` };
-    } catch (error) {
-      return { ok: false, message: (error as Error).message };
-    }
-  },
+  checkConnection: connectionCheck(async ({ auth, fetch }) => {
+    const instance = instanceOf(auth);
+    await rest(fetch, instance, "GET", "/api/");
+    const version = await withConnection(fetch, instance, async (connection) => connection.haVersion);
+    return `connected to Home Assistant${version ? ` ${version}` : ""} (REST and WebSocket API)`;
+  }),
   actions: [
     action({
       id: "call_service",

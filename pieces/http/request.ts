@@ -1,9 +1,11 @@
 /**
  * The HTTP request both `http.send_request` and `oauth2.request` make: body kinds, query, timeout and
- * response parsing. Always through the context's guarded fetch, never the global one.
+ * response parsing. Always through the context's guarded fetch, never the global one. Not the SDK's
+ * `httpRequest` (src/pieces-sdk/http.ts): the user's request is sent once, as given, and a 4xx/5xx may be the
+ * step's output (fail_on_error false); it shares only the way a refusal quotes the body.
  */
 import type { GuardedFetch } from "../../src/pieces-sdk/types";
-import { Property, Show } from "../../src/pieces-sdk";
+import { bodyExcerpt, Property, Show } from "../../src/pieces-sdk";
 
 export const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"];
 export const BODY_TYPES = ["none", "json", "form", "raw"];
@@ -123,7 +125,7 @@ export async function sendRequest(
     }
   }
   if (config.fail_on_error !== false && response.status >= 400) {
-    const snippet = raw.length > 300 ? `${raw.slice(0, 300)}…` : raw;
+    const snippet = bodyExcerpt(raw, 300);
     throw new Error(`${method} ${url.origin}${url.pathname} answered ${response.status}${snippet ? `: ${snippet}` : ""}`);
   }
   return { status: response.status, headers: responseHeaders, body: parsed };

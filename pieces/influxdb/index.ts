@@ -6,7 +6,7 @@
  * reader parses Flux answers; every request goes through ctx.fetch (the SSRF guard), so a LAN server needs
  * its range allowed (WEFT_ALLOW_CIDRS). docs/pieces/influxdb.md lists the endpoints each step uses.
  */
-import { action, Auth, definePiece, loadOnce, Property } from "../../src/pieces-sdk";
+import { action, Auth, baseUrlOf, connectionCheck, definePiece, httpFetch, loadOnce, Property } from "../../src/pieces-sdk";
 import type { GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 /** InfluxDB's client, loaded with the first InfluxDB step. */
@@ -30,16 +30,7 @@ export function serverOf(auth: ResolvedAuth | undefined): Server {
   if (auth?.kind !== "custom")
     throw new Error("this step needs an InfluxDB connection (URL, and a database or an organisation, bucket and token); set its connectionId");
   const v = auth.values;
-  const text = String(v.url ?? "")
-    .trim()
-    .replace(/\/+$/, "");
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new Error(`the InfluxDB URL "${text}" is not a URL; use e.g. http://192.168.1.30:8086`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`the InfluxDB URL must start with http:// or https://; got ${url.protocol}`);
+  const text = baseUrlOf(v.url, "the InfluxDB URL", "http://192.168.1.30:8086");
   const version = String(v.version ?? "1") === "2" ? "2" : "1";
   const token = String(v.token ?? "").trim();
   const username = String(v.username ?? "");
@@ -62,44 +53,31 @@ export function serverOf(auth: ResolvedAuth | undefined): Server {
 }
 
 /** One request; answers the response, or throws with InfluxDB's own words (its JSON "error"/"message"). */
-async function call(fetch: GuardedFetch, server: Server, method: string, path: string, init: { body?: string; contentType?: string; signal?: AbortSignal }) {
-  let response: Response;
-  try {
-    response = await fetch(`${server.base}${path}`, {
-      method,
-      headers: {
-        ...(server.authorization ? { authorization: server.authorization } : {}),
-        ...(init.contentType ? { "content-type": init.contentType } : {}),
-        accept: path.startsWith("/api/v2/query") ? "application/csv" : "application/json",
-      },
-      body: init.body,
-      signal: init.signal,
-    });
-  } catch (error) {
-    throw new Error(`could not reach InfluxDB at ${new URL(server.base).origin}: ${(error as Error).message}`);
-  }
-  if (response.ok) return response;
-  const text = await response.text();
-  let reason = text.trim().slice(0, 300);
-  let explained = false;
-  try {
-    const parsed = JSON.parse(text) as { error?: string; message?: string };
-    reason = parsed.error ?? parsed.message ?? reason;
-    explained = true;
-  } catch {
-    // Plain text (a 404 page): keep it.
-  }
+function call(fetch: GuardedFetch, server: Server, method: string, path: string, init: { body?: string; contentType?: string; signal?: AbortSignal }) {
   const route = path.split("?")[0];
-  if (response.status === 401 || response.status === 403)
-    throw new Error(
-      `InfluxDB refused the credentials (${response.status}${reason ? `: ${reason}` : ""}); check the connection's ${server.version === "2" ? "token" : "user and password"}`,
-    );
-  // A 404 without InfluxDB's JSON is a server without the endpoint (1.x before 1.8); with it, InfluxDB names what it did not find.
-  if (response.status === 404 && !explained && route.startsWith("/api/v2/"))
-    throw new Error(
-      `InfluxDB at ${new URL(server.base).origin} has no ${route} (404): ${route === "/api/v2/query" ? "Flux needs InfluxDB 2.x, or 1.7+ with flux-enabled = true in [http]" : "the 2.x write endpoint needs InfluxDB 2.x or 1.8+"}; on an older 1.x server use a 1.x connection and InfluxQL`,
-    );
-  throw new Error(`InfluxDB answered ${response.status} to ${method} ${route}${reason ? `: ${reason}` : ""}`);
+  const origin = new URL(server.base).origin;
+  return httpFetch(fetch, `${server.base}${path}`, {
+    service: "InfluxDB",
+    method,
+    label: `${method} ${route}`,
+    headers: {
+      ...(server.authorization ? { authorization: server.authorization } : {}),
+      ...(init.contentType ? { "content-type": init.contentType } : {}),
+      accept: path.startsWith("/api/v2/query") ? "application/csv" : "application/json",
+    },
+    body: init.body,
+    signal: init.signal,
+    explain: (refusal) => {
+      const { status, reason } = refusal;
+      if (status === 401 || status === 403)
+        return `InfluxDB refused the credentials (${status}${reason ? `: ${reason}` : ""}); check the connection's ${server.version === "2" ? "token" : "user and password"}`;
+      // A 404 without InfluxDB's JSON is a server without the endpoint (1.x before 1.8); with it, InfluxDB names what it did not find.
+      const explained = typeof refusal.body === "object" && refusal.body !== null;
+      if (status === 404 && !explained && route.startsWith("/api/v2/"))
+        return `InfluxDB at ${origin} has no ${route} (404): ${route === "/api/v2/query" ? "Flux needs InfluxDB 2.x, or 1.7+ with flux-enabled = true in [http]" : "the 2.x write endpoint needs InfluxDB 2.x or 1.8+"}; on an older 1.x server use a 1.x connection and InfluxQL`;
+      return undefined;
+    },
+  });
 }
 
 // ---------- points ----------
@@ -280,16 +258,12 @@ export default definePiece({
   icon: "📈",
   description: "Write points to and query InfluxDB 1.x (InfluxQL) and 2.x (Flux)",
   auth: Auth.custom(connectionProps),
-  checkConnection: async ({ auth, fetch, signal }) => {
-    try {
-      const server = serverOf(auth);
-      const response = await call(fetch, server, "GET", "/ping", { signal });
-      const version = response.headers.get("x-influxdb-version");
-      return { ok: true, message: `connected to InfluxDB${version ? ` ${version}` : ""}` };
-    } catch (error) {
-      return { ok: false, message: (error as Error).message };
-    }
-  },
+  checkConnection: connectionCheck(async ({ auth, fetch, signal }) => {
+    const server = serverOf(auth);
+    const response = await call(fetch, server, "GET", "/ping", { signal });
+    const version = response.headers.get("x-influxdb-version");
+    return `connected to InfluxDB${version ? ` ${version}` : ""}`;
+  }),
   actions: [
     action({
       id: "write_points",

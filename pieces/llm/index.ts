@@ -5,7 +5,7 @@
  * and embeddings; token usage is in every output. HTTP goes through ctx.fetch (the SSRF guard): a server
  * on this machine or the LAN needs its range in WEFT_ALLOW_CIDRS.
  */
-import { action, Auth, definePiece, loadOnce, Property } from "../../src/pieces-sdk";
+import { action, Auth, baseUrlOf, connectionCheck, definePiece, httpRequest, loadOnce, Property } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 interface Api {
@@ -15,16 +15,7 @@ interface Api {
 
 function apiOf(auth: ResolvedAuth | undefined): Api {
   if (auth?.kind !== "custom") throw new Error("this step needs an LLM connection (base URL and API key); set its connectionId");
-  const raw = String(auth.values.base_url ?? "")
-    .trim()
-    .replace(/\/+$/, "");
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error(`the connection's base URL "${raw}" is not a URL; use e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`the connection's base URL must be http:// or https://; got ${url.protocol}`);
+  const raw = baseUrlOf(auth.values.base_url, "the connection's base URL", "https://api.openai.com/v1 or http://127.0.0.1:11434/v1");
   const key = String(auth.values.api_key ?? "").trim();
   return { base: raw, headers: key ? { authorization: `Bearer ${key}` } : {} };
 }
@@ -47,30 +38,15 @@ interface LlmAnswer {
 }
 
 /** An answer's JSON body; null when the server sent none. */
-async function call(fetch: GuardedFetch, api: Api, path: string, body: unknown, signal: AbortSignal): Promise<LlmAnswer | null> {
-  let response: Response;
-  try {
-    response = await fetch(`${api.base}${path}`, {
-      method: body === undefined ? "GET" : "POST",
-      headers: { ...api.headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal,
-    });
-  } catch (error) {
-    throw new Error(`could not reach the LLM server at ${api.base}: ${(error as Error).message}`);
-  }
-  const text = await response.text();
-  let parsed: LlmAnswer | null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    throw new Error(`the LLM server answered ${response.status} with something that is not JSON: ${text.slice(0, 200)}`);
-  }
-  if (!response.ok)
-    throw new Error(
-      `the LLM server answered ${response.status}: ${(parsed?.error as { message?: unknown } | null | undefined)?.message ?? parsed?.error ?? text.slice(0, 200)}`,
-    );
-  return parsed;
+function call(fetch: GuardedFetch, api: Api, path: string, body: unknown, signal: AbortSignal): Promise<LlmAnswer | null> {
+  return httpRequest<LlmAnswer | null>(fetch, `${api.base}${path}`, {
+    service: "the LLM server",
+    method: body === undefined ? "GET" : "POST",
+    headers: api.headers,
+    json: body,
+    signal,
+    read: "json",
+  });
 }
 
 /** Token usage in the step's words; absent counts are null (some local servers send none). */
@@ -172,14 +148,10 @@ export default definePiece({
     }),
     api_key: Property.secretText({ displayName: "API key", description: "leave empty for a local server that needs none" }),
   }),
-  checkConnection: async ({ auth, fetch, signal }) => {
-    try {
-      const answer = await call(fetch, apiOf(auth), "/models", undefined, signal);
-      return { ok: true, message: `the server lists ${Array.isArray(answer?.data) ? answer.data.length : 0} models` };
-    } catch (error) {
-      return { ok: false, message: (error as Error).message };
-    }
-  },
+  checkConnection: connectionCheck(async ({ auth, fetch, signal }) => {
+    const answer = await call(fetch, apiOf(auth), "/models", undefined, signal);
+    return `the server lists ${Array.isArray(answer?.data) ? answer.data.length : 0} models`;
+  }),
   actions: [
     action({
       id: "chat_completion",

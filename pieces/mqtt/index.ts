@@ -6,7 +6,7 @@
  * broker's host passes the SSRF policy first (allowedAddress): a home-lab broker needs WEFT_ALLOW_CIDRS.
  */
 import type { IClientOptions, IPublishPacket, MqttClient } from "mqtt";
-import { action, allowedAddress, Auth, definePiece, loadOnce, Property, trigger } from "../../src/pieces-sdk";
+import { action, allowedAddress, Auth, connectionCheck, definePiece, loadOnce, Property, trigger } from "../../src/pieces-sdk";
 import type { GuardedFetch, ResolvedAuth, SubscriptionContext } from "../../src/pieces-sdk/types";
 
 const SCHEMES = new Set(["mqtt:", "mqtts:", "ws:", "wss:"]);
@@ -247,16 +247,12 @@ export default definePiece({
     ca: Property.longText({ displayName: "CA certificate (PEM)", description: "for a broker with a self-signed certificate" }),
     reject_unauthorized: Property.checkbox({ displayName: "Verify the broker's certificate", default: true }),
   }),
-  checkConnection: async ({ auth, fetch }) => {
-    try {
-      const { url, options } = await brokerOptions(fetch, auth, `check-${crypto.randomUUID().slice(0, 8)}`);
-      const client = await (await mqttJs()).connectAsync(url, options);
-      await client.endAsync();
-      return { ok: true, message: "connected to the broker" };
-    } catch (error) {
-      return { ok: false, message: (error as Error).message };
-    }
-  },
+  checkConnection: connectionCheck(async ({ auth, fetch }) => {
+    const { url, options } = await brokerOptions(fetch, auth, `check-${crypto.randomUUID().slice(0, 8)}`);
+    const client = await (await mqttJs()).connectAsync(url, options);
+    await client.endAsync();
+    return "connected to the broker";
+  }),
   actions: [
     action({
       id: "publish",

@@ -6,55 +6,16 @@
  *
  *   { "pieceId": "notify", "actionId": "ntfy_send", "config": { "topic": "alerts", "message": "{{trigger.body.text}}" } }
  */
-import { action, definePiece, Property } from "../../src/pieces-sdk";
+import { action, baseUrlOf, definePiece, httpRequest, Property } from "../../src/pieces-sdk";
 import type { GuardedFetch } from "../../src/pieces-sdk/types";
 
 /** POSTs JSON and returns the parsed answer; a non-2xx answer throws with the service's own words. */
-async function postJson(
-  fetch: GuardedFetch,
-  service: string,
-  url: string,
-  body: unknown,
-  headers: Record<string, string>,
-  signal: AbortSignal,
-): Promise<unknown> {
-  let response: Response;
-  try {
-    response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body), signal });
-  } catch (error) {
-    throw new Error(`${service}: could not reach ${new URL(url).origin}: ${(error as Error).message}`);
-  }
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    // Not JSON: keep the text.
-  }
-  if (!response.ok) {
-    // The services' error fields; a text answer has none of them.
-    const fields = parsed as { description?: unknown; errorDescription?: unknown; error?: unknown; message?: unknown } | null;
-    const reason =
-      fields?.description ?? fields?.errorDescription ?? fields?.error ?? fields?.message ?? (typeof parsed === "string" ? parsed.slice(0, 200) : "");
-    throw new Error(`${service} answered ${response.status}${reason ? `: ${reason}` : ""}`);
-  }
-  return parsed;
+function postJson(fetch: GuardedFetch, service: string, url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal): Promise<unknown> {
+  return httpRequest(fetch, url, { service, method: "POST", headers, json: body, signal });
 }
 
 /** A base URL without its trailing slashes, refusing anything but http(s). */
-function baseUrl(value: unknown, field: string): string {
-  const text = String(value ?? "")
-    .trim()
-    .replace(/\/+$/, "");
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new Error(`${field} "${text}" is not a URL; use e.g. https://ntfy.sh or http://192.168.1.10:8080`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${field} must be an http:// or https:// URL; got ${url.protocol}`);
-  return text;
-}
+const baseUrl = (value: unknown, field: string) => baseUrlOf(value, field, "https://ntfy.sh or http://192.168.1.10:8080");
 
 const tagsOf = (value: unknown): string[] =>
   Array.isArray(value)

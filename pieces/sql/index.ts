@@ -9,7 +9,7 @@ import { Database } from "bun:sqlite";
 import { realpathSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import { sqliteDirsFrom } from "../../src/config";
-import { action, allowedAddress, Auth, definePiece, Property } from "../../src/pieces-sdk";
+import { action, allowedAddress, Auth, connectionCheck, definePiece, Property } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 type Dialect = "postgres" | "mysql" | "sqlite";
@@ -197,14 +197,10 @@ export default definePiece({
     ssl: Property.checkbox({ displayName: "Use TLS", default: false }),
     file: Property.shortText({ displayName: "SQLite file", description: "an absolute path inside a directory listed in WEFT_SQLITE_DIRS" }),
   }),
-  checkConnection: async ({ auth, fetch }) => {
-    try {
-      await withDb(fetch, auth, (db) => db.query("SELECT 1 AS ok", []));
-      return { ok: true, message: "SELECT 1 answered" };
-    } catch (error) {
-      return { ok: false, message: (error as Error).message };
-    }
-  },
+  checkConnection: connectionCheck(async ({ auth, fetch }) => {
+    await withDb(fetch, auth, (db) => db.query("SELECT 1 AS ok", []));
+    return "SELECT 1 answered";
+  }),
   actions: [
     action({
       id: "run_query",

@@ -17,6 +17,7 @@ import type {
   TriggerKind,
 } from "./types";
 
+export * from "./http";
 export * from "./types";
 
 // ---------- properties ----------
@@ -253,6 +254,25 @@ export function definePiece(input: PieceInput): PieceDef {
     ...(input.ownProcess ? { ownProcess: true } : {}),
     actions,
     triggers,
+  };
+}
+
+// ---------- connection checks ----------
+
+type ConnectionCheck = NonNullable<PieceDef["checkConnection"]>;
+
+/**
+ * A piece's `checkConnection` from a probe that answers what it found or throws: a thrown error's message
+ * is the check's `{ ok: false, message }` (docs/pieces.md, "Auth").
+ *   checkConnection: connectionCheck(async ({ auth, fetch, signal }) => `connected as ${(await me(fetch, auth, signal)).login}`),
+ */
+export function connectionCheck(probe: (ctx: Parameters<ConnectionCheck>[0]) => Promise<string>): ConnectionCheck {
+  return async (ctx) => {
+    try {
+      return { ok: true, message: await probe(ctx) };
+    } catch (error) {
+      return { ok: false, message: (error as Error).message };
+    }
   };
 }
 

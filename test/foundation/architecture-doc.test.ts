@@ -1,7 +1,8 @@
 /**
  * docs/architecture.md names files and folders so a newcomer can find them: every one it names must exist.
  * A path is `src/…`, `pieces/…`, `public/…`, `test/…`, `bench/…` or `docs/…` in backticks, in a link, or in
- * the layer diagram's labels; a link to another doc (`[scaling.md](scaling.md)`) is read from docs/.
+ * the layer diagram's labels; a link to another doc (`[scaling.md](scaling.md)`) is read from docs/. And the
+ * other way round: every folder of src/ and public/src/ is named, so a folder added is a folder explained.
  */
 import { expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -50,4 +51,25 @@ test("every file it names by a short name (`transfer.ts`, `postgres/handle.ts`) 
     .concat(readdirSync(ROOT));
   const missing = short.filter((name) => !files.some((file) => file === name || file.endsWith(`/${name}`)));
   expect(missing).toEqual([]);
+});
+
+/** Every folder below `root`, as repository paths ("src/core/workflows/import"). */
+function folders(root: string): string[] {
+  return readdirSync(join(ROOT, root), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .flatMap((entry) => [`${root}/${entry.name}`, ...folders(`${root}/${entry.name}`)]);
+}
+
+test("every folder of src/ and public/src/ is named, by its path or within its parent's (`workflows/import/`)", () => {
+  const text = readFileSync(join(ROOT, DOC), "utf8");
+  const named = (folder: string) => {
+    const parts = folder.split("/");
+    return parts.some((_, i) => {
+      const tail = parts.slice(i).join("/");
+      return text.includes(`\`${tail}/`) || text.includes(`/${tail}/`) || text.includes(`(${tail}/`);
+    });
+  };
+  const all = [...folders("src"), ...folders("public/src")];
+  expect(all.length).toBeGreaterThan(20);
+  expect(all.filter((folder) => !named(folder))).toEqual([]);
 });

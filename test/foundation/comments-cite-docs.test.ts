@@ -11,8 +11,11 @@ import { join, relative, resolve } from "node:path";
 const ROOT = resolve(import.meta.dir, "../..");
 const FOLDERS = ["src", "pieces", "public/src"];
 
-/** "spec 4.3", "Spec 9.3:", "(spec 8)", "spec §1", "the spec says", "the spec's order", "DESIGN.md §3". */
-const CITES_SPEC = /DESIGN\.md|\b[Ss]pec ?§|\b[Ss]pec \d|\bthe (HTTP )?spec\b(?![.\w-])|\bspec's\b/;
+/**
+ * "spec 4.3", "Spec 9.3:", "(spec 8)", "spec §1", "the spec says", "the spec's order", "DESIGN.md §3", and a bare
+ * section number after a word: "restore (4.5)", "runs (4.3, 4.6)".
+ */
+const CITES_SPEC = /DESIGN\.md|\b[Ss]pec ?§|\b[Ss]pec \d|\bthe (HTTP )?spec\b(?![.\w-])|\bspec's\b|[a-z] \(\d+\.\d+(?:, ?\d+\.\d+)*\)/;
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -31,6 +34,8 @@ test("the pattern finds what it forbids and nothing else", () => {
     "Resource groups in the spec's order (spec §1)",
     "Operations the spec says read no body",
     "filters go to the API as spec 4.6 names them",
+    " * Workflows: versions and restore (4.5), webhook tokens",
+    "Runs of a workflow (4.3, 4.6)",
   ])
     expect({ line, cites: CITES_SPEC.test(line) }).toEqual({ line, cites: true });
   for (const line of [
@@ -42,6 +47,9 @@ test("the pattern finds what it forbids and nothing else", () => {
     "const SKIP = /(\\.d\\.ts|\\.test\\.(ts|js)|\\.spec\\.(ts|js))$/;",
     'the rules of docs/api.md "4. Run"',
     "a package spec: a name with an optional version",
+    "restore (docs/api.md section 5)",
+    "const ratio = Math.round(1.5);",
+    "InfluxDB 1.x (InfluxQL) and 2.x (Flux)",
   ])
     expect({ line, cites: CITES_SPEC.test(line) }).toEqual({ line, cites: false });
 });

@@ -152,8 +152,8 @@ export interface Normalized {
 
 /**
  * What every save does to a supplied definition (docs/api.md "1. Create a workflow"): a private copy, webhookToken
- * removed wherever it appears, blank pins filled with the fleet's version (unknown pieces keep a
- * blank pin: existence is the gate's business), defaults for the optional top-level fields.
+ * removed wherever it appears, blank pins filled with the version served (the piece registry's, in a cluster
+ * the one every executing instance serves; unknown pieces keep a blank pin: existence is the gate's business), defaults for the optional top-level fields.
  */
 export function normalizeDefinition(input: FlowVersionT, pieces: ServedVersions): Normalized {
   const definition = structuredClone(input) as FlowVersionT & { webhookToken?: unknown };

@@ -1,6 +1,6 @@
 /**
  * Workflows: the draft and its record, publish/unpublish, versions and
- * restore (4.5), webhook tokens, and what a run executes. Pinned data, test payloads and variables
+ * restore (docs/api.md section 5), webhook tokens, and what a run executes. Pinned data, test payloads and variables
  * live in ./editor-data.ts; export/import in ./transfer.ts; folders in ./folders.ts.
  *
  * One file on purpose: this class alone changes a workflow's row, draft, live version and status, each
