@@ -6,24 +6,17 @@ import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { href, navigate } from "../router";
 import { acceptInvitation } from "../session";
-
-interface Preview {
-  email: string;
-  role: string;
-  workspaceName: string;
-  expiresAt: string;
-  hasAccount: boolean;
-}
+import type { InvitationPreview } from "../types";
 
 export function InvitePage({ token }: { token: string }) {
-  const preview = useSignal<Preview | null>(null);
+  const preview = useSignal<InvitationPreview | null>(null);
   const password = useSignal("");
   const name = useSignal("");
   const error = useSignal<unknown>(null);
   const busy = useSignal(false);
   useEffect(() => {
     api
-      .post<Preview>("/api/invitations/preview", { token })
+      .post<InvitationPreview>("/api/invitations/preview", { token })
       .then((res) => {
         preview.value = res.data;
       })

@@ -8,17 +8,7 @@ import { api, withQuery } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { Pager } from "../components/pager";
 import { when } from "../format";
-
-interface AuditEvent {
-  id: string;
-  time: string;
-  actor: { type: "user" | "token" | "anonymous"; id: string | null; name: string | null };
-  action: string;
-  target: { type: string; id: string | null; name: string | null } | null;
-  details: Record<string, unknown>;
-  ip: string | null;
-  userAgent: string | null;
-}
+import type { AuditEvent } from "../types";
 
 interface Filters {
   action: string;

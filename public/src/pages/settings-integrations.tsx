@@ -11,38 +11,15 @@ import { forgetCatalog } from "../catalog";
 import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { route } from "../router";
-import { type CatalogEntry, PieceCatalog } from "./piece-catalog";
-
-interface PiecePackage {
-  pieceId: string;
-  name: string;
-  version: string;
-  displayName: string;
-  source: "registry" | "tarball";
-  installedAt: string;
-  actions: number;
-  triggers: number;
-  authKind: string | null;
-  unsupported: string[];
-}
-
-interface Instance {
-  id: string;
-  hostname: string;
-  pid: number;
-  version: string;
-  lastHeartbeatAt: string;
-  alive: boolean;
-  self: boolean;
-  pieces: Array<{ id: string; version: string }>;
-}
+import type { CatalogEntry, FleetInstance, PiecePackage } from "../types";
+import { PieceCatalog } from "./piece-catalog";
 
 /** One line per Weft instance on this database (the fleet registry): where it runs and whether it is alive. */
 function FleetLine() {
-  const instances = useSignal<Instance[] | null>(null);
+  const instances = useSignal<FleetInstance[] | null>(null);
   useEffect(() => {
     api
-      .get<Instance[]>("/api/fleet")
+      .get<FleetInstance[]>("/api/fleet")
       .then((res) => {
         instances.value = res.data;
       })

@@ -9,32 +9,7 @@ import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { me } from "../session";
-
-export interface Role {
-  name: string;
-  description: string;
-  scopes: string[];
-  assignable: boolean;
-}
-export interface Member {
-  userId: string;
-  email: string;
-  name: string;
-  role: string;
-  status: "active" | "deactivated";
-  joinedAt: string;
-}
-interface Invitation {
-  id: string;
-  email: string;
-  role: string;
-  expiresAt: string;
-}
-interface InvitationCreated extends Invitation {
-  token: string;
-  link: string;
-  emailed: boolean;
-}
+import type { Invitation, InvitationCreated, Member, Role } from "../types";
 
 const ADMIN_SCOPE = "workspace:admin";
 

@@ -8,15 +8,7 @@ import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
-
-interface NetworkPolicy {
-  alwaysRefused: { addresses: string[]; names: string[]; what: string };
-  refusedByDefault: Array<{ ranges: string[]; what: string }>;
-  environment: { variable: string; allowedCidrs: string[] };
-  allowedRanges: Array<{ cidr: string; addedBy: string; addedAt: string }>;
-  effective: string[];
-  canChange: boolean;
-}
+import type { NetworkPolicy } from "../types";
 
 const PATH = "/api/settings/network";
 

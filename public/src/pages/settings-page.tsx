@@ -19,28 +19,14 @@ import { AuditTab } from "./settings-audit";
 import { NetworkTab } from "./settings-network";
 import { SsoTab } from "./settings-sso";
 import { SCOPES } from "../../../src/schema/scopes";
-import type { Connection, PieceDetail } from "../types";
-
-interface Token {
-  id: string;
-  name: string;
-  scopes: string[];
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-interface Workspace {
-  id: string;
-  name: string;
-  createdAt: string;
-}
+import type { Connection, ConnectionTestResult, PieceDetail, Token, TokenCreated, Workspace } from "../types";
 
 function TokensTab() {
   const tokens = useSignal<Token[]>([]);
   const name = useSignal("");
   const all = useSignal(true);
   const scopes = useSignal<string[]>(["workflow:read", "run:read"]);
-  const created = useSignal<(Token & { token: string }) | null>(null);
+  const created = useSignal<TokenCreated | null>(null);
   const copied = useSignal(false);
   const error = useSignal<unknown>(null);
   const load = () =>
@@ -59,7 +45,7 @@ function TokensTab() {
     event.preventDefault();
     error.value = null;
     try {
-      const res = await api.post<Token & { token: string }>("/api/tokens", { name: name.value.trim(), scopes: all.value ? "all" : scopes.value });
+      const res = await api.post<TokenCreated>("/api/tokens", { name: name.value.trim(), scopes: all.value ? "all" : scopes.value });
       created.value = res.data;
       copied.value = false;
       name.value = "";
@@ -290,7 +276,7 @@ function ConnectionsTab() {
                     class="small"
                     onClick={() =>
                       run(async () => {
-                        const res = await api.post<{ ok: boolean; message: string }>(`/api/connections/${c.id}/test`);
+                        const res = await api.post<ConnectionTestResult>(`/api/connections/${c.id}/test`);
                         message.value = `${c.name}: ${res.data.ok ? "works" : "failed"} — ${res.data.message}`;
                       })
                     }
@@ -365,14 +351,15 @@ function ConnectionsTab() {
 }
 
 function WorkspacesTab() {
-  const workspaces = useSignal<Workspace[]>([]);
+  // A member without workspace:admin sees their memberships, which carry the name only.
+  const workspaces = useSignal<Array<Pick<Workspace, "id" | "name">>>([]);
   const name = useSignal("");
   const error = useSignal<unknown>(null);
   // Listing (and creating) workspaces needs workspace:admin; any member may switch between their own (GET /api/auth/me).
   const admin = me.value?.scopes.includes("workspace:admin") ?? false;
   const load = async () => {
     if (!admin) {
-      workspaces.value = (me.value?.memberships ?? []).map((m) => ({ id: m.workspaceId, name: `${m.workspaceName} (${m.role})`, createdAt: "" }));
+      workspaces.value = (me.value?.memberships ?? []).map((m) => ({ id: m.workspaceId, name: `${m.workspaceName} (${m.role})` }));
       return;
     }
     try {

@@ -8,20 +8,7 @@ import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { me } from "../session";
-
-interface Provider {
-  id: string;
-  name: string;
-  issuer: string;
-  clientId: string;
-  hasClientSecret: boolean;
-  scopes: string;
-  roleClaim: string | null;
-  roleMapping: Array<{ value: string; role: string; workspaceId?: string }>;
-  defaultRole: string;
-  ssoOnly: boolean;
-  redirectPath: string;
-}
+import type { SsoProvider as Provider } from "../types";
 
 const ROLES = ["admin", "editor", "operator", "viewer"];
 const EMPTY = {

@@ -11,19 +11,7 @@ import { ErrorNote } from "../components/error-note";
 import { downloadJson } from "../download";
 import { StatusBadge, when } from "../format";
 import { href, navigate } from "../router";
-import type { Workflow } from "../types";
-
-interface Folder {
-  id: string;
-  name: string;
-  workflowCount?: number;
-}
-interface Template {
-  id: string;
-  name: string;
-  description?: string;
-  category?: string;
-}
+import type { Folder, TemplateSummary as Template, Workflow, WorkflowSummary } from "../types";
 
 const PAGE_SIZE = 25;
 
@@ -197,7 +185,7 @@ export function WorkflowsPage() {
   const tag = useSignal("");
   const folderId = useSignal<string | null>(null);
   const page = useSignal(1);
-  const rows = useSignal<Workflow[] | null>(null);
+  const rows = useSignal<WorkflowSummary[] | null>(null);
   const total = useSignal(0);
   const folders = useSignal<Folder[]>([]);
   const error = useSignal<unknown>(null);
@@ -212,7 +200,7 @@ export function WorkflowsPage() {
       .catch(() => undefined);
   const load = async () => {
     try {
-      const res = await api.get<Workflow[]>("/api/workflows", {
+      const res = await api.get<WorkflowSummary[]>("/api/workflows", {
         q: q.value,
         status: status.value,
         tag: tag.value,
@@ -244,12 +232,12 @@ export function WorkflowsPage() {
       error.value = e;
     }
   };
-  const duplicate = (wf: Workflow) =>
+  const duplicate = (wf: WorkflowSummary) =>
     act(async () => {
       const exported = await api.get<Record<string, unknown>>(`/api/workflows/${wf.id}/export`);
       await api.post("/api/workflows/import", { ...exported.data, name: `Copy of ${wf.name}`, ...(wf.folderId ? { folderId: wf.folderId } : {}) });
     });
-  const exportOne = (wf: Workflow) =>
+  const exportOne = (wf: WorkflowSummary) =>
     act(async () => {
       const exported = await api.get(`/api/workflows/${wf.id}/export`);
       downloadJson(`${wf.name.replace(/[^\w.-]+/g, "-")}.weft.json`, exported.data);

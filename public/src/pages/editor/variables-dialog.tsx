@@ -8,14 +8,7 @@ import { useEffect } from "preact/hooks";
 import { api } from "../../api";
 import { Dialog } from "../../components/dialog";
 import { ErrorNote } from "../../components/error-note";
-
-export interface Variable {
-  name: string;
-  value: unknown;
-  secret: boolean;
-  description: string;
-  updatedAt?: string;
-}
+import type { Variable } from "../../types";
 
 /** One editable row; `text` is what the person sees, `stored` marks a secret whose value stays hidden. */
 interface Row {
