@@ -5,6 +5,7 @@
  * (docs/architecture.md, "The UI").
  */
 import type { Static } from "@sinclair/typebox";
+import type { Identity } from "../../src/core/identity";
 import type { pieceDetail } from "../../src/core/pieces/catalog";
 import type { ProjectedProperty } from "../../src/core/pieces/projection";
 import type * as audit from "../../src/schema/audit";
@@ -64,6 +65,8 @@ export type ConnectionTestResult = Static<typeof connection.ConnectionTestResult
 export type AuthorizeStart = Static<typeof connection.AuthorizeStart>;
 
 // ---- identity, members, settings ----
+/** GET /api/auth/me: the route declares no response schema, so the type is what Identity.me answers. */
+export type Me = Awaited<ReturnType<Identity["me"]>>;
 export type Token = Static<typeof identity.Token>;
 export type TokenCreated = Static<typeof identity.TokenCreated>;
 export type Workspace = Static<typeof identity.Workspace>;
