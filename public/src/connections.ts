@@ -4,13 +4,13 @@
  * page posts a message to this window; polling GET /api/connections/{id} covers a popup that cannot post.
  */
 import { api } from "./api";
-import type { Connection } from "./types";
+import type { AuthorizeStart, Connection } from "./types";
 
 /** Opens the popup synchronously (inside the click) so popup blockers let it through. */
 export async function authorizeConnection(id: string, timeoutMs = 10 * 60_000): Promise<Connection> {
   const popup = window.open("about:blank", `weft-oauth2-${id}`, "width=620,height=720");
   try {
-    const start = await api.post<{ authorizeUrl: string; redirectUri: string }>(`/api/connections/${id}/oauth2/start`);
+    const start = await api.post<AuthorizeStart>(`/api/connections/${id}/oauth2/start`);
     if (popup) popup.location.href = start.data.authorizeUrl;
     else window.open(start.data.authorizeUrl, "_blank");
   } catch (error) {

@@ -1,18 +1,7 @@
 /** Who is logged in: first-start setup, login, logout, and the CSRF token writes must carry. */
 import { signal } from "@preact/signals";
 import { api, sessionExpired, setCsrfToken } from "./api";
-
-export interface Me {
-  kind: "session" | "token";
-  user: { id: string; email: string; name: string; role: string; orgId: string } | null;
-  workspace: { id: string; orgId: string; name: string; createdAt: string };
-  scopes: string[];
-  /** The caller's role in the active workspace (null for a token no user minted). */
-  role: string | null;
-  /** The workspaces the user may switch to, with their role in each. */
-  memberships: Array<{ workspaceId: string; workspaceName: string; role: string }>;
-  csrfToken?: string;
-}
+import type { Me } from "./types";
 
 /** "loading" until the first answer; "setup" while no owner exists; "login" without a session. */
 export const authState = signal<"loading" | "setup" | "login" | "ready">("loading");

@@ -1,169 +1,82 @@
-/** The shapes the UI reads from the API (src/schema/ declares them); only the fields the screens use. */
+/**
+ * The shapes the UI reads from the API, taken from the server's own schemas (src/schema/, the same ones the
+ * routes declare as their responses and the OpenAPI contract shows): a field renamed on the server fails
+ * `npm run typecheck` here. Every import is type-only, so no server code reaches the browser bundle
+ * (docs/architecture.md, "The UI").
+ */
+import type { Static } from "@sinclair/typebox";
+import type { Identity } from "../../src/core/identity";
+import type { pieceDetail } from "../../src/core/pieces/catalog";
 import type { ProjectedProperty } from "../../src/core/pieces/projection";
+import type * as audit from "../../src/schema/audit";
+import type * as connection from "../../src/schema/connection";
+import type * as fleet from "../../src/schema/fleet";
+import type * as folder from "../../src/schema/folder";
+import type * as identity from "../../src/schema/identity";
+import type * as network from "../../src/schema/network";
+import type * as piece from "../../src/schema/piece";
+import type * as run from "../../src/schema/run";
+import type * as sso from "../../src/schema/sso";
+import type * as template from "../../src/schema/template";
+import type * as workflow from "../../src/schema/workflow";
+import type * as record from "../../src/schema/workflow-record";
 
-export interface Condition {
-  field: unknown;
-  operator: string;
-  value?: unknown;
-}
-export interface Branch {
-  name: string;
-  conditions: Condition[][];
-  firstAction?: ActionNode;
-}
+// ---- the definition tree (docs/api.md "1. Create a workflow") ----
+export type Condition = workflow.ConditionT;
+export type ActionNode = workflow.ActionNodeT;
+export type TriggerNode = workflow.TriggerNodeT;
+export type Branch = workflow.BranchT;
+/** What every step, action or trigger, has. */
+export type StepNode = ActionNode | TriggerNode;
+export type Definition = workflow.FlowVersionT;
 
-export interface StepNode {
-  name: string;
-  displayName?: string;
-  type: string;
-  pieceId?: string;
-  pieceVersion?: string;
-  actionId?: string;
-  config?: Record<string, unknown>;
-  connectionId?: string;
-  valid?: boolean;
-}
+// ---- workflows ----
+/** A workflow as listed (GET /api/workflows); its definition may be left out. */
+export type WorkflowSummary = record.WorkflowT;
+/** One workflow as GET /api/workflows/{id} and every write answer it: with its definition. */
+export type Workflow = record.WorkflowT & { definition: Definition };
+export type Diagnostic = record.DiagnosticT;
+export type Diagnostics = record.DiagnosticsT;
+export type VersionSummary = Static<typeof record.VersionSummary>;
+export type Variable = Static<typeof record.Variable>;
+export type Folder = Static<typeof folder.Folder>;
+export type TemplateSummary = Static<typeof template.TemplateSummary>;
 
-export interface ActionNode extends StepNode {
-  skip?: boolean;
-  nextAction?: ActionNode;
-  branches?: Branch[];
-  firstLoopAction?: ActionNode;
-  onErrorAction?: ActionNode;
-}
+// ---- runs ----
+export type Run = run.RunT;
+export type RunStep = run.StepT;
+export type RunCounts = Static<typeof run.RunCounts>["data"];
 
-export interface TriggerNode extends StepNode {
-  nextAction?: ActionNode;
-}
-
-export interface Definition {
-  schemaVersion: 2;
-  trigger: TriggerNode;
-  settings?: Record<string, unknown>;
-  variables?: Record<string, unknown>;
-  annotations?: unknown;
-  pinnedData?: Record<string, unknown>;
-}
-
-export interface Workflow {
-  id: string;
-  name: string;
-  description: string;
-  definition: Definition;
-  status: "draft" | "active" | "paused";
-  triggerType: string;
-  webhookToken: string | null;
-  webhookUrl?: string | null;
-  latestVersionId: string | null;
-  latestVersionNumber?: number | null;
-  definitionRev: number;
-  hasUnpublishedChanges: boolean;
-  folderId: string | null;
-  tags: string[];
-  testPayloads?: Record<string, unknown>;
-  pinnedData?: Record<string, { data: unknown; pinnedAt: string; stale: boolean }>;
-  createdAt: string;
-  updatedAt: string;
-  lastRun: { status: string; startedAt: string } | null;
-}
-
-export interface Diagnostic {
-  path: string;
-  code: string;
-  message: string;
-  allowed?: unknown[];
-}
-export interface Diagnostics {
-  valid: boolean;
-  errors: Diagnostic[];
-  warnings: Diagnostic[];
-}
-
-export interface VersionSummary {
-  id: string;
-  number: number;
-  triggerType: string;
-  live: boolean;
-  createdAt: string;
-  createdBy: string | null;
-}
-
-export interface RunStep {
-  id: string;
-  nodeId: string;
-  pieceId?: string;
-  actionId?: string;
-  displayName?: string;
-  status: string;
-  inputData?: unknown;
-  outputData?: unknown;
-  errorMessage?: string | null;
-  retryCount?: number;
-  startedAt?: string | null;
-  finishedAt?: string | null;
-  durationMs?: number | null;
-}
-
-export interface Run {
-  id: string;
-  workflowId: string;
-  status: string;
-  triggerType: string;
-  triggerData?: unknown;
-  environment: string;
-  startedAt?: string | null;
-  finishedAt?: string | null;
-  durationMs?: number | null;
-  errorMessage?: string | null;
-  tags?: string[];
-  steps?: RunStep[];
-  workflowName?: string;
-  versionNumber?: number | null;
-  executedVersionNumber?: number | null;
-  stepTotal?: number;
-  stepFailed?: number;
-  retryOfRunId?: string | null;
-  retriedByRunId?: string | null;
-  waitStep?: string | null;
-  resumeAt?: string | null;
-}
-
-export interface PieceListItem {
-  id: string;
-  name: string;
-  version: string;
-  description: string;
-  /** An emoji, a data:image URL or an https logo URL; null when none. */
-  icon?: string | null;
-  auth: string | null;
-  actions: string[];
-  triggers: string[];
-}
-export interface PieceDetail {
-  id: string;
-  name: string;
-  version: string;
-  description: string;
-  auth: null | { kind: string; [key: string]: unknown };
-  actions: Array<{ id: string; name: string; description: string; requiresAuth?: boolean }>;
-  triggers: Array<{ id: string; name: string; description: string; type: string }>;
-}
-
+// ---- pieces ----
+export type PieceListItem = Static<typeof piece.PieceListItem>;
+/** GET /api/pieces/{id}: the route declares no response schema, so the type is what the catalog builds. */
+export type PieceDetail = ReturnType<typeof pieceDetail>;
 /** The projection and its properties (docs/pieces.md "Schema projections") exactly as the server declares them. */
 export type { Projection } from "../../src/core/pieces/projection";
 /** The projection folds a property's displayName into its description; the editor still reads it when present. */
 export type Property = ProjectedProperty & { displayName?: string };
+export type PiecePackage = Static<typeof piece.PackageView>;
+export type CatalogPage = Static<typeof piece.CatalogPage>;
+export type CatalogEntry = Static<typeof piece.CatalogEntry>;
 
-export interface Connection {
-  id: string;
-  name?: string;
-  pieceId?: string;
-  /** oauth2, api_key, basic or custom. */
-  authKind?: string;
-  status: string;
-  /** Why the status is "error" (e.g. the refresh token was rejected). */
-  statusMessage?: string | null;
-  tokenExpiresAt?: string | null;
-  createdAt?: string;
-  errorMessage?: string | null;
-}
+// ---- connections ----
+export type Connection = Static<typeof connection.Connection>;
+export type ConnectionTestResult = Static<typeof connection.ConnectionTestResult>;
+export type AuthorizeStart = Static<typeof connection.AuthorizeStart>;
+
+// ---- identity, members, settings ----
+/** GET /api/auth/me: the route declares no response schema, so the type is what Identity.me answers. */
+export type Me = Awaited<ReturnType<Identity["me"]>>;
+export type Token = Static<typeof identity.Token>;
+export type TokenCreated = Static<typeof identity.TokenCreated>;
+export type Workspace = Static<typeof identity.Workspace>;
+export type Role = Static<typeof identity.Role>;
+export type Member = Static<typeof identity.Member>;
+export type Invitation = Static<typeof identity.Invitation>;
+export type InvitationCreated = Static<typeof identity.InvitationCreated>;
+export type InvitationPreview = Static<typeof identity.InvitationPreview>;
+export type NetworkPolicy = Static<typeof network.NetworkPolicyAnswer>;
+export type SsoProvider = Static<typeof sso.SsoProvider>;
+export type SsoProviderPublic = Static<typeof sso.SsoProviderPublic>;
+export type AuditEvent = Static<typeof audit.AuditEvent>;
+export type FleetInstance = Static<typeof fleet.FleetInstance>;

@@ -2,11 +2,11 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
-import { Data, DateTime, IdParams, List, Uuid } from "../schema/common";
+import { Data, IdParams, List, Uuid } from "../schema/common";
+import { Folder } from "../schema/folder";
 import { MoveBody } from "../schema/workflow-record";
 
 const tags = ["Folders"];
-const Folder = t.Object({ id: Uuid, name: t.String(), workflowCount: Type.Integer(), workspaceId: Uuid, createdAt: DateTime, updatedAt: DateTime });
 const FolderBody = t.Object({ name: t.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
 
 export const foldersApi = ({ security, folders }: AppDeps) =>

@@ -2,57 +2,14 @@
  * Piece packages: browse the catalog of Activepieces pieces the npm registry serves (piece:read); install
  * them from it, list, upgrade and remove them (workspace:admin). See docs/activepieces.md.
  */
-import { type TSchema, Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import { Data, List, PageQuery, pageOf } from "../schema/common";
-import { CatalogFilters, PackageSpec } from "../schema/piece";
+import { CatalogFilters, CatalogPage, PackageSpec, PackageView } from "../schema/piece";
 import type { AppDeps } from "./deps";
 import { auditOf } from "./audit";
 
 const tags = ["Pieces"];
 const permission = "workspace:admin" as const;
-
-const PackageView = t.Object({
-  pieceId: t.String({ description: "the id the piece has in Weft, e.g. ap-mysql" }),
-  name: t.String({ description: "the npm package, e.g. @activepieces/piece-mysql" }),
-  version: t.String(),
-  displayName: t.String(),
-  integrity: t.String({ description: "the tarball's integrity (sha512), checked against the registry's dist.integrity" }),
-  source: t.Union([t.Literal("registry"), t.Literal("tarball")]),
-  installedAt: t.String(),
-  actions: Type.Integer(),
-  triggers: Type.Integer(),
-  authKind: t.Union([t.String(), t.Null()], { description: "the piece's auth: SECRET_TEXT, BASIC_AUTH, CUSTOM_AUTH, OAUTH2 or null" }),
-  unsupported: t.Array(t.String(), { description: "property types of its actions that Weft does not map (such a property can only be left empty)" }),
-});
-
-const Nullable = <T extends TSchema>(schema: T, description: string) => t.Union([schema, t.Null()], { description });
-
-const CatalogEntry = t.Object({
-  name: t.String({ description: "the npm package, e.g. @activepieces/piece-slack" }),
-  pieceId: t.String({ description: "the id it has (or would have) in Weft, e.g. ap-slack" }),
-  displayName: t.String(),
-  description: t.String(),
-  version: t.String({ description: "the newest version the registry (or, offline, the bundled index) gives" }),
-  logoUrl: Nullable(t.String(), "the piece's logo (Activepieces' CDN), null when none is known"),
-  categories: t.Array(t.String(), { description: "Activepieces' categories, e.g. COMMUNICATION; empty when not known" }),
-  actions: Nullable(Type.Integer(), "how many actions; null when not known until it is installed"),
-  triggers: Nullable(Type.Integer(), "how many triggers; null when not known until it is installed"),
-  authKind: Nullable(t.String(), "SECRET_TEXT, BASIC_AUTH, CUSTOM_AUTH, OAUTH2 or none; null when not known until it is installed"),
-  installedVersions: t.Array(t.String(), { description: "the installed versions, newest first; empty when not installed" }),
-  updateAvailable: t.Boolean({ description: "a newer version than the newest installed one exists" }),
-});
-
-const CatalogPage = t.Object({
-  data: t.Array(CatalogEntry),
-  total: Type.Integer(),
-  source: t.Union([t.Literal("registry"), t.Literal("index")], {
-    description: "registry: the registry's search answered; index: the bundled index did (the registry could not be asked, or a category was chosen)",
-  }),
-  indexGeneratedAt: Nullable(t.String(), "when the bundled index was made; null when none is bundled"),
-  offlineReason: Nullable(t.String(), "why the registry was not used, when it could not be asked"),
-  categories: t.Array(t.String(), { description: "every category known to the index and the installed pieces" }),
-});
 
 const CatalogQuery = t.Object({ ...CatalogFilters, ...PageQuery });
 

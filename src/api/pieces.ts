@@ -5,7 +5,7 @@ import { dynamicOptions, findPiece, listPieces, pieceDetail, pieceSummary, Proje
 import type { QueryValues } from "../core/pieces/projection";
 import { AppError } from "../http/errors";
 import { Data, List, PageQuery, pageOf } from "../schema/common";
-import { ActionId, DynamicOptionsFields, DynamicPropertyName, PieceId, PieceSearch, TriggerId } from "../schema/piece";
+import { ActionId, DynamicOptionsFields, DynamicPropertyName, PieceId, PieceListItem, PieceSearch, TriggerId } from "../schema/piece";
 
 const tags = ["Pieces"];
 const permission = "piece:read" as const;
@@ -26,19 +26,6 @@ const ProjectedProperty = t.Record(t.String(), t.Unknown(), {
     "a projected property: type, description, default, enum, enumLabels, format, properties, items, propertyType, required, minLength, maxLength, min, max, pattern, refreshers, language, displayConditions",
 });
 const ObjectSchema = t.Object({ type: t.String(), properties: t.Record(t.String(), ProjectedProperty), required: t.Array(t.String()) });
-
-const PieceListItem = t.Object({
-  id: t.String(),
-  name: t.String(),
-  version: t.String(),
-  description: t.String(),
-  icon: t.Union([t.String(), t.Null()], {
-    description: "an emoji, a data:image URL, or an https image URL (an Activepieces piece's logo), shown beside the piece; null when it has none",
-  }),
-  auth: t.Union([t.String(), t.Null()], { description: "oauth2, api_key, basic, custom or null" }),
-  actions: t.Array(t.String()),
-  triggers: t.Array(t.String()),
-});
 
 const Projection = t.Object({
   pieceId: t.String(),

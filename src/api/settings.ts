@@ -3,13 +3,9 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import { auditOf } from "./audit";
 import { Data } from "../schema/common";
-import { NetworkPolicy, NetworkSettingsBody } from "../schema/network";
+import { NetworkPolicyAnswer as Policy, NetworkSettingsBody } from "../schema/network";
 
 const tags = ["Settings"];
-const Policy = t.Composite([
-  NetworkPolicy,
-  t.Object({ canChange: t.Boolean({ description: "the caller is the instance owner and may change the stored ranges" }) }),
-]);
 
 export const settingsApi = ({ security, network, audit }: AppDeps) =>
   new Elysia({ name: "api-settings" })

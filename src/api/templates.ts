@@ -1,29 +1,14 @@
 /** Templates: the built-in catalog plus workspace templates; using one creates a draft workflow. */
-import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import { AppError } from "../http/errors";
-import { Data, DateTime, List, PageQuery, pageOf, Uuid } from "../schema/common";
-import { TemplateFilters, TemplateId, UseTemplateFields } from "../schema/template";
+import { Data, List, PageQuery, pageOf, Uuid } from "../schema/common";
+import { TemplateFilters, TemplateId, TemplateSummary, UseTemplateFields } from "../schema/template";
 import { FlowVersion } from "../schema/workflow";
 import { Workflow } from "../schema/workflow-record";
 
 const tags = ["Templates"];
 const TemplateParams = t.Object({ id: TemplateId });
-const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()]);
-const TemplateSummary = t.Object({
-  id: t.String(),
-  slug: Nullable(t.String()),
-  name: t.String(),
-  description: t.String(),
-  category: t.String(),
-  source: t.Union([t.Literal("builtin"), t.Literal("workspace")]),
-  triggerType: t.String(),
-  pieces: t.Array(t.String()),
-  stepCount: Type.Integer(),
-  sourceWorkflowId: Nullable(t.String()),
-  createdAt: Nullable(DateTime),
-});
 const Template = t.Composite([TemplateSummary, t.Object({ definition: FlowVersion })]);
 
 export const templatesApi = ({ security, templates }: AppDeps) =>

@@ -38,3 +38,9 @@ export const NetworkPolicy = t.Object({
   allowedRanges: t.Array(AllowedRange, { description: "ranges allowed in Settings → Network" }),
   effective: t.Array(t.String(), { description: "what steps may reach although not public: both lists together" }),
 });
+
+/** GET and PUT /api/settings/network answer the policy and whether the caller may change it. */
+export const NetworkPolicyAnswer = t.Composite([
+  NetworkPolicy,
+  t.Object({ canChange: t.Boolean({ description: "the caller is the instance owner and may change the stored ranges" }) }),
+]);

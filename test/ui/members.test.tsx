@@ -21,7 +21,7 @@ const members = [
   { userId: "u-vi", email: "vi@example.com", name: "Vi", role: "viewer", status: "active", joinedAt: "2025-01-03T00:00:00Z" },
 ];
 
-async function renderAs(role: string, userId: string, routes: Parameters<typeof fakeApi>[0] = {}) {
+async function renderAs(role: keyof typeof ROLES, userId: string, routes: Parameters<typeof fakeApi>[0] = {}) {
   const { render, h } = await import("preact");
   const { me } = await import("../../public/src/session");
   const { MembersTab } = await import("../../public/src/pages/settings-members");
@@ -29,7 +29,7 @@ async function renderAs(role: string, userId: string, routes: Parameters<typeof 
     kind: "session",
     user: { id: userId, email: "x@example.com", name: "X", role: "member", orgId: "o" },
     workspace: { id: "w", orgId: "o", name: "Default workspace", createdAt: "2025-01-01T00:00:00Z" },
-    scopes: [...ROLES[role as keyof typeof ROLES].scopes],
+    scopes: [...ROLES[role].scopes],
     role,
     memberships: [],
   };

@@ -4,6 +4,7 @@ import { api } from "../api";
 import { authorizeConnection } from "../connections";
 import type { Connection, PieceDetail } from "../types";
 import { ErrorNote } from "./error-note";
+import { useCall } from "../use-call";
 
 interface FieldSpec {
   name: string;
@@ -60,12 +61,12 @@ function fieldsFor(piece: PieceDetail): FieldSpec[] {
 export function ConnectionForm({ piece, onCreated }: { piece: PieceDetail; onCreated(connection: Connection): void }) {
   const name = useSignal(`${piece.name} connection`);
   const values = useSignal<Record<string, string>>({});
-  const error = useSignal<unknown>(null);
+  const { error, call } = useCall();
+  /** What the form waits for now, shown beside the button; null when idle. */
   const busy = useSignal<string | null>(null);
   const fields = fieldsFor(piece);
   const submit = async (event: Event) => {
     event.preventDefault();
-    error.value = null;
     const body: Record<string, unknown> = { pieceId: piece.id, name: name.value };
     for (const field of fields) {
       const value = values.value[field.name];
@@ -75,8 +76,8 @@ export function ConnectionForm({ piece, onCreated }: { piece: PieceDetail; onCre
         (body[field.group] as Record<string, string>)[field.name] = value;
       } else body[field.name] = value;
     }
-    try {
-      busy.value = "Saving…";
+    busy.value = "Saving…";
+    await call(async () => {
       const created = await api.post<Connection>("/api/connections", body);
       let connection = created.data;
       if (piece.auth?.kind === "oauth2" && connection.status === "pending") {
@@ -84,11 +85,8 @@ export function ConnectionForm({ piece, onCreated }: { piece: PieceDetail; onCre
         connection = await authorizeConnection(connection.id);
       }
       onCreated(connection);
-    } catch (e) {
-      error.value = e;
-    } finally {
-      busy.value = null;
-    }
+    });
+    busy.value = null;
   };
   return (
     <form class="stack" onSubmit={submit} aria-label={`New ${piece.name} connection`}>

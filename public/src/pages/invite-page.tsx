@@ -6,44 +6,26 @@ import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { href, navigate } from "../router";
 import { acceptInvitation } from "../session";
-
-interface Preview {
-  email: string;
-  role: string;
-  workspaceName: string;
-  expiresAt: string;
-  hasAccount: boolean;
-}
+import type { InvitationPreview } from "../types";
+import { useCall } from "../use-call";
 
 export function InvitePage({ token }: { token: string }) {
-  const preview = useSignal<Preview | null>(null);
+  const preview = useSignal<InvitationPreview | null>(null);
   const password = useSignal("");
   const name = useSignal("");
-  const error = useSignal<unknown>(null);
-  const busy = useSignal(false);
+  const { busy, error, call } = useCall();
   useEffect(() => {
-    api
-      .post<Preview>("/api/invitations/preview", { token })
-      .then((res) => {
-        preview.value = res.data;
-      })
-      .catch((e) => {
-        error.value = e;
-      });
+    void call(async () => {
+      preview.value = (await api.post<InvitationPreview>("/api/invitations/preview", { token })).data;
+    });
   }, [token]);
   const p = preview.value;
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    error.value = null;
-    busy.value = true;
-    try {
+    void call(async () => {
       await acceptInvitation({ token, password: password.value, ...(name.value.trim() ? { name: name.value.trim() } : {}) });
       navigate(href.workflows());
-    } catch (e) {
-      error.value = e;
-    } finally {
-      busy.value = false;
-    }
+    });
   };
   return (
     <main class="auth">

@@ -6,31 +6,10 @@
  */
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
-import { api, type Envelope } from "../api";
+import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { PieceLogo } from "../components/piece-logo";
-
-export interface CatalogEntry {
-  name: string;
-  pieceId: string;
-  displayName: string;
-  description: string;
-  version: string;
-  logoUrl: string | null;
-  categories: string[];
-  actions: number | null;
-  triggers: number | null;
-  authKind: string | null;
-  installedVersions: string[];
-  updateAvailable: boolean;
-}
-
-interface CatalogMeta {
-  source: "registry" | "index";
-  indexGeneratedAt: string | null;
-  offlineReason: string | null;
-  categories: string[];
-}
+import type { CatalogEntry, CatalogPage } from "../types";
 
 const PAGE_SIZE = 12;
 const AUTH_LABELS: Record<string, string> = {
@@ -75,7 +54,7 @@ export function PieceCatalog({
   const query = useSignal(initialQuery);
   const category = useSignal("");
   const page = useSignal(1);
-  const result = useSignal<(Envelope<CatalogEntry[]> & CatalogMeta) | null>(null);
+  const result = useSignal<CatalogPage | null>(null);
   const loading = useSignal(false);
   const error = useSignal<unknown>(null);
 
@@ -107,7 +86,7 @@ export function PieceCatalog({
         abort.signal,
       )
       .then((res) => {
-        result.value = res as Envelope<CatalogEntry[]> & CatalogMeta;
+        result.value = res as CatalogPage;
       })
       .catch((e) => {
         if (!abort.signal.aborted) error.value = e;

@@ -8,11 +8,12 @@ import { duration, ErrorText, StatusBadge, TERMINAL_RUN_STATUSES, when } from ".
 import { href, navigate } from "../router";
 import { watchRun } from "../run-stream";
 import type { Run, RunStep } from "../types";
+import { useCall } from "../use-call";
 
 export function RunDetailPage({ id }: { id: string }) {
   const run = useSignal<Run | null>(null);
   const error = useSignal<unknown>(null);
-  const actionError = useSignal<unknown>(null);
+  const { error: actionError, call } = useCall();
   const live = useSignal(false);
   const retryVersion = useSignal<"original" | "latest">("original");
 
@@ -70,24 +71,16 @@ export function RunDetailPage({ id }: { id: string }) {
         <p class="muted">Loading run…</p>
       </main>
     );
-  const retry = async (from: "failed_step" | "start") => {
-    actionError.value = null;
-    try {
+  const retry = (from: "failed_step" | "start") =>
+    call(async () => {
       const res = await api.post<Run>(`/api/runs/${id}/retry`, { from, version: retryVersion.value });
       navigate(href.run(res.data.id));
-    } catch (e) {
-      actionError.value = e;
-    }
-  };
-  const cancel = async () => {
-    actionError.value = null;
-    try {
+    });
+  const cancel = () =>
+    call(async () => {
       const res = await api.post<Run>(`/api/runs/${id}/cancel`);
       run.value = { ...r, ...res.data, steps: r.steps };
-    } catch (e) {
-      actionError.value = e;
-    }
-  };
+    });
   return (
     <main class="page run-detail">
       <header class="page-head">

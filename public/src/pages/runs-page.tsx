@@ -9,17 +9,10 @@ import { ErrorNote } from "../components/error-note";
 import { Pager } from "../components/pager";
 import { duration, SAVE_RUNS_LABELS, StatusBadge, when } from "../format";
 import { href } from "../router";
-import type { Run, Workflow } from "../types";
+import type { Run, RunCounts, Workflow, WorkflowSummary } from "../types";
 import { bucketByDay, type DayBucket, RunsChart } from "./runs-chart";
 
 const CHART_DAYS = 14;
-
-/** GET /api/runs/counts' answer. */
-interface RunCounts {
-  total: number;
-  unsaved: number;
-  days: Array<DayBucket & { unsaved: number }>;
-}
 
 const TRIGGER_TYPES = ["manual", "webhook", "cron", "poll", "error", "run_finished", "event", "api", "mcp", "subflow"];
 const STATUSES = ["pending", "running", "completed", "failed", "cancelled", "paused"];
@@ -40,7 +33,7 @@ export function RunsPage() {
   const page = useSignal(1);
   const runs = useSignal<Run[] | null>(null);
   const pagination = useSignal({ page: 1, limit: 20, total: 0, totalPages: 1 });
-  const workflows = useSignal<Workflow[]>([]);
+  const workflows = useSignal<WorkflowSummary[]>([]);
   const chart = useSignal<{ buckets: DayBucket[]; unsaved: number; total: number }>({ buckets: bucketByDay([], CHART_DAYS), unsaved: 0, total: 0 });
   /** What the filtered workflow keeps of its runs (settings.saveRuns), shown above the list. */
   const saveRuns = useSignal<string | null>(null);
@@ -48,7 +41,7 @@ export function RunsPage() {
 
   useEffect(() => {
     api
-      .get<Workflow[]>("/api/workflows", { limit: 100 })
+      .get<WorkflowSummary[]>("/api/workflows", { limit: 100 })
       .then((res) => {
         workflows.value = res.data;
       })
@@ -88,7 +81,7 @@ export function RunsPage() {
     api
       .get<Workflow>(`/api/workflows/${id}`)
       .then((res) => {
-        const mode = (res.data.definition?.settings as { saveRuns?: string } | undefined)?.saveRuns;
+        const mode = res.data.definition.settings?.saveRuns;
         if (!stopped) saveRuns.value = mode ?? "all";
       })
       .catch(() => undefined);

@@ -8,17 +8,8 @@ import { api, withQuery } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { Pager } from "../components/pager";
 import { when } from "../format";
-
-interface AuditEvent {
-  id: string;
-  time: string;
-  actor: { type: "user" | "token" | "anonymous"; id: string | null; name: string | null };
-  action: string;
-  target: { type: string; id: string | null; name: string | null } | null;
-  details: Record<string, unknown>;
-  ip: string | null;
-  userAgent: string | null;
-}
+import type { AuditEvent } from "../types";
+import { useCall } from "../use-call";
 
 interface Filters {
   action: string;
@@ -51,24 +42,14 @@ export function AuditTab() {
   const page = useSignal(1);
   const draft = useSignal<Filters>(NO_FILTERS);
   const filters = useSignal<Filters>(NO_FILTERS);
-  const error = useSignal<unknown>(null);
-  const loading = useSignal(true);
+  const { busy: loading, error, call } = useCall(true);
 
   useEffect(() => {
-    loading.value = true;
-    api
-      .get<AuditEvent[]>("/api/audit", { ...queryOf(filters.value), page: page.value, limit: 50 })
-      .then((res) => {
-        events.value = res.data;
-        if (res.pagination) pagination.value = res.pagination;
-        error.value = null;
-      })
-      .catch((e) => {
-        error.value = e;
-      })
-      .finally(() => {
-        loading.value = false;
-      });
+    void call(async () => {
+      const res = await api.get<AuditEvent[]>("/api/audit", { ...queryOf(filters.value), page: page.value, limit: 50 });
+      events.value = res.data;
+      if (res.pagination) pagination.value = res.pagination;
+    });
   }, [page.value, filters.value]);
 
   const field = (key: keyof Filters, label: string, placeholder: string, date = false) => {

@@ -11,38 +11,16 @@ import { forgetCatalog } from "../catalog";
 import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { route } from "../router";
-import { type CatalogEntry, PieceCatalog } from "./piece-catalog";
-
-interface PiecePackage {
-  pieceId: string;
-  name: string;
-  version: string;
-  displayName: string;
-  source: "registry" | "tarball";
-  installedAt: string;
-  actions: number;
-  triggers: number;
-  authKind: string | null;
-  unsupported: string[];
-}
-
-interface Instance {
-  id: string;
-  hostname: string;
-  pid: number;
-  version: string;
-  lastHeartbeatAt: string;
-  alive: boolean;
-  self: boolean;
-  pieces: Array<{ id: string; version: string }>;
-}
+import type { CatalogEntry, FleetInstance, PiecePackage } from "../types";
+import { PieceCatalog } from "./piece-catalog";
+import { useCall } from "../use-call";
 
 /** One line per Weft instance on this database (the fleet registry): where it runs and whether it is alive. */
 function FleetLine() {
-  const instances = useSignal<Instance[] | null>(null);
+  const instances = useSignal<FleetInstance[] | null>(null);
   useEffect(() => {
     api
-      .get<Instance[]>("/api/fleet")
+      .get<FleetInstance[]>("/api/fleet")
       .then((res) => {
         instances.value = res.data;
       })
@@ -70,39 +48,29 @@ export function IntegrationsTab() {
   /** What is being installed, upgraded or removed now (shown as progress); null when idle. */
   const busy = useSignal<string | null>(null);
   const done = useSignal<string | null>(null);
-  const error = useSignal<unknown>(null);
+  const { error, call } = useCall();
   /** Bumped after every change, so the catalog asks its page again. */
   const changes = useSignal(0);
   // Read on each route change: the picker's "More integrations" lands here with ?q=.
   void route.value;
   const catalogQuery = new URLSearchParams(location.hash.split("?")[1] ?? "").get("q") ?? "";
-  const load = () =>
-    api
-      .get<PiecePackage[]>("/api/pieces/packages")
-      .then((res) => {
-        packages.value = res.data;
-      })
-      .catch((e) => {
-        error.value = e;
-      });
+  const load = async () => {
+    packages.value = (await api.get<PiecePackage[]>("/api/pieces/packages")).data;
+  };
   useEffect(() => {
-    void load();
+    void call(load);
   }, []);
   /** Runs one change with its progress line, then reloads the list and the piece catalog. */
   const change = async (label: string, work: () => Promise<string>) => {
-    error.value = null;
     done.value = null;
     busy.value = label;
-    try {
+    await call(async () => {
       done.value = await work();
       forgetCatalog();
       changes.value += 1;
       await load();
-    } catch (e) {
-      error.value = e;
-    } finally {
-      busy.value = null;
-    }
+    });
+    busy.value = null;
   };
   return (
     <section aria-labelledby="integrations-title">

@@ -9,32 +9,8 @@ import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { me } from "../session";
-
-export interface Role {
-  name: string;
-  description: string;
-  scopes: string[];
-  assignable: boolean;
-}
-export interface Member {
-  userId: string;
-  email: string;
-  name: string;
-  role: string;
-  status: "active" | "deactivated";
-  joinedAt: string;
-}
-interface Invitation {
-  id: string;
-  email: string;
-  role: string;
-  expiresAt: string;
-}
-interface InvitationCreated extends Invitation {
-  token: string;
-  link: string;
-  emailed: boolean;
-}
+import type { Invitation, InvitationCreated, Member, Role } from "../types";
+import { useCall } from "../use-call";
 
 const ADMIN_SCOPE = "workspace:admin";
 
@@ -59,7 +35,7 @@ export function MembersTab() {
   const created = useSignal<InvitationCreated | null>(null);
   const email = useSignal("");
   const role = useSignal("editor");
-  const error = useSignal<unknown>(null);
+  const { error, call } = useCall();
   const caller: Caller = {
     userId: me.value?.user?.id ?? null,
     role: me.value?.role ?? null,
@@ -67,27 +43,19 @@ export function MembersTab() {
   };
   const isAdmin = caller.scopes.includes(ADMIN_SCOPE);
   const load = async () => {
-    try {
-      const [m, r] = await Promise.all([api.get<Member[]>("/api/members"), api.get<Role[]>("/api/roles")]);
-      members.value = m.data;
-      roles.value = r.data;
-      if (isAdmin) invitations.value = (await api.get<Invitation[]>("/api/invitations")).data;
-    } catch (e) {
-      error.value = e;
-    }
+    const [m, r] = await Promise.all([api.get<Member[]>("/api/members"), api.get<Role[]>("/api/roles")]);
+    members.value = m.data;
+    roles.value = r.data;
+    if (isAdmin) invitations.value = (await api.get<Invitation[]>("/api/invitations")).data;
   };
   useEffect(() => {
-    void load();
+    void call(load);
   }, []);
-  const act = async (fn: () => Promise<unknown>) => {
-    error.value = null;
-    try {
+  const act = (fn: () => Promise<unknown>) =>
+    call(async () => {
       await fn();
       await load();
-    } catch (e) {
-      error.value = e;
-    }
-  };
+    });
   const adminReason = adminNeeded(caller, roles.value);
   return (
     <section aria-labelledby="members-title">

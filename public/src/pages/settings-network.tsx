@@ -8,49 +8,28 @@ import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
-
-interface NetworkPolicy {
-  alwaysRefused: { addresses: string[]; names: string[]; what: string };
-  refusedByDefault: Array<{ ranges: string[]; what: string }>;
-  environment: { variable: string; allowedCidrs: string[] };
-  allowedRanges: Array<{ cidr: string; addedBy: string; addedAt: string }>;
-  effective: string[];
-  canChange: boolean;
-}
+import type { NetworkPolicy } from "../types";
+import { useCall } from "../use-call";
 
 const PATH = "/api/settings/network";
 
 export function NetworkTab() {
   const policy = useSignal<NetworkPolicy | null>(null);
   const range = useSignal("");
-  const busy = useSignal(false);
   const done = useSignal<string | null>(null);
-  const error = useSignal<unknown>(null);
+  const { busy, error, call } = useCall();
   useEffect(() => {
-    api
-      .get<NetworkPolicy>(PATH)
-      .then((res) => {
-        policy.value = res.data;
-      })
-      .catch((e) => {
-        error.value = e;
-      });
+    void call(async () => {
+      policy.value = (await api.get<NetworkPolicy>(PATH)).data;
+    });
   }, []);
   /** Stores `cidrs` as the whole list of stored ranges; the answer is the policy now in force. */
-  const save = async (cidrs: string[], message: string) => {
-    error.value = null;
+  const save = (cidrs: string[], message: string) => {
     done.value = null;
-    busy.value = true;
-    try {
+    return call(async () => {
       policy.value = (await api.put<NetworkPolicy>(PATH, { allowedCidrs: cidrs })).data;
       done.value = message;
-      return true;
-    } catch (e) {
-      error.value = e;
-      return false;
-    } finally {
-      busy.value = false;
-    }
+    });
   };
   const p = policy.value;
   const stored = p?.allowedRanges.map((r) => r.cidr) ?? [];

@@ -18,55 +18,33 @@ import { MembersTab } from "./settings-members";
 import { AuditTab } from "./settings-audit";
 import { NetworkTab } from "./settings-network";
 import { SsoTab } from "./settings-sso";
+import { useCall } from "../use-call";
 import { SCOPES } from "../../../src/schema/scopes";
-import type { Connection, PieceDetail } from "../types";
-
-interface Token {
-  id: string;
-  name: string;
-  scopes: string[];
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-interface Workspace {
-  id: string;
-  name: string;
-  createdAt: string;
-}
+import type { Connection, ConnectionTestResult, PieceDetail, Token, TokenCreated, Workspace } from "../types";
 
 function TokensTab() {
   const tokens = useSignal<Token[]>([]);
   const name = useSignal("");
   const all = useSignal(true);
   const scopes = useSignal<string[]>(["workflow:read", "run:read"]);
-  const created = useSignal<(Token & { token: string }) | null>(null);
+  const created = useSignal<TokenCreated | null>(null);
   const copied = useSignal(false);
-  const error = useSignal<unknown>(null);
-  const load = () =>
-    api
-      .get<Token[]>("/api/tokens")
-      .then((res) => {
-        tokens.value = res.data;
-      })
-      .catch((e) => {
-        error.value = e;
-      });
+  const { error, call } = useCall();
+  const load = async () => {
+    tokens.value = (await api.get<Token[]>("/api/tokens")).data;
+  };
   useEffect(() => {
-    void load();
+    void call(load);
   }, []);
-  const create = async (event: Event) => {
+  const create = (event: Event) => {
     event.preventDefault();
-    error.value = null;
-    try {
-      const res = await api.post<Token & { token: string }>("/api/tokens", { name: name.value.trim(), scopes: all.value ? "all" : scopes.value });
+    void call(async () => {
+      const res = await api.post<TokenCreated>("/api/tokens", { name: name.value.trim(), scopes: all.value ? "all" : scopes.value });
       created.value = res.data;
       copied.value = false;
       name.value = "";
       await load();
-    } catch (e) {
-      error.value = e;
-    }
+    });
   };
   return (
     <section aria-labelledby="tokens-title">
@@ -145,14 +123,12 @@ function TokensTab() {
                   type="button"
                   class="small danger"
                   aria-label={`Revoke ${t.name}`}
-                  onClick={async () => {
+                  onClick={() => {
                     if (!confirm(`Revoke ${t.name}? Calls with it fail at once.`)) return;
-                    try {
+                    void call(async () => {
                       await api.del(`/api/tokens/${t.id}`);
                       await load();
-                    } catch (e) {
-                      error.value = e;
-                    }
+                    });
                   }}
                 >
                   Revoke
@@ -216,18 +192,13 @@ function ConnectionsTab() {
   const pieces = useSignal<PieceDetail[]>([]);
   const adding = useSignal<PieceDetail | null>(null);
   const choosing = useSignal(false);
-  const error = useSignal<unknown>(null);
+  const { error, call } = useCall();
   const message = useSignal<string | null>(null);
-  const load = () =>
-    listConnections()
-      .then((list) => {
-        connections.value = list;
-      })
-      .catch((e) => {
-        error.value = e;
-      });
+  const load = async () => {
+    connections.value = await listConnections();
+  };
   useEffect(() => {
-    void load();
+    void call(load);
     listPieces()
       .then((list) => Promise.all(list.filter((p) => p.auth).map((p) => pieceDetail(p.id))))
       .then((list) => {
@@ -235,15 +206,12 @@ function ConnectionsTab() {
       })
       .catch(() => undefined);
   }, []);
-  const run = async (fn: () => Promise<unknown>) => {
-    error.value = null;
+  const run = (fn: () => Promise<unknown>) => {
     message.value = null;
-    try {
+    return call(async () => {
       await fn();
       await load();
-    } catch (e) {
-      error.value = e;
-    }
+    });
   };
   return (
     <section aria-labelledby="connections-title">
@@ -290,7 +258,7 @@ function ConnectionsTab() {
                     class="small"
                     onClick={() =>
                       run(async () => {
-                        const res = await api.post<{ ok: boolean; message: string }>(`/api/connections/${c.id}/test`);
+                        const res = await api.post<ConnectionTestResult>(`/api/connections/${c.id}/test`);
                         message.value = `${c.name}: ${res.data.ok ? "works" : "failed"} — ${res.data.message}`;
                       })
                     }
@@ -354,7 +322,7 @@ function ConnectionsTab() {
               onCreated={() => {
                 choosing.value = false;
                 adding.value = null;
-                void load();
+                void call(load);
               }}
             />
           )}
@@ -365,24 +333,21 @@ function ConnectionsTab() {
 }
 
 function WorkspacesTab() {
-  const workspaces = useSignal<Workspace[]>([]);
+  // A member without workspace:admin sees their memberships, which carry the name only.
+  const workspaces = useSignal<Array<Pick<Workspace, "id" | "name">>>([]);
   const name = useSignal("");
-  const error = useSignal<unknown>(null);
+  const { error, call } = useCall();
   // Listing (and creating) workspaces needs workspace:admin; any member may switch between their own (GET /api/auth/me).
   const admin = me.value?.scopes.includes("workspace:admin") ?? false;
   const load = async () => {
     if (!admin) {
-      workspaces.value = (me.value?.memberships ?? []).map((m) => ({ id: m.workspaceId, name: `${m.workspaceName} (${m.role})`, createdAt: "" }));
+      workspaces.value = (me.value?.memberships ?? []).map((m) => ({ id: m.workspaceId, name: `${m.workspaceName} (${m.role})` }));
       return;
     }
-    try {
-      workspaces.value = (await api.get<Workspace[]>("/api/workspaces")).data;
-    } catch (e) {
-      error.value = e;
-    }
+    workspaces.value = (await api.get<Workspace[]>("/api/workspaces")).data;
   };
   useEffect(() => {
-    void load();
+    void call(load);
   }, []);
   const current = me.value?.workspace.id;
   return (
@@ -400,14 +365,12 @@ function WorkspacesTab() {
               <button
                 type="button"
                 class="small"
-                onClick={async () => {
-                  try {
+                onClick={() =>
+                  call(async () => {
                     await switchWorkspace(w.id);
                     location.hash = href.workflows();
-                  } catch (e) {
-                    error.value = e;
-                  }
-                }}
+                  })
+                }
               >
                 Switch to {w.name}
               </button>
@@ -417,15 +380,13 @@ function WorkspacesTab() {
       </ul>
       <form
         class="row"
-        onSubmit={async (event) => {
+        onSubmit={(event) => {
           event.preventDefault();
-          try {
+          void call(async () => {
             await api.post("/api/workspaces", { name: name.value.trim() });
             name.value = "";
             await load();
-          } catch (e) {
-            error.value = e;
-          }
+          });
         }}
       >
         <label class="field inline">

@@ -8,20 +8,8 @@ import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { me } from "../session";
-
-interface Provider {
-  id: string;
-  name: string;
-  issuer: string;
-  clientId: string;
-  hasClientSecret: boolean;
-  scopes: string;
-  roleClaim: string | null;
-  roleMapping: Array<{ value: string; role: string; workspaceId?: string }>;
-  defaultRole: string;
-  ssoOnly: boolean;
-  redirectPath: string;
-}
+import type { SsoProvider as Provider } from "../types";
+import { useCall } from "../use-call";
 
 const ROLES = ["admin", "editor", "operator", "viewer"];
 const EMPTY = {
@@ -54,33 +42,19 @@ export function SsoTab() {
   const providers = useSignal<Provider[]>([]);
   const form = useSignal({ ...EMPTY });
   const editing = useSignal<string | null>(null);
-  const error = useSignal<unknown>(null);
-  const busy = useSignal(false);
+  const { busy, error, call } = useCall();
   const owner = me.value?.role === "owner" || me.value?.role === null;
   const load = async () => {
-    try {
-      providers.value = (await api.get<Provider[]>("/api/sso/providers")).data;
-    } catch (e) {
-      error.value = e;
-    }
+    providers.value = (await api.get<Provider[]>("/api/sso/providers")).data;
   };
   useEffect(() => {
-    void load();
+    void call(load);
   }, []);
-  const act = async (work: () => Promise<unknown>) => {
-    error.value = null;
-    busy.value = true;
-    try {
+  const act = (work: () => Promise<unknown>) =>
+    call(async () => {
       await work();
       await load();
-      return true;
-    } catch (e) {
-      error.value = e;
-      return false;
-    } finally {
-      busy.value = false;
-    }
-  };
+    });
   const save = async (event: Event) => {
     event.preventDefault();
     const f = form.value;

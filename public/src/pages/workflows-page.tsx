@@ -13,19 +13,8 @@ import { zipFiles } from "../import-files";
 import { StatusBadge, when } from "../format";
 import { href, navigate } from "../router";
 import { ImportDialog } from "./import-dialog";
-import type { Workflow } from "../types";
-
-interface Folder {
-  id: string;
-  name: string;
-  workflowCount?: number;
-}
-interface Template {
-  id: string;
-  name: string;
-  description?: string;
-  category?: string;
-}
+import type { Folder, TemplateSummary as Template, Workflow, WorkflowSummary } from "../types";
+import { useCall } from "../use-call";
 
 const PAGE_SIZE = 25;
 
@@ -33,8 +22,7 @@ function NewWorkflowDialog({ onClose, folderId }: { onClose(): void; folderId: s
   const name = useSignal("");
   const templateId = useSignal("");
   const templates = useSignal<Template[]>([]);
-  const error = useSignal<unknown>(null);
-  const busy = useSignal(false);
+  const { busy, error, call } = useCall();
   useEffect(() => {
     api
       .get<Template[]>("/api/templates", { limit: 100 })
@@ -43,22 +31,16 @@ function NewWorkflowDialog({ onClose, folderId }: { onClose(): void; folderId: s
       })
       .catch(() => undefined);
   }, []);
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    busy.value = true;
-    error.value = null;
-    try {
+    void call(async () => {
       const body = { name: name.value.trim() || "Untitled workflow", ...(folderId ? { folderId } : {}) };
       const res = templateId.value
         ? await api.post<Workflow>(`/api/templates/${templateId.value}/use`, body)
         : await api.post<Workflow>("/api/workflows", body);
       onClose();
       navigate(href.editor(res.data.id));
-    } catch (e) {
-      error.value = e;
-    } finally {
-      busy.value = false;
-    }
+    });
   };
   return (
     <Dialog title="New workflow" onClose={onClose}>
@@ -105,17 +87,14 @@ function NewWorkflowDialog({ onClose, folderId }: { onClose(): void; folderId: s
 /** Names a new folder, or renames one (PUT /api/folders/{id}); names are unique in a workspace, ignoring case. */
 function FolderDialog({ folder, onClose, onSaved }: { folder: Folder | null; onClose(): void; onSaved(folder: Folder): void }) {
   const name = useSignal(folder?.name ?? "");
-  const error = useSignal<unknown>(null);
-  const submit = async (event: Event) => {
+  const { error, call } = useCall();
+  const submit = (event: Event) => {
     event.preventDefault();
-    error.value = null;
-    try {
+    void call(async () => {
       const body = { name: name.value.trim() };
       const res = folder ? await api.put<Folder>(`/api/folders/${folder.id}`, body) : await api.post<Folder>("/api/folders", body);
       onSaved(res.data);
-    } catch (e) {
-      error.value = e;
-    }
+    });
   };
   return (
     <Dialog title={folder ? `Rename folder ${folder.name}` : "New folder"} onClose={onClose}>
@@ -148,10 +127,10 @@ export function WorkflowsPage() {
   const tag = useSignal("");
   const folderId = useSignal<string | null>(null);
   const page = useSignal(1);
-  const rows = useSignal<Workflow[] | null>(null);
+  const rows = useSignal<WorkflowSummary[] | null>(null);
   const total = useSignal(0);
   const folders = useSignal<Folder[]>([]);
-  const error = useSignal<unknown>(null);
+  const { error, call } = useCall();
   const dialog = useSignal<"new" | "import" | "folder" | "rename-folder" | null>(null);
 
   const loadFolders = () =>
@@ -162,45 +141,37 @@ export function WorkflowsPage() {
       })
       .catch(() => undefined);
   const load = async () => {
-    try {
-      const res = await api.get<Workflow[]>("/api/workflows", {
-        q: q.value,
-        status: status.value,
-        tag: tag.value,
-        folderId: folderId.value,
-        page: page.value,
-        limit: PAGE_SIZE,
-      });
-      rows.value = res.data;
-      total.value = res.total ?? res.data.length;
-      error.value = null;
-    } catch (e) {
-      error.value = e;
-    }
+    const res = await api.get<WorkflowSummary[]>("/api/workflows", {
+      q: q.value,
+      status: status.value,
+      tag: tag.value,
+      folderId: folderId.value,
+      page: page.value,
+      limit: PAGE_SIZE,
+    });
+    rows.value = res.data;
+    total.value = res.total ?? res.data.length;
   };
   useEffect(() => {
     void loadFolders();
   }, []);
   useEffect(() => {
-    const timer = setTimeout(load, 150); // debounce typing in the search box
+    const timer = setTimeout(() => void call(load), 150); // debounce typing in the search box
     return () => clearTimeout(timer);
   }, [q.value, status.value, tag.value, folderId.value, page.value]);
 
-  const act = async (fn: () => Promise<unknown>) => {
-    try {
+  const act = (fn: () => Promise<unknown>) =>
+    call(async () => {
       await fn();
       await load();
       await loadFolders();
-    } catch (e) {
-      error.value = e;
-    }
-  };
-  const duplicate = (wf: Workflow) =>
+    });
+  const duplicate = (wf: WorkflowSummary) =>
     act(async () => {
       const exported = await api.get<Record<string, unknown>>(`/api/workflows/${wf.id}/export`);
       await api.post("/api/workflows/import", { ...exported.data, name: `Copy of ${wf.name}`, ...(wf.folderId ? { folderId: wf.folderId } : {}) });
     });
-  const exportOne = (wf: Workflow) =>
+  const exportOne = (wf: WorkflowSummary) =>
     act(async () => {
       const exported = await api.get(`/api/workflows/${wf.id}/export`);
       downloadJson(`${wf.name.replace(/[^\w.-]+/g, "-")}.weft.json`, exported.data);

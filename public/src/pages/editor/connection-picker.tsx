@@ -7,6 +7,7 @@ import { Dialog } from "../../components/dialog";
 import { ErrorNote } from "../../components/error-note";
 import { authorizeConnection, listConnections } from "../../connections";
 import type { Connection, PieceDetail } from "../../types";
+import { useCall } from "../../use-call";
 
 export function ConnectionPicker({
   pieceId,
@@ -24,20 +25,15 @@ export function ConnectionPicker({
   const piece = useSignal<PieceDetail | null>(null);
   const connections = useSignal<Connection[]>([]);
   const creating = useSignal(false);
-  const error = useSignal<unknown>(null);
-  const reload = () =>
-    listConnections(pieceId)
-      .then((list) => {
-        connections.value = list;
-      })
-      .catch((e) => {
-        error.value = e;
-      });
+  const { error, call } = useCall();
+  const reload = async () => {
+    connections.value = await listConnections(pieceId);
+  };
   useEffect(() => {
     pieceDetail(pieceId)
       .then((p) => {
         piece.value = p;
-        if (p.auth) void reload();
+        if (p.auth) void call(reload);
       })
       .catch(() => undefined);
   }, [pieceId]);
@@ -73,14 +69,12 @@ export function ConnectionPicker({
           <button
             type="button"
             class="small"
-            onClick={async () => {
-              try {
+            onClick={() =>
+              call(async () => {
                 await authorizeConnection(selected.id);
                 await reload();
-              } catch (e) {
-                error.value = e;
-              }
-            }}
+              })
+            }
           >
             Connect
           </button>
@@ -98,7 +92,7 @@ export function ConnectionPicker({
             piece={p}
             onCreated={async (connection) => {
               creating.value = false;
-              await reload();
+              await call(reload);
               onChange(connection.id);
             }}
           />

@@ -13,7 +13,7 @@ import { ConnectionPicker } from "./connection-picker";
 import type { EditorStore } from "./editor-store";
 import { ExpressionInput, ExpressionPicker } from "./expression-input";
 import { RouterEditor } from "./router-editor";
-import { LastProductionRun, ResultTabs, resultTab } from "./step-results";
+import { LastProductionRun, ResultTabs, resultTab, triggerStep } from "./step-results";
 import { earlierSteps, findStep, moveStep, removeStep, renameStep, updateStep } from "./tree";
 
 export function availablePaths(store: EditorStore, stepName: string, triggerSample?: unknown): DataPath[] {
@@ -72,9 +72,7 @@ export function StepPanel({
   const diags = store.diagnosticsByStep.value.get(node.name) ?? [];
   const testRun = store.testRun.value;
   // The trigger has no step record: what it passed on is the run's trigger data.
-  const result =
-    store.stepResults.value.get(node.name) ??
-    (isTrigger && testRun ? { id: testRun.id, nodeId: node.name, status: "completed", outputData: testRun.triggerData } : undefined);
+  const result = store.stepResults.value.get(node.name) ?? (isTrigger && testRun ? triggerStep(testRun, node.name) : undefined);
   const pinned = store.workflow.value?.pinnedData?.[node.name];
   const paths = availablePaths(store, node.name, triggerSample.value);
   const patch = (fn: (n: StepNode & Partial<ActionNode>) => void) => store.change(updateStep(def, node.name, fn));

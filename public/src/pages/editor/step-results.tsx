@@ -42,6 +42,24 @@ const listProductionRuns = (workflowId: string, limit: number) => api.get<Run[]>
 /** What identifies the newest production run's state: a new run, or the same one further along. */
 const headOf = (runs: Run[]) => (runs[0] ? `${runs[0].id}:${runs[0].status}` : "");
 
+/** The trigger has no step record of its own: what it passed on is the run's trigger data, shown as a finished step. */
+export const triggerStep = (run: Run, stepName: string): RunStep => ({
+  id: run.id,
+  runId: run.id,
+  nodeId: stepName,
+  pieceId: null,
+  actionId: null,
+  displayName: null,
+  status: "completed",
+  inputData: undefined,
+  outputData: run.triggerData,
+  errorMessage: null,
+  retryCount: 0,
+  startedAt: run.startedAt,
+  finishedAt: null,
+  durationMs: null,
+});
+
 export interface ProductionResult {
   run: Run;
   step: RunStep;
@@ -55,11 +73,7 @@ export async function lastProductionStep(workflowId: string, stepName: string, i
   const list = await listProductionRuns(workflowId, RUNS_SEARCHED);
   const head = headOf(list.data);
   for (const summary of list.data) {
-    if (isTrigger)
-      return {
-        head,
-        found: { run: summary, step: { id: summary.id, nodeId: stepName, status: "completed", outputData: summary.triggerData, durationMs: null } },
-      };
+    if (isTrigger) return { head, found: { run: summary, step: triggerStep(summary, stepName) } };
     const run = await runDetail(summary.id);
     const step = run.steps?.find((s) => s.nodeId === stepName && s.status !== "pending");
     if (step) return { head, found: { run, step } };

@@ -8,14 +8,8 @@ import { useEffect } from "preact/hooks";
 import { api } from "../../api";
 import { Dialog } from "../../components/dialog";
 import { ErrorNote } from "../../components/error-note";
-
-export interface Variable {
-  name: string;
-  value: unknown;
-  secret: boolean;
-  description: string;
-  updatedAt?: string;
-}
+import type { Variable } from "../../types";
+import { useCall } from "../../use-call";
 
 /** One editable row; `text` is what the person sees, `stored` marks a secret whose value stays hidden. */
 interface Row {
@@ -68,20 +62,12 @@ export function problemsOf(rows: Array<Pick<Row, "name">>): string | null {
 
 export function VariablesDialog({ workflowId, onClose }: { workflowId: string; onClose(): void }) {
   const rows = useSignal<Row[] | null>(null);
-  const error = useSignal<unknown>(null);
   const saved = useSignal(false);
-  const busy = useSignal(false);
-  const load = () =>
-    api
-      .get<Variable[]>(`/api/workflows/${workflowId}/variables`)
-      .then((res) => {
-        rows.value = res.data.map(toRow);
-      })
-      .catch((e) => {
-        error.value = e;
-      });
+  const { busy, error, call } = useCall();
   useEffect(() => {
-    void load();
+    void call(async () => {
+      rows.value = (await api.get<Variable[]>(`/api/workflows/${workflowId}/variables`)).data.map(toRow);
+    });
   }, [workflowId]);
 
   /** The rows being edited; the handlers that call this belong to the table, which shows only once they are loaded. */
@@ -93,17 +79,15 @@ export function VariablesDialog({ workflowId, onClose }: { workflowId: string; o
     saved.value = false;
     rows.value = loaded().map((r) => (r.key === key ? { ...r, ...patch } : r));
   };
-  const save = async (event: Event) => {
+  const save = (event: Event) => {
     event.preventDefault();
-    error.value = null;
     const list = rows.value ?? [];
     const problem = problemsOf(list);
     if (problem) {
       error.value = new Error(problem);
       return;
     }
-    busy.value = true;
-    try {
+    void call(async () => {
       const variables = list.map((r) => ({
         name: r.name,
         secret: r.secret,
@@ -114,11 +98,7 @@ export function VariablesDialog({ workflowId, onClose }: { workflowId: string; o
       const res = await api.put<Variable[]>(`/api/workflows/${workflowId}/variables`, { variables });
       rows.value = res.data.map(toRow);
       saved.value = true;
-    } catch (e) {
-      error.value = e;
-    } finally {
-      busy.value = false;
-    }
+    });
   };
 
   return (

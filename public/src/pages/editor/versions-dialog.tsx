@@ -6,20 +6,17 @@ import { Dialog } from "../../components/dialog";
 import { ErrorNote } from "../../components/error-note";
 import { when } from "../../format";
 import type { VersionSummary } from "../../types";
+import { useCall } from "../../use-call";
 import type { EditorStore } from "./editor-store";
 
 export function VersionsDialog({ store, onClose }: { store: EditorStore; onClose(): void }) {
   const versions = useSignal<VersionSummary[] | null>(null);
-  const error = useSignal<unknown>(null);
+  const { error, call } = useCall();
   useEffect(() => {
-    api
-      .get<VersionSummary[]>(`/api/workflows/${store.id}/versions`, { limit: 100 })
-      .then((res) => {
-        versions.value = [...res.data].sort((a, b) => b.number - a.number);
-      })
-      .catch((e) => {
-        error.value = e;
-      });
+    void call(async () => {
+      const res = await api.get<VersionSummary[]>(`/api/workflows/${store.id}/versions`, { limit: 100 });
+      versions.value = [...res.data].sort((a, b) => b.number - a.number);
+    });
   }, []);
   return (
     <Dialog title="Version history" onClose={onClose}>
