@@ -13,7 +13,7 @@ export function sessionCookieHeader(value: string, expiresAt: string, secure: bo
   return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Expires=${new Date(expiresAt).toUTCString()}${secure ? "; Secure" : ""}`;
 }
 
-export const identityApi = ({ identity, sso, security, config, audit }: AppDeps) => {
+export const identityApi = ({ identity, sso, secondFactor, security, config, audit }: AppDeps) => {
   const secure = config.publicUrl.startsWith("https:");
   return new Elysia({ name: "api-identity" })
     .use(security)
@@ -41,10 +41,13 @@ export const identityApi = ({ identity, sso, security, config, audit }: AppDeps)
       async ({ body, set, request, server }) => {
         await sso.assertPasswordAllowed(body.email);
         const ip = addressOf(request, server);
-        const session = await identity.login(body.email, body.password).catch(async (error) => {
+        const user = await identity.checkPassword(body.email, body.password).catch(async (error) => {
           if (error instanceof AppError && error.code === "UNAUTHORIZED") await audit.login(body.email, ip, userAgentOf(request));
           throw error;
         });
+        // With a second factor on, no session yet: a ticket for POST /api/auth/login/second-factor (docs/teams.md).
+        if (await secondFactor.isOn(user.id)) return { data: { secondFactorRequired: true, ...(await secondFactor.startLogin(user)) } };
+        const session = await identity.openSession(user);
         await audit.login(session.user.email, ip, userAgentOf(request), { userId: session.user.id, workspaceId: session.workspaceId });
         set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secure);
         return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
@@ -52,7 +55,11 @@ export const identityApi = ({ identity, sso, security, config, audit }: AppDeps)
       {
         permission: "public",
         body: LoginBody,
-        detail: { tags, summary: "Log in with email and password; sets an HttpOnly session cookie" },
+        detail: {
+          tags,
+          summary:
+            "Log in with email and password; sets an HttpOnly session cookie, or, for an account with a second factor, answers secondFactorRequired and a ticket for POST /api/auth/login/second-factor",
+        },
       },
     )
     .post(
