@@ -95,7 +95,12 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
           throw new AppError("VALIDATION_FAILED", "give either code (the app's 6-digit code) or recoveryCode, not both and not neither");
         const user = await secondFactor.loginUser(body.ticket);
         const ip = addressOf(request, server);
-        const who = { actor: { type: "anonymous" as const, id: null, name: user.email }, workspaceId: user.default_workspace_id, ip, userAgent: userAgentOf(request) };
+        const who = {
+          actor: { type: "anonymous" as const, id: null, name: user.email },
+          workspaceId: user.default_workspace_id,
+          ip,
+          userAgent: userAgentOf(request),
+        };
         const state = attempts.take(user.id);
         if (!state.allowed) {
           await audit.record(who, "second_factor.failed", self(user.email, user.id), { reason: "too many codes for this account" });
@@ -114,13 +119,24 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
         }
         const session = await identity.openSession(result.user);
         if (result.method === "recovery")
-          await audit.record({ ...who, actor: { type: "user", id: user.id, name: user.email }, workspaceId: session.workspaceId }, "second_factor.recovery_code_used", self(user.email, user.id), {
-            recoveryCodesLeft: result.recoveryCodesLeft,
-          });
+          await audit.record(
+            { ...who, actor: { type: "user", id: user.id, name: user.email }, workspaceId: session.workspaceId },
+            "second_factor.recovery_code_used",
+            self(user.email, user.id),
+            {
+              recoveryCodesLeft: result.recoveryCodesLeft,
+            },
+          );
         await audit.login(session.user.email, ip, userAgentOf(request), { userId: session.user.id, workspaceId: session.workspaceId });
         set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secure);
         return {
-          data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken, method: result.method, recoveryCodesLeft: result.recoveryCodesLeft },
+          data: {
+            user: session.user,
+            workspaceId: session.workspaceId,
+            csrfToken: session.csrfToken,
+            method: result.method,
+            recoveryCodesLeft: result.recoveryCodesLeft,
+          },
         };
       },
       {

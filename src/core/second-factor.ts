@@ -69,7 +69,10 @@ export class SecondFactor {
 
   private async userOf(principal: Principal): Promise<UserRow> {
     if (principal.kind !== "session" || !principal.userId)
-      throw new AppError("FORBIDDEN", "a second factor belongs to a person: manage it from a browser session (Settings → Second factor), not with an API token");
+      throw new AppError(
+        "FORBIDDEN",
+        "a second factor belongs to a person: manage it from a browser session (Settings → Second factor), not with an API token",
+      );
     const user = await this.o.identity.user(principal.userId);
     if (!user) throw new AppError("UNAUTHORIZED", "the session's user no longer exists");
     return user;
@@ -116,10 +119,7 @@ export class SecondFactor {
     const user = await this.userOf(principal);
     const factor = await this.store.factor(user.id);
     if (!factor || factor.confirmed_at !== null)
-      throw new AppError(
-        "CONFLICT",
-        factor ? "the second factor is already on" : "no enrolment is pending: start one with POST /api/auth/second-factor/enrol",
-      );
+      throw new AppError("CONFLICT", factor ? "the second factor is already on" : "no enrolment is pending: start one with POST /api/auth/second-factor/enrol");
     const step = this.stepOf(factor.secret, code);
     if (step === null)
       throw new AppError("VALIDATION_FAILED", "code: wrong or expired; give the 6-digit code your authenticator app shows now for Weft", {

@@ -15,10 +15,11 @@ import { join, setUpOwner, type Person } from "./support";
 let t: TestApp;
 let owner: Person;
 
+// On PostgreSQL the first file of a run starts the server here: give it longer than a test.
 beforeAll(async () => {
   t = await testApp();
   owner = await setUpOwner(t);
-});
+}, 90_000);
 
 const asSession = (person: Person) => ({ token: null, headers: person.session });
 /** The code an authenticator app shows for `secret`, `stepsAhead` periods of thirty seconds from now. */
@@ -72,7 +73,11 @@ describe("enrolment", () => {
     expect(codes).toHaveLength(10);
     expect(new Set(codes).size).toBe(10);
     for (const code of codes) expect(code).toMatch(/^[A-Z2-7]{4}(-[A-Z2-7]{4}){3}$/);
-    expect((await t.req("GET", "/api/auth/second-factor", asSession(person))).body.data).toMatchObject({ enabled: true, pending: false, recoveryCodesLeft: 10 });
+    expect((await t.req("GET", "/api/auth/second-factor", asSession(person))).body.data).toMatchObject({
+      enabled: true,
+      pending: false,
+      recoveryCodesLeft: 10,
+    });
     // Shown once: confirming again is refused, and nothing stored holds a code or the secret in the clear.
     expect((await t.req("POST", "/api/auth/second-factor/confirm", { ...asSession(person), body: { code: codeOf(secret) } })).status).toBe(409);
     const sql = appSql(t);

@@ -18,6 +18,7 @@ import { MembersTab } from "./settings-members";
 import { AuditTab } from "./settings-audit";
 import { NetworkTab } from "./settings-network";
 import { SsoTab } from "./settings-sso";
+import { SecondFactorSection } from "./second-factor";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, PieceDetail } from "../types";
 
@@ -456,6 +457,7 @@ const TABS = [
   { id: "network", label: "Network", view: NetworkTab },
   { id: "audit", label: "Audit log", view: AuditTab },
   { id: "sso", label: "Single sign-on", view: SsoTab },
+  { id: "second-factor", label: "Second factor", view: SecondFactorSection },
 ];
 
 export function SettingsPage({ tab }: { tab: string }) {

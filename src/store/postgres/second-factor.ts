@@ -18,7 +18,9 @@ export class PostgresSecondFactor implements SecondFactorRepository {
     return changed === 1;
   }
   async confirm(userId: string, at: string, step: number) {
-    return (await this.c.run("UPDATE second_factors SET confirmed_at = $1, last_step = $2 WHERE user_id = $3 AND confirmed_at IS NULL", [at, step, userId])) === 1;
+    return (
+      (await this.c.run("UPDATE second_factors SET confirmed_at = $1, last_step = $2 WHERE user_id = $3 AND confirmed_at IS NULL", [at, step, userId])) === 1
+    );
   }
   async useStep(userId: string, step: number) {
     return (await this.c.run("UPDATE second_factors SET last_step = $1 WHERE user_id = $2 AND (last_step IS NULL OR last_step < $1)", [step, userId])) === 1;

@@ -14,18 +14,16 @@ export class SqliteSecondFactor implements SecondFactorRepository {
          ON CONFLICT (user_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at, last_step = NULL
          WHERE second_factors.confirmed_at IS NULL`,
       ),
-      confirm: db.query<null, [string, number, string]>(
-        "UPDATE second_factors SET confirmed_at = ?, last_step = ? WHERE user_id = ? AND confirmed_at IS NULL",
-      ),
-      useStep: db.query<null, [number, string, number]>(
-        "UPDATE second_factors SET last_step = ? WHERE user_id = ? AND (last_step IS NULL OR last_step < ?)",
-      ),
+      confirm: db.query<null, [string, number, string]>("UPDATE second_factors SET confirmed_at = ?, last_step = ? WHERE user_id = ? AND confirmed_at IS NULL"),
+      useStep: db.query<null, [number, string, number]>("UPDATE second_factors SET last_step = ? WHERE user_id = ? AND (last_step IS NULL OR last_step < ?)"),
       removeFactor: db.query<null, [string]>("DELETE FROM second_factors WHERE user_id = ?"),
       removeCodes: db.query<null, [string]>("DELETE FROM recovery_codes WHERE user_id = ?"),
       insertCode: db.query<null, [string, string, string]>("INSERT INTO recovery_codes (user_id, code_hash, used_at, created_at) VALUES (?, ?, NULL, ?)"),
       useCode: db.query<null, [string, string, string]>("UPDATE recovery_codes SET used_at = ? WHERE user_id = ? AND code_hash = ? AND used_at IS NULL"),
       codesLeft: db.query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM recovery_codes WHERE user_id = ? AND used_at IS NULL"),
-      insertLogin: db.query<null, [string, string, string]>("INSERT INTO second_factor_logins (ticket_hash, user_id, failures, expires_at) VALUES (?, ?, 0, ?)"),
+      insertLogin: db.query<null, [string, string, string]>(
+        "INSERT INTO second_factor_logins (ticket_hash, user_id, failures, expires_at) VALUES (?, ?, 0, ?)",
+      ),
       login: db.query<SecondFactorLoginRow, [string]>("SELECT * FROM second_factor_logins WHERE ticket_hash = ?"),
       dropExpired: db.query<null, [string]>("DELETE FROM second_factor_logins WHERE expires_at <= ?"),
       takeLogin: db.query<null, [string]>("DELETE FROM second_factor_logins WHERE ticket_hash = ?"),
