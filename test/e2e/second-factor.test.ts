@@ -3,7 +3,8 @@
  * (docs/teams.md, "Second factor"): the owner turns it on in Settings → Second factor, reading the secret off the
  * page and computing the code with otpauth as an authenticator app would; after logging out, the password alone
  * opens no session and the login page asks for the code; a recovery code signs in once and is refused the second
- * time. A failing step leaves a screenshot in test/artifacts/.
+ * time; the owner requires a second factor of the workspace, and a member without one sees only its enrolment until
+ * theirs is on. A failing step leaves a screenshot in test/artifacts/.
  */
 import { afterAll, beforeAll, describe, expect } from "bun:test";
 import * as OTPAuth from "otpauth";
@@ -100,5 +101,45 @@ describe("second factor, end to end", () => {
     await signedIn();
     await page.goto(`${server.url}/#/settings/second-factor`);
     await page.getByText("8 recovery codes left").waitFor();
+  });
+
+  flowStep("the owner requires a second factor; a member without one sees only its enrolment until theirs is on", async () => {
+    const required = page.getByRole("checkbox", { name: /Require a second factor of every member/ });
+    await required.check();
+    await page.waitForFunction(async () => (await (await fetch("/api/settings/second-factor")).json()).data.required === true);
+    const json = { "content-type": "application/json" };
+    const invited = await server.fetch("/api/invitations", {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ email: "member@example.com", role: "editor" }),
+    });
+    expect(invited.status).toBe(201);
+    const { token } = (await invited.json()).data;
+    const accepted = await server.fetch("/api/invitations/accept", {
+      method: "POST",
+      token: null,
+      headers: json,
+      body: JSON.stringify({ token, password: "member password" }),
+    });
+    expect(accepted.status).toBe(201);
+
+    await page.getByRole("button", { name: "Log out" }).click();
+    await page.getByLabel("Email").fill("member@example.com");
+    await page.getByLabel("Password").fill("member password");
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.getByText("Default workspace requires a second factor: turn yours on to continue.").waitFor();
+    await page.goto(`${server.url}/#/workflows`);
+    await page.getByRole("button", { name: "Turn on" }).waitFor();
+    expect(await page.getByRole("heading", { name: "Workflows" }).count()).toBe(0);
+    expect(await page.evaluate(async () => (await fetch("/api/workflows")).status)).toBe(403);
+
+    await page.getByRole("button", { name: "Turn on" }).click();
+    const memberSecret = await page.getByLabel("Secret").inputValue();
+    await page.getByLabel("Code from the app").fill(OTPAuth.TOTP.generate({ secret: OTPAuth.Secret.fromBase32(memberSecret) }));
+    await page.getByRole("button", { name: "Confirm" }).click();
+    await page.getByRole("list", { name: "Recovery codes" }).waitFor();
+    await page.getByRole("button", { name: "I have saved them" }).click();
+    await page.getByRole("heading", { name: "Workflows" }).waitFor();
+    expect(await page.evaluate(async () => (await fetch("/api/workflows")).status)).toBe(200);
   });
 });

@@ -137,6 +137,8 @@ export function SecondFactorSection() {
           codes={codes.value}
           onDone={() => {
             codes.value = null;
+            // A session that could only enrol is free now: reloaded after the codes were seen (the shell then shows every page).
+            if (me.value?.secondFactorMissing) void loadSession();
           }}
         />
       )}
@@ -167,8 +169,6 @@ export function SecondFactorSection() {
               codes.value = (await api.post<{ recoveryCodes: string[] }>("/api/auth/second-factor/confirm", { code: code.value.trim() })).data.recoveryCodes;
               enrolment.value = null;
               await load();
-              // A session that could only enrol is free now.
-              if (me.value?.secondFactorMissing) await loadSession();
             });
           }}
         >
