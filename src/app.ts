@@ -13,6 +13,7 @@ import { membersApi } from "./api/members";
 import { auditApi } from "./api/audit";
 import { Audit } from "./core/audit";
 import { ssoApi } from "./api/sso";
+import { secondFactorApi } from "./api/second-factor";
 import { lifecycleApi } from "./api/lifecycle";
 import { mcpApi } from "./api/mcp";
 import { piecesApi } from "./api/pieces";
@@ -38,6 +39,7 @@ import { Identity } from "./core/identity";
 import { Backups } from "./core/backups";
 import { Members, smtpInvitationMailer } from "./core/members";
 import { SingleSignOn } from "./core/sso";
+import { SecondFactor } from "./core/second-factor";
 import { Fleet } from "./core/fleet";
 import { ClusterPieces } from "./core/cluster-pieces";
 import { Metrics } from "./core/metrics";
@@ -146,6 +148,7 @@ export function createApp(options: CreateAppOptions) {
     onMailError: (error) => log.warn("an invitation e-mail could not be sent; its link was shown to the inviter", { error: error.message }),
   });
   deps.sso = new SingleSignOn({ storage, identity, secrets, publicUrl: config.publicUrl, fromEnvironment: config.oidcProviders, events: logStream });
+  deps.secondFactor = new SecondFactor({ storage, identity, secrets });
   deps.connections = new Connections({
     storage,
     box: secrets,
@@ -412,6 +415,7 @@ export function createApp(options: CreateAppOptions) {
     .use(membersApi(deps))
     .use(auditApi(deps))
     .use(ssoApi(deps))
+    .use(secondFactorApi(deps))
     .use(settingsApi(deps))
     .use(fleetApi(deps))
     .use(backupsApi(deps))

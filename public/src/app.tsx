@@ -8,6 +8,7 @@ import { RunDetailPage } from "./pages/run-detail-page";
 import { RunsPage } from "./pages/runs-page";
 import { SettingsPage } from "./pages/settings-page";
 import { ProfilePage } from "./pages/profile-page";
+import { SecondFactorSection } from "./pages/second-factor";
 import { WorkflowsPage } from "./pages/workflows-page";
 import { href, route, startRouter } from "./router";
 import { authState, loadSession, logout, me } from "./session";
@@ -47,6 +48,13 @@ function Nav() {
 
 function Page() {
   const r = route.value;
+  // The workspace requires a second factor this session has not got: only enrolling is open (docs/teams.md).
+  if (me.value?.secondFactorMissing)
+    return (
+      <main class="page">
+        <SecondFactorSection />
+      </main>
+    );
   switch (r.page) {
     case "editor":
       return <EditorPage key={r.id} id={r.id} />;

@@ -12,6 +12,7 @@ import type { SecretBox } from "../core/crypto";
 import type { Identity } from "../core/identity";
 import type { Members } from "../core/members";
 import type { SingleSignOn } from "../core/sso";
+import type { SecondFactor } from "../core/second-factor";
 import type { Metrics } from "../core/metrics";
 import type { Backups } from "../core/backups";
 import type { Tracing } from "../core/tracing";
@@ -52,6 +53,8 @@ export interface AppDeps {
   members: Members;
   /** Single sign-on with OpenID Connect (docs/teams.md): providers, sign-ins, "SSO only", RP-initiated logout. */
   sso: SingleSignOn;
+  /** A second factor for password logins (docs/teams.md, "Second factor"): TOTP, recovery codes, a workspace's requirement. */
+  secondFactor: SecondFactor;
   security: Security;
   contract: { document(): unknown };
   /** The piece registry: every piece the workers load (built-ins + WEFT_PIECES_DIR). */

@@ -33,7 +33,7 @@ export function sessionCookieHeader(value: string, expiresAt: string, secure: bo
  */
 export const secureCookie = (publicUrl: string, request: Request) => publicUrl.startsWith("https:") || clientOf(request).https;
 
-export const identityApi = ({ identity, sso, security, config, audit }: AppDeps) => {
+export const identityApi = ({ identity, sso, secondFactor, security, config, audit }: AppDeps) => {
   // Password guessing, per account and per address (docs/teams.md, "Login protection").
   const guard = new LoginGuard({
     perAccount: { burst: config.loginAttempts, perMinute: 1 },
@@ -66,11 +66,14 @@ export const identityApi = ({ identity, sso, security, config, audit }: AppDeps)
         await sso.assertPasswordAllowed(body.email);
         const ip = addressOf(request, server);
         const attempt = guard.attempt(body.email, ip);
-        const session = await identity.login(body.email, body.password, { address: ip, userAgent: userAgentOf(request) }).catch(async (error) => {
+        const user = await identity.checkPassword(body.email, body.password).catch(async (error) => {
           if (error instanceof AppError && error.code === "UNAUTHORIZED") await audit.login(body.email, ip, userAgentOf(request));
           throw error;
         });
         attempt.succeeded();
+        // With a second factor on, no session yet: a ticket for POST /api/auth/login/second-factor (docs/teams.md).
+        if (await secondFactor.isOn(user.id)) return { data: { secondFactorRequired: true, ...(await secondFactor.startLogin(user)) } };
+        const session = await identity.openSession(user, undefined, { address: ip, userAgent: userAgentOf(request) });
         await audit.login(session.user.email, ip, userAgentOf(request), { userId: session.user.id, workspaceId: session.workspaceId });
         set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secureCookie(config.publicUrl, request));
         return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
@@ -78,7 +81,11 @@ export const identityApi = ({ identity, sso, security, config, audit }: AppDeps)
       {
         permission: "public",
         body: LoginBody,
-        detail: { tags, summary: "Log in with email and password; sets an HttpOnly session cookie" },
+        detail: {
+          tags,
+          summary:
+            "Log in with email and password; sets an HttpOnly session cookie, or, for an account with a second factor, answers secondFactorRequired and a ticket for POST /api/auth/login/second-factor",
+        },
       },
     )
     .post(

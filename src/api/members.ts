@@ -20,7 +20,7 @@ import { addressOf, auditOf, userAgentOf } from "./audit";
 
 const tags = ["Members"];
 
-export const membersApi = ({ members, sso, security, config, audit }: AppDeps) => {
+export const membersApi = ({ members, sso, secondFactor, identity, security, config, audit }: AppDeps) => {
   return new Elysia({ name: "api-members" })
     .use(security)
     .get(
@@ -175,8 +175,13 @@ export const membersApi = ({ members, sso, security, config, audit }: AppDeps) =
           "invitation.accepted",
           { type: "member", id: who.id, name: who.name },
         );
-        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secureCookie(config.publicUrl, request));
         set.status = 201;
+        // An existing account with a second factor joined, but its password alone opens no session (docs/teams.md).
+        if (await secondFactor.isOn(session.user.id)) {
+          await identity.logout(session.sessionId);
+          return { data: { secondFactorRequired: true, ...(await secondFactor.startLogin((await identity.user(session.user.id))!)) } };
+        }
+        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secureCookie(config.publicUrl, request));
         return { data: { user: session.user, workspaceId: session.workspaceId, csrfToken: session.csrfToken } };
       },
       {

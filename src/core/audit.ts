@@ -64,7 +64,7 @@ export function withoutSecrets(details: Record<string, unknown>): Record<string,
 /** Severity on the log stream: refusals warn, changes to who may do what are notices. */
 function severityOf(action: string): Severity {
   if (action.endsWith(".failed")) return "warning";
-  if (/^(login|token|member|invitation|session|password)\./.test(action)) return "notice";
+  if (/^(login|token|member|invitation|session|password|second_factor)\./.test(action)) return "notice";
   return "info";
 }
 

@@ -30,6 +30,11 @@ export interface Principal {
   role?: RoleName;
   /** Present for sessions: cookie-authenticated writes must echo it in X-CSRF-Token. */
   csrfToken?: string;
+  /**
+   * A session in a workspace that requires a second factor, of a user who has none, not from single sign-on: it may
+   * only enrol (docs/teams.md, "Second factor"; src/api/middleware/security.ts lets it reach those routes only).
+   */
+  secondFactorMissing?: true;
 }
 
 /**
@@ -385,13 +390,18 @@ export class Identity {
   }
 
   async login(email: string, password: string, client?: SessionClient) {
+    return this.openSession(await this.checkPassword(email, password), undefined, client);
+  }
+
+  /** The user of a right e-mail and password; refused alike for an unknown e-mail and a wrong password. */
+  async checkPassword(email: string, password: string): Promise<UserRow> {
     const user = await this.storage.identity.userByEmail(email);
     // Verify against a dummy hash when the user is unknown so timing does not reveal which emails exist.
     const ok = await Bun.password.verify(password, user?.password_hash ?? (await dummyHash()));
     if (!user || !ok) {
       throw new AppError("UNAUTHORIZED", "email or password is wrong");
     }
-    return this.openSession(user, undefined, client);
+    return user;
   }
 
   /** Verifies a known user's password (accepting an invitation as an existing user). */
@@ -450,6 +460,8 @@ export class Identity {
       // Not waited for, as for tokens: a failure only leaves "last seen" a minute older.
       this.storage.identity.touchSession(idHash, new Date(now).toISOString(), client.address, client.userAgent).catch(() => {});
     }
+    // Also read at every call: enrolling (or the owner lifting the requirement) frees the session at its next call.
+    const missing = await this.storage.secondFactor.mustEnrol(session.workspace_id, user.id, idHash);
     return {
       kind: "session",
       credentialId: idHash,
@@ -459,6 +471,7 @@ export class Identity {
       scopes: effective.scopes,
       role: effective.role,
       csrfToken: session.csrf_token,
+      ...(missing ? { secondFactorMissing: true as const } : {}),
     };
   }
 
@@ -550,6 +563,8 @@ export class Identity {
       role: principal.role ?? null,
       // Where the user may switch to (POST /api/auth/workspace), with their role in each.
       memberships: user ? await this.membershipsOf(user) : [],
+      // The session may only enrol a second factor until it has one (docs/teams.md, "Second factor").
+      secondFactorMissing: principal.secondFactorMissing === true,
       ...(principal.csrfToken ? { csrfToken: principal.csrfToken } : {}),
     };
   }

@@ -16,6 +16,7 @@ import type { IdentityRepository } from "./identity";
 import type { KeyCheckRepository } from "./key-check";
 import type { NetworkRangeRepository } from "./network";
 import type { RunClaimRepository } from "./run-claims";
+import type { SecondFactorRepository } from "./second-factor";
 import type { RunRetentionRepository } from "./run-retention";
 import type { RunReadRepository } from "./run-read-repository";
 import type { RunInsertRepository } from "./run-inserts";
@@ -36,6 +37,7 @@ export interface Repositories {
   readonly connections: ConnectionRepository;
   readonly encryptedValues: EncryptedValueRepository;
   readonly networkRanges: NetworkRangeRepository;
+  readonly secondFactor: SecondFactorRepository;
   readonly runClaims: RunClaimRepository;
   readonly runRetention: RunRetentionRepository;
   readonly runReads: RunReadRepository;

@@ -27,7 +27,18 @@ test("after the migration the existing user owns every workspace and keeps every
   await sql.run("DROP TABLE invitations");
   await sql.run("DROP TABLE workspace_members");
   // The migrations after it go too (the audit log's and single sign-on's), as they were not there before it either.
-  for (const table of ["audit_events", "sso_sessions", "sso_pending", "sso_links", "sso_providers"]) await sql.run(`DROP TABLE ${table}`);
+  for (const table of [
+    "second_factor_requirements",
+    "second_factor_logins",
+    "recovery_codes",
+    "second_factors",
+    "audit_events",
+    "sso_sessions",
+    "sso_pending",
+    "sso_links",
+    "sso_providers",
+  ])
+    await sql.run(`DROP TABLE ${table}`);
   if (t.databaseUrl) await sql.run(`DELETE FROM weft_schema_migrations WHERE version >= ${MEMBERS}`);
   else await sql.run(`PRAGMA user_version = ${MEMBERS - 1}`);
 

@@ -32,6 +32,7 @@ async function renderAs(role: keyof typeof ROLES, userId: string, routes: Parame
     scopes: [...ROLES[role].scopes],
     role,
     memberships: [],
+    secondFactorMissing: false,
   };
   fake = fakeApi({
     "GET /api/members": () => ({ body: { data: members, total: members.length } }),

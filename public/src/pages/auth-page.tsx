@@ -1,11 +1,82 @@
-/** First start (create the owner account) and login. */
+/** First start (create the owner account) and login, with its second step when the account has a second factor. */
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
-import { login, setupOwner } from "../session";
+import { finishLogin, login, pendingSecondFactor, setupOwner } from "../session";
+
+/** The login's second step (docs/teams.md, "Second factor"): the app's code, or one recovery code. */
+function SecondStep() {
+  const code = useSignal("");
+  const recovery = useSignal(false);
+  const error = useSignal<unknown>(null);
+  const busy = useSignal(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    error.value = null;
+    busy.value = true;
+    try {
+      await finishLogin(recovery.value ? { recoveryCode: code.value.trim() } : { code: code.value.trim() });
+    } catch (e) {
+      error.value = e;
+    } finally {
+      busy.value = false;
+    }
+  };
+  return (
+    <main class="auth">
+      <form class="card stack" onSubmit={submit} aria-labelledby="second-step-title">
+        <h1 id="second-step-title">Second factor</h1>
+        <p>{recovery.value ? "Give one of your recovery codes; each works once." : "Give the code your authenticator app shows for Weft."}</p>
+        <label class="field">
+          <span>{recovery.value ? "Recovery code" : "Code"}</span>
+          <input
+            name={recovery.value ? "recovery-code" : "code"}
+            autocomplete="one-time-code"
+            inputMode={recovery.value ? "text" : "numeric"}
+            required
+            value={code.value}
+            onInput={(e) => {
+              code.value = (e.target as HTMLInputElement).value;
+            }}
+          />
+        </label>
+        <ErrorNote error={error.value} />
+        <button type="submit" class="primary" disabled={busy.value}>
+          Continue
+        </button>
+        <div class="row">
+          <button
+            type="button"
+            class="small"
+            onClick={() => {
+              recovery.value = !recovery.value;
+              code.value = "";
+            }}
+          >
+            {recovery.value ? "Use the app's code" : "Use a recovery code"}
+          </button>
+          <button
+            type="button"
+            class="small"
+            onClick={() => {
+              pendingSecondFactor.value = null;
+            }}
+          >
+            Start again
+          </button>
+        </div>
+      </form>
+    </main>
+  );
+}
 
 export function AuthPage({ mode }: { mode: "setup" | "login" }) {
+  if (mode === "login" && pendingSecondFactor.value) return <SecondStep />;
+  return <PasswordPage mode={mode} />;
+}
+
+function PasswordPage({ mode }: { mode: "setup" | "login" }) {
   const email = useSignal("");
   const name = useSignal("");
   const password = useSignal("");

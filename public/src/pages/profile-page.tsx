@@ -8,6 +8,7 @@ import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { me } from "../session";
+import { SecondFactorSection } from "./second-factor";
 
 interface Session {
   id: string;
@@ -178,7 +179,7 @@ export function ProfilePage() {
           changed.value += 1;
         }}
       />
-      {/* Second factor (TOTP): the totp branch's component goes here, between the password and the sessions. */}
+      <SecondFactorSection />
       <SessionsSection reload={changed.value} />
     </main>
   );

@@ -17,6 +17,12 @@ import { TokenBuckets, rateLimitHeaders } from "./rate-limit";
 
 export const SESSION_COOKIE = "weft_session";
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+/**
+ * What a session that must enrol a second factor may still call (docs/teams.md, "Second factor"): who am I, log out,
+ * switch workspace, and the second factor's own routes. Everything else answers 403 saying to enrol.
+ */
+const BEFORE_SECOND_FACTOR = new Set(["/api/auth/me", "/api/auth/logout", "/api/auth/workspace"]);
+const mayCallBeforeSecondFactor = (path: string) => BEFORE_SECOND_FACTOR.has(path) || path.startsWith("/api/auth/second-factor");
 
 /**
  * A scope, or a call from an address in `orFrom.ranges` (the socket's address; a forwarding header never
@@ -84,6 +90,13 @@ export function createSecurity(options: SecurityOptions) {
       if (!csrfMatches(principal, request.headers.get("x-csrf-token"))) {
         throw new AppError("FORBIDDEN", "cookie-authenticated writes need the X-CSRF-Token header with the value from GET /api/auth/me; API tokens need none");
       }
+    }
+    if (principal.secondFactorMissing && !mayCallBeforeSecondFactor(new URL(request.url).pathname)) {
+      throw new AppError(
+        "FORBIDDEN",
+        `workspace ${principal.workspaceId} requires a second factor: turn yours on in Settings → Second factor (POST /api/auth/second-factor/enrol) before anything else`,
+        { secondFactorRequired: true, workspaceId: principal.workspaceId },
+      );
     }
     if (permission !== "authenticated" && !principal.scopes.has(permission)) throw scopeRefusal(principal, permission);
     return principal;

@@ -12,6 +12,7 @@ import { PostgresKeyCheck } from "./key-check";
 import { PostgresNetworkRanges } from "./network";
 import { PostgresAudit } from "./audit";
 import { PostgresRunClaims } from "./run-claims";
+import { PostgresSecondFactor } from "./second-factor";
 import { PostgresRunNames } from "./run-names";
 import { PostgresRunRetention } from "./run-retention";
 import { PostgresRunReads } from "./run-reads";
@@ -40,6 +41,7 @@ function repositories(connection: PostgresConnection) {
     keyCheck: new PostgresKeyCheck(connection),
     networkRanges: new PostgresNetworkRanges(connection),
     audit: new PostgresAudit(connection),
+    secondFactor: new PostgresSecondFactor(connection),
     runClaims: new PostgresRunClaims(connection, runNames),
     runRetention: new PostgresRunRetention(connection, runNames),
     runReads: new PostgresRunReads(connection, runNames),

@@ -13,6 +13,7 @@ import { SqliteKeyCheck } from "./key-check";
 import { SqliteNetworkRanges } from "./network";
 import { SqliteAudit } from "./audit";
 import { SqliteRunClaims } from "./run-claims";
+import { SqliteSecondFactor } from "./second-factor";
 import { SqliteRunRetention } from "./run-retention";
 import { SqliteRunReads } from "./run-reads";
 import { SqliteRunInserts } from "./run-inserts";
@@ -31,6 +32,7 @@ function repositories(connection: SqliteConnection) {
     keyCheck: new SqliteKeyCheck(connection),
     networkRanges: new SqliteNetworkRanges(connection),
     audit: new SqliteAudit(connection),
+    secondFactor: new SqliteSecondFactor(connection),
     runClaims: new SqliteRunClaims(connection),
     runRetention: new SqliteRunRetention(connection),
     runReads: new SqliteRunReads(connection),

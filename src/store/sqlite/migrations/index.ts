@@ -31,6 +31,7 @@ import runSaving from "./026-run-saving";
 import members from "./027-members";
 import auditEvents from "./028-audit-events";
 import sso from "./029-sso";
+import secondFactor from "./030-second-factor";
 import sessionDetails from "./031-session-details";
 import type { Migration } from "../../migration";
 
@@ -64,5 +65,6 @@ export const migrations: Migration[] = [
   members,
   auditEvents,
   sso,
+  secondFactor,
   sessionDetails,
 ].sort((a, b) => a.version - b.version);

@@ -1,0 +1,182 @@
+/**
+ * A second factor for password logins (docs/teams.md, "Second factor"): enrolment, confirmation (recovery codes shown
+ * once), removal, new recovery codes, the login's second step, and the workspace owner's requirement.
+ */
+import { Elysia } from "elysia";
+import type { AppDeps } from "./deps";
+import { addressOf, auditOf, userAgentOf } from "./audit";
+import { secureCookie, sessionCookieHeader } from "./identity";
+import { TokenBuckets } from "./middleware/rate-limit";
+import { AppError } from "../http/errors";
+import { Data } from "../schema/common";
+import {
+  ConfirmBody,
+  ProofBody,
+  RecoveryCodes,
+  SecondFactorEnrolment,
+  SecondFactorRequirement,
+  SecondFactorRequirementBody,
+  SecondFactorStatus,
+  SecondStepBody,
+} from "../schema/second-factor";
+
+const tags = ["Identity"];
+
+/**
+ * Code attempts per account, on top of the per-address flood ceiling every login call counts against: ten at once,
+ * then one a minute. A ticket also takes only five wrong codes (src/core/second-factor.ts), but a password holder can
+ * ask for new tickets; this bounds the guesses an account gets whatever the tickets (per instance, as the other buckets).
+ */
+const ATTEMPTS_BURST = 10;
+const ATTEMPTS_PER_SECOND = 1 / 60;
+
+export const secondFactorApi = ({ secondFactor, identity, security, config, audit }: AppDeps) => {
+  const attempts = new TokenBuckets(ATTEMPTS_PER_SECOND, ATTEMPTS_BURST);
+  const self = (email: string, id: string) => ({ type: "user", id, name: email });
+  return new Elysia({ name: "api-second-factor" })
+    .use(security)
+    .get("/api/auth/second-factor", async ({ auth }) => ({ data: await secondFactor.status(auth) }), {
+      permission: "authenticated",
+      response: Data(SecondFactorStatus),
+      detail: { tags, summary: "The caller's second factor: on or not, recovery codes left, the workspaces requiring one" },
+    })
+    .post("/api/auth/second-factor/enrol", async ({ auth }) => ({ data: await secondFactor.enrol(auth) }), {
+      permission: "authenticated",
+      response: Data(SecondFactorEnrolment),
+      detail: { tags, summary: "Start enrolling a TOTP second factor: a new secret and its otpauth:// URI (nothing is on until confirmed)" },
+    })
+    .post(
+      "/api/auth/second-factor/confirm",
+      async (ctx) => {
+        const confirmed = await secondFactor.confirm(ctx.auth, ctx.body.code);
+        await auditOf(audit, ctx, "second_factor.enrolled", self(confirmed.user.email, confirmed.user.id), { method: "totp" });
+        return { data: confirmed };
+      },
+      {
+        permission: "authenticated",
+        body: ConfirmBody,
+        response: Data(RecoveryCodes),
+        detail: { tags, summary: "Turn the second factor on with the app's first code; answers the recovery codes, shown this once" },
+      },
+    )
+    .post(
+      "/api/auth/second-factor/disable",
+      async (ctx) => {
+        const removed = await refusedAudited(ctx, () => secondFactor.disable(ctx.auth, ctx.body));
+        await auditOf(audit, ctx, "second_factor.removed", self(removed.user.email, removed.user.id), { with: ctx.body.code ? "code" : "password" });
+        return { data: await secondFactor.status(ctx.auth) };
+      },
+      {
+        permission: "authenticated",
+        body: ProofBody,
+        response: Data(SecondFactorStatus),
+        detail: { tags, summary: "Turn the second factor off (and its recovery codes), with a current code or the password" },
+      },
+    )
+    .post(
+      "/api/auth/second-factor/recovery-codes",
+      async (ctx) => {
+        const renewed = await refusedAudited(ctx, () => secondFactor.regenerateRecoveryCodes(ctx.auth, ctx.body));
+        await auditOf(audit, ctx, "second_factor.recovery_codes_renewed", self(renewed.user.email, renewed.user.id));
+        return { data: renewed };
+      },
+      {
+        permission: "authenticated",
+        body: ProofBody,
+        response: Data(RecoveryCodes),
+        detail: { tags, summary: "New recovery codes, shown this once (the old ones stop working), with a current code or the password" },
+      },
+    )
+    .post(
+      "/api/auth/login/second-factor",
+      async ({ body, set, request, server }) => {
+        if ((body.code === undefined) === (body.recoveryCode === undefined))
+          throw new AppError("VALIDATION_FAILED", "give either code (the app's 6-digit code) or recoveryCode, not both and not neither");
+        const user = await secondFactor.loginUser(body.ticket);
+        const ip = addressOf(request, server);
+        const who = {
+          actor: { type: "anonymous" as const, id: null, name: user.email },
+          workspaceId: user.default_workspace_id,
+          ip,
+          userAgent: userAgentOf(request),
+        };
+        const state = attempts.take(user.id);
+        if (!state.allowed) {
+          await audit.record(who, "second_factor.failed", self(user.email, user.id), { reason: "too many codes for this account" });
+          throw new AppError(
+            "RATE_LIMITED",
+            `too many codes for this account (${ATTEMPTS_BURST}, then one a minute); retry after ${state.retryAfterSeconds} s`,
+            undefined,
+            undefined,
+            { "retry-after": String(state.retryAfterSeconds) },
+          );
+        }
+        const result = await secondFactor.finishLogin(body.ticket, body);
+        if (!result.ok) {
+          await audit.record(who, "second_factor.failed", self(user.email, user.id), { with: body.code !== undefined ? "code" : "recoveryCode" });
+          throw new AppError("UNAUTHORIZED", result.message, { attemptsLeft: result.attemptsLeft });
+        }
+        const session = await identity.openSession(result.user, undefined, { address: ip, userAgent: userAgentOf(request) });
+        if (result.method === "recovery")
+          await audit.record(
+            { ...who, actor: { type: "user", id: user.id, name: user.email }, workspaceId: session.workspaceId },
+            "second_factor.recovery_code_used",
+            self(user.email, user.id),
+            {
+              recoveryCodesLeft: result.recoveryCodesLeft,
+            },
+          );
+        await audit.login(session.user.email, ip, userAgentOf(request), { userId: session.user.id, workspaceId: session.workspaceId });
+        set.headers["set-cookie"] = sessionCookieHeader(session.sessionId, session.expiresAt, secureCookie(config.publicUrl, request));
+        return {
+          data: {
+            user: session.user,
+            workspaceId: session.workspaceId,
+            csrfToken: session.csrfToken,
+            method: result.method,
+            recoveryCodesLeft: result.recoveryCodesLeft,
+          },
+        };
+      },
+      {
+        permission: "public",
+        body: SecondStepBody,
+        detail: {
+          tags,
+          summary: "The login's second step: the ticket with a code or a recovery code; sets the session cookie (a ticket finishes one login)",
+        },
+      },
+    )
+    .get("/api/settings/second-factor", async ({ auth }) => ({ data: await secondFactor.required(auth.workspaceId) }), {
+      permission: "workspace:admin",
+      response: Data(SecondFactorRequirement),
+      detail: { tags, summary: "Whether the workspace requires a second factor of its members" },
+    })
+    .put(
+      "/api/settings/second-factor",
+      async (ctx) => {
+        const requirement = await secondFactor.setRequired(ctx.auth, ctx.body.required);
+        await auditOf(audit, ctx, "settings.changed", { type: "settings", id: null, name: "second factor" }, { secondFactorRequired: requirement.required });
+        return { data: requirement };
+      },
+      {
+        permission: "workspace:admin",
+        body: SecondFactorRequirementBody,
+        response: Data(SecondFactorRequirement),
+        detail: { tags, summary: "Require a second factor of every member of the workspace, or not (owner)" },
+      },
+    );
+
+  /** A wrong code or password given to change the factor is recorded as `second_factor.failed`, then refused. */
+  async function refusedAudited<T>(ctx: Parameters<typeof auditOf>[1], change: () => Promise<T>): Promise<T> {
+    try {
+      return await change();
+    } catch (error) {
+      if (error instanceof AppError && error.code === "FORBIDDEN" && (error.details as { field?: string } | undefined)?.field && ctx.auth.userId) {
+        const user = await identity.user(ctx.auth.userId);
+        if (user) await auditOf(audit, ctx, "second_factor.failed", self(user.email, user.id), { reason: error.message });
+      }
+      throw error;
+    }
+  }
+};
