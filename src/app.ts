@@ -13,6 +13,7 @@ import { membersApi } from "./api/members";
 import { auditApi } from "./api/audit";
 import { Audit } from "./core/audit";
 import { ssoApi } from "./api/sso";
+import { gitApi } from "./api/git";
 import { lifecycleApi } from "./api/lifecycle";
 import { mcpApi } from "./api/mcp";
 import { piecesApi } from "./api/pieces";
@@ -38,6 +39,7 @@ import { Identity } from "./core/identity";
 import { Backups } from "./core/backups";
 import { Members, smtpInvitationMailer } from "./core/members";
 import { SingleSignOn } from "./core/sso";
+import { GitSync, planCounts } from "./core/git/sync";
 import { Fleet } from "./core/fleet";
 import { ClusterPieces } from "./core/cluster-pieces";
 import { Metrics } from "./core/metrics";
@@ -104,7 +106,13 @@ export function createApp(options: CreateAppOptions) {
   const identity = new Identity(storage, clusterChanges);
   // Who did what, when, from where: stored and forwarded to the log stream, each action once (docs/teams.md).
   const audit = new Audit({ storage, sink: logStream, retentionDays: config.auditRetentionDays });
-  const security = createSecurity({ identity, rateLimitPerSecond: config.rateLimitPerSecond, rateLimitBurst: config.rateLimitBurst });
+  const security = createSecurity({
+    identity,
+    rateLimitPerSecond: config.rateLimitPerSecond,
+    rateLimitBurst: config.rateLimitBurst,
+    // Read at each call: deps is built below.
+    editGuard: (principal) => deps.gitSync.assertEditable(principal.workspaceId),
+  });
   const instanceId = newId();
   // In a cluster each claim of an Idempotency-Key names the instance executing it (released below if it dies).
   const idempotency = new Idempotency(storage.idempotency, sharedStore(db) ? instanceId : null);
@@ -180,6 +188,20 @@ export function createApp(options: CreateAppOptions) {
   deps.templates = new Templates(deps.workflows);
   deps.workflowTransfer = new Transfer(deps.workflows);
   deps.workflowFiles = new WorkflowFiles(deps.workflows, deps.connections);
+  deps.gitSync = new GitSync({
+    storage,
+    secrets,
+    workflows: deps.workflows,
+    files: deps.workflowFiles,
+    dataDir: config.dataDir,
+    log,
+    onPull: async (workspaceId, how, outcome) => {
+      const actor = { type: "anonymous" as const, id: null, name: `git ${how}` };
+      const details =
+        outcome instanceof Error ? { error: outcome.message } : { commit: outcome.commit, upToDate: outcome.upToDate, plan: planCounts(outcome.plan) };
+      await audit.record({ actor, workspaceId, ip: null, userAgent: null }, outcome instanceof Error ? "git.pull_failed" : "git.pulled", null, details);
+    },
+  });
   const workflowSource = workflowSourceFrom(deps.workflows);
   // Told by the engine, the scheduler and the webhook routes as things happen; the gauges read at each scrape.
   deps.metrics = new Metrics({
@@ -411,6 +433,7 @@ export function createApp(options: CreateAppOptions) {
     .use(settingsApi(deps))
     .use(fleetApi(deps))
     .use(backupsApi(deps))
+    .use(gitApi(deps))
     .use(workflowsApi(deps))
     .use(lifecycleApi(deps))
     .use(foldersApi(deps))

@@ -10,7 +10,7 @@ import type { Server } from "bun";
 import { Elysia } from "elysia";
 import { scopeRefusal, type Identity, type Principal } from "../../core/identity";
 import type { AddressRanges } from "../../net/address-ranges";
-import type { Permission, Scope } from "../../schema/scopes";
+import { EDIT_SCOPES, type Permission, type Scope } from "../../schema/scopes";
 import { AppError } from "../../http/errors";
 import { TokenBuckets, rateLimitHeaders } from "./rate-limit";
 
@@ -30,6 +30,8 @@ export interface SecurityOptions {
   identity: Identity;
   rateLimitPerSecond: number;
   rateLimitBurst: number;
+  /** Throws when the principal's workspace takes no workflow edits (managed by git: docs/workflows-as-code.md, "Environments"). */
+  editGuard?: (principal: Principal) => Promise<void>;
 }
 
 /** Reads the session cookie value from a Cookie header without parsing every cookie. */
@@ -83,6 +85,7 @@ export function createSecurity(options: SecurityOptions) {
       }
     }
     if (permission !== "authenticated" && !principal.scopes.has(permission)) throw scopeRefusal(principal, permission);
+    if (EDIT_SCOPES.has(permission) && !SAFE_METHODS.has(request.method)) await options.editGuard?.(principal);
     return principal;
   }
 

@@ -59,6 +59,7 @@ import runSaving from "./026-run-saving";
 import members from "./027-members";
 import auditEvents from "./028-audit-events";
 import sso from "./029-sso";
+import gitSync from "./032-git-sync";
 import type { Migration } from "../../migration";
 
 export const postgresMigrations: Migration[] = [
@@ -91,4 +92,5 @@ export const postgresMigrations: Migration[] = [
   members,
   auditEvents,
   sso,
+  gitSync,
 ];

@@ -31,6 +31,7 @@ import runSaving from "./026-run-saving";
 import members from "./027-members";
 import auditEvents from "./028-audit-events";
 import sso from "./029-sso";
+import gitSync from "./032-git-sync";
 import type { Migration } from "../../migration";
 
 export const migrations: Migration[] = [
@@ -63,4 +64,5 @@ export const migrations: Migration[] = [
   members,
   auditEvents,
   sso,
+  gitSync,
 ].sort((a, b) => a.version - b.version);
