@@ -399,6 +399,8 @@ export function createApp(options: CreateAppOptions) {
     .onParse(async ({ request, contentType, route }) => {
       assertBodySize(request, config.bodyLimit);
       if (BODYLESS_ROUTES.has(`${request.method} ${route}`)) return null;
+      // The git host's push webhook checks its signature over the body's bytes: the route reads them itself.
+      if (route.startsWith("/api/git/webhook/")) return;
       if (contentType?.startsWith("application/json")) return (await parseJsonBody(request, config.bodyLimit)) ?? null;
       // Public webhook URLs parse every other Content-Type themselves (bounded, strict by type).
       if (route.startsWith("/webhook/")) return;

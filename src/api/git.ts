@@ -10,7 +10,7 @@ import type { Principal } from "../core/identity";
 import { planCounts } from "../core/git/sync";
 import { readBody } from "../core/triggers/webhook-request";
 import { Data } from "../schema/common";
-import { GitPullBody, GitPullResult, GitPushBody, GitPushResult, GitSettings, GitSettingsBody, GitStatus, GitWebhookResult } from "../schema/git";
+import { GitPullBody, GitPullResult, GitPushBody, GitPushResult, GitSettings, GitSettingsBody, GitSshKey, GitStatus, GitWebhookResult } from "../schema/git";
 
 const tags = ["Settings"];
 
@@ -69,6 +69,24 @@ export const gitApi = ({ security, gitSync, audit, storage, config }: AppDeps) =
         permission: "workspace:admin",
         response: Data(t.Object({ deleted: t.Boolean() })),
         detail: { tags, summary: "Stop syncing the workspace with git (its clone stays until the next set-up)" },
+      },
+    )
+    .post(
+      "/api/git/ssh-key",
+      async (ctx) => {
+        const data = await gitSync.generateSshKey(ctx.auth);
+        await auditOf(audit, ctx, "git.ssh_key_generated", { type: "git", id: ctx.auth.workspaceId });
+        return { data };
+      },
+      {
+        permission: "workspace:admin",
+        response: Data(GitSshKey),
+        detail: {
+          tags,
+          summary: "Make a new SSH key for the workspace's SSH remote: the private key is stored encrypted, the public key answered to add as a deploy key",
+          description:
+            "Needs the system ssh-keygen and, to use the remote, git and ssh (Debian: git, openssh-client): 503 GIT_UNAVAILABLE names them when missing.",
+        },
       },
     )
     .get("/api/git/status", async ({ auth }) => ({ data: await gitSync.status(auth.workspaceId) }), {

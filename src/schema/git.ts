@@ -17,6 +17,9 @@ export const GitSettings = t.Object(
     }),
     hasToken: t.Boolean(),
     hasSshKey: t.Boolean(),
+    sshPublicKey: Nullable(
+      t.String({ description: "the public half of the key Weft made (POST /api/git/ssh-key): add it to the repository as a deploy key with write access" }),
+    ),
     managed: t.Boolean({ description: "workflow edits are refused; pulls publish what changed" }),
     prune: t.Boolean({ description: "pulls delete (and unpublish) the workflows the branch no longer holds" }),
     schedule: Nullable(t.String()),
@@ -98,3 +101,5 @@ export const GitPushResult = t.Object(
 );
 
 export const GitWebhookResult = t.Object({ pulled: t.Boolean(), reason: t.Optional(t.String()), commit: t.Optional(t.String()) }, { $id: "GitWebhookResult" });
+
+export const GitSshKey = t.Object({ publicKey: t.String() }, { $id: "GitSshKey" });

@@ -10,6 +10,8 @@ export interface GitSyncRow {
   folder: string;
   username: string | null;
   secret: string | null;
+  /** The public half of a key Weft made for an SSH remote (shown, to add as a deploy key). */
+  ssh_public_key: string | null;
   managed: boolean;
   prune: boolean;
   schedule: string | null;

@@ -6,6 +6,9 @@
  * edits and publishes what it pulls. Runs on SQLite and, with WEFT_TEST_STORAGE=postgres, on PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHmac } from "node:crypto";
+import { existsSync } from "node:fs";
+import { httpClient } from "../mcp/client";
 import { testApp, type TestApp } from "../support/app";
 import { announceMissingGit, git, gitRoot, hasGit, startGitDaemon, startHttpBackend, type GitServer } from "../support/git-server";
 import { greetDefinition } from "./fixtures";
@@ -161,3 +164,104 @@ for (const c of cases) {
     });
   });
 }
+
+describe.skipIf(!root)("credentials, the push webhook, the schedule, SSH keys, MCP and the audit log", () => {
+  let dev: TestApp;
+  let prod: TestApp;
+  let url: string;
+  let workflowId: string;
+  let workspaceId: string;
+
+  beforeAll(async () => {
+    root!.repo("promote.git");
+    url = httpBackend.url("promote.git");
+    dev = await testApp();
+    prod = await testApp();
+    await ok(dev, "PUT", "/api/git/settings", { remoteUrl: url, token: TOKEN });
+    workflowId = (await dev.req("POST", "/api/workflows", { body: { name: "Hook me", definition: greetDefinition() } })).body.data.id;
+    await ok(dev, "POST", "/api/git/push", { message: "First" });
+  });
+
+  test("a token the host refuses answers 502 naming the remote and what to check", async () => {
+    await ok(prod, "PUT", "/api/git/settings", { remoteUrl: url, token: "wrong" });
+    const res = await prod.req("GET", "/api/git/status");
+    expect(res.status).toBe(502);
+    expect(res.body.error.code).toBe("GIT_REMOTE_FAILED");
+    expect(res.body.error.message).toContain("check the token");
+  });
+
+  test("the push webhook pulls when signed (GitHub's and Gitea's headers), ignores other branches, refuses a bad signature", async () => {
+    const settings = await ok(prod, "PUT", "/api/git/settings", { remoteUrl: url, token: TOKEN, managed: true, webhook: true });
+    expect(settings.webhookPath).toMatch(/^\/api\/git\/webhook\//);
+    workspaceId = settings.webhookPath.split("/").at(-1);
+    const body = JSON.stringify({ ref: "refs/heads/main", after: "x" });
+    const sign = (text: string, secret = settings.webhookSecret) => createHmac("sha256", secret).update(text).digest("hex");
+    const send = (text: string, headers: Record<string, string>) =>
+      prod.app.handle(
+        new Request(`http://localhost${settings.webhookPath}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: text }),
+      );
+
+    const forged = await send(body, { "x-hub-signature-256": `sha256=${sign(body, "not-the-secret")}` });
+    expect(forged.status).toBe(401);
+    expect((await prod.req("GET", "/api/workflows")).body.total).toBe(0);
+
+    const other = JSON.stringify({ ref: "refs/heads/feature" });
+    const ignored = await send(other, { "x-gitea-signature": sign(other) });
+    expect(ignored.status).toBe(200);
+    expect((await ignored.json()).data).toMatchObject({ pulled: false, reason: expect.stringContaining("refs/heads/feature") });
+
+    const pulled = await send(body, { "x-hub-signature-256": `sha256=${sign(body)}` });
+    expect(pulled.status).toBe(200);
+    expect((await pulled.json()).data.pulled).toBe(true);
+    expect((await prod.req("GET", `/api/workflows/${workflowId}`)).body.data.status).toBe("active");
+    const audit = await prod.req("GET", "/api/audit?action=git.pulled");
+    expect(audit.body.data[0]).toMatchObject({ action: "git.pulled", actor: { type: "anonymous", name: "git webhook" } });
+  });
+
+  test("a scheduled pull takes what dev pushed; a schedule that is no cron pattern is refused", async () => {
+    const bad = await prod.req("PUT", "/api/git/settings", { body: { remoteUrl: url, schedule: "every minute" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain("cron pattern");
+    const rev = (await dev.req("GET", `/api/workflows/${workflowId}`)).body.data.definitionRev;
+    await dev.req("PUT", `/api/workflows/${workflowId}`, { body: { description: "scheduled", expectedRev: rev } });
+    await ok(dev, "POST", "/api/git/push", { message: "For the schedule" });
+    await ok(prod, "PUT", "/api/git/settings", { remoteUrl: url, schedule: "* * * * * *" });
+    let description = "";
+    for (let i = 0; i < 100 && description !== "scheduled"; i++) {
+      await Bun.sleep(100);
+      description = (await prod.req("GET", `/api/workflows/${workflowId}`)).body.data.description;
+    }
+    await ok(prod, "PUT", "/api/git/settings", { remoteUrl: url, schedule: null });
+    expect(description).toBe("scheduled");
+    expect((await prod.req("GET", "/api/audit?action=git.pulled")).body.data[0].actor.name).toBe("git schedule");
+  });
+
+  test("MCP tools that edit workflows are refused in a managed workspace", async () => {
+    const mcp = await httpClient("http://localhost/mcp", await prod.token("all"), (r) => prod.app.handle(r));
+    try {
+      const refused = await mcp.call("update_workflow", { id: workflowId, description: "via mcp" });
+      expect(refused.isError).toBe(true);
+      expect(refused.body.error.code).toBe("MANAGED_BY_GIT");
+      expect((await mcp.call("get_workflow", { id: workflowId })).isError).toBe(false);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  test("push and settings changes are in the audit log, without the token", async () => {
+    const events = (await dev.req("GET", "/api/audit?limit=100")).body.data.filter((e: any) => e.action.startsWith("git."));
+    expect(events.map((e: any) => e.action)).toEqual(["git.pushed", "git.pushed", "git.settings_changed"]);
+    expect(JSON.stringify(events)).not.toContain(TOKEN);
+  });
+
+  test.skipIf(!existsSync("/usr/bin/ssh-keygen"))("an SSH remote gets a key Weft makes: the public half shown, the private one stored encrypted", async () => {
+    const t = await testApp();
+    await ok(t, "PUT", "/api/git/settings", { remoteUrl: "git@git.example.test:team/flows.git" });
+    const { publicKey } = await ok(t, "POST", "/api/git/ssh-key");
+    expect(publicKey).toMatch(/^ssh-ed25519 \S+ weft-/);
+    expect(await ok(t, "GET", "/api/git/settings")).toMatchObject({ hasSshKey: true, sshPublicKey: publicKey, transport: "system-git" });
+    const [row] = await t.deps.storage.gitSync.list();
+    expect(row!.secret).not.toContain("PRIVATE KEY");
+    expect(t.deps.secrets.decrypt(row!.secret!)).toContain("BEGIN OPENSSH PRIVATE KEY");
+  });
+});

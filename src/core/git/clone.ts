@@ -241,6 +241,19 @@ export class GitClone {
   }
 }
 
+/** An Ed25519 key pair made by the system `ssh-keygen` in `dir` (the files are removed at once). */
+export async function generateKeyPair(dir: string, comment: string): Promise<{ privateKey: string; publicKey: string }> {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = `${dir}/new-${process.pid}-${Date.now()}`;
+  try {
+    await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", file], { ...process.env } as Record<string, string>, "an SSH remote");
+    return { privateKey: fs.readFileSync(file, "utf8"), publicKey: fs.readFileSync(`${file}.pub`, "utf8").trim() };
+  } finally {
+    fs.rmSync(file, { force: true });
+    fs.rmSync(`${file}.pub`, { force: true });
+  }
+}
+
 /** Runs a program; rejects with its stderr, or with what to install when the program is missing. */
 function run(command: string, args: string[], env: Record<string, string>, url: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -255,7 +268,7 @@ function run(command: string, args: string[], env: Record<string, string>, url: 
         missing
           ? new AppError(
               "GIT_UNAVAILABLE",
-              `${url} is not an http(s) URL, and Weft reaches other remotes (a local path, git://, SSH) through the system git, which is not installed; install it (Debian: apt-get install git openssh-client) or use an https URL with a token`,
+              `${url} is not an http(s) URL, and Weft reaches other remotes (a local path, git://, SSH) through the system ${command}, which is not installed; install it (Debian: apt-get install git openssh-client) or use an https URL with a token`,
             )
           : error,
       );

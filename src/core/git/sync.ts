@@ -20,7 +20,7 @@ import type { SecretBox } from "../crypto";
 import { CONNECTIONS_FILE, connectionsYaml, VARIABLES_DIR, VARIABLES_FILE, variablesYaml, WORKFLOWS_DIR } from "../workflows/files-format";
 import type { ImportResult, WorkflowFiles } from "../workflows/files";
 import type { Actor, Workflows } from "../workflows/workflows";
-import { type Author, GitClone, isSsh, RemoteRefusedError, type Remote, transportOf } from "./clone";
+import { type Author, GitClone, generateKeyPair, isSsh, RemoteRefusedError, type Remote, transportOf } from "./clone";
 
 export interface GitSettingsInput {
   remoteUrl: string;
@@ -106,6 +106,7 @@ export class GitSync {
       transport: transportOf(row.remote_url),
       hasToken: secret !== null && !isSsh(row.remote_url),
       hasSshKey: secret !== null && isSsh(row.remote_url),
+      sshPublicKey: isSsh(row.remote_url) ? row.ssh_public_key : null,
       managed: row.managed,
       prune: row.prune,
       schedule: row.schedule,
@@ -145,8 +146,10 @@ export class GitSync {
     }
     const given = isSsh(url) ? input.sshKey : input.token;
     if (isSsh(url) && input.token) throw new AppError("VALIDATION_FAILED", "an SSH remote authenticates with `sshKey` (or POST /api/git/ssh-key), not a token");
-    const sameRemote = existing?.remote_url === url;
-    const secret = given === undefined ? (sameRemote ? (existing?.secret ?? null) : null) : given ? this.o.secrets.encrypt(given) : null;
+    // A secret is kept while the remote keeps its kind (a token for https, a key for SSH).
+    const sameKind = existing !== null && isSsh(existing.remote_url) === isSsh(url);
+    const secret = given === undefined ? (sameKind ? (existing?.secret ?? null) : null) : given ? this.o.secrets.encrypt(given) : null;
+    const publicKey = given === undefined && sameKind ? (existing?.ssh_public_key ?? null) : null;
     const webhook =
       input.webhook === false
         ? null
@@ -160,6 +163,7 @@ export class GitSync {
       folder,
       username: input.username === undefined ? (existing?.username ?? null) : input.username?.trim() || null,
       secret,
+      ssh_public_key: publicKey,
       managed: input.managed ?? existing?.managed ?? false,
       prune: input.prune ?? existing?.prune ?? false,
       schedule,
@@ -176,6 +180,19 @@ export class GitSync {
       await this.storage.gitSync.markSynced(actor.workspaceId, null, "{}", row.updated_at);
     this.reschedule(actor.workspaceId, row);
     return (await this.settings(actor.workspaceId))!;
+  }
+
+  /**
+   * Makes an Ed25519 key pair for an SSH remote with the system `ssh-keygen`: the private key is stored encrypted,
+   * the public one answered (and shown in Settings → Git) to be added as a deploy key with write access.
+   */
+  async generateSshKey(actor: Actor): Promise<{ publicKey: string }> {
+    const row = await this.configured(actor.workspaceId);
+    if (!isSsh(row.remote_url))
+      throw new AppError("VALIDATION_FAILED", `the remote ${row.remote_url} is not an SSH remote (ssh://… or user@host:path); an https remote takes a token`);
+    const pair = await generateKeyPair(join(this.o.dataDir, "git", "keys"), `weft-${actor.workspaceId}`);
+    await this.storage.gitSync.put({ ...row, secret: this.o.secrets.encrypt(pair.privateKey), ssh_public_key: pair.publicKey, updated_at: nowIso() });
+    return { publicKey: pair.publicKey };
   }
 
   async remove(workspaceId: string) {

@@ -16,10 +16,10 @@ export class PostgresGitSync implements GitSyncRepository {
   }
   async put(r: GitSyncRow) {
     await this.c.run(
-      `INSERT INTO git_sync (workspace_id, remote_url, branch, folder, username, secret, managed, prune, schedule, webhook_secret, updated_by, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+      `INSERT INTO git_sync (workspace_id, remote_url, branch, folder, username, secret, ssh_public_key, managed, prune, schedule, webhook_secret, updated_by, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
        ON CONFLICT (workspace_id) DO UPDATE SET remote_url = excluded.remote_url, branch = excluded.branch, folder = excluded.folder,
-         username = excluded.username, secret = excluded.secret, managed = excluded.managed, prune = excluded.prune, schedule = excluded.schedule,
+         username = excluded.username, secret = excluded.secret, ssh_public_key = excluded.ssh_public_key, managed = excluded.managed, prune = excluded.prune, schedule = excluded.schedule,
          webhook_secret = excluded.webhook_secret, updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
       [
         r.workspace_id,
@@ -28,6 +28,7 @@ export class PostgresGitSync implements GitSyncRepository {
         r.folder,
         r.username,
         r.secret,
+        r.ssh_public_key,
         r.managed ? 1 : 0,
         r.prune ? 1 : 0,
         r.schedule,

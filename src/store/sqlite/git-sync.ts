@@ -14,12 +14,12 @@ export class SqliteGitSync implements GitSyncRepository {
       list: c.db.query<Stored, []>("SELECT * FROM git_sync ORDER BY workspace_id"),
       put: c.db.query<
         null,
-        [string, string, string, string, string | null, string | null, number, number, string | null, string | null, string | null, string]
+        [string, string, string, string, string | null, string | null, string | null, number, number, string | null, string | null, string | null, string]
       >(
-        `INSERT INTO git_sync (workspace_id, remote_url, branch, folder, username, secret, managed, prune, schedule, webhook_secret, updated_by, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO git_sync (workspace_id, remote_url, branch, folder, username, secret, ssh_public_key, managed, prune, schedule, webhook_secret, updated_by, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (workspace_id) DO UPDATE SET remote_url = excluded.remote_url, branch = excluded.branch, folder = excluded.folder,
-           username = excluded.username, secret = excluded.secret, managed = excluded.managed, prune = excluded.prune, schedule = excluded.schedule,
+           username = excluded.username, secret = excluded.secret, ssh_public_key = excluded.ssh_public_key, managed = excluded.managed, prune = excluded.prune, schedule = excluded.schedule,
            webhook_secret = excluded.webhook_secret, updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
       ),
       markSynced: c.db.query<null, [string | null, string, string, string]>(
@@ -45,6 +45,7 @@ export class SqliteGitSync implements GitSyncRepository {
           r.folder,
           r.username,
           r.secret,
+          r.ssh_public_key,
           r.managed ? 1 : 0,
           r.prune ? 1 : 0,
           r.schedule,

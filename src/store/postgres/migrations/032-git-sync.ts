@@ -10,6 +10,7 @@ CREATE TABLE git_sync (
   folder TEXT COLLATE "C" NOT NULL DEFAULT '',
   username TEXT COLLATE "C",
   secret TEXT COLLATE "C",
+  ssh_public_key TEXT COLLATE "C",
   managed INTEGER NOT NULL DEFAULT 0,
   prune INTEGER NOT NULL DEFAULT 0,
   schedule TEXT COLLATE "C",
