@@ -110,8 +110,11 @@ export function createApp(options: CreateAppOptions) {
     identity,
     rateLimitPerSecond: config.rateLimitPerSecond,
     rateLimitBurst: config.rateLimitBurst,
-    // Read at each call: deps is built below.
-    editGuard: (principal) => deps.gitSync.assertEditable(principal.workspaceId),
+    // Read at each call: deps is built below. A workflow's variables stay editable in a managed workspace: secret
+    // values are each environment's own and never in git (docs/workflows-as-code.md, "Environments").
+    editGuard: async (principal, request) => {
+      if (!/^\/api\/workflows\/[^/]+\/variables$/.test(new URL(request.url).pathname)) await deps.gitSync.assertEditable(principal.workspaceId);
+    },
   });
   const instanceId = newId();
   // In a cluster each claim of an Idempotency-Key names the instance executing it (released below if it dies).

@@ -156,11 +156,15 @@ for (const c of cases) {
 
       const rev = (await dev.req("GET", `/api/workflows/${workflowId}`)).body.data.definitionRev;
       expect((await dev.req("PUT", `/api/workflows/${workflowId}`, { body: { description: "for production", expectedRev: rev } })).status).toBe(200);
+      await ok(dev, "PUT", `/api/workflows/${workflowId}/variables`, { variables: [{ name: "apiKey", value: "dev-secret", secret: true }] });
       await ok(dev, "POST", "/api/git/push", { message: "Describe" });
       const pulled = await ok(other, "POST", "/api/git/pull", {});
       expect(pulled.published).toEqual([{ id: workflowId, name: "Greeter v2" }]);
       expect(pulled.notPublished).toEqual([]);
       expect((await other.req("GET", `/api/workflows/${workflowId}`)).body.data).toMatchObject({ status: "active", description: "for production" });
+      // The branch names the secret variable, never its value: prod sets its own, which is no change to push or to lose.
+      await ok(other, "PUT", `/api/workflows/${workflowId}/variables`, { variables: [{ name: "apiKey", value: "prod-secret", secret: true }] });
+      expect(await ok(other, "GET", "/api/git/status")).toMatchObject({ localChanges: [], remoteChanges: [] });
     });
   });
 }

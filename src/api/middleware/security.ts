@@ -31,7 +31,7 @@ export interface SecurityOptions {
   rateLimitPerSecond: number;
   rateLimitBurst: number;
   /** Throws when the principal's workspace takes no workflow edits (managed by git: docs/workflows-as-code.md, "Environments"). */
-  editGuard?: (principal: Principal) => Promise<void>;
+  editGuard?: (principal: Principal, request: Request) => Promise<void>;
 }
 
 /** Reads the session cookie value from a Cookie header without parsing every cookie. */
@@ -85,7 +85,7 @@ export function createSecurity(options: SecurityOptions) {
       }
     }
     if (permission !== "authenticated" && !principal.scopes.has(permission)) throw scopeRefusal(principal, permission);
-    if (EDIT_SCOPES.has(permission) && !SAFE_METHODS.has(request.method)) await options.editGuard?.(principal);
+    if (EDIT_SCOPES.has(permission) && !SAFE_METHODS.has(request.method)) await options.editGuard?.(principal, request);
     return principal;
   }
 

@@ -264,6 +264,16 @@ export class GitSync {
     return out.sort((x, y) => (x.path < y.path ? -1 : 1));
   }
 
+  /**
+   * Would a pull lose this local change? Not when the branch holds the same file, nor for connections.yaml (an
+   * import only adds connections), nor for a workflow added here unless the pull prunes.
+   */
+  private wouldOverwrite(change: FileChange, local: Record<string, string>, remote: Record<string, string>, prune: boolean): boolean {
+    if (change.path === CONNECTIONS_FILE) return false;
+    if ((local[change.path] ?? EMPTY_EXPORT[change.path]) === (remote[change.path] ?? EMPTY_EXPORT[change.path])) return false;
+    return !(change.change === "added" && change.path.startsWith(`${WORKFLOWS_DIR}/`) && !prune);
+  }
+
   private async digestsAt(clone: GitClone, commit: string | null, folder: string): Promise<Record<string, string>> {
     if (!commit) return {};
     const out: Record<string, string> = {};
@@ -306,8 +316,16 @@ export class GitSync {
       const done = { commit: head, published: [], notPublished: [] };
       if (head === row.last_commit && !options.overwriteLocal)
         return { ...done, upToDate: true, dryRun: Boolean(options.dryRun), applied: false, plan: [], warnings: [] };
+      const files: Record<string, string> = {};
+      const remoteDigests: Record<string, string> = {};
+      for (const [path, text] of Object.entries(await clone.files(head, row.folder))) {
+        if (!ownedPath(path)) continue;
+        files[path] = text;
+        remoteDigests[path] = sha256(text);
+      }
+      const prune = options.prune ?? row.prune;
       const { digests } = await this.exported(actor.workspaceId);
-      const local = this.changes(JSON.parse(row.synced_files), digests);
+      const local = this.changes(JSON.parse(row.synced_files), digests).filter((change) => this.wouldOverwrite(change, digests, remoteDigests, prune));
       if (local.length > 0 && !options.overwriteLocal)
         throw new AppError(
           "LOCAL_CHANGES",
@@ -319,11 +337,9 @@ export class GitSync {
             )}${local.length > 5 ? ", …" : ""}); the pull would overwrite ${local.length === 1 ? "it" : "them"}. Push them first (POST /api/git/push; if the branch moved meanwhile, the push is refused too: keep the changes with an export, then pull with overwriteLocal), or pull with overwriteLocal: true to discard them`,
           { changes: local },
         );
-      const files: Record<string, string> = {};
-      for (const [path, text] of Object.entries(await clone.files(head, row.folder))) if (ownedPath(path)) files[path] = text;
       const result = await this.o.files.import(actor, files, {
         dryRun: options.dryRun,
-        prune: options.prune ?? row.prune,
+        prune,
         // A managed workspace resolves connections by name: one it lacks is listed, not created without credentials.
         mayCreateConnections: !row.managed,
       });
