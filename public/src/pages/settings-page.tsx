@@ -1,6 +1,6 @@
 /**
  * Settings: API tokens (the raw value is shown once), connections, integrations (piece packages), members
- * (./settings-members.tsx), workspaces, network (./settings-network.tsx).
+ * (./settings-members.tsx), workspaces, network (./settings-network.tsx), git (./settings-git.tsx).
  */
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
@@ -18,6 +18,7 @@ import { MembersTab } from "./settings-members";
 import { AuditTab } from "./settings-audit";
 import { NetworkTab } from "./settings-network";
 import { SsoTab } from "./settings-sso";
+import { GitTab } from "./settings-git";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, PieceDetail } from "../types";
 
@@ -456,6 +457,7 @@ const TABS = [
   { id: "network", label: "Network", view: NetworkTab },
   { id: "audit", label: "Audit log", view: AuditTab },
   { id: "sso", label: "Single sign-on", view: SsoTab },
+  { id: "git", label: "Git", view: GitTab },
 ];
 
 export function SettingsPage({ tab }: { tab: string }) {
