@@ -198,6 +198,7 @@ export function createApp(options: CreateAppOptions) {
     files: deps.workflowFiles,
     dataDir: config.dataDir,
     log,
+    instanceId,
     onPull: async (workspaceId, how, outcome) => {
       const actor = { type: "anonymous" as const, id: null, name: `git ${how}` };
       const details =

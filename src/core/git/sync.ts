@@ -60,6 +60,8 @@ export interface GitSyncOptions {
   /** The data directory: clones live in `<dataDir>/git/`. */
   dataDir: string;
   log?: { info(message: string, fields?: Record<string, unknown>): void; warn(message: string, fields?: Record<string, unknown>): void };
+  /** This instance's id: in a cluster, a scheduled pull is made by the instance holding its lease. */
+  instanceId?: string;
   /** Told of every scheduled or webhook pull (the audit log; routes record their own). */
   onPull?: (workspaceId: string, how: "schedule" | "webhook", result: PullResult | Error) => void | Promise<void>;
 }
@@ -433,7 +435,25 @@ export class GitSync {
     this.jobs.get(workspaceId)?.stop();
     this.jobs.delete(workspaceId);
     if (!row?.schedule) return;
-    this.jobs.set(workspaceId, new Cron(row.schedule, { protect: true, mode: "5-or-6-parts" }, () => void this.pullAs(workspaceId, "schedule")));
+    this.jobs.set(workspaceId, new Cron(row.schedule, { protect: true, mode: "5-or-6-parts" }, () => void this.scheduled(workspaceId)));
+  }
+
+  /** A scheduled pull, by one instance of a cluster at a time (a lease, as polls take one). */
+  private async scheduled(workspaceId: string) {
+    const lease = `git-pull:${workspaceId}`;
+    const owner = this.o.instanceId ?? "this-instance";
+    const now = Date.now();
+    try {
+      if (!(await this.storage.leases.acquire(lease, owner, new Date(now).toISOString(), new Date(now + 10 * 60_000).toISOString()))) return;
+    } catch (error) {
+      this.o.log?.warn("git pull schedule: no lease", { workspaceId, error: (error as Error).message });
+      return;
+    }
+    try {
+      await this.pullAs(workspaceId, "schedule");
+    } finally {
+      await this.storage.leases.release(lease, owner, new Date().toISOString()).catch(() => undefined);
+    }
   }
 
   /** A pull nobody signed in made (schedule, webhook): told to `onPull`, never thrown. */
