@@ -214,7 +214,11 @@ describe.skipIf(!root)("credentials, the push webhook, the schedule, SSH keys, M
     expect(ignored.status).toBe(200);
     expect((await ignored.json()).data).toMatchObject({ pulled: false, reason: expect.stringContaining("refs/heads/feature") });
 
-    const pulled = await send(body, { "x-hub-signature-256": `sha256=${sign(body)}` });
+    const ping = JSON.stringify({ zen: "hello" });
+    const pinged = await send(ping, { "x-github-event": "ping", "x-hub-signature-256": `sha256=${sign(ping)}` });
+    expect((await pinged.json()).data).toMatchObject({ pulled: false, reason: "a ping event, not a push" });
+
+    const pulled = await send(body, { "x-github-event": "push", "x-hub-signature-256": `sha256=${sign(body)}` });
     expect(pulled.status).toBe(200);
     expect((await pulled.json()).data.pulled).toBe(true);
     expect((await prod.req("GET", `/api/workflows/${workflowId}`)).body.data.status).toBe("active");

@@ -99,7 +99,7 @@ export class GitSync {
   }
 
   private view(row: GitSyncRow) {
-    const secret = row.secret ? this.o.secrets.decrypt(row.secret) : null;
+    const secret = row.secret;
     return {
       remoteUrl: row.remote_url,
       branch: row.branch,
@@ -487,6 +487,9 @@ export class GitSync {
     const signed = headers.get("x-hub-signature-256")?.replace(/^sha256=/, "") ?? headers.get("x-gitea-signature") ?? headers.get("x-forgejo-signature");
     const token = headers.get("x-gitlab-token");
     if (!(signed && safeEqual(signed.toLowerCase(), expected)) && !(token && safeEqual(token, secret))) throw refused;
+    // Only pushes pull: a host's ping or another event is acknowledged.
+    const event = headers.get("x-github-event") ?? headers.get("x-gitea-event") ?? headers.get("x-forgejo-event") ?? headers.get("x-gitlab-event");
+    if (event && !/^push( hook)?$/i.test(event)) return { pulled: false, reason: `a ${event} event, not a push` };
     let ref: unknown;
     try {
       ref = (JSON.parse(body) as { ref?: unknown }).ref;
