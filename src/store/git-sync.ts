@@ -30,6 +30,6 @@ export interface GitSyncRepository {
   list(): Promise<GitSyncRow[]>;
   /** Inserts or replaces the settings; the synced state is written by `markSynced`, never here. */
   put(row: GitSyncRow): Promise<void>;
-  markSynced(workspaceId: string, commit: string | null, files: string, at: string): Promise<void>;
+  markSynced(workspaceId: string, commit: string | null, files: string, at: string | null): Promise<void>;
   delete(workspaceId: string): Promise<void>;
 }

@@ -234,14 +234,12 @@ describe.skipIf(!root)("credentials, the push webhook, the schedule, SSH keys, M
     await dev.req("PUT", `/api/workflows/${workflowId}`, { body: { description: "scheduled", expectedRev: rev } });
     await ok(dev, "POST", "/api/git/push", { message: "For the schedule" });
     await ok(prod, "PUT", "/api/git/settings", { remoteUrl: url, schedule: "* * * * * *" });
-    let description = "";
-    for (let i = 0; i < 100 && description !== "scheduled"; i++) {
-      await Bun.sleep(100);
-      description = (await prod.req("GET", `/api/workflows/${workflowId}`)).body.data.description;
-    }
+    // The pull is recorded once it is done: wait for its audit event (bounded), then look at what it changed.
+    const lastPuller = async () => (await prod.req("GET", "/api/audit?action=git.pulled")).body.data[0]?.actor.name;
+    for (let i = 0; i < 100 && (await lastPuller()) !== "git schedule"; i++) await Bun.sleep(100);
     await ok(prod, "PUT", "/api/git/settings", { remoteUrl: url, schedule: null });
-    expect(description).toBe("scheduled");
-    expect((await prod.req("GET", "/api/audit?action=git.pulled")).body.data[0].actor.name).toBe("git schedule");
+    expect(await lastPuller()).toBe("git schedule");
+    expect((await prod.req("GET", `/api/workflows/${workflowId}`)).body.data.description).toBe("scheduled");
   });
 
   test("MCP tools that edit workflows are refused in a managed workspace", async () => {
@@ -260,6 +258,15 @@ describe.skipIf(!root)("credentials, the push webhook, the schedule, SSH keys, M
     const events = (await dev.req("GET", "/api/audit?limit=100")).body.data.filter((e: any) => e.action.startsWith("git."));
     expect(events.map((e: any) => e.action)).toEqual(["git.pushed", "git.pushed", "git.settings_changed"]);
     expect(JSON.stringify(events)).not.toContain(TOKEN);
+  });
+
+  test("a stored token is kept for the same remote only: it is never sent to another host", async () => {
+    const t = await testApp();
+    expect(await ok(t, "PUT", "/api/git/settings", { remoteUrl: "https://git.example.test/a.git", token: "secret-a" })).toMatchObject({ hasToken: true });
+    expect(await ok(t, "PUT", "/api/git/settings", { remoteUrl: "https://git.example.test/a.git", branch: "prod" })).toMatchObject({ hasToken: true });
+    expect(await ok(t, "PUT", "/api/git/settings", { remoteUrl: "https://elsewhere.example.test/a.git" })).toMatchObject({ hasToken: false });
+    const [row] = await t.deps.storage.gitSync.list();
+    expect(row!.secret).toBeNull();
   });
 
   test.skipIf(!existsSync("/usr/bin/ssh-keygen"))("an SSH remote gets a key Weft makes: the public half shown, the private one stored encrypted", async () => {

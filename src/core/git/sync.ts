@@ -106,7 +106,7 @@ export class GitSync {
       folder: row.folder,
       username: row.username,
       transport: transportOf(row.remote_url),
-      hasToken: secret !== null && !isSsh(row.remote_url),
+      hasToken: secret !== null && transportOf(row.remote_url) === "http",
       hasSshKey: secret !== null && isSsh(row.remote_url),
       sshPublicKey: isSsh(row.remote_url) ? row.ssh_public_key : null,
       managed: row.managed,
@@ -148,10 +148,10 @@ export class GitSync {
     }
     const given = isSsh(url) ? input.sshKey : input.token;
     if (isSsh(url) && input.token) throw new AppError("VALIDATION_FAILED", "an SSH remote authenticates with `sshKey` (or POST /api/git/ssh-key), not a token");
-    // A secret is kept while the remote keeps its kind (a token for https, a key for SSH).
-    const sameKind = existing !== null && isSsh(existing.remote_url) === isSsh(url);
-    const secret = given === undefined ? (sameKind ? (existing?.secret ?? null) : null) : given ? this.o.secrets.encrypt(given) : null;
-    const publicKey = given === undefined && sameKind ? (existing?.ssh_public_key ?? null) : null;
+    // A stored token or key is kept only for the same remote: it is never sent to another host.
+    const sameRemote = existing?.remote_url === url;
+    const secret = given === undefined ? (sameRemote ? (existing?.secret ?? null) : null) : given ? this.o.secrets.encrypt(given) : null;
+    const publicKey = given === undefined && sameRemote ? (existing?.ssh_public_key ?? null) : null;
     const webhook =
       input.webhook === false
         ? null
@@ -179,7 +179,7 @@ export class GitSync {
     await this.storage.gitSync.put(row);
     // Another remote or branch: what was synced with the old one says nothing of the new one.
     if (existing && (existing.remote_url !== url || existing.branch !== branch || existing.folder !== folder))
-      await this.storage.gitSync.markSynced(actor.workspaceId, null, "{}", row.updated_at);
+      await this.storage.gitSync.markSynced(actor.workspaceId, null, "{}", null);
     this.reschedule(actor.workspaceId, row);
     return (await this.settings(actor.workspaceId))!;
   }

@@ -38,7 +38,7 @@ export class PostgresGitSync implements GitSyncRepository {
       ],
     );
   }
-  async markSynced(workspaceId: string, commit: string | null, files: string, at: string) {
+  async markSynced(workspaceId: string, commit: string | null, files: string, at: string | null) {
     await this.c.run("UPDATE git_sync SET last_commit = $1, synced_files = $2, synced_at = $3 WHERE workspace_id = $4", [commit, files, at, workspaceId]);
   }
   async delete(workspaceId: string) {

@@ -22,7 +22,7 @@ export class SqliteGitSync implements GitSyncRepository {
            username = excluded.username, secret = excluded.secret, ssh_public_key = excluded.ssh_public_key, managed = excluded.managed, prune = excluded.prune, schedule = excluded.schedule,
            webhook_secret = excluded.webhook_secret, updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
       ),
-      markSynced: c.db.query<null, [string | null, string, string, string]>(
+      markSynced: c.db.query<null, [string | null, string, string | null, string]>(
         "UPDATE git_sync SET last_commit = ?, synced_files = ?, synced_at = ? WHERE workspace_id = ?",
       ),
       delete: c.db.query<null, [string]>("DELETE FROM git_sync WHERE workspace_id = ?"),
@@ -55,7 +55,7 @@ export class SqliteGitSync implements GitSyncRepository {
         ),
     );
   }
-  markSynced(workspaceId: string, commit: string | null, files: string, at: string) {
+  markSynced(workspaceId: string, commit: string | null, files: string, at: string | null) {
     return this.c.do(() => void this.q.markSynced.run(commit, files, at, workspaceId));
   }
   delete(workspaceId: string) {
