@@ -107,10 +107,14 @@ for (const c of cases) {
       const dry = await ok(other, "POST", "/api/git/pull", { dryRun: true });
       expect(dry.plan).toContainEqual(expect.objectContaining({ action: "create", kind: "workflow", name: "Greeter" }));
       expect((await other.req("GET", "/api/workflows")).body.total).toBe(0);
+      // A workflow only this workspace has: a pull that does not prune keeps it, and it stays a change to push.
+      const onlyHere = (await other.req("POST", "/api/workflows", { body: { name: "Only here" } })).body.data.id;
       const pulled = await ok(other, "POST", "/api/git/pull", {});
       expect(pulled).toMatchObject({ applied: true, upToDate: false });
       const copy = await other.req("GET", `/api/workflows/${workflowId}`);
       expect(copy.body.data.name).toBe("Greeter");
+      expect((await ok(other, "GET", "/api/git/status")).localChanges).toEqual([{ path: "workflows/only-here.yaml", change: "added" }]);
+      expect((await other.req("DELETE", `/api/workflows/${onlyHere}`)).status).toBe(200);
       expect(await ok(other, "POST", "/api/git/pull", {})).toMatchObject({ upToDate: true, plan: [] });
     });
 

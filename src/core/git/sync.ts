@@ -99,15 +99,14 @@ export class GitSync {
   }
 
   private view(row: GitSyncRow) {
-    const secret = row.secret;
     return {
       remoteUrl: row.remote_url,
       branch: row.branch,
       folder: row.folder,
       username: row.username,
       transport: transportOf(row.remote_url),
-      hasToken: secret !== null && transportOf(row.remote_url) === "http",
-      hasSshKey: secret !== null && isSsh(row.remote_url),
+      hasToken: row.secret !== null && transportOf(row.remote_url) === "http",
+      hasSshKey: row.secret !== null && isSsh(row.remote_url),
       sshPublicKey: isSsh(row.remote_url) ? row.ssh_public_key : null,
       managed: row.managed,
       prune: row.prune,
@@ -348,8 +347,11 @@ export class GitSync {
       if (result.dryRun) return { ...result, ...done, upToDate: false };
       const pulled: PullResult = { ...result, ...done, upToDate: false, published: [], notPublished: [] };
       if (row.managed) await this.publishChanged(actor, pulled);
+      // The baseline is what the workspace exports now (a file written by hand exports in Weft's own form), but only
+      // for files the branch holds: a workflow this workspace has and the branch lacks stays a change to push.
       const after = await this.exported(actor.workspaceId);
-      await this.storage.gitSync.markSynced(actor.workspaceId, head, JSON.stringify(after.digests), nowIso());
+      const synced = Object.fromEntries(Object.entries(after.digests).filter(([path]) => path in files || path in EMPTY_EXPORT));
+      await this.storage.gitSync.markSynced(actor.workspaceId, head, JSON.stringify(synced), nowIso());
       return pulled;
     });
   }
