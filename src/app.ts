@@ -200,6 +200,8 @@ export function createApp(options: CreateAppOptions) {
     log,
     instanceId,
     onPull: async (workspaceId, how, outcome) => {
+      // A scheduled pull that found nothing new is not an event (a schedule of every minute would fill the log).
+      if (!(outcome instanceof Error) && outcome.upToDate && outcome.published.length === 0) return;
       const actor = { type: "anonymous" as const, id: null, name: `git ${how}` };
       const details =
         outcome instanceof Error ? { error: outcome.message } : { commit: outcome.commit, upToDate: outcome.upToDate, plan: planCounts(outcome.plan) };

@@ -101,7 +101,7 @@ export const gitApi = ({ security, gitSync, audit, storage, config }: AppDeps) =
       "/api/git/pull",
       async (ctx) => {
         const data = await gitSync.pull(ctx.auth, ctx.body);
-        if (!data.dryRun && !data.upToDate)
+        if (!data.dryRun && (!data.upToDate || data.published.length > 0))
           await auditOf(
             audit,
             ctx,

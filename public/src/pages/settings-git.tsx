@@ -75,7 +75,8 @@ function Changes({ title, changes }: { title: string; changes: FileChange[] }) {
 }
 
 function PullReport({ result }: { result: PullResult }) {
-  if (result.upToDate) return <p role="status">Already up to date with {short(result.commit)}: nothing to pull.</p>;
+  if (result.upToDate && result.published.length === 0 && result.notPublished.length === 0)
+    return <p role="status">Already up to date with {short(result.commit)}: nothing to pull.</p>;
   const changed = result.plan.filter((entry) => entry.action !== "unchanged");
   return (
     <div role="status" aria-label="Pull report">

@@ -315,8 +315,10 @@ export class GitSync {
       if (!head)
         throw new AppError("NOT_FOUND", `branch "${row.branch}" is not on ${row.remote_url}; push to create it (POST /api/git/push), or check the branch name`);
       const done = { commit: head, published: [], notPublished: [] };
-      if (head === row.last_commit && !options.overwriteLocal)
-        return { ...done, upToDate: true, dryRun: Boolean(options.dryRun), applied: false, plan: [], warnings: [] };
+      const upToDate = head === row.last_commit;
+      // A managed workspace goes on: what a pull could not publish before (a connection without credentials then) is tried again.
+      if (upToDate && !options.overwriteLocal && !row.managed)
+        return { ...done, upToDate, dryRun: Boolean(options.dryRun), applied: false, plan: [], warnings: [] };
       const files: Record<string, string> = {};
       const remoteDigests: Record<string, string> = {};
       for (const [path, text] of Object.entries(await clone.files(head, row.folder))) {
@@ -344,8 +346,8 @@ export class GitSync {
         // A managed workspace resolves connections by name: one it lacks is listed, not created without credentials.
         mayCreateConnections: !row.managed,
       });
-      if (result.dryRun) return { ...result, ...done, upToDate: false };
-      const pulled: PullResult = { ...result, ...done, upToDate: false, published: [], notPublished: [] };
+      if (result.dryRun) return { ...result, ...done, upToDate };
+      const pulled: PullResult = { ...result, ...done, upToDate, published: [], notPublished: [] };
       if (row.managed) await this.publishChanged(actor, pulled);
       // The baseline is what the workspace exports now (a file written by hand exports in Weft's own form), but only
       // for files the branch holds: a workflow this workspace has and the branch lacks stays a change to push.
@@ -356,10 +358,17 @@ export class GitSync {
     });
   }
 
-  /** A managed workspace runs what its branch holds: each workflow a pull created or updated is published. */
+  /**
+   * A managed workspace runs what its branch holds: each workflow a pull created or updated is published, and so is
+   * one left unchanged that is not live or whose draft differs from what runs (a publish refused before).
+   */
   private async publishChanged(actor: Actor, result: PullResult) {
     for (const entry of result.plan) {
-      if (entry.kind !== "workflow" || !entry.id || (entry.action !== "create" && entry.action !== "update")) continue;
+      if (entry.kind !== "workflow" || !entry.id || entry.action === "delete") continue;
+      if (entry.action === "unchanged") {
+        const now = await this.o.workflows.get(actor.workspaceId, entry.id);
+        if (now.status === "active" && !now.hasUnpublishedChanges) continue;
+      }
       try {
         await this.o.workflows.publish(actor, entry.id);
         result.published.push({ id: entry.id, name: entry.name });
