@@ -14,6 +14,7 @@ import { auditApi } from "./api/audit";
 import { Audit } from "./core/audit";
 import { ssoApi } from "./api/sso";
 import { secondFactorApi } from "./api/second-factor";
+import { gitApi } from "./api/git";
 import { lifecycleApi } from "./api/lifecycle";
 import { mcpApi } from "./api/mcp";
 import { piecesApi } from "./api/pieces";
@@ -40,6 +41,7 @@ import { Backups } from "./core/backups";
 import { Members, smtpInvitationMailer } from "./core/members";
 import { SingleSignOn } from "./core/sso";
 import { SecondFactor } from "./core/second-factor";
+import { GitSync, planCounts } from "./core/git/sync";
 import { Fleet } from "./core/fleet";
 import { ClusterPieces } from "./core/cluster-pieces";
 import { Metrics } from "./core/metrics";
@@ -107,7 +109,16 @@ export function createApp(options: CreateAppOptions) {
   const identity = new Identity(storage, clusterChanges);
   // Who did what, when, from where: stored and forwarded to the log stream, each action once (docs/teams.md).
   const audit = new Audit({ storage, sink: logStream, retentionDays: config.auditRetentionDays });
-  const security = createSecurity({ identity, rateLimitPerSecond: config.rateLimitPerSecond, rateLimitBurst: config.rateLimitBurst });
+  const security = createSecurity({
+    identity,
+    rateLimitPerSecond: config.rateLimitPerSecond,
+    rateLimitBurst: config.rateLimitBurst,
+    // Read at each call: deps is built below. A workflow's variables stay editable in a managed workspace: secret
+    // values are each environment's own and never in git (docs/workflows-as-code.md, "Environments").
+    editGuard: async (principal, request) => {
+      if (!/^\/api\/workflows\/[^/]+\/variables$/.test(new URL(request.url).pathname)) await deps.gitSync.assertEditable(principal.workspaceId);
+    },
+  });
   const instanceId = newId();
   // In a cluster each claim of an Idempotency-Key names the instance executing it (released below if it dies).
   const idempotency = new Idempotency(storage.idempotency, sharedStore(db) ? instanceId : null);
@@ -186,6 +197,23 @@ export function createApp(options: CreateAppOptions) {
   deps.templates = new Templates(deps.workflows);
   deps.workflowTransfer = new Transfer(deps.workflows);
   deps.workflowFiles = new WorkflowFiles(deps.workflows, deps.connections);
+  deps.gitSync = new GitSync({
+    storage,
+    secrets,
+    workflows: deps.workflows,
+    files: deps.workflowFiles,
+    dataDir: config.dataDir,
+    log,
+    instanceId,
+    onPull: async (workspaceId, how, outcome) => {
+      // A scheduled pull that found nothing new is not an event (a schedule of every minute would fill the log).
+      if (!(outcome instanceof Error) && outcome.upToDate && outcome.published.length === 0) return;
+      const actor = { type: "anonymous" as const, id: null, name: `git ${how}` };
+      const details =
+        outcome instanceof Error ? { error: outcome.message } : { commit: outcome.commit, upToDate: outcome.upToDate, plan: planCounts(outcome.plan) };
+      await audit.record({ actor, workspaceId, ip: null, userAgent: null }, outcome instanceof Error ? "git.pull_failed" : "git.pulled", null, details);
+    },
+  });
   const workflowSource = workflowSourceFrom(deps.workflows);
   // Told by the engine, the scheduler and the webhook routes as things happen; the gauges read at each scrape.
   deps.metrics = new Metrics({
@@ -384,6 +412,8 @@ export function createApp(options: CreateAppOptions) {
     .onParse(async ({ request, contentType, route }) => {
       assertBodySize(request, config.bodyLimit);
       if (BODYLESS_ROUTES.has(`${request.method} ${route}`)) return null;
+      // The git host's push webhook checks its signature over the body's bytes: the route reads them itself.
+      if (route.startsWith("/api/git/webhook/")) return;
       if (contentType?.startsWith("application/json")) return (await parseJsonBody(request, config.bodyLimit)) ?? null;
       // Public webhook URLs parse every other Content-Type themselves (bounded, strict by type).
       if (route.startsWith("/webhook/")) return;
@@ -419,6 +449,7 @@ export function createApp(options: CreateAppOptions) {
     .use(settingsApi(deps))
     .use(fleetApi(deps))
     .use(backupsApi(deps))
+    .use(gitApi(deps))
     .use(workflowsApi(deps))
     .use(lifecycleApi(deps))
     .use(foldersApi(deps))

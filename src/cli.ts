@@ -246,6 +246,9 @@ export async function serve(config: Config) {
   if (config.role !== "worker") await deps.triggers.start();
   // Scheduled backups (WEFT_BACKUP_SCHEDULE) of the SQLite database; on PostgreSQL it logs that pg_dump does them.
   deps.backups.start();
+  // Scheduled git pulls of workspaces that have one (docs/workflows-as-code.md, "Environments").
+  if (config.role !== "worker")
+    void deps.gitSync.start().catch((error) => log.warn("git pull schedules did not start", { error: String(error?.message ?? error) }));
   // Audit events past WEFT_AUDIT_RETENTION_DAYS go at the run retention's interval (docs/teams.md, "Audit log").
   deps.audit.start(config.runRetentionIntervalSeconds * 1000, (error) => log.warn("pruning the audit log failed", { error: error.message }));
   // Weft refuses oversized bodies itself (413 in the envelope, src/http/body.ts); Bun's own cap would answer without one.
@@ -262,6 +265,7 @@ export async function serve(config: Config) {
     await server.stop(false); // stop accepting, let in-flight requests finish
     await deps.triggers.stop(); // no new schedule or poll runs; an in-flight poll finishes and commits
     await deps.backups.stop(); // a backup being written is finished
+    deps.gitSync.stop();
     deps.audit.stop();
     await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
     await deps.tracing?.shutdown().catch(() => {}); // the last spans, best effort

@@ -13,6 +13,7 @@ import type { Identity } from "../core/identity";
 import type { Members } from "../core/members";
 import type { SingleSignOn } from "../core/sso";
 import type { SecondFactor } from "../core/second-factor";
+import type { GitSync } from "../core/git/sync";
 import type { Metrics } from "../core/metrics";
 import type { Backups } from "../core/backups";
 import type { Tracing } from "../core/tracing";
@@ -78,6 +79,8 @@ export interface AppDeps {
   workflowTransfer: Transfer;
   /** Workflows as files: export and import of a folder (docs/workflows-as-code.md). */
   workflowFiles: WorkflowFiles;
+  /** Git sync of a workspace's workflows, and managed (git-only) workspaces (docs/workflows-as-code.md). */
+  gitSync: GitSync;
   /** Publish/unpublish/rotate listeners (triggers): `deps.lifecycleHooks.push({ onPublish, onUnpublish })`. */
   lifecycleHooks: LifecycleHooks[];
   /** The execution engine: `engine.startRun`/`enqueue` start runs, `waitFor`/`waitForReply` wait; `serve` calls `engine.start()`. */

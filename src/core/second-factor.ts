@@ -71,7 +71,7 @@ export class SecondFactor {
     if (principal.kind !== "session" || !principal.userId)
       throw new AppError(
         "FORBIDDEN",
-        "a second factor belongs to a person: manage it from a browser session (Settings → Second factor), not with an API token",
+        "a second factor belongs to a person: manage it from a browser session (your profile, #/profile), not with an API token",
       );
     const user = await this.o.identity.user(principal.userId);
     if (!user) throw new AppError("UNAUTHORIZED", "the session's user no longer exists");
@@ -236,7 +236,7 @@ export class SecondFactor {
     if (principal.role && principal.role !== "owner")
       throw new AppError("FORBIDDEN", `only the workspace owner requires a second factor; your role is ${principal.role}`, { role: principal.role });
     if (required && principal.userId && principal.kind === "session" && !(await this.isOn(principal.userId)))
-      throw new AppError("CONFLICT", "turn on your own second factor first (Settings → Second factor), then require it of the workspace");
+      throw new AppError("CONFLICT", "turn on your own second factor first (your profile, #/profile), then require it of the workspace");
     await this.store.setRequired(principal.workspaceId, required, principal.userId, nowIso());
     return this.required(principal.workspaceId);
   }

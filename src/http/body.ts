@@ -91,6 +91,7 @@ export const BODYLESS_ROUTES: ReadonlySet<string> = new Set([
   "POST /api/workflows/:id/unpublish",
   "POST /api/connections/:id/oauth2/start",
   "POST /api/backups",
+  "POST /api/git/ssh-key",
 ]);
 
 export function assertBodySize(request: Request, limit: number): void {

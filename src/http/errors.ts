@@ -23,6 +23,16 @@ export const ErrorStatus = {
   ENCRYPTION_KEY_MISSING: 500,
   SERVICE_UNAVAILABLE: 503,
   GATEWAY_TIMEOUT: 504,
+  /** Git sync (docs/workflows-as-code.md): the branch has commits this workspace has not pulled. */
+  NOT_FAST_FORWARD: 409,
+  /** Git sync: a pull would overwrite workflow changes not pushed yet. */
+  LOCAL_CHANGES: 409,
+  /** Git sync: the workspace is managed by git; its workflows change only by a pull. */
+  MANAGED_BY_GIT: 409,
+  /** Git sync: the remote could not be reached, or refused the credentials. */
+  GIT_REMOTE_FAILED: 502,
+  /** Git sync: the remote needs the system git, which is not installed. */
+  GIT_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ErrorStatus;

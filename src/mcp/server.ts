@@ -11,6 +11,7 @@ import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import type { AppDeps } from "../api/deps";
 import { scopeRefusal, type Principal } from "../core/identity";
 import { AppError } from "../http/errors";
+import { EDIT_SCOPES } from "../schema/scopes";
 import { validationResponse } from "../http/error-handler";
 import { callableTools } from "./callable-tools";
 import { STATIC_TOOLS } from "./catalog";
@@ -72,6 +73,15 @@ export async function callTool(deps: AppDeps, auth: Principal, name: string, arg
   if (tool.scope !== "authenticated" && tool.scope !== "public" && !auth.scopes.has(tool.scope)) {
     const refusal = scopeRefusal(auth, tool.scope);
     return toolError(refusal.code, refusal.message, refusal.details);
+  }
+  // A workspace managed by git takes workflow edits only from pulls (docs/workflows-as-code.md, "Environments").
+  if (EDIT_SCOPES.has(tool.scope)) {
+    try {
+      await deps.gitSync.assertEditable(auth.workspaceId);
+    } catch (error) {
+      if (error instanceof AppError) return toolError(error.code, error.message, error.details);
+      throw error;
+    }
   }
   const input = args ?? {};
   const check = checkerOf(tool.input);

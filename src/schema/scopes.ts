@@ -22,6 +22,9 @@ export type Scope = (typeof SCOPES)[number];
 /** `public`: no credential (webhooks, health, OAuth2 callback); `authenticated`: any valid credential. */
 export type Permission = Scope | "public" | "authenticated";
 
+/** The scopes of workflow edits: refused in a workspace managed by git (docs/workflows-as-code.md, "Environments"). */
+export const EDIT_SCOPES: ReadonlySet<Permission> = new Set<Permission>(["workflow:write", "workflow:publish"]);
+
 const known = new Set<string>(SCOPES);
 export const isScope = (value: string): value is Scope => known.has(value);
 

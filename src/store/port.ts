@@ -12,6 +12,7 @@ import type { AuditRepository } from "./audit";
 import type { IdempotencyRepository } from "./idempotency";
 import type { ConnectionRepository } from "./connections";
 import type { EncryptedValueRepository } from "./encrypted-values";
+import type { GitSyncRepository } from "./git-sync";
 import type { IdentityRepository } from "./identity";
 import type { KeyCheckRepository } from "./key-check";
 import type { NetworkRangeRepository } from "./network";
@@ -49,6 +50,7 @@ export interface Repositories {
   readonly workflows: WorkflowRepository;
   readonly folders: FolderRepository;
   readonly templates: TemplateRepository;
+  readonly gitSync: GitSyncRepository;
 }
 
 export interface Storage extends Repositories {

@@ -1,6 +1,6 @@
 /**
  * A second factor in a real browser (Debian's chromium, headless, driven by playwright-core) against a real server
- * (docs/teams.md, "Second factor"): the owner turns it on in Settings → Second factor, reading the secret off the
+ * (docs/teams.md, "Second factor"): the owner turns it on in the profile page (#/profile), reading the secret off the
  * page and computing the code with otpauth as an authenticator app would; after logging out, the password alone
  * opens no session and the login page asks for the code; a recovery code signs in once and is refused the second
  * time; the owner requires a second factor of the workspace, and a member without one sees only its enrolment until

@@ -1,7 +1,7 @@
 /**
  * Second factor (docs/teams.md, "Second factor"): turn on a TOTP authenticator app (the secret and its otpauth:// URI
  * are shown as text; type the secret into the app), see the recovery codes once, get new ones, turn it off; and, for
- * the workspace owner, require a second factor of every member. Self-contained: mounted as Settings → Second factor,
+ * the workspace owner, require a second factor of every member. A section of the profile page (#/profile),
  * and alone when the workspace requires a second factor the session has not got (src/api/middleware/security.ts).
  */
 import { useSignal } from "@preact/signals";

@@ -1,6 +1,6 @@
 /**
  * Settings: API tokens (the raw value is shown once), connections, integrations (piece packages), members
- * (./settings-members.tsx), workspaces, network (./settings-network.tsx).
+ * (./settings-members.tsx), workspaces, network (./settings-network.tsx), git (./settings-git.tsx).
  */
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
@@ -19,6 +19,7 @@ import { AuditTab } from "./settings-audit";
 import { NetworkTab } from "./settings-network";
 import { SsoTab } from "./settings-sso";
 import { useCall } from "../use-call";
+import { GitTab } from "./settings-git";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, ConnectionTestResult, PieceDetail, Token, TokenCreated, Workspace } from "../types";
 
@@ -417,6 +418,7 @@ const TABS = [
   { id: "network", label: "Network", view: NetworkTab },
   { id: "audit", label: "Audit log", view: AuditTab },
   { id: "sso", label: "Single sign-on", view: SsoTab },
+  { id: "git", label: "Git", view: GitTab },
 ];
 
 export function SettingsPage({ tab }: { tab: string }) {

@@ -11,7 +11,7 @@ import { Elysia } from "elysia";
 import { csrfMatches, scopeRefusal, type Identity, type Principal } from "../../core/identity";
 import type { AddressRanges } from "../../net/address-ranges";
 import { clientOf } from "../../net/client-address";
-import type { Permission, Scope } from "../../schema/scopes";
+import { EDIT_SCOPES, type Permission, type Scope } from "../../schema/scopes";
 import { AppError } from "../../http/errors";
 import { TokenBuckets, rateLimitHeaders } from "./rate-limit";
 
@@ -37,6 +37,8 @@ export interface SecurityOptions {
   identity: Identity;
   rateLimitPerSecond: number;
   rateLimitBurst: number;
+  /** Throws when the principal's workspace takes no workflow edits (managed by git: docs/workflows-as-code.md, "Environments"). */
+  editGuard?: (principal: Principal, request: Request) => Promise<void>;
 }
 
 /** Reads the session cookie value from a Cookie header without parsing every cookie. */
@@ -94,11 +96,12 @@ export function createSecurity(options: SecurityOptions) {
     if (principal.secondFactorMissing && !mayCallBeforeSecondFactor(new URL(request.url).pathname)) {
       throw new AppError(
         "FORBIDDEN",
-        `workspace ${principal.workspaceId} requires a second factor: turn yours on in Settings → Second factor (POST /api/auth/second-factor/enrol) before anything else`,
+        `workspace ${principal.workspaceId} requires a second factor: turn yours on in your profile (#/profile; POST /api/auth/second-factor/enrol) before anything else`,
         { secondFactorRequired: true, workspaceId: principal.workspaceId },
       );
     }
     if (permission !== "authenticated" && !principal.scopes.has(permission)) throw scopeRefusal(principal, permission);
+    if (EDIT_SCOPES.has(permission) && !SAFE_METHODS.has(request.method)) await options.editGuard?.(principal, request);
     return principal;
   }
 

@@ -23,6 +23,7 @@ import { PostgresLeases } from "./leases";
 import { PostgresTriggers } from "./triggers";
 import { PostgresFolders } from "./folders";
 import { PostgresTemplates } from "./templates";
+import { PostgresGitSync } from "./git-sync";
 import { PostgresWorkflows } from "./workflows";
 
 /**
@@ -55,6 +56,7 @@ function repositories(connection: PostgresConnection) {
     workflows: new PostgresWorkflows(connection),
     folders: new PostgresFolders(connection),
     templates: new PostgresTemplates(connection),
+    gitSync: new PostgresGitSync(connection),
   };
 }
 

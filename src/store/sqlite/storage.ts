@@ -23,6 +23,7 @@ import { SqliteLeases } from "./leases";
 import { SqliteTriggers } from "./triggers";
 import { SqliteFolders } from "./folders";
 import { SqliteTemplates } from "./templates";
+import { SqliteGitSync } from "./git-sync";
 import { SqliteWorkflows } from "./workflows";
 
 function repositories(connection: SqliteConnection) {
@@ -46,6 +47,7 @@ function repositories(connection: SqliteConnection) {
     workflows: new SqliteWorkflows(connection),
     folders: new SqliteFolders(connection),
     templates: new SqliteTemplates(connection),
+    gitSync: new SqliteGitSync(connection),
   };
 }
 

@@ -61,6 +61,7 @@ import auditEvents from "./028-audit-events";
 import sso from "./029-sso";
 import secondFactor from "./030-second-factor";
 import sessionDetails from "./031-session-details";
+import gitSync from "./032-git-sync";
 import type { Migration } from "../../migration";
 
 export const postgresMigrations: Migration[] = [
@@ -95,4 +96,5 @@ export const postgresMigrations: Migration[] = [
   sso,
   secondFactor,
   sessionDetails,
+  gitSync,
 ];

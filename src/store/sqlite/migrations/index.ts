@@ -33,6 +33,7 @@ import auditEvents from "./028-audit-events";
 import sso from "./029-sso";
 import secondFactor from "./030-second-factor";
 import sessionDetails from "./031-session-details";
+import gitSync from "./032-git-sync";
 import type { Migration } from "../../migration";
 
 export const migrations: Migration[] = [
@@ -67,4 +68,5 @@ export const migrations: Migration[] = [
   sso,
   secondFactor,
   sessionDetails,
+  gitSync,
 ].sort((a, b) => a.version - b.version);
