@@ -23,7 +23,7 @@ import { errorMessage } from "./invoke-action";
 import type { RunT } from "../schema/run";
 import type { Environment } from "../schema/run";
 import type { FlowVersionT, SettingsT } from "../schema/workflow";
-import type { RunRow, StepRow } from "../store/run-rows";
+import type { RunListFilter, RunRow, StepRow } from "../store/run-rows";
 import { storageOf } from "../store/storage";
 import type { Storage } from "../store/port";
 import { Claims } from "./claims";
@@ -51,10 +51,13 @@ export type { EngineOptions } from "./run-table";
 export { MAX_SUBFLOW_DEPTH, type StartRunInput } from "./run-start";
 
 export class Engine {
-  /** Group-committed run and step writes (on a writer thread when the database is a file). */
-  readonly writes: RunWrites;
+  /**
+   * Group-committed run and step writes (on a writer thread when the database is a file). Private: outside the
+   * engine, runs are read and waited for through the methods below (docs/architecture.md, "Engine").
+   */
+  private readonly writes: RunWrites;
   /** List pages and run details, read on reader threads (store/run-reads.ts). */
-  readonly reads: RunReads;
+  private readonly reads: RunReads;
   readonly dispatcher: Dispatcher<PendingRun>;
   readonly retention: Retention;
   /** Fires on shutdown: run event streams end so the HTTP server can stop. */
@@ -306,7 +309,43 @@ export class Engine {
     return this.waiters.row(workspaceId, runId);
   }
 
-  /** A run's stored steps, in order (what is committed: drain the writes first to see every step). */
+  /** One page of a workspace's runs and the exact number that match (what is committed: see `committed`). */
+  listRuns(filter: RunListFilter): Promise<{ rows: RunRow[]; total: number }> {
+    return this.reads.list(filter);
+  }
+
+  /** A run's stored steps for its detail, at most `max`: the first and last, and how many are left out. */
+  storedStepsBounded(runId: string, max: number): Promise<{ steps: StepRow[]; omitted: number }> {
+    return this.reads.stepsBounded(runId, max);
+  }
+
+  /**
+   * Resolves once the run and step writes queued so far are committed (then the stored reads above see them),
+   * or after `maxWaitMs` when given, whichever comes first: a read that must not be held by a slow commit.
+   */
+  committed(maxWaitMs?: number): Promise<void> {
+    const writes = this.writes;
+    if (writes.pending === 0) return Promise.resolve();
+    if (maxWaitMs === undefined) return writes.drain();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    return Promise.race([
+      writes.drain(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, maxWaitMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * Tests only: the group-committed writer underneath, for tests that seed stored rows as an older version or
+   * another process left them, hold a commit, or count the ops written (test/engine, test/runs). Nothing in
+   * src/ uses it.
+   */
+  get writerForTests(): RunWrites {
+    return this.writes;
+  }
+
+  /** A run's stored steps, in order (what is committed: wait for `committed()` first to see every step). */
   storedSteps(runId: string): Promise<StepRow[]> {
     return this.table.reads.steps(runId);
   }
