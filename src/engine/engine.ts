@@ -9,6 +9,7 @@
  * This file builds the parts and is the one door the rest of Weft uses. Where each part lives:
  *   run-start.ts      starting runs (startRun, startRunId, enqueue)
  *   dispatcher.ts     lanes: order, concurrencyLimit, maintenanceMode, the engine's ceiling
+ *   run-queue.ts      the runs queued here, by id, in the dispatcher's lanes
  *   run-lifecycle.ts  a dispatched run from running to paused or finished
  *   executor.ts       walking a run's tree; step-host.ts places and invokes each step
  *   waiters.ts        waiting for a run's end or a webhook reply
@@ -17,7 +18,8 @@
  *   recovery.ts       start-up recovery of unfinished runs
  *   claims.ts         a cluster: runs taken over from instances that died, and from the shared queue
  *   cluster-links.ts  a cluster: what crosses instances on the bus (cancel, streams, wake-ups, replies)
- *   run-table.ts      what the engine holds in memory about runs; src/store/run-writes.ts the group commit
+ *   run-table.ts      what the parts share: the index of runs held in memory, events, counters, options;
+ *                     src/store/run-writes.ts the group commit
  */
 import { errorMessage } from "./invoke-action";
 import type { RunT } from "../schema/run";
@@ -35,7 +37,9 @@ import { recoverRuns } from "./recovery";
 import { Resumes } from "./resumes";
 import { Retention } from "./retention";
 import { type RetryOptions, RunControl } from "./run-control";
+import { ExecutingRuns } from "./run-execution";
 import { RunLifecycle } from "./run-lifecycle";
+import { RunQueue } from "./run-queue";
 import { RunStarter, type StartRunInput } from "./run-start";
 import { type EngineOptions, type PendingRun, RunTable } from "./run-table";
 import type { RunWrites } from "../store/run-writes";
@@ -96,7 +100,8 @@ export class Engine {
     });
     this.reads = openRunReads(o.db, o.storeAddress ?? null, { threads: o.config.readerThreads, synchronous: o.config.dbSynchronous });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
-    const t = new RunTable(o, this.writes, this.dispatcher, storageOf(o.db).runClaims, storageOf(o.db).runReads);
+    const queue = new RunQueue(this.dispatcher, o.cluster?.role !== "api");
+    const t = new RunTable(o, this.writes, queue, new ExecutingRuns(), storageOf(o.db).runClaims, storageOf(o.db).runReads);
     this.table = t;
     const workflows = storageOf(o.db).workflows;
     this.workflows = workflows;
@@ -112,19 +117,27 @@ export class Engine {
       overrides: () => workflows.retentionOverrides(),
       intervalMs: o.config.runRetentionIntervalSeconds * 1000,
     });
-    this.starter = new RunStarter(t, { stopping: () => this.stopping, ensureStarted: () => this.ensureStarted() });
     this.waiters = new Waiters(t);
+    this.starter = new RunStarter(t, {
+      stopping: () => this.stopping,
+      ensureStarted: () => this.ensureStarted(),
+      expectReply: (runId, expect) => this.waiters.expectReply(runId, expect),
+      stopLost: (p) => {
+        t.executing.get(p.id)?.stop("cancelled");
+        queue.withdraw(p.id);
+      },
+    });
     this.resumes = new Resumes(t);
-    this.host = new StepHost(t, {
+    this.host = new StepHost(t, this.starter, {
       stopping: () => this.stopping,
       startRun: (input) => this.starter.startRun(input),
       waitForRow: (runId, ms, signal) => this.waiters.waitForRow(runId, ms, signal),
       cancel: (workspaceId, runId) => this.control.cancel(workspaceId, runId),
       deliverReply: (runId, reply) => this.waiters.deliverReply(runId, reply),
     });
-    this.lifecycle = new RunLifecycle(t, new Executor(this.host), (runId, at) => this.resumes.schedule(runId, at));
+    this.lifecycle = new RunLifecycle(t, new Executor(this.host), this.starter, this.waiters, (runId, at) => this.resumes.schedule(runId, at));
     this.links = o.cluster
-      ? new ClusterLinks(t, o.cluster.instanceId, {
+      ? new ClusterLinks(t, this.waiters, o.cluster.instanceId, {
           cancel: (workspaceId, runId) => this.control.cancel(workspaceId, runId),
           deliverReply: (runId, reply) => this.waiters.deliverReply(runId, reply),
           workArrived: () => this.claims?.workArrived(),
@@ -140,7 +153,7 @@ export class Engine {
     if (this.links) {
       const links = this.links;
       // An `api` instance stores a run and leaves it to the workers, which the bus wakes once it is committed.
-      t.handOff = (p) => {
+      queue.handOff = (p) => {
         if (p.row.owner !== null) {
           p.row.owner = null;
           t.writes.fire({ op: "patchRun", id: p.id, patch: { owner: null } });
@@ -219,7 +232,7 @@ export class Engine {
     this.closing.abort();
     this.dispatcher.pause();
     const deadline = Date.now() + graceMs;
-    while (this.table.active.size > 0 && Date.now() < deadline) await Bun.sleep(20);
+    while (this.table.executing.size > 0 && Date.now() < deadline) await Bun.sleep(20);
     if (this.sweeper) clearInterval(this.sweeper);
     // A sweep under way ends first: its deletions go through the writer closed below.
     await this.retention.stop();
@@ -257,7 +270,7 @@ export class Engine {
 
   /** Runs executing or waiting in memory (for tests and the bench). */
   get load() {
-    return { active: this.table.active.size, pending: this.dispatcher.pendingCount };
+    return { active: this.table.executing.size, pending: this.dispatcher.pendingCount };
   }
 
   /** Runs per hour and status, kept or counted without their row (RunReadRepository.hourCounts). */
@@ -272,7 +285,7 @@ export class Engine {
 
   /** Called when a step replies to the webhook that started its run (webhook.respond). */
   onReply(listener: (runId: string, reply: WebhookReply) => void) {
-    this.table.replyListeners.push(listener);
+    this.waiters.onReply(listener);
   }
 
   // ------------------------------------------------------------------ starting runs (run-start.ts)
@@ -368,7 +381,7 @@ export class Engine {
   /** True when this process executes, queues or is committing the run (in a cluster, another instance may hold it). */
   holds(runId: string): boolean {
     const t = this.table;
-    return t.active.has(runId) || t.pendingById.has(runId) || t.settling.has(runId);
+    return t.executing.has(runId) || t.queue.has(runId) || t.settling.has(runId);
   }
 
   /** The run as it stands now (in-memory when executing). */
@@ -426,6 +439,7 @@ export class Engine {
 
   private recover(rows: RunRow[]): Promise<void> {
     return recoverRuns(this.table, rows, {
+      inserts: this.starter,
       scheduleResume: (runId, at) => this.resumes.schedule(runId, at),
       finish: (row, outcome) => this.lifecycle.finish(row, outcome),
     });
@@ -438,6 +452,6 @@ export class Engine {
   /** Enforces run time limits (the executor also checks between steps). */
   private sweep() {
     const now = Date.now();
-    for (const exec of this.table.active.values()) if (!exec.stopReason && now > exec.deadline) exec.stop("timeout");
+    for (const exec of this.table.executing.values()) if (!exec.stopReason && now > exec.deadline) exec.stop("timeout");
   }
 }

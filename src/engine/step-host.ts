@@ -16,7 +16,7 @@ import type { ExecutorHost, StepCall } from "./executor";
 import { type ActionOutcome, errorMessage, invokeAction } from "./invoke-action";
 import { WorkerPool } from "./pool";
 import type { RunExecution } from "./run-execution";
-import { MAX_SUBFLOW_DEPTH, type StartRunInput } from "./run-start";
+import { MAX_SUBFLOW_DEPTH, type RunInserts, type StartRunInput } from "./run-start";
 import { FINISHED, type RunTable } from "./run-table";
 import type { QueuedOp, WriteOp } from "../store/run-writes";
 import type { StepEffects, SubflowCall, SubflowResult, WebhookReply } from "./step-context";
@@ -59,6 +59,8 @@ export class StepHost implements ExecutorHost {
 
   constructor(
     private readonly t: RunTable,
+    /** The state of runs' inserts on their way (the starter's, run-start.ts). */
+    private readonly inserts: RunInserts,
     private readonly links: StepHostLinks,
   ) {
     this.addressPolicy = t.o.addressPolicy ?? new AddressPolicy(t.o.config.allowedCidrs);
@@ -104,12 +106,13 @@ export class StepHost implements ExecutorHost {
     const op: WriteOp = { op: update ? "updateStep" : "insertStep", row };
     const runId = run.row.id;
     let committed: Promise<void> | undefined;
-    const insert = durable ? undefined : t.untaken.get(runId);
+    const inserts = this.inserts;
+    const insert = durable ? undefined : inserts.untakenInsert(runId);
     if (insert)
       insert.push(op); // committed with the run's insert, and fails with it
     else {
       // Steps of a run whose insert is not committed yet are dropped if that insert fails (RunStarter.insertFailed).
-      const queued: QueuedOp = t.unacked.has(runId) ? () => (t.lost.has(runId) ? null : op) : op;
+      const queued: QueuedOp = inserts.unackedInsert(runId) !== undefined ? () => (inserts.isLost(runId) ? null : op) : op;
       if (durable) committed = t.writes.write([queued]);
       else t.writes.fire(queued);
     }
