@@ -28,6 +28,8 @@ export interface ClaimLinks {
   recover(rows: RunRow[]): Promise<void>;
   /** False before the engine started and once it stops: nothing is claimed then. */
   ready(): boolean;
+  /** Calls `listener` when a run ends here (run-lifecycle.ts). */
+  onFinished(listener: (run: RunRow) => void): void;
 }
 
 export class Claims {
@@ -59,7 +61,7 @@ export class Claims {
     private readonly engine: ClaimLinks,
   ) {
     // A run that ends here makes room: take more from the shared queue while it has some.
-    t.finishedListeners.push(() => {
+    engine.onFinished(() => {
       if (this.moreWork && t.queue.pendingCount < CLAIM_BATCH / 2) this.workLogged();
     });
   }

@@ -41,6 +41,8 @@ export interface ClusterActions {
   deliverReply(runId: string, reply: WebhookReply): void;
   /** The bus says runs wait in the shared queue. */
   workArrived(): void;
+  /** Calls `listener` when a run ends here (run-lifecycle.ts). */
+  onFinished(listener: (run: RunRow) => void): void;
 }
 
 /** Wake-ups an `api` instance sends at most this often: one tells every worker to look at the whole queue. */
@@ -66,7 +68,7 @@ export class ClusterLinks {
     waiters.onReply((runId, reply) => {
       if (this.remoteIntake.has(runId)) this.bus?.publish("weft_reply", { runId, reply } satisfies Reply);
     });
-    t.finishedListeners.push((row) => {
+    actions.onFinished((row) => {
       if (this.remoteIntake.delete(row.id)) this.bus?.publish("weft_run", { runId: row.id, end: true } satisfies RunChanged);
     });
   }
@@ -199,7 +201,7 @@ export class ClusterLinks {
    */
   private async endedElsewhere(runId: string, noticed = false): Promise<void> {
     const t = this.t;
-    const held = () => t.executing.has(runId) || t.queue.has(runId) || t.settling.has(runId);
+    const held = () => t.holds(runId);
     const waiters = this.waiters;
     if (!waiters.waitsForEnd(runId) || held()) return;
     const row = await t.reads.getRow(runId);

@@ -108,9 +108,7 @@ export class Engine {
     this.retention = new Retention({
       runs: storageOf(o.db).runRetention,
       log: o.log,
-      onDeleted: (ids) => {
-        for (const id of ids) t.recent.delete(id);
-      },
+      onDeleted: (ids) => t.forget(ids),
       writes: this.writes,
       retentionDays: o.config.runRetentionDays,
       retentionMax: o.config.runRetentionMax,
@@ -141,6 +139,7 @@ export class Engine {
           cancel: (workspaceId, runId) => this.control.cancel(workspaceId, runId),
           deliverReply: (runId, reply) => this.waiters.deliverReply(runId, reply),
           workArrived: () => this.claims?.workArrived(),
+          onFinished: (listener) => this.lifecycle.onFinished(listener),
         })
       : null;
     this.claims =
@@ -148,6 +147,7 @@ export class Engine {
         ? new Claims(t, o.cluster, this.links, {
             recover: (rows) => this.recover(rows),
             ready: () => !this.stopping && this.startPromise !== undefined,
+            onFinished: (listener) => this.lifecycle.onFinished(listener),
           })
         : null;
     if (this.links) {
@@ -255,8 +255,10 @@ export class Engine {
     return this.table.limits;
   }
 
-  get stats() {
-    return this.table.stats;
+  /** Runs started and ended, steps run on worker threads and on this one, since the engine was built. */
+  get stats(): { started: number; finished: number; workerSteps: number; inlineSteps: number } {
+    const steps = this.host.stepCounts;
+    return { started: this.starter.startedCount, finished: this.lifecycle.finishedCount, workerSteps: steps.worker, inlineSteps: steps.inline };
   }
 
   get workerPool(): WorkerPool | undefined {
@@ -280,7 +282,7 @@ export class Engine {
 
   /** Called when a run ends: error workflows and run_finished triggers hang here. */
   onFinished(listener: (run: RunRow) => void) {
-    this.table.finishedListeners.push(listener);
+    this.lifecycle.onFinished(listener);
   }
 
   /** Called when a step replies to the webhook that started its run (webhook.respond). */
@@ -380,8 +382,7 @@ export class Engine {
 
   /** True when this process executes, queues or is committing the run (in a cluster, another instance may hold it). */
   holds(runId: string): boolean {
-    const t = this.table;
-    return t.executing.has(runId) || t.queue.has(runId) || t.settling.has(runId);
+    return this.table.holds(runId);
   }
 
   /** The run as it stands now (in-memory when executing). */
@@ -439,7 +440,7 @@ export class Engine {
 
   private recover(rows: RunRow[]): Promise<void> {
     return recoverRuns(this.table, rows, {
-      inserts: this.starter,
+      started: this.starter,
       scheduleResume: (runId, at) => this.resumes.schedule(runId, at),
       finish: (row, outcome) => this.lifecycle.finish(row, outcome),
     });

@@ -8,12 +8,12 @@
 import type { RunRow, StepRow } from "../store/run-rows";
 import { errorMessage } from "./invoke-action";
 import type { EndOutcome } from "./run-lifecycle";
-import type { RunInserts } from "./run-start";
+import type { StartedRuns } from "./run-start";
 import type { PauseState, PendingRun, RunTable } from "./run-table";
 
 export interface RecoveryLinks {
-  /** The state of runs' inserts on their way (the starter's, run-start.ts): a run still being inserted is held here. */
-  inserts: RunInserts;
+  /** What the starter knows of the runs it started (run-start.ts): a run still being inserted is held here. */
+  started: StartedRuns;
   scheduleResume(runId: string, resumeAt: string): void;
   finish(row: RunRow, outcome: EndOutcome): Promise<void>;
 }
@@ -26,7 +26,7 @@ export interface RecoveryLinks {
 export async function recoverRuns(t: RunTable, read: RunRow[], links: RecoveryLinks): Promise<void> {
   // A run this process holds already (started while the rows were read) is not recovered a second time.
   const rows = read.filter(
-    (row) => t.rowInMemory(row.id) === undefined && links.inserts.untakenInsert(row.id) === undefined && links.inserts.unackedInsert(row.id) === undefined,
+    (row) => t.rowInMemory(row.id) === undefined && links.started.untakenInsert(row.id) === undefined && links.started.unackedInsert(row.id) === undefined,
   );
   // A batch holds many runs of few workflows: their variables are read once per workflow and definition.
   const variablesRead = new Map<string, { variables: Record<string, unknown>; secrets: string[] }>();

@@ -17,6 +17,8 @@ import type { QueuedOp, WriteOp } from "../store/run-writes";
 import type { Storage } from "../store/port";
 
 export const MAX_SUBFLOW_DEPTH = 10;
+/** Runs whose caller's trace context is kept at most (RunStarter.traceparents). */
+const TRACED_RUNS = 100_000;
 
 export interface StartRunInput {
   /** The workspace the caller acts in; null for system callers holding only a workflow id (schedulers). */
@@ -50,10 +52,15 @@ export interface StartGate {
 }
 
 /**
- * What the rest of the engine asks of a run's insert while it is on its way: the starter owns that state
- * (lazyInsertOps, insertFailed) and the execution (run-lifecycle.ts, step-host.ts) and recovery only ask.
+ * What the rest of the engine asks the starter about the runs it started: their insert while it is on its way,
+ * and the trace context they were started with. The starter owns that state (lazyInsertOps, insertFailed,
+ * prepareFor); the execution (run-lifecycle.ts, step-host.ts) and recovery only ask.
  */
-export interface RunInserts {
+export interface StartedRuns {
+  /** The W3C `traceparent` the run was started with, while it is known (in memory only). */
+  traceparentOf(runId: string): string | undefined;
+  /** The run ended: its trace context is no longer needed. */
+  forgetTraceparent(runId: string): void;
   /** The ops of the run's insert while it is queued and not yet taken into a batch: its step rows join them. */
   untakenInsert(runId: string): QueuedOp[] | undefined;
   /** The commit of the run's insert while its starter waits for it (not committed yet). */
@@ -68,10 +75,12 @@ export interface RunInserts {
   releaseStarter(runId: string): void;
 }
 
-export class RunStarter implements RunInserts {
+export class RunStarter implements StartedRuns {
   private readonly definitionTexts = new BoundedMap<string, string>(500);
   private readonly hashByVersion = new Map<string, string>();
   private readonly hashByObject = new WeakMap<object, string>();
+  /** Runs started by this process (Engine.stats). */
+  startedCount = 0;
   /** Runs started by `startRun` whose insert is not committed yet: the commit they wait for. */
   private readonly unacked = new Map<string, Promise<void>>();
   /**
@@ -89,11 +98,25 @@ export class RunStarter implements RunInserts {
    * step rows join them, and a status change needs no write of its own (the insert will carry it).
    */
   private readonly untaken = new Map<string, QueuedOp[]>();
+  /**
+   * The W3C `traceparent` a run was started with (a webhook's or an API call's header, a calling step's span),
+   * until it ends: in memory only, so a restart or another instance of a cluster executes it without
+   * (docs/operations.md, "Traces"). Bounded: runs paused for long are the first to lose it.
+   */
+  private readonly traceparents = new BoundedMap<string, string>(TRACED_RUNS);
 
   constructor(
     private readonly t: RunTable,
     private readonly gate: StartGate,
   ) {}
+
+  traceparentOf(runId: string): string | undefined {
+    return this.traceparents.get(runId);
+  }
+
+  forgetTraceparent(runId: string): void {
+    this.traceparents.delete(runId);
+  }
 
   untakenInsert(runId: string): QueuedOp[] | undefined {
     return this.untaken.get(runId);
@@ -149,10 +172,10 @@ export class RunStarter implements RunInserts {
     const { pending, definitionText } = this.prepareFor(rw, input);
     await unit.runInserts.insert(pending.row, { hash: pending.row.definition_hash, text: definitionText });
     unit.afterCommit(() => {
-      t.o.observer?.runStarted(pending.row, t.traceparents.get(pending.row.id));
+      t.o.observer?.runStarted(pending.row, this.traceparents.get(pending.row.id));
       t.queue.add(pending);
     });
-    t.stats.started++;
+    this.startedCount++;
     return runFromRow(pending.row);
   }
 
@@ -197,7 +220,7 @@ export class RunStarter implements RunInserts {
       owner: this.t.owner,
       ...overrides,
     };
-    if (input.traceparent) this.t.traceparents.set(row.id, input.traceparent);
+    if (input.traceparent) this.traceparents.set(row.id, input.traceparent);
     const pending: PendingRun = {
       id: row.id,
       workflowId: row.workflow_id,
@@ -244,7 +267,7 @@ export class RunStarter implements RunInserts {
           })
         : undefined;
     t.queue.add(pending);
-    t.stats.started++;
+    this.startedCount++;
     try {
       await (released ? Promise.race([committed, released]) : committed);
     } catch (error) {
@@ -255,7 +278,7 @@ export class RunStarter implements RunInserts {
       this.unacked.delete(row.id);
       if (released) this.releases.delete(row.id);
     }
-    t.o.observer?.runStarted(row, t.traceparents.get(row.id));
+    t.o.observer?.runStarted(row, this.traceparents.get(row.id));
     return { id: row.id, run: started };
   }
 

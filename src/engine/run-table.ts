@@ -2,10 +2,11 @@
  * What the parts of the engine share, passed to each by engine.ts: the index of the runs this process holds —
  * queued (run-queue.ts), executing (run-execution.ts ExecutingRuns), being committed (`settling`) or just ended
  * (`recent`) — with the freshest row of each (rowInMemory: until a write commits this is the truth about a run;
- * after, the database is), the run event streams, counters, options and the storage port's run repositories.
- * State that one part changes lives in that part (docs/architecture.md, "Engine"): inserts on their way in
- * run-start.ts, waiters and webhook replies in waiters.ts, the queue in run-queue.ts, executing runs in
- * run-execution.ts, a cluster's intake in cluster-links.ts.
+ * after, the database is), the run event streams, the limits, options and the storage port's run repositories.
+ * State that one part changes lives in that part (docs/architecture.md, "Engine"): inserts on their way and
+ * trace contexts in run-start.ts, waiters and webhook replies in waiters.ts, the queue in run-queue.ts,
+ * executing runs in run-execution.ts, run-finished listeners in run-lifecycle.ts, a cluster's intake in
+ * cluster-links.ts.
  */
 import type { Config } from "../config";
 import { AppError } from "../http/errors";
@@ -36,8 +37,6 @@ export const FINISHED = new Set(["completed", "failed", "cancelled"]);
 export const BUS_GRACE_MS = 2_000;
 /** Finished runs kept in memory for waiters that arrive right after the end (see RunTable.recent). */
 export const RECENT_RUNS = 1024;
-/** Runs whose caller's trace context is kept at most (RunTable.traceparents). */
-const TRACED_RUNS = 100_000;
 
 /** The columns every new run starts with (a start or a retry): nothing ran yet, nothing waits. */
 export const FRESH_RUN = {
@@ -132,21 +131,13 @@ export interface EngineLimits {
 export class RunTable {
   readonly events = new RunEvents();
   readonly limits: EngineLimits;
-  readonly stats = { started: 0, finished: 0, workerSteps: 0, inlineSteps: 0 };
-  /** Rows whose latest change is being committed (finish, pause, resume). */
-  readonly settling = new Map<string, RunRow>();
+  /** Rows whose latest change is being committed (finish, pause, resume): written by `settle` only. */
+  private readonly settling = new Map<string, RunRow>();
   /**
    * Runs that ended lately, with their step rows when this process executed them all: whoever waits for a
    * run (`?wait=`, a sub-flow call, a stream) asks right after it ended, and this spares the database reads.
    */
-  readonly recent = new BoundedMap<string, { row: RunRow; steps?: StepRow[] }>(RECENT_RUNS);
-  /**
-   * The W3C `traceparent` a run was started with (a webhook's or an API call's header, a calling step's span),
-   * until it ends: in memory only, so a restart or another instance of a cluster executes it without
-   * (docs/operations.md, "Traces"). Bounded: runs paused for long are the first to lose it.
-   */
-  readonly traceparents = new BoundedMap<string, string>(TRACED_RUNS);
-  readonly finishedListeners: Array<(run: RunRow) => void> = [];
+  private readonly recent = new BoundedMap<string, { row: RunRow; steps?: StepRow[] }>(RECENT_RUNS);
 
   constructor(
     readonly o: EngineOptions,
@@ -192,6 +183,31 @@ export class RunTable {
     const source = this.o.workflows();
     if (!source) throw new AppError("SERVICE_UNAVAILABLE", "workflows are not available yet; retry shortly");
     return source;
+  }
+
+  /** True when this process executes, queues or is committing the run (in a cluster, another instance may hold it). */
+  holds(runId: string): boolean {
+    return this.executing.has(runId) || this.queue.has(runId) || this.settling.has(runId);
+  }
+
+  /** True while the run's latest change is being committed. */
+  isSettling(runId: string): boolean {
+    return this.settling.has(runId);
+  }
+
+  /** The run ended (RunLifecycle.finish): kept for whoever asks right after, with its step rows when all are known. */
+  rememberEnded(row: RunRow, steps?: StepRow[]) {
+    this.recent.set(row.id, { row, steps });
+  }
+
+  /** A run that ended lately, as remembered (rememberEnded). */
+  recentlyEnded(runId: string): { row: RunRow; steps?: StepRow[] } | undefined {
+    return this.recent.get(runId);
+  }
+
+  /** Runs deleted from the database (retention): forgotten here too. */
+  forget(ids: readonly string[]) {
+    for (const id of ids) this.recent.delete(id);
   }
 
   /** The freshest row this process holds: executing, queued, being committed or just ended; else undefined. */

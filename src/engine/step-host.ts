@@ -16,7 +16,7 @@ import type { ExecutorHost, StepCall } from "./executor";
 import { type ActionOutcome, errorMessage, invokeAction } from "./invoke-action";
 import { WorkerPool } from "./pool";
 import type { RunExecution } from "./run-execution";
-import { MAX_SUBFLOW_DEPTH, type RunInserts, type StartRunInput } from "./run-start";
+import { MAX_SUBFLOW_DEPTH, type StartedRuns, type StartRunInput } from "./run-start";
 import { FINISHED, type RunTable } from "./run-table";
 import type { QueuedOp, WriteOp } from "../store/run-writes";
 import type { StepEffects, SubflowCall, SubflowResult, WebhookReply } from "./step-context";
@@ -49,6 +49,8 @@ export class StepHost implements ExecutorHost {
   readonly stepMaxOutput: number;
   readonly loopMaxItems: number;
   readonly runMaxSteps: number;
+  /** Steps run on a worker thread, and on this thread (Engine.stats). */
+  readonly stepCounts = { worker: 0, inline: 0 };
   private pool: WorkerPool | undefined;
   /** The pool started (or could not): steps can be placed. */
   private poolSettled = false;
@@ -59,8 +61,8 @@ export class StepHost implements ExecutorHost {
 
   constructor(
     private readonly t: RunTable,
-    /** The state of runs' inserts on their way (the starter's, run-start.ts). */
-    private readonly inserts: RunInserts,
+    /** What the starter knows of the runs it started: their inserts on the way, their trace context (run-start.ts). */
+    private readonly started: StartedRuns,
     private readonly links: StepHostLinks,
   ) {
     this.addressPolicy = t.o.addressPolicy ?? new AddressPolicy(t.o.config.allowedCidrs);
@@ -106,13 +108,13 @@ export class StepHost implements ExecutorHost {
     const op: WriteOp = { op: update ? "updateStep" : "insertStep", row };
     const runId = run.row.id;
     let committed: Promise<void> | undefined;
-    const inserts = this.inserts;
-    const insert = durable ? undefined : inserts.untakenInsert(runId);
+    const started = this.started;
+    const insert = durable ? undefined : started.untakenInsert(runId);
     if (insert)
       insert.push(op); // committed with the run's insert, and fails with it
     else {
       // Steps of a run whose insert is not committed yet are dropped if that insert fails (RunStarter.insertFailed).
-      const queued: QueuedOp = inserts.unackedInsert(runId) !== undefined ? () => (inserts.isLost(runId) ? null : op) : op;
+      const queued: QueuedOp = started.unackedInsert(runId) !== undefined ? () => (started.isLost(runId) ? null : op) : op;
       if (durable) committed = t.writes.write([queued]);
       else t.writes.fire(queued);
     }
@@ -128,7 +130,7 @@ export class StepHost implements ExecutorHost {
     }
     t.events.emit(run.row.id, () => ({ type: "step", id: row.seq, step: stepFromRow(row) }));
     if (row.duration_ms !== null && (row.status === "completed" || row.status === "failed"))
-      t.o.observer?.stepFinished(row, run.row, t.traceparents.get(runId));
+      t.o.observer?.stepFinished(row, run.row, this.started.traceparentOf(runId));
     return committed;
   }
 
@@ -218,7 +220,7 @@ export class StepHost implements ExecutorHost {
     const row = run.row;
     const pieceId = call.node.pieceId ?? "";
     // The step's outgoing calls carry the trace on: a tracer's span for the step, else the caller's own context.
-    const given = this.t.traceparents.get(row.id);
+    const given = this.started.traceparentOf(row.id);
     const traceparent = observer?.stepStarting?.({ id: call.stepId, name: call.node.name, pieceId, actionId: call.action.id }, row, given) ?? given;
     const runInfo = {
       id: row.id,
@@ -233,14 +235,14 @@ export class StepHost implements ExecutorHost {
     const callWorkflow = (sub: SubflowCall) => this.callWorkflow(run, sub, traceparent);
     const pool = this.pool;
     if (pool && this.needsWorker(pieceId, call.action)) {
-      this.t.stats.workerSteps++;
+      this.stepCounts.worker++;
       return pool.run(
         { pieceId, actionId: call.action.id, config: call.config, auth, run: runInfo, resumePayload: call.resumePayload, publicUrl: config.publicUrl },
         run.abort.signal,
         { onReply, onCall: callWorkflow, onLog: (message, fields) => log.debug(message, { runId: row.id, step: call.node.name, ...fields }) },
       );
     }
-    this.t.stats.inlineSteps++;
+    this.stepCounts.inline++;
     const result = invokeAction(call.action, {
       config: call.config,
       auth,

@@ -1,7 +1,7 @@
 /**
  * Waiting for runs: `?wait=` on the Runs API, a sub-flow call that waits for its child, a synchronous
  * webhook waiting for `webhook.respond` (or the run's end), and the freshest view of a run meanwhile.
- * A run that ended lately answers from memory (RunTable.recent) with its step rows; a run whose end is
+ * A run that ended lately answers from memory (RunTable.recentlyEnded) with its step rows; a run whose end is
  * still being committed is waited for, so what a waiter reads is always committed.
  */
 import type { RunT } from "../schema/run";
@@ -133,8 +133,8 @@ export class Waiters {
     // A run whose end is still being committed is waited for: its step rows are not all readable yet. A caller
     // aborted already (a cancel that came while it was starting the run it waits for) waits for nothing: an
     // aborted signal never fires "abort" again.
-    if (!row || (FINISHED.has(row.status) && !t.settling.has(runId)) || ms <= 0 || signal?.aborted) {
-      const recent = t.recent.get(runId);
+    if (!row || (FINISHED.has(row.status) && !t.isSettling(runId)) || ms <= 0 || signal?.aborted) {
+      const recent = t.recentlyEnded(runId);
       return { row, steps: recent && recent.row === row ? recent.steps : undefined };
     }
     return new Promise((resolve) => {
