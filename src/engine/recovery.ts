@@ -49,7 +49,9 @@ export async function recoverRuns(t: RunTable, read: RunRow[], links: RecoveryLi
       const base = t.pendingFor(row, definition, variablesRead.get(keyOf(row)) ?? { variables: definition.variables ?? {}, secrets: [] });
       if (row.status === "pending") {
         const state = row.state ? (JSON.parse(row.state) as PauseState) : undefined;
-        t.queue.add(state ? { ...base, replay: state.log, resume: { payload: state.payload ?? { resumedBy: "restart" } }, activeMsBefore: state.activeMs } : base);
+        t.queue.add(
+          state ? { ...base, replay: state.log, resume: { payload: state.payload ?? { resumedBy: "restart" } }, activeMsBefore: state.activeMs } : base,
+        );
         continue;
       }
       await recoverRunning(t, links, row, base);

@@ -5,8 +5,26 @@
  * cluster a run is handed off to the workers instead (engine.ts sets `handOff`).
  */
 import type { Environment } from "../schema/run";
+import type { FlowVersionT } from "../schema/workflow";
+import type { RunRow } from "../store/run-rows";
 import type { Dispatcher } from "./dispatcher";
-import type { PendingRun } from "./run-table";
+import type { ReplayEntry } from "./run-execution";
+
+/** A run the dispatcher holds or hands to execution: its row and everything it executes with. */
+export interface PendingRun {
+  id: string;
+  workflowId: string;
+  environment: Environment;
+  row: RunRow;
+  definition: FlowVersionT;
+  variables: Record<string, unknown>;
+  secrets: string[];
+  pinned: Record<string, unknown>;
+  triggerOutput: unknown;
+  replay?: ReplayEntry[];
+  resume?: { payload: Record<string, unknown> };
+  activeMsBefore?: number;
+}
 
 export class RunQueue {
   private readonly byId = new Map<string, PendingRun>();

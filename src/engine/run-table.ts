@@ -24,9 +24,11 @@ import { type RunRow, runFromRow, type StepRow } from "../store/run-rows";
 import type { EngineObserver } from "./engine-observer";
 import { RunEvents } from "./run-events";
 import type { ExecutingRuns, ReplayEntry, RunExecution } from "./run-execution";
-import type { RunQueue } from "./run-queue";
+import type { PendingRun, RunQueue } from "./run-queue";
 import type { QueuedOp, RunWrites } from "../store/run-writes";
 import type { WorkflowSource } from "./workflow-source";
+
+export type { PendingRun } from "./run-queue";
 
 export const FINISHED = new Set(["completed", "failed", "cancelled"]);
 /**
@@ -94,22 +96,6 @@ export interface EngineOptions {
   cluster?: ClusterMembership;
   /** Told of runs and steps as they start and end, and of the run writer's commits (/metrics, traces, log streaming). */
   observer?: EngineObserver;
-}
-
-/** A run the dispatcher holds or hands to execution: its row and everything it executes with. */
-export interface PendingRun {
-  id: string;
-  workflowId: string;
-  environment: Environment;
-  row: RunRow;
-  definition: FlowVersionT;
-  variables: Record<string, unknown>;
-  secrets: string[];
-  pinned: Record<string, unknown>;
-  triggerOutput: unknown;
-  replay?: ReplayEntry[];
-  resume?: { payload: Record<string, unknown> };
-  activeMsBefore?: number;
 }
 
 /** What a paused run keeps in its `state` column: the steps to replay, its active time, and the resume payload once given. */

@@ -205,7 +205,9 @@ describe("retention", () => {
     const pausedAt = (await stored(t, paused!))!.started_at;
     expect(firstLooks).toEqual([undefined, { startedAt: pausedAt, id: "", tie: "" }]);
     // Once it ends it is deleted, and the sweep after that looks from it.
-    await t.deps.engine.writerForTests.write([{ op: "patchRun", id: paused!, patch: { status: "completed", finished_at: new Date().toISOString(), duration_ms: 5 } }]);
+    await t.deps.engine.writerForTests.write([
+      { op: "patchRun", id: paused!, patch: { status: "completed", finished_at: new Date().toISOString(), duration_ms: 5 } },
+    ]);
     expect(await sweep()).toBe(1);
     expect(await stored(t, paused!)).toBeNull();
     expect(await sweep()).toBe(0);
