@@ -18,7 +18,7 @@
  *   recovery.ts       start-up recovery of unfinished runs
  *   claims.ts         a cluster: runs taken over from instances that died, and from the shared queue
  *   cluster-links.ts  a cluster: what crosses instances on the bus (cancel, streams, wake-ups, replies)
- *   run-table.ts      what the parts share: the index of runs held in memory, events, counters, options;
+ *   run-table.ts      what the parts share: the index of runs held in memory, events, limits, options;
  *                     src/store/run-writes.ts the group commit
  */
 import { errorMessage } from "./invoke-action";

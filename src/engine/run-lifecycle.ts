@@ -22,8 +22,7 @@ export type EndOutcome = Exclude<RunOutcome, { kind: "paused" }>;
 export class RunLifecycle {
   /** Called when a run ends (its end committed): error workflows, run_finished triggers, a cluster's claims and links. */
   private readonly finishedListeners: Array<(run: RunRow) => void> = [];
-  /** Runs that ended here (Engine.stats). */
-  finishedCount = 0;
+  private finished = 0;
 
   constructor(
     private readonly t: RunTable,
@@ -35,6 +34,11 @@ export class RunLifecycle {
     /** Arms the timer of a run that paused until a time (resumes.ts). */
     private readonly scheduleResume: (runId: string, resumeAt: string) => void,
   ) {}
+
+  /** Runs that ended here (Engine.stats). */
+  get finishedCount(): number {
+    return this.finished;
+  }
 
   onFinished(listener: (run: RunRow) => void) {
     this.finishedListeners.push(listener);
@@ -186,7 +190,7 @@ export class RunLifecycle {
   /** After the final write committed: streams, waiters and follow-up listeners learn the run ended. */
   private ended(row: RunRow, steps?: StepRow[]) {
     const t = this.t;
-    this.finishedCount++;
+    this.finished++;
     t.o.observer?.runFinished(row, this.started.traceparentOf(row.id));
     this.started.forgetTraceparent(row.id);
     t.executing.clearWait(row.id);

@@ -79,8 +79,7 @@ export class RunStarter implements StartedRuns {
   private readonly definitionTexts = new BoundedMap<string, string>(500);
   private readonly hashByVersion = new Map<string, string>();
   private readonly hashByObject = new WeakMap<object, string>();
-  /** Runs started by this process (Engine.stats). */
-  startedCount = 0;
+  private started = 0;
   /** Runs started by `startRun` whose insert is not committed yet: the commit they wait for. */
   private readonly unacked = new Map<string, Promise<void>>();
   /**
@@ -116,6 +115,11 @@ export class RunStarter implements StartedRuns {
 
   forgetTraceparent(runId: string): void {
     this.traceparents.delete(runId);
+  }
+
+  /** Runs started by this process (Engine.stats). */
+  get startedCount(): number {
+    return this.started;
   }
 
   untakenInsert(runId: string): QueuedOp[] | undefined {
@@ -175,7 +179,7 @@ export class RunStarter implements StartedRuns {
       t.o.observer?.runStarted(pending.row, this.traceparents.get(pending.row.id));
       t.queue.add(pending);
     });
-    this.startedCount++;
+    this.started++;
     return runFromRow(pending.row);
   }
 
@@ -267,7 +271,7 @@ export class RunStarter implements StartedRuns {
           })
         : undefined;
     t.queue.add(pending);
-    this.startedCount++;
+    this.started++;
     try {
       await (released ? Promise.race([committed, released]) : committed);
     } catch (error) {

@@ -50,7 +50,7 @@ export class StepHost implements ExecutorHost {
   readonly loopMaxItems: number;
   readonly runMaxSteps: number;
   /** Steps run on a worker thread, and on this thread (Engine.stats). */
-  readonly stepCounts = { worker: 0, inline: 0 };
+  private readonly counted = { worker: 0, inline: 0 };
   private pool: WorkerPool | undefined;
   /** The pool started (or could not): steps can be placed. */
   private poolSettled = false;
@@ -72,6 +72,10 @@ export class StepHost implements ExecutorHost {
     this.stepMaxOutput = t.limits.stepMaxOutput;
     this.loopMaxItems = t.limits.loopMaxItems;
     this.runMaxSteps = t.limits.runMaxSteps;
+  }
+
+  get stepCounts(): { readonly worker: number; readonly inline: number } {
+    return this.counted;
   }
 
   get workerPool(): WorkerPool | undefined {
@@ -235,14 +239,14 @@ export class StepHost implements ExecutorHost {
     const callWorkflow = (sub: SubflowCall) => this.callWorkflow(run, sub, traceparent);
     const pool = this.pool;
     if (pool && this.needsWorker(pieceId, call.action)) {
-      this.stepCounts.worker++;
+      this.counted.worker++;
       return pool.run(
         { pieceId, actionId: call.action.id, config: call.config, auth, run: runInfo, resumePayload: call.resumePayload, publicUrl: config.publicUrl },
         run.abort.signal,
         { onReply, onCall: callWorkflow, onLog: (message, fields) => log.debug(message, { runId: row.id, step: call.node.name, ...fields }) },
       );
     }
-    this.stepCounts.inline++;
+    this.counted.inline++;
     const result = invokeAction(call.action, {
       config: call.config,
       auth,
