@@ -28,6 +28,8 @@ export interface ClaimLinks {
   recover(rows: RunRow[]): Promise<void>;
   /** False before the engine started and once it stops: nothing is claimed then. */
   ready(): boolean;
+  /** Calls `listener` when a run ends here (run-lifecycle.ts). */
+  onFinished(listener: (run: RunRow) => void): void;
 }
 
 export class Claims {
@@ -59,8 +61,8 @@ export class Claims {
     private readonly engine: ClaimLinks,
   ) {
     // A run that ends here makes room: take more from the shared queue while it has some.
-    t.finishedListeners.push(() => {
-      if (this.moreWork && t.dispatcher.pendingCount < CLAIM_BATCH / 2) this.workLogged();
+    engine.onFinished(() => {
+      if (this.moreWork && t.queue.pendingCount < CLAIM_BATCH / 2) this.workLogged();
     });
   }
 
@@ -113,8 +115,8 @@ export class Claims {
   private async workOnce(): Promise<number> {
     const t = this.t;
     if (this.cluster.role === "api" || !this.engine.ready() || !this.moreWork) return 0;
-    const waiting = t.dispatcher.pendingCount;
-    const batch = Math.min((t.o.maxActiveRuns ?? 1000) - t.active.size - waiting, CLAIM_BATCH - waiting);
+    const waiting = t.queue.pendingCount;
+    const batch = Math.min((t.o.maxActiveRuns ?? 1000) - t.executing.size - waiting, CLAIM_BATCH - waiting);
     if (batch <= 0) return 0; // looked at again when a run here ends
     let claimed = await t.claims.claim(this.cluster.instanceId, null, batch, [...this.cannotRun], this.cursor);
     if (claimed.length < batch && this.cursor) {
@@ -123,7 +125,7 @@ export class Claims {
     }
     if (claimed.length === batch) for (const row of claimed) if (row.id > this.cursor) this.cursor = row.id;
     const rows = await this.runnableHere(claimed);
-    for (const row of rows) t.remoteIntake.add(row.id);
+    for (const row of rows) this.links.tookFromIntake(row.id);
     // Not waited for: recovery fails a run it cannot recover itself and never rejects.
     void this.engine.recover(rows);
     // Fewer than asked: the shared queue is empty until the bus or a heartbeat says otherwise.

@@ -16,6 +16,7 @@ import type { RunRow } from "../store/run-rows";
 import { errorMessage } from "./invoke-action";
 import { FINISHED, type RunTable } from "./run-table";
 import type { WebhookReply } from "./step-context";
+import type { Waiters } from "./waiters";
 
 interface ControlMessage {
   to: string;
@@ -40,6 +41,8 @@ export interface ClusterActions {
   deliverReply(runId: string, reply: WebhookReply): void;
   /** The bus says runs wait in the shared queue. */
   workArrived(): void;
+  /** Calls `listener` when a run ends here (run-lifecycle.ts). */
+  onFinished(listener: (run: RunRow) => void): void;
 }
 
 /** Wake-ups an `api` instance sends at most this often: one tells every worker to look at the whole queue. */
@@ -49,20 +52,24 @@ export class ClusterLinks {
   private bus: Bus | null = null;
   private readonly followers = new Map<string, Set<() => void>>();
   private readonly announcing = new Map<string, () => void>();
+  /** Runs this instance claimed from nobody (an `api` instance's intake): their webhook reply and end are announced on the bus. */
+  private readonly remoteIntake = new Set<string>();
   private wakeTimer: ReturnType<typeof setTimeout> | undefined;
   private pollTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly t: RunTable,
+    /** Who waits here for runs' ends and replies (waiters.ts): runs executed elsewhere end for them through here. */
+    private readonly waiters: Waiters,
     private readonly me: string,
     private readonly actions: ClusterActions,
   ) {
     // A run taken from an `api` instance's intake: its webhook reply and its end go back over the bus.
-    t.replyListeners.push((runId, reply) => {
-      if (t.remoteIntake.has(runId)) this.bus?.publish("weft_reply", { runId, reply } satisfies Reply);
+    waiters.onReply((runId, reply) => {
+      if (this.remoteIntake.has(runId)) this.bus?.publish("weft_reply", { runId, reply } satisfies Reply);
     });
-    t.finishedListeners.push((row) => {
-      if (t.remoteIntake.delete(row.id)) this.bus?.publish("weft_run", { runId: row.id, end: true } satisfies RunChanged);
+    actions.onFinished((row) => {
+      if (this.remoteIntake.delete(row.id)) this.bus?.publish("weft_run", { runId: row.id, end: true } satisfies RunChanged);
     });
   }
 
@@ -81,6 +88,11 @@ export class ClusterLinks {
     // Waiters here for runs executing elsewhere also look at the database once a second (a lost notification).
     this.pollTimer = setInterval(() => this.checkRemoteWaiters(), 1000);
     this.pollTimer.unref?.();
+  }
+
+  /** A run claimed from an `api` instance's intake (claims.ts): its reply and its end go back over the bus. */
+  tookFromIntake(runId: string): void {
+    this.remoteIntake.add(runId);
   }
 
   /** Tells the workers that runs wait in the shared queue (coalesced: one notification per burst). */
@@ -154,7 +166,7 @@ export class ClusterLinks {
       void t.writes.drain().then(() => this.bus?.publish("weft_run", { runId, end } satisfies RunChanged));
     };
     if (this.announcing.has(runId)) return;
-    if (!t.active.has(runId) && !t.pendingById.has(runId)) {
+    if (!t.executing.has(runId) && !t.queue.has(runId)) {
       publish(false);
       return;
     }
@@ -173,15 +185,14 @@ export class ClusterLinks {
     const followers = this.followers.get(message.runId);
     if (followers) for (const changed of [...followers]) changed();
     if (message.end) {
-      this.t.endNoticed.set(message.runId, true);
+      this.waiters.noticeEnd(message.runId);
       this.endedElsewhere(message.runId, true).catch(() => {}); // the look once a second tries again
     }
   }
 
   private onReply(message: Reply): void {
-    const t = this.t;
     if (typeof message.runId !== "string" || !message.reply) return;
-    if (t.replyWaiters.has(message.runId) || t.awaitingReply.has(message.runId)) this.actions.deliverReply(message.runId, message.reply);
+    if (this.waiters.wantsReply(message.runId)) this.actions.deliverReply(message.runId, message.reply);
   }
 
   /**
@@ -190,17 +201,16 @@ export class ClusterLinks {
    */
   private async endedElsewhere(runId: string, noticed = false): Promise<void> {
     const t = this.t;
-    const held = () => t.active.has(runId) || t.pendingById.has(runId) || t.settling.has(runId);
-    if (!t.endWaiters.has(runId) || held()) return;
+    const held = () => t.holds(runId);
+    const waiters = this.waiters;
+    if (!waiters.waitsForEnd(runId) || held()) return;
     const row = await t.reads.getRow(runId);
     // Read again after the read: whoever waited may have been answered meanwhile, or the run taken over here.
-    const waiters = t.endWaiters.get(runId);
-    if (!waiters || held() || !row || !FINISHED.has(row.status) || (!noticed && t.endedLately(row))) return;
-    t.endWaiters.delete(runId);
-    for (const waiter of waiters) waiter(row);
+    if (!waiters.waitsForEnd(runId) || held() || !row || !FINISHED.has(row.status) || (!noticed && waiters.endedLately(row))) return;
+    waiters.runEnded(row);
   }
 
   private checkRemoteWaiters(): void {
-    for (const runId of [...this.t.endWaiters.keys()]) this.endedElsewhere(runId).catch(() => {}); // tried again in a second
+    for (const runId of this.waiters.runsWaitedFor()) this.endedElsewhere(runId).catch(() => {}); // tried again in a second
   }
 }

@@ -9,6 +9,7 @@
  * This file builds the parts and is the one door the rest of Weft uses. Where each part lives:
  *   run-start.ts      starting runs (startRun, startRunId, enqueue)
  *   dispatcher.ts     lanes: order, concurrencyLimit, maintenanceMode, the engine's ceiling
+ *   run-queue.ts      the runs queued here, by id, in the dispatcher's lanes
  *   run-lifecycle.ts  a dispatched run from running to paused or finished
  *   executor.ts       walking a run's tree; step-host.ts places and invokes each step
  *   waiters.ts        waiting for a run's end or a webhook reply
@@ -17,13 +18,14 @@
  *   recovery.ts       start-up recovery of unfinished runs
  *   claims.ts         a cluster: runs taken over from instances that died, and from the shared queue
  *   cluster-links.ts  a cluster: what crosses instances on the bus (cancel, streams, wake-ups, replies)
- *   run-table.ts      what the engine holds in memory about runs; src/store/run-writes.ts the group commit
+ *   run-table.ts      what the parts share: the index of runs held in memory, events, limits, options;
+ *                     src/store/run-writes.ts the group commit
  */
 import { errorMessage } from "./invoke-action";
 import type { RunT } from "../schema/run";
 import type { Environment } from "../schema/run";
 import type { FlowVersionT, SettingsT } from "../schema/workflow";
-import type { RunRow, StepRow } from "../store/run-rows";
+import type { RunListFilter, RunRow, StepRow } from "../store/run-rows";
 import { storageOf } from "../store/storage";
 import type { Storage } from "../store/port";
 import { Claims } from "./claims";
@@ -35,7 +37,9 @@ import { recoverRuns } from "./recovery";
 import { Resumes } from "./resumes";
 import { Retention } from "./retention";
 import { type RetryOptions, RunControl } from "./run-control";
+import { ExecutingRuns } from "./run-execution";
 import { RunLifecycle } from "./run-lifecycle";
+import { RunQueue } from "./run-queue";
 import { RunStarter, type StartRunInput } from "./run-start";
 import { type EngineOptions, type PendingRun, RunTable } from "./run-table";
 import type { RunWrites } from "../store/run-writes";
@@ -51,10 +55,13 @@ export type { EngineOptions } from "./run-table";
 export { MAX_SUBFLOW_DEPTH, type StartRunInput } from "./run-start";
 
 export class Engine {
-  /** Group-committed run and step writes (on a writer thread when the database is a file). */
-  readonly writes: RunWrites;
+  /**
+   * Group-committed run and step writes (on a writer thread when the database is a file). Private: outside the
+   * engine, runs are read and waited for through the methods below (docs/architecture.md, "Engine").
+   */
+  private readonly writes: RunWrites;
   /** List pages and run details, read on reader threads (store/run-reads.ts). */
-  readonly reads: RunReads;
+  private readonly reads: RunReads;
   readonly dispatcher: Dispatcher<PendingRun>;
   readonly retention: Retention;
   /** Fires on shutdown: run event streams end so the HTTP server can stop. */
@@ -93,38 +100,46 @@ export class Engine {
     });
     this.reads = openRunReads(o.db, o.storeAddress ?? null, { threads: o.config.readerThreads, synchronous: o.config.dbSynchronous });
     this.dispatcher = new Dispatcher<PendingRun>(o.maxActiveRuns ?? 1000, (p) => void this.lifecycle.execute(p));
-    const t = new RunTable(o, this.writes, this.dispatcher, storageOf(o.db).runClaims, storageOf(o.db).runReads);
+    const queue = new RunQueue(this.dispatcher, o.cluster?.role !== "api");
+    const t = new RunTable(o, this.writes, queue, new ExecutingRuns(), storageOf(o.db).runClaims, storageOf(o.db).runReads);
     this.table = t;
     const workflows = storageOf(o.db).workflows;
     this.workflows = workflows;
     this.retention = new Retention({
       runs: storageOf(o.db).runRetention,
       log: o.log,
-      onDeleted: (ids) => {
-        for (const id of ids) t.recent.delete(id);
-      },
+      onDeleted: (ids) => t.forget(ids),
       writes: this.writes,
       retentionDays: o.config.runRetentionDays,
       retentionMax: o.config.runRetentionMax,
       overrides: () => workflows.retentionOverrides(),
       intervalMs: o.config.runRetentionIntervalSeconds * 1000,
     });
-    this.starter = new RunStarter(t, { stopping: () => this.stopping, ensureStarted: () => this.ensureStarted() });
     this.waiters = new Waiters(t);
+    this.starter = new RunStarter(t, {
+      stopping: () => this.stopping,
+      ensureStarted: () => this.ensureStarted(),
+      expectReply: (runId, expect) => this.waiters.expectReply(runId, expect),
+      stopLost: (p) => {
+        t.executing.get(p.id)?.stop("cancelled");
+        queue.withdraw(p.id);
+      },
+    });
     this.resumes = new Resumes(t);
-    this.host = new StepHost(t, {
+    this.host = new StepHost(t, this.starter, {
       stopping: () => this.stopping,
       startRun: (input) => this.starter.startRun(input),
       waitForRow: (runId, ms, signal) => this.waiters.waitForRow(runId, ms, signal),
       cancel: (workspaceId, runId) => this.control.cancel(workspaceId, runId),
       deliverReply: (runId, reply) => this.waiters.deliverReply(runId, reply),
     });
-    this.lifecycle = new RunLifecycle(t, new Executor(this.host), (runId, at) => this.resumes.schedule(runId, at));
+    this.lifecycle = new RunLifecycle(t, new Executor(this.host), this.starter, this.waiters, (runId, at) => this.resumes.schedule(runId, at));
     this.links = o.cluster
-      ? new ClusterLinks(t, o.cluster.instanceId, {
+      ? new ClusterLinks(t, this.waiters, o.cluster.instanceId, {
           cancel: (workspaceId, runId) => this.control.cancel(workspaceId, runId),
           deliverReply: (runId, reply) => this.waiters.deliverReply(runId, reply),
           workArrived: () => this.claims?.workArrived(),
+          onFinished: (listener) => this.lifecycle.onFinished(listener),
         })
       : null;
     this.claims =
@@ -132,12 +147,13 @@ export class Engine {
         ? new Claims(t, o.cluster, this.links, {
             recover: (rows) => this.recover(rows),
             ready: () => !this.stopping && this.startPromise !== undefined,
+            onFinished: (listener) => this.lifecycle.onFinished(listener),
           })
         : null;
     if (this.links) {
       const links = this.links;
       // An `api` instance stores a run and leaves it to the workers, which the bus wakes once it is committed.
-      t.handOff = (p) => {
+      queue.handOff = (p) => {
         if (p.row.owner !== null) {
           p.row.owner = null;
           t.writes.fire({ op: "patchRun", id: p.id, patch: { owner: null } });
@@ -216,7 +232,7 @@ export class Engine {
     this.closing.abort();
     this.dispatcher.pause();
     const deadline = Date.now() + graceMs;
-    while (this.table.active.size > 0 && Date.now() < deadline) await Bun.sleep(20);
+    while (this.table.executing.size > 0 && Date.now() < deadline) await Bun.sleep(20);
     if (this.sweeper) clearInterval(this.sweeper);
     // A sweep under way ends first: its deletions go through the writer closed below.
     await this.retention.stop();
@@ -239,8 +255,10 @@ export class Engine {
     return this.table.limits;
   }
 
-  get stats() {
-    return this.table.stats;
+  /** Runs started and ended, steps run on worker threads and on this one, since the engine was built. */
+  get stats(): { started: number; finished: number; workerSteps: number; inlineSteps: number } {
+    const steps = this.host.stepCounts;
+    return { started: this.starter.startedCount, finished: this.lifecycle.finishedCount, workerSteps: steps.worker, inlineSteps: steps.inline };
   }
 
   get workerPool(): WorkerPool | undefined {
@@ -254,7 +272,7 @@ export class Engine {
 
   /** Runs executing or waiting in memory (for tests and the bench). */
   get load() {
-    return { active: this.table.active.size, pending: this.dispatcher.pendingCount };
+    return { active: this.table.executing.size, pending: this.dispatcher.pendingCount };
   }
 
   /** Runs per hour and status, kept or counted without their row (RunReadRepository.hourCounts). */
@@ -264,12 +282,12 @@ export class Engine {
 
   /** Called when a run ends: error workflows and run_finished triggers hang here. */
   onFinished(listener: (run: RunRow) => void) {
-    this.table.finishedListeners.push(listener);
+    this.lifecycle.onFinished(listener);
   }
 
   /** Called when a step replies to the webhook that started its run (webhook.respond). */
   onReply(listener: (runId: string, reply: WebhookReply) => void) {
-    this.table.replyListeners.push(listener);
+    this.waiters.onReply(listener);
   }
 
   // ------------------------------------------------------------------ starting runs (run-start.ts)
@@ -306,7 +324,43 @@ export class Engine {
     return this.waiters.row(workspaceId, runId);
   }
 
-  /** A run's stored steps, in order (what is committed: drain the writes first to see every step). */
+  /** One page of a workspace's runs and the exact number that match (what is committed: see `committed`). */
+  listRuns(filter: RunListFilter): Promise<{ rows: RunRow[]; total: number }> {
+    return this.reads.list(filter);
+  }
+
+  /** A run's stored steps for its detail, at most `max`: the first and last, and how many are left out. */
+  storedStepsBounded(runId: string, max: number): Promise<{ steps: StepRow[]; omitted: number }> {
+    return this.reads.stepsBounded(runId, max);
+  }
+
+  /**
+   * Resolves once the run and step writes queued so far are committed (then the stored reads above see them),
+   * or after `maxWaitMs` when given, whichever comes first: a read that must not be held by a slow commit.
+   */
+  committed(maxWaitMs?: number): Promise<void> {
+    const writes = this.writes;
+    if (writes.pending === 0) return Promise.resolve();
+    if (maxWaitMs === undefined) return writes.drain();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    return Promise.race([
+      writes.drain(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, maxWaitMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * Tests only: the group-committed writer underneath, for tests that seed stored rows as an older version or
+   * another process left them, hold a commit, or count the ops written (test/engine, test/runs). Nothing in
+   * src/ uses it.
+   */
+  get writerForTests(): RunWrites {
+    return this.writes;
+  }
+
+  /** A run's stored steps, in order (what is committed: wait for `committed()` first to see every step). */
   storedSteps(runId: string): Promise<StepRow[]> {
     return this.table.reads.steps(runId);
   }
@@ -328,8 +382,7 @@ export class Engine {
 
   /** True when this process executes, queues or is committing the run (in a cluster, another instance may hold it). */
   holds(runId: string): boolean {
-    const t = this.table;
-    return t.active.has(runId) || t.pendingById.has(runId) || t.settling.has(runId);
+    return this.table.holds(runId);
   }
 
   /** The run as it stands now (in-memory when executing). */
@@ -387,6 +440,7 @@ export class Engine {
 
   private recover(rows: RunRow[]): Promise<void> {
     return recoverRuns(this.table, rows, {
+      started: this.starter,
       scheduleResume: (runId, at) => this.resumes.schedule(runId, at),
       finish: (row, outcome) => this.lifecycle.finish(row, outcome),
     });
@@ -399,6 +453,6 @@ export class Engine {
   /** Enforces run time limits (the executor also checks between steps). */
   private sweep() {
     const now = Date.now();
-    for (const exec of this.table.active.values()) if (!exec.stopReason && now > exec.deadline) exec.stop("timeout");
+    for (const exec of this.table.executing.values()) if (!exec.stopReason && now > exec.deadline) exec.stop("timeout");
   }
 }

@@ -8,9 +8,12 @@
 import type { RunRow, StepRow } from "../store/run-rows";
 import { errorMessage } from "./invoke-action";
 import type { EndOutcome } from "./run-lifecycle";
+import type { StartedRuns } from "./run-start";
 import type { PauseState, PendingRun, RunTable } from "./run-table";
 
 export interface RecoveryLinks {
+  /** What the starter knows of the runs it started (run-start.ts): a run still being inserted is held here. */
+  started: StartedRuns;
   scheduleResume(runId: string, resumeAt: string): void;
   finish(row: RunRow, outcome: EndOutcome): Promise<void>;
 }
@@ -22,7 +25,9 @@ export interface RecoveryLinks {
  */
 export async function recoverRuns(t: RunTable, read: RunRow[], links: RecoveryLinks): Promise<void> {
   // A run this process holds already (started while the rows were read) is not recovered a second time.
-  const rows = read.filter((row) => t.rowInMemory(row.id) === undefined && !t.untaken.has(row.id) && !t.unacked.has(row.id));
+  const rows = read.filter(
+    (row) => t.rowInMemory(row.id) === undefined && links.started.untakenInsert(row.id) === undefined && links.started.unackedInsert(row.id) === undefined,
+  );
   // A batch holds many runs of few workflows: their variables are read once per workflow and definition.
   const variablesRead = new Map<string, { variables: Record<string, unknown>; secrets: string[] }>();
   const keyOf = (row: RunRow) => `${row.workflow_id}\u0000${row.definition_hash}`;
@@ -44,7 +49,9 @@ export async function recoverRuns(t: RunTable, read: RunRow[], links: RecoveryLi
       const base = t.pendingFor(row, definition, variablesRead.get(keyOf(row)) ?? { variables: definition.variables ?? {}, secrets: [] });
       if (row.status === "pending") {
         const state = row.state ? (JSON.parse(row.state) as PauseState) : undefined;
-        t.queue(state ? { ...base, replay: state.log, resume: { payload: state.payload ?? { resumedBy: "restart" } }, activeMsBefore: state.activeMs } : base);
+        t.queue.add(
+          state ? { ...base, replay: state.log, resume: { payload: state.payload ?? { resumedBy: "restart" } }, activeMsBefore: state.activeMs } : base,
+        );
         continue;
       }
       await recoverRunning(t, links, row, base);
@@ -95,7 +102,7 @@ async function recoverRunning(t: RunTable, links: RecoveryLinks, row: RunRow, ba
   const state = row.state ? (JSON.parse(row.state) as PauseState) : undefined;
   // A step still `paused` was being resumed when the process died: it is resumed again with the same payload.
   const resumedStep = steps.some((s) => s.status === "paused");
-  t.queue({
+  t.queue.add({
     ...base,
     replay: steps.map((s) =>
       s.id === retry?.id

@@ -94,6 +94,6 @@ export class Resumes {
     row.state = JSON.stringify({ ...state, payload } satisfies PauseState);
     await t.settle(row, [{ op: "patchRun", id: row.id, patch: { status: "pending", resume_token_hash: null, event_seq: seq, state: row.state } }]);
     t.emitRun(row);
-    t.queue({ ...pending, replay: state.log, resume: { payload }, activeMsBefore: state.activeMs });
+    t.queue.add({ ...pending, replay: state.log, resume: { payload }, activeMsBefore: state.activeMs });
   }
 }

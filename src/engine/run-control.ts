@@ -39,13 +39,13 @@ export class RunControl {
         `run ${runId} already ${row.status}; only pending, running or paused runs can be cancelled (retry it with POST /api/runs/${runId}/retry)`,
       );
     }
-    const exec = t.active.get(runId);
+    const exec = t.executing.get(runId);
     if (exec) {
       exec.stop("cancelled");
       const finished = await this.parts.waiters.waitForRow(runId, 10_000);
       return runFromRow(finished ?? row);
     }
-    const pending = t.pendingById.get(runId);
+    const pending = t.queue.get(runId);
     const links = this.parts.links;
     const me = t.instanceId;
     if (!pending && links && me !== null && row.owner !== me && row.status !== "paused") {
@@ -59,8 +59,7 @@ export class RunControl {
       row.owner = me;
     }
     if (pending) {
-      t.dispatcher.remove(pending);
-      t.pendingById.delete(runId);
+      t.queue.withdraw(runId);
       pending.row.status = "cancelled";
     }
     this.parts.resumes.clear(runId);
@@ -119,7 +118,7 @@ export class RunControl {
     ]);
     original.retried_by_run_id = newRow.id;
     t.o.observer?.runStarted(newRow);
-    t.queue(pending);
+    t.queue.add(pending);
     return runFromRow(newRow);
   }
 

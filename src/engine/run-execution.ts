@@ -139,3 +139,54 @@ export class RunExecution {
     this.controller?.abort(reason);
   }
 }
+
+/**
+ * The runs executing in this process, and what their running steps say they wait for (ctx.waiting): shown live,
+ * never stored. The lifecycle (run-lifecycle.ts) adds and removes runs, the step host (step-host.ts) the waits;
+ * the rest of the engine only looks.
+ */
+export class ExecutingRuns {
+  private readonly byId = new Map<string, RunExecution>();
+  private readonly waits = new Map<string, { step: string; reason: string; since: string }>();
+
+  get(runId: string): RunExecution | undefined {
+    return this.byId.get(runId);
+  }
+
+  has(runId: string): boolean {
+    return this.byId.has(runId);
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  values(): IterableIterator<RunExecution> {
+    return this.byId.values();
+  }
+
+  add(exec: RunExecution) {
+    this.byId.set(exec.row.id, exec);
+  }
+
+  delete(runId: string) {
+    this.byId.delete(runId);
+  }
+
+  /** What the run's running step waits for, if it said so. */
+  waitOf(runId: string): { step: string; reason: string; since: string } | undefined {
+    return this.waits.get(runId);
+  }
+
+  /** A step says it waits (reason) or goes on (null); false when nothing changed. */
+  setWait(runId: string, step: string, reason: string | null): boolean {
+    if (reason === null) return this.waits.delete(runId);
+    this.waits.set(runId, { step, reason, since: new Date().toISOString() });
+    return true;
+  }
+
+  /** The run ended: what its step waited for is gone. */
+  clearWait(runId: string) {
+    if (this.waits.size) this.waits.delete(runId);
+  }
+}

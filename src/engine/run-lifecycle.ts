@@ -13,24 +13,44 @@ import type { Executor, RunOutcome } from "./executor";
 import { errorMessage } from "./invoke-action";
 import { isoTime } from "./iso-time";
 import { RunExecution } from "./run-execution";
+import type { StartedRuns } from "./run-start";
 import type { PauseState, PendingRun, RunTable } from "./run-table";
+import type { Waiters } from "./waiters";
 
 export type EndOutcome = Exclude<RunOutcome, { kind: "paused" }>;
 
 export class RunLifecycle {
+  /** Called when a run ends (its end committed): error workflows, run_finished triggers, a cluster's claims and links. */
+  private readonly finishedListeners: Array<(run: RunRow) => void> = [];
+  private finished = 0;
+
   constructor(
     private readonly t: RunTable,
     private readonly executor: Executor,
+    /** What the starter knows of the runs it started: their inserts on the way, their trace context (run-start.ts). */
+    private readonly started: StartedRuns,
+    /** Who waits for runs' ends (waiters.ts): told once an end is committed. */
+    private readonly waiters: Waiters,
     /** Arms the timer of a run that paused until a time (resumes.ts). */
     private readonly scheduleResume: (runId: string, resumeAt: string) => void,
   ) {}
 
+  /** Runs that ended here (Engine.stats). */
+  get finishedCount(): number {
+    return this.finished;
+  }
+
+  onFinished(listener: (run: RunRow) => void) {
+    this.finishedListeners.push(listener);
+  }
+
   async execute(p: PendingRun): Promise<void> {
     const t = this.t;
-    t.pendingById.delete(p.id);
+    const started = this.started;
+    t.queue.taken(p);
     const row = p.row;
     if (row.status === "cancelled") {
-      t.dispatcher.release(p);
+      t.queue.release(p);
       return;
     }
     const resumed = row.wait_step !== null || row.resume_mode !== null;
@@ -41,9 +61,9 @@ export class RunLifecycle {
     row.resume_at = null;
     // Evaluated at commit time: a run that already ended in the same batch needs no `running` write.
     const runningSeq = row.event_seq;
-    if (!t.untaken.has(row.id))
+    if (started.untakenInsert(row.id) === undefined)
       t.writes.fire(() => {
-        if (row.status !== "running" || t.carried(row, runningSeq) || t.lost.has(row.id)) return null;
+        if (row.status !== "running" || started.carried(row, runningSeq) || started.isLost(row.id)) return null;
         return {
           op: "patchRun",
           id: row.id,
@@ -63,16 +83,16 @@ export class RunLifecycle {
     });
     exec.context.variables = p.variables;
     exec.pinned = p.pinned;
-    t.active.set(row.id, exec);
+    t.executing.add(exec);
     let outcome: RunOutcome;
     try {
       outcome = await this.executor.execute(exec);
     } catch (error) {
       outcome = { kind: "failed", message: `internal error: ${errorMessage(error)}` };
     }
-    t.active.delete(row.id);
-    if (t.lost.has(row.id)) {
-      t.dispatcher.release(p);
+    t.executing.delete(row.id);
+    if (started.isLost(row.id)) {
+      t.queue.release(p);
       return;
     }
     try {
@@ -81,7 +101,7 @@ export class RunLifecycle {
     } catch (error) {
       t.o.log.error("could not record the end of a run", { runId: row.id, error: errorMessage(error) });
     } finally {
-      t.dispatcher.release(p);
+      t.queue.release(p);
     }
   }
 
@@ -118,11 +138,12 @@ export class RunLifecycle {
     row.resume_token_hash = null;
     const seq = row.event_seq;
     // Remembered now, read only once the end is committed (until then `settling` answers for the run).
-    t.recent.set(row.id, { row, steps });
+    t.rememberEnded(row, steps);
     // Not inserted yet: the insert carries the ended row, and its commit is the one to wait for (a failed
     // insert is the starter's error; the run was stopped and nothing more of it is written).
-    const insert = t.untaken.has(row.id) ? t.unacked.get(row.id) : undefined;
-    const end: QueuedOp = () => (t.carried(row, seq) || t.lost.has(row.id) ? null : { op: "patchRun", id: row.id, patch });
+    const started = this.started;
+    const insert = started.untakenInsert(row.id) !== undefined ? started.unackedInsert(row.id) : undefined;
+    const end: QueuedOp = () => (started.carried(row, seq) || started.isLost(row.id) ? null : { op: "patchRun", id: row.id, patch });
     // Whoever waits for the run (`?wait=`, a sub-flow call, a synchronous webhook) gets it as before from memory.
     if (outcome.kind === "completed" && save !== "all") await t.settle(row, insert ? this.unsavedInsert(row, save, insert) : this.unsavedEnd(row, save, end));
     else await t.settle(row, insert ? insert.catch(() => {}) : [end]);
@@ -135,8 +156,8 @@ export class RunLifecycle {
    * queued ops, so they are never written. Answers the commit to wait for.
    */
   private unsavedInsert(row: RunRow, save: Exclude<SaveRuns, "all">, insert: Promise<void>): Promise<void> {
-    const t = this.t;
-    const ops = t.untaken.get(row.id)!;
+    const started = this.started;
+    const ops = started.untakenInsert(row.id)!;
     const kept = ops.filter(
       (op) => typeof op === "function" || (op.op !== "insertStep" && op.op !== "updateStep" && (save === "failed" || op.op !== "putDefinition")),
     );
@@ -144,12 +165,11 @@ export class RunLifecycle {
     if (save === "failed") ops.push(...kept);
     else {
       ops.push(() => {
-        t.untaken.delete(row.id);
-        t.insertedSeq.set(row, row.event_seq);
-        return t.lost.has(row.id) ? null : { op: "countRun", row };
+        started.insertTaken(row);
+        return started.isLost(row.id) ? null : { op: "countRun", row };
       });
       // Nothing of the run is stored: its starter answers now, not after the commit of its count.
-      t.releases.get(row.id)?.();
+      started.releaseStarter(row.id);
     }
     return insert.catch(() => {});
   }
@@ -159,7 +179,7 @@ export class RunLifecycle {
    * paused): its step rows are deleted ("failed"), or the run with them, counted all the same ("none").
    */
   private unsavedEnd(row: RunRow, save: Exclude<SaveRuns, "all">, end: QueuedOp): QueuedOp[] {
-    const lost = () => this.t.lost.has(row.id);
+    const lost = () => this.started.isLost(row.id);
     if (save === "failed") return [() => (lost() ? null : ({ op: "dropSteps", runId: row.id } satisfies WriteOp)), end];
     return [
       () => (lost() ? null : ({ op: "deleteRuns", ids: [row.id] } satisfies WriteOp)),
@@ -170,18 +190,14 @@ export class RunLifecycle {
   /** After the final write committed: streams, waiters and follow-up listeners learn the run ended. */
   private ended(row: RunRow, steps?: StepRow[]) {
     const t = this.t;
-    t.stats.finished++;
-    t.o.observer?.runFinished(row, t.traceparents.get(row.id));
-    t.traceparents.delete(row.id);
-    if (t.waits.size) t.waits.delete(row.id);
+    this.finished++;
+    t.o.observer?.runFinished(row, this.started.traceparentOf(row.id));
+    this.started.forgetTraceparent(row.id);
+    t.executing.clearWait(row.id);
     t.emitRun(row);
     t.events.emit(row.id, () => ({ type: "end", id: row.event_seq + 1, run: runFromRow(row) }));
-    const waiters = t.endWaiters.get(row.id);
-    if (waiters) {
-      t.endWaiters.delete(row.id);
-      for (const waiter of waiters) waiter(row, steps);
-    }
-    for (const listener of t.finishedListeners) {
+    this.waiters.runEnded(row, steps);
+    for (const listener of this.finishedListeners) {
       try {
         listener(row);
       } catch (error) {

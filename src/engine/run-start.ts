@@ -17,6 +17,8 @@ import type { QueuedOp, WriteOp } from "../store/run-writes";
 import type { Storage } from "../store/port";
 
 export const MAX_SUBFLOW_DEPTH = 10;
+/** Runs whose caller's trace context is kept at most (RunStarter.traceparents). */
+const TRACED_RUNS = 100_000;
 
 export interface StartRunInput {
   /** The workspace the caller acts in; null for system callers holding only a workflow id (schedulers). */
@@ -36,21 +38,115 @@ export interface StartRunInput {
   traceparent?: string;
 }
 
-/** What starting needs from the engine's lifecycle: refuse while stopping, start recovery and timers on first use. */
+/**
+ * What starting needs from the rest of the engine: refuse while stopping, start recovery and timers on first
+ * use, keep an early webhook reply for the starter (waiters.ts), and stop a run whose insert failed.
+ */
 export interface StartGate {
   stopping(): boolean;
   ensureStarted(): void;
+  /** The starter of `runId` will ask for its webhook reply (Waiters.expectReply); `false`: it no longer will. */
+  expectReply(runId: string, expect: boolean): void;
+  /** Stops a run wherever it is (queued or executing): its insert failed. */
+  stopLost(p: PendingRun): void;
 }
 
-export class RunStarter {
+/**
+ * What the rest of the engine asks the starter about the runs it started: their insert while it is on its way,
+ * and the trace context they were started with. The starter owns that state (lazyInsertOps, insertFailed,
+ * prepareFor); the execution (run-lifecycle.ts, step-host.ts) and recovery only ask.
+ */
+export interface StartedRuns {
+  /** The W3C `traceparent` the run was started with, while it is known (in memory only). */
+  traceparentOf(runId: string): string | undefined;
+  /** The run ended: its trace context is no longer needed. */
+  forgetTraceparent(runId: string): void;
+  /** The ops of the run's insert while it is queued and not yet taken into a batch: its step rows join them. */
+  untakenInsert(runId: string): QueuedOp[] | undefined;
+  /** The commit of the run's insert while its starter waits for it (not committed yet). */
+  unackedInsert(runId: string): Promise<void> | undefined;
+  /** The run's insert failed after it started executing: nothing more of it is written. */
+  isLost(runId: string): boolean;
+  /** True when an insert already carried the row at `seq` or later: a patch up to `seq` has nothing to add. */
+  carried(row: RunRow, seq: number): boolean;
+  /** The op standing for the run's insert was taken into a batch, carrying the row as it stands. */
+  insertTaken(row: RunRow): void;
+  /** Nothing of the run is stored (settings.saveRuns none): its starter stops waiting for the commit. */
+  releaseStarter(runId: string): void;
+}
+
+export class RunStarter implements StartedRuns {
   private readonly definitionTexts = new BoundedMap<string, string>(500);
   private readonly hashByVersion = new Map<string, string>();
   private readonly hashByObject = new WeakMap<object, string>();
+  private started = 0;
+  /** Runs started by `startRun` whose insert is not committed yet: the commit they wait for. */
+  private readonly unacked = new Map<string, Promise<void>>();
+  /**
+   * Starters waiting for the commit of a run's insert that may stop waiting sooner: a run of a workflow that
+   * keeps nothing of its successful runs (settings.saveRuns none) that succeeded before its insert was taken
+   * has nothing left to commit but its count (RunLifecycle.unsavedInsert calls releaseStarter).
+   */
+  private readonly releases = new Map<string, () => void>();
+  /** Runs whose insert failed after they started executing: nothing more of them is written. */
+  private readonly lost = new Set<string>();
+  /** The row's event_seq when a lazy insert took it (see lazyInsertOps). */
+  private readonly insertedSeq = new WeakMap<RunRow, number>();
+  /**
+   * Runs whose lazy insert is queued and not yet taken into a batch, with the ops of that insert: the run's
+   * step rows join them, and a status change needs no write of its own (the insert will carry it).
+   */
+  private readonly untaken = new Map<string, QueuedOp[]>();
+  /**
+   * The W3C `traceparent` a run was started with (a webhook's or an API call's header, a calling step's span),
+   * until it ends: in memory only, so a restart or another instance of a cluster executes it without
+   * (docs/operations.md, "Traces"). Bounded: runs paused for long are the first to lose it.
+   */
+  private readonly traceparents = new BoundedMap<string, string>(TRACED_RUNS);
 
   constructor(
     private readonly t: RunTable,
     private readonly gate: StartGate,
   ) {}
+
+  traceparentOf(runId: string): string | undefined {
+    return this.traceparents.get(runId);
+  }
+
+  forgetTraceparent(runId: string): void {
+    this.traceparents.delete(runId);
+  }
+
+  /** Runs started by this process (Engine.stats). */
+  get startedCount(): number {
+    return this.started;
+  }
+
+  untakenInsert(runId: string): QueuedOp[] | undefined {
+    return this.untaken.get(runId);
+  }
+
+  unackedInsert(runId: string): Promise<void> | undefined {
+    return this.unacked.get(runId);
+  }
+
+  isLost(runId: string): boolean {
+    return this.lost.has(runId);
+  }
+
+  carried(row: RunRow, seq: number): boolean {
+    const at = this.insertedSeq.get(row);
+    return at !== undefined && at >= seq;
+  }
+
+  insertTaken(row: RunRow): void {
+    this.untaken.delete(row.id);
+    this.insertedSeq.set(row, row.event_seq);
+  }
+
+  releaseStarter(runId: string): void {
+    this.releases.get(runId)?.();
+  }
 
   /**
    * Starts a run: the pending row is committed (group commit) before this resolves, then it is queued.
@@ -80,10 +176,10 @@ export class RunStarter {
     const { pending, definitionText } = this.prepareFor(rw, input);
     await unit.runInserts.insert(pending.row, { hash: pending.row.definition_hash, text: definitionText });
     unit.afterCommit(() => {
-      t.o.observer?.runStarted(pending.row, t.traceparents.get(pending.row.id));
-      t.queue(pending);
+      t.o.observer?.runStarted(pending.row, this.traceparents.get(pending.row.id));
+      t.queue.add(pending);
     });
-    t.stats.started++;
+    this.started++;
     return runFromRow(pending.row);
   }
 
@@ -128,7 +224,7 @@ export class RunStarter {
       owner: this.t.owner,
       ...overrides,
     };
-    if (input.traceparent) this.t.traceparents.set(row.id, input.traceparent);
+    if (input.traceparent) this.traceparents.set(row.id, input.traceparent);
     const pending: PendingRun = {
       id: row.id,
       workflowId: row.workflow_id,
@@ -159,35 +255,34 @@ export class RunStarter {
     const { pending, definitionText } = await this.prepare(input);
     const row = pending.row;
     const started = snapshot ? runFromRow(row) : undefined;
-    if (keepReply) t.awaitingReply.add(row.id);
+    if (keepReply) this.gate.expectReply(row.id, true);
     // The run executes while its insert waits for the group commit: a run of main-thread steps usually
     // ends before the batch is taken, and then its row is inserted once, finished, next to its step rows
     // (no `running` or finish update). The caller still answers only after that commit; a worker step
     // (side effects) waits for it too (StepHost.invokeResolved).
     const committed = t.writes.write(this.lazyInsertOps(pending, definitionText));
-    t.unacked.set(row.id, committed);
+    this.unacked.set(row.id, committed);
     // A workflow that keeps nothing of its successful runs: one that succeeds before its insert is taken is
     // answered without waiting for a commit (docs/engine.md, "Run saving").
     const released =
       pending.definition.settings?.saveRuns === "none"
         ? new Promise<void>((resolve) => {
-            t.releases.set(row.id, resolve);
+            this.releases.set(row.id, resolve);
           })
         : undefined;
-    t.queue(pending);
-    t.stats.started++;
+    t.queue.add(pending);
+    this.started++;
     try {
       await (released ? Promise.race([committed, released]) : committed);
     } catch (error) {
       this.insertFailed(pending);
-      t.awaitingReply.delete(row.id);
-      t.replies.delete(row.id);
+      if (keepReply) this.gate.expectReply(row.id, false);
       throw error;
     } finally {
-      t.unacked.delete(row.id);
-      if (released) t.releases.delete(row.id);
+      this.unacked.delete(row.id);
+      if (released) this.releases.delete(row.id);
     }
-    t.o.observer?.runStarted(row, t.traceparents.get(row.id));
+    t.o.observer?.runStarted(row, this.traceparents.get(row.id));
     return { id: row.id, run: started };
   }
 
@@ -208,28 +303,24 @@ export class RunStarter {
 
   /** The pending insert as an op built at commit time: it carries the row as it stands then. */
   private lazyInsertOps(p: PendingRun, definitionText: string | null): QueuedOp[] {
-    const t = this.t;
     const ops: QueuedOp[] = [];
     if (definitionText !== null) ops.push({ op: "putDefinition", hash: p.row.definition_hash, text: definitionText });
     const row = p.row;
     // No copy: both writers bind or serialise the row in the same task that builds the batch.
     ops.push(() => {
-      t.untaken.delete(row.id);
-      t.insertedSeq.set(row, row.event_seq);
+      this.insertTaken(row);
       return { op: "insertRun", row };
     });
-    t.untaken.set(row.id, ops);
+    this.untaken.set(row.id, ops);
     return ops;
   }
 
   /** The insert of a run that had started executing failed: it stops, and nothing more of it is written. */
   private insertFailed(p: PendingRun) {
-    const t = this.t;
     const row = p.row;
-    t.lost.add(row.id);
-    t.active.get(row.id)?.stop("cancelled");
-    if (t.pendingById.delete(row.id)) t.dispatcher.remove(p);
-    setTimeout(() => t.lost.delete(row.id), 60_000).unref?.();
+    this.lost.add(row.id);
+    this.gate.stopLost(p);
+    setTimeout(() => this.lost.delete(row.id), 60_000).unref?.();
   }
 }
 

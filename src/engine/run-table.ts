@@ -1,9 +1,12 @@
 /**
- * The engine's memory of the runs it holds: queued, executing, being committed, or just ended, and who waits
- * for them. Until a write commits this is the truth about a run; after, the database is (RunStore). Every
- * part of the engine — starting (run-start.ts), executing (run-lifecycle.ts, step-host.ts), waiting
- * (waiters.ts), cancel and retry (run-control.ts), pauses (resumes.ts) and recovery (recovery.ts) — works
- * on runs through one RunTable, which engine.ts builds.
+ * What the parts of the engine share, passed to each by engine.ts: the index of the runs this process holds —
+ * queued (run-queue.ts), executing (run-execution.ts ExecutingRuns), being committed (`settling`) or just ended
+ * (`recent`) — with the freshest row of each (rowInMemory: until a write commits this is the truth about a run;
+ * after, the database is), the run event streams, the limits, options and the storage port's run repositories.
+ * State that one part changes lives in that part (docs/architecture.md, "Engine"): inserts on their way and
+ * trace contexts in run-start.ts, waiters and webhook replies in waiters.ts, the queue in run-queue.ts,
+ * executing runs in run-execution.ts, run-finished listeners in run-lifecycle.ts, a cluster's intake in
+ * cluster-links.ts.
  */
 import type { Config } from "../config";
 import { AppError } from "../http/errors";
@@ -18,13 +21,14 @@ import type { Db } from "../store/db";
 import type { RunClaimRepository } from "../store/run-claims";
 import type { RunReadRepository } from "../store/run-read-repository";
 import { type RunRow, runFromRow, type StepRow } from "../store/run-rows";
-import type { Dispatcher } from "./dispatcher";
 import type { EngineObserver } from "./engine-observer";
 import { RunEvents } from "./run-events";
-import type { ReplayEntry, RunExecution } from "./run-execution";
+import type { ExecutingRuns, ReplayEntry, RunExecution } from "./run-execution";
+import type { PendingRun, RunQueue } from "./run-queue";
 import type { QueuedOp, RunWrites } from "../store/run-writes";
-import type { WebhookReply } from "./step-context";
 import type { WorkflowSource } from "./workflow-source";
+
+export type { PendingRun } from "./run-queue";
 
 export const FINISHED = new Set(["completed", "failed", "cancelled"]);
 /**
@@ -34,9 +38,7 @@ export const FINISHED = new Set(["completed", "failed", "cancelled"]);
  */
 export const BUS_GRACE_MS = 2_000;
 /** Finished runs kept in memory for waiters that arrive right after the end (see RunTable.recent). */
-const RECENT_RUNS = 1024;
-/** Runs whose caller's trace context is kept at most (RunTable.traceparents). */
-const TRACED_RUNS = 100_000;
+export const RECENT_RUNS = 1024;
 
 /** The columns every new run starts with (a start or a retry): nothing ran yet, nothing waits. */
 export const FRESH_RUN = {
@@ -96,22 +98,6 @@ export interface EngineOptions {
   observer?: EngineObserver;
 }
 
-/** A run the dispatcher holds or hands to execution: its row and everything it executes with. */
-export interface PendingRun {
-  id: string;
-  workflowId: string;
-  environment: Environment;
-  row: RunRow;
-  definition: FlowVersionT;
-  variables: Record<string, unknown>;
-  secrets: string[];
-  pinned: Record<string, unknown>;
-  triggerOutput: unknown;
-  replay?: ReplayEntry[];
-  resume?: { payload: Record<string, unknown> };
-  activeMsBefore?: number;
-}
-
 /** What a paused run keeps in its `state` column: the steps to replay, its active time, and the resume payload once given. */
 export interface PauseState {
   log: ReplayEntry[];
@@ -131,58 +117,22 @@ export interface EngineLimits {
 export class RunTable {
   readonly events = new RunEvents();
   readonly limits: EngineLimits;
-  readonly stats = { started: 0, finished: 0, workerSteps: 0, inlineSteps: 0 };
-  readonly active = new Map<string, RunExecution>();
-  readonly pendingById = new Map<string, PendingRun>();
-  /** Rows whose latest change is being committed (finish, pause, resume). */
-  readonly settling = new Map<string, RunRow>();
-  /** Runs started by `startRun` whose insert is not committed yet: the commit they wait for. */
-  readonly unacked = new Map<string, Promise<void>>();
+  /** Rows whose latest change is being committed (finish, pause, resume): written by `settle` only. */
+  private readonly settling = new Map<string, RunRow>();
   /**
    * Runs that ended lately, with their step rows when this process executed them all: whoever waits for a
    * run (`?wait=`, a sub-flow call, a stream) asks right after it ended, and this spares the database reads.
    */
-  readonly recent = new BoundedMap<string, { row: RunRow; steps?: StepRow[] }>(RECENT_RUNS);
-  /**
-   * Starters waiting for the commit of a run's insert that may stop waiting sooner: a run of a workflow that
-   * keeps nothing of its successful runs (settings.saveRuns none) that succeeded before its insert was taken
-   * has nothing left to commit but its count (RunLifecycle.unsavedInsert calls this).
-   */
-  readonly releases = new Map<string, () => void>();
-  /** Runs whose insert failed after they started executing: nothing more of them is written. */
-  readonly lost = new Set<string>();
-  /** The row's event_seq when a lazy insert took it (see RunStarter.lazyInsertOps). */
-  readonly insertedSeq = new WeakMap<RunRow, number>();
-  /**
-   * Runs whose lazy insert is queued and not yet taken into a batch, with the ops of that insert: the run's
-   * step rows join them, and a status change needs no write of its own (the insert will carry it).
-   */
-  readonly untaken = new Map<string, QueuedOp[]>();
-  readonly endWaiters = new Map<string, Set<(row: RunRow, steps?: StepRow[]) => void>>();
-  readonly replyWaiters = new Map<string, Set<(reply: WebhookReply) => void>>();
-  /**
-   * Replies of runs whose starter will ask for them (a synchronous webhook), kept from the moment the step
-   * replies until the starter collects them: a fast run replies before its start is even committed. Nobody
-   * else's reply is kept.
-   */
-  readonly replies = new Map<string, WebhookReply>();
-  readonly awaitingReply = new Set<string>();
-  /** Running steps that say they wait for something they do not control (ctx.waiting), by run: shown live, never stored. */
-  readonly waits = new Map<string, { step: string; reason: string; since: string }>();
-  /**
-   * The W3C `traceparent` a run was started with (a webhook's or an API call's header, a calling step's span),
-   * until it ends: in memory only, so a restart or another instance of a cluster executes it without
-   * (docs/operations.md, "Traces"). Bounded: runs paused for long are the first to lose it.
-   */
-  readonly traceparents = new BoundedMap<string, string>(TRACED_RUNS);
-  readonly finishedListeners: Array<(run: RunRow) => void> = [];
-  readonly replyListeners: Array<(runId: string, reply: WebhookReply) => void> = [];
+  private readonly recent = new BoundedMap<string, { row: RunRow; steps?: StepRow[] }>(RECENT_RUNS);
 
   constructor(
     readonly o: EngineOptions,
     /** Group-committed run and step writes (on a writer thread when the database is a file). */
     readonly writes: RunWrites,
-    readonly dispatcher: Dispatcher<PendingRun>,
+    /** The runs queued here, not yet executing (run-queue.ts). */
+    readonly queue: RunQueue,
+    /** The runs executing here (run-execution.ts; the lifecycle adds and removes them). */
+    readonly executing: ExecutingRuns,
     /** A cluster's claims on runs (the storage port: awaited, on either database). */
     readonly claims: RunClaimRepository,
     /** What the engine reads of stored runs (the storage port: awaited, on either database). */
@@ -199,13 +149,6 @@ export class RunTable {
     };
   }
 
-  /** Runs this instance claimed from nobody (an `api` instance's intake): their webhook reply and end are announced on the bus. */
-  readonly remoteIntake = new Set<string>();
-  /** An `api` instance: where a run goes instead of this process's queue (set by the engine). */
-  handOff: (p: PendingRun) => void = () => {
-    throw new Error("this instance does not execute runs and has nowhere to hand them");
-  };
-
   /** The owner written on the runs this process starts: its instance id in a cluster (none on an `api` instance), else null. */
   get owner(): string | null {
     const c = this.o.cluster;
@@ -216,15 +159,6 @@ export class RunTable {
   get instanceId(): string | null {
     return this.o.cluster?.instanceId ?? null;
   }
-
-  /** A run executed elsewhere that ended so lately that its notices may still be on the bus (BUS_GRACE_MS). */
-  endedLately(row: RunRow): boolean {
-    if (this.executes || row.finished_at === null || this.endNoticed.has(row.id)) return false;
-    return Date.now() - Date.parse(row.finished_at) < BUS_GRACE_MS;
-  }
-
-  /** Runs executed elsewhere whose end notice arrived (everything they sent before it has too). */
-  readonly endNoticed = new BoundedMap<string, true>(RECENT_RUNS);
 
   /** False on an `api` instance: it stores runs and leaves their execution to workers. */
   get executes(): boolean {
@@ -237,20 +171,39 @@ export class RunTable {
     return source;
   }
 
+  /** True when this process executes, queues or is committing the run (in a cluster, another instance may hold it). */
+  holds(runId: string): boolean {
+    return this.executing.has(runId) || this.queue.has(runId) || this.settling.has(runId);
+  }
+
+  /** True while the run's latest change is being committed. */
+  isSettling(runId: string): boolean {
+    return this.settling.has(runId);
+  }
+
+  /** The run ended (RunLifecycle.finish): kept for whoever asks right after, with its step rows when all are known. */
+  rememberEnded(row: RunRow, steps?: StepRow[]) {
+    this.recent.set(row.id, { row, steps });
+  }
+
+  /** A run that ended lately, as remembered (rememberEnded). */
+  recentlyEnded(runId: string): { row: RunRow; steps?: StepRow[] } | undefined {
+    return this.recent.get(runId);
+  }
+
+  /** Runs deleted from the database (retention): forgotten here too. */
+  forget(ids: readonly string[]) {
+    for (const id of ids) this.recent.delete(id);
+  }
+
   /** The freshest row this process holds: executing, queued, being committed or just ended; else undefined. */
   rowInMemory(runId: string): RunRow | undefined {
-    return this.active.get(runId)?.row ?? this.pendingById.get(runId)?.row ?? this.settling.get(runId) ?? this.recent.get(runId)?.row;
+    return this.executing.get(runId)?.row ?? this.queue.get(runId)?.row ?? this.settling.get(runId) ?? this.recent.get(runId)?.row;
   }
 
   /** The freshest row: the one this process holds (rowInMemory), else the stored one. */
   async rowNow(runId: string): Promise<RunRow | null> {
     return this.rowInMemory(runId) ?? (await this.reads.getRow(runId));
-  }
-
-  /** True when an insert already carried the row at `seq` or later: a patch up to `seq` has nothing to add. */
-  carried(row: RunRow, seq: number): boolean {
-    const at = this.insertedSeq.get(row);
-    return at !== undefined && at >= seq;
   }
 
   /** Writes a run's status change (or waits for a write that carries it); until it is committed, readers get the row from memory. */
@@ -263,12 +216,6 @@ export class RunTable {
     }
   }
 
-  queue(p: PendingRun) {
-    if (!this.executes) return this.handOff(p);
-    this.pendingById.set(p.id, p);
-    this.dispatcher.add(p, p.definition.settings ?? {});
-  }
-
   emitRun(row: RunRow) {
     this.events.emit(row.id, () => ({ type: "run", id: row.event_seq, run: this.withWait(runFromRow(row)) }));
   }
@@ -277,24 +224,16 @@ export class RunTable {
   withWait(run: RunT): RunT {
     if (run.status === "pending") {
       // Held back by the dispatcher: a concurrency limit, maintenance mode or the engine's ceiling.
-      const reason = this.pendingById.has(run.id)
-        ? this.dispatcher.waitingReason({ id: run.id, workflowId: run.workflowId, environment: run.environment as Environment })
-        : undefined;
+      const reason = this.queue.waitingReason({ id: run.id, workflowId: run.workflowId, environment: run.environment as Environment });
       return reason ? { ...run, waiting: { step: "", reason, since: run.startedAt } } : run;
     }
-    const wait = this.waits.get(run.id);
+    const wait = this.executing.waitOf(run.id);
     return wait && run.status === "running" ? { ...run, waiting: wait } : run;
   }
 
   /** A step says it waits (reason) or goes on (null): the run shows it, and its stream gets a run event (same id: nothing new is stored). */
   stepWaiting(run: RunExecution, step: string, reason: string | null) {
-    const id = run.row.id;
-    if (reason === null) {
-      if (!this.waits.delete(id)) return;
-    } else {
-      this.waits.set(id, { step, reason, since: new Date().toISOString() });
-    }
-    this.emitRun(run.row);
+    if (this.executing.setWait(run.row.id, step, reason)) this.emitRun(run.row);
   }
 
   private readonly parsedDefinitions = new BoundedMap<string, FlowVersionT>(64);

@@ -16,7 +16,7 @@ import type { ExecutorHost, StepCall } from "./executor";
 import { type ActionOutcome, errorMessage, invokeAction } from "./invoke-action";
 import { WorkerPool } from "./pool";
 import type { RunExecution } from "./run-execution";
-import { MAX_SUBFLOW_DEPTH, type StartRunInput } from "./run-start";
+import { MAX_SUBFLOW_DEPTH, type StartedRuns, type StartRunInput } from "./run-start";
 import { FINISHED, type RunTable } from "./run-table";
 import type { QueuedOp, WriteOp } from "../store/run-writes";
 import type { StepEffects, SubflowCall, SubflowResult, WebhookReply } from "./step-context";
@@ -49,6 +49,8 @@ export class StepHost implements ExecutorHost {
   readonly stepMaxOutput: number;
   readonly loopMaxItems: number;
   readonly runMaxSteps: number;
+  /** Steps run on a worker thread, and on this thread (Engine.stats). */
+  private readonly counted = { worker: 0, inline: 0 };
   private pool: WorkerPool | undefined;
   /** The pool started (or could not): steps can be placed. */
   private poolSettled = false;
@@ -59,6 +61,8 @@ export class StepHost implements ExecutorHost {
 
   constructor(
     private readonly t: RunTable,
+    /** What the starter knows of the runs it started: their inserts on the way, their trace context (run-start.ts). */
+    private readonly started: StartedRuns,
     private readonly links: StepHostLinks,
   ) {
     this.addressPolicy = t.o.addressPolicy ?? new AddressPolicy(t.o.config.allowedCidrs);
@@ -68,6 +72,10 @@ export class StepHost implements ExecutorHost {
     this.stepMaxOutput = t.limits.stepMaxOutput;
     this.loopMaxItems = t.limits.loopMaxItems;
     this.runMaxSteps = t.limits.runMaxSteps;
+  }
+
+  get stepCounts(): { readonly worker: number; readonly inline: number } {
+    return this.counted;
   }
 
   get workerPool(): WorkerPool | undefined {
@@ -104,12 +112,13 @@ export class StepHost implements ExecutorHost {
     const op: WriteOp = { op: update ? "updateStep" : "insertStep", row };
     const runId = run.row.id;
     let committed: Promise<void> | undefined;
-    const insert = durable ? undefined : t.untaken.get(runId);
+    const started = this.started;
+    const insert = durable ? undefined : started.untakenInsert(runId);
     if (insert)
       insert.push(op); // committed with the run's insert, and fails with it
     else {
       // Steps of a run whose insert is not committed yet are dropped if that insert fails (RunStarter.insertFailed).
-      const queued: QueuedOp = t.unacked.has(runId) ? () => (t.lost.has(runId) ? null : op) : op;
+      const queued: QueuedOp = started.unackedInsert(runId) !== undefined ? () => (started.isLost(runId) ? null : op) : op;
       if (durable) committed = t.writes.write([queued]);
       else t.writes.fire(queued);
     }
@@ -125,7 +134,7 @@ export class StepHost implements ExecutorHost {
     }
     t.events.emit(run.row.id, () => ({ type: "step", id: row.seq, step: stepFromRow(row) }));
     if (row.duration_ms !== null && (row.status === "completed" || row.status === "failed"))
-      t.o.observer?.stepFinished(row, run.row, t.traceparents.get(runId));
+      t.o.observer?.stepFinished(row, run.row, this.started.traceparentOf(runId));
     return committed;
   }
 
@@ -215,7 +224,7 @@ export class StepHost implements ExecutorHost {
     const row = run.row;
     const pieceId = call.node.pieceId ?? "";
     // The step's outgoing calls carry the trace on: a tracer's span for the step, else the caller's own context.
-    const given = this.t.traceparents.get(row.id);
+    const given = this.started.traceparentOf(row.id);
     const traceparent = observer?.stepStarting?.({ id: call.stepId, name: call.node.name, pieceId, actionId: call.action.id }, row, given) ?? given;
     const runInfo = {
       id: row.id,
@@ -230,14 +239,14 @@ export class StepHost implements ExecutorHost {
     const callWorkflow = (sub: SubflowCall) => this.callWorkflow(run, sub, traceparent);
     const pool = this.pool;
     if (pool && this.needsWorker(pieceId, call.action)) {
-      this.t.stats.workerSteps++;
+      this.counted.worker++;
       return pool.run(
         { pieceId, actionId: call.action.id, config: call.config, auth, run: runInfo, resumePayload: call.resumePayload, publicUrl: config.publicUrl },
         run.abort.signal,
         { onReply, onCall: callWorkflow, onLog: (message, fields) => log.debug(message, { runId: row.id, step: call.node.name, ...fields }) },
       );
     }
-    this.t.stats.inlineSteps++;
+    this.counted.inline++;
     const result = invokeAction(call.action, {
       config: call.config,
       auth,

@@ -1,12 +1,13 @@
 /**
  * Waiting for runs: `?wait=` on the Runs API, a sub-flow call that waits for its child, a synchronous
  * webhook waiting for `webhook.respond` (or the run's end), and the freshest view of a run meanwhile.
- * A run that ended lately answers from memory (RunTable.recent) with its step rows; a run whose end is
+ * A run that ended lately answers from memory (RunTable.recentlyEnded) with its step rows; a run whose end is
  * still being committed is waited for, so what a waiter reads is always committed.
  */
 import type { RunT } from "../schema/run";
 import { type RunRow, runFromRow, type StepRow, stepFromRow } from "../store/run-rows";
-import { FINISHED, type RunTable } from "./run-table";
+import { BoundedMap } from "../lib/bounded-map";
+import { BUS_GRACE_MS, FINISHED, RECENT_RUNS, type RunTable } from "./run-table";
 import type { WebhookReply } from "./step-context";
 
 /** A set of waiters in a map by run id, created on first use; the caller removes it when it empties. */
@@ -30,7 +31,60 @@ export interface ReplyResult {
 }
 
 export class Waiters {
+  /** Whoever waits for a run's end (`?wait=`, a sub-flow call, a synchronous webhook), by run: runEnded calls them. */
+  private readonly endWaiters = new Map<string, Set<(row: RunRow, steps?: StepRow[]) => void>>();
+  private readonly replyWaiters = new Map<string, Set<(reply: WebhookReply) => void>>();
+  /**
+   * Replies of runs whose starter will ask for them (a synchronous webhook), kept from the moment the step
+   * replies until the starter collects them: a fast run replies before its start is even committed. Nobody
+   * else's reply is kept.
+   */
+  private readonly replies = new Map<string, WebhookReply>();
+  private readonly awaitingReply = new Set<string>();
+  private readonly replyListeners: Array<(runId: string, reply: WebhookReply) => void> = [];
+  /** Runs executed elsewhere whose end notice arrived (everything they sent before it has too). */
+  private readonly endNoticed = new BoundedMap<string, true>(RECENT_RUNS);
+
   constructor(private readonly t: RunTable) {}
+
+  /** Called when a step replies to the webhook that started its run (webhook.respond). */
+  onReply(listener: (runId: string, reply: WebhookReply) => void) {
+    this.replyListeners.push(listener);
+  }
+
+  /** The run ended (its end is committed, or read from the database when it ended elsewhere): its end waiters get it. */
+  runEnded(row: RunRow, steps?: StepRow[]) {
+    const waiters = this.endWaiters.get(row.id);
+    if (!waiters) return;
+    this.endWaiters.delete(row.id);
+    for (const waiter of waiters) waiter(row, steps);
+  }
+
+  /** True when someone here waits for the run's end. */
+  waitsForEnd(runId: string): boolean {
+    return this.endWaiters.has(runId);
+  }
+
+  /** The runs someone here waits for the end of. */
+  runsWaitedFor(): string[] {
+    return [...this.endWaiters.keys()];
+  }
+
+  /** True when someone here waits for the run's webhook reply, or its starter will ask for it. */
+  wantsReply(runId: string): boolean {
+    return this.replyWaiters.has(runId) || this.awaitingReply.has(runId);
+  }
+
+  /** A cluster: the end notice of a run executed elsewhere arrived over the bus. */
+  noticeEnd(runId: string) {
+    this.endNoticed.set(runId, true);
+  }
+
+  /** A run executed elsewhere that ended so lately that its notices may still be on the bus (BUS_GRACE_MS). */
+  endedLately(row: RunRow): boolean {
+    if (this.t.executes || row.finished_at === null || this.endNoticed.has(row.id)) return false;
+    return Date.now() - Date.parse(row.finished_at) < BUS_GRACE_MS;
+  }
 
   /** The freshest row of a run of `workspaceId` (in memory while it executes), or null. */
   async row(workspaceId: string, runId: string): Promise<RunRow | null> {
@@ -79,17 +133,17 @@ export class Waiters {
     // A run whose end is still being committed is waited for: its step rows are not all readable yet. A caller
     // aborted already (a cancel that came while it was starting the run it waits for) waits for nothing: an
     // aborted signal never fires "abort" again.
-    if (!row || (FINISHED.has(row.status) && !t.settling.has(runId)) || ms <= 0 || signal?.aborted) {
-      const recent = t.recent.get(runId);
+    if (!row || (FINISHED.has(row.status) && !t.isSettling(runId)) || ms <= 0 || signal?.aborted) {
+      const recent = t.recentlyEnded(runId);
       return { row, steps: recent && recent.row === row ? recent.steps : undefined };
     }
     return new Promise((resolve) => {
-      const set = waitersOf(t.endWaiters, runId);
+      const set = waitersOf(this.endWaiters, runId);
       const done = (finished: RunRow | null, steps?: StepRow[]) => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
         set.delete(waiter);
-        if (set.size === 0 && t.endWaiters.get(runId) === set) t.endWaiters.delete(runId);
+        if (set.size === 0 && this.endWaiters.get(runId) === set) this.endWaiters.delete(runId);
         if (finished) resolve({ row: finished, steps });
         else resolve(t.rowNow(runId).then((now) => ({ row: now })));
       };
@@ -115,25 +169,25 @@ export class Waiters {
         return current();
       },
     });
-    t.awaitingReply.delete(runId);
-    const early = t.replies.get(runId);
+    this.awaitingReply.delete(runId);
+    const early = this.replies.get(runId);
     if (early) {
-      t.replies.delete(runId);
+      this.replies.delete(runId);
       return Promise.resolve(withReply(early));
     }
     const held = t.rowInMemory(runId);
     // On an `api` instance the worker's reply may still be on the bus although the database already shows the end.
-    if (held && FINISHED.has(held.status) && !t.endedLately(held)) return Promise.resolve({ run: runFromRow(held), timedOut: false });
+    if (held && FINISHED.has(held.status) && !this.endedLately(held)) return Promise.resolve({ run: runFromRow(held), timedOut: false });
     return new Promise((resolve) => {
       // Registered before anything is awaited: a reply or end that comes meanwhile is not missed.
-      const replySet = waitersOf(t.replyWaiters, runId);
-      const endSet = waitersOf(t.endWaiters, runId);
+      const replySet = waitersOf(this.replyWaiters, runId);
+      const endSet = waitersOf(this.endWaiters, runId);
       const cleanup = () => {
         clearTimeout(timer);
         replySet.delete(onReply);
         endSet.delete(onEnd);
-        if (replySet.size === 0 && t.replyWaiters.get(runId) === replySet) t.replyWaiters.delete(runId);
-        if (endSet.size === 0 && t.endWaiters.get(runId) === endSet) t.endWaiters.delete(runId);
+        if (replySet.size === 0 && this.replyWaiters.get(runId) === replySet) this.replyWaiters.delete(runId);
+        if (endSet.size === 0 && this.endWaiters.get(runId) === endSet) this.endWaiters.delete(runId);
       };
       let settled = false;
       const settle = (result: ReplyResult) => {
@@ -152,23 +206,34 @@ export class Waiters {
       t.reads.getRow(runId).then(
         (row) => {
           if (!row) settle({ run: null, timedOut: false });
-          else if (FINISHED.has(row.status) && !t.endedLately(row)) settle({ run: runFromRow(row), timedOut: false });
+          else if (FINISHED.has(row.status) && !this.endedLately(row)) settle({ run: runFromRow(row), timedOut: false });
         },
         () => {}, // the timeout answers
       );
     });
   }
 
+  /**
+   * The starter of `runId` (a synchronous webhook) will ask for its reply: one that comes first is kept for it.
+   * `false`: it no longer will (its insert failed), and a reply kept is dropped.
+   */
+  expectReply(runId: string, expect: boolean) {
+    if (expect) this.awaitingReply.add(runId);
+    else {
+      this.awaitingReply.delete(runId);
+      this.replies.delete(runId);
+    }
+  }
+
   /** A step replied to the webhook that started its run: its waiter gets it, or it is kept for the starter. */
   deliverReply(runId: string, reply: WebhookReply) {
-    const t = this.t;
-    const waiters = t.replyWaiters.get(runId);
+    const waiters = this.replyWaiters.get(runId);
     if (waiters) {
-      t.replyWaiters.delete(runId);
+      this.replyWaiters.delete(runId);
       for (const waiter of waiters) waiter(reply);
-    } else if (t.awaitingReply.has(runId) && !t.replies.has(runId)) {
-      t.replies.set(runId, reply);
+    } else if (this.awaitingReply.has(runId) && !this.replies.has(runId)) {
+      this.replies.set(runId, reply);
     }
-    for (const listener of t.replyListeners) listener(runId, reply);
+    for (const listener of this.replyListeners) listener(runId, reply);
   }
 }

@@ -151,7 +151,7 @@ describe("surviving a restart", () => {
     const app = await engineApp();
     const id = await createWorkflow(app, definition(chain(template("a", "one"), template("b", "two:{{a.output.text}}"))));
     const first = await runAndWait(app, id);
-    await app.deps.engine.writes.drain();
+    await app.deps.engine.committed();
     const original = (await app.deps.engine.storedRow(first.id))!;
     const [stepA] = await app.deps.engine.storedSteps(first.id);
     await app.deps.engine.stop(100);
@@ -162,7 +162,7 @@ describe("surviving a restart", () => {
     const resumable = { ...original, id: newId(), status: "running" as const, finished_at: null, duration_ms: null, step_total: 1, event_seq: 2 };
     // And a crash while a worker step was running.
     const cut = { ...original, id: newId(), status: "running" as const, finished_at: null, duration_ms: null, step_total: 1, event_seq: 1 };
-    await next.deps.engine.writes.write([
+    await next.deps.engine.writerForTests.write([
       { op: "insertRun", row: resumable },
       { op: "insertStep", row: { ...stepA!, id: newId(), run_id: resumable.id, seq: 1 } },
       { op: "insertRun", row: cut },
@@ -234,7 +234,7 @@ describe("surviving a restart", () => {
     const app = await engineApp();
     const id = await createWorkflow(app, definition(template("a", "x")));
     const template_ = await runAndWait(app, id);
-    await app.deps.engine.writes.drain();
+    await app.deps.engine.committed();
     const model = (await app.deps.engine.storedRow(template_.id))!;
     await app.deps.engine.stop(100);
     // Insert pending runs without executing them: after the first engine stopped, before the restarted one starts,
@@ -252,7 +252,7 @@ describe("surviving a restart", () => {
         event_seq: 0,
         started_at: new Date().toISOString(),
       };
-      await next.deps.engine.writes.write([{ op: "insertRun", row }]);
+      await next.deps.engine.writerForTests.write([{ op: "insertRun", row }]);
       ids.push(row.id);
     }
     await next.deps.engine.start();

@@ -31,7 +31,7 @@ async function seed(t: TestApp, model: RunRow, daysAgo: number, count: number, s
     ops.push({ op: "insertStep", row: { ...step!, id: Bun.randomUUIDv7(), run_id: id, output_data: JSON.stringify({ blob: "z".repeat(4000) }) } });
     ids.push(id);
   }
-  await t.deps.engine.writes.write(ops);
+  await t.deps.engine.writerForTests.write(ops);
   return ids;
 }
 
@@ -54,7 +54,7 @@ function seedSqliteRows(t: TestApp, model: RunRow, steps: StepRow[], daysAgo: nu
 
 /** Run `id` as stored, once the engine's writes so far are committed; null when it is not stored. */
 async function stored(t: TestApp, id: string): Promise<RunRow | null> {
-  await t.deps.engine.writes.drain();
+  await t.deps.engine.committed();
   return t.deps.engine.storedRow(id);
 }
 
@@ -205,7 +205,9 @@ describe("retention", () => {
     const pausedAt = (await stored(t, paused!))!.started_at;
     expect(firstLooks).toEqual([undefined, { startedAt: pausedAt, id: "", tie: "" }]);
     // Once it ends it is deleted, and the sweep after that looks from it.
-    await t.deps.engine.writes.write([{ op: "patchRun", id: paused!, patch: { status: "completed", finished_at: new Date().toISOString(), duration_ms: 5 } }]);
+    await t.deps.engine.writerForTests.write([
+      { op: "patchRun", id: paused!, patch: { status: "completed", finished_at: new Date().toISOString(), duration_ms: 5 } },
+    ]);
     expect(await sweep()).toBe(1);
     expect(await stored(t, paused!)).toBeNull();
     expect(await sweep()).toBe(0);
@@ -223,7 +225,7 @@ describe("retention", () => {
     const model = (await stored(t, run.id))!;
     const old = await seed(t, model, 30, 120);
     await seed(t, model, 1, 60);
-    await t.deps.engine.writes.drain();
+    await t.deps.engine.committed();
     // What the sweep asks the port, and (PostgreSQL) every synchronous call on the store's Db meanwhile: the
     // synchronous bridge is gone, its members (src/store/postgres/handle.ts) throw, and none may be reached.
     const runs = storageOf(t.db).runRetention;

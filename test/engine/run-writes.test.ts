@@ -156,16 +156,16 @@ test("a webhook run of main-thread steps is committed in one write: its row inse
     };
     const id = await createWorkflow(t, def, { publish: true });
     const token = (await t.req("GET", `/api/workflows/${id}`)).body.data.webhookUrl.split("/webhook/")[1];
-    await t.deps.engine.writes.drain();
-    const before = t.deps.engine.writes.stats.ops;
+    await t.deps.engine.committed();
+    const before = t.deps.engine.writerForTests.stats.ops;
     const res = await t.app.handle(
       new Request(`http://localhost/webhook/${token}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"n":7}' }),
     );
     expect(res.status).toBe(202);
     const runId = (await res.json()).data.runId;
-    await t.deps.engine.writes.drain();
+    await t.deps.engine.committed();
     // One queued write for the whole run (no `running` update, no finish update, no write per step).
-    expect(t.deps.engine.writes.stats.ops - before).toBe(1);
+    expect(t.deps.engine.writerForTests.stats.ops - before).toBe(1);
     // The row and the step rows as stored: on PostgreSQL on a connection of the test's own (its Db answers no SQL).
     const sql = appSql(t);
     const layout = t.databaseUrl ? new CompactLayout(new PostgresRunNames(postgresClient(t.databaseUrl))) : runLayout(t.db);

@@ -73,7 +73,7 @@ beforeAll(async () => {
   for (; i < 27; i++) seeded.push(row(i, { environment: "test" }));
   for (; i < 29; i++) seeded.push(row(i, { workspace_id: other.workspaceId, workflow_id: OTHER_WORKFLOW }));
   // Through the engine's run writer: each database's own layout (the PostgreSQL Db answers no SQL).
-  await t.deps.engine.writes.write(seeded.map((row) => ({ op: "insertRun", row })));
+  await t.deps.engine.writerForTests.write(seeded.map((row) => ({ op: "insertRun", row })));
 });
 
 const production = () => seeded.filter((r) => r.workspace_id === workspaceId && r.environment === "production");

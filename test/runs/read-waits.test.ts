@@ -1,16 +1,23 @@
 /**
- * How long a read of runs waits for queued writes (src/core/runs/runs.ts, settled): with the writer stuck (a
+ * How long a read of runs waits for queued writes (src/core/runs/runs.ts, READ_WAIT_MS; Engine.committed): with the writer stuck (a
  * commit held up, as when PostgreSQL flushes a checkpoint), a list and the detail of a run this process does
  * not hold still answer, with what is committed; the detail of a run it is finishing waits for its rows,
  * also when the run ends while the read waits.
  */
 import { expect, test } from "bun:test";
 import { Runs } from "../../src/core/runs/runs";
-import type { Engine } from "../../src/engine/engine";
+import { Engine } from "../../src/engine/engine";
 import { openDatabase } from "../../src/store/sqlite/db";
 import { openRunReads } from "../../src/store/run-reads";
 import { RunStore } from "../../src/store/sqlite/run-store";
 import { runRow, stepRow } from "../support/run-rows";
+
+/** The engine's own ways of reading stored runs and waiting for commits, over the fake's `reads` and `writes`. */
+const engineReads = {
+  listRuns: Engine.prototype.listRuns,
+  storedStepsBounded: Engine.prototype.storedStepsBounded,
+  committed: Engine.prototype.committed,
+};
 
 /** An engine whose writer never finishes committing until `release()`, holding the runs in `held`. */
 function stuckEngine(held: Set<string>) {
@@ -24,6 +31,7 @@ function stuckEngine(held: Set<string>) {
     release = resolve;
   });
   const engine = {
+    ...engineReads,
     store,
     reads: openRunReads(store.db, null, { synchronous: "FULL" }),
     writes: { pending: 3, drain: () => drained },
@@ -68,6 +76,7 @@ test("a run that ends while its detail waits is answered finished only with its 
   });
   setTimeout(() => Object.assign(live, { status: "completed" }), 10);
   const engine = {
+    ...engineReads,
     store,
     reads: openRunReads(store.db, null, { synchronous: "FULL" }),
     writes: { pending: 1, drain: () => committed },

@@ -66,7 +66,7 @@ describe("settings.saveRuns", () => {
         expect(run.steps.map((s: { nodeId: string }) => s.nodeId)).toEqual(["first", "second"]);
       }
       for (const run of failed) expect(run.status).toBe("failed");
-      await t.deps.engine.writes.drain();
+      await t.deps.engine.committed();
 
       for (const run of failed) {
         const stored = await t.deps.engine.storedRow(run.id);
@@ -140,7 +140,7 @@ describe("settings.saveRuns", () => {
       expect(runId).toMatch(/^[0-9a-f-]{36}$/);
       // The reply comes from the run's last step: its end is written right after.
       await t.deps.engine.waitFor(runId, 5000);
-      await t.deps.engine.writes.drain();
+      await t.deps.engine.committed();
       const stored = await t.deps.engine.storedRow(runId);
       if (mode === "none") expect(stored).toBeNull();
       else expect(stored?.status).toBe("completed");
@@ -156,7 +156,7 @@ describe("settings.saveRuns", () => {
 
   test("none: a run that succeeded before its insert was committed is answered without waiting for the commit of its count", async () => {
     const id = await createWorkflow(t, saving("none"), { name: "held" });
-    const writes = t.deps.engine.writes;
+    const writes = t.deps.engine.writerForTests;
     const write = writes.write;
     let open!: () => void;
     const held = new Promise<void>((resolve) => {
@@ -172,7 +172,7 @@ describe("settings.saveRuns", () => {
       open();
     }
     expect(run.status).toBe("completed");
-    await t.deps.engine.writes.drain();
+    await t.deps.engine.committed();
     await until(
       async () => (await t.req("GET", `/api/runs/counts?workflowId=${id}&environment=test`)).body.data,
       (data) => data.total === 1 && data.unsaved === 1,

@@ -37,7 +37,7 @@ export async function openRunStream(
   return (async function* () {
     try {
       let last = lastEventId;
-      await engine.writes.drain();
+      await engine.committed();
       for (const step of await engine.storedSteps(runId)) {
         if (step.seq <= last) continue;
         last = step.seq;

@@ -23,16 +23,6 @@ const FINISHED = new Set(["completed", "failed", "cancelled"]);
 const READ_WAIT_MS = 50;
 const DAY_MS = 86_400_000;
 const END_WAIT_MS = 10_000;
-function settled(writes: { drain(): Promise<void>; readonly pending: number }): Promise<void> {
-  if (writes.pending === 0) return Promise.resolve();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    writes.drain(),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, READ_WAIT_MS);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
 
 /** Step rows in one run detail: a run with more (a long loop) shows the first and last 1,000 and says how many are left out. */
 export const MAX_DETAIL_STEPS = 2_000;
@@ -96,8 +86,8 @@ export class Runs {
 
   async list(workspaceId: string, query: RawQuery) {
     const filter = runListFilter(workspaceId, query);
-    await settled(this.engine.writes);
-    const { rows, total } = await this.engine.reads.list(filter);
+    await this.engine.committed(READ_WAIT_MS);
+    const { rows, total } = await this.engine.listRuns(filter);
     return {
       data: rows.map(runFromRow),
       pagination: { page: filter.page, limit: filter.limit, total, totalPages: Math.ceil(total / filter.limit) },
@@ -112,7 +102,7 @@ export class Runs {
     const { days, ...filter } = runCountFilter(workspaceId, query);
     const today = Math.floor(now / DAY_MS);
     const first = today - days + 1;
-    await settled(this.engine.writes);
+    await this.engine.committed(READ_WAIT_MS);
     const hours = await this.engine.hourCounts(filter, first * 24);
     const out = Array.from({ length: days }, (_, i) => ({
       day: new Date((first + i) * DAY_MS).toISOString().slice(0, 10),
@@ -137,7 +127,7 @@ export class Runs {
   async get(workspaceId: string, runId: string): Promise<RunT> {
     if (this.engine.holds(runId)) {
       const live = await this.engine.row(workspaceId, runId);
-      if (live !== null && !FINISHED.has(live.status)) await settled(this.engine.writes);
+      if (live !== null && !FINISHED.has(live.status)) await this.engine.committed(READ_WAIT_MS);
       // Ended, maybe while the line above waited: its end and last steps may still be committing. A finished
       // run is shown with all its steps, so its own end commit is waited for (the memory row is finished
       // before its steps are readable: "completed" with its last steps missing was answered).
@@ -148,7 +138,7 @@ export class Runs {
     // The run as it stands now, before its steps are read: the engine changes a live row in place, and a run
     // that ended while the steps were being read would be shown finished with the steps of before its end.
     const now = this.engine.withWait(runFromRow(row));
-    const { steps, omitted } = await this.engine.reads.stepsBounded(runId, MAX_DETAIL_STEPS);
+    const { steps, omitted } = await this.engine.storedStepsBounded(runId, MAX_DETAIL_STEPS);
     const run: RunT = { ...now, steps: steps.map(stepFromRow) };
     return omitted > 0 ? { ...run, stepsOmitted: omitted } : run;
   }

@@ -24,7 +24,7 @@ export function engineRuns(engine: () => Engine): TriggerRunStarter & Subscripti
       return { runId, reply: replyOf(engine(), runId, options.timeoutMs) };
     },
     async recentTriggerBodies(workflowId, limit) {
-      await engine().writes.drain();
+      await engine().committed();
       const recent = await engine().recentTriggerData(workflowId, "subscription", limit);
       return recent.map((data) => (data as { body?: unknown }).body ?? null);
     },
