@@ -69,10 +69,7 @@ export class SecondFactor {
 
   private async userOf(principal: Principal): Promise<UserRow> {
     if (principal.kind !== "session" || !principal.userId)
-      throw new AppError(
-        "FORBIDDEN",
-        "a second factor belongs to a person: manage it from a browser session (your profile, #/profile), not with an API token",
-      );
+      throw new AppError("FORBIDDEN", "a second factor belongs to a person: manage it from a browser session (your profile, #/profile), not with an API token");
     const user = await this.o.identity.user(principal.userId);
     if (!user) throw new AppError("UNAUTHORIZED", "the session's user no longer exists");
     return user;
