@@ -43,9 +43,15 @@ describe("concurrencyLimit", () => {
       5000,
     );
     expect(seen).toEqual(["completed", "completed", "completed"]);
-    expect(maxRunning).toBe(1);
+    // Never two at once while it was watched (a loaded machine may answer the polls too slowly to see any run
+    // running at all: that the runs took turns is checked below by their steps' own times).
+    expect(maxRunning).toBeLessThanOrEqual(1);
     const runs = await Promise.all(ids.map(async (runId) => (await t.req("GET", `/api/runs/${runId}`)).body.data));
-    for (let i = 1; i < runs.length; i++) expect(Date.parse(runs[i].finishedAt)).toBeGreaterThanOrEqual(Date.parse(runs[i - 1].finishedAt));
+    for (let i = 1; i < runs.length; i++) {
+      expect(Date.parse(runs[i].finishedAt)).toBeGreaterThanOrEqual(Date.parse(runs[i - 1].finishedAt));
+      // Each run's step started only after the previous run's step had finished: one slot, taken in turn.
+      expect(Date.parse(runs[i].steps[0].startedAt)).toBeGreaterThanOrEqual(Date.parse(runs[i - 1].steps[0].finishedAt));
+    }
     // One after another: three 300 ms holds span at least 900 ms from the first start to the last end (run
     // 3's own durationMs also counts how late it was created, which under load says nothing about ordering).
     expect(Date.parse(runs[2].finishedAt) - Date.parse(runs[0].startedAt)).toBeGreaterThanOrEqual(895);
