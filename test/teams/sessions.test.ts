@@ -8,7 +8,7 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { testApp, type TestApp } from "../support/app";
-import { setUpOwner, type Person } from "./support";
+import { invite, join, setUpOwner, type Person } from "./support";
 
 const PASSWORD = "owner password";
 
@@ -237,5 +237,27 @@ describe("login protection", () => {
     // Another account from the same addresses is not held back.
     const other = await t.req("POST", "/api/auth/login", { token: null, body: { email: "someone@example.com", password: "wrong password" } });
     expect(other.status).toBe(401);
+  }, 60_000);
+
+  test("accepting an invitation with an existing account's password is counted by the same login guard", async () => {
+    const t = await testApp({ WEFT_LOGIN_ATTEMPTS: "3" });
+    const owner = await setUpOwner(t);
+    const ann = await join(t, "ann@example.com", "editor");
+    // Ann, who has an account, is invited into a second workspace: accepting takes her password.
+    const second = await t.req("POST", "/api/workspaces", { token: null, headers: owner.session, body: { name: "Second" } });
+    expect(second.status).toBe(201);
+    const switched = await t.req("POST", "/api/auth/workspace", { token: null, headers: owner.session, body: { workspaceId: second.body.data.id } });
+    expect(switched.status).toBe(200);
+    const token = await invite(t, ann.email, "viewer", owner);
+    const statuses: number[] = [];
+    for (let i = 1; i <= 4; i++) {
+      const res = await t.req("POST", "/api/invitations/accept", { token: null, body: { token, password: `guess number ${i}` } });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429]);
+    // The same account's login is now held back too: one guard for every password check.
+    const login = await t.req("POST", "/api/auth/login", { token: null, body: { email: ann.email, password: "member password" } });
+    expect(login.status).toBe(429);
+    expect(login.body.error.message).toContain("for this account");
   }, 60_000);
 });
