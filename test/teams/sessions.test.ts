@@ -261,3 +261,35 @@ describe("login protection", () => {
     expect(login.body.error.message).toContain("for this account");
   }, 60_000);
 });
+
+describe("expired sessions", () => {
+  test("expired sessions are deleted by the sweep, a bounded batch at a time, with their single sign-on links; live ones stay", async () => {
+    const t = await testApp();
+    const owner = await setUpOwner(t);
+    const store = t.deps.storage.identity;
+    const past = new Date(Date.now() - 86_400_000).toISOString();
+    const expired = ["a", "b", "c"].map((n) => `expired-session-${n}`);
+    for (const idHash of expired) {
+      await store.insertSession({
+        id_hash: idHash,
+        id: crypto.randomUUID(),
+        user_id: owner.userId,
+        workspace_id: (await store.user(owner.userId))!.default_workspace_id,
+        csrf_token: "x",
+        expires_at: past,
+        created_at: past,
+        last_seen_at: null,
+        user_agent: null,
+        address: null,
+      });
+    }
+    await store.insertSsoSession({ session_hash: expired[0]!, provider_id: "p", id_token: "t", created_at: past });
+    expect(await t.deps.identity.sweepExpired(undefined, 2)).toBe(2);
+    expect(await t.deps.identity.sweepExpired(undefined, 2)).toBe(1);
+    expect(await t.deps.identity.sweepExpired(undefined, 2)).toBe(0);
+    for (const idHash of expired) expect(await store.session(idHash)).toBeNull();
+    expect(await store.takeSsoSession(expired[0]!)).toBeNull();
+    // The owner's live session is untouched.
+    expect((await t.req("GET", "/api/auth/me", as(owner.session))).status).toBe(200);
+  });
+});
