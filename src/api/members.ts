@@ -175,11 +175,11 @@ export const membersApi = ({ members, sso, secondFactor, identity, security, con
         const session = await members.accept(body);
         attempt?.succeeded();
         const who = { type: "user" as const, id: session.user.id, name: session.user.email };
-        await audit.record(
-          { actor: who, workspaceId: session.workspaceId, ip, userAgent: userAgentOf(request) },
-          "invitation.accepted",
-          { type: "member", id: who.id, name: who.name },
-        );
+        await audit.record({ actor: who, workspaceId: session.workspaceId, ip, userAgent: userAgentOf(request) }, "invitation.accepted", {
+          type: "member",
+          id: who.id,
+          name: who.name,
+        });
         set.status = 201;
         // An existing account with a second factor joined, but its password alone opens no session (docs/teams.md).
         if (await secondFactor.isOn(session.user.id)) {

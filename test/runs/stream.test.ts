@@ -81,7 +81,7 @@ describe("run event stream", () => {
   });
 });
 
-describe("an open stream and its credential (docs/teams.md, \"Sessions\")", () => {
+describe('an open stream and its credential (docs/teams.md, "Sessions")', () => {
   /** Opens the stream of a run that waits a long time, with `headers`; answers its reader. */
   async function openLongStream(headers: Record<string, string>) {
     const id = await createWorkflow(t, definition({ name: "long", type: "PIECE", pieceId: "wait", actionId: "ms", config: { ms: 120_000 } }));
