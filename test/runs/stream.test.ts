@@ -118,6 +118,21 @@ describe('an open stream and its credential (docs/teams.md, "Sessions")', () => 
     expect(again.status).toBe(401);
     expect((await t.req("POST", `/api/runs/${runId}/cancel`)).status).toBe(200);
   }, 30_000);
+
+  test("deactivating the member ends the open stream of their session", async () => {
+    const invitation = await t.req("POST", "/api/invitations", { body: { email: "watcher@example.com", role: "viewer" } });
+    expect(invitation.status).toBe(201);
+    const joined = await t.req("POST", "/api/invitations/accept", { token: null, body: { token: invitation.body.data.token, password: "watcher password" } });
+    expect(joined.status).toBe(201);
+    const cookie = joined.headers.get("set-cookie")!.split(";")[0]!;
+    const { runId, reader } = await openLongStream({ cookie });
+    const off = await t.req("POST", `/api/members/${joined.body.data.user.id}/deactivate`);
+    expect(off.status).toBe(200);
+    const events = await readToClose(reader);
+    expect(events.some((e) => e.event === "end")).toBe(false);
+    expect((await t.req("GET", `/api/runs/${runId}`)).body.data.status).toBe("running");
+    expect((await t.req("POST", `/api/runs/${runId}/cancel`)).status).toBe(200);
+  }, 30_000);
 });
 
 describe("over a real socket", () => {
