@@ -9,6 +9,7 @@ import { connectionsApi } from "./api/connections";
 import { editorApi } from "./api/editor";
 import { foldersApi } from "./api/folders";
 import { identityApi } from "./api/identity";
+import { LoginGuard } from "./api/middleware/login-guard";
 import { membersApi } from "./api/members";
 import { auditApi } from "./api/audit";
 import { Audit } from "./core/audit";
@@ -143,6 +144,11 @@ export function createApp(options: CreateAppOptions) {
     log,
     identity,
     security,
+    // Password guessing, per account and per address (docs/teams.md, "Login protection"): logins, password changes, invitations.
+    loginGuard: new LoginGuard({
+      perAccount: { burst: config.loginAttempts, perMinute: 1 },
+      perAddress: { burst: config.loginAttempts * 3, perMinute: 6 },
+    }),
     contract,
     pieces,
     secrets,

@@ -251,6 +251,8 @@ export async function serve(config: Config) {
     void deps.gitSync.start().catch((error) => log.warn("git pull schedules did not start", { error: String(error?.message ?? error) }));
   // Audit events past WEFT_AUDIT_RETENTION_DAYS go at the run retention's interval (docs/teams.md, "Audit log").
   deps.audit.start(config.runRetentionIntervalSeconds * 1000, (error) => log.warn("pruning the audit log failed", { error: error.message }));
+  // Expired sessions go at the same interval, a bounded batch each time (docs/teams.md, "Sessions").
+  deps.identity.startSweep(config.runRetentionIntervalSeconds * 1000, (error) => log.warn("deleting expired sessions failed", { error: error.message }));
   // Weft refuses oversized bodies itself (413 in the envelope, src/http/body.ts); Bun's own cap would answer without one.
   if (config.role === "worker") listenAsWorker(config, db, app);
   else app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false });
@@ -267,6 +269,7 @@ export async function serve(config: Config) {
     await deps.backups.stop(); // a backup being written is finished
     deps.gitSync.stop();
     deps.audit.stop();
+    deps.identity.stopSweep();
     await deps.engine.stop(); // executing runs get a grace period; every queued write is committed
     await deps.tracing?.shutdown().catch(() => {}); // the last spans, best effort
     await deps.logStream.close(); // the last events, within a few seconds

@@ -32,6 +32,11 @@ export const setCsrfToken = (token: string | undefined) => {
 export const sessionExpired = signal(false);
 
 const SAFE = new Set(["GET", "HEAD"]);
+/**
+ * Calls whose 401 means "that password or code is wrong", not "your session is gone": every other 401 sends the
+ * app to the login screen, /api/auth/* ones too (a session ended elsewhere, docs/teams.md, "Sessions").
+ */
+const CREDENTIAL_CHECKS = new Set(["/api/auth/login", "/api/auth/login/second-factor", "/api/auth/setup", "/api/invitations/accept"]);
 
 export type Query = Record<string, string | number | boolean | undefined | null>;
 
@@ -75,7 +80,7 @@ export async function request<T>(
   }
   if (!response.ok) {
     const error = parsed?.error;
-    if (response.status === 401 && !path.startsWith("/api/auth/")) sessionExpired.value = true;
+    if (response.status === 401 && !CREDENTIAL_CHECKS.has(path.split("?")[0]!)) sessionExpired.value = true;
     throw new ApiError(
       response.status,
       error?.code ?? `HTTP_${response.status}`,

@@ -36,6 +36,7 @@ import type { GuardedFetch, ResolvedAuth } from "../pieces-sdk/types";
 import type { Db } from "../store/db";
 import type { Storage } from "../store/port";
 import type { Security } from "./middleware/security";
+import type { LoginGuard } from "./middleware/login-guard";
 
 export interface AppDeps {
   config: Config;
@@ -57,6 +58,8 @@ export interface AppDeps {
   /** A second factor for password logins (docs/teams.md, "Second factor"): TOTP, recovery codes, a workspace's requirement. */
   secondFactor: SecondFactor;
   security: Security;
+  /** Password guessing, per account and per address, for every password check (docs/teams.md, "Login protection"): one per app. */
+  loginGuard: LoginGuard;
   contract: { document(): unknown };
   /** The piece registry: every piece the workers load (built-ins + WEFT_PIECES_DIR). */
   pieces: PieceRegistry;

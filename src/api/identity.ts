@@ -4,7 +4,6 @@ import type { AppDeps } from "./deps";
 import { SESSION_COOKIE } from "./middleware/security";
 import { addressOf, auditOf, userAgentOf } from "./audit";
 import { AppError } from "../http/errors";
-import { LoginGuard } from "./middleware/login-guard";
 import { clientOf } from "../net/client-address";
 import { Data, IdParams, List } from "../schema/common";
 import {
@@ -33,12 +32,7 @@ export function sessionCookieHeader(value: string, expiresAt: string, secure: bo
  */
 export const secureCookie = (publicUrl: string, request: Request) => publicUrl.startsWith("https:") || clientOf(request).https;
 
-export const identityApi = ({ identity, sso, secondFactor, security, config, audit }: AppDeps) => {
-  // Password guessing, per account and per address (docs/teams.md, "Login protection").
-  const guard = new LoginGuard({
-    perAccount: { burst: config.loginAttempts, perMinute: 1 },
-    perAddress: { burst: config.loginAttempts * 3, perMinute: 6 },
-  });
+export const identityApi = ({ identity, sso, secondFactor, security, config, audit, loginGuard: guard }: AppDeps) => {
   return new Elysia({ name: "api-identity" })
     .use(security)
     .get("/api/auth/status", async () => ({ data: { needsSetup: await identity.needsSetup() } }), {
@@ -63,13 +57,17 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
     .post(
       "/api/auth/login",
       async ({ body, set, request, server }) => {
-        await sso.assertPasswordAllowed(body.email);
         const ip = addressOf(request, server);
         const attempt = guard.attempt(body.email, ip);
         const user = await identity.checkPassword(body.email, body.password).catch(async (error) => {
-          if (error instanceof AppError && error.code === "UNAUTHORIZED") await audit.login(body.email, ip, userAgentOf(request));
+          if (error instanceof AppError && error.code === "UNAUTHORIZED") {
+            await audit.login(body.email, ip, userAgentOf(request));
+            // Under "SSO only" a wrong password is refused as a right one is, so the answer tells no owner apart (docs/teams.md).
+            await sso.assertPasswordAllowed(null);
+          }
           throw error;
         });
+        await sso.assertPasswordAllowed(user);
         attempt.succeeded();
         // With a second factor on, no session yet: a ticket for POST /api/auth/login/second-factor (docs/teams.md).
         if (await secondFactor.isOn(user.id)) return { data: { secondFactorRequired: true, ...(await secondFactor.startLogin(user)) } };

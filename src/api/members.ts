@@ -20,7 +20,7 @@ import { addressOf, auditOf, userAgentOf } from "./audit";
 
 const tags = ["Members"];
 
-export const membersApi = ({ members, sso, secondFactor, identity, security, config, audit }: AppDeps) => {
+export const membersApi = ({ members, sso, secondFactor, identity, security, config, audit, loginGuard }: AppDeps) => {
   return new Elysia({ name: "api-members" })
     .use(security)
     .get(
@@ -166,15 +166,20 @@ export const membersApi = ({ members, sso, secondFactor, identity, security, con
     .post(
       "/api/invitations/accept",
       async ({ body, set, request, server }) => {
-        // Accepting with a password is a password login: refused under "SSO only" like one (docs/teams.md).
-        await sso.assertPasswordAllowed((await members.inspect(body.token)).email);
+        // Accepting with a password is a password login: refused under "SSO only", alike for every e-mail (docs/teams.md).
+        await sso.assertPasswordAllowed(null);
+        const invitation = await members.inspect(body.token);
+        const ip = addressOf(request, server);
+        // An existing account proves itself with its password: counted as a login's is (docs/teams.md, "Login protection").
+        const attempt = invitation.hasAccount ? loginGuard.attempt(invitation.email, ip) : null;
         const session = await members.accept(body);
+        attempt?.succeeded();
         const who = { type: "user" as const, id: session.user.id, name: session.user.email };
-        await audit.record(
-          { actor: who, workspaceId: session.workspaceId, ip: addressOf(request, server), userAgent: userAgentOf(request) },
-          "invitation.accepted",
-          { type: "member", id: who.id, name: who.name },
-        );
+        await audit.record({ actor: who, workspaceId: session.workspaceId, ip, userAgent: userAgentOf(request) }, "invitation.accepted", {
+          type: "member",
+          id: who.id,
+          name: who.name,
+        });
         set.status = 201;
         // An existing account with a second factor joined, but its password alone opens no session (docs/teams.md).
         if (await secondFactor.isOn(session.user.id)) {

@@ -6,11 +6,17 @@ import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import type { RunEvent } from "../engine/run-events";
 import { openRunStream } from "../core/runs/run-stream";
+import { credentialHolds } from "./middleware/security";
 import { Data, IdParams, Uuid } from "../schema/common";
 import { RetryBody, Run, RunCounts, RunCountsQuery, RunList, RunListQuery, RunWorkflowQuery } from "../schema/run";
 
 const tags = ["Runs"];
 const HEARTBEAT_MS = 15_000;
+/**
+ * How often an open stream asks again whether its credential still holds run:read (docs/teams.md, "Sessions"): a
+ * revoked session or token, or a deactivated member, has its streams ended within this, with no read per event.
+ */
+const CREDENTIAL_RECHECK_MS = 5_000;
 
 const ResumeParams = t.Object({ id: Uuid, token: t.String({ minLength: 10, maxLength: 200, description: "the secret of the resume link" }) });
 const ResumeAnswer = Data(
@@ -99,6 +105,7 @@ export const runsApi = (deps: AppDeps) => {
         const events = await openRunStream(deps.engine, auth.workspaceId, params.id, lastEventIdOf(request, query), abort.signal);
         const encoder = new TextEncoder();
         let heartbeat: ReturnType<typeof setInterval> | undefined;
+        let recheck: ReturnType<typeof setInterval> | undefined;
         const stream = new ReadableStream<Uint8Array>({
           async start(controller) {
             heartbeat = setInterval(() => {
@@ -108,6 +115,13 @@ export const runsApi = (deps: AppDeps) => {
                 abort.abort();
               }
             }, HEARTBEAT_MS);
+            // The credential was checked when the stream opened; asked again on a timer, it ends the stream once revoked.
+            recheck = setInterval(() => {
+              credentialHolds(deps.identity, request, "run:read").then(
+                (holds) => holds || abort.abort(),
+                () => {},
+              );
+            }, CREDENTIAL_RECHECK_MS);
             try {
               controller.enqueue(encoder.encode("retry: 2000\n\n"));
               for await (const event of events) controller.enqueue(encoder.encode(sseFrame(event)));
@@ -115,6 +129,7 @@ export const runsApi = (deps: AppDeps) => {
               // The client went away: nothing to tell it.
             } finally {
               clearInterval(heartbeat);
+              clearInterval(recheck);
               abort.abort();
               try {
                 controller.close();
@@ -123,6 +138,7 @@ export const runsApi = (deps: AppDeps) => {
           },
           cancel() {
             clearInterval(heartbeat);
+            clearInterval(recheck);
             abort.abort();
           },
         });

@@ -115,6 +115,8 @@ export interface TokenView {
 const SESSION_DAYS = 14;
 const SETUP_DONE = "setup is already done; log in with POST /api/auth/login";
 const TOUCH_INTERVAL_MS = 60_000;
+/** Expired sessions deleted per sweep at most, so one sweep stays short however many piled up (docs/teams.md, "Sessions"). */
+const SWEEP_BATCH = 1_000;
 
 const tokenView = (row: TokenRow): TokenView => ({
   id: row.id,
@@ -152,6 +154,28 @@ export class Identity {
       () => this.forgetTokens(),
       () => this.forgetTokens(),
     );
+  }
+
+  private sweepTimer: ReturnType<typeof setInterval> | undefined;
+
+  /**
+   * Deletes expired sessions, at most `limit` of them, with the single sign-on links of sessions gone and the
+   * pending sign-ins expired (docs/teams.md, "Sessions"); answers how many sessions went.
+   */
+  sweepExpired(now = nowIso(), limit = SWEEP_BATCH): Promise<number> {
+    return this.storage.identity.deleteExpiredSessions(now, limit);
+  }
+
+  /** Sweeps every `intervalMs` (the run retention's interval) until stopSweep. */
+  startSweep(intervalMs: number, onError: (error: Error) => void): void {
+    if (this.sweepTimer) return;
+    this.sweepTimer = setInterval(() => void this.sweepExpired().catch(onError), intervalMs);
+    this.sweepTimer.unref?.();
+  }
+
+  stopSweep(): void {
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
   }
 
   private tokenCache() {

@@ -375,17 +375,18 @@ export class SingleSignOn {
   }
 
   /**
-   * Refuses a password login while a provider of the org is "SSO only", except for the org's owner (break-glass,
-   * docs/teams.md). Unknown e-mails are refused alike, so the answer does not tell which accounts exist.
+   * Refuses a password login while a provider of the org is "SSO only", except the org's owner's with the right
+   * password (break-glass, docs/teams.md, "SSO only"). `user` is the account whose password was just verified, or
+   * null when none was (unknown e-mail, wrong password, joining by invitation): every refusal is the same 403,
+   * given after the password check, so the answer does not tell which e-mail is the owner's or which accounts exist.
    */
-  async assertPasswordAllowed(email: string) {
+  async assertPasswordAllowed(user: Pick<UserRow, "role" | "org_id"> | null) {
     const strict = (await this.storage.identity.ssoProviders(null)).filter((row) => row.sso_only);
     if (strict.length === 0) return;
-    const user = await this.storage.identity.userByEmail(email);
     if (user?.role === ORG_OWNER && strict.every((row) => row.org_id === user.org_id)) return;
     throw new AppError(
       "FORBIDDEN",
-      `password sign-in is turned off here: sign in with ${strict.map((row) => row.name).join(" or ")} (the owner may still use a password: docs/teams.md)`,
+      `password sign-in is turned off here: sign in with ${strict.map((row) => row.name).join(" or ")} (docs/teams.md, "SSO only")`,
       { providers: strict.map((row) => ({ id: row.id, name: row.name })) },
     );
   }

@@ -145,6 +145,11 @@ export interface IdentityRepository {
   deleteSessionOfUser(userId: string, id: string): Promise<boolean>;
   /** Deletes every session of the user but the one whose hash is `keepIdHash` (null: all); answers how many. */
   deleteSessionsOfUser(userId: string, keepIdHash: string | null): Promise<number>;
+  /**
+   * Deletes up to `limit` sessions expired at `now`, then up to `limit` single sign-on links of sessions gone and
+   * pending sign-ins expired (docs/teams.md, "Sessions"); answers how many sessions went.
+   */
+  deleteExpiredSessions(now: string, limit: number): Promise<number>;
   /** When and from where the session was last used. */
   touchSession(idHash: string, at: string, address: string | null, userAgent: string | null): Promise<void>;
   setPasswordHash(userId: string, passwordHash: string): Promise<void>;

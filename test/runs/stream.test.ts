@@ -81,6 +81,60 @@ describe("run event stream", () => {
   });
 });
 
+describe('an open stream and its credential (docs/teams.md, "Sessions")', () => {
+  /** Opens the stream of a run that waits a long time, with `headers`; answers its reader. */
+  async function openLongStream(headers: Record<string, string>) {
+    const id = await createWorkflow(t, definition({ name: "long", type: "PIECE", pieceId: "wait", actionId: "ms", config: { ms: 120_000 } }));
+    const started = await t.req("POST", `/api/workflows/${id}/run?environment=test`, { body: {} });
+    const runId = started.body.data.id as string;
+    const res = await t.app.handle(new Request(`http://localhost/api/runs/${runId}/stream`, { headers }));
+    expect(res.status).toBe(200);
+    return { runId, reader: res.body!.getReader() };
+  }
+
+  /** Reads until the stream closes; answers the events it carried. */
+  async function readToClose(reader: ReadableStreamDefaultReader<Uint8Array>) {
+    const decoder = new TextDecoder();
+    let text = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return parseSse(text);
+      text += decoder.decode(value);
+    }
+  }
+
+  test("logging the session out ends its open stream, before the run ends; reopening it answers 401", async () => {
+    const setup = await t.req("POST", "/api/auth/setup", { token: null, body: { email: "streamer@example.com", password: "streamer password" } });
+    expect(setup.status).toBe(201);
+    const session = { cookie: setup.headers.get("set-cookie")!.split(";")[0]!, "x-csrf-token": setup.body.data.csrfToken as string };
+    const { runId, reader } = await openLongStream({ cookie: session.cookie });
+    const logout = await t.req("POST", "/api/auth/logout", { token: null, headers: session });
+    expect(logout.status).toBe(200);
+    const events = await readToClose(reader);
+    expect(events.some((e) => e.event === "end")).toBe(false);
+    const run = await t.req("GET", `/api/runs/${runId}`);
+    expect(run.body.data.status).toBe("running");
+    const again = await t.app.handle(new Request(`http://localhost/api/runs/${runId}/stream`, { headers: { cookie: session.cookie } }));
+    expect(again.status).toBe(401);
+    expect((await t.req("POST", `/api/runs/${runId}/cancel`)).status).toBe(200);
+  }, 30_000);
+
+  test("deactivating the member ends the open stream of their session", async () => {
+    const invitation = await t.req("POST", "/api/invitations", { body: { email: "watcher@example.com", role: "viewer" } });
+    expect(invitation.status).toBe(201);
+    const joined = await t.req("POST", "/api/invitations/accept", { token: null, body: { token: invitation.body.data.token, password: "watcher password" } });
+    expect(joined.status).toBe(201);
+    const cookie = joined.headers.get("set-cookie")!.split(";")[0]!;
+    const { runId, reader } = await openLongStream({ cookie });
+    const off = await t.req("POST", `/api/members/${joined.body.data.user.id}/deactivate`);
+    expect(off.status).toBe(200);
+    const events = await readToClose(reader);
+    expect(events.some((e) => e.event === "end")).toBe(false);
+    expect((await t.req("GET", `/api/runs/${runId}`)).body.data.status).toBe("running");
+    expect((await t.req("POST", `/api/runs/${runId}/cancel`)).status).toBe(200);
+  }, 30_000);
+});
+
 describe("over a real socket", () => {
   let server: ServerHandle;
   beforeAll(async () => {

@@ -8,7 +8,7 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { testApp, type TestApp } from "../support/app";
-import { setUpOwner, type Person } from "./support";
+import { invite, join, setUpOwner, type Person } from "./support";
 
 const PASSWORD = "owner password";
 
@@ -238,4 +238,58 @@ describe("login protection", () => {
     const other = await t.req("POST", "/api/auth/login", { token: null, body: { email: "someone@example.com", password: "wrong password" } });
     expect(other.status).toBe(401);
   }, 60_000);
+
+  test("accepting an invitation with an existing account's password is counted by the same login guard", async () => {
+    const t = await testApp({ WEFT_LOGIN_ATTEMPTS: "3" });
+    const owner = await setUpOwner(t);
+    const ann = await join(t, "ann@example.com", "editor");
+    // Ann, who has an account, is invited into a second workspace: accepting takes her password.
+    const second = await t.req("POST", "/api/workspaces", { token: null, headers: owner.session, body: { name: "Second" } });
+    expect(second.status).toBe(201);
+    const switched = await t.req("POST", "/api/auth/workspace", { token: null, headers: owner.session, body: { workspaceId: second.body.data.id } });
+    expect(switched.status).toBe(200);
+    const token = await invite(t, ann.email, "viewer", owner);
+    const statuses: number[] = [];
+    for (let i = 1; i <= 4; i++) {
+      const res = await t.req("POST", "/api/invitations/accept", { token: null, body: { token, password: `guess number ${i}` } });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429]);
+    // The same account's login is now held back too: one guard for every password check.
+    const login = await t.req("POST", "/api/auth/login", { token: null, body: { email: ann.email, password: "member password" } });
+    expect(login.status).toBe(429);
+    expect(login.body.error.message).toContain("for this account");
+  }, 60_000);
+});
+
+describe("expired sessions", () => {
+  test("expired sessions are deleted by the sweep, a bounded batch at a time, with their single sign-on links; live ones stay", async () => {
+    const t = await testApp();
+    const owner = await setUpOwner(t);
+    const store = t.deps.storage.identity;
+    const past = new Date(Date.now() - 86_400_000).toISOString();
+    const expired = ["a", "b", "c"].map((n) => `expired-session-${n}`);
+    for (const idHash of expired) {
+      await store.insertSession({
+        id_hash: idHash,
+        id: crypto.randomUUID(),
+        user_id: owner.userId,
+        workspace_id: (await store.user(owner.userId))!.default_workspace_id,
+        csrf_token: "x",
+        expires_at: past,
+        created_at: past,
+        last_seen_at: null,
+        user_agent: null,
+        address: null,
+      });
+    }
+    await store.insertSsoSession({ session_hash: expired[0]!, provider_id: "p", id_token: "t", created_at: past });
+    expect(await t.deps.identity.sweepExpired(undefined, 2)).toBe(2);
+    expect(await t.deps.identity.sweepExpired(undefined, 2)).toBe(1);
+    expect(await t.deps.identity.sweepExpired(undefined, 2)).toBe(0);
+    for (const idHash of expired) expect(await store.session(idHash)).toBeNull();
+    expect(await store.takeSsoSession(expired[0]!)).toBeNull();
+    // The owner's live session is untouched.
+    expect((await t.req("GET", "/api/auth/me", as(owner.session))).status).toBe(200);
+  });
 });

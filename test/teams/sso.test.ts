@@ -191,6 +191,13 @@ describe("single sign-on with a real OpenID provider", () => {
     expect(member.body.error.message).toContain("sign in with Test IdP");
     const ownerLogin = await t.req("POST", "/api/auth/login", { token: null, body: { email: owner.email, password: "owner password" } });
     expect(ownerLogin.status).toBe(200);
+    // The answer does not tell which e-mail is the owner's: a wrong owner password, a member's, an unknown e-mail, all alike.
+    const wrongOwner = await t.req("POST", "/api/auth/login", { token: null, body: { email: owner.email, password: "not the owner password" } });
+    const unknown = await t.req("POST", "/api/auth/login", { token: null, body: { email: "nobody@example.com", password: "whatever it is" } });
+    expect(wrongOwner.status).toBe(403);
+    expect(wrongOwner.body).toEqual(member.body);
+    expect(unknown.status).toBe(403);
+    expect(unknown.body).toEqual(member.body);
     // Accepting an invitation with a password is a password login too.
     const invitation = await t.req("POST", "/api/invitations", { body: { email: "dave@example.com", role: "editor" } });
     expect(invitation.status).toBe(201);

@@ -50,4 +50,31 @@ describe("api client", () => {
     await api.get("/api/runs").catch(() => undefined);
     expect(sessionExpired.value).toBe(true);
   });
+
+  test("a 401 from /api/auth/* (a session ended elsewhere) marks it expired too, but not a wrong password or code", async () => {
+    const { api, sessionExpired } = await import("../../public/src/api");
+    const refused = () => ({ status: 401, body: { error: { code: "UNAUTHORIZED", message: "the credential is invalid, expired or revoked" } } });
+    fake = fakeApi({
+      "GET /api/auth/sessions": refused,
+      "POST /api/auth/password": refused,
+      "POST /api/auth/login": refused,
+      "POST /api/auth/login/second-factor": refused,
+      "POST /api/invitations/accept": refused,
+    });
+    for (const [method, path] of [
+      ["POST", "/api/auth/login"],
+      ["POST", "/api/auth/login/second-factor"],
+      ["POST", "/api/invitations/accept"],
+    ] as const) {
+      sessionExpired.value = false;
+      await api.post(path, {}).catch(() => undefined);
+      expect(`${method} ${path}: ${sessionExpired.value}`).toBe(`${method} ${path}: false`);
+    }
+    sessionExpired.value = false;
+    await api.get("/api/auth/sessions").catch(() => undefined);
+    expect(sessionExpired.value).toBe(true);
+    sessionExpired.value = false;
+    await api.post("/api/auth/password", { currentPassword: "a", newPassword: "b" }).catch(() => undefined);
+    expect(sessionExpired.value).toBe(true);
+  });
 });

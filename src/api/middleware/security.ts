@@ -51,6 +51,20 @@ export function sessionCookie(header: string | null): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether the credential `request` came with still holds `scope`, asked again by a response that outlives its
+ * request (a run's event stream, docs/teams.md, "Sessions"): a session revoked, logged out, expired, or whose member
+ * was deactivated, and a token revoked, answer false. No rate limit is taken and the session's "last seen" is not
+ * written: this is the same request, asked again.
+ */
+export async function credentialHolds(identity: Identity, request: Request, scope: Scope): Promise<boolean> {
+  const authorization = request.headers.get("authorization");
+  const bearer = authorization === null ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+  const cookie = authorization === null ? sessionCookie(request.headers.get("cookie")) : undefined;
+  const principal = bearer ? await identity.authenticateToken(bearer) : cookie ? await identity.authenticateSession(cookie) : null;
+  return principal !== null && !principal.secondFactorMissing && principal.scopes.has(scope);
+}
+
 export function createSecurity(options: SecurityOptions) {
   const buckets = new TokenBuckets(options.rateLimitPerSecond, options.rateLimitBurst);
 

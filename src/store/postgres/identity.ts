@@ -79,6 +79,16 @@ export class PostgresIdentity implements IdentityRepository {
     // No session's hash is empty: "" keeps none.
     return this.c.run("DELETE FROM sessions WHERE user_id = $1 AND id_hash <> $2", [userId, keepIdHash ?? ""]);
   }
+  async deleteExpiredSessions(now: string, limit: number) {
+    const sessions = await this.c.run("DELETE FROM sessions WHERE id_hash IN (SELECT id_hash FROM sessions WHERE expires_at <= $1 LIMIT $2)", [now, limit]);
+    // A session's SSO link is written after the session (src/core/sso.ts): one without its session is left over.
+    await this.c.run(
+      "DELETE FROM sso_sessions WHERE session_hash IN (SELECT l.session_hash FROM sso_sessions l WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id_hash = l.session_hash) LIMIT $1)",
+      [limit],
+    );
+    await this.c.run("DELETE FROM sso_pending WHERE state_hash IN (SELECT state_hash FROM sso_pending WHERE expires_at <= $1 LIMIT $2)", [now, limit]);
+    return sessions;
+  }
   async touchSession(idHash: string, at: string, address: string | null, userAgent: string | null) {
     await this.c.run("UPDATE sessions SET last_seen_at = $1, address = coalesce($2, address), user_agent = coalesce($3, user_agent) WHERE id_hash = $4", [
       at,

@@ -46,6 +46,15 @@ export class SqliteIdentity implements IdentityRepository {
       ),
       deleteSessionOfUser: db.query<null, [string, string]>("DELETE FROM sessions WHERE user_id = ? AND id = ?"),
       deleteSessionsOfUser: db.query<null, [string, string]>("DELETE FROM sessions WHERE user_id = ? AND id_hash <> ?"),
+      deleteExpiredSessions: db.query<null, [string, number]>(
+        "DELETE FROM sessions WHERE id_hash IN (SELECT id_hash FROM sessions WHERE expires_at <= ? LIMIT ?)",
+      ),
+      deleteOrphanSsoSessions: db.query<null, [number]>(
+        "DELETE FROM sso_sessions WHERE session_hash IN (SELECT l.session_hash FROM sso_sessions l WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id_hash = l.session_hash) LIMIT ?)",
+      ),
+      deleteExpiredSsoPending: db.query<null, [string, number]>(
+        "DELETE FROM sso_pending WHERE state_hash IN (SELECT state_hash FROM sso_pending WHERE expires_at <= ? LIMIT ?)",
+      ),
       touchSession: db.query<null, [string, string | null, string | null, string]>(
         "UPDATE sessions SET last_seen_at = ?, address = coalesce(?, address), user_agent = coalesce(?, user_agent) WHERE id_hash = ?",
       ),
@@ -166,6 +175,15 @@ export class SqliteIdentity implements IdentityRepository {
   deleteSessionsOfUser(userId: string, keepIdHash: string | null) {
     // No session's hash is empty: "" keeps none.
     return this.c.do(() => this.q.deleteSessionsOfUser.run(userId, keepIdHash ?? "").changes);
+  }
+  deleteExpiredSessions(now: string, limit: number) {
+    return this.c.do(() => {
+      const sessions = this.q.deleteExpiredSessions.run(now, limit).changes;
+      // A session's SSO link is written after the session (src/core/sso.ts): one without its session is left over.
+      this.q.deleteOrphanSsoSessions.run(limit);
+      this.q.deleteExpiredSsoPending.run(now, limit);
+      return sessions;
+    });
   }
   touchSession(idHash: string, at: string, address: string | null, userAgent: string | null) {
     return this.c.do(() => void this.q.touchSession.run(at, address, userAgent, idHash));
