@@ -34,7 +34,8 @@ beforeAll(async () => {
   // The API the workflow calls: it answers the key it was called with.
   api = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => Response.json({ key: req.headers.get("x-api-key") }) });
   // With WEFT_TEST_STORAGE=postgres each server stores in a fresh PostgreSQL database of its own.
-  const database = async () => (testStorage() === "postgres" ? { WEFT_DATABASE_URL: (await freshPostgresDatabase()).url } : {});
+  const database = async (): Promise<Record<string, string>> =>
+    testStorage() === "postgres" ? { WEFT_DATABASE_URL: (await freshPostgresDatabase()).url } : {};
   const [devDb, prodDb] = [await database(), await database()];
   prodDatabaseUrl = prodDb.WEFT_DATABASE_URL;
   [dev, prod] = await Promise.all([startServer({ env: { ...env, ...devDb } }), startServer({ env: { ...env, ...prodDb } })]);
