@@ -501,6 +501,8 @@ async function filesCommand(config: Config, command: "export" | "import", args: 
     const result = await backend.importFiles(readFolder(dir), { dryRun: parsed.values["dry-run"] === true, prune: parsed.values.prune === true });
     for (const entry of result.plan) console.log(`${entry.action} ${entry.kind} ${entry.name}${entry.path ? ` (${entry.path})` : ""}`);
     for (const w of result.warnings) process.stderr.write(`warning: ${w.file} ${w.path}: ${w.message}\n`);
+    for (const v of result.secretsToSet ?? [])
+      console.log(`secret to set: ${v.name} of ${v.workflow} (${v.path}), stored empty: PUT /api/workflows/${v.id}/variables`);
     const count = (action: string) => result.plan.filter((p) => p.action === action).length;
     const summary = `${count("create")} to create, ${count("update")} to update, ${count("unchanged")} unchanged, ${count("delete")} to delete`;
     console.log(result.dryRun ? `dry run: nothing was changed (${summary})` : `imported: ${summary.replaceAll("to ", "")}`);

@@ -119,7 +119,7 @@ export const gitApi = ({ security, gitSync, audit, storage, config }: AppDeps) =
           tags,
           summary: "Pull: import what the branch holds, all or nothing, with the plan as the report",
           description:
-            "Refused with 409 LOCAL_CHANGES (details.changes lists the files) when the workspace changed since the last sync and the branch moved: push first, or pull with overwriteLocal. Problems in the files answer 400 VALIDATION_FAILED with every one in details.problems, and nothing changes; in a managed workspace a connection the branch names and the workspace lacks is one. A managed workspace publishes each workflow the pull created or updated.",
+            "Refused with 409 LOCAL_CHANGES (details.changes lists the files) when the workspace changed since the last sync and the branch moved: push first, or pull with overwriteLocal. Problems in the files answer 400 VALIDATION_FAILED with every one in details.problems, and nothing changes; in a managed workspace a connection the branch names and the workspace lacks is one. A managed workspace publishes each workflow the pull created or updated. secretsToSet lists the secret variables the branch names that this workspace holds no value for (stored empty; a dry run lists them before anything changes).",
         },
       },
     )

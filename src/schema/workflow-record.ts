@@ -289,6 +289,18 @@ export const WorkflowFilesImportResult = t.Object(
       }),
     ),
     warnings: t.Array(FileProblem, { description: "the gate's warnings, by file; they do not stop an import" }),
+    secretsToSet: t.Array(
+      t.Object({
+        id: t.String({ description: "the workflow's id" }),
+        workflow: t.String({ description: "the workflow's name" }),
+        path: t.String({ description: "its file" }),
+        name: t.String({ description: "the secret variable" }),
+      }),
+      {
+        description:
+          "secret variables the files name that their workflow holds no value for in this workspace: stored empty (values are never in files); set each with PUT /api/workflows/{id}/variables. Listed by a dry run too, before anything changes",
+      },
+    ),
   },
   { $id: "WorkflowFilesImportResult" },
 );

@@ -77,6 +77,7 @@ describe("Settings → Git", () => {
                   commit: "fedcba9876543210",
                   plan: [{ action: "create", kind: "workflow", name: "Report", path: "workflows/report.yaml" }],
                   warnings: [],
+                  secretsToSet: [{ id: "wf_report", workflow: "Report", path: "workflows/report.yaml", name: "apiKey" }],
                   published: [],
                   notPublished: [],
                 },
@@ -112,6 +113,7 @@ describe("Settings → Git", () => {
     button(root, "Preview pull").click();
     await until(() => expect(root.querySelector('[aria-label="Pull plan"]')?.textContent).toContain("Report"));
     expect(fake.calls.filter((c) => c.path === "/api/git/pull").at(-1)!.body).toEqual({ dryRun: true });
+    expect(root.querySelector('[aria-label="Secrets to set"]')?.textContent).toContain("apiKey of Report (workflows/report.yaml)");
 
     type(root.querySelector('form[aria-label="Push"] input') as HTMLInputElement, "Ship the greeter");
     (root.querySelector('form[aria-label="Push"]') as HTMLFormElement).dispatchEvent(new Event("submit", { bubbles: true, cancelable: true }));

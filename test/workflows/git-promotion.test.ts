@@ -3,10 +3,15 @@
  * and a real git remote (`git http-backend` behind a token, test/support/git-server.ts): dev pushes, prod (managed
  * by git) pulls. A connection prod lacks is listed before anything changes; once prod has its own connection of
  * that name, the pull publishes the workflow, which answers its webhook on prod with prod's credential. Edits on prod
- * are refused. Each server has its own SQLite data directory.
+ * are refused. Each server has its own data directory and its own database: SQLite there, or, with
+ * WEFT_TEST_STORAGE=postgres, a PostgreSQL database of its own each (test/support/postgres-storage.ts), dev and prod
+ * alike.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { announceMissingGit, gitRoot, hasGit, startHttpBackend, type GitServer } from "../support/git-server";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { freshPostgresDatabase, postgresClient, testStorage } from "../support/postgres-storage";
 import { startServer, type ServerHandle } from "../support/server";
 
 announceMissingGit();
@@ -18,6 +23,7 @@ let dev: ServerHandle;
 let prod: ServerHandle;
 let api: ReturnType<typeof Bun.serve>;
 let url: string;
+let prodDatabaseUrl: string | undefined;
 
 beforeAll(async () => {
   if (!hasGit()) return;
@@ -27,7 +33,12 @@ beforeAll(async () => {
   url = remote.url("flows.git");
   // The API the workflow calls: it answers the key it was called with.
   api = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => Response.json({ key: req.headers.get("x-api-key") }) });
-  [dev, prod] = await Promise.all([startServer({ env }), startServer({ env })]);
+  // With WEFT_TEST_STORAGE=postgres each server stores in a fresh PostgreSQL database of its own.
+  const database = async (): Promise<Record<string, string>> =>
+    testStorage() === "postgres" ? { WEFT_DATABASE_URL: (await freshPostgresDatabase()).url } : {};
+  const [devDb, prodDb] = [await database(), await database()];
+  prodDatabaseUrl = prodDb.WEFT_DATABASE_URL;
+  [dev, prod] = await Promise.all([startServer({ env: { ...env, ...devDb } }), startServer({ env: { ...env, ...prodDb } })]);
 });
 
 afterAll(async () => {
@@ -102,6 +113,10 @@ test.skipIf(!hasGit())("dev pushes, prod pulls and publishes; the webhook on pro
   const onProd = (await call(prod, "GET", `/api/workflows/${id}`)).body.data;
   expect(onProd.status).toBe("active");
   expect(JSON.stringify(onProd.definition)).toContain(prodConnection.body.data.id);
+  // Prod stores where the test asked: its own PostgreSQL database holds the pulled workflow, or its SQLite file.
+  expect(existsSync(join(prod.dataDir, "weft.db"))).toBe(prodDatabaseUrl === undefined);
+  if (prodDatabaseUrl)
+    expect(await postgresClient(prodDatabaseUrl).get("SELECT name, status FROM workflows WHERE id = $1", [id])).toEqual({ name: "Who am I", status: "active" });
 
   const hook = ((await call(prod, "GET", `/api/workflows/${id}/trigger`)).body.data.webhook.url as string).replace(/^http:\/\/[^/]+/, prod.url);
   const answer = await fetch(hook, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });

@@ -3,7 +3,7 @@
  * `git` on loopback: `git daemon` (git://, reached through the system git) and `git http-backend` behind a CGI
  * bridge asking for a token (https-style, reached by isomorphic-git). Two workspaces share one branch: push, status,
  * pull, a refused non-fast-forward, a refused overwrite of changes not pushed, and a managed workspace that refuses
- * edits and publishes what it pulls. Runs on SQLite and, with WEFT_TEST_STORAGE=postgres, on PostgreSQL.
+ * edits, lists the secret variables it lacks before a pull changes anything, and publishes what it pulls. Runs on SQLite and, with WEFT_TEST_STORAGE=postgres, on PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
@@ -162,13 +162,20 @@ for (const c of cases) {
       expect((await dev.req("PUT", `/api/workflows/${workflowId}`, { body: { description: "for production", expectedRev: rev } })).status).toBe(200);
       await ok(dev, "PUT", `/api/workflows/${workflowId}/variables`, { variables: [{ name: "apiKey", value: "dev-secret", secret: true }] });
       await ok(dev, "POST", "/api/git/push", { message: "Describe" });
+      // The secret the branch names and this workspace lacks is listed before anything changes, as connections are.
+      const toSet = [{ id: workflowId, workflow: "Greeter v2", path: expect.stringMatching(/^workflows\/.+\.yaml$/), name: "apiKey" }];
+      const plan = await ok(other, "POST", "/api/git/pull", { dryRun: true });
+      expect(plan.secretsToSet).toEqual(toSet);
+      expect((await other.req("GET", `/api/workflows/${workflowId}`)).body.data.description).not.toBe("for production");
       const pulled = await ok(other, "POST", "/api/git/pull", {});
+      expect(pulled.secretsToSet).toEqual(toSet);
       expect(pulled.published).toEqual([{ id: workflowId, name: "Greeter v2" }]);
       expect(pulled.notPublished).toEqual([]);
       expect((await other.req("GET", `/api/workflows/${workflowId}`)).body.data).toMatchObject({ status: "active", description: "for production" });
       // The branch names the secret variable, never its value: prod sets its own, which is no change to push or to lose.
       await ok(other, "PUT", `/api/workflows/${workflowId}/variables`, { variables: [{ name: "apiKey", value: "prod-secret", secret: true }] });
       expect(await ok(other, "GET", "/api/git/status")).toMatchObject({ localChanges: [], remoteChanges: [] });
+      expect((await ok(other, "POST", "/api/git/pull", { dryRun: true })).secretsToSet).toEqual([]);
     });
   });
 }

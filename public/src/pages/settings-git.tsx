@@ -9,6 +9,7 @@ import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
+import { href } from "../router";
 
 interface GitSettings {
   remoteUrl: string;
@@ -53,6 +54,8 @@ interface PullResult {
   warnings: Array<{ file: string; path: string; message: string }>;
   published: Array<{ id: string; name: string }>;
   notPublished: Array<{ id: string; name: string; message: string }>;
+  /** Secret variables the branch names that this workspace holds no value for (docs/workflows-as-code.md). */
+  secretsToSet?: Array<{ id: string; workflow: string; path: string; name: string }>;
 }
 
 const short = (commit: string | null) => (commit ? commit.slice(0, 8) : "none");
@@ -111,6 +114,18 @@ function PullReport({ result }: { result: PullResult }) {
           Not published: {w.name}: {w.message}
         </p>
       ))}
+      {(result.secretsToSet ?? []).length > 0 && (
+        <section aria-label="Secrets to set">
+          <p>{result.dryRun ? "Secret variables this workspace has no value for (they would be stored empty):" : "Secret variables stored empty, to set:"}</p>
+          <ul>
+            {result.secretsToSet!.map((v) => (
+              <li key={`${v.id}-${v.name}`}>
+                <code>{v.name}</code> of <a href={href.editor(v.id)}>{v.workflow}</a> (<code>{v.path}</code>)
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       {result.warnings.map((w) => (
         <p key={`${w.file}-${w.path}`} class="help">
           {w.file} {w.path}: {w.message}

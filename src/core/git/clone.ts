@@ -138,11 +138,20 @@ export class GitClone {
       fs.mkdirSync(this.scratchDir, { recursive: true, mode: 0o700 });
       keyFile = `${this.scratchDir}/key-${process.pid}-${Date.now()}`;
       fs.writeFileSync(keyFile, remote.privateKey.endsWith("\n") ? remote.privateKey : `${remote.privateKey}\n`, { mode: 0o600 });
+      // The host's key is accepted the first time into the data directory's known_hosts and checked afterwards: a
+      // host answering with another key is refused (docs/workflows-as-code.md, "Git sync"). BatchMode: never a prompt.
       const knownHosts = `${dirname(this.gitdir)}/known_hosts`;
-      env.GIT_SSH_COMMAND = `ssh -i '${keyFile}' -o IdentitiesOnly=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile='${knownHosts}'`;
+      env.GIT_SSH_COMMAND = `ssh -i '${keyFile}' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile='${knownHosts}'`;
     }
     try {
       return await run("git", ["--git-dir", this.gitdir, ...args], env, remote.url);
+    } catch (error) {
+      if (keyFile && /host key verification failed|remote host identification has changed/i.test((error as Error).message))
+        throw new AppError(
+          "GIT_REMOTE_FAILED",
+          `the SSH host of ${remote.url} answered with another host key than the one accepted the first time (kept in ${dirname(this.gitdir)}/known_hosts); if the host's key was changed on purpose, remove its line from that file (ssh-keygen -R '[host]:port' -f …) and try again`,
+        );
+      throw error;
     } finally {
       if (keyFile) fs.rmSync(keyFile, { force: true });
     }

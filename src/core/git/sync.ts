@@ -318,7 +318,7 @@ export class GitSync {
       const upToDate = head === row.last_commit;
       // A managed workspace goes on: what a pull could not publish before (a connection without credentials then) is tried again.
       if (upToDate && !options.overwriteLocal && !row.managed)
-        return { ...done, upToDate, dryRun: Boolean(options.dryRun), applied: false, plan: [], warnings: [] };
+        return { ...done, upToDate, dryRun: Boolean(options.dryRun), applied: false, plan: [], warnings: [], secretsToSet: [] };
       const files: Record<string, string> = {};
       const remoteDigests: Record<string, string> = {};
       for (const [path, text] of Object.entries(await clone.files(head, row.folder))) {

@@ -222,6 +222,22 @@ export class EditorData {
   }
 
   /**
+   * Which of the secret variables `names` the workflow holds no value for (none stored, an empty one, or a variable of
+   * that name that is not secret): an import stores them empty, and its report lists them to be set
+   * (docs/workflows-as-code.md). A workflow not stored yet (`workflowId` null) holds none.
+   */
+  async secretsWithoutValue(workflowId: string | null, names: string[]): Promise<string[]> {
+    if (names.length === 0) return [];
+    const stored = new Map(workflowId ? (await this.workflows.storage.workflows.variables(workflowId)).map((r) => [r.name, r]) : []);
+    return names.filter((name) => {
+      const row = stored.get(name);
+      if (!row?.secret) return true;
+      const value: unknown = JSON.parse(this.secrets.decrypt(row.value));
+      return value === "" || value === null || value === undefined;
+    });
+  }
+
+  /**
    * Imported variables, written through `unit`: secrets arrive without values; a secret the workflow already holds
    * keeps its stored value, a new one is stored empty, to be filled in.
    */

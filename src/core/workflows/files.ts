@@ -56,6 +56,19 @@ export interface ImportResult {
   plan: PlanEntry[];
   /** The gate's warnings, by file: they do not stop an import. */
   warnings: FileProblem[];
+  /**
+   * Secret variables the files name that their workflow holds no value for here: the import stores them empty (their
+   * values are never in the files); set each with PUT /api/workflows/{id}/variables. Listed before anything changes.
+   */
+  secretsToSet: SecretToSet[];
+}
+export interface SecretToSet {
+  /** The workflow's id and name, and its file. */
+  id: string;
+  workflow: string;
+  path: string;
+  /** The variable's name. */
+  name: string;
 }
 export interface ImportOptions {
   dryRun?: boolean;
@@ -353,7 +366,13 @@ export class WorkflowFiles {
     }
     const pruned = options.prune ? [...existingRows.values()].filter((r) => !prepared.some((p) => p.id === r.id)) : [];
     for (const row of pruned) plan.push({ action: "delete", kind: "workflow", name: row.name, id: row.id });
-    if (options.dryRun) return { dryRun: true, applied: false, plan, warnings };
+    const secretsToSet: SecretToSet[] = [];
+    for (const p of prepared) {
+      const secret = p.variables.filter((v) => v.secret).map((v) => v.name);
+      for (const name of await this.workflows.editor.secretsWithoutValue(p.existing ? p.id : null, secret))
+        secretsToSet.push({ id: p.id, workflow: p.file.name, path: p.path, name });
+    }
+    if (options.dryRun) return { dryRun: true, applied: false, plan, warnings, secretsToSet };
 
     // 5. Applied in one unit: all of it, or none.
     const deletedLive: WorkflowT[] = [];
@@ -384,7 +403,7 @@ export class WorkflowFiles {
       for (const row of pruned) await unit.workflows.delete(workspaceId, row.id);
     });
     await this.workflows.afterImport(deletedLive);
-    return { dryRun: false, applied: true, plan, warnings };
+    return { dryRun: false, applied: true, plan, warnings, secretsToSet };
   }
 
   /** Would writing this file change nothing? Its text and variables compared with what an export writes now. */
