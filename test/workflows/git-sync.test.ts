@@ -66,6 +66,9 @@ for (const c of cases) {
       const bad = await dev.req("PUT", "/api/git/settings", { body: { remoteUrl: "repo.git" } });
       expect(bad.status).toBe(400);
       expect(bad.body.error.message).toContain("allowed: https://");
+      // A remote that would reach the system git as an option (git's -u is --upload-pack: a command to run).
+      const option = await dev.req("PUT", "/api/git/settings", { body: { remoteUrl: "-utouch@host:repo.git" } });
+      expect(option.status).toBe(400);
       const badBranch = await dev.req("PUT", "/api/git/settings", { body: { remoteUrl: url, branch: "a..b" } });
       expect(badBranch.status).toBe(400);
       expect(badBranch.body.error.message).toContain('branch "a..b"');

@@ -32,8 +32,11 @@ export interface Author {
 /** Which transport a remote needs: isomorphic-git for HTTP(S), the system `git` for everything else. */
 export const transportOf = (url: string): "http" | "system-git" => (/^https?:\/\//i.test(url) ? "http" : "system-git");
 
-/** An SSH remote: `ssh://…` or scp-like `user@host:path`. */
-export const isSsh = (url: string) => /^ssh:\/\//i.test(url) || /^[\w.-]+@[\w.-]+:/.test(url);
+/**
+ * An SSH remote: `ssh://…` or scp-like `user@host:path` — never starting with "-": the URL is handed to the system
+ * `git` as an argument, which would read it as one of its options.
+ */
+export const isSsh = (url: string) => /^ssh:\/\//i.test(url) || /^\w[\w.-]*@[\w.-]+:/.test(url);
 
 export class RemoteRefusedError extends Error {}
 
