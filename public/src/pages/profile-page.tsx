@@ -167,7 +167,7 @@ function SessionsSection({ reload }: { reload: number }) {
 export function ProfilePage() {
   const changed = useSignal(0);
   return (
-    <main class="page">
+    <main class="page profile">
       <header class="page-head">
         <h1>Profile</h1>
       </header>
