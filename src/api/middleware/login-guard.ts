@@ -4,7 +4,9 @@
  * e-mails exist) and per client address, in token buckets like the API's rate limits (./rate-limit.ts). A
  * check that succeeds gives its token back, so only failures count.
  *   const attempt = guard.attempt(email, address); // throws 429 RATE_LIMITED when either bucket is empty
- *   ok ? attempt.succeeded() : attempt.failed();
+ *   if (passwordRight) attempt.succeeded(); // a failed check keeps its token spent
+ * Middleware, not a route: it has no scope of its own (`x-permission` is declared by each route that checks a
+ * password: login, password change, invitation accept).
  */
 import { AppError } from "../../http/errors";
 import { TokenBuckets } from "./rate-limit";
