@@ -5,12 +5,14 @@
  * a member minted the scopes it was given that the role still has, computed at each call; a deactivated or
  * removed member's sessions and tokens stop working at once.
  */
+import type { Static } from "@sinclair/typebox";
 import { LRUCache } from "lru-cache";
 import { AppError } from "../http/errors";
 import { nowIso } from "../store/db";
 import type { MemberRow, SessionRow, TokenRow, UserRow, WorkspaceRow } from "../store/identity";
 import type { Storage } from "../store/port";
 import { newId, newSecret, safeEqual, sha256 } from "../lib/ids";
+import type { Session } from "../schema/identity";
 import { SCOPES, parseScopes, type Scope } from "../schema/scopes";
 import { isRole, roleScopes, rolesWith, type RoleName } from "../schema/roles";
 import type { ClusterChanges } from "./cluster-changes";
@@ -75,18 +77,8 @@ export interface SessionClient {
   userAgent: string | null;
 }
 
-/** A session as its user sees it in the list of their sessions (docs/teams.md, "Sessions"). */
-export interface SessionView {
-  id: string;
-  /** The session this call was made with. */
-  current: boolean;
-  workspaceId: string;
-  createdAt: string;
-  lastSeenAt: string;
-  expiresAt: string;
-  address: string | null;
-  userAgent: string | null;
-}
+/** A session as its user sees it in the list of their sessions (docs/teams.md, "Sessions"): the route's schema. */
+export type SessionView = Static<typeof Session>;
 
 const sessionView = (row: SessionRow, currentHash: string): SessionView => ({
   id: row.id,

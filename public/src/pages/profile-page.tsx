@@ -8,18 +8,8 @@ import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { me } from "../session";
+import type { Session } from "../types";
 import { SecondFactorSection } from "./second-factor";
-
-interface Session {
-  id: string;
-  current: boolean;
-  workspaceId: string;
-  createdAt: string;
-  lastSeenAt: string;
-  expiresAt: string;
-  address: string | null;
-  userAgent: string | null;
-}
 
 function PasswordSection({ onChanged }: { onChanged: () => void }) {
   const current = useSignal("");

@@ -10,22 +10,7 @@ import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { loadSession, me } from "../session";
-
-interface Status {
-  enabled: boolean;
-  pending: boolean;
-  enabledAt: string | null;
-  recoveryCodesLeft: number;
-  requiredBy: string[];
-  requiredHere: boolean;
-  mustEnrol: boolean;
-}
-interface Enrolment {
-  secret: string;
-  uri: string;
-  issuer: string;
-  label: string;
-}
+import type { SecondFactorEnrolment as Enrolment, SecondFactorStatus as Status } from "../types";
 
 /** Six digits are a code; anything else is taken for the password. */
 const proofOf = (text: string) => (/^\s*\d{6}\s*$/.test(text) ? { code: text.trim() } : { password: text });

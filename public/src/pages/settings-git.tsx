@@ -10,53 +10,9 @@ import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { href } from "../router";
+import type { GitPullResult as PullResult, GitPushResult, GitSettings, GitStatus } from "../types";
 
-interface GitSettings {
-  remoteUrl: string;
-  branch: string;
-  folder: string;
-  username: string | null;
-  transport: "http" | "system-git";
-  hasToken: boolean;
-  hasSshKey: boolean;
-  sshPublicKey: string | null;
-  managed: boolean;
-  prune: boolean;
-  schedule: string | null;
-  webhookPath: string | null;
-  webhookSecret: string | null;
-  lastCommit: string | null;
-  syncedAt: string | null;
-}
-interface FileChange {
-  path: string;
-  change: "added" | "modified" | "deleted";
-}
-interface GitStatus {
-  remoteCommit: string | null;
-  lastCommit: string | null;
-  behind: number | null;
-  ahead: boolean;
-  localChanges: FileChange[];
-  remoteChanges: FileChange[];
-}
-interface PlanEntry {
-  action: "create" | "update" | "unchanged" | "delete";
-  kind: string;
-  name: string;
-  path?: string;
-}
-interface PullResult {
-  dryRun: boolean;
-  upToDate: boolean;
-  commit: string;
-  plan: PlanEntry[];
-  warnings: Array<{ file: string; path: string; message: string }>;
-  published: Array<{ id: string; name: string }>;
-  notPublished: Array<{ id: string; name: string; message: string }>;
-  /** Secret variables the branch names that this workspace holds no value for (docs/workflows-as-code.md). */
-  secretsToSet?: Array<{ id: string; workflow: string; path: string; name: string }>;
-}
+type FileChange = GitStatus["localChanges"][number];
 
 const short = (commit: string | null) => (commit ? commit.slice(0, 8) : "none");
 const isSsh = (url: string) => /^ssh:\/\//i.test(url) || /^[\w.-]+@[\w.-]+:/.test(url);
@@ -373,9 +329,7 @@ export function GitTab() {
               onSubmit={(event) => {
                 event.preventDefault();
                 void act(async () => {
-                  const res = (
-                    await api.post<{ pushed: boolean; commit: string | null; changes: FileChange[] }>("/api/git/push", { message: message.value.trim() })
-                  ).data;
+                  const res = (await api.post<GitPushResult>("/api/git/push", { message: message.value.trim() })).data;
                   message.value = "";
                   return res.pushed
                     ? `Pushed ${short(res.commit)} (${res.changes.length} file(s)).`
