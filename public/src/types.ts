@@ -41,6 +41,8 @@ export type Diagnostic = record.DiagnosticT;
 export type Diagnostics = record.DiagnosticsT;
 export type VersionSummary = Static<typeof record.VersionSummary>;
 export type Variable = Static<typeof record.Variable>;
+export type FilesImportPlanEntry = Static<typeof record.WorkflowFilesImportResult>["plan"][number];
+export type ForeignImportReport = Static<typeof record.ImportReportSchema>;
 export type Folder = Static<typeof folder.Folder>;
 export type TemplateSummary = Static<typeof template.TemplateSummary>;
 

@@ -10,31 +10,14 @@ import { Dialog } from "../components/dialog";
 import { ErrorNote } from "../components/error-note";
 import { detectImport, type DetectedImport } from "../import-files";
 import { href, navigate } from "../router";
+import type { FilesImportPlanEntry as PlanEntry, ForeignImportReport as ForeignReport } from "../types";
 
-interface PlanEntry {
-  action: "create" | "update" | "unchanged" | "delete";
-  kind: "folder" | "connection" | "workflow";
-  name: string;
-  path?: string;
-  id?: string;
-}
 interface Problem {
   file?: string;
   path: string;
   message: string;
 }
-interface ReportEntry {
-  node: string;
-  type: string;
-  outcome: "mapped" | "approximated" | "not_mapped";
-  step?: string;
-  note?: string;
-}
-interface ForeignReport {
-  entries: ReportEntry[];
-  missingPieces: Array<{ package: string; version?: string; command: string }>;
-  hasPlaceholders: boolean;
-}
+type ReportEntry = ForeignReport["entries"][number];
 
 /** What the dry run answered, in one shape for the three import routes. */
 export interface Preview {
