@@ -27,7 +27,9 @@ export interface InfluxdHandle {
 export async function startInfluxd(): Promise<InfluxdHandle> {
   if (!BINARY) throw new Error("influxd is not installed (Debian package influxdb)");
   const dir = mkdtempSync(join(tmpdir(), "weft-influx-"));
-  const [http, rpc] = [await freePort(), await freePort()];
+  const http = await freePort();
+  let rpc = await freePort();
+  while (rpc === http) rpc = await freePort();
   const conf = join(dir, "influxdb.conf");
   writeFileSync(
     conf,
@@ -49,19 +51,28 @@ export async function startInfluxd(): Promise<InfluxdHandle> {
       "",
     ].join("\n"),
   );
-  const proc = Bun.spawn([BINARY, "-config", conf], { stdout: "ignore", stderr: "pipe" });
+  // Its log goes to a file: a pipe nobody reads would stall influxd once the pipe's buffer fills.
+  const log = join(dir, "influxd.log");
+  const proc = Bun.spawn([BINARY, "-config", conf], { stdout: "ignore", stderr: Bun.file(log) });
+  const logTail = async () =>
+    (
+      await Bun.file(log)
+        .text()
+        .catch(() => "")
+    ).slice(-2000);
   const url = `http://127.0.0.1:${http}`;
   const deadline = Date.now() + 15_000;
   let version = "";
   for (;;) {
     const ping = await fetch(`${url}/ping`).catch(() => null);
-    if (ping?.status === 204) {
+    // The answer counts only while our influxd runs: another server on the port would answer too.
+    if (ping?.status === 204 && proc.exitCode === null) {
       version = ping.headers.get("x-influxdb-version") ?? "";
       break;
     }
     if (proc.exitCode !== null || Date.now() > deadline) {
       proc.kill("SIGKILL");
-      throw new Error(`influxd did not start: ${await new Response(proc.stderr).text()}`);
+      throw new Error(`influxd did not start: ${await logTail()}`);
     }
     await Bun.sleep(100);
   }
@@ -72,14 +83,18 @@ export async function startInfluxd(): Promise<InfluxdHandle> {
     method: "POST",
     body: new URLSearchParams({ q: `CREATE USER ${user} WITH PASSWORD '${password}' WITH ALL PRIVILEGES` }),
   });
-  if (!made.ok) throw new Error(`influxd: creating the admin user failed: ${await made.text()}`);
+  if (!made.ok) throw new Error(`influxd: creating the admin user failed: ${await made.text()}\n${await logTail()}`);
   const influxql = async (q: string, db?: string) => {
     const res = await fetch(`${url}/query`, {
       method: "POST",
       headers: { authorization: `Basic ${btoa(`${user}:${password}`)}` },
       body: new URLSearchParams({ q, ...(db ? { db } : {}) }),
     });
-    return res.json();
+    const answer = (await res.json()) as any;
+    // A statement the admin runs to set a test up must not fail quietly: say what influxd answered.
+    const failed = answer.error ?? answer.results?.find((r: any) => r.error)?.error;
+    if (failed) throw new Error(`influxd refused ${q}: ${failed}\n${await logTail()}`);
+    return answer;
   };
   return {
     url,
