@@ -7,6 +7,7 @@
 import * as oidc from "openid-client";
 import { AppError } from "../http/errors";
 import { newId, newSecret, sha256 } from "../lib/ids";
+import { isStorageError } from "../lib/storage-error";
 import { ASSIGNABLE_ROLES, ROLE_NAMES, type RoleName } from "../schema/roles";
 import { nowIso } from "../store/db";
 import type { SsoProviderRow, UserRow } from "../store/identity";
@@ -91,7 +92,7 @@ export class SingleSignOn {
         const found = existing.find((row) => row.name === input.name);
         try {
           if (found) await this.write(found, input);
-          else await this.create(orgId, { workspaceId, ...input });
+          else await this.createOrTakeOver(orgId, { workspaceId, ...input });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           throw new AppError(error.code, `WEFT_OIDC_PROVIDERS, provider "${input.name}": ${error.message}`, error.details);
@@ -148,8 +149,41 @@ export class SingleSignOn {
       },
       input,
     );
-    await this.storage.identity.insertSsoProvider(row);
+    try {
+      await this.storage.identity.insertSsoProvider(row);
+    } catch (error) {
+      if (isStorageError(error, "unique")) await this.assertNameFree(orgId, row.name);
+      throw error;
+    }
     return providerView(row);
+  }
+
+  /**
+   * WEFT_OIDC_PROVIDERS' provider `input.name`, created; or, when another instance started with the same environment
+   * created it first (names are unique in an org), that one written with these settings.
+   */
+  private async createOrTakeOver(orgId: string, input: SsoProviderInput & { workspaceId: string }) {
+    try {
+      return await this.create(orgId, input);
+    } catch (error) {
+      const taken = error instanceof AppError && error.code === "CONFLICT" ? await this.byName(orgId, input.name) : undefined;
+      if (!taken) throw error;
+      return this.write(taken, input);
+    }
+  }
+
+  private async byName(orgId: string, name: string) {
+    return (await this.storage.identity.ssoProviders(orgId)).find((row) => row.name === name);
+  }
+
+  /** A provider's name is unique in its org: the login page lists providers by name. */
+  private async assertNameFree(orgId: string, name: string, except?: string) {
+    const clash = await this.byName(orgId, name);
+    if (clash && clash.id !== except)
+      throw new AppError(
+        "CONFLICT",
+        `a single sign-on provider named "${name}" already exists (${clash.id}); choose another name, or change that one with PUT`,
+      );
   }
 
   async update(orgId: string, id: string, input: SsoProviderInput) {
@@ -158,7 +192,12 @@ export class SingleSignOn {
 
   private async write(current: SsoProviderRow, input: SsoProviderInput) {
     const row = this.validated({ ...current, updated_at: nowIso() }, input);
-    await this.storage.identity.updateSsoProvider(row);
+    try {
+      await this.storage.identity.updateSsoProvider(row);
+    } catch (error) {
+      if (isStorageError(error, "unique")) await this.assertNameFree(row.org_id, row.name, row.id);
+      throw error;
+    }
     this.configurations.delete(row.id);
     return providerView(row);
   }

@@ -3,7 +3,9 @@
  * - three started at the same instant on an empty database (a deploy, a reboot), 20 times in a row: every one
  *   becomes healthy, the database holds one org, and the bootstrap token works on each;
  * - owner setups (the UI's first screen) sent at the same moment to two instances: one owner, every other
- *   setup answers 409 saying setup is done.
+ *   setup answers 409 saying setup is done;
+ * - three started with the same WEFT_OIDC_PROVIDERS, their login pages asked at the same moment: each provider is
+ *   written once, and every login page lists it once.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
@@ -95,4 +97,22 @@ describe.skipIf(!postgresBinaries() || repeated)("instances starting together on
       expect((await login(emails.find((email) => email !== owner.email)!)).status).toBe(401);
     }
   }, 60_000);
+
+  test("the same WEFT_OIDC_PROVIDERS on three instances, their login pages asked at once: one provider, listed once on each", async () => {
+    const providers = [{ name: "Company IdP", issuer: "https://idp.example.com/realms/weft", clientId: "weft", clientSecret: "s3cret" }];
+    // Each instance writes the providers before its first use of them: the first login page asked.
+    for (let round = 1; round <= 3; round++) {
+      const { url } = await networkPostgresDatabase();
+      const env = clusterEnv(url, { ...QUICK_START, WEFT_OIDC_PROVIDERS: JSON.stringify(providers) });
+      const trio = await Promise.all([0, 1, 2].map(() => startInstance(servers, env)));
+      const answers = await Promise.all(trio.map((server) => call(server, "GET", "/api/auth/sso")));
+      expect({ round, statuses: answers.map((answer) => answer.status) }).toEqual({ round, statuses: [200, 200, 200] });
+      const stored = await rows(url, "SELECT id, name FROM sso_providers");
+      expect({ round, stored: stored.map((row) => row.name) }).toEqual({ round, stored: ["Company IdP"] });
+      for (const answer of answers)
+        expect(answer.body.data).toEqual([{ id: stored[0]!.id, name: "Company IdP", startPath: `/api/auth/sso/${stored[0]!.id}/start` }]);
+      await Promise.all(trio.map((server) => server.stop("SIGKILL")));
+      servers.length = 0;
+    }
+  }, 120_000);
 });

@@ -5,7 +5,11 @@
  * a replayed code and a wrong nonce are each refused.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createApp } from "../../src/app";
+import { createLogger } from "../../src/http/logger";
+import { openPostgres } from "../../src/store/postgres/db";
 import { testApp, type TestApp } from "../support/app";
+import { appSql } from "../support/app-sql";
 import { OIDC_CLIENT, startOidcProvider, type OidcProviderHandle } from "../support/oidc-provider";
 import { setUpOwner, type Person } from "./support";
 
@@ -241,5 +245,50 @@ describe("WEFT_OIDC_PROVIDERS (headless installs)", () => {
     expect(full.text).not.toContain("a-secret-from-the-environment");
     const row = await headless.deps.storage.identity.ssoProvider(full.body.data[0].id);
     expect(headless.deps.secrets.decrypt(row!.client_secret!)).toBe("a-secret-from-the-environment");
+  });
+});
+
+describe("a provider's name is unique in its org", () => {
+  test("adding or renaming a provider to a name in use answers 409 naming the provider that has it", async () => {
+    const t = await testApp();
+    const body = (name: string) => ({ name, issuer: "https://idp.example.com", clientId: "weft" });
+    const first = await t.req("POST", "/api/sso/providers", { body: body("Company IdP") });
+    expect(first.status).toBe(201);
+    const again = await t.req("POST", "/api/sso/providers", { body: body("Company IdP") });
+    expect(again.status).toBe(409);
+    expect(again.body.error.message).toContain(`a single sign-on provider named "Company IdP" already exists (${first.body.data.id})`);
+    const other = await t.req("POST", "/api/sso/providers", { body: body("Other IdP") });
+    const renamed = await t.req("PUT", `/api/sso/providers/${other.body.data.id}`, { body: body("Company IdP") });
+    expect(renamed.status).toBe(409);
+    // Changing a provider while keeping its own name is no clash.
+    expect((await t.req("PUT", `/api/sso/providers/${first.body.data.id}`, { body: { ...body("Company IdP"), clientId: "weft-2" } })).status).toBe(200);
+    expect((await t.req("GET", "/api/sso/providers")).body.data.map((p: any) => p.name).sort()).toEqual(["Company IdP", "Other IdP"]);
+  });
+
+  test("an upgraded database whose names repeat keeps the oldest as it is and names each later one after its id", async () => {
+    const t = await testApp();
+    const { orgId, workspaceId } = await t.deps.identity.ensureOrg();
+    const sql = appSql(t);
+    // Back to the schema before the names were unique (migration 33), as a database written then is.
+    await sql.run("DROP INDEX sso_providers_name");
+    await sql.run("DROP INDEX sessions_expires");
+    if (t.databaseUrl) await sql.run("DELETE FROM weft_schema_migrations WHERE version >= 33");
+    else await sql.run("PRAGMA user_version = 32");
+    const ids = ["0190a000-0000-7000-8000-000000000001", "0190a000-0000-7000-8000-000000000002", "0190a000-0000-7000-8000-000000000003"];
+    for (const [i, id] of ids.entries())
+      await sql.run(
+        `INSERT INTO sso_providers (id, org_id, workspace_id, name, issuer, client_id, scopes, role_mapping, default_role, sso_only, created_at, updated_at)
+         VALUES (?, ?, ?, ?, 'https://idp.example.com', 'weft', 'openid', '[]', 'viewer', 0, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`,
+        [id, orgId, workspaceId, i < 2 ? "Twice" : "Once"],
+      );
+    // The upgraded server migrates as it opens the store: SQLite's openDatabase does itself, PostgreSQL's at start-up.
+    if (t.databaseUrl) await (await openPostgres(t.databaseUrl, { max: 1 })).close();
+    const upgraded = createApp({ config: t.config, db: t.reopen(), log: createLogger("error", () => {}) });
+    const rows = await upgraded.deps.storage.identity.ssoProviders(orgId);
+    expect(Object.fromEntries(rows.map((row) => [row.id, row.name]))).toEqual({
+      [ids[0]!]: "Twice",
+      [ids[1]!]: `Twice (${ids[1]})`,
+      [ids[2]!]: "Once",
+    });
   });
 });

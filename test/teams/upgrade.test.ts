@@ -27,8 +27,9 @@ test("after the migration the existing user owns every workspace and keeps every
   await sql.run("DROP TABLE invitations");
   await sql.run("DROP TABLE workspace_members");
   // The migrations after it go too (the audit log's, single sign-on's, the second factor's, the sessions' details and
-  // git sync's), as they were not there before it either.
+  // git sync's, the unique provider names'), as they were not there before it either.
   await sql.run("DROP TABLE git_sync");
+  await sql.run("DROP INDEX sessions_expires");
   await sql.run("DROP INDEX sessions_user");
   await sql.run("DROP INDEX sessions_id");
   for (const column of ["id", "last_seen_at", "user_agent", "address"]) await sql.run(`ALTER TABLE sessions DROP COLUMN ${column}`);

@@ -62,6 +62,7 @@ import sso from "./029-sso";
 import secondFactor from "./030-second-factor";
 import sessionDetails from "./031-session-details";
 import gitSync from "./032-git-sync";
+import ssoNames from "./033-sso-names";
 import type { Migration } from "../../migration";
 
 export const postgresMigrations: Migration[] = [
@@ -97,4 +98,5 @@ export const postgresMigrations: Migration[] = [
   secondFactor,
   sessionDetails,
   gitSync,
+  ssoNames,
 ];

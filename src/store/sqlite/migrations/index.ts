@@ -34,6 +34,7 @@ import sso from "./029-sso";
 import secondFactor from "./030-second-factor";
 import sessionDetails from "./031-session-details";
 import gitSync from "./032-git-sync";
+import ssoNames from "./033-sso-names";
 import type { Migration } from "../../migration";
 
 export const migrations: Migration[] = [
@@ -69,4 +70,5 @@ export const migrations: Migration[] = [
   secondFactor,
   sessionDetails,
   gitSync,
+  ssoNames,
 ].sort((a, b) => a.version - b.version);
