@@ -428,6 +428,19 @@ describe("all or nothing, and MCP", () => {
     expect(await holdings(target)).toEqual({ workflows: [], folders: 0, connections: 0 });
   });
 
+  test("the same files imported twice at the same moment: both answer 200, every workflow, folder and connection once", async () => {
+    const target = await testApp();
+    const [first, second] = await Promise.all([importInto(target, exported), importInto(target, exported)]);
+    expect([first.status, second.status, first.body.error, second.body.error]).toEqual([200, 200, undefined, undefined]);
+    const held = await holdings(target);
+    expect({ workflows: held.workflows.length, folders: held.folders, connections: held.connections }).toEqual({
+      workflows: Object.keys(ids).length,
+      folders: 2,
+      connections: 1,
+    });
+    expect(await exportOf(target)).toEqual(exported);
+  });
+
   test("export_workflows and import_workflows do what the API does", async () => {
     const target = await testApp();
     const mcp = await httpClient("http://localhost/mcp", await target.token("all"), (r) => target.app.handle(r));

@@ -6,6 +6,7 @@
  */
 import { AppError } from "../../http/errors";
 import { newId } from "../../lib/ids";
+import { isStorageError } from "../../lib/storage-error";
 import { nowIso } from "../../store/db";
 import type { ConnectionRow } from "../../store/connections";
 import type { FolderRow } from "../../store/folders";
@@ -177,8 +178,30 @@ export class WorkflowFiles {
    * Imports a folder's files (path → text; paths outside connections.yaml, variables/ and workflows/ are ignored).
    * Every problem of every file is listed (400 VALIDATION_FAILED, `details.problems`) and nothing is written; a dry
    * run answers the plan and writes nothing; otherwise the plan is applied in one unit.
+   *
+   * Two imports of the same files at once (a git pull from its schedule and from its webhook, two people) both plan
+   * to create what neither finds yet; the second unit then meets the first's rows and rolls back whole. It is planned
+   * once more from what is stored then (what the first created is now an update or unchanged); a second clash answers
+   * 409, nothing of this import written.
    */
   async import(actor: Actor, files: Record<string, string>, options: ImportOptions = {}): Promise<ImportResult> {
+    try {
+      return await this.importOnce(actor, files, options);
+    } catch (error) {
+      if (!isStorageError(error, "unique")) throw error;
+    }
+    try {
+      return await this.importOnce(actor, files, options);
+    } catch (error) {
+      if (!isStorageError(error, "unique")) throw error;
+      throw new AppError(
+        "CONFLICT",
+        "nothing was imported: workflows, folders or connections of these files were being written by another import or edit at the same moment; import again",
+      );
+    }
+  }
+
+  private async importOnce(actor: Actor, files: Record<string, string>, options: ImportOptions): Promise<ImportResult> {
     const problems: FileProblem[] = [];
     const warnings: FileProblem[] = [];
     const workspaceId = actor.workspaceId;
