@@ -2,7 +2,7 @@
 import { Elysia, type Static } from "elysia";
 import type { AppDeps } from "./deps";
 import { secureCookie, sessionCookieHeader } from "./identity";
-import { Data, IdParams, List } from "../schema/common";
+import { Data, IdParams, List, wholeList } from "../schema/common";
 import {
   Invitation,
   InvitationAcceptBody,
@@ -36,22 +36,16 @@ export const membersApi = ({ members, sso, secondFactor, identity, security, con
 
   return new Elysia({ name: "api-members" })
     .use(security)
-    .get(
-      "/api/roles",
-      () => {
-        const roles = rolesView();
-        return { data: roles, total: roles.length };
-      },
-      { permission: "authenticated", response: List(Role), detail: { tags, summary: "The roles a member can have and the scopes of each" } },
-    )
-    .get(
-      "/api/members",
-      async ({ auth }) => {
-        const list = await members.list(auth.workspaceId);
-        return { data: list, total: list.length };
-      },
-      { permission: "authenticated", response: List(Member), detail: { tags, summary: "The members of the caller's workspace with their role" } },
-    )
+    .get("/api/roles", () => wholeList(rolesView()), {
+      permission: "authenticated",
+      response: List(Role),
+      detail: { tags, summary: "The roles a member can have and the scopes of each" },
+    })
+    .get("/api/members", async ({ auth }) => wholeList(await members.list(auth.workspaceId)), {
+      permission: "authenticated",
+      response: List(Member),
+      detail: { tags, summary: "The members of the caller's workspace with their role" },
+    })
     .put("/api/members/:userId/role", async (ctx) => changed(ctx, "member.role_changed", await members.setRole(ctx.auth, ctx.params.userId, ctx.body.role)), {
       ...memberChange("Change a member's role (not the owner's: ownership moves by transfer); their tokens follow at the next call"),
       body: MemberRoleBody,
@@ -76,14 +70,11 @@ export const membersApi = ({ members, sso, secondFactor, identity, security, con
       async (ctx) => changed(ctx, "member.ownership_transferred", await members.transferOwnership(ctx.auth, ctx.params.userId)),
       memberChange("Transfer the workspace's ownership to an active member (owner only); the previous owner becomes admin"),
     )
-    .get(
-      "/api/invitations",
-      async ({ auth }) => {
-        const list = await members.pending(auth.workspaceId);
-        return { data: list, total: list.length };
-      },
-      { permission: "workspace:admin", response: List(Invitation), detail: { tags, summary: "Pending invitations of the workspace" } },
-    )
+    .get("/api/invitations", async ({ auth }) => wholeList(await members.pending(auth.workspaceId)), {
+      permission: "workspace:admin",
+      response: List(Invitation),
+      detail: { tags, summary: "Pending invitations of the workspace" },
+    })
     .post(
       "/api/invitations",
       async (ctx) => {
