@@ -258,15 +258,19 @@ function url(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, "");
 }
 
+/** The scheme of a URL ("smtp:"), or undefined when `raw` is no URL. */
+function protocolOf(raw: string): string | undefined {
+  try {
+    return new URL(raw).protocol;
+  } catch {
+    return undefined;
+  }
+}
+
 function smtpUrl(env: Env): string | undefined {
   const raw = env.WEFT_SMTP_URL;
   if (raw === undefined || raw === "") return undefined;
-  let protocol: string | undefined;
-  try {
-    protocol = new URL(raw).protocol;
-  } catch {
-    protocol = undefined;
-  }
+  const protocol = protocolOf(raw);
   if (protocol !== "smtp:" && protocol !== "smtps:") {
     throw new ConfigError(`WEFT_SMTP_URL is not an smtp:// or smtps:// URL; use e.g. smtps://user:password@mail.example.com:465`);
   }
@@ -276,12 +280,7 @@ function smtpUrl(env: Env): string | undefined {
 function databaseUrl(env: Env): string | undefined {
   const raw = env.WEFT_DATABASE_URL;
   if (raw === undefined || raw === "") return undefined;
-  let protocol: string | undefined;
-  try {
-    protocol = new URL(raw).protocol;
-  } catch {
-    protocol = undefined;
-  }
+  const protocol = protocolOf(raw);
   if (protocol !== "postgres:" && protocol !== "postgresql:") {
     // The URL may hold a password: name only what is wrong with it.
     throw new ConfigError(
