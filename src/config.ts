@@ -258,15 +258,19 @@ function url(env: Env, name: string, fallback: string): string {
   return raw.replace(/\/+$/, "");
 }
 
+/** The scheme of a URL ("smtp:"), or undefined when `raw` is no URL. */
+function protocolOf(raw: string): string | undefined {
+  try {
+    return new URL(raw).protocol;
+  } catch {
+    return undefined;
+  }
+}
+
 function smtpUrl(env: Env): string | undefined {
   const raw = env.WEFT_SMTP_URL;
   if (raw === undefined || raw === "") return undefined;
-  let protocol: string | undefined;
-  try {
-    protocol = new URL(raw).protocol;
-  } catch {
-    protocol = undefined;
-  }
+  const protocol = protocolOf(raw);
   if (protocol !== "smtp:" && protocol !== "smtps:") {
     throw new ConfigError(`WEFT_SMTP_URL is not an smtp:// or smtps:// URL; use e.g. smtps://user:password@mail.example.com:465`);
   }
@@ -276,12 +280,7 @@ function smtpUrl(env: Env): string | undefined {
 function databaseUrl(env: Env): string | undefined {
   const raw = env.WEFT_DATABASE_URL;
   if (raw === undefined || raw === "") return undefined;
-  let protocol: string | undefined;
-  try {
-    protocol = new URL(raw).protocol;
-  } catch {
-    protocol = undefined;
-  }
+  const protocol = protocolOf(raw);
   if (protocol !== "postgres:" && protocol !== "postgresql:") {
     // The URL may hold a password: name only what is wrong with it.
     throw new ConfigError(
@@ -322,33 +321,25 @@ export function loadSandboxConfig(env: Env = process.env): SandboxConfig {
   };
 }
 
-/** WEFT_METRICS_ALLOW_CIDRS: comma-separated CIDR ranges, each checked now so a typo stops the start. */
-function metricsAllowCidrs(env: Env): string[] {
-  const cidrs = (env.WEFT_METRICS_ALLOW_CIDRS ?? "")
+/** The comma-separated entries of the variable `name`, checked now by `check` (it throws) so a typo stops the start. */
+function checkedList(env: Env, name: string, check: (entries: string[]) => unknown): string[] {
+  const entries = (env[name] ?? "")
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
   try {
-    new AddressRanges(cidrs);
+    check(entries);
   } catch (error) {
-    throw new ConfigError(`WEFT_METRICS_ALLOW_CIDRS: ${(error as Error).message}`);
-  }
-  return cidrs;
-}
-
-/** WEFT_TRUSTED_PROXIES: comma-separated addresses or CIDR ranges, each checked now so a typo stops the start. */
-function trustedProxies(env: Env): string[] {
-  const entries = (env.WEFT_TRUSTED_PROXIES ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-  try {
-    new ClientAddresses(entries);
-  } catch (error) {
-    throw new ConfigError(`WEFT_TRUSTED_PROXIES: ${(error as Error).message}`);
+    throw new ConfigError(`${name}: ${(error as Error).message}`);
   }
   return entries;
 }
+
+/** WEFT_METRICS_ALLOW_CIDRS: comma-separated CIDR ranges, each checked now so a typo stops the start. */
+const metricsAllowCidrs = (env: Env) => checkedList(env, "WEFT_METRICS_ALLOW_CIDRS", (cidrs) => new AddressRanges(cidrs));
+
+/** WEFT_TRUSTED_PROXIES: comma-separated addresses or CIDR ranges, each checked now so a typo stops the start. */
+const trustedProxies = (env: Env) => checkedList(env, "WEFT_TRUSTED_PROXIES", (entries) => new ClientAddresses(entries));
 
 /** WEFT_BACKUP_SCHEDULE: a cron pattern of 5 or 6 fields, read by croner (the schedule trigger's parser). */
 function backupSchedule(env: Env): string | undefined {

@@ -5,7 +5,7 @@ import { SESSION_COOKIE } from "./middleware/security";
 import { addressOf, auditOf, userAgentOf } from "./audit";
 import { AppError } from "../http/errors";
 import { clientOf } from "../net/client-address";
-import { Data, IdParams, List } from "../schema/common";
+import { Data, IdParams, List, wholeList } from "../schema/common";
 import {
   LoginBody,
   PasswordChangeBody,
@@ -107,18 +107,11 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
       permission: "authenticated",
       detail: { tags, summary: "The caller: user, active workspace, scopes and (for sessions) the CSRF token" },
     })
-    .get(
-      "/api/auth/sessions",
-      async ({ auth }) => {
-        const sessions = await identity.listSessions(auth);
-        return { data: sessions, total: sessions.length };
-      },
-      {
-        permission: "authenticated",
-        response: List(Session),
-        detail: { tags, summary: "Your browser sessions (not expired), most recently used first; `current` marks this one" },
-      },
-    )
+    .get("/api/auth/sessions", async ({ auth }) => wholeList(await identity.listSessions(auth)), {
+      permission: "authenticated",
+      response: List(Session),
+      detail: { tags, summary: "Your browser sessions (not expired), most recently used first; `current` marks this one" },
+    })
     .delete(
       "/api/auth/sessions/:id",
       async (ctx) => {
@@ -176,14 +169,11 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
       body: t.Object({ workspaceId: t.String({ format: "uuid" }) }, { additionalProperties: false }),
       detail: { tags, summary: "Switch the browser session's active workspace" },
     })
-    .get(
-      "/api/tokens",
-      async ({ auth }) => {
-        const tokens = await identity.listTokens(auth.workspaceId);
-        return { data: tokens, total: tokens.length };
-      },
-      { permission: "workspace:admin", response: List(Token), detail: { tags, summary: "List the workspace's API tokens (never their raw values)" } },
-    )
+    .get("/api/tokens", async ({ auth }) => wholeList(await identity.listTokens(auth.workspaceId)), {
+      permission: "workspace:admin",
+      response: List(Token),
+      detail: { tags, summary: "List the workspace's API tokens (never their raw values)" },
+    })
     .post(
       "/api/tokens",
       async (ctx) => {
@@ -227,18 +217,11 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
         detail: { tags, summary: "Revoke an API token at once" },
       },
     )
-    .get(
-      "/api/workspaces",
-      async ({ auth }) => {
-        const workspaces = await identity.listWorkspaces(auth.orgId, auth.userId);
-        return { data: workspaces, total: workspaces.length };
-      },
-      {
-        permission: "workspace:admin",
-        response: List(Workspace),
-        detail: { tags, summary: "List the org's workspaces (for a user: those they are an active member of)" },
-      },
-    )
+    .get("/api/workspaces", async ({ auth }) => wholeList(await identity.listWorkspaces(auth.orgId, auth.userId)), {
+      permission: "workspace:admin",
+      response: List(Workspace),
+      detail: { tags, summary: "List the org's workspaces (for a user: those they are an active member of)" },
+    })
     .post(
       "/api/workspaces",
       async ({ auth, body, set }) => {

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import { auditOf } from "./audit";
-import { Data, IdParams, List, Uuid } from "../schema/common";
+import { Data, IdParams, List, Uuid, wholeList } from "../schema/common";
 import { FlowVersion } from "../schema/workflow";
 import { Diagnostics, RestoreBody, ValidateQuery, Variable, VariablesBody, Version, VersionSummary, Workflow } from "../schema/workflow-record";
 
@@ -116,35 +116,21 @@ export const lifecycleApi = ({ security, workflows, audit }: AppDeps) =>
         },
       },
     )
-    .get(
-      "/api/workflows/:id/variables",
-      async ({ auth, params }) => {
-        const data = await workflows.editor.variables(auth.workspaceId, params.id);
-        return { data, total: data.length };
+    .get("/api/workflows/:id/variables", async ({ auth, params }) => wholeList(await workflows.editor.variables(auth.workspaceId, params.id)), {
+      permission: "workflow:read",
+      params: IdParams,
+      response: List(Variable),
+      detail: { tags, summary: "List the workflow's variables ({{variables.name}}); secret values are masked as null" },
+    })
+    .put("/api/workflows/:id/variables", async ({ auth, params, body }) => wholeList(await workflows.editor.setVariables(auth, params.id, body.variables)), {
+      permission: "workflow:write",
+      params: IdParams,
+      body: VariablesBody,
+      response: List(Variable),
+      detail: {
+        tags,
+        summary: "Replace the workflow's variables; secret values are encrypted at rest",
+        description:
+          "Stored variables apply to test and production runs at once (they are not versioned) and override definition.variables of the same name. A secret sent without a value (or null) keeps its stored value, so the list read with GET can be sent back.",
       },
-      {
-        permission: "workflow:read",
-        params: IdParams,
-        response: List(Variable),
-        detail: { tags, summary: "List the workflow's variables ({{variables.name}}); secret values are masked as null" },
-      },
-    )
-    .put(
-      "/api/workflows/:id/variables",
-      async ({ auth, params, body }) => {
-        const data = await workflows.editor.setVariables(auth, params.id, body.variables);
-        return { data, total: data.length };
-      },
-      {
-        permission: "workflow:write",
-        params: IdParams,
-        body: VariablesBody,
-        response: List(Variable),
-        detail: {
-          tags,
-          summary: "Replace the workflow's variables; secret values are encrypted at rest",
-          description:
-            "Stored variables apply to test and production runs at once (they are not versioned) and override definition.variables of the same name. A secret sent without a value (or null) keeps its stored value, so the list read with GET can be sent back.",
-        },
-      },
-    );
+    });

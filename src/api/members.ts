@@ -1,8 +1,8 @@
 /** Roles, members and invitations of the caller's workspace (Settings → Members; docs/teams.md). */
-import { Elysia } from "elysia";
+import { Elysia, type Static } from "elysia";
 import type { AppDeps } from "./deps";
 import { secureCookie, sessionCookieHeader } from "./identity";
-import { Data, IdParams, List } from "../schema/common";
+import { Data, IdParams, List, wholeList } from "../schema/common";
 import {
   Invitation,
   InvitationAcceptBody,
@@ -21,103 +21,60 @@ import { addressOf, auditOf, userAgentOf } from "./audit";
 const tags = ["Members"];
 
 export const membersApi = ({ members, sso, secondFactor, identity, security, config, audit, loginGuard }: AppDeps) => {
+  /** A member an admin just changed: audited as `action` with the role they have now, and answered. */
+  const changed = async (ctx: Parameters<typeof auditOf>[1], action: string, member: Static<typeof Member>) => {
+    await auditOf(audit, ctx, action, { type: "member", id: member.userId, name: member.email }, { role: member.role });
+    return { data: member };
+  };
+  /** The options of a route that changes one member: admins only, answering the member. */
+  const memberChange = (summary: string) => ({
+    permission: "workspace:admin" as const,
+    params: MemberParams,
+    response: Data(Member),
+    detail: { tags, summary },
+  });
+
   return new Elysia({ name: "api-members" })
     .use(security)
-    .get(
-      "/api/roles",
-      () => {
-        const roles = rolesView();
-        return { data: roles, total: roles.length };
-      },
-      { permission: "authenticated", response: List(Role), detail: { tags, summary: "The roles a member can have and the scopes of each" } },
-    )
-    .get(
-      "/api/members",
-      async ({ auth }) => {
-        const list = await members.list(auth.workspaceId);
-        return { data: list, total: list.length };
-      },
-      { permission: "authenticated", response: List(Member), detail: { tags, summary: "The members of the caller's workspace with their role" } },
-    )
-    .put(
-      "/api/members/:userId/role",
-      async (ctx) => {
-        const member = await members.setRole(ctx.auth, ctx.params.userId, ctx.body.role);
-        await auditOf(audit, ctx, "member.role_changed", { type: "member", id: member.userId, name: member.email }, { role: member.role });
-        return { data: member };
-      },
-      {
-        permission: "workspace:admin",
-        params: MemberParams,
-        body: MemberRoleBody,
-        response: Data(Member),
-        detail: { tags, summary: "Change a member's role (not the owner's: ownership moves by transfer); their tokens follow at the next call" },
-      },
-    )
+    .get("/api/roles", () => wholeList(rolesView()), {
+      permission: "authenticated",
+      response: List(Role),
+      detail: { tags, summary: "The roles a member can have and the scopes of each" },
+    })
+    .get("/api/members", async ({ auth }) => wholeList(await members.list(auth.workspaceId)), {
+      permission: "authenticated",
+      response: List(Member),
+      detail: { tags, summary: "The members of the caller's workspace with their role" },
+    })
+    .put("/api/members/:userId/role", async (ctx) => changed(ctx, "member.role_changed", await members.setRole(ctx.auth, ctx.params.userId, ctx.body.role)), {
+      ...memberChange("Change a member's role (not the owner's: ownership moves by transfer); their tokens follow at the next call"),
+      body: MemberRoleBody,
+    })
     .post(
       "/api/members/:userId/deactivate",
-      async (ctx) => {
-        const member = await members.deactivate(ctx.auth, ctx.params.userId);
-        await auditOf(audit, ctx, "member.deactivated", { type: "member", id: member.userId, name: member.email }, { role: member.role });
-        return { data: member };
-      },
-      {
-        permission: "workspace:admin",
-        params: MemberParams,
-        response: Data(Member),
-        detail: { tags, summary: "Deactivate a member: their sessions and API tokens stop working at once; what they built keeps running" },
-      },
+      async (ctx) => changed(ctx, "member.deactivated", await members.deactivate(ctx.auth, ctx.params.userId)),
+      memberChange("Deactivate a member: their sessions and API tokens stop working at once; what they built keeps running"),
     )
     .post(
       "/api/members/:userId/activate",
-      async (ctx) => {
-        const member = await members.activate(ctx.auth, ctx.params.userId);
-        await auditOf(audit, ctx, "member.activated", { type: "member", id: member.userId, name: member.email }, { role: member.role });
-        return { data: member };
-      },
-      {
-        permission: "workspace:admin",
-        params: MemberParams,
-        response: Data(Member),
-        detail: { tags, summary: "Re-activate a deactivated member" },
-      },
+      async (ctx) => changed(ctx, "member.activated", await members.activate(ctx.auth, ctx.params.userId)),
+      memberChange("Re-activate a deactivated member"),
     )
     .delete(
       "/api/members/:userId",
-      async (ctx) => {
-        const member = await members.remove(ctx.auth, ctx.params.userId);
-        await auditOf(audit, ctx, "member.removed", { type: "member", id: member.userId, name: member.email }, { role: member.role });
-        return { data: member };
-      },
-      {
-        permission: "workspace:admin",
-        params: MemberParams,
-        response: Data(Member),
-        detail: { tags, summary: "Remove a member from the workspace; what they built stays the workspace's" },
-      },
+      async (ctx) => changed(ctx, "member.removed", await members.remove(ctx.auth, ctx.params.userId)),
+      memberChange("Remove a member from the workspace; what they built stays the workspace's"),
     )
     .post(
       "/api/members/:userId/ownership",
-      async (ctx) => {
-        const member = await members.transferOwnership(ctx.auth, ctx.params.userId);
-        await auditOf(audit, ctx, "member.ownership_transferred", { type: "member", id: member.userId, name: member.email }, { role: member.role });
-        return { data: member };
-      },
-      {
-        permission: "workspace:admin",
-        params: MemberParams,
-        response: Data(Member),
-        detail: { tags, summary: "Transfer the workspace's ownership to an active member (owner only); the previous owner becomes admin" },
-      },
+      async (ctx) => changed(ctx, "member.ownership_transferred", await members.transferOwnership(ctx.auth, ctx.params.userId)),
+      memberChange("Transfer the workspace's ownership to an active member (owner only); the previous owner becomes admin"),
     )
-    .get(
-      "/api/invitations",
-      async ({ auth }) => {
-        const list = await members.pending(auth.workspaceId);
-        return { data: list, total: list.length };
-      },
-      { permission: "workspace:admin", response: List(Invitation), detail: { tags, summary: "Pending invitations of the workspace" } },
-    )
+    .get("/api/invitations", async ({ auth }) => wholeList(await members.pending(auth.workspaceId)), {
+      permission: "workspace:admin",
+      response: List(Invitation),
+      detail: { tags, summary: "Pending invitations of the workspace" },
+    })
     .post(
       "/api/invitations",
       async (ctx) => {

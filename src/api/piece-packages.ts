@@ -3,7 +3,7 @@
  * them from it, list, upgrade and remove them (workspace:admin). See docs/activepieces.md.
  */
 import { Elysia, t } from "elysia";
-import { Data, List, PageQuery, pageOf } from "../schema/common";
+import { Data, List, PageQuery, pageOf, wholeList } from "../schema/common";
 import { CatalogFilters, CatalogPage, PackageSpec, PackageView } from "../schema/piece";
 import type { AppDeps } from "./deps";
 import { auditOf } from "./audit";
@@ -36,18 +36,11 @@ export const piecePackagesApi = ({ security, piecePackages, audit }: AppDeps) =>
         },
       },
     )
-    .get(
-      "/api/pieces/packages",
-      () => {
-        const data = piecePackages.list();
-        return { data, total: data.length };
-      },
-      {
-        permission,
-        response: List(PackageView),
-        detail: { tags, summary: "List installed piece packages, every version" },
-      },
-    )
+    .get("/api/pieces/packages", () => wholeList(piecePackages.list()), {
+      permission,
+      response: List(PackageView),
+      detail: { tags, summary: "List installed piece packages, every version" },
+    })
     .post(
       "/api/pieces/packages",
       async (ctx) => {
@@ -95,7 +88,7 @@ export const piecePackagesApi = ({ security, piecePackages, audit }: AppDeps) =>
             versions: data.map((p) => p.version),
           },
         );
-        return { data, total: data.length };
+        return wholeList(data);
       },
       {
         permission,

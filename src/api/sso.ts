@@ -4,7 +4,7 @@ import type { AppDeps } from "./deps";
 import { addressOf, userAgentOf } from "./audit";
 import { secureCookie, sessionCookieHeader } from "./identity";
 import { AppError } from "../http/errors";
-import { Data, IdParams, List } from "../schema/common";
+import { Data, IdParams, List, wholeList } from "../schema/common";
 import { SsoProvider, SsoProviderBody, SsoProviderPublic } from "../schema/sso";
 
 const tags = ["Identity"];
@@ -12,14 +12,11 @@ const tags = ["Identity"];
 export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
   return new Elysia({ name: "api-sso" })
     .use(security)
-    .get(
-      "/api/auth/sso",
-      async () => {
-        const providers = await sso.listPublic();
-        return { data: providers, total: providers.length };
-      },
-      { permission: "public", response: List(SsoProviderPublic), detail: { tags, summary: "The single sign-on providers the login page offers" } },
-    )
+    .get("/api/auth/sso", async () => wholeList(await sso.listPublic()), {
+      permission: "public",
+      response: List(SsoProviderPublic),
+      detail: { tags, summary: "The single sign-on providers the login page offers" },
+    })
     .get(
       "/api/auth/sso/:id/start",
       async ({ params, set }) => {
@@ -60,18 +57,11 @@ export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
         detail: { tags, summary: "The provider's redirect back: validates state, nonce, PKCE and the ID token, then opens a session" },
       },
     )
-    .get(
-      "/api/sso/providers",
-      async ({ auth }) => {
-        const providers = await sso.list(auth.orgId);
-        return { data: providers, total: providers.length };
-      },
-      {
-        permission: "workspace:admin",
-        response: List(SsoProvider),
-        detail: { tags, summary: "The org's single sign-on providers (never their client secrets)" },
-      },
-    )
+    .get("/api/sso/providers", async ({ auth }) => wholeList(await sso.list(auth.orgId)), {
+      permission: "workspace:admin",
+      response: List(SsoProvider),
+      detail: { tags, summary: "The org's single sign-on providers (never their client secrets)" },
+    })
     .post(
       "/api/sso/providers",
       async ({ auth, body, set }) => {

@@ -10,6 +10,8 @@ export const DateTime = t.String({ format: "date-time" });
 
 export const Data = <T extends TSchema>(schema: T) => t.Object({ data: schema });
 export const List = <T extends TSchema>(schema: T) => t.Object({ data: t.Array(schema), total: Type.Integer() });
+/** A List answer of a whole list (not paged): the items and how many. */
+export const wholeList = <T>(items: T[]) => ({ data: items, total: items.length });
 
 /** page/limit as query text; out-of-range or unparseable values fall back rather than fail. */
 export const PageQuery = {

@@ -19,6 +19,27 @@ export interface AuditEventRow {
   user_agent: string | null;
 }
 
+/** An event's columns, in the order `auditValues` gives their values (both databases' audit_events). */
+export const AUDIT_COLUMNS =
+  "id, created_at, workspace_id, actor_type, actor_id, actor_name, action, target_type, target_id, target_name, details, ip, user_agent";
+
+/** An event's values in the order of AUDIT_COLUMNS, for an INSERT in either dialect. */
+export const auditValues = (r: AuditEventRow) => [
+  r.id,
+  r.created_at,
+  r.workspace_id,
+  r.actor_type,
+  r.actor_id,
+  r.actor_name,
+  r.action,
+  r.target_type,
+  r.target_id,
+  r.target_name,
+  r.details,
+  r.ip,
+  r.user_agent,
+];
+
 /** Filters of a workspace's events; each one absent is not applied. `actor` matches the actor's id or name. */
 export interface AuditFilter {
   workspaceId: string;

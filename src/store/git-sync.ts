@@ -24,6 +24,45 @@ export interface GitSyncRow {
   updated_at: string;
 }
 
+/** A row as both databases hold it: managed and prune as 0 or 1. */
+export type StoredGitSyncRow = Omit<GitSyncRow, "managed" | "prune"> & { managed: number; prune: number };
+
+/** A stored row with its flags as booleans (PostgreSQL's client may answer an INTEGER as text). */
+export const gitSyncRowOf = (row: StoredGitSyncRow | null): GitSyncRow | null =>
+  row ? { ...row, managed: Number(row.managed) === 1, prune: Number(row.prune) === 1 } : null;
+
+/** The values of `put`'s INSERT, in its column order (workspace_id ... updated_at; last_commit and the sync state are markSynced's). */
+export type GitSyncValues = [
+  string,
+  string,
+  string,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  number,
+  number,
+  string | null,
+  string | null,
+  string | null,
+  string,
+];
+export const gitSyncValues = (r: GitSyncRow): GitSyncValues => [
+  r.workspace_id,
+  r.remote_url,
+  r.branch,
+  r.folder,
+  r.username,
+  r.secret,
+  r.ssh_public_key,
+  r.managed ? 1 : 0,
+  r.prune ? 1 : 0,
+  r.schedule,
+  r.webhook_secret,
+  r.updated_by,
+  r.updated_at,
+];
+
 export interface GitSyncRepository {
   get(workspaceId: string): Promise<GitSyncRow | null>;
   /** Every workspace's settings (the scheduler reads them). */

@@ -73,11 +73,8 @@ export interface RetentionOverride {
   maxRuns?: number;
 }
 
-/** The columns of a workflow row, in the order the statements bind them. */
-export const WORKFLOW_COLUMNS = [
-  "id",
-  "workspace_id",
-  "org_id",
+/** The columns an update may change but updated_at, in the order the statements bind them. */
+const CHANGEABLE_COLUMNS = [
   "name",
   "description",
   "definition",
@@ -92,29 +89,21 @@ export const WORKFLOW_COLUMNS = [
   "folder_id",
   "tags",
   "test_payloads",
+] as const satisfies ReadonlyArray<keyof WorkflowRow>;
+
+/** The columns of a workflow row, in the order the statements bind them. */
+export const WORKFLOW_COLUMNS = [
+  "id",
+  "workspace_id",
+  "org_id",
+  ...CHANGEABLE_COLUMNS,
   "created_by",
   "created_at",
   "updated_at",
 ] as const satisfies ReadonlyArray<keyof WorkflowRow>;
 
 /** The columns an update writes (the rest never change), in the order the statements bind them. */
-export const WORKFLOW_UPDATE_COLUMNS = [
-  "name",
-  "description",
-  "definition",
-  "draft_hash",
-  "definition_rev",
-  "status",
-  "trigger_type",
-  "cron_expression",
-  "webhook_token",
-  "webhook_token_hash",
-  "latest_version_id",
-  "folder_id",
-  "tags",
-  "test_payloads",
-  "updated_at",
-] as const satisfies ReadonlyArray<keyof WorkflowRow>;
+export const WORKFLOW_UPDATE_COLUMNS = [...CHANGEABLE_COLUMNS, "updated_at"] as const satisfies ReadonlyArray<keyof WorkflowRow>;
 
 export const VERSION_COLUMNS = [
   "id",

@@ -65,6 +65,43 @@ export interface Actor {
 
 const CHECK_TIMEOUT_MS = 15_000;
 
+/** What a new connection's row says besides who made it: its credentials' columns and its status. */
+type NewConnectionFields = Omit<
+  ConnectionRow,
+  | "id"
+  | "org_id"
+  | "workspace_id"
+  | "piece_id"
+  | "name"
+  | "tokens"
+  | "token_expires_at"
+  | "refresh_lease"
+  | "refresh_lease_until"
+  | "created_by"
+  | "created_at"
+  | "updated_at"
+>;
+
+/** A new connection's row: the actor's, made now, with no tokens and no refresh lease yet. */
+function newRow(actor: Actor, pieceId: string, name: string, fields: NewConnectionFields): ConnectionRow {
+  const at = nowIso();
+  return {
+    id: newId(),
+    org_id: actor.orgId,
+    workspace_id: actor.workspaceId,
+    piece_id: pieceId,
+    name,
+    ...fields,
+    tokens: null,
+    token_expires_at: null,
+    refresh_lease: null,
+    refresh_lease_until: null,
+    created_by: actor.userId,
+    created_at: at,
+    updated_at: at,
+  };
+}
+
 export class Connections {
   readonly ctx: ConnectionsContext;
   readonly resolver: AuthResolver;
@@ -145,24 +182,11 @@ export class Connections {
     const prepared = prepareCredentials(piece, auth, credentials, this.ctx.managedApps);
     await this.assertNameFree(actor.workspaceId, name);
     await validateCredentials(piece, prepared);
-    const at = nowIso();
-    const row: ConnectionRow = {
-      id: newId(),
-      org_id: actor.orgId,
-      workspace_id: actor.workspaceId,
-      piece_id: piece.id,
-      name,
+    const row = newRow(actor, piece.id, name, {
       ...this.columns(prepared),
       status: prepared.authKind === "oauth2" ? "pending" : "active",
       status_message: null,
-      tokens: null,
-      token_expires_at: null,
-      refresh_lease: null,
-      refresh_lease_until: null,
-      created_by: actor.userId,
-      created_at: at,
-      updated_at: at,
-    };
+    });
     try {
       await this.ctx.storage.connections.insert(row);
     } catch (error) {
@@ -183,13 +207,7 @@ export class Connections {
     const piece = this.ctx.pieces.get(pieceId);
     if (!piece) return `piece "${pieceId}" is not loaded by this server; pieces that take connections: ${piecesWithAuth(this.ctx)().join(", ") || "none"}`;
     if (!piece.auth) return `piece "${pieceId}" declares no authentication, so it takes no connection`;
-    const at = nowIso();
-    return {
-      id: newId(),
-      org_id: actor.orgId,
-      workspace_id: actor.workspaceId,
-      piece_id: piece.id,
-      name,
+    return newRow(actor, piece.id, name, {
       auth_kind: piece.auth.kind,
       grant_type: null,
       config: "{}",
@@ -199,14 +217,7 @@ export class Connections {
       secrets: null,
       status: "error",
       status_message: "imported without credentials (weft import); set them to use this connection",
-      tokens: null,
-      token_expires_at: null,
-      refresh_lease: null,
-      refresh_lease_until: null,
-      created_by: actor.userId,
-      created_at: at,
-      updated_at: at,
-    };
+    });
   }
 
   private columns(prepared: PreparedCredentials) {

@@ -1,8 +1,6 @@
 /** The audit log on PostgreSQL (../audit.ts says what each answers). */
-import { type AuditEventRow, type AuditFilter, type AuditRepository, auditWhere } from "../audit";
+import { AUDIT_COLUMNS as COLUMNS, type AuditEventRow, type AuditFilter, type AuditRepository, auditValues, auditWhere } from "../audit";
 import type { PostgresConnection } from "./connection";
-
-const COLUMNS = "id, created_at, workspace_id, actor_type, actor_id, actor_name, action, target_type, target_id, target_name, details, ip, user_agent";
 
 /** `?` placeholders as PostgreSQL's `$n`. */
 const numbered = (sql: string) => {
@@ -14,21 +12,7 @@ export class PostgresAudit implements AuditRepository {
   constructor(private readonly c: PostgresConnection) {}
 
   async insert(r: AuditEventRow) {
-    await this.c.run(numbered(`INSERT INTO audit_events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), [
-      r.id,
-      r.created_at,
-      r.workspace_id,
-      r.actor_type,
-      r.actor_id,
-      r.actor_name,
-      r.action,
-      r.target_type,
-      r.target_id,
-      r.target_name,
-      r.details,
-      r.ip,
-      r.user_agent,
-    ]);
+    await this.c.run(numbered(`INSERT INTO audit_events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`), auditValues(r));
   }
   list(filter: AuditFilter, limit: number, offset: number) {
     const { where, values } = auditWhere(filter);

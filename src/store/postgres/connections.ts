@@ -5,6 +5,20 @@ import type { PostgresConnection } from "./connection";
 // $2 and $3 are only tested for NULL in one branch: PostgreSQL must be told they are text.
 const FILTER = "workspace_id = $1 AND ($2::text IS NULL OR piece_id = $2) AND ($3::text IS NULL OR status = $3)";
 
+/** The columns an update may change after the name, grant_type to token_expires_at, in the statements' order. */
+const changeable = (row: Omit<ConnectionRow, "refresh_lease" | "refresh_lease_until">) => [
+  row.grant_type,
+  row.status,
+  row.status_message,
+  row.config,
+  row.client_id,
+  row.managed_app,
+  row.public_values,
+  row.secrets,
+  row.tokens,
+  row.token_expires_at,
+];
+
 export class PostgresConnections implements ConnectionRepository {
   constructor(private readonly c: PostgresConnection) {}
 
@@ -13,27 +27,7 @@ export class PostgresConnections implements ConnectionRepository {
     await this.c.run(
       `INSERT INTO connections (id, org_id, workspace_id, piece_id, name, auth_kind, grant_type, status, status_message, config, client_id, managed_app, public_values, secrets, tokens, token_expires_at, created_by, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
-      [
-        row.id,
-        row.org_id,
-        row.workspace_id,
-        row.piece_id,
-        row.name,
-        row.auth_kind,
-        row.grant_type,
-        row.status,
-        row.status_message,
-        row.config,
-        row.client_id,
-        row.managed_app,
-        row.public_values,
-        row.secrets,
-        row.tokens,
-        row.token_expires_at,
-        row.created_by,
-        row.created_at,
-        row.updated_at,
-      ],
+      [row.id, row.org_id, row.workspace_id, row.piece_id, row.name, row.auth_kind, ...changeable(row), row.created_by, row.created_at, row.updated_at],
     );
   }
   get(workspaceId: string, id: string) {
@@ -67,22 +61,7 @@ export class PostgresConnections implements ConnectionRepository {
       `UPDATE connections SET name = $3, grant_type = $4, status = $5, status_message = $6, config = $7, client_id = $8, managed_app = $9,
          public_values = $10, secrets = $11, tokens = $12, token_expires_at = $13, updated_at = $14
        WHERE id = $1 AND workspace_id = $2`,
-      [
-        row.id,
-        row.workspace_id,
-        row.name,
-        row.grant_type,
-        row.status,
-        row.status_message,
-        row.config,
-        row.client_id,
-        row.managed_app,
-        row.public_values,
-        row.secrets,
-        row.tokens,
-        row.token_expires_at,
-        row.updated_at,
-      ],
+      [row.id, row.workspace_id, row.name, ...changeable(row), row.updated_at],
     );
   }
   async setTokens(id: string, tokens: string, expiresAt: string | null, at: string) {

@@ -1,9 +1,6 @@
 /** Git sync's settings on PostgreSQL (../git-sync.ts says what each answers). */
-import type { GitSyncRepository, GitSyncRow } from "../git-sync";
+import { type GitSyncRepository, type GitSyncRow, gitSyncRowOf as rowOf, gitSyncValues, type StoredGitSyncRow as Stored } from "../git-sync";
 import type { PostgresConnection } from "./connection";
-
-type Stored = Omit<GitSyncRow, "managed" | "prune"> & { managed: number; prune: number };
-const rowOf = (row: Stored | null): GitSyncRow | null => (row ? { ...row, managed: Number(row.managed) === 1, prune: Number(row.prune) === 1 } : null);
 
 export class PostgresGitSync implements GitSyncRepository {
   constructor(private readonly c: PostgresConnection) {}
@@ -21,21 +18,7 @@ export class PostgresGitSync implements GitSyncRepository {
        ON CONFLICT (workspace_id) DO UPDATE SET remote_url = excluded.remote_url, branch = excluded.branch, folder = excluded.folder,
          username = excluded.username, secret = excluded.secret, ssh_public_key = excluded.ssh_public_key, managed = excluded.managed, prune = excluded.prune, schedule = excluded.schedule,
          webhook_secret = excluded.webhook_secret, updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
-      [
-        r.workspace_id,
-        r.remote_url,
-        r.branch,
-        r.folder,
-        r.username,
-        r.secret,
-        r.ssh_public_key,
-        r.managed ? 1 : 0,
-        r.prune ? 1 : 0,
-        r.schedule,
-        r.webhook_secret,
-        r.updated_by,
-        r.updated_at,
-      ],
+      gitSyncValues(r),
     );
   }
   async markSynced(workspaceId: string, commit: string | null, files: string, at: string | null) {

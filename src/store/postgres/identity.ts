@@ -16,6 +16,20 @@ import type {
 } from "../identity";
 import type { PostgresConnection } from "./connection";
 
+/** A provider's settings, workspace_id to sso_only, in the order its INSERT and UPDATE take them. */
+const ssoProviderSettings = (row: SsoProviderRow) => [
+  row.workspace_id,
+  row.name,
+  row.issuer,
+  row.client_id,
+  row.client_secret,
+  row.scopes,
+  row.role_claim,
+  row.role_mapping,
+  row.default_role,
+  row.sso_only ? 1 : 0,
+];
+
 export class PostgresIdentity implements IdentityRepository {
   constructor(private readonly c: PostgresConnection) {}
 
@@ -194,42 +208,14 @@ export class PostgresIdentity implements IdentityRepository {
     await this.c.run(
       `INSERT INTO sso_providers (id, org_id, workspace_id, name, issuer, client_id, client_secret, scopes, role_claim, role_mapping, default_role, sso_only, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-      [
-        row.id,
-        row.org_id,
-        row.workspace_id,
-        row.name,
-        row.issuer,
-        row.client_id,
-        row.client_secret,
-        row.scopes,
-        row.role_claim,
-        row.role_mapping,
-        row.default_role,
-        row.sso_only ? 1 : 0,
-        row.created_at,
-        row.updated_at,
-      ],
+      [row.id, row.org_id, ...ssoProviderSettings(row), row.created_at, row.updated_at],
     );
   }
   async updateSsoProvider(row: SsoProviderRow) {
     await this.c.run(
       `UPDATE sso_providers SET workspace_id = $2, name = $3, issuer = $4, client_id = $5, client_secret = $6, scopes = $7, role_claim = $8,
        role_mapping = $9, default_role = $10, sso_only = $11, updated_at = $12 WHERE id = $1`,
-      [
-        row.id,
-        row.workspace_id,
-        row.name,
-        row.issuer,
-        row.client_id,
-        row.client_secret,
-        row.scopes,
-        row.role_claim,
-        row.role_mapping,
-        row.default_role,
-        row.sso_only ? 1 : 0,
-        row.updated_at,
-      ],
+      [row.id, ...ssoProviderSettings(row), row.updated_at],
     );
   }
   async deleteSsoProvider(id: string, orgId: string) {

@@ -1,8 +1,6 @@
 /** The audit log on SQLite (../audit.ts says what each answers). */
-import { type AuditEventRow, type AuditFilter, type AuditRepository, auditWhere } from "../audit";
+import { AUDIT_COLUMNS as COLUMNS, type AuditEventRow, type AuditFilter, type AuditRepository, auditValues, auditWhere } from "../audit";
 import type { SqliteConnection } from "./connection";
-
-const COLUMNS = "id, created_at, workspace_id, actor_type, actor_id, actor_name, action, target_type, target_id, target_name, details, ip, user_agent";
 
 export class SqliteAudit implements AuditRepository {
   private readonly q;
@@ -15,24 +13,7 @@ export class SqliteAudit implements AuditRepository {
   }
 
   insert(r: AuditEventRow) {
-    return this.c.do(
-      () =>
-        void this.q.insert.run(
-          r.id,
-          r.created_at,
-          r.workspace_id,
-          r.actor_type,
-          r.actor_id,
-          r.actor_name,
-          r.action,
-          r.target_type,
-          r.target_id,
-          r.target_name,
-          r.details,
-          r.ip,
-          r.user_agent,
-        ),
-    );
+    return this.c.do(() => void this.q.insert.run(...auditValues(r)));
   }
   list(filter: AuditFilter, limit: number, offset: number) {
     const { where, values } = auditWhere(filter);

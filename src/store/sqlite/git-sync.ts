@@ -1,9 +1,13 @@
 /** Git sync's settings on SQLite (../git-sync.ts says what each answers). */
-import type { GitSyncRepository, GitSyncRow } from "../git-sync";
+import {
+  type GitSyncRepository,
+  type GitSyncRow,
+  type GitSyncValues,
+  gitSyncRowOf as rowOf,
+  gitSyncValues,
+  type StoredGitSyncRow as Stored,
+} from "../git-sync";
 import type { SqliteConnection } from "./connection";
-
-type Stored = Omit<GitSyncRow, "managed" | "prune"> & { managed: number; prune: number };
-const rowOf = (row: Stored | null): GitSyncRow | null => (row ? { ...row, managed: row.managed === 1, prune: row.prune === 1 } : null);
 
 export class SqliteGitSync implements GitSyncRepository {
   private readonly q;
@@ -12,10 +16,7 @@ export class SqliteGitSync implements GitSyncRepository {
     this.q = {
       get: c.db.query<Stored, [string]>("SELECT * FROM git_sync WHERE workspace_id = ?"),
       list: c.db.query<Stored, []>("SELECT * FROM git_sync ORDER BY workspace_id"),
-      put: c.db.query<
-        null,
-        [string, string, string, string, string | null, string | null, string | null, number, number, string | null, string | null, string | null, string]
-      >(
+      put: c.db.query<null, GitSyncValues>(
         `INSERT INTO git_sync (workspace_id, remote_url, branch, folder, username, secret, ssh_public_key, managed, prune, schedule, webhook_secret, updated_by, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (workspace_id) DO UPDATE SET remote_url = excluded.remote_url, branch = excluded.branch, folder = excluded.folder,
@@ -36,24 +37,7 @@ export class SqliteGitSync implements GitSyncRepository {
     return this.c.do(() => this.q.list.all().map((row) => rowOf(row)!));
   }
   put(r: GitSyncRow) {
-    return this.c.do(
-      () =>
-        void this.q.put.run(
-          r.workspace_id,
-          r.remote_url,
-          r.branch,
-          r.folder,
-          r.username,
-          r.secret,
-          r.ssh_public_key,
-          r.managed ? 1 : 0,
-          r.prune ? 1 : 0,
-          r.schedule,
-          r.webhook_secret,
-          r.updated_by,
-          r.updated_at,
-        ),
-    );
+    return this.c.do(() => void this.q.put.run(...gitSyncValues(r)));
   }
   markSynced(workspaceId: string, commit: string | null, files: string, at: string | null) {
     return this.c.do(() => void this.q.markSynced.run(commit, files, at, workspaceId));

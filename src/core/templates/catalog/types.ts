@@ -26,11 +26,35 @@ export const base = (trigger: FlowVersionT["trigger"], extra: Partial<FlowVersio
   ...extra,
 });
 
+type Step = NonNullable<FlowVersionT["trigger"]["nextAction"]>;
+
+/** The error workflows' trigger: a run of a workflow that names this one in settings.errorWorkflowId failed; then `next`. */
+export const aRunFailed = (next: Step): FlowVersionT["trigger"] => ({
+  name: "trigger",
+  displayName: "A run failed",
+  type: "error",
+  pieceId: "runs",
+  actionId: "on_error",
+  config: { workflow_ids: [] },
+  nextAction: next,
+});
+
+/** Zigbee2MQTT's front_door sensor reporting the door open (contact false; docs/pieces/mqtt.md, "Zigbee2MQTT"); then `next`. */
+export const doorOpened = (next: Step): FlowVersionT["trigger"] => ({
+  name: "trigger",
+  displayName: "Door opened",
+  type: "subscription",
+  pieceId: "mqtt",
+  actionId: "zigbee2mqtt_device",
+  config: { base_topic: "zigbee2mqtt", device: "front_door", property: "contact", equals: false },
+  nextAction: next,
+});
+
 /**
  * The "push to my phone" step of the notification templates: ntfy, its server and topic taken from the
  * workflow's variables ntfyServer and ntfyTopic (which `phoneVariables` sets), `fields` the title, message, ….
  */
-export const pushToPhone = (fields: Record<string, unknown>): NonNullable<FlowVersionT["trigger"]["nextAction"]> => ({
+export const pushToPhone = (fields: Record<string, unknown>): Step => ({
   name: "push",
   displayName: "Push to my phone",
   type: "PIECE",

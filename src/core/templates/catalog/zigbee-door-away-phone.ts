@@ -1,4 +1,4 @@
-import { base, type BuiltinTemplate, phoneVariables, pushToPhone } from "./types";
+import { doorOpened, base, type BuiltinTemplate, phoneVariables, pushToPhone } from "./types";
 
 /**
  * "Away" is the workspace store key away (true or false), set by another workflow's store step — for example
@@ -12,34 +12,26 @@ export default {
     "When a Zigbee2MQTT door sensor reports the door open (contact false) while the store key away is true, push it to your phone through ntfy. Choose your MQTT connection on the trigger; set variables.ntfyServer and ntfyTopic",
   category: "home",
   definition: base(
-    {
-      name: "trigger",
-      displayName: "Door opened",
-      type: "subscription",
-      pieceId: "mqtt",
-      actionId: "zigbee2mqtt_device",
-      config: { base_topic: "zigbee2mqtt", device: "front_door", property: "contact", equals: false },
+    doorOpened({
+      name: "away",
+      displayName: "Am I away?",
+      type: "PIECE",
+      pieceId: "store",
+      actionId: "get",
+      config: { key: "away", default_value: false },
       nextAction: {
-        name: "away",
-        displayName: "Am I away?",
-        type: "PIECE",
-        pieceId: "store",
-        actionId: "get",
-        config: { key: "away", default_value: false },
-        nextAction: {
-          name: "route",
-          displayName: "Away?",
-          type: "ROUTER",
-          branches: [
-            {
-              name: "away",
-              conditions: [[{ field: "{{away.output.value}}", operator: "boolean_true" }]],
-              firstAction: pushToPhone({ title: "Door opened", message: "{{trigger.body.device}} opened while you are away", priority: "high" }),
-            },
-          ],
-        },
+        name: "route",
+        displayName: "Away?",
+        type: "ROUTER",
+        branches: [
+          {
+            name: "away",
+            conditions: [[{ field: "{{away.output.value}}", operator: "boolean_true" }]],
+            firstAction: pushToPhone({ title: "Door opened", message: "{{trigger.body.device}} opened while you are away", priority: "high" }),
+          },
+        ],
       },
-    },
+    }),
     phoneVariables("my-home"),
   ),
 } satisfies BuiltinTemplate;

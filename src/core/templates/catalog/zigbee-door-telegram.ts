@@ -1,4 +1,4 @@
-import { base, type BuiltinTemplate } from "./types";
+import { doorOpened, base, type BuiltinTemplate } from "./types";
 
 /** The Telegram step is Activepieces' Telegram bot piece (docs/activepieces.md); the door is Zigbee2MQTT's (docs/pieces/mqtt.md). */
 export default {
@@ -10,22 +10,14 @@ export default {
   category: "home",
   packages: ["@activepieces/piece-telegram-bot"],
   definition: base(
-    {
-      name: "trigger",
-      displayName: "Door opened",
-      type: "subscription",
-      pieceId: "mqtt",
-      actionId: "zigbee2mqtt_device",
-      config: { base_topic: "zigbee2mqtt", device: "front_door", property: "contact", equals: false },
-      nextAction: {
-        name: "telegram",
-        displayName: "Message me on Telegram",
-        type: "PIECE",
-        pieceId: "ap-telegram-bot",
-        actionId: "send_text_message",
-        config: { chat_id: "{{variables.telegramChatId}}", message: "{{trigger.body.device}} opened" },
-      },
-    },
+    doorOpened({
+      name: "telegram",
+      displayName: "Message me on Telegram",
+      type: "PIECE",
+      pieceId: "ap-telegram-bot",
+      actionId: "send_text_message",
+      config: { chat_id: "{{variables.telegramChatId}}", message: "{{trigger.body.device}} opened" },
+    }),
     { variables: { telegramChatId: "123456789" } },
   ),
 } satisfies BuiltinTemplate;

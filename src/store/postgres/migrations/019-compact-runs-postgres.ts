@@ -14,6 +14,7 @@
  * A stored start that is not an ISO time (the engine writes only canonical ones) stops the migration with
  * PostgreSQL's message and nothing changed: the whole migration is one transaction.
  */
+import { addRunCounts, countPer, countRows, RUN_COUNT_TRIGGERS, RUNS_UPDATED } from "./015-run-count-deltas";
 
 const STATUS = (column: string) =>
   `CASE ${column} WHEN 'completed' THEN 0 WHEN 'failed' THEN 1 WHEN 'cancelled' THEN 2 WHEN 'pending' THEN 3 WHEN 'running' THEN 4 WHEN 'paused' THEN 5 END`;
@@ -171,76 +172,11 @@ CREATE TYPE weft_run_delta AS (
   d INTEGER
 );
 
-CREATE FUNCTION weft_add_run_counts(deltas weft_run_delta[]) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-  tagged boolean;
-  untagged boolean;
-BEGIN
-  IF cardinality(deltas) = 0 THEN RETURN; END IF;
-  SELECT bool_or(r.tags <> '[]'), bool_or(r.tags <> '[]' AND r.d = -1) INTO tagged, untagged FROM unnest(deltas) AS r;
-  INSERT INTO run_counts AS c (workspace_id, environment, workflow_id, status, trigger_type, tag, n, slot)
-    SELECT r.workspace_id, r.environment, r.workflow_id, r.status, r.trigger_type, '', sum(r.d), txid_current() FROM unnest(deltas) AS r
-    GROUP BY 1, 2, 3, 4, 5 HAVING sum(r.d) <> 0
-    ON CONFLICT (workspace_id, environment, workflow_id, status, trigger_type, tag, slot) DO UPDATE SET n = c.n + EXCLUDED.n;
-  INSERT INTO run_hours AS h (workspace_id, hour, environment, workflow_id, status, trigger_type, n, slot)
-    SELECT r.workspace_id, r.started_at / 3600000, r.environment, r.workflow_id, r.status, r.trigger_type, sum(r.d), txid_current()
-    FROM unnest(deltas) AS r
-    GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(r.d) <> 0
-    ON CONFLICT (workspace_id, hour, environment, workflow_id, status, trigger_type, slot) DO UPDATE SET n = h.n + EXCLUDED.n;
-  INSERT INTO run_definition_uses AS u (hash, slot, n)
-    SELECT n.name, txid_current(), sum(r.d) FROM unnest(deltas) AS r JOIN run_names n ON n.key = r.definition_hash
-    GROUP BY 1 HAVING sum(r.d) <> 0
-    ON CONFLICT (hash, slot) DO UPDATE SET n = u.n + EXCLUDED.n;
-  IF tagged THEN
-    INSERT INTO run_counts AS c (workspace_id, environment, workflow_id, status, trigger_type, tag, n, slot)
-      SELECT r.workspace_id, r.environment, r.workflow_id, r.status, r.trigger_type, t.tag, sum(r.d), txid_current()
-      FROM unnest(deltas) AS r, LATERAL (SELECT DISTINCT value AS tag FROM jsonb_array_elements_text(r.tags::jsonb)) AS t
-      WHERE r.tags <> '[]'
-      GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(r.d) <> 0
-      ON CONFLICT (workspace_id, environment, workflow_id, status, trigger_type, tag, slot) DO UPDATE SET n = c.n + EXCLUDED.n;
-    IF untagged THEN
-      DELETE FROM run_tags AS t USING (SELECT DISTINCT r.workspace_id, v.value AS tag, r.started_at, r.id
-          FROM unnest(deltas) AS r, jsonb_array_elements_text(r.tags::jsonb) AS v WHERE r.d = -1 AND r.tags <> '[]') AS gone
-        WHERE t.workspace_id = gone.workspace_id AND t.tag = gone.tag AND t.started_at = gone.started_at AND t.run_id = gone.id;
-    END IF;
-    INSERT INTO run_tags (workspace_id, tag, started_at, run_id)
-      SELECT r.workspace_id, v.value, r.started_at, r.id
-      FROM unnest(deltas) AS r, jsonb_array_elements_text(r.tags::jsonb) AS v WHERE r.d = 1 AND r.tags <> '[]'
-      ON CONFLICT DO NOTHING;
-  END IF;
-END
-$$;
+${addRunCounts("CREATE", `${countPer("run_hours", "h", "hour", "r.started_at / 3600000")}`)}
 
-CREATE FUNCTION weft_runs_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM weft_add_run_counts(ARRAY(SELECT ROW(workspace_id, environment, workflow_id, status, trigger_type, tags, started_at, id,
-    definition_hash, 1)::weft_run_delta FROM new_rows));
-  RETURN NULL;
-END
-$$;
-CREATE FUNCTION weft_runs_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM weft_add_run_counts(ARRAY(SELECT ROW(workspace_id, environment, workflow_id, status, trigger_type, tags, started_at, id,
-    definition_hash, -1)::weft_run_delta FROM old_rows));
-  RETURN NULL;
-END
-$$;
-CREATE FUNCTION weft_runs_updated() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM weft_add_run_counts(ARRAY(
-    SELECT ROW(o.workspace_id, o.environment, o.workflow_id, o.status, o.trigger_type, o.tags, o.started_at, o.id, o.definition_hash, -1)::weft_run_delta
-      FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE o.status IS DISTINCT FROM n.status OR o.tags IS DISTINCT FROM n.tags
-    UNION ALL
-    SELECT ROW(n.workspace_id, n.environment, n.workflow_id, n.status, n.trigger_type, n.tags, n.started_at, n.id, n.definition_hash, 1)::weft_run_delta
-      FROM old_rows o JOIN new_rows n ON n.id = o.id WHERE o.status IS DISTINCT FROM n.status OR o.tags IS DISTINCT FROM n.tags));
-  RETURN NULL;
-END
-$$;
-CREATE TRIGGER runs_counted_insert AFTER INSERT ON runs REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION weft_runs_inserted();
-CREATE TRIGGER runs_counted_delete AFTER DELETE ON runs REFERENCING OLD TABLE AS old_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION weft_runs_deleted();
-CREATE TRIGGER runs_counted_update AFTER UPDATE ON runs REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION weft_runs_updated();
+${countRows("CREATE", "weft_runs_inserted", 1, "new_rows")}
+${countRows("CREATE", "weft_runs_deleted", -1, "old_rows")}
+${RUNS_UPDATED}
+${RUN_COUNT_TRIGGERS}
 `,
 };

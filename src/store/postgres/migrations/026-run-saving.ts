@@ -5,8 +5,8 @@
  * one row), and weft_fold_run_counts folds the slots into slot 0, so the rows a count sums stay few. The fold is
  * migration 25's with run_unsaved added. The whole migration is one transaction.
  */
-import { FOLD_LOCK_KEY } from "./015-run-count-deltas";
-import { fold } from "./025-run-tag-counts";
+import { fold, foldRunCounts } from "./015-run-count-deltas";
+import { FOLDS } from "./025-run-tag-counts";
 
 export default {
   version: 26,
@@ -26,23 +26,10 @@ CREATE TABLE run_unsaved (
 CREATE INDEX run_unsaved_deltas ON run_unsaved(slot) WHERE slot <> 0;
 
 -- Migration 25's fold, run_unsaved's slots included.
-CREATE OR REPLACE FUNCTION weft_fold_run_counts() RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE
-  folded bigint := 0;
-  k bigint;
-BEGIN
-  IF NOT pg_try_advisory_xact_lock(${FOLD_LOCK_KEY}) THEN RETURN 0; END IF;
-${fold("run_counts", ["environment", "workflow_id", "status", "trigger_type", "tag"])}
-${fold("run_hours", ["hour", "environment", "workflow_id", "status", "trigger_type"])}
-${fold("run_durations", ["bucket", "environment", "workflow_id", "status", "trigger_type"])}
-${fold("run_tag_hours", ["tag", "hour", "environment", "workflow_id", "status", "trigger_type"])}
-${fold("run_tag_durations", ["tag", "bucket", "environment", "workflow_id", "status", "trigger_type"])}
-${fold("run_unsaved", ["hour", "environment", "workflow_id", "status", "trigger_type"])}
-  WITH gone AS (DELETE FROM run_definition_uses RETURNING *)
-  UPDATE run_definitions AS d SET runs = d.runs + uses.n FROM (SELECT hash, sum(n) AS n FROM gone GROUP BY hash) AS uses WHERE d.hash = uses.hash;
-  GET DIAGNOSTICS k = ROW_COUNT;
-  RETURN folded + k;
-END
-$$;
+${foldRunCounts(
+  "CREATE OR REPLACE",
+  `${FOLDS}
+${fold("run_unsaved", ["hour", "environment", "workflow_id", "status", "trigger_type"])}`,
+)}
 `,
 };
