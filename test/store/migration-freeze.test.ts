@@ -44,6 +44,7 @@ const SHIPPED: [number, string, string][] = [
   [30, "2c7868e19b942a3aa08d5b7c59fb2fbd54e4046071a12957781dbef3b392cd95", "39f1160a535fa8f3ae824ed781dd6d94f0f020fc2e51c00f80c09ba479226df6"],
   [31, "95cb763586d5dbe67b0b3a1ba30218fef4a4965e6ebd1a299565d2c894542dec", "65787094bda4ff6c06ef4139856a056c67c3ff072aff975fe74515ac98cb50d6"],
   [32, "10fd750379be7783dface46b5477b20e2704f2de8a990f8778e61ce0c317353c", "0cd769c851a79ac57c5e3c2b947095b86bfc3c12105e54aad7b1963a63b15694"],
+  [33, "278aa8e97e31f653f0573477bb48c622065d09ecfa46b62f6f9821b83e69c3f6", "37f226622d6328f2683532243b88236105063e89a2ed9ac436942f0dd8797349"],
 ];
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
@@ -57,4 +58,10 @@ test("every shipped migration produces the SQL it shipped with, on both database
     if (!onPostgres || sha256(onPostgres.sql) !== postgres) changed.push(`PostgreSQL ${version}`);
   }
   expect(changed).toEqual([]);
+});
+
+test("every migration of this build is pinned here, so a new one cannot ship unpinned", () => {
+  const pinned = new Set(SHIPPED.map(([version]) => version));
+  const versions = [...new Set([...sqliteMigrations, ...postgresMigrations].map((m) => m.version))].sort((a, b) => a - b);
+  expect(versions.filter((version) => !pinned.has(version))).toEqual([]);
 });
