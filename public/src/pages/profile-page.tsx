@@ -10,6 +10,7 @@ import { when } from "../format";
 import { me } from "../session";
 import type { Session } from "../types";
 import { SecondFactorSection } from "./second-factor";
+import { Table } from "../components/table";
 
 function PasswordSection({ onChanged }: { onChanged: () => void }) {
   const current = useSignal("");
@@ -107,45 +108,32 @@ function SessionsSection({ reload }: { reload: number }) {
       <p class="help">Where you are signed in. Ending a session signs that browser out at once.</p>
       <ErrorNote error={error.value} />
       {list && (
-        <table class="table" aria-label="Your sessions">
-          <thead>
-            <tr>
-              <th scope="col">Browser</th>
-              <th scope="col">Address</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Signed in</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
+        <Table label="Your sessions" columns={["Browser", "Address", "Last used", "Signed in"]} actions="Actions">
+          {list.map((s) => (
+            <tr key={s.id} data-session={s.id} data-current={s.current ? "true" : undefined}>
+              <td>
+                <span class="small-text">{s.userAgent ?? "unknown browser"}</span>
+                {s.current && <strong class="small-text"> (this session)</strong>}
+              </td>
+              <td class="mono">{s.address ?? "—"}</td>
+              <td>{when(s.lastSeenAt)}</td>
+              <td>{when(s.createdAt)}</td>
+              <td>
+                {!s.current && (
+                  <button
+                    type="button"
+                    class="small"
+                    disabled={busy.value}
+                    aria-label={`End session from ${s.userAgent ?? "unknown browser"}, last used ${when(s.lastSeenAt)}`}
+                    onClick={() => act(() => api.del(`/api/auth/sessions/${s.id}`))}
+                  >
+                    End session
+                  </button>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {list.map((s) => (
-              <tr key={s.id} data-session={s.id} data-current={s.current ? "true" : undefined}>
-                <td>
-                  <span class="small-text">{s.userAgent ?? "unknown browser"}</span>
-                  {s.current && <strong class="small-text"> (this session)</strong>}
-                </td>
-                <td class="mono">{s.address ?? "—"}</td>
-                <td>{when(s.lastSeenAt)}</td>
-                <td>{when(s.createdAt)}</td>
-                <td>
-                  {!s.current && (
-                    <button
-                      type="button"
-                      class="small"
-                      disabled={busy.value}
-                      aria-label={`End session from ${s.userAgent ?? "unknown browser"}, last used ${when(s.lastSeenAt)}`}
-                      onClick={() => act(() => api.del(`/api/auth/sessions/${s.id}`))}
-                    >
-                      End session
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <button type="button" disabled={busy.value || others === 0} onClick={() => act(() => api.post("/api/auth/sessions/revoke-others"))}>
         End all other sessions

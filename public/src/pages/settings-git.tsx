@@ -11,6 +11,7 @@ import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { href } from "../router";
 import type { GitPullResult as PullResult, GitPushResult, GitSettings, GitStatus } from "../types";
+import { Table } from "../components/table";
 
 type FileChange = GitStatus["localChanges"][number];
 
@@ -43,26 +44,16 @@ function PullReport({ result }: { result: PullResult }) {
         {result.dryRun ? "A pull would apply" : "Pulled"} {short(result.commit)}: {changed.length === 0 ? "no change." : `${changed.length} change(s).`}
       </p>
       {result.plan.length > 0 && (
-        <table class="table" aria-label="Pull plan">
-          <thead>
-            <tr>
-              <th scope="col">Action</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Name</th>
-              <th scope="col">File</th>
+        <Table label="Pull plan" columns={["Action", "Kind", "Name", "File"]}>
+          {result.plan.map((entry) => (
+            <tr key={`${entry.kind}-${entry.name}-${entry.path ?? ""}`}>
+              <td>{entry.action}</td>
+              <td>{entry.kind}</td>
+              <td>{entry.name}</td>
+              <td>{entry.path ? <code>{entry.path}</code> : ""}</td>
             </tr>
-          </thead>
-          <tbody>
-            {result.plan.map((entry) => (
-              <tr key={`${entry.kind}-${entry.name}-${entry.path ?? ""}`}>
-                <td>{entry.action}</td>
-                <td>{entry.kind}</td>
-                <td>{entry.name}</td>
-                <td>{entry.path ? <code>{entry.path}</code> : ""}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       {result.published.length > 0 && <p>Published: {result.published.map((w) => w.name).join(", ")}</p>}
       {result.notPublished.map((w) => (

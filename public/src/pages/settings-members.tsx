@@ -11,6 +11,7 @@ import { when } from "../format";
 import { me } from "../session";
 import type { Invitation, InvitationCreated, Member, Role } from "../types";
 import { useCall } from "../use-call";
+import { Table } from "../components/table";
 
 const ADMIN_SCOPE = "workspace:admin";
 
@@ -64,102 +65,89 @@ export function MembersTab() {
         Who works in this workspace and with which role. Your role: <strong>{caller.role ?? "—"}</strong>.
       </p>
       <ErrorNote error={error.value} />
-      <table class="table">
-        <thead>
-          <tr>
-            <th scope="col">Member</th>
-            <th scope="col">Role</th>
-            <th scope="col">Status</th>
-            <th scope="col">Joined</th>
-            <th scope="col">
-              <span class="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {members.value.map((m) => {
-            const reason = whyNot(m, caller, roles.value);
-            const self = m.userId === caller.userId;
-            return (
-              <tr key={m.userId} data-member={m.email}>
-                <td>
-                  {m.name} <span class="muted small-text">{m.email}</span>
-                </td>
-                <td>
-                  <select
-                    aria-label={`Role of ${m.email}`}
-                    value={m.role}
-                    disabled={reason !== null}
-                    title={reason ?? undefined}
-                    onChange={(e) => {
-                      const next = (e.target as HTMLSelectElement).value;
-                      void act(() => api.put(`/api/members/${m.userId}/role`, { role: next }));
-                    }}
-                  >
-                    {roles.value
-                      .filter((r) => r.assignable || r.name === m.role)
-                      .map((r) => (
-                        <option key={r.name} value={r.name}>
-                          {r.name}
-                        </option>
-                      ))}
-                  </select>
-                </td>
-                <td>{m.status}</td>
-                <td class="small-text">{when(m.joinedAt)}</td>
-                <td class="actions">
-                  {m.status === "active" ? (
-                    <button
-                      type="button"
-                      class="small"
-                      disabled={reason !== null || self}
-                      title={reason ?? (self ? "you cannot deactivate yourself" : undefined)}
-                      onClick={() => act(() => api.post(`/api/members/${m.userId}/deactivate`))}
-                    >
-                      Deactivate
-                    </button>
-                  ) : (
-                    <button
-                      type="button"
-                      class="small"
-                      disabled={reason !== null}
-                      title={reason ?? undefined}
-                      onClick={() => act(() => api.post(`/api/members/${m.userId}/activate`))}
-                    >
-                      Re-activate
-                    </button>
-                  )}
+      <Table columns={["Member", "Role", "Status", "Joined"]} actions="Actions">
+        {members.value.map((m) => {
+          const reason = whyNot(m, caller, roles.value);
+          const self = m.userId === caller.userId;
+          return (
+            <tr key={m.userId} data-member={m.email}>
+              <td>
+                {m.name} <span class="muted small-text">{m.email}</span>
+              </td>
+              <td>
+                <select
+                  aria-label={`Role of ${m.email}`}
+                  value={m.role}
+                  disabled={reason !== null}
+                  title={reason ?? undefined}
+                  onChange={(e) => {
+                    const next = (e.target as HTMLSelectElement).value;
+                    void act(() => api.put(`/api/members/${m.userId}/role`, { role: next }));
+                  }}
+                >
+                  {roles.value
+                    .filter((r) => r.assignable || r.name === m.role)
+                    .map((r) => (
+                      <option key={r.name} value={r.name}>
+                        {r.name}
+                      </option>
+                    ))}
+                </select>
+              </td>
+              <td>{m.status}</td>
+              <td class="small-text">{when(m.joinedAt)}</td>
+              <td class="actions">
+                {m.status === "active" ? (
                   <button
                     type="button"
-                    class="small danger"
+                    class="small"
                     disabled={reason !== null || self}
-                    title={reason ?? (self ? "you cannot remove yourself" : undefined)}
+                    title={reason ?? (self ? "you cannot deactivate yourself" : undefined)}
+                    onClick={() => act(() => api.post(`/api/members/${m.userId}/deactivate`))}
+                  >
+                    Deactivate
+                  </button>
+                ) : (
+                  <button
+                    type="button"
+                    class="small"
+                    disabled={reason !== null}
+                    title={reason ?? undefined}
+                    onClick={() => act(() => api.post(`/api/members/${m.userId}/activate`))}
+                  >
+                    Re-activate
+                  </button>
+                )}
+                <button
+                  type="button"
+                  class="small danger"
+                  disabled={reason !== null || self}
+                  title={reason ?? (self ? "you cannot remove yourself" : undefined)}
+                  onClick={() => {
+                    if (confirm(`Remove ${m.email} from this workspace? What they built stays.`)) void act(() => api.del(`/api/members/${m.userId}`));
+                  }}
+                >
+                  Remove
+                </button>
+                {m.role !== "owner" && (
+                  <button
+                    type="button"
+                    class="small"
+                    disabled={caller.role !== "owner" || m.status !== "active"}
+                    title={caller.role !== "owner" ? `only the owner can transfer ownership; your role is ${caller.role ?? "none"}` : undefined}
                     onClick={() => {
-                      if (confirm(`Remove ${m.email} from this workspace? What they built stays.`)) void act(() => api.del(`/api/members/${m.userId}`));
+                      if (confirm(`Make ${m.email} the owner? You become admin.`)) void act(() => api.post(`/api/members/${m.userId}/ownership`));
                     }}
                   >
-                    Remove
+                    Make owner
                   </button>
-                  {m.role !== "owner" && (
-                    <button
-                      type="button"
-                      class="small"
-                      disabled={caller.role !== "owner" || m.status !== "active"}
-                      title={caller.role !== "owner" ? `only the owner can transfer ownership; your role is ${caller.role ?? "none"}` : undefined}
-                      onClick={() => {
-                        if (confirm(`Make ${m.email} the owner? You become admin.`)) void act(() => api.post(`/api/members/${m.userId}/ownership`));
-                      }}
-                    >
-                      Make owner
-                    </button>
-                  )}
-                  {reason && <div class="muted small-text reason">{reason}</div>}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+                )}
+                {reason && <div class="muted small-text reason">{reason}</div>}
+              </td>
+            </tr>
+          );
+        })}
+      </Table>
 
       <h3>Invite</h3>
       {created.value && (
@@ -244,24 +232,15 @@ export function MembersTab() {
       )}
 
       <h3>Roles</h3>
-      <table class="table">
-        <thead>
-          <tr>
-            <th scope="col">Role</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">For</th>
+      <Table columns={["Role", "Scopes", "For"]}>
+        {roles.value.map((r) => (
+          <tr key={r.name} data-role={r.name}>
+            <td>{r.name}</td>
+            <td class="small-text">{r.scopes.join(", ")}</td>
+            <td class="small-text">{r.description}</td>
           </tr>
-        </thead>
-        <tbody>
-          {roles.value.map((r) => (
-            <tr key={r.name} data-role={r.name}>
-              <td>{r.name}</td>
-              <td class="small-text">{r.scopes.join(", ")}</td>
-              <td class="small-text">{r.description}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
     </section>
   );
 }

@@ -10,6 +10,7 @@ import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import type { NetworkPolicy } from "../types";
 import { useCall } from "../use-call";
+import { Table } from "../components/table";
 
 const PATH = "/api/settings/network";
 
@@ -80,59 +81,47 @@ export function NetworkTab() {
       )}
       {empty && <p class="empty">No range is allowed: steps reach public addresses only.</p>}
       {p && !empty && (
-        <table class="table" aria-label="Allowed ranges">
-          <thead>
-            <tr>
-              <th scope="col">Range</th>
-              <th scope="col">Allowed by</th>
-              <th scope="col">Since</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
+        <Table label="Allowed ranges" columns={["Range", "Allowed by", "Since"]} actions="Actions">
+          {p.environment.allowedCidrs.map((cidr) => (
+            <tr key={`env-${cidr}`}>
+              <td>
+                <code>{cidr}</code>
+              </td>
+              <td class="small-text">
+                set by <code>{p.environment.variable}</code>
+              </td>
+              <td class="small-text">server start</td>
+              <td class="small-text muted">change it where the server is started</td>
             </tr>
-          </thead>
-          <tbody>
-            {p.environment.allowedCidrs.map((cidr) => (
-              <tr key={`env-${cidr}`}>
-                <td>
-                  <code>{cidr}</code>
-                </td>
-                <td class="small-text">
-                  set by <code>{p.environment.variable}</code>
-                </td>
-                <td class="small-text">server start</td>
-                <td class="small-text muted">change it where the server is started</td>
-              </tr>
-            ))}
-            {p.allowedRanges.map((r) => (
-              <tr key={r.cidr}>
-                <td>
-                  <code>{r.cidr}</code>
-                </td>
-                <td class="small-text">{r.addedBy}</td>
-                <td class="small-text">{when(r.addedAt)}</td>
-                <td>
-                  {p.canChange && (
-                    <button
-                      type="button"
-                      class="small danger"
-                      disabled={busy.value}
-                      aria-label={`Remove ${r.cidr}`}
-                      onClick={() =>
-                        void save(
-                          stored.filter((cidr) => cidr !== r.cidr),
-                          `Removed ${r.cidr}: its hosts are refused from the next request on.`,
-                        )
-                      }
-                    >
-                      Remove
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+          {p.allowedRanges.map((r) => (
+            <tr key={r.cidr}>
+              <td>
+                <code>{r.cidr}</code>
+              </td>
+              <td class="small-text">{r.addedBy}</td>
+              <td class="small-text">{when(r.addedAt)}</td>
+              <td>
+                {p.canChange && (
+                  <button
+                    type="button"
+                    class="small danger"
+                    disabled={busy.value}
+                    aria-label={`Remove ${r.cidr}`}
+                    onClick={() =>
+                      void save(
+                        stored.filter((cidr) => cidr !== r.cidr),
+                        `Removed ${r.cidr}: its hosts are refused from the next request on.`,
+                      )
+                    }
+                  >
+                    Remove
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       {p && !p.canChange && <p class="help">Only the instance owner can change the stored ranges.</p>}
       {p && (

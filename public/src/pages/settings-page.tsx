@@ -22,6 +22,7 @@ import { useCall } from "../use-call";
 import { GitTab } from "./settings-git";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, ConnectionTestResult, PieceDetail, Token, TokenCreated, Workspace } from "../types";
+import { Table } from "../components/table";
 
 function TokensTab() {
   const tokens = useSignal<Token[]>([]);
@@ -96,49 +97,35 @@ function TokensTab() {
           </div>
         </div>
       )}
-      <table class="table">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Prefix</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            <th scope="col">
-              <span class="sr-only">Actions</span>
-            </th>
+      <Table columns={["Name", "Prefix", "Scopes", "Created", "Last used"]} actions="Actions">
+        {tokens.value.map((t) => (
+          <tr key={t.id}>
+            <td>{t.name}</td>
+            <td>
+              <code>{t.prefix}…</code>
+            </td>
+            <td class="small-text">{t.scopes.length >= SCOPES.length ? "all" : t.scopes.join(", ")}</td>
+            <td class="small-text">{when(t.createdAt)}</td>
+            <td class="small-text">{when(t.lastUsedAt)}</td>
+            <td>
+              <button
+                type="button"
+                class="small danger"
+                aria-label={`Revoke ${t.name}`}
+                onClick={() => {
+                  if (!confirm(`Revoke ${t.name}? Calls with it fail at once.`)) return;
+                  void call(async () => {
+                    await api.del(`/api/tokens/${t.id}`);
+                    await load();
+                  });
+                }}
+              >
+                Revoke
+              </button>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {tokens.value.map((t) => (
-            <tr key={t.id}>
-              <td>{t.name}</td>
-              <td>
-                <code>{t.prefix}…</code>
-              </td>
-              <td class="small-text">{t.scopes.length >= SCOPES.length ? "all" : t.scopes.join(", ")}</td>
-              <td class="small-text">{when(t.createdAt)}</td>
-              <td class="small-text">{when(t.lastUsedAt)}</td>
-              <td>
-                <button
-                  type="button"
-                  class="small danger"
-                  aria-label={`Revoke ${t.name}`}
-                  onClick={() => {
-                    if (!confirm(`Revoke ${t.name}? Calls with it fail at once.`)) return;
-                    void call(async () => {
-                      await api.del(`/api/tokens/${t.id}`);
-                      await load();
-                    });
-                  }}
-                >
-                  Revoke
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
       <form class="stack card" onSubmit={create} aria-label="New API token">
         <h3>New token</h3>
         <label class="field">
@@ -226,61 +213,48 @@ function ConnectionsTab() {
       )}
       {connections.value.length === 0 && <p class="empty">No connections yet.</p>}
       {connections.value.length > 0 && (
-        <table class="table">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Piece</th>
-              <th scope="col">Status</th>
-              <th scope="col">Token expires</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
+        <Table columns={["Name", "Piece", "Status", "Token expires"]} actions="Actions">
+          {connections.value.map((c) => (
+            <tr key={c.id}>
+              <td>{c.name}</td>
+              <td>{c.pieceId}</td>
+              <td>
+                <StatusBadge status={c.status} />
+                {c.statusMessage && <div class="error-text small-text">{c.statusMessage}</div>}
+              </td>
+              <td class="small-text">{when(c.tokenExpiresAt)}</td>
+              <td class="actions">
+                {c.authKind === "oauth2" && (
+                  <button type="button" class="small" onClick={() => run(() => authorizeConnection(c.id))}>
+                    {c.status === "active" ? "Reconnect" : "Connect"}
+                  </button>
+                )}
+                <button
+                  type="button"
+                  class="small"
+                  onClick={() =>
+                    run(async () => {
+                      const res = await api.post<ConnectionTestResult>(`/api/connections/${c.id}/test`);
+                      message.value = `${c.name}: ${res.data.ok ? "works" : "failed"} — ${res.data.message}`;
+                    })
+                  }
+                >
+                  Test
+                </button>
+                <button
+                  type="button"
+                  class="small danger"
+                  aria-label={`Delete ${c.name}`}
+                  onClick={() => {
+                    if (confirm(`Delete ${c.name}?`)) void run(() => api.del(`/api/connections/${c.id}`));
+                  }}
+                >
+                  Delete
+                </button>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {connections.value.map((c) => (
-              <tr key={c.id}>
-                <td>{c.name}</td>
-                <td>{c.pieceId}</td>
-                <td>
-                  <StatusBadge status={c.status} />
-                  {c.statusMessage && <div class="error-text small-text">{c.statusMessage}</div>}
-                </td>
-                <td class="small-text">{when(c.tokenExpiresAt)}</td>
-                <td class="actions">
-                  {c.authKind === "oauth2" && (
-                    <button type="button" class="small" onClick={() => run(() => authorizeConnection(c.id))}>
-                      {c.status === "active" ? "Reconnect" : "Connect"}
-                    </button>
-                  )}
-                  <button
-                    type="button"
-                    class="small"
-                    onClick={() =>
-                      run(async () => {
-                        const res = await api.post<ConnectionTestResult>(`/api/connections/${c.id}/test`);
-                        message.value = `${c.name}: ${res.data.ok ? "works" : "failed"} — ${res.data.message}`;
-                      })
-                    }
-                  >
-                    Test
-                  </button>
-                  <button
-                    type="button"
-                    class="small danger"
-                    aria-label={`Delete ${c.name}`}
-                    onClick={() => {
-                      if (confirm(`Delete ${c.name}?`)) void run(() => api.del(`/api/connections/${c.id}`));
-                    }}
-                  >
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <button
         type="button"
