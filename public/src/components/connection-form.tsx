@@ -5,6 +5,7 @@ import { authorizeConnection } from "../connections";
 import type { Connection, PieceDetail } from "../types";
 import { ErrorNote } from "./error-note";
 import { useCall } from "../use-call";
+import { bindText } from "../bind";
 
 interface FieldSpec {
   name: string;
@@ -92,13 +93,7 @@ export function ConnectionForm({ piece, onCreated }: { piece: PieceDetail; onCre
     <form class="stack" onSubmit={submit} aria-label={`New ${piece.name} connection`}>
       <label class="field">
         <span>Connection name</span>
-        <input
-          required
-          value={name.value}
-          onInput={(e) => {
-            name.value = (e.target as HTMLInputElement).value;
-          }}
-        />
+        <input required {...bindText(name)} />
       </label>
       {fields.map((field) => (
         // biome-ignore lint/a11y/noLabelWithoutControl: both branches below render the <input> inside this label

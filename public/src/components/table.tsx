@@ -20,7 +20,7 @@ export function Table({
   actions?: string;
   label?: string;
   class?: string;
-  children: ComponentChildren;
+  children?: ComponentChildren;
 }) {
   return (
     <table class={extra ? `table ${extra}` : "table"} aria-label={label}>

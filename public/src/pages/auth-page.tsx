@@ -4,6 +4,7 @@ import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { finishLogin, login, pendingSecondFactor, setupOwner } from "../session";
+import { bindText } from "../bind";
 
 /** The login's second step (docs/teams.md, "Second factor"): the app's code, or one recovery code. */
 function SecondStep() {
@@ -35,10 +36,7 @@ function SecondStep() {
             autocomplete="one-time-code"
             inputMode={recovery.value ? "text" : "numeric"}
             required
-            value={code.value}
-            onInput={(e) => {
-              code.value = (e.target as HTMLInputElement).value;
-            }}
+            {...bindText(code)}
           />
         </label>
         <ErrorNote error={error.value} />
@@ -114,12 +112,6 @@ function PasswordPage({ mode }: { mode: "setup" | "login" }) {
       busy.value = false;
     }
   };
-  const bind = (s: typeof email) => ({
-    value: s.value,
-    onInput: (e: Event) => {
-      s.value = (e.target as HTMLInputElement).value;
-    },
-  });
   return (
     <main class="auth">
       <form class="card stack" onSubmit={submit} aria-labelledby="auth-title">
@@ -137,12 +129,12 @@ function PasswordPage({ mode }: { mode: "setup" | "login" }) {
         {mode === "setup" && <p>Create the owner account of this installation. You can add API tokens and workspaces afterwards.</p>}
         <label class="field">
           <span>Email</span>
-          <input type="email" name="email" autocomplete="username" required {...bind(email)} />
+          <input type="email" name="email" autocomplete="username" required {...bindText(email)} />
         </label>
         {mode === "setup" && (
           <label class="field">
             <span>Your name (optional)</span>
-            <input name="name" autocomplete="name" {...bind(name)} />
+            <input name="name" autocomplete="name" {...bindText(name)} />
           </label>
         )}
         <label class="field">
@@ -153,7 +145,7 @@ function PasswordPage({ mode }: { mode: "setup" | "login" }) {
             autocomplete={mode === "setup" ? "new-password" : "current-password"}
             minLength={mode === "setup" ? 8 : undefined}
             required
-            {...bind(password)}
+            {...bindText(password)}
           />
         </label>
         <ErrorNote error={error.value} />

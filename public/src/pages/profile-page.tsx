@@ -11,6 +11,7 @@ import { me } from "../session";
 import type { Session } from "../types";
 import { SecondFactorSection } from "./second-factor";
 import { Table } from "../components/table";
+import { bindText } from "../bind";
 
 function PasswordSection({ onChanged }: { onChanged: () => void }) {
   const current = useSignal("");
@@ -18,13 +19,7 @@ function PasswordSection({ onChanged }: { onChanged: () => void }) {
   const busy = useSignal(false);
   const done = useSignal<string | null>(null);
   const error = useSignal<unknown>(null);
-  const bind = (field: typeof current) => ({
-    value: field.value,
-    disabled: busy.value,
-    onInput: (e: Event) => {
-      field.value = (e.target as HTMLInputElement).value;
-    },
-  });
+  const bind = (field: typeof current) => ({ ...bindText(field), disabled: busy.value });
   return (
     <section aria-labelledby="password-title">
       <h2 id="password-title">Password</h2>

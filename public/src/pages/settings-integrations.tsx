@@ -15,6 +15,8 @@ import type { CatalogEntry, FleetInstance, PiecePackage } from "../types";
 import { PieceCatalog } from "./piece-catalog";
 import { useCall } from "../use-call";
 import { Table } from "../components/table";
+import { ConfirmButton } from "../components/confirm-button";
+import { bindText } from "../bind";
 
 /** One line per Weft instance on this database (the fleet registry): where it runs and whether it is alive. */
 function FleetLine() {
@@ -122,15 +124,7 @@ export function IntegrationsTab() {
       >
         <label class="field inline">
           <span>Install an npm package</span>
-          <input
-            required
-            placeholder="@activepieces/piece-slack"
-            value={name.value}
-            disabled={busy.value !== null}
-            onInput={(e) => {
-              name.value = (e.target as HTMLInputElement).value;
-            }}
-          />
+          <input required placeholder="@activepieces/piece-slack" disabled={busy.value !== null} {...bindText(name)} />
         </label>
         <button type="submit" disabled={busy.value !== null}>
           Add
@@ -168,21 +162,19 @@ export function IntegrationsTab() {
                 >
                   Upgrade
                 </button>
-                <button
-                  type="button"
-                  class="small danger"
+                <ConfirmButton
                   disabled={busy.value !== null}
-                  aria-label={`Remove ${p.pieceId} ${p.version}`}
-                  onClick={() => {
-                    if (!confirm(`Remove ${p.name} ${p.version}? Workflows using it must be unpublished first.`)) return;
-                    void change(`Removing ${p.name} ${p.version}…`, async () => {
+                  label={`Remove ${p.pieceId} ${p.version}`}
+                  question={`Remove ${p.name} ${p.version}? Workflows using it must be unpublished first.`}
+                  onConfirm={() =>
+                    change(`Removing ${p.name} ${p.version}…`, async () => {
                       await api.del(`/api/pieces/packages/${encodeURIComponent(p.pieceId)}`, { version: p.version });
                       return `Removed ${p.name} ${p.version}.`;
-                    });
-                  }}
+                    })
+                  }
                 >
                   Remove
-                </button>
+                </ConfirmButton>
               </td>
             </tr>
           ))}

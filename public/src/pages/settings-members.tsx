@@ -12,6 +12,8 @@ import { me } from "../session";
 import type { Invitation, InvitationCreated, Member, Role } from "../types";
 import { useCall } from "../use-call";
 import { Table } from "../components/table";
+import { ConfirmButton } from "../components/confirm-button";
+import { bindSelect, bindText } from "../bind";
 
 const ADMIN_SCOPE = "workspace:admin";
 
@@ -118,17 +120,14 @@ export function MembersTab() {
                     Re-activate
                   </button>
                 )}
-                <button
-                  type="button"
-                  class="small danger"
+                <ConfirmButton
                   disabled={reason !== null || self}
                   title={reason ?? (self ? "you cannot remove yourself" : undefined)}
-                  onClick={() => {
-                    if (confirm(`Remove ${m.email} from this workspace? What they built stays.`)) void act(() => api.del(`/api/members/${m.userId}`));
-                  }}
+                  question={`Remove ${m.email} from this workspace? What they built stays.`}
+                  onConfirm={() => act(() => api.del(`/api/members/${m.userId}`))}
                 >
                   Remove
-                </button>
+                </ConfirmButton>
                 {m.role !== "owner" && (
                   <button
                     type="button"
@@ -178,25 +177,11 @@ export function MembersTab() {
       >
         <label class="field inline">
           <span>E-mail</span>
-          <input
-            type="email"
-            required
-            disabled={!isAdmin}
-            value={email.value}
-            onInput={(e) => {
-              email.value = (e.target as HTMLInputElement).value;
-            }}
-          />
+          <input type="email" required disabled={!isAdmin} {...bindText(email)} />
         </label>
         <label class="field inline">
           <span>Role</span>
-          <select
-            value={role.value}
-            disabled={!isAdmin}
-            onChange={(e) => {
-              role.value = (e.target as HTMLSelectElement).value;
-            }}
-          >
+          <select disabled={!isAdmin} {...bindSelect(role)}>
             {roles.value
               .filter((r) => r.assignable)
               .map((r) => (

@@ -11,6 +11,7 @@ import { when } from "../format";
 import type { NetworkPolicy } from "../types";
 import { useCall } from "../use-call";
 import { Table } from "../components/table";
+import { bindText } from "../bind";
 
 const PATH = "/api/settings/network";
 
@@ -63,16 +64,7 @@ export function NetworkTab() {
         >
           <label class="field inline">
             <span>Range (CIDR)</span>
-            <input
-              required
-              class="mono"
-              placeholder="192.168.1.0/24"
-              value={range.value}
-              disabled={busy.value}
-              onInput={(e) => {
-                range.value = (e.target as HTMLInputElement).value;
-              }}
-            />
+            <input required class="mono" placeholder="192.168.1.0/24" disabled={busy.value} {...bindText(range)} />
           </label>
           <button type="submit" class="primary" disabled={busy.value}>
             Allow range

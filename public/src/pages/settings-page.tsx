@@ -23,6 +23,8 @@ import { GitTab } from "./settings-git";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, ConnectionTestResult, PieceDetail, Token, TokenCreated, Workspace } from "../types";
 import { Table } from "../components/table";
+import { ConfirmButton } from "../components/confirm-button";
+import { bindChecked, bindText } from "../bind";
 
 function TokensTab() {
   const tokens = useSignal<Token[]>([]);
@@ -108,20 +110,18 @@ function TokensTab() {
             <td class="small-text">{when(t.createdAt)}</td>
             <td class="small-text">{when(t.lastUsedAt)}</td>
             <td>
-              <button
-                type="button"
-                class="small danger"
-                aria-label={`Revoke ${t.name}`}
-                onClick={() => {
-                  if (!confirm(`Revoke ${t.name}? Calls with it fail at once.`)) return;
-                  void call(async () => {
+              <ConfirmButton
+                label={`Revoke ${t.name}`}
+                question={`Revoke ${t.name}? Calls with it fail at once.`}
+                onConfirm={() =>
+                  call(async () => {
                     await api.del(`/api/tokens/${t.id}`);
                     await load();
-                  });
-                }}
+                  })
+                }
               >
                 Revoke
-              </button>
+              </ConfirmButton>
             </td>
           </tr>
         ))}
@@ -130,23 +130,10 @@ function TokensTab() {
         <h3>New token</h3>
         <label class="field">
           <span>Name</span>
-          <input
-            required
-            value={name.value}
-            onInput={(e) => {
-              name.value = (e.target as HTMLInputElement).value;
-            }}
-          />
+          <input required {...bindText(name)} />
         </label>
         <label class="check">
-          <input
-            type="checkbox"
-            checked={all.value}
-            onChange={(e) => {
-              all.value = (e.target as HTMLInputElement).checked;
-            }}
-          />{" "}
-          All scopes
+          <input type="checkbox" {...bindChecked(all)} /> All scopes
         </label>
         {!all.value && (
           <fieldset class="scopes">
@@ -241,16 +228,9 @@ function ConnectionsTab() {
                 >
                   Test
                 </button>
-                <button
-                  type="button"
-                  class="small danger"
-                  aria-label={`Delete ${c.name}`}
-                  onClick={() => {
-                    if (confirm(`Delete ${c.name}?`)) void run(() => api.del(`/api/connections/${c.id}`));
-                  }}
-                >
+                <ConfirmButton label={`Delete ${c.name}`} question={`Delete ${c.name}?`} onConfirm={() => run(() => api.del(`/api/connections/${c.id}`))}>
                   Delete
-                </button>
+                </ConfirmButton>
               </td>
             </tr>
           ))}
@@ -366,14 +346,7 @@ function WorkspacesTab() {
       >
         <label class="field inline">
           <span>New workspace</span>
-          <input
-            required
-            disabled={!admin}
-            value={name.value}
-            onInput={(e) => {
-              name.value = (e.target as HTMLInputElement).value;
-            }}
-          />
+          <input required disabled={!admin} {...bindText(name)} />
         </label>
         <button type="submit" disabled={!admin} title={admin ? undefined : `needs workspace:admin; your role is ${me.value?.role ?? "none"}`}>
           Create

@@ -16,6 +16,8 @@ import { ImportDialog } from "./import-dialog";
 import type { Folder, TemplateSummary as Template, Workflow, WorkflowSummary } from "../types";
 import { useCall } from "../use-call";
 import { Table } from "../components/table";
+import { ConfirmButton } from "../components/confirm-button";
+import { bindSelect, bindText } from "../bind";
 
 const PAGE_SIZE = 25;
 
@@ -48,23 +50,11 @@ function NewWorkflowDialog({ onClose, folderId }: { onClose(): void; folderId: s
       <form class="stack" onSubmit={submit}>
         <label class="field">
           <span>Name</span>
-          <input
-            name="name"
-            required
-            value={name.value}
-            onInput={(e) => {
-              name.value = (e.target as HTMLInputElement).value;
-            }}
-          />
+          <input name="name" required {...bindText(name)} />
         </label>
         <label class="field">
           <span>Start from</span>
-          <select
-            value={templateId.value}
-            onChange={(e) => {
-              templateId.value = (e.target as HTMLSelectElement).value;
-            }}
-          >
+          <select {...bindSelect(templateId)}>
             <option value="">A blank workflow (manual trigger)</option>
             {templates.value.map((t) => (
               <option key={t.id} value={t.id}>
@@ -102,14 +92,7 @@ function FolderDialog({ folder, onClose, onSaved }: { folder: Folder | null; onC
       <form class="stack" onSubmit={submit}>
         <label class="field">
           <span>Folder name</span>
-          <input
-            required
-            maxLength={100}
-            value={name.value}
-            onInput={(e) => {
-              name.value = (e.target as HTMLInputElement).value;
-            }}
-          />
+          <input required maxLength={100} {...bindText(name)} />
         </label>
         <ErrorNote error={error.value} />
         <div class="row">
@@ -128,6 +111,9 @@ export function WorkflowsPage() {
   const tag = useSignal("");
   const folderId = useSignal<string | null>(null);
   const page = useSignal(1);
+  const firstPage = () => {
+    page.value = 1;
+  };
   const rows = useSignal<WorkflowSummary[] | null>(null);
   const total = useSignal(0);
   const folders = useSignal<Folder[]>([]);
@@ -307,24 +293,11 @@ export function WorkflowsPage() {
         <div class="filters" role="search">
           <label class="field inline">
             <span>Search</span>
-            <input
-              type="search"
-              value={q.value}
-              onInput={(e) => {
-                q.value = (e.target as HTMLInputElement).value;
-                page.value = 1;
-              }}
-            />
+            <input type="search" {...bindText(q, firstPage)} />
           </label>
           <label class="field inline">
             <span>Status</span>
-            <select
-              value={status.value}
-              onChange={(e) => {
-                status.value = (e.target as HTMLSelectElement).value;
-                page.value = 1;
-              }}
-            >
+            <select {...bindSelect(status, firstPage)}>
               <option value="">Any</option>
               <option value="draft">Draft</option>
               <option value="active">Active</option>
@@ -410,16 +383,13 @@ export function WorkflowsPage() {
                   <button type="button" class="small" onClick={() => exportOne(wf)} aria-label={`Export ${wf.name}`}>
                     Export
                   </button>
-                  <button
-                    type="button"
-                    class="small danger"
-                    aria-label={`Delete ${wf.name}`}
-                    onClick={() => {
-                      if (confirm(`Delete ${wf.name}? Its versions and runs go with it.`)) void act(() => api.del(`/api/workflows/${wf.id}`));
-                    }}
+                  <ConfirmButton
+                    label={`Delete ${wf.name}`}
+                    question={`Delete ${wf.name}? Its versions and runs go with it.`}
+                    onConfirm={() => act(() => api.del(`/api/workflows/${wf.id}`))}
                   >
                     Delete
-                  </button>
+                  </ConfirmButton>
                 </td>
               </tr>
             ))}
