@@ -5,24 +5,16 @@ import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { finishLogin, login, pendingSecondFactor, setupOwner } from "../session";
 import { bindText } from "../bind";
+import { useCall } from "../use-call";
 
 /** The login's second step (docs/teams.md, "Second factor"): the app's code, or one recovery code. */
 function SecondStep() {
   const code = useSignal("");
   const recovery = useSignal(false);
-  const error = useSignal<unknown>(null);
-  const busy = useSignal(false);
-  const submit = async (event: Event) => {
+  const { busy, error, call } = useCall();
+  const submit = (event: Event) => {
     event.preventDefault();
-    error.value = null;
-    busy.value = true;
-    try {
-      await finishLogin(recovery.value ? { recoveryCode: code.value.trim() } : { code: code.value.trim() });
-    } catch (e) {
-      error.value = e;
-    } finally {
-      busy.value = false;
-    }
+    void call(() => finishLogin(recovery.value ? { recoveryCode: code.value.trim() } : { code: code.value.trim() }));
   };
   return (
     <main class="auth">
@@ -79,14 +71,13 @@ function PasswordPage({ mode }: { mode: "setup" | "login" }) {
   const name = useSignal("");
   const password = useSignal("");
   // A refused single sign-on comes back as ?ssoError=<why> (src/api/sso.ts); shown once, then dropped from the address.
-  const error = useSignal<unknown>(null);
+  const { busy, error, call } = useCall();
   useEffect(() => {
     const why = new URLSearchParams(window.location.search).get("ssoError");
     if (!why) return;
     error.value = new Error(why);
     window.history.replaceState(null, "", window.location.pathname + window.location.hash);
   }, []);
-  const busy = useSignal(false);
   // Single sign-on providers (docs/teams.md): each is a link that starts its sign-in.
   const providers = useSignal<Array<{ id: string; name: string; startPath: string }>>([]);
   useEffect(() => {
@@ -98,19 +89,13 @@ function PasswordPage({ mode }: { mode: "setup" | "login" }) {
       })
       .catch(() => undefined);
   }, [mode]);
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    error.value = null;
-    busy.value = true;
-    try {
-      if (mode === "setup")
-        await setupOwner({ email: email.value.trim(), password: password.value, ...(name.value.trim() ? { name: name.value.trim() } : {}) });
-      else await login(email.value.trim(), password.value);
-    } catch (e) {
-      error.value = e;
-    } finally {
-      busy.value = false;
-    }
+    void call(() =>
+      mode === "setup"
+        ? setupOwner({ email: email.value.trim(), password: password.value, ...(name.value.trim() ? { name: name.value.trim() } : {}) })
+        : login(email.value.trim(), password.value),
+    );
   };
   return (
     <main class="auth">

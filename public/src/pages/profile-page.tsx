@@ -5,7 +5,7 @@
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
-import { ErrorNote } from "../components/error-note";
+import { ErrorNote, StatusNote } from "../components/error-note";
 import { when } from "../format";
 import { me } from "../session";
 import type { Session } from "../types";
@@ -24,11 +24,7 @@ function PasswordSection({ onChanged }: { onChanged: () => void }) {
     <section aria-labelledby="password-title">
       <h2 id="password-title">Password</h2>
       <ErrorNote error={error.value} />
-      {done.value && (
-        <p class="note" role="status">
-          {done.value}
-        </p>
-      )}
+      <StatusNote message={done.value} />
       <form
         aria-label="Change password"
         onSubmit={async (event) => {

@@ -7,7 +7,7 @@
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
-import { ErrorNote } from "../components/error-note";
+import { ErrorNote, StatusNote } from "../components/error-note";
 import { when } from "../format";
 import { href } from "../router";
 import type { GitPullResult as PullResult, GitPushResult, GitSettings, GitStatus } from "../types";
@@ -147,11 +147,7 @@ export function GitTab() {
         Neither overwrites work the other side has not seen: such a pull or push is refused, and the message says what to do.
       </p>
       <ErrorNote error={error.value} />
-      {done.value && (
-        <p class="note" role="status">
-          {done.value}
-        </p>
-      )}
+      <StatusNote message={done.value} />
       {s?.managed && (
         <p class="note" role="note">
           <strong>Managed by git:</strong> workflows here change only by a pull of branch <code>{s.branch}</code>; edits are refused.

@@ -12,6 +12,7 @@ import { me } from "../session";
 import type { Invitation, InvitationCreated, Member, Role } from "../types";
 import { useCall } from "../use-call";
 import { Table } from "../components/table";
+import { OnceValue } from "../components/once-value";
 import { ConfirmButton } from "../components/confirm-button";
 import { bindSelect, bindText } from "../bind";
 
@@ -155,13 +156,7 @@ export function MembersTab() {
             Invitation for <strong>{created.value.email}</strong> ({created.value.role}) {created.value.emailed ? "sent by e-mail" : "made"}. Copy the link now;
             it will not be shown again. It works once, until {when(created.value.expiresAt)}.
           </p>
-          <input
-            class="token-value mono"
-            readOnly
-            aria-label="Invitation link"
-            value={created.value.link}
-            onFocus={(e) => (e.target as HTMLInputElement).select()}
-          />
+          <OnceValue label="Invitation link" value={created.value.link} />
         </div>
       )}
       <form

@@ -6,7 +6,7 @@
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
-import { ErrorNote } from "../components/error-note";
+import { ErrorNote, StatusNote } from "../components/error-note";
 import { when } from "../format";
 import type { NetworkPolicy } from "../types";
 import { useCall } from "../use-call";
@@ -47,11 +47,7 @@ export function NetworkTab() {
         <strong>Trade-off:</strong> anyone who can edit a workflow can reach every host in an allowed range.
       </p>
       <ErrorNote error={error.value} />
-      {done.value && (
-        <p class="note" role="status">
-          {done.value}
-        </p>
-      )}
+      <StatusNote message={done.value} />
       <h3>Allowed ranges</h3>
       {p?.canChange && (
         <form

@@ -8,7 +8,7 @@ import { api } from "../api";
 import { listPieces, pieceDetail } from "../catalog";
 import { ConnectionForm } from "../components/connection-form";
 import { Dialog } from "../components/dialog";
-import { ErrorNote } from "../components/error-note";
+import { ErrorNote, StatusNote } from "../components/error-note";
 import { authorizeConnection, listConnections } from "../connections";
 import { StatusBadge, when } from "../format";
 import { href } from "../router";
@@ -23,6 +23,7 @@ import { GitTab } from "./settings-git";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, ConnectionTestResult, PieceDetail, Token, TokenCreated, Workspace } from "../types";
 import { Table } from "../components/table";
+import { OnceValue } from "../components/once-value";
 import { ConfirmButton } from "../components/confirm-button";
 import { bindChecked, bindText } from "../bind";
 
@@ -63,13 +64,7 @@ function TokensTab() {
             Token <strong>{created.value.name}</strong> created. Copy it now; it will not be shown again.
           </p>
           <div class="row">
-            <input
-              class="token-value mono"
-              readOnly
-              aria-label="New token value"
-              value={created.value.token}
-              onFocus={(e) => (e.target as HTMLInputElement).select()}
-            />
+            <OnceValue label="New token value" value={created.value.token} />
             <button
               type="button"
               class="small"
@@ -193,11 +188,7 @@ function ConnectionsTab() {
       <h2 id="connections-title">Connections</h2>
       <p class="help">Credentials that steps use to reach your accounts. Secrets are stored encrypted and never shown again.</p>
       <ErrorNote error={error.value} />
-      {message.value && (
-        <p class="note" role="status">
-          {message.value}
-        </p>
-      )}
+      <StatusNote message={message.value} />
       {connections.value.length === 0 && <p class="empty">No connections yet.</p>}
       {connections.value.length > 0 && (
         <Table columns={["Name", "Piece", "Status", "Token expires"]} actions="Actions">
