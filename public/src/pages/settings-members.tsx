@@ -16,6 +16,14 @@ import { OnceValue } from "../components/once-value";
 import { ConfirmButton } from "../components/confirm-button";
 import { bindSelect, bindText } from "../bind";
 
+/** A role select's options, one per role given. */
+const roleOptions = (list: Role[]) =>
+  list.map((r) => (
+    <option key={r.name} value={r.name}>
+      {r.name}
+    </option>
+  ));
+
 const ADMIN_SCOPE = "workspace:admin";
 
 type Caller = { userId: string | null; role: string | null; scopes: string[] };
@@ -88,13 +96,7 @@ export function MembersTab() {
                     void act(() => api.put(`/api/members/${m.userId}/role`, { role: next }));
                   }}
                 >
-                  {roles.value
-                    .filter((r) => r.assignable || r.name === m.role)
-                    .map((r) => (
-                      <option key={r.name} value={r.name}>
-                        {r.name}
-                      </option>
-                    ))}
+                  {roleOptions(roles.value.filter((r) => r.assignable || r.name === m.role))}
                 </select>
               </td>
               <td>{m.status}</td>
@@ -177,13 +179,7 @@ export function MembersTab() {
         <label class="field inline">
           <span>Role</span>
           <select disabled={!isAdmin} {...bindSelect(role)}>
-            {roles.value
-              .filter((r) => r.assignable)
-              .map((r) => (
-                <option key={r.name} value={r.name}>
-                  {r.name}
-                </option>
-              ))}
+            {roleOptions(roles.value.filter((r) => r.assignable))}
           </select>
         </label>
         <button type="submit" disabled={!isAdmin} title={adminReason ?? undefined}>
