@@ -1,5 +1,5 @@
 /** Data: shape JSON between steps without code. Every action is pure. */
-import { action, definePiece, Property, Show } from "../../src/pieces-sdk";
+import { action, definePiece, labelled, Property, Show } from "../../src/pieces-sdk";
 
 /** Reads `a.b.0.c` from a value; undefined when any segment is missing. */
 export function readPath(value: unknown, path: string): unknown {
@@ -129,10 +129,7 @@ export default definePiece({
         mode: Property.staticDropdown({
           displayName: "Mode",
           default: "shallow",
-          options: [
-            { label: "Shallow", value: "shallow" },
-            { label: "Deep", value: "deep" },
-          ],
+          options: labelled({ shallow: "Shallow", deep: "Deep" }),
         }),
       },
       outputSchema: { type: "object" },

@@ -6,7 +6,7 @@
  */
 import type { ImapFlow } from "imapflow";
 import type { AddressObject } from "mailparser";
-import { action, allowedAddress, Auth, definePiece, loadOnce, Property, trigger } from "../../src/pieces-sdk";
+import { action, allowedAddress, Auth, definePiece, labelled, loadOnce, Property, trigger } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, GuardedFetch, PollContext, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 /** The protocol libraries, loaded with the first email step or poll. */
@@ -140,11 +140,7 @@ export default definePiece({
     smtp_security: Property.staticDropdown({
       displayName: "SMTP security",
       default: "starttls",
-      options: [
-        { label: "STARTTLS", value: "starttls" },
-        { label: "TLS", value: "tls" },
-        { label: "None (LAN only)", value: "none" },
-      ],
+      options: labelled({ starttls: "STARTTLS", tls: "TLS", none: "None (LAN only)" }),
     }),
     imap_host: Property.shortText({ displayName: "IMAP host", description: "for reading, e.g. imap.example.com" }),
     imap_port: Property.integer({ displayName: "IMAP port", min: 1, max: 65535, description: "993 (TLS) or 143" }),

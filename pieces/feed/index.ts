@@ -115,6 +115,18 @@ async function fetchFeed(fetch: GuardedFetch, url: unknown, signal: AbortSignal)
 
 const feedUrl = () => Property.shortText({ displayName: "Feed URL", required: true, format: "uri", description: "an RSS, Atom, RDF or JSON Feed URL" });
 
+/** An item as the action and the trigger give it (`itemOf`), for the editor's sample data. */
+const SAMPLE_ITEM: FeedItem = {
+  id: "https://example.com/1",
+  title: "Hello",
+  link: "https://example.com/1",
+  published: "2026-11-25T08:00:00.000Z",
+  author: null,
+  summary: "First post",
+  content: null,
+  categories: [],
+};
+
 export default definePiece({
   id: "feed",
   name: "RSS / Atom feed",
@@ -136,18 +148,7 @@ export default definePiece({
         title: "Example blog",
         link: "https://example.com/",
         description: "News",
-        items: [
-          {
-            id: "https://example.com/1",
-            title: "Hello",
-            link: "https://example.com/1",
-            published: "2026-11-25T08:00:00.000Z",
-            author: null,
-            summary: "First post",
-            content: null,
-            categories: [],
-          },
-        ],
+        items: [SAMPLE_ITEM],
       },
       async run(ctx) {
         const feed = await fetchFeed(ctx.fetch, ctx.config.feed_url, ctx.signal);
@@ -170,16 +171,7 @@ export default definePiece({
           description: "default WEFT_POLL_INTERVAL (300); never more often than WEFT_POLL_MIN_INTERVAL (60)",
         }),
       },
-      sampleData: {
-        id: "https://example.com/1",
-        title: "Hello",
-        link: "https://example.com/1",
-        published: "2026-11-25T08:00:00.000Z",
-        author: null,
-        summary: "First post",
-        content: null,
-        categories: [],
-      },
+      sampleData: SAMPLE_ITEM,
       poll: async (ctx: PollContext) => (await fetchFeed(ctx.fetch, ctx.config.feed_url, AbortSignal.timeout(30_000))).items,
       dedupe: { strategy: "id", key: (item: FeedItem) => item.id },
     }),

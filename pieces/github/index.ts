@@ -1,5 +1,5 @@
 /** GitHub: issues in a repository, through an OAuth2 connection (auth.oauth2 with extra authorize parameters). */
-import { action, Auth, connectionCheck, definePiece, httpRequest, Property } from "../../src/pieces-sdk";
+import { action, Auth, connectionCheck, definePiece, httpRequest, listOf, Property } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 const API = "https://api.github.com";
@@ -35,15 +35,16 @@ function repository(config: Record<string, unknown>): string {
   return repo;
 }
 
-const list = (value: unknown): string[] =>
-  Array.isArray(value)
-    ? value.map(String).filter(Boolean)
-    : typeof value === "string"
-      ? value
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean)
-      : [];
+/** An issue as the actions answer it (`issueSummary`), for the editor's sample data. */
+const SAMPLE_ISSUE = {
+  id: 1,
+  number: 42,
+  title: "Found a bug",
+  state: "open",
+  url: "https://github.com/octocat/hello-world/issues/42",
+  labels: ["bug"],
+  createdAt: "2025-01-06T09:00:00Z",
+};
 
 const repositoryProp = () =>
   Property.dropdown({
@@ -123,24 +124,16 @@ export default definePiece({
           url: { type: "string", format: "uri" },
         },
       },
-      sampleData: {
-        id: 1,
-        number: 42,
-        title: "Found a bug",
-        state: "open",
-        url: "https://github.com/octocat/hello-world/issues/42",
-        labels: ["bug"],
-        createdAt: "2025-01-06T09:00:00Z",
-      },
+      sampleData: SAMPLE_ISSUE,
       run: async (ctx) => {
         const repo = repository(ctx.config);
         const title = String(ctx.config.title ?? "").trim();
         if (!title) throw new Error("title is required");
         const payload: Record<string, unknown> = { title };
         if (ctx.config.body) payload.body = String(ctx.config.body);
-        const labels = list(ctx.config.labels);
+        const labels = listOf(ctx.config.labels);
         if (labels.length) payload.labels = labels;
-        const assignees = list(ctx.config.assignees);
+        const assignees = listOf(ctx.config.assignees);
         if (assignees.length) payload.assignees = assignees;
         return issueSummary((await github(ctx.fetch, ctx.auth, `/repos/${repo}/issues`, { method: "POST", body: payload, signal: ctx.signal })) as GitHubIssue);
       },
@@ -158,27 +151,14 @@ export default definePiece({
         limit: Property.integer({ displayName: "Limit", default: 30, min: 1, max: 100 }),
       },
       outputSchema: { type: "object", properties: { issues: { type: "array", items: { type: "object" } }, count: { type: "integer" } } },
-      sampleData: {
-        issues: [
-          {
-            id: 1,
-            number: 42,
-            title: "Found a bug",
-            state: "open",
-            url: "https://github.com/octocat/hello-world/issues/42",
-            labels: ["bug"],
-            createdAt: "2025-01-06T09:00:00Z",
-          },
-        ],
-        count: 1,
-      },
+      sampleData: { issues: [SAMPLE_ISSUE], count: 1 },
       run: async (ctx) => {
         const repo = repository(ctx.config);
         const state = String(ctx.config.state ?? "open");
         if (!["open", "closed", "all"].includes(state)) throw new Error(`state "${state}" is unknown; use open, closed or all`);
         const limit = Math.min(100, Math.max(1, Number(ctx.config.limit ?? 30) || 30));
         const query = new URLSearchParams({ state, per_page: String(limit) });
-        const labels = list(ctx.config.labels);
+        const labels = listOf(ctx.config.labels);
         if (labels.length) query.set("labels", labels.join(","));
         const raw = (await github(ctx.fetch, ctx.auth, `/repos/${repo}/issues?${query}`, { signal: ctx.signal })) as GitHubIssue[];
         const issues = raw.filter((i) => !i.pull_request).map(issueSummary);

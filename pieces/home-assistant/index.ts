@@ -6,7 +6,7 @@
  * when the connection drops, the subscription fails and Weft opens it again with back-off, which
  * authenticates and subscribes anew. docs/pieces/home-assistant.md says which HA messages each step uses.
  */
-import { action, Auth, connectionCheck, definePiece, Property, trigger } from "../../src/pieces-sdk";
+import { action, Auth, connectionCheck, definePiece, jsonObjectOf, Property, trigger } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, SubscriptionContext } from "../../src/pieces-sdk/types";
 import type { Connection } from "home-assistant-js-websocket";
 import { connect, haFailure, type Instance, instanceOf, rest, watch, withConnection } from "./client";
@@ -34,20 +34,8 @@ function entityList(value: unknown): string[] {
   return items.map((s) => s.trim()).filter(Boolean);
 }
 
-/** An object setting (service data, a target, event data): absent is {}, anything but an object is refused. */
-function objectOf(value: unknown, field: string): Record<string, unknown> {
-  if (value === undefined || value === null || value === "") return {};
-  let parsed = value;
-  if (typeof value === "string") {
-    try {
-      parsed = JSON.parse(value);
-    } catch {
-      throw new Error(`${field} must be a JSON object, e.g. {"brightness_pct": 50}; got ${value.slice(0, 80)}`);
-    }
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error(`${field} must be a JSON object, e.g. {"brightness_pct": 50}`);
-  return parsed as Record<string, unknown>;
-}
+/** What an object setting (service data, a target, event data) looks like, in its refusal. */
+const HA_OBJECT_EXAMPLE = '{"brightness_pct": 50}';
 
 /** A "for" duration: seconds, or H:MM:SS / MM:SS; as HA's {hours, minutes, seconds}. */
 function durationOf(value: unknown): { hours: number; minutes: number; seconds: number } | undefined {
@@ -306,7 +294,7 @@ export default definePiece({
         const c = ctx.config as Record<string, unknown>;
         const domain = nameOf(c.domain, "domain", "light");
         const service = nameOf(c.service, "service", "turn_on");
-        const target = objectOf(c.target, "target");
+        const target = jsonObjectOf(c.target, "target", HA_OBJECT_EXAMPLE);
         const entities = entityList(c.entity_id);
         if (entities.length) {
           entities.forEach(entityOf);
@@ -314,7 +302,7 @@ export default definePiece({
           target.entity_id = [...entities, ...more].length === 1 ? entities[0] : [...entities, ...more];
         }
         const returnResponse = c.return_response === true;
-        const serviceData = objectOf(c.data, "data");
+        const serviceData = jsonObjectOf(c.data, "data", HA_OBJECT_EXAMPLE);
         const result = (await withConnection(ctx.fetch, instanceOf(ctx.auth), (connection) =>
           connection.sendMessagePromise({
             type: "call_service",
@@ -362,7 +350,7 @@ export default definePiece({
         const eventType = String(ctx.config.event_type ?? "").trim();
         if (!/^[\w.:-]{1,64}$/.test(eventType)) throw new Error(`event type "${eventType}" must be 1–64 letters, digits, _ . : or -, e.g. weft_backup_done`);
         const answer = (await rest(ctx.fetch, instanceOf(ctx.auth), "POST", `/api/events/${eventType}`, {
-          body: objectOf(ctx.config.data, "data"),
+          body: jsonObjectOf(ctx.config.data, "data", HA_OBJECT_EXAMPLE),
           signal: ctx.signal,
         })) as { message?: string } | null;
         return { event_type: eventType, message: answer?.message ?? null };

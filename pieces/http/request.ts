@@ -5,7 +5,7 @@
  * step's output (fail_on_error false); it shares only the way a refusal quotes the body.
  */
 import type { GuardedFetch } from "../../src/pieces-sdk/types";
-import { bodyExcerpt, Property, Show } from "../../src/pieces-sdk";
+import { bodyExcerpt, labelled, Property, Show } from "../../src/pieces-sdk";
 
 export const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"];
 export const BODY_TYPES = ["none", "json", "form", "raw"];
@@ -19,12 +19,7 @@ export const requestProps = () => ({
   body_type: Property.staticDropdown({
     displayName: "Body type",
     default: "none",
-    options: [
-      { label: "None", value: "none" },
-      { label: "JSON", value: "json" },
-      { label: "Form (urlencoded)", value: "form" },
-      { label: "Raw text", value: "raw" },
-    ],
+    options: labelled({ none: "None", json: "JSON", form: "Form (urlencoded)", raw: "Raw text" }),
   }),
   body_json: Property.json({ displayName: "JSON body", required: true, displayConditions: [Show.eq("body_type", "json")] }),
   body_form: Property.keyValue({ displayName: "Form fields", required: true, displayConditions: [Show.eq("body_type", "form")] }),

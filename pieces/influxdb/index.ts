@@ -6,7 +6,7 @@
  * reader parses Flux answers; every request goes through ctx.fetch (the SSRF guard), so a LAN server needs
  * its range allowed (WEFT_ALLOW_CIDRS). docs/pieces/influxdb.md lists the endpoints each step uses.
  */
-import { action, Auth, baseUrlOf, connectionCheck, definePiece, httpFetch, loadOnce, Property } from "../../src/pieces-sdk";
+import { action, Auth, baseUrlOf, connectionCheck, definePiece, httpFetch, jsonObjectOf, labelled, loadOnce, Property } from "../../src/pieces-sdk";
 import type { GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 /** InfluxDB's client, loaded with the first InfluxDB step. */
@@ -89,20 +89,6 @@ interface PointInput {
   time?: unknown;
 }
 
-function objectOf(value: unknown, field: string, example: string): Record<string, unknown> {
-  if (value === undefined || value === null || value === "") return {};
-  let parsed = value;
-  if (typeof value === "string") {
-    try {
-      parsed = JSON.parse(value);
-    } catch {
-      throw new Error(`${field} must be a JSON object, e.g. ${example}; got ${value.slice(0, 80)}`);
-    }
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error(`${field} must be a JSON object, e.g. ${example}`);
-  return parsed as Record<string, unknown>;
-}
-
 /** A time as the line protocol wants it: a date (ISO text or Date), or a whole number already in `precision` units. */
 function timeOf(value: unknown): Date | string | undefined {
   if (value === undefined || value === null || value === "") return undefined;
@@ -127,11 +113,11 @@ export async function lineProtocol(points: PointInput[], precision: Precision, i
     const measurement = String(input.measurement ?? "").trim();
     if (!measurement) throw new Error(`measurement is required${where}, e.g. temperature`);
     const point = new Point(measurement);
-    for (const [name, value] of Object.entries(objectOf(input.tags, `tags${where}`, '{"room": "kitchen"}'))) {
+    for (const [name, value] of Object.entries(jsonObjectOf(input.tags, `tags${where}`, '{"room": "kitchen"}'))) {
       if (value === undefined || value === null || String(value) === "") continue;
       point.tag(name, String(value));
     }
-    const fields = objectOf(input.fields, `fields${where}`, '{"value": 21.5}');
+    const fields = jsonObjectOf(input.fields, `fields${where}`, '{"value": 21.5}');
     for (const [name, value] of Object.entries(fields)) {
       if (value === undefined || value === null) continue;
       try {
@@ -208,10 +194,7 @@ const connectionProps = {
     displayName: "Version",
     required: true,
     default: "1",
-    options: [
-      { label: "InfluxDB 1.x (database, user and password)", value: "1" },
-      { label: "InfluxDB 2.x (organisation, bucket and token)", value: "2" },
-    ],
+    options: labelled({ "1": "InfluxDB 1.x (database, user and password)", "2": "InfluxDB 2.x (organisation, bucket and token)" }),
   }),
   database: Property.shortText({
     displayName: "Database (1.x)",
@@ -232,12 +215,7 @@ const precisionProp = () =>
     displayName: "Precision",
     default: "ms",
     description: "the unit of the points' times",
-    options: [
-      { label: "nanoseconds", value: "ns" },
-      { label: "microseconds", value: "us" },
-      { label: "milliseconds", value: "ms" },
-      { label: "seconds", value: "s" },
-    ],
+    options: labelled({ ns: "nanoseconds", us: "microseconds", ms: "milliseconds", s: "seconds" }),
   });
 
 function precisionOf(value: unknown): Precision {
@@ -332,10 +310,7 @@ export default definePiece({
           displayName: "Language",
           required: true,
           default: "influxql",
-          options: [
-            { label: "InfluxQL (1.x; 2.x through its 1.x compatibility API)", value: "influxql" },
-            { label: "Flux (2.x; 1.7+ with Flux enabled)", value: "flux" },
-          ],
+          options: labelled({ influxql: "InfluxQL (1.x; 2.x through its 1.x compatibility API)", flux: "Flux (2.x; 1.7+ with Flux enabled)" }),
         }),
         query: Property.longText({
           displayName: "Query",

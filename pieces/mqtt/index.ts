@@ -6,7 +6,7 @@
  * broker's host passes the SSRF policy first (allowedAddress): a home-lab broker needs WEFT_ALLOW_CIDRS.
  */
 import type { IClientOptions, IPublishPacket, MqttClient } from "mqtt";
-import { action, allowedAddress, Auth, connectionCheck, definePiece, loadOnce, Property, trigger } from "../../src/pieces-sdk";
+import { action, allowedAddress, Auth, connectionCheck, definePiece, labelled, loadOnce, Property, trigger } from "../../src/pieces-sdk";
 import type { GuardedFetch, ResolvedAuth, SubscriptionContext } from "../../src/pieces-sdk/types";
 
 const SCHEMES = new Set(["mqtt:", "mqtts:", "ws:", "wss:"]);
@@ -294,12 +294,7 @@ export default definePiece({
         state: Property.staticDropdown({
           displayName: "State",
           default: "ON",
-          options: [
-            { label: "ON", value: "ON" },
-            { label: "OFF", value: "OFF" },
-            { label: "TOGGLE", value: "TOGGLE" },
-            { label: "(none: attributes only)", value: "" },
-          ],
+          options: labelled({ ON: "ON", OFF: "OFF", TOGGLE: "TOGGLE", "": "(none: attributes only)" }),
         }),
         attributes: Property.json({
           displayName: "Attributes",

@@ -1,17 +1,7 @@
 /** Runs: start a workflow when another run fails (error workflows) or finishes. */
-import { definePiece, Property, trigger } from "../../src/pieces-sdk";
+import { definePiece, listOf, Property, trigger } from "../../src/pieces-sdk";
 
 const FINISHED = ["completed", "failed", "cancelled"];
-
-const list = (value: unknown): string[] =>
-  Array.isArray(value)
-    ? value.map(String).filter(Boolean)
-    : typeof value === "string"
-      ? value
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean)
-      : [];
 
 const runSample = (status: string) => ({
   run: {
@@ -50,7 +40,7 @@ export default definePiece({
       sampleData: runSample("failed"),
       matches: (config, event) => {
         if (event.status !== "failed") return false;
-        const ids = list(config.workflow_ids);
+        const ids = listOf(config.workflow_ids);
         return ids.length === 0 || ids.includes(event.workflowId);
       },
     }),
@@ -69,9 +59,9 @@ export default definePiece({
       },
       sampleData: runSample("completed"),
       matches: (config, event) => {
-        const statuses = list(config.statuses);
+        const statuses = listOf(config.statuses);
         if (!FINISHED.includes(event.status) || (statuses.length > 0 && !statuses.includes(event.status))) return false;
-        const ids = list(config.workflow_ids);
+        const ids = listOf(config.workflow_ids);
         return ids.length === 0 || ids.includes(event.workflowId);
       },
     }),

@@ -9,7 +9,7 @@ import { Database } from "bun:sqlite";
 import { realpathSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import { sqliteDirsFrom } from "../../src/config";
-import { action, allowedAddress, Auth, connectionCheck, definePiece, Property } from "../../src/pieces-sdk";
+import { action, allowedAddress, Auth, connectionCheck, definePiece, labelled, Property } from "../../src/pieces-sdk";
 import type { DynamicOptionsContext, GuardedFetch, ResolvedAuth } from "../../src/pieces-sdk/types";
 
 type Dialect = "postgres" | "mysql" | "sqlite";
@@ -180,11 +180,7 @@ export default definePiece({
     database_type: Property.staticDropdown({
       displayName: "Database",
       required: true,
-      options: [
-        { label: "PostgreSQL", value: "postgres" },
-        { label: "MySQL / MariaDB", value: "mysql" },
-        { label: "SQLite file", value: "sqlite" },
-      ],
+      options: labelled({ postgres: "PostgreSQL", mysql: "MySQL / MariaDB", sqlite: "SQLite file" }),
     }),
     host: Property.shortText({
       displayName: "Host",

@@ -1,5 +1,5 @@
 /** Webhook: start a run from an HTTP call to the workflow's public URL, and optionally reply synchronously. */
-import { action, definePiece, Property, trigger } from "../../src/pieces-sdk";
+import { action, definePiece, labelled, Property, trigger } from "../../src/pieces-sdk";
 
 const METHODS = ["ANY", "GET", "POST", "PUT", "PATCH", "DELETE"];
 
@@ -23,10 +23,7 @@ export default definePiece({
           description:
             "immediate: answer 202 with the run id at once, unless the workflow has a Respond step, whose reply the call then waits for; respond_action: always wait (the Respond step's reply, or the run id and status when the run ends without one)",
           default: "immediate",
-          options: [
-            { label: "Immediately", value: "immediate" },
-            { label: "With a Respond step", value: "respond_action" },
-          ],
+          options: labelled({ immediate: "Immediately", respond_action: "With a Respond step" }),
         }),
       },
       sampleData: { method: "POST", headers: { "content-type": "application/json" }, query: {}, body: { hello: "world" } },

@@ -19,6 +19,7 @@ import type {
 
 export * from "./http";
 export * from "./types";
+export * from "./values";
 
 // ---------- properties ----------
 

@@ -5,6 +5,7 @@ import { authorizeConnection } from "../connections";
 import type { Connection, PieceDetail } from "../types";
 import { ErrorNote } from "./error-note";
 import { useCall } from "../use-call";
+import { bindText } from "../bind";
 
 interface FieldSpec {
   name: string;
@@ -65,6 +66,15 @@ export function ConnectionForm({ piece, onCreated }: { piece: PieceDetail; onCre
   /** What the form waits for now, shown beside the button; null when idle. */
   const busy = useSignal<string | null>(null);
   const fields = fieldsFor(piece);
+  /** A credential field's input, but for its type (a secret is a password field). */
+  const inputOf = (field: FieldSpec) => ({
+    autoComplete: "off",
+    required: field.required,
+    value: values.value[field.name] ?? "",
+    onInput: (e: Event) => {
+      values.value = { ...values.value, [field.name]: (e.target as HTMLInputElement).value };
+    },
+  });
   const submit = async (event: Event) => {
     event.preventDefault();
     const body: Record<string, unknown> = { pieceId: piece.id, name: name.value };
@@ -92,39 +102,13 @@ export function ConnectionForm({ piece, onCreated }: { piece: PieceDetail; onCre
     <form class="stack" onSubmit={submit} aria-label={`New ${piece.name} connection`}>
       <label class="field">
         <span>Connection name</span>
-        <input
-          required
-          value={name.value}
-          onInput={(e) => {
-            name.value = (e.target as HTMLInputElement).value;
-          }}
-        />
+        <input required {...bindText(name)} />
       </label>
       {fields.map((field) => (
         // biome-ignore lint/a11y/noLabelWithoutControl: both branches below render the <input> inside this label
         <label class="field" key={field.name}>
           <span>{field.label}</span>
-          {field.secret ? (
-            <input
-              type="password"
-              autoComplete="off"
-              required={field.required}
-              value={values.value[field.name] ?? ""}
-              onInput={(e) => {
-                values.value = { ...values.value, [field.name]: (e.target as HTMLInputElement).value };
-              }}
-            />
-          ) : (
-            <input
-              type="text"
-              autoComplete="off"
-              required={field.required}
-              value={values.value[field.name] ?? ""}
-              onInput={(e) => {
-                values.value = { ...values.value, [field.name]: (e.target as HTMLInputElement).value };
-              }}
-            />
-          )}
+          {field.secret ? <input type="password" {...inputOf(field)} /> : <input type="text" {...inputOf(field)} />}
         </label>
       ))}
       {piece.auth?.kind === "oauth2" && (

@@ -4,24 +4,17 @@ import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { finishLogin, login, pendingSecondFactor, setupOwner } from "../session";
+import { bindText } from "../bind";
+import { useCall } from "../use-call";
 
 /** The login's second step (docs/teams.md, "Second factor"): the app's code, or one recovery code. */
 function SecondStep() {
   const code = useSignal("");
   const recovery = useSignal(false);
-  const error = useSignal<unknown>(null);
-  const busy = useSignal(false);
-  const submit = async (event: Event) => {
+  const { busy, error, call } = useCall();
+  const submit = (event: Event) => {
     event.preventDefault();
-    error.value = null;
-    busy.value = true;
-    try {
-      await finishLogin(recovery.value ? { recoveryCode: code.value.trim() } : { code: code.value.trim() });
-    } catch (e) {
-      error.value = e;
-    } finally {
-      busy.value = false;
-    }
+    void call(() => finishLogin(recovery.value ? { recoveryCode: code.value.trim() } : { code: code.value.trim() }));
   };
   return (
     <main class="auth">
@@ -35,10 +28,7 @@ function SecondStep() {
             autocomplete="one-time-code"
             inputMode={recovery.value ? "text" : "numeric"}
             required
-            value={code.value}
-            onInput={(e) => {
-              code.value = (e.target as HTMLInputElement).value;
-            }}
+            {...bindText(code)}
           />
         </label>
         <ErrorNote error={error.value} />
@@ -81,14 +71,13 @@ function PasswordPage({ mode }: { mode: "setup" | "login" }) {
   const name = useSignal("");
   const password = useSignal("");
   // A refused single sign-on comes back as ?ssoError=<why> (src/api/sso.ts); shown once, then dropped from the address.
-  const error = useSignal<unknown>(null);
+  const { busy, error, call } = useCall();
   useEffect(() => {
     const why = new URLSearchParams(window.location.search).get("ssoError");
     if (!why) return;
     error.value = new Error(why);
     window.history.replaceState(null, "", window.location.pathname + window.location.hash);
   }, []);
-  const busy = useSignal(false);
   // Single sign-on providers (docs/teams.md): each is a link that starts its sign-in.
   const providers = useSignal<Array<{ id: string; name: string; startPath: string }>>([]);
   useEffect(() => {
@@ -100,26 +89,14 @@ function PasswordPage({ mode }: { mode: "setup" | "login" }) {
       })
       .catch(() => undefined);
   }, [mode]);
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    error.value = null;
-    busy.value = true;
-    try {
-      if (mode === "setup")
-        await setupOwner({ email: email.value.trim(), password: password.value, ...(name.value.trim() ? { name: name.value.trim() } : {}) });
-      else await login(email.value.trim(), password.value);
-    } catch (e) {
-      error.value = e;
-    } finally {
-      busy.value = false;
-    }
+    void call(() =>
+      mode === "setup"
+        ? setupOwner({ email: email.value.trim(), password: password.value, ...(name.value.trim() ? { name: name.value.trim() } : {}) })
+        : login(email.value.trim(), password.value),
+    );
   };
-  const bind = (s: typeof email) => ({
-    value: s.value,
-    onInput: (e: Event) => {
-      s.value = (e.target as HTMLInputElement).value;
-    },
-  });
   return (
     <main class="auth">
       <form class="card stack" onSubmit={submit} aria-labelledby="auth-title">
@@ -137,12 +114,12 @@ function PasswordPage({ mode }: { mode: "setup" | "login" }) {
         {mode === "setup" && <p>Create the owner account of this installation. You can add API tokens and workspaces afterwards.</p>}
         <label class="field">
           <span>Email</span>
-          <input type="email" name="email" autocomplete="username" required {...bind(email)} />
+          <input type="email" name="email" autocomplete="username" required {...bindText(email)} />
         </label>
         {mode === "setup" && (
           <label class="field">
             <span>Your name (optional)</span>
-            <input name="name" autocomplete="name" {...bind(name)} />
+            <input name="name" autocomplete="name" {...bindText(name)} />
           </label>
         )}
         <label class="field">
@@ -153,7 +130,7 @@ function PasswordPage({ mode }: { mode: "setup" | "login" }) {
             autocomplete={mode === "setup" ? "new-password" : "current-password"}
             minLength={mode === "setup" ? 8 : undefined}
             required
-            {...bind(password)}
+            {...bindText(password)}
           />
         </label>
         <ErrorNote error={error.value} />

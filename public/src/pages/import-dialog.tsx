@@ -11,6 +11,7 @@ import { ErrorNote } from "../components/error-note";
 import { detectImport, type DetectedImport } from "../import-files";
 import { href, navigate } from "../router";
 import type { FilesImportPlanEntry as PlanEntry, ForeignImportReport as ForeignReport } from "../types";
+import { Table } from "../components/table";
 
 interface Problem {
   file?: string;
@@ -103,55 +104,35 @@ export function ImportReport({ preview }: { preview: Preview }) {
         </div>
       )}
       {plan.length > 0 && (
-        <table class="table" aria-label="Plan">
-          <thead>
-            <tr>
-              <th scope="col">Action</th>
-              <th scope="col">What</th>
-              <th scope="col">Name</th>
-              <th scope="col">File</th>
+        <Table label="Plan" columns={["Action", "What", "Name", "File"]}>
+          {plan.map((p) => (
+            <tr key={`${p.kind}:${p.name}:${p.path}`} data-plan={p.action}>
+              <td>{p.action}</td>
+              <td>{p.kind}</td>
+              <td>{p.name}</td>
+              <td class="mono small-text">{p.path ?? ""}</td>
             </tr>
-          </thead>
-          <tbody>
-            {plan.map((p) => (
-              <tr key={`${p.kind}:${p.name}:${p.path}`} data-plan={p.action}>
-                <td>{p.action}</td>
-                <td>{p.kind}</td>
-                <td>{p.name}</td>
-                <td class="mono small-text">{p.path ?? ""}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       {report && (
         <>
           <p class="import-counts">{counts.map(([o, n]) => `${n} ${OUTCOME[o]}`).join(", ")}</p>
-          <table class="table" aria-label="Report">
-            <thead>
-              <tr>
-                <th scope="col">Node</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Weft step</th>
-                <th scope="col">Why</th>
+          <Table label="Report" columns={["Node", "Outcome", "Weft step", "Why"]}>
+            {report.entries.map((e) => (
+              <tr key={`${e.node}:${e.type}`} data-outcome={e.outcome}>
+                <td>
+                  {e.node}
+                  <div class="muted small-text">{e.type}</div>
+                </td>
+                <td>
+                  <span class={`badge outcome-${e.outcome}`}>{OUTCOME[e.outcome]}</span>
+                </td>
+                <td class="mono">{e.step ?? ""}</td>
+                <td class="small-text">{e.note ?? ""}</td>
               </tr>
-            </thead>
-            <tbody>
-              {report.entries.map((e) => (
-                <tr key={`${e.node}:${e.type}`} data-outcome={e.outcome}>
-                  <td>
-                    {e.node}
-                    <div class="muted small-text">{e.type}</div>
-                  </td>
-                  <td>
-                    <span class={`badge outcome-${e.outcome}`}>{OUTCOME[e.outcome]}</span>
-                  </td>
-                  <td class="mono">{e.step ?? ""}</td>
-                  <td class="small-text">{e.note ?? ""}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
           {report.hasPlaceholders && (
             <p class="help">A placeholder step (“REPLACE ME”) stands in for what is not mapped: the draft cannot be published until each is replaced.</p>
           )}

@@ -10,6 +10,7 @@ import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { PieceLogo } from "../components/piece-logo";
 import type { CatalogEntry, CatalogPage } from "../types";
+import { bindSelect, bindText } from "../bind";
 
 const PAGE_SIZE = 12;
 const AUTH_LABELS: Record<string, string> = {
@@ -54,6 +55,9 @@ export function PieceCatalog({
   const query = useSignal(initialQuery);
   const category = useSignal("");
   const page = useSignal(1);
+  const firstPage = () => {
+    page.value = 1;
+  };
   const result = useSignal<CatalogPage | null>(null);
   const loading = useSignal(false);
   const error = useSignal<unknown>(null);
@@ -106,24 +110,11 @@ export function PieceCatalog({
         <h3 id="catalog-title">Catalog</h3>
         <label class="field inline catalog-search">
           <span>Search the catalog</span>
-          <input
-            type="search"
-            value={text.value}
-            placeholder="e.g. slack, database, email"
-            onInput={(e) => {
-              text.value = (e.target as HTMLInputElement).value;
-            }}
-          />
+          <input type="search" placeholder="e.g. slack, database, email" {...bindText(text)} />
         </label>
         <label class="field inline">
           <span>Category</span>
-          <select
-            value={category.value}
-            onChange={(e) => {
-              category.value = (e.target as HTMLSelectElement).value;
-              page.value = 1;
-            }}
-          >
+          <select {...bindSelect(category, firstPage)}>
             <option value="">All</option>
             {(res?.categories ?? []).map((c) => (
               <option key={c} value={c}>

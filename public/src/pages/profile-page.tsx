@@ -5,11 +5,13 @@
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
-import { ErrorNote } from "../components/error-note";
+import { ErrorNote, StatusNote } from "../components/error-note";
 import { when } from "../format";
 import { me } from "../session";
 import type { Session } from "../types";
 import { SecondFactorSection } from "./second-factor";
+import { Table } from "../components/table";
+import { bindText } from "../bind";
 
 function PasswordSection({ onChanged }: { onChanged: () => void }) {
   const current = useSignal("");
@@ -17,22 +19,12 @@ function PasswordSection({ onChanged }: { onChanged: () => void }) {
   const busy = useSignal(false);
   const done = useSignal<string | null>(null);
   const error = useSignal<unknown>(null);
-  const bind = (field: typeof current) => ({
-    value: field.value,
-    disabled: busy.value,
-    onInput: (e: Event) => {
-      field.value = (e.target as HTMLInputElement).value;
-    },
-  });
+  const bind = (field: typeof current) => ({ ...bindText(field), disabled: busy.value });
   return (
     <section aria-labelledby="password-title">
       <h2 id="password-title">Password</h2>
       <ErrorNote error={error.value} />
-      {done.value && (
-        <p class="note" role="status">
-          {done.value}
-        </p>
-      )}
+      <StatusNote message={done.value} />
       <form
         aria-label="Change password"
         onSubmit={async (event) => {
@@ -107,45 +99,32 @@ function SessionsSection({ reload }: { reload: number }) {
       <p class="help">Where you are signed in. Ending a session signs that browser out at once.</p>
       <ErrorNote error={error.value} />
       {list && (
-        <table class="table" aria-label="Your sessions">
-          <thead>
-            <tr>
-              <th scope="col">Browser</th>
-              <th scope="col">Address</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Signed in</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
+        <Table label="Your sessions" columns={["Browser", "Address", "Last used", "Signed in"]} actions="Actions">
+          {list.map((s) => (
+            <tr key={s.id} data-session={s.id} data-current={s.current ? "true" : undefined}>
+              <td>
+                <span class="small-text">{s.userAgent ?? "unknown browser"}</span>
+                {s.current && <strong class="small-text"> (this session)</strong>}
+              </td>
+              <td class="mono">{s.address ?? "—"}</td>
+              <td>{when(s.lastSeenAt)}</td>
+              <td>{when(s.createdAt)}</td>
+              <td>
+                {!s.current && (
+                  <button
+                    type="button"
+                    class="small"
+                    disabled={busy.value}
+                    aria-label={`End session from ${s.userAgent ?? "unknown browser"}, last used ${when(s.lastSeenAt)}`}
+                    onClick={() => act(() => api.del(`/api/auth/sessions/${s.id}`))}
+                  >
+                    End session
+                  </button>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {list.map((s) => (
-              <tr key={s.id} data-session={s.id} data-current={s.current ? "true" : undefined}>
-                <td>
-                  <span class="small-text">{s.userAgent ?? "unknown browser"}</span>
-                  {s.current && <strong class="small-text"> (this session)</strong>}
-                </td>
-                <td class="mono">{s.address ?? "—"}</td>
-                <td>{when(s.lastSeenAt)}</td>
-                <td>{when(s.createdAt)}</td>
-                <td>
-                  {!s.current && (
-                    <button
-                      type="button"
-                      class="small"
-                      disabled={busy.value}
-                      aria-label={`End session from ${s.userAgent ?? "unknown browser"}, last used ${when(s.lastSeenAt)}`}
-                      onClick={() => act(() => api.del(`/api/auth/sessions/${s.id}`))}
-                    >
-                      End session
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <button type="button" disabled={busy.value || others === 0} onClick={() => act(() => api.post("/api/auth/sessions/revoke-others"))}>
         End all other sessions

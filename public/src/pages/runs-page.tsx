@@ -11,6 +11,7 @@ import { duration, SAVE_RUNS_LABELS, StatusBadge, when } from "../format";
 import { href } from "../router";
 import type { Run, RunCounts, Workflow, WorkflowSummary } from "../types";
 import { bucketByDay, type DayBucket, RunsChart } from "./runs-chart";
+import { Table } from "../components/table";
 
 const CHART_DAYS = 14;
 
@@ -193,50 +194,37 @@ export function RunsPage() {
       <ErrorNote error={error.value} />
       {runs.value?.length === 0 && <p class="empty">No runs match. Test runs are shown with Environment: Test or All.</p>}
       {runs.value && runs.value.length > 0 && (
-        <table class="table" aria-label="Runs">
-          <thead>
-            <tr>
-              <th scope="col">Status</th>
-              <th scope="col">Workflow</th>
-              <th scope="col">Trigger</th>
-              <th scope="col">Environment</th>
-              <th scope="col">Started</th>
-              <th scope="col">Duration</th>
-              <th scope="col">Steps</th>
+        <Table label="Runs" columns={["Status", "Workflow", "Trigger", "Environment", "Started", "Duration", "Steps"]}>
+          {runs.value.map((run) => (
+            <tr key={run.id} data-run={run.id}>
+              <td>
+                <a href={href.run(run.id)} aria-label={`Run ${run.id} of ${run.workflowName ?? "a workflow"}: ${run.status}`}>
+                  <StatusBadge status={run.status} />
+                </a>
+              </td>
+              <td>
+                <a href={href.run(run.id)}>{run.workflowName ?? run.workflowId}</a>
+                {run.tags?.length ? (
+                  <div>
+                    {run.tags.map((t) => (
+                      <span class="tag" key={t}>
+                        {t}
+                      </span>
+                    ))}
+                  </div>
+                ) : null}
+              </td>
+              <td>{run.triggerType}</td>
+              <td>{run.environment}</td>
+              <td class="small-text">{when(run.startedAt)}</td>
+              <td>{duration(run.durationMs)}</td>
+              <td>
+                {run.stepTotal ?? "—"}
+                {run.stepFailed ? <span class="error-text"> ({run.stepFailed} failed)</span> : null}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {runs.value.map((run) => (
-              <tr key={run.id} data-run={run.id}>
-                <td>
-                  <a href={href.run(run.id)} aria-label={`Run ${run.id} of ${run.workflowName ?? "a workflow"}: ${run.status}`}>
-                    <StatusBadge status={run.status} />
-                  </a>
-                </td>
-                <td>
-                  <a href={href.run(run.id)}>{run.workflowName ?? run.workflowId}</a>
-                  {run.tags?.length ? (
-                    <div>
-                      {run.tags.map((t) => (
-                        <span class="tag" key={t}>
-                          {t}
-                        </span>
-                      ))}
-                    </div>
-                  ) : null}
-                </td>
-                <td>{run.triggerType}</td>
-                <td>{run.environment}</td>
-                <td class="small-text">{when(run.startedAt)}</td>
-                <td>{duration(run.durationMs)}</td>
-                <td>
-                  {run.stepTotal ?? "—"}
-                  {run.stepFailed ? <span class="error-text"> ({run.stepFailed} failed)</span> : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <Pager page={page} pages={pagination.value.totalPages}>
         Page {pagination.value.page} of {pagination.value.totalPages} ({pagination.value.total} runs)

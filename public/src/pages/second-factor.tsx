@@ -11,6 +11,7 @@ import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { loadSession, me } from "../session";
 import type { SecondFactorEnrolment as Enrolment, SecondFactorStatus as Status } from "../types";
+import { bindText } from "../bind";
 
 /** Six digits are a code; anything else is taken for the password. */
 const proofOf = (text: string) => (/^\s*\d{6}\s*$/.test(text) ? { code: text.trim() } : { password: text });
@@ -168,16 +169,7 @@ export function SecondFactorSection() {
           </label>
           <label class="field">
             <span>Code from the app</span>
-            <input
-              name="totp-code"
-              autocomplete="one-time-code"
-              inputMode="numeric"
-              required
-              value={code.value}
-              onInput={(e) => {
-                code.value = (e.target as HTMLInputElement).value;
-              }}
-            />
+            <input name="totp-code" autocomplete="one-time-code" inputMode="numeric" required {...bindText(code)} />
           </label>
           <div class="row">
             <button type="submit" class="primary">
@@ -193,15 +185,7 @@ export function SecondFactorSection() {
           </p>
           <label class="field">
             <span>A current code, or your password</span>
-            <input
-              type="password"
-              name="second-factor-proof"
-              autocomplete="off"
-              value={proof.value}
-              onInput={(e) => {
-                proof.value = (e.target as HTMLInputElement).value;
-              }}
-            />
+            <input type="password" name="second-factor-proof" autocomplete="off" {...bindText(proof)} />
           </label>
           <div class="row">
             <button

@@ -10,6 +10,7 @@ import { Pager } from "../components/pager";
 import { when } from "../format";
 import type { AuditEvent } from "../types";
 import { useCall } from "../use-call";
+import { Table } from "../components/table";
 
 interface Filters {
   action: string;
@@ -115,32 +116,20 @@ export function AuditTab() {
       <ErrorNote error={error.value} />
       {!loading.value && events.value.length === 0 && !error.value && <p class="empty">No event matches.</p>}
       {events.value.length > 0 && (
-        <table class="table" aria-label="Audit events">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Who</th>
-              <th scope="col">Action</th>
-              <th scope="col">On</th>
-              <th scope="col">Details</th>
-              <th scope="col">From</th>
+        <Table label="Audit events" columns={["When", "Who", "Action", "On", "Details", "From"]}>
+          {events.value.map((e) => (
+            <tr key={e.id}>
+              <td title={e.time}>{when(e.time)}</td>
+              <td>{actorText(e.actor)}</td>
+              <td>
+                <code>{e.action}</code>
+              </td>
+              <td>{e.target ? `${e.target.type} ${e.target.name ?? e.target.id ?? ""}` : "—"}</td>
+              <td>{detailsText(e.details) || "—"}</td>
+              <td title={e.userAgent ?? undefined}>{e.ip ?? "—"}</td>
             </tr>
-          </thead>
-          <tbody>
-            {events.value.map((e) => (
-              <tr key={e.id}>
-                <td title={e.time}>{when(e.time)}</td>
-                <td>{actorText(e.actor)}</td>
-                <td>
-                  <code>{e.action}</code>
-                </td>
-                <td>{e.target ? `${e.target.type} ${e.target.name ?? e.target.id ?? ""}` : "—"}</td>
-                <td>{detailsText(e.details) || "—"}</td>
-                <td title={e.userAgent ?? undefined}>{e.ip ?? "—"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <Pager page={page} pages={pagination.value.totalPages}>
         Page {pagination.value.page} of {pagination.value.totalPages} ({pagination.value.total} events)

@@ -7,10 +7,11 @@
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
-import { ErrorNote } from "../components/error-note";
+import { ErrorNote, StatusNote } from "../components/error-note";
 import { when } from "../format";
 import { href } from "../router";
 import type { GitPullResult as PullResult, GitPushResult, GitSettings, GitStatus } from "../types";
+import { Table } from "../components/table";
 
 type FileChange = GitStatus["localChanges"][number];
 
@@ -43,26 +44,16 @@ function PullReport({ result }: { result: PullResult }) {
         {result.dryRun ? "A pull would apply" : "Pulled"} {short(result.commit)}: {changed.length === 0 ? "no change." : `${changed.length} change(s).`}
       </p>
       {result.plan.length > 0 && (
-        <table class="table" aria-label="Pull plan">
-          <thead>
-            <tr>
-              <th scope="col">Action</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Name</th>
-              <th scope="col">File</th>
+        <Table label="Pull plan" columns={["Action", "Kind", "Name", "File"]}>
+          {result.plan.map((entry) => (
+            <tr key={`${entry.kind}-${entry.name}-${entry.path ?? ""}`}>
+              <td>{entry.action}</td>
+              <td>{entry.kind}</td>
+              <td>{entry.name}</td>
+              <td>{entry.path ? <code>{entry.path}</code> : ""}</td>
             </tr>
-          </thead>
-          <tbody>
-            {result.plan.map((entry) => (
-              <tr key={`${entry.kind}-${entry.name}-${entry.path ?? ""}`}>
-                <td>{entry.action}</td>
-                <td>{entry.kind}</td>
-                <td>{entry.name}</td>
-                <td>{entry.path ? <code>{entry.path}</code> : ""}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       {result.published.length > 0 && <p>Published: {result.published.map((w) => w.name).join(", ")}</p>}
       {result.notPublished.map((w) => (
@@ -156,11 +147,7 @@ export function GitTab() {
         Neither overwrites work the other side has not seen: such a pull or push is refused, and the message says what to do.
       </p>
       <ErrorNote error={error.value} />
-      {done.value && (
-        <p class="note" role="status">
-          {done.value}
-        </p>
-      )}
+      <StatusNote message={done.value} />
       {s?.managed && (
         <p class="note" role="note">
           <strong>Managed by git:</strong> workflows here change only by a pull of branch <code>{s.branch}</code>; edits are refused.

@@ -14,6 +14,9 @@ import { route } from "../router";
 import type { CatalogEntry, FleetInstance, PiecePackage } from "../types";
 import { PieceCatalog } from "./piece-catalog";
 import { useCall } from "../use-call";
+import { Table } from "../components/table";
+import { ConfirmButton } from "../components/confirm-button";
+import { bindText } from "../bind";
 
 /** One line per Weft instance on this database (the fleet registry): where it runs and whether it is alive. */
 function FleetLine() {
@@ -121,15 +124,7 @@ export function IntegrationsTab() {
       >
         <label class="field inline">
           <span>Install an npm package</span>
-          <input
-            required
-            placeholder="@activepieces/piece-slack"
-            value={name.value}
-            disabled={busy.value !== null}
-            onInput={(e) => {
-              name.value = (e.target as HTMLInputElement).value;
-            }}
-          />
+          <input required placeholder="@activepieces/piece-slack" disabled={busy.value !== null} {...bindText(name)} />
         </label>
         <button type="submit" disabled={busy.value !== null}>
           Add
@@ -138,69 +133,52 @@ export function IntegrationsTab() {
       {packages.value.length === 0 ? (
         <p class="help">No piece packages are installed.</p>
       ) : (
-        <table class="table">
-          <thead>
-            <tr>
-              <th scope="col">Piece</th>
-              <th scope="col">Package</th>
-              <th scope="col">Version</th>
-              <th scope="col">Actions</th>
-              <th scope="col">Auth</th>
-              <th scope="col">Installed</th>
-              <th scope="col">
-                <span class="sr-only">Changes</span>
-              </th>
+        <Table columns={["Piece", "Package", "Version", "Actions", "Auth", "Installed"]} actions="Changes">
+          {packages.value.map((p) => (
+            <tr key={`${p.pieceId}@${p.version}`}>
+              <td>
+                <strong>{p.displayName}</strong> <code>{p.pieceId}</code>
+              </td>
+              <td class="small-text">{p.name}</td>
+              <td>{p.version}</td>
+              <td class="small-text">
+                {p.actions}
+                {p.unsupported.length > 0 && ` (unsupported property types: ${p.unsupported.join(", ")})`}
+              </td>
+              <td class="small-text">{p.authKind ?? "none"}</td>
+              <td class="small-text">{when(p.installedAt)}</td>
+              <td class="row">
+                <button
+                  type="button"
+                  class="small"
+                  disabled={busy.value !== null}
+                  aria-label={`Upgrade ${p.pieceId}`}
+                  onClick={() =>
+                    void change(`Upgrading ${p.name}…`, async () => {
+                      const res = await api.post<PiecePackage>(`/api/pieces/packages/${encodeURIComponent(p.pieceId)}/upgrade`, {});
+                      return res.data.version === p.version ? `${p.name} ${p.version} is the newest.` : `Installed ${p.name} ${res.data.version}.`;
+                    })
+                  }
+                >
+                  Upgrade
+                </button>
+                <ConfirmButton
+                  disabled={busy.value !== null}
+                  label={`Remove ${p.pieceId} ${p.version}`}
+                  question={`Remove ${p.name} ${p.version}? Workflows using it must be unpublished first.`}
+                  onConfirm={() =>
+                    change(`Removing ${p.name} ${p.version}…`, async () => {
+                      await api.del(`/api/pieces/packages/${encodeURIComponent(p.pieceId)}`, { version: p.version });
+                      return `Removed ${p.name} ${p.version}.`;
+                    })
+                  }
+                >
+                  Remove
+                </ConfirmButton>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {packages.value.map((p) => (
-              <tr key={`${p.pieceId}@${p.version}`}>
-                <td>
-                  <strong>{p.displayName}</strong> <code>{p.pieceId}</code>
-                </td>
-                <td class="small-text">{p.name}</td>
-                <td>{p.version}</td>
-                <td class="small-text">
-                  {p.actions}
-                  {p.unsupported.length > 0 && ` (unsupported property types: ${p.unsupported.join(", ")})`}
-                </td>
-                <td class="small-text">{p.authKind ?? "none"}</td>
-                <td class="small-text">{when(p.installedAt)}</td>
-                <td class="row">
-                  <button
-                    type="button"
-                    class="small"
-                    disabled={busy.value !== null}
-                    aria-label={`Upgrade ${p.pieceId}`}
-                    onClick={() =>
-                      void change(`Upgrading ${p.name}…`, async () => {
-                        const res = await api.post<PiecePackage>(`/api/pieces/packages/${encodeURIComponent(p.pieceId)}/upgrade`, {});
-                        return res.data.version === p.version ? `${p.name} ${p.version} is the newest.` : `Installed ${p.name} ${res.data.version}.`;
-                      })
-                    }
-                  >
-                    Upgrade
-                  </button>
-                  <button
-                    type="button"
-                    class="small danger"
-                    disabled={busy.value !== null}
-                    aria-label={`Remove ${p.pieceId} ${p.version}`}
-                    onClick={() => {
-                      if (!confirm(`Remove ${p.name} ${p.version}? Workflows using it must be unpublished first.`)) return;
-                      void change(`Removing ${p.name} ${p.version}…`, async () => {
-                        await api.del(`/api/pieces/packages/${encodeURIComponent(p.pieceId)}`, { version: p.version });
-                        return `Removed ${p.name} ${p.version}.`;
-                      });
-                    }}
-                  >
-                    Remove
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
     </section>
   );

@@ -11,6 +11,18 @@ import { when } from "../format";
 import { me } from "../session";
 import type { Invitation, InvitationCreated, Member, Role } from "../types";
 import { useCall } from "../use-call";
+import { Table } from "../components/table";
+import { OnceValue } from "../components/once-value";
+import { ConfirmButton } from "../components/confirm-button";
+import { bindSelect, bindText } from "../bind";
+
+/** A role select's options, one per role given. */
+const roleOptions = (list: Role[]) =>
+  list.map((r) => (
+    <option key={r.name} value={r.name}>
+      {r.name}
+    </option>
+  ));
 
 const ADMIN_SCOPE = "workspace:admin";
 
@@ -64,102 +76,80 @@ export function MembersTab() {
         Who works in this workspace and with which role. Your role: <strong>{caller.role ?? "—"}</strong>.
       </p>
       <ErrorNote error={error.value} />
-      <table class="table">
-        <thead>
-          <tr>
-            <th scope="col">Member</th>
-            <th scope="col">Role</th>
-            <th scope="col">Status</th>
-            <th scope="col">Joined</th>
-            <th scope="col">
-              <span class="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {members.value.map((m) => {
-            const reason = whyNot(m, caller, roles.value);
-            const self = m.userId === caller.userId;
-            return (
-              <tr key={m.userId} data-member={m.email}>
-                <td>
-                  {m.name} <span class="muted small-text">{m.email}</span>
-                </td>
-                <td>
-                  <select
-                    aria-label={`Role of ${m.email}`}
-                    value={m.role}
-                    disabled={reason !== null}
-                    title={reason ?? undefined}
-                    onChange={(e) => {
-                      const next = (e.target as HTMLSelectElement).value;
-                      void act(() => api.put(`/api/members/${m.userId}/role`, { role: next }));
-                    }}
-                  >
-                    {roles.value
-                      .filter((r) => r.assignable || r.name === m.role)
-                      .map((r) => (
-                        <option key={r.name} value={r.name}>
-                          {r.name}
-                        </option>
-                      ))}
-                  </select>
-                </td>
-                <td>{m.status}</td>
-                <td class="small-text">{when(m.joinedAt)}</td>
-                <td class="actions">
-                  {m.status === "active" ? (
-                    <button
-                      type="button"
-                      class="small"
-                      disabled={reason !== null || self}
-                      title={reason ?? (self ? "you cannot deactivate yourself" : undefined)}
-                      onClick={() => act(() => api.post(`/api/members/${m.userId}/deactivate`))}
-                    >
-                      Deactivate
-                    </button>
-                  ) : (
-                    <button
-                      type="button"
-                      class="small"
-                      disabled={reason !== null}
-                      title={reason ?? undefined}
-                      onClick={() => act(() => api.post(`/api/members/${m.userId}/activate`))}
-                    >
-                      Re-activate
-                    </button>
-                  )}
+      <Table columns={["Member", "Role", "Status", "Joined"]} actions="Actions">
+        {members.value.map((m) => {
+          const reason = whyNot(m, caller, roles.value);
+          const self = m.userId === caller.userId;
+          return (
+            <tr key={m.userId} data-member={m.email}>
+              <td>
+                {m.name} <span class="muted small-text">{m.email}</span>
+              </td>
+              <td>
+                <select
+                  aria-label={`Role of ${m.email}`}
+                  value={m.role}
+                  disabled={reason !== null}
+                  title={reason ?? undefined}
+                  onChange={(e) => {
+                    const next = (e.target as HTMLSelectElement).value;
+                    void act(() => api.put(`/api/members/${m.userId}/role`, { role: next }));
+                  }}
+                >
+                  {roleOptions(roles.value.filter((r) => r.assignable || r.name === m.role))}
+                </select>
+              </td>
+              <td>{m.status}</td>
+              <td class="small-text">{when(m.joinedAt)}</td>
+              <td class="actions">
+                {m.status === "active" ? (
                   <button
                     type="button"
-                    class="small danger"
+                    class="small"
                     disabled={reason !== null || self}
-                    title={reason ?? (self ? "you cannot remove yourself" : undefined)}
+                    title={reason ?? (self ? "you cannot deactivate yourself" : undefined)}
+                    onClick={() => act(() => api.post(`/api/members/${m.userId}/deactivate`))}
+                  >
+                    Deactivate
+                  </button>
+                ) : (
+                  <button
+                    type="button"
+                    class="small"
+                    disabled={reason !== null}
+                    title={reason ?? undefined}
+                    onClick={() => act(() => api.post(`/api/members/${m.userId}/activate`))}
+                  >
+                    Re-activate
+                  </button>
+                )}
+                <ConfirmButton
+                  disabled={reason !== null || self}
+                  title={reason ?? (self ? "you cannot remove yourself" : undefined)}
+                  question={`Remove ${m.email} from this workspace? What they built stays.`}
+                  onConfirm={() => act(() => api.del(`/api/members/${m.userId}`))}
+                >
+                  Remove
+                </ConfirmButton>
+                {m.role !== "owner" && (
+                  <button
+                    type="button"
+                    class="small"
+                    disabled={caller.role !== "owner" || m.status !== "active"}
+                    title={caller.role !== "owner" ? `only the owner can transfer ownership; your role is ${caller.role ?? "none"}` : undefined}
                     onClick={() => {
-                      if (confirm(`Remove ${m.email} from this workspace? What they built stays.`)) void act(() => api.del(`/api/members/${m.userId}`));
+                      if (confirm(`Make ${m.email} the owner? You become admin.`)) void act(() => api.post(`/api/members/${m.userId}/ownership`));
                     }}
                   >
-                    Remove
+                    Make owner
                   </button>
-                  {m.role !== "owner" && (
-                    <button
-                      type="button"
-                      class="small"
-                      disabled={caller.role !== "owner" || m.status !== "active"}
-                      title={caller.role !== "owner" ? `only the owner can transfer ownership; your role is ${caller.role ?? "none"}` : undefined}
-                      onClick={() => {
-                        if (confirm(`Make ${m.email} the owner? You become admin.`)) void act(() => api.post(`/api/members/${m.userId}/ownership`));
-                      }}
-                    >
-                      Make owner
-                    </button>
-                  )}
-                  {reason && <div class="muted small-text reason">{reason}</div>}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+                )}
+                {reason && <div class="muted small-text reason">{reason}</div>}
+              </td>
+            </tr>
+          );
+        })}
+      </Table>
 
       <h3>Invite</h3>
       {created.value && (
@@ -168,13 +158,7 @@ export function MembersTab() {
             Invitation for <strong>{created.value.email}</strong> ({created.value.role}) {created.value.emailed ? "sent by e-mail" : "made"}. Copy the link now;
             it will not be shown again. It works once, until {when(created.value.expiresAt)}.
           </p>
-          <input
-            class="token-value mono"
-            readOnly
-            aria-label="Invitation link"
-            value={created.value.link}
-            onFocus={(e) => (e.target as HTMLInputElement).select()}
-          />
+          <OnceValue label="Invitation link" value={created.value.link} />
         </div>
       )}
       <form
@@ -190,32 +174,12 @@ export function MembersTab() {
       >
         <label class="field inline">
           <span>E-mail</span>
-          <input
-            type="email"
-            required
-            disabled={!isAdmin}
-            value={email.value}
-            onInput={(e) => {
-              email.value = (e.target as HTMLInputElement).value;
-            }}
-          />
+          <input type="email" required disabled={!isAdmin} {...bindText(email)} />
         </label>
         <label class="field inline">
           <span>Role</span>
-          <select
-            value={role.value}
-            disabled={!isAdmin}
-            onChange={(e) => {
-              role.value = (e.target as HTMLSelectElement).value;
-            }}
-          >
-            {roles.value
-              .filter((r) => r.assignable)
-              .map((r) => (
-                <option key={r.name} value={r.name}>
-                  {r.name}
-                </option>
-              ))}
+          <select disabled={!isAdmin} {...bindSelect(role)}>
+            {roleOptions(roles.value.filter((r) => r.assignable))}
           </select>
         </label>
         <button type="submit" disabled={!isAdmin} title={adminReason ?? undefined}>
@@ -244,24 +208,15 @@ export function MembersTab() {
       )}
 
       <h3>Roles</h3>
-      <table class="table">
-        <thead>
-          <tr>
-            <th scope="col">Role</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">For</th>
+      <Table columns={["Role", "Scopes", "For"]}>
+        {roles.value.map((r) => (
+          <tr key={r.name} data-role={r.name}>
+            <td>{r.name}</td>
+            <td class="small-text">{r.scopes.join(", ")}</td>
+            <td class="small-text">{r.description}</td>
           </tr>
-        </thead>
-        <tbody>
-          {roles.value.map((r) => (
-            <tr key={r.name} data-role={r.name}>
-              <td>{r.name}</td>
-              <td class="small-text">{r.scopes.join(", ")}</td>
-              <td class="small-text">{r.description}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
     </section>
   );
 }

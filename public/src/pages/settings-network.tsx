@@ -6,10 +6,12 @@
 import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
-import { ErrorNote } from "../components/error-note";
+import { ErrorNote, StatusNote } from "../components/error-note";
 import { when } from "../format";
 import type { NetworkPolicy } from "../types";
 import { useCall } from "../use-call";
+import { Table } from "../components/table";
+import { bindText } from "../bind";
 
 const PATH = "/api/settings/network";
 
@@ -45,11 +47,7 @@ export function NetworkTab() {
         <strong>Trade-off:</strong> anyone who can edit a workflow can reach every host in an allowed range.
       </p>
       <ErrorNote error={error.value} />
-      {done.value && (
-        <p class="note" role="status">
-          {done.value}
-        </p>
-      )}
+      <StatusNote message={done.value} />
       <h3>Allowed ranges</h3>
       {p?.canChange && (
         <form
@@ -62,16 +60,7 @@ export function NetworkTab() {
         >
           <label class="field inline">
             <span>Range (CIDR)</span>
-            <input
-              required
-              class="mono"
-              placeholder="192.168.1.0/24"
-              value={range.value}
-              disabled={busy.value}
-              onInput={(e) => {
-                range.value = (e.target as HTMLInputElement).value;
-              }}
-            />
+            <input required class="mono" placeholder="192.168.1.0/24" disabled={busy.value} {...bindText(range)} />
           </label>
           <button type="submit" class="primary" disabled={busy.value}>
             Allow range
@@ -80,59 +69,47 @@ export function NetworkTab() {
       )}
       {empty && <p class="empty">No range is allowed: steps reach public addresses only.</p>}
       {p && !empty && (
-        <table class="table" aria-label="Allowed ranges">
-          <thead>
-            <tr>
-              <th scope="col">Range</th>
-              <th scope="col">Allowed by</th>
-              <th scope="col">Since</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
+        <Table label="Allowed ranges" columns={["Range", "Allowed by", "Since"]} actions="Actions">
+          {p.environment.allowedCidrs.map((cidr) => (
+            <tr key={`env-${cidr}`}>
+              <td>
+                <code>{cidr}</code>
+              </td>
+              <td class="small-text">
+                set by <code>{p.environment.variable}</code>
+              </td>
+              <td class="small-text">server start</td>
+              <td class="small-text muted">change it where the server is started</td>
             </tr>
-          </thead>
-          <tbody>
-            {p.environment.allowedCidrs.map((cidr) => (
-              <tr key={`env-${cidr}`}>
-                <td>
-                  <code>{cidr}</code>
-                </td>
-                <td class="small-text">
-                  set by <code>{p.environment.variable}</code>
-                </td>
-                <td class="small-text">server start</td>
-                <td class="small-text muted">change it where the server is started</td>
-              </tr>
-            ))}
-            {p.allowedRanges.map((r) => (
-              <tr key={r.cidr}>
-                <td>
-                  <code>{r.cidr}</code>
-                </td>
-                <td class="small-text">{r.addedBy}</td>
-                <td class="small-text">{when(r.addedAt)}</td>
-                <td>
-                  {p.canChange && (
-                    <button
-                      type="button"
-                      class="small danger"
-                      disabled={busy.value}
-                      aria-label={`Remove ${r.cidr}`}
-                      onClick={() =>
-                        void save(
-                          stored.filter((cidr) => cidr !== r.cidr),
-                          `Removed ${r.cidr}: its hosts are refused from the next request on.`,
-                        )
-                      }
-                    >
-                      Remove
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+          {p.allowedRanges.map((r) => (
+            <tr key={r.cidr}>
+              <td>
+                <code>{r.cidr}</code>
+              </td>
+              <td class="small-text">{r.addedBy}</td>
+              <td class="small-text">{when(r.addedAt)}</td>
+              <td>
+                {p.canChange && (
+                  <button
+                    type="button"
+                    class="small danger"
+                    disabled={busy.value}
+                    aria-label={`Remove ${r.cidr}`}
+                    onClick={() =>
+                      void save(
+                        stored.filter((cidr) => cidr !== r.cidr),
+                        `Removed ${r.cidr}: its hosts are refused from the next request on.`,
+                      )
+                    }
+                  >
+                    Remove
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       {p && !p.canChange && <p class="help">Only the instance owner can change the stored ranges.</p>}
       {p && (

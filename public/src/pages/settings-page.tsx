@@ -8,7 +8,7 @@ import { api } from "../api";
 import { listPieces, pieceDetail } from "../catalog";
 import { ConnectionForm } from "../components/connection-form";
 import { Dialog } from "../components/dialog";
-import { ErrorNote } from "../components/error-note";
+import { ErrorNote, StatusNote } from "../components/error-note";
 import { authorizeConnection, listConnections } from "../connections";
 import { StatusBadge, when } from "../format";
 import { href } from "../router";
@@ -22,6 +22,10 @@ import { useCall } from "../use-call";
 import { GitTab } from "./settings-git";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, ConnectionTestResult, PieceDetail, Token, TokenCreated, Workspace } from "../types";
+import { Table } from "../components/table";
+import { OnceValue } from "../components/once-value";
+import { ConfirmButton } from "../components/confirm-button";
+import { bindChecked, bindText } from "../bind";
 
 function TokensTab() {
   const tokens = useSignal<Token[]>([]);
@@ -60,13 +64,7 @@ function TokensTab() {
             Token <strong>{created.value.name}</strong> created. Copy it now; it will not be shown again.
           </p>
           <div class="row">
-            <input
-              class="token-value mono"
-              readOnly
-              aria-label="New token value"
-              value={created.value.token}
-              onFocus={(e) => (e.target as HTMLInputElement).select()}
-            />
+            <OnceValue label="New token value" value={created.value.token} />
             <button
               type="button"
               class="small"
@@ -96,70 +94,41 @@ function TokensTab() {
           </div>
         </div>
       )}
-      <table class="table">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Prefix</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            <th scope="col">
-              <span class="sr-only">Actions</span>
-            </th>
+      <Table columns={["Name", "Prefix", "Scopes", "Created", "Last used"]} actions="Actions">
+        {tokens.value.map((t) => (
+          <tr key={t.id}>
+            <td>{t.name}</td>
+            <td>
+              <code>{t.prefix}…</code>
+            </td>
+            <td class="small-text">{t.scopes.length >= SCOPES.length ? "all" : t.scopes.join(", ")}</td>
+            <td class="small-text">{when(t.createdAt)}</td>
+            <td class="small-text">{when(t.lastUsedAt)}</td>
+            <td>
+              <ConfirmButton
+                label={`Revoke ${t.name}`}
+                question={`Revoke ${t.name}? Calls with it fail at once.`}
+                onConfirm={() =>
+                  call(async () => {
+                    await api.del(`/api/tokens/${t.id}`);
+                    await load();
+                  })
+                }
+              >
+                Revoke
+              </ConfirmButton>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {tokens.value.map((t) => (
-            <tr key={t.id}>
-              <td>{t.name}</td>
-              <td>
-                <code>{t.prefix}…</code>
-              </td>
-              <td class="small-text">{t.scopes.length >= SCOPES.length ? "all" : t.scopes.join(", ")}</td>
-              <td class="small-text">{when(t.createdAt)}</td>
-              <td class="small-text">{when(t.lastUsedAt)}</td>
-              <td>
-                <button
-                  type="button"
-                  class="small danger"
-                  aria-label={`Revoke ${t.name}`}
-                  onClick={() => {
-                    if (!confirm(`Revoke ${t.name}? Calls with it fail at once.`)) return;
-                    void call(async () => {
-                      await api.del(`/api/tokens/${t.id}`);
-                      await load();
-                    });
-                  }}
-                >
-                  Revoke
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
       <form class="stack card" onSubmit={create} aria-label="New API token">
         <h3>New token</h3>
         <label class="field">
           <span>Name</span>
-          <input
-            required
-            value={name.value}
-            onInput={(e) => {
-              name.value = (e.target as HTMLInputElement).value;
-            }}
-          />
+          <input required {...bindText(name)} />
         </label>
         <label class="check">
-          <input
-            type="checkbox"
-            checked={all.value}
-            onChange={(e) => {
-              all.value = (e.target as HTMLInputElement).checked;
-            }}
-          />{" "}
-          All scopes
+          <input type="checkbox" {...bindChecked(all)} /> All scopes
         </label>
         {!all.value && (
           <fieldset class="scopes">
@@ -219,68 +188,44 @@ function ConnectionsTab() {
       <h2 id="connections-title">Connections</h2>
       <p class="help">Credentials that steps use to reach your accounts. Secrets are stored encrypted and never shown again.</p>
       <ErrorNote error={error.value} />
-      {message.value && (
-        <p class="note" role="status">
-          {message.value}
-        </p>
-      )}
+      <StatusNote message={message.value} />
       {connections.value.length === 0 && <p class="empty">No connections yet.</p>}
       {connections.value.length > 0 && (
-        <table class="table">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Piece</th>
-              <th scope="col">Status</th>
-              <th scope="col">Token expires</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
+        <Table columns={["Name", "Piece", "Status", "Token expires"]} actions="Actions">
+          {connections.value.map((c) => (
+            <tr key={c.id}>
+              <td>{c.name}</td>
+              <td>{c.pieceId}</td>
+              <td>
+                <StatusBadge status={c.status} />
+                {c.statusMessage && <div class="error-text small-text">{c.statusMessage}</div>}
+              </td>
+              <td class="small-text">{when(c.tokenExpiresAt)}</td>
+              <td class="actions">
+                {c.authKind === "oauth2" && (
+                  <button type="button" class="small" onClick={() => run(() => authorizeConnection(c.id))}>
+                    {c.status === "active" ? "Reconnect" : "Connect"}
+                  </button>
+                )}
+                <button
+                  type="button"
+                  class="small"
+                  onClick={() =>
+                    run(async () => {
+                      const res = await api.post<ConnectionTestResult>(`/api/connections/${c.id}/test`);
+                      message.value = `${c.name}: ${res.data.ok ? "works" : "failed"} — ${res.data.message}`;
+                    })
+                  }
+                >
+                  Test
+                </button>
+                <ConfirmButton label={`Delete ${c.name}`} question={`Delete ${c.name}?`} onConfirm={() => run(() => api.del(`/api/connections/${c.id}`))}>
+                  Delete
+                </ConfirmButton>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {connections.value.map((c) => (
-              <tr key={c.id}>
-                <td>{c.name}</td>
-                <td>{c.pieceId}</td>
-                <td>
-                  <StatusBadge status={c.status} />
-                  {c.statusMessage && <div class="error-text small-text">{c.statusMessage}</div>}
-                </td>
-                <td class="small-text">{when(c.tokenExpiresAt)}</td>
-                <td class="actions">
-                  {c.authKind === "oauth2" && (
-                    <button type="button" class="small" onClick={() => run(() => authorizeConnection(c.id))}>
-                      {c.status === "active" ? "Reconnect" : "Connect"}
-                    </button>
-                  )}
-                  <button
-                    type="button"
-                    class="small"
-                    onClick={() =>
-                      run(async () => {
-                        const res = await api.post<ConnectionTestResult>(`/api/connections/${c.id}/test`);
-                        message.value = `${c.name}: ${res.data.ok ? "works" : "failed"} — ${res.data.message}`;
-                      })
-                    }
-                  >
-                    Test
-                  </button>
-                  <button
-                    type="button"
-                    class="small danger"
-                    aria-label={`Delete ${c.name}`}
-                    onClick={() => {
-                      if (confirm(`Delete ${c.name}?`)) void run(() => api.del(`/api/connections/${c.id}`));
-                    }}
-                  >
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       <button
         type="button"
@@ -392,14 +337,7 @@ function WorkspacesTab() {
       >
         <label class="field inline">
           <span>New workspace</span>
-          <input
-            required
-            disabled={!admin}
-            value={name.value}
-            onInput={(e) => {
-              name.value = (e.target as HTMLInputElement).value;
-            }}
-          />
+          <input required disabled={!admin} {...bindText(name)} />
         </label>
         <button type="submit" disabled={!admin} title={admin ? undefined : `needs workspace:admin; your role is ${me.value?.role ?? "none"}`}>
           Create

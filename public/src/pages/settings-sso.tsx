@@ -10,6 +10,7 @@ import { ErrorNote } from "../components/error-note";
 import { me } from "../session";
 import type { SsoProvider as Provider } from "../types";
 import { useCall } from "../use-call";
+import { Table } from "../components/table";
 
 const ROLES = ["admin", "editor", "operator", "viewer"];
 const EMPTY = {
@@ -103,70 +104,57 @@ export function SsoTab() {
       {providers.value.length === 0 ? (
         <p class="empty">No provider: people sign in with their e-mail and password.</p>
       ) : (
-        <table class="table" aria-label="Single sign-on providers">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Issuer</th>
-              <th scope="col">Redirect URI</th>
-              <th scope="col">Roles</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
+        <Table label="Single sign-on providers" columns={["Name", "Issuer", "Redirect URI", "Roles"]} actions="Actions">
+          {providers.value.map((p) => (
+            <tr key={p.id}>
+              <td>
+                {p.name}
+                {p.ssoOnly && <span class="small-text muted"> (SSO only)</span>}
+              </td>
+              <td class="mono">{p.issuer}</td>
+              <td class="mono small-text">{`${origin}${p.redirectPath}`}</td>
+              <td class="small-text">
+                {p.roleMapping.map((m) => `${m.value} → ${m.role}`).join(", ") || "—"}; otherwise {p.defaultRole}
+              </td>
+              <td>
+                {owner && (
+                  <>
+                    <button
+                      type="button"
+                      class="small"
+                      disabled={busy.value}
+                      onClick={() => {
+                        editing.value = p.id;
+                        form.value = {
+                          name: p.name,
+                          issuer: p.issuer,
+                          clientId: p.clientId,
+                          clientSecret: "",
+                          scopes: p.scopes,
+                          roleClaim: p.roleClaim ?? "",
+                          mapping: mappingText(p),
+                          defaultRole: p.defaultRole,
+                          ssoOnly: p.ssoOnly,
+                        };
+                      }}
+                    >
+                      Edit
+                    </button>{" "}
+                    <button
+                      type="button"
+                      class="small danger"
+                      disabled={busy.value}
+                      aria-label={`Remove ${p.name}`}
+                      onClick={() => void act(() => api.del(`/api/sso/providers/${p.id}`))}
+                    >
+                      Remove
+                    </button>
+                  </>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {providers.value.map((p) => (
-              <tr key={p.id}>
-                <td>
-                  {p.name}
-                  {p.ssoOnly && <span class="small-text muted"> (SSO only)</span>}
-                </td>
-                <td class="mono">{p.issuer}</td>
-                <td class="mono small-text">{`${origin}${p.redirectPath}`}</td>
-                <td class="small-text">
-                  {p.roleMapping.map((m) => `${m.value} → ${m.role}`).join(", ") || "—"}; otherwise {p.defaultRole}
-                </td>
-                <td>
-                  {owner && (
-                    <>
-                      <button
-                        type="button"
-                        class="small"
-                        disabled={busy.value}
-                        onClick={() => {
-                          editing.value = p.id;
-                          form.value = {
-                            name: p.name,
-                            issuer: p.issuer,
-                            clientId: p.clientId,
-                            clientSecret: "",
-                            scopes: p.scopes,
-                            roleClaim: p.roleClaim ?? "",
-                            mapping: mappingText(p),
-                            defaultRole: p.defaultRole,
-                            ssoOnly: p.ssoOnly,
-                          };
-                        }}
-                      >
-                        Edit
-                      </button>{" "}
-                      <button
-                        type="button"
-                        class="small danger"
-                        disabled={busy.value}
-                        aria-label={`Remove ${p.name}`}
-                        onClick={() => void act(() => api.del(`/api/sso/providers/${p.id}`))}
-                      >
-                        Remove
-                      </button>
-                    </>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       {owner ? (
         <form class="card stack" onSubmit={save} aria-label={editing.value ? "Change provider" : "Add provider"}>

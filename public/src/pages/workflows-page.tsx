@@ -15,6 +15,9 @@ import { href, navigate } from "../router";
 import { ImportDialog } from "./import-dialog";
 import type { Folder, TemplateSummary as Template, Workflow, WorkflowSummary } from "../types";
 import { useCall } from "../use-call";
+import { Table } from "../components/table";
+import { ConfirmButton } from "../components/confirm-button";
+import { bindSelect, bindText } from "../bind";
 
 const PAGE_SIZE = 25;
 
@@ -47,23 +50,11 @@ function NewWorkflowDialog({ onClose, folderId }: { onClose(): void; folderId: s
       <form class="stack" onSubmit={submit}>
         <label class="field">
           <span>Name</span>
-          <input
-            name="name"
-            required
-            value={name.value}
-            onInput={(e) => {
-              name.value = (e.target as HTMLInputElement).value;
-            }}
-          />
+          <input name="name" required {...bindText(name)} />
         </label>
         <label class="field">
           <span>Start from</span>
-          <select
-            value={templateId.value}
-            onChange={(e) => {
-              templateId.value = (e.target as HTMLSelectElement).value;
-            }}
-          >
+          <select {...bindSelect(templateId)}>
             <option value="">A blank workflow (manual trigger)</option>
             {templates.value.map((t) => (
               <option key={t.id} value={t.id}>
@@ -101,14 +92,7 @@ function FolderDialog({ folder, onClose, onSaved }: { folder: Folder | null; onC
       <form class="stack" onSubmit={submit}>
         <label class="field">
           <span>Folder name</span>
-          <input
-            required
-            maxLength={100}
-            value={name.value}
-            onInput={(e) => {
-              name.value = (e.target as HTMLInputElement).value;
-            }}
-          />
+          <input required maxLength={100} {...bindText(name)} />
         </label>
         <ErrorNote error={error.value} />
         <div class="row">
@@ -127,6 +111,9 @@ export function WorkflowsPage() {
   const tag = useSignal("");
   const folderId = useSignal<string | null>(null);
   const page = useSignal(1);
+  const firstPage = () => {
+    page.value = 1;
+  };
   const rows = useSignal<WorkflowSummary[] | null>(null);
   const total = useSignal(0);
   const folders = useSignal<Folder[]>([]);
@@ -306,24 +293,11 @@ export function WorkflowsPage() {
         <div class="filters" role="search">
           <label class="field inline">
             <span>Search</span>
-            <input
-              type="search"
-              value={q.value}
-              onInput={(e) => {
-                q.value = (e.target as HTMLInputElement).value;
-                page.value = 1;
-              }}
-            />
+            <input type="search" {...bindText(q, firstPage)} />
           </label>
           <label class="field inline">
             <span>Status</span>
-            <select
-              value={status.value}
-              onChange={(e) => {
-                status.value = (e.target as HTMLSelectElement).value;
-                page.value = 1;
-              }}
-            >
+            <select {...bindSelect(status, firstPage)}>
               <option value="">Any</option>
               <option value="draft">Draft</option>
               <option value="active">Active</option>
@@ -350,94 +324,76 @@ export function WorkflowsPage() {
         {rows.value === null && !error.value && <p class="muted">Loading…</p>}
         {rows.value?.length === 0 && <p class="empty">No workflows here yet. Create one with “New workflow”.</p>}
         {rows.value && rows.value.length > 0 && (
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Trigger</th>
-                <th scope="col">Tags</th>
-                <th scope="col">Last run</th>
-                <th scope="col">Updated</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.value.map((wf) => (
-                <tr key={wf.id}>
-                  <td>
-                    <a href={href.editor(wf.id)}>{wf.name}</a>
-                    {wf.description && <div class="muted small-text">{wf.description}</div>}
-                  </td>
-                  <td>
-                    <StatusBadge status={wf.status} />
-                    {wf.hasUnpublishedChanges && wf.latestVersionId && <span class="muted small-text"> edited</span>}
-                  </td>
-                  <td>{wf.triggerType}</td>
-                  <td>
-                    {wf.tags.map((t) => (
-                      <button
-                        type="button"
-                        class="tag"
-                        key={t}
-                        onClick={() => {
-                          tag.value = t;
-                        }}
-                        aria-label={`Filter by tag ${t}`}
-                      >
-                        {t}
-                      </button>
-                    ))}
-                  </td>
-                  <td>
-                    {wf.lastRun ? (
-                      <>
-                        <StatusBadge status={wf.lastRun.status} /> <span class="muted small-text">{when(wf.lastRun.startedAt)}</span>
-                      </>
-                    ) : (
-                      <span class="muted">never</span>
-                    )}
-                  </td>
-                  <td class="muted small-text">{when(wf.updatedAt)}</td>
-                  <td class="actions">
-                    <select
-                      aria-label={`Move ${wf.name} to a folder`}
-                      value={wf.folderId ?? ""}
-                      onChange={(e) => {
-                        const target = (e.target as HTMLSelectElement).value || null;
-                        void act(() => api.put(`/api/workflows/${wf.id}`, { folderId: target }));
-                      }}
-                    >
-                      <option value="">No folder</option>
-                      {folders.value.map((f) => (
-                        <option key={f.id} value={f.id}>
-                          {f.name}
-                        </option>
-                      ))}
-                    </select>
-                    <button type="button" class="small" onClick={() => duplicate(wf)} aria-label={`Duplicate ${wf.name}`}>
-                      Duplicate
-                    </button>
-                    <button type="button" class="small" onClick={() => exportOne(wf)} aria-label={`Export ${wf.name}`}>
-                      Export
-                    </button>
+          <Table columns={["Name", "Status", "Trigger", "Tags", "Last run", "Updated"]} actions="Actions">
+            {rows.value.map((wf) => (
+              <tr key={wf.id}>
+                <td>
+                  <a href={href.editor(wf.id)}>{wf.name}</a>
+                  {wf.description && <div class="muted small-text">{wf.description}</div>}
+                </td>
+                <td>
+                  <StatusBadge status={wf.status} />
+                  {wf.hasUnpublishedChanges && wf.latestVersionId && <span class="muted small-text"> edited</span>}
+                </td>
+                <td>{wf.triggerType}</td>
+                <td>
+                  {wf.tags.map((t) => (
                     <button
                       type="button"
-                      class="small danger"
-                      aria-label={`Delete ${wf.name}`}
+                      class="tag"
+                      key={t}
                       onClick={() => {
-                        if (confirm(`Delete ${wf.name}? Its versions and runs go with it.`)) void act(() => api.del(`/api/workflows/${wf.id}`));
+                        tag.value = t;
                       }}
+                      aria-label={`Filter by tag ${t}`}
                     >
-                      Delete
+                      {t}
                     </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                  ))}
+                </td>
+                <td>
+                  {wf.lastRun ? (
+                    <>
+                      <StatusBadge status={wf.lastRun.status} /> <span class="muted small-text">{when(wf.lastRun.startedAt)}</span>
+                    </>
+                  ) : (
+                    <span class="muted">never</span>
+                  )}
+                </td>
+                <td class="muted small-text">{when(wf.updatedAt)}</td>
+                <td class="actions">
+                  <select
+                    aria-label={`Move ${wf.name} to a folder`}
+                    value={wf.folderId ?? ""}
+                    onChange={(e) => {
+                      const target = (e.target as HTMLSelectElement).value || null;
+                      void act(() => api.put(`/api/workflows/${wf.id}`, { folderId: target }));
+                    }}
+                  >
+                    <option value="">No folder</option>
+                    {folders.value.map((f) => (
+                      <option key={f.id} value={f.id}>
+                        {f.name}
+                      </option>
+                    ))}
+                  </select>
+                  <button type="button" class="small" onClick={() => duplicate(wf)} aria-label={`Duplicate ${wf.name}`}>
+                    Duplicate
+                  </button>
+                  <button type="button" class="small" onClick={() => exportOne(wf)} aria-label={`Export ${wf.name}`}>
+                    Export
+                  </button>
+                  <ConfirmButton
+                    label={`Delete ${wf.name}`}
+                    question={`Delete ${wf.name}? Its versions and runs go with it.`}
+                    onConfirm={() => act(() => api.del(`/api/workflows/${wf.id}`))}
+                  >
+                    Delete
+                  </ConfirmButton>
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
         <Pager page={page} pages={pages}>
           Page {page.value} of {pages}

@@ -12,6 +12,7 @@ import { projection } from "../../catalog";
 import { ErrorNote } from "../../components/error-note";
 import type { Projection, Property } from "../../types";
 import { type DataPath, ExpressionInput, ExpressionPicker } from "./expression-input";
+import { bindText } from "../../bind";
 
 export type { DataPath } from "./expression-input";
 
@@ -52,13 +53,10 @@ function JsonField({
         id={id}
         class="mono"
         rows={5}
-        value={text.value}
         aria-describedby={describedBy}
         aria-invalid={error.value ? "true" : undefined}
         required={required}
-        onInput={(e) => {
-          text.value = (e.target as HTMLTextAreaElement).value;
-        }}
+        {...bindText(text)}
         onBlur={() => {
           const raw = text.value.trim();
           if (raw === "") {

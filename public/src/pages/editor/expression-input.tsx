@@ -6,6 +6,7 @@
 import { useSignal } from "@preact/signals";
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import { Dialog } from "../../components/dialog";
+import { bindText } from "../../bind";
 
 export interface DataPath {
   label: string;
@@ -187,10 +188,7 @@ export function ExpressionEditor({
         rows={12}
         aria-label={`${label} (expression editor)`}
         spellcheck={false}
-        value={text.value}
-        onInput={(e) => {
-          text.value = (e.target as HTMLTextAreaElement).value;
-        }}
+        {...bindText(text)}
         onKeyDown={(e) => {
           if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
             e.preventDefault();

@@ -11,6 +11,7 @@ import { ErrorNote } from "../../components/error-note";
 import { PieceIcon } from "../../components/piece-icon";
 import { href, navigate } from "../../router";
 import type { PieceDetail } from "../../types";
+import { bindText } from "../../bind";
 
 export type Pick =
   | { kind: "piece"; piece: PieceDetail; id: string; name: string; triggerType?: string }
@@ -51,14 +52,7 @@ export function PiecePicker({ mode, title, onPick, onClose }: { mode: "action" |
     <Dialog title={title} onClose={onClose} wide>
       <label class="field">
         <span>Search pieces and {mode === "action" ? "actions" : "triggers"}</span>
-        <input
-          type="search"
-          value={query.value}
-          onInput={(e) => {
-            query.value = (e.target as HTMLInputElement).value;
-          }}
-          placeholder="e.g. http, text, webhook"
-        />
+        <input type="search" {...bindText(query)} placeholder="e.g. http, text, webhook" />
       </label>
       <ErrorNote error={catalogError.value} />
       <div class="picker" role="list">

@@ -12,6 +12,7 @@ import { api } from "../../api";
 import { Dialog } from "../../components/dialog";
 import { SAVE_RUNS_LABELS } from "../../format";
 import type { EditorStore } from "./editor-store";
+import { bindChecked, bindSelect } from "../../bind";
 
 interface NumberField {
   key: "timeoutSeconds" | "concurrencyLimit" | "retentionDays" | "retentionMaxRuns";
@@ -43,14 +44,7 @@ const NUMBERS: NumberField[] = [
 function Check({ value, label }: { value: Signal<boolean>; label: string }) {
   return (
     <label class="check">
-      <input
-        type="checkbox"
-        checked={value.value}
-        onChange={(e) => {
-          value.value = (e.target as HTMLInputElement).checked;
-        }}
-      />{" "}
-      {label}
+      <input type="checkbox" {...bindChecked(value)} /> {label}
     </label>
   );
 }
@@ -129,13 +123,7 @@ export function SettingsDialog({ store, onClose }: { store: EditorStore; onClose
         ))}
         <div class="field">
           <label for="setting-errorWorkflowId">Error workflow</label>
-          <select
-            id="setting-errorWorkflowId"
-            value={errorWorkflowId.value}
-            onChange={(e) => {
-              errorWorkflowId.value = (e.target as HTMLSelectElement).value;
-            }}
-          >
+          <select id="setting-errorWorkflowId" {...bindSelect(errorWorkflowId)}>
             <option value="">None</option>
             {/* The stored choice stays selectable while the list loads (or if it is not among the first 100). */}
             {errorWorkflowId.value && !others.value?.some((w) => w.id === errorWorkflowId.value) && (
@@ -151,14 +139,7 @@ export function SettingsDialog({ store, onClose }: { store: EditorStore; onClose
         </div>
         <div class="field">
           <label for="setting-saveRuns">Save runs</label>
-          <select
-            id="setting-saveRuns"
-            value={saveRuns.value}
-            aria-describedby="setting-saveRuns-help"
-            onChange={(e) => {
-              saveRuns.value = (e.target as HTMLSelectElement).value;
-            }}
-          >
+          <select id="setting-saveRuns" aria-describedby="setting-saveRuns-help" {...bindSelect(saveRuns)}>
             {Object.entries(SAVE_RUNS_LABELS).map(([value, label]) => (
               <option key={value} value={value}>
                 {label}

@@ -1,5 +1,6 @@
 /** The workflow's tags as removable chips plus an input (Enter or comma adds); saved at once. */
 import { useSignal } from "@preact/signals";
+import { bindText } from "../../bind";
 
 export function normalizeTags(current: string[], typed: string): string[] {
   const out = [...current];
@@ -31,11 +32,8 @@ export function TagsEditor({ tags, onChange, busy }: { tags: string[]; onChange(
         class="tag-input"
         aria-label="Add a tag"
         placeholder={tags.length ? "+ tag" : "+ add tag"}
-        value={text.value}
         maxLength={50}
-        onInput={(e) => {
-          text.value = (e.target as HTMLInputElement).value;
-        }}
+        {...bindText(text)}
         onKeyDown={(e) => {
           if (e.key === "Enter" || e.key === ",") {
             e.preventDefault();

@@ -4,6 +4,7 @@ import { api } from "../../api";
 import { Dialog } from "../../components/dialog";
 import { ErrorNote } from "../../components/error-note";
 import type { EditorStore } from "./editor-store";
+import { bindText } from "../../bind";
 
 export function TestRunDialog({ store, onClose }: { store: EditorStore; onClose(): void }) {
   const saved = store.workflow.value?.testPayloads ?? {};
@@ -33,15 +34,7 @@ export function TestRunDialog({ store, onClose }: { store: EditorStore; onClose(
       <form class="stack" onSubmit={run}>
         <label class="field" for="test-payload">
           <span>Payload (JSON object; the steps read it as trigger.body)</span>
-          <textarea
-            id="test-payload"
-            class="mono"
-            rows={10}
-            value={text.value}
-            onInput={(e) => {
-              text.value = (e.target as HTMLTextAreaElement).value;
-            }}
-          />
+          <textarea id="test-payload" class="mono" rows={10} {...bindText(text)} />
         </label>
         <ErrorNote error={error.value} />
         <div class="row">

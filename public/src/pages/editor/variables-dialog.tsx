@@ -10,6 +10,7 @@ import { Dialog } from "../../components/dialog";
 import { ErrorNote } from "../../components/error-note";
 import type { Variable } from "../../types";
 import { useCall } from "../../use-call";
+import { Table } from "../../components/table";
 
 /** One editable row; `text` is what the person sees, `stored` marks a secret whose value stays hidden. */
 interface Row {
@@ -112,72 +113,59 @@ export function VariablesDialog({ workflowId, onClose }: { workflowId: string; o
         <form class="stack" onSubmit={save} aria-label="Workflow variables">
           {rows.value.length === 0 && <p class="empty">No variables yet. Add one for values you reuse across steps, such as an API base URL.</p>}
           {rows.value.length > 0 && (
-            <table class="table variables">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Value</th>
-                  <th scope="col">Secret</th>
-                  <th scope="col">Description</th>
-                  <th scope="col">
-                    <span class="sr-only">Remove</span>
-                  </th>
+            <Table class="variables" columns={["Name", "Value", "Secret", "Description"]} actions="Remove">
+              {rows.value.map((r, i) => (
+                <tr key={r.key}>
+                  <td>
+                    <input
+                      aria-label={`Name of variable ${i + 1}`}
+                      value={r.name}
+                      required
+                      onInput={(e) => update(r.key, { name: (e.target as HTMLInputElement).value.trim() })}
+                    />
+                  </td>
+                  <td>
+                    <input
+                      aria-label={`Value of ${r.name || `variable ${i + 1}`}`}
+                      {...inputType(r.secret ? "password" : "text")}
+                      autoComplete="off"
+                      value={r.stored ? "" : r.text}
+                      placeholder={r.stored ? "stored — type to replace" : ""}
+                      onInput={(e) => update(r.key, { text: (e.target as HTMLInputElement).value, stored: false })}
+                    />
+                  </td>
+                  <td>
+                    <input
+                      type="checkbox"
+                      aria-label={`${r.name || `Variable ${i + 1}`} is secret`}
+                      checked={r.secret}
+                      onChange={(e) => update(r.key, { secret: (e.target as HTMLInputElement).checked, stored: false })}
+                    />
+                  </td>
+                  <td>
+                    <input
+                      aria-label={`Description of ${r.name || `variable ${i + 1}`}`}
+                      value={r.description}
+                      maxLength={500}
+                      onInput={(e) => update(r.key, { description: (e.target as HTMLInputElement).value })}
+                    />
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      class="link"
+                      aria-label={`Remove ${r.name || `variable ${i + 1}`}`}
+                      onClick={() => {
+                        saved.value = false;
+                        rows.value = loaded().filter((x) => x.key !== r.key);
+                      }}
+                    >
+                      ×
+                    </button>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {rows.value.map((r, i) => (
-                  <tr key={r.key}>
-                    <td>
-                      <input
-                        aria-label={`Name of variable ${i + 1}`}
-                        value={r.name}
-                        required
-                        onInput={(e) => update(r.key, { name: (e.target as HTMLInputElement).value.trim() })}
-                      />
-                    </td>
-                    <td>
-                      <input
-                        aria-label={`Value of ${r.name || `variable ${i + 1}`}`}
-                        {...inputType(r.secret ? "password" : "text")}
-                        autoComplete="off"
-                        value={r.stored ? "" : r.text}
-                        placeholder={r.stored ? "stored — type to replace" : ""}
-                        onInput={(e) => update(r.key, { text: (e.target as HTMLInputElement).value, stored: false })}
-                      />
-                    </td>
-                    <td>
-                      <input
-                        type="checkbox"
-                        aria-label={`${r.name || `Variable ${i + 1}`} is secret`}
-                        checked={r.secret}
-                        onChange={(e) => update(r.key, { secret: (e.target as HTMLInputElement).checked, stored: false })}
-                      />
-                    </td>
-                    <td>
-                      <input
-                        aria-label={`Description of ${r.name || `variable ${i + 1}`}`}
-                        value={r.description}
-                        maxLength={500}
-                        onInput={(e) => update(r.key, { description: (e.target as HTMLInputElement).value })}
-                      />
-                    </td>
-                    <td>
-                      <button
-                        type="button"
-                        class="link"
-                        aria-label={`Remove ${r.name || `variable ${i + 1}`}`}
-                        onClick={() => {
-                          saved.value = false;
-                          rows.value = loaded().filter((x) => x.key !== r.key);
-                        }}
-                      >
-                        ×
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </Table>
           )}
           <div class="row">
             <button

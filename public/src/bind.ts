@@ -1,0 +1,34 @@
+/**
+ * Props that tie a form control to a signal, so a field reads as `<input required {...bindText(name)} />`
+ * instead of repeating its value and its handler (CONTRIBUTING.md, "Add a page that calls the API").
+ * `bindText` is for inputs and textareas (every keystroke), `bindSelect` for selects (on change),
+ * `bindChecked` for checkboxes. `after` runs once the signal holds the new value (a filter goes back to page 1).
+ */
+import type { Signal } from "@preact/signals";
+
+type ValueControl = HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement;
+
+/** Sets the signal to the control's value, then runs `after`. */
+function valueInto(signal: Signal<string>, after?: () => void) {
+  return (e: Event) => {
+    signal.value = (e.target as ValueControl).value;
+    after?.();
+  };
+}
+
+export function bindText(signal: Signal<string>, after?: () => void) {
+  return { value: signal.value, onInput: valueInto(signal, after) };
+}
+
+export function bindSelect(signal: Signal<string>, after?: () => void) {
+  return { value: signal.value, onChange: valueInto(signal, after) };
+}
+
+export function bindChecked(signal: Signal<boolean>) {
+  return {
+    checked: signal.value,
+    onChange: (e: Event) => {
+      signal.value = (e.target as HTMLInputElement).checked;
+    },
+  };
+}
