@@ -51,7 +51,7 @@ import { loadCatalogIndex, PieceCatalog, PiecePackages } from "./pieces-runtime/
 import { builtinRegistry, type PieceRegistry } from "./pieces-runtime/registry";
 import { PackagesService } from "./core/pieces/packages";
 import { Templates } from "./core/templates/templates";
-import { type Clock, systemClock } from "./core/triggers/clock";
+import { type Clock, systemClock } from "./lib/clock";
 import { engineRuns } from "./core/triggers/engine-runs";
 import { Runs } from "./core/runs/runs";
 import { Engine } from "./engine/engine";
@@ -94,12 +94,17 @@ export interface CreateAppOptions {
   pieces?: PieceRegistry;
   /** Test hooks for connections: refresh margin, clock. */
   connections?: { refreshMarginMs?: number; now?: () => number };
-  /** Test hook for schedules and polling: a fake clock (tests call `triggers.scheduler.tick()`). */
-  triggerClock?: Clock;
+  /**
+   * The one clock of the engine and the core (docs/architecture.md, "Time"); default the system clock. A test
+   * gives a FakeClock and advances it: schedules and polls (`triggers.scheduler.tick()`), resumes, retention,
+   * expiries and leases then follow it.
+   */
+  clock?: Clock;
 }
 
 export function createApp(options: CreateAppOptions) {
   const { config, db } = options;
+  const clock = options.clock ?? systemClock;
   const log = options.log ?? createLogger(config.logLevel);
   // In a cluster, what one instance changes of the shared settings the others hear of (alone: nothing happens).
   const clusterChanges = new ClusterChanges({ db, log });
@@ -251,6 +256,7 @@ export function createApp(options: CreateAppOptions) {
     // Instances sharing a PostgreSQL database form a cluster: the fleet's heartbeat is each one's lease on its runs.
     cluster: sharedStore(db) ? { instanceId, role: config.role, aliveIds: () => deps.fleet.aliveIds() } : undefined,
     observer: observeAll(deps.metrics, deps.tracing, logStream.active ? logStream : undefined),
+    clock,
   });
   deps.runs = new Runs(deps.engine);
   // Installed Activepieces packages join the piece registry now; their code loads only when a step first uses them.
@@ -278,7 +284,7 @@ export function createApp(options: CreateAppOptions) {
     registryUrl: config.npmRegistry,
     index: loadCatalogIndex(),
     installed: () => packages.installed(),
-    now: () => (options.triggerClock ?? systemClock).now(),
+    now: () => clock.now(),
     ttlMs: config.catalogTtlSeconds * 1000,
   });
   deps.piecePackages = new PackagesService({ packages, catalog, registry: pieces, workflows: deps.workflows, log });
@@ -297,7 +303,7 @@ export function createApp(options: CreateAppOptions) {
   });
   deps.fleet.onBeat(() => deps.engine.claimOrphans());
   // The clock of schedules and polls names the files, so a test's fake clock names them too.
-  deps.backups = new Backups({ ...config.backups, write: databaseBackups(db), log, identity, clock: options.triggerClock });
+  deps.backups = new Backups({ ...config.backups, write: databaseBackups(db), log, identity, clock });
   // Keys a killed process had claimed but never answered (docs/security.md "Crashes"): alone, every claim at
   // start-up; in a cluster, those of instances no longer alive, looked for again when one stops being alive.
   const releaseAbandonedKeys = () =>
@@ -333,7 +339,7 @@ export function createApp(options: CreateAppOptions) {
     config,
     pieces,
     workflows: deps.workflows,
-    clock: options.triggerClock,
+    clock,
     scheduleObserver: deps.metrics,
     runs: engineRuns(() => {
       const engine = deps.engine as Engine | undefined;
