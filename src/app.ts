@@ -92,8 +92,8 @@ export interface CreateAppOptions {
   log?: Logger;
   /** Defaults to the built-ins; `serve` passes `await loadRegistry(config)`. */
   pieces?: PieceRegistry;
-  /** Test hooks for connections: refresh margin, clock. */
-  connections?: { refreshMarginMs?: number; now?: () => number };
+  /** Test hook for connections: the refresh margin. */
+  connections?: { refreshMarginMs?: number };
   /**
    * The one clock of the engine and the core (docs/architecture.md, "Time"); default the system clock. A test
    * gives a FakeClock and advances it: schedules and polls (`triggers.scheduler.tick()`), resumes, retention,
@@ -112,13 +112,14 @@ export function createApp(options: CreateAppOptions) {
   const storage = storageOf(db, { pool: config.databasePool });
   // Run and audit events to syslog and an HTTP endpoint (WEFT_LOG_SYSLOG, WEFT_LOG_HTTP_URL); without either, emit does nothing.
   const logStream = createLogStream(config.logStream, { log });
-  const identity = new Identity(storage, clusterChanges);
+  const identity = new Identity(storage, clusterChanges, clock);
   // Who did what, when, from where: stored and forwarded to the log stream, each action once (docs/teams.md).
   const audit = new Audit({ storage, sink: logStream, retentionDays: config.auditRetentionDays });
   const security = createSecurity({
     identity,
     rateLimitPerSecond: config.rateLimitPerSecond,
     rateLimitBurst: config.rateLimitBurst,
+    clock,
     // Read at each call: deps is built below. A workflow's variables stay editable in a managed workspace: secret
     // values are each environment's own and never in git (docs/workflows-as-code.md, "Environments").
     editGuard: async (principal, request) => {
@@ -128,7 +129,7 @@ export function createApp(options: CreateAppOptions) {
   const instanceId = newId();
   // In a cluster each claim of an Idempotency-Key names the instance executing it (released below if it dies).
   const idempotency = new Idempotency(storage.idempotency, sharedStore(db) ? instanceId : null);
-  const flood = new TokenBuckets(config.floodPerSecond, config.floodPerSecond * 2);
+  const flood = new TokenBuckets(config.floodPerSecond, config.floodPerSecond * 2, undefined, clock);
   // Who each request comes from, believing forwarding headers only from WEFT_TRUSTED_PROXIES (docs/configuration.md).
   const clients = new ClientAddresses(config.trustedProxies);
 
@@ -153,6 +154,7 @@ export function createApp(options: CreateAppOptions) {
     loginGuard: new LoginGuard({
       perAccount: { burst: config.loginAttempts, perMinute: 1 },
       perAddress: { burst: config.loginAttempts * 3, perMinute: 6 },
+      clock,
     }),
     contract,
     pieces,
@@ -169,7 +171,7 @@ export function createApp(options: CreateAppOptions) {
     mailer: config.smtpUrl ? smtpInvitationMailer(config.smtpUrl, config.smtpFrom) : undefined,
     onMailError: (error) => log.warn("an invitation e-mail could not be sent; its link was shown to the inviter", { error: error.message }),
   });
-  deps.sso = new SingleSignOn({ storage, identity, secrets, publicUrl: config.publicUrl, fromEnvironment: config.oidcProviders, events: logStream });
+  deps.sso = new SingleSignOn({ storage, identity, secrets, publicUrl: config.publicUrl, fromEnvironment: config.oidcProviders, events: logStream, clock });
   deps.secondFactor = new SecondFactor({ storage, identity, secrets });
   deps.connections = new Connections({
     storage,
@@ -180,6 +182,7 @@ export function createApp(options: CreateAppOptions) {
     log,
     publicUrl: config.publicUrl,
     managedApps: ManagedApps.load(config.oauthAppsFile),
+    clock,
     // Resolved per call, so a test may swap deps.guardedFetch.
     fetch: wrapGuardedFetch(
       (url, init) => deps.guardedFetch(url, init),
@@ -202,6 +205,7 @@ export function createApp(options: CreateAppOptions) {
     publicUrl: config.publicUrl,
     hooks: deps.lifecycleHooks,
     scheduleMinIntervalSeconds: config.triggers.scheduleMinIntervalSeconds,
+    clock,
   });
   deps.workflows.setConnectionDirectory(deps.connections.choices);
   deps.folders = new Folders(deps.workflows);
@@ -216,6 +220,7 @@ export function createApp(options: CreateAppOptions) {
     dataDir: config.dataDir,
     log,
     instanceId,
+    clock,
     onPull: async (workspaceId, how, outcome) => {
       // A scheduled pull that found nothing new is not an event (a schedule of every minute would fill the log).
       if (!(outcome instanceof Error) && outcome.upToDate && outcome.published.length === 0) return;
@@ -241,7 +246,7 @@ export function createApp(options: CreateAppOptions) {
     },
   });
   // Off (no OTLP endpoint) it is undefined and the OpenTelemetry SDK is never loaded.
-  deps.tracing = createTracing(config.traces, { version: VERSION, log });
+  deps.tracing = createTracing(config.traces, { version: VERSION, log, clock });
   deps.engine = new Engine({
     db,
     config,
@@ -300,6 +305,7 @@ export function createApp(options: CreateAppOptions) {
     leaseSeconds: config.leaseSeconds,
     id: instanceId,
     role: config.role,
+    clock,
   });
   deps.fleet.onBeat(() => deps.engine.claimOrphans());
   // The clock of schedules and polls names the files, so a test's fake clock names them too.
