@@ -308,7 +308,7 @@ export function createApp(options: CreateAppOptions) {
     clock,
   });
   deps.fleet.onBeat(() => deps.engine.claimOrphans());
-  // The clock of schedules and polls names the files, so a test's fake clock names them too.
+  // The app's clock names the files, so a test's fake clock names them too.
   deps.backups = new Backups({ ...config.backups, write: databaseBackups(db), log, identity, clock });
   // Keys a killed process had claimed but never answered (docs/security.md "Crashes"): alone, every claim at
   // start-up; in a cluster, those of instances no longer alive, looked for again when one stops being alive.

@@ -115,9 +115,10 @@ describe("approval", () => {
   test("pauses with resume links; opening one resumes the run with the decision; a link works once", async () => {
     const id = await createWorkflow(t, definition(chain(approval("approve"), template("after", "decision={{approve.output.decision}}"))));
     const run = await runAndWait(t, id, {}, "test", 0);
+    // The paused step's row too: on PostgreSQL it may be committed just after the run shows paused (as in the delay test).
     const paused = await until(
       () => getRun(t, run.id),
-      (r) => r.status === "paused",
+      (r) => r.status === "paused" && stepOf(r, "approve")?.status === "paused",
     );
     expect(paused.resumeMode).toBe("webhook");
     expect(paused.waitStep).toBe("approve");
