@@ -51,7 +51,7 @@ import { loadCatalogIndex, PieceCatalog, PiecePackages } from "./pieces-runtime/
 import { builtinRegistry, type PieceRegistry } from "./pieces-runtime/registry";
 import { PackagesService } from "./core/pieces/packages";
 import { Templates } from "./core/templates/templates";
-import { type Clock, systemClock } from "./core/triggers/clock";
+import { type Clock, systemClock } from "./lib/clock";
 import { engineRuns } from "./core/triggers/engine-runs";
 import { Runs } from "./core/runs/runs";
 import { Engine } from "./engine/engine";
@@ -92,14 +92,19 @@ export interface CreateAppOptions {
   log?: Logger;
   /** Defaults to the built-ins; `serve` passes `await loadRegistry(config)`. */
   pieces?: PieceRegistry;
-  /** Test hooks for connections: refresh margin, clock. */
-  connections?: { refreshMarginMs?: number; now?: () => number };
-  /** Test hook for schedules and polling: a fake clock (tests call `triggers.scheduler.tick()`). */
-  triggerClock?: Clock;
+  /** Test hook for connections: the refresh margin. */
+  connections?: { refreshMarginMs?: number };
+  /**
+   * The one clock of the engine and the core (docs/architecture.md, "Time"); default the system clock. A test
+   * gives a FakeClock and advances it: schedules and polls (`triggers.scheduler.tick()`), resumes, retention,
+   * expiries and leases then follow it.
+   */
+  clock?: Clock;
 }
 
 export function createApp(options: CreateAppOptions) {
   const { config, db } = options;
+  const clock = options.clock ?? systemClock;
   const log = options.log ?? createLogger(config.logLevel);
   // In a cluster, what one instance changes of the shared settings the others hear of (alone: nothing happens).
   const clusterChanges = new ClusterChanges({ db, log });
@@ -107,13 +112,14 @@ export function createApp(options: CreateAppOptions) {
   const storage = storageOf(db, { pool: config.databasePool });
   // Run and audit events to syslog and an HTTP endpoint (WEFT_LOG_SYSLOG, WEFT_LOG_HTTP_URL); without either, emit does nothing.
   const logStream = createLogStream(config.logStream, { log });
-  const identity = new Identity(storage, clusterChanges);
+  const identity = new Identity(storage, clusterChanges, clock);
   // Who did what, when, from where: stored and forwarded to the log stream, each action once (docs/teams.md).
   const audit = new Audit({ storage, sink: logStream, retentionDays: config.auditRetentionDays });
   const security = createSecurity({
     identity,
     rateLimitPerSecond: config.rateLimitPerSecond,
     rateLimitBurst: config.rateLimitBurst,
+    clock,
     // Read at each call: deps is built below. A workflow's variables stay editable in a managed workspace: secret
     // values are each environment's own and never in git (docs/workflows-as-code.md, "Environments").
     editGuard: async (principal, request) => {
@@ -123,7 +129,7 @@ export function createApp(options: CreateAppOptions) {
   const instanceId = newId();
   // In a cluster each claim of an Idempotency-Key names the instance executing it (released below if it dies).
   const idempotency = new Idempotency(storage.idempotency, sharedStore(db) ? instanceId : null);
-  const flood = new TokenBuckets(config.floodPerSecond, config.floodPerSecond * 2);
+  const flood = new TokenBuckets(config.floodPerSecond, config.floodPerSecond * 2, undefined, clock);
   // Who each request comes from, believing forwarding headers only from WEFT_TRUSTED_PROXIES (docs/configuration.md).
   const clients = new ClientAddresses(config.trustedProxies);
 
@@ -148,6 +154,7 @@ export function createApp(options: CreateAppOptions) {
     loginGuard: new LoginGuard({
       perAccount: { burst: config.loginAttempts, perMinute: 1 },
       perAddress: { burst: config.loginAttempts * 3, perMinute: 6 },
+      clock,
     }),
     contract,
     pieces,
@@ -164,7 +171,7 @@ export function createApp(options: CreateAppOptions) {
     mailer: config.smtpUrl ? smtpInvitationMailer(config.smtpUrl, config.smtpFrom) : undefined,
     onMailError: (error) => log.warn("an invitation e-mail could not be sent; its link was shown to the inviter", { error: error.message }),
   });
-  deps.sso = new SingleSignOn({ storage, identity, secrets, publicUrl: config.publicUrl, fromEnvironment: config.oidcProviders, events: logStream });
+  deps.sso = new SingleSignOn({ storage, identity, secrets, publicUrl: config.publicUrl, fromEnvironment: config.oidcProviders, events: logStream, clock });
   deps.secondFactor = new SecondFactor({ storage, identity, secrets });
   deps.connections = new Connections({
     storage,
@@ -175,6 +182,7 @@ export function createApp(options: CreateAppOptions) {
     log,
     publicUrl: config.publicUrl,
     managedApps: ManagedApps.load(config.oauthAppsFile),
+    clock,
     // Resolved per call, so a test may swap deps.guardedFetch.
     fetch: wrapGuardedFetch(
       (url, init) => deps.guardedFetch(url, init),
@@ -197,6 +205,7 @@ export function createApp(options: CreateAppOptions) {
     publicUrl: config.publicUrl,
     hooks: deps.lifecycleHooks,
     scheduleMinIntervalSeconds: config.triggers.scheduleMinIntervalSeconds,
+    clock,
   });
   deps.workflows.setConnectionDirectory(deps.connections.choices);
   deps.folders = new Folders(deps.workflows);
@@ -211,6 +220,7 @@ export function createApp(options: CreateAppOptions) {
     dataDir: config.dataDir,
     log,
     instanceId,
+    clock,
     onPull: async (workspaceId, how, outcome) => {
       // A scheduled pull that found nothing new is not an event (a schedule of every minute would fill the log).
       if (!(outcome instanceof Error) && outcome.upToDate && outcome.published.length === 0) return;
@@ -236,7 +246,7 @@ export function createApp(options: CreateAppOptions) {
     },
   });
   // Off (no OTLP endpoint) it is undefined and the OpenTelemetry SDK is never loaded.
-  deps.tracing = createTracing(config.traces, { version: VERSION, log });
+  deps.tracing = createTracing(config.traces, { version: VERSION, log, clock });
   deps.engine = new Engine({
     db,
     config,
@@ -251,6 +261,7 @@ export function createApp(options: CreateAppOptions) {
     // Instances sharing a PostgreSQL database form a cluster: the fleet's heartbeat is each one's lease on its runs.
     cluster: sharedStore(db) ? { instanceId, role: config.role, aliveIds: () => deps.fleet.aliveIds() } : undefined,
     observer: observeAll(deps.metrics, deps.tracing, logStream.active ? logStream : undefined),
+    clock,
   });
   deps.runs = new Runs(deps.engine);
   // Installed Activepieces packages join the piece registry now; their code loads only when a step first uses them.
@@ -278,7 +289,7 @@ export function createApp(options: CreateAppOptions) {
     registryUrl: config.npmRegistry,
     index: loadCatalogIndex(),
     installed: () => packages.installed(),
-    now: () => (options.triggerClock ?? systemClock).now(),
+    now: () => clock.now(),
     ttlMs: config.catalogTtlSeconds * 1000,
   });
   deps.piecePackages = new PackagesService({ packages, catalog, registry: pieces, workflows: deps.workflows, log });
@@ -294,10 +305,11 @@ export function createApp(options: CreateAppOptions) {
     leaseSeconds: config.leaseSeconds,
     id: instanceId,
     role: config.role,
+    clock,
   });
   deps.fleet.onBeat(() => deps.engine.claimOrphans());
-  // The clock of schedules and polls names the files, so a test's fake clock names them too.
-  deps.backups = new Backups({ ...config.backups, write: databaseBackups(db), log, identity, clock: options.triggerClock });
+  // The app's clock names the files, so a test's fake clock names them too.
+  deps.backups = new Backups({ ...config.backups, write: databaseBackups(db), log, identity, clock });
   // Keys a killed process had claimed but never answered (docs/security.md "Crashes"): alone, every claim at
   // start-up; in a cluster, those of instances no longer alive, looked for again when one stops being alive.
   const releaseAbandonedKeys = () =>
@@ -333,7 +345,7 @@ export function createApp(options: CreateAppOptions) {
     config,
     pieces,
     workflows: deps.workflows,
-    clock: options.triggerClock,
+    clock,
     scheduleObserver: deps.metrics,
     runs: engineRuns(() => {
       const engine = deps.engine as Engine | undefined;

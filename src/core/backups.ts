@@ -14,7 +14,7 @@ import { Cron } from "croner";
 import { AppError } from "../http/errors";
 import type { Logger } from "../http/logger";
 import type { Identity, Principal } from "./identity";
-import { type Clock, systemClock } from "./triggers/clock";
+import { type Clock, systemClock } from "../lib/clock";
 
 export interface BackupFile {
   name: string;

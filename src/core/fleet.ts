@@ -14,6 +14,7 @@
  * last look (`lookEveryMs`). A beat never overlaps the one before it.
  */
 import type { Logger } from "../http/logger";
+import { type Clock, systemClock } from "../lib/clock";
 import { newId } from "../lib/ids";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { InstanceRepository, InstanceRow } from "../store/instances";
@@ -62,7 +63,8 @@ export interface FleetOptions {
   id?: string;
   /** What this instance does in a cluster (`weft serve --role`); default `all`. */
   role?: string;
-  now?: () => number;
+  /** What heartbeats and leases are measured by (docs/architecture.md, "Time"); default the system clock. */
+  clock?: Clock;
   /** In a cluster: how often the other instances' rows are read between beats (what `executingPeers` answers from); default only at beats. */
   lookEveryMs?: number;
 }
@@ -110,7 +112,7 @@ export class Fleet {
   }
 
   private now(): number {
-    return this.o.now?.() ?? Date.now();
+    return (this.o.clock ?? systemClock).now();
   }
 
   /** The pieces this process can run, every installed version, in code-unit order (a first localeCompare sets up the collator: ~2 ms of every start). */

@@ -12,6 +12,7 @@ import { nowIso } from "../store/db";
 import type { MemberRow, SessionRow, TokenRow, UserRow, WorkspaceRow } from "../store/identity";
 import type { Storage } from "../store/port";
 import { newId, newSecret, safeEqual, sha256 } from "../lib/ids";
+import { type Clock, systemClock } from "../lib/clock";
 import type { Session } from "../schema/identity";
 import { SCOPES, parseScopes, type Scope } from "../schema/scopes";
 import { isRole, roleScopes, rolesWith, type RoleName } from "../schema/roles";
@@ -140,6 +141,8 @@ export class Identity {
   constructor(
     private readonly storage: Storage,
     private readonly changes?: ClusterChanges,
+    /** Sessions' expiry and token touches are read from it (docs/architecture.md, "Time"). */
+    private readonly clock: Clock = systemClock,
   ) {
     changes?.follow(
       "tokens",
@@ -154,7 +157,7 @@ export class Identity {
    * Deletes expired sessions, at most `limit` of them, with the single sign-on links of sessions gone and the
    * pending sign-ins expired (docs/teams.md, "Sessions"); answers how many sessions went.
    */
-  sweepExpired(now = nowIso(), limit = SWEEP_BATCH): Promise<number> {
+  sweepExpired(now = new Date(this.clock.now()).toISOString(), limit = SWEEP_BATCH): Promise<number> {
     return this.storage.identity.deleteExpiredSessions(now, limit);
   }
 
@@ -360,7 +363,7 @@ export class Identity {
       };
       this.tokenCache().set(hash, hit);
     }
-    const now = Date.now();
+    const now = this.clock.now();
     if ((this.touched.get(hit.row.id) ?? 0) + TOUCH_INTERVAL_MS < now) {
       this.touched.set(hit.row.id, now);
       // Not waited for: the call goes on; a failure only leaves "last used" a minute older.
@@ -438,7 +441,7 @@ export class Identity {
   private async sessionIn(user: UserRow, workspaceId: string, client?: SessionClient) {
     const raw = newSecret("", 32);
     const csrfToken = newSecret("", 24);
-    const expires = new Date(Date.now() + SESSION_DAYS * 86_400_000).toISOString();
+    const expires = new Date(this.clock.now() + SESSION_DAYS * 86_400_000).toISOString();
     const at = nowIso();
     await this.storage.identity.insertSession({
       id_hash: sha256(raw),
@@ -463,7 +466,7 @@ export class Identity {
   async authenticateSession(raw: string, client?: SessionClient): Promise<Principal | null> {
     const idHash = sha256(raw);
     const session = await this.storage.identity.session(idHash);
-    const now = Date.now();
+    const now = this.clock.now();
     if (!session || Date.parse(session.expires_at) < now) return null;
     const user = await this.storage.identity.user(session.user_id);
     if (!user) return null;

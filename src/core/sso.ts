@@ -8,6 +8,7 @@ import * as oidc from "openid-client";
 import { AppError } from "../http/errors";
 import { newId, newSecret, sha256 } from "../lib/ids";
 import { isStorageError } from "../lib/storage-error";
+import { type Clock, systemClock } from "../lib/clock";
 import { ASSIGNABLE_ROLES, ROLE_NAMES, type RoleName } from "../schema/roles";
 import { nowIso } from "../store/db";
 import type { SsoProviderRow, UserRow } from "../store/identity";
@@ -69,6 +70,8 @@ export interface SingleSignOnOptions {
   /** Parsed WEFT_OIDC_PROVIDERS: written into the first org's providers (by name) before the first use. */
   fromEnvironment?: SsoProviderInput[];
   events?: EventSink;
+  /** When a pending sign-in expires (docs/architecture.md, "Time"); default the system clock. */
+  clock?: Clock;
 }
 
 export class SingleSignOn {
@@ -283,7 +286,7 @@ export class SingleSignOn {
       provider_id: row.id,
       nonce,
       code_verifier: codeVerifier,
-      expires_at: new Date(Date.now() + PENDING_MS).toISOString(),
+      expires_at: new Date((this.options.clock ?? systemClock).now() + PENDING_MS).toISOString(),
     });
     return oidc.buildAuthorizationUrl(config, {
       redirect_uri: this.redirectUri(row),

@@ -23,6 +23,7 @@ import type { TracesConfig } from "../config";
 import type { EngineObserver, ObservedRun, ObservedStep, StartingStep } from "../engine/engine-observer";
 import type { Logger } from "../http/logger";
 import { BoundedMap } from "../lib/bounded-map";
+import { type Clock, systemClock } from "../lib/clock";
 
 /** Runs whose spans are kept open at most; past it the oldest are forgotten (never sent). */
 const OPEN_RUNS = 20_000;
@@ -37,6 +38,8 @@ export interface TracingOptions {
   /** This build's version: `service.version`. */
   version: string;
   log: Logger;
+  /** When a span ends that the run's rows do not date (docs/architecture.md, "Time"); default the system clock. */
+  clock?: Clock;
 }
 
 /** The tracer when an OTLP endpoint is configured, else undefined (and the SDK stays unloaded). */
@@ -50,8 +53,10 @@ export class Tracing implements EngineObserver {
   private readonly provider: SdkTrace.BasicTracerProvider;
   private readonly tracer: Tracer;
   private readonly runs = new BoundedMap<string, OpenRun>(OPEN_RUNS);
+  private readonly clock: Clock;
 
   constructor(endpoint: string, serviceName: string, options: TracingOptions) {
+    this.clock = options.clock ?? systemClock;
     this.api = require("@opentelemetry/api") as typeof Api;
     const sdk = require("@opentelemetry/sdk-trace-base") as typeof SdkTrace;
     const { OTLPTraceExporter } = require("@opentelemetry/exporter-trace-otlp-http") as typeof OtlpHttp;
@@ -97,7 +102,7 @@ export class Tracing implements EngineObserver {
   stepFinished(step: ObservedStep, run: ObservedRun, traceparent?: string): void {
     const open = this.openRun(run, traceparent);
     let span = open.steps.get(step.id);
-    const endTime = Date.now();
+    const endTime = this.clock.now();
     if (span) open.steps.delete(step.id);
     else {
       // A step that ran without being handed to an action here (a router, a loop, an expression that failed),
@@ -121,7 +126,7 @@ export class Tracing implements EngineObserver {
   runFinished(run: ObservedRun, traceparent?: string): void {
     const { span, steps } = this.openRun(run, traceparent);
     this.runs.delete(run.id);
-    const endTime = run.finished_at ? Math.max(Date.parse(run.finished_at), Date.parse(run.started_at)) : Date.now();
+    const endTime = run.finished_at ? Math.max(Date.parse(run.finished_at), Date.parse(run.started_at)) : this.clock.now();
     // Steps the run's end cut short (a cancel, a time limit) are not told as finished: they end with it.
     for (const step of steps.values()) {
       step.setAttribute("weft.step.status", run.status === "completed" ? "unfinished" : run.status);

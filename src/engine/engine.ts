@@ -22,6 +22,7 @@
  *                     src/store/run-writes.ts the group commit
  */
 import { errorMessage } from "./invoke-action";
+import type { Clock } from "../lib/clock";
 import type { RunT } from "../schema/run";
 import type { Environment } from "../schema/run";
 import type { FlowVersionT, SettingsT } from "../schema/workflow";
@@ -64,6 +65,10 @@ export class Engine {
   private readonly reads: RunReads;
   readonly dispatcher: Dispatcher<PendingRun>;
   readonly retention: Retention;
+  /** What the engine reads the time from and waits on (EngineOptions.clock; docs/architecture.md, "Time"). */
+  get clock(): Clock {
+    return this.table.clock;
+  }
   /** Fires on shutdown: run event streams end so the HTTP server can stop. */
   readonly closing = new AbortController();
   private readonly table: RunTable;
@@ -114,6 +119,7 @@ export class Engine {
       retentionMax: o.config.runRetentionMax,
       overrides: () => workflows.retentionOverrides(),
       intervalMs: o.config.runRetentionIntervalSeconds * 1000,
+      clock: t.clock,
     });
     this.waiters = new Waiters(t);
     this.starter = new RunStarter(t, {
@@ -231,8 +237,9 @@ export class Engine {
     this.stopping = true;
     this.closing.abort();
     this.dispatcher.pause();
-    const deadline = Date.now() + graceMs;
-    while (this.table.executing.size > 0 && Date.now() < deadline) await Bun.sleep(20);
+    // The grace is the process's own (a shutdown takes real time), measured on the monotonic timer, not the clock.
+    const deadline = performance.now() + graceMs;
+    while (this.table.executing.size > 0 && performance.now() < deadline) await Bun.sleep(20);
     if (this.sweeper) clearInterval(this.sweeper);
     // A sweep under way ends first: its deletions go through the writer closed below.
     await this.retention.stop();
@@ -452,7 +459,7 @@ export class Engine {
 
   /** Enforces run time limits (the executor also checks between steps). */
   private sweep() {
-    const now = Date.now();
+    const now = this.table.clock.now();
     for (const exec of this.table.executing.values()) if (!exec.stopReason && now > exec.deadline) exec.stop("timeout");
   }
 }

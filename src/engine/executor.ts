@@ -106,7 +106,7 @@ export class Executor {
   }
 
   private checkAlive(run: RunExecution) {
-    if (!run.stopReason && Date.now() > run.deadline) run.stop("timeout");
+    if (!run.stopReason && run.clock.now() > run.deadline) run.stop("timeout");
     if (run.stopReason) throw new RunStop(this.stopOutcome(run));
   }
 
@@ -136,7 +136,7 @@ export class Executor {
       if (node.type === "PIECE") await this.piece(run, node);
       else if (node.type === "ROUTER") await this.router(run, node);
       else if (node.type === "LOOP_ON_ITEMS") await this.loop(run, node);
-      else this.fail(run, node, Date.now(), `step type "${node.type}" is unknown; use PIECE, ROUTER or LOOP_ON_ITEMS`, null);
+      else this.fail(run, node, run.clock.now(), `step type "${node.type}" is unknown; use PIECE, ROUTER or LOOP_ON_ITEMS`, null);
     } catch (error) {
       if (!(error instanceof StepFailed)) throw error;
       if (!node.onErrorAction) throw new RunStop({ kind: "failed", message: error.message });
@@ -153,7 +153,7 @@ export class Executor {
     node: ActionNodeT,
     fields: { id?: string; status: string; input: unknown; output: unknown; error: string | null; retryCount?: number; startedAt: number; update?: boolean },
   ): void {
-    const finishedAt = Date.now();
+    const finishedAt = run.clock.now();
     if (!fields.update && run.row.step_total >= this.host.runMaxSteps) {
       throw new RunStop({
         kind: "failed",
@@ -285,7 +285,7 @@ export class Executor {
 
   private skipped(run: RunExecution, node: ActionNodeT): void {
     if (this.replayed(run, node)) return;
-    this.record(run, node, { status: "skipped", input: {}, output: null, error: null, startedAt: Date.now() });
+    this.record(run, node, { status: "skipped", input: {}, output: null, error: null, startedAt: run.clock.now() });
   }
 
   // ------------------------------------------------------------ PIECE
@@ -297,7 +297,7 @@ export class Executor {
     if (replay && replay !== "resume") return;
     const resuming = replay === "resume" ? run.log[run.log.length - 1] : undefined;
     if (resuming) run.log.pop(); // the paused entry is replaced by the step's real result below
-    const startedAt = Date.now();
+    const startedAt = run.clock.now();
     const reused = resuming ?? retrying;
     const ids = reused ? { id: reused.stepId, update: true } : {};
     run.currentStep = node.name;
@@ -360,7 +360,7 @@ export class Executor {
       this.host.applyEffects(run, outcome.effects);
       if (outcome.kind !== "error" || attempt >= maxAttempts || run.stopReason) break;
       const wait = backoffMs * 2 ** (attempt - 1);
-      if (Date.now() + wait > run.deadline) break;
+      if (run.clock.now() + wait > run.deadline) break;
       await this.sleep(run, wait);
       if (run.stopReason) break;
     }
@@ -406,9 +406,9 @@ export class Executor {
 
   private sleep(run: RunExecution, ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
+      const timer = run.clock.setTimeout(done, ms);
       function done() {
-        clearTimeout(timer);
+        run.clock.clearTimeout(timer);
         run.abort.signal.removeEventListener("abort", done);
         resolve();
       }
@@ -431,7 +431,7 @@ export class Executor {
       const name = (replay.output as { branch?: string } | null)?.branch;
       chosen = branches.find((b) => b.name === name);
     } else {
-      const startedAt = Date.now();
+      const startedAt = run.clock.now();
       const evaluated: Array<{ branch: string; conditions: Array<Array<ResolvedCondition & { holds: boolean }>> }> = [];
       try {
         for (const branch of branches) {
@@ -472,7 +472,7 @@ export class Executor {
   private async loop(run: RunExecution, node: ActionNodeT): Promise<void> {
     // A loop that failed before iterating (handled by its onErrorAction) replays as that failure.
     if (run.peekReplay(node.name)?.status === "failed") this.replayed(run, node);
-    const startedAt = Date.now();
+    const startedAt = run.clock.now();
     const source = node.config?.items;
     let items: unknown;
     try {

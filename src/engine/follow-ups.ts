@@ -52,10 +52,11 @@ export class FollowUps {
   }
 
   private liveEventWorkflows(): Promise<LiveTriggerWorkflow[]> {
-    if (!this.live || Date.now() - this.loadedAt > CACHE_MS) {
+    const now = this.engine.clock.now();
+    if (!this.live || now - this.loadedAt > CACHE_MS) {
       const live = this.source()?.liveWithTriggerTypes(Object.keys(EVENT_TRIGGERS)) ?? Promise.resolve([]);
       this.live = live;
-      this.loadedAt = Date.now();
+      this.loadedAt = now;
       // A failed read is not kept: the next finished run reads again.
       live.catch(() => {
         if (this.live === live) this.live = undefined;

@@ -80,7 +80,12 @@ async function recoverRunning(t: RunTable, links: RecoveryLinks, row: RunRow, ba
       ? `interrupted by a restart while step "${interrupted.node_id}" was running; it may have partly happened, so it is not repeated automatically — retry the run (POST /api/runs/${row.id}/retry)`
       : `interrupted by a restart; step "${truncated?.node_id}" stored only a truncated output, so the run cannot resume — retry it (POST /api/runs/${row.id}/retry with "from": "start")`;
     if (interrupted) {
-      const failed: StepRow = { ...interrupted, status: "failed", error_message: "interrupted by a restart", finished_at: new Date().toISOString() };
+      const failed: StepRow = {
+        ...interrupted,
+        status: "failed",
+        error_message: "interrupted by a restart",
+        finished_at: new Date(t.clock.now()).toISOString(),
+      };
       t.writes.fire({ op: "updateStep", row: failed });
     }
     row.step_total = steps.length;

@@ -4,6 +4,7 @@
  * queued again; it replays its recorded steps and continues the paused one with the payload.
  */
 import { AppError } from "../http/errors";
+import type { ClockTimer } from "../lib/clock";
 import { safeEqual, sha256 } from "../lib/ids";
 import type { RunT } from "../schema/run";
 import type { PausedGuard } from "../store/run-claims";
@@ -12,36 +13,37 @@ import { errorMessage } from "./invoke-action";
 import type { PauseState, RunTable } from "./run-table";
 
 export class Resumes {
-  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly timers = new Map<string, ClockTimer>();
 
   constructor(private readonly t: RunTable) {}
 
   /** Arms the timer that resumes a paused run at `resumeAt`. */
   schedule(runId: string, resumeAt: string) {
     this.clear(runId);
-    const delay = Math.max(0, Date.parse(resumeAt) - Date.now());
+    const clock = this.t.clock;
+    const delay = Math.max(0, Date.parse(resumeAt) - clock.now());
     // setTimeout holds at most ~24.8 days; longer waits re-arm when the first timer fires.
-    const timer = setTimeout(
+    const timer = clock.setTimeout(
       () => {
         this.timers.delete(runId);
-        if (Date.parse(resumeAt) > Date.now() + 1000) return this.schedule(runId, resumeAt);
+        if (Date.parse(resumeAt) > clock.now() + 1000) return this.schedule(runId, resumeAt);
         void this.resumeByTimer(runId).catch((error) => this.t.o.log.error("resume failed", { runId, error: errorMessage(error) }));
       },
       Math.min(delay, 2_000_000_000),
     );
-    (timer as { unref?: () => void }).unref?.();
+    timer.unref();
     this.timers.set(runId, timer);
   }
 
   clear(runId: string) {
     const timer = this.timers.get(runId);
-    if (timer) clearTimeout(timer);
+    this.t.clock.clearTimeout(timer);
     this.timers.delete(runId);
   }
 
   /** Shutdown: no timer fires any more (a restart re-arms them from the rows). */
   clearAll() {
-    for (const timer of this.timers.values()) clearTimeout(timer);
+    for (const timer of this.timers.values()) this.t.clock.clearTimeout(timer);
     this.timers.clear();
   }
 

@@ -6,6 +6,7 @@
  * incremental vacuum; the WAL is checkpointed and truncated.
  */
 import type { Logger } from "../http/logger";
+import { type Clock, type ClockTimer, systemClock } from "../lib/clock";
 import type { RunRetentionRepository } from "../store/run-retention";
 import type { RunWrites } from "../store/run-writes";
 import type { RunPosition } from "../store/run-rows";
@@ -44,6 +45,8 @@ export interface RetentionOptions {
   transactionMs?: number;
   /** How often a sweep runs, ms (default 10 minutes). */
   intervalMs?: number;
+  /** What "older than" is measured by and what times the sweeps (docs/architecture.md, "Time"); default the system clock. */
+  clock?: Clock;
 }
 
 export interface SweepResult {
@@ -59,7 +62,7 @@ const RESTART_EVERY = 12;
 const FIRST_VACUUM_STEP = 64;
 
 export class Retention {
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private timer: ClockTimer | undefined;
   /** The sweep under way, if any: one at a time, and stop() waits for it. */
   private running: Promise<SweepResult> | undefined;
   private stopped = false;
@@ -77,7 +80,11 @@ export class Retention {
   private readonly places = new Map<string, RunPosition>();
   private sweeps = 0;
 
-  constructor(private readonly o: RetentionOptions) {}
+  private readonly clock: Clock;
+
+  constructor(private readonly o: RetentionOptions) {
+    this.clock = o.clock ?? systemClock;
+  }
 
   /**
    * Switches the database to incremental auto-vacuum once (needs a VACUUM; quick on a young database).
@@ -94,14 +101,22 @@ export class Retention {
   start() {
     this.stopped = false;
     const interval = this.o.intervalMs ?? 10 * 60_000;
-    this.timer = setInterval(() => void this.sweep().catch((error) => this.o.log.error("run retention failed", { error: String(error) })), interval);
-    (this.timer as { unref?: () => void }).unref?.();
+    // Re-armed after each turn on the clock (not setInterval), so a test's clock advanced by `interval` sweeps.
+    const next = () => {
+      if (this.stopped) return;
+      this.timer = this.clock.setTimeout(() => {
+        void this.sweep().catch((error) => this.o.log.error("run retention failed", { error: String(error) }));
+        next();
+      }, interval);
+      this.timer.unref();
+    };
+    next();
   }
 
   /** Stops the sweeps; resolves once a sweep under way ended (it stops after the batch it is deleting). */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.timer = undefined;
     // Its failure was answered to whoever started it (logged, for the timer's).
     await this.running?.catch(() => {});
@@ -112,7 +127,7 @@ export class Retention {
    * writes and API reads go on while a large history is pruned; then returns the freed pages to the file
    * system step by step and truncates the WAL.
    */
-  sweep(now = Date.now()): Promise<SweepResult> {
+  sweep(now = this.clock.now()): Promise<SweepResult> {
     if (this.running) return Promise.resolve({ deletedRuns: 0, freedPages: 0, walCheckpointed: false });
     const running = this.sweeping(now).finally(() => {
       this.running = undefined;

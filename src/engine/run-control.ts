@@ -71,11 +71,12 @@ export class RunControl {
 
   /** The stored row once it is finished, or as it stands after `ms` (a run another instance holds). */
   private async storedEnd(runId: string, ms: number): Promise<RunRow> {
-    const deadline = Date.now() + ms;
+    const clock = this.t.clock;
+    const deadline = clock.now() + ms;
     for (;;) {
       const row = (await this.t.reads.getRow(runId)) as RunRow;
-      if (FINISHED.has(row.status) || Date.now() > deadline) return row;
-      await Bun.sleep(50);
+      if (FINISHED.has(row.status) || clock.now() > deadline) return row;
+      await clock.sleep(50);
     }
   }
 
@@ -168,7 +169,7 @@ export class RunControl {
       ...FRESH_RUN,
       id: newId(),
       owner: t.owner,
-      started_at: new Date().toISOString(),
+      started_at: new Date(t.clock.now()).toISOString(),
       started_from_step: startedFromStep,
       retry_of_run_id: original.id,
     };

@@ -2,6 +2,7 @@
  * The in-memory state of one run while it executes: its row (mirrored, written back by the engine),
  * the expression context, the replay log that resumes it, and the budgets it runs under.
  */
+import type { Clock } from "../lib/clock";
 import type { FlowVersionT } from "../schema/workflow";
 import type { ActionOutcome } from "./invoke-action";
 import type { RunRow } from "../store/run-rows";
@@ -47,12 +48,15 @@ export class RunExecution {
   private readonly replay = new Map<string, ReplayEntry[]>();
   /** Time spent executing before this segment (runs that paused), for the timeout. */
   readonly activeMsBefore: number;
-  readonly segmentStartedAt = Date.now();
+  readonly segmentStartedAt: number;
+  /** The engine's clock: the deadline, the active time and the steps' times are read from it. */
+  readonly clock: Clock;
 
   constructor(
     readonly row: RunRow,
     readonly definition: FlowVersionT,
     options: {
+      clock: Clock;
       timeoutMs: number;
       activeMsBefore?: number;
       replay?: ReplayEntry[];
@@ -61,6 +65,8 @@ export class RunExecution {
       triggerOutput: unknown;
     },
   ) {
+    this.clock = options.clock;
+    this.segmentStartedAt = options.clock.now();
     this.activeMsBefore = options.activeMsBefore ?? 0;
     this.stepsComplete = !options.replay || options.replay.length === 0;
     this.deadline = this.segmentStartedAt + Math.max(0, options.timeoutMs - this.activeMsBefore);
@@ -105,7 +111,7 @@ export class RunExecution {
 
   /** Total time spent executing, including earlier segments. */
   activeMs(): number {
-    return this.activeMsBefore + (Date.now() - this.segmentStartedAt);
+    return this.activeMsBefore + (this.clock.now() - this.segmentStartedAt);
   }
 
   /**
@@ -179,9 +185,9 @@ export class ExecutingRuns {
   }
 
   /** A step says it waits (reason) or goes on (null); false when nothing changed. */
-  setWait(runId: string, step: string, reason: string | null): boolean {
+  setWait(runId: string, step: string, reason: string | null, now: number): boolean {
     if (reason === null) return this.waits.delete(runId);
-    this.waits.set(runId, { step, reason, since: new Date().toISOString() });
+    this.waits.set(runId, { step, reason, since: new Date(now).toISOString() });
     return true;
   }
 

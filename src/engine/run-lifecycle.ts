@@ -74,6 +74,7 @@ export class RunLifecycle {
       });
     t.emitRun(row);
     const exec = new RunExecution(row, p.definition, {
+      clock: t.clock,
       timeoutMs: p.definition.settings?.timeoutSeconds ? p.definition.settings.timeoutSeconds * 1000 : t.limits.timeoutMs,
       activeMsBefore: p.activeMsBefore,
       replay: p.replay,
@@ -111,7 +112,7 @@ export class RunLifecycle {
    */
   async finish(row: RunRow, outcome: EndOutcome, steps?: StepRow[], save: SaveRuns = "all") {
     const t = this.t;
-    const now = new Date();
+    const now = new Date(t.clock.now());
     const wasPaused = row.state !== null || row.resume_token_hash !== null || row.wait_step !== null;
     row.status = outcome.kind;
     row.finished_at = isoTime(now.getTime());

@@ -216,7 +216,7 @@ export class RunStarter implements StartedRuns {
       executed_version_id: rw.executedVersionId,
       executed_version_number: rw.executedVersionNumber,
       definition_hash: hash,
-      started_at: isoTime(Date.now()),
+      started_at: isoTime(this.t.clock.now()),
       started_from_step: null,
       retry_of_run_id: null,
       parent_run_id: input.parent?.runId ?? null,

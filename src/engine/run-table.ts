@@ -12,6 +12,7 @@ import type { Config } from "../config";
 import { AppError } from "../http/errors";
 import type { Logger } from "../http/logger";
 import { BoundedMap } from "../lib/bounded-map";
+import { type Clock, systemClock } from "../lib/clock";
 import type { AddressPolicy } from "../net/address-policy";
 import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { GuardedFetch, ResolvedAuth } from "../pieces-sdk/types";
@@ -96,6 +97,8 @@ export interface EngineOptions {
   cluster?: ClusterMembership;
   /** Told of runs and steps as they start and end, and of the run writer's commits (/metrics, traces, log streaming). */
   observer?: EngineObserver;
+  /** What the engine reads the time from and waits on (docs/architecture.md, "Time"); default the system clock. */
+  clock?: Clock;
 }
 
 /** What a paused run keeps in its `state` column: the steps to replay, its active time, and the resume payload once given. */
@@ -117,6 +120,8 @@ export interface EngineLimits {
 export class RunTable {
   readonly events = new RunEvents();
   readonly limits: EngineLimits;
+  /** The engine's clock (EngineOptions.clock): every part reads the time and arms its timers here. */
+  readonly clock: Clock;
   /** Rows whose latest change is being committed (finish, pause, resume): written by `settle` only. */
   private readonly settling = new Map<string, RunRow>();
   /**
@@ -138,6 +143,7 @@ export class RunTable {
     /** What the engine reads of stored runs (the storage port: awaited, on either database). */
     readonly reads: RunReadRepository,
   ) {
+    this.clock = o.clock ?? systemClock;
     const c = o.config;
     this.limits = {
       outputLimit: c.stepOutputLimit,
@@ -233,7 +239,7 @@ export class RunTable {
 
   /** A step says it waits (reason) or goes on (null): the run shows it, and its stream gets a run event (same id: nothing new is stored). */
   stepWaiting(run: RunExecution, step: string, reason: string | null) {
-    if (this.executing.setWait(run.row.id, step, reason)) this.emitRun(run.row);
+    if (this.executing.setWait(run.row.id, step, reason, this.clock.now())) this.emitRun(run.row);
   }
 
   private readonly parsedDefinitions = new BoundedMap<string, FlowVersionT>(64);

@@ -298,7 +298,7 @@ export class StepHost implements ExecutorHost {
       throw new Error(`could not start workflow ${call.workflowId}: ${errorMessage(error)}`);
     }
     if (!call.wait) return { runId: child.id, status: child.status };
-    const finished = await this.links.waitForRow(child.id, Math.max(0, parent.deadline - Date.now()), parent.abort.signal);
+    const finished = await this.links.waitForRow(child.id, Math.max(0, parent.deadline - parent.clock.now()), parent.abort.signal);
     if (parent.abort.signal.aborted && (!finished || !FINISHED.has(finished.status))) {
       // The caller was cancelled or timed out while waiting: nobody will take the sub-flow's result, so it
       // is cancelled too (and its own waited-for sub-flows with it). A sub-flow started without wait runs on.

@@ -83,7 +83,7 @@ export class Waiters {
   /** A run executed elsewhere that ended so lately that its notices may still be on the bus (BUS_GRACE_MS). */
   endedLately(row: RunRow): boolean {
     if (this.t.executes || row.finished_at === null || this.endNoticed.has(row.id)) return false;
-    return Date.now() - Date.parse(row.finished_at) < BUS_GRACE_MS;
+    return this.t.clock.now() - Date.parse(row.finished_at) < BUS_GRACE_MS;
   }
 
   /** The freshest row of a run of `workspaceId` (in memory while it executes), or null. */

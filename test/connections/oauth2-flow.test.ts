@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StateSigner } from "../../src/core/connections/oauth2-state";
 import { stateKeyFrom } from "../../src/core/connections/state-key";
+import { FakeClock } from "../../src/lib/clock";
 import { action, Auth, definePiece } from "../../src/pieces-sdk";
 import { testApp, type TestApp } from "../support/app";
 import { storedText } from "../support/stored-text";
@@ -189,13 +190,15 @@ describe("GET /api/oauth2/callback", () => {
   });
 
   test("WEFT_OAUTH_STATE_TTL_SECONDS shortens the link's life: a callback after it is refused, naming the lifetime", async () => {
-    const short = await testApp({ WEFT_ALLOW_CIDRS: "127.0.0.0/8", WEFT_PUBLIC_URL: PUBLIC_URL, WEFT_OAUTH_STATE_TTL_SECONDS: "1" });
+    // The app's clock is moved past the link's life instead of waiting it out (docs/architecture.md, "Time").
+    const clock = new FakeClock(Date.now());
+    const short = await testApp({ WEFT_ALLOW_CIDRS: "127.0.0.0/8", WEFT_PUBLIC_URL: PUBLIC_URL, WEFT_OAUTH_STATE_TTL_SECONDS: "1" }, { clock });
     registerTestPieces(short);
     const late = await createGeneric(short, provider);
     const start = await short.req("POST", `/api/connections/${late.id}/oauth2/start`);
     const hop = await fetch(start.body.data.authorizeUrl, { redirect: "manual" });
     const location = new URL(hop.headers.get("location")!);
-    await Bun.sleep(1100);
+    clock.advance(1_100);
     const res = await short.req("GET", location.pathname + location.search, { token: null });
     expect(res.status).toBe(400);
     expect(res.text).toContain("older than 1 second");

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createApp } from "../../src/app";
 import { encryptJson } from "../../src/core/connections/context";
 import { createLogger } from "../../src/http/logger";
+import { FakeClock } from "../../src/lib/clock";
 import { nowIso } from "../../src/store/db";
 import { testApp, type TestApp } from "../support/app";
 import { appSql } from "../support/app-sql";
@@ -139,19 +140,27 @@ describe("refresh at run time", () => {
   });
 
   test("a refresh under way on another instance (its lease on the row) is waited for and its token used, with no call of our own", async () => {
-    const c = await activeConnection();
-    const ctx = t.deps.connections.ctx;
+    // An app on a clock of its own (docs/architecture.md, "Time"): the wait for the lease ends when the test moves it.
+    const clock = new FakeClock(Date.now());
+    const app = await testApp({ WEFT_ALLOW_CIDRS: "127.0.0.0/8" }, { clock });
+    provider.settings.expiresIn = 60;
+    const c = await createGeneric(app, provider);
+    expect((await authorize(app, c.id)).callback.status).toBe(200);
+    const ctx = app.deps.connections.ctx;
     // Another instance took the lease and is calling the provider.
     expect(await ctx.storage.connections.takeLease(c.id, "another-instance", Date.now() + 30_000, Date.now())).toBe(true);
     provider.settings.expiresIn = 3600;
     const before = provider.counts.refresh;
-    const pending = resolve(c);
-    await Bun.sleep(200);
+    const armed = clock.pending;
+    const pending = app.deps.connections.resolveConnectionAuth({ workspaceId: c.workspaceId, connectionId: c.id, pieceId: "oauth2" });
+    // It found the lease taken and sleeps on the clock until its next look, having called nobody.
+    while (clock.pending === armed) await Bun.sleep(1);
     expect(provider.counts.refresh).toBe(before);
     // It stores the new token and lets go: the waiter re-reads the row, finds the token fresh and uses it.
     const expiresAt = new Date(Date.now() + 3600_000).toISOString();
     await ctx.storage.connections.setTokens(c.id, encryptJson(ctx, { accessToken: "at_from_elsewhere", tokenType: "Bearer" })!, expiresAt, nowIso());
     await ctx.storage.connections.releaseLease(c.id, "another-instance");
+    clock.advance(1_000);
     const auth = await pending;
     expect(auth.kind === "oauth2" && auth.accessToken).toBe("at_from_elsewhere");
     expect(provider.counts.refresh).toBe(before);

@@ -3,6 +3,7 @@
  * each checked through the public API as a user would: run a workflow, read its run and steps.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { FakeClock } from "../../src/lib/clock";
 import type { TestApp } from "../support/app";
 import { chain, createWorkflow, definition, engineApp, runAndWait, set, stepOf, stopEngines, template, testPiece, until } from "./support";
 
@@ -249,12 +250,26 @@ describe("retries", () => {
 
 describe("time limit and cancellation", () => {
   test("settings.timeoutSeconds fails the run with a clear message", async () => {
-    const def = definition(probe("slow", "sleep", { ms: 5000 }), { settings: { timeoutSeconds: 1 } });
+    // An app whose clock the test moves past the limit instead of waiting it out (docs/architecture.md, "Time").
+    const clock = new FakeClock(Date.now());
+    const timed = await engineApp({}, { clock });
+    timed.deps.pieces.register(t.deps.pieces.get("probe")!);
+    // A minute's limit: only the moved clock can end the run before the test's own bound.
+    const def = definition(probe("slow", "sleep", { ms: 600_000 }), { settings: { timeoutSeconds: 60 } });
     const started = Date.now();
-    const run = await runAndWait(t, await createWorkflow(t, def), {}, "test", 10);
+    const runId = (await runAndWait(timed, await createWorkflow(timed, def), {}, "test", 0)).id;
+    await until(
+      async () => (await timed.req("GET", `/api/runs/${runId}`)).body.data,
+      (r) => r.status === "running",
+    );
+    clock.advance(60_001);
+    const run = await until(
+      async () => (await timed.req("GET", `/api/runs/${runId}`)).body.data,
+      (r) => r.status !== "running",
+    );
     expect(Date.now() - started).toBeLessThan(4000);
     expect(run.status).toBe("failed");
-    expect(run.errorMessage).toContain("run exceeded its time limit of 1 s");
+    expect(run.errorMessage).toContain("run exceeded its time limit of 60 s");
     expect(run.errorMessage).toContain('"slow"');
     expect(stepOf(run, "slow").status).toBe("failed");
   });

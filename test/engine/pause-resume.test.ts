@@ -3,8 +3,9 @@
  * links; the run's slot is freed while it waits; a timer or a link resumes it — also after a restart.
  * Runs left `running` by a crash resume from their recorded steps or fail with a clear message.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { createApp } from "../../src/app";
+import { FakeClock } from "../../src/lib/clock";
 import { newId, stepIdOf } from "../../src/lib/ids";
 import { createLogger } from "../../src/http/logger";
 import type { TestApp } from "../support/app";
@@ -12,19 +13,30 @@ import { ROOT_TOKEN } from "../support/app";
 import { chain, createWorkflow, definition, engineApp, runAndWait, stepOf, stopEngines, template, until } from "./support";
 
 let t: TestApp;
+/**
+ * The app's clock: a delay's timer fires when the test moves it (docs/architecture.md, "Time"), never by waiting.
+ * It starts at the real time because the delay piece dates its resumeAt by the real time.
+ */
+let clock: FakeClock;
 afterAll(stopEngines);
 beforeAll(async () => {
-  t = await engineApp();
+  clock = new FakeClock(Date.now());
+  t = await engineApp({}, { clock });
 });
+// Each test starts at the real time again (a test before may have moved the clock an hour on).
+beforeEach(() => clock.set(Date.now()));
+
+/** Moves `app`'s clock to when the paused run's delay ends (its resumeAt), firing the resume timer. */
+const reachResumeAt = (on: FakeClock, paused: { resumeAt: string }) => on.set(Math.max(on.now(), Date.parse(paused.resumeAt)));
 
 const delay = (name: string, seconds: number) => ({ name, type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds } });
 const approval = (name: string) => ({ name, type: "PIECE", pieceId: "approval", actionId: "wait_for_approval", config: { message: "ship it?" } });
 const getRun = async (app: { req: TestApp["req"] }, id: string) => (await app.req("GET", `/api/runs/${id}`)).body.data;
 
 /** A second app on the same database file: what a restarted server sees. */
-function restarted(app: TestApp) {
+function restarted(app: TestApp, clock?: FakeClock) {
   const db = app.reopen();
-  const created = createApp({ config: app.config, db, log: createLogger("error", () => {}) });
+  const created = createApp({ config: app.config, db, log: createLogger("error", () => {}), clock });
   const req = async (method: string, path: string, options: { body?: unknown } = {}) => {
     const res = await created.app.handle(
       new Request(`http://localhost${path}`, {
@@ -41,8 +53,8 @@ function restarted(app: TestApp) {
 
 describe("delay", () => {
   test("pauses with resumeMode time and resumeAt, frees the slot, and a timer resumes the run", async () => {
-    // 2 s: a paused window a loaded machine's polls still see (with 1 s they sometimes came after the resume).
-    const id = await createWorkflow(t, definition(chain(template("before", "a"), delay("wait", 2), template("after", "{{wait.output.resumedAt}}"))));
+    // An hour: only the clock moved past it resumes the run (a real timer of that length would never fire here).
+    const id = await createWorkflow(t, definition(chain(template("before", "a"), delay("wait", 3600), template("after", "{{wait.output.resumedAt}}"))));
     const run = await runAndWait(t, id, {}, "test", 0);
     const paused = await until(
       () => getRun(t, run.id),
@@ -51,10 +63,15 @@ describe("delay", () => {
     expect(paused.waitStep).toBe("wait");
     expect(paused.resumeMode).toBe("time");
     // The delay counts from when its step started (not from when a loaded machine answered this poll).
-    expect(Date.parse(paused.resumeAt) - Date.parse(stepOf(paused, "wait").startedAt)).toBeGreaterThanOrEqual(1995);
+    expect(Date.parse(paused.resumeAt) - Date.parse(stepOf(paused, "wait").startedAt)).toBeGreaterThanOrEqual(3_599_995);
     expect(stepOf(paused, "wait").status).toBe("paused");
     expect(stepOf(paused, "after")).toBeUndefined();
     expect(t.deps.engine.load.active).toBe(0);
+    // A minute short of the end: still paused.
+    clock.set(Date.parse(paused.resumeAt) - 60_000);
+    await t.deps.engine.committed();
+    expect((await getRun(t, run.id)).status).toBe("paused");
+    reachResumeAt(clock, paused);
     const done = await until(
       () => getRun(t, run.id),
       (r) => r.status === "completed",
@@ -76,14 +93,18 @@ describe("delay", () => {
   });
 
   test("a paused run can be cancelled; its timer then does nothing", async () => {
-    const id = await createWorkflow(t, definition(chain(delay("wait", 1), template("after", "x"))));
+    const id = await createWorkflow(t, definition(chain(delay("wait", 3600), template("after", "x"))));
     const run = await runAndWait(t, id, {}, "test", 0);
-    await until(
+    const paused = await until(
       () => getRun(t, run.id),
       (r) => r.status === "paused",
     );
     expect((await t.req("POST", `/api/runs/${run.id}/cancel`)).body.data.status).toBe("cancelled");
-    await Bun.sleep(1300);
+    reachResumeAt(clock, paused);
+    clock.advance(1_000);
+    // What a timer that fired would start (a read, then the run queued again) gets a few turns to show itself.
+    await t.deps.engine.committed();
+    await Bun.sleep(50);
     const after = await getRun(t, run.id);
     expect(after.status).toBe("cancelled");
     expect(stepOf(after, "after")).toBeUndefined();
@@ -94,9 +115,10 @@ describe("approval", () => {
   test("pauses with resume links; opening one resumes the run with the decision; a link works once", async () => {
     const id = await createWorkflow(t, definition(chain(approval("approve"), template("after", "decision={{approve.output.decision}}"))));
     const run = await runAndWait(t, id, {}, "test", 0);
+    // The paused step's row too: on PostgreSQL it may be committed just after the run shows paused (as in the delay test).
     const paused = await until(
       () => getRun(t, run.id),
-      (r) => r.status === "paused",
+      (r) => r.status === "paused" && stepOf(r, "approve")?.status === "paused",
     );
     expect(paused.resumeMode).toBe("webhook");
     expect(paused.waitStep).toBe("approve");
@@ -123,16 +145,18 @@ describe("approval", () => {
 
 describe("surviving a restart", () => {
   test("a paused run resumes in the restarted server when its time comes", async () => {
-    const app = await engineApp();
-    const id = await createWorkflow(app, definition(chain(template("before", "a"), delay("wait", 1), template("after", "b"))));
+    const app = await engineApp({}, { clock: new FakeClock(Date.now()) });
+    const id = await createWorkflow(app, definition(chain(template("before", "a"), delay("wait", 3600), template("after", "b"))));
     const run = await runAndWait(app, id, {}, "test", 0);
-    await until(
+    const paused = await until(
       () => getRun(app, run.id),
       (r) => r.status === "paused",
     );
     await app.deps.engine.stop(100); // the first server goes away with the run paused
-    const next = restarted(app);
-    await next.deps.engine.start();
+    const later = new FakeClock(Date.now());
+    const next = restarted(app, later);
+    await next.deps.engine.start(); // re-arms the run's timer from its row
+    reachResumeAt(later, paused);
     try {
       const done = await until(
         () => getRun(next, run.id),

@@ -4,6 +4,7 @@
  */
 import { action, definePiece } from "../../src/pieces-sdk";
 import type { ActionDef } from "../../src/pieces-sdk/types";
+import type { Clock } from "../../src/lib/clock";
 import { testApp, type TestApp } from "../support/app";
 
 export type Node = Record<string, unknown>;
@@ -65,8 +66,8 @@ export const httpGet = (url: string, name = "call"): Node => ({
 const apps: TestApp[] = [];
 
 /** A fresh app; call `afterAll(stopEngines)` at the top of the test file to stop their engines. */
-export async function engineApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const t = await testApp(env);
+export async function engineApp(env: Record<string, string> = {}, options: { clock?: Clock } = {}): Promise<TestApp> {
+  const t = await testApp(env, options);
   apps.push(t);
   return t;
 }

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERSION } from "../../src/app";
 import { ConfigError, loadConfig } from "../../src/config";
-import { FakeClock } from "../../src/core/triggers/clock";
+import { FakeClock } from "../../src/lib/clock";
 import { testApp, type TestApp } from "../support/app";
 import { familyTypes, parseSamples, sampleValue } from "../support/prometheus-text";
 import { testStepsPiece } from "../support/test-steps";

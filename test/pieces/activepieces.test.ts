@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { testApp, type TestApp } from "../support/app";
-import { FakeClock } from "../../src/core/triggers/clock";
+import { FakeClock } from "../../src/lib/clock";
 import { announceMissingMariadb, hasMariadb, startMariadb, type MariadbHandle } from "../support/mariadb";
 import { authorize } from "../connections/support/flow";
 import { startProvider } from "../connections/support/oauth-provider";

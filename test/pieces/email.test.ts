@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ImapFlow } from "imapflow";
 import { simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
-import { FakeClock } from "../../src/core/triggers/clock";
+import { FakeClock } from "../../src/lib/clock";
 import { hasDovecot, startDovecot, type DovecotHandle } from "../support/dovecot";
 import { freePort } from "../support/server";
 import { definition, triggerApp, type TriggerApp } from "../triggers/harness";

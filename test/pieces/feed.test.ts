@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { readFeedText } from "../../pieces/feed";
 import { builtinRegistry } from "../../src/pieces-runtime/registry";
-import { FakeClock } from "../../src/core/triggers/clock";
+import { FakeClock } from "../../src/lib/clock";
 import { createGuardedFetch } from "../../src/net/guarded-fetch";
 import { definition, triggerApp, type TriggerApp } from "../triggers/harness";
 import { fakeContext } from "./fake-context";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FakeClock } from "../../src/core/triggers/clock";
+import { FakeClock } from "../../src/lib/clock";
 import { type CatalogIndex, loadCatalogIndex, PieceCatalog } from "../../src/pieces-runtime/activepieces";
 import { fixturePackage } from "../support/activepieces-fixture";
 import { testApp, type TestApp } from "../support/app";

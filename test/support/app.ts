@@ -7,6 +7,7 @@
 import { createApp } from "../../src/app";
 import { loadConfig, type Config } from "../../src/config";
 import { createLogger } from "../../src/http/logger";
+import type { Clock } from "../../src/lib/clock";
 import { openDatabase } from "../../src/store/sqlite/db";
 import { connectPostgresDatabase, freshPostgresDatabase, testStorage } from "./postgres-storage";
 import { mkdtempSync } from "node:fs";
@@ -31,7 +32,8 @@ export interface ReqOptions {
   headers?: Record<string, string>;
 }
 
-export async function testApp(env: Record<string, string> = {}) {
+/** `options.clock`: the app's one clock (a FakeClock the test advances instead of sleeping: docs/architecture.md, "Time"). */
+export async function testApp(env: Record<string, string> = {}, options: { clock?: Clock } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), "weft-test-"));
   const config: Config = loadConfig({
     WEFT_DATA_DIR: dataDir,
@@ -53,7 +55,7 @@ export async function testApp(env: Record<string, string> = {}) {
   const reopen = () => (postgres ? connectPostgresDatabase(postgres.url) : openDatabase(join(dataDir, "weft.db"), { synchronous: "NORMAL" }));
   const lines: string[] = [];
   const log = createLogger(config.logLevel === "silent" ? "debug" : config.logLevel, (line) => lines.push(line));
-  const created = createApp({ config, db, log });
+  const created = createApp({ config, db, log, clock: options.clock });
   await created.deps.identity.bootstrap(ROOT_TOKEN);
   await created.deps.network.loaded;
 

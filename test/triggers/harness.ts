@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
-import { FakeClock } from "../../src/core/triggers/clock";
+import { FakeClock } from "../../src/lib/clock";
 import { createLogger } from "../../src/http/logger";
 import type { PieceDef } from "../../src/pieces-sdk/types";
 import { openDatabase } from "../../src/store/sqlite/db";
@@ -39,7 +39,7 @@ export async function triggerApp(options: { env?: Record<string, string>; dataDi
   const logLines: string[] = [];
   const log = createLogger("debug", (line) => logLines.push(line));
   const clock = options.clock ?? new FakeClock();
-  const created = createApp({ config, db, log, triggerClock: clock });
+  const created = createApp({ config, db, log, clock });
   for (const piece of options.pieces ?? []) created.deps.pieces.register(piece);
   await created.deps.identity.bootstrap(ROOT_TOKEN);
   await created.deps.network.loaded;

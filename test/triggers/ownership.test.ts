@@ -8,7 +8,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FakeClock } from "../../src/core/triggers/clock";
+import { FakeClock } from "../../src/lib/clock";
 import { LeaseOwnership, POLL_LEASE, soleOwner, SUBSCRIPTION_LEASE } from "../../src/core/triggers/ownership";
 import { definePiece, trigger } from "../../src/pieces-sdk";
 import { openDatabase } from "../../src/store/sqlite/db";

@@ -3,7 +3,7 @@
  * baseline, unpublish resets it, failures are recorded with backoff.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { FakeClock } from "../../src/core/triggers/clock";
+import { FakeClock } from "../../src/lib/clock";
 import { definePiece, trigger } from "../../src/pieces-sdk";
 import { definition, triggerApp, type TriggerApp } from "./harness";
 

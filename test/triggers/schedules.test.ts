@@ -3,7 +3,7 @@
  * per instant across republish and restart, missed instants coalesced at start-up.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { FakeClock } from "../../src/core/triggers/clock";
+import { FakeClock } from "../../src/lib/clock";
 import { definition, triggerApp, type TriggerApp } from "./harness";
 
 const cron = (expression: string, timezone = "UTC") => ({

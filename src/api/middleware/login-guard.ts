@@ -9,6 +9,7 @@
  * password: login, password change, invitation accept).
  */
 import { AppError } from "../../http/errors";
+import type { Clock } from "../../lib/clock";
 import { TokenBuckets } from "./rate-limit";
 
 export interface LoginGuardOptions {
@@ -16,6 +17,8 @@ export interface LoginGuardOptions {
   perAccount?: { burst: number; perMinute: number };
   /** Failed checks one address may have in a row (default 30), and how many come back per minute (default 6). */
   perAddress?: { burst: number; perMinute: number };
+  /** What tries come back by (docs/architecture.md, "Time"); default the system clock. */
+  clock?: Clock;
 }
 
 export interface LoginAttempt {
@@ -30,8 +33,8 @@ export class LoginGuard {
   constructor(options: LoginGuardOptions = {}) {
     const account = options.perAccount ?? { burst: 10, perMinute: 1 };
     const address = options.perAddress ?? { burst: 30, perMinute: 6 };
-    this.accounts = new TokenBuckets(account.perMinute / 60, account.burst);
-    this.addresses = new TokenBuckets(address.perMinute / 60, address.burst);
+    this.accounts = new TokenBuckets(account.perMinute / 60, account.burst, undefined, options.clock);
+    this.addresses = new TokenBuckets(address.perMinute / 60, address.burst, undefined, options.clock);
   }
 
   /** Counts a password check for `email` from `address`; refused (429) when either has used up its tries. */

@@ -4,6 +4,8 @@
  * buckets, so it cannot exhaust a valid token's bucket.
  * Middleware, not a route: it has no scope of its own (`x-permission` is declared by each route).
  */
+import { type Clock, systemClock } from "../../lib/clock";
+
 export interface BucketState {
   allowed: boolean;
   limit: number;
@@ -21,20 +23,23 @@ interface Bucket {
 
 export class TokenBuckets {
   private readonly buckets = new Map<string, Bucket>();
-  private lastSweep = Date.now();
+  private lastSweep: number;
 
-  /** @param perSecond refill rate; 0 disables limiting. @param burst bucket capacity. */
+  /** @param perSecond refill rate; 0 disables limiting. @param burst bucket capacity. @param clock what refills are measured by (docs/architecture.md, "Time"). */
   constructor(
     readonly perSecond: number,
     readonly burst: number,
     private readonly maxKeys = 100_000,
-  ) {}
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.lastSweep = clock.now();
+  }
 
   get enabled(): boolean {
     return this.perSecond > 0;
   }
 
-  take(key: string, now = Date.now()): BucketState {
+  take(key: string, now = this.clock.now()): BucketState {
     let bucket = this.buckets.get(key);
     if (!bucket) {
       if (this.buckets.size >= this.maxKeys) this.sweep(now, true);

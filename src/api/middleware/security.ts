@@ -13,6 +13,7 @@ import type { AddressRanges } from "../../net/address-ranges";
 import { clientOf } from "../../net/client-address";
 import { EDIT_SCOPES, type Permission, type Scope } from "../../schema/scopes";
 import { AppError } from "../../http/errors";
+import type { Clock } from "../../lib/clock";
 import { TokenBuckets, rateLimitHeaders } from "./rate-limit";
 
 export const SESSION_COOKIE = "weft_session";
@@ -37,6 +38,8 @@ export interface SecurityOptions {
   identity: Identity;
   rateLimitPerSecond: number;
   rateLimitBurst: number;
+  /** What the buckets refill by (docs/architecture.md, "Time"); default the system clock. */
+  clock?: Clock;
   /** Throws when the principal's workspace takes no workflow edits (managed by git: docs/workflows-as-code.md, "Environments"). */
   editGuard?: (principal: Principal, request: Request) => Promise<void>;
 }
@@ -66,7 +69,7 @@ export async function credentialHolds(identity: Identity, request: Request, scop
 }
 
 export function createSecurity(options: SecurityOptions) {
-  const buckets = new TokenBuckets(options.rateLimitPerSecond, options.rateLimitBurst);
+  const buckets = new TokenBuckets(options.rateLimitPerSecond, options.rateLimitBurst, undefined, options.clock);
 
   async function authenticate(request: Request, set: { headers: Record<string, any> }, permission: Permission): Promise<Principal | undefined> {
     if (permission === "public") return undefined;

@@ -146,7 +146,7 @@ export class AuthResolver {
           "SERVICE_UNAVAILABLE",
           `${describe(row)}: another worker has been refreshing its token for over ${LEASE_MS / 1000} s; retry the run`,
         );
-      await Bun.sleep(WAIT_POLL_MS);
+      await this.ctx.clock.sleep(WAIT_POLL_MS);
     }
   }
 

@@ -4,6 +4,7 @@
  */
 import { AppError } from "../../http/errors";
 import type { Logger } from "../../http/logger";
+import type { Clock } from "../../lib/clock";
 import type { GuardedFetch, OAuth2AuthDef, PieceDef } from "../../pieces-sdk/types";
 import type { ConnectionRow } from "../../store/connections";
 import type { Storage } from "../../store/port";
@@ -29,6 +30,9 @@ export interface ConnectionsContext {
   publicUrl: string;
   /** Refresh an access token this long before it expires. */
   refreshMarginMs: number;
+  /** The clock of the engine and the core (docs/architecture.md, "Time"): a wait for another's refresh lease sleeps on it. */
+  clock: Clock;
+  /** The time now: `clock.now()` (a test may replace it to step past one deadline). */
   now: () => number;
 }
 

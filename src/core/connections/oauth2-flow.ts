@@ -146,6 +146,7 @@ export async function completeAuthorization(ctx: ConnectionsContext, query: Call
         code_verifier: ctx.box.decrypt(pending.code_verifier),
       },
       provider.client,
+      ctx.now(),
     );
     const { expiresAt, ...stored } = tokens;
     const sealed = encryptJson(ctx, stored)!;

@@ -4,6 +4,7 @@
  * state before touching the database; single use comes from the server-side row that the callback deletes.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { type Clock, systemClock } from "../../lib/clock";
 
 /** How long an authorize URL's state stays valid by default (WEFT_OAUTH_STATE_TTL_SECONDS). */
 export const STATE_LIFETIME_MS = 10 * 60 * 1000;
@@ -32,18 +33,20 @@ export class StateSigner {
   constructor(
     private readonly key: Buffer,
     readonly lifetimeMs = STATE_LIFETIME_MS,
+    /** When a state expires (docs/architecture.md, "Time"). */
+    private readonly clock: Clock = systemClock,
   ) {
     if (key.length < 32) throw new Error("the state signing key must be at least 32 bytes");
   }
 
-  mint(connectionId: string, now = Date.now()): { state: string; payload: StatePayload } {
+  mint(connectionId: string, now = this.clock.now()): { state: string; payload: StatePayload } {
     const payload: StatePayload = { nonce: randomBytes(18).toString("base64url"), connectionId, expiresAt: now + this.lifetimeMs };
     const body = Buffer.from(JSON.stringify([payload.nonce, payload.connectionId, payload.expiresAt])).toString("base64url");
     return { state: `${body}.${this.sign(body)}`, payload };
   }
 
   /** Checks the signature first (a forged state learns nothing), then the expiry. */
-  verify(state: string | undefined, now = Date.now()): StateCheck {
+  verify(state: string | undefined, now = this.clock.now()): StateCheck {
     if (!state) return { ok: false, reason: "missing" };
     const dot = state.indexOf(".");
     if (dot <= 0 || state.length > 512) return { ok: false, reason: "malformed" };

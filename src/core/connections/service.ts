@@ -13,6 +13,7 @@ import type { GuardedFetch, PieceDef, ResolvedAuth } from "../../pieces-sdk/type
 import { pageOf } from "../../schema/common";
 import type { ConnectionRow, ConnectionStatus } from "../../store/connections";
 import { nowIso } from "../../store/db";
+import { type Clock, systemClock } from "../../lib/clock";
 import type { Storage } from "../../store/port";
 import type { SecretBox } from "../crypto";
 import { newId } from "../../lib/ids";
@@ -45,7 +46,8 @@ export interface ConnectionsOptions {
   refreshMarginMs?: number;
   /** Lifetime of an OAuth2 authorize state, ms (config.oauthStateTtlSeconds). */
   stateLifetimeMs?: number;
-  now?: () => number;
+  /** Token expiry, refresh leases and authorize states are read from it (docs/architecture.md, "Time"); default the system clock. */
+  clock?: Clock;
 }
 
 export interface CreateInput extends CredentialInput {
@@ -108,19 +110,21 @@ export class Connections {
 
   constructor(options: ConnectionsOptions) {
     const publicUrl = options.publicUrl.replace(/\/+$/, "");
+    const clock = options.clock ?? systemClock;
     this.ctx = {
       storage: options.storage,
       box: options.box,
       pieces: options.pieces,
       managedApps: options.managedApps ?? new ManagedApps(),
-      signer: new StateSigner(options.stateKey, options.stateLifetimeMs),
+      signer: new StateSigner(options.stateKey, options.stateLifetimeMs, clock),
       // Never the global fetch: token URLs are user-supplied (a guard with no allow-list when none is given).
       fetch: options.fetch ?? createGuardedFetch(),
       log: options.log,
       publicUrl,
       redirectUri: `${publicUrl}/api/oauth2/callback`,
       refreshMarginMs: options.refreshMarginMs ?? 120_000,
-      now: options.now ?? Date.now,
+      clock,
+      now: () => clock.now(),
     };
     this.resolver = new AuthResolver(this.ctx);
   }

@@ -76,7 +76,8 @@ export async function requestToken(
   tokenUrl: string,
   grant: Record<string, string>,
   client: ClientCredentials,
-  now = Date.now(),
+  /** The time the token's `expires_in` counts from (the connections' clock). */
+  now: number,
 ): Promise<TokenSet> {
   const form = new URLSearchParams(grant);
   form.set("client_id", client.clientId);

@@ -6,12 +6,14 @@
  *
  * No working tree: a commit is built from the last synced commit's tree with the files Weft writes replaced.
  */
+import { randomUUID } from "node:crypto";
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import { dirname } from "node:path";
 import git from "isomorphic-git";
 import http from "isomorphic-git/http/node";
 import { AppError } from "../../http/errors";
+import { type Clock, systemClock } from "../../lib/clock";
 
 export interface Remote {
   url: string;
@@ -46,6 +48,8 @@ export class GitClone {
     readonly gitdir: string,
     /** Where an SSH key is written for the system `git` (0600, removed after the call). */
     private readonly scratchDir: string,
+    /** A commit's time (docs/architecture.md, "Time"). */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   private async ready(branch: string): Promise<void> {
@@ -139,7 +143,7 @@ export class GitClone {
     const env: Record<string, string> = { ...process.env, GIT_TERMINAL_PROMPT: "0" } as Record<string, string>;
     if (remote.privateKey) {
       fs.mkdirSync(this.scratchDir, { recursive: true, mode: 0o700 });
-      keyFile = `${this.scratchDir}/key-${process.pid}-${Date.now()}`;
+      keyFile = `${this.scratchDir}/key-${process.pid}-${randomUUID()}`;
       fs.writeFileSync(keyFile, remote.privateKey.endsWith("\n") ? remote.privateKey : `${remote.privateKey}\n`, { mode: 0o600 });
       // The host's key is accepted the first time into the data directory's known_hosts and checked afterwards: a
       // host answering with another key is refused (docs/workflows-as-code.md, "Git sync"). BatchMode: never a prompt.
@@ -206,7 +210,7 @@ export class GitClone {
     }
     const tree = await this.writeTrees(entries);
     if (parent && (await git.readCommit({ fs, gitdir: this.gitdir, oid: parent })).commit.tree === tree) return null;
-    const when = { timestamp: Math.floor(Date.now() / 1000), timezoneOffset: 0 };
+    const when = { timestamp: Math.floor(this.clock.now() / 1000), timezoneOffset: 0 };
     return git.writeCommit({
       fs,
       gitdir: this.gitdir,
@@ -256,7 +260,7 @@ export class GitClone {
 /** An Ed25519 key pair made by the system `ssh-keygen` in `dir` (the files are removed at once). */
 export async function generateKeyPair(dir: string, comment: string): Promise<{ privateKey: string; publicKey: string }> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = `${dir}/new-${process.pid}-${Date.now()}`;
+  const file = `${dir}/new-${process.pid}-${randomUUID()}`;
   try {
     await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", file], { ...process.env } as Record<string, string>, "an SSH remote");
     return { privateKey: fs.readFileSync(file, "utf8"), publicKey: fs.readFileSync(`${file}.pub`, "utf8").trim() };

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { Cron } from "croner";
 import { AppError } from "../../http/errors";
 import { newSecret, safeEqual, sha256 } from "../../lib/ids";
+import { type Clock, systemClock } from "../../lib/clock";
 import { nowIso } from "../../store/db";
 import type { GitSyncRow } from "../../store/git-sync";
 import type { Storage } from "../../store/port";
@@ -64,6 +65,8 @@ export interface GitSyncOptions {
   instanceId?: string;
   /** Told of every scheduled or webhook pull (the audit log; routes record their own). */
   onPull?: (workspaceId: string, how: "schedule" | "webhook", result: PullResult | Error) => void | Promise<void>;
+  /** The scheduled pull's lease and the commits' time (docs/architecture.md, "Time"); default the system clock. */
+  clock?: Clock;
 }
 
 /** How many entries of each action a plan holds (for the audit log: `{ create: 2, unchanged: 5 }`). */
@@ -232,7 +235,7 @@ export class GitSync {
   }
 
   private cloneOf(workspaceId: string) {
-    return new GitClone(join(this.o.dataDir, "git", `${workspaceId}.git`), join(this.o.dataDir, "git", "keys"));
+    return new GitClone(join(this.o.dataDir, "git", `${workspaceId}.git`), join(this.o.dataDir, "git", "keys"), this.o.clock);
   }
 
   /** One git operation of a workspace at a time on this instance. */
@@ -453,7 +456,7 @@ export class GitSync {
   private async scheduled(workspaceId: string) {
     const lease = `git-pull:${workspaceId}`;
     const owner = this.o.instanceId ?? "this-instance";
-    const now = Date.now();
+    const now = (this.o.clock ?? systemClock).now();
     try {
       if (!(await this.storage.leases.acquire(lease, owner, new Date(now).toISOString(), new Date(now + 10 * 60_000).toISOString()))) return;
     } catch (error) {

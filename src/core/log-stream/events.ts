@@ -7,6 +7,7 @@
  *   sink.emit("token.created", { workspaceId, tokenId, name, scopes });
  */
 import type { Logger } from "../../http/logger";
+import { type Clock, systemClock } from "../../lib/clock";
 
 export type Severity = "info" | "notice" | "warning" | "error";
 
@@ -57,12 +58,14 @@ export class DropCounter {
   constructor(
     private readonly destination: string,
     private readonly log: Logger,
+    /** What "ten seconds" is measured by (docs/architecture.md, "Time"). */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   drop(count: number, reason: string): void {
     this.total += count;
     this.unlogged += count;
-    const now = Date.now();
+    const now = this.clock.now();
     if (now - this.lastLog < DROP_LOG_MS) return;
     this.lastLog = now;
     this.log.warn("log streaming dropped events", { destination: this.destination, dropped: this.unlogged, droppedTotal: this.total, reason });

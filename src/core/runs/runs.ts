@@ -98,7 +98,7 @@ export class Runs {
    * GET /api/runs/counts: runs per day (UTC) and status over the last `days` days, those whose row was not kept
    * included (docs/engine.md, "Run saving"): the run chart and the exact totals whatever each workflow keeps.
    */
-  async counts(workspaceId: string, query: RawQuery, now = Date.now()) {
+  async counts(workspaceId: string, query: RawQuery, now = this.engine.clock.now()) {
     const { days, ...filter } = runCountFilter(workspaceId, query);
     const today = Math.floor(now / DAY_MS);
     const first = today - days + 1;

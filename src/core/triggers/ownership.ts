@@ -9,7 +9,7 @@
  */
 import type { LeaseRepository } from "../../store/leases";
 import type { Storage } from "../../store/port";
-import type { Clock } from "./clock";
+import type { Clock } from "../../lib/clock";
 
 export const POLL_LEASE = "poll:";
 export const SUBSCRIPTION_LEASE = "subscription:";

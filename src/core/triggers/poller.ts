@@ -18,7 +18,7 @@ import type { PollDedupe, TriggerDef } from "../../pieces-sdk/types";
 import type { Storage } from "../../store/port";
 import type { PollRow } from "../../store/triggers";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
-import type { Clock } from "./clock";
+import type { Clock } from "../../lib/clock";
 import { type Ownership, POLL_LEASE, soleOwner } from "./ownership";
 import type { TriggerRunStarter, TriggerRuntime, TriggerWorkflows } from "./ports";
 

@@ -20,7 +20,7 @@ import type { Storage } from "../../store/port";
 import type { RegistrationRow } from "../../store/triggers";
 import { sha256 } from "../../lib/ids";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
-import type { Clock } from "./clock";
+import type { Clock } from "../../lib/clock";
 import { type Ownership, RENEWAL_LEASE, soleOwner } from "./ownership";
 import type { TriggerRuntime, TriggerWorkflows } from "./ports";
 

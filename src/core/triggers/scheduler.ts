@@ -17,7 +17,7 @@ import { InTurn } from "../../lib/in-turn";
 import type { Logger } from "../../http/logger";
 import type { Storage } from "../../store/port";
 import type { ScheduleRow } from "../../store/triggers";
-import type { Clock } from "./clock";
+import type { Clock } from "../../lib/clock";
 import { nextFireAfter, specFromKey, type ScheduleSpec } from "./schedule-spec";
 import type { TriggerRunStarter, TriggerWorkflows } from "./ports";
 

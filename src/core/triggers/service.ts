@@ -22,7 +22,7 @@ import { safeEqual, sha256 } from "../../lib/ids";
 import { workspaceKv } from "../../store/kv";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Workflows } from "../workflows/workflows";
-import { systemClock, type Clock } from "./clock";
+import { systemClock, type Clock } from "../../lib/clock";
 import { TriggerLifecycle } from "./lifecycle";
 import { Poller } from "./poller";
 import type { SubscriptionRuns, TriggerRunStarter, TriggerWorkflows, WebhookTarget, WebhookWorkflows } from "./ports";

@@ -19,12 +19,14 @@ export function workflowSourceFrom(workflows: Workflows): WorkflowSource {
   const cached = (workspaceId: string | null, workflowId: string, environment: Environment) => {
     if (environment !== "production") return undefined;
     const hit = production.get(workflowId);
-    return hit && Date.now() - hit.at < PRODUCTION_CACHE_MS && (workspaceId === null || hit.value.workspaceId === workspaceId) ? hit.value : undefined;
+    return hit && workflows.clock.now() - hit.at < PRODUCTION_CACHE_MS && (workspaceId === null || hit.value.workspaceId === workspaceId)
+      ? hit.value
+      : undefined;
   };
   const keep = (environment: Environment, value: RunnableWorkflow) => {
     if (environment !== "production") return value;
     if (production.size > 10_000) production.clear();
-    production.set(value.workflowId, { at: Date.now(), value });
+    production.set(value.workflowId, { at: workflows.clock.now(), value });
     return value;
   };
   return {

@@ -11,6 +11,7 @@ import type { Principal } from "../identity";
 import { AppError, notFound } from "../../http/errors";
 import type { Logger } from "../../http/logger";
 import { BoundedMap } from "../../lib/bounded-map";
+import { type Clock, systemClock } from "../../lib/clock";
 import { nowIso } from "../../store/db";
 import type { Repositories, Storage } from "../../store/port";
 import type { PinRow, VariableRow, VersionRow, WorkflowListRow, WorkflowRow } from "../../store/workflows";
@@ -69,6 +70,8 @@ export interface WorkflowsOptions {
   hooks: LifecycleHooks[];
   /** WEFT_SCHEDULE_MIN_INTERVAL, so the gate refuses what the scheduler would. */
   scheduleMinIntervalSeconds?: number;
+  /** How old a kept list of live workflows is (docs/architecture.md, "Time"); default the system clock. */
+  clock?: Clock;
 }
 
 export interface RunDefinition {
@@ -104,8 +107,12 @@ export class Workflows {
   /** The last liveWorkflows read; dropped when this instance publishes, unpublishes or deletes a live workflow. */
   private lastLive: { at: number; value: Array<{ workflow: WorkflowT; version: PublishedVersion }> } | undefined;
 
+  /** The clock of the engine and the core (WorkflowsOptions.clock). */
+  readonly clock: Clock;
+
   constructor(private readonly options: WorkflowsOptions) {
     this.storage = options.storage;
+    this.clock = options.clock ?? systemClock;
     this.editor = new EditorData(this, options.secrets);
   }
 
@@ -699,7 +706,7 @@ export class Workflows {
    * `storage`: a unit that reads it (the triggers' repair).
    */
   async liveWorkflows(reuseMs = 0, storage: Storage = this.storage): Promise<Array<{ workflow: WorkflowT; version: PublishedVersion }>> {
-    const now = Date.now();
+    const now = this.clock.now();
     if (this.lastLive && now - this.lastLive.at <= reuseMs) return this.lastLive.value;
     const versions = await storage.workflows.liveVersions();
     return this.keepLive(now, versions, await storage.workflows.live());
