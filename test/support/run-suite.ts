@@ -94,6 +94,8 @@ let stopped = false;
 async function bunTest(extra: string[], files: string[], report?: string): Promise<number> {
   const passed = report === undefined ? args : args.map((arg) => (arg === outfileArg ? `--reporter-outfile=${report}` : arg));
   const child = Bun.spawn([process.execPath, "test", ...extra, `--timings=${TIMINGS}`, "--timeout", "30000", ...passed, ...files.map((file) => `./${file}`)], {
+    // Given explicitly: Bun.spawn hands a child the environment the runner started with, not process.env.
+    env: { ...process.env },
     stdio: ["inherit", "inherit", "inherit"],
   });
   // Ctrl-C reaches the workers through the terminal; a SIGTERM from CI is handed on, and either way the
