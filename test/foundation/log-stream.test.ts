@@ -122,7 +122,9 @@ describe.skipIf(!hasRsyslog())("a server's run and audit events, to rsyslog over
     expect((await t.req("DELETE", `/api/tokens/${token.body.data.id}`)).status).toBe(200);
     await t.deps.logStream.flush();
 
-    const received = await rsyslog.messages(5);
+    // All six sent, the last (the token's revocation) included: workflow.created and .published, run.started
+    // and .finished, token.created and .revoked. Waiting for five raced the last one under load.
+    const received = await rsyslog.messages(6);
     const byType = (type: string) => received.filter((m) => m.msgId === type).map((m) => ({ ...m, event: JSON.parse(m.msg) }));
     const finished = byType("run.finished").find((m) => m.event.runId === run.body.data.id)!;
     expect(finished).toBeDefined();

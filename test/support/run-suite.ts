@@ -1,0 +1,164 @@
+/**
+ * The suite runner behind `npm test` and `npm run test:postgres` (CONTRIBUTING.md, "Test"): `bun test` with
+ * the files spread over worker processes (`--parallel`), the slowest started first (`--timings`, the
+ * per-file durations in test/timings.json), each test given 30 s; then the few files that must run alone
+ * (ALONE below), one after another. Arguments are handed on to `bun test` (`--reporter=junit
+ * --reporter-outfile=...`, `--update-timings`, `-t`); given files or folders, it runs just those, in parallel.
+ *
+ * Under `--parallel` every file runs in a fresh global, so the preload (test/support/preload.ts) makes and
+ * removes a temporary directory per file. This runner adds what a file cannot own:
+ * - one temporary directory for the whole run, under which the files' directories go, removed at the end
+ *   even when a worker died before its clean-up;
+ * - on PostgreSQL, one throwaway server and its migrated template for every worker
+ *   (test/support/postgres-storage.ts) instead of an initdb per file, stopped at the end;
+ * - one junit report holding both passes when one is asked for (.ci/run adds up its totals).
+ *
+ *   bun ./test/support/run-suite.ts [bun test arguments...]
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Glob } from "bun";
+import { postgresBinaries } from "./postgres";
+import { SUITE_POSTGRES_URL, startSuitePostgres, testStorage } from "./postgres-storage";
+
+/**
+ * Worker processes: as many as the two cores of the machine the suite was measured on (CONTRIBUTING.md, "How
+ * the suite runs in parallel"). Most files wait (servers starting, browsers, the engine's timers) rather
+ * than compute, so a third may shorten the run on a quiet machine; on a busy one the files that start
+ * servers slowed past their limits. WEFT_TEST_WORKERS sets another number.
+ */
+const WORKERS = Number(process.env.WEFT_TEST_WORKERS) || 2;
+const TIMINGS = "test/timings.json";
+
+/**
+ * Files that run alone, after the parallel pass: each measures what other files running beside it would
+ * change. The cluster files race real `weft serve` instances on one PostgreSQL database whose heartbeats,
+ * claims and schedules run on the wall clock (three starts at the same instant, twenty times; a schedule
+ * every second firing once per instant); crash-safety and crash-cycles SIGKILL a server at chosen moments
+ * of a run; sandbox-fairness measures a burst of sandboxed runs sharing the CPU, sandbox-limits which of a
+ * time and a memory limit a hostile script reaches first, sandbox-process and sandbox-sharing how sandbox
+ * processes share the cores, stop at their time limits and leave once idle.
+ */
+const ALONE = [
+  "test/cluster/",
+  "test/security/crash-cycles.test.ts",
+  "test/security/crash-safety.test.ts",
+  "test/security/sandbox-fairness.test.ts",
+  "test/security/sandbox-limits.test.ts",
+  "test/security/sandbox-process.test.ts",
+  "test/security/sandbox-sharing.test.ts",
+];
+
+/** `bun test` options followed by a value as a separate argument: that value is no file filter. */
+const TAKES_VALUE = new Set([
+  "-t",
+  "--test-name-pattern",
+  "--timeout",
+  "--reporter",
+  "--reporter-outfile",
+  "--preload",
+  "--bail",
+  "--rerun-each",
+  "--seed",
+  "--max-concurrency",
+  "--shard",
+  "--timings",
+  "--coverage-dir",
+  "--coverage-reporter",
+]);
+
+// `--reporter-outfile x` as `--reporter-outfile=x`, so that the alone pass can be given a report of its own.
+const args: string[] = [];
+for (let i = 2; i < process.argv.length; i++) {
+  const arg = process.argv[i]!;
+  args.push(arg === "--reporter-outfile" ? `${arg}=${process.argv[++i] ?? ""}` : arg);
+}
+const filtered = args.some((arg, i) => !arg.startsWith("-") && !TAKES_VALUE.has(args[i - 1] ?? ""));
+const outfileArg = args.find((arg) => arg.startsWith("--reporter-outfile="));
+const outfile = outfileArg?.slice("--reporter-outfile=".length);
+
+const root = mkdtempSync(join(tmpdir(), "weft-suite-"));
+// os.tmpdir() reads TMPDIR on every call, and the workers and what they spawn inherit it.
+process.env.TMPDIR = root;
+
+/** The suite's files, as `bun test` finds them (*.test.ts and *.test.tsx under test/). */
+function suiteFiles(): string[] {
+  return [...new Glob("test/**/*.test.{ts,tsx}").scanSync(".")].sort();
+}
+
+/** Set by a SIGINT or SIGTERM: the pass under way ends, and no other starts. */
+let stopped = false;
+
+/** `bun test` with `extra` arguments and `files`, its junit report (if asked for) going to `report`. */
+async function bunTest(extra: string[], files: string[], report?: string): Promise<number> {
+  const passed = report === undefined ? args : args.map((arg) => (arg === outfileArg ? `--reporter-outfile=${report}` : arg));
+  const child = Bun.spawn([process.execPath, "test", ...extra, `--timings=${TIMINGS}`, "--timeout", "30000", ...passed, ...files.map((file) => `./${file}`)], {
+    // Given explicitly: Bun.spawn hands a child the environment the runner started with, not process.env.
+    env: { ...process.env },
+    stdio: ["inherit", "inherit", "inherit"],
+  });
+  // Ctrl-C reaches the workers through the terminal; a SIGTERM from CI is handed on, and either way the
+  // clean-up below still runs.
+  const forward = (signal: NodeJS.Signals) => () => {
+    stopped = true;
+    child.kill(signal);
+  };
+  const onInt = forward("SIGINT");
+  const onTerm = forward("SIGTERM");
+  process.on("SIGINT", onInt);
+  process.on("SIGTERM", onTerm);
+  try {
+    return await child.exited;
+  } finally {
+    process.off("SIGINT", onInt);
+    process.off("SIGTERM", onTerm);
+  }
+}
+
+/** One junit report of both passes: the suites of each, and the totals added up. */
+function mergeJunit(into: string, from: string): void {
+  if (!existsSync(from)) return;
+  if (!existsSync(into)) {
+    writeFileSync(into, readFileSync(from));
+    return;
+  }
+  const head = /<testsuites\b[^>]*>/;
+  const a = readFileSync(into, "utf8");
+  const b = readFileSync(from, "utf8");
+  const headA = head.exec(a)?.[0];
+  const headB = head.exec(b)?.[0];
+  if (!headA || !headB) throw new Error(`cannot merge junit reports ${into} and ${from}: no <testsuites> element`);
+  const attr = (tag: string, name: string) => Number(new RegExp(`\\b${name}="([\\d.]+)"`).exec(tag)?.[1] ?? 0);
+  let merged = headA;
+  for (const name of ["tests", "assertions", "failures", "errors", "skipped", "time"]) {
+    if (!new RegExp(`\\b${name}="`).test(headA)) continue;
+    const sum = attr(headA, name) + attr(headB, name);
+    merged = merged.replace(new RegExp(`\\b${name}="[\\d.]+"`), `${name}="${name === "time" ? sum.toFixed(6) : sum}"`);
+  }
+  const inner = (xml: string) => xml.slice(xml.indexOf(">", xml.search(head)) + 1, xml.lastIndexOf("</testsuites>"));
+  writeFileSync(into, `${a.slice(0, a.search(head))}${merged}${inner(a).trimEnd()}\n${inner(b).replace(/^\n/, "")}</testsuites>\n`);
+}
+
+const pg = testStorage() === "postgres" && postgresBinaries() ? await startSuitePostgres() : undefined;
+if (pg) process.env[SUITE_POSTGRES_URL] = pg.url;
+
+let status = 1;
+try {
+  if (filtered) {
+    status = await bunTest([`--parallel=${WORKERS}`], []);
+  } else {
+    const files = suiteFiles();
+    const alone = files.filter((file) => ALONE.some((entry) => file.startsWith(entry)));
+    const together = files.filter((file) => !alone.includes(file));
+    status = await bunTest([`--parallel=${WORKERS}`], together);
+    const aloneReport = outfile === undefined ? undefined : join(root, "alone.xml");
+    const aloneStatus = stopped ? 1 : await bunTest([], alone, aloneReport);
+    if (status === 0) status = aloneStatus;
+    if (outfile !== undefined && aloneReport !== undefined) mergeJunit(outfile, aloneReport);
+  }
+} finally {
+  await pg?.stop();
+  rmSync(root, { recursive: true, force: true });
+}
+process.exit(status);
