@@ -15,7 +15,7 @@
  *
  *   bun ./test/support/run-suite.ts [bun test arguments...]
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Glob } from "bun";
@@ -79,6 +79,9 @@ const outfileArg = args.find((arg) => arg.startsWith("--reporter-outfile="));
 const outfile = outfileArg?.slice("--reporter-outfile=".length);
 
 const root = mkdtempSync(join(tmpdir(), "weft-suite-"));
+// Open to pass through (not to list or write): a file's PostgreSQL runs as the postgres user when the suite runs as root
+// (test/support/postgres.ts), and its data directory lies below this one. Each file's own directory stays private.
+chmodSync(root, 0o711);
 // os.tmpdir() reads TMPDIR on every call, and the workers and what they spawn inherit it.
 process.env.TMPDIR = root;
 
