@@ -79,15 +79,28 @@ export async function startInfluxd(): Promise<InfluxdHandle> {
   const user = "admin";
   const password = "weft-test-password";
   // With authentication on and no user yet, the first statement may create the admin user.
-  const made = await fetch(`${url}/query`, {
-    method: "POST",
-    body: new URLSearchParams({ q: `CREATE USER ${user} WITH PASSWORD '${password}' WITH ALL PRIVILEGES` }),
-  });
-  if (!made.ok) throw new Error(`influxd: creating the admin user failed: ${await made.text()}\n${await logTail()}`);
+  // influxd may answer the first statements before it is ready for them: a CREATE USER refused in its answer's body,
+  // or an admin user its HTTP service does not see yet ("create admin user first", seen once in a loaded suite).
+  // Both are tried again until an authenticated statement is accepted.
+  const authorization = `Basic ${btoa(`${user}:${password}`)}`;
+  const statement = async (q: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${url}/query`, { method: "POST", headers, body: new URLSearchParams({ q }) });
+    const text = await res.text();
+    return res.ok && !text.includes('"error"') ? null : text;
+  };
+  let made = false;
+  for (const started = Date.now(); ; await Bun.sleep(50)) {
+    const refused = made
+      ? await statement("SHOW USERS", { authorization })
+      : await statement(`CREATE USER ${user} WITH PASSWORD '${password}' WITH ALL PRIVILEGES`);
+    if (refused === null && made) break;
+    if (refused === null || (!made && refused.includes("user already exists"))) made = true;
+    else if (Date.now() - started > 10_000) throw new Error(`influxd: the admin user could not be made and used: ${refused}\n${await logTail()}`);
+  }
   const influxql = async (q: string, db?: string) => {
     const res = await fetch(`${url}/query`, {
       method: "POST",
-      headers: { authorization: `Basic ${btoa(`${user}:${password}`)}` },
+      headers: { authorization },
       body: new URLSearchParams({ q, ...(db ? { db } : {}) }),
     });
     const answer = (await res.json()) as any;
