@@ -8,16 +8,18 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { announceOnce } from "./announce";
 
 export const CHROMIUM = process.env.WEFT_CHROMIUM ?? "/usr/bin/chromium";
 export const HAS_CHROMIUM = existsSync(CHROMIUM);
 
-let announced = false;
-/** Says once per test process that the browser suites are skipped, however many files have one. */
+/** Says once per test run that the browser suites are skipped, however many files have one. */
 export function announceMissingChromium(): void {
-  if (announced || HAS_CHROMIUM) return;
-  announced = true;
-  console.log(`browser tests skipped: ${CHROMIUM} is missing (enable them with \`apt-get install chromium\`, or point WEFT_CHROMIUM at a Chromium)`);
+  if (HAS_CHROMIUM) return;
+  announceOnce(
+    "chromium",
+    `browser tests skipped: ${CHROMIUM} is missing (enable them with \`apt-get install chromium\`, or point WEFT_CHROMIUM at a Chromium)`,
+  );
 }
 const ARTIFACTS = resolve(import.meta.dir, "../artifacts");
 

@@ -12,16 +12,15 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./server";
+import { announceOnce } from "./announce";
 
 const GIT = "/usr/bin/git";
 const CORE = "/usr/lib/git-core";
 export const hasGit = (): boolean => existsSync(GIT) && existsSync(`${CORE}/git-daemon`) && existsSync(`${CORE}/git-http-backend`);
 
-let announced = false;
 export function announceMissingGit(): void {
-  if (announced || hasGit()) return;
-  announced = true;
-  console.log("git sync tests skipped (install the Debian package git)");
+  if (hasGit()) return;
+  announceOnce("git", "git sync tests skipped (install the Debian package git)");
 }
 
 /** Runs the system git; throws with its stderr. */

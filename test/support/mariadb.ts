@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DatabaseServer } from "./database-server";
 import { freePort } from "./server";
+import { announceOnce } from "./announce";
 
 export type MariadbHandle = DatabaseServer;
 
@@ -18,12 +19,10 @@ const CLIENT = ["/usr/bin/mariadb", "/usr/bin/mysql"].find((path) => existsSync(
 
 export const hasMariadb = (): boolean => SERVER !== undefined && INSTALL !== undefined && CLIENT !== undefined;
 
-let announced = false;
-/** Says once per test process that the MariaDB suites are skipped, however many files have one. */
+/** Says once per test run that the MariaDB suites are skipped, however many files have one. */
 export function announceMissingMariadb(): void {
-  if (announced || hasMariadb()) return;
-  announced = true;
-  console.log("MariaDB tests skipped (sql piece, Activepieces piece-mysql): install the Debian package mariadb-server");
+  if (hasMariadb()) return;
+  announceOnce("mariadb", "MariaDB tests skipped (sql piece, Activepieces piece-mysql): install the Debian package mariadb-server");
 }
 
 export async function startMariadb(): Promise<MariadbHandle> {

@@ -9,16 +9,15 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./server";
+import { announceOnce } from "./announce";
 
 const BINARY = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].find((path) => existsSync(path));
 export const hasMosquitto = (): boolean => BINARY !== undefined;
 
-let announced = false;
-/** Says once per test process that the suites needing mosquitto are skipped, however many files need it. */
+/** Says once per test run that the suites needing mosquitto are skipped, however many files need it. */
 export function announceMissingMosquitto(): void {
-  if (announced || hasMosquitto()) return;
-  announced = true;
-  console.log("mqtt and zigbee2mqtt tests skipped (install the Debian package mosquitto)");
+  if (hasMosquitto()) return;
+  announceOnce("mosquitto", "mqtt and zigbee2mqtt tests skipped (install the Debian package mosquitto)");
 }
 
 export interface MosquittoHandle {

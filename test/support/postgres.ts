@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DatabaseServer } from "./database-server";
 import { freePort } from "./server";
+import { announceOnce } from "./announce";
 
 export type PostgresHandle = DatabaseServer;
 
@@ -22,12 +23,10 @@ export function postgresBinaries(): string | undefined {
   return versions[0] ? join(root, versions[0], "bin") : undefined;
 }
 
-let announced = false;
-/** Says once per test process that the PostgreSQL suites are skipped, however many files have one. */
+/** Says once per test run that the PostgreSQL suites are skipped, however many files have one. */
 export function announceMissingPostgres(): void {
-  if (announced || postgresBinaries()) return;
-  announced = true;
-  console.log("PostgreSQL tests skipped (storage on PostgreSQL, the sql piece): install the Debian package postgresql");
+  if (postgresBinaries()) return;
+  announceOnce("postgresql", "PostgreSQL tests skipped (storage on PostgreSQL, the sql piece): install the Debian package postgresql");
 }
 
 function asPostgres(command: string[]): string[] {

@@ -19,6 +19,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Glob } from "bun";
+import { RUN_DIR } from "./announce";
 import { postgresBinaries } from "./postgres";
 import { SUITE_POSTGRES_URL, startSuitePostgres, testStorage } from "./postgres-storage";
 
@@ -82,6 +83,8 @@ const root = mkdtempSync(join(tmpdir(), "weft-suite-"));
 // Open to pass through (not to list or write): a file's PostgreSQL runs as the postgres user when the suite runs as root
 // (test/support/postgres.ts), and its data directory lies below this one. Each file's own directory stays private.
 chmodSync(root, 0o711);
+// Where a missing server's skip line leaves its marker, so that it is said once for the run (./announce.ts).
+process.env[RUN_DIR] = root;
 // os.tmpdir() reads TMPDIR on every call, and the workers and what they spawn inherit it.
 process.env.TMPDIR = root;
 
