@@ -14,15 +14,14 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./server";
+import { announceOnce } from "./announce";
 
 const BINARY = ["/usr/sbin/sshd", "/usr/bin/sshd"].find((path) => existsSync(path));
 export const hasSshd = (): boolean => BINARY !== undefined && existsSync("/usr/bin/ssh-keygen");
 
-let announced = false;
 export function announceMissingSshd(): void {
-  if (announced || hasSshd()) return;
-  announced = true;
-  console.log("git sync over SSH tests skipped (install the Debian package openssh-server)");
+  if (hasSshd()) return;
+  announceOnce("openssh-server", "git sync over SSH tests skipped (install the Debian package openssh-server)");
 }
 
 export interface SshdHandle {
