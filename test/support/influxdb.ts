@@ -78,35 +78,34 @@ export async function startInfluxd(): Promise<InfluxdHandle> {
   }
   const user = "admin";
   const password = "weft-test-password";
-  // With authentication on and no user yet, the first statement may create the admin user.
-  // influxd may answer the first statements before it is ready for them: a CREATE USER refused in its answer's body,
-  // or an admin user its HTTP service does not see yet ("create admin user first", seen once in a loaded suite).
-  // Both are tried again until an authenticated statement is accepted.
   const authorization = `Basic ${btoa(`${user}:${password}`)}`;
-  const statement = async (q: string, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${url}/query`, { method: "POST", headers, body: new URLSearchParams({ q }) });
-    const text = await res.text();
-    return res.ok && !text.includes('"error"') ? null : text;
-  };
-  let made = false;
-  for (const started = Date.now(); ; await Bun.sleep(50)) {
-    const refused = made
-      ? await statement("SHOW USERS", { authorization })
-      : await statement(`CREATE USER ${user} WITH PASSWORD '${password}' WITH ALL PRIVILEGES`);
-    if (refused === null && made) break;
-    if (refused === null || (!made && refused.includes("user already exists"))) made = true;
-    else if (Date.now() - started > 10_000) throw new Error(`influxd: the admin user could not be made and used: ${refused}\n${await logTail()}`);
-  }
-  const influxql = async (q: string, db?: string) => {
+  /** One InfluxQL statement; answers influxd's refusal (its text) or null when it was accepted. */
+  const refusal = async (q: string, options: { admin?: boolean; db?: string } = {}) => {
     const res = await fetch(`${url}/query`, {
       method: "POST",
-      headers: { authorization },
-      body: new URLSearchParams({ q, ...(db ? { db } : {}) }),
+      headers: options.admin === false ? {} : { authorization },
+      body: new URLSearchParams({ q, ...(options.db ? { db: options.db } : {}) }),
     });
-    const answer = (await res.json()) as any;
+    const text = await res.text();
+    return res.ok && !text.includes('"error"') ? { text: null, answer: JSON.parse(text) } : { text, answer: null };
+  };
+  /** Tries `q` every 50 ms until influxd accepts it (or `alsoFine` says its refusal will do), at most 10 s. */
+  const until = async (q: string, admin: boolean, alsoFine = (_text: string) => false) => {
+    for (const started = Date.now(); ; await Bun.sleep(50)) {
+      const { text } = await refusal(q, { admin });
+      if (text === null || alsoFine(text)) return;
+      if (Date.now() - started > 10_000) throw new Error(`influxd: ${q.split(" WITH PASSWORD")[0]} refused: ${text}\n${await logTail()}`);
+    }
+  };
+  // With authentication on and no user yet, the first statement may create the admin user. influxd may answer it
+  // before it is ready (the refusal in the answer's body), and may not yet see the user it made ("create admin user
+  // first", seen once in a loaded suite): both are tried again until an authenticated statement is accepted.
+  await until(`CREATE USER ${user} WITH PASSWORD '${password}' WITH ALL PRIVILEGES`, false, (text) => text.includes("user already exists"));
+  await until("SHOW USERS", true);
+  const influxql = async (q: string, db?: string) => {
+    const { text, answer } = await refusal(q, { db });
     // A statement the admin runs to set a test up must not fail quietly: say what influxd answered.
-    const failed = answer.error ?? answer.results?.find((r: any) => r.error)?.error;
-    if (failed) throw new Error(`influxd refused ${q}: ${failed}\n${await logTail()}`);
+    if (text !== null) throw new Error(`influxd refused ${q}: ${text}\n${await logTail()}`);
     return answer;
   };
   return {
