@@ -164,14 +164,14 @@ export class RunLifecycle {
     );
     ops.length = 0;
     if (save === "failed") ops.push(...kept);
-    else {
+    else
       ops.push(() => {
         started.insertTaken(row);
         return started.isLost(row.id) ? null : { op: "countRun", row };
       });
-      // Nothing of the run is stored: its starter answers now, not after the commit of its count.
-      started.releaseStarter(row.id);
-    }
+    // What is left to write is a finished run's summary row or its count, nothing a crash would make redo: its
+    // starter answers now, not after that commit.
+    started.releaseStarter(row.id);
     return insert.catch(() => {});
   }
 

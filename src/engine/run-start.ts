@@ -71,7 +71,10 @@ export interface StartedRuns {
   carried(row: RunRow, seq: number): boolean;
   /** The op standing for the run's insert was taken into a batch, carrying the row as it stands. */
   insertTaken(row: RunRow): void;
-  /** Nothing of the run is stored (settings.saveRuns none): its starter stops waiting for the commit. */
+  /**
+   * A successful run not kept whole (settings.saveRuns failed or none) ended before its insert was taken: there
+   * is nothing left to redo if the insert were lost, so its starter stops waiting for the commit.
+   */
   releaseStarter(runId: string): void;
 }
 
@@ -84,8 +87,9 @@ export class RunStarter implements StartedRuns {
   private readonly unacked = new Map<string, Promise<void>>();
   /**
    * Starters waiting for the commit of a run's insert that may stop waiting sooner: a run of a workflow that
-   * keeps nothing of its successful runs (settings.saveRuns none) that succeeded before its insert was taken
-   * has nothing left to commit but its count (RunLifecycle.unsavedInsert calls releaseStarter).
+   * does not keep its successful runs whole (settings.saveRuns failed or none) that succeeded before its insert
+   * was taken has nothing left to commit but its summary row or its count (RunLifecycle.unsavedInsert calls
+   * releaseStarter).
    */
   private readonly releases = new Map<string, () => void>();
   /** Runs whose insert failed after they started executing: nothing more of them is written. */
@@ -262,10 +266,11 @@ export class RunStarter implements StartedRuns {
     // (side effects) waits for it too (StepHost.invokeResolved).
     const committed = t.writes.write(this.lazyInsertOps(pending, definitionText));
     this.unacked.set(row.id, committed);
-    // A workflow that keeps nothing of its successful runs: one that succeeds before its insert is taken is
+    // A workflow that does not keep its successful runs whole: one that succeeds before its insert is taken is
     // answered without waiting for a commit (docs/engine.md, "Run saving").
+    const save = pending.definition.settings?.saveRuns;
     const released =
-      pending.definition.settings?.saveRuns === "none"
+      save === "none" || save === "failed"
         ? new Promise<void>((resolve) => {
             this.releases.set(row.id, resolve);
           })

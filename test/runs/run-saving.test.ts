@@ -154,31 +154,35 @@ describe("settings.saveRuns", () => {
     ]);
   });
 
-  test("none: a run that succeeded before its insert was committed is answered without waiting for the commit of its count", async () => {
-    const id = await createWorkflow(t, saving("none"), { name: "held" });
-    const writes = t.deps.engine.writerForTests;
-    const write = writes.write;
-    let open!: () => void;
-    const held = new Promise<void>((resolve) => {
-      open = resolve;
+  for (const mode of ["failed", "none"] as const) {
+    test(`${mode}: a run that succeeded before its insert was committed is answered without waiting for that commit`, async () => {
+      const id = await createWorkflow(t, saving(mode), { name: `held-${mode}` });
+      const writes = t.deps.engine.writerForTests;
+      const write = writes.write;
+      let open!: () => void;
+      const held = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      // Every write waits until `open`: what the run's starter would wait for is not committed meanwhile.
+      writes.write = (ops) => held.then(() => write.call(writes, ops));
+      let run: { id: string; status: string; steps: unknown[] };
+      try {
+        run = await runAndWait(t, id, {}, "test", 0);
+      } finally {
+        writes.write = write;
+        open();
+      }
+      expect(run.status).toBe("completed");
+      await t.deps.engine.committed();
+      await until(
+        async () => (await t.req("GET", `/api/runs/counts?workflowId=${id}&environment=test`)).body.data,
+        (data) => data.total === 1 && data.unsaved === (mode === "none" ? 1 : 0),
+      );
+      const stored = await t.deps.engine.storedRow(run.id);
+      if (mode === "none") expect(stored).toBeNull();
+      else expect({ status: stored?.status, steps: (await t.deps.engine.storedSteps(run.id)).length }).toEqual({ status: "completed", steps: 0 });
     });
-    // Every write waits until `open`: what the run's starter would wait for is not committed meanwhile.
-    writes.write = (ops) => held.then(() => write.call(writes, ops));
-    let run: { id: string; status: string; steps: unknown[] };
-    try {
-      run = await runAndWait(t, id, {}, "test", 0);
-    } finally {
-      writes.write = write;
-      open();
-    }
-    expect(run.status).toBe("completed");
-    await t.deps.engine.committed();
-    await until(
-      async () => (await t.req("GET", `/api/runs/counts?workflowId=${id}&environment=test`)).body.data,
-      (data) => data.total === 1 && data.unsaved === 1,
-    );
-    expect(await t.deps.engine.storedRow(run.id)).toBeNull();
-  });
+  }
 
   test("the workspace's counts add every workflow's, kept or not", async () => {
     const before = (await t.req("GET", "/api/runs/counts?environment=test")).body.data;
