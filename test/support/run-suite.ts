@@ -15,7 +15,7 @@
  *
  *   bun ./test/support/run-suite.ts [bun test arguments...]
  */
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Glob } from "bun";
@@ -151,6 +151,44 @@ function mergeJunit(into: string, from: string): void {
   writeFileSync(into, `${a.slice(0, a.search(head))}${merged}${inner(a).trimEnd()}\n${inner(b).replace(/^\n/, "")}</testsuites>\n`);
 }
 
+/**
+ * PostgreSQL servers that files started and did not stop (a worker killed mid-file, a run interrupted): pg_ctl's
+ * server is not the worker's child, so it outlives it, and the file's directory (its data directory's parent)
+ * may be gone already. Found by their command line naming a data directory below the run's (Linux's /proc),
+ * shut down at once (SIGQUIT). Says how many, since a file should stop its own.
+ */
+async function stopLeftoverPostgres(): Promise<void> {
+  if (!existsSync("/proc/self/cmdline")) return;
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid <= 0) continue;
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue;
+    }
+    const data = argv[argv.indexOf("-D") + 1];
+    if (!argv[0]?.endsWith("/postgres") || !data?.startsWith(`${root}/`)) continue;
+    try {
+      process.kill(pid, "SIGQUIT");
+      pids.push(pid);
+    } catch {}
+  }
+  if (pids.length === 0) return;
+  console.log(`run-suite: stopped ${pids.length} PostgreSQL server(s) that test files left running`);
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (const deadline = Date.now() + 5_000; pids.some(alive) && Date.now() < deadline; ) await Bun.sleep(50);
+}
+
 const pg = testStorage() === "postgres" && postgresBinaries() ? await startSuitePostgres() : undefined;
 if (pg) process.env[SUITE_POSTGRES_URL] = pg.url;
 
@@ -170,6 +208,7 @@ try {
   }
 } finally {
   await pg?.stop();
+  await stopLeftoverPostgres();
   rmSync(root, { recursive: true, force: true });
 }
 process.exit(status);
