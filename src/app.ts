@@ -221,6 +221,7 @@ export function createApp(options: CreateAppOptions) {
     log,
     instanceId,
     clock,
+    fetch: () => deps.guardedFetch,
     onPull: async (workspaceId, how, outcome) => {
       // A scheduled pull that found nothing new is not an event (a schedule of every minute would fill the log).
       if (!(outcome instanceof Error) && outcome.upToDate && outcome.published.length === 0) return;

@@ -38,8 +38,9 @@ describe.skipIf(!ready)("git sync over SSH (sshd on loopback)", () => {
     bare = root.repo("ssh.git");
     sshd = await startSshd();
     url = `ssh://${sshd.user}@127.0.0.1:${sshd.port}${bare}`;
-    dev = await testApp();
-    other = await testApp();
+    // sshd listens on loopback, which remotes reach only once allowed, as pieces do (docs/security.md).
+    dev = await testApp({ WEFT_ALLOW_CIDRS: "127.0.0.0/8" });
+    other = await testApp({ WEFT_ALLOW_CIDRS: "127.0.0.0/8" });
   });
   afterAll(async () => {
     await sshd?.stop();

@@ -11,11 +11,14 @@ import { existsSync } from "node:fs";
 import { httpClient } from "../mcp/client";
 import { testApp, type TestApp } from "../support/app";
 import { announceMissingGit, git, gitRoot, hasGit, startGitDaemon, startHttpBackend, type GitServer } from "../support/git-server";
+import { remoteHost } from "../../src/core/git/guarded-http";
 import { greetDefinition } from "./fixtures";
 
 announceMissingGit();
 
 const TOKEN = "git-host-token-1";
+/** The git servers listen on loopback, which remotes reach only once allowed, as pieces do (docs/security.md). */
+const LOOPBACK = { WEFT_ALLOW_CIDRS: "127.0.0.0/8" };
 const root = hasGit() ? gitRoot() : null;
 let daemon: GitServer;
 let httpBackend: GitServer;
@@ -51,8 +54,8 @@ for (const c of cases) {
     beforeAll(async () => {
       const repo = root!.repo(c.repo);
       url = c.server().url(c.repo);
-      dev = await testApp();
-      other = await testApp();
+      dev = await testApp(LOOPBACK);
+      other = await testApp(LOOPBACK);
       // The repository already holds a file of its own: a push keeps it.
       const seed = `${root!.root}/seed-${c.repo}`;
       git(["clone", "-q", repo, seed]);
@@ -183,6 +186,39 @@ for (const c of cases) {
   });
 }
 
+describe.skipIf(!root)("the SSRF guard", () => {
+  test("a remote on a loopback address is refused on both transports until its range is allowed, and nothing is pushed", async () => {
+    const t = await testApp();
+    for (const [server, repo] of [
+      [() => httpBackend, "guarded-http.git"],
+      [() => daemon, "guarded-daemon.git"],
+    ] as const) {
+      const dir = root!.repo(repo);
+      const url = server().url(repo);
+      await ok(t, "PUT", "/api/git/settings", { remoteUrl: url, branch: "main", ...(repo.includes("http") ? { token: TOKEN } : {}) });
+      await t.req("POST", "/api/workflows", { body: { name: `Guarded ${repo}`, definition: greetDefinition() } });
+      const pushed = await t.req("POST", "/api/git/push", { body: { message: "Should not leave" } });
+      expect({ status: pushed.status, code: pushed.body.error?.code }).toEqual({ status: 502, code: "GIT_REMOTE_FAILED" });
+      expect(pushed.body.error.message).toContain(`cannot reach ${url}`);
+      expect(pushed.body.error.message).toContain("a loopback address");
+      expect(pushed.body.error.message).toContain("Settings → Network");
+      // The repository on the server has no branch: nothing reached it.
+      expect(git(["branch", "--list"], dir).trim()).toBe("");
+      const pulled = await t.req("POST", "/api/git/pull", { body: {} });
+      expect(pulled.body.error?.code).toBe("GIT_REMOTE_FAILED");
+    }
+  });
+
+  test("the host a system-git remote connects to is the one checked; a local path names none", () => {
+    expect(remoteHost("ssh://git@169.254.169.254:2222/team/flows.git")).toBe("169.254.169.254");
+    expect(remoteHost("ssh://[::1]/flows.git")).toBe("::1");
+    expect(remoteHost("git@10.0.0.5:team/flows.git")).toBe("10.0.0.5");
+    expect(remoteHost("git://metadata.google.internal/x.git")).toBe("metadata.google.internal");
+    expect(remoteHost("/srv/git/flows.git")).toBeUndefined();
+    expect(remoteHost("file:///srv/git/flows.git")).toBeUndefined();
+  });
+});
+
 describe.skipIf(!root)("credentials, the push webhook, the schedule, SSH keys, MCP and the audit log", () => {
   let dev: TestApp;
   let prod: TestApp;
@@ -193,8 +229,8 @@ describe.skipIf(!root)("credentials, the push webhook, the schedule, SSH keys, M
   beforeAll(async () => {
     root!.repo("promote.git");
     url = httpBackend.url("promote.git");
-    dev = await testApp();
-    prod = await testApp();
+    dev = await testApp(LOOPBACK);
+    prod = await testApp(LOOPBACK);
     await ok(dev, "PUT", "/api/git/settings", { remoteUrl: url, token: TOKEN });
     workflowId = (await dev.req("POST", "/api/workflows", { body: { name: "Hook me", definition: greetDefinition() } })).body.data.id;
     await ok(dev, "POST", "/api/git/push", { message: "First" });

@@ -5,15 +5,17 @@
  * remotes are fetched and pushed by the system `git`, checked when first used.
  *
  * No working tree: a commit is built from the last synced commit's tree with the files Weft writes replaced.
+ * Every remote reaches only what the SSRF guard allows (./guarded-http.ts).
  */
 import { randomUUID } from "node:crypto";
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import { dirname } from "node:path";
-import git from "isomorphic-git";
-import http from "isomorphic-git/http/node";
+import git, { type HttpClient } from "isomorphic-git";
 import { AppError } from "../../http/errors";
 import { type Clock, systemClock } from "../../lib/clock";
+import type { GuardedFetch } from "../../pieces-sdk/types";
+import { checkRemoteHost, guardedGitHttp } from "./guarded-http";
 
 export interface Remote {
   url: string;
@@ -43,14 +45,20 @@ export const isSsh = (url: string) => /^ssh:\/\//i.test(url) || /^\w[\w.-]*@[\w.
 export class RemoteRefusedError extends Error {}
 
 export class GitClone {
+  private readonly http: HttpClient;
+
   constructor(
     /** The bare repository's directory (created on first use). */
     readonly gitdir: string,
     /** Where an SSH key is written for the system `git` (0600, removed after the call). */
     private readonly scratchDir: string,
+    /** The guarded fetch of the instance (its allow-list), asked per call: HTTP(S) remotes go through it, other remotes' hosts are checked by it. */
+    private readonly network: () => GuardedFetch,
     /** A commit's time (docs/architecture.md, "Time"). */
     private readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    this.http = guardedGitHttp(network);
+  }
 
   private async ready(branch: string): Promise<void> {
     if (fs.existsSync(`${this.gitdir}/HEAD`)) return;
@@ -69,7 +77,7 @@ export class GitClone {
       try {
         const result = await git.fetch({
           fs,
-          http,
+          http: this.http,
           gitdir: this.gitdir,
           url: remote.url,
           ref: remote.branch,
@@ -100,7 +108,7 @@ export class GitClone {
     if (transportOf(remote.url) === "http") {
       let result: Awaited<ReturnType<typeof git.push>>;
       try {
-        result = await git.push({ fs, http, gitdir: this.gitdir, url: remote.url, ref: local, remoteRef: local, onAuth: () => this.auth(remote) });
+        result = await git.push({ fs, http: this.http, gitdir: this.gitdir, url: remote.url, ref: local, remoteRef: local, onAuth: () => this.auth(remote) });
       } catch (error) {
         if ((error as { code?: string }).code === "PushRejectedError") throw new RemoteRefusedError((error as Error).message);
         throw this.transportError(remote, error);
@@ -139,6 +147,11 @@ export class GitClone {
 
   /** Runs the system `git` on this clone; its error names what to install when `git` is missing. */
   private async system(remote: Remote, args: string[]): Promise<string> {
+    try {
+      await checkRemoteHost(this.network, remote.url);
+    } catch (error) {
+      throw new AppError("GIT_REMOTE_FAILED", `cannot reach ${remote.url}: ${(error as Error).message}`);
+    }
     let keyFile: string | undefined;
     const env: Record<string, string> = { ...process.env, GIT_TERMINAL_PROMPT: "0" } as Record<string, string>;
     if (remote.privateKey) {

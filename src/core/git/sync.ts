@@ -14,6 +14,7 @@ import { Cron } from "croner";
 import { AppError } from "../../http/errors";
 import { newSecret, safeEqual, sha256 } from "../../lib/ids";
 import { type Clock, systemClock } from "../../lib/clock";
+import type { GuardedFetch } from "../../pieces-sdk/types";
 import { nowIso } from "../../store/db";
 import type { GitSyncRow } from "../../store/git-sync";
 import type { Storage } from "../../store/port";
@@ -67,6 +68,8 @@ export interface GitSyncOptions {
   onPull?: (workspaceId: string, how: "schedule" | "webhook", result: PullResult | Error) => void | Promise<void>;
   /** The scheduled pull's lease and the commits' time (docs/architecture.md, "Time"); default the system clock. */
   clock?: Clock;
+  /** The instance's guarded fetch, asked per call: remotes reach only what pieces may (docs/security.md). */
+  fetch: () => GuardedFetch;
 }
 
 /** How many entries of each action a plan holds (for the audit log: `{ create: 2, unchanged: 5 }`). */
@@ -235,7 +238,7 @@ export class GitSync {
   }
 
   private cloneOf(workspaceId: string) {
-    return new GitClone(join(this.o.dataDir, "git", `${workspaceId}.git`), join(this.o.dataDir, "git", "keys"), this.o.clock);
+    return new GitClone(join(this.o.dataDir, "git", `${workspaceId}.git`), join(this.o.dataDir, "git", "keys"), this.o.fetch, this.o.clock);
   }
 
   /** One git operation of a workspace at a time on this instance. */
