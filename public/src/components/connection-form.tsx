@@ -50,7 +50,7 @@ function fieldsFor(piece: PieceDetail): FieldSpec[] {
       return Object.entries(auth.props ?? {}).map(([name, p]) => ({
         name,
         label: p.displayName ?? name,
-        secret: p.format === "password" || p.propertyType === "secret",
+        secret: p.format === "password" || p.propertyType === "secret_text",
         required: !!p.required,
         group: "values" as const,
       }));
