@@ -222,6 +222,7 @@ export function createApp(options: CreateAppOptions) {
     instanceId,
     clock,
     fetch: () => deps.guardedFetch,
+    changes: clusterChanges,
     onPull: async (workspaceId, how, outcome) => {
       // A scheduled pull that found nothing new is not an event (a schedule of every minute would fill the log).
       if (!(outcome instanceof Error) && outcome.upToDate && outcome.published.length === 0) return;

@@ -7,7 +7,9 @@
  * - `tokens`: an API token was revoked; the principals of bearer tokens are read again (core/identity.ts);
  * - `workflow` {id}: published, unpublished or its webhook token rotated (also a live workflow deleted): its
  *   webhook target, its production definition, the live event-triggered workflows and the settings of its
- *   lanes (maintenanceMode, concurrencyLimit) are read again (src/app.ts).
+ *   lanes (maintenanceMode, concurrencyLimit) are read again (src/app.ts);
+ * - `git` {id}: a workspace's git sync settings were saved or removed: its pull schedule is read again
+ *   (core/git/sync.ts), so the instance holding the schedule's lease may be any of them.
  * A notification sent while an instance's bus reconnects is lost to it, so each instance also re-reads all of
  * them every `recheckMs` (2 s) and once its bus listens; an instance that was restarting reads everything as
  * it starts. Alone (SQLite) there is no bus and no timer: every change is made in the one process, which
@@ -20,11 +22,11 @@ import type { Logger } from "../http/logger";
 import { type Bus, openBus } from "../store/bus";
 import type { Db } from "../store/db";
 
-export type ChangeKind = "network" | "tokens" | "workflow";
+export type ChangeKind = "network" | "tokens" | "workflow" | "git";
 
 export interface Change {
   what: ChangeKind;
-  /** The workflow's id (`workflow`). */
+  /** The workflow's id (`workflow`), the workspace's (`git`). */
   id?: string;
 }
 

@@ -7,7 +7,20 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ClusterChanges } from "../../src/core/cluster-changes";
+import { secretBox } from "../../src/core/crypto";
+import { GitSync } from "../../src/core/git/sync";
+import { Identity } from "../../src/core/identity";
+import { createLogger } from "../../src/http/logger";
+import { createGuardedFetch } from "../../src/net/guarded-fetch";
+import type { Db } from "../../src/store/db";
+import { storageOf } from "../../src/store/storage";
+import { until } from "../engine/support";
+import { announceMissingPostgres, postgresBinaries } from "../support/postgres";
+import { connectPostgresDatabase, freshPostgresDatabase } from "../support/postgres-storage";
 import { httpClient } from "../mcp/client";
 import { testApp, type TestApp } from "../support/app";
 import { announceMissingGit, git, gitRoot, hasGit, startGitDaemon, startHttpBackend, type GitServer } from "../support/git-server";
@@ -15,6 +28,7 @@ import { remoteHost } from "../../src/core/git/guarded-http";
 import { greetDefinition } from "./fixtures";
 
 announceMissingGit();
+announceMissingPostgres();
 
 const TOKEN = "git-host-token-1";
 /** The git servers listen on loopback, which remotes reach only once allowed, as pieces do (docs/security.md). */
@@ -329,4 +343,59 @@ describe.skipIf(!root)("credentials, the push webhook, the schedule, SSH keys, M
     expect(row!.secret).not.toContain("PRIVATE KEY");
     expect(t.deps.secrets.decrypt(row!.secret!)).toContain("BEGIN OPENSSH PRIVATE KEY");
   });
+});
+
+describe.skipIf(!postgresBinaries())("a cluster's pull schedules, two instances in one process on one PostgreSQL database", () => {
+  test("a schedule saved through A is kept by B, which pulls on it once A is gone; removed through A, B stops", async () => {
+    const { url, db } = await freshPostgresDatabase();
+    const dataDir = mkdtempSync(join(tmpdir(), "weft-git-schedule-"));
+    const { workspaceId, orgId } = await new Identity(storageOf(db)).ensureOrg();
+    const instance = (instanceDb: Db, name: string) => {
+      const changes = new ClusterChanges({ db: instanceDb, log: createLogger("silent"), recheckMs: 60_000 });
+      const pulls: string[] = [];
+      const sync = new GitSync({
+        storage: storageOf(instanceDb),
+        secrets: secretBox({ dataDir }),
+        workflows: undefined as never,
+        files: undefined as never,
+        dataDir,
+        instanceId: name,
+        fetch: () => createGuardedFetch(),
+        changes,
+        // The remote is unreachable: each scheduled pull ends in an error, which is what is counted here.
+        onPull: (_workspace, how) => void pulls.push(how),
+      });
+      return { changes, sync, pulls };
+    };
+    const a = instance(db, "a");
+    const b = instance(connectPostgresDatabase(url), "b");
+    await a.changes.start();
+    await b.changes.start();
+    await a.sync.start();
+    await b.sync.start();
+    try {
+      const actor = { workspaceId, orgId, userId: null, credentialId: "test" };
+      // Every second; B's re-read timer is a minute away, so only the announcement can tell it.
+      await a.sync.save(actor, { remoteUrl: "https://git.invalid/team/flows.git", schedule: "* * * * * *" });
+      a.sync.stop();
+      await until(
+        () => b.pulls,
+        (pulls) => pulls.length > 0,
+        4_000,
+      );
+      expect(b.pulls[0]).toBe("schedule");
+      expect(a.pulls).toEqual([]);
+
+      await a.sync.remove(workspaceId);
+      await Bun.sleep(300);
+      const after = b.pulls.length;
+      await Bun.sleep(2_200);
+      expect(b.pulls.length).toBe(after);
+    } finally {
+      a.sync.stop();
+      b.sync.stop();
+      await a.changes.stop();
+      await b.changes.stop();
+    }
+  }, 20_000);
 });

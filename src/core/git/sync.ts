@@ -15,6 +15,7 @@ import { AppError } from "../../http/errors";
 import { newSecret, safeEqual, sha256 } from "../../lib/ids";
 import { type Clock, systemClock } from "../../lib/clock";
 import type { GuardedFetch } from "../../pieces-sdk/types";
+import type { ClusterChanges } from "../cluster-changes";
 import { nowIso } from "../../store/db";
 import type { GitSyncRow } from "../../store/git-sync";
 import type { Storage } from "../../store/port";
@@ -70,6 +71,11 @@ export interface GitSyncOptions {
   clock?: Clock;
   /** The instance's guarded fetch, asked per call: remotes reach only what pieces may (docs/security.md). */
   fetch: () => GuardedFetch;
+  /**
+   * A cluster's shared changes: a schedule saved or removed on one instance is announced, and every instance
+   * reads it again (and all of them on the cluster's re-read timer), so each keeps every workspace's schedule.
+   */
+  changes?: ClusterChanges;
 }
 
 /** How many entries of each action a plan holds (for the audit log: `{ create: 2, unchanged: 5 }`). */
@@ -91,7 +97,16 @@ export class GitSync {
   private readonly turns = new Map<string, Promise<unknown>>();
   private readonly jobs = new Map<string, Cron>();
 
-  constructor(private readonly o: GitSyncOptions) {}
+  /** Between start() and stop(): schedules are kept (and followed from other instances). */
+  private started = false;
+
+  constructor(private readonly o: GitSyncOptions) {
+    o.changes?.follow(
+      "git",
+      (change) => (change.id ? this.followSchedule(change.id) : this.followSchedules()),
+      () => this.followSchedules(),
+    );
+  }
 
   private get storage() {
     return this.o.storage;
@@ -186,6 +201,7 @@ export class GitSync {
     if (existing && (existing.remote_url !== url || existing.branch !== branch || existing.folder !== folder))
       await this.storage.gitSync.markSynced(actor.workspaceId, null, "{}", null);
     this.reschedule(actor.workspaceId, row);
+    this.o.changes?.announce({ what: "git", id: actor.workspaceId });
     return (await this.settings(actor.workspaceId))!;
   }
 
@@ -205,6 +221,7 @@ export class GitSync {
   async remove(workspaceId: string) {
     await this.storage.gitSync.delete(workspaceId);
     this.reschedule(workspaceId, null);
+    this.o.changes?.announce({ what: "git", id: workspaceId });
   }
 
   /** Refuses a workflow edit in a workspace managed by git (409 MANAGED_BY_GIT, naming the branch and what to do). */
@@ -440,12 +457,29 @@ export class GitSync {
 
   /** Starts the pull schedules of every workspace that has one. */
   async start(): Promise<void> {
-    for (const row of await this.storage.gitSync.list()) this.reschedule(row.workspace_id, row);
+    this.started = true;
+    await this.followSchedules();
   }
 
   stop(): void {
+    this.started = false;
     for (const job of this.jobs.values()) job.stop();
     this.jobs.clear();
+  }
+
+  /** Another instance saved or removed a workspace's settings: its schedule as stored now. */
+  private async followSchedule(workspaceId: string): Promise<void> {
+    const row = await this.storage.gitSync.get(workspaceId);
+    if (this.started && (row?.schedule ?? null) !== (this.jobs.get(workspaceId)?.getPattern() ?? null)) this.reschedule(workspaceId, row);
+  }
+
+  /** Every workspace's schedule as stored now (at the start, and on a cluster's re-read): only what changed is redone. */
+  private async followSchedules(): Promise<void> {
+    const rows = await this.storage.gitSync.list();
+    if (!this.started) return;
+    const stored = new Map(rows.filter((row) => row.schedule).map((row) => [row.workspace_id, row]));
+    for (const workspaceId of [...this.jobs.keys()]) if (!stored.has(workspaceId)) this.reschedule(workspaceId, null);
+    for (const [workspaceId, row] of stored) if (this.jobs.get(workspaceId)?.getPattern() !== row.schedule) this.reschedule(workspaceId, row);
   }
 
   private reschedule(workspaceId: string, row: GitSyncRow | null) {
