@@ -25,7 +25,7 @@ import type { Connection, ConnectionTestResult, PieceDetail, Token, TokenCreated
 import { Table } from "../components/table";
 import { OnceValue } from "../components/once-value";
 import { ConfirmButton } from "../components/confirm-button";
-import { bindChecked, bindText } from "../bind";
+import { bindChecked, bindText, setTo } from "../bind";
 
 function TokensTab() {
   const tokens = useSignal<Token[]>([]);
@@ -82,13 +82,7 @@ function TokensTab() {
             >
               {copied.value ? "Copied" : "Copy"}
             </button>
-            <button
-              type="button"
-              class="small"
-              onClick={() => {
-                created.value = null;
-              }}
-            >
+            <button type="button" class="small" onClick={setTo(created, null)}>
               Done
             </button>
           </div>
@@ -227,13 +221,7 @@ function ConnectionsTab() {
           ))}
         </Table>
       )}
-      <button
-        type="button"
-        class="primary"
-        onClick={() => {
-          choosing.value = true;
-        }}
-      >
+      <button type="button" class="primary" onClick={setTo(choosing, true)}>
         New connection
       </button>
       {choosing.value && (
@@ -248,14 +236,7 @@ function ConnectionsTab() {
             <div class="stack">
               {pieces.value.length === 0 && <p class="muted">No installed piece needs a connection.</p>}
               {pieces.value.map((p) => (
-                <button
-                  type="button"
-                  class="pick"
-                  key={p.id}
-                  onClick={() => {
-                    adding.value = p;
-                  }}
-                >
+                <button type="button" class="pick" key={p.id} onClick={setTo(adding, p)}>
                   <strong>{p.name}</strong>
                   <span>{p.auth?.kind}</span>
                 </button>

@@ -13,6 +13,7 @@ import { JsonView } from "../../components/json-view";
 import { duration, ErrorText, StatusBadge, TERMINAL_RUN_STATUSES, when } from "../../format";
 import { href } from "../../router";
 import type { Run, RunStep } from "../../types";
+import { setTo } from "../../bind";
 
 export type ResultTab = "test" | "production";
 
@@ -102,9 +103,7 @@ export function ResultTabs({ idBase, children }: { idBase: string; children: Com
             aria-selected={resultTab.value === tab}
             aria-controls={`${idBase}-results`}
             tabIndex={resultTab.value === tab ? 0 : -1}
-            onClick={() => {
-              resultTab.value = tab;
-            }}
+            onClick={setTo(resultTab, tab)}
             onKeyDown={(e) => {
               if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
                 e.preventDefault();
