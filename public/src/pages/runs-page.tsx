@@ -6,7 +6,7 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
-import { Pager } from "../components/pager";
+import { Pager, pagePosition } from "../components/pager";
 import { duration, SAVE_RUNS_LABELS, StatusBadge, when } from "../format";
 import { href } from "../router";
 import type { Run, RunCounts, Workflow, WorkflowSummary } from "../types";
@@ -226,9 +226,7 @@ export function RunsPage() {
           ))}
         </Table>
       )}
-      <Pager page={page} pages={pagination.value.totalPages}>
-        Page {pagination.value.page} of {pagination.value.totalPages} ({pagination.value.total} runs)
-      </Pager>
+      <Pager page={page} pages={pagination.value.totalPages} position={pagePosition(pagination.value, "runs")} />
     </main>
   );
 }

@@ -6,7 +6,7 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api, withQuery } from "../api";
 import { ErrorNote } from "../components/error-note";
-import { Pager } from "../components/pager";
+import { Pager, pagePosition } from "../components/pager";
 import { when } from "../format";
 import type { AuditEvent } from "../types";
 import { useCall } from "../use-call";
@@ -131,9 +131,7 @@ export function AuditTab() {
           ))}
         </Table>
       )}
-      <Pager page={page} pages={pagination.value.totalPages}>
-        Page {pagination.value.page} of {pagination.value.totalPages} ({pagination.value.total} events)
-      </Pager>
+      <Pager page={page} pages={pagination.value.totalPages} position={pagePosition(pagination.value, "events")} />
     </section>
   );
 }

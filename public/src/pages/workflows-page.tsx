@@ -359,9 +359,7 @@ export function WorkflowsPage() {
             ))}
           </Table>
         )}
-        <Pager page={page} pages={pages}>
-          Page {page.value} of {pages}
-        </Pager>
+        <Pager page={page} pages={pages} position={`Page ${page.value} of ${pages}`} />
       </section>
       {dialog.value === "new" && (
         <NewWorkflowDialog folderId={folderId.value && folderId.value !== "none" ? folderId.value : null} onClose={setTo(dialog, null)} />
