@@ -6,6 +6,7 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
+import { type Choice, Options } from "../components/options";
 import { Pager, pagePosition } from "../components/pager";
 import { duration, SAVE_RUNS_LABELS, StatusBadge, when } from "../format";
 import { href } from "../router";
@@ -17,6 +18,30 @@ const CHART_DAYS = 14;
 
 const TRIGGER_TYPES = ["manual", "webhook", "cron", "poll", "error", "run_finished", "event", "api", "mcp", "subflow"];
 const STATUSES = ["pending", "running", "completed", "failed", "cancelled", "paused"];
+const ANY: Choice = ["", "Any"];
+const ENVIRONMENTS: Choice[] = [
+  ["production", "Production"],
+  ["test", "Test"],
+  ["all", "All"],
+];
+const SORTS: Choice[] = [
+  ["", "Newest first"],
+  ["oldest", "Oldest first"],
+  ["duration", "Longest first"],
+];
+
+/** One of the selects above the list of runs. */
+function Filter({ label, value, onChange, choices }: { label: string; value: string; onChange: (e: Event) => void; choices: readonly Choice[] }) {
+  return (
+    <label class="field inline">
+      <span>{label}</span>
+      <select value={value} onChange={onChange}>
+        <Options choices={choices} />
+      </select>
+    </label>
+  );
+}
+
 export const LIVE_INTERVAL_MS = 2000;
 
 /** The chart's caption: which runs it counts, in the words of the filters. */
@@ -141,55 +166,15 @@ export function RunsPage() {
         </p>
       )}
       <div class="filters" role="search" aria-label="Filter runs">
-        <label class="field inline">
-          <span>Status</span>
-          <select value={f.status} onChange={set("status")}>
-            <option value="">Any</option>
-            {STATUSES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
-        <label class="field inline">
-          <span>Environment</span>
-          <select value={f.environment} onChange={set("environment")}>
-            <option value="production">Production</option>
-            <option value="test">Test</option>
-            <option value="all">All</option>
-          </select>
-        </label>
-        <label class="field inline">
-          <span>Trigger</span>
-          <select value={f.triggerType} onChange={set("triggerType")}>
-            <option value="">Any</option>
-            {TRIGGER_TYPES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
-        <label class="field inline">
-          <span>Workflow</span>
-          <select value={f.workflowId} onChange={set("workflowId")}>
-            <option value="">Any</option>
-            {workflows.value.map((w) => (
-              <option key={w.id} value={w.id}>
-                {w.name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Filter label="Status" value={f.status} onChange={set("status")} choices={[ANY, ...STATUSES]} />
+        <Filter label="Environment" value={f.environment} onChange={set("environment")} choices={ENVIRONMENTS} />
+        <Filter label="Trigger" value={f.triggerType} onChange={set("triggerType")} choices={[ANY, ...TRIGGER_TYPES]} />
+        <Filter label="Workflow" value={f.workflowId} onChange={set("workflowId")} choices={[ANY, ...workflows.value.map((w) => [w.id, w.name] as const)]} />
         <label class="field inline">
           <span>Tag</span>
           <input value={f.tag} onChange={set("tag")} />
         </label>
-        <label class="field inline">
-          <span>Sort</span>
-          <select value={f.sort} onChange={set("sort")}>
-            <option value="">Newest first</option>
-            <option value="oldest">Oldest first</option>
-            <option value="duration">Longest first</option>
-          </select>
-        </label>
+        <Filter label="Sort" value={f.sort} onChange={set("sort")} choices={SORTS} />
       </div>
       <ErrorNote error={error.value} />
       {runs.value?.length === 0 && <p class="empty">No runs match. Test runs are shown with Environment: Test or All.</p>}

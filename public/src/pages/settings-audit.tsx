@@ -6,6 +6,7 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api, withQuery } from "../api";
 import { ErrorNote } from "../components/error-note";
+import { Options } from "../components/options";
 import { Pager, pagePosition } from "../components/pager";
 import { when } from "../format";
 import type { AuditEvent } from "../types";
@@ -96,12 +97,7 @@ export function AuditTab() {
               draft.value = { ...draft.value, targetType: (e.target as HTMLSelectElement).value };
             }}
           >
-            <option value="">any</option>
-            {TARGET_TYPES.map((type) => (
-              <option key={type} value={type}>
-                {type}
-              </option>
-            ))}
+            <Options choices={[["", "any"], ...TARGET_TYPES]} />
           </select>
         </label>
         {field("from", "From", "", true)}

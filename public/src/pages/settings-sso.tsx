@@ -6,6 +6,7 @@
 import { useSignal } from "@preact/signals";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
+import { Options } from "../components/options";
 import { me } from "../session";
 import type { SsoProvider as Provider } from "../types";
 import { useLoadedCall } from "../use-call";
@@ -177,11 +178,7 @@ export function SsoTab() {
                 form.value = { ...form.value, defaultRole: (e.target as HTMLSelectElement).value };
               }}
             >
-              {ROLES.map((r) => (
-                <option key={r} value={r}>
-                  {r}
-                </option>
-              ))}
+              <Options choices={ROLES} />
             </select>
           </label>
           <label class="field inline">
