@@ -17,6 +17,7 @@
  */
 import { type Signal, useSignal } from "@preact/signals";
 import { useEffect, useRef } from "preact/hooks";
+import { api, type Query } from "./api";
 
 export interface Call {
   /** True while a call runs. */
@@ -66,4 +67,21 @@ export function useLoadedCall(load: () => Promise<unknown>): LoadedCall {
       await load();
     });
   return { ...calls, act };
+}
+
+/**
+ * What GET `path` lists, read once as the screen opens, for a list the screen only offers (the workflows to
+ * filter by, the templates to start from): it stays empty when the call fails, and says nothing of it.
+ */
+export function useListed<T>(path: string, query?: Query): Signal<T[]> {
+  const list = useSignal<T[]>([]);
+  useEffect(() => {
+    api
+      .get<T[]>(path, query)
+      .then((res) => {
+        list.value = res.data;
+      })
+      .catch(() => undefined);
+  }, []);
+  return list;
 }

@@ -13,6 +13,7 @@ import { href } from "../router";
 import type { Run, RunCounts, Workflow, WorkflowSummary } from "../types";
 import { bucketByDay, type DayBucket, RunsChart } from "./runs-chart";
 import { Table } from "../components/table";
+import { useListed } from "../use-call";
 
 const CHART_DAYS = 14;
 
@@ -59,20 +60,11 @@ export function RunsPage() {
   const page = useSignal(1);
   const runs = useSignal<Run[] | null>(null);
   const pagination = useSignal({ page: 1, limit: 20, total: 0, totalPages: 1 });
-  const workflows = useSignal<WorkflowSummary[]>([]);
+  const workflows = useListed<WorkflowSummary>("/api/workflows", { limit: 100 });
   const chart = useSignal<{ buckets: DayBucket[]; unsaved: number; total: number }>({ buckets: bucketByDay([], CHART_DAYS), unsaved: 0, total: 0 });
   /** What the filtered workflow keeps of its runs (settings.saveRuns), shown above the list. */
   const saveRuns = useSignal<string | null>(null);
   const error = useSignal<unknown>(null);
-
-  useEffect(() => {
-    api
-      .get<WorkflowSummary[]>("/api/workflows", { limit: 100 })
-      .then((res) => {
-        workflows.value = res.data;
-      })
-      .catch(() => undefined);
-  }, []);
 
   // The chart counts the runs the table's filters match, from the kept counts: runs of workflows that keep
   // nothing of their successful runs included. The counts take no tag: with one, up to 500 of the newest

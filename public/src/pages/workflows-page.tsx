@@ -14,7 +14,7 @@ import { StatusBadge, when } from "../format";
 import { href, navigate } from "../router";
 import { ImportDialog } from "./import-dialog";
 import type { Folder, TemplateSummary as Template, Workflow, WorkflowSummary } from "../types";
-import { useCall } from "../use-call";
+import { useCall, useListed } from "../use-call";
 import { Table } from "../components/table";
 import { ConfirmButton } from "../components/confirm-button";
 import { bindSelect, bindText, setTo } from "../bind";
@@ -24,16 +24,8 @@ const PAGE_SIZE = 25;
 function NewWorkflowDialog({ onClose, folderId }: { onClose(): void; folderId: string | null }) {
   const name = useSignal("");
   const templateId = useSignal("");
-  const templates = useSignal<Template[]>([]);
+  const templates = useListed<Template>("/api/templates", { limit: 100 });
   const { busy, error, call } = useCall();
-  useEffect(() => {
-    api
-      .get<Template[]>("/api/templates", { limit: 100 })
-      .then((res) => {
-        templates.value = res.data;
-      })
-      .catch(() => undefined);
-  }, []);
   const submit = (event: Event) => {
     event.preventDefault();
     void call(async () => {
