@@ -12,6 +12,7 @@ import { when } from "../format";
 import type { AuditEvent } from "../types";
 import { useCall } from "../use-call";
 import { Table } from "../components/table";
+import { submitInPlace } from "../bind";
 
 interface Filters {
   action: string;
@@ -81,11 +82,10 @@ export function AuditTab() {
       <form
         class="row"
         aria-label="Filter the audit log"
-        onSubmit={(event) => {
-          event.preventDefault();
+        onSubmit={submitInPlace(() => {
           page.value = 1;
           filters.value = { ...draft.value };
-        }}
+        })}
       >
         {field("action", "Action", "workflow.published")}
         {field("actor", "Actor", "e-mail or token name")}

@@ -16,7 +16,7 @@ import { PieceCatalog } from "./piece-catalog";
 import { useLoadedCall } from "../use-call";
 import { Table } from "../components/table";
 import { ConfirmButton } from "../components/confirm-button";
-import { bindText } from "../bind";
+import { bindText, submitInPlace } from "../bind";
 
 /** One line per Weft instance on this database (the fleet registry): where it runs and whether it is alive. */
 function FleetLine() {
@@ -108,15 +108,14 @@ export function IntegrationsTab() {
       <h3>Installed packages</h3>
       <form
         class="row"
-        onSubmit={(event) => {
-          event.preventDefault();
+        onSubmit={submitInPlace(() => {
           const spec = name.value.trim();
           void change(`Installing ${spec}…`, async () => {
             const res = await api.post<PiecePackage>("/api/pieces/packages", { package: spec });
             name.value = "";
             return `Installed ${res.data.name} ${res.data.version} as ${res.data.pieceId}.`;
           });
-        }}
+        })}
       >
         <label class="field inline">
           <span>Install an npm package</span>

@@ -13,7 +13,7 @@ import { useLoadedCall } from "../use-call";
 import { Table } from "../components/table";
 import { OnceValue } from "../components/once-value";
 import { ConfirmButton } from "../components/confirm-button";
-import { bindSelect, bindText } from "../bind";
+import { bindSelect, bindText, submitInPlace } from "../bind";
 
 /** A role select's options, one per role given. */
 const roleOptions = (list: Role[]) =>
@@ -155,13 +155,12 @@ export function MembersTab() {
       <form
         class="row"
         aria-label="Invite a member"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void act(async () => {
+        onSubmit={submitInPlace(() =>
+          act(async () => {
             created.value = (await api.post<InvitationCreated>("/api/invitations", { email: email.value.trim(), role: role.value })).data;
             email.value = "";
-          });
-        }}
+          }),
+        )}
       >
         <label class="field inline">
           <span>E-mail</span>

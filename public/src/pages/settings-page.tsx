@@ -25,7 +25,7 @@ import type { Connection, ConnectionTestResult, PieceDetail, Token, TokenCreated
 import { Table } from "../components/table";
 import { OnceValue } from "../components/once-value";
 import { ConfirmButton } from "../components/confirm-button";
-import { bindChecked, bindText, setTo } from "../bind";
+import { bindChecked, bindText, setTo, submitInPlace } from "../bind";
 
 function TokensTab() {
   const tokens = useSignal<Token[]>([]);
@@ -291,13 +291,12 @@ function WorkspacesTab() {
       </ul>
       <form
         class="row"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void act(async () => {
+        onSubmit={submitInPlace(() =>
+          act(async () => {
             await api.post("/api/workspaces", { name: name.value.trim() });
             name.value = "";
-          });
-        }}
+          }),
+        )}
       >
         <label class="field inline">
           <span>New workspace</span>
