@@ -5,7 +5,7 @@ import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { JsonView } from "../components/json-view";
-import { duration, ErrorText, StatusBadge, TERMINAL_RUN_STATUSES, when } from "../format";
+import { duration, ErrorParagraph, StatusBadge, TERMINAL_RUN_STATUSES, when } from "../format";
 import { href, navigate } from "../router";
 import { watchRun } from "../run-stream";
 import type { Run, RunStep } from "../types";
@@ -153,11 +153,7 @@ export function RunDetailPage({ id }: { id: string }) {
           </Fragment>
         ))}
       </dl>
-      {r.errorMessage && (
-        <p class="note note-error" role="alert">
-          <ErrorText message={r.errorMessage} />
-        </p>
-      )}
+      <ErrorParagraph class="note note-error" alert message={r.errorMessage} />
       <details>
         <summary>Trigger data</summary>
         <JsonView value={r.triggerData} label="Trigger data" />
@@ -188,11 +184,7 @@ export function RunDetailPage({ id }: { id: string }) {
                 {step.retryCount ? ` · ${step.retryCount} retries` : ""}
               </span>
             </div>
-            {step.errorMessage && (
-              <p class="error-text">
-                <ErrorText message={step.errorMessage} />
-              </p>
-            )}
+            <ErrorParagraph class="error-text" message={step.errorMessage} />
             <details>
               <summary>Input</summary>
               <JsonView value={step.inputData} label={`Input of ${step.nodeId}`} />

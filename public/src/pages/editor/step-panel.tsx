@@ -6,7 +6,7 @@ import { projection } from "../../catalog";
 import { CommitInput } from "../../components/commit-input";
 import { ErrorNote } from "../../components/error-note";
 import { JsonView } from "../../components/json-view";
-import { duration, ErrorText, StatusBadge } from "../../format";
+import { duration, ErrorParagraph, StatusBadge } from "../../format";
 import type { ActionNode, StepNode, Workflow } from "../../types";
 import { ConfigForm, dataPaths, type DataPath } from "./config-form";
 import { ConnectionPicker } from "./connection-picker";
@@ -303,11 +303,7 @@ export function StepPanel({
                   {result.durationMs !== null && result.durationMs !== undefined ? ` ${duration(result.durationMs)}` : ""}
                   {result.retryCount ? ` · ${result.retryCount} retries` : ""}
                 </p>
-                {result.errorMessage && (
-                  <p class="note note-error" role="alert">
-                    <ErrorText message={result.errorMessage} />
-                  </p>
-                )}
+                <ErrorParagraph class="note note-error" alert message={result.errorMessage} />
                 {!isTrigger && (
                   <details>
                     <summary>Input</summary>

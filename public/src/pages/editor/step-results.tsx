@@ -10,7 +10,7 @@ import { useEffect, useRef } from "preact/hooks";
 import { api } from "../../api";
 import { ErrorNote } from "../../components/error-note";
 import { JsonView } from "../../components/json-view";
-import { duration, ErrorText, StatusBadge, TERMINAL_RUN_STATUSES, when } from "../../format";
+import { duration, ErrorParagraph, StatusBadge, TERMINAL_RUN_STATUSES, when } from "../../format";
 import { href } from "../../router";
 import type { Run, RunStep } from "../../types";
 import { setTo } from "../../bind";
@@ -181,11 +181,7 @@ export function LastProductionRun({ workflowId, stepName, isTrigger, idBase }: {
               {found.run.executedVersionNumber ? `, version ${found.run.executedVersionNumber}` : ""}
             </a>
           </p>
-          {step.errorMessage && (
-            <p class="note note-error">
-              <ErrorText message={step.errorMessage} />
-            </p>
-          )}
+          <ErrorParagraph class="note note-error" message={step.errorMessage} />
           {!isTrigger && (
             <details>
               <summary>Input</summary>
