@@ -29,6 +29,16 @@ export function ErrorText({ message }: { message: string }) {
   return <>{parts.flatMap((part, i) => (i === 0 ? [part] : [link(i), part]))}</>;
 }
 
+/** A paragraph of `class` holding ErrorText, or nothing when there is no message; `alert` has it announced (role=alert). */
+export function ErrorParagraph({ message, class: style, alert }: { message: string | null | undefined; class: string; alert?: boolean }) {
+  if (!message) return null;
+  return (
+    <p class={style} role={alert ? "alert" : undefined}>
+      <ErrorText message={message} />
+    </p>
+  );
+}
+
 export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge status-${status}`}>{status}</span>;
 }

@@ -9,9 +9,15 @@
  * useEffect(() => void call(load), []);
  * const remove = (id: string) => call(async () => { await api.del(`/api/things/${id}`); await load(); });
  * // <ErrorNote error={error.value} />   <button disabled={busy.value} onClick={() => remove(id)}>Remove</button>
+ *
+ * A screen that shows what `load` reads says it once with `useLoadedCall(load)`: `load` runs as the screen opens,
+ * and `act(work)` runs `work` and then `load` again, in one call:
+ * const { error, act } = useLoadedCall(load);
+ * const remove = (id: string) => act(() => api.del(`/api/things/${id}`));
  */
 import { type Signal, useSignal } from "@preact/signals";
-import { useRef } from "preact/hooks";
+import { useEffect, useRef } from "preact/hooks";
+import { api, type Query } from "./api";
 
 export interface Call {
   /** True while a call runs. */
@@ -42,4 +48,40 @@ export function useCall(startBusy = false): Call {
     }
   };
   return { busy, error, call };
+}
+
+export interface LoadedCall extends Call {
+  /** Runs `work`, then loads again, as one call. */
+  act(work: () => Promise<unknown>): Promise<boolean>;
+}
+
+/** useCall for a screen that shows what `load` reads: it loads as the screen opens, and after each `act`. */
+export function useLoadedCall(load: () => Promise<unknown>): LoadedCall {
+  const calls = useCall();
+  useEffect(() => {
+    void calls.call(load);
+  }, []);
+  const act = (work: () => Promise<unknown>) =>
+    calls.call(async () => {
+      await work();
+      await load();
+    });
+  return { ...calls, act };
+}
+
+/**
+ * What GET `path` lists, read once as the screen opens, for a list the screen only offers (the workflows to
+ * filter by, the templates to start from): it stays empty when the call fails, and says nothing of it.
+ */
+export function useListed<T>(path: string, query?: Query): Signal<T[]> {
+  const list = useSignal<T[]>([]);
+  useEffect(() => {
+    api
+      .get<T[]>(path, query)
+      .then((res) => {
+        list.value = res.data;
+      })
+      .catch(() => undefined);
+  }, []);
+  return list;
 }

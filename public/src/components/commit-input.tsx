@@ -4,6 +4,7 @@
  * cursor, as a plain `value=` input would in Preact. Outside an edit it shows the current value.
  */
 import { useSignal } from "@preact/signals";
+import { setTo } from "../bind";
 
 interface Props {
   id?: string;
@@ -19,16 +20,12 @@ export function CommitInput({ value, onCommit, ...rest }: Props) {
     <input
       {...rest}
       value={typed.value ?? value}
-      onFocus={() => {
-        typed.value = value;
-      }}
+      onFocus={setTo(typed, value)}
       onInput={(e) => {
         typed.value = (e.target as HTMLInputElement).value;
       }}
       onChange={(e) => onCommit((e.target as HTMLInputElement).value)}
-      onBlur={() => {
-        typed.value = null;
-      }}
+      onBlur={setTo(typed, null)}
     />
   );
 }

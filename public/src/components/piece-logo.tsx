@@ -3,6 +3,7 @@
  * or, when there is none or it does not load, the first letters of its name on a tinted square.
  */
 import { useSignal } from "@preact/signals";
+import { setTo } from "../bind";
 
 export function initials(name: string): string {
   const words = name
@@ -15,20 +16,7 @@ export function initials(name: string): string {
 export function PieceLogo({ src, name, size = 40 }: { src: string | null | undefined; name: string; size?: number }) {
   const failed = useSignal(false);
   if (src && !failed.value) {
-    return (
-      <img
-        class="piece-logo"
-        src={src}
-        alt=""
-        width={size}
-        height={size}
-        loading="lazy"
-        referrerpolicy="no-referrer"
-        onError={() => {
-          failed.value = true;
-        }}
-      />
-    );
+    return <img class="piece-logo" src={src} alt="" width={size} height={size} loading="lazy" referrerpolicy="no-referrer" onError={setTo(failed, true)} />;
   }
   return (
     <span

@@ -4,7 +4,7 @@ import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { finishLogin, login, pendingSecondFactor, setupOwner } from "../session";
-import { bindText } from "../bind";
+import { bindText, setTo } from "../bind";
 import { useCall } from "../use-call";
 
 /** The login's second step (docs/teams.md, "Second factor"): the app's code, or one recovery code. */
@@ -46,13 +46,7 @@ function SecondStep() {
           >
             {recovery.value ? "Use the app's code" : "Use a recovery code"}
           </button>
-          <button
-            type="button"
-            class="small"
-            onClick={() => {
-              pendingSecondFactor.value = null;
-            }}
-          >
+          <button type="button" class="small" onClick={setTo(pendingSecondFactor, null)}>
             Start again
           </button>
         </div>

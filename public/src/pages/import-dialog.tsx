@@ -12,6 +12,7 @@ import { detectImport, type DetectedImport } from "../import-files";
 import { href, navigate } from "../router";
 import type { FilesImportPlanEntry as PlanEntry, ForeignImportReport as ForeignReport } from "../types";
 import { Table } from "../components/table";
+import { setTo } from "../bind";
 
 interface Problem {
   file?: string;
@@ -220,9 +221,7 @@ export function ImportDialog({ onClose, onImported, folderId }: { onClose(): voi
             e.preventDefault();
             dragging.value = true;
           }}
-          onDragLeave={() => {
-            dragging.value = false;
-          }}
+          onDragLeave={setTo(dragging, false)}
           onDrop={(e) => {
             e.preventDefault();
             dragging.value = false;

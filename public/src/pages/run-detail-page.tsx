@@ -1,14 +1,31 @@
 /** One run: its steps with inputs, outputs and errors, live through SSE while it runs; retry and cancel. */
 import { useSignal } from "@preact/signals";
+import { type ComponentChildren, Fragment } from "preact";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { JsonView } from "../components/json-view";
-import { duration, ErrorText, StatusBadge, TERMINAL_RUN_STATUSES, when } from "../format";
+import { duration, ErrorParagraph, StatusBadge, TERMINAL_RUN_STATUSES, when } from "../format";
 import { href, navigate } from "../router";
 import { watchRun } from "../run-stream";
 import type { Run, RunStep } from "../types";
 import { useCall } from "../use-call";
+
+/** What the facts list says of a run, term by term; a retry, what retried it and a wait only when there is one. */
+function runFacts(r: Run): Array<[term: string, value: ComponentChildren]> {
+  const facts: Array<[string, ComponentChildren]> = [
+    ["Trigger", r.triggerType],
+    ["Environment", r.environment],
+    ["Started", when(r.startedAt)],
+    ["Finished", when(r.finishedAt)],
+    ["Duration", duration(r.durationMs)],
+    ["Version", r.executedVersionNumber ?? r.versionNumber ?? (r.environment === "test" ? "draft" : "—")],
+  ];
+  if (r.retryOfRunId) facts.push(["Retry of", <a href={href.run(r.retryOfRunId)}>{r.retryOfRunId}</a>]);
+  if (r.retriedByRunId) facts.push(["Retried by", <a href={href.run(r.retriedByRunId)}>{r.retriedByRunId}</a>]);
+  if (r.waitStep) facts.push(["Waiting at", r.resumeAt ? `${r.waitStep} until ${when(r.resumeAt)}` : r.waitStep]);
+  return facts;
+}
 
 export function RunDetailPage({ id }: { id: string }) {
   const run = useSignal<Run | null>(null);
@@ -129,49 +146,14 @@ export function RunDetailPage({ id }: { id: string }) {
       </header>
       <ErrorNote error={actionError.value} />
       <dl class="facts">
-        <dt>Trigger</dt>
-        <dd>{r.triggerType}</dd>
-        <dt>Environment</dt>
-        <dd>{r.environment}</dd>
-        <dt>Started</dt>
-        <dd>{when(r.startedAt)}</dd>
-        <dt>Finished</dt>
-        <dd>{when(r.finishedAt)}</dd>
-        <dt>Duration</dt>
-        <dd>{duration(r.durationMs)}</dd>
-        <dt>Version</dt>
-        <dd>{r.executedVersionNumber ?? r.versionNumber ?? (r.environment === "test" ? "draft" : "—")}</dd>
-        {r.retryOfRunId && (
-          <>
-            <dt>Retry of</dt>
-            <dd>
-              <a href={href.run(r.retryOfRunId)}>{r.retryOfRunId}</a>
-            </dd>
-          </>
-        )}
-        {r.retriedByRunId && (
-          <>
-            <dt>Retried by</dt>
-            <dd>
-              <a href={href.run(r.retriedByRunId)}>{r.retriedByRunId}</a>
-            </dd>
-          </>
-        )}
-        {r.waitStep && (
-          <>
-            <dt>Waiting at</dt>
-            <dd>
-              {r.waitStep}
-              {r.resumeAt ? ` until ${when(r.resumeAt)}` : ""}
-            </dd>
-          </>
-        )}
+        {runFacts(r).map(([term, value]) => (
+          <Fragment key={term}>
+            <dt>{term}</dt>
+            <dd>{value}</dd>
+          </Fragment>
+        ))}
       </dl>
-      {r.errorMessage && (
-        <p class="note note-error" role="alert">
-          <ErrorText message={r.errorMessage} />
-        </p>
-      )}
+      <ErrorParagraph class="note note-error" alert message={r.errorMessage} />
       <details>
         <summary>Trigger data</summary>
         <JsonView value={r.triggerData} label="Trigger data" />
@@ -202,11 +184,7 @@ export function RunDetailPage({ id }: { id: string }) {
                 {step.retryCount ? ` · ${step.retryCount} retries` : ""}
               </span>
             </div>
-            {step.errorMessage && (
-              <p class="error-text">
-                <ErrorText message={step.errorMessage} />
-              </p>
-            )}
+            <ErrorParagraph class="error-text" message={step.errorMessage} />
             <details>
               <summary>Input</summary>
               <JsonView value={step.inputData} label={`Input of ${step.nodeId}`} />

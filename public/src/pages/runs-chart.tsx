@@ -6,6 +6,7 @@
  */
 import { useSignal } from "@preact/signals";
 import type { Run } from "../types";
+import { setTo } from "../bind";
 
 const STATUSES = ["completed", "failed", "cancelled", "running", "paused", "pending"];
 
@@ -42,13 +43,7 @@ export function RunsChart({ buckets, scope, note }: { buckets: DayBucket[]; scop
   const hovered = useSignal<number | null>(null);
   return (
     <figure class="chart" aria-label={`Runs per day by status, last ${days} days${scope ? `, ${scope}` : ""}`}>
-      <div
-        class="chart-bars"
-        role="list"
-        onMouseLeave={() => {
-          hovered.value = null;
-        }}
-      >
+      <div class="chart-bars" role="list" onMouseLeave={setTo(hovered, null)}>
         {buckets.map((bucket, i) => {
           const label = describeDay(bucket);
           return (
@@ -59,15 +54,9 @@ export function RunsChart({ buckets, scope, note }: { buckets: DayBucket[]; scop
               // biome-ignore lint/a11y/noNoninteractiveTabindex: each day takes focus so keyboard users get the same tooltip as the mouse
               tabIndex={0}
               aria-label={label}
-              onMouseEnter={() => {
-                hovered.value = i;
-              }}
-              onFocus={() => {
-                hovered.value = i;
-              }}
-              onBlur={() => {
-                hovered.value = null;
-              }}
+              onMouseEnter={setTo(hovered, i)}
+              onFocus={setTo(hovered, i)}
+              onBlur={setTo(hovered, null)}
             >
               <div class="chart-stack">
                 {STATUSES.filter((s) => bucket.counts[s]).map((status) => (

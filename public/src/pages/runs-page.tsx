@@ -6,17 +6,43 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
-import { Pager } from "../components/pager";
+import { type Choice, Options } from "../components/options";
+import { Pager, pagePosition } from "../components/pager";
 import { duration, SAVE_RUNS_LABELS, StatusBadge, when } from "../format";
 import { href } from "../router";
 import type { Run, RunCounts, Workflow, WorkflowSummary } from "../types";
 import { bucketByDay, type DayBucket, RunsChart } from "./runs-chart";
 import { Table } from "../components/table";
+import { useListed } from "../use-call";
 
 const CHART_DAYS = 14;
 
 const TRIGGER_TYPES = ["manual", "webhook", "cron", "poll", "error", "run_finished", "event", "api", "mcp", "subflow"];
 const STATUSES = ["pending", "running", "completed", "failed", "cancelled", "paused"];
+const ANY: Choice = ["", "Any"];
+const ENVIRONMENTS: Choice[] = [
+  ["production", "Production"],
+  ["test", "Test"],
+  ["all", "All"],
+];
+const SORTS: Choice[] = [
+  ["", "Newest first"],
+  ["oldest", "Oldest first"],
+  ["duration", "Longest first"],
+];
+
+/** One of the selects above the list of runs. */
+function Filter({ label, value, onChange, choices }: { label: string; value: string; onChange: (e: Event) => void; choices: readonly Choice[] }) {
+  return (
+    <label class="field inline">
+      <span>{label}</span>
+      <select value={value} onChange={onChange}>
+        <Options choices={choices} />
+      </select>
+    </label>
+  );
+}
+
 export const LIVE_INTERVAL_MS = 2000;
 
 /** The chart's caption: which runs it counts, in the words of the filters. */
@@ -34,20 +60,11 @@ export function RunsPage() {
   const page = useSignal(1);
   const runs = useSignal<Run[] | null>(null);
   const pagination = useSignal({ page: 1, limit: 20, total: 0, totalPages: 1 });
-  const workflows = useSignal<WorkflowSummary[]>([]);
+  const workflows = useListed<WorkflowSummary>("/api/workflows", { limit: 100 });
   const chart = useSignal<{ buckets: DayBucket[]; unsaved: number; total: number }>({ buckets: bucketByDay([], CHART_DAYS), unsaved: 0, total: 0 });
   /** What the filtered workflow keeps of its runs (settings.saveRuns), shown above the list. */
   const saveRuns = useSignal<string | null>(null);
   const error = useSignal<unknown>(null);
-
-  useEffect(() => {
-    api
-      .get<WorkflowSummary[]>("/api/workflows", { limit: 100 })
-      .then((res) => {
-        workflows.value = res.data;
-      })
-      .catch(() => undefined);
-  }, []);
 
   // The chart counts the runs the table's filters match, from the kept counts: runs of workflows that keep
   // nothing of their successful runs included. The counts take no tag: with one, up to 500 of the newest
@@ -141,55 +158,15 @@ export function RunsPage() {
         </p>
       )}
       <div class="filters" role="search" aria-label="Filter runs">
-        <label class="field inline">
-          <span>Status</span>
-          <select value={f.status} onChange={set("status")}>
-            <option value="">Any</option>
-            {STATUSES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
-        <label class="field inline">
-          <span>Environment</span>
-          <select value={f.environment} onChange={set("environment")}>
-            <option value="production">Production</option>
-            <option value="test">Test</option>
-            <option value="all">All</option>
-          </select>
-        </label>
-        <label class="field inline">
-          <span>Trigger</span>
-          <select value={f.triggerType} onChange={set("triggerType")}>
-            <option value="">Any</option>
-            {TRIGGER_TYPES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
-        <label class="field inline">
-          <span>Workflow</span>
-          <select value={f.workflowId} onChange={set("workflowId")}>
-            <option value="">Any</option>
-            {workflows.value.map((w) => (
-              <option key={w.id} value={w.id}>
-                {w.name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Filter label="Status" value={f.status} onChange={set("status")} choices={[ANY, ...STATUSES]} />
+        <Filter label="Environment" value={f.environment} onChange={set("environment")} choices={ENVIRONMENTS} />
+        <Filter label="Trigger" value={f.triggerType} onChange={set("triggerType")} choices={[ANY, ...TRIGGER_TYPES]} />
+        <Filter label="Workflow" value={f.workflowId} onChange={set("workflowId")} choices={[ANY, ...workflows.value.map((w) => [w.id, w.name] as const)]} />
         <label class="field inline">
           <span>Tag</span>
           <input value={f.tag} onChange={set("tag")} />
         </label>
-        <label class="field inline">
-          <span>Sort</span>
-          <select value={f.sort} onChange={set("sort")}>
-            <option value="">Newest first</option>
-            <option value="oldest">Oldest first</option>
-            <option value="duration">Longest first</option>
-          </select>
-        </label>
+        <Filter label="Sort" value={f.sort} onChange={set("sort")} choices={SORTS} />
       </div>
       <ErrorNote error={error.value} />
       {runs.value?.length === 0 && <p class="empty">No runs match. Test runs are shown with Environment: Test or All.</p>}
@@ -226,9 +203,7 @@ export function RunsPage() {
           ))}
         </Table>
       )}
-      <Pager page={page} pages={pagination.value.totalPages}>
-        Page {pagination.value.page} of {pagination.value.totalPages} ({pagination.value.total} runs)
-      </Pager>
+      <Pager page={page} pages={pagination.value.totalPages} position={pagePosition(pagination.value, "runs")} />
     </main>
   );
 }

@@ -11,7 +11,7 @@ import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { loadSession, me } from "../session";
 import type { SecondFactorEnrolment as Enrolment, SecondFactorStatus as Status } from "../types";
-import { bindText } from "../bind";
+import { bindText, submitInPlace } from "../bind";
 
 /** Six digits are a code; anything else is taken for the password. */
 const proofOf = (text: string) => (/^\s*\d{6}\s*$/.test(text) ? { code: text.trim() } : { password: text });
@@ -149,14 +149,13 @@ export function SecondFactorSection() {
         <form
           class="card stack"
           aria-label="Confirm the second factor"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void act(async () => {
+          onSubmit={submitInPlace(() =>
+            act(async () => {
               codes.value = (await api.post<{ recoveryCodes: string[] }>("/api/auth/second-factor/confirm", { code: code.value.trim() })).data.recoveryCodes;
               enrolment.value = null;
               await load();
-            });
-          }}
+            }),
+          )}
         >
           <p>Add this account to your authenticator app with the secret below (or the otpauth:// address), then give the code it shows.</p>
           <label class="field">

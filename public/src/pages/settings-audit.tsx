@@ -6,11 +6,13 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import { api, withQuery } from "../api";
 import { ErrorNote } from "../components/error-note";
-import { Pager } from "../components/pager";
+import { Options } from "../components/options";
+import { Pager, pagePosition } from "../components/pager";
 import { when } from "../format";
 import type { AuditEvent } from "../types";
 import { useCall } from "../use-call";
 import { Table } from "../components/table";
+import { submitInPlace } from "../bind";
 
 interface Filters {
   action: string;
@@ -80,11 +82,10 @@ export function AuditTab() {
       <form
         class="row"
         aria-label="Filter the audit log"
-        onSubmit={(event) => {
-          event.preventDefault();
+        onSubmit={submitInPlace(() => {
           page.value = 1;
           filters.value = { ...draft.value };
-        }}
+        })}
       >
         {field("action", "Action", "workflow.published")}
         {field("actor", "Actor", "e-mail or token name")}
@@ -96,12 +97,7 @@ export function AuditTab() {
               draft.value = { ...draft.value, targetType: (e.target as HTMLSelectElement).value };
             }}
           >
-            <option value="">any</option>
-            {TARGET_TYPES.map((type) => (
-              <option key={type} value={type}>
-                {type}
-              </option>
-            ))}
+            <Options choices={[["", "any"], ...TARGET_TYPES]} />
           </select>
         </label>
         {field("from", "From", "", true)}
@@ -131,9 +127,7 @@ export function AuditTab() {
           ))}
         </Table>
       )}
-      <Pager page={page} pages={pagination.value.totalPages}>
-        Page {pagination.value.page} of {pagination.value.totalPages} ({pagination.value.total} events)
-      </Pager>
+      <Pager page={page} pages={pagination.value.totalPages} position={pagePosition(pagination.value, "events")} />
     </section>
   );
 }

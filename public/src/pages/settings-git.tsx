@@ -12,6 +12,7 @@ import { when } from "../format";
 import { href } from "../router";
 import type { GitPullResult as PullResult, GitPushResult, GitSettings, GitStatus } from "../types";
 import { Table } from "../components/table";
+import { submitInPlace } from "../bind";
 
 type FileChange = GitStatus["localChanges"][number];
 
@@ -155,9 +156,8 @@ export function GitTab() {
       )}
       <form
         aria-label="Git remote"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void act(async () => {
+        onSubmit={submitInPlace(() =>
+          act(async () => {
             const f = form.value;
             const body: Record<string, unknown> = {
               remoteUrl: f.remoteUrl.trim(),
@@ -171,8 +171,8 @@ export function GitTab() {
             if (f.token) body.token = f.token;
             show((await api.put<GitSettings>("/api/git/settings", body)).data);
             return "Saved.";
-          });
-        }}
+          }),
+        )}
       >
         <label class="field">
           <span>Remote</span>
@@ -313,16 +313,15 @@ export function GitTab() {
           {!s.managed && (
             <form
               aria-label="Push"
-              onSubmit={(event) => {
-                event.preventDefault();
-                void act(async () => {
+              onSubmit={submitInPlace(() =>
+                act(async () => {
                   const res = (await api.post<GitPushResult>("/api/git/push", { message: message.value.trim() })).data;
                   message.value = "";
                   return res.pushed
                     ? `Pushed ${short(res.commit)} (${res.changes.length} file(s)).`
                     : "Nothing to push: the branch already holds this workspace.";
-                });
-              }}
+                }),
+              )}
             >
               <h3>Push</h3>
               <label class="field">

@@ -13,10 +13,10 @@ import { when } from "../format";
 import { route } from "../router";
 import type { CatalogEntry, FleetInstance, PiecePackage } from "../types";
 import { PieceCatalog } from "./piece-catalog";
-import { useCall } from "../use-call";
+import { useLoadedCall } from "../use-call";
 import { Table } from "../components/table";
 import { ConfirmButton } from "../components/confirm-button";
-import { bindText } from "../bind";
+import { bindText, submitInPlace } from "../bind";
 
 /** One line per Weft instance on this database (the fleet registry): where it runs and whether it is alive. */
 function FleetLine() {
@@ -51,7 +51,6 @@ export function IntegrationsTab() {
   /** What is being installed, upgraded or removed now (shown as progress); null when idle. */
   const busy = useSignal<string | null>(null);
   const done = useSignal<string | null>(null);
-  const { error, call } = useCall();
   /** Bumped after every change, so the catalog asks its page again. */
   const changes = useSignal(0);
   // Read on each route change: the picker's "More integrations" lands here with ?q=.
@@ -60,18 +59,15 @@ export function IntegrationsTab() {
   const load = async () => {
     packages.value = (await api.get<PiecePackage[]>("/api/pieces/packages")).data;
   };
-  useEffect(() => {
-    void call(load);
-  }, []);
+  const { error, act } = useLoadedCall(load);
   /** Runs one change with its progress line, then reloads the list and the piece catalog. */
   const change = async (label: string, work: () => Promise<string>) => {
     done.value = null;
     busy.value = label;
-    await call(async () => {
+    await act(async () => {
       done.value = await work();
       forgetCatalog();
       changes.value += 1;
-      await load();
     });
     busy.value = null;
   };
@@ -112,15 +108,14 @@ export function IntegrationsTab() {
       <h3>Installed packages</h3>
       <form
         class="row"
-        onSubmit={(event) => {
-          event.preventDefault();
+        onSubmit={submitInPlace(() => {
           const spec = name.value.trim();
           void change(`Installing ${spec}…`, async () => {
             const res = await api.post<PiecePackage>("/api/pieces/packages", { package: spec });
             name.value = "";
             return `Installed ${res.data.name} ${res.data.version} as ${res.data.pieceId}.`;
           });
-        }}
+        })}
       >
         <label class="field inline">
           <span>Install an npm package</span>

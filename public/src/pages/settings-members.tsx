@@ -4,17 +4,16 @@
  * the reason, as the API would refuse it.
  */
 import { useSignal } from "@preact/signals";
-import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { when } from "../format";
 import { me } from "../session";
 import type { Invitation, InvitationCreated, Member, Role } from "../types";
-import { useCall } from "../use-call";
+import { useLoadedCall } from "../use-call";
 import { Table } from "../components/table";
 import { OnceValue } from "../components/once-value";
 import { ConfirmButton } from "../components/confirm-button";
-import { bindSelect, bindText } from "../bind";
+import { bindSelect, bindText, submitInPlace } from "../bind";
 
 /** A role select's options, one per role given. */
 const roleOptions = (list: Role[]) =>
@@ -47,7 +46,6 @@ export function MembersTab() {
   const created = useSignal<InvitationCreated | null>(null);
   const email = useSignal("");
   const role = useSignal("editor");
-  const { error, call } = useCall();
   const caller: Caller = {
     userId: me.value?.user?.id ?? null,
     role: me.value?.role ?? null,
@@ -60,14 +58,7 @@ export function MembersTab() {
     roles.value = r.data;
     if (isAdmin) invitations.value = (await api.get<Invitation[]>("/api/invitations")).data;
   };
-  useEffect(() => {
-    void call(load);
-  }, []);
-  const act = (fn: () => Promise<unknown>) =>
-    call(async () => {
-      await fn();
-      await load();
-    });
+  const { error, act } = useLoadedCall(load);
   const adminReason = adminNeeded(caller, roles.value);
   return (
     <section aria-labelledby="members-title">
@@ -164,13 +155,12 @@ export function MembersTab() {
       <form
         class="row"
         aria-label="Invite a member"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void act(async () => {
+        onSubmit={submitInPlace(() =>
+          act(async () => {
             created.value = (await api.post<InvitationCreated>("/api/invitations", { email: email.value.trim(), role: role.value })).data;
             email.value = "";
-          });
-        }}
+          }),
+        )}
       >
         <label class="field inline">
           <span>E-mail</span>

@@ -18,14 +18,14 @@ import { MembersTab } from "./settings-members";
 import { AuditTab } from "./settings-audit";
 import { NetworkTab } from "./settings-network";
 import { SsoTab } from "./settings-sso";
-import { useCall } from "../use-call";
+import { useLoadedCall } from "../use-call";
 import { GitTab } from "./settings-git";
 import { SCOPES } from "../../../src/schema/scopes";
 import type { Connection, ConnectionTestResult, PieceDetail, Token, TokenCreated, Workspace } from "../types";
 import { Table } from "../components/table";
 import { OnceValue } from "../components/once-value";
 import { ConfirmButton } from "../components/confirm-button";
-import { bindChecked, bindText } from "../bind";
+import { bindChecked, bindText, setTo, submitInPlace } from "../bind";
 
 function TokensTab() {
   const tokens = useSignal<Token[]>([]);
@@ -34,21 +34,17 @@ function TokensTab() {
   const scopes = useSignal<string[]>(["workflow:read", "run:read"]);
   const created = useSignal<TokenCreated | null>(null);
   const copied = useSignal(false);
-  const { error, call } = useCall();
   const load = async () => {
     tokens.value = (await api.get<Token[]>("/api/tokens")).data;
   };
-  useEffect(() => {
-    void call(load);
-  }, []);
+  const { error, act } = useLoadedCall(load);
   const create = (event: Event) => {
     event.preventDefault();
-    void call(async () => {
+    void act(async () => {
       const res = await api.post<TokenCreated>("/api/tokens", { name: name.value.trim(), scopes: all.value ? "all" : scopes.value });
       created.value = res.data;
       copied.value = false;
       name.value = "";
-      await load();
     });
   };
   return (
@@ -82,13 +78,7 @@ function TokensTab() {
             >
               {copied.value ? "Copied" : "Copy"}
             </button>
-            <button
-              type="button"
-              class="small"
-              onClick={() => {
-                created.value = null;
-              }}
-            >
+            <button type="button" class="small" onClick={setTo(created, null)}>
               Done
             </button>
           </div>
@@ -108,12 +98,7 @@ function TokensTab() {
               <ConfirmButton
                 label={`Revoke ${t.name}`}
                 question={`Revoke ${t.name}? Calls with it fail at once.`}
-                onConfirm={() =>
-                  call(async () => {
-                    await api.del(`/api/tokens/${t.id}`);
-                    await load();
-                  })
-                }
+                onConfirm={() => act(() => api.del(`/api/tokens/${t.id}`))}
               >
                 Revoke
               </ConfirmButton>
@@ -162,13 +147,12 @@ function ConnectionsTab() {
   const pieces = useSignal<PieceDetail[]>([]);
   const adding = useSignal<PieceDetail | null>(null);
   const choosing = useSignal(false);
-  const { error, call } = useCall();
   const message = useSignal<string | null>(null);
   const load = async () => {
     connections.value = await listConnections();
   };
+  const { error, call, act } = useLoadedCall(load);
   useEffect(() => {
-    void call(load);
     listPieces()
       .then((list) => Promise.all(list.filter((p) => p.auth).map((p) => pieceDetail(p.id))))
       .then((list) => {
@@ -178,10 +162,7 @@ function ConnectionsTab() {
   }, []);
   const run = (fn: () => Promise<unknown>) => {
     message.value = null;
-    return call(async () => {
-      await fn();
-      await load();
-    });
+    return act(fn);
   };
   return (
     <section aria-labelledby="connections-title">
@@ -227,13 +208,7 @@ function ConnectionsTab() {
           ))}
         </Table>
       )}
-      <button
-        type="button"
-        class="primary"
-        onClick={() => {
-          choosing.value = true;
-        }}
-      >
+      <button type="button" class="primary" onClick={setTo(choosing, true)}>
         New connection
       </button>
       {choosing.value && (
@@ -248,14 +223,7 @@ function ConnectionsTab() {
             <div class="stack">
               {pieces.value.length === 0 && <p class="muted">No installed piece needs a connection.</p>}
               {pieces.value.map((p) => (
-                <button
-                  type="button"
-                  class="pick"
-                  key={p.id}
-                  onClick={() => {
-                    adding.value = p;
-                  }}
-                >
+                <button type="button" class="pick" key={p.id} onClick={setTo(adding, p)}>
                   <strong>{p.name}</strong>
                   <span>{p.auth?.kind}</span>
                 </button>
@@ -282,7 +250,6 @@ function WorkspacesTab() {
   // A member without workspace:admin sees their memberships, which carry the name only.
   const workspaces = useSignal<Array<Pick<Workspace, "id" | "name">>>([]);
   const name = useSignal("");
-  const { error, call } = useCall();
   // Listing (and creating) workspaces needs workspace:admin; any member may switch between their own (GET /api/auth/me).
   const admin = me.value?.scopes.includes("workspace:admin") ?? false;
   const load = async () => {
@@ -292,9 +259,7 @@ function WorkspacesTab() {
     }
     workspaces.value = (await api.get<Workspace[]>("/api/workspaces")).data;
   };
-  useEffect(() => {
-    void call(load);
-  }, []);
+  const { error, call, act } = useLoadedCall(load);
   const current = me.value?.workspace.id;
   return (
     <section aria-labelledby="workspaces-title">
@@ -326,14 +291,12 @@ function WorkspacesTab() {
       </ul>
       <form
         class="row"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void call(async () => {
+        onSubmit={submitInPlace(() =>
+          act(async () => {
             await api.post("/api/workspaces", { name: name.value.trim() });
             name.value = "";
-            await load();
-          });
-        }}
+          }),
+        )}
       >
         <label class="field inline">
           <span>New workspace</span>

@@ -4,12 +4,12 @@
  * the server stores it encrypted and never answers it.
  */
 import { useSignal } from "@preact/signals";
-import { useEffect } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNote } from "../components/error-note";
+import { Options } from "../components/options";
 import { me } from "../session";
 import type { SsoProvider as Provider } from "../types";
-import { useCall } from "../use-call";
+import { useLoadedCall } from "../use-call";
 import { Table } from "../components/table";
 
 const ROLES = ["admin", "editor", "operator", "viewer"];
@@ -43,19 +43,11 @@ export function SsoTab() {
   const providers = useSignal<Provider[]>([]);
   const form = useSignal({ ...EMPTY });
   const editing = useSignal<string | null>(null);
-  const { busy, error, call } = useCall();
   const owner = me.value?.role === "owner" || me.value?.role === null;
   const load = async () => {
     providers.value = (await api.get<Provider[]>("/api/sso/providers")).data;
   };
-  useEffect(() => {
-    void call(load);
-  }, []);
-  const act = (work: () => Promise<unknown>) =>
-    call(async () => {
-      await work();
-      await load();
-    });
+  const { busy, error, act } = useLoadedCall(load);
   const save = async (event: Event) => {
     event.preventDefault();
     const f = form.value;
@@ -186,11 +178,7 @@ export function SsoTab() {
                 form.value = { ...form.value, defaultRole: (e.target as HTMLSelectElement).value };
               }}
             >
-              {ROLES.map((r) => (
-                <option key={r} value={r}>
-                  {r}
-                </option>
-              ))}
+              <Options choices={ROLES} />
             </select>
           </label>
           <label class="field inline">

@@ -14,26 +14,18 @@ import { StatusBadge, when } from "../format";
 import { href, navigate } from "../router";
 import { ImportDialog } from "./import-dialog";
 import type { Folder, TemplateSummary as Template, Workflow, WorkflowSummary } from "../types";
-import { useCall } from "../use-call";
+import { useCall, useListed } from "../use-call";
 import { Table } from "../components/table";
 import { ConfirmButton } from "../components/confirm-button";
-import { bindSelect, bindText } from "../bind";
+import { bindSelect, bindText, setTo } from "../bind";
 
 const PAGE_SIZE = 25;
 
 function NewWorkflowDialog({ onClose, folderId }: { onClose(): void; folderId: string | null }) {
   const name = useSignal("");
   const templateId = useSignal("");
-  const templates = useSignal<Template[]>([]);
+  const templates = useListed<Template>("/api/templates", { limit: 100 });
   const { busy, error, call } = useCall();
-  useEffect(() => {
-    api
-      .get<Template[]>("/api/templates", { limit: 100 })
-      .then((res) => {
-        templates.value = res.data;
-      })
-      .catch(() => undefined);
-  }, []);
   const submit = (event: Event) => {
     event.preventDefault();
     void call(async () => {
@@ -221,23 +213,11 @@ export function WorkflowsPage() {
           ))}
         </ul>
         <div class="row">
-          <button
-            type="button"
-            class="small"
-            onClick={() => {
-              dialog.value = "folder";
-            }}
-          >
+          <button type="button" class="small" onClick={setTo(dialog, "folder")}>
             New folder
           </button>
           {currentFolder && (
-            <button
-              type="button"
-              class="small"
-              onClick={() => {
-                dialog.value = "rename-folder";
-              }}
-            >
+            <button type="button" class="small" onClick={setTo(dialog, "rename-folder")}>
               Rename
             </button>
           )}
@@ -269,24 +249,13 @@ export function WorkflowsPage() {
           {currentFolder && <span class="muted">in {currentFolder.name}</span>}
           {folderId.value === "none" && <span class="muted">not in a folder</span>}
           <span class="spacer" />
-          <button
-            type="button"
-            onClick={() => {
-              dialog.value = "import";
-            }}
-          >
+          <button type="button" onClick={setTo(dialog, "import")}>
             Import
           </button>
           <button type="button" onClick={() => void exportAll()}>
             Export all (zip)
           </button>
-          <button
-            type="button"
-            class="primary"
-            onClick={() => {
-              dialog.value = "new";
-            }}
-          >
+          <button type="button" class="primary" onClick={setTo(dialog, "new")}>
             New workflow
           </button>
         </header>
@@ -315,12 +284,7 @@ export function WorkflowsPage() {
             />
           </label>
         </div>
-        <ErrorNote
-          error={error.value}
-          onDismiss={() => {
-            error.value = null;
-          }}
-        />
+        <ErrorNote error={error.value} onDismiss={setTo(error, null)} />
         {rows.value === null && !error.value && <p class="muted">Loading…</p>}
         {rows.value?.length === 0 && <p class="empty">No workflows here yet. Create one with “New workflow”.</p>}
         {rows.value && rows.value.length > 0 && (
@@ -338,15 +302,7 @@ export function WorkflowsPage() {
                 <td>{wf.triggerType}</td>
                 <td>
                   {wf.tags.map((t) => (
-                    <button
-                      type="button"
-                      class="tag"
-                      key={t}
-                      onClick={() => {
-                        tag.value = t;
-                      }}
-                      aria-label={`Filter by tag ${t}`}
-                    >
+                    <button type="button" class="tag" key={t} onClick={setTo(tag, t)} aria-label={`Filter by tag ${t}`}>
                       {t}
                     </button>
                   ))}
@@ -395,24 +351,15 @@ export function WorkflowsPage() {
             ))}
           </Table>
         )}
-        <Pager page={page} pages={pages}>
-          Page {page.value} of {pages}
-        </Pager>
+        <Pager page={page} pages={pages} position={`Page ${page.value} of ${pages}`} />
       </section>
       {dialog.value === "new" && (
-        <NewWorkflowDialog
-          folderId={folderId.value && folderId.value !== "none" ? folderId.value : null}
-          onClose={() => {
-            dialog.value = null;
-          }}
-        />
+        <NewWorkflowDialog folderId={folderId.value && folderId.value !== "none" ? folderId.value : null} onClose={setTo(dialog, null)} />
       )}
       {dialog.value === "import" && (
         <ImportDialog
           folderId={folderId.value && folderId.value !== "none" ? folderId.value : null}
-          onClose={() => {
-            dialog.value = null;
-          }}
+          onClose={setTo(dialog, null)}
           onImported={() => {
             dialog.value = null;
             void load();
@@ -423,9 +370,7 @@ export function WorkflowsPage() {
       {(dialog.value === "folder" || (dialog.value === "rename-folder" && currentFolder)) && (
         <FolderDialog
           folder={dialog.value === "rename-folder" ? currentFolder : null}
-          onClose={() => {
-            dialog.value = null;
-          }}
+          onClose={setTo(dialog, null)}
           onSaved={(folder) => {
             dialog.value = null;
             folderId.value = folder.id;

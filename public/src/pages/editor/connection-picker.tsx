@@ -8,6 +8,7 @@ import { ErrorNote } from "../../components/error-note";
 import { authorizeConnection, listConnections } from "../../connections";
 import type { Connection, PieceDetail } from "../../types";
 import { useCall } from "../../use-call";
+import { setTo } from "../../bind";
 
 export function ConnectionPicker({
   pieceId,
@@ -56,13 +57,7 @@ export function ConnectionPicker({
             </option>
           ))}
         </select>
-        <button
-          type="button"
-          class="small"
-          onClick={() => {
-            creating.value = true;
-          }}
-        >
+        <button type="button" class="small" onClick={setTo(creating, true)}>
           New connection
         </button>
         {selected && selected.status !== "active" && p.auth.kind === "oauth2" && (
@@ -82,12 +77,7 @@ export function ConnectionPicker({
       </div>
       <ErrorNote error={error.value} />
       {creating.value && (
-        <Dialog
-          title={`New ${p.name} connection`}
-          onClose={() => {
-            creating.value = false;
-          }}
-        >
+        <Dialog title={`New ${p.name} connection`} onClose={setTo(creating, false)}>
           <ConnectionForm
             piece={p}
             onCreated={async (connection) => {

@@ -17,6 +17,7 @@ import { TagsEditor } from "./tags-editor";
 import { VariablesDialog } from "./variables-dialog";
 import { VersionsDialog } from "./versions-dialog";
 import { WebhookBox } from "./webhook-box";
+import { setTo } from "../../bind";
 
 type PickerState = { mode: "insert"; slot: Slot; label: string } | { mode: "replace"; name: string } | { mode: "trigger" } | null;
 
@@ -280,43 +281,13 @@ export function EditorPage({ id }: { id: string }) {
           mode={picker.value.mode === "trigger" ? "trigger" : "action"}
           title={picker.value.mode === "trigger" ? "Choose the trigger" : picker.value.mode === "replace" ? "Replace the step" : picker.value.label}
           onPick={onPick}
-          onClose={() => {
-            picker.value = null;
-          }}
+          onClose={setTo(picker, null)}
         />
       )}
-      {dialog.value === "test" && (
-        <TestRunDialog
-          store={store}
-          onClose={() => {
-            dialog.value = null;
-          }}
-        />
-      )}
-      {dialog.value === "versions" && (
-        <VersionsDialog
-          store={store}
-          onClose={() => {
-            dialog.value = null;
-          }}
-        />
-      )}
-      {dialog.value === "settings" && (
-        <SettingsDialog
-          store={store}
-          onClose={() => {
-            dialog.value = null;
-          }}
-        />
-      )}
-      {dialog.value === "variables" && (
-        <VariablesDialog
-          workflowId={store.id}
-          onClose={() => {
-            dialog.value = null;
-          }}
-        />
-      )}
+      {dialog.value === "test" && <TestRunDialog store={store} onClose={setTo(dialog, null)} />}
+      {dialog.value === "versions" && <VersionsDialog store={store} onClose={setTo(dialog, null)} />}
+      {dialog.value === "settings" && <SettingsDialog store={store} onClose={setTo(dialog, null)} />}
+      {dialog.value === "variables" && <VariablesDialog workflowId={store.id} onClose={setTo(dialog, null)} />}
     </main>
   );
 }

@@ -6,7 +6,7 @@
 import { useSignal } from "@preact/signals";
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import { Dialog } from "../../components/dialog";
-import { bindText } from "../../bind";
+import { bindText, setTo } from "../../bind";
 
 export interface DataPath {
   label: string;
@@ -100,9 +100,7 @@ export function ExpressionInput(props: ExpressionInputProps) {
         inputMode={props.inputMode}
         spellcheck={false}
         value={shown}
-        onFocus={() => {
-          typed.value = value;
-        }}
+        onFocus={setTo(typed, value)}
         onInput={(e) => {
           typed.value = (e.target as HTMLTextAreaElement).value;
         }}
@@ -114,9 +112,7 @@ export function ExpressionInput(props: ExpressionInputProps) {
           }
         }}
         onChange={(e) => commit((e.target as HTMLTextAreaElement).value)}
-        onBlur={() => {
-          typed.value = null;
-        }}
+        onBlur={setTo(typed, null)}
       />
       <button
         type="button"
@@ -138,9 +134,7 @@ export function ExpressionInput(props: ExpressionInputProps) {
             editing.value = null;
             commit(text);
           }}
-          onClose={() => {
-            editing.value = null;
-          }}
+          onClose={setTo(editing, null)}
         />
       )}
     </div>

@@ -6,7 +6,7 @@ import { projection } from "../../catalog";
 import { CommitInput } from "../../components/commit-input";
 import { ErrorNote } from "../../components/error-note";
 import { JsonView } from "../../components/json-view";
-import { duration, ErrorText, StatusBadge } from "../../format";
+import { duration, ErrorParagraph, StatusBadge } from "../../format";
 import type { ActionNode, StepNode, Workflow } from "../../types";
 import { ConfigForm, dataPaths, type DataPath } from "./config-form";
 import { ConnectionPicker } from "./connection-picker";
@@ -40,6 +40,9 @@ const KIND_TEXT: Record<string, string> = {
   ROUTER: "Router: the run takes the first branch whose conditions hold",
   LOOP_ON_ITEMS: "Loop: the steps inside run once per item",
 };
+
+/** A step as the panel edits it: any kind, with the fields of an action step. */
+type EditedStep = StepNode & Partial<ActionNode>;
 
 export function StepPanel({
   store,
@@ -75,7 +78,18 @@ export function StepPanel({
   const result = store.stepResults.value.get(node.name) ?? (isTrigger && testRun ? triggerStep(testRun, node.name) : undefined);
   const pinned = store.workflow.value?.pinnedData?.[node.name];
   const paths = availablePaths(store, node.name, triggerSample.value);
-  const patch = (fn: (n: StepNode & Partial<ActionNode>) => void) => store.change(updateStep(def, node.name, fn));
+  const patch = (fn: (n: EditedStep) => void) => store.change(updateStep(def, node.name, fn));
+  /** A handler that sets one field of the step to the value it is given. */
+  const setField =
+    <K extends keyof EditedStep>(key: K) =>
+    (value: EditedStep[K]) =>
+      patch((n) => {
+        n[key] = value;
+      });
+  const setItems = (items: string) =>
+    patch((n) => {
+      n.config = { ...n.config, items };
+    });
   const idBase = `step-${node.name}`.replace(/[^A-Za-z0-9_-]/g, "_");
 
   const pin = async (data: unknown) => {
@@ -127,15 +141,7 @@ export function StepPanel({
       <div class="name-grid">
         <div class="field">
           <label for={`${idBase}-display`}>Display name</label>
-          <CommitInput
-            id={`${idBase}-display`}
-            value={node.displayName ?? ""}
-            onCommit={(text) =>
-              patch((n) => {
-                n.displayName = text;
-              })
-            }
-          />
+          <CommitInput id={`${idBase}-display`} value={node.displayName ?? ""} onCommit={setField("displayName")} />
         </div>
         <div class="field">
           <label for={`${idBase}-name`}>Step name</label>
@@ -250,11 +256,7 @@ export function StepPanel({
             config={node.config ?? {}}
             connectionId={node.connectionId}
             paths={paths}
-            onChange={(config) =>
-              patch((n) => {
-                n.config = config;
-              })
-            }
+            onChange={setField("config")}
           />
         </>
       )}
@@ -267,12 +269,8 @@ export function StepPanel({
             stepName={node.name}
             branches={node.branches ?? []}
             paths={paths}
-            onChange={(branches) =>
-              patch((n) => {
-                // Keep each branch's steps with the branch as branches are edited, reordered or removed.
-                n.branches = branches;
-              })
-            }
+            // Each branch keeps its steps as branches are edited, reordered or removed.
+            onChange={setField("branches")}
           />
         </>
       )}
@@ -286,21 +284,9 @@ export function StepPanel({
             placeholder="{{trigger.body.items}}"
             value={String(node.config?.items ?? "")}
             paths={paths}
-            onCommit={(items) =>
-              patch((n) => {
-                n.config = { ...n.config, items };
-              })
-            }
+            onCommit={setItems}
           />
-          <ExpressionPicker
-            paths={paths}
-            label="Items"
-            onInsert={(items) =>
-              patch((n) => {
-                n.config = { ...n.config, items };
-              })
-            }
-          />
+          <ExpressionPicker paths={paths} label="Items" onInsert={setItems} />
         </div>
       )}
 
@@ -317,11 +303,7 @@ export function StepPanel({
                   {result.durationMs !== null && result.durationMs !== undefined ? ` ${duration(result.durationMs)}` : ""}
                   {result.retryCount ? ` · ${result.retryCount} retries` : ""}
                 </p>
-                {result.errorMessage && (
-                  <p class="note note-error" role="alert">
-                    <ErrorText message={result.errorMessage} />
-                  </p>
-                )}
+                <ErrorParagraph class="note note-error" alert message={result.errorMessage} />
                 {!isTrigger && (
                   <details>
                     <summary>Input</summary>

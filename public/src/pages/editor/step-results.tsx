@@ -10,9 +10,10 @@ import { useEffect, useRef } from "preact/hooks";
 import { api } from "../../api";
 import { ErrorNote } from "../../components/error-note";
 import { JsonView } from "../../components/json-view";
-import { duration, ErrorText, StatusBadge, TERMINAL_RUN_STATUSES, when } from "../../format";
+import { duration, ErrorParagraph, StatusBadge, TERMINAL_RUN_STATUSES, when } from "../../format";
 import { href } from "../../router";
 import type { Run, RunStep } from "../../types";
+import { setTo } from "../../bind";
 
 export type ResultTab = "test" | "production";
 
@@ -102,9 +103,7 @@ export function ResultTabs({ idBase, children }: { idBase: string; children: Com
             aria-selected={resultTab.value === tab}
             aria-controls={`${idBase}-results`}
             tabIndex={resultTab.value === tab ? 0 : -1}
-            onClick={() => {
-              resultTab.value = tab;
-            }}
+            onClick={setTo(resultTab, tab)}
             onKeyDown={(e) => {
               if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
                 e.preventDefault();
@@ -182,11 +181,7 @@ export function LastProductionRun({ workflowId, stepName, isTrigger, idBase }: {
               {found.run.executedVersionNumber ? `, version ${found.run.executedVersionNumber}` : ""}
             </a>
           </p>
-          {step.errorMessage && (
-            <p class="note note-error">
-              <ErrorText message={step.errorMessage} />
-            </p>
-          )}
+          <ErrorParagraph class="note note-error" message={step.errorMessage} />
           {!isTrigger && (
             <details>
               <summary>Input</summary>
