@@ -41,6 +41,12 @@ export async function auditOf(audit: Audit, ctx: CallContext, action: string, ta
   await audit.record(await whoCalled(audit, ctx), action, target, details);
 }
 
+/** Records `action` on `target` done by the call in `ctx`, then answers `data` in the envelope: how a change ends. */
+export async function audited<T>(audit: Audit, ctx: CallContext, data: T, action: string, target: AuditTarget | null, details?: Record<string, unknown>) {
+  await auditOf(audit, ctx, action, target, details);
+  return { data };
+}
+
 const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/;
 
 /** A time filter as ISO 8601 UTC; unparseable is dropped, as the list endpoints' invalid filters are. */
