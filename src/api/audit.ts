@@ -41,6 +41,9 @@ export async function auditOf(audit: Audit, ctx: CallContext, action: string, ta
   await audit.record(await whoCalled(audit, ctx), action, target, details);
 }
 
+/** A workflow as the audit log names it (the routes' and the MCP tools'). */
+export const workflowTarget = (w: { id: string; name: string }): AuditTarget => ({ type: "workflow", id: w.id, name: w.name });
+
 /** Records `action` on `target` done by the call in `ctx`, then answers `data` in the envelope: how a change ends. */
 export async function audited<T>(audit: Audit, ctx: CallContext, data: T, action: string, target: AuditTarget | null, details?: Record<string, unknown>) {
   await auditOf(audit, ctx, action, target, details);

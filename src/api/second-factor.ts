@@ -4,11 +4,11 @@
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
-import { addressOf, auditOf, userAgentOf } from "./audit";
+import { addressOf, audited, auditOf, userAgentOf } from "./audit";
+import { routeOptions } from "./route-options";
 import { secureCookie, sessionCookieHeader } from "./identity";
 import { TokenBuckets } from "./middleware/rate-limit";
 import { AppError } from "../http/errors";
-import { Data } from "../schema/common";
 import {
   ConfirmBody,
   ProofBody,
@@ -21,6 +21,7 @@ import {
 } from "../schema/second-factor";
 
 const tags = ["Identity"];
+const route = routeOptions(tags);
 
 /**
  * Code attempts per account, on top of the per-address flood ceiling every login call counts against: ten at once,
@@ -35,28 +36,29 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
   const self = (email: string, id: string) => ({ type: "user", id, name: email });
   return new Elysia({ name: "api-second-factor" })
     .use(security)
-    .get("/api/auth/second-factor", async ({ auth }) => ({ data: await secondFactor.status(auth) }), {
-      permission: "authenticated",
-      response: Data(SecondFactorStatus),
-      detail: { tags, summary: "The caller's second factor: on or not, recovery codes left, the workspaces requiring one" },
-    })
-    .post("/api/auth/second-factor/enrol", async ({ auth }) => ({ data: await secondFactor.enrol(auth) }), {
-      permission: "authenticated",
-      response: Data(SecondFactorEnrolment),
-      detail: { tags, summary: "Start enrolling a TOTP second factor: a new secret and its otpauth:// URI (nothing is on until confirmed)" },
-    })
+    .get(
+      "/api/auth/second-factor",
+      async ({ auth }) => ({ data: await secondFactor.status(auth) }),
+      route.answer("authenticated", SecondFactorStatus, "The caller's second factor: on or not, recovery codes left, the workspaces requiring one"),
+    )
+    .post(
+      "/api/auth/second-factor/enrol",
+      async ({ auth }) => ({ data: await secondFactor.enrol(auth) }),
+      route.answer(
+        "authenticated",
+        SecondFactorEnrolment,
+        "Start enrolling a TOTP second factor: a new secret and its otpauth:// URI (nothing is on until confirmed)",
+      ),
+    )
     .post(
       "/api/auth/second-factor/confirm",
       async (ctx) => {
         const confirmed = await secondFactor.confirm(ctx.auth, ctx.body.code);
-        await auditOf(audit, ctx, "second_factor.enrolled", self(confirmed.user.email, confirmed.user.id), { method: "totp" });
-        return { data: confirmed };
+        return audited(audit, ctx, confirmed, "second_factor.enrolled", self(confirmed.user.email, confirmed.user.id), { method: "totp" });
       },
       {
-        permission: "authenticated",
+        ...route.answer("authenticated", RecoveryCodes, "Turn the second factor on with the app's first code; answers the recovery codes, shown this once"),
         body: ConfirmBody,
-        response: Data(RecoveryCodes),
-        detail: { tags, summary: "Turn the second factor on with the app's first code; answers the recovery codes, shown this once" },
       },
     )
     .post(
@@ -67,24 +69,19 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
         return { data: await secondFactor.status(ctx.auth) };
       },
       {
-        permission: "authenticated",
+        ...route.answer("authenticated", SecondFactorStatus, "Turn the second factor off (and its recovery codes), with a current code or the password"),
         body: ProofBody,
-        response: Data(SecondFactorStatus),
-        detail: { tags, summary: "Turn the second factor off (and its recovery codes), with a current code or the password" },
       },
     )
     .post(
       "/api/auth/second-factor/recovery-codes",
       async (ctx) => {
         const renewed = await refusedAudited(ctx, () => secondFactor.regenerateRecoveryCodes(ctx.auth, ctx.body));
-        await auditOf(audit, ctx, "second_factor.recovery_codes_renewed", self(renewed.user.email, renewed.user.id));
-        return { data: renewed };
+        return audited(audit, ctx, renewed, "second_factor.recovery_codes_renewed", self(renewed.user.email, renewed.user.id));
       },
       {
-        permission: "authenticated",
+        ...route.answer("authenticated", RecoveryCodes, "New recovery codes, shown this once (the old ones stop working), with a current code or the password"),
         body: ProofBody,
-        response: Data(RecoveryCodes),
-        detail: { tags, summary: "New recovery codes, shown this once (the old ones stop working), with a current code or the password" },
       },
     )
     .post(
@@ -147,23 +144,27 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
         },
       },
     )
-    .get("/api/settings/second-factor", async ({ auth }) => ({ data: await secondFactor.required(auth.workspaceId) }), {
-      permission: "workspace:admin",
-      response: Data(SecondFactorRequirement),
-      detail: { tags, summary: "Whether the workspace requires a second factor of its members" },
-    })
+    .get(
+      "/api/settings/second-factor",
+      async ({ auth }) => ({ data: await secondFactor.required(auth.workspaceId) }),
+      route.answer("workspace:admin", SecondFactorRequirement, "Whether the workspace requires a second factor of its members"),
+    )
     .put(
       "/api/settings/second-factor",
       async (ctx) => {
         const requirement = await secondFactor.setRequired(ctx.auth, ctx.body.required);
-        await auditOf(audit, ctx, "settings.changed", { type: "settings", id: null, name: "second factor" }, { secondFactorRequired: requirement.required });
-        return { data: requirement };
+        return audited(
+          audit,
+          ctx,
+          requirement,
+          "settings.changed",
+          { type: "settings", id: null, name: "second factor" },
+          { secondFactorRequired: requirement.required },
+        );
       },
       {
-        permission: "workspace:admin",
+        ...route.answer("workspace:admin", SecondFactorRequirement, "Require a second factor of every member of the workspace, or not (owner)"),
         body: SecondFactorRequirementBody,
-        response: Data(SecondFactorRequirement),
-        detail: { tags, summary: "Require a second factor of every member of the workspace, or not (owner)" },
       },
     );
 

@@ -39,4 +39,4 @@ export async function audited<T>(ctx: McpContext, action: string, target: (data:
   return { data };
 }
 
-export const workflowTarget = (w: { id: string; name: string }): AuditTarget => ({ type: "workflow", id: w.id, name: w.name });
+export { workflowTarget } from "../api/audit";
