@@ -15,7 +15,7 @@ import { clientOf } from "../net/client-address";
 const tags = ["Audit"];
 
 /** What a handler's context holds that the log needs. */
-interface CallContext {
+export interface CallContext {
   auth: Principal;
   request: Request;
   server?: Server<unknown> | null;

@@ -1,16 +1,21 @@
 /** Connections (docs/connections.md): credentials a workspace holds for a piece, and the start of the OAuth2 flow. */
-import { Elysia } from "elysia";
+import { Elysia, type Static } from "elysia";
 import type { AppDeps } from "./deps";
-import { audited } from "./audit";
+import { audited, type CallContext } from "./audit";
 import { routeOptions } from "./route-options";
 import { AuthorizeStart, Connection, ConnectionCreateBody, ConnectionListQuery, ConnectionTestResult, ConnectionUpdateBody } from "../schema/connection";
 
 const route = routeOptions(["Connections"]);
-/** A connection as the audit log names it. */
-const target = (c: { id: string; name: string }) => ({ type: "connection", id: c.id, name: c.name });
 
-export const connectionsApi = ({ security, connections, audit }: AppDeps) =>
-  new Elysia({ name: "api-connections" })
+export const connectionsApi = ({ security, connections, audit }: AppDeps) => {
+  /**
+   * A connection a route just changed: audited as `action` with its piece and `details`, never its credentials
+   * (docs/teams.md, "Audit log"), and answered.
+   */
+  const changed = (ctx: CallContext, action: string, connection: Static<typeof Connection>, details: Record<string, unknown> = {}) =>
+    audited(audit, ctx, connection, action, { type: "connection", id: connection.id, name: connection.name }, { pieceId: connection.pieceId, ...details });
+
+  return new Elysia({ name: "api-connections" })
     .use(security)
     .post(
       "/api/connections",
@@ -18,8 +23,7 @@ export const connectionsApi = ({ security, connections, audit }: AppDeps) =>
         const { auth, body } = ctx;
         const data = await connections.create({ orgId: auth.orgId, workspaceId: auth.workspaceId, userId: auth.userId }, body);
         ctx.set.status = 201;
-        // Never the credentials: the piece and the kind of auth only (docs/teams.md, "Audit log").
-        return audited(audit, ctx, data, "connection.created", target(data), { pieceId: data.pieceId, authKind: data.authKind });
+        return changed(ctx, "connection.created", data, { authKind: data.authKind });
       },
       {
         ...route.creates("connection:write", Connection, {
@@ -42,19 +46,14 @@ export const connectionsApi = ({ security, connections, audit }: AppDeps) =>
     )
     .patch(
       "/api/connections/:id",
-      async (ctx) => {
-        const data = await connections.update(ctx.auth.workspaceId, ctx.params.id, ctx.body);
-        // The names of the fields changed, never their values.
-        return audited(audit, ctx, data, "connection.updated", target(data), { pieceId: data.pieceId, changed: Object.keys(ctx.body).sort() });
-      },
+      // The names of the fields changed, never their values.
+      async (ctx) =>
+        changed(ctx, "connection.updated", await connections.update(ctx.auth.workspaceId, ctx.params.id, ctx.body), { changed: Object.keys(ctx.body).sort() }),
       { ...route.byId("connection:write", Connection, "Rename a connection or replace its credentials"), body: ConnectionUpdateBody },
     )
     .delete(
       "/api/connections/:id",
-      async (ctx) => {
-        const data = await connections.delete(ctx.auth.workspaceId, ctx.params.id);
-        return audited(audit, ctx, data, "connection.deleted", target(data), { pieceId: data.pieceId });
-      },
+      async (ctx) => changed(ctx, "connection.deleted", await connections.delete(ctx.auth.workspaceId, ctx.params.id)),
       route.byId("connection:write", Connection, "Delete a connection; refused while a live workflow uses it (the refusal names the workflows)"),
     )
     .post(
@@ -77,3 +76,4 @@ export const connectionsApi = ({ security, connections, audit }: AppDeps) =>
       async ({ auth, params }) => ({ data: await connections.test(auth.workspaceId, params.id) }),
       route.byId("connection:write", ConnectionTestResult, "Check a connection with the piece's declared check (refreshing its token if needed)"),
     );
+};

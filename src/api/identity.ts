@@ -34,6 +34,8 @@ export function sessionCookieHeader(value: string, expiresAt: string, secure: bo
  */
 export const secureCookie = (publicUrl: string, request: Request) => publicUrl.startsWith("https:") || clientOf(request).https;
 
+/** A browser session as the audit log names it: by its browser. */
+const sessionTarget = (session: { id: string; userAgent: string | null }) => ({ type: "session", id: session.id, name: session.userAgent ?? "" });
 /** An API token as the audit log names it. */
 const tokenTarget = (token: { id: string; name: string }) => ({ type: "token", id: token.id, name: token.name });
 
@@ -121,14 +123,7 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
       "/api/auth/sessions/:id",
       async (ctx) => {
         const revoked = await identity.revokeSession(ctx.auth, ctx.params.id);
-        return audited(
-          audit,
-          ctx,
-          revoked,
-          "session.revoked",
-          { type: "session", id: revoked.id, name: revoked.userAgent ?? "" },
-          { current: revoked.current },
-        );
+        return audited(audit, ctx, revoked, "session.revoked", sessionTarget(revoked), { current: revoked.current });
       },
       route.byId("authenticated", Session, "End one of your sessions at once (its next call is refused, on every instance)"),
     )

@@ -17,17 +17,18 @@ import {
   Role,
 } from "../schema/identity";
 import { rolesView } from "../core/members";
-import { addressOf, audited, auditOf, userAgentOf } from "./audit";
+import { addressOf, audited, type CallContext, userAgentOf } from "./audit";
 
 const tags = ["Members"];
 const route = routeOptions(tags);
 
 export const membersApi = ({ members, sso, secondFactor, identity, security, config, audit, loginGuard }: AppDeps) => {
   /** A member an admin just changed: audited as `action` with the role they have now, and answered. */
-  const changed = (ctx: Parameters<typeof auditOf>[1], action: string, member: Static<typeof Member>) =>
+  const changed = (ctx: CallContext, action: string, member: Static<typeof Member>) =>
     audited(audit, ctx, member, action, { type: "member", id: member.userId, name: member.email }, { role: member.role });
-  /** An invitation as the audit log names it. */
-  const invitationTarget = (invitation: { id: string; email: string }) => ({ type: "invitation", id: invitation.id, name: invitation.email });
+  /** An invitation an admin just made or revoked: audited as `action` with its role and `details`, and answered. */
+  const invitationChanged = <T extends { id: string; email: string; role: string }>(ctx: CallContext, action: string, invitation: T, details = {}) =>
+    audited(audit, ctx, invitation, action, { type: "invitation", id: invitation.id, name: invitation.email }, { role: invitation.role, ...details });
   /** The options of a route that changes one member: admins only, answering the member. */
   const memberChange = (summary: string) => ({ ...route.answer("workspace:admin", Member, summary), params: MemberParams });
 
@@ -73,11 +74,7 @@ export const membersApi = ({ members, sso, secondFactor, identity, security, con
       async (ctx) => {
         const invitation = await members.invite(ctx.auth, ctx.body);
         ctx.set.status = 201;
-        return audited(audit, ctx, invitation, "invitation.created", invitationTarget(invitation), {
-          role: invitation.role,
-          expiresAt: invitation.expiresAt,
-          emailed: invitation.emailed,
-        });
+        return invitationChanged(ctx, "invitation.created", invitation, { expiresAt: invitation.expiresAt, emailed: invitation.emailed });
       },
       {
         ...route.creates(
@@ -90,10 +87,7 @@ export const membersApi = ({ members, sso, secondFactor, identity, security, con
     )
     .delete(
       "/api/invitations/:id",
-      async (ctx) => {
-        const invitation = await members.revokeInvitation(ctx.auth.workspaceId, ctx.params.id);
-        return audited(audit, ctx, invitation, "invitation.revoked", invitationTarget(invitation), { role: invitation.role });
-      },
+      async (ctx) => invitationChanged(ctx, "invitation.revoked", await members.revokeInvitation(ctx.auth.workspaceId, ctx.params.id)),
       route.byId("workspace:admin", Invitation, "Revoke a pending invitation; its link stops working"),
     )
     .post("/api/invitations/preview", async ({ body }) => ({ data: await members.inspect(body.token) }), {

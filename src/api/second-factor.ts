@@ -4,7 +4,7 @@
  */
 import { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
-import { addressOf, audited, auditOf, userAgentOf } from "./audit";
+import { addressOf, audited, auditOf, type CallContext, userAgentOf } from "./audit";
 import { routeOptions } from "./route-options";
 import { secureCookie, sessionCookieHeader } from "./identity";
 import { TokenBuckets } from "./middleware/rate-limit";
@@ -30,6 +30,8 @@ const route = routeOptions(tags);
  */
 const ATTEMPTS_BURST = 10;
 const ATTEMPTS_PER_SECOND = 1 / 60;
+/** The workspace's requirement of a second factor, as the audit log names the setting. */
+const REQUIREMENT_TARGET = { type: "settings", id: null, name: "second factor" };
 
 export const secondFactorApi = ({ secondFactor, identity, security, config, audit }: AppDeps) => {
   const attempts = new TokenBuckets(ATTEMPTS_PER_SECOND, ATTEMPTS_BURST);
@@ -153,14 +155,7 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
       "/api/settings/second-factor",
       async (ctx) => {
         const requirement = await secondFactor.setRequired(ctx.auth, ctx.body.required);
-        return audited(
-          audit,
-          ctx,
-          requirement,
-          "settings.changed",
-          { type: "settings", id: null, name: "second factor" },
-          { secondFactorRequired: requirement.required },
-        );
+        return audited(audit, ctx, requirement, "settings.changed", REQUIREMENT_TARGET, { secondFactorRequired: requirement.required });
       },
       {
         ...route.answer("workspace:admin", SecondFactorRequirement, "Require a second factor of every member of the workspace, or not (owner)"),
@@ -169,7 +164,7 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
     );
 
   /** A wrong code or password given to change the factor is recorded as `second_factor.failed`, then refused. */
-  async function refusedAudited<T>(ctx: Parameters<typeof auditOf>[1], change: () => Promise<T>): Promise<T> {
+  async function refusedAudited<T>(ctx: CallContext, change: () => Promise<T>): Promise<T> {
     try {
       return await change();
     } catch (error) {
