@@ -21,8 +21,7 @@ import {
   WorkspaceCreateBody,
 } from "../schema/identity";
 
-const tags = ["Identity"];
-const route = routeOptions(tags);
+const route = routeOptions(["Identity"]);
 
 export function sessionCookieHeader(value: string, expiresAt: string, secure: boolean) {
   return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Expires=${new Date(expiresAt).toUTCString()}${secure ? "; Secure" : ""}`;
@@ -44,7 +43,7 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
     .use(security)
     .get("/api/auth/status", async () => ({ data: { needsSetup: await identity.needsSetup() } }), {
       permission: "public",
-      detail: { tags, summary: "Whether the first owner account still has to be created" },
+      detail: route.detail("Whether the first owner account still has to be created"),
       response: Data(t.Object({ needsSetup: t.Boolean() })),
     })
     .post(
@@ -58,7 +57,7 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
       {
         permission: "public",
         body: SetupBody,
-        detail: { tags, summary: "Create the first owner account (only while no user exists)" },
+        detail: route.detail("Create the first owner account (only while no user exists)"),
       },
     )
     .post(
@@ -86,11 +85,9 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
       {
         permission: "public",
         body: LoginBody,
-        detail: {
-          tags,
-          summary:
-            "Log in with email and password; sets an HttpOnly session cookie, or, for an account with a second factor, answers secondFactorRequired and a ticket for POST /api/auth/login/second-factor",
-        },
+        detail: route.detail(
+          "Log in with email and password; sets an HttpOnly session cookie, or, for an account with a second factor, answers secondFactorRequired and a ticket for POST /api/auth/login/second-factor",
+        ),
       },
     )
     .post(
@@ -112,7 +109,7 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
     )
     .get("/api/auth/me", async ({ auth }) => ({ data: await identity.me(auth) }), {
       permission: "authenticated",
-      detail: { tags, summary: "The caller: user, active workspace, scopes and (for sessions) the CSRF token" },
+      detail: route.detail("The caller: user, active workspace, scopes and (for sessions) the CSRF token"),
     })
     .get(
       "/api/auth/sessions",
@@ -158,7 +155,7 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
     .post("/api/auth/workspace", async ({ auth, body }) => ({ data: await identity.switchWorkspace(auth, body.workspaceId) }), {
       permission: "authenticated",
       body: t.Object({ workspaceId: t.String({ format: "uuid" }) }, { additionalProperties: false }),
-      detail: { tags, summary: "Switch the browser session's active workspace" },
+      detail: route.detail("Switch the browser session's active workspace"),
     })
     .get(
       "/api/tokens",

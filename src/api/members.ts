@@ -19,8 +19,7 @@ import {
 import { rolesView } from "../core/members";
 import { addressOf, audited, type CallContext, userAgentOf } from "./audit";
 
-const tags = ["Members"];
-const route = routeOptions(tags);
+const route = routeOptions(["Members"]);
 
 export const membersApi = ({ members, sso, secondFactor, identity, security, config, audit, loginGuard }: AppDeps) => {
   /** A member an admin just changed: audited as `action` with the role they have now, and answered. */
@@ -123,7 +122,7 @@ export const membersApi = ({ members, sso, secondFactor, identity, security, con
       {
         permission: "public",
         body: InvitationAcceptBody,
-        detail: { tags, summary: "Accept an invitation: set a password (or give the existing account's) and join; sets the session cookie" },
+        detail: route.detail("Accept an invitation: set a password (or give the existing account's) and join; sets the session cookie"),
       },
     );
 };

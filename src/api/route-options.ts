@@ -18,6 +18,8 @@ export type About = string | { summary: string; description: string };
 export function routeOptions(tags: string[]) {
   const detail = (about: About) => (typeof about === "string" ? { tags, summary: about } : { tags, ...about });
   return {
+    /** The `detail` of a route under the area's tag(s), for a route these builders do not fit. */
+    detail,
     /** A route answering `{ data }` of `schema`. */
     answer: <S extends TSchema>(permission: Permission, schema: S, about: About) => ({ permission, response: Data(schema), detail: detail(about) }),
     /** A route on the one record named by `:id`, answering `{ data }` of `schema`. */

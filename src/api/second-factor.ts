@@ -20,8 +20,7 @@ import {
   SecondStepBody,
 } from "../schema/second-factor";
 
-const tags = ["Identity"];
-const route = routeOptions(tags);
+const route = routeOptions(["Identity"]);
 
 /**
  * Code attempts per account, on top of the per-address flood ceiling every login call counts against: ten at once,
@@ -140,10 +139,7 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
       {
         permission: "public",
         body: SecondStepBody,
-        detail: {
-          tags,
-          summary: "The login's second step: the ticket with a code or a recovery code; sets the session cookie (a ticket finishes one login)",
-        },
+        detail: route.detail("The login's second step: the ticket with a code or a recovery code; sets the session cookie (a ticket finishes one login)"),
       },
     )
     .get(

@@ -8,8 +8,7 @@ import { created, routeOptions } from "./route-options";
 import { IdParams, wholeList } from "../schema/common";
 import { SsoProvider, SsoProviderBody, SsoProviderPublic } from "../schema/sso";
 
-const tags = ["Identity"];
-const route = routeOptions(tags);
+const route = routeOptions(["Identity"]);
 
 export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
   return new Elysia({ name: "api-sso" })
@@ -27,7 +26,7 @@ export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
         set.headers["cache-control"] = "no-store";
         return "";
       },
-      { permission: "public", params: IdParams, detail: { tags, summary: "Start signing in with a provider: redirects to its authorization endpoint" } },
+      { permission: "public", params: IdParams, detail: route.detail("Start signing in with a provider: redirects to its authorization endpoint") },
     )
     .get(
       "/api/auth/sso/:id/callback",
@@ -56,7 +55,7 @@ export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
       {
         permission: "public",
         params: IdParams,
-        detail: { tags, summary: "The provider's redirect back: validates state, nonce, PKCE and the ID token, then opens a session" },
+        detail: route.detail("The provider's redirect back: validates state, nonce, PKCE and the ID token, then opens a session"),
       },
     )
     .get(

@@ -25,8 +25,7 @@ import {
   type WorkflowUpdateBodyT,
 } from "../schema/workflow-record";
 
-const tags = ["Workflows"];
-const route = routeOptions(tags);
+const route = routeOptions(["Workflows"]);
 
 export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFiles, audit }: AppDeps) =>
   new Elysia({ name: "api-workflows" })
@@ -60,16 +59,15 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
         query: WorkflowListQuery,
       },
     )
-    .get("/api/workflows/files", async ({ auth }) => ({ data: { weftFormat: 1 as const, files: await workflowFiles.export(auth.workspaceId) } }), {
-      permission: "workflow:read",
-      response: Data(WorkflowFilesExport),
-      detail: {
-        tags,
+    .get(
+      "/api/workflows/files",
+      async ({ auth }) => ({ data: { weftFormat: 1 as const, files: await workflowFiles.export(auth.workspaceId) } }),
+      route.answer("workflow:read", WorkflowFilesExport, {
         summary: "Export every workflow of the workspace as YAML files (docs/workflows-as-code.md)",
         description:
           "Answers path → YAML text: workflows/[<folder>/]<name>.yaml per workflow (its draft, test payloads and pinned data), connections.yaml (names and pieces only) and variables/all.yaml (secret variables by name only). No credential, secret value or connection id is in them. `weft export DIR` writes the same files.",
-      },
-    })
+      }),
+    )
     .post(
       "/api/workflows/files",
       async ({ auth, body }) => {
@@ -77,15 +75,12 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
         return { data: await workflowFiles.import(auth, files, { dryRun, prune, mayCreateConnections: auth.scopes.has("connection:write") }) };
       },
       {
-        permission: "workflow:write",
-        body: WorkflowFilesImportBody,
-        response: Data(WorkflowFilesImportResult),
-        detail: {
-          tags,
+        ...route.answer("workflow:write", WorkflowFilesImportResult, {
           summary: "Import YAML workflow files: all or nothing (docs/workflows-as-code.md)",
           description:
             "Every file is checked first, by the format and by the publish gate; any problem answers 400 VALIDATION_FAILED with every problem (file, path, message) in error.details.problems, and nothing is written. dryRun answers the plan (create, update, unchanged, delete) and changes nothing. Otherwise the whole plan is applied in one transaction. Workflows keep their ids; an import writes drafts and never publishes (a live workflow keeps running its published version). prune also deletes the workspace's workflows the files do not hold. A connection connections.yaml names that the workspace lacks is created without credentials (needs connection:write too).",
-        },
+        }),
+        body: WorkflowFilesImportBody,
       },
     )
     .get(
@@ -129,12 +124,11 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
         idempotent: true,
         body: ImportBody,
         response: { 200: Data(WorkflowImportPreview), 201: Data(Workflow) },
-        detail: {
-          tags,
+        detail: route.detail({
           summary: "Import an exported workflow as a new draft (name and folderId may be overridden)",
           description:
             "The draft is created whatever the publish gate says of it (201). dryRun makes the same checks (structure, limits, folder) and answers what the import would do, with the publish gate's diagnostics of the draft, storing nothing (200; docs/import.md). Accepts Idempotency-Key.",
-        },
+        }),
       },
     )
     .post(
@@ -151,11 +145,10 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
         idempotent: true,
         body: ForeignImportBody,
         response: { 200: Data(ForeignImportResult), 201: Data(ForeignImportResult) },
-        detail: {
-          tags,
+        detail: route.detail({
           summary: "Import a workflow of Activepieces or n8n as a new draft, with a report of what was carried over (docs/import.md)",
           description:
             "format activepieces takes a flow export or template file, n8n a workflow JSON. The answer holds the report: each foreign node or step mapped, approximated (and how) or not mapped (why), and Activepieces packages this server lacks with the `weft pieces add` command that installs each. What has no Weft counterpart becomes a placeholder step (piece import-placeholder) that the publish gate refuses until it is replaced; nothing is dropped silently. dryRun answers the report and the converted definition and stores nothing (200); otherwise the draft is created (201). Accepts Idempotency-Key.",
-        },
+        }),
       },
     );
