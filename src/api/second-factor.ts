@@ -2,7 +2,7 @@
  * A second factor for password logins (docs/teams.md, "Second factor"): enrolment, confirmation (recovery codes shown
  * once), removal, new recovery codes, the login's second step, and the workspace owner's requirement.
  */
-import { Elysia } from "elysia";
+import { Elysia, type TSchema } from "elysia";
 import type { AppDeps } from "./deps";
 import { addressOf, audited, auditOf, type CallContext, userAgentOf } from "./audit";
 import { routeOptions } from "./route-options";
@@ -34,7 +34,10 @@ const REQUIREMENT_TARGET = { type: "settings", id: null, name: "second factor" }
 
 export const secondFactorApi = ({ secondFactor, identity, security, config, audit }: AppDeps) => {
   const attempts = new TokenBuckets(ATTEMPTS_PER_SECOND, ATTEMPTS_BURST);
-  const self = (email: string, id: string) => ({ type: "user", id, name: email });
+  /** The user whose own second factor a call is about, as the audit log names them. */
+  const self = (user: { id: string; email: string }) => ({ type: "user", id: user.id, name: user.email });
+  /** The options of a change to the caller's own second factor that needs proof: a current code or the password. */
+  const withProof = <S extends TSchema>(schema: S, summary: string) => ({ ...route.answer("authenticated", schema, summary), body: ProofBody });
   return new Elysia({ name: "api-second-factor" })
     .use(security)
     .get(
@@ -55,7 +58,7 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
       "/api/auth/second-factor/confirm",
       async (ctx) => {
         const confirmed = await secondFactor.confirm(ctx.auth, ctx.body.code);
-        return audited(audit, ctx, confirmed, "second_factor.enrolled", self(confirmed.user.email, confirmed.user.id), { method: "totp" });
+        return audited(audit, ctx, confirmed, "second_factor.enrolled", self(confirmed.user), { method: "totp" });
       },
       {
         ...route.answer("authenticated", RecoveryCodes, "Turn the second factor on with the app's first code; answers the recovery codes, shown this once"),
@@ -66,24 +69,18 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
       "/api/auth/second-factor/disable",
       async (ctx) => {
         const removed = await refusedAudited(ctx, () => secondFactor.disable(ctx.auth, ctx.body));
-        await auditOf(audit, ctx, "second_factor.removed", self(removed.user.email, removed.user.id), { with: ctx.body.code ? "code" : "password" });
+        await auditOf(audit, ctx, "second_factor.removed", self(removed.user), { with: ctx.body.code ? "code" : "password" });
         return { data: await secondFactor.status(ctx.auth) };
       },
-      {
-        ...route.answer("authenticated", SecondFactorStatus, "Turn the second factor off (and its recovery codes), with a current code or the password"),
-        body: ProofBody,
-      },
+      withProof(SecondFactorStatus, "Turn the second factor off (and its recovery codes), with a current code or the password"),
     )
     .post(
       "/api/auth/second-factor/recovery-codes",
       async (ctx) => {
         const renewed = await refusedAudited(ctx, () => secondFactor.regenerateRecoveryCodes(ctx.auth, ctx.body));
-        return audited(audit, ctx, renewed, "second_factor.recovery_codes_renewed", self(renewed.user.email, renewed.user.id));
+        return audited(audit, ctx, renewed, "second_factor.recovery_codes_renewed", self(renewed.user));
       },
-      {
-        ...route.answer("authenticated", RecoveryCodes, "New recovery codes, shown this once (the old ones stop working), with a current code or the password"),
-        body: ProofBody,
-      },
+      withProof(RecoveryCodes, "New recovery codes, shown this once (the old ones stop working), with a current code or the password"),
     )
     .post(
       "/api/auth/login/second-factor",
@@ -100,7 +97,7 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
         };
         const state = attempts.take(user.id);
         if (!state.allowed) {
-          await audit.record(who, "second_factor.failed", self(user.email, user.id), { reason: "too many codes for this account" });
+          await audit.record(who, "second_factor.failed", self(user), { reason: "too many codes for this account" });
           throw new AppError(
             "RATE_LIMITED",
             `too many codes for this account (${ATTEMPTS_BURST}, then one a minute); retry after ${state.retryAfterSeconds} s`,
@@ -111,7 +108,7 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
         }
         const result = await secondFactor.finishLogin(body.ticket, body);
         if (!result.ok) {
-          await audit.record(who, "second_factor.failed", self(user.email, user.id), { with: body.code !== undefined ? "code" : "recoveryCode" });
+          await audit.record(who, "second_factor.failed", self(user), { with: body.code !== undefined ? "code" : "recoveryCode" });
           throw new AppError("UNAUTHORIZED", result.message, { attemptsLeft: result.attemptsLeft });
         }
         const session = await identity.openSession(result.user, undefined, { address: ip, userAgent: userAgentOf(request) });
@@ -119,7 +116,7 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
           await audit.record(
             { ...who, actor: { type: "user", id: user.id, name: user.email }, workspaceId: session.workspaceId },
             "second_factor.recovery_code_used",
-            self(user.email, user.id),
+            self(user),
             {
               recoveryCodesLeft: result.recoveryCodesLeft,
             },
@@ -166,7 +163,7 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
     } catch (error) {
       if (error instanceof AppError && error.code === "FORBIDDEN" && (error.details as { field?: string } | undefined)?.field && ctx.auth.userId) {
         const user = await identity.user(ctx.auth.userId);
-        if (user) await auditOf(audit, ctx, "second_factor.failed", self(user.email, user.id), { reason: error.message });
+        if (user) await auditOf(audit, ctx, "second_factor.failed", self(user), { reason: error.message });
       }
       throw error;
     }
