@@ -15,7 +15,7 @@ import { clientOf } from "../net/client-address";
 const tags = ["Audit"];
 
 /** What a handler's context holds that the log needs. */
-interface CallContext {
+export interface CallContext {
   auth: Principal;
   request: Request;
   server?: Server<unknown> | null;
@@ -39,6 +39,15 @@ export const whoCalled = (audit: Audit, ctx: CallContext): Promise<AuditContext>
 /** Records `action` done by the call in `ctx`. */
 export async function auditOf(audit: Audit, ctx: CallContext, action: string, target: AuditTarget | null, details?: Record<string, unknown>) {
   await audit.record(await whoCalled(audit, ctx), action, target, details);
+}
+
+/** A workflow as the audit log names it (the routes' and the MCP tools'). */
+export const workflowTarget = (w: { id: string; name: string }): AuditTarget => ({ type: "workflow", id: w.id, name: w.name });
+
+/** Records `action` on `target` done by the call in `ctx`, then answers `data` in the envelope: how a change ends. */
+export async function audited<T>(audit: Audit, ctx: CallContext, data: T, action: string, target: AuditTarget | null, details?: Record<string, unknown>) {
+  await auditOf(audit, ctx, action, target, details);
+  return { data };
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/;

@@ -2,61 +2,51 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
-import { Data, IdParams, List, Uuid } from "../schema/common";
+import { created, routeOptions } from "./route-options";
+import { Uuid } from "../schema/common";
 import { Folder } from "../schema/folder";
 import { MoveBody } from "../schema/workflow-record";
 
-const tags = ["Folders"];
+const route = routeOptions(["Folders"]);
 const FolderBody = t.Object({ name: t.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
 
 export const foldersApi = ({ security, folders }: AppDeps) =>
   new Elysia({ name: "api-folders" })
     .use(security)
-    .get("/api/folders", ({ auth }) => folders.list(auth.workspaceId), {
-      permission: "workflow:read",
-      response: List(Folder),
-      detail: { tags, summary: "List folders with their workflow counts (GET /api/workflows?folderId= lists a folder's workflows)" },
-    })
-    .post(
+    .get(
       "/api/folders",
-      async ({ auth, body, set }) => {
-        const data = await folders.create(auth, body.name);
-        set.status = 201;
-        return { data };
-      },
-      {
-        permission: "workflow:write",
-        body: FolderBody,
-        response: { 201: Data(Folder) },
-        detail: { tags, summary: "Create a folder (names are unique in a workspace, ignoring case)" },
-      },
+      ({ auth }) => folders.list(auth.workspaceId),
+      route.list("workflow:read", Folder, "List folders with their workflow counts (GET /api/workflows?folderId= lists a folder's workflows)"),
     )
-    .get("/api/folders/:id", async ({ auth, params }) => ({ data: await folders.get(auth.workspaceId, params.id) }), {
-      permission: "workflow:read",
-      params: IdParams,
-      response: Data(Folder),
-      detail: { tags, summary: "Read a folder" },
-    })
-    .put("/api/folders/:id", async ({ auth, params, body }) => ({ data: await folders.rename(auth, params.id, body.name) }), {
-      permission: "workflow:write",
-      params: IdParams,
+    .post("/api/folders", async ({ auth, body, set }) => created(set, await folders.create(auth, body.name)), {
+      ...route.creates("workflow:write", Folder, "Create a folder (names are unique in a workspace, ignoring case)"),
       body: FolderBody,
-      response: Data(Folder),
-      detail: { tags, summary: "Rename a folder" },
+    })
+    .get(
+      "/api/folders/:id",
+      async ({ auth, params }) => ({ data: await folders.get(auth.workspaceId, params.id) }),
+      route.byId("workflow:read", Folder, "Read a folder"),
+    )
+    .put("/api/folders/:id", async ({ auth, params, body }) => ({ data: await folders.rename(auth, params.id, body.name) }), {
+      ...route.byId("workflow:write", Folder, "Rename a folder"),
+      body: FolderBody,
     })
     .delete("/api/folders/:id", async ({ auth, params, query }) => ({ data: await folders.delete(auth, params.id, query.moveTo) }), {
-      permission: "workflow:write",
-      params: IdParams,
+      ...route.byId(
+        "workflow:write",
+        t.Object({ id: Uuid, deleted: t.Boolean(), moved: Type.Integer() }),
+        "Delete a folder; one holding workflows is refused (409, with the count) unless ?moveTo=<folderId> or ?moveTo=root",
+      ),
       query: t.Object(
         { moveTo: t.Optional(t.String({ description: "a folder id, or root; required when the folder holds workflows" })) },
         { additionalProperties: true },
       ),
-      response: Data(t.Object({ id: Uuid, deleted: t.Boolean(), moved: Type.Integer() })),
-      detail: { tags, summary: "Delete a folder; one holding workflows is refused (409, with the count) unless ?moveTo=<folderId> or ?moveTo=root" },
     })
     .post("/api/workflows/move", async ({ auth, body }) => ({ data: await folders.move(auth, body.workflowIds, body.folderId) }), {
-      permission: "workflow:write",
+      ...route.answer(
+        "workflow:write",
+        t.Object({ moved: Type.Integer(), folderId: t.Union([Uuid, t.Null()]) }),
+        "Move workflows into a folder (folderId null: out of every folder); all or nothing",
+      ),
       body: MoveBody,
-      response: Data(t.Object({ moved: Type.Integer(), folderId: t.Union([Uuid, t.Null()]) })),
-      detail: { tags, summary: "Move workflows into a folder (folderId null: out of every folder); all or nothing" },
     });

@@ -2,10 +2,11 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import { SESSION_COOKIE } from "./middleware/security";
-import { addressOf, auditOf, userAgentOf } from "./audit";
+import { addressOf, audited, auditOf, userAgentOf } from "./audit";
+import { created, routeOptions } from "./route-options";
 import { AppError } from "../http/errors";
 import { clientOf } from "../net/client-address";
-import { Data, IdParams, List, wholeList } from "../schema/common";
+import { Data, wholeList } from "../schema/common";
 import {
   LoginBody,
   PasswordChangeBody,
@@ -20,7 +21,7 @@ import {
   WorkspaceCreateBody,
 } from "../schema/identity";
 
-const tags = ["Identity"];
+const route = routeOptions(["Identity"]);
 
 export function sessionCookieHeader(value: string, expiresAt: string, secure: boolean) {
   return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Expires=${new Date(expiresAt).toUTCString()}${secure ? "; Secure" : ""}`;
@@ -32,12 +33,17 @@ export function sessionCookieHeader(value: string, expiresAt: string, secure: bo
  */
 export const secureCookie = (publicUrl: string, request: Request) => publicUrl.startsWith("https:") || clientOf(request).https;
 
+/** A browser session as the audit log names it: by its browser. */
+const sessionTarget = (session: { id: string; userAgent: string | null }) => ({ type: "session", id: session.id, name: session.userAgent ?? "" });
+/** An API token as the audit log names it. */
+const tokenTarget = (token: { id: string; name: string }) => ({ type: "token", id: token.id, name: token.name });
+
 export const identityApi = ({ identity, sso, secondFactor, security, config, audit, loginGuard: guard }: AppDeps) => {
   return new Elysia({ name: "api-identity" })
     .use(security)
     .get("/api/auth/status", async () => ({ data: { needsSetup: await identity.needsSetup() } }), {
       permission: "public",
-      detail: { tags, summary: "Whether the first owner account still has to be created" },
+      detail: route.detail("Whether the first owner account still has to be created"),
       response: Data(t.Object({ needsSetup: t.Boolean() })),
     })
     .post(
@@ -51,7 +57,7 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
       {
         permission: "public",
         body: SetupBody,
-        detail: { tags, summary: "Create the first owner account (only while no user exists)" },
+        detail: route.detail("Create the first owner account (only while no user exists)"),
       },
     )
     .post(
@@ -79,11 +85,9 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
       {
         permission: "public",
         body: LoginBody,
-        detail: {
-          tags,
-          summary:
-            "Log in with email and password; sets an HttpOnly session cookie, or, for an account with a second factor, answers secondFactorRequired and a ticket for POST /api/auth/login/second-factor",
-        },
+        detail: route.detail(
+          "Log in with email and password; sets an HttpOnly session cookie, or, for an account with a second factor, answers secondFactorRequired and a ticket for POST /api/auth/login/second-factor",
+        ),
       },
     )
     .post(
@@ -97,47 +101,36 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
           `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secureCookie(config.publicUrl, request) ? "; Secure" : ""}`;
         return { data: { loggedOut: true, logoutUrl } };
       },
-      {
-        permission: "authenticated",
-        response: Data(t.Object({ loggedOut: t.Boolean(), logoutUrl: t.Union([t.String(), t.Null()]) })),
-        detail: { tags, summary: "End the browser session; logoutUrl: where to end it at the single sign-on provider too (or null)" },
-      },
+      route.answer(
+        "authenticated",
+        t.Object({ loggedOut: t.Boolean(), logoutUrl: t.Union([t.String(), t.Null()]) }),
+        "End the browser session; logoutUrl: where to end it at the single sign-on provider too (or null)",
+      ),
     )
     .get("/api/auth/me", async ({ auth }) => ({ data: await identity.me(auth) }), {
       permission: "authenticated",
-      detail: { tags, summary: "The caller: user, active workspace, scopes and (for sessions) the CSRF token" },
+      detail: route.detail("The caller: user, active workspace, scopes and (for sessions) the CSRF token"),
     })
-    .get("/api/auth/sessions", async ({ auth }) => wholeList(await identity.listSessions(auth)), {
-      permission: "authenticated",
-      response: List(Session),
-      detail: { tags, summary: "Your browser sessions (not expired), most recently used first; `current` marks this one" },
-    })
+    .get(
+      "/api/auth/sessions",
+      async ({ auth }) => wholeList(await identity.listSessions(auth)),
+      route.list("authenticated", Session, "Your browser sessions (not expired), most recently used first; `current` marks this one"),
+    )
     .delete(
       "/api/auth/sessions/:id",
       async (ctx) => {
         const revoked = await identity.revokeSession(ctx.auth, ctx.params.id);
-        await auditOf(audit, ctx, "session.revoked", { type: "session", id: revoked.id, name: revoked.userAgent ?? "" }, { current: revoked.current });
-        return { data: revoked };
+        return audited(audit, ctx, revoked, "session.revoked", sessionTarget(revoked), { current: revoked.current });
       },
-      {
-        permission: "authenticated",
-        params: IdParams,
-        response: Data(Session),
-        detail: { tags, summary: "End one of your sessions at once (its next call is refused, on every instance)" },
-      },
+      route.byId("authenticated", Session, "End one of your sessions at once (its next call is refused, on every instance)"),
     )
     .post(
       "/api/auth/sessions/revoke-others",
       async (ctx) => {
         const revoked = await identity.revokeOtherSessions(ctx.auth);
-        await auditOf(audit, ctx, "session.revoked_others", null, { revoked });
-        return { data: { revoked } };
+        return audited(audit, ctx, { revoked }, "session.revoked_others", null, { revoked });
       },
-      {
-        permission: "authenticated",
-        response: Data(SessionsRevoked),
-        detail: { tags, summary: "End every session of yours but this one" },
-      },
+      route.answer("authenticated", SessionsRevoked, "End every session of yours but this one"),
     )
     .post(
       "/api/auth/password",
@@ -157,28 +150,23 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
         );
         return { data: { changed: true, sessionsRevoked: changed.sessionsRevoked } };
       },
-      {
-        permission: "authenticated",
-        body: PasswordChangeBody,
-        response: Data(PasswordChanged),
-        detail: { tags, summary: "Change your password (needs the current one); your other sessions end" },
-      },
+      { ...route.answer("authenticated", PasswordChanged, "Change your password (needs the current one); your other sessions end"), body: PasswordChangeBody },
     )
     .post("/api/auth/workspace", async ({ auth, body }) => ({ data: await identity.switchWorkspace(auth, body.workspaceId) }), {
       permission: "authenticated",
       body: t.Object({ workspaceId: t.String({ format: "uuid" }) }, { additionalProperties: false }),
-      detail: { tags, summary: "Switch the browser session's active workspace" },
+      detail: route.detail("Switch the browser session's active workspace"),
     })
-    .get("/api/tokens", async ({ auth }) => wholeList(await identity.listTokens(auth.workspaceId)), {
-      permission: "workspace:admin",
-      response: List(Token),
-      detail: { tags, summary: "List the workspace's API tokens (never their raw values)" },
-    })
+    .get(
+      "/api/tokens",
+      async ({ auth }) => wholeList(await identity.listTokens(auth.workspaceId)),
+      route.list("workspace:admin", Token, "List the workspace's API tokens (never their raw values)"),
+    )
     .post(
       "/api/tokens",
       async (ctx) => {
         const { auth, body, set } = ctx;
-        const created = await identity.createToken({
+        const token = await identity.createToken({
           orgId: auth.orgId,
           workspaceId: body.workspaceId ?? auth.workspaceId,
           name: body.name,
@@ -186,54 +174,31 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
           createdBy: auth.userId,
           grantable: auth.scopes,
         });
-        await auditOf(
-          audit,
-          ctx,
-          "token.created",
-          { type: "token", id: created.id, name: created.name },
-          { scopes: created.scopes, workspaceId: created.workspaceId, createdBy: auth.userId },
-        );
         set.status = 201;
-        return { data: created };
+        return audited(audit, ctx, token, "token.created", tokenTarget(token), {
+          scopes: token.scopes,
+          workspaceId: token.workspaceId,
+          createdBy: auth.userId,
+        });
       },
-      {
-        permission: "workspace:admin",
-        body: TokenCreateBody,
-        response: { 201: Data(TokenCreated) },
-        detail: { tags, summary: "Mint an API token; the raw value is returned once" },
-      },
+      { ...route.creates("workspace:admin", TokenCreated, "Mint an API token; the raw value is returned once"), body: TokenCreateBody },
     )
     .delete(
       "/api/tokens/:id",
       async (ctx) => {
         const revoked = await identity.revokeToken(ctx.auth.workspaceId, ctx.params.id);
-        await auditOf(audit, ctx, "token.revoked", { type: "token", id: revoked.id, name: revoked.name });
-        return { data: revoked };
+        return audited(audit, ctx, revoked, "token.revoked", tokenTarget(revoked));
       },
-      {
-        permission: "workspace:admin",
-        params: IdParams,
-        response: Data(Token),
-        detail: { tags, summary: "Revoke an API token at once" },
-      },
+      route.byId("workspace:admin", Token, "Revoke an API token at once"),
     )
-    .get("/api/workspaces", async ({ auth }) => wholeList(await identity.listWorkspaces(auth.orgId, auth.userId)), {
-      permission: "workspace:admin",
-      response: List(Workspace),
-      detail: { tags, summary: "List the org's workspaces (for a user: those they are an active member of)" },
-    })
-    .post(
+    .get(
       "/api/workspaces",
-      async ({ auth, body, set }) => {
-        set.status = 201;
-        return { data: await identity.createWorkspace(auth.orgId, body.name, auth.userId) };
-      },
-      {
-        permission: "workspace:admin",
-        idempotent: true,
-        body: WorkspaceCreateBody,
-        response: { 201: Data(Workspace) },
-        detail: { tags, summary: "Create a workspace in the caller's org; its creator becomes its owner (accepts Idempotency-Key)" },
-      },
-    );
+      async ({ auth }) => wholeList(await identity.listWorkspaces(auth.orgId, auth.userId)),
+      route.list("workspace:admin", Workspace, "List the org's workspaces (for a user: those they are an active member of)"),
+    )
+    .post("/api/workspaces", async ({ auth, body, set }) => created(set, await identity.createWorkspace(auth.orgId, body.name, auth.userId)), {
+      ...route.creates("workspace:admin", Workspace, "Create a workspace in the caller's org; its creator becomes its owner (accepts Idempotency-Key)"),
+      idempotent: true,
+      body: WorkspaceCreateBody,
+    });
 };

@@ -2,7 +2,8 @@
 import { Elysia, type Static } from "elysia";
 import type { AppDeps } from "./deps";
 import { secureCookie, sessionCookieHeader } from "./identity";
-import { Data, IdParams, List, wholeList } from "../schema/common";
+import { routeOptions } from "./route-options";
+import { wholeList } from "../schema/common";
 import {
   Invitation,
   InvitationAcceptBody,
@@ -16,36 +17,28 @@ import {
   Role,
 } from "../schema/identity";
 import { rolesView } from "../core/members";
-import { addressOf, auditOf, userAgentOf } from "./audit";
+import { addressOf, audited, type CallContext, userAgentOf } from "./audit";
 
-const tags = ["Members"];
+const route = routeOptions(["Members"]);
 
 export const membersApi = ({ members, sso, secondFactor, identity, security, config, audit, loginGuard }: AppDeps) => {
   /** A member an admin just changed: audited as `action` with the role they have now, and answered. */
-  const changed = async (ctx: Parameters<typeof auditOf>[1], action: string, member: Static<typeof Member>) => {
-    await auditOf(audit, ctx, action, { type: "member", id: member.userId, name: member.email }, { role: member.role });
-    return { data: member };
-  };
+  const changed = (ctx: CallContext, action: string, member: Static<typeof Member>) =>
+    audited(audit, ctx, member, action, { type: "member", id: member.userId, name: member.email }, { role: member.role });
+  /** An invitation an admin just made or revoked: audited as `action` with its role and `details`, and answered. */
+  const invitationChanged = <T extends { id: string; email: string; role: string }>(ctx: CallContext, action: string, invitation: T, details = {}) =>
+    audited(audit, ctx, invitation, action, { type: "invitation", id: invitation.id, name: invitation.email }, { role: invitation.role, ...details });
   /** The options of a route that changes one member: admins only, answering the member. */
-  const memberChange = (summary: string) => ({
-    permission: "workspace:admin" as const,
-    params: MemberParams,
-    response: Data(Member),
-    detail: { tags, summary },
-  });
+  const memberChange = (summary: string) => ({ ...route.answer("workspace:admin", Member, summary), params: MemberParams });
 
   return new Elysia({ name: "api-members" })
     .use(security)
-    .get("/api/roles", () => wholeList(rolesView()), {
-      permission: "authenticated",
-      response: List(Role),
-      detail: { tags, summary: "The roles a member can have and the scopes of each" },
-    })
-    .get("/api/members", async ({ auth }) => wholeList(await members.list(auth.workspaceId)), {
-      permission: "authenticated",
-      response: List(Member),
-      detail: { tags, summary: "The members of the caller's workspace with their role" },
-    })
+    .get("/api/roles", () => wholeList(rolesView()), route.list("authenticated", Role, "The roles a member can have and the scopes of each"))
+    .get(
+      "/api/members",
+      async ({ auth }) => wholeList(await members.list(auth.workspaceId)),
+      route.list("authenticated", Member, "The members of the caller's workspace with their role"),
+    )
     .put("/api/members/:userId/role", async (ctx) => changed(ctx, "member.role_changed", await members.setRole(ctx.auth, ctx.params.userId, ctx.body.role)), {
       ...memberChange("Change a member's role (not the owner's: ownership moves by transfer); their tokens follow at the next call"),
       body: MemberRoleBody,
@@ -70,55 +63,35 @@ export const membersApi = ({ members, sso, secondFactor, identity, security, con
       async (ctx) => changed(ctx, "member.ownership_transferred", await members.transferOwnership(ctx.auth, ctx.params.userId)),
       memberChange("Transfer the workspace's ownership to an active member (owner only); the previous owner becomes admin"),
     )
-    .get("/api/invitations", async ({ auth }) => wholeList(await members.pending(auth.workspaceId)), {
-      permission: "workspace:admin",
-      response: List(Invitation),
-      detail: { tags, summary: "Pending invitations of the workspace" },
-    })
+    .get(
+      "/api/invitations",
+      async ({ auth }) => wholeList(await members.pending(auth.workspaceId)),
+      route.list("workspace:admin", Invitation, "Pending invitations of the workspace"),
+    )
     .post(
       "/api/invitations",
       async (ctx) => {
         const invitation = await members.invite(ctx.auth, ctx.body);
-        await auditOf(
-          audit,
-          ctx,
-          "invitation.created",
-          { type: "invitation", id: invitation.id, name: invitation.email },
-          {
-            role: invitation.role,
-            expiresAt: invitation.expiresAt,
-            emailed: invitation.emailed,
-          },
-        );
         ctx.set.status = 201;
-        return { data: invitation };
+        return invitationChanged(ctx, "invitation.created", invitation, { expiresAt: invitation.expiresAt, emailed: invitation.emailed });
       },
       {
-        permission: "workspace:admin",
+        ...route.creates(
+          "workspace:admin",
+          InvitationCreated,
+          "Invite someone with a role: a single-use, expiring link, e-mailed when WEFT_SMTP_URL is set and returned once",
+        ),
         body: InvitationCreateBody,
-        response: { 201: Data(InvitationCreated) },
-        detail: { tags, summary: "Invite someone with a role: a single-use, expiring link, e-mailed when WEFT_SMTP_URL is set and returned once" },
       },
     )
     .delete(
       "/api/invitations/:id",
-      async (ctx) => {
-        const invitation = await members.revokeInvitation(ctx.auth.workspaceId, ctx.params.id);
-        await auditOf(audit, ctx, "invitation.revoked", { type: "invitation", id: invitation.id, name: invitation.email }, { role: invitation.role });
-        return { data: invitation };
-      },
-      {
-        permission: "workspace:admin",
-        params: IdParams,
-        response: Data(Invitation),
-        detail: { tags, summary: "Revoke a pending invitation; its link stops working" },
-      },
+      async (ctx) => invitationChanged(ctx, "invitation.revoked", await members.revokeInvitation(ctx.auth.workspaceId, ctx.params.id)),
+      route.byId("workspace:admin", Invitation, "Revoke a pending invitation; its link stops working"),
     )
     .post("/api/invitations/preview", async ({ body }) => ({ data: await members.inspect(body.token) }), {
-      permission: "public",
+      ...route.answer("public", InvitationPreview, "What an invitation link offers (workspace, role, whether the e-mail has an account)"),
       body: InvitationTokenBody,
-      response: Data(InvitationPreview),
-      detail: { tags, summary: "What an invitation link offers (workspace, role, whether the e-mail has an account)" },
     })
     .post(
       "/api/invitations/accept",
@@ -149,7 +122,7 @@ export const membersApi = ({ members, sso, secondFactor, identity, security, con
       {
         permission: "public",
         body: InvitationAcceptBody,
-        detail: { tags, summary: "Accept an invitation: set a password (or give the existing account's) and join; sets the session cookie" },
+        detail: route.detail("Accept an invitation: set a password (or give the existing account's) and join; sets the session cookie"),
       },
     );
 };

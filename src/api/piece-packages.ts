@@ -3,13 +3,17 @@
  * them from it, list, upgrade and remove them (workspace:admin). See docs/activepieces.md.
  */
 import { Elysia, t } from "elysia";
-import { Data, List, PageQuery, pageOf, wholeList } from "../schema/common";
+import { PageQuery, pageOf, wholeList } from "../schema/common";
 import { CatalogFilters, CatalogPage, PackageSpec, PackageView } from "../schema/piece";
 import type { AppDeps } from "./deps";
-import { auditOf } from "./audit";
+import { audited, auditOf } from "./audit";
+import { routeOptions } from "./route-options";
 
 const tags = ["Pieces"];
+const route = routeOptions(tags);
 const permission = "workspace:admin" as const;
+/** A package's piece as the audit log names it. */
+const target = (p: { pieceId: string; name: string }) => ({ type: "piece", id: p.pieceId, name: p.name });
 
 const CatalogQuery = t.Object({ ...CatalogFilters, ...PageQuery });
 
@@ -36,43 +40,37 @@ export const piecePackagesApi = ({ security, piecePackages, audit }: AppDeps) =>
         },
       },
     )
-    .get("/api/pieces/packages", () => wholeList(piecePackages.list()), {
-      permission,
-      response: List(PackageView),
-      detail: { tags, summary: "List installed piece packages, every version" },
-    })
+    .get("/api/pieces/packages", () => wholeList(piecePackages.list()), route.list(permission, PackageView, "List installed piece packages, every version"))
     .post(
       "/api/pieces/packages",
       async (ctx) => {
         const data = await piecePackages.add(ctx.body.package);
-        await auditOf(audit, ctx, "piece.installed", { type: "piece", id: data.pieceId, name: data.name }, { version: data.version, source: data.source });
         ctx.set.status = 201;
-        return { data };
+        return audited(audit, ctx, data, "piece.installed", target(data), { version: data.version, source: data.source });
       },
       {
-        permission,
+        ...route.creates(
+          permission,
+          PackageView,
+          "Install an Activepieces package from the npm registry (no restart): its pieces join GET /api/pieces as ap-<name>. Installing a version already held answers it as it is; a package that is not a piece, or whose tarball does not match the registry's integrity, answers 422 and nothing is installed",
+        ),
         body: AddBody,
-        response: { 201: Data(PackageView) },
-        detail: {
-          tags,
-          summary:
-            "Install an Activepieces package from the npm registry (no restart): its pieces join GET /api/pieces as ap-<name>. Installing a version already held answers it as it is; a package that is not a piece, or whose tarball does not match the registry's integrity, answers 422 and nothing is installed",
-        },
       },
     )
     .post(
       "/api/pieces/packages/:pieceId/upgrade",
       async (ctx) => {
         const data = await piecePackages.upgrade(ctx.params.pieceId);
-        await auditOf(audit, ctx, "piece.upgraded", { type: "piece", id: data.pieceId, name: data.name }, { version: data.version });
         ctx.set.status = 201;
-        return { data };
+        return audited(audit, ctx, data, "piece.upgraded", target(data), { version: data.version });
       },
       {
-        permission,
+        ...route.creates(
+          permission,
+          PackageView,
+          "Install the newest version of an installed package beside the others (steps pinned to older versions keep them)",
+        ),
         params: PackageParams,
-        response: { 201: Data(PackageView) },
-        detail: { tags, summary: "Install the newest version of an installed package beside the others (steps pinned to older versions keep them)" },
       },
     )
     .delete(
@@ -84,17 +82,13 @@ export const piecePackagesApi = ({ security, piecePackages, audit }: AppDeps) =>
           ctx,
           "piece.removed",
           { type: "piece", id: ctx.params.pieceId, name: data[0]?.name ?? null },
-          {
-            versions: data.map((p) => p.version),
-          },
+          { versions: data.map((p) => p.version) },
         );
         return wholeList(data);
       },
       {
-        permission,
+        ...route.list(permission, PackageView, "Remove an installed package version (or all); refused with 409 naming the published workflows that run it"),
         params: PackageParams,
         query: t.Object({ version: t.Optional(t.String({ maxLength: 50, description: "one version; without it every version is removed" })) }),
-        response: List(PackageView),
-        detail: { tags, summary: "Remove an installed package version (or all); refused with 409 naming the published workflows that run it" },
       },
     );

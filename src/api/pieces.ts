@@ -1,5 +1,5 @@
 /** Pieces: the catalog, piece detail and summary, schema projections, dynamic options, derived trigger samples. */
-import { Elysia, t } from "elysia";
+import { Elysia, t, type TSchema } from "elysia";
 import type { AppDeps } from "./deps";
 import { dynamicOptions, findPiece, listPieces, pieceDetail, pieceSummary, ProjectionCache, triggerSample } from "../core/pieces/catalog";
 import type { QueryValues } from "../core/pieces/projection";
@@ -87,6 +87,24 @@ const OptionsAnswer = Data(
   }),
 );
 
+/** The options of GET …/actions/{actionId} or …/triggers/{triggerId}: a step's schema projection; `params` name the step. */
+const projectionRoute = <P extends TSchema>(params: P, summary: string) => ({
+  permission,
+  params,
+  query: ProjectionQuery,
+  response: { 200: Data(Projection) },
+  detail: { tags, summary },
+});
+
+/** The options of POST …/options/{propertyName} of an action or a trigger; `params` name the step and the property. */
+const optionsRoute = <P extends TSchema>(params: P, summary: string) => ({
+  permission,
+  params,
+  body: t.Optional(OptionsBody),
+  response: { 200: OptionsAnswer },
+  detail: { tags, summary },
+});
+
 export const piecesApi = (deps: AppDeps) => {
   const { security, pieces } = deps;
   const projections = new ProjectionCache(pieces);
@@ -146,41 +164,25 @@ export const piecesApi = (deps: AppDeps) => {
         detail: { tags, summary: "Piece detail (auth incl. auth.oauth2, actions, triggers with their lowercase type); ?view=summary returns discriminators" },
       },
     )
-    .get("/api/pieces/:id/actions/:actionId", ({ params, request }) => json(projections.actionJson(params.id, params.actionId, rawQuery(request.url))), {
-      permission,
-      params: ActionParams,
-      query: ProjectionQuery,
-      response: { 200: Data(Projection) },
-      detail: { tags, summary: "Schema projection of an action, narrowed by <property>=<value> gate values" },
-    })
-    .get("/api/pieces/:id/triggers/:triggerId", ({ params, request }) => json(projections.triggerJson(params.id, params.triggerId, rawQuery(request.url))), {
-      permission,
-      params: TriggerParams,
-      query: ProjectionQuery,
-      response: { 200: Data(Projection) },
-      detail: { tags, summary: "Schema projection of a trigger, narrowed by <property>=<value> gate values" },
-    })
+    .get(
+      "/api/pieces/:id/actions/:actionId",
+      ({ params, request }) => json(projections.actionJson(params.id, params.actionId, rawQuery(request.url))),
+      projectionRoute(ActionParams, "Schema projection of an action, narrowed by <property>=<value> gate values"),
+    )
+    .get(
+      "/api/pieces/:id/triggers/:triggerId",
+      ({ params, request }) => json(projections.triggerJson(params.id, params.triggerId, rawQuery(request.url))),
+      projectionRoute(TriggerParams, "Schema projection of a trigger, narrowed by <property>=<value> gate values"),
+    )
     .post(
       "/api/pieces/:id/actions/:actionId/options/:propertyName",
       ({ params, body, auth }) => options(auth!.workspaceId, params.id, params.actionId, params.propertyName, body, "action"),
-      {
-        permission,
-        params: OptionsParams,
-        body: t.Optional(OptionsBody),
-        response: { 200: OptionsAnswer },
-        detail: { tags, summary: "Dynamic option values of a property, given the step's current config and connection" },
-      },
+      optionsRoute(OptionsParams, "Dynamic option values of a property, given the step's current config and connection"),
     )
     .post(
       "/api/pieces/:id/triggers/:triggerId/options/:propertyName",
       ({ params, body, auth }) => options(auth!.workspaceId, params.id, params.triggerId, params.propertyName, body, "trigger"),
-      {
-        permission,
-        params: TriggerOptionsParams,
-        body: t.Optional(OptionsBody),
-        response: { 200: OptionsAnswer },
-        detail: { tags, summary: "Dynamic option values of a trigger property, given the trigger's current config and connection" },
-      },
+      optionsRoute(TriggerOptionsParams, "Dynamic option values of a trigger property, given the trigger's current config and connection"),
     )
     .post(
       "/api/pieces/:id/triggers/:triggerId/sample",

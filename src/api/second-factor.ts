@@ -2,13 +2,13 @@
  * A second factor for password logins (docs/teams.md, "Second factor"): enrolment, confirmation (recovery codes shown
  * once), removal, new recovery codes, the login's second step, and the workspace owner's requirement.
  */
-import { Elysia } from "elysia";
+import { Elysia, type TSchema } from "elysia";
 import type { AppDeps } from "./deps";
-import { addressOf, auditOf, userAgentOf } from "./audit";
+import { addressOf, audited, auditOf, type CallContext, userAgentOf } from "./audit";
+import { routeOptions } from "./route-options";
 import { secureCookie, sessionCookieHeader } from "./identity";
 import { TokenBuckets } from "./middleware/rate-limit";
 import { AppError } from "../http/errors";
-import { Data } from "../schema/common";
 import {
   ConfirmBody,
   ProofBody,
@@ -20,7 +20,7 @@ import {
   SecondStepBody,
 } from "../schema/second-factor";
 
-const tags = ["Identity"];
+const route = routeOptions(["Identity"]);
 
 /**
  * Code attempts per account, on top of the per-address flood ceiling every login call counts against: ten at once,
@@ -29,63 +29,58 @@ const tags = ["Identity"];
  */
 const ATTEMPTS_BURST = 10;
 const ATTEMPTS_PER_SECOND = 1 / 60;
+/** The workspace's requirement of a second factor, as the audit log names the setting. */
+const REQUIREMENT_TARGET = { type: "settings", id: null, name: "second factor" };
 
 export const secondFactorApi = ({ secondFactor, identity, security, config, audit }: AppDeps) => {
   const attempts = new TokenBuckets(ATTEMPTS_PER_SECOND, ATTEMPTS_BURST);
-  const self = (email: string, id: string) => ({ type: "user", id, name: email });
+  /** The user whose own second factor a call is about, as the audit log names them. */
+  const self = (user: { id: string; email: string }) => ({ type: "user", id: user.id, name: user.email });
+  /** The options of a change to the caller's own second factor that needs proof: a current code or the password. */
+  const withProof = <S extends TSchema>(schema: S, summary: string) => ({ ...route.answer("authenticated", schema, summary), body: ProofBody });
   return new Elysia({ name: "api-second-factor" })
     .use(security)
-    .get("/api/auth/second-factor", async ({ auth }) => ({ data: await secondFactor.status(auth) }), {
-      permission: "authenticated",
-      response: Data(SecondFactorStatus),
-      detail: { tags, summary: "The caller's second factor: on or not, recovery codes left, the workspaces requiring one" },
-    })
-    .post("/api/auth/second-factor/enrol", async ({ auth }) => ({ data: await secondFactor.enrol(auth) }), {
-      permission: "authenticated",
-      response: Data(SecondFactorEnrolment),
-      detail: { tags, summary: "Start enrolling a TOTP second factor: a new secret and its otpauth:// URI (nothing is on until confirmed)" },
-    })
+    .get(
+      "/api/auth/second-factor",
+      async ({ auth }) => ({ data: await secondFactor.status(auth) }),
+      route.answer("authenticated", SecondFactorStatus, "The caller's second factor: on or not, recovery codes left, the workspaces requiring one"),
+    )
+    .post(
+      "/api/auth/second-factor/enrol",
+      async ({ auth }) => ({ data: await secondFactor.enrol(auth) }),
+      route.answer(
+        "authenticated",
+        SecondFactorEnrolment,
+        "Start enrolling a TOTP second factor: a new secret and its otpauth:// URI (nothing is on until confirmed)",
+      ),
+    )
     .post(
       "/api/auth/second-factor/confirm",
       async (ctx) => {
         const confirmed = await secondFactor.confirm(ctx.auth, ctx.body.code);
-        await auditOf(audit, ctx, "second_factor.enrolled", self(confirmed.user.email, confirmed.user.id), { method: "totp" });
-        return { data: confirmed };
+        return audited(audit, ctx, confirmed, "second_factor.enrolled", self(confirmed.user), { method: "totp" });
       },
       {
-        permission: "authenticated",
+        ...route.answer("authenticated", RecoveryCodes, "Turn the second factor on with the app's first code; answers the recovery codes, shown this once"),
         body: ConfirmBody,
-        response: Data(RecoveryCodes),
-        detail: { tags, summary: "Turn the second factor on with the app's first code; answers the recovery codes, shown this once" },
       },
     )
     .post(
       "/api/auth/second-factor/disable",
       async (ctx) => {
         const removed = await refusedAudited(ctx, () => secondFactor.disable(ctx.auth, ctx.body));
-        await auditOf(audit, ctx, "second_factor.removed", self(removed.user.email, removed.user.id), { with: ctx.body.code ? "code" : "password" });
+        await auditOf(audit, ctx, "second_factor.removed", self(removed.user), { with: ctx.body.code ? "code" : "password" });
         return { data: await secondFactor.status(ctx.auth) };
       },
-      {
-        permission: "authenticated",
-        body: ProofBody,
-        response: Data(SecondFactorStatus),
-        detail: { tags, summary: "Turn the second factor off (and its recovery codes), with a current code or the password" },
-      },
+      withProof(SecondFactorStatus, "Turn the second factor off (and its recovery codes), with a current code or the password"),
     )
     .post(
       "/api/auth/second-factor/recovery-codes",
       async (ctx) => {
         const renewed = await refusedAudited(ctx, () => secondFactor.regenerateRecoveryCodes(ctx.auth, ctx.body));
-        await auditOf(audit, ctx, "second_factor.recovery_codes_renewed", self(renewed.user.email, renewed.user.id));
-        return { data: renewed };
+        return audited(audit, ctx, renewed, "second_factor.recovery_codes_renewed", self(renewed.user));
       },
-      {
-        permission: "authenticated",
-        body: ProofBody,
-        response: Data(RecoveryCodes),
-        detail: { tags, summary: "New recovery codes, shown this once (the old ones stop working), with a current code or the password" },
-      },
+      withProof(RecoveryCodes, "New recovery codes, shown this once (the old ones stop working), with a current code or the password"),
     )
     .post(
       "/api/auth/login/second-factor",
@@ -102,7 +97,7 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
         };
         const state = attempts.take(user.id);
         if (!state.allowed) {
-          await audit.record(who, "second_factor.failed", self(user.email, user.id), { reason: "too many codes for this account" });
+          await audit.record(who, "second_factor.failed", self(user), { reason: "too many codes for this account" });
           throw new AppError(
             "RATE_LIMITED",
             `too many codes for this account (${ATTEMPTS_BURST}, then one a minute); retry after ${state.retryAfterSeconds} s`,
@@ -113,7 +108,7 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
         }
         const result = await secondFactor.finishLogin(body.ticket, body);
         if (!result.ok) {
-          await audit.record(who, "second_factor.failed", self(user.email, user.id), { with: body.code !== undefined ? "code" : "recoveryCode" });
+          await audit.record(who, "second_factor.failed", self(user), { with: body.code !== undefined ? "code" : "recoveryCode" });
           throw new AppError("UNAUTHORIZED", result.message, { attemptsLeft: result.attemptsLeft });
         }
         const session = await identity.openSession(result.user, undefined, { address: ip, userAgent: userAgentOf(request) });
@@ -121,7 +116,7 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
           await audit.record(
             { ...who, actor: { type: "user", id: user.id, name: user.email }, workspaceId: session.workspaceId },
             "second_factor.recovery_code_used",
-            self(user.email, user.id),
+            self(user),
             {
               recoveryCodesLeft: result.recoveryCodesLeft,
             },
@@ -141,40 +136,34 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
       {
         permission: "public",
         body: SecondStepBody,
-        detail: {
-          tags,
-          summary: "The login's second step: the ticket with a code or a recovery code; sets the session cookie (a ticket finishes one login)",
-        },
+        detail: route.detail("The login's second step: the ticket with a code or a recovery code; sets the session cookie (a ticket finishes one login)"),
       },
     )
-    .get("/api/settings/second-factor", async ({ auth }) => ({ data: await secondFactor.required(auth.workspaceId) }), {
-      permission: "workspace:admin",
-      response: Data(SecondFactorRequirement),
-      detail: { tags, summary: "Whether the workspace requires a second factor of its members" },
-    })
+    .get(
+      "/api/settings/second-factor",
+      async ({ auth }) => ({ data: await secondFactor.required(auth.workspaceId) }),
+      route.answer("workspace:admin", SecondFactorRequirement, "Whether the workspace requires a second factor of its members"),
+    )
     .put(
       "/api/settings/second-factor",
       async (ctx) => {
         const requirement = await secondFactor.setRequired(ctx.auth, ctx.body.required);
-        await auditOf(audit, ctx, "settings.changed", { type: "settings", id: null, name: "second factor" }, { secondFactorRequired: requirement.required });
-        return { data: requirement };
+        return audited(audit, ctx, requirement, "settings.changed", REQUIREMENT_TARGET, { secondFactorRequired: requirement.required });
       },
       {
-        permission: "workspace:admin",
+        ...route.answer("workspace:admin", SecondFactorRequirement, "Require a second factor of every member of the workspace, or not (owner)"),
         body: SecondFactorRequirementBody,
-        response: Data(SecondFactorRequirement),
-        detail: { tags, summary: "Require a second factor of every member of the workspace, or not (owner)" },
       },
     );
 
   /** A wrong code or password given to change the factor is recorded as `second_factor.failed`, then refused. */
-  async function refusedAudited<T>(ctx: Parameters<typeof auditOf>[1], change: () => Promise<T>): Promise<T> {
+  async function refusedAudited<T>(ctx: CallContext, change: () => Promise<T>): Promise<T> {
     try {
       return await change();
     } catch (error) {
       if (error instanceof AppError && error.code === "FORBIDDEN" && (error.details as { field?: string } | undefined)?.field && ctx.auth.userId) {
         const user = await identity.user(ctx.auth.userId);
-        if (user) await auditOf(audit, ctx, "second_factor.failed", self(user.email, user.id), { reason: error.message });
+        if (user) await auditOf(audit, ctx, "second_factor.failed", self(user), { reason: error.message });
       }
       throw error;
     }

@@ -4,19 +4,20 @@ import type { AppDeps } from "./deps";
 import { addressOf, userAgentOf } from "./audit";
 import { secureCookie, sessionCookieHeader } from "./identity";
 import { AppError } from "../http/errors";
-import { Data, IdParams, List, wholeList } from "../schema/common";
+import { created, routeOptions } from "./route-options";
+import { IdParams, wholeList } from "../schema/common";
 import { SsoProvider, SsoProviderBody, SsoProviderPublic } from "../schema/sso";
 
-const tags = ["Identity"];
+const route = routeOptions(["Identity"]);
 
 export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
   return new Elysia({ name: "api-sso" })
     .use(security)
-    .get("/api/auth/sso", async () => wholeList(await sso.listPublic()), {
-      permission: "public",
-      response: List(SsoProviderPublic),
-      detail: { tags, summary: "The single sign-on providers the login page offers" },
-    })
+    .get(
+      "/api/auth/sso",
+      async () => wholeList(await sso.listPublic()),
+      route.list("public", SsoProviderPublic, "The single sign-on providers the login page offers"),
+    )
     .get(
       "/api/auth/sso/:id/start",
       async ({ params, set }) => {
@@ -25,7 +26,7 @@ export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
         set.headers["cache-control"] = "no-store";
         return "";
       },
-      { permission: "public", params: IdParams, detail: { tags, summary: "Start signing in with a provider: redirects to its authorization endpoint" } },
+      { permission: "public", params: IdParams, detail: route.detail("Start signing in with a provider: redirects to its authorization endpoint") },
     )
     .get(
       "/api/auth/sso/:id/callback",
@@ -54,34 +55,30 @@ export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
       {
         permission: "public",
         params: IdParams,
-        detail: { tags, summary: "The provider's redirect back: validates state, nonce, PKCE and the ID token, then opens a session" },
+        detail: route.detail("The provider's redirect back: validates state, nonce, PKCE and the ID token, then opens a session"),
       },
     )
-    .get("/api/sso/providers", async ({ auth }) => wholeList(await sso.list(auth.orgId)), {
-      permission: "workspace:admin",
-      response: List(SsoProvider),
-      detail: { tags, summary: "The org's single sign-on providers (never their client secrets)" },
-    })
+    .get(
+      "/api/sso/providers",
+      async ({ auth }) => wholeList(await sso.list(auth.orgId)),
+      route.list("workspace:admin", SsoProvider, "The org's single sign-on providers (never their client secrets)"),
+    )
     .post(
       "/api/sso/providers",
       async ({ auth, body, set }) => {
         sso.assertOwner(auth);
-        set.status = 201;
-        return { data: await sso.create(auth.orgId, { ...body, workspaceId: body.workspaceId ?? auth.workspaceId }) };
+        return created(set, await sso.create(auth.orgId, { ...body, workspaceId: body.workspaceId ?? auth.workspaceId }));
       },
       {
-        permission: "workspace:admin",
+        ...route.creates("workspace:admin", SsoProvider, "Add a single sign-on provider (owner); the client secret is stored encrypted"),
         body: SsoProviderBody,
-        response: { 201: Data(SsoProvider) },
-        detail: { tags, summary: "Add a single sign-on provider (owner); the client secret is stored encrypted" },
       },
     )
-    .get("/api/sso/providers/:id", async ({ auth, params }) => ({ data: await sso.get(auth.orgId, params.id) }), {
-      permission: "workspace:admin",
-      params: IdParams,
-      response: Data(SsoProvider),
-      detail: { tags, summary: "One single sign-on provider" },
-    })
+    .get(
+      "/api/sso/providers/:id",
+      async ({ auth, params }) => ({ data: await sso.get(auth.orgId, params.id) }),
+      route.byId("workspace:admin", SsoProvider, "One single sign-on provider"),
+    )
     .put(
       "/api/sso/providers/:id",
       async ({ auth, params, body }) => {
@@ -89,11 +86,8 @@ export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
         return { data: await sso.update(auth.orgId, params.id, body) };
       },
       {
-        permission: "workspace:admin",
-        params: IdParams,
+        ...route.byId("workspace:admin", SsoProvider, "Change a single sign-on provider (owner); an omitted clientSecret keeps the stored one"),
         body: SsoProviderBody,
-        response: Data(SsoProvider),
-        detail: { tags, summary: "Change a single sign-on provider (owner); an omitted clientSecret keeps the stored one" },
       },
     )
     .delete(
@@ -102,6 +96,6 @@ export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
         sso.assertOwner(auth);
         return { data: await sso.remove(auth.orgId, params.id) };
       },
-      { permission: "workspace:admin", params: IdParams, response: Data(SsoProvider), detail: { tags, summary: "Remove a single sign-on provider (owner)" } },
+      route.byId("workspace:admin", SsoProvider, "Remove a single sign-on provider (owner)"),
     );
 };

@@ -2,12 +2,13 @@
 import { Elysia, t } from "elysia";
 import type { AppDeps } from "./deps";
 import { AppError } from "../http/errors";
-import { Data, List, PageQuery, pageOf, Uuid } from "../schema/common";
+import { created, Deleted, routeOptions } from "./route-options";
+import { PageQuery, pageOf, Uuid } from "../schema/common";
 import { TemplateFilters, TemplateId, TemplateSummary, UseTemplateFields } from "../schema/template";
 import { FlowVersion } from "../schema/workflow";
 import { Workflow } from "../schema/workflow-record";
 
-const tags = ["Templates"];
+const route = routeOptions(["Templates"]);
 const TemplateParams = t.Object({ id: TemplateId });
 const Template = t.Composite([TemplateSummary, t.Object({ definition: FlowVersion })]);
 
@@ -18,45 +19,29 @@ export const templatesApi = ({ security, templates }: AppDeps) =>
       "/api/templates",
       ({ auth, query }) => templates.list(auth.workspaceId, { ...pageOf(query), q: query.q, category: query.category, source: query.source }),
       {
-        permission: "template:read",
+        ...route.list("template:read", TemplateSummary, "List templates: the built-in catalog and the workspace's own (filters q, category, source)"),
         query: t.Object({ ...PageQuery, ...TemplateFilters }, { additionalProperties: true }),
-        response: List(TemplateSummary),
-        detail: { tags, summary: "List templates: the built-in catalog and the workspace's own (filters q, category, source)" },
       },
     )
     .get("/api/templates/:id", async ({ auth, params }) => ({ data: await templates.get(auth.workspaceId, params.id) }), {
-      permission: "template:read",
+      ...route.answer("template:read", Template, "Read a template with its definition"),
       params: TemplateParams,
-      response: Data(Template),
-      detail: { tags, summary: "Read a template with its definition" },
     })
-    .post(
-      "/api/templates",
-      async ({ auth, body, set }) => {
-        const data = await templates.createFromWorkflow(auth, body);
-        set.status = 201;
-        return { data };
-      },
-      {
-        permission: "template:write",
-        body: t.Object(
-          {
-            workflowId: Uuid,
-            name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-            description: t.Optional(t.String({ maxLength: 5000 })),
-            category: t.Optional(t.String({ minLength: 1, maxLength: 50 })),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 201: Data(Template) },
-        detail: { tags, summary: "Make a workspace template from a workflow's draft (connection ids removed)" },
-      },
-    )
+    .post("/api/templates", async ({ auth, body, set }) => created(set, await templates.createFromWorkflow(auth, body)), {
+      ...route.creates("template:write", Template, "Make a workspace template from a workflow's draft (connection ids removed)"),
+      body: t.Object(
+        {
+          workflowId: Uuid,
+          name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+          description: t.Optional(t.String({ maxLength: 5000 })),
+          category: t.Optional(t.String({ minLength: 1, maxLength: 50 })),
+        },
+        { additionalProperties: false },
+      ),
+    })
     .delete("/api/templates/:id", async ({ auth, params }) => ({ data: await templates.delete(auth, params.id) }), {
-      permission: "template:write",
+      ...route.answer("template:write", Deleted, "Delete a workspace template (built-in templates cannot be deleted)"),
       params: TemplateParams,
-      response: Data(t.Object({ id: t.String(), deleted: t.Boolean() })),
-      detail: { tags, summary: "Delete a workspace template (built-in templates cannot be deleted)" },
     })
     .post(
       "/api/templates/:id/use",
@@ -67,16 +52,12 @@ export const templatesApi = ({ security, templates }: AppDeps) =>
             "FORBIDDEN",
             `this operation requires the scopes "workflow:write" and "template:read"; the credential has: ${[...auth.scopes].join(", ")}`,
           );
-        const data = await templates.use(auth, params.id, body ?? {});
-        set.status = 201;
-        return { data };
+        return created(set, await templates.use(auth, params.id, body ?? {}));
       },
       {
-        permission: "workflow:write",
+        ...route.creates("workflow:write", Workflow, "Create a draft workflow from a template (needs template:read as well)"),
         idempotent: true,
         params: TemplateParams,
         body: t.Optional(t.Object(UseTemplateFields, { additionalProperties: false })),
-        response: { 201: Data(Workflow) },
-        detail: { tags, summary: "Create a draft workflow from a template (needs template:read as well)" },
       },
     );

@@ -5,9 +5,11 @@
  * so an agent reads the same shapes a script reads.
  */
 import type { TObject } from "@sinclair/typebox";
+import { t } from "elysia";
 import type { AppDeps } from "../api/deps";
 import type { AuditTarget } from "../core/audit";
 import type { Principal } from "../core/identity";
+import { Uuid } from "../schema/common";
 import type { Permission } from "../schema/scopes";
 
 export interface McpContext {
@@ -31,6 +33,19 @@ export interface McpTool<A = any> {
 export const defineTool = <A>(tool: McpTool<A>): McpTool<A> => tool;
 
 /**
+ * A tool on one record of the caller's workspace, named by its `id` (the input it takes, nothing else): answers
+ * `{ data }` of what `call` gives for it, as the route `…/{id}` it mirrors does.
+ */
+export const recordTool = (
+  tool: Omit<McpTool, "input" | "run">,
+  call: (deps: AppDeps, workspaceId: string, id: string) => Promise<unknown>,
+): McpTool<{ id: string }> => ({
+  ...tool,
+  input: t.Object({ id: Uuid }, { additionalProperties: false }),
+  run: async ({ deps, auth }, args) => ({ data: await call(deps, auth.workspaceId, args.id) }),
+});
+
+/**
  * Records what a tool did in the audit log (docs/teams.md, "Audit log"), as a route does: the caller's user or
  * token; no address (a call over stdio has none); "mcp" as the client.
  */
@@ -39,4 +54,4 @@ export async function audited<T>(ctx: McpContext, action: string, target: (data:
   return { data };
 }
 
-export const workflowTarget = (w: { id: string; name: string }): AuditTarget => ({ type: "workflow", id: w.id, name: w.name });
+export { workflowTarget } from "../api/audit";

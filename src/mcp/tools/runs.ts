@@ -8,7 +8,7 @@ import { MAX_WAIT_SECONDS } from "../../core/runs/runs";
 import { Uuid } from "../../schema/common";
 import { RetryBody, RunListQuery, type RetryBodyT } from "../../schema/run";
 import { PageArgs, pageText, type PageArgsT } from "../page-args";
-import { defineTool } from "../tool";
+import { defineTool, recordTool } from "../tool";
 
 const strict = { additionalProperties: false } as const;
 /** Tool calls are synchronous for an agent, so a run is waited for unless it asks otherwise. */
@@ -50,23 +50,25 @@ export const runTools = [
     input: t.Object({ ...PageArgs, status, environment, triggerType, workflowId, tag, sort }, strict),
     run: ({ deps, auth }, args) => deps.runs.list(auth.workspaceId, { ...args, ...pageText(args) }),
   }),
-  defineTool<{ id: string }>({
-    name: "get_run",
-    description: "One run with its steps in execution order: each step's status, inputData (resolved config), outputData, errorMessage, retries and timings.",
-    scope: "run:read",
-    readOnly: true,
-    input: t.Object({ id: Uuid }, strict),
-    run: async ({ deps, auth }, args) => ({ data: await deps.runs.get(auth.workspaceId, args.id) }),
-  }),
-  defineTool<{ id: string }>({
-    name: "cancel_run",
-    description:
-      "Cancel a pending, running or paused run (POST /api/runs/{id}/cancel): a running step is asked to stop and the run ends cancelled, with the sub-flows it waits for. " +
-      "Cancelling a cancelled run changes nothing; a completed or failed run is refused (409).",
-    scope: "run:write",
-    input: t.Object({ id: Uuid }, strict),
-    run: async ({ deps, auth }, args) => ({ data: await deps.runs.cancel(auth.workspaceId, args.id) }),
-  }),
+  recordTool(
+    {
+      name: "get_run",
+      description: "One run with its steps in execution order: each step's status, inputData (resolved config), outputData, errorMessage, retries and timings.",
+      scope: "run:read",
+      readOnly: true,
+    },
+    (deps, workspaceId, id) => deps.runs.get(workspaceId, id),
+  ),
+  recordTool(
+    {
+      name: "cancel_run",
+      description:
+        "Cancel a pending, running or paused run (POST /api/runs/{id}/cancel): a running step is asked to stop and the run ends cancelled, with the sub-flows it waits for. " +
+        "Cancelling a cancelled run changes nothing; a completed or failed run is refused (409).",
+      scope: "run:write",
+    },
+    (deps, workspaceId, id) => deps.runs.cancel(workspaceId, id),
+  ),
   defineTool<{ id: string } & RetryBodyT>({
     name: "retry_run",
     description:

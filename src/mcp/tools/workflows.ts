@@ -16,7 +16,7 @@ import {
   type WorkflowUpdateBodyT,
 } from "../../schema/workflow-record";
 import { pageOfArgs, PageArgs, type PageArgsT } from "../page-args";
-import { audited, defineTool, workflowTarget } from "../tool";
+import { audited, defineTool, recordTool, workflowTarget } from "../tool";
 
 const strict = { additionalProperties: false } as const;
 
@@ -59,14 +59,15 @@ export const workflowTools = [
     run: ({ deps, auth }, args) =>
       deps.workflows.list(auth.workspaceId, { ...pageOfArgs(args), folderId: args.folderId, status: args.status, tag: args.tag, q: args.q }),
   }),
-  defineTool<{ id: string }>({
-    name: "get_workflow",
-    description: "Read a workflow with its draft definition, definitionRev, status, latestVersionId and last run.",
-    scope: "workflow:read",
-    readOnly: true,
-    input: t.Object({ id: Uuid }, strict),
-    run: async ({ deps, auth }, args) => ({ data: await deps.workflows.get(auth.workspaceId, args.id) }),
-  }),
+  recordTool(
+    {
+      name: "get_workflow",
+      description: "Read a workflow with its draft definition, definitionRev, status, latestVersionId and last run.",
+      scope: "workflow:read",
+      readOnly: true,
+    },
+    (deps, workspaceId, id) => deps.workflows.get(workspaceId, id),
+  ),
   defineTool<WorkflowCreateBodyT>({
     name: "create_workflow",
     description:
