@@ -19,6 +19,7 @@ import type { Storage } from "../../store/port";
 import type { PollRow } from "../../store/triggers";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Clock } from "../../lib/clock";
+import { DueLoop } from "./due-loop";
 import { type Ownership, POLL_LEASE, soleOwner } from "./ownership";
 import type { TriggerRunStarter, TriggerRuntime, TriggerWorkflows } from "./ports";
 
@@ -56,16 +57,24 @@ const DEFAULT_DEDUPE: PollDedupe = {
 };
 
 export class Poller {
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private running = false;
   /** Ticks one at a time. */
   private readonly turns = new InTurn();
+  private readonly loop: DueLoop;
   private readonly ownership: Ownership;
   /** The last tick left due rows to other instances: the next due instant is theirs, not a reason to wake. */
   private othersDue = false;
 
   constructor(private readonly o: PollerOptions) {
     this.ownership = o.ownership ?? soleOwner;
+    this.loop = new DueLoop({
+      tick: () => this.tick(),
+      // The last tick left due rows to other instances: their instants are no reason to wake before a second.
+      nextDue: async () => (this.othersDue ? null : o.storage.triggers.nextPollAt()),
+      maxSleepMs: 1000,
+      clock: o.clock,
+      log: o.log,
+      messages: { tickFailed: "poller tick failed", readFailed: "poller could not read its next poll time; looking again shortly" },
+    });
   }
 
   /**
@@ -275,33 +284,11 @@ export class Poller {
 
   /** Polls on a timer until `stop()`. */
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    // The loop catches every error itself (a failing tick or read is logged, and it goes on).
-    const loop = async () => {
-      if (!this.running) return;
-      try {
-        await this.tick();
-      } catch (error) {
-        this.o.log.error("poller tick failed", { error: (error as Error).message });
-      }
-      if (!this.running) return;
-      let sleep = 1000;
-      try {
-        const next = this.othersDue ? null : await this.o.storage.triggers.nextPollAt();
-        if (next !== null) sleep = Math.max(10, Math.min(1000, next - this.o.clock.now()));
-      } catch (error) {
-        this.o.log.error("poller could not read its next poll time; looking again shortly", { error: (error as Error).message });
-      }
-      if (this.running) this.timer = setTimeout(() => void loop(), sleep);
-    };
-    void loop();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.loop.stop();
     await this.turns.idle();
   }
 }
