@@ -162,22 +162,18 @@ export class ProjectionCache {
 
   /** The `{"data": <projection>}` envelope as JSON text. */
   actionJson(pieceId: string, actionId: string, query: QueryValues): string {
-    const key = this.key("a", pieceId, actionId, query);
-    let json = this.cache().get(key);
-    if (json === undefined) {
-      const { piece, action } = findAction(this.registry, pieceId, actionId);
-      json = JSON.stringify({ data: project(piece, action, "action", query) });
-      this.cache().set(key, json);
-    }
-    return json;
+    return this.envelope(this.key("a", pieceId, actionId, query), () => projectAction(this.registry, pieceId, actionId, query));
   }
 
   triggerJson(pieceId: string, triggerId: string, query: QueryValues): string {
-    const key = this.key("t", pieceId, triggerId, query);
+    return this.envelope(this.key("t", pieceId, triggerId, query), () => projectTrigger(this.registry, pieceId, triggerId, query));
+  }
+
+  /** The cached envelope under `key`, made from `projection()` the first time. */
+  private envelope(key: string, projection: () => Projection): string {
     let json = this.cache().get(key);
     if (json === undefined) {
-      const { piece, trigger } = findTrigger(this.registry, pieceId, triggerId);
-      json = JSON.stringify({ data: project(piece, trigger, "trigger", query) });
+      json = JSON.stringify({ data: projection() });
       this.cache().set(key, json);
     }
     return json;
