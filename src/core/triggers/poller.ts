@@ -20,7 +20,7 @@ import type { PollRow } from "../../store/triggers";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Clock } from "../../lib/clock";
 import { DueLoop } from "./due-loop";
-import { type Ownership, POLL_LEASE, soleOwner } from "./ownership";
+import { claimOrLog, type Ownership, POLL_LEASE, soleOwner } from "./ownership";
 import type { TriggerRunStarter, TriggerRuntime, TriggerWorkflows } from "./ports";
 
 /** How many seen ids a baseline keeps (newest first); older ids fall out. */
@@ -172,13 +172,8 @@ export class Poller {
   }
 
   /** Holds (or now takes) the row's lease; a database error counts as not owning it until the next tick. */
-  private async owns(workflowId: string): Promise<boolean> {
-    try {
-      return await this.ownership.claim(POLL_LEASE + workflowId);
-    } catch (error) {
-      this.o.log.warn("poll lease could not be taken; trying again at the next tick", { workflowId, error: (error as Error).message });
-      return false;
-    }
+  private owns(workflowId: string): Promise<boolean> {
+    return claimOrLog(this.ownership, POLL_LEASE + workflowId, workflowId, this.o.log, "poll lease could not be taken; trying again at the next tick");
   }
 
   private async pollOne(row: PollRow): Promise<PollOutcome> {

@@ -15,7 +15,7 @@ import type { Logger } from "../../http/logger";
 import type { Subscription, TriggerDef } from "../../pieces-sdk/types";
 import type { TriggerNodeT } from "../../schema/workflow";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
-import { type Ownership, SUBSCRIPTION_LEASE, soleOwner } from "./ownership";
+import { claimOrLog, type Ownership, SUBSCRIPTION_LEASE, soleOwner } from "./ownership";
 import type { LiveWorkflow, SubscriptionRuns, TriggerRuntime, TriggerWorkflows } from "./ports";
 
 export interface SubscriptionsOptions {
@@ -150,13 +150,14 @@ export class Subscriptions {
   }
 
   /** Holds (or now takes) the subscription's lease; a database error counts as not holding it until the next sync. */
-  private async owns(workflowId: string): Promise<boolean> {
-    try {
-      return await this.ownership.claim(SUBSCRIPTION_LEASE + workflowId);
-    } catch (error) {
-      this.o.log.warn("subscription lease could not be taken; trying again at the next renewal", { workflowId, error: (error as Error).message });
-      return false;
-    }
+  private owns(workflowId: string): Promise<boolean> {
+    return claimOrLog(
+      this.ownership,
+      SUBSCRIPTION_LEASE + workflowId,
+      workflowId,
+      this.o.log,
+      "subscription lease could not be taken; trying again at the next renewal",
+    );
   }
 
   private definition(entry: Entry): TriggerDef {
