@@ -17,20 +17,20 @@ export function findPiece(registry: PieceRegistry, id: string): PieceDef {
   return piece;
 }
 
+/** `found`, the piece's action or trigger `id`; when there is none, NOT_FOUND naming those it has (`ids`). */
+function member<T>(found: T | undefined, noun: "action" | "trigger", id: string, pieceId: string, ids: string[]): T {
+  if (!found) throw new AppError("NOT_FOUND", `${noun} "${id}" not found in piece "${pieceId}"; its ${noun}s are: ${quoteList(ids)}`);
+  return found;
+}
+
 export function findAction(registry: PieceRegistry, pieceId: string, actionId: string): { piece: PieceDef; action: ActionDef } {
   const piece = findPiece(registry, pieceId);
-  const action = registry.action(pieceId, actionId);
-  if (!action)
-    throw new AppError("NOT_FOUND", `action "${actionId}" not found in piece "${pieceId}"; its actions are: ${quoteList(Object.keys(piece.actions))}`);
-  return { piece, action };
+  return { piece, action: member(registry.action(pieceId, actionId), "action", actionId, pieceId, Object.keys(piece.actions)) };
 }
 
 export function findTrigger(registry: PieceRegistry, pieceId: string, triggerId: string): { piece: PieceDef; trigger: TriggerDef } {
   const piece = findPiece(registry, pieceId);
-  const trigger = registry.trigger(pieceId, triggerId);
-  if (!trigger)
-    throw new AppError("NOT_FOUND", `trigger "${triggerId}" not found in piece "${pieceId}"; its triggers are: ${quoteList(Object.keys(piece.triggers))}`);
-  return { piece, trigger };
+  return { piece, trigger: member(registry.trigger(pieceId, triggerId), "trigger", triggerId, pieceId, Object.keys(piece.triggers)) };
 }
 
 // ---------- list, detail, summary ----------

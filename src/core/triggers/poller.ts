@@ -20,7 +20,7 @@ import type { PollRow } from "../../store/triggers";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Clock } from "../../lib/clock";
 import { DueLoop } from "./due-loop";
-import { claimOrLog, type Ownership, POLL_LEASE, soleOwner } from "./ownership";
+import { claimOrLog, type Ownership, POLL_LEASE } from "./ownership";
 import type { TriggerRunStarter, TriggerRuntime, TriggerWorkflows } from "./ports";
 
 /** How many seen ids a baseline keeps (newest first); older ids fall out. */
@@ -37,8 +37,8 @@ export interface PollerOptions {
   pieces: PieceRegistry;
   log: Logger;
   runtime: TriggerRuntime;
-  /** Who polls which row in a cluster (default: this process polls every row). */
-  ownership?: Ownership;
+  /** Who polls which row in a cluster (`soleOwner`: this process polls every row). */
+  ownership: Ownership;
   maxBackoffMs?: number;
   pollTimeoutMs?: number;
 }
@@ -60,12 +60,10 @@ export class Poller {
   /** Ticks one at a time. */
   private readonly turns = new InTurn();
   private readonly loop: DueLoop;
-  private readonly ownership: Ownership;
   /** The last tick left due rows to other instances: the next due instant is theirs, not a reason to wake. */
   private othersDue = false;
 
   constructor(private readonly o: PollerOptions) {
-    this.ownership = o.ownership ?? soleOwner;
     this.loop = new DueLoop({
       tick: () => this.tick(),
       // The last tick left due rows to other instances: their instants are no reason to wake before a second.
@@ -133,7 +131,7 @@ export class Poller {
   async disable(workflowId: string, within: Storage = this.o.storage): Promise<void> {
     // A unit: a poll stored on another instance meanwhile (a unit, read then written) does not bring the row back.
     await within.atomically(async (unit) => {
-      if (await unit.triggers.deletePoll(workflowId)) await this.ownership.drop(POLL_LEASE + workflowId, unit.leases);
+      if (await unit.triggers.deletePoll(workflowId)) await this.o.ownership.drop(POLL_LEASE + workflowId, unit.leases);
     });
   }
 
@@ -150,7 +148,7 @@ export class Poller {
       failures: row.failures,
       lastError: row.last_error,
       // In a cluster: the instance polling it (GET /api/fleet lists them).
-      ...(this.ownership.shared ? { owner: await this.ownership.holder(POLL_LEASE + workflowId) } : {}),
+      ...(this.o.ownership.shared ? { owner: await this.o.ownership.holder(POLL_LEASE + workflowId) } : {}),
     };
   }
 
@@ -173,7 +171,7 @@ export class Poller {
 
   /** Holds (or now takes) the row's lease; a database error counts as not owning it until the next tick. */
   private owns(workflowId: string): Promise<boolean> {
-    return claimOrLog(this.ownership, POLL_LEASE + workflowId, workflowId, this.o.log, "poll lease could not be taken; trying again at the next tick");
+    return claimOrLog(this.o.ownership, POLL_LEASE + workflowId, workflowId, this.o.log, "poll lease could not be taken; trying again at the next tick");
   }
 
   private async pollOne(row: PollRow): Promise<PollOutcome> {
@@ -217,7 +215,7 @@ export class Poller {
       const current = await unit.triggers.poll(row.workflow_id);
       if (!current) return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
       // A stall longer than the lease let another instance take the poll over: its items are its to start.
-      if (this.ownership.shared && !(await this.ownership.confirm(POLL_LEASE + row.workflow_id, unit.leases))) {
+      if (this.o.ownership.shared && !(await this.o.ownership.confirm(POLL_LEASE + row.workflow_id, unit.leases))) {
         return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
       }
       const previous = current.baseline === null ? null : (JSON.parse(current.baseline) as Baseline);
