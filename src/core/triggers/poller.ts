@@ -66,7 +66,6 @@ export class Poller {
   constructor(private readonly o: PollerOptions) {
     this.loop = new DueLoop({
       tick: () => this.tick(),
-      // The last tick left due rows to other instances: their instants are no reason to wake before a second.
       nextDue: async () => (this.othersDue ? null : o.storage.triggers.nextPollAt()),
       maxSleepMs: 1000,
       clock: o.clock,

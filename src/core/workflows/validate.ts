@@ -390,7 +390,7 @@ class Gate {
     const ids = Object.keys(members);
     this.error(
       `${path}.actionId`,
-      `UNKNOWN_${noun.toUpperCase()}`,
+      noun === "action" ? "UNKNOWN_ACTION" : "UNKNOWN_TRIGGER",
       `piece "${piece.id}" has no ${noun} "${id}"; its ${noun}s: ${ids.join(", ") || "none"}`,
       ids,
       path,
