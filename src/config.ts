@@ -267,27 +267,33 @@ function protocolOf(raw: string): string | undefined {
   }
 }
 
-function smtpUrl(env: Env): string | undefined {
-  const raw = env.WEFT_SMTP_URL;
+/** An optional URL setting whose scheme must be one of `protocols`; `refusal` says what is wrong with `raw` otherwise. */
+function schemeUrl(env: Env, name: string, protocols: string[], refusal: (raw: string) => string): string | undefined {
+  const raw = env[name];
   if (raw === undefined || raw === "") return undefined;
   const protocol = protocolOf(raw);
-  if (protocol !== "smtp:" && protocol !== "smtps:") {
-    throw new ConfigError(`WEFT_SMTP_URL is not an smtp:// or smtps:// URL; use e.g. smtps://user:password@mail.example.com:465`);
-  }
+  if (protocol === undefined || !protocols.includes(protocol)) throw new ConfigError(refusal(raw));
   return raw;
 }
 
+function smtpUrl(env: Env): string | undefined {
+  return schemeUrl(
+    env,
+    "WEFT_SMTP_URL",
+    ["smtp:", "smtps:"],
+    () => "WEFT_SMTP_URL is not an smtp:// or smtps:// URL; use e.g. smtps://user:password@mail.example.com:465",
+  );
+}
+
 function databaseUrl(env: Env): string | undefined {
-  const raw = env.WEFT_DATABASE_URL;
-  if (raw === undefined || raw === "") return undefined;
-  const protocol = protocolOf(raw);
-  if (protocol !== "postgres:" && protocol !== "postgresql:") {
-    // The URL may hold a password: name only what is wrong with it.
-    throw new ConfigError(
+  // The URL may hold a password: name only what is wrong with it.
+  return schemeUrl(
+    env,
+    "WEFT_DATABASE_URL",
+    ["postgres:", "postgresql:"],
+    (raw) =>
       `WEFT_DATABASE_URL is not a postgres:// URL (it starts "${raw.slice(0, raw.indexOf(":") + 1 || 10)}"); use postgres://user:password@host:5432/database, or unset it to keep SQLite in the data directory`,
-    );
-  }
-  return raw;
+  );
 }
 
 /** WEFT_SQLITE_DIRS: comma-separated absolute directories (also read by the sql piece where it runs). */

@@ -20,6 +20,7 @@ import { ConditionError, conditionHolds, type ResolvedCondition } from "./condit
 import { ExpressionError, resolveValueFast as resolveValue } from "./expressions";
 import type { ActionOutcome } from "./invoke-action";
 import type { ReplayEntry, RunExecution } from "./run-execution";
+import type { EngineLimits } from "./run-table";
 import { maskSecrets, serializeCapped, serializeMasked } from "./step-data";
 import type { StepEffects } from "./step-context";
 
@@ -42,16 +43,8 @@ const LOOP_SLICE_MS = 10;
 
 export interface ExecutorHost {
   readonly pieces: PieceRegistry;
-  /** Largest stored step input/output, characters of JSON. */
-  readonly outputLimit: number;
-  /** Largest total of step outputs one run may hold, characters of JSON. */
-  readonly memoryBudget: number;
-  /** Largest output of one step, characters of JSON (WEFT_STEP_MAX_OUTPUT_MB). */
-  readonly stepMaxOutput: number;
-  /** Most items a loop iterates (WEFT_LOOP_MAX_ITEMS). */
-  readonly loopMaxItems: number;
-  /** Most steps a run executes (WEFT_RUN_MAX_STEPS). */
-  readonly runMaxSteps: number;
+  /** What a step and a run may hold and do (run-table.ts). */
+  readonly limits: EngineLimits;
   /**
    * Does this step have side effects (not `pure`)? Such steps get a committed `running` row before they
    * start, so a restart knows they may have acted and never repeats them (wherever they run).
@@ -81,6 +74,20 @@ class RunStop extends Error {
 class StepFailed extends Error {}
 
 const MB = 1024 * 1024;
+
+/** The columns of a step row that say whose step it is: its run, its place among the run's events, its node. */
+function stepHead(run: RunExecution, node: ActionNodeT, id: string) {
+  return {
+    id,
+    run_id: run.row.id,
+    seq: ++run.row.event_seq,
+    node_id: node.name,
+    node_type: node.type,
+    piece_id: node.pieceId ?? null,
+    action_id: node.actionId ?? null,
+    display_name: node.displayName ?? null,
+  };
+}
 
 function describeValue(value: unknown): string {
   if (value === undefined) return "nothing (undefined)";
@@ -154,36 +161,29 @@ export class Executor {
     fields: { id?: string; status: string; input: unknown; output: unknown; error: string | null; retryCount?: number; startedAt: number; update?: boolean },
   ): void {
     const finishedAt = run.clock.now();
-    if (!fields.update && run.row.step_total >= this.host.runMaxSteps) {
+    if (!fields.update && run.row.step_total >= this.host.limits.runMaxSteps) {
       throw new RunStop({
         kind: "failed",
-        message: `run reached its limit of ${this.host.runMaxSteps} executed steps at step "${node.name}" (loop iterations count each step); process fewer items per run or raise WEFT_RUN_MAX_STEPS`,
+        message: `run reached its limit of ${this.host.limits.runMaxSteps} executed steps at step "${node.name}" (loop iterations count each step); process fewer items per run or raise WEFT_RUN_MAX_STEPS`,
       });
     }
     let output = fields.output === undefined ? null : fields.output;
-    const input = serializeMasked(fields.input ?? {}, run.secrets, this.host.outputLimit);
-    let stored = serializeCapped(run.secrets.length ? maskSecrets(output, run.secrets, false) : output, this.host.outputLimit);
-    const tooLarge = stored.size > this.host.stepMaxOutput && fields.status !== "failed";
+    const input = serializeMasked(fields.input ?? {}, run.secrets, this.host.limits.outputLimit);
+    let stored = serializeCapped(run.secrets.length ? maskSecrets(output, run.secrets, false) : output, this.host.limits.outputLimit);
+    const tooLarge = stored.size > this.host.limits.stepMaxOutput && fields.status !== "failed";
     if (tooLarge) {
       // The step's output is not kept: the step fails, naming the limit (its onErrorAction may still handle it).
       fields = {
         ...fields,
         status: "failed",
-        error: `output of step "${node.name}" is ${(stored.size / MB).toFixed(1)} MB of JSON; the limit is ${Math.round(this.host.stepMaxOutput / MB)} MB per step — return less data, or raise WEFT_STEP_MAX_OUTPUT_MB`,
+        error: `output of step "${node.name}" is ${(stored.size / MB).toFixed(1)} MB of JSON; the limit is ${Math.round(this.host.limits.stepMaxOutput / MB)} MB per step — return less data, or raise WEFT_STEP_MAX_OUTPUT_MB`,
       };
       output = null;
-      stored = serializeCapped(null, this.host.outputLimit);
+      stored = serializeCapped(null, this.host.limits.outputLimit);
     }
     const id = fields.id ?? stepIdOf(run.row.id, run.row.step_total + 1);
     const row: StepRow = {
-      id,
-      run_id: run.row.id,
-      seq: ++run.row.event_seq,
-      node_id: node.name,
-      node_type: node.type,
-      piece_id: node.pieceId ?? null,
-      action_id: node.actionId ?? null,
-      display_name: node.displayName ?? null,
+      ...stepHead(run, node, id),
       status: fields.status,
       input_data: input.text,
       output_data: stored.text,
@@ -201,10 +201,10 @@ export class Executor {
     if (tooLarge) throw new StepFailed(`step "${node.name}" failed: ${fields.error}`);
     if (fields.status === "paused") return;
     run.memoryUsed += stored.size;
-    if (run.memoryUsed > this.host.memoryBudget) {
+    if (run.memoryUsed > this.host.limits.memoryBudget) {
       throw new RunStop({
         kind: "failed",
-        message: `run exceeded its memory budget of ${Math.round(this.host.memoryBudget / MB)} MB (step outputs and loop results held ${(run.memoryUsed / MB).toFixed(1)} MB after step "${node.name}"); process fewer items per run or raise WEFT_RUN_MEMORY_MB`,
+        message: `run exceeded its memory budget of ${Math.round(this.host.limits.memoryBudget / MB)} MB (step outputs and loop results held ${(run.memoryUsed / MB).toFixed(1)} MB after step "${node.name}"); process fewer items per run or raise WEFT_RUN_MEMORY_MB`,
       });
     }
   }
@@ -249,19 +249,12 @@ export class Executor {
    * it knows the step never started. Resolves with the commit's error, if any.
    */
   private async writeRunning(run: RunExecution, node: ActionNodeT, id: string, startedAt: number, config: unknown): Promise<Error | undefined> {
-    const input = serializeMasked(config ?? {}, run.secrets, this.host.outputLimit);
+    const input = serializeMasked(config ?? {}, run.secrets, this.host.limits.outputLimit);
     run.row.step_total++;
     const committed = this.host.writeStep(
       run,
       {
-        id,
-        run_id: run.row.id,
-        seq: ++run.row.event_seq,
-        node_id: node.name,
-        node_type: node.type,
-        piece_id: node.pieceId ?? null,
-        action_id: node.actionId ?? null,
-        display_name: node.displayName ?? null,
+        ...stepHead(run, node, id),
         status: "running",
         input_data: input.text,
         output_data: null,
@@ -485,12 +478,12 @@ export class Executor {
       this.fail(run, node, startedAt, `config.items must resolve to an array; ${JSON.stringify(source)} gave ${describeValue(items)}`, { items: source });
     }
     const list = items as unknown[];
-    if (list.length > this.host.loopMaxItems) {
+    if (list.length > this.host.limits.loopMaxItems) {
       this.fail(
         run,
         node,
         startedAt,
-        `config.items has ${list.length} items; a loop iterates at most ${this.host.loopMaxItems} — split the work into smaller runs, or raise WEFT_LOOP_MAX_ITEMS`,
+        `config.items has ${list.length} items; a loop iterates at most ${this.host.limits.loopMaxItems} — split the work into smaller runs, or raise WEFT_LOOP_MAX_ITEMS`,
         { items: source, count: list.length },
       );
     }

@@ -297,20 +297,35 @@ function asText(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Resolves every `{{ }}` in one string. */
-export async function resolveString(text: string, context: Record<string, unknown>): Promise<unknown> {
-  if (!text.includes("{{")) return text;
+/** The `{{ }}` spans of `text`; undefined when it has none (the text is its own value). */
+function spansOf(text: string): Span[] | undefined {
+  if (!text.includes("{{")) return undefined;
   const spans = scan(text);
-  if (spans.length === 0) return text;
-  // Exactly one expression and nothing else: keep the value's type.
-  if (spans.length === 1 && spans[0].open === 0 && spans[0].end === text.length) return evaluateExpression(spans[0].source, context);
+  return spans.length === 0 ? undefined : spans;
+}
+
+/** Exactly one expression and nothing else: the value keeps its type. */
+const isWhole = (spans: Span[], text: string) => spans.length === 1 && spans[0].open === 0 && spans[0].end === text.length;
+
+/** `text` with each span replaced by the text form of its value. */
+function interpolate(text: string, spans: Span[], values: unknown[]): string {
   let out = "";
   let cursor = 0;
-  for (const span of spans) {
-    out += text.slice(cursor, span.open) + asText(await evaluateExpression(span.source, context));
+  spans.forEach((span, i) => {
+    out += text.slice(cursor, span.open) + asText(values[i]);
     cursor = span.end;
-  }
+  });
   return out + text.slice(cursor);
+}
+
+/** Resolves every `{{ }}` in one string. */
+export async function resolveString(text: string, context: Record<string, unknown>): Promise<unknown> {
+  const spans = spansOf(text);
+  if (!spans) return text;
+  if (isWhole(spans, text)) return evaluateExpression(spans[0].source, context);
+  const values: unknown[] = [];
+  for (const span of spans) values.push(await evaluateExpression(span.source, context));
+  return interpolate(text, spans, values);
 }
 
 const NEEDS_ASYNC = Symbol("needs-async");
@@ -330,19 +345,16 @@ function evaluateSync(source: string, context: Record<string, unknown>): unknown
 }
 
 function resolveStringSync(text: string, context: Record<string, unknown>): unknown {
-  if (!text.includes("{{")) return text;
-  const spans = scan(text);
-  if (spans.length === 0) return text;
-  if (spans.length === 1 && spans[0].open === 0 && spans[0].end === text.length) return evaluateSync(spans[0].source, context);
-  let out = "";
-  let cursor = 0;
+  const spans = spansOf(text);
+  if (!spans) return text;
+  if (isWhole(spans, text)) return evaluateSync(spans[0].source, context);
+  const values: unknown[] = [];
   for (const span of spans) {
     const value = evaluateSync(span.source, context);
     if (value === NEEDS_ASYNC) return NEEDS_ASYNC;
-    out += text.slice(cursor, span.open) + asText(value);
-    cursor = span.end;
+    values.push(value);
   }
-  return out + text.slice(cursor);
+  return interpolate(text, spans, values);
 }
 
 function resolveValueSync(value: unknown, context: Record<string, unknown>, depth = 0): unknown {

@@ -109,11 +109,16 @@ export interface PauseState {
 }
 
 export interface EngineLimits {
+  /** Largest stored step input/output, characters of JSON. */
   outputLimit: number;
+  /** Largest total of step outputs one run may hold, characters of JSON. */
   memoryBudget: number;
   timeoutMs: number;
+  /** Largest output of one step, characters of JSON (WEFT_STEP_MAX_OUTPUT_MB). */
   stepMaxOutput: number;
+  /** Most items a loop iterates (WEFT_LOOP_MAX_ITEMS). */
   loopMaxItems: number;
+  /** Most steps a run executes (WEFT_RUN_MAX_STEPS). */
   runMaxSteps: number;
 }
 

@@ -17,7 +17,7 @@ import { type ActionOutcome, errorMessage, invokeAction } from "./invoke-action"
 import { WorkerPool } from "./pool";
 import type { RunExecution } from "./run-execution";
 import { MAX_SUBFLOW_DEPTH, type StartedRuns, type StartRunInput } from "./run-start";
-import { FINISHED, type RunTable } from "./run-table";
+import { type EngineLimits, FINISHED, type RunTable } from "./run-table";
 import type { QueuedOp, WriteOp } from "../store/run-writes";
 import type { StepEffects, SubflowCall, SubflowResult, WebhookReply } from "./step-context";
 
@@ -44,11 +44,7 @@ export interface StepHostLinks {
 
 export class StepHost implements ExecutorHost {
   readonly pieces: PieceRegistry;
-  readonly outputLimit: number;
-  readonly memoryBudget: number;
-  readonly stepMaxOutput: number;
-  readonly loopMaxItems: number;
-  readonly runMaxSteps: number;
+  readonly limits: EngineLimits;
   /** Steps run on a worker thread, and on this thread (Engine.stats). */
   private readonly counted = { worker: 0, inline: 0 };
   private pool: WorkerPool | undefined;
@@ -67,11 +63,7 @@ export class StepHost implements ExecutorHost {
   ) {
     this.addressPolicy = t.o.addressPolicy ?? new AddressPolicy(t.o.config.allowedCidrs);
     this.pieces = t.o.pieces;
-    this.outputLimit = t.limits.outputLimit;
-    this.memoryBudget = t.limits.memoryBudget;
-    this.stepMaxOutput = t.limits.stepMaxOutput;
-    this.loopMaxItems = t.limits.loopMaxItems;
-    this.runMaxSteps = t.limits.runMaxSteps;
+    this.limits = t.limits;
   }
 
   get stepCounts(): { readonly worker: number; readonly inline: number } {

@@ -8,6 +8,7 @@ import { createApp } from "../../src/app";
 import { FakeClock } from "../../src/lib/clock";
 import { newId, stepIdOf } from "../../src/lib/ids";
 import { createLogger } from "../../src/http/logger";
+import type { RunWrites } from "../../src/store/run-writes";
 import type { TestApp } from "../support/app";
 import { ROOT_TOKEN } from "../support/app";
 import { chain, createWorkflow, definition, engineApp, runAndWait, stepOf, stopEngines, template, until } from "./support";
@@ -32,6 +33,22 @@ const reachResumeAt = (on: FakeClock, paused: { resumeAt: string }) => on.set(Ma
 const delay = (name: string, seconds: number) => ({ name, type: "PIECE", pieceId: "delay", actionId: "delay_for", config: { seconds } });
 const approval = (name: string) => ({ name, type: "PIECE", pieceId: "approval", actionId: "wait_for_approval", config: { message: "ship it?" } });
 const getRun = async (app: { req: TestApp["req"] }, id: string) => (await app.req("GET", `/api/runs/${id}`)).body.data;
+
+/**
+ * Holds back the engine's run writes (a commit slowed down, as on a loaded disk) until the answer is called; then
+ * they go on in their order. The engine's writer is private: the test reaches it as a fault injector only.
+ */
+function holdRunWrites(app: TestApp): () => void {
+  const writes = (app.deps.engine as unknown as { writes: RunWrites }).writes;
+  const write = writes.write;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  writes.write = (ops) => released.then(() => write.call(writes, ops));
+  return () => {
+    writes.write = write;
+    release();
+  };
+}
 
 /** A second app on the same database file: what a restarted server sees. */
 function restarted(app: TestApp, clock?: FakeClock) {
@@ -92,22 +109,38 @@ describe("delay", () => {
     expect(done.steps.filter((s: any) => s.nodeId === "before").length).toBe(1);
   });
 
-  test("a paused run can be cancelled; its timer then does nothing", async () => {
+  test("a paused run can be cancelled; a delay that ends while the cancel is being saved resumes nothing", async () => {
     const id = await createWorkflow(t, definition(chain(delay("wait", 3600), template("after", "x"))));
     const run = await runAndWait(t, id, {}, "test", 0);
     const paused = await until(
       () => getRun(t, run.id),
-      (r) => r.status === "paused",
+      (r) => r.status === "paused" && stepOf(r, "wait")?.status === "paused",
     );
-    expect((await t.req("POST", `/api/runs/${run.id}/cancel`)).body.data.status).toBe("cancelled");
+    await t.deps.engine.committed();
+    // A slow commit: until it is done the stored row says paused. The delay ends meanwhile, and only the cancel's
+    // clearing of the resume timer keeps the run from being taken up again (the timer reads the stored row).
+    const release = holdRunWrites(t);
+    const cancelling = t.req("POST", `/api/runs/${run.id}/cancel`);
+    // The engine holds the run as cancelled (a GET would wait for the commit) while the stored row still says paused.
+    await until(
+      () => t.deps.engine.row(run.workspaceId, run.id),
+      (r) => r?.status === "cancelled",
+    );
+    expect((await t.deps.engine.storedRow(run.id))?.status).toBe("paused");
     reachResumeAt(clock, paused);
     clock.advance(1_000);
-    // What a timer that fired would start (a read, then the run queued again) gets a few turns to show itself.
+    // What a timer that fired would start (a read of the stored row, still paused) gets a few turns to show itself.
+    await Bun.sleep(100);
+    release();
+    expect((await cancelling).body.data.status).toBe("cancelled");
+    // ...and, had it resumed the run, the time to run the step after the delay.
     await t.deps.engine.committed();
-    await Bun.sleep(50);
+    await Bun.sleep(100);
+    await t.deps.engine.committed();
     const after = await getRun(t, run.id);
     expect(after.status).toBe("cancelled");
-    expect(stepOf(after, "after")).toBeUndefined();
+    expect(after.steps.map((s: any) => [s.nodeId, s.status])).toEqual([["wait", "paused"]]);
+    expect((await t.deps.engine.storedRow(run.id))?.status).toBe("cancelled");
   });
 });
 
@@ -234,9 +267,10 @@ describe("surviving a restart", () => {
     const app = await engineApp();
     const id = await createWorkflow(app, definition(chain(approval("approve"), template("after", "decision={{approve.output.decision}}"))));
     const run = await runAndWait(app, id, {}, "test", 0);
+    // The paused step's row too: on PostgreSQL it may be committed just after the run shows paused.
     const paused = await until(
       () => getRun(app, run.id),
-      (r) => r.status === "paused",
+      (r) => r.status === "paused" && stepOf(r, "approve")?.status === "paused",
     );
     const link = new URL(stepOf(paused, "approve").outputData.approveUrl);
     app.deps.engine.dispatcher.pause(); // the process dies after the link was accepted, before the run went on

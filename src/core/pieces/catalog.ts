@@ -17,20 +17,20 @@ export function findPiece(registry: PieceRegistry, id: string): PieceDef {
   return piece;
 }
 
+/** `found`, the piece's action or trigger `id`; when there is none, NOT_FOUND naming those it has (`ids`). */
+function member<T>(found: T | undefined, noun: "action" | "trigger", id: string, pieceId: string, ids: string[]): T {
+  if (!found) throw new AppError("NOT_FOUND", `${noun} "${id}" not found in piece "${pieceId}"; its ${noun}s are: ${quoteList(ids)}`);
+  return found;
+}
+
 export function findAction(registry: PieceRegistry, pieceId: string, actionId: string): { piece: PieceDef; action: ActionDef } {
   const piece = findPiece(registry, pieceId);
-  const action = registry.action(pieceId, actionId);
-  if (!action)
-    throw new AppError("NOT_FOUND", `action "${actionId}" not found in piece "${pieceId}"; its actions are: ${quoteList(Object.keys(piece.actions))}`);
-  return { piece, action };
+  return { piece, action: member(registry.action(pieceId, actionId), "action", actionId, pieceId, Object.keys(piece.actions)) };
 }
 
 export function findTrigger(registry: PieceRegistry, pieceId: string, triggerId: string): { piece: PieceDef; trigger: TriggerDef } {
   const piece = findPiece(registry, pieceId);
-  const trigger = registry.trigger(pieceId, triggerId);
-  if (!trigger)
-    throw new AppError("NOT_FOUND", `trigger "${triggerId}" not found in piece "${pieceId}"; its triggers are: ${quoteList(Object.keys(piece.triggers))}`);
-  return { piece, trigger };
+  return { piece, trigger: member(registry.trigger(pieceId, triggerId), "trigger", triggerId, pieceId, Object.keys(piece.triggers)) };
 }
 
 // ---------- list, detail, summary ----------
@@ -162,22 +162,18 @@ export class ProjectionCache {
 
   /** The `{"data": <projection>}` envelope as JSON text. */
   actionJson(pieceId: string, actionId: string, query: QueryValues): string {
-    const key = this.key("a", pieceId, actionId, query);
-    let json = this.cache().get(key);
-    if (json === undefined) {
-      const { piece, action } = findAction(this.registry, pieceId, actionId);
-      json = JSON.stringify({ data: project(piece, action, "action", query) });
-      this.cache().set(key, json);
-    }
-    return json;
+    return this.envelope(this.key("a", pieceId, actionId, query), () => projectAction(this.registry, pieceId, actionId, query));
   }
 
   triggerJson(pieceId: string, triggerId: string, query: QueryValues): string {
-    const key = this.key("t", pieceId, triggerId, query);
+    return this.envelope(this.key("t", pieceId, triggerId, query), () => projectTrigger(this.registry, pieceId, triggerId, query));
+  }
+
+  /** The cached envelope under `key`, made from `projection()` the first time. */
+  private envelope(key: string, projection: () => Projection): string {
     let json = this.cache().get(key);
     if (json === undefined) {
-      const { piece, trigger } = findTrigger(this.registry, pieceId, triggerId);
-      json = JSON.stringify({ data: project(piece, trigger, "trigger", query) });
+      json = JSON.stringify({ data: projection() });
       this.cache().set(key, json);
     }
     return json;

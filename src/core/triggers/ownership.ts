@@ -7,6 +7,7 @@
  * releases everything at once. Instants of schedules need no lease: the scheduler's compare-and-set on the
  * stored instant already lets one instance fire each (./scheduler.ts).
  */
+import type { Logger } from "../../http/logger";
 import type { LeaseRepository } from "../../store/leases";
 import type { Storage } from "../../store/port";
 import type { Clock } from "../../lib/clock";
@@ -41,6 +42,19 @@ export interface Ownership {
   renew(): Promise<string[]>;
   /** A clean stop: every lease held is released. */
   releaseAll(): Promise<void>;
+}
+
+/**
+ * Claims `name` for a workflow's trigger work; a database error is logged with `failure` and counts as not
+ * holding it (the caller tries again at its next turn).
+ */
+export async function claimOrLog(ownership: Ownership, name: string, workflowId: string, log: Logger, failure: string): Promise<boolean> {
+  try {
+    return await ownership.claim(name);
+  } catch (error) {
+    log.warn(failure, { workflowId, error: (error as Error).message });
+    return false;
+  }
 }
 
 /** One process: it owns every poll, subscription and renewal. */

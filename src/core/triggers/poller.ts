@@ -19,7 +19,8 @@ import type { Storage } from "../../store/port";
 import type { PollRow } from "../../store/triggers";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Clock } from "../../lib/clock";
-import { type Ownership, POLL_LEASE, soleOwner } from "./ownership";
+import { DueLoop } from "./due-loop";
+import { claimOrLog, type Ownership, POLL_LEASE } from "./ownership";
 import type { TriggerRunStarter, TriggerRuntime, TriggerWorkflows } from "./ports";
 
 /** How many seen ids a baseline keeps (newest first); older ids fall out. */
@@ -36,8 +37,8 @@ export interface PollerOptions {
   pieces: PieceRegistry;
   log: Logger;
   runtime: TriggerRuntime;
-  /** Who polls which row in a cluster (default: this process polls every row). */
-  ownership?: Ownership;
+  /** Who polls which row in a cluster (`soleOwner`: this process polls every row). */
+  ownership: Ownership;
   maxBackoffMs?: number;
   pollTimeoutMs?: number;
 }
@@ -56,16 +57,21 @@ const DEFAULT_DEDUPE: PollDedupe = {
 };
 
 export class Poller {
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private running = false;
   /** Ticks one at a time. */
   private readonly turns = new InTurn();
-  private readonly ownership: Ownership;
+  private readonly loop: DueLoop;
   /** The last tick left due rows to other instances: the next due instant is theirs, not a reason to wake. */
   private othersDue = false;
 
   constructor(private readonly o: PollerOptions) {
-    this.ownership = o.ownership ?? soleOwner;
+    this.loop = new DueLoop({
+      tick: () => this.tick(),
+      nextDue: async () => (this.othersDue ? null : o.storage.triggers.nextPollAt()),
+      maxSleepMs: 1000,
+      clock: o.clock,
+      log: o.log,
+      messages: { tickFailed: "poller tick failed", readFailed: "poller could not read its next poll time; looking again shortly" },
+    });
   }
 
   /**
@@ -124,7 +130,7 @@ export class Poller {
   async disable(workflowId: string, within: Storage = this.o.storage): Promise<void> {
     // A unit: a poll stored on another instance meanwhile (a unit, read then written) does not bring the row back.
     await within.atomically(async (unit) => {
-      if (await unit.triggers.deletePoll(workflowId)) await this.ownership.drop(POLL_LEASE + workflowId, unit.leases);
+      if (await unit.triggers.deletePoll(workflowId)) await this.o.ownership.drop(POLL_LEASE + workflowId, unit.leases);
     });
   }
 
@@ -141,7 +147,7 @@ export class Poller {
       failures: row.failures,
       lastError: row.last_error,
       // In a cluster: the instance polling it (GET /api/fleet lists them).
-      ...(this.ownership.shared ? { owner: await this.ownership.holder(POLL_LEASE + workflowId) } : {}),
+      ...(this.o.ownership.shared ? { owner: await this.o.ownership.holder(POLL_LEASE + workflowId) } : {}),
     };
   }
 
@@ -163,13 +169,8 @@ export class Poller {
   }
 
   /** Holds (or now takes) the row's lease; a database error counts as not owning it until the next tick. */
-  private async owns(workflowId: string): Promise<boolean> {
-    try {
-      return await this.ownership.claim(POLL_LEASE + workflowId);
-    } catch (error) {
-      this.o.log.warn("poll lease could not be taken; trying again at the next tick", { workflowId, error: (error as Error).message });
-      return false;
-    }
+  private owns(workflowId: string): Promise<boolean> {
+    return claimOrLog(this.o.ownership, POLL_LEASE + workflowId, workflowId, this.o.log, "poll lease could not be taken; trying again at the next tick");
   }
 
   private async pollOne(row: PollRow): Promise<PollOutcome> {
@@ -213,7 +214,7 @@ export class Poller {
       const current = await unit.triggers.poll(row.workflow_id);
       if (!current) return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
       // A stall longer than the lease let another instance take the poll over: its items are its to start.
-      if (this.ownership.shared && !(await this.ownership.confirm(POLL_LEASE + row.workflow_id, unit.leases))) {
+      if (this.o.ownership.shared && !(await this.o.ownership.confirm(POLL_LEASE + row.workflow_id, unit.leases))) {
         return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
       }
       const previous = current.baseline === null ? null : (JSON.parse(current.baseline) as Baseline);
@@ -275,33 +276,11 @@ export class Poller {
 
   /** Polls on a timer until `stop()`. */
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    // The loop catches every error itself (a failing tick or read is logged, and it goes on).
-    const loop = async () => {
-      if (!this.running) return;
-      try {
-        await this.tick();
-      } catch (error) {
-        this.o.log.error("poller tick failed", { error: (error as Error).message });
-      }
-      if (!this.running) return;
-      let sleep = 1000;
-      try {
-        const next = this.othersDue ? null : await this.o.storage.triggers.nextPollAt();
-        if (next !== null) sleep = Math.max(10, Math.min(1000, next - this.o.clock.now()));
-      } catch (error) {
-        this.o.log.error("poller could not read its next poll time; looking again shortly", { error: (error as Error).message });
-      }
-      if (this.running) this.timer = setTimeout(() => void loop(), sleep);
-    };
-    void loop();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.loop.stop();
     await this.turns.idle();
   }
 }

@@ -21,7 +21,7 @@ import type { RegistrationRow } from "../../store/triggers";
 import { sha256 } from "../../lib/ids";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
 import type { Clock } from "../../lib/clock";
-import { type Ownership, RENEWAL_LEASE, soleOwner } from "./ownership";
+import { type Ownership, RENEWAL_LEASE } from "./ownership";
 import type { TriggerRuntime, TriggerWorkflows } from "./ports";
 
 export interface RegistrationsOptions {
@@ -31,8 +31,8 @@ export interface RegistrationsOptions {
   workflows: TriggerWorkflows;
   clock: Clock;
   log: Logger;
-  /** Who renews which registration in a cluster (default: this process renews every one). */
-  ownership?: Ownership;
+  /** Who renews which registration in a cluster (`soleOwner`: this process renews every one). */
+  ownership: Ownership;
   /** `{PUBLIC_URL}/webhook/{token}` for a workflow. */
   webhookUrl(token: string): string;
 }
@@ -48,11 +48,8 @@ export interface EnableInput {
 export class Registrations {
   private readonly renewals = new Map<string, Cron>();
   private renewing = false;
-  private readonly ownership: Ownership;
 
-  constructor(private readonly o: RegistrationsOptions) {
-    this.ownership = o.ownership ?? soleOwner;
-  }
+  constructor(private readonly o: RegistrationsOptions) {}
 
   private get store() {
     return this.o.storage.triggers;
@@ -123,14 +120,14 @@ export class Registrations {
 
   /** In a cluster, at every lease renewal: renewal timers for registrations made on another instance, none for those gone. */
   async sync(): Promise<void> {
-    if (!this.renewing || !this.ownership.shared) return;
+    if (!this.renewing || !this.o.ownership.shared) return;
     const ids = new Set(await this.store.registrationWorkflowIds());
     for (const workflowId of ids) if (!this.renewals.has(workflowId)) await this.scheduleRenewal(workflowId);
     for (const [workflowId, job] of [...this.renewals]) {
       if (ids.has(workflowId)) continue;
       job.stop();
       this.renewals.delete(workflowId);
-      await this.ownership.release(RENEWAL_LEASE + workflowId);
+      await this.o.ownership.release(RENEWAL_LEASE + workflowId);
     }
   }
 
@@ -153,7 +150,7 @@ export class Registrations {
   /** The renewal timer: renews unless another instance of the cluster holds this registration's renewals. */
   private async renewIfOwner(workflowId: string): Promise<void> {
     try {
-      if (!(await this.ownership.claim(RENEWAL_LEASE + workflowId))) return;
+      if (!(await this.o.ownership.claim(RENEWAL_LEASE + workflowId))) return;
     } catch (error) {
       this.o.log.warn("webhook renewal lease could not be taken; trying again at the next renewal time", { workflowId, error: (error as Error).message });
       return;
@@ -213,7 +210,7 @@ export class Registrations {
       this.renewals.delete(workflowId);
       try {
         await this.store.deleteRegistration(workflowId);
-        await this.ownership.drop(RENEWAL_LEASE + workflowId);
+        await this.o.ownership.drop(RENEWAL_LEASE + workflowId);
       } catch (error) {
         // Never throws (see above): the start-up repair de-registers a registration whose workflow is not live.
         this.o.log.warn("webhook registration could not be forgotten; the next start-up looks at it again", {

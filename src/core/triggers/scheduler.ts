@@ -18,6 +18,7 @@ import type { Logger } from "../../http/logger";
 import type { Storage } from "../../store/port";
 import type { ScheduleRow } from "../../store/triggers";
 import type { Clock } from "../../lib/clock";
+import { DueLoop } from "./due-loop";
 import { nextFireAfter, specFromKey, type ScheduleSpec } from "./schedule-spec";
 import type { TriggerRunStarter, TriggerWorkflows } from "./ports";
 
@@ -47,13 +48,20 @@ export interface SchedulerOptions {
 const BATCH = 200;
 
 export class Scheduler {
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private running = false;
-  /** The tick under way: the next one starts after it. */
   /** Ticks one at a time. */
   private readonly turns = new InTurn();
+  private readonly loop: DueLoop;
 
-  constructor(private readonly o: SchedulerOptions) {}
+  constructor(private readonly o: SchedulerOptions) {
+    this.loop = new DueLoop({
+      tick: () => this.tick(),
+      nextDue: () => o.storage.triggers.nextScheduleAt(),
+      maxSleepMs: o.maxSleepMs ?? 1000,
+      clock: o.clock,
+      log: o.log,
+      messages: { tickFailed: "scheduler tick failed", readFailed: "scheduler could not read its next instant; looking again shortly" },
+    });
+  }
 
   /** Publish: start (or keep) the schedule of a live version. */
   /** `within`: the unit to write in (its `atomically` joins it); by default one of its own. */
@@ -174,34 +182,12 @@ export class Scheduler {
 
   /** Runs `tick` on a timer until `stop()`. */
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    const loop = async () => {
-      if (!this.running) return;
-      try {
-        await this.tick();
-      } catch (error) {
-        this.o.log.error("scheduler tick failed", { error: (error as Error).message });
-      }
-      if (!this.running) return;
-      const max = this.o.maxSleepMs ?? 1000;
-      let sleep = max;
-      try {
-        const next = await this.o.storage.triggers.nextScheduleAt();
-        if (next !== null) sleep = Math.max(10, Math.min(max, next - this.o.clock.now()));
-      } catch (error) {
-        this.o.log.error("scheduler could not read its next instant; looking again shortly", { error: (error as Error).message });
-      }
-      if (this.running) this.timer = setTimeout(() => void loop(), sleep);
-    };
-    void loop();
+    this.loop.start();
   }
 
   /** Stops the timer; resolves once the tick under way (if any) has ended. */
   async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.loop.stop();
     await this.turns.idle();
   }
 }

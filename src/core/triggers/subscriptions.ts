@@ -15,7 +15,7 @@ import type { Logger } from "../../http/logger";
 import type { Subscription, TriggerDef } from "../../pieces-sdk/types";
 import type { TriggerNodeT } from "../../schema/workflow";
 import type { PieceRegistry } from "../../pieces-runtime/registry";
-import { type Ownership, SUBSCRIPTION_LEASE, soleOwner } from "./ownership";
+import { claimOrLog, type Ownership, SUBSCRIPTION_LEASE } from "./ownership";
 import type { LiveWorkflow, SubscriptionRuns, TriggerRuntime, TriggerWorkflows } from "./ports";
 
 export interface SubscriptionsOptions {
@@ -23,8 +23,8 @@ export interface SubscriptionsOptions {
   runs: SubscriptionRuns;
   runtime: TriggerRuntime;
   log: Logger;
-  /** Who holds which subscription in a cluster (default: this process holds every one). */
-  ownership?: Ownership;
+  /** Who holds which subscription in a cluster (`soleOwner`: this process holds every one). */
+  ownership: Ownership;
   /** Live workflows: in a cluster, `sync` reads what other instances published and unpublished. */
   workflows?: TriggerWorkflows;
   /** First back-off after a failure, ms (doubled each time, at most maxBackoffMs). */
@@ -54,11 +54,8 @@ interface Entry extends Wanted {
 export class Subscriptions {
   private readonly entries = new Map<string, Entry>();
   private running = false;
-  private readonly ownership: Ownership;
 
-  constructor(private readonly o: SubscriptionsOptions) {
-    this.ownership = o.ownership ?? soleOwner;
-  }
+  constructor(private readonly o: SubscriptionsOptions) {}
 
   /** Publish: this version's subscription should be open (re-opened when the version changed). */
   enable(wanted: Wanted): void {
@@ -77,7 +74,7 @@ export class Subscriptions {
     this.entries.delete(workflowId);
     // Not waited for: closing may take the piece's time; close() logs its own failure.
     void this.close(entry);
-    await this.ownership.drop(SUBSCRIPTION_LEASE + workflowId);
+    await this.o.ownership.drop(SUBSCRIPTION_LEASE + workflowId);
   }
 
   start(): void {
@@ -97,13 +94,13 @@ export class Subscriptions {
    */
   async sync(): Promise<void> {
     const workflows = this.o.workflows;
-    if (!this.running || !this.ownership.shared || !workflows) return;
-    for (const name of await this.ownership.known(SUBSCRIPTION_LEASE)) {
+    if (!this.running || !this.o.ownership.shared || !workflows) return;
+    for (const name of await this.o.ownership.known(SUBSCRIPTION_LEASE)) {
       const workflowId = name.slice(SUBSCRIPTION_LEASE.length);
       if (this.entries.has(workflowId)) continue;
       const live = await workflows.live(workflowId);
       // Not live any more (unpublished while its holder was down): nobody is to hold it.
-      if (!this.follow(workflowId, live, await this.subscriptionOf(live, workflows))) await this.ownership.drop(name);
+      if (!this.follow(workflowId, live, await this.subscriptionOf(live, workflows))) await this.o.ownership.drop(name);
     }
     for (const entry of [...this.entries.values()]) {
       const live = await workflows.live(entry.workflowId);
@@ -115,7 +112,7 @@ export class Subscriptions {
       if (moved) {
         // Republished (the new version's subscription replaces it) or unpublished on another instance.
         if (!this.follow(entry.workflowId, live, trigger)) await this.disable(entry.workflowId);
-      } else if ((entry.open || entry.opening) && !this.ownership.holds(SUBSCRIPTION_LEASE + entry.workflowId)) {
+      } else if ((entry.open || entry.opening) && !this.o.ownership.holds(SUBSCRIPTION_LEASE + entry.workflowId)) {
         this.o.log.info("subscription taken over by another instance; closing it here", { workflowId: entry.workflowId });
         void this.close(entry);
       } else this.open(entry);
@@ -145,18 +142,19 @@ export class Subscriptions {
       failures: entry.failures,
       lastError: entry.lastError,
       // In a cluster: the instance holding it open (it may be another one than the instance answering).
-      ...(this.ownership.shared ? { owner: await this.ownership.holder(SUBSCRIPTION_LEASE + workflowId) } : {}),
+      ...(this.o.ownership.shared ? { owner: await this.o.ownership.holder(SUBSCRIPTION_LEASE + workflowId) } : {}),
     };
   }
 
   /** Holds (or now takes) the subscription's lease; a database error counts as not holding it until the next sync. */
-  private async owns(workflowId: string): Promise<boolean> {
-    try {
-      return await this.ownership.claim(SUBSCRIPTION_LEASE + workflowId);
-    } catch (error) {
-      this.o.log.warn("subscription lease could not be taken; trying again at the next renewal", { workflowId, error: (error as Error).message });
-      return false;
-    }
+  private owns(workflowId: string): Promise<boolean> {
+    return claimOrLog(
+      this.o.ownership,
+      SUBSCRIPTION_LEASE + workflowId,
+      workflowId,
+      this.o.log,
+      "subscription lease could not be taken; trying again at the next renewal",
+    );
   }
 
   private definition(entry: Entry): TriggerDef {

@@ -266,6 +266,18 @@ function checkVersion(file: string, doc: Record<string, unknown>, problems: File
   return false;
 }
 
+/** A file's top: a mapping of the format this Weft reads, or undefined with the problem listed (`shape` says what the file should be). */
+function readFormatFile(file: string, text: string, problems: FileProblem[], shape: string): Record<string, unknown> | undefined {
+  const before = problems.length;
+  const doc = parseYaml(file, text, problems);
+  if (problems.length > before) return undefined;
+  if (!isRecord(doc)) {
+    problems.push({ file, path: "(file)", message: shape });
+    return undefined;
+  }
+  return checkVersion(file, doc, problems) ? doc : undefined;
+}
+
 function unknownKeys(file: string, path: string, value: Record<string, unknown>, allowed: readonly string[], problems: FileProblem[]) {
   for (const key of Object.keys(value)) {
     if (!allowed.includes(key))
@@ -310,13 +322,8 @@ const BRANCH_KEYS = ["name", "conditions", "steps"] as const;
  */
 export function readWorkflowFile(file: string, text: string, folder: string | null, problems: FileProblem[]): WorkflowFile | undefined {
   const before = problems.length;
-  const doc = parseYaml(file, text, problems);
-  if (problems.length > before) return undefined;
-  if (!isRecord(doc)) {
-    problems.push({ file, path: "(file)", message: "a workflow file is a mapping that starts with weftFormat, id, name and trigger" });
-    return undefined;
-  }
-  if (!checkVersion(file, doc, problems)) return undefined;
+  const doc = readFormatFile(file, text, problems, "a workflow file is a mapping that starts with weftFormat, id, name and trigger");
+  if (!doc) return undefined;
   unknownKeys(file, "", doc, TOP_KEYS, problems);
   if (doc.id !== undefined && (typeof doc.id !== "string" || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(doc.id)))
     problems.push({ file, path: "id", message: "id is a workflow id (a uuid, as exported); leave it out to import the file as a new workflow" });
@@ -444,14 +451,8 @@ export function filePathOf(definitionPath: string, paths: Map<string, string>): 
 /** connections.yaml read back: names and pieces. */
 export function readConnectionsFile(text: string, problems: FileProblem[]): Array<{ name: string; pieceId: string }> {
   const file = CONNECTIONS_FILE;
-  const before = problems.length;
-  const doc = parseYaml(file, text, problems);
-  if (problems.length > before) return [];
-  if (!isRecord(doc)) {
-    problems.push({ file, path: "(file)", message: "connections.yaml is a mapping: weftFormat and connections" });
-    return [];
-  }
-  if (!checkVersion(file, doc, problems)) return [];
+  const doc = readFormatFile(file, text, problems, "connections.yaml is a mapping: weftFormat and connections");
+  if (!doc) return [];
   unknownKeys(file, "", doc, ["weftFormat", "connections"], problems);
   const list = doc.connections ?? [];
   if (!Array.isArray(list)) {
@@ -476,14 +477,8 @@ const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /** variables/all.yaml read back: workflow key → its stored variables (a secret without a value). */
 export function readVariablesFile(file: string, text: string, problems: FileProblem[]): Map<string, StoredVariable[]> {
   const out = new Map<string, StoredVariable[]>();
-  const before = problems.length;
-  const doc = parseYaml(file, text, problems);
-  if (problems.length > before) return out;
-  if (!isRecord(doc)) {
-    problems.push({ file, path: "(file)", message: "a variables file is a mapping: weftFormat and variables" });
-    return out;
-  }
-  if (!checkVersion(file, doc, problems)) return out;
+  const doc = readFormatFile(file, text, problems, "a variables file is a mapping: weftFormat and variables");
+  if (!doc) return out;
   unknownKeys(file, "", doc, ["weftFormat", "variables"], problems);
   const byKey = doc.variables ?? {};
   if (!isRecord(byKey)) {

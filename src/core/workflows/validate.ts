@@ -316,19 +316,8 @@ class Gate {
     }
     const piece = this.piece(node, path);
     if (!piece) return;
-    const def = Object.hasOwn(piece.triggers, node.actionId) ? piece.triggers[node.actionId] : undefined;
-    if (!def) {
-      const ids = Object.keys(piece.triggers);
-      this.error(
-        `${path}.actionId`,
-        "UNKNOWN_TRIGGER",
-        `piece "${piece.id}" has no trigger "${node.actionId}"; its triggers: ${ids.join(", ") || "none"}`,
-        ids,
-        path,
-        node.name,
-      );
-      return;
-    }
+    const def = this.member(piece, piece.triggers, "trigger", node, path);
+    if (!def) return;
     if (def.type !== type) {
       this.error(
         `${path}.type`,
@@ -392,6 +381,22 @@ class Gate {
         node.name,
       );
     }
+  }
+
+  /** The piece's action or trigger (`members`) named by the node's actionId, or undefined with an error that lists the piece's ones. */
+  private member<T>(piece: PieceDef, members: Record<string, T>, noun: "action" | "trigger", node: AnyNode, path: string): T | undefined {
+    const id = node.actionId!;
+    if (Object.hasOwn(members, id)) return members[id];
+    const ids = Object.keys(members);
+    this.error(
+      `${path}.actionId`,
+      noun === "action" ? "UNKNOWN_ACTION" : "UNKNOWN_TRIGGER",
+      `piece "${piece.id}" has no ${noun} "${id}"; its ${noun}s: ${ids.join(", ") || "none"}`,
+      ids,
+      path,
+      node.name,
+    );
+    return undefined;
   }
 
   private piece(node: AnyNode, path: string): PieceDef | undefined {
@@ -477,17 +482,8 @@ class Gate {
       this.checkConfigExpressions(node.config ?? {}, `${path}.config`, path, node.name);
       return;
     }
-    const action = Object.hasOwn(piece.actions, node.actionId) ? piece.actions[node.actionId] : undefined;
+    const action = this.member(piece, piece.actions, "action", node, path);
     if (!action) {
-      const ids = Object.keys(piece.actions);
-      this.error(
-        `${path}.actionId`,
-        "UNKNOWN_ACTION",
-        `piece "${piece.id}" has no action "${node.actionId}"; its actions: ${ids.join(", ") || "none"}`,
-        ids,
-        path,
-        node.name,
-      );
       this.checkConfigExpressions(node.config ?? {}, `${path}.config`, path, node.name);
       return;
     }

@@ -196,33 +196,15 @@ class N8nImport {
 
   /** Where a path ends: a webhook answering with the last node, or a sub-workflow returning it, gets the step that does so. */
   private pathEnd(walk: Walk): ActionNodeT[] {
-    if (this.respondAtEnd) {
-      const name = this.names.of(`respond_${++this.ends}`);
-      return [
-        {
-          name,
-          displayName: "Respond with the last output",
-          type: "PIECE",
-          pieceId: "webhook",
-          actionId: "respond",
-          config: { status: 200, body: `{{ ${walk.ref} }}` },
-        },
-      ];
-    }
-    if (this.returnAtEnd) {
-      const name = this.names.of(`return_${++this.ends}`);
-      return [
-        {
-          name,
-          displayName: "Return the last output",
-          type: "PIECE",
-          pieceId: "subflows",
-          actionId: "return_response",
-          config: { value: `{{ ${walk.ref} }}` },
-        },
-      ];
-    }
+    const last = `{{ ${walk.ref} }}`;
+    if (this.respondAtEnd) return [this.endStep("respond", "Respond with the last output", "webhook", "respond", { status: 200, body: last })];
+    if (this.returnAtEnd) return [this.endStep("return", "Return the last output", "subflows", "return_response", { value: last })];
     return [];
+  }
+
+  /** A piece step that ends a path, named `{prefix}_{n}`. */
+  private endStep(prefix: string, displayName: string, pieceId: string, actionId: string, config: Record<string, unknown>): ActionNodeT {
+    return { name: this.names.of(`${prefix}_${++this.ends}`), displayName, type: "PIECE", pieceId, actionId, config };
   }
 
   /** Converts `name` and everything after it. */
