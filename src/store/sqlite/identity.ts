@@ -1,4 +1,5 @@
 /** Orgs, workspaces, users, members, invitations, sessions and API tokens on SQLite (../identity.ts says what each answers). */
+import type { Database } from "bun:sqlite";
 import { countOf } from "./db";
 import type {
   IdentityRepository,
@@ -15,115 +16,110 @@ import type {
   UserRow,
   WorkspaceRow,
 } from "../identity";
-import type { SqliteConnection } from "./connection";
+import { Prepared } from "./connection";
 
-export class SqliteIdentity implements IdentityRepository {
-  private readonly q;
-  constructor(private readonly c: SqliteConnection) {
-    const db = c.db;
-    this.q = {
-      insertOrg: db.query<null, [string, string, string]>("INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)"),
-      firstOrg: db.query<OrgRow, []>("SELECT * FROM orgs ORDER BY created_at LIMIT 1"),
-      insertWorkspace: db.query<null, [string, string, string, string]>("INSERT INTO workspaces (id, org_id, name, created_at) VALUES (?, ?, ?, ?)"),
-      workspace: db.query<WorkspaceRow, [string, string]>("SELECT * FROM workspaces WHERE id = ? AND org_id = ?"),
-      workspacesOfOrg: db.query<WorkspaceRow, [string]>("SELECT * FROM workspaces WHERE org_id = ? ORDER BY created_at"),
-      firstWorkspace: db.query<WorkspaceRow, [string]>("SELECT * FROM workspaces WHERE org_id = ? ORDER BY created_at LIMIT 1"),
-      countUsers: db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM users"),
-      insertUser: db.query<null, [string, string, string, string, string, string, string, string]>(
-        "INSERT INTO users (id, org_id, email, name, password_hash, role, default_workspace_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      ),
-      // The column is declared COLLATE NOCASE: the comparison ignores case.
-      userByEmail: db.query<UserRow, [string]>("SELECT * FROM users WHERE email = ?"),
-      user: db.query<UserRow, [string]>("SELECT * FROM users WHERE id = ?"),
-      insertSession: db.query<null, Record<string, string | null>>(
-        `INSERT INTO sessions (id_hash, id, user_id, workspace_id, csrf_token, expires_at, created_at, last_seen_at, user_agent, address)
-         VALUES ($id_hash, $id, $user_id, $workspace_id, $csrf_token, $expires_at, $created_at, $last_seen_at, $user_agent, $address)`,
-      ),
-      session: db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id_hash = ?"),
-      deleteSession: db.query<null, [string]>("DELETE FROM sessions WHERE id_hash = ?"),
-      sessionsOfUser: db.query<SessionRow, [string, string]>(
-        "SELECT * FROM sessions WHERE user_id = ? AND expires_at > ? ORDER BY coalesce(last_seen_at, created_at) DESC, created_at DESC",
-      ),
-      deleteSessionOfUser: db.query<null, [string, string]>("DELETE FROM sessions WHERE user_id = ? AND id = ?"),
-      deleteSessionsOfUser: db.query<null, [string, string]>("DELETE FROM sessions WHERE user_id = ? AND id_hash <> ?"),
-      deleteExpiredSessions: db.query<null, [string, number]>(
-        "DELETE FROM sessions WHERE id_hash IN (SELECT id_hash FROM sessions WHERE expires_at <= ? LIMIT ?)",
-      ),
-      deleteOrphanSsoSessions: db.query<null, [number]>(
-        "DELETE FROM sso_sessions WHERE session_hash IN (SELECT l.session_hash FROM sso_sessions l WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id_hash = l.session_hash) LIMIT ?)",
-      ),
-      deleteExpiredSsoPending: db.query<null, [string, number]>(
-        "DELETE FROM sso_pending WHERE state_hash IN (SELECT state_hash FROM sso_pending WHERE expires_at <= ? LIMIT ?)",
-      ),
-      touchSession: db.query<null, [string, string | null, string | null, string]>(
-        "UPDATE sessions SET last_seen_at = ?, address = coalesce(?, address), user_agent = coalesce(?, user_agent) WHERE id_hash = ?",
-      ),
-      setPasswordHash: db.query<null, [string, string]>("UPDATE users SET password_hash = ? WHERE id = ?"),
-      setSessionWorkspace: db.query<null, [string, string]>("UPDATE sessions SET workspace_id = ? WHERE id_hash = ?"),
-      countTokens: db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM api_tokens"),
-      insertToken: db.query<null, [string, string, string, string, string, string, string, string | null, string]>(
-        "INSERT INTO api_tokens (id, org_id, workspace_id, name, prefix, token_hash, scopes, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      ),
-      tokenByHash: db.query<TokenRow, [string]>("SELECT * FROM api_tokens WHERE token_hash = ?"),
-      tokensOfWorkspace: db.query<TokenRow, [string]>("SELECT * FROM api_tokens WHERE workspace_id = ? AND revoked_at IS NULL ORDER BY created_at"),
-      token: db.query<TokenRow, [string, string]>("SELECT * FROM api_tokens WHERE id = ? AND workspace_id = ?"),
-      revokeToken: db.query<null, [string, string]>("UPDATE api_tokens SET revoked_at = ? WHERE id = ?"),
-      touchToken: db.query<null, [string, string]>("UPDATE api_tokens SET last_used_at = ? WHERE id = ?"),
-      usersOfOrgWithRole: db.query<UserRow, [string, string]>("SELECT * FROM users WHERE org_id = ? AND role = ? ORDER BY created_at"),
-      insertMember: db.query<null, [string, string, string, string | null, string]>(
-        "INSERT INTO workspace_members (workspace_id, user_id, role, deactivated_at, created_at) VALUES (?, ?, ?, ?, ?)",
-      ),
-      member: db.query<MemberRow, [string, string]>("SELECT * FROM workspace_members WHERE workspace_id = ? AND user_id = ?"),
-      membersOfWorkspace: db.query<MemberWithUserRow, [string]>(
-        "SELECT m.*, u.email, u.name FROM workspace_members m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = ? ORDER BY m.created_at, u.email",
-      ),
-      membershipsOfUser: db.query<MemberRow, [string]>("SELECT * FROM workspace_members WHERE user_id = ? ORDER BY created_at"),
-      setMemberRole: db.query<null, [string, string, string]>("UPDATE workspace_members SET role = ? WHERE workspace_id = ? AND user_id = ?"),
-      setMemberDeactivated: db.query<null, [string | null, string, string]>(
-        "UPDATE workspace_members SET deactivated_at = ? WHERE workspace_id = ? AND user_id = ?",
-      ),
-      deleteMember: db.query<null, [string, string]>("DELETE FROM workspace_members WHERE workspace_id = ? AND user_id = ?"),
-      insertInvitation: db.query<null, [string, string, string, string, string, string, string | null, string, string]>(
-        "INSERT INTO invitations (id, org_id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      ),
-      invitationByHash: db.query<InvitationRow, [string]>("SELECT * FROM invitations WHERE token_hash = ?"),
-      invitation: db.query<InvitationRow, [string, string]>("SELECT * FROM invitations WHERE id = ? AND workspace_id = ?"),
-      pendingInvitations: db.query<InvitationRow, [string, string]>(
-        "SELECT * FROM invitations WHERE workspace_id = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at",
-      ),
-      acceptInvitation: db.query<null, [string, string, string]>(
-        "UPDATE invitations SET accepted_at = ?, accepted_by = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL",
-      ),
-      revokeInvitation: db.query<null, [string, string]>("UPDATE invitations SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"),
-      insertSsoProvider: db.query<null, Record<string, string | number | null>>(
-        `INSERT INTO sso_providers (id, org_id, workspace_id, name, issuer, client_id, client_secret, scopes, role_claim, role_mapping, default_role, sso_only, created_at, updated_at)
-         VALUES ($id, $org_id, $workspace_id, $name, $issuer, $client_id, $client_secret, $scopes, $role_claim, $role_mapping, $default_role, $sso_only, $created_at, $updated_at)`,
-      ),
-      updateSsoProvider: db.query<null, Record<string, string | number | null>>(
-        `UPDATE sso_providers SET workspace_id = $workspace_id, name = $name, issuer = $issuer, client_id = $client_id, client_secret = $client_secret,
-         scopes = $scopes, role_claim = $role_claim, role_mapping = $role_mapping, default_role = $default_role, sso_only = $sso_only, updated_at = $updated_at
-         WHERE id = $id`,
-      ),
-      deleteSsoProvider: db.query<null, [string, string]>("DELETE FROM sso_providers WHERE id = ? AND org_id = ?"),
-      ssoProvider: db.query<SsoProviderRow, [string]>("SELECT * FROM sso_providers WHERE id = ?"),
-      ssoProvidersOfOrg: db.query<SsoProviderRow, [string]>("SELECT * FROM sso_providers WHERE org_id = ? ORDER BY created_at, name"),
-      ssoProviders: db.query<SsoProviderRow, []>("SELECT * FROM sso_providers ORDER BY created_at, name"),
-      ssoLink: db.query<SsoLinkRow, [string, string]>("SELECT * FROM sso_links WHERE issuer = ? AND subject = ?"),
-      insertSsoLink: db.query<null, [string, string, string, string, string]>(
-        "INSERT INTO sso_links (issuer, subject, user_id, provider_id, created_at) VALUES (?, ?, ?, ?, ?)",
-      ),
-      insertSsoPending: db.query<null, [string, string, string, string, string]>(
-        "INSERT INTO sso_pending (state_hash, provider_id, nonce, code_verifier, expires_at) VALUES (?, ?, ?, ?, ?)",
-      ),
-      takeSsoPending: db.query<SsoPendingRow, [string]>("DELETE FROM sso_pending WHERE state_hash = ? RETURNING *"),
-      dropExpiredSsoPending: db.query<null, [string]>("DELETE FROM sso_pending WHERE expires_at <= ?"),
-      insertSsoSession: db.query<null, [string, string, string, string]>(
-        "INSERT INTO sso_sessions (session_hash, provider_id, id_token, created_at) VALUES (?, ?, ?, ?)",
-      ),
-      takeSsoSession: db.query<SsoSessionRow, [string]>("DELETE FROM sso_sessions WHERE session_hash = ? RETURNING *"),
-    };
-  }
+/** Its statements, prepared once per connection. */
+const statements = (db: Database) => ({
+  insertOrg: db.query<null, [string, string, string]>("INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)"),
+  firstOrg: db.query<OrgRow, []>("SELECT * FROM orgs ORDER BY created_at LIMIT 1"),
+  insertWorkspace: db.query<null, [string, string, string, string]>("INSERT INTO workspaces (id, org_id, name, created_at) VALUES (?, ?, ?, ?)"),
+  workspace: db.query<WorkspaceRow, [string, string]>("SELECT * FROM workspaces WHERE id = ? AND org_id = ?"),
+  workspacesOfOrg: db.query<WorkspaceRow, [string]>("SELECT * FROM workspaces WHERE org_id = ? ORDER BY created_at"),
+  firstWorkspace: db.query<WorkspaceRow, [string]>("SELECT * FROM workspaces WHERE org_id = ? ORDER BY created_at LIMIT 1"),
+  countUsers: db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM users"),
+  insertUser: db.query<null, [string, string, string, string, string, string, string, string]>(
+    "INSERT INTO users (id, org_id, email, name, password_hash, role, default_workspace_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  ),
+  // The column is declared COLLATE NOCASE: the comparison ignores case.
+  userByEmail: db.query<UserRow, [string]>("SELECT * FROM users WHERE email = ?"),
+  user: db.query<UserRow, [string]>("SELECT * FROM users WHERE id = ?"),
+  insertSession: db.query<null, Record<string, string | null>>(
+    `INSERT INTO sessions (id_hash, id, user_id, workspace_id, csrf_token, expires_at, created_at, last_seen_at, user_agent, address)
+     VALUES ($id_hash, $id, $user_id, $workspace_id, $csrf_token, $expires_at, $created_at, $last_seen_at, $user_agent, $address)`,
+  ),
+  session: db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id_hash = ?"),
+  deleteSession: db.query<null, [string]>("DELETE FROM sessions WHERE id_hash = ?"),
+  sessionsOfUser: db.query<SessionRow, [string, string]>(
+    "SELECT * FROM sessions WHERE user_id = ? AND expires_at > ? ORDER BY coalesce(last_seen_at, created_at) DESC, created_at DESC",
+  ),
+  deleteSessionOfUser: db.query<null, [string, string]>("DELETE FROM sessions WHERE user_id = ? AND id = ?"),
+  deleteSessionsOfUser: db.query<null, [string, string]>("DELETE FROM sessions WHERE user_id = ? AND id_hash <> ?"),
+  deleteExpiredSessions: db.query<null, [string, number]>("DELETE FROM sessions WHERE id_hash IN (SELECT id_hash FROM sessions WHERE expires_at <= ? LIMIT ?)"),
+  deleteOrphanSsoSessions: db.query<null, [number]>(
+    "DELETE FROM sso_sessions WHERE session_hash IN (SELECT l.session_hash FROM sso_sessions l WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id_hash = l.session_hash) LIMIT ?)",
+  ),
+  deleteExpiredSsoPending: db.query<null, [string, number]>(
+    "DELETE FROM sso_pending WHERE state_hash IN (SELECT state_hash FROM sso_pending WHERE expires_at <= ? LIMIT ?)",
+  ),
+  touchSession: db.query<null, [string, string | null, string | null, string]>(
+    "UPDATE sessions SET last_seen_at = ?, address = coalesce(?, address), user_agent = coalesce(?, user_agent) WHERE id_hash = ?",
+  ),
+  setPasswordHash: db.query<null, [string, string]>("UPDATE users SET password_hash = ? WHERE id = ?"),
+  setSessionWorkspace: db.query<null, [string, string]>("UPDATE sessions SET workspace_id = ? WHERE id_hash = ?"),
+  countTokens: db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM api_tokens"),
+  insertToken: db.query<null, [string, string, string, string, string, string, string, string | null, string]>(
+    "INSERT INTO api_tokens (id, org_id, workspace_id, name, prefix, token_hash, scopes, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  ),
+  tokenByHash: db.query<TokenRow, [string]>("SELECT * FROM api_tokens WHERE token_hash = ?"),
+  tokensOfWorkspace: db.query<TokenRow, [string]>("SELECT * FROM api_tokens WHERE workspace_id = ? AND revoked_at IS NULL ORDER BY created_at"),
+  token: db.query<TokenRow, [string, string]>("SELECT * FROM api_tokens WHERE id = ? AND workspace_id = ?"),
+  revokeToken: db.query<null, [string, string]>("UPDATE api_tokens SET revoked_at = ? WHERE id = ?"),
+  touchToken: db.query<null, [string, string]>("UPDATE api_tokens SET last_used_at = ? WHERE id = ?"),
+  usersOfOrgWithRole: db.query<UserRow, [string, string]>("SELECT * FROM users WHERE org_id = ? AND role = ? ORDER BY created_at"),
+  insertMember: db.query<null, [string, string, string, string | null, string]>(
+    "INSERT INTO workspace_members (workspace_id, user_id, role, deactivated_at, created_at) VALUES (?, ?, ?, ?, ?)",
+  ),
+  member: db.query<MemberRow, [string, string]>("SELECT * FROM workspace_members WHERE workspace_id = ? AND user_id = ?"),
+  membersOfWorkspace: db.query<MemberWithUserRow, [string]>(
+    "SELECT m.*, u.email, u.name FROM workspace_members m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = ? ORDER BY m.created_at, u.email",
+  ),
+  membershipsOfUser: db.query<MemberRow, [string]>("SELECT * FROM workspace_members WHERE user_id = ? ORDER BY created_at"),
+  setMemberRole: db.query<null, [string, string, string]>("UPDATE workspace_members SET role = ? WHERE workspace_id = ? AND user_id = ?"),
+  setMemberDeactivated: db.query<null, [string | null, string, string]>(
+    "UPDATE workspace_members SET deactivated_at = ? WHERE workspace_id = ? AND user_id = ?",
+  ),
+  deleteMember: db.query<null, [string, string]>("DELETE FROM workspace_members WHERE workspace_id = ? AND user_id = ?"),
+  insertInvitation: db.query<null, [string, string, string, string, string, string, string | null, string, string]>(
+    "INSERT INTO invitations (id, org_id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  ),
+  invitationByHash: db.query<InvitationRow, [string]>("SELECT * FROM invitations WHERE token_hash = ?"),
+  invitation: db.query<InvitationRow, [string, string]>("SELECT * FROM invitations WHERE id = ? AND workspace_id = ?"),
+  pendingInvitations: db.query<InvitationRow, [string, string]>(
+    "SELECT * FROM invitations WHERE workspace_id = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at",
+  ),
+  acceptInvitation: db.query<null, [string, string, string]>(
+    "UPDATE invitations SET accepted_at = ?, accepted_by = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL",
+  ),
+  revokeInvitation: db.query<null, [string, string]>("UPDATE invitations SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"),
+  insertSsoProvider: db.query<null, Record<string, string | number | null>>(
+    `INSERT INTO sso_providers (id, org_id, workspace_id, name, issuer, client_id, client_secret, scopes, role_claim, role_mapping, default_role, sso_only, created_at, updated_at)
+     VALUES ($id, $org_id, $workspace_id, $name, $issuer, $client_id, $client_secret, $scopes, $role_claim, $role_mapping, $default_role, $sso_only, $created_at, $updated_at)`,
+  ),
+  updateSsoProvider: db.query<null, Record<string, string | number | null>>(
+    `UPDATE sso_providers SET workspace_id = $workspace_id, name = $name, issuer = $issuer, client_id = $client_id, client_secret = $client_secret,
+     scopes = $scopes, role_claim = $role_claim, role_mapping = $role_mapping, default_role = $default_role, sso_only = $sso_only, updated_at = $updated_at
+     WHERE id = $id`,
+  ),
+  deleteSsoProvider: db.query<null, [string, string]>("DELETE FROM sso_providers WHERE id = ? AND org_id = ?"),
+  ssoProvider: db.query<SsoProviderRow, [string]>("SELECT * FROM sso_providers WHERE id = ?"),
+  ssoProvidersOfOrg: db.query<SsoProviderRow, [string]>("SELECT * FROM sso_providers WHERE org_id = ? ORDER BY created_at, name"),
+  ssoProviders: db.query<SsoProviderRow, []>("SELECT * FROM sso_providers ORDER BY created_at, name"),
+  ssoLink: db.query<SsoLinkRow, [string, string]>("SELECT * FROM sso_links WHERE issuer = ? AND subject = ?"),
+  insertSsoLink: db.query<null, [string, string, string, string, string]>(
+    "INSERT INTO sso_links (issuer, subject, user_id, provider_id, created_at) VALUES (?, ?, ?, ?, ?)",
+  ),
+  insertSsoPending: db.query<null, [string, string, string, string, string]>(
+    "INSERT INTO sso_pending (state_hash, provider_id, nonce, code_verifier, expires_at) VALUES (?, ?, ?, ?, ?)",
+  ),
+  takeSsoPending: db.query<SsoPendingRow, [string]>("DELETE FROM sso_pending WHERE state_hash = ? RETURNING *"),
+  dropExpiredSsoPending: db.query<null, [string]>("DELETE FROM sso_pending WHERE expires_at <= ?"),
+  insertSsoSession: db.query<null, [string, string, string, string]>(
+    "INSERT INTO sso_sessions (session_hash, provider_id, id_token, created_at) VALUES (?, ?, ?, ?)",
+  ),
+  takeSsoSession: db.query<SsoSessionRow, [string]>("DELETE FROM sso_sessions WHERE session_hash = ? RETURNING *"),
+});
 
+export class SqliteIdentity extends Prepared(statements) implements IdentityRepository {
   insertOrg(row: OrgRow) {
     return this.c.do(() => void this.q.insertOrg.run(row.id, row.name, row.created_at));
   }
