@@ -34,13 +34,13 @@ export class PostgresIdentity implements IdentityRepository {
   constructor(private readonly c: PostgresConnection) {}
 
   async insertOrg(row: OrgRow) {
-    await this.c.run("INSERT INTO orgs (id, name, created_at) VALUES ($1, $2, $3)", [row.id, row.name, row.created_at]);
+    await this.c.insert("orgs", ["id", "name", "created_at"], row);
   }
   firstOrg() {
     return this.c.get<OrgRow>("SELECT * FROM orgs ORDER BY created_at LIMIT 1");
   }
   async insertWorkspace(row: WorkspaceRow) {
-    await this.c.run("INSERT INTO workspaces (id, org_id, name, created_at) VALUES ($1, $2, $3, $4)", [row.id, row.org_id, row.name, row.created_at]);
+    await this.c.insert("workspaces", ["id", "org_id", "name", "created_at"], row);
   }
   workspace(id: string, orgId: string) {
     return this.c.get<WorkspaceRow>("SELECT * FROM workspaces WHERE id = $1 AND org_id = $2", [id, orgId]);
@@ -55,10 +55,7 @@ export class PostgresIdentity implements IdentityRepository {
     return (await this.c.get<{ n: number }>("SELECT count(*) AS n FROM users"))?.n ?? 0;
   }
   async insertUser(row: UserRow) {
-    await this.c.run(
-      "INSERT INTO users (id, org_id, email, name, password_hash, role, default_workspace_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-      [row.id, row.org_id, row.email, row.name, row.password_hash, row.role, row.default_workspace_id, row.created_at],
-    );
+    await this.c.insert("users", ["id", "org_id", "email", "name", "password_hash", "role", "default_workspace_id", "created_at"], row);
   }
   userByEmail(email: string) {
     // The column's collation (weft_nocase) ignores case.
@@ -68,10 +65,10 @@ export class PostgresIdentity implements IdentityRepository {
     return this.c.get<UserRow>("SELECT * FROM users WHERE id = $1", [id]);
   }
   async insertSession(row: SessionRow) {
-    await this.c.run(
-      `INSERT INTO sessions (id_hash, id, user_id, workspace_id, csrf_token, expires_at, created_at, last_seen_at, user_agent, address)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [row.id_hash, row.id, row.user_id, row.workspace_id, row.csrf_token, row.expires_at, row.created_at, row.last_seen_at, row.user_agent, row.address],
+    await this.c.insert(
+      "sessions",
+      ["id_hash", "id", "user_id", "workspace_id", "csrf_token", "expires_at", "created_at", "last_seen_at", "user_agent", "address"],
+      row,
     );
   }
   session(idHash: string) {
@@ -121,10 +118,7 @@ export class PostgresIdentity implements IdentityRepository {
     return (await this.c.get<{ n: number }>("SELECT count(*) AS n FROM api_tokens"))?.n ?? 0;
   }
   async insertToken(row: Omit<TokenRow, "last_used_at" | "revoked_at">) {
-    await this.c.run(
-      "INSERT INTO api_tokens (id, org_id, workspace_id, name, prefix, token_hash, scopes, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-      [row.id, row.org_id, row.workspace_id, row.name, row.prefix, row.token_hash, row.scopes, row.created_by, row.created_at],
-    );
+    await this.c.insert("api_tokens", ["id", "org_id", "workspace_id", "name", "prefix", "token_hash", "scopes", "created_by", "created_at"], row);
   }
   tokenByHash(hash: string) {
     return this.c.get<TokenRow>("SELECT * FROM api_tokens WHERE token_hash = $1", [hash]);
@@ -145,13 +139,7 @@ export class PostgresIdentity implements IdentityRepository {
     return this.c.all<UserRow>("SELECT * FROM users WHERE org_id = $1 AND role = $2 ORDER BY created_at", [orgId, role]);
   }
   async insertMember(row: MemberRow) {
-    await this.c.run("INSERT INTO workspace_members (workspace_id, user_id, role, deactivated_at, created_at) VALUES ($1, $2, $3, $4, $5)", [
-      row.workspace_id,
-      row.user_id,
-      row.role,
-      row.deactivated_at,
-      row.created_at,
-    ]);
+    await this.c.insert("workspace_members", ["workspace_id", "user_id", "role", "deactivated_at", "created_at"], row);
   }
   member(workspaceId: string, userId: string) {
     return this.c.get<MemberRow>("SELECT * FROM workspace_members WHERE workspace_id = $1 AND user_id = $2", [workspaceId, userId]);
@@ -175,10 +163,7 @@ export class PostgresIdentity implements IdentityRepository {
     await this.c.run("DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2", [workspaceId, userId]);
   }
   async insertInvitation(row: Omit<InvitationRow, "accepted_at" | "accepted_by" | "revoked_at">) {
-    await this.c.run(
-      "INSERT INTO invitations (id, org_id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-      [row.id, row.org_id, row.workspace_id, row.email, row.role, row.token_hash, row.invited_by, row.created_at, row.expires_at],
-    );
+    await this.c.insert("invitations", ["id", "org_id", "workspace_id", "email", "role", "token_hash", "invited_by", "created_at", "expires_at"], row);
   }
   invitationByHash(hash: string) {
     return this.c.get<InvitationRow>("SELECT * FROM invitations WHERE token_hash = $1", [hash]);
@@ -234,22 +219,10 @@ export class PostgresIdentity implements IdentityRepository {
     return this.c.get<SsoLinkRow>("SELECT * FROM sso_links WHERE issuer = $1 AND subject = $2", [issuer, subject]);
   }
   async insertSsoLink(row: SsoLinkRow) {
-    await this.c.run("INSERT INTO sso_links (issuer, subject, user_id, provider_id, created_at) VALUES ($1, $2, $3, $4, $5)", [
-      row.issuer,
-      row.subject,
-      row.user_id,
-      row.provider_id,
-      row.created_at,
-    ]);
+    await this.c.insert("sso_links", ["issuer", "subject", "user_id", "provider_id", "created_at"], row);
   }
   async insertSsoPending(row: SsoPendingRow) {
-    await this.c.run("INSERT INTO sso_pending (state_hash, provider_id, nonce, code_verifier, expires_at) VALUES ($1, $2, $3, $4, $5)", [
-      row.state_hash,
-      row.provider_id,
-      row.nonce,
-      row.code_verifier,
-      row.expires_at,
-    ]);
+    await this.c.insert("sso_pending", ["state_hash", "provider_id", "nonce", "code_verifier", "expires_at"], row);
   }
   async takeSsoPending(stateHash: string, now: string) {
     const row = await this.c.get<SsoPendingRow>("DELETE FROM sso_pending WHERE state_hash = $1 RETURNING *", [stateHash]);
@@ -257,12 +230,7 @@ export class PostgresIdentity implements IdentityRepository {
     return row && row.expires_at > now ? row : null;
   }
   async insertSsoSession(row: SsoSessionRow) {
-    await this.c.run("INSERT INTO sso_sessions (session_hash, provider_id, id_token, created_at) VALUES ($1, $2, $3, $4)", [
-      row.session_hash,
-      row.provider_id,
-      row.id_token,
-      row.created_at,
-    ]);
+    await this.c.insert("sso_sessions", ["session_hash", "provider_id", "id_token", "created_at"], row);
   }
   takeSsoSession(sessionHash: string) {
     return this.c.get<SsoSessionRow>("DELETE FROM sso_sessions WHERE session_hash = $1 RETURNING *", [sessionHash]);

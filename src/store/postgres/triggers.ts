@@ -12,25 +12,6 @@ import {
 } from "../triggers";
 import type { PostgresConnection } from "./connection";
 
-const UPSERT_SCHEDULE = `INSERT INTO trigger_schedules (workflow_id, workspace_id, version_id, spec, next_fire_at, last_fired_at, last_run_id, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-  ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, spec = excluded.spec,
-    next_fire_at = excluded.next_fire_at, last_fired_at = excluded.last_fired_at, last_run_id = excluded.last_run_id, updated_at = excluded.updated_at`;
-
-const UPSERT_POLL = `INSERT INTO trigger_polls (workflow_id, workspace_id, version_id, piece_id, trigger_id, interval_seconds, next_poll_at, baseline,
-    last_poll_at, last_success_at, failures, last_error, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-  ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, piece_id = excluded.piece_id,
-    trigger_id = excluded.trigger_id, interval_seconds = excluded.interval_seconds, next_poll_at = excluded.next_poll_at, baseline = excluded.baseline,
-    last_poll_at = excluded.last_poll_at, last_success_at = excluded.last_success_at, failures = excluded.failures,
-    last_error = excluded.last_error, updated_at = excluded.updated_at`;
-
-const UPSERT_REGISTRATION = `INSERT INTO trigger_registrations (workflow_id, workspace_id, piece_id, trigger_id, version_id, trigger, config_hash, state, enabled, last_error, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-  ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, piece_id = excluded.piece_id, trigger_id = excluded.trigger_id,
-    version_id = excluded.version_id, trigger = excluded.trigger, config_hash = excluded.config_hash, state = excluded.state,
-    enabled = excluded.enabled, last_error = excluded.last_error, updated_at = excluded.updated_at`;
-
 export class PostgresTriggers implements TriggerRepository {
   constructor(private readonly c: PostgresConnection) {}
 
@@ -38,16 +19,11 @@ export class PostgresTriggers implements TriggerRepository {
     return this.c.get<ScheduleRow>("SELECT * FROM trigger_schedules WHERE workflow_id = $1", [workflowId]);
   }
   async putSchedule(row: ScheduleRow) {
-    await this.c.run(UPSERT_SCHEDULE, [
-      row.workflow_id,
-      row.workspace_id,
-      row.version_id,
-      row.spec,
-      row.next_fire_at,
-      row.last_fired_at,
-      row.last_run_id,
-      row.updated_at,
-    ]);
+    await this.c.upsert(
+      "trigger_schedules",
+      ["workflow_id", "workspace_id", "version_id", "spec", "next_fire_at", "last_fired_at", "last_run_id", "updated_at"],
+      row,
+    );
   }
   async deleteSchedule(workflowId: string) {
     return (await this.c.run("DELETE FROM trigger_schedules WHERE workflow_id = $1", [workflowId])) > 0;
@@ -74,21 +50,25 @@ export class PostgresTriggers implements TriggerRepository {
     return this.c.get<PollRow>("SELECT * FROM trigger_polls WHERE workflow_id = $1", [workflowId]);
   }
   async putPoll(row: PollRow) {
-    await this.c.run(UPSERT_POLL, [
-      row.workflow_id,
-      row.workspace_id,
-      row.version_id,
-      row.piece_id,
-      row.trigger_id,
-      row.interval_seconds,
-      row.next_poll_at,
-      row.baseline,
-      row.last_poll_at,
-      row.last_success_at,
-      row.failures,
-      row.last_error,
-      row.updated_at,
-    ]);
+    await this.c.upsert(
+      "trigger_polls",
+      [
+        "workflow_id",
+        "workspace_id",
+        "version_id",
+        "piece_id",
+        "trigger_id",
+        "interval_seconds",
+        "next_poll_at",
+        "baseline",
+        "last_poll_at",
+        "last_success_at",
+        "failures",
+        "last_error",
+        "updated_at",
+      ],
+      row,
+    );
   }
   async deletePoll(workflowId: string) {
     return (await this.c.run("DELETE FROM trigger_polls WHERE workflow_id = $1", [workflowId])) > 0;
@@ -116,19 +96,11 @@ export class PostgresTriggers implements TriggerRepository {
     return this.c.get<RegistrationRow>("SELECT * FROM trigger_registrations WHERE workflow_id = $1", [workflowId]);
   }
   async putRegistration(row: RegistrationRow) {
-    await this.c.run(UPSERT_REGISTRATION, [
-      row.workflow_id,
-      row.workspace_id,
-      row.piece_id,
-      row.trigger_id,
-      row.version_id,
-      row.trigger,
-      row.config_hash,
-      row.state,
-      row.enabled,
-      row.last_error,
-      row.updated_at,
-    ]);
+    await this.c.upsert(
+      "trigger_registrations",
+      ["workflow_id", "workspace_id", "piece_id", "trigger_id", "version_id", "trigger", "config_hash", "state", "enabled", "last_error", "updated_at"],
+      row,
+    );
   }
   async patchRegistration(workflowId: string, patch: RegistrationPatch) {
     const { columns, values } = patchedColumns(patch);

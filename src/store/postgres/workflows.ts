@@ -13,9 +13,7 @@ import {
   type WorkflowRepository,
   type WorkflowRow,
 } from "../workflows";
-import type { PostgresConnection } from "./connection";
-
-const marks = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(", ");
+import { marks, type PostgresConnection } from "./connection";
 
 const INSERT_WORKFLOW = `INSERT INTO workflows (${WORKFLOW_COLUMNS.join(", ")}) VALUES (${marks(WORKFLOW_COLUMNS.length)})`;
 const UPDATE_WORKFLOW = `UPDATE workflows SET ${WORKFLOW_UPDATE_COLUMNS.map((c, i) => `${c} = $${i + 1}`).join(", ")}
