@@ -14,7 +14,7 @@
  * A stored start that is not an ISO time (the engine writes only canonical ones) stops the migration with
  * PostgreSQL's message and nothing changed: the whole migration is one transaction.
  */
-import { countedColumns, ENVIRONMENT, KEY, rebuildKeptCounts, STATUS } from "../../sqlite/migrations/018-compact-runs";
+import { countedColumns, ENVIRONMENT, rebuildKeptCounts, STATUS } from "../../sqlite/migrations/018-compact-runs";
 import { addRunCounts, countPer, countRows, RUN_COUNT_TRIGGERS, RUNS_UPDATED } from "./015-run-count-deltas";
 
 /** A kept count's cells and count after its key columns: run_hours' here, run_durations' (024) and the tag counts' (025) alike. */
@@ -114,22 +114,7 @@ ALTER TABLE runs_compact RENAME TO runs;
 -- As on SQLite: seq is the key (a list page reads its runs' seq from a list index, then those rows by it), the id unique.
 ALTER TABLE runs ADD CONSTRAINT runs_pkey PRIMARY KEY (seq);
 ALTER TABLE runs ADD CONSTRAINT runs_id_key UNIQUE (id);
-${rebuildKeptCounts(
-  rebuild,
-  {
-    run_counts: `  workspace_id INTEGER NOT NULL,
-${countedColumns("SMALLINT", "BIGINT", '\n  tag TEXT COLLATE "C" NOT NULL,')}`,
-    run_hours: `  workspace_id INTEGER NOT NULL,
-  hour INTEGER NOT NULL,
-${COUNTED}`,
-    run_tags: `  workspace_id INTEGER NOT NULL,
-  tag TEXT COLLATE "C" NOT NULL,
-  started_at BIGINT NOT NULL,
-  run_id TEXT COLLATE "C" NOT NULL,`,
-  },
-  MS,
-  HOUR,
-)}
+${rebuildKeptCounts(rebuild, { code: "SMALLINT", count: "BIGINT", text: 'TEXT COLLATE "C"' }, MS, HOUR)}
 
 CREATE INDEX runs_workspace_started ON runs(workspace_id, started_at, environment, status, trigger_type, seq);
 CREATE INDEX runs_workflow_started ON runs(workflow_id, started_at, environment, status, trigger_type, seq);

@@ -71,30 +71,48 @@ export const COUNTED = countedColumns("INTEGER", "INTEGER");
 /** One conversion in the database's own SQL: a column in, its compact value out. */
 type Conversion = (column: string) => string;
 
+/** A database's column types for the kept counts: `code` (environment, status), `count` (n, slot, started_at), `text`. */
+export interface KeptCountTypes {
+  code: string;
+  count: string;
+  text: string;
+}
+
 /**
- * The kept counts rewritten with their compact values: the same keys and conversions on both databases (PostgreSQL's
- * 019 imports this), each in its own column types, `rebuild`, MS and HOUR.
+ * The kept counts rewritten with their compact values: the same columns, keys and conversions on both databases
+ * (PostgreSQL's 019 imports this), each in its own column `types`, `rebuild`, MS and HOUR.
  */
 export const rebuildKeptCounts = (
   rebuild: (table: string, columns: string, key: string, select: string) => string,
-  columns: Record<"run_counts" | "run_hours" | "run_tags", string>,
+  { code, count, text }: KeptCountTypes,
   ms: Conversion,
   hour: Conversion,
 ) => `${rebuild(
   "run_counts",
-  columns.run_counts,
+  `  workspace_id INTEGER NOT NULL,
+${countedColumns(code, count, `\n  tag ${text} NOT NULL,`)}`,
   "workspace_id, environment, workflow_id, status, trigger_type, tag, slot",
   `${KEY("workspace_id")}, ${ENVIRONMENT("environment")}, ${KEY("workflow_id")}, ${STATUS("status")}, ${KEY("trigger_type")}, tag, n, slot`,
 )}
 CREATE INDEX run_counts_deltas ON run_counts(slot) WHERE slot <> 0;
 ${rebuild(
   "run_hours",
-  columns.run_hours,
+  `  workspace_id INTEGER NOT NULL,
+  hour INTEGER NOT NULL,
+${countedColumns(code, count)}`,
   "workspace_id, hour, environment, workflow_id, status, trigger_type, slot",
   `${KEY("workspace_id")}, ${hour("hour")}, ${ENVIRONMENT("environment")}, ${KEY("workflow_id")}, ${STATUS("status")}, ${KEY("trigger_type")}, n, slot`,
 )}
 CREATE INDEX run_hours_deltas ON run_hours(slot) WHERE slot <> 0;
-${rebuild("run_tags", columns.run_tags, "workspace_id, tag, started_at, run_id", `${KEY("workspace_id")}, tag, ${ms("started_at")}, run_id`)}`;
+${rebuild(
+  "run_tags",
+  `  workspace_id INTEGER NOT NULL,
+  tag ${text} NOT NULL,
+  started_at ${count} NOT NULL,
+  run_id ${text} NOT NULL,`,
+  "workspace_id, tag, started_at, run_id",
+  `${KEY("workspace_id")}, tag, ${ms("started_at")}, run_id`,
+)}`;
 
 export default {
   version: 18,
@@ -149,22 +167,7 @@ SELECT id, ${KEY("workspace_id")}, org_id, ${KEY("workflow_id")}, workflow_name,
 FROM runs ORDER BY rowid;
 DROP TABLE runs;
 ALTER TABLE runs_compact RENAME TO runs;
-${rebuildKeptCounts(
-  rebuild,
-  {
-    run_counts: `  workspace_id INTEGER NOT NULL,
-${countedColumns("INTEGER", "INTEGER", "\n  tag TEXT NOT NULL,")}`,
-    run_hours: `  workspace_id INTEGER NOT NULL,
-  hour INTEGER NOT NULL,
-${COUNTED}`,
-    run_tags: `  workspace_id INTEGER NOT NULL,
-  tag TEXT NOT NULL,
-  started_at INTEGER NOT NULL,
-  run_id TEXT NOT NULL,`,
-  },
-  MS,
-  HOUR,
-)}
+${rebuildKeptCounts(rebuild, { code: "INTEGER", count: "INTEGER", text: "TEXT" }, MS, HOUR)}
 
 CREATE INDEX runs_workspace_started ON runs(workspace_id, started_at, environment, status, trigger_type);
 CREATE INDEX runs_workflow_started ON runs(workflow_id, started_at, environment, status, trigger_type);
