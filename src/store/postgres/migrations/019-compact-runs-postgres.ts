@@ -17,7 +17,7 @@
 import { countedColumns, ENVIRONMENT, rebuildKeptCounts, STATUS } from "../../sqlite/migrations/018-compact-runs";
 import { addRunCounts, countPer, countRows, RUN_COUNT_TRIGGERS, RUNS_UPDATED } from "./015-run-count-deltas";
 
-/** A kept count's cells and count after its key columns: run_hours' here, run_durations' (024) and the tag counts' (025) alike. */
+/** PostgreSQL's kept-count cell and count columns, as run_hours has them here and run_durations (024) and the tag counts (025) take them. */
 export const COUNTED = countedColumns("SMALLINT", "BIGINT");
 /** An ISO time as milliseconds since the epoch (extract gives an exact numeric in PostgreSQL 14 and later). */
 const MS = (column: string) => `(extract(epoch FROM (${column})::timestamptz) * 1000)::bigint`;

@@ -65,7 +65,7 @@ export const countedColumns = (code: string, count: string, tag = "") => `  envi
   n ${count} NOT NULL,
   slot ${count} NOT NULL DEFAULT 0,`;
 
-/** A kept count's cells and count after its key columns: run_hours' here, run_durations' (024) and the tag counts' (025) alike. */
+/** SQLite's kept-count cell and count columns, as run_hours has them here and run_durations (024) and the tag counts (025) take them. */
 export const COUNTED = countedColumns("INTEGER", "INTEGER");
 
 /** One conversion in the database's own SQL: a column in, its compact value out. */
