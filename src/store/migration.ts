@@ -12,3 +12,6 @@ export const describePending = (pending: Migration[]) => ({
   migrations: pending.map((m) => `${m.version} ${m.name}`),
   notes: pending.flatMap((m) => (m.note ? [`${m.version} ${m.name}: ${m.note}`] : [])),
 });
+
+/** A migrations folder's files (its files.ts, one export a file) as the list its database applies, in version order. */
+export const inVersionOrder = (files: Record<string, Migration>): Migration[] => Object.values(files).sort((a, b) => a.version - b.version);

@@ -2,8 +2,8 @@
  * Both databases keep their schema the same way (CONTRIBUTING.md, "Add a migration"): one file per version,
  * `NNN-name.ts` default-exporting `{ version, name, sql }`, in src/store/sqlite/migrations/ and
  * src/store/postgres/migrations/, with the same numbers, names and file names on both (a version that changes
- * nothing on one database is a no-op there, as SQLite's 019 and PostgreSQL's 018 are). Each folder's index.ts
- * lists its files' migrations in order and holds none of its own.
+ * nothing on one database is a no-op there, as SQLite's 019 and PostgreSQL's 018 are). Each folder's files.ts
+ * names its files, and its index.ts lists their migrations in order; neither holds one of its own.
  */
 import { expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -40,7 +40,7 @@ async function readFolder(dir: string): Promise<Folder> {
   const files = new Map<string, Migration>();
   const problems: string[] = [];
   for (const file of readdirSync(dir).sort()) {
-    if (file === "index.ts") continue;
+    if (file === "index.ts" || file === "files.ts") continue;
     const named = FILE_NAME.exec(file);
     if (!named) {
       problems.push(`${file}: not named NNN-name.ts`);
@@ -81,7 +81,7 @@ test("every version is one file on each database, with the same number, name and
   expect(await layoutProblems(SQLITE, POSTGRES)).toEqual([]);
 });
 
-test("each index.ts lists its folder's files in order and holds no migration of its own", async () => {
+test("each index.ts lists its folder's files in order, and neither it nor files.ts holds a migration of its own", async () => {
   for (const [dir, listed] of [
     [SQLITE, sqliteMigrations],
     [POSTGRES, postgresMigrations],
@@ -89,7 +89,7 @@ test("each index.ts lists its folder's files in order and holds no migration of 
     const files = [...(await readFolder(dir)).files.values()];
     expect(listed.map((m) => `${m.version} ${m.name}`)).toEqual(files.map((m) => `${m.version} ${m.name}`));
     expect(listed.every((m, i) => m === files[i])).toBe(true);
-    expect(withoutComments(readFileSync(join(dir, "index.ts"), "utf8"))).not.toMatch(/\bversion\s*:/);
+    for (const file of ["index.ts", "files.ts"]) expect(withoutComments(readFileSync(join(dir, file), "utf8"))).not.toMatch(/\bversion\s*:/);
   }
 });
 

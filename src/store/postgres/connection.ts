@@ -37,6 +37,9 @@ function numbers<T>(rows: Row[]): T[] {
 /** A value as the statements bind it: undefined is NULL (a row object's missing optional column). */
 const bindable = (value: unknown) => (value === undefined ? null : value);
 
+/** `$from, $from+1, …`: n positional parameters. */
+export const marks = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(", ");
+
 export class PostgresConnection {
   constructor(private readonly client: Client) {}
 
@@ -61,6 +64,18 @@ export class PostgresConnection {
   /** Runs a statement that returns no rows; answers how many rows it changed. */
   async run(text: string, params: readonly unknown[] = []): Promise<number> {
     return (await this.send(text, params)).count ?? 0;
+  }
+
+  /** Inserts `row`'s `columns` into `table` (`INSERT INTO table (a, b) VALUES ($1, $2)`, then `onConflict`), each column named once. */
+  async insert<R>(table: string, columns: readonly (keyof R & string)[], row: R, onConflict = ""): Promise<void> {
+    const values = columns.map((column) => row[column]);
+    await this.run(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${marks(columns.length)})${onConflict}`, values);
+  }
+
+  /** Inserts `row`, or, where a row of its key (the first column) is there, sets that row's other columns to this row's. */
+  upsert<R>(table: string, columns: readonly (keyof R & string)[], row: R): Promise<void> {
+    const [key, ...others] = columns;
+    return this.insert(table, columns, row, ` ON CONFLICT (${key}) DO UPDATE SET ${others.map((column) => `${column} = excluded.${column}`).join(", ")}`);
   }
 }
 

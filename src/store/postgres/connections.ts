@@ -102,9 +102,10 @@ export class PostgresConnections implements ConnectionRepository {
     );
   }
   async insertState(row: OAuth2StateRow) {
-    await this.c.run(
-      "INSERT INTO oauth2_states (nonce, connection_id, workspace_id, code_verifier, redirect_uri, binding, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-      [row.nonce, row.connection_id, row.workspace_id, row.code_verifier, row.redirect_uri, row.binding, row.expires_at, row.created_at],
+    await this.c.insert(
+      "oauth2_states",
+      ["nonce", "connection_id", "workspace_id", "code_verifier", "redirect_uri", "binding", "expires_at", "created_at"],
+      row,
     );
   }
   consumeState(nonce: string) {

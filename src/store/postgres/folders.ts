@@ -18,13 +18,7 @@ export class PostgresFolders implements FolderRepository {
     return this.c.get<FolderRow>("SELECT * FROM folders WHERE workspace_id = $1 AND lower(name) = lower($2)", [workspaceId, name]);
   }
   async insert(row: FolderRow) {
-    await this.c.run("INSERT INTO folders (id, workspace_id, name, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)", [
-      row.id,
-      row.workspace_id,
-      row.name,
-      row.created_at,
-      row.updated_at,
-    ]);
+    await this.c.insert("folders", ["id", "workspace_id", "name", "created_at", "updated_at"], row);
   }
   async rename(workspaceId: string, id: string, name: string, at: string) {
     await this.c.run("UPDATE folders SET name = $1, updated_at = $2 WHERE id = $3 AND workspace_id = $4", [name, at, id, workspaceId]);

@@ -9,7 +9,7 @@ export class PostgresNetworkRanges implements NetworkRangeRepository {
     return this.c.all<AllowedRangeRow>("SELECT cidr, added_by, added_at FROM network_allowed_ranges ORDER BY added_at, cidr");
   }
   async insert(row: AllowedRangeRow) {
-    await this.c.run("INSERT INTO network_allowed_ranges (cidr, added_by, added_at) VALUES ($1, $2, $3)", [row.cidr, row.added_by, row.added_at]);
+    await this.c.insert("network_allowed_ranges", ["cidr", "added_by", "added_at"], row);
   }
   async delete(cidr: string) {
     await this.c.run("DELETE FROM network_allowed_ranges WHERE cidr = $1", [cidr]);

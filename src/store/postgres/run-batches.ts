@@ -35,7 +35,7 @@ import {
   type RunPatch,
   type StepRow,
 } from "../run-rows";
-import { type AnnouncedDictionary, type UnsavedCell, type WireOp } from "../run-writes";
+import type { AnnouncedDictionary, UnsavedCell, WireOp } from "../run-writes";
 import { CompactLayout, namesOf, type RunLayout } from "../run-layout";
 import { PostgresConnection } from "./connection";
 import { PostgresRunNames } from "./run-names";

@@ -9,21 +9,7 @@
 import { type BucketRow, bucketsThrough, type DurationWalk, durationPageTuning, durationWalks, taggedWalkRuns, walkRange } from "../run-duration-pages";
 import { type CompactLayout, type Stored, statusName } from "../run-layout";
 import { type HourCount, mergeHourCounts, type RunCountFilter, unsavedConditions } from "../run-read-repository";
-import {
-  FIRST_HOURS,
-  type HourSpanEnds,
-  hourWalk,
-  LIST_COLUMNS,
-  nearerEnd,
-  qualified,
-  reversedOrder,
-  type RunListFilter,
-  type RunRow,
-  spanBounds,
-  spanInHours,
-  spanThroughHours,
-  SUM_OF_N,
-} from "../run-rows";
+import * as runRows from "../run-rows";
 import type { PostgresConnection } from "./connection";
 import type { RunRowReader, WithRecord } from "./run-records-read";
 
@@ -65,24 +51,24 @@ export class PostgresRunList {
     this.layout = reader.layout;
   }
 
-  async list(filter: RunListFilter): Promise<{ rows: RunRow[]; total: number }> {
+  async list(filter: runRows.RunListFilter): Promise<{ rows: runRows.RunRow[]; total: number }> {
     const cells = await this.cells(filter);
     if (!cells) return { rows: [], total: 0 };
     const counted = new Params();
     const total = await this.sum(
-      `SELECT ${SUM_OF_N} FROM run_counts WHERE ${on(bindCells(cells, counted))} AND tag = ${counted.bind(filter.tag ?? "")}`,
+      `SELECT ${runRows.SUM_OF_N} FROM run_counts WHERE ${on(bindCells(cells, counted))} AND tag = ${counted.bind(filter.tag ?? "")}`,
       counted,
     );
     const end = Math.min(filter.offset + filter.limit, total);
     if (filter.offset >= end) return { rows: [], total };
     if (filter.tag !== undefined) return { rows: await this.taggedPage(filter, filter.tag, cells, total, end), total };
-    if (filter.sort === "duration") return { rows: await this.durationPage(cells, nearerEnd(filter.offset, end, total)), total };
+    if (filter.sort === "duration") return { rows: await this.durationPage(cells, runRows.nearerEnd(filter.offset, end, total)), total };
     const newest = filter.sort !== "oldest";
     const span = await this.hourSpan(cells, newest, filter.offset, end, total);
     const params = new Params();
     const where = [on(bindCells(this.rowCells(filter, cells), params)), `started_at >= ${params.bind(span.from)}`, `started_at < ${params.bind(span.to)}`];
     const order = this.layout.startOrder(newest ? "DESC" : "ASC");
-    const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (SELECT seq FROM runs WHERE ${where.join(" AND ")}
+    const sql = `SELECT ${runRows.LIST_COLUMNS} FROM runs WHERE seq IN (SELECT seq FROM runs WHERE ${where.join(" AND ")}
       ORDER BY ${order} LIMIT ${params.bind(filter.limit)} OFFSET ${params.bind(filter.offset - span.before)}) ORDER BY ${order}`;
     return { rows: await this.rows(sql, params), total };
   }
@@ -92,7 +78,7 @@ export class PostgresRunList {
    * to the page, then the duration index walked from the bucket holding its first run (../run-duration-pages.ts);
    * the index holds every filter column (migration 24), so no walk reads a run row.
    */
-  private async durationPage(cells: Cell[], page: Page): Promise<RunRow[]> {
+  private async durationPage(cells: Cell[], page: Page): Promise<runRows.RunRow[]> {
     const a = page.offset;
     const b = page.offset + page.limit - 1;
     let walks: DurationWalk[] | undefined;
@@ -108,9 +94,9 @@ export class PostgresRunList {
     const keys = walks.map((walk) => {
       const range = walkRange(walk, walk.value === undefined ? "" : `${params.bind(walk.value)}::bigint`);
       return `(SELECT seq FROM runs WHERE ${range ? `${filter} AND ${range}` : filter}
-        ORDER BY ${walk.backwards ? reversedOrder(order) : order} LIMIT ${params.bind(walk.limit)} OFFSET ${params.bind(walk.offset)})`;
+        ORDER BY ${walk.backwards ? runRows.reversedOrder(order) : order} LIMIT ${params.bind(walk.limit)} OFFSET ${params.bind(walk.offset)})`;
     });
-    return this.rows(`SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (${keys.join(" UNION ALL ")}) ORDER BY ${order}`, params);
+    return this.rows(`SELECT ${runRows.LIST_COLUMNS} FROM runs WHERE seq IN (${keys.join(" UNION ALL ")}) ORDER BY ${order}`, params);
   }
 
   /** RunReadRepository.hourCounts: run_hours' sums (codes decoded) and run_unsaved's (text), merged. */
@@ -121,14 +107,14 @@ export class PostgresRunList {
       const params = new Params();
       const where = `${on(bindCells(cells, params))} AND hour >= ${params.bind(fromHour)}`;
       const rows = await this.c.all<{ hour: number; status: number; n: number }>(
-        `SELECT hour, status, ${SUM_OF_N} FROM run_hours WHERE ${where} GROUP BY hour, status`,
+        `SELECT hour, status, ${runRows.SUM_OF_N} FROM run_hours WHERE ${where} GROUP BY hour, status`,
         params.values,
       );
       stored = rows.map((row) => ({ hour: Number(row.hour), status: statusName(row.status), n: Number(row.n) }));
     }
     const { where, params } = unsavedConditions(filter, "$");
     const unsaved = await this.c.all<{ hour: number; status: string; n: number }>(
-      `SELECT hour, status, ${SUM_OF_N} FROM run_unsaved WHERE ${where.join(" AND ")} AND hour >= $${params.length + 1} GROUP BY hour, status`,
+      `SELECT hour, status, ${runRows.SUM_OF_N} FROM run_unsaved WHERE ${where.join(" AND ")} AND hour >= $${params.length + 1} GROUP BY hour, status`,
       [...params, fromHour],
     );
     return mergeHourCounts(stored, unsaved);
@@ -161,7 +147,7 @@ export class PostgresRunList {
   }
 
   /** The cells a list index answers alone: with a workflow, the workflow index's (without the workspace: RunStore.rowCells). */
-  private rowCells(filter: RunListFilter, cells: Cell[]): Cell[] {
+  private rowCells(filter: runRows.RunListFilter, cells: Cell[]): Cell[] {
     return filter.workflowId ? cells.filter(([column]) => column !== "workspace_id") : cells;
   }
 
@@ -169,13 +155,13 @@ export class PostgresRunList {
     return Number((await this.c.get<{ n: number }>(sql, params.values))?.n ?? 0);
   }
 
-  private async rows(sql: string, params: Params): Promise<RunRow[]> {
-    const rows = await this.c.all<RunRow & WithRecord>(sql, params.values);
-    return (await this.reader.decodeAll(rows)) as RunRow[];
+  private async rows(sql: string, params: Params): Promise<runRows.RunRow[]> {
+    const rows = await this.c.all<runRows.RunRow & WithRecord>(sql, params.values);
+    return (await this.reader.decodeAll(rows)) as runRows.RunRow[];
   }
 
   /** Positions [filter.offset, end) of the `total` runs carrying `tag` (RunStore.taggedPage says how). */
-  private async taggedPage(filter: RunListFilter, tag: string, cells: Cell[], total: number, end: number): Promise<RunRow[]> {
+  private async taggedPage(filter: runRows.RunListFilter, tag: string, cells: Cell[], total: number, end: number): Promise<runRows.RunRow[]> {
     const newest = filter.sort !== "oldest";
     // Time-sorted: the hours holding the page, from run_tag_hours.
     const span = filter.sort === "duration" ? undefined : await this.hourSpan(cells, newest, filter.offset, end, total, tag);
@@ -184,25 +170,25 @@ export class PostgresRunList {
     const workspace = bound[0]![1];
     const tagged = params.bind(tag);
     if (!span) {
-      const page = nearerEnd(filter.offset, end, total);
+      const page = runRows.nearerEnd(filter.offset, end, total);
       const order = this.layout.durationOrder;
-      const reversed = reversedOrder(order);
+      const reversed = runRows.reversedOrder(order);
       // The runs the filter lists, tagged or not: a walk of the duration index reads listed / total of them per tagged run.
       const counted = new Params();
-      const listed = await this.sum(`SELECT ${SUM_OF_N} FROM run_counts WHERE ${on(bindCells(cells, counted))} AND tag = ''`, counted);
+      const listed = await this.sum(`SELECT ${runRows.SUM_OF_N} FROM run_counts WHERE ${on(bindCells(cells, counted))} AND tag = ''`, counted);
       const walks = await this.taggedDurationWalks(cells, tag, page, listed / total);
       if (2 * taggedWalkRuns(walks) * listed < total * total) {
         const keys = walks.map((walk) => {
           const range = walkRange(walk, walk.value === undefined ? "" : `${params.bind(walk.value)}::bigint`, "r.");
           return `(SELECT r.seq FROM runs AS r WHERE ${on(bound, "r")}${range ? ` AND ${range}` : ""} AND (SELECT count(*) FROM run_tags AS t
               WHERE t.workspace_id = r.workspace_id AND t.tag = ${tagged} AND t.started_at = r.started_at AND t.run_id = r.id) = 1
-            ORDER BY ${qualified("r", walk.backwards ? reversed : order)} LIMIT ${params.bind(walk.limit)} OFFSET ${params.bind(walk.offset)})`;
+            ORDER BY ${runRows.qualified("r", walk.backwards ? reversed : order)} LIMIT ${params.bind(walk.limit)} OFFSET ${params.bind(walk.offset)})`;
         });
-        return this.rows(`SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (${keys.join(" UNION ALL ")}) ORDER BY ${order}`, params);
+        return this.rows(`SELECT ${runRows.LIST_COLUMNS} FROM runs WHERE seq IN (${keys.join(" UNION ALL ")}) ORDER BY ${order}`, params);
       }
-      const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE seq IN (SELECT r.seq FROM run_tags AS t JOIN runs AS r ON r.id = t.run_id
+      const sql = `SELECT ${runRows.LIST_COLUMNS} FROM runs WHERE seq IN (SELECT r.seq FROM run_tags AS t JOIN runs AS r ON r.id = t.run_id
           WHERE t.workspace_id = ${workspace} AND t.tag = ${tagged} AND ${on(bound, "r")}
-          ORDER BY ${qualified("r", page.backwards ? reversed : order)} LIMIT ${params.bind(page.limit)} OFFSET ${params.bind(page.offset)})
+          ORDER BY ${runRows.qualified("r", page.backwards ? reversed : order)} LIMIT ${params.bind(page.limit)} OFFSET ${params.bind(page.offset)})
         ORDER BY ${order}`;
       return this.rows(sql, params);
     }
@@ -221,7 +207,7 @@ export class PostgresRunList {
         : ` AND COALESCE((SELECT CASE WHEN count(*) = 1 THEN max(CASE WHEN ${on(bound, "o")} THEN 1 ELSE 0 END) END ${atStart}), ${byRow}) = 1`;
     }
     const within = `t.started_at >= ${params.bind(span.from)} AND t.started_at < ${params.bind(span.to)}`;
-    const sql = `SELECT ${LIST_COLUMNS} FROM runs WHERE id IN (SELECT t.run_id FROM run_tags AS t
+    const sql = `SELECT ${runRows.LIST_COLUMNS} FROM runs WHERE id IN (SELECT t.run_id FROM run_tags AS t
       WHERE t.workspace_id = ${workspace} AND t.tag = ${tagged} AND ${within}${matches}
       ORDER BY t.started_at ${direction}, t.run_id ${direction} LIMIT ${params.bind(filter.limit)} OFFSET ${params.bind(filter.offset - span.before)})
       ORDER BY started_at ${direction}, id ${direction}`;
@@ -255,18 +241,25 @@ export class PostgresRunList {
     total: number,
     tag?: string,
   ): Promise<{ from: Stored; to: Stored; before: number }> {
-    const { forward, newestFirst, a, b } = hourWalk(newest, offset, end, total);
-    const found = (await this.spanInFirstHours(cells, tag, newestFirst, a, b)) ?? spanThroughHours(await this.hoursThrough(cells, tag, newestFirst, a, b), b);
-    return spanBounds(this.layout, found, { forward, newest, total });
+    const { forward, newestFirst, a, b } = runRows.hourWalk(newest, offset, end, total);
+    const found =
+      (await this.spanInFirstHours(cells, tag, newestFirst, a, b)) ?? runRows.spanThroughHours(await this.hoursThrough(cells, tag, newestFirst, a, b), b);
+    return runRows.spanBounds(this.layout, found, { forward, newest, total });
   }
 
   /** The hours of positions a..b (counted from the walk's end) when all of them lie in the nearest FIRST_HOURS hours. */
-  private async spanInFirstHours(cells: Cell[], tag: string | undefined, newestFirst: boolean, a: number, b: number): Promise<HourSpanEnds | undefined> {
+  private async spanInFirstHours(
+    cells: Cell[],
+    tag: string | undefined,
+    newestFirst: boolean,
+    a: number,
+    b: number,
+  ): Promise<runRows.HourSpanEnds | undefined> {
     const params = new Params();
-    const sql = `SELECT hour, ${SUM_OF_N} FROM ${hourCounts(cells, tag, params)} GROUP BY hour HAVING SUM(n) > 0
-      ORDER BY hour ${newestFirst ? "DESC" : "ASC"} LIMIT ${params.bind(FIRST_HOURS)}`;
+    const sql = `SELECT hour, ${runRows.SUM_OF_N} FROM ${hourCounts(cells, tag, params)} GROUP BY hour HAVING SUM(n) > 0
+      ORDER BY hour ${newestFirst ? "DESC" : "ASC"} LIMIT ${params.bind(runRows.FIRST_HOURS)}`;
     const hours = await this.c.all<{ hour: number; n: number }>(sql, params.values);
-    return spanInHours(hours, a, b);
+    return runRows.spanInHours(hours, a, b);
   }
 
   /** The hours that hold positions a..b, each with its runs and the running total through it, in walking order. */
@@ -280,7 +273,7 @@ export class PostgresRunList {
     const direction = newestFirst ? "DESC" : "ASC";
     const params = new Params();
     const sql = `SELECT hour, n, through FROM (
-        SELECT hour, ${SUM_OF_N}, CAST(SUM(SUM(n)) OVER (ORDER BY hour ${direction}) AS BIGINT) AS through
+        SELECT hour, ${runRows.SUM_OF_N}, CAST(SUM(SUM(n)) OVER (ORDER BY hour ${direction}) AS BIGINT) AS through
         FROM ${hourCounts(cells, tag, params)} GROUP BY hour HAVING SUM(n) > 0
       ) AS hours WHERE through > ${params.bind(a)} AND through - n <= ${params.bind(b)} ORDER BY hour ${direction}`;
     return this.c.all(sql, params.values);

@@ -12,10 +12,10 @@ export class PostgresTemplates implements TemplateRepository {
     return this.c.get<TemplateRow>("SELECT * FROM templates WHERE id = $1 AND workspace_id = $2", [id, workspaceId]);
   }
   async insert(row: TemplateRow) {
-    await this.c.run(
-      `INSERT INTO templates (id, workspace_id, name, description, category, definition, source_workflow_id, created_by, created_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [row.id, row.workspace_id, row.name, row.description, row.category, row.definition, row.source_workflow_id, row.created_by, row.created_at],
+    await this.c.insert(
+      "templates",
+      ["id", "workspace_id", "name", "description", "category", "definition", "source_workflow_id", "created_by", "created_at"],
+      row,
     );
   }
   async delete(workspaceId: string, id: string) {

@@ -1,59 +1,25 @@
 /** Schedules, polls, registrations and webhook targets on PostgreSQL (../triggers.ts says what each answers). */
-import {
-  type LiveWorkflowRow,
-  type PollRow,
-  patchedColumns,
-  type RegistrationPatch,
-  type RegistrationRow,
-  type ScheduleRow,
-  type TriggerRepository,
-  type TriggerRowIds,
-  type WebhookTargetRow,
-} from "../triggers";
+import * as triggers from "../triggers";
 import type { PostgresConnection } from "./connection";
 
-const UPSERT_SCHEDULE = `INSERT INTO trigger_schedules (workflow_id, workspace_id, version_id, spec, next_fire_at, last_fired_at, last_run_id, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-  ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, spec = excluded.spec,
-    next_fire_at = excluded.next_fire_at, last_fired_at = excluded.last_fired_at, last_run_id = excluded.last_run_id, updated_at = excluded.updated_at`;
-
-const UPSERT_POLL = `INSERT INTO trigger_polls (workflow_id, workspace_id, version_id, piece_id, trigger_id, interval_seconds, next_poll_at, baseline,
-    last_poll_at, last_success_at, failures, last_error, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-  ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, piece_id = excluded.piece_id,
-    trigger_id = excluded.trigger_id, interval_seconds = excluded.interval_seconds, next_poll_at = excluded.next_poll_at, baseline = excluded.baseline,
-    last_poll_at = excluded.last_poll_at, last_success_at = excluded.last_success_at, failures = excluded.failures,
-    last_error = excluded.last_error, updated_at = excluded.updated_at`;
-
-const UPSERT_REGISTRATION = `INSERT INTO trigger_registrations (workflow_id, workspace_id, piece_id, trigger_id, version_id, trigger, config_hash, state, enabled, last_error, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-  ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, piece_id = excluded.piece_id, trigger_id = excluded.trigger_id,
-    version_id = excluded.version_id, trigger = excluded.trigger, config_hash = excluded.config_hash, state = excluded.state,
-    enabled = excluded.enabled, last_error = excluded.last_error, updated_at = excluded.updated_at`;
-
-export class PostgresTriggers implements TriggerRepository {
+export class PostgresTriggers implements triggers.TriggerRepository {
   constructor(private readonly c: PostgresConnection) {}
 
   schedule(workflowId: string) {
-    return this.c.get<ScheduleRow>("SELECT * FROM trigger_schedules WHERE workflow_id = $1", [workflowId]);
+    return this.c.get<triggers.ScheduleRow>("SELECT * FROM trigger_schedules WHERE workflow_id = $1", [workflowId]);
   }
-  async putSchedule(row: ScheduleRow) {
-    await this.c.run(UPSERT_SCHEDULE, [
-      row.workflow_id,
-      row.workspace_id,
-      row.version_id,
-      row.spec,
-      row.next_fire_at,
-      row.last_fired_at,
-      row.last_run_id,
-      row.updated_at,
-    ]);
+  async putSchedule(row: triggers.ScheduleRow) {
+    await this.c.upsert(
+      "trigger_schedules",
+      ["workflow_id", "workspace_id", "version_id", "spec", "next_fire_at", "last_fired_at", "last_run_id", "updated_at"],
+      row,
+    );
   }
   async deleteSchedule(workflowId: string) {
     return (await this.c.run("DELETE FROM trigger_schedules WHERE workflow_id = $1", [workflowId])) > 0;
   }
   dueSchedules(now: number, limit: number) {
-    return this.c.all<ScheduleRow>("SELECT * FROM trigger_schedules WHERE next_fire_at <= $1 ORDER BY next_fire_at LIMIT $2", [now, limit]);
+    return this.c.all<triggers.ScheduleRow>("SELECT * FROM trigger_schedules WHERE next_fire_at <= $1 ORDER BY next_fire_at LIMIT $2", [now, limit]);
   }
   async nextScheduleAt() {
     return (await this.c.get<{ at: number | null }>("SELECT min(next_fire_at) AS at FROM trigger_schedules"))?.at ?? null;
@@ -71,77 +37,74 @@ export class PostgresTriggers implements TriggerRepository {
   }
 
   poll(workflowId: string) {
-    return this.c.get<PollRow>("SELECT * FROM trigger_polls WHERE workflow_id = $1", [workflowId]);
+    return this.c.get<triggers.PollRow>("SELECT * FROM trigger_polls WHERE workflow_id = $1", [workflowId]);
   }
-  async putPoll(row: PollRow) {
-    await this.c.run(UPSERT_POLL, [
-      row.workflow_id,
-      row.workspace_id,
-      row.version_id,
-      row.piece_id,
-      row.trigger_id,
-      row.interval_seconds,
-      row.next_poll_at,
-      row.baseline,
-      row.last_poll_at,
-      row.last_success_at,
-      row.failures,
-      row.last_error,
-      row.updated_at,
-    ]);
+  async putPoll(row: triggers.PollRow) {
+    await this.c.upsert(
+      "trigger_polls",
+      [
+        "workflow_id",
+        "workspace_id",
+        "version_id",
+        "piece_id",
+        "trigger_id",
+        "interval_seconds",
+        "next_poll_at",
+        "baseline",
+        "last_poll_at",
+        "last_success_at",
+        "failures",
+        "last_error",
+        "updated_at",
+      ],
+      row,
+    );
   }
   async deletePoll(workflowId: string) {
     return (await this.c.run("DELETE FROM trigger_polls WHERE workflow_id = $1", [workflowId])) > 0;
   }
   duePolls(now: number, limit: number) {
-    return this.c.all<PollRow>("SELECT * FROM trigger_polls WHERE next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2", [now, limit]);
+    return this.c.all<triggers.PollRow>("SELECT * FROM trigger_polls WHERE next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2", [now, limit]);
   }
   async nextPollAt() {
     return (await this.c.get<{ at: number | null }>("SELECT min(next_poll_at) AS at FROM trigger_polls"))?.at ?? null;
   }
 
   webhookTarget(tokenHash: string) {
-    return this.c.get<WebhookTargetRow>("SELECT id, workspace_id, status, latest_version_id, webhook_token FROM workflows WHERE webhook_token_hash = $1", [
-      tokenHash,
-    ]);
+    return this.c.get<triggers.WebhookTargetRow>(
+      "SELECT id, workspace_id, status, latest_version_id, webhook_token FROM workflows WHERE webhook_token_hash = $1",
+      [tokenHash],
+    );
   }
   liveWorkflow(workflowId: string) {
-    return this.c.get<LiveWorkflowRow>(
+    return this.c.get<triggers.LiveWorkflowRow>(
       "SELECT id, workspace_id, latest_version_id, webhook_token FROM workflows WHERE id = $1 AND status = 'active' AND latest_version_id IS NOT NULL",
       [workflowId],
     );
   }
 
   registration(workflowId: string) {
-    return this.c.get<RegistrationRow>("SELECT * FROM trigger_registrations WHERE workflow_id = $1", [workflowId]);
+    return this.c.get<triggers.RegistrationRow>("SELECT * FROM trigger_registrations WHERE workflow_id = $1", [workflowId]);
   }
-  async putRegistration(row: RegistrationRow) {
-    await this.c.run(UPSERT_REGISTRATION, [
-      row.workflow_id,
-      row.workspace_id,
-      row.piece_id,
-      row.trigger_id,
-      row.version_id,
-      row.trigger,
-      row.config_hash,
-      row.state,
-      row.enabled,
-      row.last_error,
-      row.updated_at,
-    ]);
+  async putRegistration(row: triggers.RegistrationRow) {
+    await this.c.upsert(
+      "trigger_registrations",
+      ["workflow_id", "workspace_id", "piece_id", "trigger_id", "version_id", "trigger", "config_hash", "state", "enabled", "last_error", "updated_at"],
+      row,
+    );
   }
-  async patchRegistration(workflowId: string, patch: RegistrationPatch) {
-    const { columns, values } = patchedColumns(patch);
+  async patchRegistration(workflowId: string, patch: triggers.RegistrationPatch) {
+    const { columns, values } = triggers.patchedColumns(patch);
     if (columns.length === 0) return;
     const sets = columns.map((column, i) => `${column} = $${i + 1}`).join(", ");
     await this.c.run(`UPDATE trigger_registrations SET ${sets} WHERE workflow_id = $${columns.length + 1}`, [...values, workflowId]);
   }
-  async triggerRowIds(): Promise<TriggerRowIds> {
+  async triggerRowIds(): Promise<triggers.TriggerRowIds> {
     const schedules = await this.c.all<{ workflow_id: string }>("SELECT workflow_id FROM trigger_schedules");
     const polls = await this.c.all<{ workflow_id: string }>("SELECT workflow_id FROM trigger_polls");
     return { schedules: new Set(schedules.map((r) => r.workflow_id)), polls: new Set(polls.map((r) => r.workflow_id)) };
   }
-  async deleteTriggerRowsExcept(live: Set<string>, rows?: TriggerRowIds) {
+  async deleteTriggerRowsExcept(live: Set<string>, rows?: triggers.TriggerRowIds) {
     const known = rows ?? (await this.triggerRowIds());
     const stale = (ids: Set<string>) => JSON.stringify([...ids].filter((id) => !live.has(id)));
     // One statement per table, the stale ids as a JSON array.

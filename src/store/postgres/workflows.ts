@@ -1,68 +1,55 @@
 /** Workflows, versions, pinned data and variables on PostgreSQL (../workflows.ts says what each answers). */
-import {
-  LIST_COLUMNS,
-  VERSION_COLUMNS,
-  WORKFLOW_COLUMNS,
-  WORKFLOW_UPDATE_COLUMNS,
-  retentionOverridesOf,
-  type PinRow,
-  type VariableRow,
-  type VersionRow,
-  type WorkflowFilter,
-  type WorkflowListRow,
-  type WorkflowRepository,
-  type WorkflowRow,
-} from "../workflows";
-import type { PostgresConnection } from "./connection";
+import * as workflows from "../workflows";
+import { marks, type PostgresConnection } from "./connection";
 
-const marks = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(", ");
+const INSERT_WORKFLOW = `INSERT INTO workflows (${workflows.WORKFLOW_COLUMNS.join(", ")}) VALUES (${marks(workflows.WORKFLOW_COLUMNS.length)})`;
+const UPDATE_WORKFLOW = `UPDATE workflows SET ${workflows.WORKFLOW_UPDATE_COLUMNS.map((c, i) => `${c} = $${i + 1}`).join(", ")}
+  WHERE id = $${workflows.WORKFLOW_UPDATE_COLUMNS.length + 1} AND workspace_id = $${workflows.WORKFLOW_UPDATE_COLUMNS.length + 2}`;
+const INSERT_VERSION = `INSERT INTO workflow_versions (${workflows.VERSION_COLUMNS.join(", ")}) VALUES (${marks(workflows.VERSION_COLUMNS.length)})`;
 
-const INSERT_WORKFLOW = `INSERT INTO workflows (${WORKFLOW_COLUMNS.join(", ")}) VALUES (${marks(WORKFLOW_COLUMNS.length)})`;
-const UPDATE_WORKFLOW = `UPDATE workflows SET ${WORKFLOW_UPDATE_COLUMNS.map((c, i) => `${c} = $${i + 1}`).join(", ")}
-  WHERE id = $${WORKFLOW_UPDATE_COLUMNS.length + 1} AND workspace_id = $${WORKFLOW_UPDATE_COLUMNS.length + 2}`;
-const INSERT_VERSION = `INSERT INTO workflow_versions (${VERSION_COLUMNS.join(", ")}) VALUES (${marks(VERSION_COLUMNS.length)})`;
-
-export class PostgresWorkflows implements WorkflowRepository {
+export class PostgresWorkflows implements workflows.WorkflowRepository {
   constructor(private readonly c: PostgresConnection) {}
 
   get(workspaceId: string, id: string) {
-    return this.c.get<WorkflowRow>("SELECT * FROM workflows WHERE id = $1 AND workspace_id = $2", [id, workspaceId]);
+    return this.c.get<workflows.WorkflowRow>("SELECT * FROM workflows WHERE id = $1 AND workspace_id = $2", [id, workspaceId]);
   }
   getAnyWorkspace(id: string) {
-    return this.c.get<WorkflowRow>("SELECT * FROM workflows WHERE id = $1", [id]);
+    return this.c.get<workflows.WorkflowRow>("SELECT * FROM workflows WHERE id = $1", [id]);
   }
   async exists(workspaceId: string, id: string) {
     return (await this.c.get("SELECT id FROM workflows WHERE id = $1 AND workspace_id = $2", [id, workspaceId])) !== null;
   }
   byWebhookTokenHash(hash: string) {
-    return this.c.get<WorkflowRow>("SELECT * FROM workflows WHERE webhook_token_hash = $1", [hash]);
+    return this.c.get<workflows.WorkflowRow>("SELECT * FROM workflows WHERE webhook_token_hash = $1", [hash]);
   }
   live() {
-    return this.c.all<WorkflowRow>("SELECT * FROM workflows WHERE status = 'active' ORDER BY created_at");
+    return this.c.all<workflows.WorkflowRow>("SELECT * FROM workflows WHERE status = 'active' ORDER BY created_at");
   }
   async liveVersions() {
-    const rows = await this.c.all<VersionRow>("SELECT v.* FROM workflows w JOIN workflow_versions v ON v.id = w.latest_version_id WHERE w.status = 'active'");
+    const rows = await this.c.all<workflows.VersionRow>(
+      "SELECT v.* FROM workflows w JOIN workflow_versions v ON v.id = w.latest_version_id WHERE w.status = 'active'",
+    );
     return new Map(rows.map((v) => [v.id, v]));
   }
   async retentionOverrides() {
-    return retentionOverridesOf(
+    return workflows.retentionOverridesOf(
       await this.c.all<{ id: string; definition: string }>(`SELECT id, definition FROM workflows WHERE definition LIKE '%"retention%'`),
     );
   }
-  async insert(row: WorkflowRow) {
+  async insert(row: workflows.WorkflowRow) {
     await this.c.run(
       INSERT_WORKFLOW,
-      WORKFLOW_COLUMNS.map((c) => row[c]),
+      workflows.WORKFLOW_COLUMNS.map((c) => row[c]),
     );
   }
-  async update(row: WorkflowRow) {
-    await this.c.run(UPDATE_WORKFLOW, [...WORKFLOW_UPDATE_COLUMNS.map((c) => row[c]), row.id, row.workspace_id]);
+  async update(row: workflows.WorkflowRow) {
+    await this.c.run(UPDATE_WORKFLOW, [...workflows.WORKFLOW_UPDATE_COLUMNS.map((c) => row[c]), row.id, row.workspace_id]);
   }
   async delete(workspaceId: string, id: string) {
     return (await this.c.run("DELETE FROM workflows WHERE id = $1 AND workspace_id = $2", [id, workspaceId])) > 0;
   }
 
-  async list(workspaceId: string, filter: WorkflowFilter, limit: number, offset: number) {
+  async list(workspaceId: string, filter: workflows.WorkflowFilter, limit: number, offset: number) {
     const args: Array<string | number> = [workspaceId];
     const where = ["w.workspace_id = $1"];
     const bind = (value: string | number) => `$${args.push(value)}`;
@@ -76,8 +63,8 @@ export class PostgresWorkflows implements WorkflowRepository {
     }
     const clause = where.join(" AND ");
     const filtered = [...args];
-    const rows = await this.c.all<WorkflowListRow>(
-      `SELECT ${LIST_COLUMNS} FROM workflows w LEFT JOIN workflow_versions v ON v.id = w.latest_version_id WHERE ${clause}
+    const rows = await this.c.all<workflows.WorkflowListRow>(
+      `SELECT ${workflows.LIST_COLUMNS} FROM workflows w LEFT JOIN workflow_versions v ON v.id = w.latest_version_id WHERE ${clause}
         ORDER BY w.updated_at DESC, w.id DESC LIMIT ${bind(limit)} OFFSET ${bind(offset)}`,
       args,
     );
@@ -100,37 +87,37 @@ export class PostgresWorkflows implements WorkflowRepository {
     return (await this.c.run("UPDATE workflows SET folder_id = $1, updated_at = $2 WHERE workspace_id = $3 AND id = $4", [folderId, at, workspaceId, id])) > 0;
   }
   versions(workspaceId: string, workflowId: string) {
-    return this.c.all<Omit<VersionRow, "definition">>(
+    return this.c.all<Omit<workflows.VersionRow, "definition">>(
       "SELECT id, workflow_id, workspace_id, number, hash, trigger_type, created_by, created_at FROM workflow_versions WHERE workflow_id = $1 AND workspace_id = $2 ORDER BY number DESC",
       [workflowId, workspaceId],
     );
   }
   version(workspaceId: string, workflowId: string, versionId: string) {
-    return this.c.get<VersionRow>("SELECT * FROM workflow_versions WHERE id = $1 AND workflow_id = $2 AND workspace_id = $3", [
+    return this.c.get<workflows.VersionRow>("SELECT * FROM workflow_versions WHERE id = $1 AND workflow_id = $2 AND workspace_id = $3", [
       versionId,
       workflowId,
       workspaceId,
     ]);
   }
   versionById(versionId: string) {
-    return this.c.get<VersionRow>("SELECT * FROM workflow_versions WHERE id = $1", [versionId]);
+    return this.c.get<workflows.VersionRow>("SELECT * FROM workflow_versions WHERE id = $1", [versionId]);
   }
   async nextVersionNumber(workflowId: string) {
     return ((await this.c.get<{ n: number | null }>("SELECT max(number) AS n FROM workflow_versions WHERE workflow_id = $1", [workflowId]))?.n ?? 0) + 1;
   }
-  async insertVersion(row: VersionRow) {
+  async insertVersion(row: workflows.VersionRow) {
     await this.c.run(
       INSERT_VERSION,
-      VERSION_COLUMNS.map((c) => row[c]),
+      workflows.VERSION_COLUMNS.map((c) => row[c]),
     );
   }
   async liveVersionHash(versionId: string | null) {
     return versionId ? this.c.get<{ hash: string; number: number }>("SELECT hash, number FROM workflow_versions WHERE id = $1", [versionId]) : null;
   }
   pins(workflowId: string) {
-    return this.c.all<PinRow>("SELECT * FROM workflow_pinned_data WHERE workflow_id = $1 ORDER BY step_name", [workflowId]);
+    return this.c.all<workflows.PinRow>("SELECT * FROM workflow_pinned_data WHERE workflow_id = $1 ORDER BY step_name", [workflowId]);
   }
-  async putPin(row: PinRow) {
+  async putPin(row: workflows.PinRow) {
     await this.c.run(
       `INSERT INTO workflow_pinned_data (workflow_id, step_name, data, stamp, pinned_at) VALUES ($1, $2, $3, $4, $5)
         ON CONFLICT (workflow_id, step_name) DO UPDATE SET data = EXCLUDED.data, stamp = EXCLUDED.stamp, pinned_at = EXCLUDED.pinned_at`,
@@ -141,9 +128,9 @@ export class PostgresWorkflows implements WorkflowRepository {
     return (await this.c.run("DELETE FROM workflow_pinned_data WHERE workflow_id = $1 AND step_name = $2", [workflowId, stepName])) > 0;
   }
   variables(workflowId: string) {
-    return this.c.all<VariableRow>("SELECT * FROM workflow_variables WHERE workflow_id = $1 ORDER BY name", [workflowId]);
+    return this.c.all<workflows.VariableRow>("SELECT * FROM workflow_variables WHERE workflow_id = $1 ORDER BY name", [workflowId]);
   }
-  async replaceVariables(workflowId: string, rows: VariableRow[]) {
+  async replaceVariables(workflowId: string, rows: workflows.VariableRow[]) {
     await this.c.run("DELETE FROM workflow_variables WHERE workflow_id = $1", [workflowId]);
     for (const r of rows) {
       await this.c.run("INSERT INTO workflow_variables (workflow_id, name, value, secret, description, updated_at) VALUES ($1, $2, $3, $4, $5, $6)", [

@@ -1,17 +1,15 @@
 /** The audit log on SQLite (../audit.ts says what each answers). */
+import type { Database } from "bun:sqlite";
 import { AUDIT_COLUMNS as COLUMNS, type AuditEventRow, type AuditFilter, type AuditRepository, auditValues, auditWhere } from "../audit";
-import type { SqliteConnection } from "./connection";
+import { Prepared } from "./connection";
 
-export class SqliteAudit implements AuditRepository {
-  private readonly q;
+/** Its statements, prepared once per connection. */
+const statements = (db: Database) => ({
+  insert: db.query<null, (string | null)[]>(`INSERT INTO audit_events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+  deleteBefore: db.query<null, [string]>("DELETE FROM audit_events WHERE created_at < ?"),
+});
 
-  constructor(private readonly c: SqliteConnection) {
-    this.q = {
-      insert: c.db.query<null, (string | null)[]>(`INSERT INTO audit_events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      deleteBefore: c.db.query<null, [string]>("DELETE FROM audit_events WHERE created_at < ?"),
-    };
-  }
-
+export class SqliteAudit extends Prepared(statements) implements AuditRepository {
   insert(r: AuditEventRow) {
     return this.c.do(() => void this.q.insert.run(...auditValues(r)));
   }

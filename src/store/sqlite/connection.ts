@@ -67,3 +67,16 @@ export class SqliteConnection {
     }
   }
 }
+
+/**
+ * The base of a repository on SQLite: `c`, its connection, and `q`, its statements, which `prepare` makes once on
+ * that connection (STYLE.md: prepared statements held once per repository; bun:sqlite caches only 20 query texts).
+ */
+export function Prepared<Statements>(prepare: (db: Database) => Statements) {
+  return class {
+    protected readonly q: Statements;
+    constructor(protected readonly c: SqliteConnection) {
+      this.q = prepare(c.db);
+    }
+  };
+}

@@ -1,28 +1,26 @@
 /** Idempotency records on SQLite (../idempotency.ts says what each answers). */
+import type { Database } from "bun:sqlite";
 import type { IdempotencyRepository, IdempotencyRow } from "../idempotency";
-import type { SqliteConnection } from "./connection";
+import { Prepared } from "./connection";
 
-export class SqliteIdempotency implements IdempotencyRepository {
-  private readonly q;
-  constructor(private readonly c: SqliteConnection) {
-    const db = c.db;
-    this.q = {
-      get: db.query<IdempotencyRow, [string, string, number]>("SELECT * FROM idempotency_records WHERE credential = ? AND key = ? AND created_at > ?"),
-      claim: db.query<null, [string, string, string, string | null, number, number]>(
-        "INSERT INTO idempotency_records (credential, key, fingerprint, state, owner, created_at) VALUES (?, ?, ?, 'running', ?, ?) ON CONFLICT (credential, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running', status = NULL, body = NULL, owner = excluded.owner, created_at = excluded.created_at WHERE idempotency_records.created_at <= ?",
-      ),
-      finish: db.query<null, [number, string, string, string]>(
-        "UPDATE idempotency_records SET state = 'done', status = ?, body = ? WHERE credential = ? AND key = ?",
-      ),
-      release: db.query<null, [string, string]>("DELETE FROM idempotency_records WHERE credential = ? AND key = ? AND state = 'running'"),
-      prune: db.query<null, [number]>("DELETE FROM idempotency_records WHERE created_at <= ?"),
-      releaseRunningBefore: db.query<null, [number]>("DELETE FROM idempotency_records WHERE state = 'running' AND created_at < ?"),
-      runningOwners: db.query<{ owner: string | null }, []>("SELECT DISTINCT owner FROM idempotency_records WHERE state = 'running'"),
-      releaseOwnedBy: db.query<null, [string]>("DELETE FROM idempotency_records WHERE state = 'running' AND owner = ?"),
-      releaseUnowned: db.query<null, []>("DELETE FROM idempotency_records WHERE state = 'running' AND owner IS NULL"),
-    };
-  }
+/** Its statements, prepared once per connection. */
+const statements = (db: Database) => ({
+  get: db.query<IdempotencyRow, [string, string, number]>("SELECT * FROM idempotency_records WHERE credential = ? AND key = ? AND created_at > ?"),
+  claim: db.query<null, [string, string, string, string | null, number, number]>(
+    "INSERT INTO idempotency_records (credential, key, fingerprint, state, owner, created_at) VALUES (?, ?, ?, 'running', ?, ?) ON CONFLICT (credential, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = 'running', status = NULL, body = NULL, owner = excluded.owner, created_at = excluded.created_at WHERE idempotency_records.created_at <= ?",
+  ),
+  finish: db.query<null, [number, string, string, string]>(
+    "UPDATE idempotency_records SET state = 'done', status = ?, body = ? WHERE credential = ? AND key = ?",
+  ),
+  release: db.query<null, [string, string]>("DELETE FROM idempotency_records WHERE credential = ? AND key = ? AND state = 'running'"),
+  prune: db.query<null, [number]>("DELETE FROM idempotency_records WHERE created_at <= ?"),
+  releaseRunningBefore: db.query<null, [number]>("DELETE FROM idempotency_records WHERE state = 'running' AND created_at < ?"),
+  runningOwners: db.query<{ owner: string | null }, []>("SELECT DISTINCT owner FROM idempotency_records WHERE state = 'running'"),
+  releaseOwnedBy: db.query<null, [string]>("DELETE FROM idempotency_records WHERE state = 'running' AND owner = ?"),
+  releaseUnowned: db.query<null, []>("DELETE FROM idempotency_records WHERE state = 'running' AND owner IS NULL"),
+});
 
+export class SqliteIdempotency extends Prepared(statements) implements IdempotencyRepository {
   get(credential: string, key: string, since: number) {
     return this.c.do(() => this.q.get.get(credential, key, since));
   }

@@ -1,136 +1,118 @@
 /** Orgs, workspaces, users, members, invitations, sessions and API tokens on SQLite (../identity.ts says what each answers). */
+import type { Database } from "bun:sqlite";
 import { countOf } from "./db";
-import type {
-  IdentityRepository,
-  InvitationRow,
-  MemberRow,
-  MemberWithUserRow,
-  OrgRow,
-  SessionRow,
-  SsoLinkRow,
-  SsoPendingRow,
-  SsoProviderRow,
-  SsoSessionRow,
-  TokenRow,
-  UserRow,
-  WorkspaceRow,
-} from "../identity";
-import type { SqliteConnection } from "./connection";
+import type * as identity from "../identity";
+import { Prepared } from "./connection";
 
-export class SqliteIdentity implements IdentityRepository {
-  private readonly q;
-  constructor(private readonly c: SqliteConnection) {
-    const db = c.db;
-    this.q = {
-      insertOrg: db.query<null, [string, string, string]>("INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)"),
-      firstOrg: db.query<OrgRow, []>("SELECT * FROM orgs ORDER BY created_at LIMIT 1"),
-      insertWorkspace: db.query<null, [string, string, string, string]>("INSERT INTO workspaces (id, org_id, name, created_at) VALUES (?, ?, ?, ?)"),
-      workspace: db.query<WorkspaceRow, [string, string]>("SELECT * FROM workspaces WHERE id = ? AND org_id = ?"),
-      workspacesOfOrg: db.query<WorkspaceRow, [string]>("SELECT * FROM workspaces WHERE org_id = ? ORDER BY created_at"),
-      firstWorkspace: db.query<WorkspaceRow, [string]>("SELECT * FROM workspaces WHERE org_id = ? ORDER BY created_at LIMIT 1"),
-      countUsers: db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM users"),
-      insertUser: db.query<null, [string, string, string, string, string, string, string, string]>(
-        "INSERT INTO users (id, org_id, email, name, password_hash, role, default_workspace_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      ),
-      // The column is declared COLLATE NOCASE: the comparison ignores case.
-      userByEmail: db.query<UserRow, [string]>("SELECT * FROM users WHERE email = ?"),
-      user: db.query<UserRow, [string]>("SELECT * FROM users WHERE id = ?"),
-      insertSession: db.query<null, Record<string, string | null>>(
-        `INSERT INTO sessions (id_hash, id, user_id, workspace_id, csrf_token, expires_at, created_at, last_seen_at, user_agent, address)
-         VALUES ($id_hash, $id, $user_id, $workspace_id, $csrf_token, $expires_at, $created_at, $last_seen_at, $user_agent, $address)`,
-      ),
-      session: db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id_hash = ?"),
-      deleteSession: db.query<null, [string]>("DELETE FROM sessions WHERE id_hash = ?"),
-      sessionsOfUser: db.query<SessionRow, [string, string]>(
-        "SELECT * FROM sessions WHERE user_id = ? AND expires_at > ? ORDER BY coalesce(last_seen_at, created_at) DESC, created_at DESC",
-      ),
-      deleteSessionOfUser: db.query<null, [string, string]>("DELETE FROM sessions WHERE user_id = ? AND id = ?"),
-      deleteSessionsOfUser: db.query<null, [string, string]>("DELETE FROM sessions WHERE user_id = ? AND id_hash <> ?"),
-      deleteExpiredSessions: db.query<null, [string, number]>(
-        "DELETE FROM sessions WHERE id_hash IN (SELECT id_hash FROM sessions WHERE expires_at <= ? LIMIT ?)",
-      ),
-      deleteOrphanSsoSessions: db.query<null, [number]>(
-        "DELETE FROM sso_sessions WHERE session_hash IN (SELECT l.session_hash FROM sso_sessions l WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id_hash = l.session_hash) LIMIT ?)",
-      ),
-      deleteExpiredSsoPending: db.query<null, [string, number]>(
-        "DELETE FROM sso_pending WHERE state_hash IN (SELECT state_hash FROM sso_pending WHERE expires_at <= ? LIMIT ?)",
-      ),
-      touchSession: db.query<null, [string, string | null, string | null, string]>(
-        "UPDATE sessions SET last_seen_at = ?, address = coalesce(?, address), user_agent = coalesce(?, user_agent) WHERE id_hash = ?",
-      ),
-      setPasswordHash: db.query<null, [string, string]>("UPDATE users SET password_hash = ? WHERE id = ?"),
-      setSessionWorkspace: db.query<null, [string, string]>("UPDATE sessions SET workspace_id = ? WHERE id_hash = ?"),
-      countTokens: db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM api_tokens"),
-      insertToken: db.query<null, [string, string, string, string, string, string, string, string | null, string]>(
-        "INSERT INTO api_tokens (id, org_id, workspace_id, name, prefix, token_hash, scopes, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      ),
-      tokenByHash: db.query<TokenRow, [string]>("SELECT * FROM api_tokens WHERE token_hash = ?"),
-      tokensOfWorkspace: db.query<TokenRow, [string]>("SELECT * FROM api_tokens WHERE workspace_id = ? AND revoked_at IS NULL ORDER BY created_at"),
-      token: db.query<TokenRow, [string, string]>("SELECT * FROM api_tokens WHERE id = ? AND workspace_id = ?"),
-      revokeToken: db.query<null, [string, string]>("UPDATE api_tokens SET revoked_at = ? WHERE id = ?"),
-      touchToken: db.query<null, [string, string]>("UPDATE api_tokens SET last_used_at = ? WHERE id = ?"),
-      usersOfOrgWithRole: db.query<UserRow, [string, string]>("SELECT * FROM users WHERE org_id = ? AND role = ? ORDER BY created_at"),
-      insertMember: db.query<null, [string, string, string, string | null, string]>(
-        "INSERT INTO workspace_members (workspace_id, user_id, role, deactivated_at, created_at) VALUES (?, ?, ?, ?, ?)",
-      ),
-      member: db.query<MemberRow, [string, string]>("SELECT * FROM workspace_members WHERE workspace_id = ? AND user_id = ?"),
-      membersOfWorkspace: db.query<MemberWithUserRow, [string]>(
-        "SELECT m.*, u.email, u.name FROM workspace_members m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = ? ORDER BY m.created_at, u.email",
-      ),
-      membershipsOfUser: db.query<MemberRow, [string]>("SELECT * FROM workspace_members WHERE user_id = ? ORDER BY created_at"),
-      setMemberRole: db.query<null, [string, string, string]>("UPDATE workspace_members SET role = ? WHERE workspace_id = ? AND user_id = ?"),
-      setMemberDeactivated: db.query<null, [string | null, string, string]>(
-        "UPDATE workspace_members SET deactivated_at = ? WHERE workspace_id = ? AND user_id = ?",
-      ),
-      deleteMember: db.query<null, [string, string]>("DELETE FROM workspace_members WHERE workspace_id = ? AND user_id = ?"),
-      insertInvitation: db.query<null, [string, string, string, string, string, string, string | null, string, string]>(
-        "INSERT INTO invitations (id, org_id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      ),
-      invitationByHash: db.query<InvitationRow, [string]>("SELECT * FROM invitations WHERE token_hash = ?"),
-      invitation: db.query<InvitationRow, [string, string]>("SELECT * FROM invitations WHERE id = ? AND workspace_id = ?"),
-      pendingInvitations: db.query<InvitationRow, [string, string]>(
-        "SELECT * FROM invitations WHERE workspace_id = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at",
-      ),
-      acceptInvitation: db.query<null, [string, string, string]>(
-        "UPDATE invitations SET accepted_at = ?, accepted_by = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL",
-      ),
-      revokeInvitation: db.query<null, [string, string]>("UPDATE invitations SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"),
-      insertSsoProvider: db.query<null, Record<string, string | number | null>>(
-        `INSERT INTO sso_providers (id, org_id, workspace_id, name, issuer, client_id, client_secret, scopes, role_claim, role_mapping, default_role, sso_only, created_at, updated_at)
-         VALUES ($id, $org_id, $workspace_id, $name, $issuer, $client_id, $client_secret, $scopes, $role_claim, $role_mapping, $default_role, $sso_only, $created_at, $updated_at)`,
-      ),
-      updateSsoProvider: db.query<null, Record<string, string | number | null>>(
-        `UPDATE sso_providers SET workspace_id = $workspace_id, name = $name, issuer = $issuer, client_id = $client_id, client_secret = $client_secret,
-         scopes = $scopes, role_claim = $role_claim, role_mapping = $role_mapping, default_role = $default_role, sso_only = $sso_only, updated_at = $updated_at
-         WHERE id = $id`,
-      ),
-      deleteSsoProvider: db.query<null, [string, string]>("DELETE FROM sso_providers WHERE id = ? AND org_id = ?"),
-      ssoProvider: db.query<SsoProviderRow, [string]>("SELECT * FROM sso_providers WHERE id = ?"),
-      ssoProvidersOfOrg: db.query<SsoProviderRow, [string]>("SELECT * FROM sso_providers WHERE org_id = ? ORDER BY created_at, name"),
-      ssoProviders: db.query<SsoProviderRow, []>("SELECT * FROM sso_providers ORDER BY created_at, name"),
-      ssoLink: db.query<SsoLinkRow, [string, string]>("SELECT * FROM sso_links WHERE issuer = ? AND subject = ?"),
-      insertSsoLink: db.query<null, [string, string, string, string, string]>(
-        "INSERT INTO sso_links (issuer, subject, user_id, provider_id, created_at) VALUES (?, ?, ?, ?, ?)",
-      ),
-      insertSsoPending: db.query<null, [string, string, string, string, string]>(
-        "INSERT INTO sso_pending (state_hash, provider_id, nonce, code_verifier, expires_at) VALUES (?, ?, ?, ?, ?)",
-      ),
-      takeSsoPending: db.query<SsoPendingRow, [string]>("DELETE FROM sso_pending WHERE state_hash = ? RETURNING *"),
-      dropExpiredSsoPending: db.query<null, [string]>("DELETE FROM sso_pending WHERE expires_at <= ?"),
-      insertSsoSession: db.query<null, [string, string, string, string]>(
-        "INSERT INTO sso_sessions (session_hash, provider_id, id_token, created_at) VALUES (?, ?, ?, ?)",
-      ),
-      takeSsoSession: db.query<SsoSessionRow, [string]>("DELETE FROM sso_sessions WHERE session_hash = ? RETURNING *"),
-    };
-  }
+/** Its statements, prepared once per connection. */
+const statements = (db: Database) => ({
+  insertOrg: db.query<null, [string, string, string]>("INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)"),
+  firstOrg: db.query<identity.OrgRow, []>("SELECT * FROM orgs ORDER BY created_at LIMIT 1"),
+  insertWorkspace: db.query<null, [string, string, string, string]>("INSERT INTO workspaces (id, org_id, name, created_at) VALUES (?, ?, ?, ?)"),
+  workspace: db.query<identity.WorkspaceRow, [string, string]>("SELECT * FROM workspaces WHERE id = ? AND org_id = ?"),
+  workspacesOfOrg: db.query<identity.WorkspaceRow, [string]>("SELECT * FROM workspaces WHERE org_id = ? ORDER BY created_at"),
+  firstWorkspace: db.query<identity.WorkspaceRow, [string]>("SELECT * FROM workspaces WHERE org_id = ? ORDER BY created_at LIMIT 1"),
+  countUsers: db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM users"),
+  insertUser: db.query<null, [string, string, string, string, string, string, string, string]>(
+    "INSERT INTO users (id, org_id, email, name, password_hash, role, default_workspace_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  ),
+  // The column is declared COLLATE NOCASE: the comparison ignores case.
+  userByEmail: db.query<identity.UserRow, [string]>("SELECT * FROM users WHERE email = ?"),
+  user: db.query<identity.UserRow, [string]>("SELECT * FROM users WHERE id = ?"),
+  insertSession: db.query<null, Record<string, string | null>>(
+    `INSERT INTO sessions (id_hash, id, user_id, workspace_id, csrf_token, expires_at, created_at, last_seen_at, user_agent, address)
+     VALUES ($id_hash, $id, $user_id, $workspace_id, $csrf_token, $expires_at, $created_at, $last_seen_at, $user_agent, $address)`,
+  ),
+  session: db.query<identity.SessionRow, [string]>("SELECT * FROM sessions WHERE id_hash = ?"),
+  deleteSession: db.query<null, [string]>("DELETE FROM sessions WHERE id_hash = ?"),
+  sessionsOfUser: db.query<identity.SessionRow, [string, string]>(
+    "SELECT * FROM sessions WHERE user_id = ? AND expires_at > ? ORDER BY coalesce(last_seen_at, created_at) DESC, created_at DESC",
+  ),
+  deleteSessionOfUser: db.query<null, [string, string]>("DELETE FROM sessions WHERE user_id = ? AND id = ?"),
+  deleteSessionsOfUser: db.query<null, [string, string]>("DELETE FROM sessions WHERE user_id = ? AND id_hash <> ?"),
+  deleteExpiredSessions: db.query<null, [string, number]>("DELETE FROM sessions WHERE id_hash IN (SELECT id_hash FROM sessions WHERE expires_at <= ? LIMIT ?)"),
+  deleteOrphanSsoSessions: db.query<null, [number]>(
+    "DELETE FROM sso_sessions WHERE session_hash IN (SELECT l.session_hash FROM sso_sessions l WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id_hash = l.session_hash) LIMIT ?)",
+  ),
+  deleteExpiredSsoPending: db.query<null, [string, number]>(
+    "DELETE FROM sso_pending WHERE state_hash IN (SELECT state_hash FROM sso_pending WHERE expires_at <= ? LIMIT ?)",
+  ),
+  touchSession: db.query<null, [string, string | null, string | null, string]>(
+    "UPDATE sessions SET last_seen_at = ?, address = coalesce(?, address), user_agent = coalesce(?, user_agent) WHERE id_hash = ?",
+  ),
+  setPasswordHash: db.query<null, [string, string]>("UPDATE users SET password_hash = ? WHERE id = ?"),
+  setSessionWorkspace: db.query<null, [string, string]>("UPDATE sessions SET workspace_id = ? WHERE id_hash = ?"),
+  countTokens: db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM api_tokens"),
+  insertToken: db.query<null, [string, string, string, string, string, string, string, string | null, string]>(
+    "INSERT INTO api_tokens (id, org_id, workspace_id, name, prefix, token_hash, scopes, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  ),
+  tokenByHash: db.query<identity.TokenRow, [string]>("SELECT * FROM api_tokens WHERE token_hash = ?"),
+  tokensOfWorkspace: db.query<identity.TokenRow, [string]>("SELECT * FROM api_tokens WHERE workspace_id = ? AND revoked_at IS NULL ORDER BY created_at"),
+  token: db.query<identity.TokenRow, [string, string]>("SELECT * FROM api_tokens WHERE id = ? AND workspace_id = ?"),
+  revokeToken: db.query<null, [string, string]>("UPDATE api_tokens SET revoked_at = ? WHERE id = ?"),
+  touchToken: db.query<null, [string, string]>("UPDATE api_tokens SET last_used_at = ? WHERE id = ?"),
+  usersOfOrgWithRole: db.query<identity.UserRow, [string, string]>("SELECT * FROM users WHERE org_id = ? AND role = ? ORDER BY created_at"),
+  insertMember: db.query<null, [string, string, string, string | null, string]>(
+    "INSERT INTO workspace_members (workspace_id, user_id, role, deactivated_at, created_at) VALUES (?, ?, ?, ?, ?)",
+  ),
+  member: db.query<identity.MemberRow, [string, string]>("SELECT * FROM workspace_members WHERE workspace_id = ? AND user_id = ?"),
+  membersOfWorkspace: db.query<identity.MemberWithUserRow, [string]>(
+    "SELECT m.*, u.email, u.name FROM workspace_members m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = ? ORDER BY m.created_at, u.email",
+  ),
+  membershipsOfUser: db.query<identity.MemberRow, [string]>("SELECT * FROM workspace_members WHERE user_id = ? ORDER BY created_at"),
+  setMemberRole: db.query<null, [string, string, string]>("UPDATE workspace_members SET role = ? WHERE workspace_id = ? AND user_id = ?"),
+  setMemberDeactivated: db.query<null, [string | null, string, string]>(
+    "UPDATE workspace_members SET deactivated_at = ? WHERE workspace_id = ? AND user_id = ?",
+  ),
+  deleteMember: db.query<null, [string, string]>("DELETE FROM workspace_members WHERE workspace_id = ? AND user_id = ?"),
+  insertInvitation: db.query<null, [string, string, string, string, string, string, string | null, string, string]>(
+    "INSERT INTO invitations (id, org_id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  ),
+  invitationByHash: db.query<identity.InvitationRow, [string]>("SELECT * FROM invitations WHERE token_hash = ?"),
+  invitation: db.query<identity.InvitationRow, [string, string]>("SELECT * FROM invitations WHERE id = ? AND workspace_id = ?"),
+  pendingInvitations: db.query<identity.InvitationRow, [string, string]>(
+    "SELECT * FROM invitations WHERE workspace_id = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at",
+  ),
+  acceptInvitation: db.query<null, [string, string, string]>(
+    "UPDATE invitations SET accepted_at = ?, accepted_by = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL",
+  ),
+  revokeInvitation: db.query<null, [string, string]>("UPDATE invitations SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"),
+  insertSsoProvider: db.query<null, Record<string, string | number | null>>(
+    `INSERT INTO sso_providers (id, org_id, workspace_id, name, issuer, client_id, client_secret, scopes, role_claim, role_mapping, default_role, sso_only, created_at, updated_at)
+     VALUES ($id, $org_id, $workspace_id, $name, $issuer, $client_id, $client_secret, $scopes, $role_claim, $role_mapping, $default_role, $sso_only, $created_at, $updated_at)`,
+  ),
+  updateSsoProvider: db.query<null, Record<string, string | number | null>>(
+    `UPDATE sso_providers SET workspace_id = $workspace_id, name = $name, issuer = $issuer, client_id = $client_id, client_secret = $client_secret,
+     scopes = $scopes, role_claim = $role_claim, role_mapping = $role_mapping, default_role = $default_role, sso_only = $sso_only, updated_at = $updated_at
+     WHERE id = $id`,
+  ),
+  deleteSsoProvider: db.query<null, [string, string]>("DELETE FROM sso_providers WHERE id = ? AND org_id = ?"),
+  ssoProvider: db.query<identity.SsoProviderRow, [string]>("SELECT * FROM sso_providers WHERE id = ?"),
+  ssoProvidersOfOrg: db.query<identity.SsoProviderRow, [string]>("SELECT * FROM sso_providers WHERE org_id = ? ORDER BY created_at, name"),
+  ssoProviders: db.query<identity.SsoProviderRow, []>("SELECT * FROM sso_providers ORDER BY created_at, name"),
+  ssoLink: db.query<identity.SsoLinkRow, [string, string]>("SELECT * FROM sso_links WHERE issuer = ? AND subject = ?"),
+  insertSsoLink: db.query<null, [string, string, string, string, string]>(
+    "INSERT INTO sso_links (issuer, subject, user_id, provider_id, created_at) VALUES (?, ?, ?, ?, ?)",
+  ),
+  insertSsoPending: db.query<null, [string, string, string, string, string]>(
+    "INSERT INTO sso_pending (state_hash, provider_id, nonce, code_verifier, expires_at) VALUES (?, ?, ?, ?, ?)",
+  ),
+  takeSsoPending: db.query<identity.SsoPendingRow, [string]>("DELETE FROM sso_pending WHERE state_hash = ? RETURNING *"),
+  dropExpiredSsoPending: db.query<null, [string]>("DELETE FROM sso_pending WHERE expires_at <= ?"),
+  insertSsoSession: db.query<null, [string, string, string, string]>(
+    "INSERT INTO sso_sessions (session_hash, provider_id, id_token, created_at) VALUES (?, ?, ?, ?)",
+  ),
+  takeSsoSession: db.query<identity.SsoSessionRow, [string]>("DELETE FROM sso_sessions WHERE session_hash = ? RETURNING *"),
+});
 
-  insertOrg(row: OrgRow) {
+export class SqliteIdentity extends Prepared(statements) implements identity.IdentityRepository {
+  insertOrg(row: identity.OrgRow) {
     return this.c.do(() => void this.q.insertOrg.run(row.id, row.name, row.created_at));
   }
   firstOrg() {
     return this.c.do(() => this.q.firstOrg.get());
   }
-  insertWorkspace(row: WorkspaceRow) {
+  insertWorkspace(row: identity.WorkspaceRow) {
     return this.c.do(() => void this.q.insertWorkspace.run(row.id, row.org_id, row.name, row.created_at));
   }
   workspace(id: string, orgId: string) {
@@ -145,7 +127,7 @@ export class SqliteIdentity implements IdentityRepository {
   countUsers() {
     return this.c.do(() => countOf(this.q.countUsers.get()));
   }
-  insertUser(row: UserRow) {
+  insertUser(row: identity.UserRow) {
     return this.c.do(
       () => void this.q.insertUser.run(row.id, row.org_id, row.email, row.name, row.password_hash, row.role, row.default_workspace_id, row.created_at),
     );
@@ -156,7 +138,7 @@ export class SqliteIdentity implements IdentityRepository {
   user(id: string) {
     return this.c.do(() => this.q.user.get(id));
   }
-  insertSession(row: SessionRow) {
+  insertSession(row: identity.SessionRow) {
     const params = Object.fromEntries(Object.entries(row).map(([key, value]) => [`$${key}`, value]));
     return this.c.do(() => void this.q.insertSession.run(params));
   }
@@ -197,7 +179,7 @@ export class SqliteIdentity implements IdentityRepository {
   countTokens() {
     return this.c.do(() => countOf(this.q.countTokens.get()));
   }
-  insertToken(row: Omit<TokenRow, "last_used_at" | "revoked_at">) {
+  insertToken(row: Omit<identity.TokenRow, "last_used_at" | "revoked_at">) {
     return this.c.do(
       () => void this.q.insertToken.run(row.id, row.org_id, row.workspace_id, row.name, row.prefix, row.token_hash, row.scopes, row.created_by, row.created_at),
     );
@@ -220,7 +202,7 @@ export class SqliteIdentity implements IdentityRepository {
   usersOfOrgWithRole(orgId: string, role: string) {
     return this.c.do(() => this.q.usersOfOrgWithRole.all(orgId, role));
   }
-  insertMember(row: MemberRow) {
+  insertMember(row: identity.MemberRow) {
     return this.c.do(() => void this.q.insertMember.run(row.workspace_id, row.user_id, row.role, row.deactivated_at, row.created_at));
   }
   member(workspaceId: string, userId: string) {
@@ -241,7 +223,7 @@ export class SqliteIdentity implements IdentityRepository {
   deleteMember(workspaceId: string, userId: string) {
     return this.c.do(() => void this.q.deleteMember.run(workspaceId, userId));
   }
-  insertInvitation(row: Omit<InvitationRow, "accepted_at" | "accepted_by" | "revoked_at">) {
+  insertInvitation(row: Omit<identity.InvitationRow, "accepted_at" | "accepted_by" | "revoked_at">) {
     return this.c.do(
       () =>
         void this.q.insertInvitation.run(
@@ -272,10 +254,10 @@ export class SqliteIdentity implements IdentityRepository {
   revokeInvitation(id: string, at: string) {
     return this.c.do(() => void this.q.revokeInvitation.run(at, id));
   }
-  insertSsoProvider(row: SsoProviderRow) {
+  insertSsoProvider(row: identity.SsoProviderRow) {
     return this.c.do(() => void this.q.insertSsoProvider.run(ssoParams(row)));
   }
-  updateSsoProvider(row: SsoProviderRow) {
+  updateSsoProvider(row: identity.SsoProviderRow) {
     return this.c.do(() => void this.q.updateSsoProvider.run(ssoParams(row)));
   }
   deleteSsoProvider(id: string, orgId: string) {
@@ -290,10 +272,10 @@ export class SqliteIdentity implements IdentityRepository {
   ssoLink(issuer: string, subject: string) {
     return this.c.do(() => this.q.ssoLink.get(issuer, subject));
   }
-  insertSsoLink(row: SsoLinkRow) {
+  insertSsoLink(row: identity.SsoLinkRow) {
     return this.c.do(() => void this.q.insertSsoLink.run(row.issuer, row.subject, row.user_id, row.provider_id, row.created_at));
   }
-  insertSsoPending(row: SsoPendingRow) {
+  insertSsoPending(row: identity.SsoPendingRow) {
     return this.c.do(() => void this.q.insertSsoPending.run(row.state_hash, row.provider_id, row.nonce, row.code_verifier, row.expires_at));
   }
   takeSsoPending(stateHash: string, now: string) {
@@ -303,7 +285,7 @@ export class SqliteIdentity implements IdentityRepository {
       return row && row.expires_at > now ? row : null;
     });
   }
-  insertSsoSession(row: SsoSessionRow) {
+  insertSsoSession(row: identity.SsoSessionRow) {
     return this.c.do(() => void this.q.insertSsoSession.run(row.session_hash, row.provider_id, row.id_token, row.created_at));
   }
   takeSsoSession(sessionHash: string) {
@@ -312,9 +294,9 @@ export class SqliteIdentity implements IdentityRepository {
 }
 
 /** SQLite keeps the flag as 0 or 1. */
-const ssoParams = (row: SsoProviderRow) =>
+const ssoParams = (row: identity.SsoProviderRow) =>
   Object.fromEntries(Object.entries({ ...row, sso_only: row.sso_only ? 1 : 0 }).map(([key, value]) => [`$${key}`, value])) as Record<
     string,
     string | number | null
   >;
-const ssoRow = (row: SsoProviderRow | null) => (row ? { ...row, sso_only: Boolean(row.sso_only) } : null);
+const ssoRow = (row: identity.SsoProviderRow | null) => (row ? { ...row, sso_only: Boolean(row.sso_only) } : null);

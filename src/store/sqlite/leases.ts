@@ -1,27 +1,24 @@
 /** Leases on SQLite (../leases.ts says what each answers). */
+import type { Database } from "bun:sqlite";
 import { type LeaseRepository, type LeaseRow, prefixEnd } from "../leases";
-import type { SqliteConnection } from "./connection";
+import { Prepared } from "./connection";
 
-export class SqliteLeases implements LeaseRepository {
-  private readonly q;
+/** Its statements, prepared once per connection. */
+const statements = (db: Database) => ({
+  // A free name is inserted; a taken one changes hands only if it is already ours or has lapsed.
+  acquire: db.query(
+    `INSERT INTO leases (name, owner, expires_at) VALUES ($name, $owner, $expires_at)
+     ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+     WHERE leases.owner = excluded.owner OR leases.expires_at <= $now`,
+  ),
+  renew: db.query<{ name: string }, [string, string, string]>("UPDATE leases SET expires_at = ? WHERE owner = ? AND expires_at > ? RETURNING name"),
+  release: db.query<null, [string, string, string, string]>("UPDATE leases SET expires_at = ? WHERE name = ? AND owner = ? AND expires_at > ?"),
+  drop: db.query<null, [string]>("DELETE FROM leases WHERE name = ?"),
+  get: db.query<LeaseRow, [string]>("SELECT name, owner, expires_at FROM leases WHERE name = ?"),
+  byPrefix: db.query<LeaseRow, [string, string]>("SELECT name, owner, expires_at FROM leases WHERE name >= ? AND name < ? ORDER BY name"),
+});
 
-  constructor(private readonly c: SqliteConnection) {
-    const db = c.db;
-    this.q = {
-      // A free name is inserted; a taken one changes hands only if it is already ours or has lapsed.
-      acquire: db.query(
-        `INSERT INTO leases (name, owner, expires_at) VALUES ($name, $owner, $expires_at)
-         ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-         WHERE leases.owner = excluded.owner OR leases.expires_at <= $now`,
-      ),
-      renew: db.query<{ name: string }, [string, string, string]>("UPDATE leases SET expires_at = ? WHERE owner = ? AND expires_at > ? RETURNING name"),
-      release: db.query<null, [string, string, string, string]>("UPDATE leases SET expires_at = ? WHERE name = ? AND owner = ? AND expires_at > ?"),
-      drop: db.query<null, [string]>("DELETE FROM leases WHERE name = ?"),
-      get: db.query<LeaseRow, [string]>("SELECT name, owner, expires_at FROM leases WHERE name = ?"),
-      byPrefix: db.query<LeaseRow, [string, string]>("SELECT name, owner, expires_at FROM leases WHERE name >= ? AND name < ? ORDER BY name"),
-    };
-  }
-
+export class SqliteLeases extends Prepared(statements) implements LeaseRepository {
   acquire(name: string, owner: string, now: string, expiresAt: string) {
     return this.c.do(() => this.q.acquire.run({ name, owner, expires_at: expiresAt, now }).changes > 0);
   }

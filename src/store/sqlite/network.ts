@@ -1,18 +1,16 @@
 /** The allowed address ranges on SQLite (../network.ts says what each answers). */
+import type { Database } from "bun:sqlite";
 import type { AllowedRangeRow, NetworkRangeRepository } from "../network";
-import type { SqliteConnection } from "./connection";
+import { Prepared } from "./connection";
 
-export class SqliteNetworkRanges implements NetworkRangeRepository {
-  private readonly q;
+/** Its statements, prepared once per connection. */
+const statements = (db: Database) => ({
+  list: db.query<AllowedRangeRow, []>("SELECT cidr, added_by, added_at FROM network_allowed_ranges ORDER BY added_at, cidr"),
+  insert: db.query<null, [string, string, string]>("INSERT INTO network_allowed_ranges (cidr, added_by, added_at) VALUES (?, ?, ?)"),
+  delete: db.query<null, [string]>("DELETE FROM network_allowed_ranges WHERE cidr = ?"),
+});
 
-  constructor(private readonly c: SqliteConnection) {
-    this.q = {
-      list: c.db.query<AllowedRangeRow, []>("SELECT cidr, added_by, added_at FROM network_allowed_ranges ORDER BY added_at, cidr"),
-      insert: c.db.query<null, [string, string, string]>("INSERT INTO network_allowed_ranges (cidr, added_by, added_at) VALUES (?, ?, ?)"),
-      delete: c.db.query<null, [string]>("DELETE FROM network_allowed_ranges WHERE cidr = ?"),
-    };
-  }
-
+export class SqliteNetworkRanges extends Prepared(statements) implements NetworkRangeRepository {
   list() {
     return this.c.do(() => this.q.list.all());
   }

@@ -1,22 +1,19 @@
 /** Workspace templates on SQLite (../templates.ts says what each answers). */
+import type { Database } from "bun:sqlite";
 import { bindRow } from "./db";
 import type { TemplateRepository, TemplateRow } from "../templates";
-import type { SqliteConnection } from "./connection";
+import { Prepared } from "./connection";
 
-export class SqliteTemplates implements TemplateRepository {
-  private readonly q;
+/** Its statements, prepared once per connection. */
+const statements = (db: Database) => ({
+  list: db.query<TemplateRow, [string]>("SELECT * FROM templates WHERE workspace_id = ? ORDER BY created_at DESC"),
+  get: db.query<TemplateRow, [string, string]>("SELECT * FROM templates WHERE id = ? AND workspace_id = ?"),
+  insert: db.query(`INSERT INTO templates (id, workspace_id, name, description, category, definition, source_workflow_id, created_by, created_at)
+    VALUES ($id, $workspace_id, $name, $description, $category, $definition, $source_workflow_id, $created_by, $created_at)`),
+  delete: db.query<null, [string, string]>("DELETE FROM templates WHERE id = ? AND workspace_id = ?"),
+});
 
-  constructor(private readonly c: SqliteConnection) {
-    const db = c.db;
-    this.q = {
-      list: db.query<TemplateRow, [string]>("SELECT * FROM templates WHERE workspace_id = ? ORDER BY created_at DESC"),
-      get: db.query<TemplateRow, [string, string]>("SELECT * FROM templates WHERE id = ? AND workspace_id = ?"),
-      insert: db.query(`INSERT INTO templates (id, workspace_id, name, description, category, definition, source_workflow_id, created_by, created_at)
-        VALUES ($id, $workspace_id, $name, $description, $category, $definition, $source_workflow_id, $created_by, $created_at)`),
-      delete: db.query<null, [string, string]>("DELETE FROM templates WHERE id = ? AND workspace_id = ?"),
-    };
-  }
-
+export class SqliteTemplates extends Prepared(statements) implements TemplateRepository {
   list(workspaceId: string) {
     return this.c.do(() => this.q.list.all(workspaceId));
   }

@@ -1,78 +1,64 @@
 /** Schedules, polls, registrations and webhook targets on SQLite (../triggers.ts says what each answers). */
+import type { Database } from "bun:sqlite";
 import { bindRow } from "./db";
-import {
-  type LiveWorkflowRow,
-  type PollRow,
-  patchedColumns,
-  type RegistrationPatch,
-  type RegistrationRow,
-  type ScheduleRow,
-  type TriggerRepository,
-  type TriggerRowIds,
-  type WebhookTargetRow,
-} from "../triggers";
-import type { SqliteConnection } from "./connection";
+import * as triggers from "../triggers";
+import { Prepared } from "./connection";
 
-export class SqliteTriggers implements TriggerRepository {
-  private readonly q;
+/** Its statements, prepared once per connection. */
+const statements = (db: Database) => ({
+  schedule: db.query<triggers.ScheduleRow, [string]>("SELECT * FROM trigger_schedules WHERE workflow_id = ?"),
+  upsertSchedule: db.query(`INSERT INTO trigger_schedules (workflow_id, workspace_id, version_id, spec, next_fire_at, last_fired_at, last_run_id, updated_at)
+    VALUES ($workflow_id, $workspace_id, $version_id, $spec, $next_fire_at, $last_fired_at, $last_run_id, $updated_at)
+    ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, spec = excluded.spec,
+      next_fire_at = excluded.next_fire_at, last_fired_at = excluded.last_fired_at, last_run_id = excluded.last_run_id, updated_at = excluded.updated_at`),
+  deleteSchedule: db.query<null, [string]>("DELETE FROM trigger_schedules WHERE workflow_id = ?"),
+  dueSchedules: db.query<triggers.ScheduleRow, [number, number]>("SELECT * FROM trigger_schedules WHERE next_fire_at <= ? ORDER BY next_fire_at LIMIT ?"),
+  nextSchedule: db.query<{ at: number | null }, []>("SELECT MIN(next_fire_at) AS at FROM trigger_schedules"),
+  // Compare-and-set on the instant: whoever moves it first owns that scheduled instant.
+  advanceSchedule: db.query<null, [number, number, string | null, number, string, number]>(
+    "UPDATE trigger_schedules SET next_fire_at = ?, last_fired_at = ?, last_run_id = ?, updated_at = ? WHERE workflow_id = ? AND next_fire_at = ?",
+  ),
+  setScheduleRun: db.query<null, [string, string]>("UPDATE trigger_schedules SET last_run_id = ? WHERE workflow_id = ?"),
 
-  constructor(private readonly c: SqliteConnection) {
-    const db = c.db;
-    this.q = {
-      schedule: db.query<ScheduleRow, [string]>("SELECT * FROM trigger_schedules WHERE workflow_id = ?"),
-      upsertSchedule:
-        db.query(`INSERT INTO trigger_schedules (workflow_id, workspace_id, version_id, spec, next_fire_at, last_fired_at, last_run_id, updated_at)
-        VALUES ($workflow_id, $workspace_id, $version_id, $spec, $next_fire_at, $last_fired_at, $last_run_id, $updated_at)
-        ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, spec = excluded.spec,
-          next_fire_at = excluded.next_fire_at, last_fired_at = excluded.last_fired_at, last_run_id = excluded.last_run_id, updated_at = excluded.updated_at`),
-      deleteSchedule: db.query<null, [string]>("DELETE FROM trigger_schedules WHERE workflow_id = ?"),
-      dueSchedules: db.query<ScheduleRow, [number, number]>("SELECT * FROM trigger_schedules WHERE next_fire_at <= ? ORDER BY next_fire_at LIMIT ?"),
-      nextSchedule: db.query<{ at: number | null }, []>("SELECT MIN(next_fire_at) AS at FROM trigger_schedules"),
-      // Compare-and-set on the instant: whoever moves it first owns that scheduled instant.
-      advanceSchedule: db.query<null, [number, number, string | null, number, string, number]>(
-        "UPDATE trigger_schedules SET next_fire_at = ?, last_fired_at = ?, last_run_id = ?, updated_at = ? WHERE workflow_id = ? AND next_fire_at = ?",
-      ),
-      setScheduleRun: db.query<null, [string, string]>("UPDATE trigger_schedules SET last_run_id = ? WHERE workflow_id = ?"),
+  poll: db.query<triggers.PollRow, [string]>("SELECT * FROM trigger_polls WHERE workflow_id = ?"),
+  upsertPoll: db.query(`INSERT INTO trigger_polls (workflow_id, workspace_id, version_id, piece_id, trigger_id, interval_seconds, next_poll_at, baseline,
+      last_poll_at, last_success_at, failures, last_error, updated_at)
+    VALUES ($workflow_id, $workspace_id, $version_id, $piece_id, $trigger_id, $interval_seconds, $next_poll_at, $baseline,
+      $last_poll_at, $last_success_at, $failures, $last_error, $updated_at)
+    ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, piece_id = excluded.piece_id,
+      trigger_id = excluded.trigger_id, interval_seconds = excluded.interval_seconds, next_poll_at = excluded.next_poll_at, baseline = excluded.baseline,
+      last_poll_at = excluded.last_poll_at, last_success_at = excluded.last_success_at, failures = excluded.failures,
+      last_error = excluded.last_error, updated_at = excluded.updated_at`),
+  deletePoll: db.query<null, [string]>("DELETE FROM trigger_polls WHERE workflow_id = ?"),
+  duePolls: db.query<triggers.PollRow, [number, number]>("SELECT * FROM trigger_polls WHERE next_poll_at <= ? ORDER BY next_poll_at LIMIT ?"),
+  nextPoll: db.query<{ at: number | null }, []>("SELECT MIN(next_poll_at) AS at FROM trigger_polls"),
 
-      poll: db.query<PollRow, [string]>("SELECT * FROM trigger_polls WHERE workflow_id = ?"),
-      upsertPoll: db.query(`INSERT INTO trigger_polls (workflow_id, workspace_id, version_id, piece_id, trigger_id, interval_seconds, next_poll_at, baseline,
-          last_poll_at, last_success_at, failures, last_error, updated_at)
-        VALUES ($workflow_id, $workspace_id, $version_id, $piece_id, $trigger_id, $interval_seconds, $next_poll_at, $baseline,
-          $last_poll_at, $last_success_at, $failures, $last_error, $updated_at)
-        ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, piece_id = excluded.piece_id,
-          trigger_id = excluded.trigger_id, interval_seconds = excluded.interval_seconds, next_poll_at = excluded.next_poll_at, baseline = excluded.baseline,
-          last_poll_at = excluded.last_poll_at, last_success_at = excluded.last_success_at, failures = excluded.failures,
-          last_error = excluded.last_error, updated_at = excluded.updated_at`),
-      deletePoll: db.query<null, [string]>("DELETE FROM trigger_polls WHERE workflow_id = ?"),
-      duePolls: db.query<PollRow, [number, number]>("SELECT * FROM trigger_polls WHERE next_poll_at <= ? ORDER BY next_poll_at LIMIT ?"),
-      nextPoll: db.query<{ at: number | null }, []>("SELECT MIN(next_poll_at) AS at FROM trigger_polls"),
+  webhookTarget: db.query<triggers.WebhookTargetRow, [string]>(
+    "SELECT id, workspace_id, status, latest_version_id, webhook_token FROM workflows WHERE webhook_token_hash = ?",
+  ),
+  liveWorkflow: db.query<triggers.LiveWorkflowRow, [string]>(
+    "SELECT id, workspace_id, latest_version_id, webhook_token FROM workflows WHERE id = ? AND status = 'active' AND latest_version_id IS NOT NULL",
+  ),
 
-      webhookTarget: db.query<WebhookTargetRow, [string]>(
-        "SELECT id, workspace_id, status, latest_version_id, webhook_token FROM workflows WHERE webhook_token_hash = ?",
-      ),
-      liveWorkflow: db.query<LiveWorkflowRow, [string]>(
-        "SELECT id, workspace_id, latest_version_id, webhook_token FROM workflows WHERE id = ? AND status = 'active' AND latest_version_id IS NOT NULL",
-      ),
+  registration: db.query<triggers.RegistrationRow, [string]>("SELECT * FROM trigger_registrations WHERE workflow_id = ?"),
+  upsertRegistration:
+    db.query(`INSERT INTO trigger_registrations (workflow_id, workspace_id, piece_id, trigger_id, version_id, trigger, config_hash, state, enabled, last_error, updated_at)
+    VALUES ($workflow_id, $workspace_id, $piece_id, $trigger_id, $version_id, $trigger, $config_hash, $state, $enabled, $last_error, $updated_at)
+    ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, piece_id = excluded.piece_id, trigger_id = excluded.trigger_id,
+      version_id = excluded.version_id, trigger = excluded.trigger, config_hash = excluded.config_hash, state = excluded.state,
+      enabled = excluded.enabled, last_error = excluded.last_error, updated_at = excluded.updated_at`),
+  registrationIds: db.query<{ workflow_id: string }, []>("SELECT workflow_id FROM trigger_registrations"),
+  scheduleIds: db.query<{ workflow_id: string }, []>("SELECT workflow_id FROM trigger_schedules"),
+  pollIds: db.query<{ workflow_id: string }, []>("SELECT workflow_id FROM trigger_polls"),
+  setRegistrationState: db.query<null, [string | null, number, string]>("UPDATE trigger_registrations SET state = ?, updated_at = ? WHERE workflow_id = ?"),
+  deleteRegistration: db.query<null, [string]>("DELETE FROM trigger_registrations WHERE workflow_id = ?"),
+});
 
-      registration: db.query<RegistrationRow, [string]>("SELECT * FROM trigger_registrations WHERE workflow_id = ?"),
-      upsertRegistration:
-        db.query(`INSERT INTO trigger_registrations (workflow_id, workspace_id, piece_id, trigger_id, version_id, trigger, config_hash, state, enabled, last_error, updated_at)
-        VALUES ($workflow_id, $workspace_id, $piece_id, $trigger_id, $version_id, $trigger, $config_hash, $state, $enabled, $last_error, $updated_at)
-        ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, piece_id = excluded.piece_id, trigger_id = excluded.trigger_id,
-          version_id = excluded.version_id, trigger = excluded.trigger, config_hash = excluded.config_hash, state = excluded.state,
-          enabled = excluded.enabled, last_error = excluded.last_error, updated_at = excluded.updated_at`),
-      registrationIds: db.query<{ workflow_id: string }, []>("SELECT workflow_id FROM trigger_registrations"),
-      scheduleIds: db.query<{ workflow_id: string }, []>("SELECT workflow_id FROM trigger_schedules"),
-      pollIds: db.query<{ workflow_id: string }, []>("SELECT workflow_id FROM trigger_polls"),
-      setRegistrationState: db.query<null, [string | null, number, string]>("UPDATE trigger_registrations SET state = ?, updated_at = ? WHERE workflow_id = ?"),
-      deleteRegistration: db.query<null, [string]>("DELETE FROM trigger_registrations WHERE workflow_id = ?"),
-    };
-  }
-
+export class SqliteTriggers extends Prepared(statements) implements triggers.TriggerRepository {
   schedule(workflowId: string) {
     return this.c.do(() => this.q.schedule.get(workflowId));
   }
-  putSchedule(row: ScheduleRow) {
+  putSchedule(row: triggers.ScheduleRow) {
     return this.c.do(() => void this.q.upsertSchedule.run(bindRow(row)));
   }
   deleteSchedule(workflowId: string) {
@@ -94,7 +80,7 @@ export class SqliteTriggers implements TriggerRepository {
   poll(workflowId: string) {
     return this.c.do(() => this.q.poll.get(workflowId));
   }
-  putPoll(row: PollRow) {
+  putPoll(row: triggers.PollRow) {
     return this.c.do(() => void this.q.upsertPoll.run(bindRow(row)));
   }
   deletePoll(workflowId: string) {
@@ -117,11 +103,11 @@ export class SqliteTriggers implements TriggerRepository {
   registration(workflowId: string) {
     return this.c.do(() => this.q.registration.get(workflowId));
   }
-  putRegistration(row: RegistrationRow) {
+  putRegistration(row: triggers.RegistrationRow) {
     return this.c.do(() => void this.q.upsertRegistration.run(bindRow(row)));
   }
-  patchRegistration(workflowId: string, patch: RegistrationPatch) {
-    const { columns, values } = patchedColumns(patch);
+  patchRegistration(workflowId: string, patch: triggers.RegistrationPatch) {
+    const { columns, values } = triggers.patchedColumns(patch);
     if (columns.length === 0) return Promise.resolve();
     return this.c.do(() => {
       // Cached by bun:sqlite per text: a handful of column sets are ever used.
@@ -131,13 +117,13 @@ export class SqliteTriggers implements TriggerRepository {
   }
   triggerRowIds() {
     return this.c.do(
-      (): TriggerRowIds => ({
+      (): triggers.TriggerRowIds => ({
         schedules: new Set(this.q.scheduleIds.all().map((r) => r.workflow_id)),
         polls: new Set(this.q.pollIds.all().map((r) => r.workflow_id)),
       }),
     );
   }
-  async deleteTriggerRowsExcept(live: Set<string>, rows?: TriggerRowIds) {
+  async deleteTriggerRowsExcept(live: Set<string>, rows?: triggers.TriggerRowIds) {
     const known = rows ?? (await this.triggerRowIds());
     return this.c.do(() => {
       let deleted = 0;

@@ -1,11 +1,8 @@
-/** SQLite's 007-run-list-indexes.ts on PostgreSQL, translated by the rules in ./index.ts. */
+import sqlite from "../../sqlite/migrations/007-run-list-indexes";
+
+/** SQLite's 007-run-list-indexes.ts on PostgreSQL: the same statements (the rules in ./index.ts change none of them). */
 export default {
   version: 7,
   name: "run-list-indexes",
-  sql: `
-DROP INDEX runs_workspace_started;
-DROP INDEX runs_workflow_started;
-CREATE INDEX runs_workspace_started ON runs(workspace_id, started_at, id);
-CREATE INDEX runs_workflow_started ON runs(workflow_id, started_at, id);
-`,
+  sql: sqlite.sql,
 };

@@ -1,13 +1,11 @@
+import { countUses } from "../../sqlite/migrations/009-definition-uses";
+
 /** SQLite's 009-definition-uses.ts on PostgreSQL, translated by the rules in ./index.ts. */
 export default {
   version: 9,
   name: "definition-uses",
   sql: `
-ALTER TABLE run_definitions ADD COLUMN runs BIGINT NOT NULL DEFAULT 0;
-UPDATE run_definitions SET runs = uses.n
-  FROM (SELECT definition_hash, COUNT(*) AS n FROM runs GROUP BY definition_hash) AS uses
-  WHERE run_definitions.hash = uses.definition_hash;
-CREATE FUNCTION weft_definition_uses() RETURNS trigger LANGUAGE plpgsql AS $$
+${countUses("BIGINT")}CREATE FUNCTION weft_definition_uses() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     UPDATE run_definitions SET runs = runs + 1 WHERE hash = NEW.definition_hash;

@@ -14,12 +14,11 @@
  * A stored start that is not an ISO time (the engine writes only canonical ones) stops the migration with
  * PostgreSQL's message and nothing changed: the whole migration is one transaction.
  */
+import { countedColumns, ENVIRONMENT, rebuildKeptCounts, STATUS } from "../../sqlite/migrations/018-compact-runs";
 import { addRunCounts, countPer, countRows, RUN_COUNT_TRIGGERS, RUNS_UPDATED } from "./015-run-count-deltas";
 
-const STATUS = (column: string) =>
-  `CASE ${column} WHEN 'completed' THEN 0 WHEN 'failed' THEN 1 WHEN 'cancelled' THEN 2 WHEN 'pending' THEN 3 WHEN 'running' THEN 4 WHEN 'paused' THEN 5 END`;
-const ENVIRONMENT = (column: string) => `CASE ${column} WHEN 'production' THEN 0 WHEN 'test' THEN 1 END`;
-const KEY = (column: string) => `(SELECT key FROM run_names WHERE name = ${column})`;
+/** PostgreSQL's kept-count cell and count columns, as run_hours has them here and run_durations (024) and the tag counts (025) take them. */
+export const COUNTED = countedColumns("SMALLINT", "BIGINT");
 /** An ISO time as milliseconds since the epoch (extract gives an exact numeric in PostgreSQL 14 and later). */
 const MS = (column: string) => `(extract(epoch FROM (${column})::timestamptz) * 1000)::bigint`;
 /** run_hours' text hour ("2026-11-27T05") as hours since the epoch. */
@@ -115,43 +114,7 @@ ALTER TABLE runs_compact RENAME TO runs;
 -- As on SQLite: seq is the key (a list page reads its runs' seq from a list index, then those rows by it), the id unique.
 ALTER TABLE runs ADD CONSTRAINT runs_pkey PRIMARY KEY (seq);
 ALTER TABLE runs ADD CONSTRAINT runs_id_key UNIQUE (id);
-${rebuild(
-  "run_counts",
-  `  workspace_id INTEGER NOT NULL,
-  environment SMALLINT NOT NULL,
-  workflow_id INTEGER NOT NULL,
-  status SMALLINT NOT NULL,
-  trigger_type INTEGER NOT NULL,
-  tag TEXT COLLATE "C" NOT NULL,
-  n BIGINT NOT NULL,
-  slot BIGINT NOT NULL DEFAULT 0,`,
-  "workspace_id, environment, workflow_id, status, trigger_type, tag, slot",
-  `${KEY("workspace_id")}, ${ENVIRONMENT("environment")}, ${KEY("workflow_id")}, ${STATUS("status")}, ${KEY("trigger_type")}, tag, n, slot`,
-)}
-CREATE INDEX run_counts_deltas ON run_counts(slot) WHERE slot <> 0;
-${rebuild(
-  "run_hours",
-  `  workspace_id INTEGER NOT NULL,
-  hour INTEGER NOT NULL,
-  environment SMALLINT NOT NULL,
-  workflow_id INTEGER NOT NULL,
-  status SMALLINT NOT NULL,
-  trigger_type INTEGER NOT NULL,
-  n BIGINT NOT NULL,
-  slot BIGINT NOT NULL DEFAULT 0,`,
-  "workspace_id, hour, environment, workflow_id, status, trigger_type, slot",
-  `${KEY("workspace_id")}, ${HOUR("hour")}, ${ENVIRONMENT("environment")}, ${KEY("workflow_id")}, ${STATUS("status")}, ${KEY("trigger_type")}, n, slot`,
-)}
-CREATE INDEX run_hours_deltas ON run_hours(slot) WHERE slot <> 0;
-${rebuild(
-  "run_tags",
-  `  workspace_id INTEGER NOT NULL,
-  tag TEXT COLLATE "C" NOT NULL,
-  started_at BIGINT NOT NULL,
-  run_id TEXT COLLATE "C" NOT NULL,`,
-  "workspace_id, tag, started_at, run_id",
-  `${KEY("workspace_id")}, tag, ${MS("started_at")}, run_id`,
-)}
+${rebuildKeptCounts(rebuild, { code: "SMALLINT", count: "BIGINT", text: 'TEXT COLLATE "C"' }, MS, HOUR)}
 
 CREATE INDEX runs_workspace_started ON runs(workspace_id, started_at, environment, status, trigger_type, seq);
 CREATE INDEX runs_workflow_started ON runs(workflow_id, started_at, environment, status, trigger_type, seq);

@@ -10,6 +10,7 @@
  * weft_run_delta gains the run's duration, so the trigger functions that build it are made again (same rules
  * otherwise). The whole migration is one transaction.
  */
+import { COUNTED } from "./019-compact-runs-postgres";
 import { addRunCounts, countPer, countRows, fold, foldRunCounts } from "./015-run-count-deltas";
 
 /** A duration (the BIGINT expression `d`) as its bucket's key: the same buckets as SQLite's. */
@@ -31,12 +32,7 @@ export default {
 CREATE TABLE run_durations (
   workspace_id INTEGER NOT NULL,
   bucket BIGINT NOT NULL,
-  environment SMALLINT NOT NULL,
-  workflow_id INTEGER NOT NULL,
-  status SMALLINT NOT NULL,
-  trigger_type INTEGER NOT NULL,
-  n BIGINT NOT NULL,
-  slot BIGINT NOT NULL DEFAULT 0,
+${COUNTED}
   PRIMARY KEY (workspace_id, bucket, environment, workflow_id, status, trigger_type, slot)
 );
 CREATE INDEX run_durations_deltas ON run_durations(slot) WHERE slot <> 0;

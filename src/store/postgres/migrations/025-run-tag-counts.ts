@@ -9,6 +9,7 @@
  * The two functions are made again with the two tables added (migration 24's otherwise, unchanged). The whole
  * migration is one transaction.
  */
+import { COUNTED } from "./019-compact-runs-postgres";
 import { addRunCounts, countPer, fold, foldRunCounts } from "./015-run-count-deltas";
 
 /** Each table's column after the tag, its type and its value for a run (`r`: a run row or a weft_run_delta). */
@@ -23,12 +24,7 @@ CREATE TABLE ${table} (
   workspace_id INTEGER NOT NULL,
   tag TEXT COLLATE "C" NOT NULL,
   ${KEYS[table].column} ${KEYS[table].type} NOT NULL,
-  environment SMALLINT NOT NULL,
-  workflow_id INTEGER NOT NULL,
-  status SMALLINT NOT NULL,
-  trigger_type INTEGER NOT NULL,
-  n BIGINT NOT NULL,
-  slot BIGINT NOT NULL DEFAULT 0,
+${COUNTED}
   PRIMARY KEY (workspace_id, tag, ${KEYS[table].column}, environment, workflow_id, status, trigger_type, slot)
 );
 CREATE INDEX ${table}_deltas ON ${table}(slot) WHERE slot <> 0;

@@ -1,3 +1,5 @@
+import { AUDIT_EVENT_INDEXES } from "../../sqlite/migrations/028-audit-events";
+
 /** As SQLite's 028: the audit log, one row per action, read newest first per workspace (docs/teams.md, "Audit log"). */
 export default {
   version: 28,
@@ -18,9 +20,5 @@ CREATE TABLE audit_events (
   ip TEXT,
   user_agent TEXT
 );
-CREATE INDEX audit_events_workspace_time ON audit_events(workspace_id, created_at);
-CREATE INDEX audit_events_action ON audit_events(workspace_id, action, created_at);
-CREATE INDEX audit_events_actor ON audit_events(workspace_id, actor_id, created_at);
-CREATE INDEX audit_events_time ON audit_events(created_at);
-`,
+${AUDIT_EVENT_INDEXES}`,
 };

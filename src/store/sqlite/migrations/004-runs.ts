@@ -7,6 +7,26 @@
  * UUIDv7 (time-ordered), so the primary key also serves retention (oldest first) and start-up recovery
  * scans the table once. Step rows are found through their run only; the step id needs no index of its own.
  */
+/** The runs columns from finished_at to event_seq, which 018's compact rows keep as they are. */
+export const RUN_DETAILS = `  finished_at TEXT,
+  duration_ms INTEGER,
+  error_message TEXT,
+  tags TEXT NOT NULL DEFAULT '[]',
+  started_from_step TEXT,
+  retry_of_run_id TEXT,
+  retried_by_run_id TEXT,
+  step_total INTEGER NOT NULL DEFAULT 0,
+  step_failed INTEGER NOT NULL DEFAULT 0,
+  wait_step TEXT,
+  resume_mode TEXT,
+  resume_at TEXT,
+  resume_token_hash TEXT,
+  parent_run_id TEXT,
+  depth INTEGER NOT NULL DEFAULT 0,
+  state TEXT,
+  response TEXT,
+  event_seq INTEGER NOT NULL DEFAULT 0`;
+
 export default {
   version: 4,
   name: "runs",
@@ -33,24 +53,7 @@ CREATE TABLE runs (
   executed_version_number INTEGER,
   definition_hash TEXT NOT NULL,
   started_at TEXT NOT NULL,
-  finished_at TEXT,
-  duration_ms INTEGER,
-  error_message TEXT,
-  tags TEXT NOT NULL DEFAULT '[]',
-  started_from_step TEXT,
-  retry_of_run_id TEXT,
-  retried_by_run_id TEXT,
-  step_total INTEGER NOT NULL DEFAULT 0,
-  step_failed INTEGER NOT NULL DEFAULT 0,
-  wait_step TEXT,
-  resume_mode TEXT,
-  resume_at TEXT,
-  resume_token_hash TEXT,
-  parent_run_id TEXT,
-  depth INTEGER NOT NULL DEFAULT 0,
-  state TEXT,
-  response TEXT,
-  event_seq INTEGER NOT NULL DEFAULT 0
+${RUN_DETAILS}
 );
 CREATE INDEX runs_workspace_started ON runs(workspace_id, started_at DESC, id DESC);
 CREATE INDEX runs_workflow_started ON runs(workflow_id, started_at DESC, id DESC);

@@ -17,24 +17,27 @@
  *
  * Existing runs are counted once here (a single pass per table; a few seconds per million runs).
  */
-const cell = (row: "NEW" | "OLD") => `${row}.workspace_id, ${row}.environment, ${row}.workflow_id, ${row}.status, ${row}.trigger_type`;
-const cellIs = (row: "NEW" | "OLD") =>
+export const cell = (row: "NEW" | "OLD") => `${row}.workspace_id, ${row}.environment, ${row}.workflow_id, ${row}.status, ${row}.trigger_type`;
+export const cellIs = (row: "NEW" | "OLD") =>
   `workspace_id = ${row}.workspace_id AND environment = ${row}.environment AND workflow_id = ${row}.workflow_id AND status = ${row}.status AND trigger_type = ${row}.trigger_type`;
 const HOUR = (row: "NEW" | "OLD") => `substr(${row}.started_at, 1, 13)`;
 
-/** Adds a run's cell (+1) or takes it away (-1), as `row` (NEW or OLD) had it. */
-function count(row: "NEW" | "OLD", delta: 1 | -1): string {
+/**
+ * Adds a run's cell (+1) or takes it away (-1), as `row` (NEW or OLD) had it. 018 counts the same way on its compact
+ * values: its own `hour`, and `kept` (` AND slot = 0`) to take only from the kept rows.
+ */
+export function count(row: "NEW" | "OLD", delta: 1 | -1, hour = HOUR, kept = ""): string {
   if (delta === 1) {
     return `
   INSERT INTO run_counts (workspace_id, environment, workflow_id, status, trigger_type, tag, n) VALUES (${cell(row)}, '', 1)
     ON CONFLICT DO UPDATE SET n = n + 1;
-  INSERT INTO run_hours (workspace_id, hour, environment, workflow_id, status, trigger_type, n) VALUES (${row}.workspace_id, ${HOUR(row)}, ${row}.environment, ${row}.workflow_id, ${row}.status, ${row}.trigger_type, 1)
+  INSERT INTO run_hours (workspace_id, hour, environment, workflow_id, status, trigger_type, n) VALUES (${row}.workspace_id, ${hour(row)}, ${row}.environment, ${row}.workflow_id, ${row}.status, ${row}.trigger_type, 1)
     ON CONFLICT DO UPDATE SET n = n + 1;`;
   }
   return `
-  UPDATE run_counts SET n = n - 1 WHERE ${cellIs(row)} AND tag = '';
-  UPDATE run_hours SET n = n - 1 WHERE workspace_id = ${row}.workspace_id AND hour = ${HOUR(row)} AND environment = ${row}.environment
-    AND workflow_id = ${row}.workflow_id AND status = ${row}.status AND trigger_type = ${row}.trigger_type;`;
+  UPDATE run_counts SET n = n - 1 WHERE ${cellIs(row)} AND tag = ''${kept};
+  UPDATE run_hours SET n = n - 1 WHERE workspace_id = ${row}.workspace_id AND hour = ${hour(row)} AND environment = ${row}.environment
+    AND workflow_id = ${row}.workflow_id AND status = ${row}.status AND trigger_type = ${row}.trigger_type${kept};`;
 }
 
 /** The same for each tag of the run (its cell's tag counts, and its run_tags rows when `withRows`). */

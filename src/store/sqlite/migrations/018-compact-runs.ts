@@ -16,33 +16,20 @@
  * by retention's incremental vacuum afterwards). Times are kept to the millisecond in canonical ISO form, as
  * the engine writes them; a stored time that is not (hand-edited) is read back in that form.
  */
-const STATUS = (column: string) =>
+import { RUN_DETAILS } from "./004-runs";
+import { cell, cellIs, count as countCell } from "./008-run-counts";
+
+export const STATUS = (column: string) =>
   `CASE ${column} WHEN 'completed' THEN 0 WHEN 'failed' THEN 1 WHEN 'cancelled' THEN 2 WHEN 'pending' THEN 3 WHEN 'running' THEN 4 WHEN 'paused' THEN 5 END`;
-const ENVIRONMENT = (column: string) => `CASE ${column} WHEN 'production' THEN 0 WHEN 'test' THEN 1 END`;
-const KEY = (column: string) => `(SELECT key FROM run_names WHERE name = ${column})`;
+export const ENVIRONMENT = (column: string) => `CASE ${column} WHEN 'production' THEN 0 WHEN 'test' THEN 1 END`;
+export const KEY = (column: string) => `(SELECT key FROM run_names WHERE name = ${column})`;
 const MS = (column: string) => `CAST(round((julianday(${column}) - 2440587.5) * 86400000) AS INTEGER)`;
 const HOUR = (column: string) => `CAST(round((julianday(${column} || ':00:00Z') - 2440587.5) * 24) AS INTEGER)`;
 
-/** The run row's cells (run_counts' columns) as NEW or OLD has them. */
-const cell = (row: "NEW" | "OLD") => `${row}.workspace_id, ${row}.environment, ${row}.workflow_id, ${row}.status, ${row}.trigger_type`;
-const cellIs = (row: "NEW" | "OLD") =>
-  `workspace_id = ${row}.workspace_id AND environment = ${row}.environment AND workflow_id = ${row}.workflow_id AND status = ${row}.status AND trigger_type = ${row}.trigger_type`;
 const hourOf = (row: "NEW" | "OLD") => `${row}.started_at / 3600000`;
 
-/** As migration 008's, on the compact values (the hour is an integer). */
-function count(row: "NEW" | "OLD", delta: 1 | -1): string {
-  if (delta === 1) {
-    return `
-  INSERT INTO run_counts (workspace_id, environment, workflow_id, status, trigger_type, tag, n) VALUES (${cell(row)}, '', 1)
-    ON CONFLICT DO UPDATE SET n = n + 1;
-  INSERT INTO run_hours (workspace_id, hour, environment, workflow_id, status, trigger_type, n) VALUES (${row}.workspace_id, ${hourOf(row)}, ${row}.environment, ${row}.workflow_id, ${row}.status, ${row}.trigger_type, 1)
-    ON CONFLICT DO UPDATE SET n = n + 1;`;
-  }
-  return `
-  UPDATE run_counts SET n = n - 1 WHERE ${cellIs(row)} AND tag = '' AND slot = 0;
-  UPDATE run_hours SET n = n - 1 WHERE workspace_id = ${row}.workspace_id AND hour = ${hourOf(row)} AND environment = ${row}.environment
-    AND workflow_id = ${row}.workflow_id AND status = ${row}.status AND trigger_type = ${row}.trigger_type AND slot = 0;`;
-}
+/** As migration 008's, on the compact values (the hour is an integer), taking only from the kept rows. */
+const count = (row: "NEW" | "OLD", delta: 1 | -1) => countCell(row, delta, hourOf, " AND slot = 0");
 
 function countTags(row: "NEW" | "OLD", delta: 1 | -1): string {
   if (delta === 1) {
@@ -66,6 +53,66 @@ ${columns}
 INSERT INTO ${table}_compact SELECT ${select} FROM ${table};
 DROP TABLE ${table};
 ALTER TABLE ${table}_compact RENAME TO ${table};`;
+
+/**
+ * A kept count's cell and count columns, after its key columns, in the database's types: `code` for environment
+ * and status, `count` for n and slot; run_counts has its `tag` column between (PostgreSQL's 019 the same).
+ */
+export const countedColumns = (code: string, count: string, tag = "") => `  environment ${code} NOT NULL,
+  workflow_id INTEGER NOT NULL,
+  status ${code} NOT NULL,
+  trigger_type INTEGER NOT NULL,${tag}
+  n ${count} NOT NULL,
+  slot ${count} NOT NULL DEFAULT 0,`;
+
+/** SQLite's kept-count cell and count columns, as run_hours has them here and run_durations (024) and the tag counts (025) take them. */
+export const COUNTED = countedColumns("INTEGER", "INTEGER");
+
+/** One conversion in the database's own SQL: a column in, its compact value out. */
+type Conversion = (column: string) => string;
+
+/** A database's column types for the kept counts: `code` (environment, status), `count` (n, slot, started_at), `text`. */
+export interface KeptCountTypes {
+  code: string;
+  count: string;
+  text: string;
+}
+
+/**
+ * The kept counts rewritten with their compact values: the same columns, keys and conversions on both databases
+ * (PostgreSQL's 019 imports this), each in its own column `types`, `rebuild`, MS and HOUR.
+ */
+export const rebuildKeptCounts = (
+  rebuild: (table: string, columns: string, key: string, select: string) => string,
+  { code, count, text }: KeptCountTypes,
+  ms: Conversion,
+  hour: Conversion,
+) => `${rebuild(
+  "run_counts",
+  `  workspace_id INTEGER NOT NULL,
+${countedColumns(code, count, `\n  tag ${text} NOT NULL,`)}`,
+  "workspace_id, environment, workflow_id, status, trigger_type, tag, slot",
+  `${KEY("workspace_id")}, ${ENVIRONMENT("environment")}, ${KEY("workflow_id")}, ${STATUS("status")}, ${KEY("trigger_type")}, tag, n, slot`,
+)}
+CREATE INDEX run_counts_deltas ON run_counts(slot) WHERE slot <> 0;
+${rebuild(
+  "run_hours",
+  `  workspace_id INTEGER NOT NULL,
+  hour INTEGER NOT NULL,
+${countedColumns(code, count)}`,
+  "workspace_id, hour, environment, workflow_id, status, trigger_type, slot",
+  `${KEY("workspace_id")}, ${hour("hour")}, ${ENVIRONMENT("environment")}, ${KEY("workflow_id")}, ${STATUS("status")}, ${KEY("trigger_type")}, n, slot`,
+)}
+CREATE INDEX run_hours_deltas ON run_hours(slot) WHERE slot <> 0;
+${rebuild(
+  "run_tags",
+  `  workspace_id INTEGER NOT NULL,
+  tag ${text} NOT NULL,
+  started_at ${count} NOT NULL,
+  run_id ${text} NOT NULL,`,
+  "workspace_id, tag, started_at, run_id",
+  `${KEY("workspace_id")}, tag, ${ms("started_at")}, run_id`,
+)}`;
 
 export default {
   version: 18,
@@ -103,24 +150,7 @@ CREATE TABLE runs_compact (
   executed_version_number INTEGER,
   definition_hash INTEGER NOT NULL,
   started_at INTEGER NOT NULL,
-  finished_at TEXT,
-  duration_ms INTEGER,
-  error_message TEXT,
-  tags TEXT NOT NULL DEFAULT '[]',
-  started_from_step TEXT,
-  retry_of_run_id TEXT,
-  retried_by_run_id TEXT,
-  step_total INTEGER NOT NULL DEFAULT 0,
-  step_failed INTEGER NOT NULL DEFAULT 0,
-  wait_step TEXT,
-  resume_mode TEXT,
-  resume_at TEXT,
-  resume_token_hash TEXT,
-  parent_run_id TEXT,
-  depth INTEGER NOT NULL DEFAULT 0,
-  state TEXT,
-  response TEXT,
-  event_seq INTEGER NOT NULL DEFAULT 0,
+${RUN_DETAILS},
   owner TEXT,
   packed_steps BLOB
 );
@@ -137,43 +167,7 @@ SELECT id, ${KEY("workspace_id")}, org_id, ${KEY("workflow_id")}, workflow_name,
 FROM runs ORDER BY rowid;
 DROP TABLE runs;
 ALTER TABLE runs_compact RENAME TO runs;
-${rebuild(
-  "run_counts",
-  `  workspace_id INTEGER NOT NULL,
-  environment INTEGER NOT NULL,
-  workflow_id INTEGER NOT NULL,
-  status INTEGER NOT NULL,
-  trigger_type INTEGER NOT NULL,
-  tag TEXT NOT NULL,
-  n INTEGER NOT NULL,
-  slot INTEGER NOT NULL DEFAULT 0,`,
-  "workspace_id, environment, workflow_id, status, trigger_type, tag, slot",
-  `${KEY("workspace_id")}, ${ENVIRONMENT("environment")}, ${KEY("workflow_id")}, ${STATUS("status")}, ${KEY("trigger_type")}, tag, n, slot`,
-)}
-CREATE INDEX run_counts_deltas ON run_counts(slot) WHERE slot <> 0;
-${rebuild(
-  "run_hours",
-  `  workspace_id INTEGER NOT NULL,
-  hour INTEGER NOT NULL,
-  environment INTEGER NOT NULL,
-  workflow_id INTEGER NOT NULL,
-  status INTEGER NOT NULL,
-  trigger_type INTEGER NOT NULL,
-  n INTEGER NOT NULL,
-  slot INTEGER NOT NULL DEFAULT 0,`,
-  "workspace_id, hour, environment, workflow_id, status, trigger_type, slot",
-  `${KEY("workspace_id")}, ${HOUR("hour")}, ${ENVIRONMENT("environment")}, ${KEY("workflow_id")}, ${STATUS("status")}, ${KEY("trigger_type")}, n, slot`,
-)}
-CREATE INDEX run_hours_deltas ON run_hours(slot) WHERE slot <> 0;
-${rebuild(
-  "run_tags",
-  `  workspace_id INTEGER NOT NULL,
-  tag TEXT NOT NULL,
-  started_at INTEGER NOT NULL,
-  run_id TEXT NOT NULL,`,
-  "workspace_id, tag, started_at, run_id",
-  `${KEY("workspace_id")}, tag, ${MS("started_at")}, run_id`,
-)}
+${rebuildKeptCounts(rebuild, { code: "INTEGER", count: "INTEGER", text: "TEXT" }, MS, HOUR)}
 
 CREATE INDEX runs_workspace_started ON runs(workspace_id, started_at, environment, status, trigger_type);
 CREATE INDEX runs_workflow_started ON runs(workflow_id, started_at, environment, status, trigger_type);

@@ -21,6 +21,8 @@
  * 024: 5.7 s).
  */
 
+import { COUNTED } from "./018-compact-runs";
+
 /** A duration (the SQL expression `d`) as its bucket's key. CAST: a duration of 100 ms or more stored as a real is cut as its integer part. */
 export const BUCKET = (d: string) => {
   const cuts: string[] = [];
@@ -49,12 +51,7 @@ export default {
 CREATE TABLE run_durations (
   workspace_id INTEGER NOT NULL,
   bucket INTEGER NOT NULL,
-  environment INTEGER NOT NULL,
-  workflow_id INTEGER NOT NULL,
-  status INTEGER NOT NULL,
-  trigger_type INTEGER NOT NULL,
-  n INTEGER NOT NULL,
-  slot INTEGER NOT NULL DEFAULT 0,
+${COUNTED}
   PRIMARY KEY (workspace_id, bucket, environment, workflow_id, status, trigger_type, slot)
 ) WITHOUT ROWID;
 CREATE INDEX run_durations_deltas ON run_durations(slot) WHERE slot <> 0;

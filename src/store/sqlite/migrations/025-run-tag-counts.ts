@@ -18,6 +18,7 @@
  * Existing tagged runs are counted once, by one GROUP BY per table over run_tags joined to their runs (run_tags holds
  * one row per distinct tag of a run).
  */
+import { COUNTED } from "./018-compact-runs";
 import { BUCKET } from "./024-run-durations";
 
 /** The column of the table (`hour` or `bucket`) and its value for a run as `row` (NEW or OLD) has it. */
@@ -44,12 +45,7 @@ CREATE TABLE ${table} (
   workspace_id INTEGER NOT NULL,
   tag TEXT NOT NULL,
   ${KEYS[table].column} INTEGER NOT NULL,
-  environment INTEGER NOT NULL,
-  workflow_id INTEGER NOT NULL,
-  status INTEGER NOT NULL,
-  trigger_type INTEGER NOT NULL,
-  n INTEGER NOT NULL,
-  slot INTEGER NOT NULL DEFAULT 0,
+${COUNTED}
   PRIMARY KEY (workspace_id, tag, ${KEYS[table].column}, environment, workflow_id, status, trigger_type, slot)
 ) WITHOUT ROWID;
 CREATE INDEX ${table}_deltas ON ${table}(slot) WHERE slot <> 0;
