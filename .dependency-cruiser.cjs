@@ -45,6 +45,14 @@ module.exports = {
       to: { path: [upper(["sandbox", "pieces-runtime", "engine", "core", "api", "mcp", "app", "cli", "main"]), "^pieces/"] },
     },
     {
+      name: "each-database-stands-alone",
+      severity: "error",
+      comment:
+        "src/store/sqlite/ and src/store/postgres/ are two implementations of one port, each in its own dialect: neither imports the other (what both run alike lives beside the port, e.g. src/store/migration-sql.ts).",
+      from: { path: "^src/store/(sqlite|postgres)/" },
+      to: { path: "^src/store/(sqlite|postgres)/", pathNot: "^src/store/$1/" },
+    },
+    {
       name: "pieces-runtime-stays-below-the-engine",
       severity: "error",
       from: { path: "^src/pieces-runtime/" },

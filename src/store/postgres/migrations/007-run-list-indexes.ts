@@ -1,8 +1,8 @@
-import sqlite from "../../sqlite/migrations/007-run-list-indexes";
+import { RUN_LIST_INDEXES } from "../../migration-sql";
 
-/** SQLite's 007-run-list-indexes.ts on PostgreSQL: the same statements (the rules in ./index.ts change none of them). */
+/** The run list's indexes ascending, as SQLite's 007-run-list-indexes.ts: the same statements (../../migration-sql.ts). */
 export default {
   version: 7,
   name: "run-list-indexes",
-  sql: sqlite.sql,
+  sql: RUN_LIST_INDEXES,
 };

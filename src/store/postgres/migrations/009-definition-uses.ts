@@ -1,4 +1,4 @@
-import { countUses } from "../../sqlite/migrations/009-definition-uses";
+import { countUses } from "../../migration-sql";
 
 /** SQLite's 009-definition-uses.ts on PostgreSQL, translated by the rules in ./index.ts. */
 export default {

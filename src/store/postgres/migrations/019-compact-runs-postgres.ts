@@ -14,7 +14,7 @@
  * A stored start that is not an ISO time (the engine writes only canonical ones) stops the migration with
  * PostgreSQL's message and nothing changed: the whole migration is one transaction.
  */
-import { countedColumns, ENVIRONMENT, rebuildKeptCounts, STATUS } from "../../sqlite/migrations/018-compact-runs";
+import { countedColumns, ENVIRONMENT, rebuildKeptCounts, STATUS } from "../../migration-sql";
 import { addRunCounts, countPer, countRows, RUN_COUNT_TRIGGERS, RUNS_UPDATED } from "./015-run-count-deltas";
 
 /** PostgreSQL's kept-count cell and count columns, as run_hours has them here and run_durations (024) and the tag counts (025) take them. */

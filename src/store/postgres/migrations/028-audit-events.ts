@@ -1,4 +1,4 @@
-import { AUDIT_EVENT_INDEXES } from "../../sqlite/migrations/028-audit-events";
+import { AUDIT_EVENT_INDEXES } from "../../migration-sql";
 
 /** As SQLite's 028: the audit log, one row per action, read newest first per workspace (docs/teams.md, "Audit log"). */
 export default {

@@ -8,13 +8,10 @@
  * index is about half as many pages (60,000 runs: 3,160 → 1,768 pages), so every run insert writes fewer
  * index pages into the WAL and the checkpointer copies fewer back.
  */
+import { RUN_LIST_INDEXES } from "../../migration-sql";
+
 export default {
   version: 7,
   name: "run-list-indexes",
-  sql: `
-DROP INDEX runs_workspace_started;
-DROP INDEX runs_workflow_started;
-CREATE INDEX runs_workspace_started ON runs(workspace_id, started_at, id);
-CREATE INDEX runs_workflow_started ON runs(workflow_id, started_at, id);
-`,
+  sql: RUN_LIST_INDEXES,
 };

@@ -4,12 +4,7 @@
  * run uses any more are found in the small definitions table (`runs = 0`) instead of by reading every run.
  * A run's definition never changes after its insert. Existing runs are counted once here (one pass).
  */
-/** The runs column, of the database's integer `type`, with every stored run counted once (PostgreSQL's 009 the same). */
-export const countUses = (type: string) => `ALTER TABLE run_definitions ADD COLUMN runs ${type} NOT NULL DEFAULT 0;
-UPDATE run_definitions SET runs = uses.n
-  FROM (SELECT definition_hash, COUNT(*) AS n FROM runs GROUP BY definition_hash) AS uses
-  WHERE run_definitions.hash = uses.definition_hash;
-`;
+import { countUses } from "../../migration-sql";
 
 export default {
   version: 9,

@@ -18,11 +18,8 @@
  */
 import { RUN_DETAILS } from "./004-runs";
 import { cell, cellIs, count as countCell } from "./008-run-counts";
+import { countedColumns, ENVIRONMENT, KEY, rebuildKeptCounts, STATUS } from "../../migration-sql";
 
-export const STATUS = (column: string) =>
-  `CASE ${column} WHEN 'completed' THEN 0 WHEN 'failed' THEN 1 WHEN 'cancelled' THEN 2 WHEN 'pending' THEN 3 WHEN 'running' THEN 4 WHEN 'paused' THEN 5 END`;
-export const ENVIRONMENT = (column: string) => `CASE ${column} WHEN 'production' THEN 0 WHEN 'test' THEN 1 END`;
-export const KEY = (column: string) => `(SELECT key FROM run_names WHERE name = ${column})`;
 const MS = (column: string) => `CAST(round((julianday(${column}) - 2440587.5) * 86400000) AS INTEGER)`;
 const HOUR = (column: string) => `CAST(round((julianday(${column} || ':00:00Z') - 2440587.5) * 24) AS INTEGER)`;
 
@@ -54,65 +51,8 @@ INSERT INTO ${table}_compact SELECT ${select} FROM ${table};
 DROP TABLE ${table};
 ALTER TABLE ${table}_compact RENAME TO ${table};`;
 
-/**
- * A kept count's cell and count columns, after its key columns, in the database's types: `code` for environment
- * and status, `count` for n and slot; run_counts has its `tag` column between (PostgreSQL's 019 the same).
- */
-export const countedColumns = (code: string, count: string, tag = "") => `  environment ${code} NOT NULL,
-  workflow_id INTEGER NOT NULL,
-  status ${code} NOT NULL,
-  trigger_type INTEGER NOT NULL,${tag}
-  n ${count} NOT NULL,
-  slot ${count} NOT NULL DEFAULT 0,`;
-
 /** SQLite's kept-count cell and count columns, as run_hours has them here and run_durations (024) and the tag counts (025) take them. */
 export const COUNTED = countedColumns("INTEGER", "INTEGER");
-
-/** One conversion in the database's own SQL: a column in, its compact value out. */
-type Conversion = (column: string) => string;
-
-/** A database's column types for the kept counts: `code` (environment, status), `count` (n, slot, started_at), `text`. */
-export interface KeptCountTypes {
-  code: string;
-  count: string;
-  text: string;
-}
-
-/**
- * The kept counts rewritten with their compact values: the same columns, keys and conversions on both databases
- * (PostgreSQL's 019 imports this), each in its own column `types`, `rebuild`, MS and HOUR.
- */
-export const rebuildKeptCounts = (
-  rebuild: (table: string, columns: string, key: string, select: string) => string,
-  { code, count, text }: KeptCountTypes,
-  ms: Conversion,
-  hour: Conversion,
-) => `${rebuild(
-  "run_counts",
-  `  workspace_id INTEGER NOT NULL,
-${countedColumns(code, count, `\n  tag ${text} NOT NULL,`)}`,
-  "workspace_id, environment, workflow_id, status, trigger_type, tag, slot",
-  `${KEY("workspace_id")}, ${ENVIRONMENT("environment")}, ${KEY("workflow_id")}, ${STATUS("status")}, ${KEY("trigger_type")}, tag, n, slot`,
-)}
-CREATE INDEX run_counts_deltas ON run_counts(slot) WHERE slot <> 0;
-${rebuild(
-  "run_hours",
-  `  workspace_id INTEGER NOT NULL,
-  hour INTEGER NOT NULL,
-${countedColumns(code, count)}`,
-  "workspace_id, hour, environment, workflow_id, status, trigger_type, slot",
-  `${KEY("workspace_id")}, ${hour("hour")}, ${ENVIRONMENT("environment")}, ${KEY("workflow_id")}, ${STATUS("status")}, ${KEY("trigger_type")}, n, slot`,
-)}
-CREATE INDEX run_hours_deltas ON run_hours(slot) WHERE slot <> 0;
-${rebuild(
-  "run_tags",
-  `  workspace_id INTEGER NOT NULL,
-  tag ${text} NOT NULL,
-  started_at ${count} NOT NULL,
-  run_id ${text} NOT NULL,`,
-  "workspace_id, tag, started_at, run_id",
-  `${KEY("workspace_id")}, tag, ${ms("started_at")}, run_id`,
-)}`;
 
 export default {
   version: 18,

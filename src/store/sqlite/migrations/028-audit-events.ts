@@ -4,12 +4,7 @@
  * - `target_*`: what the action touched (a workflow, a connection, a member, …); `details` is JSON without secrets.
  * Read newest first per workspace, filtered by action or actor; rows older than WEFT_AUDIT_RETENTION_DAYS go.
  */
-/** The audit log's indexes: newest first per workspace, by action, by actor; by time alone for retention. The same on PostgreSQL. */
-export const AUDIT_EVENT_INDEXES = `CREATE INDEX audit_events_workspace_time ON audit_events(workspace_id, created_at);
-CREATE INDEX audit_events_action ON audit_events(workspace_id, action, created_at);
-CREATE INDEX audit_events_actor ON audit_events(workspace_id, actor_id, created_at);
-CREATE INDEX audit_events_time ON audit_events(created_at);
-`;
+import { AUDIT_EVENT_INDEXES } from "../../migration-sql";
 
 export default {
   version: 28,
