@@ -441,6 +441,32 @@ describe("all or nothing, and MCP", () => {
     expect(await exportOf(target)).toEqual(exported);
   });
 
+  test("an import that meets the other's new workflows between two of its own reads plans again: both answer 200", async () => {
+    const target = await testApp();
+    const repository = target.deps.workflows.storage.workflows;
+    const lookUp = repository.getAnyWorkspace.bind(repository);
+    let other: Promise<{ status: number; body: any }> | undefined;
+    // The first import has read the workspace's workflows (none) and looks one id up elsewhere: the other import
+    // runs whole just then, so that id is now a workflow of this workspace.
+    repository.getAnyWorkspace = async (id: string) => {
+      if (!other) {
+        other = importInto(target, exported);
+        await other;
+      }
+      return lookUp(id);
+    };
+    let first: { status: number; body: any };
+    try {
+      first = await importInto(target, exported);
+    } finally {
+      repository.getAnyWorkspace = lookUp;
+    }
+    const second = await other!;
+    expect([first.status, second.status, first.body.error, second.body.error]).toEqual([200, 200, undefined, undefined]);
+    expect((await holdings(target)).workflows.length).toBe(Object.keys(ids).length);
+    expect(await exportOf(target)).toEqual(exported);
+  });
+
   test("export_workflows and import_workflows do what the API does", async () => {
     const target = await testApp();
     const mcp = await httpClient("http://localhost/mcp", await target.token("all"), (r) => target.app.handle(r));

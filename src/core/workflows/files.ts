@@ -94,6 +94,9 @@ interface Prepared {
 
 const PAGE = 500;
 
+/** What a plan read moved on between two of its reads (another import committed meanwhile): plan again. */
+class PlanOutdated extends Error {}
+
 export class WorkflowFiles {
   constructor(
     private readonly workflows: Workflows,
@@ -180,20 +183,21 @@ export class WorkflowFiles {
    * run answers the plan and writes nothing; otherwise the plan is applied in one unit.
    *
    * Two imports of the same files at once (a git pull from its schedule and from its webhook, two people) both plan
-   * to create what neither finds yet; the second unit then meets the first's rows and rolls back whole. It is planned
-   * once more from what is stored then (what the first created is now an update or unchanged); a second clash answers
+   * to create what neither finds yet; the second unit then meets the first's rows and rolls back whole, or its plan
+   * finds them between two of its reads (PlanOutdated). It is planned once more from what is stored then (what the first created is now an update or unchanged); a second clash answers
    * 409, nothing of this import written.
    */
   async import(actor: Actor, files: Record<string, string>, options: ImportOptions = {}): Promise<ImportResult> {
+    const clashed = (error: unknown) => isStorageError(error, "unique") || error instanceof PlanOutdated;
     try {
       return await this.importOnce(actor, files, options);
     } catch (error) {
-      if (!isStorageError(error, "unique")) throw error;
+      if (!clashed(error)) throw error;
     }
     try {
       return await this.importOnce(actor, files, options);
     } catch (error) {
-      if (!isStorageError(error, "unique")) throw error;
+      if (!clashed(error)) throw error;
       throw new AppError(
         "CONFLICT",
         "nothing was imported: workflows, folders or connections of these files were being written by another import or edit at the same moment; import again",
@@ -295,7 +299,10 @@ export class WorkflowFiles {
     for (const { path, file } of workflowFiles) {
       const problemsBefore = problems.length;
       const existing = file.id ? (existingRows.get(file.id) ?? null) : null;
-      if (file.id && !existing && (await this.storage.workflows.getAnyWorkspace(file.id))) {
+      const elsewhere = file.id && !existing ? await this.storage.workflows.getAnyWorkspace(file.id) : null;
+      // In this workspace after all: another import committed it since this plan read the workspace's workflows.
+      if (elsewhere?.workspace_id === workspaceId) throw new PlanOutdated();
+      if (elsewhere) {
         problems.push({
           file: path,
           path: "id",
