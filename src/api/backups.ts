@@ -9,18 +9,16 @@ const route = routeOptions(["Settings"]);
 export const backupsApi = ({ security, backups }: AppDeps) =>
   new Elysia({ name: "api-backups" })
     .use(security)
-    .get(
-      "/api/backups",
-      async ({ auth }) => ({ data: await backups.overview(auth) }),
-      route.answer(
-        "workspace:admin",
+    .get("/api/backups", async ({ auth }) => ({ data: await backups.overview(auth) }), {
+      permission: "workspace:admin",
+      ...route.answer(
         BackupOverview,
         "The backups in the backup folder, newest first (scheduled, asked for, and those written before upgrades), with the schedule and how many are kept (instance owner only)",
       ),
-    )
+    })
     .post("/api/backups", async ({ auth, set }) => created(set, await backups.createFor(auth)), {
+      permission: "workspace:admin",
       ...route.creates(
-        "workspace:admin",
         BackupFile,
         "Write a backup of the database now (no body) into the backup folder (instance owner only; SQLite: on PostgreSQL 422, use pg_dump). The oldest beyond WEFT_BACKUP_KEEP are removed",
       ),

@@ -13,27 +13,27 @@ const FolderBody = t.Object({ name: t.String({ minLength: 1, maxLength: 100 }) }
 export const foldersApi = ({ security, folders }: AppDeps) =>
   new Elysia({ name: "api-folders" })
     .use(security)
-    .get(
-      "/api/folders",
-      ({ auth }) => folders.list(auth.workspaceId),
-      route.list("workflow:read", Folder, "List folders with their workflow counts (GET /api/workflows?folderId= lists a folder's workflows)"),
-    )
+    .get("/api/folders", ({ auth }) => folders.list(auth.workspaceId), {
+      permission: "workflow:read",
+      ...route.list(Folder, "List folders with their workflow counts (GET /api/workflows?folderId= lists a folder's workflows)"),
+    })
     .post("/api/folders", async ({ auth, body, set }) => created(set, await folders.create(auth, body.name)), {
-      ...route.creates("workflow:write", Folder, "Create a folder (names are unique in a workspace, ignoring case)"),
+      permission: "workflow:write",
+      ...route.creates(Folder, "Create a folder (names are unique in a workspace, ignoring case)"),
       body: FolderBody,
     })
-    .get(
-      "/api/folders/:id",
-      async ({ auth, params }) => ({ data: await folders.get(auth.workspaceId, params.id) }),
-      route.byId("workflow:read", Folder, "Read a folder"),
-    )
+    .get("/api/folders/:id", async ({ auth, params }) => ({ data: await folders.get(auth.workspaceId, params.id) }), {
+      permission: "workflow:read",
+      ...route.byId(Folder, "Read a folder"),
+    })
     .put("/api/folders/:id", async ({ auth, params, body }) => ({ data: await folders.rename(auth, params.id, body.name) }), {
-      ...route.byId("workflow:write", Folder, "Rename a folder"),
+      permission: "workflow:write",
+      ...route.byId(Folder, "Rename a folder"),
       body: FolderBody,
     })
     .delete("/api/folders/:id", async ({ auth, params, query }) => ({ data: await folders.delete(auth, params.id, query.moveTo) }), {
+      permission: "workflow:write",
       ...route.byId(
-        "workflow:write",
         t.Object({ id: Uuid, deleted: t.Boolean(), moved: Type.Integer() }),
         "Delete a folder; one holding workflows is refused (409, with the count) unless ?moveTo=<folderId> or ?moveTo=root",
       ),
@@ -43,8 +43,8 @@ export const foldersApi = ({ security, folders }: AppDeps) =>
       ),
     })
     .post("/api/workflows/move", async ({ auth, body }) => ({ data: await folders.move(auth, body.workflowIds, body.folderId) }), {
+      permission: "workflow:write",
       ...route.answer(
-        "workflow:write",
         t.Object({ moved: Type.Integer(), folderId: t.Union([Uuid, t.Null()]) }),
         "Move workflows into a folder (folderId null: out of every folder); all or nothing",
       ),

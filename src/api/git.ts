@@ -26,15 +26,10 @@ export const gitApi = ({ security, gitSync, audit, storage, config }: AppDeps) =
   };
   return new Elysia({ name: "api-git" })
     .use(security)
-    .get(
-      "/api/git/settings",
-      async ({ auth }) => ({ data: await gitSync.settings(auth.workspaceId) }),
-      route.answer(
-        "workspace:admin",
-        t.Union([GitSettings, t.Null()]),
-        "The workspace's git sync settings (null when not set up); the token is never answered",
-      ),
-    )
+    .get("/api/git/settings", async ({ auth }) => ({ data: await gitSync.settings(auth.workspaceId) }), {
+      permission: "workspace:admin",
+      ...route.answer(t.Union([GitSettings, t.Null()]), "The workspace's git sync settings (null when not set up); the token is never answered"),
+    })
     .put(
       "/api/git/settings",
       async (ctx) => {
@@ -53,7 +48,8 @@ export const gitApi = ({ security, gitSync, audit, storage, config }: AppDeps) =
         );
       },
       {
-        ...route.answer("workspace:admin", GitSettings, {
+        permission: "workspace:admin",
+        ...route.answer(GitSettings, {
           summary: "Set the workspace's git remote, branch and sub-folder (token or key stored encrypted), managed mode, pull schedule and push webhook",
           description:
             "An https remote is reached by isomorphic-git with the token as the password; a local path, git:// and SSH remotes need the system git (a clear 503 GIT_UNAVAILABLE when it is missing). Changing the remote, branch or folder forgets what was last synced. managed: workflow edits are refused (409 MANAGED_BY_GIT) and pulls publish what changed.",
@@ -67,7 +63,10 @@ export const gitApi = ({ security, gitSync, audit, storage, config }: AppDeps) =
         await gitSync.remove(ctx.auth.workspaceId);
         return audited(audit, ctx, { deleted: true }, "git.settings_removed", { type: "git", id: ctx.auth.workspaceId });
       },
-      route.answer("workspace:admin", t.Object({ deleted: t.Boolean() }), "Stop syncing the workspace with git (its clone stays until the next set-up)"),
+      {
+        permission: "workspace:admin",
+        ...route.answer(t.Object({ deleted: t.Boolean() }), "Stop syncing the workspace with git (its clone stays until the next set-up)"),
+      },
     )
     .post(
       "/api/git/ssh-key",
@@ -75,21 +74,19 @@ export const gitApi = ({ security, gitSync, audit, storage, config }: AppDeps) =
         const data = await gitSync.generateSshKey(ctx.auth);
         return audited(audit, ctx, data, "git.ssh_key_generated", { type: "git", id: ctx.auth.workspaceId });
       },
-      route.answer("workspace:admin", GitSshKey, {
-        summary: "Make a new SSH key for the workspace's SSH remote: the private key is stored encrypted, the public key answered to add as a deploy key",
-        description:
-          "Needs the system ssh-keygen and, to use the remote, git and ssh (Debian: git, openssh-client): 503 GIT_UNAVAILABLE names them when missing.",
-      }),
+      {
+        permission: "workspace:admin",
+        ...route.answer(GitSshKey, {
+          summary: "Make a new SSH key for the workspace's SSH remote: the private key is stored encrypted, the public key answered to add as a deploy key",
+          description:
+            "Needs the system ssh-keygen and, to use the remote, git and ssh (Debian: git, openssh-client): 503 GIT_UNAVAILABLE names them when missing.",
+        }),
+      },
     )
-    .get(
-      "/api/git/status",
-      async ({ auth }) => ({ data: await gitSync.status(auth.workspaceId) }),
-      route.answer(
-        "workflow:read",
-        GitStatus,
-        "Fetch the branch and say what differs: commits behind, files changed here and on the branch since the last sync",
-      ),
-    )
+    .get("/api/git/status", async ({ auth }) => ({ data: await gitSync.status(auth.workspaceId) }), {
+      permission: "workflow:read",
+      ...route.answer(GitStatus, "Fetch the branch and say what differs: commits behind, files changed here and on the branch since the last sync"),
+    })
     .post(
       "/api/git/pull",
       async (ctx) => {
@@ -105,7 +102,8 @@ export const gitApi = ({ security, gitSync, audit, storage, config }: AppDeps) =
         return { data };
       },
       {
-        ...route.answer("workspace:admin", GitPullResult, {
+        permission: "workspace:admin",
+        ...route.answer(GitPullResult, {
           summary: "Pull: import what the branch holds, all or nothing, with the plan as the report",
           description:
             "Refused with 409 LOCAL_CHANGES (details.changes lists the files) when the workspace changed since the last sync and the branch moved: push first, or pull with overwriteLocal. Problems in the files answer 400 VALIDATION_FAILED with every one in details.problems, and nothing changes; in a managed workspace a connection the branch names and the workspace lacks is one. A managed workspace publishes each workflow the pull created or updated. secretsToSet lists the secret variables the branch names that this workspace holds no value for (stored empty; a dry run lists them before anything changes).",
@@ -122,7 +120,8 @@ export const gitApi = ({ security, gitSync, audit, storage, config }: AppDeps) =
         return { data };
       },
       {
-        ...route.answer("workspace:admin", GitPushResult, {
+        permission: "workspace:admin",
+        ...route.answer(GitPushResult, {
           summary: "Push: export the workspace into the branch as one commit by the caller",
           description:
             "Refused with 409 NOT_FAST_FORWARD when the branch has commits this workspace has not pulled (pull first), and with 409 MANAGED_BY_GIT in a managed workspace. Files of the repository outside connections.yaml, variables/ and workflows/ (of the sub-folder) are kept.",

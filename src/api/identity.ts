@@ -101,28 +101,29 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
           `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secureCookie(config.publicUrl, request) ? "; Secure" : ""}`;
         return { data: { loggedOut: true, logoutUrl } };
       },
-      route.answer(
-        "authenticated",
-        t.Object({ loggedOut: t.Boolean(), logoutUrl: t.Union([t.String(), t.Null()]) }),
-        "End the browser session; logoutUrl: where to end it at the single sign-on provider too (or null)",
-      ),
+      {
+        permission: "authenticated",
+        ...route.answer(
+          t.Object({ loggedOut: t.Boolean(), logoutUrl: t.Union([t.String(), t.Null()]) }),
+          "End the browser session; logoutUrl: where to end it at the single sign-on provider too (or null)",
+        ),
+      },
     )
     .get("/api/auth/me", async ({ auth }) => ({ data: await identity.me(auth) }), {
       permission: "authenticated",
       detail: route.detail("The caller: user, active workspace, scopes and (for sessions) the CSRF token"),
     })
-    .get(
-      "/api/auth/sessions",
-      async ({ auth }) => wholeList(await identity.listSessions(auth)),
-      route.list("authenticated", Session, "Your browser sessions (not expired), most recently used first; `current` marks this one"),
-    )
+    .get("/api/auth/sessions", async ({ auth }) => wholeList(await identity.listSessions(auth)), {
+      permission: "authenticated",
+      ...route.list(Session, "Your browser sessions (not expired), most recently used first; `current` marks this one"),
+    })
     .delete(
       "/api/auth/sessions/:id",
       async (ctx) => {
         const revoked = await identity.revokeSession(ctx.auth, ctx.params.id);
         return audited(audit, ctx, revoked, "session.revoked", sessionTarget(revoked), { current: revoked.current });
       },
-      route.byId("authenticated", Session, "End one of your sessions at once (its next call is refused, on every instance)"),
+      { permission: "authenticated", ...route.byId(Session, "End one of your sessions at once (its next call is refused, on every instance)") },
     )
     .post(
       "/api/auth/sessions/revoke-others",
@@ -130,7 +131,7 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
         const revoked = await identity.revokeOtherSessions(ctx.auth);
         return audited(audit, ctx, { revoked }, "session.revoked_others", null, { revoked });
       },
-      route.answer("authenticated", SessionsRevoked, "End every session of yours but this one"),
+      { permission: "authenticated", ...route.answer(SessionsRevoked, "End every session of yours but this one") },
     )
     .post(
       "/api/auth/password",
@@ -150,18 +151,21 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
         );
         return { data: { changed: true, sessionsRevoked: changed.sessionsRevoked } };
       },
-      { ...route.answer("authenticated", PasswordChanged, "Change your password (needs the current one); your other sessions end"), body: PasswordChangeBody },
+      {
+        permission: "authenticated",
+        ...route.answer(PasswordChanged, "Change your password (needs the current one); your other sessions end"),
+        body: PasswordChangeBody,
+      },
     )
     .post("/api/auth/workspace", async ({ auth, body }) => ({ data: await identity.switchWorkspace(auth, body.workspaceId) }), {
       permission: "authenticated",
       body: t.Object({ workspaceId: t.String({ format: "uuid" }) }, { additionalProperties: false }),
       detail: route.detail("Switch the browser session's active workspace"),
     })
-    .get(
-      "/api/tokens",
-      async ({ auth }) => wholeList(await identity.listTokens(auth.workspaceId)),
-      route.list("workspace:admin", Token, "List the workspace's API tokens (never their raw values)"),
-    )
+    .get("/api/tokens", async ({ auth }) => wholeList(await identity.listTokens(auth.workspaceId)), {
+      permission: "workspace:admin",
+      ...route.list(Token, "List the workspace's API tokens (never their raw values)"),
+    })
     .post(
       "/api/tokens",
       async (ctx) => {
@@ -181,7 +185,7 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
           createdBy: auth.userId,
         });
       },
-      { ...route.creates("workspace:admin", TokenCreated, "Mint an API token; the raw value is returned once"), body: TokenCreateBody },
+      { permission: "workspace:admin", ...route.creates(TokenCreated, "Mint an API token; the raw value is returned once"), body: TokenCreateBody },
     )
     .delete(
       "/api/tokens/:id",
@@ -189,15 +193,15 @@ export const identityApi = ({ identity, sso, secondFactor, security, config, aud
         const revoked = await identity.revokeToken(ctx.auth.workspaceId, ctx.params.id);
         return audited(audit, ctx, revoked, "token.revoked", tokenTarget(revoked));
       },
-      route.byId("workspace:admin", Token, "Revoke an API token at once"),
+      { permission: "workspace:admin", ...route.byId(Token, "Revoke an API token at once") },
     )
-    .get(
-      "/api/workspaces",
-      async ({ auth }) => wholeList(await identity.listWorkspaces(auth.orgId, auth.userId)),
-      route.list("workspace:admin", Workspace, "List the org's workspaces (for a user: those they are an active member of)"),
-    )
+    .get("/api/workspaces", async ({ auth }) => wholeList(await identity.listWorkspaces(auth.orgId, auth.userId)), {
+      permission: "workspace:admin",
+      ...route.list(Workspace, "List the org's workspaces (for a user: those they are an active member of)"),
+    })
     .post("/api/workspaces", async ({ auth, body, set }) => created(set, await identity.createWorkspace(auth.orgId, body.name, auth.userId)), {
-      ...route.creates("workspace:admin", Workspace, "Create a workspace in the caller's org; its creator becomes its owner (accepts Idempotency-Key)"),
+      permission: "workspace:admin",
+      ...route.creates(Workspace, "Create a workspace in the caller's org; its creator becomes its owner (accepts Idempotency-Key)"),
       idempotent: true,
       body: WorkspaceCreateBody,
     });

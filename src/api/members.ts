@@ -29,16 +29,15 @@ export const membersApi = ({ members, sso, secondFactor, identity, security, con
   const invitationChanged = <T extends { id: string; email: string; role: string }>(ctx: CallContext, action: string, invitation: T, details = {}) =>
     audited(audit, ctx, invitation, action, { type: "invitation", id: invitation.id, name: invitation.email }, { role: invitation.role, ...details });
   /** The options of a route that changes one member: admins only, answering the member. */
-  const memberChange = (summary: string) => ({ ...route.answer("workspace:admin", Member, summary), params: MemberParams });
+  const memberChange = (summary: string) => ({ permission: "workspace:admin" as const, ...route.answer(Member, summary), params: MemberParams });
 
   return new Elysia({ name: "api-members" })
     .use(security)
-    .get("/api/roles", () => wholeList(rolesView()), route.list("authenticated", Role, "The roles a member can have and the scopes of each"))
-    .get(
-      "/api/members",
-      async ({ auth }) => wholeList(await members.list(auth.workspaceId)),
-      route.list("authenticated", Member, "The members of the caller's workspace with their role"),
-    )
+    .get("/api/roles", () => wholeList(rolesView()), { permission: "authenticated", ...route.list(Role, "The roles a member can have and the scopes of each") })
+    .get("/api/members", async ({ auth }) => wholeList(await members.list(auth.workspaceId)), {
+      permission: "authenticated",
+      ...route.list(Member, "The members of the caller's workspace with their role"),
+    })
     .put("/api/members/:userId/role", async (ctx) => changed(ctx, "member.role_changed", await members.setRole(ctx.auth, ctx.params.userId, ctx.body.role)), {
       ...memberChange("Change a member's role (not the owner's: ownership moves by transfer); their tokens follow at the next call"),
       body: MemberRoleBody,
@@ -63,11 +62,10 @@ export const membersApi = ({ members, sso, secondFactor, identity, security, con
       async (ctx) => changed(ctx, "member.ownership_transferred", await members.transferOwnership(ctx.auth, ctx.params.userId)),
       memberChange("Transfer the workspace's ownership to an active member (owner only); the previous owner becomes admin"),
     )
-    .get(
-      "/api/invitations",
-      async ({ auth }) => wholeList(await members.pending(auth.workspaceId)),
-      route.list("workspace:admin", Invitation, "Pending invitations of the workspace"),
-    )
+    .get("/api/invitations", async ({ auth }) => wholeList(await members.pending(auth.workspaceId)), {
+      permission: "workspace:admin",
+      ...route.list(Invitation, "Pending invitations of the workspace"),
+    })
     .post(
       "/api/invitations",
       async (ctx) => {
@@ -76,21 +74,19 @@ export const membersApi = ({ members, sso, secondFactor, identity, security, con
         return invitationChanged(ctx, "invitation.created", invitation, { expiresAt: invitation.expiresAt, emailed: invitation.emailed });
       },
       {
-        ...route.creates(
-          "workspace:admin",
-          InvitationCreated,
-          "Invite someone with a role: a single-use, expiring link, e-mailed when WEFT_SMTP_URL is set and returned once",
-        ),
+        permission: "workspace:admin",
+        ...route.creates(InvitationCreated, "Invite someone with a role: a single-use, expiring link, e-mailed when WEFT_SMTP_URL is set and returned once"),
         body: InvitationCreateBody,
       },
     )
     .delete(
       "/api/invitations/:id",
       async (ctx) => invitationChanged(ctx, "invitation.revoked", await members.revokeInvitation(ctx.auth.workspaceId, ctx.params.id)),
-      route.byId("workspace:admin", Invitation, "Revoke a pending invitation; its link stops working"),
+      { permission: "workspace:admin", ...route.byId(Invitation, "Revoke a pending invitation; its link stops working") },
     )
     .post("/api/invitations/preview", async ({ body }) => ({ data: await members.inspect(body.token) }), {
-      ...route.answer("public", InvitationPreview, "What an invitation link offers (workspace, role, whether the e-mail has an account)"),
+      permission: "public",
+      ...route.answer(InvitationPreview, "What an invitation link offers (workspace, role, whether the e-mail has an account)"),
       body: InvitationTokenBody,
     })
     .post(

@@ -40,7 +40,10 @@ export const piecePackagesApi = ({ security, piecePackages, audit }: AppDeps) =>
         },
       },
     )
-    .get("/api/pieces/packages", () => wholeList(piecePackages.list()), route.list(permission, PackageView, "List installed piece packages, every version"))
+    .get("/api/pieces/packages", () => wholeList(piecePackages.list()), {
+      permission: permission,
+      ...route.list(PackageView, "List installed piece packages, every version"),
+    })
     .post(
       "/api/pieces/packages",
       async (ctx) => {
@@ -49,8 +52,8 @@ export const piecePackagesApi = ({ security, piecePackages, audit }: AppDeps) =>
         return audited(audit, ctx, data, "piece.installed", target(data), { version: data.version, source: data.source });
       },
       {
+        permission: permission,
         ...route.creates(
-          permission,
           PackageView,
           "Install an Activepieces package from the npm registry (no restart): its pieces join GET /api/pieces as ap-<name>. Installing a version already held answers it as it is; a package that is not a piece, or whose tarball does not match the registry's integrity, answers 422 and nothing is installed",
         ),
@@ -65,11 +68,8 @@ export const piecePackagesApi = ({ security, piecePackages, audit }: AppDeps) =>
         return audited(audit, ctx, data, "piece.upgraded", target(data), { version: data.version });
       },
       {
-        ...route.creates(
-          permission,
-          PackageView,
-          "Install the newest version of an installed package beside the others (steps pinned to older versions keep them)",
-        ),
+        permission: permission,
+        ...route.creates(PackageView, "Install the newest version of an installed package beside the others (steps pinned to older versions keep them)"),
         params: PackageParams,
       },
     )
@@ -87,7 +87,8 @@ export const piecePackagesApi = ({ security, piecePackages, audit }: AppDeps) =>
         return wholeList(data);
       },
       {
-        ...route.list(permission, PackageView, "Remove an installed package version (or all); refused with 409 naming the published workflows that run it"),
+        permission: permission,
+        ...route.list(PackageView, "Remove an installed package version (or all); refused with 409 naming the published workflows that run it"),
         params: PackageParams,
         query: t.Object({ version: t.Optional(t.String({ maxLength: 50, description: "one version; without it every version is removed" })) }),
       },

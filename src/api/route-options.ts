@@ -1,12 +1,12 @@
 /**
- * The options most routes declare, said once per kind of route: the scope, the answer's schema and the summary
- * under the area's tag (CONTRIBUTING.md, "Add a route"). Each gives a plain options object, so Elysia infers
- * params and checks the answer from it as from one spelled out, and the contract is the same; a route adds
- * `body`, `query` or `idempotent` beside it (`{ ...route.byId(…), body: X }`).
+ * The options most routes declare, said once per kind of route: the answer's schema and the summary under the
+ * area's tag (CONTRIBUTING.md, "Add a route"). Each gives a plain options object, so Elysia infers params and
+ * checks the answer from it as from one spelled out, and the contract is the same. Every route still names its
+ * scope itself, where a reader looks for it, and adds `body`, `query` or `idempotent` beside it
+ * (`{ permission: "workflow:write", ...route.byId(Folder, "Rename a folder"), body: X }`).
  */
 import { t, type TSchema } from "elysia";
 import { Data, IdParams, List } from "../schema/common";
-import type { Permission } from "../schema/scopes";
 
 /** The answer of a delete that says only what it deleted. */
 export const Deleted = t.Object({ id: t.String(), deleted: t.Boolean() });
@@ -21,18 +21,17 @@ export function routeOptions(tags: string[]) {
     /** The `detail` of a route under the area's tag(s), for a route these builders do not fit. */
     detail,
     /** A route answering `{ data }` of `schema`. */
-    answer: <S extends TSchema>(permission: Permission, schema: S, about: About) => ({ permission, response: Data(schema), detail: detail(about) }),
+    answer: <S extends TSchema>(schema: S, about: About) => ({ response: Data(schema), detail: detail(about) }),
     /** A route on the one record named by `:id`, answering `{ data }` of `schema`. */
-    byId: <S extends TSchema>(permission: Permission, schema: S, about: About) => ({
-      permission,
+    byId: <S extends TSchema>(schema: S, about: About) => ({
       params: IdParams,
       response: Data(schema),
       detail: detail(about),
     }),
     /** A route answering a list, `{ data: [...], total }`. */
-    list: <S extends TSchema>(permission: Permission, schema: S, about: About) => ({ permission, response: List(schema), detail: detail(about) }),
+    list: <S extends TSchema>(schema: S, about: About) => ({ response: List(schema), detail: detail(about) }),
     /** A route that creates: 201 with `{ data }` of `schema` (the handler answers through `created`). */
-    creates: <S extends TSchema>(permission: Permission, schema: S, about: About) => ({ permission, response: { 201: Data(schema) }, detail: detail(about) }),
+    creates: <S extends TSchema>(schema: S, about: About) => ({ response: { 201: Data(schema) }, detail: detail(about) }),
   };
 }
 

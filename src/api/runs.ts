@@ -93,11 +93,10 @@ export const runsApi = (deps: AppDeps) => {
           "The run chart's counts and the exact totals whatever each workflow keeps of its runs (settings.saveRuns): a successful run of a workflow that keeps nothing of them is counted here although GET /api/runs no longer lists it. Filters as GET /api/runs (status, environment, triggerType, workflowId; no tag); days 1–90, default 14, counted in UTC. Invalid values are ignored: the reply is still 200.",
       },
     })
-    .get(
-      "/api/runs/:id",
-      async ({ auth, params }) => ({ data: await runs.get(auth.workspaceId, params.id) }),
-      route.byId("run:read", Run, "One run with its steps in execution order (input, output, error, retries, timings)"),
-    )
+    .get("/api/runs/:id", async ({ auth, params }) => ({ data: await runs.get(auth.workspaceId, params.id) }), {
+      permission: "run:read",
+      ...route.byId(Run, "One run with its steps in execution order (input, output, error, retries, timings)"),
+    })
     .get(
       "/api/runs/:id/stream",
       async ({ auth, params, request, query }) => {
@@ -163,15 +162,14 @@ export const runsApi = (deps: AppDeps) => {
         },
       },
     )
-    .post(
-      "/api/runs/:id/cancel",
-      async ({ auth, params }) => ({ data: await runs.cancel(auth.workspaceId, params.id) }),
-      route.byId("run:write", Run, {
+    .post("/api/runs/:id/cancel", async ({ auth, params }) => ({ data: await runs.cancel(auth.workspaceId, params.id) }), {
+      permission: "run:write",
+      ...route.byId(Run, {
         summary: "Cancel a pending, running or paused run",
         description:
           "A running step is asked to stop (its AbortSignal fires) and the run ends `cancelled`. Cancelling a cancelled run is a no-op; a completed or failed run answers 409.",
       }),
-    )
+    })
     .post(
       "/api/runs/:id/retry",
       async ({ auth, params, body, set }) => {

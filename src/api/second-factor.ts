@@ -37,23 +37,21 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
   /** The user whose own second factor a call is about, as the audit log names them. */
   const self = (user: { id: string; email: string }) => ({ type: "user", id: user.id, name: user.email });
   /** The options of a change to the caller's own second factor that needs proof: a current code or the password. */
-  const withProof = <S extends TSchema>(schema: S, summary: string) => ({ ...route.answer("authenticated", schema, summary), body: ProofBody });
+  const withProof = <S extends TSchema>(schema: S, summary: string) => ({
+    permission: "authenticated" as const,
+    ...route.answer(schema, summary),
+    body: ProofBody,
+  });
   return new Elysia({ name: "api-second-factor" })
     .use(security)
-    .get(
-      "/api/auth/second-factor",
-      async ({ auth }) => ({ data: await secondFactor.status(auth) }),
-      route.answer("authenticated", SecondFactorStatus, "The caller's second factor: on or not, recovery codes left, the workspaces requiring one"),
-    )
-    .post(
-      "/api/auth/second-factor/enrol",
-      async ({ auth }) => ({ data: await secondFactor.enrol(auth) }),
-      route.answer(
-        "authenticated",
-        SecondFactorEnrolment,
-        "Start enrolling a TOTP second factor: a new secret and its otpauth:// URI (nothing is on until confirmed)",
-      ),
-    )
+    .get("/api/auth/second-factor", async ({ auth }) => ({ data: await secondFactor.status(auth) }), {
+      permission: "authenticated",
+      ...route.answer(SecondFactorStatus, "The caller's second factor: on or not, recovery codes left, the workspaces requiring one"),
+    })
+    .post("/api/auth/second-factor/enrol", async ({ auth }) => ({ data: await secondFactor.enrol(auth) }), {
+      permission: "authenticated",
+      ...route.answer(SecondFactorEnrolment, "Start enrolling a TOTP second factor: a new secret and its otpauth:// URI (nothing is on until confirmed)"),
+    })
     .post(
       "/api/auth/second-factor/confirm",
       async (ctx) => {
@@ -61,7 +59,8 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
         return audited(audit, ctx, confirmed, "second_factor.enrolled", self(confirmed.user), { method: "totp" });
       },
       {
-        ...route.answer("authenticated", RecoveryCodes, "Turn the second factor on with the app's first code; answers the recovery codes, shown this once"),
+        permission: "authenticated",
+        ...route.answer(RecoveryCodes, "Turn the second factor on with the app's first code; answers the recovery codes, shown this once"),
         body: ConfirmBody,
       },
     )
@@ -139,11 +138,10 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
         detail: route.detail("The login's second step: the ticket with a code or a recovery code; sets the session cookie (a ticket finishes one login)"),
       },
     )
-    .get(
-      "/api/settings/second-factor",
-      async ({ auth }) => ({ data: await secondFactor.required(auth.workspaceId) }),
-      route.answer("workspace:admin", SecondFactorRequirement, "Whether the workspace requires a second factor of its members"),
-    )
+    .get("/api/settings/second-factor", async ({ auth }) => ({ data: await secondFactor.required(auth.workspaceId) }), {
+      permission: "workspace:admin",
+      ...route.answer(SecondFactorRequirement, "Whether the workspace requires a second factor of its members"),
+    })
     .put(
       "/api/settings/second-factor",
       async (ctx) => {
@@ -151,7 +149,8 @@ export const secondFactorApi = ({ secondFactor, identity, security, config, audi
         return audited(audit, ctx, requirement, "settings.changed", REQUIREMENT_TARGET, { secondFactorRequired: requirement.required });
       },
       {
-        ...route.answer("workspace:admin", SecondFactorRequirement, "Require a second factor of every member of the workspace, or not (owner)"),
+        permission: "workspace:admin",
+        ...route.answer(SecondFactorRequirement, "Require a second factor of every member of the workspace, or not (owner)"),
         body: SecondFactorRequirementBody,
       },
     );

@@ -10,15 +10,13 @@ const route = routeOptions(["Settings"]);
 export const settingsApi = ({ security, network, audit }: AppDeps) =>
   new Elysia({ name: "api-settings" })
     .use(security)
-    .get(
-      "/api/settings/network",
-      async ({ auth }) => ({ data: await network.policy(auth) }),
-      route.answer(
-        "workspace:admin",
+    .get("/api/settings/network", async ({ auth }) => ({ data: await network.policy(auth) }), {
+      permission: "workspace:admin",
+      ...route.answer(
         Policy,
         "The address policy of outbound requests from steps: what is always refused, what is refused by default, the ranges WEFT_ALLOW_CIDRS allows (read-only) and the stored ranges with who allowed them and when",
       ),
-    )
+    })
     .put(
       "/api/settings/network",
       async (ctx) => {
@@ -35,8 +33,8 @@ export const settingsApi = ({ security, network, audit }: AppDeps) =>
         );
       },
       {
+        permission: "workspace:admin",
         ...route.answer(
-          "workspace:admin",
           Policy,
           "Replace the stored allowed ranges (instance owner only). In force at once for new requests of every step, with those of WEFT_ALLOW_CIDRS; anyone who can edit a workflow can then reach every host in them",
         ),

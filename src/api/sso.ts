@@ -13,11 +13,10 @@ const route = routeOptions(["Identity"]);
 export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
   return new Elysia({ name: "api-sso" })
     .use(security)
-    .get(
-      "/api/auth/sso",
-      async () => wholeList(await sso.listPublic()),
-      route.list("public", SsoProviderPublic, "The single sign-on providers the login page offers"),
-    )
+    .get("/api/auth/sso", async () => wholeList(await sso.listPublic()), {
+      permission: "public",
+      ...route.list(SsoProviderPublic, "The single sign-on providers the login page offers"),
+    })
     .get(
       "/api/auth/sso/:id/start",
       async ({ params, set }) => {
@@ -58,11 +57,10 @@ export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
         detail: route.detail("The provider's redirect back: validates state, nonce, PKCE and the ID token, then opens a session"),
       },
     )
-    .get(
-      "/api/sso/providers",
-      async ({ auth }) => wholeList(await sso.list(auth.orgId)),
-      route.list("workspace:admin", SsoProvider, "The org's single sign-on providers (never their client secrets)"),
-    )
+    .get("/api/sso/providers", async ({ auth }) => wholeList(await sso.list(auth.orgId)), {
+      permission: "workspace:admin",
+      ...route.list(SsoProvider, "The org's single sign-on providers (never their client secrets)"),
+    })
     .post(
       "/api/sso/providers",
       async ({ auth, body, set }) => {
@@ -70,15 +68,15 @@ export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
         return created(set, await sso.create(auth.orgId, { ...body, workspaceId: body.workspaceId ?? auth.workspaceId }));
       },
       {
-        ...route.creates("workspace:admin", SsoProvider, "Add a single sign-on provider (owner); the client secret is stored encrypted"),
+        permission: "workspace:admin",
+        ...route.creates(SsoProvider, "Add a single sign-on provider (owner); the client secret is stored encrypted"),
         body: SsoProviderBody,
       },
     )
-    .get(
-      "/api/sso/providers/:id",
-      async ({ auth, params }) => ({ data: await sso.get(auth.orgId, params.id) }),
-      route.byId("workspace:admin", SsoProvider, "One single sign-on provider"),
-    )
+    .get("/api/sso/providers/:id", async ({ auth, params }) => ({ data: await sso.get(auth.orgId, params.id) }), {
+      permission: "workspace:admin",
+      ...route.byId(SsoProvider, "One single sign-on provider"),
+    })
     .put(
       "/api/sso/providers/:id",
       async ({ auth, params, body }) => {
@@ -86,7 +84,8 @@ export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
         return { data: await sso.update(auth.orgId, params.id, body) };
       },
       {
-        ...route.byId("workspace:admin", SsoProvider, "Change a single sign-on provider (owner); an omitted clientSecret keeps the stored one"),
+        permission: "workspace:admin",
+        ...route.byId(SsoProvider, "Change a single sign-on provider (owner); an omitted clientSecret keeps the stored one"),
         body: SsoProviderBody,
       },
     )
@@ -96,6 +95,6 @@ export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
         sso.assertOwner(auth);
         return { data: await sso.remove(auth.orgId, params.id) };
       },
-      route.byId("workspace:admin", SsoProvider, "Remove a single sign-on provider (owner)"),
+      { permission: "workspace:admin", ...route.byId(SsoProvider, "Remove a single sign-on provider (owner)") },
     );
 };

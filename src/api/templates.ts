@@ -19,16 +19,19 @@ export const templatesApi = ({ security, templates }: AppDeps) =>
       "/api/templates",
       ({ auth, query }) => templates.list(auth.workspaceId, { ...pageOf(query), q: query.q, category: query.category, source: query.source }),
       {
-        ...route.list("template:read", TemplateSummary, "List templates: the built-in catalog and the workspace's own (filters q, category, source)"),
+        permission: "template:read",
+        ...route.list(TemplateSummary, "List templates: the built-in catalog and the workspace's own (filters q, category, source)"),
         query: t.Object({ ...PageQuery, ...TemplateFilters }, { additionalProperties: true }),
       },
     )
     .get("/api/templates/:id", async ({ auth, params }) => ({ data: await templates.get(auth.workspaceId, params.id) }), {
-      ...route.answer("template:read", Template, "Read a template with its definition"),
+      permission: "template:read",
+      ...route.answer(Template, "Read a template with its definition"),
       params: TemplateParams,
     })
     .post("/api/templates", async ({ auth, body, set }) => created(set, await templates.createFromWorkflow(auth, body)), {
-      ...route.creates("template:write", Template, "Make a workspace template from a workflow's draft (connection ids removed)"),
+      permission: "template:write",
+      ...route.creates(Template, "Make a workspace template from a workflow's draft (connection ids removed)"),
       body: t.Object(
         {
           workflowId: Uuid,
@@ -40,7 +43,8 @@ export const templatesApi = ({ security, templates }: AppDeps) =>
       ),
     })
     .delete("/api/templates/:id", async ({ auth, params }) => ({ data: await templates.delete(auth, params.id) }), {
-      ...route.answer("template:write", Deleted, "Delete a workspace template (built-in templates cannot be deleted)"),
+      permission: "template:write",
+      ...route.answer(Deleted, "Delete a workspace template (built-in templates cannot be deleted)"),
       params: TemplateParams,
     })
     .post(
@@ -55,7 +59,8 @@ export const templatesApi = ({ security, templates }: AppDeps) =>
         return created(set, await templates.use(auth, params.id, body ?? {}));
       },
       {
-        ...route.creates("workflow:write", Workflow, "Create a draft workflow from a template (needs template:read as well)"),
+        permission: "workflow:write",
+        ...route.creates(Workflow, "Create a draft workflow from a template (needs template:read as well)"),
         idempotent: true,
         params: TemplateParams,
         body: t.Optional(t.Object(UseTemplateFields, { additionalProperties: false })),

@@ -38,7 +38,8 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
         return audited(audit, ctx, data, "workflow.created", workflowTarget(data));
       },
       {
-        ...route.creates("workflow:write", Workflow, {
+        permission: "workflow:write",
+        ...route.creates(Workflow, {
           summary: "Create a workflow (always a draft)",
           description:
             "Without a definition the workflow gets a valid empty tree with an unconfigured manual trigger. A supplied definition is checked for structure first (unknown keys anywhere in the tree answer 400 UNKNOWN_FIELD naming the key's path and the allowed keys); any webhookToken inside it is stripped; every step without a pieceVersion is pinned to the version served (in a cluster, by every instance that executes runs); the existence of pieces is not checked (the publish gate does that). Server-owned fields (status, id, webhookToken, definitionRev, ...) are accepted and ignored. Accepts Idempotency-Key.",
@@ -51,23 +52,19 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
       "/api/workflows",
       ({ auth, query }) => workflows.list(auth.workspaceId, { ...pageOf(query), folderId: query.folderId, status: query.status, tag: query.tag, q: query.q }),
       {
-        ...route.list(
-          "workflow:read",
-          Workflow,
-          "List workflows (filters folderId, status, tag, q; page/limit); items omit definition, testPayloads and pinnedData",
-        ),
+        permission: "workflow:read",
+        ...route.list(Workflow, "List workflows (filters folderId, status, tag, q; page/limit); items omit definition, testPayloads and pinnedData"),
         query: WorkflowListQuery,
       },
     )
-    .get(
-      "/api/workflows/files",
-      async ({ auth }) => ({ data: { weftFormat: 1 as const, files: await workflowFiles.export(auth.workspaceId) } }),
-      route.answer("workflow:read", WorkflowFilesExport, {
+    .get("/api/workflows/files", async ({ auth }) => ({ data: { weftFormat: 1 as const, files: await workflowFiles.export(auth.workspaceId) } }), {
+      permission: "workflow:read",
+      ...route.answer(WorkflowFilesExport, {
         summary: "Export every workflow of the workspace as YAML files (docs/workflows-as-code.md)",
         description:
           "Answers path → YAML text: workflows/[<folder>/]<name>.yaml per workflow (its draft, test payloads and pinned data), connections.yaml (names and pieces only) and variables/all.yaml (secret variables by name only). No credential, secret value or connection id is in them. `weft export DIR` writes the same files.",
       }),
-    )
+    })
     .post(
       "/api/workflows/files",
       async ({ auth, body }) => {
@@ -75,7 +72,8 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
         return { data: await workflowFiles.import(auth, files, { dryRun, prune, mayCreateConnections: auth.scopes.has("connection:write") }) };
       },
       {
-        ...route.answer("workflow:write", WorkflowFilesImportResult, {
+        permission: "workflow:write",
+        ...route.answer(WorkflowFilesImportResult, {
           summary: "Import YAML workflow files: all or nothing (docs/workflows-as-code.md)",
           description:
             "Every file is checked first, by the format and by the publish gate; any problem answers 400 VALIDATION_FAILED with every problem (file, path, message) in error.details.problems, and nothing is written. dryRun answers the plan (create, update, unchanged, delete) and changes nothing. Otherwise the whole plan is applied in one transaction. Workflows keep their ids; an import writes drafts and never publishes (a live workflow keeps running its published version). prune also deletes the workspace's workflows the files do not hold. A connection connections.yaml names that the workspace lacks is created without credentials (needs connection:write too).",
@@ -83,13 +81,13 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
         body: WorkflowFilesImportBody,
       },
     )
-    .get(
-      "/api/workflows/:id",
-      async ({ auth, params }) => ({ data: await workflows.get(auth.workspaceId, params.id) }),
-      route.byId("workflow:read", Workflow, "Read a workflow with its draft definition, test payloads, pinned data and last run"),
-    )
+    .get("/api/workflows/:id", async ({ auth, params }) => ({ data: await workflows.get(auth.workspaceId, params.id) }), {
+      permission: "workflow:read",
+      ...route.byId(Workflow, "Read a workflow with its draft definition, test payloads, pinned data and last run"),
+    })
     .put("/api/workflows/:id", async ({ auth, params, body }) => ({ data: await workflows.update(auth, params.id, body as WorkflowUpdateBodyT) }), {
-      ...route.byId("workflow:write", Workflow, {
+      permission: "workflow:write",
+      ...route.byId(Workflow, {
         summary: "Replace a workflow's draft and fields (fields left out keep their values)",
         description:
           "Send expectedRev (the definitionRev you read): when someone saved in between, the answer is 409 REVISION_CONFLICT naming the current definitionRev, and nothing is written. Every save bumps definitionRev. Saving the draft of a live workflow never changes what runs in production (publish does), except with settings.autoPublishFixes; a live workflow's draft must keep every piece runnable by the pieces served (422 PIECE_UNAVAILABLE).",
@@ -103,13 +101,15 @@ export const workflowsApi = ({ security, workflows, workflowTransfer, workflowFi
         const data = await workflows.delete(ctx.auth, ctx.params.id);
         return audited(audit, ctx, data, "workflow.deleted", workflowTarget({ id: data.id, name }));
       },
-      route.byId("workflow:write", Deleted, "Delete a workflow with its versions, pinned data and variables (a live one is unpublished first)"),
+      {
+        permission: "workflow:write",
+        ...route.byId(Deleted, "Delete a workflow with its versions, pinned data and variables (a live one is unpublished first)"),
+      },
     )
-    .get(
-      "/api/workflows/:id/export",
-      async ({ auth, params }) => ({ data: await workflowTransfer.export(auth.workspaceId, params.id) }),
-      route.byId("workflow:read", WorkflowExport, "Export a workflow as JSON (connection ids and secret variable values removed)"),
-    )
+    .get("/api/workflows/:id/export", async ({ auth, params }) => ({ data: await workflowTransfer.export(auth.workspaceId, params.id) }), {
+      permission: "workflow:read",
+      ...route.byId(WorkflowExport, "Export a workflow as JSON (connection ids and secret variable values removed)"),
+    })
     .post(
       "/api/workflows/import",
       async (ctx) => {
