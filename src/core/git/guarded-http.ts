@@ -8,7 +8,7 @@
  * names no host and is not network traffic.
  */
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from "isomorphic-git";
-import { createHostGuard } from "../../net/guarded-fetch";
+import { allowedAddress } from "../../pieces-sdk";
 import type { GuardedFetch } from "../../pieces-sdk/types";
 
 /** isomorphic-git's HTTP client on the guarded fetch (`fetch` is asked per request: the allow-list may change). */
@@ -57,5 +57,6 @@ export function remoteHost(url: string): string | undefined {
 export async function checkRemoteHost(fetch: () => GuardedFetch, url: string): Promise<void> {
   const host = remoteHost(url);
   if (host === undefined) return;
-  await (fetch().resolveHost ?? createHostGuard())(host);
+  // The check a piece makes before a connection of its own (docs/security.md, "Connections that are not HTTP").
+  await allowedAddress(fetch(), host);
 }
