@@ -1,7 +1,34 @@
 /** Store: a key-value store shared by the workspace's workflows (counters, cursors, small lists). */
-import { action, definePiece, Property } from "../../src/pieces-sdk";
+import { action, type ActionContext, definePiece, Property, type PropertyDef, type SideEffects } from "../../src/pieces-sdk";
 
-const key = () => Property.shortText({ displayName: "Key", required: true, maxLength: 256 });
+/** An action on the value at one key: the key comes first in its props and in its output, and `run` is handed it. */
+function keyAction(def: {
+  id: string;
+  name: string;
+  description: string;
+  sideEffects: SideEffects;
+  /** The props after `key`. */
+  props?: Record<string, PropertyDef>;
+  /** The output's fields after `key`. */
+  output: Record<string, PropertyDef>;
+  sampleData: Record<string, unknown>;
+  run: (ctx: ActionContext, key: string) => Promise<Record<string, unknown>>;
+}) {
+  const { id, name, description, sideEffects, props, output, sampleData, run } = def;
+  return action({
+    id,
+    name,
+    description,
+    sideEffects,
+    props: { key: Property.shortText({ displayName: "Key", required: true, maxLength: 256 }), ...props },
+    outputSchema: { type: "object", properties: { key: { type: "string" }, ...output } },
+    sampleData,
+    run: async (ctx) => {
+      const key = String(ctx.config.key ?? "");
+      return { key, ...(await run(ctx, key)) };
+    },
+  });
+}
 
 export default definePiece({
   id: "store",
@@ -10,59 +37,50 @@ export default definePiece({
   icon: "📦",
   description: "Keep values between runs in a workspace key-value store",
   actions: [
-    action({
+    keyAction({
       id: "get",
       name: "Get value",
       description: "Read the value at a key (the default when absent)",
       sideEffects: "read",
-      props: { key: key(), default_value: Property.json({ displayName: "Default", description: "Returned when the key has no value" }) },
-      outputSchema: { type: "object", properties: { key: { type: "string" }, found: { type: "boolean" }, value: { type: "json" } } },
+      props: { default_value: Property.json({ displayName: "Default", description: "Returned when the key has no value" }) },
+      output: { found: { type: "boolean" }, value: { type: "json" } },
       sampleData: { key: "last_order_id", found: true, value: 1042 },
-      run: async (ctx) => {
-        const k = String(ctx.config.key ?? "");
-        const value = await ctx.store.get(k);
-        return { key: k, found: value !== undefined, value: value === undefined ? (ctx.config.default_value ?? null) : value };
+      run: async (ctx, key) => {
+        const value = await ctx.store.get(key);
+        return { found: value !== undefined, value: value === undefined ? (ctx.config.default_value ?? null) : value };
       },
     }),
-    action({
+    keyAction({
       id: "put",
       name: "Put value",
       description: "Set the value at a key (replacing any value)",
       sideEffects: "write",
-      props: { key: key(), value: Property.json({ displayName: "Value", required: true }) },
-      outputSchema: { type: "object", properties: { key: { type: "string" }, value: { type: "json" } } },
+      props: { value: Property.json({ displayName: "Value", required: true }) },
+      output: { value: { type: "json" } },
       sampleData: { key: "last_order_id", value: 1043 },
-      run: async (ctx) => {
-        const k = String(ctx.config.key ?? "");
-        await ctx.store.put(k, ctx.config.value ?? null);
-        return { key: k, value: ctx.config.value ?? null };
+      run: async (ctx, key) => {
+        await ctx.store.put(key, ctx.config.value ?? null);
+        return { value: ctx.config.value ?? null };
       },
     }),
-    action({
+    keyAction({
       id: "delete",
       name: "Delete value",
       description: "Remove a key",
       sideEffects: "write",
-      props: { key: key() },
-      outputSchema: { type: "object", properties: { key: { type: "string" }, deleted: { type: "boolean" } } },
+      output: { deleted: { type: "boolean" } },
       sampleData: { key: "last_order_id", deleted: true },
-      run: async (ctx) => {
-        const k = String(ctx.config.key ?? "");
-        return { key: k, deleted: await ctx.store.delete(k) };
-      },
+      run: async (ctx, key) => ({ deleted: await ctx.store.delete(key) }),
     }),
-    action({
+    keyAction({
       id: "append",
       name: "Append to list",
       description: "Append a value to the list at a key (creating it)",
       sideEffects: "write",
-      props: { key: key(), value: Property.json({ displayName: "Value", required: true }) },
-      outputSchema: { type: "object", properties: { key: { type: "string" }, length: { type: "integer" } } },
+      props: { value: Property.json({ displayName: "Value", required: true }) },
+      output: { length: { type: "integer" } },
       sampleData: { key: "seen_ids", length: 3 },
-      run: async (ctx) => {
-        const k = String(ctx.config.key ?? "");
-        return { key: k, length: await ctx.store.append(k, ctx.config.value ?? null) };
-      },
+      run: async (ctx, key) => ({ length: await ctx.store.append(key, ctx.config.value ?? null) }),
     }),
   ],
 });

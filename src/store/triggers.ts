@@ -90,26 +90,30 @@ export const REGISTRATION_COLUMNS = [
   "updated_at",
 ] as const satisfies ReadonlyArray<keyof RegistrationPatch>;
 
+/**
+ * A table of rows due at a time each holds, one row per live workflow: the schedules (due at `next_fire_at`) and the
+ * polls (due at `next_poll_at`), each exposed on the repository as one of these.
+ */
+export interface DueRows<Row> {
+  get(workflowId: string): Promise<Row | null>;
+  /** Inserts the row or replaces every column of the stored one. */
+  put(row: Row): Promise<void>;
+  /** False when there was no row. */
+  delete(workflowId: string): Promise<boolean>;
+  /** The rows due at `now`, soonest first. */
+  due(now: number, limit: number): Promise<Row[]>;
+  /** When the soonest row is due; null when there is none. */
+  nextAt(): Promise<number | null>;
+}
+
 /** The trigger tables as the storage port (./port.ts) answers them; every method answers a promise. */
 export interface TriggerRepository {
-  schedule(workflowId: string): Promise<ScheduleRow | null>;
-  /** Inserts the schedule or replaces every column of the stored one. */
-  putSchedule(row: ScheduleRow): Promise<void>;
-  /** False when there was no row. */
-  deleteSchedule(workflowId: string): Promise<boolean>;
-  /** Soonest first. */
-  dueSchedules(now: number, limit: number): Promise<ScheduleRow[]>;
-  nextScheduleAt(): Promise<number | null>;
+  readonly schedules: DueRows<ScheduleRow>;
   /** Moves a schedule past the instant it held (compare-and-set on that instant); false when another writer moved it first. */
   advanceSchedule(workflowId: string, heldInstant: number, nextFireAt: number, firedAt: number, runId: string | null): Promise<boolean>;
   setScheduleRun(workflowId: string, runId: string): Promise<void>;
 
-  poll(workflowId: string): Promise<PollRow | null>;
-  /** Inserts the poll or replaces every column of the stored one. */
-  putPoll(row: PollRow): Promise<void>;
-  deletePoll(workflowId: string): Promise<boolean>;
-  duePolls(now: number, limit: number): Promise<PollRow[]>;
-  nextPollAt(): Promise<number | null>;
+  readonly polls: DueRows<PollRow>;
 
   /** The workflow holding a webhook token, found by the token's SHA-256 (the caller confirms the token in constant time). Reads `workflows`. */
   webhookTarget(tokenHash: string): Promise<WebhookTargetRow | null>;

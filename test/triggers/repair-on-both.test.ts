@@ -36,11 +36,11 @@ describe(`the triggers' start-up repair (${testStorage()})`, () => {
       ids.push(created.body.data.id);
     }
     const [kept, stale] = ids as [string, string];
-    expect(await t.deps.storage.triggers.schedule(stale)).not.toBeNull();
+    expect(await t.deps.storage.triggers.schedules.get(stale)).not.toBeNull();
     // Unpublished behind the hooks' back, as an unpublish whose hook never finished leaves it.
     await appSql(t).run("UPDATE workflows SET status = 'inactive' WHERE id = ?", [stale]);
     await t.deps.triggers.reconcile();
-    expect(await t.deps.storage.triggers.schedule(stale)).toBeNull();
-    expect(await t.deps.storage.triggers.schedule(kept)).not.toBeNull();
+    expect(await t.deps.storage.triggers.schedules.get(stale)).toBeNull();
+    expect(await t.deps.storage.triggers.schedules.get(kept)).not.toBeNull();
   });
 });

@@ -66,7 +66,7 @@ export class Poller {
   constructor(private readonly o: PollerOptions) {
     this.loop = new DueLoop({
       tick: () => this.tick(),
-      nextDue: async () => (this.othersDue ? null : o.storage.triggers.nextPollAt()),
+      nextDue: async () => (this.othersDue ? null : o.storage.triggers.polls.nextAt()),
       maxSleepMs: 1000,
       clock: o.clock,
       log: o.log,
@@ -92,12 +92,12 @@ export class Poller {
     await within.atomically(async (unit) => {
       const store = unit.triggers;
       const now = this.o.clock.now();
-      const existing = await store.poll(workflowId);
+      const existing = await store.polls.get(workflowId);
       if (existing && existing.piece_id === pieceId && existing.trigger_id === triggerId) {
         const intervalChanged = existing.interval_seconds !== intervalSeconds;
         // Unchanged (the start-up reconcile re-enables every live poll): nothing to write, no fsync.
         if (!intervalChanged && existing.workspace_id === workspaceId && existing.version_id === versionId) return;
-        await store.putPoll({
+        await store.polls.put({
           ...existing,
           workspace_id: workspaceId,
           version_id: versionId,
@@ -107,7 +107,7 @@ export class Poller {
         });
         return;
       }
-      await store.putPoll({
+      await store.polls.put({
         workflow_id: workflowId,
         workspace_id: workspaceId,
         version_id: versionId,
@@ -130,12 +130,12 @@ export class Poller {
   async disable(workflowId: string, within: Storage = this.o.storage): Promise<void> {
     // A unit: a poll stored on another instance meanwhile (a unit, read then written) does not bring the row back.
     await within.atomically(async (unit) => {
-      if (await unit.triggers.deletePoll(workflowId)) await this.o.ownership.drop(POLL_LEASE + workflowId, unit.leases);
+      if (await unit.triggers.polls.delete(workflowId)) await this.o.ownership.drop(POLL_LEASE + workflowId, unit.leases);
     });
   }
 
   async status(workflowId: string) {
-    const row = await this.o.storage.triggers.poll(workflowId);
+    const row = await this.o.storage.triggers.polls.get(workflowId);
     if (!row) return null;
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
     return {
@@ -158,7 +158,7 @@ export class Poller {
 
   private async pollDue(): Promise<PollOutcome[]> {
     const outcomes: PollOutcome[] = [];
-    const due = await this.o.storage.triggers.duePolls(this.o.clock.now(), BATCH);
+    const due = await this.o.storage.triggers.polls.due(this.o.clock.now(), BATCH);
     const owned = await Promise.all(due.map((row) => this.owns(row.workflow_id)));
     const mine = due.filter((_, i) => owned[i]);
     this.othersDue = mine.length < due.length;
@@ -211,7 +211,7 @@ export class Poller {
     const dedupe = def.dedupe ?? DEFAULT_DEDUPE;
     return this.o.storage.atomically(async (unit): Promise<PollOutcome> => {
       // Re-read inside the write transaction: an unpublish during the network call wins.
-      const current = await unit.triggers.poll(row.workflow_id);
+      const current = await unit.triggers.polls.get(row.workflow_id);
       if (!current) return { workflowId: row.workflow_id, result: "skipped", runIds: [] };
       // A stall longer than the lease let another instance take the poll over: its items are its to start.
       if (this.o.ownership.shared && !(await this.o.ownership.confirm(POLL_LEASE + row.workflow_id, unit.leases))) {
@@ -238,7 +238,7 @@ export class Poller {
         }
       }
       const now = this.o.clock.now();
-      await unit.triggers.putPoll({
+      await unit.triggers.polls.put({
         ...current,
         baseline: JSON.stringify(baseline),
         last_poll_at: started,
@@ -255,11 +255,11 @@ export class Poller {
   private async recordFailure(row: PollRow, started: number, message: string): Promise<PollOutcome> {
     // One unit with the read: an unpublish meanwhile (a unit too) is not undone by writing the row back.
     const failures = await this.o.storage.atomically(async (unit) => {
-      const current = await unit.triggers.poll(row.workflow_id);
+      const current = await unit.triggers.polls.get(row.workflow_id);
       if (!current) return null;
       const failures = current.failures + 1;
       const backoff = Math.min(this.o.maxBackoffMs ?? 3_600_000, current.interval_seconds * 1000 * 2 ** Math.min(failures, 20));
-      await unit.triggers.putPoll({
+      await unit.triggers.polls.put({
         ...current,
         failures,
         last_error: message.slice(0, 2000),

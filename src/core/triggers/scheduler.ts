@@ -55,7 +55,7 @@ export class Scheduler {
   constructor(private readonly o: SchedulerOptions) {
     this.loop = new DueLoop({
       tick: () => this.tick(),
-      nextDue: () => o.storage.triggers.nextScheduleAt(),
+      nextDue: () => o.storage.triggers.schedules.nextAt(),
       maxSleepMs: o.maxSleepMs ?? 1000,
       clock: o.clock,
       log: o.log,
@@ -70,20 +70,20 @@ export class Scheduler {
     await within.atomically(async (unit) => {
       const store = unit.triggers;
       const now = this.o.clock.now();
-      const existing = await store.schedule(workflowId);
+      const existing = await store.schedules.get(workflowId);
       // Same schedule republished: keep the stored instant so an instant already fired is not fired again.
       if (existing && existing.spec === spec.key) {
         // Unchanged (the start-up reconcile re-enables every live schedule): nothing to write, no fsync.
         if (existing.version_id === versionId && existing.workspace_id === workspaceId) return;
-        await store.putSchedule({ ...existing, version_id: versionId, workspace_id: workspaceId, updated_at: now });
+        await store.schedules.put({ ...existing, version_id: versionId, workspace_id: workspaceId, updated_at: now });
         return;
       }
       const next = nextFireAfter(spec, now);
       if (next === null) {
-        await store.deleteSchedule(workflowId);
+        await store.schedules.delete(workflowId);
         return;
       }
-      await store.putSchedule({
+      await store.schedules.put({
         workflow_id: workflowId,
         workspace_id: workspaceId,
         version_id: versionId,
@@ -99,11 +99,11 @@ export class Scheduler {
   /** Unpublish (or a live version that is no longer a schedule): nothing fires from now on. */
   async disable(workflowId: string, within: Storage = this.o.storage): Promise<void> {
     // A unit: an enable on another instance meanwhile (a unit, read then written) does not bring the row back.
-    await within.atomically((unit) => unit.triggers.deleteSchedule(workflowId));
+    await within.atomically((unit) => unit.triggers.schedules.delete(workflowId));
   }
 
   async status(workflowId: string): Promise<{ nextFireAt: string; lastFiredAt: string | null; lastRunId: string | null; schedule: string } | null> {
-    const row = await this.o.storage.triggers.schedule(workflowId);
+    const row = await this.o.storage.triggers.schedules.get(workflowId);
     if (!row) return null;
     return {
       nextFireAt: iso(row.next_fire_at),
@@ -123,7 +123,7 @@ export class Scheduler {
     const fired: FiredSchedule[] = [];
     for (;;) {
       const now = this.o.clock.now();
-      const due = await store.dueSchedules(now, BATCH);
+      const due = await store.schedules.due(now, BATCH);
       for (const row of due) {
         try {
           const result = await this.fire(row, now);
@@ -140,7 +140,7 @@ export class Scheduler {
             error: (error as Error).message,
           });
           const next = nextInstantAfter(specFromKey(row.spec), row.next_fire_at, now);
-          if (next === null) await store.deleteSchedule(row.workflow_id);
+          if (next === null) await store.schedules.delete(row.workflow_id);
           else await store.advanceSchedule(row.workflow_id, row.next_fire_at, next, now, null);
         }
       }
@@ -157,12 +157,12 @@ export class Scheduler {
       const live = await this.o.workflows.live(row.workflow_id, store);
       if (!live) {
         // Not live any more (unpublished or deleted without the hook): nothing fires.
-        await store.deleteSchedule(row.workflow_id);
+        await store.schedules.delete(row.workflow_id);
         return null;
       }
       // The last instant of a schedule: whoever deletes the row fires it.
       if (next === null) {
-        if (!(await store.deleteSchedule(row.workflow_id))) return null;
+        if (!(await store.schedules.delete(row.workflow_id))) return null;
       } else if (!(await store.advanceSchedule(row.workflow_id, instant, next, now, null))) return null;
       const triggerData: Record<string, unknown> = { body: {}, scheduledAt: iso(instant), firedAt: iso(now) };
       if (spec.kind === "cron") Object.assign(triggerData, { expression: spec.pattern, timezone: spec.timezone });

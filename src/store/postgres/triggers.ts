@@ -2,28 +2,64 @@
 import * as triggers from "../triggers";
 import type { PostgresConnection } from "./connection";
 
-export class PostgresTriggers implements triggers.TriggerRepository {
-  constructor(private readonly c: PostgresConnection) {}
+/** A due-rows table on PostgreSQL: `time` is its column saying when a row is due, `columns` its columns, the key first. */
+class PostgresDueRows<Row> implements triggers.DueRows<Row> {
+  constructor(
+    private readonly c: PostgresConnection,
+    private readonly table: string,
+    private readonly time: string,
+    private readonly columns: readonly (keyof Row & string)[],
+  ) {}
 
-  schedule(workflowId: string) {
-    return this.c.get<triggers.ScheduleRow>("SELECT * FROM trigger_schedules WHERE workflow_id = $1", [workflowId]);
+  get(workflowId: string) {
+    return this.c.get<Row>(`SELECT * FROM ${this.table} WHERE workflow_id = $1`, [workflowId]);
   }
-  async putSchedule(row: triggers.ScheduleRow) {
-    await this.c.upsert(
-      "trigger_schedules",
-      ["workflow_id", "workspace_id", "version_id", "spec", "next_fire_at", "last_fired_at", "last_run_id", "updated_at"],
-      row,
-    );
+  put(row: Row) {
+    return this.c.upsert(this.table, this.columns, row);
   }
-  async deleteSchedule(workflowId: string) {
-    return (await this.c.run("DELETE FROM trigger_schedules WHERE workflow_id = $1", [workflowId])) > 0;
+  async delete(workflowId: string) {
+    return (await this.c.run(`DELETE FROM ${this.table} WHERE workflow_id = $1`, [workflowId])) > 0;
   }
-  dueSchedules(now: number, limit: number) {
-    return this.c.all<triggers.ScheduleRow>("SELECT * FROM trigger_schedules WHERE next_fire_at <= $1 ORDER BY next_fire_at LIMIT $2", [now, limit]);
+  due(now: number, limit: number) {
+    return this.c.all<Row>(`SELECT * FROM ${this.table} WHERE ${this.time} <= $1 ORDER BY ${this.time} LIMIT $2`, [now, limit]);
   }
-  async nextScheduleAt() {
-    return (await this.c.get<{ at: number | null }>("SELECT min(next_fire_at) AS at FROM trigger_schedules"))?.at ?? null;
+  async nextAt() {
+    return (await this.c.get<{ at: number | null }>(`SELECT min(${this.time}) AS at FROM ${this.table}`))?.at ?? null;
   }
+}
+
+export class PostgresTriggers implements triggers.TriggerRepository {
+  readonly schedules: PostgresDueRows<triggers.ScheduleRow>;
+  readonly polls: PostgresDueRows<triggers.PollRow>;
+
+  constructor(private readonly c: PostgresConnection) {
+    this.schedules = new PostgresDueRows(c, "trigger_schedules", "next_fire_at", [
+      "workflow_id",
+      "workspace_id",
+      "version_id",
+      "spec",
+      "next_fire_at",
+      "last_fired_at",
+      "last_run_id",
+      "updated_at",
+    ]);
+    this.polls = new PostgresDueRows(c, "trigger_polls", "next_poll_at", [
+      "workflow_id",
+      "workspace_id",
+      "version_id",
+      "piece_id",
+      "trigger_id",
+      "interval_seconds",
+      "next_poll_at",
+      "baseline",
+      "last_poll_at",
+      "last_success_at",
+      "failures",
+      "last_error",
+      "updated_at",
+    ]);
+  }
+
   async advanceSchedule(workflowId: string, heldInstant: number, nextFireAt: number, firedAt: number, runId: string | null) {
     // Compare-and-set on the instant: a second writer's UPDATE waits for the first one's commit, then finds the instant gone.
     const changed = await this.c.run(
@@ -34,40 +70,6 @@ export class PostgresTriggers implements triggers.TriggerRepository {
   }
   async setScheduleRun(workflowId: string, runId: string) {
     await this.c.run("UPDATE trigger_schedules SET last_run_id = $1 WHERE workflow_id = $2", [runId, workflowId]);
-  }
-
-  poll(workflowId: string) {
-    return this.c.get<triggers.PollRow>("SELECT * FROM trigger_polls WHERE workflow_id = $1", [workflowId]);
-  }
-  async putPoll(row: triggers.PollRow) {
-    await this.c.upsert(
-      "trigger_polls",
-      [
-        "workflow_id",
-        "workspace_id",
-        "version_id",
-        "piece_id",
-        "trigger_id",
-        "interval_seconds",
-        "next_poll_at",
-        "baseline",
-        "last_poll_at",
-        "last_success_at",
-        "failures",
-        "last_error",
-        "updated_at",
-      ],
-      row,
-    );
-  }
-  async deletePoll(workflowId: string) {
-    return (await this.c.run("DELETE FROM trigger_polls WHERE workflow_id = $1", [workflowId])) > 0;
-  }
-  duePolls(now: number, limit: number) {
-    return this.c.all<triggers.PollRow>("SELECT * FROM trigger_polls WHERE next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2", [now, limit]);
-  }
-  async nextPollAt() {
-    return (await this.c.get<{ at: number | null }>("SELECT min(next_poll_at) AS at FROM trigger_polls"))?.at ?? null;
   }
 
   webhookTarget(tokenHash: string) {

@@ -1,37 +1,74 @@
 /** Schedules, polls, registrations and webhook targets on SQLite (../triggers.ts says what each answers). */
-import type { Database } from "bun:sqlite";
+import type { Database, Statement } from "bun:sqlite";
 import { bindRow } from "./db";
 import * as triggers from "../triggers";
-import { Prepared } from "./connection";
+import { Prepared, type SqliteConnection } from "./connection";
+
+/** The statements of one due-rows table (../triggers.ts DueRows). */
+interface DueRowStatements<Row> {
+  get: Statement<Row, [string]>;
+  upsert: Statement;
+  delete: Statement<null, [string]>;
+  due: Statement<Row, [number, number]>;
+  next: Statement<{ at: number | null }, []>;
+}
+
+/** A due-rows table on SQLite: the schedules' and the polls' alike, each with its own statements. */
+class SqliteDueRows<Row extends object> implements triggers.DueRows<Row> {
+  constructor(
+    private readonly c: SqliteConnection,
+    private readonly q: DueRowStatements<Row>,
+  ) {}
+
+  get(workflowId: string) {
+    return this.c.do(() => this.q.get.get(workflowId));
+  }
+  put(row: Row) {
+    return this.c.do(() => void this.q.upsert.run(bindRow(row)));
+  }
+  delete(workflowId: string) {
+    return this.c.do(() => this.q.delete.run(workflowId).changes > 0);
+  }
+  due(now: number, limit: number) {
+    return this.c.do(() => this.q.due.all(now, limit));
+  }
+  nextAt() {
+    return this.c.do(() => this.q.next.get()?.at ?? null);
+  }
+}
 
 /** Its statements, prepared once per connection. */
 const statements = (db: Database) => ({
-  schedule: db.query<triggers.ScheduleRow, [string]>("SELECT * FROM trigger_schedules WHERE workflow_id = ?"),
-  upsertSchedule: db.query(`INSERT INTO trigger_schedules (workflow_id, workspace_id, version_id, spec, next_fire_at, last_fired_at, last_run_id, updated_at)
-    VALUES ($workflow_id, $workspace_id, $version_id, $spec, $next_fire_at, $last_fired_at, $last_run_id, $updated_at)
-    ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, spec = excluded.spec,
-      next_fire_at = excluded.next_fire_at, last_fired_at = excluded.last_fired_at, last_run_id = excluded.last_run_id, updated_at = excluded.updated_at`),
-  deleteSchedule: db.query<null, [string]>("DELETE FROM trigger_schedules WHERE workflow_id = ?"),
-  dueSchedules: db.query<triggers.ScheduleRow, [number, number]>("SELECT * FROM trigger_schedules WHERE next_fire_at <= ? ORDER BY next_fire_at LIMIT ?"),
-  nextSchedule: db.query<{ at: number | null }, []>("SELECT MIN(next_fire_at) AS at FROM trigger_schedules"),
+  schedules: {
+    get: db.query<triggers.ScheduleRow, [string]>("SELECT * FROM trigger_schedules WHERE workflow_id = ?"),
+    upsert: db.query(`INSERT INTO trigger_schedules (workflow_id, workspace_id, version_id, spec, next_fire_at, last_fired_at, last_run_id, updated_at)
+      VALUES ($workflow_id, $workspace_id, $version_id, $spec, $next_fire_at, $last_fired_at, $last_run_id, $updated_at)
+      ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, spec = excluded.spec,
+        next_fire_at = excluded.next_fire_at, last_fired_at = excluded.last_fired_at, last_run_id = excluded.last_run_id, updated_at = excluded.updated_at`),
+    delete: db.query<null, [string]>("DELETE FROM trigger_schedules WHERE workflow_id = ?"),
+    due: db.query<triggers.ScheduleRow, [number, number]>("SELECT * FROM trigger_schedules WHERE next_fire_at <= ? ORDER BY next_fire_at LIMIT ?"),
+    next: db.query<{ at: number | null }, []>("SELECT MIN(next_fire_at) AS at FROM trigger_schedules"),
+  },
   // Compare-and-set on the instant: whoever moves it first owns that scheduled instant.
   advanceSchedule: db.query<null, [number, number, string | null, number, string, number]>(
     "UPDATE trigger_schedules SET next_fire_at = ?, last_fired_at = ?, last_run_id = ?, updated_at = ? WHERE workflow_id = ? AND next_fire_at = ?",
   ),
   setScheduleRun: db.query<null, [string, string]>("UPDATE trigger_schedules SET last_run_id = ? WHERE workflow_id = ?"),
 
-  poll: db.query<triggers.PollRow, [string]>("SELECT * FROM trigger_polls WHERE workflow_id = ?"),
-  upsertPoll: db.query(`INSERT INTO trigger_polls (workflow_id, workspace_id, version_id, piece_id, trigger_id, interval_seconds, next_poll_at, baseline,
-      last_poll_at, last_success_at, failures, last_error, updated_at)
-    VALUES ($workflow_id, $workspace_id, $version_id, $piece_id, $trigger_id, $interval_seconds, $next_poll_at, $baseline,
-      $last_poll_at, $last_success_at, $failures, $last_error, $updated_at)
-    ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, piece_id = excluded.piece_id,
-      trigger_id = excluded.trigger_id, interval_seconds = excluded.interval_seconds, next_poll_at = excluded.next_poll_at, baseline = excluded.baseline,
-      last_poll_at = excluded.last_poll_at, last_success_at = excluded.last_success_at, failures = excluded.failures,
-      last_error = excluded.last_error, updated_at = excluded.updated_at`),
-  deletePoll: db.query<null, [string]>("DELETE FROM trigger_polls WHERE workflow_id = ?"),
-  duePolls: db.query<triggers.PollRow, [number, number]>("SELECT * FROM trigger_polls WHERE next_poll_at <= ? ORDER BY next_poll_at LIMIT ?"),
-  nextPoll: db.query<{ at: number | null }, []>("SELECT MIN(next_poll_at) AS at FROM trigger_polls"),
+  polls: {
+    get: db.query<triggers.PollRow, [string]>("SELECT * FROM trigger_polls WHERE workflow_id = ?"),
+    upsert: db.query(`INSERT INTO trigger_polls (workflow_id, workspace_id, version_id, piece_id, trigger_id, interval_seconds, next_poll_at, baseline,
+        last_poll_at, last_success_at, failures, last_error, updated_at)
+      VALUES ($workflow_id, $workspace_id, $version_id, $piece_id, $trigger_id, $interval_seconds, $next_poll_at, $baseline,
+        $last_poll_at, $last_success_at, $failures, $last_error, $updated_at)
+      ON CONFLICT (workflow_id) DO UPDATE SET workspace_id = excluded.workspace_id, version_id = excluded.version_id, piece_id = excluded.piece_id,
+        trigger_id = excluded.trigger_id, interval_seconds = excluded.interval_seconds, next_poll_at = excluded.next_poll_at, baseline = excluded.baseline,
+        last_poll_at = excluded.last_poll_at, last_success_at = excluded.last_success_at, failures = excluded.failures,
+        last_error = excluded.last_error, updated_at = excluded.updated_at`),
+    delete: db.query<null, [string]>("DELETE FROM trigger_polls WHERE workflow_id = ?"),
+    due: db.query<triggers.PollRow, [number, number]>("SELECT * FROM trigger_polls WHERE next_poll_at <= ? ORDER BY next_poll_at LIMIT ?"),
+    next: db.query<{ at: number | null }, []>("SELECT MIN(next_poll_at) AS at FROM trigger_polls"),
+  },
 
   webhookTarget: db.query<triggers.WebhookTargetRow, [string]>(
     "SELECT id, workspace_id, status, latest_version_id, webhook_token FROM workflows WHERE webhook_token_hash = ?",
@@ -55,42 +92,14 @@ const statements = (db: Database) => ({
 });
 
 export class SqliteTriggers extends Prepared(statements) implements triggers.TriggerRepository {
-  schedule(workflowId: string) {
-    return this.c.do(() => this.q.schedule.get(workflowId));
-  }
-  putSchedule(row: triggers.ScheduleRow) {
-    return this.c.do(() => void this.q.upsertSchedule.run(bindRow(row)));
-  }
-  deleteSchedule(workflowId: string) {
-    return this.c.do(() => this.q.deleteSchedule.run(workflowId).changes > 0);
-  }
-  dueSchedules(now: number, limit: number) {
-    return this.c.do(() => this.q.dueSchedules.all(now, limit));
-  }
-  nextScheduleAt() {
-    return this.c.do(() => this.q.nextSchedule.get()?.at ?? null);
-  }
+  readonly schedules = new SqliteDueRows(this.c, this.q.schedules);
+  readonly polls = new SqliteDueRows(this.c, this.q.polls);
+
   advanceSchedule(workflowId: string, heldInstant: number, nextFireAt: number, firedAt: number, runId: string | null) {
     return this.c.do(() => this.q.advanceSchedule.run(nextFireAt, firedAt, runId, firedAt, workflowId, heldInstant).changes > 0);
   }
   setScheduleRun(workflowId: string, runId: string) {
     return this.c.do(() => void this.q.setScheduleRun.run(runId, workflowId));
-  }
-
-  poll(workflowId: string) {
-    return this.c.do(() => this.q.poll.get(workflowId));
-  }
-  putPoll(row: triggers.PollRow) {
-    return this.c.do(() => void this.q.upsertPoll.run(bindRow(row)));
-  }
-  deletePoll(workflowId: string) {
-    return this.c.do(() => this.q.deletePoll.run(workflowId).changes > 0);
-  }
-  duePolls(now: number, limit: number) {
-    return this.c.do(() => this.q.duePolls.all(now, limit));
-  }
-  nextPollAt() {
-    return this.c.do(() => this.q.nextPoll.get()?.at ?? null);
   }
 
   webhookTarget(tokenHash: string) {
@@ -127,8 +136,8 @@ export class SqliteTriggers extends Prepared(statements) implements triggers.Tri
     const known = rows ?? (await this.triggerRowIds());
     return this.c.do(() => {
       let deleted = 0;
-      for (const workflowId of known.schedules) if (!live.has(workflowId)) deleted += this.q.deleteSchedule.run(workflowId).changes;
-      for (const workflowId of known.polls) if (!live.has(workflowId)) deleted += this.q.deletePoll.run(workflowId).changes;
+      for (const workflowId of known.schedules) if (!live.has(workflowId)) deleted += this.q.schedules.delete.run(workflowId).changes;
+      for (const workflowId of known.polls) if (!live.has(workflowId)) deleted += this.q.polls.delete.run(workflowId).changes;
       return deleted;
     });
   }
