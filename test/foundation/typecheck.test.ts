@@ -1,4 +1,8 @@
-/** The whole project (server, pieces, UI, tests, benches) type-checks: a type error fails the build like a failing test. */
+/**
+ * The whole project (server, pieces, UI, tests, benches) type-checks: a type error fails the build like a failing test.
+ * tsc checks incrementally (tsconfig.json's tsBuildInfoFile, under node_modules/.cache): after `npm run typecheck`
+ * or an earlier run it re-checks what changed and what depends on it, ~2 s of CPU instead of ~17.
+ */
 import { expect, test } from "bun:test";
 import { join, resolve } from "node:path";
 
