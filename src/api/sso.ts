@@ -61,40 +61,22 @@ export const ssoApi = ({ sso, security, config, audit }: AppDeps) => {
       permission: "workspace:admin",
       ...route.list(SsoProvider, "The org's single sign-on providers (never their client secrets)"),
     })
-    .post(
-      "/api/sso/providers",
-      async ({ auth, body, set }) => {
-        sso.assertOwner(auth);
-        return created(set, await sso.create(auth.orgId, { ...body, workspaceId: body.workspaceId ?? auth.workspaceId }));
-      },
-      {
-        permission: "workspace:admin",
-        ...route.creates(SsoProvider, "Add a single sign-on provider (owner); the client secret is stored encrypted"),
-        body: SsoProviderBody,
-      },
-    )
+    .post("/api/sso/providers", async ({ auth, body, set }) => created(set, await sso.create(auth, body)), {
+      permission: "workspace:admin",
+      ...route.creates(SsoProvider, "Add a single sign-on provider (owner); the client secret is stored encrypted"),
+      body: SsoProviderBody,
+    })
     .get("/api/sso/providers/:id", async ({ auth, params }) => ({ data: await sso.get(auth.orgId, params.id) }), {
       permission: "workspace:admin",
       ...route.byId(SsoProvider, "One single sign-on provider"),
     })
-    .put(
-      "/api/sso/providers/:id",
-      async ({ auth, params, body }) => {
-        sso.assertOwner(auth);
-        return { data: await sso.update(auth.orgId, params.id, body) };
-      },
-      {
-        permission: "workspace:admin",
-        ...route.byId(SsoProvider, "Change a single sign-on provider (owner); an omitted clientSecret keeps the stored one"),
-        body: SsoProviderBody,
-      },
-    )
-    .delete(
-      "/api/sso/providers/:id",
-      async ({ auth, params }) => {
-        sso.assertOwner(auth);
-        return { data: await sso.remove(auth.orgId, params.id) };
-      },
-      { permission: "workspace:admin", ...route.byId(SsoProvider, "Remove a single sign-on provider (owner)") },
-    );
+    .put("/api/sso/providers/:id", async ({ auth, params, body }) => ({ data: await sso.update(auth, params.id, body) }), {
+      permission: "workspace:admin",
+      ...route.byId(SsoProvider, "Change a single sign-on provider (owner); an omitted clientSecret keeps the stored one"),
+      body: SsoProviderBody,
+    })
+    .delete("/api/sso/providers/:id", async ({ auth, params }) => ({ data: await sso.remove(auth, params.id) }), {
+      permission: "workspace:admin",
+      ...route.byId(SsoProvider, "Remove a single sign-on provider (owner)"),
+    });
 };

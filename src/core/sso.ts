@@ -131,7 +131,13 @@ export class SingleSignOn {
     return providerView(await this.providerOf(id, orgId));
   }
 
-  async create(orgId: string, input: SsoProviderInput & { workspaceId: string }) {
+  /** Adds a provider for the caller's org (the owner only), signing people into `input.workspaceId` or the caller's workspace. */
+  async create(caller: Principal, input: SsoProviderInput & { workspaceId?: string }) {
+    this.assertOwner(caller);
+    return this.insert(caller.orgId, { ...input, workspaceId: input.workspaceId ?? caller.workspaceId });
+  }
+
+  private async insert(orgId: string, input: SsoProviderInput & { workspaceId: string }) {
     const at = nowIso();
     const row = this.validated(
       {
@@ -167,7 +173,7 @@ export class SingleSignOn {
    */
   private async createOrTakeOver(orgId: string, input: SsoProviderInput & { workspaceId: string }) {
     try {
-      return await this.create(orgId, input);
+      return await this.insert(orgId, input);
     } catch (error) {
       const taken = error instanceof AppError && error.code === "CONFLICT" ? await this.byName(orgId, input.name) : undefined;
       if (!taken) throw error;
@@ -189,8 +195,10 @@ export class SingleSignOn {
       );
   }
 
-  async update(orgId: string, id: string, input: SsoProviderInput) {
-    return this.write(await this.providerOf(id, orgId), input);
+  /** Changes a provider of the caller's org (the owner only); an omitted client secret keeps the stored one. */
+  async update(caller: Principal, id: string, input: SsoProviderInput) {
+    this.assertOwner(caller);
+    return this.write(await this.providerOf(id, caller.orgId), input);
   }
 
   private async write(current: SsoProviderRow, input: SsoProviderInput) {
@@ -205,15 +213,17 @@ export class SingleSignOn {
     return providerView(row);
   }
 
-  async remove(orgId: string, id: string) {
-    const row = await this.providerOf(id, orgId);
-    await this.storage.identity.deleteSsoProvider(id, orgId);
+  /** Removes a provider of the caller's org (the owner only). */
+  async remove(caller: Principal, id: string) {
+    this.assertOwner(caller);
+    const row = await this.providerOf(id, caller.orgId);
+    await this.storage.identity.deleteSsoProvider(id, caller.orgId);
     this.configurations.delete(id);
     return providerView(row);
   }
 
   /** Only the workspace owner (or a token no user minted) configures how people sign in. */
-  assertOwner(principal: Principal) {
+  private assertOwner(principal: Principal) {
     if (principal.role && principal.role !== "owner")
       throw new AppError("FORBIDDEN", `only the workspace owner configures single sign-on; your role is ${principal.role}`, { role: principal.role });
   }

@@ -125,9 +125,22 @@ describe("single sign-on with a real OpenID provider", () => {
     const alice = await callback((await signIn("alice")).callback);
     const cookie = cookieOf(alice);
     const csrf = (await me(cookie)).body.data.csrfToken;
-    const res = await t.req("DELETE", `/api/sso/providers/${providerId}`, { token: null, headers: { cookie, "x-csrf-token": csrf } });
+    const headers = { cookie, "x-csrf-token": csrf };
+    const res = await t.req("DELETE", `/api/sso/providers/${providerId}`, { token: null, headers });
     expect(res.status).toBe(403);
     expect(res.body.error.message).toContain("owner");
+    // Adding and changing one are the owner's too; the provider stays as it was.
+    const before = (await t.req("GET", `/api/sso/providers/${providerId}`)).body.data;
+    const body = { name: "Alice's own", issuer: before.issuer, clientId: "alice" };
+    for (const [method, path] of [
+      ["POST", "/api/sso/providers"],
+      ["PUT", `/api/sso/providers/${providerId}`],
+    ] as const) {
+      const refused = await t.req(method, path, { token: null, headers, body });
+      expect({ method, status: refused.status, owner: refused.body.error?.message.includes("owner") }).toEqual({ method, status: 403, owner: true });
+    }
+    expect((await t.req("GET", "/api/sso/providers")).body.data.map((p: { name: string }) => p.name)).toEqual([before.name]);
+    expect((await t.req("GET", `/api/sso/providers/${providerId}`)).body.data).toEqual(before);
   });
 
   test("logout ends the session and answers the provider's end-session URL", async () => {
