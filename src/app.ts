@@ -77,6 +77,7 @@ import type { Db } from "./store/db";
 import { databaseBackups, sharedStore, sqliteFile, storeAddress } from "./store/open";
 import { storageError } from "./store/storage-errors";
 import { storageOf, vitalStorageOf } from "./store/storage";
+import { Liveness } from "./core/liveness";
 import { newId } from "./lib/ids";
 import { sandboxProcessCounts } from "./sandbox";
 import { AddressPolicy } from "./net/address-policy";
@@ -147,6 +148,7 @@ export function createApp(options: CreateAppOptions) {
     db,
     storage,
     vitalStorage: vitalStorageOf(db),
+    liveness: new Liveness({ storage: vitalStorageOf(db), clock }),
     log,
     identity,
     security,

@@ -25,7 +25,7 @@ import { AppError } from "./http/errors";
 import type { ImportResult } from "./core/workflows/files";
 import type { ForeignImportInput, Transfer } from "./core/workflows/transfer";
 import { backupStore, checkBackupFile, migrateStore, openStore, pendingMigrations, restoreStore, sharedStore, type StoreLocation } from "./store/open";
-import { storageOf, vitalStorageOf } from "./store/storage";
+import { storageOf } from "./store/storage";
 
 const HELP = `weft ${VERSION} — self-hosted workflow automation
 
@@ -180,7 +180,7 @@ let workerServer: ReturnType<typeof Bun.serve> | undefined;
  * probe) and /metrics (the runs and steps it executes); every other request is refused in the usual envelope,
  * naming the instances to send it to.
  */
-function listenAsWorker(config: Config, db: Db, app: App) {
+function listenAsWorker(config: Config, app: App) {
   workerServer = Bun.serve({
     hostname: config.host,
     port: config.port,
@@ -189,15 +189,7 @@ function listenAsWorker(config: Config, db: Db, app: App) {
       const path = new URL(request.url).pathname;
       // The app answers these as on any instance; it reads callers' addresses from this server (WEFT_METRICS_ALLOW_CIDRS).
       if ((path === "/readyz" || path === "/metrics") && request.method === "GET") return app.handle(request);
-      if (path === "/healthz" && (request.method === "GET" || request.method === "HEAD")) {
-        return vitalStorageOf(db)
-          .ping()
-          .then(
-            () => Response.json({ data: { status: "ok" } }),
-            (error: unknown) =>
-              Response.json({ error: { code: "SERVICE_UNAVAILABLE", message: `the database does not answer: ${(error as Error).message}` } }, { status: 503 }),
-          );
-      }
+      if (path === "/healthz" && (request.method === "GET" || request.method === "HEAD")) return app.handle(request);
       return Response.json(
         {
           error: {
@@ -254,7 +246,7 @@ export async function serve(config: Config) {
   // Expired sessions go at the same interval, a bounded batch each time (docs/teams.md, "Sessions").
   deps.identity.startSweep(config.runRetentionIntervalSeconds * 1000, (error) => log.warn("deleting expired sessions failed", { error: error.message }));
   // Weft refuses oversized bodies itself (413 in the envelope, src/http/body.ts); Bun's own cap would answer without one.
-  if (config.role === "worker") listenAsWorker(config, db, app);
+  if (config.role === "worker") listenAsWorker(config, app);
   else app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false });
   const server = workerServer ?? app.server!;
   log.info("weft listening", { url: `http://${server.hostname}:${server.port}`, publicUrl: config.publicUrl, version: VERSION, dataDir: config.dataDir });

@@ -35,6 +35,7 @@ import type { PieceRegistry } from "../pieces-runtime/registry";
 import type { GuardedFetch, ResolvedAuth } from "../pieces-sdk/types";
 import type { Db } from "../store/db";
 import type { Storage } from "../store/port";
+import type { Liveness } from "../core/liveness";
 import type { Security } from "./middleware/security";
 import type { LoginGuard } from "./middleware/login-guard";
 
@@ -49,6 +50,8 @@ export interface AppDeps {
    * so the heartbeat, lease renewals and /healthz never queue behind busy requests for a pooled connection.
    */
   vitalStorage: Storage;
+  /** /healthz's check: the process answers, and its database did within the last second (src/core/liveness.ts). */
+  liveness: Liveness;
   log: Logger;
   identity: Identity;
   /** Members and invitations of a workspace (docs/teams.md). */

@@ -1,6 +1,6 @@
 /**
  * Health, readiness, metrics and the OpenAPI contract (the reference page is ./api-docs.ts, the UI ./ui.ts).
- * /healthz says the process and its database answer (liveness); /readyz that this instance may take traffic
+ * /healthz says the process answers and its database did a moment ago (liveness, src/core/liveness.ts); /readyz that this instance may take traffic
  * (src/core/readiness.ts); /metrics is Prometheus' text format (src/core/metrics.ts), for a token with
  * `metrics:read` or a scraper calling from WEFT_METRICS_ALLOW_CIDRS.
  */
@@ -42,8 +42,10 @@ export const serviceApi = (deps: AppDeps) => {
     .get(
       "/healthz",
       async () => {
-        // On the vital signs' connections: a probe never waits for a pooled connection behind busy requests.
-        await vitalStorage.ping();
+        // From the last round trip to the database when it is under a second old (src/core/liveness.ts).
+        await deps.liveness.check().catch((error: unknown) => {
+          throw new AppError("SERVICE_UNAVAILABLE", `the database does not answer: ${(error as Error)?.message ?? String(error)}`);
+        });
         return { data: { status: "ok" } };
       },
       {
