@@ -2,16 +2,20 @@
  * The suite runner behind `npm test` and `npm run test:postgres` (CONTRIBUTING.md, "Test"): `bun test` with
  * the files spread over worker processes (`--parallel`), the slowest started first (`--timings`, the
  * per-file durations in test/timings.json), each test given 30 s; then the few files that must not run beside
- * them (ALONE below): the cluster files two at a time (PAIRED), the others one after another. Arguments are handed on to `bun test` (`--reporter=junit
- * --reporter-outfile=...`, `--update-timings`, `-t`); given files or folders, it runs just those, in parallel.
+ * them (ALONE below): the cluster and crash files two at a time (PAIRED), the sandbox files one after another.
+ * Arguments are handed on to `bun test` (`--reporter=junit --reporter-outfile=...`, `--update-timings`, `-t`);
+ * given files or folders, it runs just those, in parallel.
  *
- * Under `--parallel` every file runs in a fresh global, so the preload (test/support/preload.ts) makes and
- * removes a temporary directory per file. This runner adds what a file cannot own:
+ * Each worker keeps one global and module registry for the files it runs (`--no-isolate`), as a plain serial
+ * `bun test` does for all of them: loading the app's modules again for every file cost the parallel pass a
+ * tenth of its CPU (477 → 414 s). A file still must not lean on what an earlier one left (a global, a
+ * module's state); the preload (test/support/preload.ts) gives each file a temporary directory of its own.
+ * This runner adds what a file cannot own:
  * - one temporary directory for the whole run, under which the files' directories go, removed at the end
  *   even when a worker died before its clean-up;
  * - on PostgreSQL, one throwaway server and its migrated template for every worker
  *   (test/support/postgres-storage.ts) instead of an initdb per file, stopped at the end;
- * - one junit report holding both passes when one is asked for (.ci/run adds up its totals).
+ * - one junit report holding every pass when one is asked for (.ci/run adds up its totals).
  *
  *   bun ./test/support/run-suite.ts [bun test arguments...]
  */
@@ -58,12 +62,12 @@ const TOGETHER = new Set(["test/cluster/start-up.test.ts"]);
 
 /**
  * ALONE files that may run two at a time, beside one another but not beside the parallel pass: the cluster files
- * spend most of their time waiting for heartbeats, leases and schedules on the wall clock (a pair kept the
- * machine 1.3 cores busy), so another cluster file costs them little CPU, and the lane takes their wall time
- * from ~125 s to ~75 s. The crash and sandbox files still run one after another: a second file beside them
- * would change what they measure.
+ * and the crash files spend most of their time waiting — for heartbeats, leases and schedules on the wall clock,
+ * for a restarted server — (two of them kept the machine 1.3 cores busy), so another such file costs them little
+ * CPU, and the lane takes their wall time from ~155 s to ~90 s. The sandbox files still run one after another: a
+ * second file beside them would change what they measure.
  */
-const PAIRED = ["test/cluster/"];
+const PAIRED = ["test/cluster/", "test/security/crash-cycles.test.ts", "test/security/crash-safety.test.ts"];
 
 /** `bun test` options followed by a value as a separate argument: that value is no file filter. */
 const TAKES_VALUE = new Set([
@@ -204,17 +208,17 @@ if (pg) process.env[SUITE_POSTGRES_URL] = pg.url;
 let status = 1;
 try {
   if (filtered) {
-    status = await bunTest([`--parallel=${WORKERS}`], []);
+    status = await bunTest([`--parallel=${WORKERS}`, "--no-isolate"], []);
   } else {
     const files = suiteFiles();
     const notTogether = files.filter((file) => !TOGETHER.has(file) && ALONE.some((entry) => file.startsWith(entry)));
     const paired = notTogether.filter((file) => PAIRED.some((entry) => file.startsWith(entry)));
     const alone = notTogether.filter((file) => !paired.includes(file));
     const together = files.filter((file) => !notTogether.includes(file));
-    status = await bunTest([`--parallel=${WORKERS}`], together);
+    status = await bunTest([`--parallel=${WORKERS}`, "--no-isolate"], together);
     // Then the paired lane and the files that run alone, each pass into a report of its own, merged into the one asked for.
     for (const [name, extra, group] of [
-      ["paired", ["--parallel=2"], paired],
+      ["paired", ["--parallel=2", "--no-isolate"], paired],
       ["alone", [], alone],
     ] as const) {
       if (group.length === 0) continue;
