@@ -26,8 +26,12 @@ function heldPings() {
 async function state(promise: Promise<void>): Promise<string> {
   let outcome = "waiting";
   promise.then(
-    () => void (outcome = "ok"),
-    (error: Error) => void (outcome = error.message),
+    () => {
+      outcome = "ok";
+    },
+    (error: Error) => {
+      outcome = error.message;
+    },
   );
   for (let i = 0; i < 5; i++) await Promise.resolve();
   return outcome;
