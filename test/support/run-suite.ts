@@ -35,6 +35,8 @@ import { SUITE_POSTGRES_URL, startSuitePostgres, testStorage } from "./postgres-
  */
 const WORKERS = Number(process.env.WEFT_TEST_WORKERS) || 2;
 const TIMINGS = "test/timings.json";
+/** How the parallel pass (and a filtered run) spreads files: WORKERS processes, each keeping its global (see above). */
+const PARALLEL = [`--parallel=${WORKERS}`, "--no-isolate"];
 
 /**
  * Files that run alone, after the parallel pass: each measures what other files running beside it would
@@ -115,7 +117,7 @@ function suiteFiles(): string[] {
 let stopped = false;
 
 /** `bun test` with `extra` arguments and `files`, its junit report (if asked for) going to `report`. */
-async function bunTest(extra: string[], files: string[], report?: string): Promise<number> {
+async function bunTest(extra: readonly string[], files: string[], report?: string): Promise<number> {
   const passed = report === undefined ? args : args.map((arg) => (arg === outfileArg ? `--reporter-outfile=${report}` : arg));
   const child = Bun.spawn([process.execPath, "test", ...extra, `--timings=${TIMINGS}`, "--timeout", "30000", ...passed, ...files.map((file) => `./${file}`)], {
     // Given explicitly: Bun.spawn hands a child the environment the runner started with, not process.env.
@@ -208,14 +210,14 @@ if (pg) process.env[SUITE_POSTGRES_URL] = pg.url;
 let status = 1;
 try {
   if (filtered) {
-    status = await bunTest([`--parallel=${WORKERS}`, "--no-isolate"], []);
+    status = await bunTest(PARALLEL, []);
   } else {
     const files = suiteFiles();
-    const notTogether = files.filter((file) => !TOGETHER.has(file) && ALONE.some((entry) => file.startsWith(entry)));
-    const paired = notTogether.filter((file) => PAIRED.some((entry) => file.startsWith(entry)));
-    const alone = notTogether.filter((file) => !paired.includes(file));
-    const together = files.filter((file) => !notTogether.includes(file));
-    status = await bunTest([`--parallel=${WORKERS}`, "--no-isolate"], together);
+    const apart = files.filter((file) => !TOGETHER.has(file) && ALONE.some((entry) => file.startsWith(entry)));
+    const paired = apart.filter((file) => PAIRED.some((entry) => file.startsWith(entry)));
+    const alone = apart.filter((file) => !paired.includes(file));
+    const together = files.filter((file) => !apart.includes(file));
+    status = await bunTest(PARALLEL, together);
     // Then the paired lane and the files that run alone, each pass into a report of its own, merged into the one asked for.
     for (const [name, extra, group] of [
       ["paired", ["--parallel=2", "--no-isolate"], paired],
@@ -223,7 +225,7 @@ try {
     ] as const) {
       if (group.length === 0) continue;
       const report = outfile === undefined ? undefined : join(root, `${name}.xml`);
-      const passStatus = stopped ? 1 : await bunTest([...extra], group, report);
+      const passStatus = stopped ? 1 : await bunTest(extra, group, report);
       if (status === 0) status = passStatus;
       if (outfile !== undefined && report !== undefined) mergeJunit(outfile, report);
     }
