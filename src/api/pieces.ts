@@ -4,6 +4,7 @@ import type { AppDeps } from "./deps";
 import { dynamicOptions, findPiece, listPieces, pieceDetail, pieceSummary, ProjectionCache, triggerSample } from "../core/pieces/catalog";
 import type { QueryValues } from "../core/pieces/projection";
 import { AppError } from "../http/errors";
+import { jsonText } from "../http/json-text";
 import { Data, List, PageQuery, pageOf } from "../schema/common";
 import { ActionId, DynamicOptionsFields, DynamicPropertyName, PieceId, PieceListItem, PieceSearch, TriggerId } from "../schema/piece";
 
@@ -72,8 +73,6 @@ function rawQuery(url: string): QueryValues {
   }
   return out;
 }
-
-const json = (body: string) => new Response(body, { headers: { "content-type": "application/json" } });
 
 const OptionsAnswer = Data(
   t.Object({
@@ -166,12 +165,12 @@ export const piecesApi = (deps: AppDeps) => {
     )
     .get(
       "/api/pieces/:id/actions/:actionId",
-      ({ params, request }) => json(projections.actionJson(params.id, params.actionId, rawQuery(request.url))),
+      ({ params, request }) => jsonText(projections.actionJson(params.id, params.actionId, rawQuery(request.url))),
       projectionRoute(ActionParams, "Schema projection of an action, narrowed by <property>=<value> gate values"),
     )
     .get(
       "/api/pieces/:id/triggers/:triggerId",
-      ({ params, request }) => json(projections.triggerJson(params.id, params.triggerId, rawQuery(request.url))),
+      ({ params, request }) => jsonText(projections.triggerJson(params.id, params.triggerId, rawQuery(request.url))),
       projectionRoute(TriggerParams, "Schema projection of a trigger, narrowed by <property>=<value> gate values"),
     )
     .post(

@@ -26,7 +26,7 @@ import type { Clock } from "../lib/clock";
 import type { RunT } from "../schema/run";
 import type { Environment } from "../schema/run";
 import type { FlowVersionT, SettingsT } from "../schema/workflow";
-import type { RunListFilter, RunRow, StepRow } from "../store/run-rows";
+import type { RunListFilter, RunPage, RunRow, StepRow } from "../store/run-rows";
 import { storageOf } from "../store/storage";
 import type { Storage } from "../store/port";
 import { Claims } from "./claims";
@@ -331,8 +331,8 @@ export class Engine {
     return this.waiters.row(workspaceId, runId);
   }
 
-  /** One page of a workspace's runs and the exact number that match (what is committed: see `committed`). */
-  listRuns(filter: RunListFilter): Promise<{ rows: RunRow[]; total: number }> {
+  /** One page of a workspace's runs, as the API's JSON, and the exact number that match (what is committed: see `committed`). */
+  listRuns(filter: RunListFilter): Promise<RunPage> {
     return this.reads.list(filter);
   }
 

@@ -103,6 +103,7 @@ export const RunList = t.Object({
   data: t.Array(Run),
   pagination: t.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer(), totalPages: Type.Integer() }),
 });
+export type RunListT = Static<typeof RunList>;
 
 export const RunCountsQuery = t.Object(
   {

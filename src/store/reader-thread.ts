@@ -3,13 +3,14 @@
  * answers each read with its result, so a list page, its total or a long run's steps — and decoding their rows
  * and records — never hold the thread that serves HTTP. On SQLite a connection reading WAL snapshots, its
  * reads synchronous; on PostgreSQL the storage port's reads on a small pool of the thread's own, awaited.
+ * A list page leaves as the API's JSON (ReaderMessage): the serving thread sends it on without parsing it.
  */
 import { yieldToServingThread } from "../lib/thread-priority";
 import { openStoreAt } from "./open";
 import { CONNECTION_NAMES, openPool } from "./postgres/connection";
 import { postgresStorage } from "./postgres/storage";
-import type { ReaderReply, ReaderRequest } from "./run-reads";
-import type { RunListFilter } from "./run-rows";
+import type { ReaderMessage, ReaderReply, ReaderRequest } from "./run-reads";
+import { pageOfRuns, type RunListFilter, type RunRow } from "./run-rows";
 import { RunStore } from "./sqlite/run-store";
 import { failureOf } from "./storage-errors";
 
@@ -22,15 +23,22 @@ yieldToServingThread();
 const READER_POOL = 2;
 
 /** RunStore's reads (SQLite) or the port's (PostgreSQL): the same answers, synchronous or awaited. */
-let reads: { list(filter: RunListFilter): unknown; stepsBounded(runId: string, max: number): unknown } | undefined;
+let reads:
+  | {
+      list(filter: RunListFilter): { rows: RunRow[]; total: number } | Promise<{ rows: RunRow[]; total: number }>;
+      stepsBounded(runId: string, max: number): unknown;
+    }
+  | undefined;
 
-async function answer(request: ReaderRequest): Promise<unknown> {
+async function answer(request: ReaderRequest): Promise<ReaderMessage> {
   if (!reads) throw new Error("the run reader's store is not open");
   switch (request.t) {
-    case "list":
-      return await reads.list(request.filter);
+    case "list": {
+      const page = pageOfRuns(await reads.list(request.filter));
+      return [JSON.stringify({ id: request.id, result: { total: page.total } } satisfies ReaderReply), page.runs];
+    }
     case "steps":
-      return await reads.stepsBounded(request.runId, request.max);
+      return [JSON.stringify({ id: request.id, result: await reads.stepsBounded(request.runId, request.max) } satisfies ReaderReply)];
   }
 }
 
@@ -46,14 +54,14 @@ self.onmessage = async (event: MessageEvent) => {
     } catch (error) {
       reply = { id: 0, failure: failureOf(error) };
     }
-    self.postMessage(JSON.stringify(reply));
+    self.postMessage([JSON.stringify(reply)] satisfies ReaderMessage);
     return;
   }
-  let reply: ReaderReply;
+  let out: ReaderMessage;
   try {
-    reply = { id: message.id, result: await answer(message) };
+    out = await answer(message);
   } catch (error) {
-    reply = { id: message.id, failure: failureOf(error) };
+    out = [JSON.stringify({ id: message.id, failure: failureOf(error) } satisfies ReaderReply)];
   }
-  self.postMessage(JSON.stringify(reply));
+  self.postMessage(out);
 };

@@ -209,6 +209,18 @@ export function runFromRow(row: RunRow): RunT {
   };
 }
 
+/**
+ * One page of the run list as GET /api/runs sends it: `runs` is the page's runs as the API shows them
+ * (runFromRow), already JSON, so the thread that serves HTTP sends the text on without parsing or
+ * serialising it (a reader thread makes it: ./run-reads.ts); `total` counts every run that matches.
+ */
+export interface RunPage {
+  runs: string;
+  total: number;
+}
+
+export const pageOfRuns = ({ rows, total }: { rows: RunRow[]; total: number }): RunPage => ({ runs: JSON.stringify(rows.map(runFromRow)), total });
+
 export function stepFromRow(row: StepRow): StepT {
   return {
     id: row.id,

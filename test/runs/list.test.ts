@@ -4,7 +4,9 @@
  * starts, so nothing executes them.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import { Value } from "@sinclair/typebox/value";
 import { newId } from "../../src/lib/ids";
+import { RunList } from "../../src/schema/run";
 import type { RunRow } from "../../src/store/run-rows";
 import { runRow } from "../support/run-rows";
 import { testApp, type TestApp } from "../support/app";
@@ -90,6 +92,17 @@ describe("GET /api/runs envelope and defaults", () => {
       expect(run.workspaceId).toBe(workspaceId);
       expect(run.environment).toBe("production");
     }
+  });
+
+  test("the answer is JSON the contract's RunList schema accepts, with the request's id (a reader thread's text, sent as it is)", async () => {
+    const res = await t.req("GET", "/api/runs?environment=all&limit=100", { headers: { "x-request-id": "list-envelope" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("application/json");
+    expect(res.headers.get("x-request-id")).toBe("list-envelope");
+    // Elysia checks only the answers it serialises: this one is checked here.
+    expect([...Value.Errors(RunList, res.body)].map((e) => `${e.path}: ${e.message}`)).toEqual([]);
+    expect(res.body.data.length).toBe(27);
+    expect(res.body.data[0].triggerData).toEqual({ body: {}, headers: {}, query: {} });
   });
 
   test("an empty result is [] with total 0", async () => {

@@ -6,7 +6,7 @@
 import type { Engine } from "../../engine/engine";
 import { AppError, notFound } from "../../http/errors";
 import { validTraceparent } from "../../lib/traceparent";
-import type { Environment, RunT, RunTriggerType } from "../../schema/run";
+import type { Environment, RunListT, RunT, RunTriggerType } from "../../schema/run";
 import { runFromRow, stepFromRow } from "../../store/run-rows";
 import { runCountFilter, runListFilter, type RawQuery } from "./list-query";
 
@@ -84,14 +84,22 @@ export class Runs {
     return { status: 202, run: current ?? (await this.engine.current(runId))! };
   }
 
-  async list(workspaceId: string, query: RawQuery) {
+  /**
+   * GET /api/runs's answer as JSON text ({ data, pagination }): the page's runs arrive as JSON from a reader
+   * thread and are sent on as they are (src/store/run-reads.ts), so a busy run list costs the thread that
+   * serves HTTP no parsing or serialising.
+   */
+  async listJson(workspaceId: string, query: RawQuery): Promise<string> {
     const filter = runListFilter(workspaceId, query);
     await this.engine.committed(READ_WAIT_MS);
-    const { rows, total } = await this.engine.listRuns(filter);
-    return {
-      data: rows.map(runFromRow),
-      pagination: { page: filter.page, limit: filter.limit, total, totalPages: Math.ceil(total / filter.limit) },
-    };
+    const { runs, total } = await this.engine.listRuns(filter);
+    const pagination: RunListT["pagination"] = { page: filter.page, limit: filter.limit, total, totalPages: Math.ceil(total / filter.limit) };
+    return `{"data":${runs},"pagination":${JSON.stringify(pagination)}}`;
+  }
+
+  /** The same page as an object (the MCP tool's answer). */
+  async list(workspaceId: string, query: RawQuery): Promise<RunListT> {
+    return JSON.parse(await this.listJson(workspaceId, query)) as RunListT;
   }
 
   /**
