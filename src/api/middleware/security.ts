@@ -123,12 +123,17 @@ export function createSecurity(options: SecurityOptions) {
   }
 
   /** The scope, or the address: a refusal names both ways in. */
-  async function authenticateOrAdmit(ctx: any, permission: ScopeOrAddress): Promise<Principal | undefined> {
-    const address: string | undefined = (ctx.server as Server<unknown> | null)?.requestIP(ctx.request)?.address;
+  async function authenticateOrAdmit(
+    request: Request,
+    set: { headers: Record<string, any> },
+    server: Server<unknown> | null,
+    permission: ScopeOrAddress,
+  ): Promise<Principal | undefined> {
+    const address: string | undefined = server?.requestIP(request)?.address;
     const { ranges, setting } = permission.orFrom;
     if (ranges.includes(address)) return undefined;
     try {
-      return await authenticate(ctx.request, ctx.set, permission.scope);
+      return await authenticate(request, set, permission.scope);
     } catch (error) {
       if (!(error instanceof AppError) || (error.code !== "UNAUTHORIZED" && error.code !== "FORBIDDEN")) throw error;
       const where = `an address in ${setting} (${ranges.cidrs.join(", ") || "none set"}); this call came from ${address ?? "an unknown address"}`;
@@ -146,8 +151,13 @@ export function createSecurity(options: SecurityOptions) {
         "x-permission": typeof permission === "string" ? permission : permission.scope,
         security: permission === "public" ? [] : [{ bearer: [] }, { session: [] }],
       } as Record<string, unknown>,
+      // Parts of the context, never the context itself: Elysia reads this function's text, and a context passed
+      // whole to a function makes it parse every request's cookies, headers and query for every route.
       async transform(ctx: any) {
-        ctx.auth = typeof permission === "string" ? await authenticate(ctx.request, ctx.set, permission) : await authenticateOrAdmit(ctx, permission);
+        ctx.auth =
+          typeof permission === "string"
+            ? await authenticate(ctx.request, ctx.set, permission)
+            : await authenticateOrAdmit(ctx.request, ctx.set, ctx.server, permission);
       },
       resolve: (ctx: any) => ({ auth: ctx.auth as Principal }),
     }),
