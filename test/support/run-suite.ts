@@ -47,7 +47,9 @@ const PARALLEL = [`--parallel=${WORKERS}`, "--no-isolate"];
  * tries (it ran its twenty rounds green at a load average of 8, in 173 s). crash-safety and crash-cycles
  * SIGKILL a server at chosen moments of a run; sandbox-fairness measures a burst of sandboxed runs sharing the CPU, sandbox-limits which of a
  * time and a memory limit a hostile script reaches first, sandbox-process and sandbox-sharing how sandbox
- * processes share the cores, stop at their time limits and leave once idle.
+ * processes share the cores, stop at their time limits and leave once idle. remote-database times /healthz and
+ * webhooks (median < 20 ms) while a list read is held at a proxy ~2 ms from PostgreSQL: beside the parallel pass
+ * both cores are busy and its webhooks' median reached 24 ms there once (2026-11-30); alone it passes.
  */
 const ALONE = [
   "test/cluster/",
@@ -57,6 +59,7 @@ const ALONE = [
   "test/security/sandbox-limits.test.ts",
   "test/security/sandbox-process.test.ts",
   "test/security/sandbox-sharing.test.ts",
+  "test/store/remote-database.test.ts",
 ];
 
 /** Files under an ALONE folder that run in the parallel pass all the same (see above). */
