@@ -353,7 +353,9 @@ describe.skipIf(!pgBin)("PostgreSQL schema", () => {
     ]);
     expect(outcomes.map((o) => o.status).sort()).toEqual(["fulfilled", "rejected"]);
     // The exclusion constraint's refusal (23P01) is a unique violation to the code above the store.
-    expect(storageError(outcomes.find((o) => o.status === "rejected")?.reason)?.kind).toBe("unique");
+    // With the error's own words beside the kind: a refusal of another kind says what it was when this fails.
+    const refusal = (outcomes.find((o) => o.status === "rejected") as PromiseRejectedResult | undefined)?.reason;
+    expect({ kind: storageError(refusal)?.kind, error: String(refusal) }).toMatchObject({ kind: "unique" });
     expect((await one`SELECT count(*)::int AS n FROM runs WHERE id = 'run-2'`)[0].n).toBe(1);
     db.close();
     lite.close();
