@@ -104,9 +104,8 @@ class ThreadedReads implements RunReads {
     private readonly threads: number,
   ) {}
 
-  async list(filter: RunListFilter): Promise<RunPage> {
-    const { total, runs } = await this.ask<{ total: number; runs: string }>((id) => ({ t: "list", id, filter }));
-    return { runs, total };
+  list(filter: RunListFilter) {
+    return this.ask<RunPage>((id) => ({ t: "list", id, filter }));
   }
 
   stepsBounded(runId: string, max: number) {
@@ -164,7 +163,8 @@ class ThreadedReads implements RunReads {
       // Held open only while a read is due: an idle server (or a test's app) can end without closing it.
       if (waiting.size === 0) (worker as { unref?: () => void }).unref?.();
       if ("failure" in reply) waiter?.reject(errorOf(reply.failure));
-      else waiter?.resolve(runs === undefined ? reply.result : { ...(reply.result as object), runs });
+      // A list page's reply holds its total; its runs come beside it (ReaderMessage): together a RunPage.
+      else waiter?.resolve(runs === undefined ? reply.result : { total: (reply.result as { total: number }).total, runs });
     };
     worker.onerror = (event) => {
       // A thread that died fails what it held; the next read starts another.
