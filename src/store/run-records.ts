@@ -24,9 +24,8 @@
  * `[1, base, steps]`, no cold columns, no dictionary), from before dictionaries, is still read. Every value
  * comes back exactly as written.
  */
-import { zstdDecompressSync } from "node:zlib";
 import { isStepIdOf, mayBeStepIdOf, stepIdOf } from "../lib/ids";
-import { type ZstdCompressor, type ZstdDictionary, zstdCompressor } from "../lib/zstd";
+import { type ZstdCompressor, type ZstdDecompressor, type ZstdDictionary, zstdCompressor, zstdDecompressor } from "../lib/zstd";
 
 /**
  * A row's values in the order of its insert statement's columns (every column is text, a number or null; a
@@ -334,6 +333,8 @@ const LEVEL = 6;
 
 /** This thread's compressor, made at its first record (a thread that never packs one never loads libzstd). */
 let compressor: ZstdCompressor | undefined;
+/** This thread's decompressor, made at the first record it reads. */
+let decompressor: ZstdDecompressor | undefined;
 
 /** A record's bytes: `text` (recordText) compressed, against `dictionary` when given. */
 export function packRecord(text: Uint8Array, dictionary?: Dictionary): Uint8Array {
@@ -394,11 +395,12 @@ function unpack(
   if (current) {
     const id = recordDictionary(bytes);
     const frame = bytes.subarray(HEADER);
-    if (id === null) json = decoder.decode(zstdDecompressSync(frame));
+    decompressor ??= zstdDecompressor();
+    if (id === null) json = decompressor.text(frame);
     else {
-      const dict = dictionary(id);
-      if (!dict) throw new Error(`the record of run ${runId} needs dictionary ${id}, which is not stored`);
-      json = decoder.decode(zstdDecompressSync(frame, { dictionary: dict }));
+      const dictionaryBytes = dictionary(id);
+      if (!dictionaryBytes) throw new Error(`the record of run ${runId} needs dictionary ${id}, which is not stored`);
+      json = decompressor.text(frame, { id, bytes: dictionaryBytes });
     }
   } else json = decoder.decode(Bun.zstdDecompressSync(bytes));
   const [head, base, tuples] = JSON.parse(json) as [unknown, number, unknown[][]];

@@ -1,11 +1,12 @@
 /**
  * src/lib/zstd.ts: records compressed through the system's libzstd (a kept context, prepared dictionaries) or
  * through node:zlib must be frames node:zlib reads back to the exact text, against the same dictionary, with
- * no content size in their header, and no larger than node:zlib's own.
+ * no content size in their header, and no larger than node:zlib's own; and either decompressor must read every
+ * such frame back to the exact text, whatever its size, and name a frame it cannot read.
  */
 import { expect, test } from "bun:test";
 import { zstdDecompressSync } from "node:zlib";
-import { PREPARED_DICTIONARIES, type ZstdCompressor, type ZstdDictionary, zstdCompressor } from "../../src/lib/zstd";
+import { PREPARED_DICTIONARIES, type ZstdCompressor, type ZstdDecompressor, type ZstdDictionary, zstdCompressor, zstdDecompressor } from "../../src/lib/zstd";
 
 const LEVEL = 6;
 const native = zstdCompressor(LEVEL);
@@ -97,6 +98,53 @@ test.skipIf(!hasLibzstd)("each frame is made against its own dictionary while mo
       // Interleaved frames without a dictionary must not use the last one referred to.
       const plain = native.compress(text);
       expect(readBack(plain)).toEqual(text);
+    }
+  }
+});
+
+const decompressors: Array<[string, ZstdDecompressor]> = [["node:zlib", zstdDecompressor({ native: false })]];
+if (hasLibzstd) decompressors.push(["libzstd", zstdDecompressor()]);
+const decoder = new TextDecoder();
+
+for (const [name, decompressor] of decompressors) {
+  test(`${name} decompressor: every compressor's frames come back as their exact text, larger than the kept buffer too`, () => {
+    expect(decompressor.library).toBe(name as ZstdDecompressor["library"]);
+    const dictionary = dictionaryOf("d3", Buffer.concat([record(21), record(22), record(23)]));
+    const texts = [
+      "",
+      "x",
+      decoder.decode(record(8)),
+      "grüße, €, 😀 ".repeat(5_000),
+      "ab".repeat(150_000),
+      // ~270 KB that hardly compresses: more than four times the kept 64 KiB, so the buffer grows twice.
+      Buffer.from(noise(200_000, 3)).toString("base64"),
+    ];
+    for (const [, compressor] of compressors)
+      for (const text of texts)
+        for (const dict of [undefined, dictionary]) expect(decompressor.text(compressor.compress(encoder.encode(text), dict), dict)).toBe(text);
+  });
+
+  test(`${name} decompressor: a frame it cannot read is refused, and the next frame still reads`, () => {
+    const good = fallback.compress(record(5));
+    const broken = new Uint8Array(good);
+    broken[0] = 0x00;
+    expect(() => decompressor.text(broken)).toThrow(/zstd|Unknown frame|unknown/i);
+    // A frame cut short: libzstd says so; node:zlib's zstdDecompressSync returns what it got (here nothing).
+    if (decompressor.library === "libzstd") expect(() => decompressor.text(good.subarray(0, good.byteLength - 3))).toThrow(/zstd could not decompress/);
+    expect(decompressor.text(good)).toBe(decoder.decode(record(5)));
+  });
+}
+
+test.skipIf(!hasLibzstd)("libzstd decompressor: each frame is read against its own dictionary while more dictionaries than are kept take turns", () => {
+  const decompressor = zstdDecompressor();
+  const count = PREPARED_DICTIONARIES * 2 + 3;
+  const dictionaries = Array.from({ length: count }, (_, d) => dictionaryOf(`read-${d}`, Buffer.concat([record(d * 1000), record(d * 1000 + 1)])));
+  for (let round = 0; round < 3; round++) {
+    for (let d = 0; d < count; d++) {
+      const dictionary = dictionaries[(d * 5 + round) % count]!;
+      const text = record(round * 100_000 + d);
+      expect(decompressor.text(native.compress(text, dictionary), dictionary)).toBe(decoder.decode(text));
+      expect(decompressor.text(native.compress(text))).toBe(decoder.decode(text));
     }
   }
 });
