@@ -33,6 +33,7 @@
  */
 import { readdirSync, rmSync } from "node:fs";
 import { cpus } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type LatencyProxy, measureRttMs, startLatencyProxy } from "../test/support/latency-proxy";
 import { postgresBinaries } from "../test/support/postgres";
@@ -369,8 +370,6 @@ async function throughput(): Promise<void> {
 
 const LIST_PATH = "/api/runs?sort=duration&environment=all&limit=20";
 const LIST_CLIENTS = 20;
-/** Pause between two /healthz calls of the prober. */
-const PROBE_GAP_MS = 5;
 const auth = { authorization: `Bearer ${BENCH_TOKEN}` };
 const tool = () => (Bun.which("wrk") ? "wrk" : "the Bun client (install wrk for accurate figures)");
 
@@ -386,22 +385,22 @@ interface StallFigures {
   cores: Cores;
 }
 
-/** /healthz called one after another (PROBE_GAP_MS apart) until `until` settles: every answer's ms, sorted. */
-async function probeHealthz(baseUrl: string, until: Promise<unknown>): Promise<number[]> {
-  let done = false;
-  void until.finally(() => {
-    done = true;
-  });
-  const ms: number[] = [];
-  while (!done) {
-    const t0 = performance.now();
-    const res = await fetch(`${baseUrl}/healthz`);
-    await res.arrayBuffer();
-    if (!res.ok) throw new Error(`/healthz answered ${res.status}`);
-    ms.push(performance.now() - t0);
-    await Bun.sleep(PROBE_GAP_MS);
+/**
+ * /healthz of each of `baseUrls` called one after another (5 ms apart) until `until` settles, by a
+ * prober in a process of its own (./_healthz-prober.ts: this process runs the latency proxy, whose work would
+ * delay the probes it timed): every answer's ms per URL, sorted.
+ */
+async function probeHealthz(baseUrls: string[], until: Promise<unknown>): Promise<number[][]> {
+  const prober = Bun.spawn([process.execPath, join(import.meta.dir, "_healthz-prober.ts"), ...baseUrls], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+  try {
+    await until;
+  } finally {
+    prober.stdin.write("stop\n");
+    await prober.stdin.end();
   }
-  return ms.sort((a, b) => a - b);
+  const [out, code] = await Promise.all([new Response(prober.stdout).text(), prober.exited]);
+  if (code !== 0) throw new Error(`the /healthz prober exited with ${code}`);
+  return JSON.parse(out) as number[][];
 }
 
 /**
@@ -419,7 +418,7 @@ async function measureStall(storage: Storage, dataDir: string, bystander: BenchS
     const listUrl = `${server.url}${LIST_PATH}`;
     // Idle: once what follows a start has settled (the writer's connections open a second after first use).
     await Bun.sleep(IDLE_SETTLE_MS);
-    const idleHealthz = await probeHealthz(server.url, Bun.sleep(1000));
+    const [idleHealthz] = await probeHealthz([server.url], Bun.sleep(1000));
     await load(listUrl, { connections: LIST_CLIENTS, seconds: WARMUP_SECONDS, headers: auth });
     const {
       healthz,
@@ -432,7 +431,7 @@ async function measureStall(storage: Storage, dataDir: string, bystander: BenchS
       const listing = load(listUrl, { connections: LIST_CLIENTS, seconds: SECONDS, headers: auth });
       // The prober starts once wrk's connections are open and stops with the load.
       await Bun.sleep(200);
-      const [healthz, floor] = await Promise.all([probeHealthz(server.url, listing), probeHealthz(bystander.url, listing)]);
+      const [healthz, floor] = await probeHealthz([server.url, bystander.url], listing);
       const list = await listing;
       const writesPerRead = (storage.proxy?.traffic() ?? [])
         .map((c) => (c.up - (before.get(c.id) ?? 0)) / Math.max(1, list.requests))
