@@ -10,6 +10,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { storageError } from "../storage-errors";
+import { CommitSync } from "./commit-sync";
 
 /** Whose turn it is on a connection: free, or a unit's until `held` settles. */
 export class Turns {
@@ -50,18 +51,26 @@ export function turnsFor(db: Database): Turns {
 }
 
 export class SqliteConnection {
-  /** `turns` null: the connection of a unit that holds it (./storage.ts). */
+  /** How a call's commit reaches the disk without this thread waiting for it (null: in its commit, as SQLite does). */
+  private readonly commits: CommitSync | null;
+
+  /** `turns` null: the connection of a unit that holds it (./storage.ts), whose end makes the unit durable. */
   constructor(
     readonly db: Database,
     private readonly turns: Turns | null,
-  ) {}
+  ) {
+    this.commits = turns ? CommitSync.of(db) : null;
+  }
 
-  /** Runs `work` on the connection when it is this caller's turn; SQLite's refusals come back as StorageError. */
+  /**
+   * Runs `work` on the connection when it is this caller's turn; SQLite's refusals come back as StorageError.
+   * What it committed is on disk when the promise settles (./commit-sync.ts).
+   */
   do<T>(work: () => T): Promise<T> {
     const wait = this.turns?.free();
     if (wait) return wait.then(() => this.do(work));
     try {
-      return Promise.resolve(work());
+      return Promise.resolve(this.commits ? this.commits.run(work) : work());
     } catch (error) {
       return Promise.reject(storageError(error) ?? error);
     }

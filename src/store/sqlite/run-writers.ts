@@ -9,8 +9,9 @@
  * applyWireOp, which the writer thread runs too), and a change to one must be made to the other.
  */
 import type { Statement } from "bun:sqlite";
-import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
+import { fdatasync } from "node:fs";
 import { threadEntry } from "../../lib/thread-entry";
+import { WalFile } from "./commit-sync";
 import type { Db } from "../db";
 import { dropSentDefinitions, encodeOp, type Entry, packFinishedRuns, QueueingWriter, type WireOp } from "../run-writes";
 import { type Failure, failureOf } from "../storage-errors";
@@ -134,7 +135,8 @@ export class InlineWriter extends QueueingWriter {
   /** Covered by the fsync now running. */
   private syncing: Committed[] | undefined;
   private syncingEntries = 0;
-  private walFd: number | undefined;
+  /** The WAL file fsync'ed after each commit (options.syncWal). */
+  private readonly wal: WalFile | undefined;
   /** Copies WAL frames into the database file off this thread (see checkpoint-thread.ts). */
   private checkpointer: Worker | undefined;
   private walFrames = 0;
@@ -154,6 +156,7 @@ export class InlineWriter extends QueueingWriter {
     this.store = new RunStore(db, true);
     // Only a connection that would fsync every commit (FULL) gains from moving the fsync off this thread.
     const level = options.syncWal ? (db.query("PRAGMA synchronous").get() as { synchronous: number } | null)?.synchronous : undefined;
+    this.wal = options.syncWal ? new WalFile(options.syncWal) : undefined;
     if (options.syncWal && level === 2) {
       this.setNormal = db.prepare("PRAGMA synchronous = NORMAL");
       this.setFull = db.prepare("PRAGMA synchronous = FULL");
@@ -271,7 +274,7 @@ export class InlineWriter extends QueueingWriter {
       }
       this.kick();
     };
-    const fd = this.wal();
+    const fd = this.wal?.descriptor();
     if (fd === undefined) {
       // No WAL file to open (not expected in WAL mode): a full checkpoint syncs the WAL and the database file.
       try {
@@ -283,19 +286,6 @@ export class InlineWriter extends QueueingWriter {
       return;
     }
     fdatasync(fd, done);
-  }
-
-  /** The WAL's descriptor, reopened when the file was replaced (a closed and reopened database). */
-  private wal(): number | undefined {
-    try {
-      if (this.walFd !== undefined && fstatSync(this.walFd).nlink > 0) return this.walFd;
-      if (this.walFd !== undefined) closeSync(this.walFd);
-      this.walFd = undefined;
-      this.walFd = openSync(this.options.syncWal!, "r");
-      return this.walFd;
-    } catch {
-      return undefined;
-    }
   }
 
   async truncateWal(): Promise<boolean> {
@@ -315,8 +305,7 @@ export class InlineWriter extends QueueingWriter {
     this.kick();
     await this.drain();
     this.closed = true;
-    if (this.walFd !== undefined) closeSync(this.walFd);
-    this.walFd = undefined;
+    this.wal?.close();
     this.stopCheckpointer();
     if (this.options.ownsDb) this.db.close();
   }

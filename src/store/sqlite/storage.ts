@@ -4,6 +4,7 @@ import type { Storage } from "../port";
 import { schemaVersion as storedVersion } from "./db";
 import { storageError } from "../storage-errors";
 import { migrations } from "./migrations";
+import { CommitSync } from "./commit-sync";
 import { SqliteConnection, turnsFor } from "./connection";
 import { SqliteIdempotency } from "./idempotency";
 import { SqliteConnections } from "./connections";
@@ -58,6 +59,7 @@ export function sqliteStorage(db: Database): Storage {
   const latest = migrations.at(-1)?.version ?? 0;
   const schemaVersion = () => new SqliteConnection(db, turns).do(() => ({ version: storedVersion(db), latest }));
   const unitRepositories = repositories(new SqliteConnection(db, null));
+  const commits = CommitSync.of(db);
   return {
     ...repositories(new SqliteConnection(db, turns)),
     ping,
@@ -67,22 +69,31 @@ export function sqliteStorage(db: Database): Storage {
       const release = await turns.take();
       const committed: Array<() => void> = [];
       const unit: Storage = { ...unitRepositories, atomically: (inner) => inner(unit), ping, schemaVersion, afterCommit: (then) => void committed.push(then) };
-      let result: Awaited<ReturnType<typeof work>>;
+      // Committed without an fsync on this thread; the unit's caller goes on once it is on disk (./commit-sync.ts).
+      const before = commits?.begin();
+      let outcome: { result: Awaited<ReturnType<typeof work>> } | { error: unknown };
       try {
         // IMMEDIATE takes the write lock now: what the unit reads cannot change before it writes.
         db.run("BEGIN IMMEDIATE");
         try {
-          result = await work(unit);
+          outcome = { result: await work(unit) };
           db.run("COMMIT");
         } catch (error) {
           if (db.inTransaction) db.run("ROLLBACK");
           throw error;
         }
       } catch (error) {
-        throw storageError(error) ?? error;
-      } finally {
-        release();
+        outcome = { error: storageError(error) ?? error };
       }
+      const synced = before === undefined ? undefined : commits!.end(before);
+      release();
+      if ("error" in outcome) {
+        // A unit rolled back has nothing of its own to wait for.
+        synced?.catch(() => {});
+        throw outcome.error;
+      }
+      await synced;
+      const { result } = outcome;
       for (const then of committed) then();
       return result;
     },
