@@ -8,7 +8,7 @@
  * durable as under FULL, and one fsync covers every commit made while the one before it ran. The run writer
  * does the same for its batches (./run-writers.ts, InlineWriter).
  *
- * Only a file's connection at synchronous=FULL gains anything: in memory, or at NORMAL (WEFT_SQLITE_SYNCHRONOUS),
+ * Only a file's connection at synchronous=FULL gains anything: in memory, or at NORMAL (WEFT_DB_SYNCHRONOUS),
  * a call runs as it is.
  */
 import type { Database, Statement } from "bun:sqlite";
