@@ -87,6 +87,19 @@ test("an fsync that fails fails the write that waited for it, naming the disk", 
   expect(synchronous(failing.db)).toBe(2);
 });
 
+test("a call that committed and then failed answers its own failure, and a failing fsync after it is nobody's error", async () => {
+  const { db, commits } = store({ failWith: "input/output error" });
+  expect(() =>
+    commits!.run(() => {
+      db.run("INSERT INTO instances (id, hostname, pid, version, role, started_at, heartbeat_at, pieces) VALUES ('f', 'h', 1, 'v', 'all', 'a', 'a', '[]')");
+      throw new Error("the call's own failure");
+    }),
+  ).toThrow("the call's own failure");
+  // The fsync that followed failed; nothing waited for it, and no rejection is left unhandled.
+  await Bun.sleep(50);
+  expect(synchronous(db)).toBe(2);
+});
+
 test("a unit of work answers after its commit is synced; a unit rolled back answers its own error at once", async () => {
   const { storage, syncs } = store({ delayMs: 120 });
   const started = performance.now();

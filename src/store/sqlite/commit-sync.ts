@@ -83,12 +83,14 @@ export class CommitSync {
   run<T>(work: () => T): T | Promise<T> {
     const before = this.begin();
     let result: T;
-    let synced: Promise<void> | undefined;
     try {
       result = work();
-    } finally {
-      synced = this.end(before);
+    } catch (error) {
+      // What it committed before it failed still goes to the disk; its caller hears the failure, not the fsync's.
+      this.end(before)?.catch(() => {});
+      throw error;
     }
+    const synced = this.end(before);
     return synced ? synced.then(() => result) : result;
   }
 
