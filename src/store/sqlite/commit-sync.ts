@@ -8,6 +8,9 @@
  * durable as under FULL, and one fsync covers every commit made while the one before it ran. The run writer
  * does the same for its batches (./run-writers.ts, InlineWriter).
  *
+ * What it costs a call: two PRAGMAs and two reads of total_changes(), 1–3 µs measured on a read; a webhook makes
+ * no call through the port on SQLite (counted: 10–20 calls, all background, during 9,990 webhook requests).
+ *
  * Only a file's connection at synchronous=FULL gains anything: in memory, or at NORMAL (WEFT_DB_SYNCHRONOUS),
  * a call runs as it is.
  */
