@@ -14,12 +14,20 @@ import { openRunReads } from "../../src/store/run-reads";
 const dir = mkdtempSync(join(tmpdir(), "weft-reader-priority-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Each thread of this process: its id and nice value (field 19 of /proc/…/stat, after the command's parenthesis). */
+/**
+ * Each thread of this process: its id and nice value (field 19 of /proc/…/stat, after the command's parenthesis).
+ * A thread that ends between the listing and the read (an I/O pool's idle thread) is left out.
+ */
 function threads(): Array<{ tid: number; nice: number }> {
-  return readdirSync("/proc/self/task").map((tid) => {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+  return readdirSync("/proc/self/task").flatMap((tid) => {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+    } catch {
+      return [];
+    }
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { tid: Number(tid), nice: Number(fields[16]) };
+    return [{ tid: Number(tid), nice: Number(fields[16]) }];
   });
 }
 
