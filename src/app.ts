@@ -65,6 +65,7 @@ import { Folders } from "./core/workflows/folders";
 import { WorkflowFiles } from "./core/workflows/files";
 import { Transfer } from "./core/workflows/transfer";
 import { Workflows } from "./core/workflows/workflows";
+import { jsonAnswer } from "./http/answer-body";
 import { parseJsonBody, readBodyBytes, assertBodySize, BODYLESS_ROUTES } from "./http/body";
 import { toErrorResponse } from "./http/error-handler";
 import { AppError } from "./http/errors";
@@ -454,6 +455,8 @@ export function createApp(options: CreateAppOptions) {
     .onAfterHandle(async ({ request, set, responseValue, response }: any) => {
       await idempotency.after(request, typeof set.status === "number" ? set.status : 200, responseValue ?? response);
     })
+    // Objects and arrays are serialised here so that a large one leaves in two sends, not ~19 (src/http/answer-body.ts).
+    .mapResponse(({ responseValue, set }: any) => jsonAnswer(responseValue, set))
     .onError(({ code, error, set, request, path }) => {
       const answer = errorAnswer(code, error, String(set.headers["x-request-id"] ?? ""), request, path);
       set.status = answer.status;

@@ -10,6 +10,7 @@ import type { AppDeps } from "./deps";
 import type { WebhookAnswer } from "../core/triggers/webhook-intake";
 import { headersOf, normaliseParsedJson, parseBody, queryOf, readBody } from "../core/triggers/webhook-request";
 import { assertBodySize, parseJsonBody } from "../http/body";
+import { answerBody, jsonResponse } from "../http/answer-body";
 import type { BunRequest, Server } from "bun";
 import { sha256 } from "../lib/ids";
 import { IdParams } from "../schema/common";
@@ -65,12 +66,12 @@ const TOKEN_CHARS = /^[A-Za-z0-9_-]{1,300}$/;
  */
 export function webhookServerRoutes(deps: AppDeps, basics: RequestBasics) {
   const limit = deps.config.bodyLimit;
-  /** As the app maps a handler's value: objects as JSON, strings and bytes as they are, nothing as "". */
+  /** As the app maps a handler's value: objects as JSON, strings and bytes as they are, nothing as "" (large ones streamed: src/http/answer-body.ts). */
   const respond = (requestId: string, { status, headers, body }: Answer): Response => {
     const init = { status, headers: { "x-request-id": requestId, ...headers } };
     if (body === null || body === undefined) return new Response("", init);
-    if (typeof body === "string" || body instanceof Uint8Array) return new Response(body as BodyInit, init);
-    return Response.json(body, init);
+    if (typeof body === "string" || body instanceof Uint8Array) return new Response(answerBody(body as string | Uint8Array<ArrayBuffer>), init);
+    return jsonResponse(body, init);
   };
   const handle = async (request: BunRequest<"/webhook/:token">, server: Server<unknown>): Promise<Response> => {
     const token = request.params.token;
