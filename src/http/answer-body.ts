@@ -53,11 +53,19 @@ export function jsonResponse(value: unknown, init: ResponseInit = {}): Response 
 
 /**
  * A handler's object or array as the app answers it (as Elysia would: Response.json's way): serialised here
- * rather than by Elysia, so that a large one leaves as a stream. Anything else (a Response, text, a status
- * wrapper, cookies set through Elysia) is left to Elysia: undefined.
+ * rather than by Elysia, so that a large one leaves as a stream. The answer carries only its status and, unless
+ * the handler set one, the Content-Type: Elysia merges the headers the handler set into it (once: a Set-Cookie
+ * put here too would be sent twice). Anything else (a Response, text, a status wrapper, cookies set through
+ * Elysia) is left to Elysia: undefined.
  */
 export function jsonAnswer(value: unknown, set: { status?: unknown; headers: Record<string, unknown>; cookie?: unknown }): Response | undefined {
   const kind = (value as object | null | undefined)?.constructor;
   if ((kind !== Object && kind !== Array) || set.cookie || (set.status !== undefined && typeof set.status !== "number")) return undefined;
-  return jsonResponse(value, { status: (set.status as number | undefined) ?? 200, headers: set.headers as Record<string, string> });
+  const typed = Object.keys(set.headers).some((name) => name.toLowerCase() === "content-type");
+  return new Response(answerBody(JSON.stringify(value)), {
+    status: (set.status as number | undefined) ?? 200,
+    headers: typed ? undefined : JSON_TYPE,
+  });
 }
+
+const JSON_TYPE = { "content-type": "application/json;charset=utf-8" };
